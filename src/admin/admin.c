@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* admin: construction and the pieces shared by the handlers (broker lists, topic records). */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "admin_int.h"
+#include "base/arena.h"
+#include "base/err.h"
+#include "meta/meta.h"
+
+struct admin *admin_new(struct meta *m, const struct admin_options *opts)
+{
+    struct admin *a = calloc(1, sizeof *a);
+    if (a == NULL)
+        return NULL;
+    a->meta = m;
+    a->node_id = opts->node_id;
+    a->config = opts->config;
+    return a;
+}
+
+void admin_free(struct admin *a)
+{
+    free(a);
+}
+
+int32_t *live_broker_ids(const struct admin *a, struct arena *ar, int32_t *n)
+{
+    size_t nb;
+    const struct meta_broker *b = meta_brokers(a->meta, &nb);
+    int32_t *ids = arena_alloc(ar, (nb ? nb : 1) * sizeof *ids);
+    *n = 0;
+    if (ids == NULL)
+        return NULL;
+    for (size_t i = 0; i < nb; i++)
+        if (!b[i].fenced)
+            ids[(*n)++] = b[i].id;
+    return ids;
+}
+
+void uuid_random(uint8_t id[16])
+{
+    do {
+        if (getrandom(id, 16, 0) != 16) {
+            /* getrandom on Linux does not fail for 16 bytes once the pool is ready; fall back
+             * to rand() rather than hand out a constant id. */
+            for (int i = 0; i < 16; i++)
+                id[i] = (uint8_t)rand();
+        }
+        id[6] = (uint8_t)((id[6] & 0x0f) | 0x40);
+        id[8] = (uint8_t)((id[8] & 0x3f) | 0x80);
+    } while (id[0] == 0 && id[1] == 0);
+}
+
+int topic_records(const struct admin *a, const struct topic_spec *spec, struct arena *ar,
+                  struct meta_record **out, size_t *n_out)
+{
+    int32_t n_live, rf = spec->replication_factor, np = spec->partitions;
+    int32_t *live = live_broker_ids(a, ar, &n_live);
+    struct meta_record *recs;
+    size_t n = 0;
+    uint32_t start = 0;
+
+    if (live == NULL)
+        return ERR_NOMEM;
+    if (np < 1)
+        return ERR_INVALID_PARTITIONS;
+    if (spec->replicas == NULL && (rf < 1 || rf > n_live))
+        return ERR_INVALID_REPLICATION_FACTOR;
+    recs = arena_alloc(ar, (1 + (size_t)np + (size_t)spec->n_configs) * sizeof *recs);
+    if (recs == NULL)
+        return ERR_NOMEM;
+
+    recs[n].type = META_REC_TOPIC;
+    recs[n].u.topic.name = spec->name;
+    if (spec->id)
+        memcpy(recs[n].u.topic.id, spec->id, 16);
+    else
+        uuid_random(recs[n].u.topic.id);
+    const uint8_t *tid = recs[n].u.topic.id;
+    n++;
+
+    /* Spread leaders: start at a place derived from the name, then round-robin. */
+    for (const char *c = spec->name; *c; c++)
+        start = start * 31 + (uint8_t)*c;
+    for (int32_t p = 0; p < np; p++) {
+        int32_t *replicas;
+        if (spec->replicas) {
+            rf = spec->n_replicas[p];
+            replicas = (int32_t *)spec->replicas[p];
+        } else {
+            replicas = arena_alloc(ar, (size_t)rf * sizeof *replicas);
+            if (replicas == NULL)
+                return ERR_NOMEM;
+            for (int32_t r = 0; r < rf; r++)
+                replicas[r] = live[(start + (uint32_t)p + (uint32_t)r) % (uint32_t)n_live];
+        }
+        struct meta_record *rec = &recs[n++];
+        rec->type = META_REC_PARTITION;
+        memcpy(rec->u.partition.topic_id, tid, 16);
+        rec->u.partition.partition = p;
+        rec->u.partition.leader = replicas[0];
+        rec->u.partition.leader_epoch = 0;
+        rec->u.partition.partition_epoch = 0;
+        rec->u.partition.n_replicas = rf;
+        rec->u.partition.replicas = replicas;
+        rec->u.partition.n_isr = rf;
+        rec->u.partition.isr = replicas;
+    }
+    for (int32_t i = 0; i < spec->n_configs; i++) {
+        struct meta_record *rec = &recs[n++];
+        rec->type = META_REC_CONFIG;
+        rec->u.config.resource_type = RESOURCE_TOPIC;
+        rec->u.config.resource_name = spec->name;
+        rec->u.config.key = spec->config_keys[i];
+        rec->u.config.value = spec->config_values[i];
+    }
+    *out = recs;
+    *n_out = n;
+    return 0;
+}

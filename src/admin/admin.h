@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* admin: the cluster-administration and metadata APIs — Metadata, CreateTopics,
+ * DeleteTopics, CreatePartitions, DescribeConfigs, AlterConfigs, IncrementalAlterConfigs,
+ * DescribeCluster — answered from, and written through, the metadata image (meta/). */
+#ifndef TALLY_ADMIN_H
+#define TALLY_ADMIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct meta;
+struct net_request;
+struct props;
+
+struct admin;
+
+struct admin_options {
+    int32_t node_id;
+    /* The broker's static configuration (file + --set), used for defaults and for
+     * DescribeConfigs of the broker; borrowed, must outlive the admin. */
+    const struct props *config;
+};
+
+/* A new admin bound to `m` (borrowed). NULL on out of memory. */
+struct admin *admin_new(struct meta *m, const struct admin_options *opts);
+void admin_free(struct admin *a);
+
+/* Request handlers: each finishes `req` exactly once (now or after a metadata proposal
+ * applies). The request's API must match the handler. */
+void admin_metadata(struct admin *a, struct net_request *req);
+void admin_create_topics(struct admin *a, struct net_request *req);
+void admin_delete_topics(struct admin *a, struct net_request *req);
+void admin_create_partitions(struct admin *a, struct net_request *req);
+void admin_describe_configs(struct admin *a, struct net_request *req);
+void admin_alter_configs(struct admin *a, struct net_request *req);
+void admin_incremental_alter_configs(struct admin *a, struct net_request *req);
+void admin_describe_cluster(struct admin *a, struct net_request *req);
+
+/* Checks a static broker configuration's topic-default and broker keys (types, ranges).
+ * Returns 0, or ERR_INVALID_CONFIG with a message in err (size errlen). */
+int admin_check_config(const struct props *config, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* CreateTopics: validates each topic, then proposes it as one atomic metadata batch (topic,
+ * partitions, configs); the answer waits for every proposal to apply. */
+#include <stdio.h>
+#include <string.h>
+
+#include "admin_int.h"
+#include "base/arena.h"
+#include "base/err.h"
+#include "base/log.h"
+#include "meta/meta.h"
+#include "net/net.h"
+
+struct create_call {
+    struct admin *a;
+    struct net_request *req;
+    struct CreateTopicsResponse *rs;
+    int pending;
+};
+
+struct create_one {
+    struct create_call *call;
+    struct CreatableTopicResult *result;
+};
+
+static void set_error(struct arena *ar, struct CreatableTopicResult *r, int err, const char *msg)
+{
+    r->ErrorCode = (int16_t)err_wire(err);
+    r->ErrorMessage = msg ? arena_strndup(ar, msg, strlen(msg)) : NULL;
+    r->NumPartitions = -1;
+    r->ReplicationFactor = -1;
+    r->Configs.n = -1;
+}
+
+/* v5+ answers carry the topic's effective configs. */
+static int fill_configs(struct admin *a, struct arena *ar, const char *topic,
+                        struct CreatableTopicResult *r)
+{
+    size_t nd;
+    const struct config_def *d = config_defs(&nd);
+    r->Configs.v = arena_alloc(ar, nd * sizeof *r->Configs.v);
+    r->Configs.n = 0;
+    if (r->Configs.v == NULL)
+        return ERR_NOMEM;
+    for (size_t i = 0; i < nd; i++) {
+        enum config_source src;
+        if (d[i].topic_key == NULL)
+            continue;
+        struct CreatableTopicConfigs *c = &r->Configs.v[r->Configs.n++];
+        c->Name = (char *)d[i].topic_key;
+        c->Value = (char *)config_effective(a, RESOURCE_TOPIC, topic, &d[i], &src);
+        c->ConfigSource = (int8_t)src;
+    }
+    return 0;
+}
+
+static void respond(struct create_call *c)
+{
+    net_respond(c->req, c->rs);
+}
+
+static void on_applied(void *arg, int err)
+{
+    struct create_one *one = arg;
+    struct create_call *c = one->call;
+    if (err != 0) {
+        set_error(c->req->arena, one->result, err, err_name(err));
+    } else {
+        const struct meta_topic *t = meta_topic_by_name(c->a->meta, one->result->Name);
+        log_info("admin", "created topic %s with %d partitions", one->result->Name,
+                 t ? t->n_partitions : -1);
+        if (t) {
+            memcpy(one->result->TopicId.b, t->id, 16);
+            one->result->NumPartitions = t->n_partitions;
+            one->result->ReplicationFactor =
+                (int16_t)(t->n_partitions > 0 ? t->partitions[0].n_replicas : -1);
+        }
+        if (fill_configs(c->a, c->req->arena, one->result->Name, one->result) != 0)
+            one->result->Configs.n = -1;
+    }
+    if (--c->pending == 0)
+        respond(c);
+}
+
+/* Validates one topic and builds its spec; returns 0 or an error with *why set. */
+static int check_topic(struct admin *a, struct arena *ar, struct CreateTopicsRequest *rq,
+                       int32_t idx, struct topic_spec *spec, const char **why)
+{
+    struct CreatableTopic *t = &rq->Topics.v[idx];
+    static char buf[256];
+    int32_t n_live;
+
+    if (!topic_name_valid(t->Name, why))
+        return ERR_INVALID_TOPIC_EXCEPTION;
+    for (int32_t j = 0; j < idx; j++) {
+        if (strcmp(rq->Topics.v[j].Name, t->Name) == 0) {
+            *why = "Duplicate topic name in the request";
+            return ERR_INVALID_REQUEST;
+        }
+    }
+    if (meta_topic_by_name(a->meta, t->Name)) {
+        snprintf(buf, sizeof buf, "Topic '%s' already exists.", t->Name);
+        *why = buf;
+        return ERR_TOPIC_ALREADY_EXISTS;
+    }
+    if (live_broker_ids(a, ar, &n_live) == NULL)
+        return ERR_NOMEM;
+    spec->name = t->Name;
+    if (t->Assignments.n > 0) {
+        if (t->NumPartitions != -1 || t->ReplicationFactor != -1) {
+            *why = "Both numPartitions or replicationFactor and replicasAssignments were set.";
+            return ERR_INVALID_REQUEST;
+        }
+        int32_t n = t->Assignments.n;
+        int32_t **reps = arena_alloc(ar, (size_t)n * sizeof *reps);
+        int32_t *lens = arena_alloc(ar, (size_t)n * sizeof *lens);
+        if (reps == NULL || lens == NULL)
+            return ERR_NOMEM;
+        for (int32_t i = 0; i < n; i++)
+            lens[i] = -1;
+        for (int32_t i = 0; i < n; i++) {
+            struct CreatableReplicaAssignment *as = &t->Assignments.v[i];
+            int32_t p = as->PartitionIndex;
+            if (p < 0 || p >= n || lens[p] >= 0 || as->BrokerIds.n < 1) {
+                *why = "Partitions must be numbered consecutively from 0, each with replicas.";
+                return ERR_INVALID_REPLICA_ASSIGNMENT;
+            }
+            for (int32_t r = 0; r < as->BrokerIds.n; r++) {
+                const struct meta_broker *b = meta_broker_by_id(a->meta, as->BrokerIds.v[r]);
+                for (int32_t q = 0; q < r; q++)
+                    if (as->BrokerIds.v[q] == as->BrokerIds.v[r]) {
+                        *why = "Duplicate brokers in a replica assignment.";
+                        return ERR_INVALID_REPLICA_ASSIGNMENT;
+                    }
+                if (b == NULL) {
+                    *why = "A replica assignment names an unknown broker.";
+                    return ERR_INVALID_REPLICA_ASSIGNMENT;
+                }
+            }
+            reps[p] = as->BrokerIds.v;
+            lens[p] = as->BrokerIds.n;
+        }
+        spec->partitions = n;
+        spec->replication_factor = lens[0];
+        spec->replicas = (const int32_t *const *)reps;
+        spec->n_replicas = lens;
+    } else {
+        spec->partitions = t->NumPartitions == -1
+                               ? (int32_t)admin_config_int(a, "num.partitions", 1)
+                               : t->NumPartitions;
+        spec->replication_factor =
+            t->ReplicationFactor == -1
+                ? (int32_t)admin_config_int(a, "default.replication.factor", 1)
+                : t->ReplicationFactor;
+        if (spec->partitions < 1) {
+            *why = "Number of partitions must be larger than 0.";
+            return ERR_INVALID_PARTITIONS;
+        }
+        if (spec->replication_factor < 1) {
+            *why = "Replication factor must be larger than 0.";
+            return ERR_INVALID_REPLICATION_FACTOR;
+        }
+        if (spec->replication_factor > n_live) {
+            snprintf(buf, sizeof buf, "Replication factor: %d larger than available brokers: %d.",
+                     spec->replication_factor, n_live);
+            *why = buf;
+            return ERR_INVALID_REPLICATION_FACTOR;
+        }
+    }
+    if (t->Configs.n > 0) {
+        const char **keys = arena_alloc(ar, (size_t)t->Configs.n * sizeof *keys);
+        const char **vals = arena_alloc(ar, (size_t)t->Configs.n * sizeof *vals);
+        if (keys == NULL || vals == NULL)
+            return ERR_NOMEM;
+        for (int32_t i = 0; i < t->Configs.n; i++) {
+            struct CreatableTopicConfig *cfg = &t->Configs.v[i];
+            const struct config_def *d = config_find_topic(cfg->Name ? cfg->Name : "");
+            if (d == NULL) {
+                snprintf(buf, sizeof buf, "Unknown topic config name: %s", cfg->Name);
+                *why = buf;
+                return ERR_INVALID_CONFIG;
+            }
+            if (config_validate(d, cfg->Value, buf, sizeof buf) != 0) {
+                *why = buf;
+                return ERR_INVALID_CONFIG;
+            }
+            keys[i] = cfg->Name;
+            vals[i] = cfg->Value;
+        }
+        spec->n_configs = t->Configs.n;
+        spec->config_keys = keys;
+        spec->config_values = vals;
+    }
+    return 0;
+}
+
+void admin_create_topics(struct admin *a, struct net_request *req)
+{
+    struct CreateTopicsRequest *rq = req->body;
+    struct arena *ar = req->arena;
+    struct create_call *c = arena_alloc(ar, sizeof *c);
+    struct CreateTopicsResponse *rs = arena_alloc(ar, sizeof *rs);
+
+    if (c == NULL || rs == NULL)
+        goto err_nomem;
+    c->a = a;
+    c->req = req;
+    c->rs = rs;
+    c->pending = 1;
+    rs->Topics.n = rq->Topics.n > 0 ? rq->Topics.n : 0;
+    rs->Topics.v = arena_alloc(ar, ((size_t)rs->Topics.n + 1) * sizeof *rs->Topics.v);
+    if (rs->Topics.v == NULL)
+        goto err_nomem;
+
+    for (int32_t i = 0; i < rs->Topics.n; i++) {
+        struct CreatableTopicResult *r = &rs->Topics.v[i];
+        struct topic_spec spec = {0};
+        const char *why = NULL;
+        struct meta_record *recs;
+        size_t n;
+        int rc;
+
+        r->Name = rq->Topics.v[i].Name;
+        if (!meta_is_controller(a->meta)) {
+            set_error(ar, r, ERR_NOT_CONTROLLER, "This node is not the active controller.");
+            continue;
+        }
+        rc = check_topic(a, ar, rq, i, &spec, &why);
+        if (rc == 0)
+            rc = topic_records(a, &spec, ar, &recs, &n);
+        if (rc != 0) {
+            set_error(ar, r, rc, why ? why : err_name(rc));
+            continue;
+        }
+        if (rq->validateOnly) {
+            r->NumPartitions = spec.partitions;
+            r->ReplicationFactor = (int16_t)spec.replication_factor;
+            r->Configs.n = -1;
+            continue;
+        }
+        struct create_one *one = arena_alloc(ar, sizeof *one);
+        if (one == NULL) {
+            /* Not goto err_nomem: earlier proposals may be pending and hold this request. */
+            set_error(ar, r, ERR_NOMEM, NULL);
+            continue;
+        }
+        one->call = c;
+        one->result = r;
+        rc = meta_propose(a->meta, recs, n, on_applied, one);
+        if (rc != 0)
+            set_error(ar, r, rc, err_name(rc));
+        else
+            c->pending++;
+    }
+    if (--c->pending == 0)
+        respond(c);
+    return;
+
+err_nomem:
+    log_error("admin", "out of memory in CreateTopics from %s; closing", req->peer);
+    net_close_connection(req);
+}

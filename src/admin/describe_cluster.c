@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* DescribeCluster: cluster id, controller and the live brokers. */
+#include "admin_int.h"
+#include "base/arena.h"
+#include "base/err.h"
+#include "meta/meta.h"
+#include "net/net.h"
+
+void admin_describe_cluster(struct admin *a, struct net_request *req)
+{
+    struct DescribeClusterRequest *rq = req->body;
+    struct DescribeClusterResponse *rs = arena_alloc(req->arena, sizeof *rs);
+    size_t nb;
+    const struct meta_broker *b = meta_brokers(a->meta, &nb);
+
+    if (rs == NULL)
+        goto err_nomem;
+    rs->EndpointType = rq->EndpointType;
+    rs->ClusterId = (char *)meta_cluster_id(a->meta);
+    rs->ControllerId = meta_controller_id(a->meta);
+    rs->ClusterAuthorizedOperations = INT32_MIN;
+    if (rq->EndpointType != 1) {
+        /* Only broker endpoints are served; KIP-919 controller endpoints are not. */
+        rs->ErrorCode = ERR_UNSUPPORTED_VERSION;
+        rs->ErrorMessage = "Only the broker endpoint type (1) is supported";
+        net_respond(req, rs);
+        return;
+    }
+    rs->Brokers.v = arena_alloc(req->arena, (nb + 1) * sizeof *rs->Brokers.v);
+    if (rs->Brokers.v == NULL)
+        goto err_nomem;
+    for (size_t i = 0; i < nb; i++) {
+        if (b[i].fenced)
+            continue;
+        struct DescribeClusterBroker *o = &rs->Brokers.v[rs->Brokers.n++];
+        o->BrokerId = b[i].id;
+        o->Host = b[i].host;
+        o->Port = b[i].port;
+        o->Rack = b[i].rack;
+    }
+    net_respond(req, rs);
+    return;
+
+err_nomem:
+    net_close_connection(req);
+}

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* DescribeConfigs: every known config of a topic or broker with its effective value, its
+ * source and (when asked) the chain of synonyms that could set it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "admin_int.h"
+#include "base/arena.h"
+#include "base/err.h"
+#include "base/log.h"
+#include "meta/meta.h"
+#include "net/net.h"
+
+static bool wanted(const struct DescribeConfigsResource *res, const char *key)
+{
+    if (res->ConfigurationKeys.n < 0)
+        return true;
+    for (int32_t i = 0; i < res->ConfigurationKeys.n; i++)
+        if (res->ConfigurationKeys.v[i] && strcmp(res->ConfigurationKeys.v[i], key) == 0)
+            return true;
+    return false;
+}
+
+/* Synonyms, most specific first: the topic's own value, then the broker key's value. */
+static int fill_synonyms(struct admin *a, struct arena *ar, int8_t rtype, const char *rname,
+                         const struct config_def *d, struct DescribeConfigsResourceResult *o)
+{
+    enum config_source src;
+    o->Synonyms.v = arena_alloc(ar, 2 * sizeof *o->Synonyms.v);
+    if (o->Synonyms.v == NULL)
+        return ERR_NOMEM;
+    o->Synonyms.n = 0;
+    if (rtype == RESOURCE_TOPIC) {
+        const char *own = meta_config_get(a->meta, RESOURCE_TOPIC, rname, d->topic_key);
+        if (own) {
+            struct DescribeConfigsSynonym *s = &o->Synonyms.v[o->Synonyms.n++];
+            s->Name = (char *)d->topic_key;
+            s->Value = (char *)own;
+            s->Source = CS_DYNAMIC_TOPIC;
+        }
+    }
+    char node[16];
+    snprintf(node, sizeof node, "%d", a->node_id);
+    const char *v = config_effective(a, RESOURCE_BROKER, rtype == RESOURCE_BROKER ? rname : node,
+                                     d, &src);
+    struct DescribeConfigsSynonym *s = &o->Synonyms.v[o->Synonyms.n++];
+    s->Name = (char *)d->broker_key;
+    s->Value = (char *)v;
+    s->Source = (int8_t)src;
+    return 0;
+}
+
+static int describe_one(struct admin *a, struct arena *ar, int16_t version, bool synonyms,
+                        const struct DescribeConfigsResource *res, struct DescribeConfigsResult *r)
+{
+    size_t nd;
+    const struct config_def *d = config_defs(&nd);
+    char node[16];
+
+    r->ResourceType = res->ResourceType;
+    r->ResourceName = res->ResourceName;
+    if (res->ResourceType == RESOURCE_TOPIC) {
+        if (meta_topic_by_name(a->meta, res->ResourceName ? res->ResourceName : "") == NULL) {
+            r->ErrorCode = ERR_UNKNOWN_TOPIC_OR_PARTITION;
+            r->ErrorMessage = "Topic does not exist";
+            return 0;
+        }
+    } else if (res->ResourceType == RESOURCE_BROKER) {
+        snprintf(node, sizeof node, "%d", a->node_id);
+        if (res->ResourceName && res->ResourceName[0] &&
+            meta_broker_by_id(a->meta, (int32_t)atoi(res->ResourceName)) == NULL &&
+            strcmp(res->ResourceName, node) != 0) {
+            r->ErrorCode = ERR_INVALID_REQUEST;
+            r->ErrorMessage = "Unknown broker id";
+            return 0;
+        }
+    } else {
+        r->ErrorCode = ERR_INVALID_REQUEST;
+        r->ErrorMessage = "Unsupported resource type";
+        return 0;
+    }
+    r->Configs.v = arena_alloc(ar, nd * sizeof *r->Configs.v);
+    if (r->Configs.v == NULL)
+        return ERR_NOMEM;
+    for (size_t i = 0; i < nd; i++) {
+        const char *key = res->ResourceType == RESOURCE_TOPIC ? d[i].topic_key : d[i].broker_key;
+        enum config_source src;
+        if (key == NULL || !wanted(res, key))
+            continue;
+        struct DescribeConfigsResourceResult *o = &r->Configs.v[r->Configs.n++];
+        o->Name = (char *)key;
+        o->Value = (char *)config_effective(a, res->ResourceType, res->ResourceName, &d[i], &src);
+        o->ReadOnly = res->ResourceType == RESOURCE_BROKER && !d[i].dynamic;
+        o->IsDefault = src == CS_DEFAULT;
+        o->ConfigSource = (int8_t)src;
+        o->IsSensitive = false;
+        o->ConfigType = (int8_t)d[i].type;
+        o->Synonyms.n = 0;
+        if (synonyms && version >= 1 && fill_synonyms(a, ar, res->ResourceType,
+                                                      res->ResourceName, &d[i], o) != 0)
+            return ERR_NOMEM;
+    }
+    return 0;
+}
+
+void admin_describe_configs(struct admin *a, struct net_request *req)
+{
+    struct DescribeConfigsRequest *rq = req->body;
+    struct arena *ar = req->arena;
+    struct DescribeConfigsResponse *rs = arena_alloc(ar, sizeof *rs);
+    int32_t n = rq->Resources.n > 0 ? rq->Resources.n : 0;
+
+    if (rs == NULL)
+        goto err_nomem;
+    rs->Results.n = n;
+    rs->Results.v = arena_alloc(ar, ((size_t)n + 1) * sizeof *rs->Results.v);
+    if (rs->Results.v == NULL)
+        goto err_nomem;
+    for (int32_t i = 0; i < n; i++)
+        if (describe_one(a, ar, req->hdr.RequestApiVersion, rq->IncludeSynonyms,
+                         &rq->Resources.v[i], &rs->Results.v[i]) != 0)
+            goto err_nomem;
+    net_respond(req, rs);
+    return;
+
+err_nomem:
+    log_error("admin", "out of memory in DescribeConfigs from %s; closing", req->peer);
+    net_close_connection(req);
+}

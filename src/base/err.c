@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* err: names of error codes, for log lines and the CLI. */
+#include "err.h"
+
+const char *err_name(int err)
+{
+    switch (err) {
+#define E(name)                                                                                    \
+    case ERR_##name:                                                                               \
+        return #name;
+        E(NONE)
+        E(UNKNOWN_SERVER_ERROR)
+        E(OFFSET_OUT_OF_RANGE)
+        E(CORRUPT_MESSAGE)
+        E(UNKNOWN_TOPIC_OR_PARTITION)
+        E(INVALID_FETCH_SIZE)
+        E(LEADER_NOT_AVAILABLE)
+        E(NOT_LEADER_OR_FOLLOWER)
+        E(REQUEST_TIMED_OUT)
+        E(BROKER_NOT_AVAILABLE)
+        E(REPLICA_NOT_AVAILABLE)
+        E(MESSAGE_TOO_LARGE)
+        E(NETWORK_EXCEPTION)
+        E(COORDINATOR_LOAD_IN_PROGRESS)
+        E(COORDINATOR_NOT_AVAILABLE)
+        E(NOT_COORDINATOR)
+        E(INVALID_TOPIC_EXCEPTION)
+        E(RECORD_LIST_TOO_LARGE)
+        E(NOT_ENOUGH_REPLICAS)
+        E(NOT_ENOUGH_REPLICAS_AFTER_APPEND)
+        E(INVALID_REQUIRED_ACKS)
+        E(ILLEGAL_GENERATION)
+        E(TOPIC_AUTHORIZATION_FAILED)
+        E(CLUSTER_AUTHORIZATION_FAILED)
+        E(INVALID_TIMESTAMP)
+        E(UNSUPPORTED_VERSION)
+        E(TOPIC_ALREADY_EXISTS)
+        E(INVALID_PARTITIONS)
+        E(INVALID_REPLICATION_FACTOR)
+        E(INVALID_REPLICA_ASSIGNMENT)
+        E(INVALID_CONFIG)
+        E(NOT_CONTROLLER)
+        E(INVALID_REQUEST)
+        E(UNSUPPORTED_FOR_MESSAGE_FORMAT)
+        E(POLICY_VIOLATION)
+        E(OUT_OF_ORDER_SEQUENCE_NUMBER)
+        E(DUPLICATE_SEQUENCE_NUMBER)
+        E(INVALID_PRODUCER_EPOCH)
+        E(INVALID_TXN_STATE)
+        E(KAFKA_STORAGE_ERROR)
+        E(UNKNOWN_PRODUCER_ID)
+        E(TOPIC_DELETION_DISABLED)
+        E(FENCED_LEADER_EPOCH)
+        E(UNKNOWN_LEADER_EPOCH)
+        E(INVALID_RECORD)
+        E(THROTTLING_QUOTA_EXCEEDED)
+        E(PRODUCER_FENCED)
+        E(RESOURCE_NOT_FOUND)
+        E(DUPLICATE_RESOURCE)
+        E(UNKNOWN_TOPIC_ID)
+        E(INCONSISTENT_TOPIC_ID)
+        E(NOMEM)
+        E(IO)
+        E(PARSE)
+        E(TRUNCATED)
+        E(EXISTS)
+        E(NOTFOUND)
+        E(SHUTDOWN)
+#undef E
+    }
+    return "UNKNOWN";
+}

@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* tallyd: wires the modules together. Start-up order: configuration, data dir, metadata
+ * quorum, broker registration, then the Kafka listener (so no client sees a broker that is
+ * not yet in its own metadata). SIGTERM/SIGINT stop it in the reverse order. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <uv.h>
+
+#include "admin/admin.h"
+#include "base/err.h"
+#include "base/log.h"
+#include "base/props.h"
+#include "meta/meta.h"
+#include "net/net.h"
+#include "server.h"
+
+struct tallyd {
+    uv_loop_t *loop;
+    struct server_config cfg;
+    struct meta *meta;
+    struct admin *admin;
+    struct net_server *net;
+    struct dispatch dispatch;
+    uv_signal_t sigterm, sigint;
+    uv_timer_t timer;
+    bool registering, registered, stopping;
+    int exit_code;
+};
+
+static void shutdown_tallyd(struct tallyd *t, int code);
+
+static void on_net_stopped(void *arg)
+{
+    (void)arg;
+}
+
+static void on_meta_stopped(void *arg)
+{
+    struct tallyd *t = arg;
+    t->meta = NULL;
+}
+
+static void start_listener(struct tallyd *t)
+{
+    struct admin_options ao = {.node_id = t->cfg.node_id, .config = t->cfg.props};
+    struct net_options no = {
+        .host = t->cfg.host,
+        .port = t->cfg.port,
+        .max_frame = t->cfg.max_frame,
+        .max_inflight = 64,
+    };
+    t->admin = admin_new(t->meta, &ao);
+    if (t->admin == NULL) {
+        log_error("main", "out of memory");
+        shutdown_tallyd(t, 1);
+        return;
+    }
+    t->dispatch.admin = t->admin;
+    if (net_server_start(t->loop, &no, dispatch_request, &t->dispatch, &t->net) != 0) {
+        t->net = NULL;
+        shutdown_tallyd(t, 1);
+        return;
+    }
+    log_info("main", "tallyd node %d started: cluster %s, PLAINTEXT %s:%d (advertised %s:%d), "
+             "data in %s", t->cfg.node_id, t->cfg.cluster_id, t->cfg.host,
+             net_server_port(t->net), t->cfg.adv_host, t->cfg.adv_port, t->cfg.log_dir);
+}
+
+static void on_registered(void *arg, int err)
+{
+    struct tallyd *t = arg;
+    t->registering = false;
+    if (t->stopping)
+        return;
+    if (err != 0) {
+        log_warn("main", "broker registration failed (%s); retrying", err_name(err));
+        return;
+    }
+    t->registered = true;
+    start_listener(t);
+}
+
+/* Polls until the quorum is ready, then registers this broker (only the controller can
+ * write; a broker of a multi-node cluster waits until the controller has registered it). */
+static void on_timer(uv_timer_t *h)
+{
+    struct tallyd *t = h->data;
+    const struct meta_broker *self;
+
+    if (t->stopping || t->registered || t->registering || !meta_ready(t->meta))
+        return;
+    self = meta_broker_by_id(t->meta, t->cfg.node_id);
+    if (self && !self->fenced && self->port == t->cfg.adv_port &&
+        strcmp(self->host, t->cfg.adv_host) == 0) {
+        t->registered = true;
+        start_listener(t);
+        return;
+    }
+    if (!meta_is_controller(t->meta))
+        return;
+    struct meta_record rec = {.type = META_REC_REGISTER_BROKER};
+    rec.u.broker.id = t->cfg.node_id;
+    rec.u.broker.host = t->cfg.adv_host;
+    rec.u.broker.port = t->cfg.adv_port;
+    rec.u.broker.rack = props_get(t->cfg.props, "broker.rack");
+    if (meta_propose(t->meta, &rec, 1, on_registered, t) == 0)
+        t->registering = true;
+}
+
+static void on_signal(uv_signal_t *h, int signum)
+{
+    struct tallyd *t = h->data;
+    log_info("main", "received %s; shutting down", signum == SIGTERM ? "SIGTERM" : "SIGINT");
+    shutdown_tallyd(t, 0);
+}
+
+static void shutdown_tallyd(struct tallyd *t, int code)
+{
+    if (t->stopping)
+        return;
+    t->stopping = true;
+    t->exit_code = code;
+    if (t->net)
+        net_server_stop(t->net, on_net_stopped, t);
+    t->net = NULL;
+    if (t->meta)
+        meta_stop(t->meta, on_meta_stopped, t);
+    uv_timer_stop(&t->timer);
+    uv_close((uv_handle_t *)&t->timer, NULL);
+    uv_close((uv_handle_t *)&t->sigterm, NULL);
+    uv_close((uv_handle_t *)&t->sigint, NULL);
+}
+
+int main(int argc, char **argv)
+{
+    struct tallyd t;
+    char meta_dir[PATH_MAX + 32];
+    const char *lvl = getenv("TALLY_LOG_LEVEL");
+    int rc;
+
+    memset(&t, 0, sizeof t);
+    if (lvl && strcasecmp(lvl, "debug") == 0)
+        log_set_level(LOG_DEBUG);
+    rc = server_config_parse(argc, argv, &t.cfg);
+    if (rc != 0) {
+        server_config_free(&t.cfg);
+        return rc == 1 ? 0 : 2;
+    }
+    if (server_format_dir(&t.cfg) != 0) {
+        server_config_free(&t.cfg);
+        return 1;
+    }
+    /* A peer that vanishes mid-write must cost a connection, not the process. */
+    signal(SIGPIPE, SIG_IGN);
+
+    t.loop = uv_default_loop();
+    uv_signal_init(t.loop, &t.sigterm);
+    uv_signal_init(t.loop, &t.sigint);
+    t.sigterm.data = t.sigint.data = &t;
+    uv_signal_start(&t.sigterm, on_signal, SIGTERM);
+    uv_signal_start(&t.sigint, on_signal, SIGINT);
+    uv_timer_init(t.loop, &t.timer);
+    t.timer.data = &t;
+
+    snprintf(meta_dir, sizeof meta_dir, "%s/__cluster_metadata-0", t.cfg.log_dir);
+    struct meta_options mo = {
+        .node_id = t.cfg.node_id,
+        .dir = meta_dir,
+        .cluster_id = t.cfg.cluster_id,
+        .n_voters = t.cfg.n_voters,
+        .voters = t.cfg.voters,
+        .listen_address = t.cfg.controller,
+    };
+    if (meta_start(t.loop, &mo, &t.meta) != 0) {
+        t.meta = NULL;
+        shutdown_tallyd(&t, 1);
+    } else {
+        uv_timer_start(&t.timer, on_timer, 0, 20);
+    }
+
+    uv_run(t.loop, UV_RUN_DEFAULT);
+    admin_free(t.admin);
+    uv_loop_close(t.loop);
+    log_info("main", "tallyd node %d stopped", t.cfg.node_id);
+    server_config_free(&t.cfg);
+    return t.exit_code;
+}

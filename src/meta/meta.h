@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* meta: cluster metadata as a replicated log on canonical raft (libraft + libuv). The
+ * controller is the raft leader; every broker applies committed record batches to an
+ * in-memory image (topics, partitions, configs, brokers, producer-id blocks) and can be
+ * asked about it synchronously. Writes are proposed as batches of records that apply
+ * atomically or not at all; the apply step itself validates them (deterministically on every
+ * node), so two racing proposals cannot both create the same topic. */
+#ifndef TALLY_META_H
+#define TALLY_META_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <uv.h>
+
+struct meta;
+
+/* ---- the image ------------------------------------------------------------------------- */
+
+/* A config entry: resource configs keep only the keys set explicitly. */
+struct meta_config_entry {
+    char *key;
+    char *value;
+};
+
+struct meta_partition {
+    int32_t partition;
+    int32_t leader;          /* node id, -1 = none */
+    int32_t leader_epoch;
+    int32_t partition_epoch;
+    int32_t n_replicas;
+    int32_t *replicas;
+    int32_t n_isr;
+    int32_t *isr;
+};
+
+struct meta_topic {
+    char *name;
+    uint8_t id[16];          /* topic id (UUID) */
+    int32_t n_partitions;
+    struct meta_partition *partitions; /* indexed by partition number */
+    int32_t n_configs;
+    struct meta_config_entry *configs;
+};
+
+struct meta_broker {
+    int32_t id;
+    char *host;              /* advertised Kafka listener */
+    int32_t port;
+    char *rack;              /* NULL = none */
+    bool fenced;
+};
+
+/* Image look-ups. Returned pointers stay valid until control next returns to the event
+ * loop (an apply may replace them); copy what must live longer. */
+const struct meta_topic *meta_topic_by_name(const struct meta *m, const char *name);
+const struct meta_topic *meta_topic_by_id(const struct meta *m, const uint8_t id[16]);
+/* All topics, in name order; *n receives the count. */
+const struct meta_topic *const *meta_topics(const struct meta *m, size_t *n);
+/* All registered brokers in id order; *n receives the count. */
+const struct meta_broker *meta_brokers(const struct meta *m, size_t *n);
+const struct meta_broker *meta_broker_by_id(const struct meta *m, int32_t id);
+/* A config set explicitly on a resource, or NULL. resource_type uses Kafka's numbering
+ * (2 = topic, 4 = broker); a broker resource name is its id in decimal, "" = cluster-wide
+ * default. */
+const char *meta_config_get(const struct meta *m, int8_t resource_type, const char *name,
+                            const char *key);
+/* Every config set explicitly on a resource; *n receives the count (0 and NULL if none). */
+const struct meta_config_entry *meta_configs(const struct meta *m, int8_t resource_type,
+                                             const char *name, int32_t *n);
+
+/* The cluster id (from the config this meta was started with). */
+const char *meta_cluster_id(const struct meta *m);
+/* The raft leader's node id, or -1 when none is known. */
+int32_t meta_controller_id(const struct meta *m);
+bool meta_is_controller(const struct meta *m);
+/* The first producer id no block has covered yet (the maximum of first_id + size over every
+ * PRODUCER_IDS record applied; 0 before any). A broker asks for its next block by proposing
+ * PRODUCER_IDS with first_id = this value; if another broker's block landed first, the apply
+ * step rejects the later one with DUPLICATE_RESOURCE (re-read and retry), so no two blocks
+ * overlap. A size <= 0 or a negative first_id is INVALID_REQUEST. */
+int64_t meta_next_producer_id(const struct meta *m);
+
+/* ---- records and proposals -------------------------------------------------------------- */
+
+enum meta_record_type {
+    META_REC_REGISTER_BROKER = 1, /* broker: id, host, port, rack; unfenced on register */
+    META_REC_FENCE_BROKER = 2,    /* broker.id; fenced = true/false */
+    META_REC_TOPIC = 3,           /* topic.name, topic.id: a new topic, no partitions yet */
+    META_REC_PARTITION = 4,       /* a new partition (or full replacement of one) */
+    META_REC_REMOVE_TOPIC = 5,    /* topic.id */
+    META_REC_CONFIG = 6,          /* config.*: value NULL = delete the key */
+    META_REC_PRODUCER_IDS = 7,    /* producer_ids: a block of ids handed to a broker */
+};
+
+/* One record, as proposed. Pointers are borrowed for the duration of meta_propose. */
+struct meta_record {
+    enum meta_record_type type;
+    union {
+        struct {
+            int32_t id, port;
+            const char *host, *rack;
+        } broker;
+        struct {
+            int32_t id;
+            bool fenced;
+        } fence;
+        struct {
+            const char *name;
+            uint8_t id[16];
+        } topic;
+        struct {
+            uint8_t topic_id[16];
+            int32_t partition, leader, leader_epoch, partition_epoch;
+            int32_t n_replicas, n_isr;
+            const int32_t *replicas, *isr;
+        } partition;
+        struct {
+            uint8_t topic_id[16];
+        } remove_topic;
+        struct {
+            int8_t resource_type;
+            const char *resource_name, *key, *value;
+        } config;
+        struct {
+            int32_t broker_id;
+            int64_t first_id; /* block covers [first_id, first_id + size) */
+            int32_t size;
+        } producer_ids;
+    } u;
+};
+
+/* Called once a proposal has been applied, or has failed: err is 0, a Kafka error code the
+ * apply step chose for the whole batch (TOPIC_ALREADY_EXISTS, UNKNOWN_TOPIC_ID,
+ * INVALID_PARTITIONS, ...), ERR_NOT_CONTROLLER if leadership was lost, or ERR_SHUTDOWN. */
+typedef void (*meta_propose_cb)(void *arg, int err);
+
+/* Proposes `n` records as one atomic batch. Only the controller may propose: elsewhere the
+ * call returns ERR_NOT_CONTROLLER at once and cb is not called. On 0, cb is called exactly
+ * once, after the batch applied on this node (so the image already shows it). The records
+ * are encoded before this returns; the caller keeps ownership of `recs`.
+ * Apply rules: TOPIC with an existing name → TOPIC_ALREADY_EXISTS; PARTITION of an unknown
+ * topic id → UNKNOWN_TOPIC_ID; PARTITION numbers must be contiguous from the current count
+ * (else INVALID_PARTITIONS) unless replacing an existing one; REMOVE_TOPIC unknown →
+ * UNKNOWN_TOPIC_ID. A batch that fails a rule changes nothing. */
+int meta_propose(struct meta *m, const struct meta_record *recs, size_t n, meta_propose_cb cb,
+                 void *arg);
+
+/* Called after every batch applied to the image (on every node, including during replay at
+ * start), for modules that react to metadata (partitions to open, ...). */
+typedef void (*meta_apply_cb)(void *arg, const struct meta_record *recs, size_t n);
+
+/* ---- lifecycle -------------------------------------------------------------------------- */
+
+struct meta_voter {
+    int32_t id;
+    char address[128]; /* host:port of its raft listener */
+};
+
+struct meta_options {
+    int32_t node_id;
+    const char *dir;               /* raft data directory; created if missing */
+    const char *cluster_id;
+    size_t n_voters;               /* controller.quorum.voters; may omit this node (standby) */
+    const struct meta_voter *voters;
+    const char *listen_address;    /* this node's raft host:port */
+    meta_apply_cb on_apply;        /* may be NULL */
+    void *on_apply_arg;
+};
+
+/* Starts raft on `loop`: bootstraps the configuration on first start (RAFT_CANTBOOTSTRAP on
+ * an existing dir is the normal restart path), replays snapshot + log into the image, and
+ * joins the election. A node not among the voters starts as a standby learner (it must be
+ * added by the leader; see meta_add_standby). Returns 0 and *out, or an error after logging
+ * one line that says why. */
+int meta_start(uv_loop_t *loop, const struct meta_options *opts, struct meta **out);
+
+/* True once this node has applied everything committed when it started (or became leader
+ * and applied its own barrier); Metadata answers should wait for it. */
+bool meta_ready(const struct meta *m);
+
+/* Closes raft and the image; `cb` runs once everything is released (m is freed by then). */
+void meta_stop(struct meta *m, void (*cb)(void *arg), void *arg);
+
+/* On the controller: adds node `id` (raft listener at `address`, host:port) to the raft
+ * configuration as a non-voting standby, so it receives the whole log and image. Returns
+ * ERR_NOT_CONTROLLER elsewhere and ERR_EXISTS if `id` is already a member (in both cases cb
+ * is not called); otherwise 0, and cb runs once with 0, ERR_NOT_CONTROLLER, ERR_SHUTDOWN,
+ * ERR_REQUEST_TIMED_OUT (another membership change is under way: retry) or
+ * ERR_UNKNOWN_SERVER_ERROR (logged). */
+int meta_add_standby(struct meta *m, int32_t id, const char *address, meta_propose_cb cb,
+                     void *arg);
+
+/* ---- image without raft (unit tests, snapshots) ----------------------------------------- */
+
+struct meta_image;
+struct meta_image *meta_image_new(void);
+void meta_image_free(struct meta_image *img);
+/* Encodes records as one batch (the raft entry payload): malloc()ed, caller owns. */
+int meta_batch_encode(const struct meta_record *recs, size_t n, uint8_t **buf, size_t *len);
+/* Validates and applies an encoded batch; returns 0 or the error of meta_propose_cb.
+ * ERR_PARSE for a malformed batch (nothing applied). If `cb` is non-NULL it is called with
+ * the decoded records after a successful apply. */
+int meta_image_apply(struct meta_image *img, const uint8_t *buf, size_t len, meta_apply_cb cb,
+                     void *arg);
+/* Whole-image snapshot and restore (restore replaces the image's contents). */
+int meta_image_snapshot(const struct meta_image *img, uint8_t **buf, size_t *len);
+int meta_image_restore(struct meta_image *img, const uint8_t *buf, size_t len);
+/* The look-ups above, on a bare image. */
+const struct meta_topic *meta_image_topic_by_name(const struct meta_image *img, const char *name);
+const struct meta_topic *const *meta_image_topics(const struct meta_image *img, size_t *n);
+const struct meta_broker *meta_image_brokers(const struct meta_image *img, size_t *n);
+const char *meta_image_config_get(const struct meta_image *img, int8_t resource_type,
+                                  const char *name, const char *key);
+const struct meta_topic *meta_image_topic_by_id(const struct meta_image *img,
+                                                const uint8_t id[16]);
+const struct meta_broker *meta_image_broker_by_id(const struct meta_image *img, int32_t id);
+const struct meta_config_entry *meta_image_configs(const struct meta_image *img,
+                                                   int8_t resource_type, const char *name,
+                                                   int32_t *n);
+int64_t meta_image_next_producer_id(const struct meta_image *img);
+/* The latest producer-id block handed to `broker_id`: true and the block, or false. */
+bool meta_image_producer_block(const struct meta_image *img, int32_t broker_id,
+                               int64_t *first_id, int32_t *size);
+
+#endif

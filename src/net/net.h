@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* net: the Kafka listener on libuv. Reads size-prefixed frames, decodes the request header
+ * and body with proto/, hands each request to the application, and writes responses back
+ * in request order per connection, however the handlers finish (synchronously or later). */
+#ifndef TALLY_NET_H
+#define TALLY_NET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "proto/proto.h"
+
+struct arena;
+struct net_server;
+
+/* One request in flight. Everything it points to (header strings, body, arena) lives until
+ * the request is finished with net_respond, net_finish or net_close_connection. */
+struct net_request {
+    struct RequestHeader hdr;
+    const struct proto_api *api; /* never NULL */
+    /* False only for ApiVersions at a version outside the declared range: the body is not
+     * decoded (body == NULL) and the answer must be a v0 response (net_respond_as). */
+    bool version_supported;
+    void *body;           /* the decoded request, layout api->request */
+    struct arena *arena;  /* per-request allocations, freed when the request finishes */
+    const char *peer;     /* "ip:port" of the client, for log lines */
+};
+
+/* Called for every decoded request; the callee must eventually finish it exactly once. */
+typedef void (*net_request_cb)(void *ctx, struct net_request *req);
+
+struct net_options {
+    const char *host;
+    int port;
+    size_t max_frame;      /* socket.request.max.bytes */
+    unsigned max_inflight; /* per connection; reading pauses past it */
+};
+
+/* Binds and listens. Returns 0 and *out, or an error after logging why. */
+int net_server_start(uv_loop_t *loop, const struct net_options *opts, net_request_cb cb,
+                     void *ctx, struct net_server **out);
+
+/* The port actually bound (useful when opts->port was 0). */
+int net_server_port(const struct net_server *s);
+
+/* Encodes `resp` (layout req->api->response, at the request's version) and queues it; the
+ * request is finished. `resp` may live in req->arena. If the connection is gone, the
+ * response is dropped quietly. */
+void net_respond(struct net_request *req, const void *resp);
+
+/* As net_respond, at an explicit version (ApiVersions' v0 fallback). */
+void net_respond_as(struct net_request *req, int16_t version, const void *resp);
+
+/* Finishes a request that gets no response (Produce with acks=0). */
+void net_finish(struct net_request *req);
+
+/* Finishes the request and closes its connection (malformed or hostile input). Requests of
+ * other connections are untouched. */
+void net_close_connection(struct net_request *req);
+
+/* Stops listening, closes every connection, and calls cb once all handles are closed.
+ * Requests still held by handlers stay valid until finished; their answers are dropped. */
+void net_server_stop(struct net_server *s, void (*cb)(void *arg), void *arg);
+
+#endif

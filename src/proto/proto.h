@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* proto: the Kafka wire protocol as data. Every API's request and response is declared once
+ * (proto_msgs.h: C structs with the schema's field names; schema_*.c: the field tables)
+ * and one generic decoder / sizer / encoder walks those tables for any version.
+ *
+ * C representation of each wire type, as used in the message structs:
+ *   BOOL bool, INT8 int8_t, INT16 int16_t, UINT16 uint16_t, INT32 int32_t, UINT32 uint32_t,
+ *   INT64 int64_t, FLOAT64 double, UUID struct proto_uuid,
+ *   STRING char * (NUL-terminated; NULL = null string),
+ *   BYTES / RECORDS struct proto_bytes (len -1 = null),
+ *   ARRAY PROTO_ARRAY(T) = { T *v; int32_t n; } (n -1 = null array),
+ *   STRUCT an embedded struct.
+ * Compact encodings, tagged fields and the header versions follow the API's flexible
+ * versions; callers never see the difference. */
+#ifndef TALLY_PROTO_H
+#define TALLY_PROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct arena;
+
+enum proto_type {
+    PROTO_BOOL,
+    PROTO_INT8,
+    PROTO_INT16,
+    PROTO_UINT16,
+    PROTO_INT32,
+    PROTO_UINT32,
+    PROTO_INT64,
+    PROTO_FLOAT64,
+    PROTO_UUID,
+    PROTO_STRING,
+    PROTO_BYTES,
+    PROTO_RECORDS,
+    PROTO_ARRAY,
+    PROTO_STRUCT,
+};
+
+struct proto_uuid {
+    uint8_t b[16];
+};
+
+struct proto_bytes {
+    const uint8_t *data; /* decoded: points into the input buffer, not copied */
+    int32_t len;         /* -1 = null */
+};
+
+/* An array of T: layout shared by every element type, so the codec can fill any of them. */
+#define PROTO_ARRAY(T)                                                                             \
+    struct {                                                                                       \
+        T *v;                                                                                      \
+        int32_t n;                                                                                 \
+    }
+
+struct proto_struct;
+
+/* One field of a struct, as the schema declares it. */
+struct proto_field {
+    const char *name;
+    uint8_t type;                    /* enum proto_type */
+    uint8_t elem_type;               /* PROTO_ARRAY: the element type */
+    int16_t min_version;             /* present in versions [min_version, max_version] */
+    int16_t max_version;             /* INT16_MAX = no upper bound */
+    int16_t nullable_min;            /* first version in which null is allowed; -1 = never */
+    int32_t tag;                     /* -1 = regular field; >= 0 = tagged field (flexible only) */
+    uint32_t offset;                 /* offsetof the field in the C struct */
+    const struct proto_struct *sub;  /* STRUCT, or ARRAY of STRUCT: the element's layout */
+    int64_t def;                     /* integer/bool default when absent from a version */
+};
+
+struct proto_struct {
+    const char *name;
+    uint32_t size; /* sizeof the C struct (element stride for arrays) */
+    uint16_t nfields;
+    const struct proto_field *fields;
+};
+
+/* One API: key, supported version range, first flexible version (-1 = none). */
+struct proto_api {
+    int16_t key;
+    const char *name;
+    int16_t min_version, max_version;
+    int16_t flexible_min;
+    const struct proto_struct *request, *response;
+};
+
+/* The APIs this broker declares, in ascending key order; `*n` receives the count. */
+const struct proto_api *proto_apis(size_t *n);
+
+/* The declaration of API `key`, or NULL when the broker has none. */
+const struct proto_api *proto_api_find(int16_t key);
+
+static inline bool proto_api_flexible(const struct proto_api *api, int16_t version)
+{
+    return api->flexible_min >= 0 && version >= api->flexible_min;
+}
+
+/* Request header, v0-v2. ClientId is a nullable (never compact) string in every version. */
+struct RequestHeader {
+    int16_t RequestApiKey;
+    int16_t RequestApiVersion;
+    int32_t CorrelationId;
+    char *ClientId;
+};
+
+/* Decodes the request header at buf[0..len) (the frame after its 4-byte size). The header
+ * version follows from the API and version: v2 for flexible versions, v1 otherwise. For an
+ * API or version the broker does not declare, the v1 fields are decoded and *hdr_len points
+ * after them (tagged fields cannot be known). Strings are copied into `a`.
+ * Returns 0, ERR_TRUNCATED / ERR_PARSE for a malformed header, ERR_NOMEM past the arena. */
+int proto_decode_request_header(const uint8_t *buf, size_t len, struct RequestHeader *h,
+                                size_t *hdr_len, struct arena *a);
+
+/* Decodes a struct of layout `s` at `version` from buf[0..len) into `out` (zeroed by the
+ * caller, `s->size` bytes); absent fields get their defaults. Arrays and strings are
+ * allocated in `a`; BYTES/RECORDS point into buf. Unknown tagged fields are skipped.
+ * *consumed receives the bytes read. Returns 0, ERR_TRUNCATED, ERR_PARSE (bad length,
+ * null where not nullable, ...) or ERR_NOMEM (arena limit; array counts are also bounded by
+ * the bytes left, so a huge count cannot allocate). */
+int proto_decode(const struct proto_struct *s, int16_t version, bool flexible,
+                 const uint8_t *buf, size_t len, size_t *consumed, void *out, struct arena *a);
+
+/* The encoded size of `in` (layout `s`) at `version`. */
+size_t proto_size(const struct proto_struct *s, int16_t version, bool flexible, const void *in);
+
+/* Encodes `in` into buf, which must hold proto_size() bytes; returns the bytes written.
+ * Fields absent from `version` are skipped; null where not nullable encodes as empty. */
+size_t proto_encode(const struct proto_struct *s, int16_t version, bool flexible, const void *in,
+                    uint8_t *buf);
+
+/* Decodes a whole request body of `api` at `version` into a new struct allocated in `a`.
+ * Returns 0 and *out, or an error as proto_decode (trailing bytes are ignored, as Kafka
+ * does for forward compatibility). */
+int proto_decode_request(const struct proto_api *api, int16_t version, const uint8_t *body,
+                         size_t len, void **out, struct arena *a);
+
+/* Encodes a complete response frame: 4-byte size, response header (v1 for flexible
+ * versions, v0 otherwise, and always v0 for ApiVersions), then `resp` (layout
+ * api->response). On success *frame is malloc()ed and owned by the caller. Returns 0 or
+ * ERR_NOMEM. */
+int proto_encode_response(const struct proto_api *api, int16_t version, int32_t correlation_id,
+                          const void *resp, uint8_t **frame, size_t *frame_len);
+
+/* Encodes a complete request frame (4-byte size, request header v1/v2, body): for tests,
+ * fuzz seeds and any broker-to-broker client. *frame is malloc()ed and owned by caller. */
+int proto_encode_request(const struct proto_api *api, int16_t version, int32_t correlation_id,
+                         const char *client_id, const void *req, uint8_t **frame,
+                         size_t *frame_len);
+
+#include "proto_msgs.h"
+
+#endif

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Runs every test suite (unit under ASan+UBSan, a fuzz smoke, integration and compatibility
+# tests against real tallyd processes) and ends with one line: "N passed, N failed".
+set -u
+cd "$(dirname "$0")/.."
+passed=0
+failed=0
+
+add() { passed=$((passed + $1)); failed=$((failed + $2)); }
+
+echo "== unit tests (ASan + UBSan)"
+build/asan/unit_tests > build/unit.log 2>&1
+unit_rc=$?
+grep -E '^(FAIL|    )' build/unit.log
+line=$(grep -E '^unit: [0-9]+ passed, [0-9]+ failed' build/unit.log | tail -n 1)
+if [ -n "$line" ]; then
+  echo "$line"
+  p=$(echo "$line" | sed -E 's/unit: ([0-9]+) passed.*/\1/')
+  f=$(echo "$line" | sed -E 's/.* ([0-9]+) failed/\1/')
+  add "$p" "$f"
+  [ "$unit_rc" -ne 0 ] && [ "$f" -eq 0 ] && add 0 1
+else
+  tail -n 30 build/unit.log
+  echo "unit tests crashed"; add 0 1
+fi
+
+echo "== fuzz smoke (request decoder, ${FUZZ_SMOKE_SECONDS:-20} s)"
+if make --no-print-directory -s build/fuzz_request >build/fuzz-build.log 2>&1; then
+  mkdir -p build/fuzz-corpus && cp fuzz/seeds/* build/fuzz-corpus/ 2>/dev/null
+  if build/fuzz_request -max_total_time="${FUZZ_SMOKE_SECONDS:-20}" -rss_limit_mb=2048 \
+       build/fuzz-corpus >build/fuzz.log 2>&1; then
+    echo "fuzz smoke: ok ($(grep -Eo '#[0-9]+' build/fuzz.log | tail -n 1) runs)"; add 1 0
+  else
+    tail -n 40 build/fuzz.log; echo "fuzz smoke: FAILED"; add 0 1
+  fi
+else
+  tail -n 20 build/fuzz-build.log; echo "fuzz smoke: build FAILED"; add 0 1
+fi
+
+echo "== integration and compatibility tests (pytest)"
+export TALLYD="${TALLYD:-$PWD/build/asan/tallyd}" TALLY="${TALLY:-$PWD/build/tally}"
+/usr/bin/python3 -m pytest -q -p no:cacheprovider --junitxml=build/pytest.xml \
+  tests/integration tests/compat 2>&1 | tail -n 60
+if [ -f build/pytest.xml ]; then
+  read -r t f e s < <(/usr/bin/python3 - <<'PY'
+import xml.etree.ElementTree as ET
+r = ET.parse("build/pytest.xml").getroot()
+ts = r if r.tag == "testsuite" else r.find("testsuite")
+print(ts.get("tests"), ts.get("failures"), ts.get("errors"), ts.get("skipped"))
+PY
+)
+  add $((t - f - e - s)) $((f + e))
+else
+  echo "pytest produced no report"; add 0 1
+fi
+rm -f build/pytest.xml
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
