@@ -79,7 +79,7 @@ bench: deps all
 FUZZ_SECONDS ?= 600
 $(B)/fuzz_request: fuzz/fuzz_request.c $(filter src/base/% src/proto/%,$(LIB_SRC))
 	@mkdir -p $(B)
-	clang $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined $(CPPFLAGS) -o $@ $^
+	clang $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined $(CPPFLAGS) -o $@ $^
 
 fuzz: deps $(B)/fuzz_request
 	@mkdir -p $(B)/fuzz-corpus && cp fuzz/seeds/* $(B)/fuzz-corpus/ 2>/dev/null || true

@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Writes the fuzzer's seed corpus: one small, valid request per declared API at its lowest,
+ * first flexible and highest version, each a frame without its 4-byte size prefix (what
+ * fuzz_request.c takes). Usage: make_seeds [dir] (default fuzz/seeds). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto/proto.h"
+
+static int32_t broker_ids[] = {1, 2, 3};
+static char *config_keys[] = {"retention.ms", "cleanup.policy"};
+static char *topic_names[] = {"orders", "payments"};
+
+static struct MetadataRequestTopic metadata_topics[] = {{{{0}}, "orders"}, {{{1}}, "payments"}};
+static struct MetadataRequest metadata = {.Topics = {metadata_topics, 2},
+                                          .AllowAutoTopicCreation = true,
+                                          .IncludeTopicAuthorizedOperations = true};
+
+static struct ApiVersionsRequest api_versions = {"tally-seed", "1.0"};
+
+static struct CreatableReplicaAssignment assignments[] = {{0, {broker_ids, 3}},
+                                                          {1, {broker_ids + 1, 2}}};
+static struct CreatableTopicConfig topic_configs[] = {{"retention.ms", "1000"},
+                                                      {"compression.type", NULL}};
+static struct CreatableTopic creatable[] = {
+    {"orders", 3, 2, {NULL, 0}, {topic_configs, 2}},
+    {"payments", -1, -1, {assignments, 2}, {NULL, 0}},
+};
+static struct CreateTopicsRequest create_topics = {{creatable, 2}, 30000, true};
+
+static struct DeleteTopicState delete_states[] = {{"orders", {{0}}}, {NULL, {{7, 7, 7}}}};
+static struct DeleteTopicsRequest delete_topics = {{delete_states, 2}, {topic_names, 2}, 15000};
+
+static struct DescribeConfigsResource describe_resources[] = {
+    {2, "orders", {config_keys, 2}},
+    {4, "1", {NULL, -1}},
+};
+static struct DescribeConfigsRequest describe_configs = {{describe_resources, 2}, true, true};
+
+static struct AlterableConfig alter_entries[] = {{"retention.ms", "5000"}, {"segment.ms", NULL}};
+static struct AlterConfigsResource alter_resources[] = {{2, "orders", {alter_entries, 2}}};
+static struct AlterConfigsRequest alter_configs = {{alter_resources, 1}, false};
+
+static struct CreatePartitionsAssignment partition_assignments[] = {{{broker_ids, 2}},
+                                                                    {{broker_ids + 2, 1}}};
+static struct CreatePartitionsTopic partition_topics[] = {
+    {"orders", 5, {partition_assignments, 2}},
+    {"payments", 4, {NULL, -1}},
+};
+static struct CreatePartitionsRequest create_partitions = {{partition_topics, 2}, 10000, false};
+
+static struct IncrementalAlterableConfig incremental_entries[] = {
+    {"retention.ms", 0, "7000"}, {"cleanup.policy", 2, "compact"}, {"segment.ms", 1, NULL}};
+static struct IncrementalAlterConfigsResource incremental_resources[] = {
+    {2, "orders", {incremental_entries, 3}}};
+static struct IncrementalAlterConfigsRequest incremental_alter_configs = {
+    {incremental_resources, 1}, true};
+
+static struct DescribeClusterRequest describe_cluster = {true, 1};
+
+static const void *request_for(int16_t key)
+{
+    switch (key) {
+    case PROTO_API_Metadata:
+        return &metadata;
+    case PROTO_API_ApiVersions:
+        return &api_versions;
+    case PROTO_API_CreateTopics:
+        return &create_topics;
+    case PROTO_API_DeleteTopics:
+        return &delete_topics;
+    case PROTO_API_DescribeConfigs:
+        return &describe_configs;
+    case PROTO_API_AlterConfigs:
+        return &alter_configs;
+    case PROTO_API_CreatePartitions:
+        return &create_partitions;
+    case PROTO_API_IncrementalAlterConfigs:
+        return &incremental_alter_configs;
+    case PROTO_API_DescribeCluster:
+        return &describe_cluster;
+    }
+    return NULL;
+}
+
+static int write_seed(const char *dir, const struct proto_api *api, int16_t version)
+{
+    const void *req = request_for(api->key);
+    uint8_t *frame;
+    size_t len;
+    char path[512];
+    FILE *f;
+    int ok;
+
+    if (req == NULL) {
+        fprintf(stderr, "make_seeds: no sample request for %s\n", api->name);
+        return -1;
+    }
+    if (proto_encode_request(api, version, 42, "seed", req, &frame, &len) != 0)
+        return -1;
+    snprintf(path, sizeof path, "%s/%s-v%d", dir, api->name, version);
+    f = fopen(path, "wb");
+    ok = f && fwrite(frame + 4, 1, len - 4, f) == len - 4;
+    if (f && fclose(f) != 0)
+        ok = 0;
+    free(frame);
+    if (!ok) {
+        perror(path);
+        return -1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *dir = argc > 1 ? argv[1] : "fuzz/seeds";
+    size_t n;
+    const struct proto_api *apis = proto_apis(&n);
+
+    for (size_t i = 0; i < n; i++) {
+        const struct proto_api *api = &apis[i];
+        int16_t versions[3] = {api->min_version, api->flexible_min, api->max_version};
+        for (int j = 0; j < 3; j++) {
+            if (versions[j] < api->min_version || versions[j] > api->max_version)
+                continue;
+            if (j > 0 && versions[j] == versions[j - 1])
+                continue;
+            if (write_seed(dir, api, versions[j]) != 0)
+                return 1;
+        }
+    }
+    return 0;
+}

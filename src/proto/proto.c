@@ -1,0 +1,905 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* proto: the generic decoder, sizer and encoder that walk the field tables of schema_*.c.
+ *
+ * Every integer on the wire is big-endian. Non-flexible versions use the classic types:
+ * STRING = INT16 length + bytes, BYTES/RECORDS = INT32 length + bytes, ARRAY = INT32 count +
+ * elements, with length -1 meaning null. Flexible versions use the compact types (unsigned
+ * varint length+1, 0 meaning null) and end every struct with a tagged-field section:
+ *
+ **   SIZE    FIELD
+ **   uvarint number of tagged fields
+ **   then, per field in ascending tag order:
+ **   uvarint tag
+ **   uvarint size of the value in bytes
+ **   size    the value, encoded as the field's type
+ *
+ * A request frame (after its 4-byte size) starts with the request header:
+ *
+ **   OFFSET  SIZE  FIELD
+ **        0     2  RequestApiKey
+ **        2     2  RequestApiVersion
+ **        4     4  CorrelationId
+ **        8     2  ClientId length (-1 = null; never compact, even in v2)
+ **       10     n  ClientId bytes
+ **     10+n     -  v2 (flexible versions) only: tagged-field section
+ *
+ * A response frame is its 4-byte size, then CorrelationId (4 bytes), then in header v1
+ * (flexible versions, except ApiVersions) an empty tagged-field section (one 0 byte).
+ *
+ * Decoding allocates only from the caller's arena and checks every length and count
+ * against the bytes left before using it, so hostile input can only fail its own request.
+ * Recursion follows the nesting of the schema, which is finite (no layout contains
+ * itself), so the stack depth does not depend on the input. */
+#include "proto/proto_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/arena.h"
+#include "base/err.h"
+
+/* The layout every PROTO_ARRAY(T) shares, whatever T is. */
+struct proto_array_any {
+    void *v;
+    int32_t n;
+};
+
+typedef PROTO_ARRAY(int) proto_array_layout_check;
+_Static_assert(offsetof(proto_array_layout_check, n) == offsetof(struct proto_array_any, n),
+               "PROTO_ARRAY layout");
+_Static_assert(sizeof(proto_array_layout_check) == sizeof(struct proto_array_any),
+               "PROTO_ARRAY size");
+
+/* Strings longer than this cannot be expressed in the classic INT16 length, and Kafka
+ * refuses them in compact form too, so the encoder cuts them here (size and encode agree). */
+#define PROTO_STRING_MAX INT16_MAX
+
+static bool field_present(const struct proto_field *f, int16_t version)
+{
+    return version >= f->min_version && version <= f->max_version;
+}
+
+static bool field_nullable(const struct proto_field *f, int16_t version)
+{
+    return f->nullable_min >= 0 && version >= f->nullable_min;
+}
+
+/* A field read or written in the struct body (as opposed to the tagged section). */
+static bool field_regular(const struct proto_field *f, int16_t version)
+{
+    return field_present(f, version) && f->tag < 0;
+}
+
+/* Tagged fields exist only in flexible versions: in any other version they are absent. */
+static bool field_tagged(const struct proto_field *f, int16_t version, bool flexible)
+{
+    return flexible && field_present(f, version) && f->tag >= 0;
+}
+
+/* The size in memory of one value of a type (the element stride of an array). */
+static size_t value_size(uint8_t type, const struct proto_struct *sub)
+{
+    switch (type) {
+    case PROTO_BOOL:
+        return sizeof(bool);
+    case PROTO_INT8:
+        return 1;
+    case PROTO_INT16:
+    case PROTO_UINT16:
+        return 2;
+    case PROTO_INT32:
+    case PROTO_UINT32:
+        return 4;
+    case PROTO_INT64:
+    case PROTO_FLOAT64:
+        return 8;
+    case PROTO_UUID:
+        return sizeof(struct proto_uuid);
+    case PROTO_STRING:
+        return sizeof(char *);
+    case PROTO_BYTES:
+    case PROTO_RECORDS:
+        return sizeof(struct proto_bytes);
+    case PROTO_ARRAY:
+        return sizeof(struct proto_array_any);
+    case PROTO_STRUCT:
+        return sub->size;
+    }
+    return 0;
+}
+
+/* Integer-like values (BOOL to INT64) as int64_t, sign- or zero-extended as their C type. */
+static int64_t load_int(uint8_t type, const void *p)
+{
+    switch (type) {
+    case PROTO_BOOL: {
+        bool v;
+        memcpy(&v, p, sizeof v);
+        return v;
+    }
+    case PROTO_INT8: {
+        int8_t v;
+        memcpy(&v, p, sizeof v);
+        return v;
+    }
+    case PROTO_INT16: {
+        int16_t v;
+        memcpy(&v, p, sizeof v);
+        return v;
+    }
+    case PROTO_UINT16: {
+        uint16_t v;
+        memcpy(&v, p, sizeof v);
+        return v;
+    }
+    case PROTO_INT32: {
+        int32_t v;
+        memcpy(&v, p, sizeof v);
+        return v;
+    }
+    case PROTO_UINT32: {
+        uint32_t v;
+        memcpy(&v, p, sizeof v);
+        return v;
+    }
+    case PROTO_INT64: {
+        int64_t v;
+        memcpy(&v, p, sizeof v);
+        return v;
+    }
+    }
+    return 0;
+}
+
+static void store_int(uint8_t type, void *p, int64_t x)
+{
+    switch (type) {
+    case PROTO_BOOL: {
+        bool v = x != 0;
+        memcpy(p, &v, sizeof v);
+        break;
+    }
+    case PROTO_INT8: {
+        int8_t v = (int8_t)x;
+        memcpy(p, &v, sizeof v);
+        break;
+    }
+    case PROTO_INT16: {
+        int16_t v = (int16_t)x;
+        memcpy(p, &v, sizeof v);
+        break;
+    }
+    case PROTO_UINT16: {
+        uint16_t v = (uint16_t)x;
+        memcpy(p, &v, sizeof v);
+        break;
+    }
+    case PROTO_INT32: {
+        int32_t v = (int32_t)x;
+        memcpy(p, &v, sizeof v);
+        break;
+    }
+    case PROTO_UINT32: {
+        uint32_t v = (uint32_t)x;
+        memcpy(p, &v, sizeof v);
+        break;
+    }
+    case PROTO_INT64:
+        memcpy(p, &x, sizeof x);
+        break;
+    }
+}
+
+static struct proto_array_any load_array(const void *p)
+{
+    struct proto_array_any a;
+    memcpy(&a, p, sizeof a);
+    return a;
+}
+
+static void store_array(void *p, void *v, int32_t n)
+{
+    struct proto_array_any a = {v, n};
+    memcpy(p, &a, sizeof a);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Decoding                                                                                  */
+
+struct dec {
+    const uint8_t *buf;
+    size_t pos, end; /* end narrows while a tagged value is read, so it cannot overrun */
+    int16_t version;
+    bool flexible;
+    struct arena *a;
+};
+
+static size_t dec_left(const struct dec *d)
+{
+    return d->end - d->pos;
+}
+
+static int get_be(struct dec *d, size_t width, uint64_t *out)
+{
+    uint64_t v = 0;
+
+    if (dec_left(d) < width)
+        return ERR_TRUNCATED;
+    for (size_t i = 0; i < width; i++)
+        v = v << 8 | d->buf[d->pos + i];
+    d->pos += width;
+    *out = v;
+    return 0;
+}
+
+/* An unsigned varint of at most 32 bits (five bytes); longer ones are malformed. */
+static int get_uvarint(struct dec *d, uint32_t *out)
+{
+    uint32_t v = 0;
+
+    for (int shift = 0;; shift += 7) {
+        uint8_t b;
+        if (d->pos >= d->end)
+            return ERR_TRUNCATED;
+        b = d->buf[d->pos++];
+        if (shift == 28 && (b & 0xf0))
+            return ERR_PARSE;
+        v |= (uint32_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            break;
+    }
+    *out = v;
+    return 0;
+}
+
+/* A length or count prefix: compact in flexible versions, else a signed INT16 (`width` 2,
+ * strings) or INT32 (`width` 4, bytes and arrays). -1 means null. Checks the value against
+ * the bytes left, which bounds every allocation that follows by the input's size. */
+static int get_len(struct dec *d, size_t width, bool nullable, int64_t *len)
+{
+    uint64_t x;
+    int64_t n;
+    int rc;
+
+    if (d->flexible) {
+        uint32_t u;
+        rc = get_uvarint(d, &u);
+        n = (int64_t)u - 1;
+    } else {
+        rc = get_be(d, width, &x);
+        n = width == 2 ? (int64_t)(int16_t)(uint16_t)x : (int64_t)(int32_t)(uint32_t)x;
+    }
+    if (rc)
+        return rc;
+    if (n < -1 || (n == -1 && !nullable) || n > INT32_MAX)
+        return ERR_PARSE;
+    if (n > (int64_t)dec_left(d))
+        return ERR_TRUNCATED;
+    *len = n;
+    return 0;
+}
+
+/* Strings are copied into the arena with a NUL terminator. An embedded NUL is refused:
+ * C code would read "a\0b" as "a", and two names the broker treats as equal must not be
+ * different names to the client. */
+static int get_string(struct dec *d, bool nullable, char **out)
+{
+    int64_t n;
+    char *s;
+    int rc;
+
+    rc = get_len(d, 2, nullable, &n);
+    if (rc)
+        goto err;
+    if (n < 0) {
+        *out = NULL;
+        return 0;
+    }
+    if (memchr(d->buf + d->pos, 0, (size_t)n)) {
+        rc = ERR_PARSE;
+        goto err;
+    }
+    s = arena_strndup(d->a, (const char *)d->buf + d->pos, (size_t)n);
+    if (s == NULL) {
+        rc = ERR_NOMEM;
+        goto err;
+    }
+    d->pos += (size_t)n;
+    *out = s;
+    return 0;
+err:
+    return rc;
+}
+
+/* Bytes and records are not copied: they point into the input, which outlives the request. */
+static int get_bytes(struct dec *d, bool nullable, struct proto_bytes *out)
+{
+    int64_t n;
+    int rc;
+
+    rc = get_len(d, 4, nullable, &n);
+    if (rc)
+        return rc;
+    out->data = n < 0 ? NULL : d->buf + d->pos;
+    out->len = (int32_t)n;
+    if (n > 0)
+        d->pos += (size_t)n;
+    return 0;
+}
+
+static int decode_struct(struct dec *d, const struct proto_struct *s, uint8_t *out);
+
+static int decode_value(struct dec *d, uint8_t type, const struct proto_struct *sub, bool nullable,
+                        uint8_t *out)
+{
+    uint64_t x;
+    int rc;
+
+    switch (type) {
+    case PROTO_BOOL:
+    case PROTO_INT8:
+    case PROTO_INT16:
+    case PROTO_UINT16:
+    case PROTO_INT32:
+    case PROTO_UINT32:
+    case PROTO_INT64:
+        /* A BOOL is one byte on the wire although sizeof(bool) need not be; any non-zero
+         * byte is true, as Kafka reads it. */
+        rc = get_be(d, type == PROTO_BOOL ? 1 : value_size(type, NULL), &x);
+        if (rc)
+            return rc;
+        store_int(type, out, (int64_t)x);
+        return 0;
+    case PROTO_FLOAT64: {
+        double v;
+        rc = get_be(d, 8, &x);
+        if (rc)
+            return rc;
+        memcpy(&v, &x, sizeof v);
+        memcpy(out, &v, sizeof v);
+        return 0;
+    }
+    case PROTO_UUID:
+        if (dec_left(d) < sizeof(struct proto_uuid))
+            return ERR_TRUNCATED;
+        memcpy(out, d->buf + d->pos, sizeof(struct proto_uuid));
+        d->pos += sizeof(struct proto_uuid);
+        return 0;
+    case PROTO_STRING: {
+        char *s;
+        rc = get_string(d, nullable, &s);
+        if (rc)
+            return rc;
+        memcpy(out, &s, sizeof s);
+        return 0;
+    }
+    case PROTO_BYTES:
+    case PROTO_RECORDS: {
+        struct proto_bytes b;
+        rc = get_bytes(d, nullable, &b);
+        if (rc)
+            return rc;
+        memcpy(out, &b, sizeof b);
+        return 0;
+    }
+    case PROTO_STRUCT:
+        return decode_struct(d, sub, out);
+    }
+    return ERR_PARSE; /* a type no table uses */
+}
+
+static int decode_array(struct dec *d, uint8_t elem, const struct proto_struct *sub, bool nullable,
+                        uint8_t *out)
+{
+    size_t stride = value_size(elem, sub);
+    uint8_t *v = NULL;
+    int64_t n;
+    int rc;
+
+    /* get_len has checked the count against the bytes left: every element of every declared
+     * layout takes at least one byte, so a count that passes cannot allocate more than
+     * stride times the input's size (and the arena bounds even that). */
+    rc = get_len(d, 4, nullable, &n);
+    if (rc)
+        goto err;
+    if (n > 0) {
+        v = arena_alloc(d->a, (size_t)n * stride);
+        if (v == NULL) {
+            rc = ERR_NOMEM;
+            goto err;
+        }
+    }
+    for (int64_t i = 0; i < n; i++) {
+        /* Array elements are never null in Kafka's schemas. */
+        rc = decode_value(d, elem, sub, false, v + (size_t)i * stride);
+        if (rc)
+            goto err;
+    }
+    store_array(out, v, (int32_t)n);
+    return 0;
+err:
+    return rc;
+}
+
+static int decode_field(struct dec *d, const struct proto_field *f, uint8_t *base)
+{
+    bool nullable = field_nullable(f, d->version);
+
+    if (f->type == PROTO_ARRAY)
+        return decode_array(d, f->elem_type, f->sub, nullable, base + f->offset);
+    return decode_value(d, f->type, f->sub, nullable, base + f->offset);
+}
+
+/* What a field holds when the input does not carry it. */
+static void set_default(const struct proto_field *f, int16_t version, uint8_t *base)
+{
+    uint8_t *p = base + f->offset;
+
+    if (f->type <= PROTO_INT64) {
+        store_int(f->type, p, f->def);
+    } else if (f->type == PROTO_FLOAT64) {
+        double v = (double)f->def;
+        memcpy(p, &v, sizeof v);
+    } else if (f->tag >= 0 && field_nullable(f, version)) {
+        /* A nullable tagged field defaults to null, so that it is not written back. */
+        if (f->type == PROTO_ARRAY)
+            store_array(p, NULL, -1);
+        else if (f->type == PROTO_BYTES || f->type == PROTO_RECORDS)
+            memcpy(p, &(struct proto_bytes){NULL, -1}, sizeof(struct proto_bytes));
+    }
+    /* Other strings, bytes and arrays stay as the caller zeroed them: NULL / empty. */
+}
+
+static const struct proto_field *find_tagged(const struct proto_struct *s, uint32_t tag,
+                                             int16_t version, bool flexible)
+{
+    if (s == NULL)
+        return NULL;
+    for (uint16_t i = 0; i < s->nfields; i++) {
+        const struct proto_field *f = &s->fields[i];
+        if (field_tagged(f, version, flexible) && (uint32_t)f->tag == tag)
+            return f;
+    }
+    return NULL;
+}
+
+/* The tagged-field section of a struct of layout `s` (NULL: no known tags). Unknown tags are
+ * skipped by their size; a known one is read within its size, and whatever it leaves of
+ * that size is skipped too, so a newer peer's longer encoding cannot desynchronise us. */
+static int decode_tagged(struct dec *d, const struct proto_struct *s, uint8_t *out)
+{
+    uint32_t count, tag, size;
+    int rc;
+
+    rc = get_uvarint(d, &count);
+    if (rc)
+        goto err;
+    /* Each entry takes at least two bytes, so the loop ends with the input even if the
+     * count is hostile. */
+    for (uint32_t i = 0; i < count; i++) {
+        const struct proto_field *f;
+        rc = get_uvarint(d, &tag);
+        if (rc)
+            goto err;
+        rc = get_uvarint(d, &size);
+        if (rc)
+            goto err;
+        if (size > dec_left(d)) {
+            rc = ERR_TRUNCATED;
+            goto err;
+        }
+        f = find_tagged(s, tag, d->version, d->flexible);
+        if (f) {
+            size_t start = d->pos, end = d->end;
+            d->end = start + size;
+            rc = decode_field(d, f, out);
+            d->end = end;
+            if (rc)
+                goto err;
+            d->pos = start;
+        }
+        d->pos += size;
+    }
+    return 0;
+err:
+    return rc;
+}
+
+static int decode_struct(struct dec *d, const struct proto_struct *s, uint8_t *out)
+{
+    int rc;
+
+    for (uint16_t i = 0; i < s->nfields; i++)
+        if (!field_regular(&s->fields[i], d->version))
+            set_default(&s->fields[i], d->version, out);
+    for (uint16_t i = 0; i < s->nfields; i++) {
+        const struct proto_field *f = &s->fields[i];
+        if (!field_regular(f, d->version))
+            continue;
+        rc = decode_field(d, f, out);
+        if (rc)
+            goto err;
+    }
+    if (d->flexible) {
+        rc = decode_tagged(d, s, out);
+        if (rc)
+            goto err;
+    }
+    return 0;
+err:
+    return rc;
+}
+
+int proto_decode(const struct proto_struct *s, int16_t version, bool flexible, const uint8_t *buf,
+                 size_t len, size_t *consumed, void *out, struct arena *a)
+{
+    struct dec d = {buf, 0, len, version, flexible, a};
+    int rc = decode_struct(&d, s, out);
+    if (rc == 0)
+        *consumed = d.pos;
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Sizing and encoding: one walk, which only counts when there is no buffer, so the size
+ * and the encoding cannot disagree. */
+
+struct enc {
+    uint8_t *p; /* NULL: count only */
+    size_t n;
+    int16_t version;
+    bool flexible;
+};
+
+static void put(struct enc *e, const void *src, size_t len)
+{
+    if (e->p && len)
+        memcpy(e->p + e->n, src, len);
+    e->n += len;
+}
+
+static void put_be(struct enc *e, uint64_t v, size_t width)
+{
+    uint8_t b[8];
+    for (size_t i = 0; i < width; i++)
+        b[i] = (uint8_t)(v >> (8 * (width - 1 - i)));
+    put(e, b, width);
+}
+
+static void put_uvarint(struct enc *e, uint32_t v)
+{
+    uint8_t b[5];
+    size_t n = 0;
+    while (v >= 0x80) {
+        b[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    b[n++] = (uint8_t)v;
+    put(e, b, n);
+}
+
+/* A length or count prefix, -1 = null; the mirror of get_len. */
+static void put_len(struct enc *e, size_t width, int64_t len)
+{
+    if (e->flexible)
+        put_uvarint(e, (uint32_t)(len + 1));
+    else
+        put_be(e, (uint64_t)len, width);
+}
+
+static void encode_struct(struct enc *e, const struct proto_struct *s, const uint8_t *in);
+
+static void encode_value(struct enc *e, uint8_t type, const struct proto_struct *sub, bool nullable,
+                         const uint8_t *in)
+{
+    switch (type) {
+    case PROTO_BOOL:
+    case PROTO_INT8:
+    case PROTO_INT16:
+    case PROTO_UINT16:
+    case PROTO_INT32:
+    case PROTO_UINT32:
+    case PROTO_INT64:
+        put_be(e, (uint64_t)load_int(type, in), type == PROTO_BOOL ? 1 : value_size(type, NULL));
+        break;
+    case PROTO_FLOAT64: {
+        uint64_t x;
+        memcpy(&x, in, sizeof x);
+        put_be(e, x, 8);
+        break;
+    }
+    case PROTO_UUID:
+        put(e, in, sizeof(struct proto_uuid));
+        break;
+    case PROTO_STRING: {
+        const char *s;
+        size_t len;
+        memcpy(&s, in, sizeof s);
+        if (s == NULL && nullable) {
+            put_len(e, 2, -1);
+            break;
+        }
+        len = s ? strlen(s) : 0;
+        if (len > PROTO_STRING_MAX)
+            len = PROTO_STRING_MAX;
+        put_len(e, 2, (int64_t)len);
+        put(e, s, len);
+        break;
+    }
+    case PROTO_BYTES:
+    case PROTO_RECORDS: {
+        struct proto_bytes b;
+        memcpy(&b, in, sizeof b);
+        if (b.len < 0 && nullable) {
+            put_len(e, 4, -1);
+            break;
+        }
+        if (b.len < 0)
+            b.len = 0;
+        put_len(e, 4, b.len);
+        put(e, b.data, (size_t)b.len);
+        break;
+    }
+    case PROTO_STRUCT:
+        encode_struct(e, sub, in);
+        break;
+    }
+}
+
+static void encode_array(struct enc *e, uint8_t elem, const struct proto_struct *sub, bool nullable,
+                         const uint8_t *in)
+{
+    struct proto_array_any a = load_array(in);
+    size_t stride = value_size(elem, sub);
+
+    if (a.n < 0 && nullable) {
+        put_len(e, 4, -1);
+        return;
+    }
+    if (a.n < 0)
+        a.n = 0;
+    put_len(e, 4, a.n);
+    for (int32_t i = 0; i < a.n; i++)
+        encode_value(e, elem, sub, false, (const uint8_t *)a.v + (size_t)i * stride);
+}
+
+static void encode_field(struct enc *e, const struct proto_field *f, const uint8_t *base)
+{
+    bool nullable = field_nullable(f, e->version);
+
+    if (f->type == PROTO_ARRAY)
+        encode_array(e, f->elem_type, f->sub, nullable, base + f->offset);
+    else
+        encode_value(e, f->type, f->sub, nullable, base + f->offset);
+}
+
+/* Whether a tagged field differs from its default and so goes on the wire. */
+static bool tagged_is_set(const struct proto_field *f, int16_t version, const uint8_t *base)
+{
+    const uint8_t *p = base + f->offset;
+    bool nullable = field_nullable(f, version);
+
+    switch (f->type) {
+    case PROTO_FLOAT64: {
+        double v;
+        memcpy(&v, p, sizeof v);
+        return v != (double)f->def;
+    }
+    case PROTO_UUID:
+        for (size_t i = 0; i < sizeof(struct proto_uuid); i++)
+            if (p[i])
+                return true;
+        return false;
+    case PROTO_STRING: {
+        const char *s;
+        memcpy(&s, p, sizeof s);
+        return nullable ? s != NULL : s != NULL && *s != '\0';
+    }
+    case PROTO_BYTES:
+    case PROTO_RECORDS: {
+        struct proto_bytes b;
+        memcpy(&b, p, sizeof b);
+        return nullable ? b.len >= 0 : b.len > 0;
+    }
+    case PROTO_ARRAY: {
+        struct proto_array_any a = load_array(p);
+        return nullable ? a.n >= 0 : a.n > 0;
+    }
+    case PROTO_STRUCT:
+        return true;
+    default:
+        return load_int(f->type, p) != f->def;
+    }
+}
+
+/* The next tagged field to write after tag `after` (-1 for the first), or NULL. Tables list
+ * fields in schema order, which need not be tag order, so this picks the smallest tag left. */
+static const struct proto_field *next_tagged(struct enc *e, const struct proto_struct *s,
+                                             const uint8_t *in, int64_t after)
+{
+    const struct proto_field *best = NULL;
+
+    for (uint16_t i = 0; i < s->nfields; i++) {
+        const struct proto_field *f = &s->fields[i];
+        if (!field_tagged(f, e->version, e->flexible) || f->tag <= after)
+            continue;
+        if (best && f->tag >= best->tag)
+            continue;
+        if (tagged_is_set(f, e->version, in))
+            best = f;
+    }
+    return best;
+}
+
+static void encode_struct(struct enc *e, const struct proto_struct *s, const uint8_t *in)
+{
+    const struct proto_field *f;
+    uint32_t count = 0;
+
+    for (uint16_t i = 0; i < s->nfields; i++) {
+        f = &s->fields[i];
+        if (field_regular(f, e->version))
+            encode_field(e, f, in);
+    }
+    if (!e->flexible)
+        return;
+    for (f = next_tagged(e, s, in, -1); f; f = next_tagged(e, s, in, f->tag))
+        count++;
+    put_uvarint(e, count);
+    for (f = next_tagged(e, s, in, -1); f; f = next_tagged(e, s, in, f->tag)) {
+        /* The size prefix needs the value's size first: count it with a dry run. */
+        struct enc dry = {NULL, 0, e->version, e->flexible};
+        encode_field(&dry, f, in);
+        put_uvarint(e, (uint32_t)f->tag);
+        put_uvarint(e, (uint32_t)dry.n);
+        encode_field(e, f, in);
+    }
+}
+
+size_t proto_size(const struct proto_struct *s, int16_t version, bool flexible, const void *in)
+{
+    struct enc e = {NULL, 0, version, flexible};
+    encode_struct(&e, s, in);
+    return e.n;
+}
+
+size_t proto_encode(const struct proto_struct *s, int16_t version, bool flexible, const void *in,
+                    uint8_t *buf)
+{
+    struct enc e = {buf, 0, version, flexible};
+    encode_struct(&e, s, in);
+    return e.n;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Requests, responses and their headers                                                     */
+
+int proto_decode_request(const struct proto_api *api, int16_t version, const uint8_t *body,
+                         size_t len, void **out, struct arena *a)
+{
+    size_t consumed;
+    void *req;
+    int rc;
+
+    if (version < api->min_version || version > api->max_version)
+        return ERR_UNSUPPORTED_VERSION;
+    req = arena_alloc(a, api->request->size);
+    if (req == NULL)
+        return ERR_NOMEM;
+    rc = proto_decode(api->request, version, proto_api_flexible(api, version), body, len, &consumed,
+                      req, a);
+    if (rc)
+        return rc;
+    *out = req;
+    return 0;
+}
+
+int proto_decode_request_header(const uint8_t *buf, size_t len, struct RequestHeader *h,
+                                size_t *hdr_len, struct arena *a)
+{
+    /* ClientId keeps the classic INT16 length even in header v2 (for compatibility with
+     * brokers that parse it before knowing the version), so decode it non-flexible. */
+    struct dec d = {buf, 0, len, 0, false, a};
+    const struct proto_api *api;
+    uint64_t x;
+    int rc;
+
+    rc = get_be(&d, 2, &x);
+    if (rc)
+        goto err;
+    h->RequestApiKey = (int16_t)(uint16_t)x;
+    rc = get_be(&d, 2, &x);
+    if (rc)
+        goto err;
+    h->RequestApiVersion = (int16_t)(uint16_t)x;
+    rc = get_be(&d, 4, &x);
+    if (rc)
+        goto err;
+    h->CorrelationId = (int32_t)(uint32_t)x;
+    rc = get_string(&d, true, &h->ClientId);
+    if (rc)
+        goto err;
+
+    api = proto_api_find(h->RequestApiKey);
+    if (api && h->RequestApiVersion >= api->min_version &&
+        h->RequestApiVersion <= api->max_version && proto_api_flexible(api, h->RequestApiVersion)) {
+        /* Header v2: the header declares no tagged fields we know, so all are skipped. */
+        d.flexible = true;
+        rc = decode_tagged(&d, NULL, NULL);
+        if (rc)
+            goto err;
+    }
+    *hdr_len = d.pos;
+    return 0;
+err:
+    return rc;
+}
+
+static void put_be32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+}
+
+int proto_encode_response(const struct proto_api *api, int16_t version, int32_t correlation_id,
+                          const void *resp, uint8_t **frame, size_t *frame_len)
+{
+    bool flexible = proto_api_flexible(api, version);
+    /* ApiVersions always answers with header v0: a client that asked with a version we do
+     * not support must still be able to read our answer (KIP-511). */
+    size_t hdr = 4 + (flexible && api->key != PROTO_API_ApiVersions ? 1 : 0);
+    size_t body = proto_size(api->response, version, flexible, resp);
+    size_t total = 4 + hdr + body;
+    uint8_t *f;
+
+    if (total - 4 > INT32_MAX)
+        return ERR_NOMEM;
+    f = malloc(total);
+    if (f == NULL)
+        return ERR_NOMEM;
+    put_be32(f, (uint32_t)(total - 4));
+    put_be32(f + 4, (uint32_t)correlation_id);
+    if (hdr == 5)
+        f[8] = 0; /* empty tagged-field section */
+    proto_encode(api->response, version, flexible, resp, f + 4 + hdr);
+    *frame = f;
+    *frame_len = total;
+    return 0;
+}
+
+int proto_encode_request(const struct proto_api *api, int16_t version, int32_t correlation_id,
+                         const char *client_id, const void *req, uint8_t **frame, size_t *frame_len)
+{
+    bool flexible = proto_api_flexible(api, version);
+    size_t id_len = client_id ? strlen(client_id) : 0;
+    size_t hdr, body, total;
+    struct enc e;
+    uint8_t *f;
+
+    if (id_len > PROTO_STRING_MAX)
+        id_len = PROTO_STRING_MAX;
+    hdr = 2 + 2 + 4 + 2 + id_len + (flexible ? 1 : 0);
+    body = proto_size(api->request, version, flexible, req);
+    total = 4 + hdr + body;
+    if (total - 4 > INT32_MAX)
+        return ERR_NOMEM;
+    f = malloc(total);
+    if (f == NULL)
+        return ERR_NOMEM;
+
+    e = (struct enc){f, 0, version, false};
+    put_be(&e, (uint64_t)(total - 4), 4);
+    put_be(&e, (uint64_t)(uint16_t)api->key, 2);
+    put_be(&e, (uint64_t)(uint16_t)version, 2);
+    put_be(&e, (uint64_t)(uint32_t)correlation_id, 4);
+    put_be(&e, client_id ? (uint64_t)id_len : (uint64_t)0xffff, 2);
+    put(&e, client_id, id_len);
+    if (flexible)
+        put_uvarint(&e, 0); /* header v2: no tagged fields */
+    proto_encode(api->request, version, flexible, req, f + e.n);
+    *frame = f;
+    *frame_len = total;
+    return 0;
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The API table: every API the broker declares, with the version range it advertises in
+ * ApiVersions. Kept in ascending key order (proto_apis() promises it and ApiVersions lists
+ * it as is). */
+#include "proto/proto_int.h"
+
+static const struct proto_api apis[] = {
+    {PROTO_API_Metadata, "Metadata", 0, 12, 9, &proto_MetadataRequest, &proto_MetadataResponse},
+    {PROTO_API_ApiVersions, "ApiVersions", 0, 3, 3, &proto_ApiVersionsRequest,
+     &proto_ApiVersionsResponse},
+    {PROTO_API_CreateTopics, "CreateTopics", 2, 7, 5, &proto_CreateTopicsRequest,
+     &proto_CreateTopicsResponse},
+    {PROTO_API_DeleteTopics, "DeleteTopics", 1, 6, 4, &proto_DeleteTopicsRequest,
+     &proto_DeleteTopicsResponse},
+    {PROTO_API_DescribeConfigs, "DescribeConfigs", 1, 4, 4, &proto_DescribeConfigsRequest,
+     &proto_DescribeConfigsResponse},
+    {PROTO_API_AlterConfigs, "AlterConfigs", 0, 2, 2, &proto_AlterConfigsRequest,
+     &proto_AlterConfigsResponse},
+    {PROTO_API_CreatePartitions, "CreatePartitions", 0, 3, 2, &proto_CreatePartitionsRequest,
+     &proto_CreatePartitionsResponse},
+    {PROTO_API_IncrementalAlterConfigs, "IncrementalAlterConfigs", 0, 1, 1,
+     &proto_IncrementalAlterConfigsRequest, &proto_IncrementalAlterConfigsResponse},
+    {PROTO_API_DescribeCluster, "DescribeCluster", 0, 1, 0, &proto_DescribeClusterRequest,
+     &proto_DescribeClusterResponse},
+};
+
+const struct proto_api *proto_apis(size_t *n)
+{
+    *n = sizeof(apis) / sizeof(apis[0]);
+    return apis;
+}
+
+const struct proto_api *proto_api_find(int16_t key)
+{
+    for (size_t i = 0; i < sizeof(apis) / sizeof(apis[0]); i++)
+        if (apis[i].key == key)
+            return &apis[i];
+    return NULL;
+}
