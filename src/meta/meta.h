@@ -146,6 +146,12 @@ typedef void (*meta_propose_cb)(void *arg, int err);
  * UNKNOWN_TOPIC_ID. A batch that fails a rule changes nothing. */
 int meta_propose(struct meta *m, const struct meta_record *recs, size_t n, meta_propose_cb cb,
                  void *arg);
+/* Further apply rules (records apply in order, so one batch may create a topic and then its
+ * partitions and configs): TOPIC with an empty name → INVALID_TOPIC_EXCEPTION, with an id
+ * already in use → TOPIC_ALREADY_EXISTS; FENCE_BROKER of an unregistered broker →
+ * BROKER_NOT_AVAILABLE; CONFIG on a topic (resource type 2) that does not exist →
+ * UNKNOWN_TOPIC_OR_PARTITION, with an empty key → INVALID_CONFIG; PRODUCER_IDS as
+ * meta_next_producer_id says. */
 
 /* Called after every batch applied to the image (on every node, including during replay at
  * start), for modules that react to metadata (partitions to open, ...). */
@@ -213,15 +219,14 @@ const struct meta_topic *const *meta_image_topics(const struct meta_image *img, 
 const struct meta_broker *meta_image_brokers(const struct meta_image *img, size_t *n);
 const char *meta_image_config_get(const struct meta_image *img, int8_t resource_type,
                                   const char *name, const char *key);
-const struct meta_topic *meta_image_topic_by_id(const struct meta_image *img,
-                                                const uint8_t id[16]);
+const struct meta_topic *meta_image_topic_by_id(const struct meta_image *img, const uint8_t id[16]);
 const struct meta_broker *meta_image_broker_by_id(const struct meta_image *img, int32_t id);
 const struct meta_config_entry *meta_image_configs(const struct meta_image *img,
                                                    int8_t resource_type, const char *name,
                                                    int32_t *n);
 int64_t meta_image_next_producer_id(const struct meta_image *img);
 /* The latest producer-id block handed to `broker_id`: true and the block, or false. */
-bool meta_image_producer_block(const struct meta_image *img, int32_t broker_id,
-                               int64_t *first_id, int32_t *size);
+bool meta_image_producer_block(const struct meta_image *img, int32_t broker_id, int64_t *first_id,
+                               int32_t *size);
 
 #endif

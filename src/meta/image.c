@@ -1,0 +1,1116 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* image: the in-memory metadata image, atomic application of record batches to it, and its
+ * snapshot format. Topics live in two sorted pointer arrays (by name, by id) so both look-ups
+ * are a binary search and meta_topics is the by-name array itself; brokers, non-topic config
+ * resources and producer-id blocks are small sorted arrays. Integers are big-endian; "str" is
+ * as in records.c (4-byte length, 0xFFFFFFFF = NULL). */
+
+/*
+** Snapshot layout:
+**   OFFSET  SIZE  FIELD
+**        0     1  format version (1)
+**        1     8  next producer id (cluster-wide)
+**        9     4  broker count B, then B brokers in id order:
+**                   i32 id, i32 port, str host, str rack, u8 fenced
+**        …     4  topic count T, then T topics in name order:
+**                   str name, 16 topic id, i32 partition count P, then P partitions in
+**                   partition order: i32 leader, i32 leader epoch, i32 partition epoch,
+**                   i32 n_replicas, n_replicas × i32, i32 n_isr, n_isr × i32;
+**                   then i32 config count C, C × (str key, str value)
+**        …     4  resource count R (configs of non-topic resources), R resources:
+**                   i8 resource type, str resource name, i32 count C, C × (str key, str value)
+**        …     4  producer-id block count K, K blocks in broker order:
+**                   i32 broker id, i64 first id, i32 size
+**
+** Nothing may follow; a restore that finds anything malformed leaves the image untouched.
+*/
+#include "meta/meta_int.h"
+
+#include "base/arena.h"
+#include "base/err.h"
+#include "base/log.h"
+
+#define META_SNAPSHOT_VERSION 1
+#define META_RESOURCE_TOPIC 2
+
+/* Configs of a resource other than a topic (topics keep theirs in struct meta_topic). */
+struct meta_resource {
+    int8_t type;
+    char *name;
+    int32_t n_configs;
+    struct meta_config_entry *configs;
+};
+
+/* The latest producer-id block handed to a broker. */
+struct meta_pid_block {
+    int32_t broker_id;
+    int64_t first_id;
+    int32_t size;
+};
+
+struct meta_image {
+    struct meta_topic **by_name; /* sorted by strcmp of name */
+    struct meta_topic **by_id;   /* sorted by memcmp of id */
+    size_t n_topics, cap_topics;
+    struct meta_broker *brokers; /* sorted by id */
+    size_t n_brokers, cap_brokers;
+    struct meta_resource *resources; /* sorted by (type, name) */
+    size_t n_resources, cap_resources;
+    struct meta_pid_block *pids; /* sorted by broker id */
+    size_t n_pids, cap_pids;
+    int64_t next_producer_id;
+};
+
+/* ---- small helpers ---------------------------------------------------------------------- */
+
+/* Makes room for `need` elements in *arr; false on out of memory (the array is unchanged). */
+static bool grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+    size_t ncap;
+    void *p;
+    if (need <= *cap)
+        return true;
+    ncap = *cap ? *cap : 8;
+    while (ncap < need)
+        ncap *= 2;
+    if (ncap > SIZE_MAX / elem)
+        return false;
+    p = realloc(*arr, ncap * elem);
+    if (p == NULL)
+        return false;
+    *arr = p;
+    *cap = ncap;
+    return true;
+}
+
+static char *dup_or_null(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+static void free_configs(struct meta_config_entry *c, int32_t n)
+{
+    for (int32_t i = 0; i < n; i++) {
+        free(c[i].key);
+        free(c[i].value);
+    }
+    free(c);
+}
+
+static void free_partition(struct meta_partition *p)
+{
+    free(p->replicas);
+    free(p->isr);
+}
+
+static void free_topic(struct meta_topic *t)
+{
+    if (t == NULL)
+        return;
+    for (int32_t i = 0; i < t->n_partitions; i++)
+        free_partition(&t->partitions[i]);
+    free(t->partitions);
+    free_configs(t->configs, t->n_configs);
+    free(t->name);
+    free(t);
+}
+
+static void free_contents(struct meta_image *img)
+{
+    for (size_t i = 0; i < img->n_topics; i++)
+        free_topic(img->by_name[i]);
+    free(img->by_name);
+    free(img->by_id);
+    for (size_t i = 0; i < img->n_brokers; i++) {
+        free(img->brokers[i].host);
+        free(img->brokers[i].rack);
+    }
+    free(img->brokers);
+    for (size_t i = 0; i < img->n_resources; i++) {
+        free(img->resources[i].name);
+        free_configs(img->resources[i].configs, img->resources[i].n_configs);
+    }
+    free(img->resources);
+    free(img->pids);
+    memset(img, 0, sizeof *img);
+}
+
+struct meta_image *meta_image_new(void)
+{
+    return calloc(1, sizeof(struct meta_image));
+}
+
+void meta_image_free(struct meta_image *img)
+{
+    if (img == NULL)
+        return;
+    free_contents(img);
+    free(img);
+}
+
+/* ---- sorted look-ups: each returns the lower-bound position and sets *found. ------------ */
+
+static size_t topic_name_pos(const struct meta_image *img, const char *name, bool *found)
+{
+    size_t lo = 0, hi = img->n_topics;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(img->by_name[mid]->name, name) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *found = lo < img->n_topics && strcmp(img->by_name[lo]->name, name) == 0;
+    return lo;
+}
+
+static size_t topic_id_pos(const struct meta_image *img, const uint8_t id[16], bool *found)
+{
+    size_t lo = 0, hi = img->n_topics;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (memcmp(img->by_id[mid]->id, id, 16) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *found = lo < img->n_topics && memcmp(img->by_id[lo]->id, id, 16) == 0;
+    return lo;
+}
+
+static size_t broker_pos(const struct meta_image *img, int32_t id, bool *found)
+{
+    size_t lo = 0, hi = img->n_brokers;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (img->brokers[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *found = lo < img->n_brokers && img->brokers[lo].id == id;
+    return lo;
+}
+
+static int resource_cmp(const struct meta_resource *r, int8_t type, const char *name)
+{
+    if (r->type != type)
+        return r->type < type ? -1 : 1;
+    return strcmp(r->name, name);
+}
+
+static size_t resource_pos(const struct meta_image *img, int8_t type, const char *name, bool *found)
+{
+    size_t lo = 0, hi = img->n_resources;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (resource_cmp(&img->resources[mid], type, name) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *found = lo < img->n_resources && resource_cmp(&img->resources[lo], type, name) == 0;
+    return lo;
+}
+
+static size_t pid_pos(const struct meta_image *img, int32_t broker_id, bool *found)
+{
+    size_t lo = 0, hi = img->n_pids;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (img->pids[mid].broker_id < broker_id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *found = lo < img->n_pids && img->pids[lo].broker_id == broker_id;
+    return lo;
+}
+
+static size_t config_pos(const struct meta_config_entry *c, int32_t n, const char *key, bool *found)
+{
+    size_t lo = 0, hi = (size_t)n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(c[mid].key, key) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *found = lo < (size_t)n && strcmp(c[lo].key, key) == 0;
+    return lo;
+}
+
+/* ---- look-ups ----------------------------------------------------------------------------- */
+
+const struct meta_topic *meta_image_topic_by_name(const struct meta_image *img, const char *name)
+{
+    bool found;
+    size_t i = topic_name_pos(img, name, &found);
+    return found ? img->by_name[i] : NULL;
+}
+
+const struct meta_topic *meta_image_topic_by_id(const struct meta_image *img, const uint8_t id[16])
+{
+    bool found;
+    size_t i = topic_id_pos(img, id, &found);
+    return found ? img->by_id[i] : NULL;
+}
+
+const struct meta_topic *const *meta_image_topics(const struct meta_image *img, size_t *n)
+{
+    *n = img->n_topics;
+    return (const struct meta_topic *const *)img->by_name;
+}
+
+const struct meta_broker *meta_image_brokers(const struct meta_image *img, size_t *n)
+{
+    *n = img->n_brokers;
+    return img->brokers;
+}
+
+const struct meta_broker *meta_image_broker_by_id(const struct meta_image *img, int32_t id)
+{
+    bool found;
+    size_t i = broker_pos(img, id, &found);
+    return found ? &img->brokers[i] : NULL;
+}
+
+const struct meta_config_entry *
+meta_image_configs(const struct meta_image *img, int8_t resource_type, const char *name, int32_t *n)
+{
+    bool found;
+    size_t i;
+    *n = 0;
+    if (resource_type == META_RESOURCE_TOPIC) {
+        const struct meta_topic *t = meta_image_topic_by_name(img, name);
+        if (t == NULL || t->n_configs == 0)
+            return NULL;
+        *n = t->n_configs;
+        return t->configs;
+    }
+    i = resource_pos(img, resource_type, name, &found);
+    if (!found)
+        return NULL;
+    *n = img->resources[i].n_configs;
+    return img->resources[i].configs;
+}
+
+const char *meta_image_config_get(const struct meta_image *img, int8_t resource_type,
+                                  const char *name, const char *key)
+{
+    int32_t n;
+    bool found;
+    const struct meta_config_entry *c = meta_image_configs(img, resource_type, name, &n);
+    size_t i;
+    if (c == NULL)
+        return NULL;
+    i = config_pos(c, n, key, &found);
+    return found ? c[i].value : NULL;
+}
+
+int64_t meta_image_next_producer_id(const struct meta_image *img)
+{
+    return img->next_producer_id;
+}
+
+bool meta_image_producer_block(const struct meta_image *img, int32_t broker_id, int64_t *first_id,
+                               int32_t *size)
+{
+    bool found;
+    size_t i = pid_pos(img, broker_id, &found);
+    if (!found)
+        return false;
+    *first_id = img->pids[i].first_id;
+    *size = img->pids[i].size;
+    return true;
+}
+
+/* ---- validation: the batch is checked record by record against the image as the earlier
+ * records of the same batch would leave it, without touching the image. The overlay holds
+ * the topics the batch has created, removed or grown so far. ------------------------------ */
+
+struct ov_topic {
+    const char *name;
+    const uint8_t *id;
+    int32_t n_partitions;
+    bool removed;
+};
+
+struct overlay {
+    struct ov_topic *t;
+    size_t n;
+};
+
+/* The batch's latest view of the topic with this id, pulled from the image on first use;
+ * NULL if it exists in neither. */
+static struct ov_topic *ov_by_id(const struct meta_image *img, struct overlay *ov,
+                                 const uint8_t id[16])
+{
+    const struct meta_topic *t;
+    for (size_t i = ov->n; i-- > 0;)
+        if (memcmp(ov->t[i].id, id, 16) == 0)
+            return &ov->t[i];
+    t = meta_image_topic_by_id(img, id);
+    if (t == NULL)
+        return NULL;
+    ov->t[ov->n] = (struct ov_topic){t->name, t->id, t->n_partitions, false};
+    return &ov->t[ov->n++];
+}
+
+static bool ov_name_exists(const struct meta_image *img, struct overlay *ov, const char *name)
+{
+    const struct meta_topic *t;
+    for (size_t i = ov->n; i-- > 0;)
+        if (!ov->t[i].removed && strcmp(ov->t[i].name, name) == 0)
+            return true;
+    t = meta_image_topic_by_name(img, name);
+    if (t == NULL)
+        return false;
+    /* An image topic the batch already removed no longer holds its name. */
+    return !ov_by_id(img, ov, t->id)->removed;
+}
+
+static bool broker_known(const struct meta_image *img, const struct meta_record *recs, size_t upto,
+                         int32_t id)
+{
+    if (meta_image_broker_by_id(img, id) != NULL)
+        return true;
+    for (size_t i = 0; i < upto; i++)
+        if (recs[i].type == META_REC_REGISTER_BROKER && recs[i].u.broker.id == id)
+            return true;
+    return false;
+}
+
+static int validate(const struct meta_image *img, const struct meta_record *recs, size_t n)
+{
+    struct overlay ov = {0};
+    int64_t next_pid = img->next_producer_id;
+    struct ov_topic *t;
+    int rv = 0;
+
+    /* Each record adds at most three overlay entries (a TOPIC record may pull the topics
+     * holding its id and its name from the image, then add itself). */
+    if (n > 0) {
+        ov.t = calloc(3 * n, sizeof *ov.t);
+        if (ov.t == NULL)
+            return ERR_NOMEM;
+    }
+    for (size_t i = 0; i < n && rv == 0; i++) {
+        const struct meta_record *r = &recs[i];
+        switch (r->type) {
+        case META_REC_REGISTER_BROKER:
+            break;
+        case META_REC_FENCE_BROKER:
+            if (!broker_known(img, recs, i, r->u.fence.id))
+                rv = ERR_BROKER_NOT_AVAILABLE;
+            break;
+        case META_REC_TOPIC:
+            if (r->u.topic.name[0] == '\0') {
+                rv = ERR_INVALID_TOPIC_EXCEPTION;
+                break;
+            }
+            t = ov_by_id(img, &ov, r->u.topic.id);
+            if (ov_name_exists(img, &ov, r->u.topic.name) || (t && !t->removed)) {
+                rv = ERR_TOPIC_ALREADY_EXISTS;
+                break;
+            }
+            ov.t[ov.n++] = (struct ov_topic){r->u.topic.name, r->u.topic.id, 0, false};
+            break;
+        case META_REC_PARTITION:
+            t = ov_by_id(img, &ov, r->u.partition.topic_id);
+            if (t == NULL || t->removed) {
+                rv = ERR_UNKNOWN_TOPIC_ID;
+                break;
+            }
+            /* Contiguous: replace an existing partition or add exactly the next one. */
+            if (r->u.partition.partition < 0 || r->u.partition.partition > t->n_partitions) {
+                rv = ERR_INVALID_PARTITIONS;
+                break;
+            }
+            if (r->u.partition.partition == t->n_partitions)
+                t->n_partitions++;
+            break;
+        case META_REC_REMOVE_TOPIC:
+            t = ov_by_id(img, &ov, r->u.remove_topic.topic_id);
+            if (t == NULL || t->removed)
+                rv = ERR_UNKNOWN_TOPIC_ID;
+            else
+                t->removed = true;
+            break;
+        case META_REC_CONFIG:
+            if (r->u.config.key[0] == '\0')
+                rv = ERR_INVALID_CONFIG;
+            else if (r->u.config.resource_type == META_RESOURCE_TOPIC &&
+                     !ov_name_exists(img, &ov, r->u.config.resource_name))
+                rv = ERR_UNKNOWN_TOPIC_OR_PARTITION;
+            break;
+        case META_REC_PRODUCER_IDS:
+            if (r->u.producer_ids.size <= 0 || r->u.producer_ids.first_id < 0 ||
+                r->u.producer_ids.first_id > INT64_MAX - r->u.producer_ids.size)
+                rv = ERR_INVALID_REQUEST;
+            else if (r->u.producer_ids.first_id < next_pid)
+                /* Two brokers racing for the same block: only the first one gets it. */
+                rv = ERR_DUPLICATE_RESOURCE;
+            else
+                next_pid = r->u.producer_ids.first_id + r->u.producer_ids.size;
+            break;
+        }
+    }
+    free(ov.t);
+    return rv;
+}
+
+/* ---- mutations: each assumes validate() accepted the record; returns 0 or ERR_NOMEM. ---- */
+
+static int set_config(struct meta_config_entry **c, int32_t *n, const char *key, const char *value)
+{
+    bool found;
+    size_t i = config_pos(*c, *n, key, &found);
+    char *k, *v;
+
+    if (value == NULL) {
+        if (!found)
+            return 0;
+        free((*c)[i].key);
+        free((*c)[i].value);
+        memmove(&(*c)[i], &(*c)[i + 1], ((size_t)*n - i - 1) * sizeof **c);
+        if (--*n == 0) {
+            free(*c);
+            *c = NULL;
+        }
+        return 0;
+    }
+    v = strdup(value);
+    if (v == NULL)
+        return ERR_NOMEM;
+    if (found) {
+        free((*c)[i].value);
+        (*c)[i].value = v;
+        return 0;
+    }
+    k = strdup(key);
+    /* Config arrays have no capacity field (the struct is public), so they grow by one. */
+    struct meta_config_entry *nc = k ? realloc(*c, ((size_t)*n + 1) * sizeof **c) : NULL;
+    if (nc == NULL) {
+        free(k);
+        free(v);
+        return ERR_NOMEM;
+    }
+    memmove(&nc[i + 1], &nc[i], ((size_t)*n - i) * sizeof *nc);
+    nc[i] = (struct meta_config_entry){k, v};
+    *c = nc;
+    ++*n;
+    return 0;
+}
+
+static int apply_config(struct meta_image *img, const struct meta_record *r)
+{
+    struct meta_resource *res;
+    bool found;
+    size_t i;
+    int rv;
+
+    if (r->u.config.resource_type == META_RESOURCE_TOPIC) {
+        struct meta_topic *t =
+            (struct meta_topic *)meta_image_topic_by_name(img, r->u.config.resource_name);
+        return set_config(&t->configs, &t->n_configs, r->u.config.key, r->u.config.value);
+    }
+    i = resource_pos(img, r->u.config.resource_type, r->u.config.resource_name, &found);
+    if (!found) {
+        if (r->u.config.value == NULL)
+            return 0;
+        if (!grow((void **)&img->resources, &img->cap_resources, img->n_resources + 1,
+                  sizeof *img->resources))
+            return ERR_NOMEM;
+        char *name = strdup(r->u.config.resource_name);
+        if (name == NULL)
+            return ERR_NOMEM;
+        memmove(&img->resources[i + 1], &img->resources[i],
+                (img->n_resources - i) * sizeof *img->resources);
+        img->resources[i] = (struct meta_resource){r->u.config.resource_type, name, 0, NULL};
+        img->n_resources++;
+    }
+    res = &img->resources[i];
+    rv = set_config(&res->configs, &res->n_configs, r->u.config.key, r->u.config.value);
+    if (rv == 0 && res->n_configs == 0) {
+        /* A resource without configs is dropped so the array only holds real entries. */
+        free(res->name);
+        memmove(&img->resources[i], &img->resources[i + 1],
+                (img->n_resources - i - 1) * sizeof *img->resources);
+        img->n_resources--;
+    }
+    return rv;
+}
+
+static int apply_register(struct meta_image *img, const struct meta_record *r)
+{
+    bool found;
+    size_t i = broker_pos(img, r->u.broker.id, &found);
+    char *host = strdup(r->u.broker.host);
+    char *rack = dup_or_null(r->u.broker.rack);
+
+    if (host == NULL || (r->u.broker.rack && rack == NULL))
+        goto oom;
+    if (found) {
+        free(img->brokers[i].host);
+        free(img->brokers[i].rack);
+    } else {
+        if (!grow((void **)&img->brokers, &img->cap_brokers, img->n_brokers + 1,
+                  sizeof *img->brokers))
+            goto oom;
+        memmove(&img->brokers[i + 1], &img->brokers[i],
+                (img->n_brokers - i) * sizeof *img->brokers);
+        img->n_brokers++;
+    }
+    img->brokers[i] = (struct meta_broker){r->u.broker.id, host, r->u.broker.port, rack, false};
+    return 0;
+oom:
+    free(host);
+    free(rack);
+    return ERR_NOMEM;
+}
+
+/* Inserts a topic in both arrays; ERR_EXISTS if its name or id is taken (only a snapshot
+ * being restored can ask for that, since apply validated first). */
+static int insert_topic(struct meta_image *img, struct meta_topic *t)
+{
+    bool found_name, found_id;
+    size_t in = topic_name_pos(img, t->name, &found_name);
+    size_t ii = topic_id_pos(img, t->id, &found_id);
+    size_t cap = img->cap_topics;
+
+    if (found_name || found_id)
+        return ERR_EXISTS;
+    if (!grow((void **)&img->by_name, &cap, img->n_topics + 1, sizeof *img->by_name))
+        return ERR_NOMEM;
+    cap = img->cap_topics;
+    if (!grow((void **)&img->by_id, &cap, img->n_topics + 1, sizeof *img->by_id))
+        return ERR_NOMEM;
+    img->cap_topics = cap;
+    memmove(&img->by_name[in + 1], &img->by_name[in], (img->n_topics - in) * sizeof t);
+    img->by_name[in] = t;
+    memmove(&img->by_id[ii + 1], &img->by_id[ii], (img->n_topics - ii) * sizeof t);
+    img->by_id[ii] = t;
+    img->n_topics++;
+    return 0;
+}
+
+static int apply_topic(struct meta_image *img, const struct meta_record *r)
+{
+    struct meta_topic *t = calloc(1, sizeof *t);
+    int rv;
+    if (t == NULL)
+        return ERR_NOMEM;
+    t->name = strdup(r->u.topic.name);
+    memcpy(t->id, r->u.topic.id, 16);
+    rv = t->name ? insert_topic(img, t) : ERR_NOMEM;
+    if (rv != 0)
+        free_topic(t);
+    return rv;
+}
+
+static int32_t *dup_i32s(const int32_t *v, int32_t n, bool *ok)
+{
+    int32_t *out;
+    *ok = true;
+    if (n == 0)
+        return NULL;
+    out = malloc((size_t)n * sizeof *out);
+    if (out == NULL)
+        *ok = false;
+    else
+        memcpy(out, v, (size_t)n * sizeof *out);
+    return out;
+}
+
+static int apply_partition(struct meta_image *img, const struct meta_record *r)
+{
+    struct meta_topic *t =
+        (struct meta_topic *)meta_image_topic_by_id(img, r->u.partition.topic_id);
+    int32_t idx = r->u.partition.partition;
+    struct meta_partition p = {
+        .partition = idx,
+        .leader = r->u.partition.leader,
+        .leader_epoch = r->u.partition.leader_epoch,
+        .partition_epoch = r->u.partition.partition_epoch,
+        .n_replicas = r->u.partition.n_replicas,
+        .n_isr = r->u.partition.n_isr,
+    };
+    bool ok1, ok2;
+
+    p.replicas = dup_i32s(r->u.partition.replicas, p.n_replicas, &ok1);
+    p.isr = dup_i32s(r->u.partition.isr, p.n_isr, &ok2);
+    if (!ok1 || !ok2)
+        goto oom;
+    if (idx == t->n_partitions) {
+        /* Partition arrays have no capacity field (public struct), so they grow by one. */
+        struct meta_partition *np =
+            realloc(t->partitions, ((size_t)t->n_partitions + 1) * sizeof *np);
+        if (np == NULL)
+            goto oom;
+        t->partitions = np;
+        t->n_partitions++;
+    } else {
+        free_partition(&t->partitions[idx]);
+    }
+    t->partitions[idx] = p;
+    return 0;
+oom:
+    free_partition(&p);
+    return ERR_NOMEM;
+}
+
+static void apply_remove_topic(struct meta_image *img, const struct meta_record *r)
+{
+    bool found;
+    size_t ii = topic_id_pos(img, r->u.remove_topic.topic_id, &found);
+    struct meta_topic *t = img->by_id[ii];
+    size_t in = topic_name_pos(img, t->name, &found);
+
+    memmove(&img->by_id[ii], &img->by_id[ii + 1], (img->n_topics - ii - 1) * sizeof t);
+    memmove(&img->by_name[in], &img->by_name[in + 1], (img->n_topics - in - 1) * sizeof t);
+    img->n_topics--;
+    /* The topic's configs live in the topic, so they go with it. */
+    free_topic(t);
+}
+
+static int apply_producer_ids(struct meta_image *img, const struct meta_record *r)
+{
+    bool found;
+    size_t i = pid_pos(img, r->u.producer_ids.broker_id, &found);
+    if (!found) {
+        if (!grow((void **)&img->pids, &img->cap_pids, img->n_pids + 1, sizeof *img->pids))
+            return ERR_NOMEM;
+        memmove(&img->pids[i + 1], &img->pids[i], (img->n_pids - i) * sizeof *img->pids);
+        img->n_pids++;
+    }
+    img->pids[i] = (struct meta_pid_block){r->u.producer_ids.broker_id, r->u.producer_ids.first_id,
+                                           r->u.producer_ids.size};
+    if (r->u.producer_ids.first_id + r->u.producer_ids.size > img->next_producer_id)
+        img->next_producer_id = r->u.producer_ids.first_id + r->u.producer_ids.size;
+    return 0;
+}
+
+static int apply_one(struct meta_image *img, const struct meta_record *r)
+{
+    bool found;
+    size_t i;
+    switch (r->type) {
+    case META_REC_REGISTER_BROKER:
+        return apply_register(img, r);
+    case META_REC_FENCE_BROKER:
+        i = broker_pos(img, r->u.fence.id, &found);
+        img->brokers[i].fenced = r->u.fence.fenced;
+        return 0;
+    case META_REC_TOPIC:
+        return apply_topic(img, r);
+    case META_REC_PARTITION:
+        return apply_partition(img, r);
+    case META_REC_REMOVE_TOPIC:
+        apply_remove_topic(img, r);
+        return 0;
+    case META_REC_CONFIG:
+        return apply_config(img, r);
+    case META_REC_PRODUCER_IDS:
+        return apply_producer_ids(img, r);
+    }
+    return ERR_PARSE;
+}
+
+int meta_image_apply(struct meta_image *img, const uint8_t *buf, size_t len, meta_apply_cb cb,
+                     void *arg)
+{
+    struct arena *a = NULL;
+    struct meta_record *recs = NULL;
+    size_t n = 0;
+    int rv;
+
+    rv = meta_batch_decode(buf, len, &a, &recs, &n);
+    if (rv != 0)
+        goto out;
+    rv = validate(img, recs, n);
+    if (rv != 0)
+        goto out;
+    for (size_t i = 0; i < n; i++) {
+        rv = apply_one(img, &recs[i]);
+        if (rv != 0) {
+            /* Validation passed, so only memory can fail here, half-way through a committed
+             * batch: this node's image would silently differ from every other node's. A
+             * replicated state machine cannot go on from that; restart replays the log. */
+            log_error("meta", "out of memory applying a committed batch (record %zu of %zu)", i + 1,
+                      n);
+            abort();
+        }
+    }
+    if (cb)
+        cb(arg, recs, n);
+out:
+    arena_free(a);
+    return rv;
+}
+
+/* ---- the whole image as records (for on_apply after a snapshot restore) ------------------ */
+
+int meta_image_records(const struct meta_image *img, struct arena **arena,
+                       struct meta_record **recs, size_t *n)
+{
+    size_t count = 0, k = 0;
+    struct meta_record *out;
+
+    *arena = NULL;
+    for (size_t i = 0; i < img->n_brokers; i++)
+        count += img->brokers[i].fenced ? 2 : 1;
+    for (size_t i = 0; i < img->n_topics; i++)
+        count += 1 + (size_t)img->by_name[i]->n_partitions + (size_t)img->by_name[i]->n_configs;
+    for (size_t i = 0; i < img->n_resources; i++)
+        count += (size_t)img->resources[i].n_configs;
+    count += img->n_pids;
+
+    *arena = arena_new(count * sizeof *out + 64);
+    if (*arena == NULL)
+        return ERR_NOMEM;
+    out = count ? arena_alloc(*arena, count * sizeof *out) : NULL;
+    if (count && out == NULL)
+        return ERR_NOMEM;
+
+    for (size_t i = 0; i < img->n_brokers; i++) {
+        const struct meta_broker *b = &img->brokers[i];
+        out[k].type = META_REC_REGISTER_BROKER;
+        out[k].u.broker.id = b->id;
+        out[k].u.broker.port = b->port;
+        out[k].u.broker.host = b->host;
+        out[k++].u.broker.rack = b->rack;
+        if (b->fenced) {
+            out[k].type = META_REC_FENCE_BROKER;
+            out[k].u.fence.id = b->id;
+            out[k++].u.fence.fenced = true;
+        }
+    }
+    for (size_t i = 0; i < img->n_topics; i++) {
+        const struct meta_topic *t = img->by_name[i];
+        out[k].type = META_REC_TOPIC;
+        out[k].u.topic.name = t->name;
+        memcpy(out[k++].u.topic.id, t->id, 16);
+        for (int32_t j = 0; j < t->n_partitions; j++) {
+            const struct meta_partition *p = &t->partitions[j];
+            out[k].type = META_REC_PARTITION;
+            memcpy(out[k].u.partition.topic_id, t->id, 16);
+            out[k].u.partition.partition = p->partition;
+            out[k].u.partition.leader = p->leader;
+            out[k].u.partition.leader_epoch = p->leader_epoch;
+            out[k].u.partition.partition_epoch = p->partition_epoch;
+            out[k].u.partition.n_replicas = p->n_replicas;
+            out[k].u.partition.replicas = p->replicas;
+            out[k].u.partition.n_isr = p->n_isr;
+            out[k++].u.partition.isr = p->isr;
+        }
+        for (int32_t j = 0; j < t->n_configs; j++) {
+            out[k].type = META_REC_CONFIG;
+            out[k].u.config.resource_type = META_RESOURCE_TOPIC;
+            out[k].u.config.resource_name = t->name;
+            out[k].u.config.key = t->configs[j].key;
+            out[k++].u.config.value = t->configs[j].value;
+        }
+    }
+    for (size_t i = 0; i < img->n_resources; i++) {
+        const struct meta_resource *res = &img->resources[i];
+        for (int32_t j = 0; j < res->n_configs; j++) {
+            out[k].type = META_REC_CONFIG;
+            out[k].u.config.resource_type = res->type;
+            out[k].u.config.resource_name = res->name;
+            out[k].u.config.key = res->configs[j].key;
+            out[k++].u.config.value = res->configs[j].value;
+        }
+    }
+    for (size_t i = 0; i < img->n_pids; i++) {
+        out[k].type = META_REC_PRODUCER_IDS;
+        out[k].u.producer_ids.broker_id = img->pids[i].broker_id;
+        out[k].u.producer_ids.first_id = img->pids[i].first_id;
+        out[k++].u.producer_ids.size = img->pids[i].size;
+    }
+    *recs = out;
+    *n = count;
+    return 0;
+}
+
+/* ---- snapshot ---------------------------------------------------------------------------- */
+
+static void write_configs(struct meta_wbuf *w, const struct meta_config_entry *c, int32_t n)
+{
+    meta_w_i32(w, n);
+    for (int32_t i = 0; i < n; i++) {
+        meta_w_str(w, c[i].key);
+        meta_w_str(w, c[i].value);
+    }
+}
+
+int meta_image_snapshot(const struct meta_image *img, uint8_t **buf, size_t *len)
+{
+    struct meta_wbuf w = {0};
+
+    meta_w_u8(&w, META_SNAPSHOT_VERSION);
+    meta_w_i64(&w, img->next_producer_id);
+    meta_w_u32(&w, (uint32_t)img->n_brokers);
+    for (size_t i = 0; i < img->n_brokers; i++) {
+        const struct meta_broker *b = &img->brokers[i];
+        meta_w_i32(&w, b->id);
+        meta_w_i32(&w, b->port);
+        meta_w_str(&w, b->host);
+        meta_w_str(&w, b->rack);
+        meta_w_u8(&w, b->fenced ? 1 : 0);
+    }
+    meta_w_u32(&w, (uint32_t)img->n_topics);
+    for (size_t i = 0; i < img->n_topics; i++) {
+        const struct meta_topic *t = img->by_name[i];
+        meta_w_str(&w, t->name);
+        meta_w_bytes(&w, t->id, 16);
+        meta_w_i32(&w, t->n_partitions);
+        for (int32_t j = 0; j < t->n_partitions; j++) {
+            const struct meta_partition *p = &t->partitions[j];
+            meta_w_i32(&w, p->leader);
+            meta_w_i32(&w, p->leader_epoch);
+            meta_w_i32(&w, p->partition_epoch);
+            meta_w_i32(&w, p->n_replicas);
+            for (int32_t x = 0; x < p->n_replicas; x++)
+                meta_w_i32(&w, p->replicas[x]);
+            meta_w_i32(&w, p->n_isr);
+            for (int32_t x = 0; x < p->n_isr; x++)
+                meta_w_i32(&w, p->isr[x]);
+        }
+        write_configs(&w, t->configs, t->n_configs);
+    }
+    meta_w_u32(&w, (uint32_t)img->n_resources);
+    for (size_t i = 0; i < img->n_resources; i++) {
+        meta_w_u8(&w, (uint8_t)img->resources[i].type);
+        meta_w_str(&w, img->resources[i].name);
+        write_configs(&w, img->resources[i].configs, img->resources[i].n_configs);
+    }
+    meta_w_u32(&w, (uint32_t)img->n_pids);
+    for (size_t i = 0; i < img->n_pids; i++) {
+        meta_w_i32(&w, img->pids[i].broker_id);
+        meta_w_i64(&w, img->pids[i].first_id);
+        meta_w_i32(&w, img->pids[i].size);
+    }
+    if (w.oom) {
+        free(w.p);
+        return ERR_NOMEM;
+    }
+    *buf = w.p;
+    *len = w.len;
+    return 0;
+}
+
+/* A malloc()ed copy of a string from the buffer; *s stays NULL for a NULL string. Returns
+ * ERR_PARSE if the reader failed or a required string is NULL, ERR_NOMEM, or 0. */
+static int read_str(struct meta_rbuf *r, bool required, char **s)
+{
+    const char *v;
+    size_t n;
+    *s = NULL;
+    meta_r_str(r, &v, &n);
+    if (r->bad || (required && v == NULL))
+        return ERR_PARSE;
+    if (v == NULL)
+        return 0;
+    *s = strndup(v, n);
+    return *s ? 0 : ERR_NOMEM;
+}
+
+/* Reads a count whose items take at least `min_size` bytes each, so a hostile count fails
+ * here instead of asking for a huge allocation. */
+static int read_count(struct meta_rbuf *r, size_t min_size, size_t *count)
+{
+    uint32_t c = meta_r_u32(r);
+    if (r->bad || (int32_t)c < 0 || c > meta_r_left(r) / min_size)
+        return ERR_PARSE;
+    *count = c;
+    return 0;
+}
+
+/* Reads configs into a key-sorted array; keys must be strictly increasing, which both keeps
+ * the array sorted and rejects duplicates. */
+static int read_configs(struct meta_rbuf *r, struct meta_config_entry **out, int32_t *n)
+{
+    struct meta_config_entry *c = NULL;
+    size_t count;
+    int rv;
+
+    *out = NULL;
+    *n = 0;
+    rv = read_count(r, 8, &count);
+    if (rv != 0 || count == 0)
+        return rv;
+    c = calloc(count, sizeof *c);
+    if (c == NULL)
+        return ERR_NOMEM;
+    for (size_t i = 0; i < count; i++) {
+        *n = (int32_t)i + 1; /* so the caller frees what was read so far */
+        rv = read_str(r, true, &c[i].key);
+        if (rv == 0)
+            rv = read_str(r, true, &c[i].value);
+        if (rv == 0 && i > 0 && strcmp(c[i - 1].key, c[i].key) >= 0)
+            rv = ERR_PARSE;
+        if (rv != 0)
+            break;
+    }
+    *out = c;
+    return rv;
+}
+
+static int read_i32_array(struct meta_rbuf *r, int32_t **out, int32_t *n)
+{
+    size_t count;
+    int rv = read_count(r, 4, &count);
+    *out = NULL;
+    *n = 0;
+    if (rv != 0 || count == 0)
+        return rv;
+    *out = malloc(count * sizeof **out);
+    if (*out == NULL)
+        return ERR_NOMEM;
+    for (size_t i = 0; i < count; i++)
+        (*out)[i] = meta_r_i32(r);
+    *n = (int32_t)count;
+    return r->bad ? ERR_PARSE : 0;
+}
+
+static int read_topic(struct meta_rbuf *r, struct meta_topic *t)
+{
+    size_t count;
+    int rv;
+
+    rv = read_str(r, true, &t->name);
+    if (rv != 0)
+        return rv;
+    meta_r_bytes(r, t->id, 16);
+    rv = read_count(r, 20, &count);
+    if (rv != 0)
+        return rv;
+    if (count > 0) {
+        t->partitions = calloc(count, sizeof *t->partitions);
+        if (t->partitions == NULL)
+            return ERR_NOMEM;
+    }
+    for (size_t j = 0; j < count; j++) {
+        struct meta_partition *p = &t->partitions[j];
+        t->n_partitions = (int32_t)j + 1; /* so free_topic frees what was read so far */
+        p->partition = (int32_t)j;
+        p->leader = meta_r_i32(r);
+        p->leader_epoch = meta_r_i32(r);
+        p->partition_epoch = meta_r_i32(r);
+        rv = read_i32_array(r, &p->replicas, &p->n_replicas);
+        if (rv == 0)
+            rv = read_i32_array(r, &p->isr, &p->n_isr);
+        if (rv != 0)
+            return rv;
+    }
+    return read_configs(r, &t->configs, &t->n_configs);
+}
+
+static int restore_into(struct meta_image *img, struct meta_rbuf *r)
+{
+    size_t count;
+    int rv;
+
+    if (meta_r_u8(r) != META_SNAPSHOT_VERSION)
+        return ERR_PARSE;
+    img->next_producer_id = meta_r_i64(r);
+
+    rv = read_count(r, 17, &count);
+    if (rv != 0)
+        return rv;
+    if (count > 0 && (img->brokers = calloc(count, sizeof *img->brokers)) == NULL)
+        return ERR_NOMEM;
+    img->cap_brokers = count;
+    for (size_t i = 0; i < count; i++) {
+        struct meta_broker *b = &img->brokers[i];
+        uint8_t fenced;
+        img->n_brokers = i + 1;
+        b->id = meta_r_i32(r);
+        b->port = meta_r_i32(r);
+        rv = read_str(r, true, &b->host);
+        if (rv == 0)
+            rv = read_str(r, false, &b->rack);
+        if (rv != 0)
+            return rv;
+        fenced = meta_r_u8(r);
+        if (r->bad || fenced > 1 || (i > 0 && img->brokers[i - 1].id >= b->id))
+            return ERR_PARSE;
+        b->fenced = fenced == 1;
+    }
+
+    rv = read_count(r, 28, &count);
+    if (rv != 0)
+        return rv;
+    for (size_t i = 0; i < count; i++) {
+        struct meta_topic *t = calloc(1, sizeof *t);
+        if (t == NULL)
+            return ERR_NOMEM;
+        rv = read_topic(r, t);
+        if (rv == 0) {
+            rv = insert_topic(img, t);
+            if (rv == ERR_EXISTS)
+                rv = ERR_PARSE;
+        }
+        if (rv != 0) {
+            free_topic(t);
+            return rv;
+        }
+    }
+
+    rv = read_count(r, 9, &count);
+    if (rv != 0)
+        return rv;
+    if (count > 0 && (img->resources = calloc(count, sizeof *img->resources)) == NULL)
+        return ERR_NOMEM;
+    img->cap_resources = count;
+    for (size_t i = 0; i < count; i++) {
+        struct meta_resource *res = &img->resources[i];
+        img->n_resources = i + 1;
+        res->type = (int8_t)meta_r_u8(r);
+        rv = read_str(r, true, &res->name);
+        if (rv == 0)
+            rv = read_configs(r, &res->configs, &res->n_configs);
+        if (rv != 0)
+            return rv;
+        if (res->type == META_RESOURCE_TOPIC || res->n_configs == 0 ||
+            (i > 0 && resource_cmp(&img->resources[i - 1], res->type, res->name) >= 0))
+            return ERR_PARSE;
+    }
+
+    rv = read_count(r, 16, &count);
+    if (rv != 0)
+        return rv;
+    if (count > 0 && (img->pids = calloc(count, sizeof *img->pids)) == NULL)
+        return ERR_NOMEM;
+    img->cap_pids = count;
+    for (size_t i = 0; i < count; i++) {
+        img->pids[i].broker_id = meta_r_i32(r);
+        img->pids[i].first_id = meta_r_i64(r);
+        img->pids[i].size = meta_r_i32(r);
+        img->n_pids = i + 1;
+        if (r->bad || (i > 0 && img->pids[i - 1].broker_id >= img->pids[i].broker_id))
+            return ERR_PARSE;
+    }
+    if (r->bad || r->off != r->len)
+        return ERR_PARSE;
+    return 0;
+}
+
+int meta_image_restore(struct meta_image *img, const uint8_t *buf, size_t len)
+{
+    struct meta_rbuf r = {.p = buf, .len = len};
+    struct meta_image fresh = {0};
+    int rv;
+
+    /* Built aside and swapped in only when complete, so a bad snapshot changes nothing. */
+    rv = restore_into(&fresh, &r);
+    if (rv != 0) {
+        free_contents(&fresh);
+        return rv;
+    }
+    free_contents(img);
+    *img = fresh;
+    return 0;
+}

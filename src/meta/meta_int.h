@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* meta internals shared by records.c (batch format), image.c (image and snapshot format) and
+ * quorum.c (raft glue): big-endian writer and bounds-checked reader, batch decoding. */
+#ifndef TALLY_META_INT_H
+#define TALLY_META_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "meta/meta.h"
+
+struct arena;
+
+/* Every string in the meta formats: a 4-byte big-endian length, then that many bytes without
+ * a terminator. This length marks a NULL string. */
+#define META_STR_NULL 0xFFFFFFFFu
+
+/* ---- writer: a growable buffer whose first allocation failure sticks in `oom`, so encoders
+ * write straight through and check once at the end. -------------------------------------- */
+
+struct meta_wbuf {
+    uint8_t *p;
+    size_t len, cap;
+    bool oom;
+};
+
+static inline uint8_t *meta_w_reserve(struct meta_wbuf *w, size_t n)
+{
+    if (w->oom)
+        return NULL;
+    if (w->cap - w->len < n) {
+        size_t cap = w->cap ? w->cap : 256;
+        while (cap - w->len < n) {
+            if (cap > SIZE_MAX / 2)
+                goto oom;
+            cap *= 2;
+        }
+        uint8_t *p = realloc(w->p, cap);
+        if (p == NULL)
+            goto oom;
+        w->p = p;
+        w->cap = cap;
+    }
+    w->len += n;
+    return w->p + w->len - n;
+oom:
+    w->oom = true;
+    return NULL;
+}
+
+static inline void meta_put_u32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+}
+
+static inline void meta_w_u8(struct meta_wbuf *w, uint8_t v)
+{
+    uint8_t *p = meta_w_reserve(w, 1);
+    if (p)
+        p[0] = v;
+}
+
+static inline void meta_w_u32(struct meta_wbuf *w, uint32_t v)
+{
+    uint8_t *p = meta_w_reserve(w, 4);
+    if (p)
+        meta_put_u32(p, v);
+}
+
+static inline void meta_w_i32(struct meta_wbuf *w, int32_t v)
+{
+    meta_w_u32(w, (uint32_t)v);
+}
+
+static inline void meta_w_i64(struct meta_wbuf *w, int64_t v)
+{
+    meta_w_u32(w, (uint32_t)((uint64_t)v >> 32));
+    meta_w_u32(w, (uint32_t)(uint64_t)v);
+}
+
+static inline void meta_w_bytes(struct meta_wbuf *w, const void *b, size_t n)
+{
+    uint8_t *p = meta_w_reserve(w, n);
+    if (p && n)
+        memcpy(p, b, n);
+}
+
+/* A string longer than the format can carry marks the buffer failed, like an allocation. */
+static inline void meta_w_str(struct meta_wbuf *w, const char *s)
+{
+    size_t n;
+    if (s == NULL) {
+        meta_w_u32(w, META_STR_NULL);
+        return;
+    }
+    n = strlen(s);
+    if (n >= META_STR_NULL) {
+        w->oom = true;
+        return;
+    }
+    meta_w_u32(w, (uint32_t)n);
+    meta_w_bytes(w, s, n);
+}
+
+/* ---- reader: every read checks the bounds; the first failure sticks in `bad` and later
+ * reads return zeroes, so a decoder checks `bad` once per record. ---------------------- */
+
+struct meta_rbuf {
+    const uint8_t *p;
+    size_t len, off;
+    bool bad;
+};
+
+static inline const uint8_t *meta_r_take(struct meta_rbuf *r, size_t n)
+{
+    if (r->bad || r->len - r->off < n) {
+        r->bad = true;
+        return NULL;
+    }
+    r->off += n;
+    return r->p + r->off - n;
+}
+
+static inline size_t meta_r_left(const struct meta_rbuf *r)
+{
+    return r->bad ? 0 : r->len - r->off;
+}
+
+static inline uint8_t meta_r_u8(struct meta_rbuf *r)
+{
+    const uint8_t *p = meta_r_take(r, 1);
+    return p ? p[0] : 0;
+}
+
+static inline uint32_t meta_r_u32(struct meta_rbuf *r)
+{
+    const uint8_t *p = meta_r_take(r, 4);
+    if (p == NULL)
+        return 0;
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static inline int32_t meta_r_i32(struct meta_rbuf *r)
+{
+    return (int32_t)meta_r_u32(r);
+}
+
+static inline int64_t meta_r_i64(struct meta_rbuf *r)
+{
+    uint64_t hi = meta_r_u32(r);
+    uint64_t lo = meta_r_u32(r);
+    return (int64_t)(hi << 32 | lo);
+}
+
+static inline void meta_r_bytes(struct meta_rbuf *r, void *out, size_t n)
+{
+    const uint8_t *p = meta_r_take(r, n);
+    if (p)
+        memcpy(out, p, n);
+    else
+        memset(out, 0, n);
+}
+
+/* A string view into the buffer: *s = NULL for a NULL string. A string holding a NUL byte is
+ * malformed, because every consumer treats these as C strings. */
+static inline void meta_r_str(struct meta_rbuf *r, const char **s, size_t *n)
+{
+    uint32_t len = meta_r_u32(r);
+    const uint8_t *p;
+    *s = NULL;
+    *n = 0;
+    if (r->bad || len == META_STR_NULL)
+        return;
+    p = meta_r_take(r, len);
+    if (p == NULL)
+        return;
+    if (memchr(p, '\0', len) != NULL) {
+        r->bad = true;
+        return;
+    }
+    *s = (const char *)p;
+    *n = len;
+}
+
+/* ---- batches (records.c) ------------------------------------------------------------------ */
+
+/* Decodes a batch into records whose strings and arrays live in *arena (caller frees it with
+ * arena_free, also on error when non-NULL). Returns 0, ERR_PARSE or ERR_NOMEM. */
+int meta_batch_decode(const uint8_t *buf, size_t len, struct arena **arena,
+                      struct meta_record **recs, size_t *n);
+
+/* ---- image internals (image.c) ----------------------------------------------------------- */
+
+/* Records that recreate the whole image (brokers, fences, topics, partitions, configs,
+ * producer-id blocks), for telling on_apply about a restored snapshot. Borrowed pointers
+ * into the image; recs itself lives in *arena. Returns 0 or ERR_NOMEM. */
+int meta_image_records(const struct meta_image *img, struct arena **arena,
+                       struct meta_record **recs, size_t *n);
+
+#endif

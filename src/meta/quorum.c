@@ -1,0 +1,702 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* quorum: the raft glue. One libraft instance (libuv disk and TCP I/O) whose state machine is
+ * the metadata image: every committed command entry is a batch (records.c) that the FSM
+ * validates and applies (image.c), snapshots are the image's snapshot format. A small timer
+ * watches raft's state, because libraft 0.15 has no leadership callback: it logs leader
+ * changes and drives meta_ready (a barrier on the leader, catching up on a follower).
+ *
+ * Raft reserves id 0 for "nobody", while Kafka node ids start at 0, so the raft id of node n
+ * is n + 1 everywhere in this file and nowhere else.
+ *
+ * libraft 0.15's disk format copies entry payloads as if their length were a multiple of 8
+ * (an assert compiled out of release builds; other lengths corrupt the segment), so each
+ * batch travels in an envelope (below). */
+
+/*
+** Raft entry payload:
+**   OFFSET  SIZE  FIELD
+**        0     4  batch length L (big-endian)
+**        4     4  zero
+**        8     L  the batch (records.c)
+**      8+L     …  zero padding to a multiple of 8
+*/
+#include "meta/meta_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <sys/stat.h>
+
+#include <raft.h>
+#include <raft/uv.h>
+
+#include "base/arena.h"
+#include "base/err.h"
+#include "base/log.h"
+
+#define META_HEARTBEAT_MS 100
+#define META_ELECTION_MS 1000
+#define META_SNAPSHOT_THRESHOLD 1024
+#define META_SNAPSHOT_TRAILING 128
+/* How often the watch timer looks at raft's state; short, so a one-voter quorum is ready a
+ * few milliseconds after start. */
+#define META_WATCH_MS 20
+
+#define RAFT_ID(node) ((raft_id)(node) + 1)
+#define NODE_ID(rid) ((int32_t)((rid)-1))
+
+/* A proposal between raft_apply and its callback. */
+struct meta_proposal {
+    struct raft_apply req;
+    struct meta *m;
+    meta_propose_cb cb;
+    void *arg;
+    struct meta_proposal *prev, *next;
+};
+
+/* A standby being added: raft_add (as spare), then raft_assign to RAFT_STANDBY. */
+struct meta_change {
+    struct raft_change req;
+    struct meta *m;
+    raft_id id;
+    bool assigning;
+    meta_propose_cb cb;
+    void *arg;
+    struct meta_change *prev, *next;
+};
+
+struct meta {
+    uv_loop_t *loop;
+    struct raft raft;
+    struct raft_io io;
+    struct raft_uv_transport transport;
+    struct raft_fsm fsm;
+    uv_timer_t watch;
+    bool watch_started;
+
+    struct meta_image *img;
+    char *cluster_id;
+    int32_t node_id;
+    meta_apply_cb on_apply;
+    void *on_apply_arg;
+
+    raft_id known_leader;
+    struct raft_barrier barrier;
+    bool barrier_pending;
+    bool ready;
+    bool follower_target_set;
+    raft_index follower_target;
+
+    struct meta_proposal *proposals;
+    struct meta_change *changes;
+
+    bool stopping;
+    int closing; /* handles (watch timer, raft) still closing */
+    void (*stop_cb)(void *arg);
+    void *stop_arg;
+};
+
+/* ---- FSM ----------------------------------------------------------------------------------- */
+
+static int fsm_apply(struct raft_fsm *fsm, const struct raft_buffer *buf, void **result)
+{
+    struct meta *m = fsm->data;
+    struct meta_rbuf r = {.p = buf->base, .len = buf->len};
+    uint32_t blen = meta_r_u32(&r);
+    int rv = ERR_PARSE;
+
+    if (meta_r_u32(&r) == 0 && !r.bad && blen <= meta_r_left(&r))
+        rv = meta_image_apply(m->img, r.p + 8, blen, m->on_apply, m->on_apply_arg);
+
+    /* A rejected batch is a normal outcome (two racing creates of one topic); the code goes
+     * back to the proposer through raft_apply's result. Returning non-zero here would stop
+     * raft applying anything further. */
+    if (rv == ERR_PARSE)
+        log_warn("meta", "node %d: skipped a malformed batch of %zu bytes", m->node_id, buf->len);
+    *result = (void *)(intptr_t)rv;
+    return 0;
+}
+
+static int fsm_snapshot(struct raft_fsm *fsm, struct raft_buffer *bufs[], unsigned *n_bufs)
+{
+    struct meta *m = fsm->data;
+    uint8_t *p;
+    size_t len;
+
+    if (meta_image_snapshot(m->img, &p, &len) != 0)
+        return RAFT_NOMEM;
+    *bufs = malloc(sizeof **bufs);
+    if (*bufs == NULL) {
+        free(p);
+        return RAFT_NOMEM;
+    }
+    (*bufs)[0].base = p;
+    (*bufs)[0].len = len;
+    *n_bufs = 1;
+    return 0;
+}
+
+/* FSM version 2: raft hands the snapshot buffers back here, so they are freed with the
+ * allocator that made them. */
+static int fsm_snapshot_finalize(struct raft_fsm *fsm, struct raft_buffer *bufs[], unsigned *n_bufs)
+{
+    (void)fsm;
+    for (unsigned i = 0; i < *n_bufs; i++)
+        free((*bufs)[i].base);
+    free(*bufs);
+    *bufs = NULL;
+    *n_bufs = 0;
+    return 0;
+}
+
+static int fsm_restore(struct raft_fsm *fsm, struct raft_buffer *buf)
+{
+    struct meta *m = fsm->data;
+    struct arena *a = NULL;
+    struct meta_record *recs = NULL;
+    size_t n = 0;
+    int rv = meta_image_restore(m->img, buf->base, buf->len);
+
+    if (rv != 0) {
+        log_error("meta", "node %d: cannot restore a snapshot of %zu bytes: %s", m->node_id,
+                  buf->len, err_name(rv));
+        return rv == ERR_NOMEM ? RAFT_NOMEM : RAFT_MALFORMED;
+    }
+    /* On success the buffer is ours (libraft's contract for restore). */
+    raft_free(buf->base);
+    /* Modules that react to metadata learn about a restored image as the records that would
+     * build it; they must treat these like any applied batch. */
+    if (m->on_apply) {
+        if (meta_image_records(m->img, &a, &recs, &n) == 0)
+            m->on_apply(m->on_apply_arg, recs, n);
+        else
+            log_error("meta", "node %d: out of memory reporting a restored snapshot", m->node_id);
+        arena_free(a);
+    }
+    return 0;
+}
+
+/* ---- leadership and readiness ------------------------------------------------------------ */
+
+static void barrier_cb(struct raft_barrier *req, int status)
+{
+    struct meta *m = req->data;
+    m->barrier_pending = false;
+    /* On failure (leadership lost) the watch timer tries again if this node leads again. */
+    if (status == 0 && !m->ready) {
+        m->ready = true;
+        log_info("meta", "node %d: metadata ready (controller, applied up to %llu)", m->node_id,
+                 (unsigned long long)raft_last_applied(&m->raft));
+    }
+}
+
+static void watch_cb(uv_timer_t *t)
+{
+    struct meta *m = t->data;
+    raft_id leader;
+    const char *address;
+
+    if (m->stopping)
+        return;
+    raft_leader(&m->raft, &leader, &address);
+    if (leader != m->known_leader) {
+        m->known_leader = leader;
+        if (leader == m->raft.id)
+            log_info("meta", "node %d is now the controller (raft leader, term %llu)", m->node_id,
+                     (unsigned long long)m->raft.current_term);
+        else if (leader != 0)
+            log_info("meta", "node %d: controller is node %d at %s", m->node_id, NODE_ID(leader),
+                     address ? address : "?");
+        else
+            log_info("meta", "node %d: no controller known", m->node_id);
+    }
+    if (m->ready)
+        return;
+    if (raft_state(&m->raft) == RAFT_LEADER) {
+        /* A new leader may not have applied everything its predecessors committed; the
+         * barrier entry commits after all of it, so its callback means the image is whole. */
+        if (!m->barrier_pending) {
+            m->barrier.data = m;
+            if (raft_barrier(&m->raft, &m->barrier, barrier_cb) == 0)
+                m->barrier_pending = true;
+        }
+        return;
+    }
+    /* A follower is ready once it has applied what was committed when it first heard from a
+     * leader (every log holds at least the bootstrap configuration, so 0 means not yet). */
+    if (leader == 0)
+        return;
+    if (!m->follower_target_set && m->raft.commit_index > 0) {
+        m->follower_target = m->raft.commit_index;
+        m->follower_target_set = true;
+    }
+    if (m->follower_target_set && raft_last_applied(&m->raft) >= m->follower_target) {
+        m->ready = true;
+        log_info("meta", "node %d: metadata ready (follower, applied up to %llu)", m->node_id,
+                 (unsigned long long)raft_last_applied(&m->raft));
+    }
+}
+
+/* ---- lifecycle ------------------------------------------------------------------------------ */
+
+/* mkdir -p: creates `dir` and its missing parents. */
+static int make_dirs(const char *dir)
+{
+    char path[4096];
+    size_t n = strlen(dir);
+
+    if (n == 0 || n >= sizeof path)
+        return ERR_IO;
+    memcpy(path, dir, n + 1);
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(path, 0755) != 0 && errno != EEXIST)
+            return ERR_IO;
+        *p = '/';
+    }
+    if (mkdir(path, 0755) != 0 && errno != EEXIST)
+        return ERR_IO;
+    return 0;
+}
+
+static void finish(struct meta *m)
+{
+    void (*cb)(void *) = m->stop_cb;
+    void *arg = m->stop_arg;
+
+    raft_uv_close(&m->io);
+    raft_uv_tcp_close(&m->transport);
+    /* libraft fails its pending requests while closing; anything still listed here never got
+     * a callback, and its callback is owed. */
+    while (m->proposals) {
+        struct meta_proposal *p = m->proposals;
+        m->proposals = p->next;
+        p->cb(p->arg, ERR_SHUTDOWN);
+        free(p);
+    }
+    while (m->changes) {
+        struct meta_change *c = m->changes;
+        m->changes = c->next;
+        c->cb(c->arg, ERR_SHUTDOWN);
+        free(c);
+    }
+    meta_image_free(m->img);
+    free(m->cluster_id);
+    free(m);
+    if (cb)
+        cb(arg);
+}
+
+static void closed_one(struct meta *m)
+{
+    if (--m->closing == 0)
+        finish(m);
+}
+
+static void raft_closed_cb(struct raft *r)
+{
+    closed_one(r->data);
+}
+
+static void watch_closed_cb(uv_handle_t *h)
+{
+    closed_one(h->data);
+}
+
+static void close_all(struct meta *m)
+{
+    m->stopping = true;
+    m->closing = 1;
+    if (m->watch_started) {
+        m->closing++;
+        uv_timer_stop(&m->watch);
+        uv_close((uv_handle_t *)&m->watch, watch_closed_cb);
+    }
+    raft_close(&m->raft, raft_closed_cb);
+}
+
+/* "1@host:port,2@host:port", Kafka's controller.quorum.voters spelling, for the start line. */
+static void format_voters(const struct meta_options *o, char *buf, size_t size)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < o->n_voters && off < size; i++) {
+        int k = snprintf(buf + off, size - off, "%s%d@%s", i ? "," : "", o->voters[i].id,
+                         o->voters[i].address);
+        if (k < 0)
+            break;
+        off += (size_t)k;
+    }
+}
+
+int meta_start(uv_loop_t *loop, const struct meta_options *opts, struct meta **out)
+{
+    struct raft_configuration conf;
+    struct meta *m;
+    bool voter = false;
+    char voters[1024];
+    int rv;
+
+    if (opts->node_id < 0 || opts->dir == NULL || opts->listen_address == NULL ||
+        (opts->n_voters > 0 && opts->voters == NULL)) {
+        log_error("meta", "cannot start: node id, dir and listen address are required");
+        return ERR_INVALID_REQUEST;
+    }
+    if (make_dirs(opts->dir) != 0) {
+        log_error("meta", "cannot create raft dir %s: %s", opts->dir, strerror(errno));
+        return ERR_IO;
+    }
+    m = calloc(1, sizeof *m);
+    if (m == NULL)
+        return ERR_NOMEM;
+    m->loop = loop;
+    m->node_id = opts->node_id;
+    m->on_apply = opts->on_apply;
+    m->on_apply_arg = opts->on_apply_arg;
+    m->img = meta_image_new();
+    m->cluster_id = strdup(opts->cluster_id ? opts->cluster_id : "");
+    if (m->img == NULL || m->cluster_id == NULL) {
+        rv = ERR_NOMEM;
+        goto err;
+    }
+
+    rv = raft_uv_tcp_init(&m->transport, loop);
+    if (rv != 0) {
+        log_error("meta", "raft transport init: %s", raft_strerror(rv));
+        rv = ERR_IO;
+        goto err;
+    }
+    rv = raft_uv_init(&m->io, loop, opts->dir, &m->transport);
+    if (rv != 0) {
+        log_error("meta", "raft storage in %s: %s", opts->dir, m->io.errmsg);
+        rv = ERR_IO;
+        goto err_after_transport;
+    }
+    m->fsm = (struct raft_fsm){
+        .version = 2,
+        .data = m,
+        .apply = fsm_apply,
+        .snapshot = fsm_snapshot,
+        .restore = fsm_restore,
+        .snapshot_finalize = fsm_snapshot_finalize,
+    };
+    rv = raft_init(&m->raft, &m->io, &m->fsm, RAFT_ID(opts->node_id), opts->listen_address);
+    if (rv != 0) {
+        log_error("meta", "raft init in %s: %s", opts->dir, raft_errmsg(&m->raft));
+        rv = ERR_IO;
+        goto err_after_io;
+    }
+    m->raft.data = m;
+    raft_set_heartbeat_timeout(&m->raft, META_HEARTBEAT_MS);
+    raft_set_election_timeout(&m->raft, META_ELECTION_MS);
+    raft_set_snapshot_threshold(&m->raft, META_SNAPSHOT_THRESHOLD);
+    raft_set_snapshot_trailing(&m->raft, META_SNAPSHOT_TRAILING);
+
+    for (size_t i = 0; i < opts->n_voters; i++)
+        if (opts->voters[i].id == opts->node_id)
+            voter = true;
+    format_voters(opts, voters, sizeof voters);
+    log_info("meta", "node %d starting as %s: dir %s, listener %s, voters %s", opts->node_id,
+             voter ? "voter" : "standby", opts->dir, opts->listen_address, voters);
+
+    /* Only voters bootstrap: a standby's configuration comes from the leader once it is
+     * added, and bootstrapping it would make it a second, disjoint cluster. */
+    if (voter) {
+        raft_configuration_init(&conf);
+        for (size_t i = 0; i < opts->n_voters && rv == 0; i++)
+            rv = raft_configuration_add(&conf, RAFT_ID(opts->voters[i].id), opts->voters[i].address,
+                                        RAFT_VOTER);
+        if (rv == 0)
+            rv = raft_bootstrap(&m->raft, &conf);
+        raft_configuration_close(&conf);
+        if (rv == RAFT_CANTBOOTSTRAP)
+            rv = 0; /* an existing data dir: the normal restart path */
+        if (rv != 0) {
+            log_error("meta", "raft bootstrap in %s: %s (%s)", opts->dir, raft_strerror(rv),
+                      raft_errmsg(&m->raft));
+            rv = ERR_IO;
+            goto err_after_raft;
+        }
+    }
+    rv = raft_start(&m->raft);
+    if (rv != 0) {
+        log_error("meta", "raft start in %s: %s (%s)", opts->dir, raft_strerror(rv),
+                  raft_errmsg(&m->raft));
+        rv = ERR_IO;
+        goto err_after_raft;
+    }
+    uv_timer_init(loop, &m->watch);
+    m->watch.data = m;
+    uv_timer_start(&m->watch, watch_cb, 0, META_WATCH_MS);
+    m->watch_started = true;
+    *out = m;
+    return 0;
+
+err_after_raft:
+    /* raft_close is asynchronous: the instance is released once the loop runs its close. */
+    close_all(m);
+    return rv;
+err_after_io:
+    raft_uv_close(&m->io);
+err_after_transport:
+    raft_uv_tcp_close(&m->transport);
+err:
+    meta_image_free(m->img);
+    free(m->cluster_id);
+    free(m);
+    return rv;
+}
+
+bool meta_ready(const struct meta *m)
+{
+    return m->ready;
+}
+
+void meta_stop(struct meta *m, void (*cb)(void *arg), void *arg)
+{
+    m->stop_cb = cb;
+    m->stop_arg = arg;
+    close_all(m);
+}
+
+/* ---- proposals ---------------------------------------------------------------------------- */
+
+static int map_raft_err(struct meta *m, int status)
+{
+    if (m->stopping || status == RAFT_SHUTDOWN)
+        return ERR_SHUTDOWN;
+    if (status == RAFT_NOTLEADER || status == RAFT_LEADERSHIPLOST)
+        return ERR_NOT_CONTROLLER;
+    if (status == RAFT_NOMEM)
+        return ERR_NOMEM;
+    log_warn("meta", "node %d: raft request failed: %s", m->node_id, raft_strerror(status));
+    return ERR_UNKNOWN_SERVER_ERROR;
+}
+
+static void apply_cb(struct raft_apply *req, int status, void *result)
+{
+    struct meta_proposal *p = req->data;
+    struct meta *m = p->m;
+    meta_propose_cb cb = p->cb;
+    void *arg = p->arg;
+    int err = status == 0 ? (int)(intptr_t)result : map_raft_err(m, status);
+
+    if (p->prev)
+        p->prev->next = p->next;
+    else
+        m->proposals = p->next;
+    if (p->next)
+        p->next->prev = p->prev;
+    free(p);
+    cb(arg, err);
+}
+
+int meta_propose(struct meta *m, const struct meta_record *recs, size_t n, meta_propose_cb cb,
+                 void *arg)
+{
+    struct meta_proposal *p;
+    struct raft_buffer rb;
+    uint8_t *buf;
+    size_t len;
+    int rv;
+
+    if (m->stopping || raft_state(&m->raft) != RAFT_LEADER)
+        return ERR_NOT_CONTROLLER;
+    rv = meta_batch_encode(recs, n, &buf, &len);
+    if (rv != 0)
+        return rv;
+    if (len > UINT32_MAX) {
+        free(buf);
+        return ERR_INVALID_REQUEST;
+    }
+    /* Entry payloads must come from raft's allocator, which frees them; the envelope is
+     * described at the top of this file. */
+    rb.len = (8 + len + 7) & ~(size_t)7;
+    rb.base = raft_calloc(1, rb.len);
+    if (rb.base == NULL) {
+        free(buf);
+        return ERR_NOMEM;
+    }
+    meta_put_u32(rb.base, (uint32_t)len);
+    memcpy((uint8_t *)rb.base + 8, buf, len);
+    free(buf);
+    p = calloc(1, sizeof *p);
+    if (p == NULL) {
+        rv = ERR_NOMEM;
+        goto err_after_buf;
+    }
+    p->m = m;
+    p->cb = cb;
+    p->arg = arg;
+    p->req.data = p;
+    rv = raft_apply(&m->raft, &p->req, &rb, 1, apply_cb);
+    if (rv != 0) {
+        rv = map_raft_err(m, rv);
+        goto err_after_proposal;
+    }
+    p->next = m->proposals;
+    if (m->proposals)
+        m->proposals->prev = p;
+    m->proposals = p;
+    return 0;
+
+err_after_proposal:
+    free(p);
+err_after_buf:
+    raft_free(rb.base);
+    return rv;
+}
+
+/* ---- standbys ----------------------------------------------------------------------------- */
+
+static void change_done(struct meta_change *c, int err)
+{
+    struct meta *m = c->m;
+    meta_propose_cb cb = c->cb;
+    void *arg = c->arg;
+
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        m->changes = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    free(c);
+    cb(arg, err);
+}
+
+static int map_change_err(struct meta *m, int status)
+{
+    if (status == RAFT_CANTCHANGE)
+        return ERR_REQUEST_TIMED_OUT;
+    return map_raft_err(m, status);
+}
+
+static void change_cb(struct raft_change *req, int status)
+{
+    struct meta_change *c = req->data;
+    struct meta *m = c->m;
+    int rv;
+
+    if (status != 0) {
+        change_done(c, map_change_err(m, status));
+        return;
+    }
+    if (c->assigning) {
+        log_info("meta", "node %d: added node %d as a standby", m->node_id, NODE_ID(c->id));
+        change_done(c, 0);
+        return;
+    }
+    /* raft_add makes a spare (no log); a second change makes it a standby (log, no vote). */
+    c->assigning = true;
+    rv = raft_assign(&m->raft, &c->req, c->id, RAFT_STANDBY, change_cb);
+    if (rv != 0)
+        change_done(c, map_change_err(m, rv));
+}
+
+int meta_add_standby(struct meta *m, int32_t id, const char *address, meta_propose_cb cb, void *arg)
+{
+    const struct raft_configuration *conf = &m->raft.configuration;
+    struct meta_change *c;
+    bool spare = false;
+    int rv;
+
+    if (m->stopping || raft_state(&m->raft) != RAFT_LEADER)
+        return ERR_NOT_CONTROLLER;
+    if (id < 0 || address == NULL)
+        return ERR_INVALID_REQUEST;
+    for (unsigned i = 0; i < conf->n; i++) {
+        if (conf->servers[i].id != RAFT_ID(id))
+            continue;
+        /* A spare is a half-done earlier add: finish it rather than refuse it. */
+        if (conf->servers[i].role != RAFT_SPARE)
+            return ERR_EXISTS;
+        spare = true;
+    }
+    c = calloc(1, sizeof *c);
+    if (c == NULL)
+        return ERR_NOMEM;
+    c->m = m;
+    c->id = RAFT_ID(id);
+    c->cb = cb;
+    c->arg = arg;
+    c->req.data = c;
+    c->assigning = spare;
+    if (spare)
+        rv = raft_assign(&m->raft, &c->req, c->id, RAFT_STANDBY, change_cb);
+    else
+        rv = raft_add(&m->raft, &c->req, c->id, address, change_cb);
+    if (rv != 0) {
+        free(c);
+        return map_change_err(m, rv);
+    }
+    c->next = m->changes;
+    if (m->changes)
+        m->changes->prev = c;
+    m->changes = c;
+    return 0;
+}
+
+/* ---- look-ups on the live image ------------------------------------------------------------ */
+
+const struct meta_topic *meta_topic_by_name(const struct meta *m, const char *name)
+{
+    return meta_image_topic_by_name(m->img, name);
+}
+
+const struct meta_topic *meta_topic_by_id(const struct meta *m, const uint8_t id[16])
+{
+    return meta_image_topic_by_id(m->img, id);
+}
+
+const struct meta_topic *const *meta_topics(const struct meta *m, size_t *n)
+{
+    return meta_image_topics(m->img, n);
+}
+
+const struct meta_broker *meta_brokers(const struct meta *m, size_t *n)
+{
+    return meta_image_brokers(m->img, n);
+}
+
+const struct meta_broker *meta_broker_by_id(const struct meta *m, int32_t id)
+{
+    return meta_image_broker_by_id(m->img, id);
+}
+
+const char *meta_config_get(const struct meta *m, int8_t resource_type, const char *name,
+                            const char *key)
+{
+    return meta_image_config_get(m->img, resource_type, name, key);
+}
+
+const struct meta_config_entry *meta_configs(const struct meta *m, int8_t resource_type,
+                                             const char *name, int32_t *n)
+{
+    return meta_image_configs(m->img, resource_type, name, n);
+}
+
+int64_t meta_next_producer_id(const struct meta *m)
+{
+    return meta_image_next_producer_id(m->img);
+}
+
+const char *meta_cluster_id(const struct meta *m)
+{
+    return m->cluster_id;
+}
+
+int32_t meta_controller_id(const struct meta *m)
+{
+    raft_id leader;
+    const char *address;
+    /* raft_leader takes a non-const raft but only reads it. */
+    raft_leader((struct raft *)&m->raft, &leader, &address);
+    return leader ? NODE_ID(leader) : -1;
+}
+
+bool meta_is_controller(const struct meta *m)
+{
+    return raft_state((struct raft *)&m->raft) == RAFT_LEADER;
+}

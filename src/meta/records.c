@@ -1,0 +1,295 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* records: the metadata batch format, the payload of every raft command entry. One batch is
+ * one proposal and applies atomically. Integers are big-endian; "str" is a 4-byte length
+ * (0xFFFFFFFF = NULL) followed by that many bytes, no terminator, no NUL inside. */
+
+/*
+** Batch layout:
+**   OFFSET  SIZE  FIELD
+**        0     1  format version (1)
+**        1     4  record count N
+**        5     …  N records, each:
+**                 OFFSET  SIZE  FIELD
+**                      0     1  type (enum meta_record_type)
+**                      1     4  body length L
+**                      5     L  body, by type (must be consumed exactly):
+**
+**   REGISTER_BROKER  i32 id, i32 port, str host, str rack
+**   FENCE_BROKER     i32 id, u8 fenced (0 or 1)
+**   TOPIC            str name, 16 topic id
+**   PARTITION        16 topic id, i32 partition, i32 leader, i32 leader epoch,
+**                    i32 partition epoch, i32 n_replicas, n_replicas × i32,
+**                    i32 n_isr, n_isr × i32
+**   REMOVE_TOPIC     16 topic id
+**   CONFIG           i8 resource type, str resource name, str key, str value (NULL = delete)
+**   PRODUCER_IDS     i32 broker id, i64 first id, i32 size
+**
+** Required strings (host, topic name, resource name, key) are never NULL. A reader that meets
+** another version or an unknown record type rejects the batch (ERR_PARSE), so every node
+** either applies a batch the same way or refuses it the same way.
+*/
+#include "meta/meta_int.h"
+
+#include "base/arena.h"
+#include "base/err.h"
+
+#define META_BATCH_VERSION 1
+#define META_BATCH_HEADER 5
+#define META_RECORD_HEADER 5
+
+static int encode_body(struct meta_wbuf *w, const struct meta_record *r)
+{
+    switch (r->type) {
+    case META_REC_REGISTER_BROKER:
+        if (r->u.broker.host == NULL)
+            return ERR_INVALID_REQUEST;
+        meta_w_i32(w, r->u.broker.id);
+        meta_w_i32(w, r->u.broker.port);
+        meta_w_str(w, r->u.broker.host);
+        meta_w_str(w, r->u.broker.rack);
+        return 0;
+    case META_REC_FENCE_BROKER:
+        meta_w_i32(w, r->u.fence.id);
+        meta_w_u8(w, r->u.fence.fenced ? 1 : 0);
+        return 0;
+    case META_REC_TOPIC:
+        if (r->u.topic.name == NULL)
+            return ERR_INVALID_REQUEST;
+        meta_w_str(w, r->u.topic.name);
+        meta_w_bytes(w, r->u.topic.id, 16);
+        return 0;
+    case META_REC_PARTITION:
+        if (r->u.partition.n_replicas < 0 || r->u.partition.n_isr < 0 ||
+            (r->u.partition.n_replicas > 0 && r->u.partition.replicas == NULL) ||
+            (r->u.partition.n_isr > 0 && r->u.partition.isr == NULL))
+            return ERR_INVALID_REQUEST;
+        meta_w_bytes(w, r->u.partition.topic_id, 16);
+        meta_w_i32(w, r->u.partition.partition);
+        meta_w_i32(w, r->u.partition.leader);
+        meta_w_i32(w, r->u.partition.leader_epoch);
+        meta_w_i32(w, r->u.partition.partition_epoch);
+        meta_w_i32(w, r->u.partition.n_replicas);
+        for (int32_t i = 0; i < r->u.partition.n_replicas; i++)
+            meta_w_i32(w, r->u.partition.replicas[i]);
+        meta_w_i32(w, r->u.partition.n_isr);
+        for (int32_t i = 0; i < r->u.partition.n_isr; i++)
+            meta_w_i32(w, r->u.partition.isr[i]);
+        return 0;
+    case META_REC_REMOVE_TOPIC:
+        meta_w_bytes(w, r->u.remove_topic.topic_id, 16);
+        return 0;
+    case META_REC_CONFIG:
+        if (r->u.config.resource_name == NULL || r->u.config.key == NULL)
+            return ERR_INVALID_REQUEST;
+        meta_w_u8(w, (uint8_t)r->u.config.resource_type);
+        meta_w_str(w, r->u.config.resource_name);
+        meta_w_str(w, r->u.config.key);
+        meta_w_str(w, r->u.config.value);
+        return 0;
+    case META_REC_PRODUCER_IDS:
+        meta_w_i32(w, r->u.producer_ids.broker_id);
+        meta_w_i64(w, r->u.producer_ids.first_id);
+        meta_w_i32(w, r->u.producer_ids.size);
+        return 0;
+    }
+    return ERR_INVALID_REQUEST;
+}
+
+int meta_batch_encode(const struct meta_record *recs, size_t n, uint8_t **buf, size_t *len)
+{
+    struct meta_wbuf w = {0};
+    int rv;
+
+    if (n > INT32_MAX) {
+        rv = ERR_INVALID_REQUEST;
+        goto err;
+    }
+    meta_w_u8(&w, META_BATCH_VERSION);
+    meta_w_u32(&w, (uint32_t)n);
+    for (size_t i = 0; i < n; i++) {
+        size_t at, body;
+        meta_w_u8(&w, (uint8_t)recs[i].type);
+        at = w.len;
+        meta_w_u32(&w, 0); /* body length, patched below once known */
+        rv = encode_body(&w, &recs[i]);
+        if (rv != 0)
+            goto err;
+        if (w.oom)
+            break;
+        body = w.len - at - 4;
+        if (body > UINT32_MAX) {
+            rv = ERR_INVALID_REQUEST;
+            goto err;
+        }
+        meta_put_u32(w.p + at, (uint32_t)body);
+    }
+    if (w.oom) {
+        rv = ERR_NOMEM;
+        goto err;
+    }
+    *buf = w.p;
+    *len = w.len;
+    return 0;
+
+err:
+    free(w.p);
+    return rv;
+}
+
+/* Copies a string view into the arena; NULL stays NULL. Returns false only on ERR_NOMEM. */
+static bool dup_str(struct arena *a, const char *s, size_t n, const char **out)
+{
+    if (s == NULL) {
+        *out = NULL;
+        return true;
+    }
+    *out = arena_strndup(a, s, n);
+    return *out != NULL;
+}
+
+/* Reads `count` int32s into a new arena array. The count was checked against the bytes left
+ * before this is called, so a hostile count cannot make it allocate more than the batch. */
+static bool read_i32s(struct meta_rbuf *r, struct arena *a, int32_t count, const int32_t **out)
+{
+    int32_t *v;
+    *out = NULL;
+    if (count == 0)
+        return true;
+    v = arena_alloc(a, (size_t)count * sizeof *v);
+    if (v == NULL)
+        return false;
+    for (int32_t i = 0; i < count; i++)
+        v[i] = meta_r_i32(r);
+    *out = v;
+    return true;
+}
+
+/* Decodes one body; returns 0, ERR_PARSE or ERR_NOMEM. */
+static int decode_body(struct meta_rbuf *r, struct arena *a, struct meta_record *rec)
+{
+    const char *s1, *s2, *s3;
+    size_t n1, n2, n3;
+    int32_t cnt;
+    uint8_t b;
+
+    switch (rec->type) {
+    case META_REC_REGISTER_BROKER:
+        rec->u.broker.id = meta_r_i32(r);
+        rec->u.broker.port = meta_r_i32(r);
+        meta_r_str(r, &s1, &n1);
+        meta_r_str(r, &s2, &n2);
+        if (r->bad || s1 == NULL)
+            return ERR_PARSE;
+        if (!dup_str(a, s1, n1, &rec->u.broker.host) || !dup_str(a, s2, n2, &rec->u.broker.rack))
+            return ERR_NOMEM;
+        return 0;
+    case META_REC_FENCE_BROKER:
+        rec->u.fence.id = meta_r_i32(r);
+        b = meta_r_u8(r);
+        if (r->bad || b > 1)
+            return ERR_PARSE;
+        rec->u.fence.fenced = b == 1;
+        return 0;
+    case META_REC_TOPIC:
+        meta_r_str(r, &s1, &n1);
+        meta_r_bytes(r, rec->u.topic.id, 16);
+        if (r->bad || s1 == NULL)
+            return ERR_PARSE;
+        if (!dup_str(a, s1, n1, &rec->u.topic.name))
+            return ERR_NOMEM;
+        return 0;
+    case META_REC_PARTITION:
+        meta_r_bytes(r, rec->u.partition.topic_id, 16);
+        rec->u.partition.partition = meta_r_i32(r);
+        rec->u.partition.leader = meta_r_i32(r);
+        rec->u.partition.leader_epoch = meta_r_i32(r);
+        rec->u.partition.partition_epoch = meta_r_i32(r);
+        cnt = meta_r_i32(r);
+        if (r->bad || cnt < 0 || (size_t)cnt > meta_r_left(r) / 4)
+            return ERR_PARSE;
+        rec->u.partition.n_replicas = cnt;
+        if (!read_i32s(r, a, cnt, &rec->u.partition.replicas))
+            return ERR_NOMEM;
+        cnt = meta_r_i32(r);
+        if (r->bad || cnt < 0 || (size_t)cnt > meta_r_left(r) / 4)
+            return ERR_PARSE;
+        rec->u.partition.n_isr = cnt;
+        if (!read_i32s(r, a, cnt, &rec->u.partition.isr))
+            return ERR_NOMEM;
+        return r->bad ? ERR_PARSE : 0;
+    case META_REC_REMOVE_TOPIC:
+        meta_r_bytes(r, rec->u.remove_topic.topic_id, 16);
+        return r->bad ? ERR_PARSE : 0;
+    case META_REC_CONFIG:
+        rec->u.config.resource_type = (int8_t)meta_r_u8(r);
+        meta_r_str(r, &s1, &n1);
+        meta_r_str(r, &s2, &n2);
+        meta_r_str(r, &s3, &n3);
+        if (r->bad || s1 == NULL || s2 == NULL)
+            return ERR_PARSE;
+        if (!dup_str(a, s1, n1, &rec->u.config.resource_name) ||
+            !dup_str(a, s2, n2, &rec->u.config.key) || !dup_str(a, s3, n3, &rec->u.config.value))
+            return ERR_NOMEM;
+        return 0;
+    case META_REC_PRODUCER_IDS:
+        rec->u.producer_ids.broker_id = meta_r_i32(r);
+        rec->u.producer_ids.first_id = meta_r_i64(r);
+        rec->u.producer_ids.size = meta_r_i32(r);
+        return r->bad ? ERR_PARSE : 0;
+    }
+    return ERR_PARSE;
+}
+
+int meta_batch_decode(const uint8_t *buf, size_t len, struct arena **arena,
+                      struct meta_record **recs, size_t *n)
+{
+    struct meta_rbuf r = {.p = buf, .len = len};
+    struct meta_record *out;
+    struct arena *a;
+    uint32_t count;
+    size_t limit;
+    int rv;
+
+    *arena = NULL;
+    if (meta_r_u8(&r) != META_BATCH_VERSION)
+        return ERR_PARSE;
+    count = meta_r_u32(&r);
+    /* Every record takes at least its header, so the count is bounded by the bytes left. */
+    if (r.bad || count > meta_r_left(&r) / META_RECORD_HEADER)
+        return ERR_PARSE;
+
+    /* Decoded strings and arrays are copies of bytes in the batch plus per-allocation
+     * rounding (at most four allocations of 16 bytes per record). */
+    limit = (size_t)count * (sizeof *out + 4 * 16) + len + 64;
+    a = arena_new(limit);
+    if (a == NULL)
+        return ERR_NOMEM;
+    *arena = a;
+    out = count ? arena_alloc(a, (size_t)count * sizeof *out) : NULL;
+    if (count && out == NULL)
+        return ERR_NOMEM;
+
+    for (uint32_t i = 0; i < count; i++) {
+        uint8_t type = meta_r_u8(&r);
+        uint32_t body = meta_r_u32(&r);
+        struct meta_rbuf br;
+        const uint8_t *p;
+
+        p = meta_r_take(&r, body);
+        if (p == NULL || type < META_REC_REGISTER_BROKER || type > META_REC_PRODUCER_IDS)
+            return ERR_PARSE;
+        br = (struct meta_rbuf){.p = p, .len = body};
+        memset(&out[i], 0, sizeof out[i]);
+        out[i].type = (enum meta_record_type)type;
+        rv = decode_body(&br, a, &out[i]);
+        if (rv != 0)
+            return rv;
+        if (br.off != br.len)
+            return ERR_PARSE;
+    }
+    if (r.off != r.len)
+        return ERR_PARSE;
+    *recs = out;
+    *n = count;
+    return 0;
+}
