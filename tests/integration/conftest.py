@@ -1,0 +1,76 @@
+# SPDX-License-Identifier: Apache-2.0
+"""pytest fixtures: real tallyd processes (see harness.py).
+
+  broker_factory(settings=..., node_id=..., config_file=..., start=True)
+      starts a fresh broker in its own tmp dir; all are stopped (and checked for a
+      clean exit and silent sanitizers) when the test ends.
+  broker          one fresh broker for this test.
+  shared_broker   one broker for the whole session, for tests that only add
+                  uniquely named topics; checked at session end.
+On a test failure the brokers' stderr is printed.
+"""
+import itertools
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+
+
+@pytest.hookimpl(tryfirst=True, hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    rep = outcome.get_result()
+    setattr(item, "rep_" + rep.when, rep)
+
+
+def _failed(node):
+    return any(getattr(node, "rep_" + w, None) is not None and getattr(node, "rep_" + w).failed
+               for w in ("setup", "call"))
+
+
+def _shutdown(brokers, failed):
+    problems = []
+    for b in brokers:
+        try:
+            if b.alive():
+                b.stop(check=True)
+            else:
+                b.check_sanitizers()
+        except AssertionError as e:
+            problems.append(str(e))
+    if failed or problems:
+        harness.dump_logs(brokers)
+    assert not problems, "\n".join(problems)
+
+
+@pytest.fixture
+def broker_factory(tmp_path, request):
+    brokers = []
+    counter = itertools.count(1)
+
+    def make(settings=None, node_id=1, config_file=None, start=True, workdir=None):
+        b = harness.TallyBroker(workdir or tmp_path / ("node%d" % next(counter)),
+                                node_id=node_id, settings=settings, config_file=config_file)
+        brokers.append(b)
+        if start:
+            b.start()
+        return b
+
+    yield make
+    _shutdown(brokers, _failed(request.node))
+
+
+@pytest.fixture
+def broker(broker_factory):
+    return broker_factory()
+
+
+@pytest.fixture(scope="session")
+def shared_broker(tmp_path_factory, request):
+    b = harness.TallyBroker(tmp_path_factory.mktemp("shared"))
+    b.start()
+    yield b
+    _shutdown([b], request.session.testsfailed > 0)

@@ -1,0 +1,188 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Starts and stops real tallyd processes for the integration and compat tests.
+
+A TallyBroker owns one process, its two loopback ports (PLAINTEXT and CONTROLLER)
+and its directory; it can stop (SIGTERM), kill -9 and restart on the same data.
+Every clean stop checks the exit code and that the sanitizers stayed silent.
+"""
+import os
+import signal
+import socket
+import subprocess
+import time
+
+import kproto
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+READY_TIMEOUT = 20.0
+STOP_TIMEOUT = 20.0
+SANITIZER_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
+
+
+def _path_from_env(var, default):
+    p = os.environ.get(var, default)
+    return p if os.path.isabs(p) else os.path.join(REPO, p)
+
+
+TALLYD = _path_from_env("TALLYD", "build/asan/tallyd")
+TALLY = _path_from_env("TALLY", "build/tally")
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class TallyBroker:
+    def __init__(self, workdir, node_id=1, settings=None, config_file=None):
+        self.workdir = str(workdir)
+        os.makedirs(self.workdir, exist_ok=True)
+        self.node_id = node_id
+        self.port = free_port()
+        self.controller_port = free_port()
+        while self.controller_port == self.port:
+            self.controller_port = free_port()
+        self.data_dir = os.path.join(self.workdir, "data")
+        self.settings = dict(settings or {})
+        self.config_file = config_file
+        self.proc = None
+        self.starts = 0
+        self.log_paths = []
+
+    @property
+    def bootstrap(self):
+        return "127.0.0.1:%d" % self.port
+
+    def argv(self):
+        args = [TALLYD]
+        if self.config_file:
+            args += ["--config", self.config_file]
+        base = {
+            "node.id": str(self.node_id),
+            "listeners": "PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d" %
+                         (self.port, self.controller_port),
+            "controller.quorum.voters": "%d@127.0.0.1:%d" % (self.node_id,
+                                                             self.controller_port),
+            "log.dirs": self.data_dir,
+        }
+        base.update(self.settings)
+        for k, v in base.items():
+            args += ["--set", "%s=%s" % (k, v)]
+        return args
+
+    # ------------------------------------------------------------ lifecycle
+
+    def start(self, wait=True):
+        assert self.proc is None or self.proc.poll() is not None, "already running"
+        if not os.path.exists(TALLYD):
+            raise RuntimeError("%s not built (make build/asan/tallyd, or set TALLYD)" % TALLYD)
+        self.starts += 1
+        log = os.path.join(self.workdir, "tallyd.%d.stderr" % self.starts)
+        self.log_paths.append(log)
+        env = dict(os.environ)
+        env["ASAN_OPTIONS"] = "abort_on_error=0:detect_leaks=1"
+        env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1")
+        with open(log, "wb") as errf:
+            self.proc = subprocess.Popen(self.argv(), cwd=self.workdir, stdin=subprocess.DEVNULL,
+                                         stdout=errf, stderr=errf)
+        if wait:
+            self.wait_ready()
+        return self
+
+    def wait_ready(self, timeout=READY_TIMEOUT):
+        """Waits until ApiVersions answers and Metadata shows this broker and a
+        controller (so the one-node quorum has elected itself)."""
+        deadline = time.monotonic() + timeout
+        last = None
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("tallyd exited with %d during startup:\n%s" %
+                                   (self.proc.returncode, self.stderr_tail()))
+            try:
+                with kproto.Conn(self.port, timeout=2.0) as c:
+                    err, keys = c.api_versions(0)
+                    if err == 0 and kproto.METADATA in keys:
+                        md = c.metadata(version=1)
+                        if md["brokers"] and md["controller_id"] >= 0:
+                            return
+                        last = "metadata: %r" % (md,)
+            except (OSError, ConnectionError, ValueError, AssertionError) as e:
+                last = repr(e)
+            time.sleep(0.05)
+        raise RuntimeError("tallyd not ready after %.0fs (%s):\n%s" %
+                           (timeout, last, self.stderr_tail()))
+
+    def stop(self, check=True):
+        """SIGTERM and wait. With check, asserts exit code 0 and no sanitizer report."""
+        if self.proc is None or self.proc.poll() is not None:
+            return self.proc.returncode if self.proc else None
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            rc = self.proc.wait(STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise AssertionError("tallyd did not stop within %ds of SIGTERM:\n%s" %
+                                 (STOP_TIMEOUT, self.stderr_tail()))
+        if check:
+            self.check_clean(rc)
+        return rc
+
+    def check_clean(self, rc):
+        assert rc == 0, "tallyd exited with %r after SIGTERM:\n%s" % (rc, self.stderr_tail())
+        self.check_sanitizers()
+
+    def check_sanitizers(self):
+        text = self.stderr_all()
+        for mark in SANITIZER_MARKS:
+            assert mark not in text, "sanitizer report in tallyd stderr:\n%s" % \
+                self.stderr_tail(200)
+
+    def kill(self):
+        """kill -9, as a crash would."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait()
+
+    def restart(self, hard=False):
+        if hard:
+            self.kill()
+        else:
+            self.stop()
+        return self.start()
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    # ------------------------------------------------------------ logs
+
+    def stderr_all(self):
+        out = []
+        for p in self.log_paths:
+            try:
+                with open(p, "rb") as f:
+                    out.append(f.read().decode(errors="replace"))
+            except OSError:
+                pass
+        return "".join(out)
+
+    def stderr_tail(self, lines=80):
+        text = self.stderr_all().splitlines()
+        return "\n".join(text[-lines:])
+
+    # ------------------------------------------------------------ clients
+
+    def conn(self, timeout=10.0):
+        return kproto.Conn(self.port, timeout=timeout)
+
+    def tally(self, *args, timeout=60):
+        """Runs the tally CLI against this broker; returns CompletedProcess."""
+        return subprocess.run([TALLY, "-b", self.bootstrap] + list(args),
+                              capture_output=True, text=True, timeout=timeout)
+
+
+def dump_logs(brokers):
+    for b in brokers:
+        print("=" * 20, "tallyd node %d in %s" % (b.node_id, b.workdir), "=" * 20)
+        print(b.stderr_tail(300))

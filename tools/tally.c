@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* tally: entry point of the admin CLI. Parses the global options, dispatches to
+ * the noun commands and implements `cluster describe` and the shared librdkafka
+ * helpers declared in tally.h. */
+#include "tally.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_BOOTSTRAP "127.0.0.1:9092"
+#define DEFAULT_TIMEOUT_MS 10000
+
+static const char usage_text[] =
+    "usage: tally [-b HOST:PORT] [--timeout MS] COMMAND ...\n"
+    "\n"
+    "Administer a Tally (or any Kafka) cluster.\n"
+    "\n"
+    "Commands:\n"
+    "  topics create NAME [--partitions N] [--replication-factor N] [--config K=V ...]\n"
+    "  topics list\n"
+    "  topics describe [NAME ...]\n"
+    "  topics delete NAME ...\n"
+    "  topics add-partitions NAME --partitions N\n"
+    "  configs describe (--topic T | --broker ID)\n"
+    "  configs alter (--topic T | --broker ID) [--set K=V ...] [--delete K ...]\n"
+    "  cluster describe\n"
+    "\n"
+    "Options (accepted anywhere on the line):\n"
+    "  -b, --bootstrap-server HOST:PORT   broker to contact (default " DEFAULT_BOOTSTRAP ")\n"
+    "  --timeout MS                       per-request timeout (default 10000)\n"
+    "  -h, --help                         help for tally or for the command given\n"
+    "\n"
+    "Exit status: 0 ok, 1 the operation failed, 2 bad command line.\n";
+
+static const char cluster_usage[] =
+    "usage: tally cluster describe\n"
+    "\n"
+    "Prints the cluster id, the controller and the brokers with their addresses.\n";
+
+int tally_fail(const char *fmt, ...)
+{
+    va_list ap;
+    fputs("tally: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return TALLY_FAIL;
+}
+
+int tally_usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    fputs("tally: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputs(" (see --help)\n", stderr);
+    return TALLY_USAGE;
+}
+
+bool tally_is_help(const char *arg)
+{
+    return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
+}
+
+char *tally_split_kv(const char *arg, const char **value)
+{
+    const char *eq = strchr(arg, '=');
+    if (eq == NULL || eq == arg)
+        return NULL;
+    char *key = strndup(arg, (size_t)(eq - arg));
+    if (key == NULL)
+        return NULL;
+    *value = eq + 1;
+    return key;
+}
+
+/* librdkafka logs connection failures itself; the CLI reports one line instead. */
+static void quiet_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
+{
+    (void)rk;
+    (void)level;
+    (void)fac;
+    (void)buf;
+}
+
+rd_kafka_t *tally_connect(const struct tally_ctx *ctx)
+{
+    char errstr[512];
+    char num[32];
+    rd_kafka_conf_t *conf = rd_kafka_conf_new();
+
+    snprintf(num, sizeof num, "%d", ctx->timeout_ms);
+    if (rd_kafka_conf_set(conf, "bootstrap.servers", ctx->bootstrap, errstr, sizeof errstr) !=
+            RD_KAFKA_CONF_OK ||
+        rd_kafka_conf_set(conf, "socket.timeout.ms", num, errstr, sizeof errstr) !=
+            RD_KAFKA_CONF_OK ||
+        rd_kafka_conf_set(conf, "client.id", "tally", errstr, sizeof errstr) != RD_KAFKA_CONF_OK) {
+        rd_kafka_conf_destroy(conf);
+        tally_fail("bad client configuration: %s", errstr);
+        return NULL;
+    }
+    rd_kafka_conf_set_log_cb(conf, quiet_log);
+
+    /* A producer handle is the lightest one that can run admin requests. On
+     * success rd_kafka_new takes ownership of conf. */
+    rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof errstr);
+    if (rk == NULL) {
+        rd_kafka_conf_destroy(conf);
+        tally_fail("cannot create client: %s", errstr);
+        return NULL;
+    }
+
+    /* Check the cluster answers at all, so that an unreachable address gives the
+     * same one-line message whichever command was asked for. */
+    const struct rd_kafka_metadata *md = NULL;
+    rd_kafka_resp_err_t err = rd_kafka_metadata(rk, 0, NULL, &md, ctx->timeout_ms);
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        tally_fail("cannot reach %s: %s", ctx->bootstrap, rd_kafka_err2str(err));
+        rd_kafka_destroy(rk);
+        return NULL;
+    }
+    rd_kafka_metadata_destroy(md);
+    return rk;
+}
+
+const struct rd_kafka_metadata *tally_metadata(rd_kafka_t *rk, const struct tally_ctx *ctx,
+                                               const char *topic)
+{
+    const struct rd_kafka_metadata *md = NULL;
+    rd_kafka_topic_t *rkt = NULL;
+    rd_kafka_resp_err_t err;
+
+    if (topic != NULL) {
+        rkt = rd_kafka_topic_new(rk, topic, NULL);
+        if (rkt == NULL) {
+            tally_fail("bad topic name '%s': %s", topic, rd_kafka_err2str(rd_kafka_last_error()));
+            return NULL;
+        }
+    }
+    err = rd_kafka_metadata(rk, rkt == NULL, rkt, &md, ctx->timeout_ms);
+    if (rkt != NULL)
+        rd_kafka_topic_destroy(rkt);
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        tally_fail("cannot get metadata from %s: %s", ctx->bootstrap, rd_kafka_err2str(err));
+        return NULL;
+    }
+    return md;
+}
+
+rd_kafka_AdminOptions_t *tally_admin_options(rd_kafka_t *rk, const struct tally_ctx *ctx,
+                                             rd_kafka_admin_op_t api)
+{
+    char errstr[256];
+    rd_kafka_AdminOptions_t *opts = rd_kafka_AdminOptions_new(rk, api);
+    if (opts == NULL)
+        return NULL;
+    rd_kafka_AdminOptions_set_request_timeout(opts, ctx->timeout_ms, errstr, sizeof errstr);
+    if (api == RD_KAFKA_ADMIN_OP_CREATETOPICS || api == RD_KAFKA_ADMIN_OP_DELETETOPICS ||
+        api == RD_KAFKA_ADMIN_OP_CREATEPARTITIONS)
+        rd_kafka_AdminOptions_set_operation_timeout(opts, ctx->timeout_ms, errstr, sizeof errstr);
+    return opts;
+}
+
+rd_kafka_event_t *tally_admin_wait(rd_kafka_queue_t *q, const struct tally_ctx *ctx,
+                                   rd_kafka_event_type_t want, const char *what)
+{
+    /* The client enforces the request timeout itself; the extra margin only guards
+     * against never hearing back at all. */
+    rd_kafka_event_t *ev = rd_kafka_queue_poll(q, ctx->timeout_ms + 5000);
+    if (ev == NULL) {
+        tally_fail("%s: timed out after %d ms", what, ctx->timeout_ms);
+        return NULL;
+    }
+    if (rd_kafka_event_type(ev) != want) {
+        tally_fail("%s: unexpected event %s", what, rd_kafka_event_name(ev));
+        rd_kafka_event_destroy(ev);
+        return NULL;
+    }
+    if (rd_kafka_event_error(ev) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        tally_fail("%s failed: %s", what, rd_kafka_event_error_string(ev));
+        rd_kafka_event_destroy(ev);
+        return NULL;
+    }
+    return ev;
+}
+
+static int cluster_describe(const struct tally_ctx *ctx)
+{
+    int rc = TALLY_FAIL;
+    rd_kafka_t *rk = tally_connect(ctx);
+    if (rk == NULL)
+        return TALLY_FAIL;
+
+    const struct rd_kafka_metadata *md = tally_metadata(rk, ctx, NULL);
+    if (md == NULL)
+        goto out;
+
+    /* The metadata we just fetched carries both ids, so these return at once. */
+    char *cluster_id = rd_kafka_clusterid(rk, ctx->timeout_ms);
+    int32_t controller = rd_kafka_controllerid(rk, ctx->timeout_ms);
+
+    printf("Cluster ID: %s\n", cluster_id != NULL ? cluster_id : "(none)");
+    if (controller >= 0)
+        printf("Controller: %d\n", (int)controller);
+    else
+        printf("Controller: (none)\n");
+    printf("Brokers: %d\n", md->broker_cnt);
+    for (int i = 0; i < md->broker_cnt; i++)
+        printf("  %d\t%s:%d%s\n", (int)md->brokers[i].id, md->brokers[i].host, md->brokers[i].port,
+               md->brokers[i].id == controller ? "\t(controller)" : "");
+    if (cluster_id != NULL)
+        rd_kafka_mem_free(rk, cluster_id);
+    rd_kafka_metadata_destroy(md);
+    rc = TALLY_OK;
+out:
+    rd_kafka_destroy(rk);
+    return rc;
+}
+
+static int cluster_main(const struct tally_ctx *ctx, int argc, char **argv)
+{
+    if (argc < 2 || tally_is_help(argv[1])) {
+        fputs(cluster_usage, argc < 2 ? stderr : stdout);
+        return argc < 2 ? TALLY_USAGE : TALLY_OK;
+    }
+    if (strcmp(argv[1], "describe") != 0)
+        return tally_usage_error("unknown cluster command '%s'", argv[1]);
+    for (int i = 2; i < argc; i++) {
+        if (tally_is_help(argv[i])) {
+            fputs(cluster_usage, stdout);
+            return TALLY_OK;
+        }
+        return tally_usage_error("unexpected argument '%s'", argv[i]);
+    }
+    return cluster_describe(ctx);
+}
+
+/* Parses a positive int; returns false on junk or overflow. */
+static bool parse_positive(const char *s, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || v <= 0 || v > 3600000)
+        return false;
+    *out = (int)v;
+    return true;
+}
+
+int main(int argc, char **argv)
+{
+    struct tally_ctx ctx = {.bootstrap = DEFAULT_BOOTSTRAP, .timeout_ms = DEFAULT_TIMEOUT_MS};
+    char **rest = calloc((size_t)argc + 1, sizeof *rest);
+    int n = 0;
+
+    if (rest == NULL)
+        return tally_fail("out of memory");
+
+    /* Global options may appear anywhere so that `tally topics list -b h:p` works;
+     * everything else is passed on in order. */
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-b") == 0 || strcmp(argv[i], "--bootstrap-server") == 0) {
+            if (i + 1 >= argc) {
+                free(rest);
+                return tally_usage_error("%s needs HOST:PORT", argv[i]);
+            }
+            ctx.bootstrap = argv[++i];
+        } else if (strcmp(argv[i], "--timeout") == 0) {
+            if (i + 1 >= argc || !parse_positive(argv[i + 1], &ctx.timeout_ms)) {
+                free(rest);
+                return tally_usage_error("--timeout needs a positive number of ms");
+            }
+            i++;
+        } else {
+            rest[n++] = argv[i];
+        }
+    }
+
+    int rc;
+    if (n == 0) {
+        fputs(usage_text, stderr);
+        rc = TALLY_USAGE;
+    } else if (tally_is_help(rest[0])) {
+        fputs(usage_text, stdout);
+        rc = TALLY_OK;
+    } else if (strcmp(rest[0], "topics") == 0 || strcmp(rest[0], "topic") == 0) {
+        rc = tally_topics_main(&ctx, n, rest);
+    } else if (strcmp(rest[0], "configs") == 0 || strcmp(rest[0], "config") == 0) {
+        rc = tally_configs_main(&ctx, n, rest);
+    } else if (strcmp(rest[0], "cluster") == 0) {
+        rc = cluster_main(&ctx, n, rest);
+    } else {
+        rc = tally_usage_error("unknown command '%s'", rest[0]);
+    }
+    free(rest);
+    return rc;
+}

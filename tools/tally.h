@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* tally: the command-line admin tool. This header is the contract between the
+ * dispatcher (tally.c) and the per-noun command files (tally_topics.c,
+ * tally_configs.c). Every command returns a process exit code: 0 = ok, 1 = the
+ * operation failed (one line on stderr says why), 2 = the command line was wrong. */
+#ifndef TALLY_TOOLS_TALLY_H
+#define TALLY_TOOLS_TALLY_H
+
+#include <librdkafka/rdkafka.h>
+#include <stdbool.h>
+
+enum { TALLY_OK = 0, TALLY_FAIL = 1, TALLY_USAGE = 2 };
+
+/* What every command needs: where the cluster is and how long to wait for it. */
+struct tally_ctx {
+    const char *bootstrap; /* host:port[,host:port...] */
+    int timeout_ms;        /* per admin call and per metadata request */
+};
+
+/* Prints "tally: <message>" on stderr and returns TALLY_FAIL. */
+int tally_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Prints "tally: <message>" plus a hint to use --help on stderr and returns
+ * TALLY_USAGE. */
+int tally_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* True when arg is "-h" or "--help". */
+bool tally_is_help(const char *arg);
+
+/* Creates an admin-capable client for ctx. librdkafka's own log lines are silenced
+ * so that failures are reported as one line by the command. On failure prints the
+ * reason and returns NULL; the caller owns the handle (rd_kafka_destroy). */
+rd_kafka_t *tally_connect(const struct tally_ctx *ctx);
+
+/* Fetches cluster metadata (all topics when topic is NULL, else just that topic).
+ * On failure prints the reason and returns NULL; the caller frees the result with
+ * rd_kafka_metadata_destroy. */
+const struct rd_kafka_metadata *tally_metadata(rd_kafka_t *rk, const struct tally_ctx *ctx,
+                                               const char *topic);
+
+/* Admin options for one call of kind api with ctx's timeouts. Caller destroys. */
+rd_kafka_AdminOptions_t *tally_admin_options(rd_kafka_t *rk, const struct tally_ctx *ctx,
+                                             rd_kafka_admin_op_t api);
+
+/* Waits on q for the result event of type want. Returns the event (caller destroys
+ * it) or NULL after printing why (timeout or a request-level error), in which case
+ * what names the operation in the message. */
+rd_kafka_event_t *tally_admin_wait(rd_kafka_queue_t *q, const struct tally_ctx *ctx,
+                                   rd_kafka_event_type_t want, const char *what);
+
+/* Splits "key=value" into a freshly allocated key (returned; caller frees) and a
+ * pointer into arg for the value. Returns NULL when there is no '=' or the key is
+ * empty. */
+char *tally_split_kv(const char *arg, const char **value);
+
+/* The noun commands: argv[0] is the noun ("topics", "configs"). */
+int tally_topics_main(const struct tally_ctx *ctx, int argc, char **argv);
+int tally_configs_main(const struct tally_ctx *ctx, int argc, char **argv);
+
+/* Prints the non-default ("dynamic") configs of topic on one line in
+ * "k=v,k=v" form into stdout; used by `topics describe`. Returns TALLY_OK or
+ * TALLY_FAIL (reason printed). */
+int tally_print_topic_configs(rd_kafka_t *rk, const struct tally_ctx *ctx, const char *topic);
+
+#endif

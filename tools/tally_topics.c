@@ -1,0 +1,443 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* tally topics: create, list, describe, delete and add-partitions, in the spirit
+ * of kafka-topics.sh, on librdkafka's admin API and metadata. */
+#include "tally.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char topics_usage[] =
+    "usage: tally topics COMMAND ...\n"
+    "\n"
+    "  create NAME [--partitions N] [--replication-factor N] [--config K=V ...]\n"
+    "      Create a topic. Without --partitions / --replication-factor the broker's\n"
+    "      num.partitions / default.replication.factor apply.\n"
+    "  list\n"
+    "      Print every topic name, one a line, sorted.\n"
+    "  describe [NAME ...]\n"
+    "      Print partitions, leader, replicas, ISR and non-default configs of the\n"
+    "      named topics (all topics when none is named).\n"
+    "  delete NAME ...\n"
+    "      Delete topics.\n"
+    "  add-partitions NAME --partitions N\n"
+    "      Grow a topic to N partitions in total.\n";
+
+static const char create_usage[] =
+    "usage: tally topics create NAME [--partitions N] [--replication-factor N]\n"
+    "                           [--config K=V ...]\n";
+static const char list_usage[] = "usage: tally topics list\n";
+static const char describe_usage[] = "usage: tally topics describe [NAME ...]\n";
+static const char delete_usage[] = "usage: tally topics delete NAME ...\n";
+static const char addp_usage[] = "usage: tally topics add-partitions NAME --partitions N\n";
+
+/* Parses an int in [1, 1000000]. */
+static bool parse_count(const char *s, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || v < 1 || v > 1000000)
+        return false;
+    *out = (int)v;
+    return true;
+}
+
+/* Prints usage text on stdout when any argument from index 2 on asks for help. */
+static bool wants_help(int argc, char **argv, const char *text)
+{
+    for (int i = 2; i < argc; i++) {
+        if (tally_is_help(argv[i])) {
+            fputs(text, stdout);
+            return true;
+        }
+    }
+    return false;
+}
+
+static int topics_create(const struct tally_ctx *ctx, int argc, char **argv)
+{
+    const char *name = NULL;
+    int partitions = -1, rf = -1;
+    char errstr[512];
+    int rc = TALLY_FAIL;
+
+    if (wants_help(argc, argv, create_usage))
+        return TALLY_OK;
+
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--partitions") == 0) {
+            if (i + 1 >= argc || !parse_count(argv[i + 1], &partitions))
+                return tally_usage_error("--partitions needs a positive number");
+            i++;
+        } else if (strcmp(a, "--replication-factor") == 0) {
+            if (i + 1 >= argc || !parse_count(argv[i + 1], &rf))
+                return tally_usage_error("--replication-factor needs a positive number");
+            i++;
+        } else if (strcmp(a, "--config") == 0) {
+            const char *v;
+            char *k;
+            if (i + 1 >= argc || (k = tally_split_kv(argv[i + 1], &v)) == NULL)
+                return tally_usage_error("--config needs KEY=VALUE");
+            free(k);
+            i++;
+        } else if (a[0] == '-' && a[1] != '\0') {
+            return tally_usage_error("unknown option '%s'", a);
+        } else if (name == NULL) {
+            name = a;
+        } else {
+            return tally_usage_error("unexpected argument '%s'", a);
+        }
+    }
+    if (name == NULL)
+        return tally_usage_error("topics create needs a topic name");
+
+    rd_kafka_t *rk = tally_connect(ctx);
+    if (rk == NULL)
+        return TALLY_FAIL;
+    rd_kafka_NewTopic_t *nt = rd_kafka_NewTopic_new(name, partitions, rf, errstr, sizeof errstr);
+    if (nt == NULL) {
+        tally_fail("cannot create topic '%s': %s", name, errstr);
+        goto out_rk;
+    }
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--config") != 0)
+            continue;
+        const char *v;
+        char *k = tally_split_kv(argv[++i], &v);
+        rd_kafka_resp_err_t err = rd_kafka_NewTopic_set_config(nt, k, v);
+        free(k);
+        if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+            tally_fail("bad config '%s': %s", argv[i], rd_kafka_err2str(err));
+            goto out_nt;
+        }
+    }
+
+    rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
+    rd_kafka_AdminOptions_t *opts = tally_admin_options(rk, ctx, RD_KAFKA_ADMIN_OP_CREATETOPICS);
+    rd_kafka_CreateTopics(rk, &nt, 1, opts, q);
+    rd_kafka_event_t *ev =
+        tally_admin_wait(q, ctx, RD_KAFKA_EVENT_CREATETOPICS_RESULT, "create topic");
+    if (ev != NULL) {
+        size_t cnt;
+        const rd_kafka_topic_result_t **res =
+            rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(ev), &cnt);
+        if (cnt != 1) {
+            tally_fail("create topic '%s': broker returned %zu results", name, cnt);
+        } else if (rd_kafka_topic_result_error(res[0]) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+            const char *msg = rd_kafka_topic_result_error_string(res[0]);
+            tally_fail("cannot create topic '%s': %s%s%s", name,
+                       rd_kafka_err2name(rd_kafka_topic_result_error(res[0])),
+                       msg != NULL && *msg ? ": " : "", msg != NULL ? msg : "");
+        } else {
+            printf("Created topic %s.\n", name);
+            rc = TALLY_OK;
+        }
+        rd_kafka_event_destroy(ev);
+    }
+    rd_kafka_AdminOptions_destroy(opts);
+    rd_kafka_queue_destroy(q);
+out_nt:
+    rd_kafka_NewTopic_destroy(nt);
+out_rk:
+    rd_kafka_destroy(rk);
+    return rc;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int cmp_topic(const void *a, const void *b)
+{
+    const rd_kafka_metadata_topic_t *x = *(const rd_kafka_metadata_topic_t *const *)a;
+    const rd_kafka_metadata_topic_t *y = *(const rd_kafka_metadata_topic_t *const *)b;
+    return strcmp(x->topic, y->topic);
+}
+
+static int topics_list(const struct tally_ctx *ctx, int argc, char **argv)
+{
+    if (wants_help(argc, argv, list_usage))
+        return TALLY_OK;
+    if (argc > 2)
+        return tally_usage_error("unexpected argument '%s'", argv[2]);
+
+    rd_kafka_t *rk = tally_connect(ctx);
+    if (rk == NULL)
+        return TALLY_FAIL;
+    int rc = TALLY_FAIL;
+    const struct rd_kafka_metadata *md = tally_metadata(rk, ctx, NULL);
+    if (md == NULL)
+        goto out;
+    const char **names = calloc((size_t)md->topic_cnt + 1, sizeof *names);
+    if (names == NULL) {
+        tally_fail("out of memory");
+        goto out_md;
+    }
+    int n = 0;
+    for (int i = 0; i < md->topic_cnt; i++)
+        if (md->topics[i].err == RD_KAFKA_RESP_ERR_NO_ERROR)
+            names[n++] = md->topics[i].topic;
+    qsort(names, (size_t)n, sizeof *names, cmp_str);
+    for (int i = 0; i < n; i++)
+        printf("%s\n", names[i]);
+    free(names);
+    rc = TALLY_OK;
+out_md:
+    rd_kafka_metadata_destroy(md);
+out:
+    rd_kafka_destroy(rk);
+    return rc;
+}
+
+static void print_id_list(const char *label, const int32_t *ids, int cnt)
+{
+    printf("\t%s: ", label);
+    for (int i = 0; i < cnt; i++)
+        printf("%s%d", i ? "," : "", (int)ids[i]);
+}
+
+static int cmp_partition(const void *a, const void *b)
+{
+    const rd_kafka_metadata_partition_t *x = a, *y = b;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+/* Prints one topic in kafka-topics.sh --describe layout. Returns TALLY_OK or
+ * TALLY_FAIL (reason printed). */
+static int describe_one(rd_kafka_t *rk, const struct tally_ctx *ctx,
+                        const rd_kafka_metadata_topic_t *t)
+{
+    if (t->err != RD_KAFKA_RESP_ERR_NO_ERROR)
+        return tally_fail("topic '%s': %s", t->topic, rd_kafka_err2name(t->err));
+
+    int rf = t->partition_cnt > 0 ? t->partitions[0].replica_cnt : 0;
+    printf("Topic: %s\tPartitionCount: %d\tReplicationFactor: %d\tConfigs: ", t->topic,
+           t->partition_cnt, rf);
+    if (tally_print_topic_configs(rk, ctx, t->topic) != TALLY_OK)
+        return TALLY_FAIL;
+    printf("\n");
+
+    /* librdkafka keeps partitions in broker order; print them by id. */
+    rd_kafka_metadata_partition_t *parts =
+        malloc(sizeof *parts * (size_t)(t->partition_cnt > 0 ? t->partition_cnt : 1));
+    if (parts == NULL)
+        return tally_fail("out of memory");
+    memcpy(parts, t->partitions, sizeof *parts * (size_t)t->partition_cnt);
+    qsort(parts, (size_t)t->partition_cnt, sizeof *parts, cmp_partition);
+    for (int p = 0; p < t->partition_cnt; p++) {
+        const rd_kafka_metadata_partition_t *mp = &parts[p];
+        printf("\tTopic: %s\tPartition: %d\tLeader: ", t->topic, (int)mp->id);
+        if (mp->leader >= 0)
+            printf("%d", (int)mp->leader);
+        else
+            printf("none");
+        print_id_list("Replicas", mp->replicas, mp->replica_cnt);
+        print_id_list("Isr", mp->isrs, mp->isr_cnt);
+        if (mp->err != RD_KAFKA_RESP_ERR_NO_ERROR)
+            printf("\tError: %s", rd_kafka_err2name(mp->err));
+        printf("\n");
+    }
+    free(parts);
+    return TALLY_OK;
+}
+
+static int topics_describe(const struct tally_ctx *ctx, int argc, char **argv)
+{
+    if (wants_help(argc, argv, describe_usage))
+        return TALLY_OK;
+    for (int i = 2; i < argc; i++)
+        if (argv[i][0] == '-')
+            return tally_usage_error("unknown option '%s'", argv[i]);
+
+    rd_kafka_t *rk = tally_connect(ctx);
+    if (rk == NULL)
+        return TALLY_FAIL;
+    int rc = TALLY_OK;
+
+    if (argc == 2) {
+        const struct rd_kafka_metadata *md = tally_metadata(rk, ctx, NULL);
+        if (md == NULL) {
+            rc = TALLY_FAIL;
+            goto out;
+        }
+        const rd_kafka_metadata_topic_t **ts = calloc((size_t)md->topic_cnt + 1, sizeof *ts);
+        if (ts == NULL) {
+            rc = tally_fail("out of memory");
+        } else {
+            for (int i = 0; i < md->topic_cnt; i++)
+                ts[i] = &md->topics[i];
+            qsort(ts, (size_t)md->topic_cnt, sizeof *ts, cmp_topic);
+            for (int i = 0; i < md->topic_cnt && rc == TALLY_OK; i++)
+                rc = describe_one(rk, ctx, ts[i]);
+            free(ts);
+        }
+        rd_kafka_metadata_destroy(md);
+        goto out;
+    }
+
+    /* A per-topic metadata request could make the broker auto-create a missing
+     * name, so look the names up in the full list instead. */
+    const struct rd_kafka_metadata *md = tally_metadata(rk, ctx, NULL);
+    if (md == NULL) {
+        rc = TALLY_FAIL;
+        goto out;
+    }
+    for (int i = 2; i < argc; i++) {
+        const rd_kafka_metadata_topic_t *found = NULL;
+        for (int t = 0; t < md->topic_cnt; t++)
+            if (strcmp(md->topics[t].topic, argv[i]) == 0)
+                found = &md->topics[t];
+        int one = found != NULL ? describe_one(rk, ctx, found)
+                                : tally_fail("topic '%s' does not exist", argv[i]);
+        if (one != TALLY_OK)
+            rc = one;
+    }
+    rd_kafka_metadata_destroy(md);
+out:
+    rd_kafka_destroy(rk);
+    return rc;
+}
+
+static int topics_delete(const struct tally_ctx *ctx, int argc, char **argv)
+{
+    if (wants_help(argc, argv, delete_usage))
+        return TALLY_OK;
+    if (argc < 3)
+        return tally_usage_error("topics delete needs at least one topic name");
+    for (int i = 2; i < argc; i++)
+        if (argv[i][0] == '-')
+            return tally_usage_error("unknown option '%s'", argv[i]);
+
+    int n = argc - 2, rc = TALLY_FAIL;
+    rd_kafka_t *rk = tally_connect(ctx);
+    if (rk == NULL)
+        return TALLY_FAIL;
+    rd_kafka_DeleteTopic_t **dts = calloc((size_t)n, sizeof *dts);
+    if (dts == NULL) {
+        tally_fail("out of memory");
+        goto out;
+    }
+    for (int i = 0; i < n; i++)
+        dts[i] = rd_kafka_DeleteTopic_new(argv[i + 2]);
+
+    rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
+    rd_kafka_AdminOptions_t *opts = tally_admin_options(rk, ctx, RD_KAFKA_ADMIN_OP_DELETETOPICS);
+    rd_kafka_DeleteTopics(rk, dts, (size_t)n, opts, q);
+    rd_kafka_event_t *ev =
+        tally_admin_wait(q, ctx, RD_KAFKA_EVENT_DELETETOPICS_RESULT, "delete topics");
+    if (ev != NULL) {
+        size_t cnt;
+        const rd_kafka_topic_result_t **res =
+            rd_kafka_DeleteTopics_result_topics(rd_kafka_event_DeleteTopics_result(ev), &cnt);
+        rc = TALLY_OK;
+        for (size_t i = 0; i < cnt; i++) {
+            const char *t = rd_kafka_topic_result_name(res[i]);
+            rd_kafka_resp_err_t err = rd_kafka_topic_result_error(res[i]);
+            if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+                rc = tally_fail("cannot delete topic '%s': %s", t, rd_kafka_err2name(err));
+            } else {
+                printf("Deleted topic %s.\n", t);
+            }
+        }
+        rd_kafka_event_destroy(ev);
+    }
+    rd_kafka_AdminOptions_destroy(opts);
+    rd_kafka_queue_destroy(q);
+    rd_kafka_DeleteTopic_destroy_array(dts, (size_t)n);
+    free(dts);
+out:
+    rd_kafka_destroy(rk);
+    return rc;
+}
+
+static int topics_add_partitions(const struct tally_ctx *ctx, int argc, char **argv)
+{
+    const char *name = NULL;
+    int total = -1, rc = TALLY_FAIL;
+    char errstr[512];
+
+    if (wants_help(argc, argv, addp_usage))
+        return TALLY_OK;
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--partitions") == 0) {
+            if (i + 1 >= argc || !parse_count(argv[i + 1], &total))
+                return tally_usage_error("--partitions needs a positive number");
+            i++;
+        } else if (argv[i][0] == '-') {
+            return tally_usage_error("unknown option '%s'", argv[i]);
+        } else if (name == NULL) {
+            name = argv[i];
+        } else {
+            return tally_usage_error("unexpected argument '%s'", argv[i]);
+        }
+    }
+    if (name == NULL || total < 0)
+        return tally_usage_error("topics add-partitions needs NAME and --partitions N");
+
+    rd_kafka_t *rk = tally_connect(ctx);
+    if (rk == NULL)
+        return TALLY_FAIL;
+    rd_kafka_NewPartitions_t *np =
+        rd_kafka_NewPartitions_new(name, (size_t)total, errstr, sizeof errstr);
+    if (np == NULL) {
+        tally_fail("cannot add partitions to '%s': %s", name, errstr);
+        goto out;
+    }
+    rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
+    rd_kafka_AdminOptions_t *opts =
+        tally_admin_options(rk, ctx, RD_KAFKA_ADMIN_OP_CREATEPARTITIONS);
+    rd_kafka_CreatePartitions(rk, &np, 1, opts, q);
+    rd_kafka_event_t *ev =
+        tally_admin_wait(q, ctx, RD_KAFKA_EVENT_CREATEPARTITIONS_RESULT, "add partitions");
+    if (ev != NULL) {
+        size_t cnt;
+        const rd_kafka_topic_result_t **res = rd_kafka_CreatePartitions_result_topics(
+            rd_kafka_event_CreatePartitions_result(ev), &cnt);
+        if (cnt == 1 && rd_kafka_topic_result_error(res[0]) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+            const char *msg = rd_kafka_topic_result_error_string(res[0]);
+            tally_fail("cannot add partitions to '%s': %s%s%s", name,
+                       rd_kafka_err2name(rd_kafka_topic_result_error(res[0])),
+                       msg != NULL && *msg ? ": " : "", msg != NULL ? msg : "");
+        } else if (cnt != 1) {
+            tally_fail("add partitions: broker returned %zu results", cnt);
+        } else {
+            printf("Topic %s now has %d partitions.\n", name, total);
+            rc = TALLY_OK;
+        }
+        rd_kafka_event_destroy(ev);
+    }
+    rd_kafka_AdminOptions_destroy(opts);
+    rd_kafka_queue_destroy(q);
+    rd_kafka_NewPartitions_destroy(np);
+out:
+    rd_kafka_destroy(rk);
+    return rc;
+}
+
+int tally_topics_main(const struct tally_ctx *ctx, int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs(topics_usage, stderr);
+        return TALLY_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (tally_is_help(cmd)) {
+        fputs(topics_usage, stdout);
+        return TALLY_OK;
+    }
+    if (strcmp(cmd, "create") == 0)
+        return topics_create(ctx, argc, argv);
+    if (strcmp(cmd, "list") == 0)
+        return topics_list(ctx, argc, argv);
+    if (strcmp(cmd, "describe") == 0)
+        return topics_describe(ctx, argc, argv);
+    if (strcmp(cmd, "delete") == 0)
+        return topics_delete(ctx, argc, argv);
+    if (strcmp(cmd, "add-partitions") == 0)
+        return topics_add_partitions(ctx, argc, argv);
+    return tally_usage_error("unknown topics command '%s'", cmd);
+}
