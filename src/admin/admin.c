@@ -18,6 +18,9 @@ struct admin *admin_new(struct meta *m, const struct admin_options *opts)
     a->meta = m;
     a->node_id = opts->node_id;
     a->config = opts->config;
+    a->cfg.meta = m;
+    a->cfg.props = opts->config;
+    a->cfg.node_id = opts->node_id;
     return a;
 }
 

@@ -48,7 +48,7 @@ static int fill_configs(struct admin *a, struct arena *ar, const char *topic,
             continue;
         struct CreatableTopicConfigs *c = &r->Configs.v[r->Configs.n++];
         c->Name = (char *)d[i].topic_key;
-        c->Value = (char *)config_effective(a, RESOURCE_TOPIC, topic, &d[i], &src);
+        c->Value = (char *)config_effective(&a->cfg, RESOURCE_TOPIC, topic, &d[i], &src);
         c->ConfigSource = (int8_t)src;
     }
     return 0;

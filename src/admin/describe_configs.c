@@ -42,7 +42,7 @@ static int fill_synonyms(struct admin *a, struct arena *ar, int8_t rtype, const 
     }
     char node[16];
     snprintf(node, sizeof node, "%d", a->node_id);
-    const char *v = config_effective(a, RESOURCE_BROKER, rtype == RESOURCE_BROKER ? rname : node,
+    const char *v = config_effective(&a->cfg, RESOURCE_BROKER, rtype == RESOURCE_BROKER ? rname : node,
                                      d, &src);
     struct DescribeConfigsSynonym *s = &o->Synonyms.v[o->Synonyms.n++];
     s->Name = (char *)d->broker_key;
@@ -90,7 +90,7 @@ static int describe_one(struct admin *a, struct arena *ar, int16_t version, bool
             continue;
         struct DescribeConfigsResourceResult *o = &r->Configs.v[r->Configs.n++];
         o->Name = (char *)key;
-        o->Value = (char *)config_effective(a, res->ResourceType, res->ResourceName, &d[i], &src);
+        o->Value = (char *)config_effective(&a->cfg, res->ResourceType, res->ResourceName, &d[i], &src);
         o->ReadOnly = res->ResourceType == RESOURCE_BROKER && !d[i].dynamic;
         o->IsDefault = src == CS_DEFAULT;
         o->ConfigSource = (int8_t)src;
