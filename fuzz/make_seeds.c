@@ -9,6 +9,7 @@
 #include "proto/proto.h"
 
 static int32_t broker_ids[] = {1, 2, 3};
+static int32_t partition_ids[] = {0, 1, 2};
 static char *config_keys[] = {"retention.ms", "cleanup.policy"};
 static char *topic_names[] = {"orders", "payments"};
 
@@ -59,9 +60,94 @@ static struct IncrementalAlterConfigsRequest incremental_alter_configs = {
 
 static struct DescribeClusterRequest describe_cluster = {true, 1};
 
+/* A RecordBatch v2 holding one record (key null, value "hello"), so Produce seeds carry
+ * what a real producer sends; its CRC is filled in by make_record_batch(). */
+static uint8_t record_batch[] = {
+    0,    0,    0,    0,    0,    0,    0,    0,    /* baseOffset */
+    0,    0,    0,    61,                           /* batchLength: the bytes after this field */
+    0xff, 0xff, 0xff, 0xff,                         /* partitionLeaderEpoch -1 */
+    2,                                              /* magic */
+    0,    0,    0,    0,                            /* crc: CRC-32C of attributes..end */
+    0,    0,                                        /* attributes */
+    0,    0,    0,    0,                            /* lastOffsetDelta */
+    0,    0,    1,    0x8c, 0xb5, 0x0b, 0x7b, 0x00, /* baseTimestamp */
+    0,    0,    1,    0x8c, 0xb5, 0x0b, 0x7b, 0x00, /* maxTimestamp */
+    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, /* producerId -1 */
+    0xff, 0xff,                                     /* producerEpoch -1 */
+    0xff, 0xff, 0xff, 0xff,                         /* baseSequence -1 */
+    0,    0,    0,    1,                            /* records: 1 */
+    0x16,                                           /* record length 11 (zigzag varint) */
+    0,                                              /* attributes */
+    0,    0,                                        /* timestampDelta, offsetDelta */
+    0x01,                                           /* key length -1: null */
+    0x0a, 'h',  'e',  'l',  'l',  'o',              /* value length 5, value */
+    0,                                              /* headers: 0 */
+};
+
+static uint32_t crc32c(const uint8_t *p, size_t n)
+{
+    uint32_t c = 0xffffffff;
+    while (n--) {
+        c ^= *p++;
+        for (int k = 0; k < 8; k++)
+            c = c >> 1 ^ (0x82f63b78 & (0u - (c & 1)));
+    }
+    return ~c;
+}
+
+static void make_record_batch(void)
+{
+    uint32_t crc = crc32c(record_batch + 21, sizeof record_batch - 21);
+    for (int i = 0; i < 4; i++)
+        record_batch[17 + i] = (uint8_t)(crc >> (24 - 8 * i));
+}
+
+static struct PartitionProduceData produce_partitions[] = {
+    {0, {record_batch, (int32_t)sizeof record_batch, NULL}},
+    {1, {NULL, -1, NULL}},
+};
+static struct TopicProduceData produce_topics[] = {{"orders", {produce_partitions, 2}}};
+static struct ProduceRequest produce = {"txn-1", -1, 30000, {produce_topics, 1}};
+
+static struct FetchPartition fetch_partitions[] = {{0, 5, 100, 4, -1, 1048576},
+                                                   {1, -1, 0, -1, 0, 65536}};
+static struct FetchTopic fetch_topics[] = {{"orders", {{0x4f, 0x72}}, {fetch_partitions, 2}}};
+static struct ForgottenTopic forgotten_topics[] = {
+    {"payments", {{0x70, 0x61}}, {partition_ids, 2}}};
+static struct FetchRequest fetch = {
+    "cluster-1",           -1,      500, 1, 52428800, 1, 17, 3, {fetch_topics, 1},
+    {forgotten_topics, 1}, "rack-a"};
+
+static struct ListOffsetsPartition list_offsets_partitions[] = {{0, 5, -1, 1}, {1, -1, -2, 1}};
+static struct ListOffsetsTopic list_offsets_topics[] = {{"orders", {list_offsets_partitions, 2}}};
+static struct ListOffsetsRequest list_offsets = {-1, 1, {list_offsets_topics, 1}};
+
+static struct DeleteRecordsPartition delete_records_partitions[] = {{0, 42}, {2, -1}};
+static struct DeleteRecordsTopic delete_records_topics[] = {
+    {"orders", {delete_records_partitions, 2}}};
+static struct DeleteRecordsRequest delete_records = {{delete_records_topics, 1}, 30000};
+
+static struct InitProducerIdRequest init_producer_id = {"txn-1", 60000, 1000, 3};
+
+static struct DescribeProducersTopicRequest describe_producers_topics[] = {
+    {"orders", {partition_ids, 3}}, {"payments", {NULL, 0}}};
+static struct DescribeProducersRequest describe_producers = {{describe_producers_topics, 2}};
+
 static const void *request_for(int16_t key)
 {
     switch (key) {
+    case PROTO_API_Produce:
+        return &produce;
+    case PROTO_API_Fetch:
+        return &fetch;
+    case PROTO_API_ListOffsets:
+        return &list_offsets;
+    case PROTO_API_DeleteRecords:
+        return &delete_records;
+    case PROTO_API_InitProducerId:
+        return &init_producer_id;
+    case PROTO_API_DescribeProducers:
+        return &describe_producers;
     case PROTO_API_Metadata:
         return &metadata;
     case PROTO_API_ApiVersions:
@@ -118,6 +204,7 @@ int main(int argc, char **argv)
     size_t n;
     const struct proto_api *apis = proto_apis(&n);
 
+    make_record_batch();
     for (size_t i = 0; i < n; i++) {
         const struct proto_api *api = &apis[i];
         int16_t versions[3] = {api->min_version, api->flexible_min, api->max_version};

@@ -322,6 +322,7 @@ static int get_bytes(struct dec *d, bool nullable, struct proto_bytes *out)
         return rc;
     out->data = n < 0 ? NULL : d->buf + d->pos;
     out->len = (int32_t)n;
+    out->ext = NULL;
     if (n > 0)
         d->pos += (size_t)n;
     return 0;
@@ -430,12 +431,16 @@ static int decode_field(struct dec *d, const struct proto_field *f, uint8_t *bas
     return decode_value(d, f->type, f->sub, nullable, base + f->offset);
 }
 
-/* What a field holds when the input does not carry it. */
+/* What a field holds when the input does not carry it. An embedded struct holds its own
+ * fields' defaults (recursion follows the schema's finite nesting). */
 static void set_default(const struct proto_field *f, int16_t version, uint8_t *base)
 {
     uint8_t *p = base + f->offset;
 
-    if (f->type <= PROTO_INT64) {
+    if (f->type == PROTO_STRUCT) {
+        for (uint16_t i = 0; i < f->sub->nfields; i++)
+            set_default(&f->sub->fields[i], version, p);
+    } else if (f->type <= PROTO_INT64) {
         store_int(f->type, p, f->def);
     } else if (f->type == PROTO_FLOAT64) {
         double v = (double)f->def;
@@ -445,7 +450,7 @@ static void set_default(const struct proto_field *f, int16_t version, uint8_t *b
         if (f->type == PROTO_ARRAY)
             store_array(p, NULL, -1);
         else if (f->type == PROTO_BYTES || f->type == PROTO_RECORDS)
-            memcpy(p, &(struct proto_bytes){NULL, -1}, sizeof(struct proto_bytes));
+            memcpy(p, &(struct proto_bytes){NULL, -1, NULL}, sizeof(struct proto_bytes));
     }
     /* Other strings, bytes and arrays stay as the caller zeroed them: NULL / empty. */
 }
@@ -546,9 +551,16 @@ int proto_decode(const struct proto_struct *s, int16_t version, bool flexible, c
 
 struct enc {
     uint8_t *p; /* NULL: count only */
-    size_t n;
+    size_t n;   /* bytes written (or counted) so far: the position in p */
     int16_t version;
     bool flexible;
+    /* Hole mode (proto_encode_response_holes): bytes with an ext are left out of p and
+     * recorded as holes instead. Off for plain encoding and for the dry runs that size a
+     * tagged value, which must count the wire size. */
+    bool holes;
+    struct proto_hole *hole; /* where to record holes; NULL: count them only */
+    size_t n_holes;          /* holes met so far */
+    size_t hole_bytes;       /* their total length */
 };
 
 static void put(struct enc *e, const void *src, size_t len)
@@ -637,7 +649,20 @@ static void encode_value(struct enc *e, uint8_t type, const struct proto_struct 
         if (b.len < 0)
             b.len = 0;
         put_len(e, 4, b.len);
-        put(e, b.data, (size_t)b.len);
+        if (e->holes && b.ext && b.len > 0) {
+            if (e->hole)
+                e->hole[e->n_holes] = (struct proto_hole){e->n, (size_t)b.len, b.ext};
+            e->n_holes++;
+            e->hole_bytes += (size_t)b.len;
+        } else if (b.data == NULL) {
+            /* Only an ext-only field can get here (decoded bytes always have data): the
+             * wire still needs its declared length, and zeros are better than a crash. */
+            if (e->p)
+                memset(e->p + e->n, 0, (size_t)b.len);
+            e->n += (size_t)b.len;
+        } else {
+            put(e, b.data, (size_t)b.len);
+        }
         break;
     }
     case PROTO_STRUCT:
@@ -673,6 +698,18 @@ static void encode_field(struct enc *e, const struct proto_field *f, const uint8
         encode_value(e, f->type, f->sub, nullable, base + f->offset);
 }
 
+static bool tagged_is_set(const struct proto_field *f, int16_t version, const uint8_t *base);
+
+/* Whether any field of a struct that exists at `version` differs from its default: Kafka
+ * writes a tagged struct only then (it compares with a freshly constructed one). */
+static bool struct_is_set(const struct proto_struct *s, int16_t version, const uint8_t *in)
+{
+    for (uint16_t i = 0; i < s->nfields; i++)
+        if (field_present(&s->fields[i], version) && tagged_is_set(&s->fields[i], version, in))
+            return true;
+    return false;
+}
+
 /* Whether a tagged field differs from its default and so goes on the wire. */
 static bool tagged_is_set(const struct proto_field *f, int16_t version, const uint8_t *base)
 {
@@ -706,7 +743,7 @@ static bool tagged_is_set(const struct proto_field *f, int16_t version, const ui
         return nullable ? a.n >= 0 : a.n > 0;
     }
     case PROTO_STRUCT:
-        return true;
+        return struct_is_set(f->sub, version, p);
     default:
         return load_int(f->type, p) != f->def;
     }
@@ -748,7 +785,7 @@ static void encode_struct(struct enc *e, const struct proto_struct *s, const uin
     put_uvarint(e, count);
     for (f = next_tagged(e, s, in, -1); f; f = next_tagged(e, s, in, f->tag)) {
         /* The size prefix needs the value's size first: count it with a dry run. */
-        struct enc dry = {NULL, 0, e->version, e->flexible};
+        struct enc dry = {NULL, 0, e->version, e->flexible, false, NULL, 0, 0};
         encode_field(&dry, f, in);
         put_uvarint(e, (uint32_t)f->tag);
         put_uvarint(e, (uint32_t)dry.n);
@@ -758,7 +795,7 @@ static void encode_struct(struct enc *e, const struct proto_struct *s, const uin
 
 size_t proto_size(const struct proto_struct *s, int16_t version, bool flexible, const void *in)
 {
-    struct enc e = {NULL, 0, version, flexible};
+    struct enc e = {NULL, 0, version, flexible, false, NULL, 0, 0};
     encode_struct(&e, s, in);
     return e.n;
 }
@@ -766,7 +803,7 @@ size_t proto_size(const struct proto_struct *s, int16_t version, bool flexible, 
 size_t proto_encode(const struct proto_struct *s, int16_t version, bool flexible, const void *in,
                     uint8_t *buf)
 {
-    struct enc e = {buf, 0, version, flexible};
+    struct enc e = {buf, 0, version, flexible, false, NULL, 0, 0};
     encode_struct(&e, s, in);
     return e.n;
 }
@@ -843,13 +880,27 @@ static void put_be32(uint8_t *p, uint32_t v)
     p[3] = (uint8_t)v;
 }
 
+/* The response header's size: CorrelationId, then in header v1 (flexible versions) an
+ * empty tagged-field section. ApiVersions always answers with header v0: a client that
+ * asked with a version we do not support must still be able to read our answer (KIP-511). */
+static size_t response_header_size(const struct proto_api *api, int16_t version)
+{
+    return 4 + (proto_api_flexible(api, version) && api->key != PROTO_API_ApiVersions ? 1 : 0);
+}
+
+static void put_response_header(uint8_t *f, size_t hdr, size_t wire_size, int32_t correlation_id)
+{
+    put_be32(f, (uint32_t)wire_size);
+    put_be32(f + 4, (uint32_t)correlation_id);
+    if (hdr == 5)
+        f[8] = 0; /* empty tagged-field section */
+}
+
 int proto_encode_response(const struct proto_api *api, int16_t version, int32_t correlation_id,
                           const void *resp, uint8_t **frame, size_t *frame_len)
 {
     bool flexible = proto_api_flexible(api, version);
-    /* ApiVersions always answers with header v0: a client that asked with a version we do
-     * not support must still be able to read our answer (KIP-511). */
-    size_t hdr = 4 + (flexible && api->key != PROTO_API_ApiVersions ? 1 : 0);
+    size_t hdr = response_header_size(api, version);
     size_t body = proto_size(api->response, version, flexible, resp);
     size_t total = 4 + hdr + body;
     uint8_t *f;
@@ -859,14 +910,54 @@ int proto_encode_response(const struct proto_api *api, int16_t version, int32_t 
     f = malloc(total);
     if (f == NULL)
         return ERR_NOMEM;
-    put_be32(f, (uint32_t)(total - 4));
-    put_be32(f + 4, (uint32_t)correlation_id);
-    if (hdr == 5)
-        f[8] = 0; /* empty tagged-field section */
+    put_response_header(f, hdr, total - 4, correlation_id);
     proto_encode(api->response, version, flexible, resp, f + 4 + hdr);
     *frame = f;
     *frame_len = total;
     return 0;
+}
+
+/* Two walks in hole mode: the first counts the buffer's bytes and the holes, the second
+ * writes the buffer and records the holes (at positions relative to the body, shifted to
+ * the frame afterwards). */
+int proto_encode_response_holes(const struct proto_api *api, int16_t version,
+                                int32_t correlation_id, const void *resp, uint8_t **frame,
+                                size_t *frame_len, struct proto_hole **holes, size_t *n_holes)
+{
+    bool flexible = proto_api_flexible(api, version);
+    size_t hdr = response_header_size(api, version);
+    struct enc count = {NULL, 0, version, flexible, true, NULL, 0, 0};
+    struct enc e;
+    struct proto_hole *h = NULL;
+    size_t total;
+    uint8_t *f;
+
+    encode_struct(&count, api->response, resp);
+    total = 4 + hdr + count.n;
+    if (total - 4 + count.hole_bytes > INT32_MAX)
+        return ERR_NOMEM;
+    f = malloc(total);
+    if (f == NULL)
+        goto err;
+    if (count.n_holes > 0) {
+        h = malloc(count.n_holes * sizeof *h);
+        if (h == NULL)
+            goto err_after_frame;
+    }
+    put_response_header(f, hdr, total - 4 + count.hole_bytes, correlation_id);
+    e = (struct enc){f + 4 + hdr, 0, version, flexible, true, h, 0, 0};
+    encode_struct(&e, api->response, resp);
+    for (size_t i = 0; i < e.n_holes; i++)
+        h[i].at += 4 + hdr;
+    *frame = f;
+    *frame_len = total;
+    *holes = h;
+    *n_holes = e.n_holes;
+    return 0;
+err_after_frame:
+    free(f);
+err:
+    return ERR_NOMEM;
 }
 
 int proto_encode_request(const struct proto_api *api, int16_t version, int32_t correlation_id,
@@ -889,7 +980,7 @@ int proto_encode_request(const struct proto_api *api, int16_t version, int32_t c
     if (f == NULL)
         return ERR_NOMEM;
 
-    e = (struct enc){f, 0, version, false};
+    e = (struct enc){f, 0, version, false, false, NULL, 0, 0};
     put_be(&e, (uint64_t)(total - 4), 4);
     put_be(&e, (uint64_t)(uint16_t)api->key, 2);
     put_be(&e, (uint64_t)(uint16_t)version, 2);

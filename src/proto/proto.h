@@ -45,6 +45,12 @@ struct proto_uuid {
 struct proto_bytes {
     const uint8_t *data; /* decoded: points into the input buffer, not copied */
     int32_t len;         /* -1 = null */
+    /* Encoding only, for zero-copy sends: when not NULL, proto_encode_response_holes()
+     * writes the length prefix for `len` bytes but not the bytes themselves, and records a
+     * hole {at, len, ext} instead (see struct proto_hole); `ext` is the caller's, opaque
+     * here (e.g. a segment file slice). Every other encoder ignores it and writes `data`
+     * (zeros if `data` is NULL). Decoding always leaves it NULL. */
+    const void *ext;
 };
 
 /* An array of T: layout shared by every element type, so the codec can fill any of them. */
@@ -59,15 +65,15 @@ struct proto_struct;
 /* One field of a struct, as the schema declares it. */
 struct proto_field {
     const char *name;
-    uint8_t type;                    /* enum proto_type */
-    uint8_t elem_type;               /* PROTO_ARRAY: the element type */
-    int16_t min_version;             /* present in versions [min_version, max_version] */
-    int16_t max_version;             /* INT16_MAX = no upper bound */
-    int16_t nullable_min;            /* first version in which null is allowed; -1 = never */
-    int32_t tag;                     /* -1 = regular field; >= 0 = tagged field (flexible only) */
-    uint32_t offset;                 /* offsetof the field in the C struct */
-    const struct proto_struct *sub;  /* STRUCT, or ARRAY of STRUCT: the element's layout */
-    int64_t def;                     /* integer/bool default when absent from a version */
+    uint8_t type;                   /* enum proto_type */
+    uint8_t elem_type;              /* PROTO_ARRAY: the element type */
+    int16_t min_version;            /* present in versions [min_version, max_version] */
+    int16_t max_version;            /* INT16_MAX = no upper bound */
+    int16_t nullable_min;           /* first version in which null is allowed; -1 = never */
+    int32_t tag;                    /* -1 = regular field; >= 0 = tagged field (flexible only) */
+    uint32_t offset;                /* offsetof the field in the C struct */
+    const struct proto_struct *sub; /* STRUCT, or ARRAY of STRUCT: the element's layout */
+    int64_t def;                    /* integer/bool default when absent from a version */
 };
 
 struct proto_struct {
@@ -119,10 +125,11 @@ int proto_decode_request_header(const uint8_t *buf, size_t len, struct RequestHe
  * *consumed receives the bytes read. Returns 0, ERR_TRUNCATED, ERR_PARSE (bad length,
  * null where not nullable, ...) or ERR_NOMEM (arena limit; array counts are also bounded by
  * the bytes left, so a huge count cannot allocate). */
-int proto_decode(const struct proto_struct *s, int16_t version, bool flexible,
-                 const uint8_t *buf, size_t len, size_t *consumed, void *out, struct arena *a);
+int proto_decode(const struct proto_struct *s, int16_t version, bool flexible, const uint8_t *buf,
+                 size_t len, size_t *consumed, void *out, struct arena *a);
 
-/* The encoded size of `in` (layout `s`) at `version`. */
+/* The encoded size of `in` (layout `s`) at `version`: the size on the wire, hole bytes
+ * (proto_bytes.ext) included. */
 size_t proto_size(const struct proto_struct *s, int16_t version, bool flexible, const void *in);
 
 /* Encodes `in` into buf, which must hold proto_size() bytes; returns the bytes written.
@@ -142,6 +149,26 @@ int proto_decode_request(const struct proto_api *api, int16_t version, const uin
  * ERR_NOMEM. */
 int proto_encode_response(const struct proto_api *api, int16_t version, int32_t correlation_id,
                           const void *resp, uint8_t **frame, size_t *frame_len);
+
+/* One hole in a frame encoded by proto_encode_response_holes(): `len` bytes that belong
+ * on the wire at buffer position `at` (where they would have started in the buffer, which
+ * does not contain them), to be supplied from `ext` (the proto_bytes field's ext). */
+struct proto_hole {
+    size_t at;
+    size_t len;
+    const void *ext;
+};
+
+/* Like proto_encode_response, but BYTES/RECORDS fields with ext != NULL and len > 0 become
+ * holes: *frame holds everything except the hole bytes, while its 4-byte size prefix counts
+ * them, so the frame on the wire is
+ *   frame[0..h0.at) + hole0 bytes + frame[h0.at..h1.at) + hole1 bytes + ... + frame[hN.at..)
+ * *holes is malloc()ed and owned by the caller (NULL when there are none), in ascending
+ * `at` order; *frame as for proto_encode_response. A null field (len -1 where nullable) or
+ * an empty one (len 0) makes no hole. Returns 0 or ERR_NOMEM (nothing allocated then). */
+int proto_encode_response_holes(const struct proto_api *api, int16_t version,
+                                int32_t correlation_id, const void *resp, uint8_t **frame,
+                                size_t *frame_len, struct proto_hole **holes, size_t *n_holes);
 
 /* Encodes a complete request frame (4-byte size, request header v1/v2, body): for tests,
  * fuzz seeds and any broker-to-broker client. *frame is malloc()ed and owned by caller. */

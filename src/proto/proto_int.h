@@ -6,9 +6,12 @@
  *
  * `first`..`last` is the version range of the field ("3+" is 3, PROTO_VMAX); nullable_from
  * is the first version in which the field may be null, or PROTO_NEVER. Tagged fields exist
- * only in flexible versions and are never nullable here (no declared schema needs it).
+ * only in flexible versions; a nullable one (PROTO_TAGGED_NULLABLE) defaults to null. A
+ * tagged struct (PROTO_TAGGED_STRUCT) is written only when some field of it differs from
+ * its default, and decodes to its fields' defaults when absent.
  * Defaults are integers (bools are 0/1); absent strings decode as NULL, absent arrays as
- * empty. */
+ * empty. Fields that first appear past the highest version the broker declares are left
+ * out of the tables (and of the structs). */
 #ifndef TALLY_PROTO_INT_H
 #define TALLY_PROTO_INT_H
 
@@ -44,6 +47,20 @@
 #define PROTO_TAGGED(S, f, type, first, last, tag, def)                                            \
     {                                                                                              \
 #f, PROTO_##type, 0, first, last, PROTO_NEVER, tag, offsetof(struct S, f), NULL, def       \
+    }
+
+/* A tagged string (or bytes) field that may be null from `nullable_from`: written only when
+ * not null. */
+#define PROTO_TAGGED_NULLABLE(S, f, type, first, last, nullable_from, tag)                         \
+    {                                                                                              \
+#f, PROTO_##type, 0, first, last, nullable_from, tag, offsetof(struct S, f), NULL, 0       \
+    }
+
+/* A tagged embedded struct whose layout is `sub`: written only when it differs from the
+ * defaults of its fields. */
+#define PROTO_TAGGED_STRUCT(S, f, sub, first, last, tag)                                           \
+    {                                                                                              \
+#f, PROTO_STRUCT, 0, first, last, PROTO_NEVER, tag, offsetof(struct S, f), &sub, 0         \
     }
 
 /* A tagged array of structs: written only when non-empty. */

@@ -3,8 +3,9 @@
  * names are those of Kafka's JSON message schemas (clients/src/main/resources/common/message),
  * so code greps straight against the protocol; nested structs keep the schema's names, with the
  * message name prefixed where two messages use one name for different layouts
- * (IncrementalAlterConfigs*). The comment on each field gives its versions, the versions in
- * which it may be null, its tag when tagged, and its default when not 0 / false.
+ * (IncrementalAlterConfigs*, Fetch*, DescribeProducers*). The comment on each field gives its
+ * versions, the versions in which it may be null, its tag when tagged, and its default when not 0 /
+ * false.
  *
  * Decoded strings are NUL-terminated copies in the request's arena; a string field absent
  * from the decoded version is NULL, an absent array is empty, an absent integer has its
@@ -108,6 +109,199 @@ enum proto_api_key {
     PROTO_API_DeleteShareGroupState = 86,
     PROTO_API_ReadShareGroupStateSummary = 87,
 };
+
+/* Produce (key 0), versions 3-9, flexible from 9. */
+struct PartitionProduceData {
+    int32_t Index;              /* v0+ */
+    struct proto_bytes Records; /* v0+, nullable v0+ */
+};
+
+struct TopicProduceData {
+    char *Name;                                             /* v0+ */
+    PROTO_ARRAY(struct PartitionProduceData) PartitionData; /* v0+ */
+};
+
+struct ProduceRequest {
+    char *TransactionalId;                          /* v3+, nullable v3+ */
+    int16_t Acks;                                   /* v0+ */
+    int32_t TimeoutMs;                              /* v0+ */
+    PROTO_ARRAY(struct TopicProduceData) TopicData; /* v0+ */
+};
+
+extern const struct proto_struct proto_ProduceRequest;
+
+struct BatchIndexAndErrorMessage {
+    int32_t BatchIndex;           /* v8+ */
+    char *BatchIndexErrorMessage; /* v8+, nullable v8+ */
+};
+
+/* CurrentLeader (tag 0, v10+) is past the declared versions. */
+struct PartitionProduceResponse {
+    int32_t Index;                                              /* v0+ */
+    int16_t ErrorCode;                                          /* v0+ */
+    int64_t BaseOffset;                                         /* v0+ */
+    int64_t LogAppendTimeMs;                                    /* v2+, default -1 */
+    int64_t LogStartOffset;                                     /* v5+, default -1 */
+    PROTO_ARRAY(struct BatchIndexAndErrorMessage) RecordErrors; /* v8+ */
+    char *ErrorMessage;                                         /* v8+, nullable v8+ */
+};
+
+struct TopicProduceResponse {
+    char *Name;                                                      /* v0+ */
+    PROTO_ARRAY(struct PartitionProduceResponse) PartitionResponses; /* v0+ */
+};
+
+/* NodeEndpoints (tag 0, v10+) is past the declared versions. */
+struct ProduceResponse {
+    PROTO_ARRAY(struct TopicProduceResponse) Responses; /* v0+ */
+    int32_t ThrottleTimeMs;                             /* v1+ */
+};
+
+extern const struct proto_struct proto_ProduceResponse;
+
+/* Fetch (key 1), versions 4-13, flexible from 12. ReplicaState (tag 1, v15+) and
+ * FetchPartition.ReplicaDirectoryId (tag 0, v17+) are past the declared versions. */
+struct FetchPartition {
+    int32_t Partition;          /* v0+ */
+    int32_t CurrentLeaderEpoch; /* v9+, default -1 */
+    int64_t FetchOffset;        /* v0+ */
+    int32_t LastFetchedEpoch;   /* v12+, default -1 */
+    int64_t LogStartOffset;     /* v5+, default -1 */
+    int32_t PartitionMaxBytes;  /* v0+ */
+};
+
+struct FetchTopic {
+    char *Topic;                                   /* v0-12 */
+    struct proto_uuid TopicId;                     /* v13+ */
+    PROTO_ARRAY(struct FetchPartition) Partitions; /* v0+ */
+};
+
+struct ForgottenTopic {
+    char *Topic;                     /* v7-12 */
+    struct proto_uuid TopicId;       /* v13+ */
+    PROTO_ARRAY(int32_t) Partitions; /* v7+ */
+};
+
+struct FetchRequest {
+    char *ClusterId;                                        /* v12+, nullable v12+, tag 0 */
+    int32_t ReplicaId;                                      /* v0-14, default -1 */
+    int32_t MaxWaitMs;                                      /* v0+ */
+    int32_t MinBytes;                                       /* v0+ */
+    int32_t MaxBytes;                                       /* v3+, default INT32_MAX */
+    int8_t IsolationLevel;                                  /* v4+ */
+    int32_t SessionId;                                      /* v7+ */
+    int32_t SessionEpoch;                                   /* v7+, default -1 */
+    PROTO_ARRAY(struct FetchTopic) Topics;                  /* v0+ */
+    PROTO_ARRAY(struct ForgottenTopic) ForgottenTopicsData; /* v7+ */
+    char *RackId;                                           /* v11+, default "" */
+};
+
+extern const struct proto_struct proto_FetchRequest;
+
+/* The tagged structs of a FetchResponse partition (schema names EpochEndOffset,
+ * LeaderIdAndEpoch, SnapshotId, prefixed as other messages use the same names). One is sent
+ * whenever any of its fields differs from -1, so start every partition from
+ * FETCH_PARTITION_DATA_DEFAULTS: a zeroed DivergingEpoch {0, 0} reads as a divergence to
+ * clients. */
+struct FetchEpochEndOffset {
+    int32_t Epoch;     /* v12+, default -1 */
+    int64_t EndOffset; /* v12+, default -1 */
+};
+
+struct FetchLeaderIdAndEpoch {
+    int32_t LeaderId;    /* v12+, default -1 */
+    int32_t LeaderEpoch; /* v12+, default -1 */
+};
+
+struct FetchSnapshotId {
+    int64_t EndOffset; /* v0+, default -1 */
+    int32_t Epoch;     /* v0+, default -1 */
+};
+
+struct AbortedTransaction {
+    int64_t ProducerId;  /* v4+ */
+    int64_t FirstOffset; /* v4+ */
+};
+
+/* Schema name PartitionData, prefixed: many messages use that name. */
+struct FetchPartitionData {
+    int32_t PartitionIndex;                                     /* v0+ */
+    int16_t ErrorCode;                                          /* v0+ */
+    int64_t HighWatermark;                                      /* v0+ */
+    int64_t LastStableOffset;                                   /* v4+, default -1 */
+    int64_t LogStartOffset;                                     /* v5+, default -1 */
+    struct FetchEpochEndOffset DivergingEpoch;                  /* v12+, tag 0 */
+    struct FetchLeaderIdAndEpoch CurrentLeader;                 /* v12+, tag 1 */
+    struct FetchSnapshotId SnapshotId;                          /* v12+, tag 2 */
+    PROTO_ARRAY(struct AbortedTransaction) AbortedTransactions; /* v4+, nullable v4+ */
+    int32_t PreferredReadReplica;                               /* v11+, default -1 */
+    struct proto_bytes Records;                                 /* v0+, nullable v0+ */
+};
+
+/* Every field of a FetchPartitionData at its schema default (Records empty, not null). */
+#define FETCH_PARTITION_DATA_DEFAULTS                                                              \
+    {                                                                                              \
+        .LastStableOffset = -1, .LogStartOffset = -1, .DivergingEpoch = {-1, -1},                  \
+        .CurrentLeader = {-1, -1}, .SnapshotId = {-1, -1}, .PreferredReadReplica = -1              \
+    }
+
+struct FetchableTopicResponse {
+    char *Topic;                                       /* v0-12 */
+    struct proto_uuid TopicId;                         /* v13+ */
+    PROTO_ARRAY(struct FetchPartitionData) Partitions; /* v0+ */
+};
+
+/* NodeEndpoints (tag 0, v16+) is past the declared versions. */
+struct FetchResponse {
+    int32_t ThrottleTimeMs;                               /* v1+ */
+    int16_t ErrorCode;                                    /* v7+ */
+    int32_t SessionId;                                    /* v7+ */
+    PROTO_ARRAY(struct FetchableTopicResponse) Responses; /* v0+ */
+};
+
+extern const struct proto_struct proto_FetchResponse;
+
+/* ListOffsets (key 2), versions 1-7, flexible from 6. */
+struct ListOffsetsPartition {
+    int32_t PartitionIndex;     /* v0+ */
+    int32_t CurrentLeaderEpoch; /* v4+, default -1 */
+    int64_t Timestamp;          /* v0+ */
+    int32_t MaxNumOffsets;      /* v0, default 1 */
+};
+
+struct ListOffsetsTopic {
+    char *Name;                                          /* v0+ */
+    PROTO_ARRAY(struct ListOffsetsPartition) Partitions; /* v0+ */
+};
+
+struct ListOffsetsRequest {
+    int32_t ReplicaId;                           /* v0+ */
+    int8_t IsolationLevel;                       /* v2+ */
+    PROTO_ARRAY(struct ListOffsetsTopic) Topics; /* v0+ */
+};
+
+extern const struct proto_struct proto_ListOffsetsRequest;
+
+struct ListOffsetsPartitionResponse {
+    int32_t PartitionIndex;               /* v0+ */
+    int16_t ErrorCode;                    /* v0+ */
+    PROTO_ARRAY(int64_t) OldStyleOffsets; /* v0 */
+    int64_t Timestamp;                    /* v1+, default -1 */
+    int64_t Offset;                       /* v1+, default -1 */
+    int32_t LeaderEpoch;                  /* v4+, default -1 */
+};
+
+struct ListOffsetsTopicResponse {
+    char *Name;                                                  /* v0+ */
+    PROTO_ARRAY(struct ListOffsetsPartitionResponse) Partitions; /* v0+ */
+};
+
+struct ListOffsetsResponse {
+    int32_t ThrottleTimeMs;                              /* v2+ */
+    PROTO_ARRAY(struct ListOffsetsTopicResponse) Topics; /* v0+ */
+};
+
+extern const struct proto_struct proto_ListOffsetsResponse;
 
 /* Metadata (key 3), versions 0-12, flexible from 9. */
 struct MetadataRequestTopic {
@@ -279,6 +473,61 @@ struct DeleteTopicsResponse {
 };
 
 extern const struct proto_struct proto_DeleteTopicsResponse;
+
+/* DeleteRecords (key 21), versions 0-2, flexible from 2. */
+struct DeleteRecordsPartition {
+    int32_t PartitionIndex; /* v0+ */
+    int64_t Offset;         /* v0+ */
+};
+
+struct DeleteRecordsTopic {
+    char *Name;                                            /* v0+ */
+    PROTO_ARRAY(struct DeleteRecordsPartition) Partitions; /* v0+ */
+};
+
+struct DeleteRecordsRequest {
+    PROTO_ARRAY(struct DeleteRecordsTopic) Topics; /* v0+ */
+    int32_t TimeoutMs;                             /* v0+ */
+};
+
+extern const struct proto_struct proto_DeleteRecordsRequest;
+
+struct DeleteRecordsPartitionResult {
+    int32_t PartitionIndex; /* v0+ */
+    int64_t LowWatermark;   /* v0+ */
+    int16_t ErrorCode;      /* v0+ */
+};
+
+struct DeleteRecordsTopicResult {
+    char *Name;                                                  /* v0+ */
+    PROTO_ARRAY(struct DeleteRecordsPartitionResult) Partitions; /* v0+ */
+};
+
+struct DeleteRecordsResponse {
+    int32_t ThrottleTimeMs;                              /* v0+ */
+    PROTO_ARRAY(struct DeleteRecordsTopicResult) Topics; /* v0+ */
+};
+
+extern const struct proto_struct proto_DeleteRecordsResponse;
+
+/* InitProducerId (key 22), versions 0-4, flexible from 2. */
+struct InitProducerIdRequest {
+    char *TransactionalId;        /* v0+, nullable v0+ */
+    int32_t TransactionTimeoutMs; /* v0+ */
+    int64_t ProducerId;           /* v3+, default -1 */
+    int16_t ProducerEpoch;        /* v3+, default -1 */
+};
+
+extern const struct proto_struct proto_InitProducerIdRequest;
+
+struct InitProducerIdResponse {
+    int32_t ThrottleTimeMs; /* v0+ */
+    int16_t ErrorCode;      /* v0+ */
+    int64_t ProducerId;     /* v0+, default -1 */
+    int16_t ProducerEpoch;  /* v0+ */
+};
+
+extern const struct proto_struct proto_InitProducerIdResponse;
 
 /* DescribeConfigs (key 32), versions 1-4, flexible from 4. */
 struct DescribeConfigsResource {
@@ -454,5 +703,46 @@ struct DescribeClusterResponse {
 };
 
 extern const struct proto_struct proto_DescribeClusterResponse;
+
+/* DescribeProducers (key 61), version 0, flexible from 0. The schema's TopicRequest,
+ * TopicResponse and PartitionResponse are prefixed: other messages use those names. */
+struct DescribeProducersTopicRequest {
+    char *Name;                            /* v0+ */
+    PROTO_ARRAY(int32_t) PartitionIndexes; /* v0+ */
+};
+
+struct DescribeProducersRequest {
+    PROTO_ARRAY(struct DescribeProducersTopicRequest) Topics; /* v0+ */
+};
+
+extern const struct proto_struct proto_DescribeProducersRequest;
+
+struct ProducerState {
+    int64_t ProducerId;            /* v0+ */
+    int32_t ProducerEpoch;         /* v0+ */
+    int32_t LastSequence;          /* v0+, default -1 */
+    int64_t LastTimestamp;         /* v0+, default -1 */
+    int32_t CoordinatorEpoch;      /* v0+ */
+    int64_t CurrentTxnStartOffset; /* v0+, default -1 */
+};
+
+struct DescribeProducersPartitionResponse {
+    int32_t PartitionIndex;                            /* v0+ */
+    int16_t ErrorCode;                                 /* v0+ */
+    char *ErrorMessage;                                /* v0+, nullable v0+ */
+    PROTO_ARRAY(struct ProducerState) ActiveProducers; /* v0+ */
+};
+
+struct DescribeProducersTopicResponse {
+    char *Name;                                                        /* v0+ */
+    PROTO_ARRAY(struct DescribeProducersPartitionResponse) Partitions; /* v0+ */
+};
+
+struct DescribeProducersResponse {
+    int32_t ThrottleTimeMs;                                    /* v0+ */
+    PROTO_ARRAY(struct DescribeProducersTopicResponse) Topics; /* v0+ */
+};
+
+extern const struct proto_struct proto_DescribeProducersResponse;
 
 #endif

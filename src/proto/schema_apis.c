@@ -5,6 +5,10 @@
 #include "proto/proto_int.h"
 
 static const struct proto_api apis[] = {
+    {PROTO_API_Produce, "Produce", 3, 9, 9, &proto_ProduceRequest, &proto_ProduceResponse},
+    {PROTO_API_Fetch, "Fetch", 4, 13, 12, &proto_FetchRequest, &proto_FetchResponse},
+    {PROTO_API_ListOffsets, "ListOffsets", 1, 7, 6, &proto_ListOffsetsRequest,
+     &proto_ListOffsetsResponse},
     {PROTO_API_Metadata, "Metadata", 0, 12, 9, &proto_MetadataRequest, &proto_MetadataResponse},
     {PROTO_API_ApiVersions, "ApiVersions", 0, 3, 3, &proto_ApiVersionsRequest,
      &proto_ApiVersionsResponse},
@@ -12,6 +16,10 @@ static const struct proto_api apis[] = {
      &proto_CreateTopicsResponse},
     {PROTO_API_DeleteTopics, "DeleteTopics", 1, 6, 4, &proto_DeleteTopicsRequest,
      &proto_DeleteTopicsResponse},
+    {PROTO_API_DeleteRecords, "DeleteRecords", 0, 2, 2, &proto_DeleteRecordsRequest,
+     &proto_DeleteRecordsResponse},
+    {PROTO_API_InitProducerId, "InitProducerId", 0, 4, 2, &proto_InitProducerIdRequest,
+     &proto_InitProducerIdResponse},
     {PROTO_API_DescribeConfigs, "DescribeConfigs", 1, 4, 4, &proto_DescribeConfigsRequest,
      &proto_DescribeConfigsResponse},
     {PROTO_API_AlterConfigs, "AlterConfigs", 0, 2, 2, &proto_AlterConfigsRequest,
@@ -22,6 +30,8 @@ static const struct proto_api apis[] = {
      &proto_IncrementalAlterConfigsRequest, &proto_IncrementalAlterConfigsResponse},
     {PROTO_API_DescribeCluster, "DescribeCluster", 0, 1, 0, &proto_DescribeClusterRequest,
      &proto_DescribeClusterResponse},
+    {PROTO_API_DescribeProducers, "DescribeProducers", 0, 0, 0, &proto_DescribeProducersRequest,
+     &proto_DescribeProducersResponse},
 };
 
 const struct proto_api *proto_apis(size_t *n)

@@ -123,7 +123,7 @@ static void fill_value(struct filler *fl, uint8_t type, const struct proto_struc
     }
     case PROTO_BYTES:
     case PROTO_RECORDS: {
-        struct proto_bytes b = {NULL, -1};
+        struct proto_bytes b = {NULL, -1, NULL};
         if (!(fl->null_variant && may_null)) {
             uint8_t *d = arena_alloc(fl->a, 5);
             for (int i = 0; i < 5; i++)
@@ -205,7 +205,7 @@ TEST(proto_round_trip_every_message_every_version)
     const struct proto_api *apis = proto_apis(&napis);
     int checked = 0;
 
-    REQUIRE(napis == 9);
+    REQUIRE(napis == 15);
     for (size_t i = 0; i < napis; i++) {
         const struct proto_api *api = &apis[i];
         for (int16_t v = api->min_version; v <= api->max_version; v++) {
@@ -472,6 +472,224 @@ TEST(proto_vector_flexible_response_header_v1)
     free(frame);
 }
 
+TEST(proto_vector_produce_v3_request)
+{
+    static const uint8_t want[] = {
+        0x00, 0x00, 0x00, 0x29, /* size 41 */
+        0x00, 0x00, 0x00, 0x03, /* key 0, version 3 */
+        0x00, 0x00, 0x00, 0x01, /* correlation id 1 */
+        0x00, 0x01, 'c',        /* client id "c" */
+        0xff, 0xff,             /* TransactionalId: null */
+        0xff, 0xff,             /* Acks -1 */
+        0x00, 0x00, 0x03, 0xe8, /* TimeoutMs 1000 */
+        0x00, 0x00, 0x00, 0x01, /* TopicData: 1 */
+        0x00, 0x01, 't',        /* Name "t" */
+        0x00, 0x00, 0x00, 0x01, /* PartitionData: 1 */
+        0x00, 0x00, 0x00, 0x02, /* Index 2 */
+        0x00, 0x00, 0x00, 0x03, /* Records: INT32 length 3 */
+        0xde, 0xad, 0x01,       /* the records blob */
+    };
+    static const uint8_t blob[] = {0xde, 0xad, 0x01};
+    struct PartitionProduceData part = {.Index = 2, .Records = {blob, 3, NULL}};
+    struct TopicProduceData topic = {.Name = "t", .PartitionData = {&part, 1}};
+    struct ProduceRequest req = {.Acks = -1, .TimeoutMs = 1000, .TopicData = {&topic, 1}};
+    const struct proto_api *api = proto_api_find(PROTO_API_Produce);
+    struct arena *a = arena_new(1 << 16);
+    struct ProduceRequest *dec = NULL;
+    uint8_t *frame;
+    size_t len;
+
+    REQUIRE(api != NULL);
+    REQUIRE(proto_encode_request(api, 3, 1, "c", &req, &frame, &len) == 0);
+    check_bytes(frame, len, want, sizeof want, "Produce v3 request");
+    REQUIRE(proto_decode_request(api, 3, want + 15, sizeof want - 15, (void **)&dec, a) == 0);
+    CHECK(dec->TransactionalId == NULL);
+    CHECK_EQ_INT(dec->Acks, -1);
+    CHECK_EQ_INT(dec->TimeoutMs, 1000);
+    REQUIRE(dec->TopicData.n == 1);
+    CHECK_EQ_STR(dec->TopicData.v[0].Name, "t");
+    REQUIRE(dec->TopicData.v[0].PartitionData.n == 1);
+    CHECK_EQ_INT(dec->TopicData.v[0].PartitionData.v[0].Index, 2);
+    CHECK_EQ_INT(dec->TopicData.v[0].PartitionData.v[0].Records.len, 3);
+    /* Records are not copied: they point into the input. */
+    CHECK(dec->TopicData.v[0].PartitionData.v[0].Records.data == want + sizeof want - 3);
+    CHECK(dec->TopicData.v[0].PartitionData.v[0].Records.ext == NULL);
+    free(frame);
+    arena_free(a);
+}
+
+/* A tagged struct goes on the wire only when it differs from its fields' defaults, and an
+ * absent one decodes to those defaults (not to zeros, which would read as a divergence). */
+TEST(proto_tagged_struct_fetch_diverging_epoch)
+{
+    static const uint8_t want_tags[] = {
+        0x01,                                           /* one tagged field */
+        0x00, 0x0d,                                     /* tag 0 DivergingEpoch, 13 bytes */
+        0x00, 0x00, 0x00, 0x05,                         /* Epoch 5 */
+        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, /* EndOffset -1 (its default) */
+        0x00, /* the struct's own tagged fields; then topic and response tags */
+    };
+    struct FetchPartitionData p = FETCH_PARTITION_DATA_DEFAULTS;
+    struct FetchableTopicResponse t = {.TopicId = {{1}}, .Partitions = {&p, 1}};
+    struct FetchResponse resp = {.Responses = {&t, 1}};
+    struct arena *a = arena_new(1 << 16);
+    struct FetchResponse dec = {0};
+    uint8_t buf[256];
+    size_t n, consumed;
+
+    /* All defaults: the partition ends with an empty tagged section. */
+    n = proto_encode(&proto_FetchResponse, 13, true, &resp, buf);
+    REQUIRE(n == proto_size(&proto_FetchResponse, 13, true, &resp));
+    /* ... Records (compact empty: 0x01), partition tags (0x00), topic tags, response tags. */
+    CHECK(buf[n - 4] == 0x01 && buf[n - 3] == 0x00 && buf[n - 2] == 0x00 && buf[n - 1] == 0x00);
+    REQUIRE(proto_decode(&proto_FetchResponse, 13, true, buf, n, &consumed, &dec, a) == 0);
+    REQUIRE(dec.Responses.n == 1 && dec.Responses.v[0].Partitions.n == 1);
+    {
+        const struct FetchPartitionData *d = &dec.Responses.v[0].Partitions.v[0];
+        CHECK_EQ_INT(d->DivergingEpoch.Epoch, -1);
+        CHECK_EQ_INT(d->DivergingEpoch.EndOffset, -1);
+        CHECK_EQ_INT(d->CurrentLeader.LeaderId, -1);
+        CHECK_EQ_INT(d->CurrentLeader.LeaderEpoch, -1);
+        CHECK_EQ_INT(d->SnapshotId.EndOffset, -1);
+        CHECK_EQ_INT(d->SnapshotId.Epoch, -1);
+    }
+
+    /* One field off its default: DivergingEpoch alone is written, whole. */
+    p.DivergingEpoch.Epoch = 5;
+    n = proto_encode(&proto_FetchResponse, 13, true, &resp, buf);
+    REQUIRE(n > sizeof want_tags + 2);
+    check_bytes(buf + n - 2 - sizeof want_tags, sizeof want_tags, want_tags, sizeof want_tags,
+                "FetchResponse v13 partition tags");
+    memset(&dec, 0, sizeof dec);
+    REQUIRE(proto_decode(&proto_FetchResponse, 13, true, buf, n, &consumed, &dec, a) == 0);
+    CHECK_EQ_INT(consumed, n);
+    REQUIRE(dec.Responses.n == 1 && dec.Responses.v[0].Partitions.n == 1);
+    CHECK_EQ_INT(dec.Responses.v[0].Partitions.v[0].DivergingEpoch.Epoch, 5);
+    CHECK_EQ_INT(dec.Responses.v[0].Partitions.v[0].CurrentLeader.LeaderId, -1);
+    arena_free(a);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Holes: RECORDS left out of the buffer for sendfile() */
+
+/* Builds the wire bytes of a holed frame, filling each hole from its ext (here the bytes
+ * themselves), as the sender would from a file. */
+static uint8_t *assemble(const uint8_t *frame, size_t frame_len, const struct proto_hole *holes,
+                         size_t n_holes, size_t *out_len)
+{
+    size_t total = frame_len, pos = 0, w = 0;
+    uint8_t *out;
+
+    for (size_t i = 0; i < n_holes; i++)
+        total += holes[i].len;
+    out = malloc(total);
+    for (size_t i = 0; i < n_holes; i++) {
+        memcpy(out + w, frame + pos, holes[i].at - pos);
+        w += holes[i].at - pos;
+        pos = holes[i].at;
+        memcpy(out + w, holes[i].ext, holes[i].len);
+        w += holes[i].len;
+    }
+    memcpy(out + w, frame + pos, frame_len - pos);
+    *out_len = w + frame_len - pos;
+    return out;
+}
+
+TEST(proto_holes_fetch_response_equals_inline)
+{
+    static const uint8_t rec_a[] = "records of partition zero";
+    static const uint8_t rec_b[] = "partition one: a longer blob of record batches ...";
+    static const int16_t versions[] = {4, 11, 12, 13};
+    const struct proto_api *api = proto_api_find(PROTO_API_Fetch);
+
+    REQUIRE(api != NULL);
+    for (size_t vi = 0; vi < sizeof versions / sizeof versions[0]; vi++) {
+        int16_t v = versions[vi];
+        struct FetchPartitionData parts[4] = {
+            FETCH_PARTITION_DATA_DEFAULTS, FETCH_PARTITION_DATA_DEFAULTS,
+            FETCH_PARTITION_DATA_DEFAULTS, FETCH_PARTITION_DATA_DEFAULTS};
+        struct AbortedTransaction aborted = {77, 1000};
+        struct FetchableTopicResponse topics[2] = {
+            {.Topic = "orders", .TopicId = {{9, 9}}, .Partitions = {parts, 2}},
+            {.Topic = "payments", .TopicId = {{8}}, .Partitions = {parts + 2, 2}},
+        };
+        struct FetchResponse resp = {
+            .ThrottleTimeMs = 3, .SessionId = 11, .Responses = {topics, 2}};
+        uint8_t *inl, *holed, *wire;
+        size_t inl_len, holed_len, wire_len, n_holes = 99;
+        struct proto_hole *holes = NULL;
+
+        parts[0].HighWatermark = 100;
+        parts[0].Records = (struct proto_bytes){rec_a, (int32_t)sizeof rec_a, NULL};
+        parts[0].AbortedTransactions.v = &aborted;
+        parts[0].AbortedTransactions.n = 1;
+        parts[1].PartitionIndex = 1;
+        parts[1].HighWatermark = 200;
+        parts[1].DivergingEpoch.Epoch = 4; /* a tagged field between the two holes (v12+) */
+        parts[1].Records = (struct proto_bytes){rec_b, (int32_t)sizeof rec_b, NULL};
+        parts[2].ErrorCode = 6; /* no data: an empty Records, never a hole */
+        parts[3].Records = (struct proto_bytes){NULL, -1, NULL}; /* null Records */
+
+        REQUIRE(proto_encode_response(api, v, 42, &resp, &inl, &inl_len) == 0);
+
+        /* The same response with the two Records as holes: data NULL, ext says where. */
+        parts[0].Records = (struct proto_bytes){NULL, (int32_t)sizeof rec_a, rec_a};
+        parts[1].Records = (struct proto_bytes){NULL, (int32_t)sizeof rec_b, rec_b};
+        parts[3].Records.ext = rec_a; /* null: no hole whatever ext says */
+        REQUIRE(proto_encode_response_holes(api, v, 42, &resp, &holed, &holed_len, &holes,
+                                            &n_holes) == 0);
+        REQUIRE(n_holes == 2);
+        CHECK_EQ_INT(holed_len + sizeof rec_a + sizeof rec_b, inl_len);
+        CHECK(holes[0].ext == rec_a && holes[0].len == sizeof rec_a);
+        CHECK(holes[1].ext == rec_b && holes[1].len == sizeof rec_b);
+        CHECK(holes[0].at < holes[1].at && holes[1].at <= holed_len);
+        /* The size prefix counts the hole bytes: it is the wire size. */
+        CHECK(memcmp(holed, inl, 4) == 0);
+        CHECK_EQ_INT(proto_size(api->response, v, proto_api_flexible(api, v), &resp) + 4 +
+                         (v >= 12 ? 5 : 4),
+                     inl_len);
+
+        wire = assemble(holed, holed_len, holes, n_holes, &wire_len);
+        {
+            char what[64];
+            snprintf(what, sizeof what, "Fetch v%d response with holes", v);
+            check_bytes(wire, wire_len, inl, inl_len, what);
+        }
+        free(wire);
+        free(holes);
+        free(holed);
+        free(inl);
+    }
+}
+
+TEST(proto_holes_none_and_plain_encode_ignores_ext)
+{
+    static const uint8_t rec[] = {1, 2, 3, 4};
+    struct FetchPartitionData p = FETCH_PARTITION_DATA_DEFAULTS;
+    struct FetchableTopicResponse t = {.Topic = "t", .Partitions = {&p, 1}};
+    struct FetchResponse resp = {.Responses = {&t, 1}};
+    const struct proto_api *api = proto_api_find(PROTO_API_Fetch);
+    struct proto_hole *holes = (struct proto_hole *)&holes;
+    uint8_t *a, *b;
+    size_t a_len, b_len, n_holes = 5;
+
+    /* No ext anywhere: the same frame as proto_encode_response, and no hole array. */
+    p.Records = (struct proto_bytes){rec, 4, NULL};
+    REQUIRE(proto_encode_response(api, 12, 1, &resp, &a, &a_len) == 0);
+    REQUIRE(proto_encode_response_holes(api, 12, 1, &resp, &b, &b_len, &holes, &n_holes) == 0);
+    CHECK(holes == NULL);
+    CHECK_EQ_INT(n_holes, 0);
+    check_bytes(b, b_len, a, a_len, "Fetch v12 response, no holes");
+    free(b);
+
+    /* The plain encoder writes `data` whatever ext holds. */
+    p.Records.ext = rec + 2;
+    REQUIRE(proto_encode_response(api, 12, 1, &resp, &b, &b_len) == 0);
+    check_bytes(b, b_len, a, a_len, "Fetch v12 response, ext ignored");
+    free(b);
+    free(a);
+}
+
 TEST(proto_defaults_for_absent_fields)
 {
     /* A Metadata v0 response lacks ControllerId, LeaderEpoch and TopicAuthorizedOperations:
@@ -507,10 +725,26 @@ TEST(proto_api_table)
 
     for (size_t i = 1; i < n; i++)
         CHECK(apis[i - 1].key < apis[i].key);
-    CHECK(proto_api_find(PROTO_API_Produce) == NULL);
+    CHECK(proto_api_find(PROTO_API_LeaderAndIsr) == NULL);
     REQUIRE(proto_api_find(PROTO_API_CreateTopics) != NULL);
     CHECK_EQ_INT(proto_api_find(PROTO_API_CreateTopics)->min_version, 2);
     CHECK_EQ_INT(proto_api_find(PROTO_API_DescribeCluster)->flexible_min, 0);
+
+    /* The data-path APIs, with exactly the ranges the broker advertises. */
+    static const struct {
+        int16_t key, min, max, flex;
+    } want[] = {
+        {PROTO_API_Produce, 3, 9, 9},        {PROTO_API_Fetch, 4, 13, 12},
+        {PROTO_API_ListOffsets, 1, 7, 6},    {PROTO_API_DeleteRecords, 0, 2, 2},
+        {PROTO_API_InitProducerId, 0, 4, 2}, {PROTO_API_DescribeProducers, 0, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const struct proto_api *api = proto_api_find(want[i].key);
+        REQUIRE(api != NULL);
+        CHECK_EQ_INT(api->min_version, want[i].min);
+        CHECK_EQ_INT(api->max_version, want[i].max);
+        CHECK_EQ_INT(api->flexible_min, want[i].flex);
+    }
 }
 
 /* ---------------------------------------------------------------------------------------- */
