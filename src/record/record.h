@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* record: Kafka record batches, magic 2 — parse and validate what producers send, patch
+ * the few header fields the broker assigns, and build batches (control records, tests).
+ * Knows nothing of files or sockets.
+ *
+ * Batch header (big-endian), then the records:
+ **   OFFSET  SIZE  FIELD
+ **        0     8  baseOffset
+ **        8     4  batchLength: bytes after this field (so a batch is batchLength + 12)
+ **       12     4  partitionLeaderEpoch
+ **       16     1  magic (2)
+ **       17     4  crc: CRC32C of bytes 21 .. end of batch
+ **       21     2  attributes: bits 0-2 compression (0 none, 1 gzip, 2 snappy, 3 lz4,
+ **                 4 zstd), bit 3 timestamp type (1 = LogAppendTime), bit 4 transactional,
+ **                 bit 5 control, bit 6 delete horizon set
+ **       23     4  lastOffsetDelta
+ **       27     8  baseTimestamp
+ **       35     8  maxTimestamp
+ **       43     8  producerId
+ **       51     2  producerEpoch
+ **       53     4  baseSequence
+ **       57     4  recordCount
+ **       61        records (compressed as a whole when compression != 0)
+ */
+#ifndef TALLY_RECORD_H
+#define TALLY_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define RECORD_BATCH_HEADER 61
+#define RECORD_BATCH_OVERHEAD 12 /* baseOffset + batchLength: not counted in batchLength */
+
+#define RECORD_ATTR_COMPRESSION_MASK 0x07
+#define RECORD_ATTR_LOG_APPEND_TIME 0x08
+#define RECORD_ATTR_TRANSACTIONAL 0x10
+#define RECORD_ATTR_CONTROL 0x20
+
+struct record_batch {
+    int64_t base_offset;
+    int32_t batch_length;
+    int32_t leader_epoch;
+    int8_t magic;
+    uint32_t crc;
+    int16_t attributes;
+    int32_t last_offset_delta;
+    int64_t base_timestamp;
+    int64_t max_timestamp;
+    int64_t producer_id;
+    int16_t producer_epoch;
+    int32_t base_sequence;
+    int32_t record_count;
+};
+
+/* Total size of the batch: batch_length + 12. */
+static inline size_t record_batch_size(const struct record_batch *b)
+{
+    return (size_t)b->batch_length + RECORD_BATCH_OVERHEAD;
+}
+
+static inline int64_t record_batch_last_offset(const struct record_batch *b)
+{
+    return b->base_offset + b->last_offset_delta;
+}
+
+/* Decodes the header of the batch at buf[0..len) without checking the CRC. Returns 0;
+ * ERR_TRUNCATED if len is shorter than the header or than the whole batch its length
+ * announces; ERR_CORRUPT_MESSAGE if batchLength is below the header's size;
+ * ERR_UNSUPPORTED_FOR_MESSAGE_FORMAT if magic is not 2 (magic is at the same place in v0/v1
+ * messages, so old clients are recognised). */
+int record_batch_parse(const uint8_t *buf, size_t len, struct record_batch *b);
+
+/* record_batch_parse, then the checks a broker makes before appending: CRC32C,
+ * lastOffsetDelta == recordCount - 1 (>= 0), a known compression codec, and, for
+ * uncompressed batches, that the records walk exactly to the end of the batch with
+ * consistent varint lengths and recordCount records. Returns 0, or ERR_CORRUPT_MESSAGE /
+ * ERR_INVALID_RECORD / ERR_TRUNCATED / ERR_UNSUPPORTED_FOR_MESSAGE_FORMAT. */
+int record_batch_validate(const uint8_t *buf, size_t len, struct record_batch *b);
+
+/* Field patches on a batch in place (the CRC does not cover offset 0..20, so the first two
+ * need no CRC update; the third recomputes it). */
+void record_batch_set_base_offset(uint8_t *batch, int64_t base_offset);
+void record_batch_set_leader_epoch(uint8_t *batch, int32_t epoch);
+/* Sets the LogAppendTime attribute bit and maxTimestamp = ts, then recomputes the CRC. */
+void record_batch_set_log_append_time(uint8_t *batch, int64_t ts);
+
+/* CRC32C (Castagnoli), continuing from `crc` (0 to start). Uses SSE4.2 where the CPU has
+ * it, a table otherwise. */
+uint32_t record_crc32c(uint32_t crc, const void *buf, size_t len);
+
+/* One record to build. key/value NULL = null. */
+struct record_header {
+    const char *key;
+    const uint8_t *value;
+    int32_t value_len;
+};
+struct record_input {
+    const uint8_t *key;
+    int32_t key_len; /* -1 = null */
+    const uint8_t *value;
+    int32_t value_len; /* -1 = null */
+    int64_t timestamp;
+    int32_t n_headers;
+    const struct record_header *headers;
+};
+
+struct record_build_options {
+    int64_t base_offset;
+    int16_t attributes; /* compression must be 0: the builder writes uncompressed batches */
+    int64_t producer_id;   /* -1 = none */
+    int16_t producer_epoch;
+    int32_t base_sequence; /* -1 = none */
+    int32_t leader_epoch;
+};
+
+/* Builds one uncompressed batch of n records into a malloc()ed buffer (caller owns).
+ * Returns 0 or ERR_NOMEM. */
+int record_batch_build(const struct record_build_options *opt, const struct record_input *recs,
+                       int32_t n, uint8_t **out, size_t *out_len);
+
+/* Control record types, and the one-record control batch (COMMIT / ABORT marker) that
+ * transactions write: key = {version 0, type}, value = {version 0, coordinatorEpoch}. */
+enum record_control_type { RECORD_CONTROL_ABORT = 0, RECORD_CONTROL_COMMIT = 1 };
+int record_build_control(int64_t producer_id, int16_t producer_epoch, int32_t coordinator_epoch,
+                         enum record_control_type type, int64_t timestamp, uint8_t **out,
+                         size_t *out_len);
+
+/* Reads the marker of the control batch at batch[0..len) (parsed, not CRC-checked: call
+ * record_batch_validate first for untrusted bytes). Returns 0 and sets *type and
+ * *coordinator_epoch; ERR_INVALID_RECORD if the batch is not an uncompressed control batch
+ * whose first record is a COMMIT or ABORT marker; or record_batch_parse's errors. */
+int record_control_parse(const uint8_t *batch, size_t len, enum record_control_type *type,
+                         int32_t *coordinator_epoch);
+
+#endif
