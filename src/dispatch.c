@@ -1,13 +1,35 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* dispatch: API key → handler, and ApiVersions, which is answered from proto's table of
- * declared APIs (each declared API has a handler here: the two lists are one). */
+/* dispatch: API key → handler, and ApiVersions, which advertises exactly the declared APIs
+ * that have a handler here (proto may declare an API before its handler exists). */
 #include "server.h"
 
 #include "admin/admin.h"
+#include "broker/broker.h"
 #include "base/arena.h"
 #include "base/err.h"
 #include "base/log.h"
 #include "net/net.h"
+
+static bool handled(int16_t key)
+{
+    switch (key) {
+    case PROTO_API_ApiVersions:
+    case PROTO_API_Metadata:
+    case PROTO_API_CreateTopics:
+    case PROTO_API_DeleteTopics:
+    case PROTO_API_CreatePartitions:
+    case PROTO_API_DescribeConfigs:
+    case PROTO_API_AlterConfigs:
+    case PROTO_API_IncrementalAlterConfigs:
+    case PROTO_API_DescribeCluster:
+    case PROTO_API_Produce:
+    case PROTO_API_Fetch:
+    case PROTO_API_ListOffsets:
+    case PROTO_API_DeleteRecords:
+        return true;
+    }
+    return false;
+}
 
 static void api_versions(struct net_request *req)
 {
@@ -19,11 +41,14 @@ static void api_versions(struct net_request *req)
         net_close_connection(req);
         return;
     }
-    rs->ApiKeys.n = (int32_t)n;
+    rs->ApiKeys.n = 0;
     for (size_t i = 0; i < n; i++) {
-        rs->ApiKeys.v[i].ApiKey = apis[i].key;
-        rs->ApiKeys.v[i].MinVersion = apis[i].min_version;
-        rs->ApiKeys.v[i].MaxVersion = apis[i].max_version;
+        if (!handled(apis[i].key))
+            continue;
+        struct ApiVersion *v = &rs->ApiKeys.v[rs->ApiKeys.n++];
+        v->ApiKey = apis[i].key;
+        v->MinVersion = apis[i].min_version;
+        v->MaxVersion = apis[i].max_version;
     }
     rs->FinalizedFeaturesEpoch = -1;
     if (!req->version_supported) {
@@ -39,7 +64,21 @@ static void api_versions(struct net_request *req)
 void dispatch_request(void *ctx, struct net_request *req)
 {
     struct dispatch *d = ctx;
+    if (!handled(req->api->key))
+        goto no_handler;
     switch (req->api->key) {
+    case PROTO_API_Produce:
+        broker_produce(d->broker, req);
+        return;
+    case PROTO_API_Fetch:
+        broker_fetch(d->broker, req);
+        return;
+    case PROTO_API_ListOffsets:
+        broker_list_offsets(d->broker, req);
+        return;
+    case PROTO_API_DeleteRecords:
+        broker_delete_records(d->broker, req);
+        return;
     case PROTO_API_ApiVersions:
         api_versions(req);
         return;
@@ -68,8 +107,10 @@ void dispatch_request(void *ctx, struct net_request *req)
         admin_describe_cluster(d->admin, req);
         return;
     }
-    /* proto declares an API this table does not route: a programming error, not input. */
-    log_error("dispatch", "no handler for %s (key %d); closing %s", req->api->name,
-              req->api->key, req->peer);
+no_handler:
+    /* Declared in proto but not served (not advertised either): the client ignored
+     * ApiVersions, so there is no answer it could expect. */
+    log_warn("dispatch", "%s (key %d) is not served; closing %s", req->api->name,
+             req->api->key, req->peer);
     net_close_connection(req);
 }

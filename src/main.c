@@ -14,8 +14,10 @@
 #include "base/err.h"
 #include "base/log.h"
 #include "base/props.h"
+#include "broker/broker.h"
 #include "meta/meta.h"
 #include "net/net.h"
+#include "replica/replica.h"
 #include "server.h"
 
 struct tallyd {
@@ -23,6 +25,8 @@ struct tallyd {
     struct server_config cfg;
     struct meta *meta;
     struct admin *admin;
+    struct replica_mgr *replicas;
+    struct broker *broker;
     struct net_server *net;
     struct dispatch dispatch;
     uv_signal_t sigterm, sigint;
@@ -44,6 +48,33 @@ static void on_meta_stopped(void *arg)
     t->meta = NULL;
 }
 
+static void on_replicas_stopped(void *arg)
+{
+    struct tallyd *t = arg;
+    t->replicas = NULL;
+    /* The metadata quorum goes last: partitions read the image until they are closed. */
+    if (t->meta)
+        meta_stop(t->meta, on_meta_stopped, t);
+}
+
+static void on_broker_stopped(void *arg)
+{
+    struct tallyd *t = arg;
+    t->broker = NULL;
+    if (t->replicas)
+        replica_mgr_stop(t->replicas, on_replicas_stopped, t);
+    else if (t->meta)
+        meta_stop(t->meta, on_meta_stopped, t);
+}
+
+/* meta_apply_cb: partitions follow every metadata batch once they are open. */
+static void on_meta_apply(void *arg, const struct meta_record *recs, size_t n)
+{
+    struct tallyd *t = arg;
+    if (t->replicas)
+        replica_mgr_on_apply(t->replicas, recs, n);
+}
+
 static void start_listener(struct tallyd *t)
 {
     struct admin_options ao = {.node_id = t->cfg.node_id, .config = t->cfg.props};
@@ -53,13 +84,29 @@ static void start_listener(struct tallyd *t)
         .max_frame = t->cfg.max_frame,
         .max_inflight = 64,
     };
+    struct replica_options ro = {
+        .loop = t->loop,
+        .meta = t->meta,
+        .config = t->cfg.props,
+        .node_id = t->cfg.node_id,
+        .log_dir = t->cfg.log_dir,
+    };
+    if (replica_mgr_start(&ro, &t->replicas) != 0) {
+        t->replicas = NULL;
+        log_error("main", "cannot open the partition logs in %s", t->cfg.log_dir);
+        shutdown_tallyd(t, 1);
+        return;
+    }
+    struct broker_options bo = {.loop = t->loop, .replicas = t->replicas, .node_id = t->cfg.node_id};
     t->admin = admin_new(t->meta, &ao);
-    if (t->admin == NULL) {
+    t->broker = broker_new(&bo);
+    if (t->admin == NULL || t->broker == NULL) {
         log_error("main", "out of memory");
         shutdown_tallyd(t, 1);
         return;
     }
     t->dispatch.admin = t->admin;
+    t->dispatch.broker = t->broker;
     if (net_server_start(t->loop, &no, dispatch_request, &t->dispatch, &t->net) != 0) {
         t->net = NULL;
         shutdown_tallyd(t, 1);
@@ -124,11 +171,15 @@ static void shutdown_tallyd(struct tallyd *t, int code)
         return;
     t->stopping = true;
     t->exit_code = code;
+    /* Clients first, then the data plane, then partitions (flushed, checkpointed, marked
+     * clean), then the metadata quorum; each step starts the next when done. */
     if (t->net)
         net_server_stop(t->net, on_net_stopped, t);
     t->net = NULL;
-    if (t->meta)
-        meta_stop(t->meta, on_meta_stopped, t);
+    if (t->broker)
+        broker_stop(t->broker, on_broker_stopped, t);
+    else
+        on_broker_stopped(t);
     uv_timer_stop(&t->timer);
     uv_close((uv_handle_t *)&t->timer, NULL);
     uv_close((uv_handle_t *)&t->sigterm, NULL);
@@ -174,6 +225,8 @@ int main(int argc, char **argv)
         .n_voters = t.cfg.n_voters,
         .voters = t.cfg.voters,
         .listen_address = t.cfg.controller,
+        .on_apply = on_meta_apply,
+        .on_apply_arg = &t,
     };
     if (meta_start(t.loop, &mo, &t.meta) != 0) {
         t.meta = NULL;

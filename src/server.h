@@ -42,8 +42,11 @@ void server_config_free(struct server_config *cfg);
  * Returns 0, or 1 after logging why the directory is refused. */
 int server_format_dir(struct server_config *cfg);
 
+struct broker;
+
 struct dispatch {
     struct admin *admin;
+    struct broker *broker;
 };
 
 /* net_request_cb: routes one decoded request to its handler. ctx is a struct dispatch. */

@@ -14,6 +14,10 @@
 #include "net.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
+#include <poll.h>
+#include <sys/sendfile.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +37,29 @@ struct req_int {
     uint8_t *frame;      /* the request frame (after the size field) */
     uint8_t *resp;       /* the encoded response frame, once finished */
     size_t resp_len;
+    struct proto_hole *holes; /* file ranges to splice into resp (net_respond_files) */
+    size_t n_holes;
+    void (*sent)(void *arg);
+    void *sent_arg;
     bool done;
+};
+
+/* One piece of output: bytes of a response frame, or a file range. A response frame's
+ * buffer is shared by its pieces and freed with the last one. */
+struct out_frame {
+    uint8_t *buf;
+    unsigned refs;
+    void (*sent)(void *arg);
+    void *sent_arg;
+};
+
+struct out_item {
+    struct out_item *next;
+    struct out_frame *frame;
+    const uint8_t *data; /* memory piece, or NULL for a file piece */
+    size_t len;
+    int fd;     /* file piece */
+    int64_t pos;
 };
 
 struct net_conn {
@@ -47,6 +73,9 @@ struct net_conn {
     size_t frame_len, frame_got;
     struct req_int *head, *tail; /* requests in arrival order */
     unsigned inflight;
+    struct out_item *out_head, *out_tail; /* output not yet handed to the kernel */
+    unsigned writes;                      /* uv_writes in flight */
+    bool sending_file;                    /* a thread-pool sendfile is running */
     bool reading, closing;
     unsigned refs; /* the handle until closed, plus each request not yet finished */
 };
@@ -93,28 +122,288 @@ static void server_maybe_done(struct net_server *s)
 
 static void req_free(struct req_int *r)
 {
+    if (r->sent)
+        r->sent(r->sent_arg); /* never queued: the connection went first */
+    free(r->holes);
     arena_free(r->pub.arena);
     free(r->frame);
     free(r->resp);
     free(r);
 }
 
+static void frame_unref(struct out_frame *f)
+{
+    if (--f->refs > 0)
+        return;
+    if (f->sent)
+        f->sent(f->sent_arg);
+    free(f->buf);
+    free(f);
+}
+
+static void item_free(struct out_item *it)
+{
+    frame_unref(it->frame);
+    free(it);
+}
+
+/* Drops output that will never be sent (the connection is closing). */
+static void out_discard(struct net_conn *c)
+{
+    while (c->out_head) {
+        struct out_item *it = c->out_head;
+        c->out_head = it->next;
+        item_free(it);
+    }
+    c->out_tail = NULL;
+}
+
 struct write_req {
     uv_write_t w;
     struct net_conn *conn;
-    uint8_t *buf;
+    struct out_item *item;
 };
+
+static void conn_pump(struct net_conn *c);
 
 static void on_write(uv_write_t *w, int status)
 {
     struct write_req *wr = (struct write_req *)w;
-    if (status < 0 && status != UV_ECANCELED && !wr->conn->closing) {
-        log_info("net", "write to %s failed: %s; closing", wr->conn->peer, uv_strerror(status));
-        conn_close(wr->conn);
+    struct net_conn *c = wr->conn;
+    if (status < 0 && status != UV_ECANCELED && !c->closing) {
+        log_info("net", "write to %s failed: %s; closing", c->peer, uv_strerror(status));
+        conn_close(c);
     }
-    free(wr->buf);
-    conn_unref(wr->conn);
+    item_free(wr->item);
     free(wr);
+    c->writes--;
+    conn_pump(c);
+    conn_unref(c);
+}
+
+/* A file piece that did not fit in the socket buffer at once: finished on the thread pool,
+ * which waits for the socket to drain. It works on a dup() of the socket so that closing the
+ * connection cannot hand its descriptor number to someone else mid-send. */
+struct file_send {
+    uv_work_t w;
+    struct net_conn *conn;
+    struct out_item *item;
+    int sock;
+    int err;
+};
+
+static void file_send_run(uv_work_t *w)
+{
+    struct file_send *fs = (struct file_send *)w;
+    struct out_item *it = fs->item;
+    off_t pos = (off_t)it->pos;
+    size_t left = it->len;
+    int idle_ms = 0;
+
+    while (left > 0) {
+        ssize_t n = sendfile(fs->sock, it->fd, &pos, left);
+        if (n > 0) {
+            left -= (size_t)n;
+            idle_ms = 0;
+            continue;
+        }
+        if (n == 0) {
+            fs->err = UV_EOF; /* the file is shorter than the range: never send a torn frame */
+            return;
+        }
+        if (errno == EINTR)
+            continue;
+        if (errno != EAGAIN) {
+            fs->err = -errno;
+            return;
+        }
+        struct pollfd pfd = {.fd = fs->sock, .events = POLLOUT};
+        int pr = poll(&pfd, 1, 100);
+        if (pr == 0 && (idle_ms += 100) >= 120000) {
+            fs->err = UV_ETIMEDOUT; /* a reader that takes nothing for two minutes */
+            return;
+        }
+        if (pr > 0 && (pfd.revents & (POLLERR | POLLHUP))) {
+            fs->err = UV_EPIPE;
+            return;
+        }
+    }
+}
+
+static void file_send_done(uv_work_t *w, int status)
+{
+    struct file_send *fs = (struct file_send *)w;
+    struct net_conn *c = fs->conn;
+    (void)status;
+    close(fs->sock);
+    if (fs->err != 0 && !c->closing) {
+        log_info("net", "sending to %s failed: %s; closing", c->peer, uv_strerror(fs->err));
+        conn_close(c);
+    }
+    item_free(fs->item);
+    free(fs);
+    c->sending_file = false;
+    conn_pump(c);
+    conn_unref(c);
+}
+
+/* Tries a file piece on the loop without blocking; returns 0 when all of it went, 1 when
+ * the rest was handed to the thread pool, or a negative error. */
+static int send_file_piece(struct net_conn *c, struct out_item *it)
+{
+    uv_os_fd_t sock;
+    struct file_send *fs;
+    if (uv_fileno((uv_handle_t *)&c->tcp, &sock) != 0)
+        return UV_EBADF;
+    while (it->len > 0) {
+        off_t pos = (off_t)it->pos;
+        ssize_t n = sendfile(sock, it->fd, &pos, it->len);
+        if (n > 0) {
+            it->pos += n;
+            it->len -= (size_t)n;
+            continue;
+        }
+        if (n == 0)
+            return UV_EOF;
+        if (errno == EINTR)
+            continue;
+        if (errno != EAGAIN)
+            return -errno;
+        break;
+    }
+    if (it->len == 0)
+        return 0;
+    fs = calloc(1, sizeof *fs);
+    if (fs == NULL)
+        return UV_ENOMEM;
+    fs->conn = c;
+    fs->item = it;
+    fs->sock = dup(sock);
+    if (fs->sock < 0) {
+        free(fs);
+        return -errno;
+    }
+    c->refs++;
+    c->sending_file = true;
+    if (uv_queue_work(c->srv->loop, &fs->w, file_send_run, file_send_done) != 0) {
+        close(fs->sock);
+        free(fs);
+        c->refs--;
+        c->sending_file = false;
+        return UV_ENOMEM;
+    }
+    return 1;
+}
+
+/* Hands queued output to the kernel in order: memory pieces through uv_write (several may
+ * be in flight), a file piece only once every earlier write has completed. */
+static void conn_pump(struct net_conn *c)
+{
+    if (c->closing) {
+        out_discard(c);
+        return;
+    }
+    while (c->out_head && !c->sending_file) {
+        struct out_item *it = c->out_head;
+        if (it->data == NULL) {
+            if (c->writes > 0)
+                return;
+            c->out_head = it->next;
+            if (c->out_head == NULL)
+                c->out_tail = NULL;
+            int rc = send_file_piece(c, it);
+            if (rc == 1)
+                return;
+            item_free(it);
+            if (rc < 0) {
+                log_info("net", "sending to %s failed: %s; closing", c->peer, uv_strerror(rc));
+                conn_close(c);
+                out_discard(c);
+                return;
+            }
+            continue;
+        }
+        struct write_req *wr = malloc(sizeof *wr);
+        if (wr == NULL) {
+            log_error("net", "out of memory writing to %s; closing", c->peer);
+            conn_close(c);
+            out_discard(c);
+            return;
+        }
+        c->out_head = it->next;
+        if (c->out_head == NULL)
+            c->out_tail = NULL;
+        wr->conn = c;
+        wr->item = it;
+        uv_buf_t b = uv_buf_init((char *)it->data, (unsigned)it->len);
+        c->refs++;
+        c->writes++;
+        if (uv_write(&wr->w, (uv_stream_t *)&c->tcp, &b, 1, on_write) < 0) {
+            c->refs--;
+            c->writes--;
+            item_free(it);
+            free(wr);
+            conn_close(c);
+            out_discard(c);
+            return;
+        }
+    }
+}
+
+static bool out_push(struct net_conn *c, struct out_frame *f, const uint8_t *data, size_t len,
+                     int fd, int64_t pos)
+{
+    struct out_item *it;
+    if (len == 0)
+        return true;
+    it = calloc(1, sizeof *it);
+    if (it == NULL)
+        return false;
+    it->frame = f;
+    f->refs++;
+    it->data = data;
+    it->len = len;
+    it->fd = fd;
+    it->pos = pos;
+    if (c->out_tail)
+        c->out_tail->next = it;
+    else
+        c->out_head = it;
+    c->out_tail = it;
+    return true;
+}
+
+/* Queues a finished request's response frame (and its file pieces) for output. */
+static void conn_queue_response(struct net_conn *c, struct req_int *r)
+{
+    struct out_frame *f = calloc(1, sizeof *f);
+    size_t at = 0;
+    bool ok = f != NULL;
+
+    if (f == NULL) {
+        if (r->sent)
+            r->sent(r->sent_arg);
+        free(r->resp);
+    } else {
+        f->buf = r->resp;
+        f->refs = 1; /* held while queuing */
+        f->sent = r->sent;
+        f->sent_arg = r->sent_arg;
+        for (size_t i = 0; ok && i < r->n_holes; i++) {
+            const struct net_file_range *fr = r->holes[i].ext;
+            ok = out_push(c, f, r->resp + at, r->holes[i].at - at, -1, 0) &&
+                 out_push(c, f, NULL, fr->len, fr->fd, fr->pos);
+            at = r->holes[i].at;
+        }
+        ok = ok && out_push(c, f, r->resp + at, r->resp_len - at, -1, 0);
+        frame_unref(f);
+    }
+    r->resp = NULL;
+    r->sent = NULL;
+    if (!ok) {
+        log_error("net", "out of memory writing to %s; closing", c->peer);
+        conn_close(c);
+    }
 }
 
 static void conn_read_start(struct net_conn *c);
@@ -130,29 +419,12 @@ static void conn_flush(struct net_conn *c)
         if (c->head == NULL)
             c->tail = NULL;
         c->inflight--;
-        if (r->resp && !c->closing) {
-            struct write_req *wr = malloc(sizeof *wr);
-            if (wr == NULL) {
-                log_error("net", "out of memory writing to %s; closing", c->peer);
-                conn_close(c);
-            } else {
-                uv_buf_t b = uv_buf_init((char *)r->resp, (unsigned)r->resp_len);
-                wr->conn = c;
-                wr->buf = r->resp;
-                r->resp = NULL;
-                c->refs++;
-                int rc = uv_write(&wr->w, (uv_stream_t *)&c->tcp, &b, 1, on_write);
-                if (rc < 0) {
-                    c->refs--;
-                    free(wr->buf);
-                    free(wr);
-                    conn_close(c);
-                }
-            }
-        }
+        if (r->resp && !c->closing)
+            conn_queue_response(c, r);
         req_free(r);
         conn_unref(c);
     }
+    conn_pump(c);
     if (!c->closing && !c->reading && c->inflight < c->srv->opts.max_inflight)
         conn_read_start(c);
     conn_unref(c);
@@ -164,12 +436,15 @@ static void req_finish(struct req_int *r)
     conn_flush(r->conn);
 }
 
-void net_respond_as(struct net_request *pub, int16_t version, const void *resp)
+static void respond(struct net_request *pub, int16_t version, const void *resp, bool files)
 {
     struct req_int *r = (struct req_int *)pub;
     if (!r->conn->closing) {
-        int rc = proto_encode_response(pub->api, version, pub->hdr.CorrelationId, resp, &r->resp,
-                                       &r->resp_len);
+        int rc = files ? proto_encode_response_holes(pub->api, version, pub->hdr.CorrelationId,
+                                                     resp, &r->resp, &r->resp_len, &r->holes,
+                                                     &r->n_holes)
+                       : proto_encode_response(pub->api, version, pub->hdr.CorrelationId, resp,
+                                               &r->resp, &r->resp_len);
         if (rc != 0) {
             log_error("net", "cannot encode %s v%d response for %s: %s; closing", pub->api->name,
                       version, r->conn->peer, err_name(rc));
@@ -180,6 +455,20 @@ void net_respond_as(struct net_request *pub, int16_t version, const void *resp)
         }
     }
     req_finish(r);
+}
+
+void net_respond_as(struct net_request *pub, int16_t version, const void *resp)
+{
+    respond(pub, version, resp, false);
+}
+
+void net_respond_files(struct net_request *pub, const void *resp, void (*sent)(void *arg),
+                       void *arg)
+{
+    struct req_int *r = (struct req_int *)pub;
+    r->sent = sent;
+    r->sent_arg = arg;
+    respond(pub, pub->hdr.RequestApiVersion, resp, true);
 }
 
 void net_respond(struct net_request *pub, const void *resp)
@@ -218,6 +507,7 @@ static void conn_close(struct net_conn *c)
     if (c->next)
         c->next->prev = c->prev;
     uv_close((uv_handle_t *)&c->tcp, on_conn_closed);
+    out_discard(c);
 }
 
 /* Decodes one complete frame and hands it to the application; takes ownership of frame. */

@@ -54,6 +54,22 @@ void net_respond(struct net_request *req, const void *resp);
 /* As net_respond, at an explicit version (ApiVersions' v0 fallback). */
 void net_respond_as(struct net_request *req, int16_t version, const void *resp);
 
+/* A byte range of a file to send with sendfile() as part of a response: set a RECORDS
+ * field's `ext` to one of these (and its len to range->len) and answer with
+ * net_respond_files. The range must stay valid until `sent` runs. */
+struct net_file_range {
+    int fd;
+    int64_t pos;
+    size_t len;
+};
+
+/* As net_respond, but RECORDS fields whose ext points to a struct net_file_range go from the
+ * file to the socket without passing through user space. `sent(arg)` runs exactly once,
+ * after the last byte was handed to the kernel or the connection was dropped: release the
+ * ranges there. */
+void net_respond_files(struct net_request *req, const void *resp, void (*sent)(void *arg),
+                       void *arg);
+
 /* Finishes a request that gets no response (Produce with acks=0). */
 void net_finish(struct net_request *req);
 

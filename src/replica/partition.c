@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* partition: one hosted partition — its log, high watermark, settings and waiters. */
+#include <errno.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <time.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/err.h"
+#include "base/log.h"
+#include "meta/meta.h"
+#include "record/record.h"
+#include "replica_int.h"
+
+/* partition.metadata, as Kafka writes it next to the segments:
+ *   version: 0
+ *   topic_id: <topic id, 22 characters of base64url>
+ * It tells a directory of a deleted topic from one of a new topic of the same name. */
+static void topic_id_string(const uint8_t id[16], char out[23])
+{
+    static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    uint8_t b[18] = {0};
+    memcpy(b, id, 16);
+    for (int i = 0, o = 0; i < 18 && o < 22; i += 3) {
+        uint32_t v = (uint32_t)b[i] << 16 | (uint32_t)b[i + 1] << 8 | b[i + 2];
+        for (int k = 3; k >= 0 && o < 22; k--)
+            out[o++] = b64[(v >> (6 * k)) & 63];
+    }
+    out[22] = '\0';
+}
+
+/* 1 if dir holds a partition.metadata naming another topic id, 0 if it matches or is new. */
+static int check_metadata_file(const char *dir, const uint8_t id[16])
+{
+    char path[PATH_MAX + 32], want[23], line[128];
+    FILE *f;
+    int other = 0;
+    snprintf(path, sizeof path, "%s/partition.metadata", dir);
+    topic_id_string(id, want);
+    f = fopen(path, "r");
+    if (f == NULL)
+        return 0;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "topic_id: ", 10) == 0)
+            other = strncmp(line + 10, want, 22) != 0;
+    fclose(f);
+    return other;
+}
+
+static int write_metadata_file(const char *dir, const uint8_t id[16])
+{
+    char path[PATH_MAX + 32], idstr[23];
+    FILE *f;
+    snprintf(path, sizeof path, "%s/partition.metadata", dir);
+    topic_id_string(id, idstr);
+    f = fopen(path, "w");
+    if (f == NULL)
+        return ERR_IO;
+    fprintf(f, "version: 0\ntopic_id: %s\n", idstr);
+    return fclose(f) == 0 ? 0 : ERR_IO;
+}
+
+/* Removes a partition directory: its files, then itself. Partition directories are flat. */
+void partition_remove_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char path[PATH_MAX * 2];
+    if (d == NULL)
+        return;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (unlink(path) != 0)
+            log_warn("replica", "cannot delete %s: %s", path, strerror(errno));
+    }
+    closedir(d);
+    if (rmdir(dir) != 0)
+        log_warn("replica", "cannot delete %s: %s", dir, strerror(errno));
+}
+
+static void log_config_for(struct partition *p, struct log_config *lc)
+{
+    const struct config_ctx *c = &p->rm->cfg;
+    log_config_default(lc);
+    lc->segment_bytes = config_topic_int(c, p->topic, "segment.bytes", lc->segment_bytes);
+    lc->segment_ms = config_topic_int(c, p->topic, "segment.ms", lc->segment_ms);
+    lc->retention_bytes = config_topic_int(c, p->topic, "retention.bytes", lc->retention_bytes);
+    lc->retention_ms = config_topic_int(c, p->topic, "retention.ms", lc->retention_ms);
+    lc->flush_messages = config_topic_int(c, p->topic, "flush.messages", lc->flush_messages);
+    lc->flush_ms = config_topic_int(c, p->topic, "flush.ms", lc->flush_ms);
+    lc->index_interval_bytes =
+        (int32_t)config_topic_int(c, p->topic, "index.interval.bytes", lc->index_interval_bytes);
+}
+
+void partition_refresh_settings(struct partition *p)
+{
+    const struct config_ctx *c = &p->rm->cfg;
+    struct partition_settings *s = &p->settings;
+    struct log_config lc;
+    int64_t diff = config_topic_int(c, p->topic, "message.timestamp.difference.max.ms", INT64_MAX);
+
+    s->max_message_bytes = config_topic_int(c, p->topic, "max.message.bytes", 1048588);
+    s->log_append_time =
+        strcmp(config_topic_str(c, p->topic, "message.timestamp.type"), "LogAppendTime") == 0;
+    s->ts_before_max_ms = config_topic_int(c, p->topic, "message.timestamp.before.max.ms",
+                                           INT64_MAX);
+    s->ts_after_max_ms = config_topic_int(c, p->topic, "message.timestamp.after.max.ms",
+                                          INT64_MAX);
+    /* The older single bound still applies in both directions when set. */
+    if (diff < s->ts_before_max_ms)
+        s->ts_before_max_ms = diff;
+    if (diff < s->ts_after_max_ms)
+        s->ts_after_max_ms = diff;
+    if (p->log) {
+        log_config_for(p, &lc);
+        log_set_config(p->log, &lc);
+    }
+}
+
+static int64_t find_checkpoint(const struct log_checkpoint_entry *e, size_t n, const char *topic,
+                               int32_t index, int64_t def)
+{
+    for (size_t i = 0; i < n; i++)
+        if (e[i].partition == index && strcmp(e[i].topic, topic) == 0)
+            return e[i].offset;
+    return def;
+}
+
+int partition_open(struct replica_mgr *rm, const char *topic, const uint8_t id[16],
+                   int32_t index, int32_t leader_epoch, struct partition **out)
+{
+    struct partition *p = calloc(1, sizeof *p);
+    struct log_config lc;
+    int rc = ERR_NOMEM;
+
+    if (p == NULL || (p->topic = strdup(topic)) == NULL)
+        goto err;
+    p->rm = rm;
+    p->index = index;
+    memcpy(p->topic_id, id, 16);
+    p->leader_epoch = leader_epoch;
+    p->watchers.next = p->watchers.prev = &p->watchers;
+    p->refs = 1;
+    p->online = true;
+    int n = snprintf(p->dir, sizeof p->dir, "%s/%s-%d", rm->dir, topic, index);
+    if (n < 0 || (size_t)n >= sizeof p->dir) {
+        log_error("replica", "partition directory name for %s-%d is too long", topic, index);
+        rc = ERR_IO;
+        goto err;
+    }
+
+    if (check_metadata_file(p->dir, id)) {
+        /* A directory left by a deleted topic of the same name: it is not ours. */
+        log_warn("replica", "%s belongs to an older topic %s; deleting it", p->dir, topic);
+        partition_remove_dir(p->dir);
+    }
+    if (mkdir(p->dir, 0755) != 0 && errno != EEXIST) {
+        log_error("replica", "cannot create %s: %s", p->dir, strerror(errno));
+        rc = ERR_IO;
+        goto err;
+    }
+    if (write_metadata_file(p->dir, id) != 0) {
+        log_error("replica", "cannot write %s/partition.metadata: %s", p->dir, strerror(errno));
+        rc = ERR_IO;
+        goto err;
+    }
+    partition_refresh_settings(p);
+    log_config_for(p, &lc);
+    rc = log_open(p->dir, &lc, log_io_default(),
+                  find_checkpoint(rm->recovery, rm->n_recovery, topic, index, 0),
+                  find_checkpoint(rm->starts, rm->n_starts, topic, index, -1), rm->clean_start,
+                  &p->log);
+    if (rc != 0)
+        goto err;
+    log_epoch_assign(p->log, leader_epoch, log_end_offset(p->log));
+    /* One replica: everything in the log is committed. */
+    p->high_watermark = log_end_offset(p->log);
+    *out = p;
+    return 0;
+
+err:
+    if (p)
+        free(p->topic);
+    free(p);
+    return rc;
+}
+
+static void partition_free(struct partition *p)
+{
+    log_close(p->log, true);
+    free(p->topic);
+    free(p);
+}
+
+void partition_hold(struct partition *p)
+{
+    p->refs++;
+}
+
+void partition_release(struct partition *p)
+{
+    if (--p->refs == 0)
+        partition_free(p);
+}
+
+bool partition_online(const struct partition *p)
+{
+    return p->online;
+}
+
+static void wake(struct partition *p)
+{
+    /* A callback may remove its own watch (and others); walk a detached copy of the list. */
+    struct partition_watch head = p->watchers;
+    if (head.next == &p->watchers)
+        return;
+    head.next->prev = &head;
+    head.prev->next = &head;
+    p->watchers.next = p->watchers.prev = &p->watchers;
+    while (head.next != &head) {
+        struct partition_watch *w = head.next;
+        head.next = w->next;
+        w->next->prev = &head;
+        w->next = w->prev = w;
+        w->p = NULL;
+        w->cb(w);
+    }
+}
+
+void partition_close(struct partition *p, bool delete_dir)
+{
+    p->online = false;
+    wake(p);
+    if (delete_dir) {
+        char gone[PATH_MAX + 64];
+        int n = snprintf(gone, sizeof gone, "%s.%lld-delete", p->dir, (long long)getpid());
+        if (n > 0 && (size_t)n < sizeof p->dir && rename(p->dir, gone) == 0)
+            memcpy(p->dir, gone, (size_t)n + 1);
+        partition_remove_dir(p->dir);
+    }
+    partition_release(p);
+}
+
+void partition_watch_add(struct partition *p, struct partition_watch *w)
+{
+    w->p = p;
+    w->next = &p->watchers;
+    w->prev = p->watchers.prev;
+    p->watchers.prev->next = w;
+    p->watchers.prev = w;
+}
+
+void partition_watch_remove(struct partition_watch *w)
+{
+    if (w->next == NULL || w->next == w)
+        return;
+    w->prev->next = w->next;
+    w->next->prev = w->prev;
+    w->next = w->prev = w;
+    w->p = NULL;
+}
+
+const char *partition_topic(const struct partition *p)
+{
+    return p->topic;
+}
+int32_t partition_index(const struct partition *p)
+{
+    return p->index;
+}
+const uint8_t *partition_topic_id(const struct partition *p)
+{
+    return p->topic_id;
+}
+int32_t partition_leader_epoch(const struct partition *p)
+{
+    return p->leader_epoch;
+}
+int64_t partition_high_watermark(const struct partition *p)
+{
+    return p->high_watermark;
+}
+int64_t partition_last_stable_offset(const struct partition *p)
+{
+    /* No transactions yet: nothing is pending, so the LSO is the high watermark. */
+    return p->high_watermark;
+}
+int64_t partition_log_start_offset(const struct partition *p)
+{
+    return log_start_offset(p->log);
+}
+int64_t partition_log_end_offset(const struct partition *p)
+{
+    return log_end_offset(p->log);
+}
+struct log *partition_log(struct partition *p)
+{
+    return p->log;
+}
+const struct partition_settings *partition_settings(const struct partition *p)
+{
+    return &p->settings;
+}
+
+int partition_append(struct partition *p, uint8_t *batch, size_t len,
+                     const struct record_batch *hdr, int64_t *base_offset, int64_t *append_time)
+{
+    int64_t max_ts = hdr->max_timestamp;
+    int rc;
+
+    *append_time = -1;
+    if (p->settings.log_append_time) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        *append_time = max_ts = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+        record_batch_set_log_append_time(batch, max_ts);
+    }
+    rc = log_append(p->log, batch, len, hdr->last_offset_delta, max_ts, p->leader_epoch,
+                    base_offset);
+    if (rc != 0)
+        return rc;
+    p->high_watermark = log_end_offset(p->log);
+    partition_maybe_flush(p);
+    wake(p);
+    return 0;
+}

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* replica internals shared by partition.c and replica_mgr.c. */
+#ifndef TALLY_REPLICA_INT_H
+#define TALLY_REPLICA_INT_H
+
+#include <limits.h>
+
+#include "config/config.h"
+#include "log/log.h"
+#include "replica.h"
+
+struct partition {
+    struct replica_mgr *rm;
+    struct partition *hash_next;
+    char *topic;
+    int32_t index;
+    uint8_t topic_id[16];
+    char dir[PATH_MAX];
+    struct log *log;
+    int32_t leader_epoch;
+    int64_t high_watermark;
+    struct partition_settings settings;
+    struct partition_watch watchers; /* list head (sentinel) */
+    unsigned refs;                   /* the table's reference + holders */
+    unsigned flushing;               /* thread-pool flushes in flight */
+    bool online;
+};
+
+struct replica_mgr {
+    uv_loop_t *loop;
+    struct meta *meta;
+    struct config_ctx cfg;
+    int32_t node_id;
+    char dir[PATH_MAX];
+    struct partition **buckets;
+    size_t n_buckets, count;
+    struct log_checkpoint_entry *recovery, *starts; /* read at start, for opening logs */
+    size_t n_recovery, n_starts;
+    bool clean_start;
+    uv_timer_t timer;
+    int64_t last_retention_ms, last_checkpoint_ms;
+    unsigned flushes; /* in flight, all partitions */
+    bool stopping;
+    void (*stop_cb)(void *arg);
+    void *stop_arg;
+};
+
+/* partition.c */
+int partition_open(struct replica_mgr *rm, const char *topic, const uint8_t id[16],
+                   int32_t index, int32_t leader_epoch, struct partition **out);
+/* Takes the partition offline: wakes its waiters, drops the table's reference; the
+ * directory is deleted (renamed away at once) when `delete_dir`. */
+void partition_close(struct partition *p, bool delete_dir);
+void partition_refresh_settings(struct partition *p);
+void partition_remove_dir(const char *dir);
+void partition_maybe_flush(struct partition *p);
+
+#endif

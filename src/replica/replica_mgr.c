@@ -1,0 +1,476 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* replica manager: the table of hosted partitions, kept in step with the metadata image,
+ * and housekeeping — flushes on the thread pool, retention, checkpoints, clean shutdown.
+ *
+ * Files it owns in the log directory:
+ *   recovery-point-offset-checkpoint   offsets below which each partition is fsynced
+ *   log-start-offset-checkpoint        each partition's log start offset
+ *   .kafka_cleanshutdown               present only while stopped cleanly; removed at start,
+ *                                      so its absence at the next start means a crash */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/err.h"
+#include "base/log.h"
+#include "base/props.h"
+#include "meta/meta.h"
+#include "replica_int.h"
+
+#define CLEAN_MARKER ".kafka_cleanshutdown"
+#define HOUSEKEEPING_MS 200
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- the table -------------------------------------------------------------------------- */
+
+static size_t slot(const struct replica_mgr *rm, const char *topic, int32_t index)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (const char *c = topic; *c; c++)
+        h = (h ^ (uint8_t)*c) * 1099511628211ULL;
+    h = (h ^ (uint32_t)index) * 1099511628211ULL;
+    return (size_t)(h % rm->n_buckets);
+}
+
+struct partition *replica_partition(struct replica_mgr *rm, const char *topic, int32_t index)
+{
+    for (struct partition *p = rm->buckets[slot(rm, topic, index)]; p; p = p->hash_next)
+        if (p->index == index && strcmp(p->topic, topic) == 0)
+            return p;
+    return NULL;
+}
+
+struct partition *replica_partition_by_id(struct replica_mgr *rm, const uint8_t topic_id[16],
+                                          int32_t index)
+{
+    const struct meta_topic *t = meta_topic_by_id(rm->meta, topic_id);
+    return t ? replica_partition(rm, t->name, index) : NULL;
+}
+
+size_t replica_count(const struct replica_mgr *rm)
+{
+    return rm->count;
+}
+
+static int table_grow(struct replica_mgr *rm)
+{
+    size_t n = rm->n_buckets ? rm->n_buckets * 2 : 256;
+    struct partition **b = calloc(n, sizeof *b);
+    if (b == NULL)
+        return ERR_NOMEM;
+    for (size_t i = 0; i < rm->n_buckets; i++) {
+        struct partition *p = rm->buckets[i], *next;
+        for (; p; p = next) {
+            next = p->hash_next;
+            uint64_t h = 1469598103934665603ULL;
+            for (const char *c = p->topic; *c; c++)
+                h = (h ^ (uint8_t)*c) * 1099511628211ULL;
+            h = (h ^ (uint32_t)p->index) * 1099511628211ULL;
+            p->hash_next = b[h % n];
+            b[h % n] = p;
+        }
+    }
+    free(rm->buckets);
+    rm->buckets = b;
+    rm->n_buckets = n;
+    return 0;
+}
+
+static void table_remove(struct replica_mgr *rm, struct partition *p)
+{
+    struct partition **pp = &rm->buckets[slot(rm, p->topic, p->index)];
+    while (*pp && *pp != p)
+        pp = &(*pp)->hash_next;
+    if (*pp) {
+        *pp = p->hash_next;
+        rm->count--;
+    }
+}
+
+static bool assigned_here(const struct replica_mgr *rm, const struct meta_partition *mp)
+{
+    for (int32_t r = 0; r < mp->n_replicas; r++)
+        if (mp->replicas[r] == rm->node_id)
+            return true;
+    return false;
+}
+
+/* Opens the partitions of topic `t` assigned here and drops those no longer assigned. */
+static void sync_topic(struct replica_mgr *rm, const struct meta_topic *t)
+{
+    for (int32_t i = 0; i < t->n_partitions; i++) {
+        const struct meta_partition *mp = &t->partitions[i];
+        struct partition *p = replica_partition(rm, t->name, mp->partition);
+        if (p && memcmp(p->topic_id, t->id, 16) != 0) {
+            /* Same name, new topic: the old partition's data is not this topic's. */
+            table_remove(rm, p);
+            partition_close(p, true);
+            p = NULL;
+        }
+        if (p && !assigned_here(rm, mp)) {
+            table_remove(rm, p);
+            partition_close(p, false);
+            continue;
+        }
+        if (p) {
+            p->leader_epoch = mp->leader_epoch;
+            continue;
+        }
+        if (!assigned_here(rm, mp))
+            continue;
+        if (rm->count + 1 > rm->n_buckets && table_grow(rm) != 0) {
+            log_error("replica", "out of memory opening %s-%d", t->name, mp->partition);
+            continue;
+        }
+        if (partition_open(rm, t->name, t->id, mp->partition, mp->leader_epoch, &p) != 0) {
+            log_error("replica", "cannot open partition %s-%d; it stays offline", t->name,
+                      mp->partition);
+            continue;
+        }
+        size_t s = slot(rm, t->name, mp->partition);
+        p->hash_next = rm->buckets[s];
+        rm->buckets[s] = p;
+        rm->count++;
+    }
+}
+
+/* Closes and deletes every hosted partition of a topic that is gone (by id). */
+static void drop_topic_id(struct replica_mgr *rm, const uint8_t id[16])
+{
+    for (size_t i = 0; i < rm->n_buckets; i++) {
+        struct partition *p = rm->buckets[i], *next;
+        for (; p; p = next) {
+            next = p->hash_next;
+            if (memcmp(p->topic_id, id, 16) == 0) {
+                table_remove(rm, p);
+                log_info("replica", "deleting partition %s-%d", p->topic, p->index);
+                partition_close(p, true);
+            }
+        }
+    }
+}
+
+static void refresh_topic_settings(struct replica_mgr *rm, const char *topic)
+{
+    for (size_t i = 0; i < rm->n_buckets; i++)
+        for (struct partition *p = rm->buckets[i]; p; p = p->hash_next)
+            if (topic == NULL || strcmp(p->topic, topic) == 0)
+                partition_refresh_settings(p);
+}
+
+void replica_mgr_on_apply(void *arg, const struct meta_record *recs, size_t n)
+{
+    struct replica_mgr *rm = arg;
+    if (rm == NULL || rm->stopping)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        const struct meta_record *r = &recs[i];
+        const struct meta_topic *t;
+        switch (r->type) {
+        case META_REC_TOPIC:
+            if ((t = meta_topic_by_name(rm->meta, r->u.topic.name)) != NULL)
+                sync_topic(rm, t);
+            break;
+        case META_REC_PARTITION:
+            if ((t = meta_topic_by_id(rm->meta, r->u.partition.topic_id)) != NULL)
+                sync_topic(rm, t);
+            break;
+        case META_REC_REMOVE_TOPIC:
+            drop_topic_id(rm, r->u.remove_topic.topic_id);
+            break;
+        case META_REC_CONFIG:
+            refresh_topic_settings(rm, r->u.config.resource_type == 2
+                                           ? r->u.config.resource_name
+                                           : NULL);
+            break;
+        default:
+            break;
+        }
+    }
+}
+
+/* ---- flushes ------------------------------------------------------------------------------ */
+
+struct flush_work {
+    uv_work_t w;
+    struct partition *p;
+    int64_t upto;
+    int rc;
+};
+
+static void flush_run(uv_work_t *w)
+{
+    struct flush_work *fw = (struct flush_work *)w;
+    fw->rc = log_flush_run(fw->p->log, fw->upto);
+}
+
+static void maybe_finish_stop(struct replica_mgr *rm);
+
+static void flush_after(uv_work_t *w, int status)
+{
+    struct flush_work *fw = (struct flush_work *)w;
+    struct partition *p = fw->p;
+    struct replica_mgr *rm = p->rm;
+    (void)status;
+    if (fw->rc == 0)
+        log_flush_done(p->log, fw->upto);
+    else
+        log_error("replica", "fsync of %s-%d failed: %s", p->topic, p->index, err_name(fw->rc));
+    p->flushing--;
+    rm->flushes--;
+    partition_release(p);
+    free(fw);
+    maybe_finish_stop(rm);
+}
+
+void partition_maybe_flush(struct partition *p)
+{
+    struct replica_mgr *rm = p->rm;
+    struct flush_work *fw;
+    if (p->flushing || rm->stopping || !log_flush_due(p->log))
+        return;
+    fw = calloc(1, sizeof *fw);
+    if (fw == NULL)
+        return; /* retried at the next housekeeping tick */
+    fw->p = p;
+    if (log_flush_prepare(p->log, &fw->upto) != 0) {
+        free(fw);
+        return;
+    }
+    partition_hold(p);
+    p->flushing++;
+    rm->flushes++;
+    if (uv_queue_work(rm->loop, &fw->w, flush_run, flush_after) != 0) {
+        p->flushing--;
+        rm->flushes--;
+        partition_release(p);
+        free(fw);
+    }
+}
+
+/* ---- checkpoints -------------------------------------------------------------------------- */
+
+/* Writes both checkpoint files. */
+static int write_checkpoints(struct replica_mgr *rm)
+{
+    struct log_checkpoint_entry *rec = calloc(rm->count + 1, sizeof *rec);
+    struct log_checkpoint_entry *st = calloc(rm->count + 1, sizeof *st);
+    char path[PATH_MAX + 64];
+    size_t n = 0;
+    int rc = ERR_NOMEM;
+
+    if (rec == NULL || st == NULL)
+        goto out;
+    for (size_t i = 0; i < rm->n_buckets; i++) {
+        for (struct partition *p = rm->buckets[i]; p; p = p->hash_next) {
+            snprintf(rec[n].topic, sizeof rec[n].topic, "%s", p->topic);
+            snprintf(st[n].topic, sizeof st[n].topic, "%s", p->topic);
+            rec[n].partition = st[n].partition = p->index;
+            rec[n].offset = log_flushed_offset(p->log);
+            st[n].offset = log_start_offset(p->log);
+            n++;
+        }
+    }
+    snprintf(path, sizeof path, "%s/recovery-point-offset-checkpoint", rm->dir);
+    rc = log_checkpoint_write(log_io_default(), path, rec, n);
+    snprintf(path, sizeof path, "%s/log-start-offset-checkpoint", rm->dir);
+    if (rc == 0)
+        rc = log_checkpoint_write(log_io_default(), path, st, n);
+    if (rc != 0)
+        log_error("replica", "cannot write checkpoints in %s: %s", rm->dir, strerror(errno));
+out:
+    free(rec);
+    free(st);
+    return rc;
+}
+
+/* ---- housekeeping ------------------------------------------------------------------------- */
+
+static void on_tick(uv_timer_t *h)
+{
+    struct replica_mgr *rm = h->data;
+    int64_t now = now_ms();
+    int64_t retention_every =
+        props_get_int(rm->cfg.props, "log.retention.check.interval.ms", 300000, NULL);
+    int64_t checkpoint_every =
+        props_get_int(rm->cfg.props, "log.flush.offset.checkpoint.interval.ms", 60000, NULL);
+    bool retain = now - rm->last_retention_ms >= retention_every;
+
+    for (size_t i = 0; i < rm->n_buckets; i++) {
+        for (struct partition *p = rm->buckets[i]; p; p = p->hash_next) {
+            partition_maybe_flush(p);
+            if (retain && log_retain(p->log) > 0)
+                log_info("replica", "retention moved %s-%d's log start to %lld", p->topic,
+                         p->index, (long long)log_start_offset(p->log));
+        }
+    }
+    if (retain)
+        rm->last_retention_ms = now;
+    if (now - rm->last_checkpoint_ms >= checkpoint_every) {
+        write_checkpoints(rm);
+        rm->last_checkpoint_ms = now;
+    }
+}
+
+/* ---- lifecycle ---------------------------------------------------------------------------- */
+
+/* Deletes partition directories whose topic is gone (deleted while this broker was down). */
+static void remove_orphans(struct replica_mgr *rm)
+{
+    DIR *d = opendir(rm->dir);
+    struct dirent *e;
+    if (d == NULL)
+        return;
+    while ((e = readdir(d)) != NULL) {
+        char name[256], path[PATH_MAX * 2];
+        char *dash;
+        if (e->d_name[0] == '.' || e->d_type != DT_DIR ||
+            strncmp(e->d_name, "__cluster_metadata", 18) == 0)
+            continue;
+        snprintf(path, sizeof path, "%s/%s", rm->dir, e->d_name);
+        if (strstr(e->d_name, "-delete")) {
+            partition_remove_dir(path);
+            continue;
+        }
+        snprintf(name, sizeof name, "%s", e->d_name);
+        dash = strrchr(name, '-');
+        if (dash == NULL)
+            continue;
+        *dash = '\0';
+        const struct meta_topic *t = meta_topic_by_name(rm->meta, name);
+        int32_t index = atoi(dash + 1);
+        if (t == NULL || index >= t->n_partitions || !assigned_here(rm, &t->partitions[index])) {
+            log_info("replica", "deleting %s: its topic or assignment is gone", path);
+            partition_remove_dir(path);
+        }
+    }
+    closedir(d);
+}
+
+int replica_mgr_start(const struct replica_options *opts, struct replica_mgr **out)
+{
+    struct replica_mgr *rm = calloc(1, sizeof *rm);
+    char path[PATH_MAX + 64];
+    size_t nt;
+    int rc;
+
+    if (rm == NULL || table_grow(rm) != 0) {
+        free(rm);
+        return ERR_NOMEM;
+    }
+    rm->loop = opts->loop;
+    rm->meta = opts->meta;
+    rm->cfg.meta = opts->meta;
+    rm->cfg.props = opts->config;
+    rm->cfg.node_id = opts->node_id;
+    rm->node_id = opts->node_id;
+    snprintf(rm->dir, sizeof rm->dir, "%s", opts->log_dir);
+
+    snprintf(path, sizeof path, "%s/%s", rm->dir, CLEAN_MARKER);
+    rm->clean_start = access(path, F_OK) == 0;
+    /* From now on a crash must look like one. */
+    unlink(path);
+    snprintf(path, sizeof path, "%s/recovery-point-offset-checkpoint", rm->dir);
+    rc = log_checkpoint_read(log_io_default(), path, &rm->recovery, &rm->n_recovery);
+    if (rc != 0)
+        log_warn("replica", "ignoring unreadable %s: every log will be rescanned", path);
+    snprintf(path, sizeof path, "%s/log-start-offset-checkpoint", rm->dir);
+    if (log_checkpoint_read(log_io_default(), path, &rm->starts, &rm->n_starts) != 0)
+        log_warn("replica", "ignoring unreadable %s", path);
+    if (rc != 0)
+        rm->clean_start = false;
+    log_info("replica", "opening logs in %s after %s shutdown", rm->dir,
+             rm->clean_start ? "a clean" : "an unclean");
+
+    remove_orphans(rm);
+    const struct meta_topic *const *topics = meta_topics(rm->meta, &nt);
+    for (size_t i = 0; i < nt; i++)
+        sync_topic(rm, topics[i]);
+    free(rm->recovery);
+    free(rm->starts);
+    rm->recovery = rm->starts = NULL;
+    rm->n_recovery = rm->n_starts = 0;
+    /* Later opens (new partitions) start empty and clean. */
+    rm->clean_start = true;
+
+    rm->last_retention_ms = rm->last_checkpoint_ms = now_ms();
+    uv_timer_init(rm->loop, &rm->timer);
+    rm->timer.data = rm;
+    uv_timer_start(&rm->timer, on_tick, HOUSEKEEPING_MS, HOUSEKEEPING_MS);
+    log_info("replica", "hosting %zu partitions", rm->count);
+    *out = rm;
+    return 0;
+}
+
+static void finish_stop(struct replica_mgr *rm)
+{
+    char path[PATH_MAX + 64];
+    void (*cb)(void *) = rm->stop_cb;
+    void *arg = rm->stop_arg;
+    int rc = 0;
+
+    /* Flush everything here, on the loop: nothing else runs any more, and the recovery
+     * points written next must be true. */
+    for (size_t i = 0; i < rm->n_buckets; i++) {
+        for (struct partition *p = rm->buckets[i]; p; p = p->hash_next) {
+            int64_t upto;
+            if (log_flush_prepare(p->log, &upto) == 0 && log_flush_run(p->log, upto) == 0)
+                log_flush_done(p->log, upto);
+            else
+                rc = ERR_IO;
+        }
+    }
+    if (rc == 0)
+        rc = write_checkpoints(rm);
+
+    for (size_t i = 0; i < rm->n_buckets; i++) {
+        struct partition *p = rm->buckets[i], *next;
+        for (; p; p = next) {
+            next = p->hash_next;
+            partition_close(p, false);
+        }
+    }
+    if (rc == 0) {
+        FILE *f;
+        snprintf(path, sizeof path, "%s/%s", rm->dir, CLEAN_MARKER);
+        f = fopen(path, "w");
+        if (f)
+            fclose(f);
+    }
+    free(rm->buckets);
+    free(rm);
+    if (cb)
+        cb(arg);
+}
+
+static void on_timer_closed(uv_handle_t *h)
+{
+    struct replica_mgr *rm = h->data;
+    rm->timer.data = NULL;
+    maybe_finish_stop(rm);
+}
+
+static void maybe_finish_stop(struct replica_mgr *rm)
+{
+    if (rm->stopping && rm->flushes == 0 && rm->timer.data == NULL)
+        finish_stop(rm);
+}
+
+void replica_mgr_stop(struct replica_mgr *rm, void (*cb)(void *arg), void *arg)
+{
+    rm->stopping = true;
+    rm->stop_cb = cb;
+    rm->stop_arg = arg;
+    uv_timer_stop(&rm->timer);
+    uv_close((uv_handle_t *)&rm->timer, on_timer_closed);
+}
