@@ -189,6 +189,14 @@ static uint8_t *put_varint(uint8_t *p, int64_t v)
 
 int record_batch_parse(const uint8_t *buf, size_t len, struct record_batch *b)
 {
+    int rc = record_batch_parse_header(buf, len, b);
+    if (rc == 0 && len < record_batch_size(b))
+        return ERR_TRUNCATED;
+    return rc;
+}
+
+int record_batch_parse_header(const uint8_t *buf, size_t len, struct record_batch *b)
+{
     int32_t batch_length;
 
     if (len < OFF_MAGIC + 1)
@@ -198,7 +206,7 @@ int record_batch_parse(const uint8_t *buf, size_t len, struct record_batch *b)
     batch_length = (int32_t)rd32(buf + OFF_BATCH_LENGTH);
     if (batch_length < RECORD_BATCH_HEADER - RECORD_BATCH_OVERHEAD)
         return ERR_CORRUPT_MESSAGE;
-    if (len < (size_t)batch_length + RECORD_BATCH_OVERHEAD)
+    if (len < RECORD_BATCH_HEADER)
         return ERR_TRUNCATED;
 
     b->base_offset = (int64_t)rd64(buf + OFF_BASE_OFFSET);

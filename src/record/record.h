@@ -71,6 +71,10 @@ static inline int64_t record_batch_last_offset(const struct record_batch *b)
  * messages, so old clients are recognised). */
 int record_batch_parse(const uint8_t *buf, size_t len, struct record_batch *b);
 
+/* As record_batch_parse, but needs only the 61 header bytes, not the whole batch (for
+ * scanning a log by reading headers). */
+int record_batch_parse_header(const uint8_t *buf, size_t len, struct record_batch *b);
+
 /* record_batch_parse, then the checks a broker makes before appending: CRC32C,
  * lastOffsetDelta == recordCount - 1 (>= 0), a known compression codec, and, for
  * uncompressed batches, that the records walk exactly to the end of the batch with

@@ -1,0 +1,541 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* log: one partition's log — open and close, append (offset assignment, rolling), reads
+ * for sendfile, lookups by time, and the three-step flush. Segments, indexes, recovery,
+ * retention and the epoch cache live in the neighbouring files (log_int.h has the map). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/err.h"
+#include "base/log.h"
+#include "log/log_int.h"
+#include "record/record.h"
+
+void log_config_default(struct log_config *cfg)
+{
+    cfg->segment_bytes = 1073741824; /* 1 GiB */
+    cfg->segment_ms = 604800000;     /* 7 days */
+    cfg->retention_bytes = -1;
+    cfg->retention_ms = 604800000;   /* 7 days */
+    cfg->flush_messages = INT64_MAX; /* Kafka leaves flushing to the OS and replication */
+    cfg->flush_ms = INT64_MAX;
+    cfg->index_interval_bytes = 4096;
+    cfg->max_index_bytes = 10485760;
+}
+
+/* ---- the segment list ---------------------------------------------------------------- */
+
+int log_segs_push(struct log *l, struct log_segment *s)
+{
+    if (l->n_segs == l->cap_segs) {
+        size_t cap = l->cap_segs ? l->cap_segs * 2 : 8;
+        struct log_segment **n = realloc(l->segs, cap * sizeof *n);
+        if (!n)
+            return ERR_NOMEM;
+        l->segs = n;
+        l->cap_segs = cap;
+    }
+    l->segs[l->n_segs++] = s;
+    return 0;
+}
+
+void log_segs_delete(struct log *l, size_t i)
+{
+    struct log_segment *s = l->segs[i];
+    memmove(l->segs + i, l->segs + i + 1, (l->n_segs - i - 1) * sizeof *l->segs);
+    l->n_segs--;
+    log_seg_unlink(s);
+    l->dir_dirty = true;
+    log_seg_unref(s);
+}
+
+size_t log_segs_find(const struct log *l, int64_t offset)
+{
+    size_t lo = 0, hi = l->n_segs; /* first i with base > offset */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (l->segs[mid]->base <= offset)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo > 0 ? lo - 1 : 0;
+}
+
+/* ---- open and close ------------------------------------------------------------------- */
+
+static void log_free(struct log *l)
+{
+    for (size_t i = 0; i < l->n_segs; i++)
+        log_seg_unref(l->segs[i]);
+    for (size_t i = 0; i < l->n_flush; i++)
+        log_seg_unref(l->flush_segs[i]);
+    free(l->flush_segs);
+    free(l->segs);
+    free(l->epochs);
+    free(l->dir);
+    free(l);
+}
+
+int log_open(const char *dir, const struct log_config *cfg, const struct log_io *io,
+             int64_t recovery_point, int64_t log_start_offset, bool clean, struct log **out)
+{
+    struct log *l = calloc(1, sizeof *l);
+    int64_t flushed;
+    int rc;
+
+    *out = NULL;
+    if (!l)
+        return ERR_NOMEM;
+    l->dir = strdup(dir);
+    if (!l->dir) {
+        free(l);
+        return ERR_NOMEM;
+    }
+    if (cfg)
+        l->cfg = *cfg;
+    else
+        log_config_default(&l->cfg);
+    l->io = io ? io : log_io_default();
+    l->start = log_start_offset;
+    atomic_init(&l->flushed, 0);
+    atomic_init(&l->failed, false);
+    atomic_init(&l->flush_result, 0);
+
+    if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+        log_error(LOG_MOD, "mkdir %s failed: %s", dir, strerror(errno));
+        rc = ERR_IO;
+        goto err;
+    }
+    rc = log_recover_open(l, recovery_point, clean);
+    if (rc)
+        goto err;
+
+    if (l->start < l->segs[0]->base)
+        l->start = l->segs[0]->base;
+    if (l->start > l->leo)
+        l->start = l->leo;
+    flushed = clean ? l->leo : recovery_point;
+    if (flushed > l->leo)
+        flushed = l->leo;
+    if (flushed < 0)
+        flushed = 0;
+    atomic_store(&l->flushed, flushed);
+    l->last_flush_ms = l->io->now_ms();
+
+    rc = log_epochs_load(l);
+    if (rc)
+        goto err;
+    log_epochs_truncate_end(l, l->leo, false);
+    log_epochs_truncate_start(l, l->start);
+
+    log_info(LOG_MOD, "opened %s (%s): %zu segment(s), offsets %" PRId64 "..%" PRId64, dir,
+             clean ? "clean" : "recovered", l->n_segs, l->start, l->leo);
+    *out = l;
+    return 0;
+
+err:
+    log_free(l);
+    return rc;
+}
+
+void log_set_config(struct log *l, const struct log_config *cfg)
+{
+    l->cfg = *cfg;
+}
+
+/* Drops the flush snapshot's references; on failure the segments stay dirty so that the
+ * next flush tries them again. */
+static void flush_release(struct log *l, bool ok)
+{
+    for (size_t i = 0; i < l->n_flush; i++) {
+        if (!ok)
+            l->flush_segs[i]->dirty = true;
+        log_seg_unref(l->flush_segs[i]);
+    }
+    free(l->flush_segs);
+    l->flush_segs = NULL;
+    l->n_flush = 0;
+    l->flush_busy = false;
+    if (!ok)
+        l->dir_dirty |= l->flush_dir;
+}
+
+static int flush_sync(struct log *l)
+{
+    int64_t upto;
+    int rc = log_flush_prepare(l, &upto);
+    if (rc)
+        return rc;
+    rc = log_flush_run(l, upto);
+    log_flush_done(l, upto);
+    return rc;
+}
+
+void log_close(struct log *l, bool clean)
+{
+    if (!l)
+        return;
+    if (l->flush_busy) {
+        /* The caller must wait for log_flush_done first; if it did not, at least do not
+         * leak the snapshot. */
+        log_warn(LOG_MOD, "%s closed with a flush in flight", l->dir);
+        flush_release(l, false);
+    }
+    if (clean && !atomic_load(&l->failed)) {
+        /* The final time index entry makes the next open find the active segment's
+         * largest timestamp without a scan. */
+        if (log_seg_finish(log_active(l)) == 0)
+            flush_sync(l);
+    }
+    log_free(l);
+}
+
+/* ---- append --------------------------------------------------------------------------- */
+
+static bool should_roll(struct log *l, struct log_segment *s, size_t len, int32_t lod)
+{
+    if (s->size == 0)
+        return false;
+    if (s->size + (int64_t)len > l->cfg.segment_bytes || s->size + (int64_t)len > INT32_MAX)
+        return true;
+    if (s->roll_ms >= 0 && l->io->now_ms() - s->roll_ms > l->cfg.segment_ms)
+        return true;
+    if (s->oidx_n >= l->cfg.max_index_bytes / LOG_OIDX_ENTRY ||
+        s->tidx_n >= l->cfg.max_index_bytes / LOG_TIDX_ENTRY)
+        return true;
+    /* Relative offsets in the indexes are int32. */
+    return l->leo + lod - s->base > INT32_MAX;
+}
+
+static int roll(struct log *l)
+{
+    struct log_segment *old = log_active(l), *s;
+    int rc = log_seg_finish(old);
+
+    if (rc)
+        return rc;
+    rc = log_seg_create(l, l->leo, &s);
+    if (rc)
+        return rc;
+    rc = log_segs_push(l, s);
+    if (rc) {
+        log_seg_unlink(s);
+        log_seg_unref(s);
+        return rc;
+    }
+    l->dir_dirty = true;
+    log_debug(LOG_MOD, "%s: rolled new segment at offset %" PRId64, l->dir, l->leo);
+    return 0;
+}
+
+int log_append(struct log *l, uint8_t *batch, size_t len, int32_t last_offset_delta,
+               int64_t max_timestamp, int32_t leader_epoch, int64_t *base_offset)
+{
+    struct log_segment *s;
+    struct log_batch_hdr h;
+    int64_t pos;
+    int rc;
+
+    if (atomic_load(&l->failed))
+        return ERR_KAFKA_STORAGE_ERROR;
+    if (len < RECORD_BATCH_HEADER || last_offset_delta < 0 || len > INT32_MAX)
+        return ERR_CORRUPT_MESSAGE;
+    if (should_roll(l, log_active(l), len, last_offset_delta)) {
+        rc = roll(l);
+        if (rc)
+            return ERR_IO;
+    }
+    s = log_active(l);
+    pos = s->size;
+    record_batch_set_base_offset(batch, l->leo);
+    record_batch_set_leader_epoch(batch, leader_epoch);
+    if (log_io_pwrite_all(l->io, s->fd_log, batch, len, (off_t)pos) < 0) {
+        log_error(LOG_MOD, "write of %s.log at %" PRId64 " failed: %s", s->path, pos,
+                  strerror(errno));
+        goto err_rollback;
+    }
+    h.base_offset = l->leo;
+    h.batch_length = (int32_t)(len - RECORD_BATCH_OVERHEAD);
+    h.magic = 2;
+    h.last_offset_delta = last_offset_delta;
+    h.max_timestamp = max_timestamp;
+    if (log_seg_index_batch(l, s, pos, &h, max_timestamp) != 0)
+        goto err_rollback;
+    if (s->roll_ms < 0)
+        s->roll_ms = l->io->now_ms();
+    *base_offset = l->leo;
+    l->leo += (int64_t)last_offset_delta + 1;
+    if (leader_epoch >= 0 && leader_epoch > log_latest_epoch(l))
+        log_epoch_assign(l, leader_epoch, *base_offset);
+    return 0;
+
+err_rollback:
+    /* Nothing half-written may stay: a torn batch at the end would be served to readers
+     * and would poison the next append's position. */
+    if (l->io->ftruncate(s->fd_log, (off_t)pos) < 0) {
+        log_error(LOG_MOD, "%s.log: cannot cut a failed write back (%s); refusing writes", s->path,
+                  strerror(errno));
+        atomic_store(&l->failed, true);
+    }
+    return ERR_IO;
+}
+
+/* ---- simple accessors ----------------------------------------------------------------- */
+
+int64_t log_end_offset(const struct log *l)
+{
+    return l->leo;
+}
+
+int64_t log_start_offset(const struct log *l)
+{
+    return l->start;
+}
+
+int64_t log_flushed_offset(const struct log *l)
+{
+    return atomic_load(&l->flushed);
+}
+
+int64_t log_size_bytes(const struct log *l)
+{
+    int64_t total = 0;
+    for (size_t i = 0; i < l->n_segs; i++)
+        total += l->segs[i]->size;
+    return total;
+}
+
+/* ---- reads ----------------------------------------------------------------------------- */
+
+/* Extends [pos, *end) of segment s with whole batches below max_offset while the range
+ * stays within max_bytes. */
+static int read_extend(struct log_segment *s, int64_t pos, int64_t *end, int64_t limit,
+                       int64_t max_offset, size_t max_bytes)
+{
+    int64_t bound = (int64_t)(max_bytes > (size_t)INT64_MAX / 2 ? INT64_MAX / 2 : max_bytes);
+    int64_t e = *end, n;
+    struct log_batch_hdr h;
+    int rc;
+
+    if (max_offset >= s->next_offset && limit - pos <= bound) {
+        *end = limit; /* the common tail read: the rest of the segment */
+        return 0;
+    }
+    /* Every batch before an index entry whose offset is below max_offset is whole and
+     * below max_offset: jump there instead of reading each header. */
+    rc = log_oidx_count_below(s, max_offset, pos + bound, &n);
+    if (rc)
+        return rc;
+    if (n > 0) {
+        int64_t eo, ep;
+        rc = log_oidx_entry(s, n - 1, &eo, &ep);
+        if (rc)
+            return rc;
+        if (ep > e && ep <= limit)
+            e = ep;
+    }
+    while (e < limit) {
+        rc = log_seg_read_hdr(s, e, limit, &h);
+        if (rc)
+            return rc == ERR_IO ? rc : ERR_IO;
+        if (log_hdr_last(&h) >= max_offset || e + log_hdr_size(&h) - pos > bound)
+            break;
+        e += log_hdr_size(&h);
+    }
+    *end = e;
+    return 0;
+}
+
+int log_read(struct log *l, int64_t offset, int64_t max_offset, size_t max_bytes,
+             struct log_slice *out)
+{
+    struct log_segment *s = NULL;
+    struct log_batch_hdr h;
+    int64_t pos = 0, end, limit = 0;
+    int rc = ERR_NOTFOUND;
+
+    out->fd = -1;
+    out->pos = 0;
+    out->len = 0;
+    out->segment = NULL;
+    if (offset < l->start || offset > l->leo)
+        return ERR_OFFSET_OUT_OF_RANGE;
+    if (offset >= l->leo || offset >= max_offset)
+        return 0;
+    for (size_t i = log_segs_find(l, offset); i < l->n_segs; i++) {
+        s = l->segs[i];
+        limit = s->size;
+        rc = log_seg_find(s, offset, limit, &pos, &h);
+        if (rc != ERR_NOTFOUND)
+            break;
+    }
+    if (rc == ERR_NOTFOUND)
+        return 0;
+    if (rc) {
+        log_error(LOG_MOD, "%s: read at offset %" PRId64 " failed: %s", l->dir, offset,
+                  err_name(rc));
+        return ERR_IO;
+    }
+    if (log_hdr_last(&h) >= max_offset)
+        return 0;
+    end = pos + log_hdr_size(&h); /* the first batch goes whole (KIP-74) */
+    rc = read_extend(s, pos, &end, limit, max_offset, max_bytes);
+    if (rc)
+        return rc;
+    log_seg_ref(s);
+    out->fd = s->fd_log;
+    out->pos = (off_t)pos;
+    out->len = (size_t)(end - pos);
+    out->segment = s;
+    return 0;
+}
+
+void log_slice_release(struct log *l, struct log_slice *s)
+{
+    (void)l;
+    log_seg_unref(s->segment);
+    s->segment = NULL;
+    s->fd = -1;
+    s->len = 0;
+}
+
+int log_offset_for_time(struct log *l, int64_t ts, int64_t *out_offset, int64_t *out_ts)
+{
+    *out_offset = -1;
+    *out_ts = -1;
+    for (size_t i = 0; i < l->n_segs; i++) {
+        struct log_segment *s = l->segs[i];
+        struct log_batch_hdr h;
+        int64_t toff, tidx, p;
+        int rc;
+
+        if (s->next_offset <= l->start || s->max_ts < ts || s->size == 0)
+            continue;
+        /* Every batch up to the one of the last entry below ts is older than ts. */
+        rc = log_tidx_floor_below(s, ts, &toff, &tidx);
+        if (rc == 0)
+            rc = log_seg_find(s, toff > l->start ? toff : l->start, s->size, &p, &h);
+        if (rc == ERR_NOTFOUND)
+            continue;
+        while (rc == 0) {
+            if (log_hdr_last(&h) >= l->start && h.max_timestamp >= ts) {
+                *out_offset = h.base_offset > l->start ? h.base_offset : l->start;
+                *out_ts = h.max_timestamp;
+                return 0;
+            }
+            p += log_hdr_size(&h);
+            if (p >= s->size)
+                break;
+            rc = log_seg_read_hdr(s, p, s->size, &h);
+        }
+        if (rc) {
+            log_error(LOG_MOD, "%s: time lookup failed: %s", s->path, err_name(rc));
+            return ERR_IO;
+        }
+    }
+    return 0;
+}
+
+void log_max_timestamp(const struct log *l, int64_t *offset, int64_t *ts)
+{
+    *offset = -1;
+    *ts = -1;
+    for (size_t i = 0; i < l->n_segs; i++) {
+        const struct log_segment *s = l->segs[i];
+        if (s->max_ts > *ts) {
+            *ts = s->max_ts;
+            *offset = s->max_ts_offset;
+        }
+    }
+}
+
+/* ---- flush ------------------------------------------------------------------------------ */
+
+bool log_flush_due(const struct log *l)
+{
+    int64_t unflushed = l->leo - log_flushed_offset(l);
+    if (unflushed <= 0 && !l->dir_dirty)
+        return false;
+    if (unflushed >= (l->cfg.flush_messages > 0 ? l->cfg.flush_messages : 1))
+        return true;
+    return l->io->now_ms() - l->last_flush_ms >= l->cfg.flush_ms;
+}
+
+int log_flush_prepare(struct log *l, int64_t *upto)
+{
+    size_t n = 0;
+
+    if (l->flush_busy)
+        return ERR_EXISTS;
+    for (size_t i = 0; i < l->n_segs; i++)
+        n += l->segs[i]->dirty;
+    l->flush_segs = n ? malloc(n * sizeof *l->flush_segs) : NULL;
+    if (n && !l->flush_segs)
+        return ERR_NOMEM;
+    l->n_flush = 0;
+    for (size_t i = 0; i < l->n_segs; i++) {
+        struct log_segment *s = l->segs[i];
+        if (!s->dirty)
+            continue;
+        log_seg_ref(s);
+        s->dirty = false;
+        l->flush_segs[l->n_flush++] = s;
+    }
+    l->flush_dir = l->dir_dirty;
+    l->dir_dirty = false;
+    l->flush_gen = l->trunc_gen;
+    atomic_store(&l->flush_result, 0);
+    l->flush_busy = true;
+    *upto = l->leo;
+    return 0;
+}
+
+int log_flush_run(struct log *l, int64_t upto)
+{
+    (void)upto;
+    for (size_t i = 0; i < l->n_flush; i++) {
+        struct log_segment *s = l->flush_segs[i];
+        int fds[3] = {s->fd_log, s->fd_idx, s->fd_tidx};
+        for (int k = 0; k < 3; k++) {
+            if (l->io->fsync(fds[k]) < 0) {
+                /* After a failed fsync the page cache may have dropped the data: the only
+                 * safe course is to stop writing (Kafka takes the log dir offline). */
+                log_error(LOG_MOD, "fsync of %s failed: %s; refusing writes", s->path,
+                          strerror(errno));
+                atomic_store(&l->failed, true);
+                atomic_store(&l->flush_result, ERR_IO);
+                return ERR_IO;
+            }
+        }
+    }
+    if (l->flush_dir && log_io_fsync_dir(l->io, l->dir) < 0) {
+        log_error(LOG_MOD, "fsync of directory %s failed: %s; refusing writes", l->dir,
+                  strerror(errno));
+        atomic_store(&l->failed, true);
+        atomic_store(&l->flush_result, ERR_IO);
+        return ERR_IO;
+    }
+    return 0;
+}
+
+void log_flush_done(struct log *l, int64_t upto)
+{
+    bool ok = atomic_load(&l->flush_result) == 0;
+
+    if (!l->flush_busy)
+        return;
+    flush_release(l, ok);
+    if (!ok)
+        return;
+    l->last_flush_ms = l->io->now_ms();
+    /* A truncation since prepare may have replaced what was flushed. */
+    if (l->flush_gen == l->trunc_gen) {
+        int64_t f = upto < l->leo ? upto : l->leo;
+        if (f > atomic_load(&l->flushed))
+            atomic_store(&l->flushed, f);
+    }
+}

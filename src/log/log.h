@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* log: one partition's append-only log on disk, in Kafka's layout — segments
+ * <20-digit base offset>.log with sparse .index (offset → position) and .timeindex
+ * (timestamp → offset), an empty-able .txnindex slot, and leader-epoch-checkpoint — plus the
+ * per-directory checkpoint files. Batches arrive already validated (record/); the log
+ * assigns offsets, appends, rolls, retains, recovers, and hands out file ranges for
+ * sendfile(). No network code. All file and clock access goes through struct log_io so
+ * tests can inject short writes, fsync failure, ENOSPC and time jumps. */
+#ifndef TALLY_LOG_H
+#define TALLY_LOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct log;
+
+/* System calls and clock, overridable by tests (default: log_io_default()). Each returns
+ * what the system call returns, with errno set on failure. */
+struct log_io {
+    int (*open)(const char *path, int flags, mode_t mode);
+    ssize_t (*pwrite)(int fd, const void *buf, size_t len, off_t off);
+    ssize_t (*pread)(int fd, void *buf, size_t len, off_t off);
+    int (*fsync)(int fd);
+    int (*ftruncate)(int fd, off_t len);
+    int (*close)(int fd);
+    int (*unlink)(const char *path);
+    int (*rename)(const char *from, const char *to);
+    int64_t (*now_ms)(void); /* wall clock, milliseconds since the epoch */
+};
+const struct log_io *log_io_default(void);
+
+/* Per-partition settings (Kafka topic config names in comments). */
+struct log_config {
+    int64_t segment_bytes;        /* segment.bytes */
+    int64_t segment_ms;           /* segment.ms */
+    int64_t retention_bytes;      /* retention.bytes, -1 = unlimited */
+    int64_t retention_ms;         /* retention.ms, -1 = unlimited */
+    int64_t flush_messages;       /* flush.messages */
+    int64_t flush_ms;             /* flush.ms */
+    int32_t index_interval_bytes; /* index.interval.bytes, 4096 */
+    int32_t max_index_bytes;      /* segment.index.bytes, 10485760 */
+};
+
+/* Fills Kafka's defaults. */
+void log_config_default(struct log_config *cfg);
+
+/* Opens (creating if missing) the log in directory `dir`. `recovery_point`: every offset below
+ * it is known flushed; when `clean` is false (no clean-shutdown marker), each segment at or
+ * past the recovery point is rescanned batch by batch (header + CRC32C) and the log is
+ * truncated at the first torn or corrupt batch (one WARN line says where and how much);
+ * indexes of rescanned segments are rebuilt. When `clean` is true nothing is rescanned, so
+ * opening costs O(segments), not O(bytes). Missing or damaged index files are rebuilt.
+ * `log_start_offset` (from the checkpoint, -1 = unknown) is raised to the first segment's
+ * base if lower. Returns 0 and *out, or ERR_IO / ERR_NOMEM after logging a line. */
+int log_open(const char *dir, const struct log_config *cfg, const struct log_io *io,
+             int64_t recovery_point, int64_t log_start_offset, bool clean, struct log **out);
+
+/* Applies new settings (topic configs changed). */
+void log_set_config(struct log *l, const struct log_config *cfg);
+
+/* Closes files and frees. With `clean`, flushes first and writes the producer-independent
+ * state needed for a fast open (indexes trimmed to size). NULL is ignored. */
+void log_close(struct log *l, bool clean);
+
+/* Appends one validated batch: sets its base offset to the log end offset (and its leader
+ * epoch) in place, writes it, indexes it, and rolls first if the active segment is full by
+ * size or age. `max_timestamp` is the batch's max timestamp (after any LogAppendTime
+ * rewrite), for the time index. On success *base_offset receives the assigned offset and the
+ * log end offset advances by last_offset_delta + 1. Returns 0, ERR_IO (e.g. ENOSPC: nothing
+ * is left half-written — the segment is truncated back), or ERR_KAFKA_STORAGE_ERROR once the
+ * log has failed and refuses writes. */
+int log_append(struct log *l, uint8_t *batch, size_t len, int32_t last_offset_delta,
+               int64_t max_timestamp, int32_t leader_epoch, int64_t *base_offset);
+
+int64_t log_end_offset(const struct log *l);
+int64_t log_start_offset(const struct log *l);
+/* Offset below which everything is fsynced. */
+int64_t log_flushed_offset(const struct log *l);
+/* Total bytes of all segments. */
+int64_t log_size_bytes(const struct log *l);
+
+/* A contiguous byte range of one segment file, to be sent with sendfile(). It holds a
+ * reference on the segment (so retention cannot close the fd under a reader) until
+ * log_slice_release. len 0 = nothing to read. */
+struct log_slice {
+    int fd;
+    off_t pos;
+    size_t len;
+    void *segment; /* opaque reference */
+};
+
+/* Finds the batches starting with the one that contains `offset`, up to but not past
+ * `max_offset` (the high watermark / LSO: batches whose last offset >= max_offset are not
+ * included), at most `max_bytes` — except that the first batch is always included whole if
+ * it is below max_offset, even when larger than max_bytes (KIP-74). Reads do not cross a
+ * segment boundary (the caller fetches again). Returns 0 (slice may be empty when offset ==
+ * max_offset or the log end), ERR_OFFSET_OUT_OF_RANGE if offset < log start or > log end. */
+int log_read(struct log *l, int64_t offset, int64_t max_offset, size_t max_bytes,
+             struct log_slice *out);
+void log_slice_release(struct log *l, struct log_slice *s);
+
+/* ListOffsets by timestamp: the first offset whose batch max timestamp >= ts (time index,
+ * then a scan of that segment's batches); -1 if none. *out_ts receives that batch's max
+ * timestamp. Returns 0 or ERR_IO. */
+int log_offset_for_time(struct log *l, int64_t ts, int64_t *out_offset, int64_t *out_ts);
+/* The batch with the largest max timestamp: its offset (the last offset in it, as Kafka
+ * answers MAX_TIMESTAMP) and timestamp; -1/-1 for an empty log. */
+void log_max_timestamp(const struct log *l, int64_t *offset, int64_t *ts);
+
+/* Moves the log start offset forward to `offset` (DeleteRecords), deleting segments that
+ * lie wholly below it. Returns 0, or ERR_OFFSET_OUT_OF_RANGE if offset > log end. */
+int log_delete_records(struct log *l, int64_t offset);
+
+/* Retention: deletes whole old segments by retention.ms (segment's largest timestamp older
+ * than now - retention.ms) and retention.bytes; never the active segment. Raises the log
+ * start offset. Returns the number of segments deleted. */
+int log_retain(struct log *l);
+
+/* Removes every offset >= `offset` (follower truncation later; recovery now). */
+int log_truncate_to(struct log *l, int64_t offset);
+
+/* Whether flush.messages / flush.ms ask for an fsync now. */
+bool log_flush_due(const struct log *l);
+/* fsyncs the segments up to the current end. Blocking: call it off the event loop (from
+ * the thread pool); it touches only the file descriptors and an atomic flushed offset, so it
+ * may run while the loop appends. Returns 0 or ERR_IO. Then call log_flush_done on the loop
+ * with the offset that was passed in as `upto`. */
+int log_flush_prepare(struct log *l, int64_t *upto);  /* loop: snapshot what to flush */
+int log_flush_run(struct log *l, int64_t upto);       /* thread: fsync */
+void log_flush_done(struct log *l, int64_t upto);     /* loop: advance the recovery point */
+
+/* Leader epochs (leader-epoch-checkpoint): records that `epoch` starts at `start_offset`
+ * (ignored if not newer than the last entry). Returns 0 or ERR_IO. */
+int log_epoch_assign(struct log *l, int32_t epoch, int64_t start_offset);
+/* The latest epoch, -1 if none. */
+int32_t log_latest_epoch(const struct log *l);
+/* For OffsetForLeaderEpoch: the end offset of `epoch` (start of the next epoch, or the log
+ * end for the latest) and the largest epoch <= `epoch`; -1/-1 if unknown. */
+void log_epoch_end_offset(const struct log *l, int32_t epoch, int32_t *out_epoch,
+                          int64_t *out_end);
+
+/* Per-directory checkpoint files ("<version>\n<count>\n<topic> <partition> <offset>\n..."),
+ * used for recovery-point-offset-checkpoint and log-start-offset-checkpoint. */
+struct log_checkpoint_entry {
+    char topic[256];
+    int32_t partition;
+    int64_t offset;
+};
+/* Writes atomically (temp, fsync, rename). Returns 0 or ERR_IO. */
+int log_checkpoint_write(const struct log_io *io, const char *path,
+                         const struct log_checkpoint_entry *e, size_t n);
+/* Reads; a missing file gives n = 0. *out is malloc()ed (caller frees). Returns 0, ERR_IO,
+ * or ERR_PARSE for a malformed file. */
+int log_checkpoint_read(const struct log_io *io, const char *path,
+                        struct log_checkpoint_entry **out, size_t *n);
+
+#endif

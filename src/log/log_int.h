@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* log internals: the segment and log structures shared by the files of src/log/, the
+ * index primitives (index.c), segment primitives (segment.c), open-time recovery
+ * (recovery.c), the leader epoch cache (epoch.c) and the system-call helpers (io.c).
+ *
+ * Threading: everything here belongs to the event loop thread, except what
+ * log_flush_run touches from a pool thread: the file descriptors of the segments it
+ * snapshotted (fixed from creation to the last reference), `refs`, `failed`,
+ * `flush_result` and `flushed` (atomics). */
+#ifndef TALLY_LOG_INT_H
+#define TALLY_LOG_INT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "log/log.h"
+
+#define LOG_MOD "log"
+
+#define LOG_OIDX_ENTRY 8  /* .index entry: relative offset + position */
+#define LOG_TIDX_ENTRY 12 /* .timeindex entry: timestamp + relative offset */
+
+/* The batch header fields the log needs (see record/record.h for the layout). Decoded from
+ * the first 61 bytes only, so it can be read with one small pread. */
+struct log_batch_hdr {
+    int64_t base_offset;
+    int32_t batch_length;
+    int8_t magic;
+    int32_t last_offset_delta;
+    int64_t max_timestamp;
+};
+
+static inline int64_t log_hdr_size(const struct log_batch_hdr *h)
+{
+    return (int64_t)h->batch_length + 12;
+}
+
+static inline int64_t log_hdr_last(const struct log_batch_hdr *h)
+{
+    return h->base_offset + h->last_offset_delta;
+}
+
+/* One segment: <base>.log, <base>.index, <base>.timeindex and an empty <base>.txnindex.
+ * Reference counted: the log holds one reference while the segment is in its list; a
+ * log_slice and a pending flush each hold one. The last unref closes the descriptors, so a
+ * segment deleted by retention (files unlinked at once) stays readable under a slice. */
+struct log_segment {
+    atomic_int refs;
+    const struct log_io *io;
+    char *path; /* "<dir>/<20-digit base>", no extension */
+    int64_t base;
+    int fd_log, fd_idx, fd_tidx;
+
+    /* Loop-thread state. */
+    int64_t size;          /* bytes of .log holding whole, accepted batches */
+    int64_t next_offset;   /* offset after the last batch (the next segment's base if sealed) */
+    int64_t oidx_n;        /* entries in .index */
+    int64_t oidx_last_off; /* absolute offset of the last .index entry, -1 if none */
+    int64_t oidx_last_pos; /* its position, 0 if none */
+    int64_t tidx_n;        /* entries in .timeindex */
+    int64_t tidx_last_ts;  /* timestamp of the last .timeindex entry, -1 if none */
+    int64_t tidx_last_off; /* its absolute offset, -1 if none */
+    int64_t bytes_since_index;
+    int64_t max_ts;        /* largest batch max timestamp, -1 if none */
+    int64_t max_ts_offset; /* last offset of the batch that holds it, -1 if none */
+    int64_t roll_ms;       /* wall clock when the segment took its first batch; -1 if empty */
+    bool dirty;            /* written since the last flush snapshot */
+    bool idx_damaged;      /* set by log_seg_open: an index file is missing or misshapen */
+};
+
+struct log_epoch_entry {
+    int32_t epoch;
+    int64_t start;
+};
+
+struct log {
+    char *dir;
+    struct log_config cfg;
+    const struct log_io *io;
+
+    struct log_segment **segs; /* sorted by base; the last one is the active segment */
+    size_t n_segs, cap_segs;
+
+    int64_t leo;   /* log end offset */
+    int64_t start; /* log start offset */
+    _Atomic int64_t flushed;
+    atomic_bool failed; /* set after an fsync failure or a failed rollback: refuse writes */
+    int64_t last_flush_ms;
+    uint64_t trunc_gen; /* bumped by truncation: a flush snapshot from before is stale */
+    bool dir_dirty;     /* files created or removed since the last flush snapshot */
+
+    /* The one flush in flight (prepare → run → done). */
+    bool flush_busy;
+    struct log_segment **flush_segs;
+    size_t n_flush;
+    bool flush_dir;
+    uint64_t flush_gen;
+    atomic_int flush_result;
+
+    struct log_epoch_entry *epochs;
+    size_t n_epochs, cap_epochs;
+};
+
+static inline struct log_segment *log_active(const struct log *l)
+{
+    return l->segs[l->n_segs - 1];
+}
+
+/* Big-endian helpers. */
+static inline uint32_t log_be32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+static inline uint64_t log_be64(const uint8_t *p)
+{
+    return (uint64_t)log_be32(p) << 32 | log_be32(p + 4);
+}
+static inline void log_put32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+}
+static inline void log_put64(uint8_t *p, uint64_t v)
+{
+    log_put32(p, (uint32_t)(v >> 32));
+    log_put32(p + 4, (uint32_t)v);
+}
+
+/* ---- io.c: system calls through struct log_io ----------------------------------------- */
+
+/* Writes all of buf at off, retrying short writes and EINTR. 0 or -1 with errno set. */
+int log_io_pwrite_all(const struct log_io *io, int fd, const void *buf, size_t len, off_t off);
+/* Reads up to len bytes at off, retrying short reads until EOF. Bytes read, or -1. */
+ssize_t log_io_pread_full(const struct log_io *io, int fd, void *buf, size_t len, off_t off);
+/* fsyncs a directory (so that created, renamed and unlinked names are durable). 0 or -1. */
+int log_io_fsync_dir(const struct log_io *io, const char *dir);
+/* Replaces `path` with buf atomically: write path.tmp, fsync, rename, fsync the directory.
+ * Returns 0 or ERR_IO (logged). */
+int log_io_write_atomic(const struct log_io *io, const char *path, const char *buf, size_t len);
+/* Reads a whole (small) file into a malloc()ed, NUL-terminated buffer. Returns 0,
+ * ERR_NOTFOUND if it does not exist, ERR_IO (logged) or ERR_NOMEM. */
+int log_io_read_file(const struct log_io *io, const char *path, char **out, size_t *len);
+
+/* ---- checkpoint.c: the text format shared by checkpoint files and leader-epoch-checkpoint */
+
+/* Splits buf (NUL-terminated) as "0\n<count>\n" + count lines. Returns 0 with *count and
+ * *lines pointing at the first entry line, or ERR_PARSE. */
+int log_ckpt_parse_head(const char *buf, int64_t *count, const char **lines);
+/* Next line of the entries: copies it (without '\n') into line[cap] and advances *p.
+ * Returns 0, ERR_NOTFOUND at the end of the buffer, or ERR_PARSE (too long or no '\n'). */
+int log_ckpt_next_line(const char **p, char *line, size_t cap);
+
+/* ---- index.c --------------------------------------------------------------------------- */
+
+/* Appends one .index entry (offset absolute, position in .log). On failure the file is cut
+ * back to its previous length and ERR_IO returned. */
+int log_oidx_append(struct log_segment *s, int64_t offset, int64_t pos);
+/* Reads entry i. 0 or ERR_IO. */
+int log_oidx_entry(struct log_segment *s, int64_t i, int64_t *offset, int64_t *pos);
+/* The largest entry with offset <= target: *offset and *pos, or (base, 0) if there is none. */
+int log_oidx_floor(struct log_segment *s, int64_t target, int64_t *offset, int64_t *pos);
+/* The number of leading entries with offset < limit_off and position <= limit_pos. */
+int log_oidx_count_below(struct log_segment *s, int64_t limit_off, int64_t limit_pos,
+                         int64_t *count);
+/* Keeps the first n entries. 0 or ERR_IO. */
+int log_oidx_truncate(struct log_segment *s, int64_t n);
+
+int log_tidx_append(struct log_segment *s, int64_t ts, int64_t offset);
+int log_tidx_entry(struct log_segment *s, int64_t i, int64_t *ts, int64_t *offset);
+/* The last entry with timestamp < ts: its index, or -1 if none (then *offset = base). */
+int log_tidx_floor_below(struct log_segment *s, int64_t ts, int64_t *offset, int64_t *idx);
+/* The number of leading entries with offset < limit_off. */
+int log_tidx_count_below(struct log_segment *s, int64_t limit_off, int64_t *count);
+int log_tidx_truncate(struct log_segment *s, int64_t n);
+
+/* ---- segment.c ------------------------------------------------------------------------- */
+
+/* Creates the four files of a new, empty segment (truncating leftovers). 0, ERR_IO or
+ * ERR_NOMEM. The new segment holds one reference (the caller's). */
+int log_seg_create(struct log *l, int64_t base, struct log_segment **out);
+/* Opens the files of an existing segment (creating missing index files and noting it in
+ * idx_damaged). Loads sizes only. 0, ERR_IO or ERR_NOMEM. */
+int log_seg_open(struct log *l, int64_t base, struct log_segment **out);
+void log_seg_ref(struct log_segment *s);
+void log_seg_unref(struct log_segment *s);
+/* Unlinks the segment's files; descriptors stay open until the last unref. */
+void log_seg_unlink(struct log_segment *s);
+
+/* Reads and sanity-checks the batch header at pos (which must leave 61 bytes before
+ * `limit`). Returns 0, ERR_IO, ERR_TRUNCATED (header or batch runs past limit) or
+ * ERR_CORRUPT_MESSAGE (bad magic or length). */
+int log_seg_read_hdr(struct log_segment *s, int64_t pos, int64_t limit, struct log_batch_hdr *h);
+/* The first batch at or after the index entry for `offset` whose last offset >= offset,
+ * scanning no further than `limit` bytes. Returns 0 with *pos and *h, ERR_NOTFOUND if no
+ * such batch, ERR_IO, or ERR_CORRUPT_MESSAGE if the batches do not tile. */
+int log_seg_find(struct log_segment *s, int64_t offset, int64_t limit, int64_t *pos,
+                 struct log_batch_hdr *h);
+/* Accounts for a batch written at `pos` of this segment: adds the index entries due
+ * (index.interval.bytes rule) and advances size, next offset and max timestamp. On failure
+ * (ERR_IO) the index files are as before and nothing in memory changed. */
+int log_seg_index_batch(struct log *l, struct log_segment *s, int64_t pos,
+                        const struct log_batch_hdr *h, int64_t max_ts);
+/* Writes the final .timeindex entry for the segment's max timestamp, if not already its
+ * last entry (Kafka does this when a segment becomes inactive and on close). */
+int log_seg_finish(struct log_segment *s);
+/* Recomputes next offset, max timestamp and bytes since the last index entry by scanning
+ * headers from the last index entries to the end (clean open of the active segment, and
+ * after truncation). 0, ERR_IO, or ERR_CORRUPT_MESSAGE if the tail does not tile. */
+int log_seg_scan_tail(struct log *l, struct log_segment *s);
+/* Rescans the whole segment with CRC checks, rebuilding both indexes, and truncates it at
+ * the first torn or corrupt batch or out-of-order offset; *lost gets the bytes cut and
+ * *why what was found there (the caller logs it). 0, ERR_IO or ERR_NOMEM. */
+int log_seg_recover(struct log *l, struct log_segment *s, int64_t *lost, const char **why);
+/* Removes every offset >= offset from this segment (cut at the start of the batch holding
+ * it). 0 or ERR_IO. */
+int log_seg_truncate(struct log *l, struct log_segment *s, int64_t offset);
+
+/* ---- recovery.c ------------------------------------------------------------------------ */
+
+/* Lists the directory, opens every segment and brings the log to a consistent state
+ * (clean: index sanity checks only; unclean: rescan from the recovery point). Fills
+ * segs, leo. 0, ERR_IO or ERR_NOMEM. */
+int log_recover_open(struct log *l, int64_t recovery_point, bool clean);
+
+/* ---- log.c / retention.c --------------------------------------------------------------- */
+
+/* Appends s to the segment list (taking over the caller's reference). 0 or ERR_NOMEM. */
+int log_segs_push(struct log *l, struct log_segment *s);
+/* Removes segment i from the list, unlinks its files and drops the log's reference. */
+void log_segs_delete(struct log *l, size_t i);
+/* Index of the segment whose base is the largest <= offset (0 if offset is below all). */
+size_t log_segs_find(const struct log *l, int64_t offset);
+
+/* ---- epoch.c --------------------------------------------------------------------------- */
+
+int log_epochs_load(struct log *l);
+int log_epochs_store(struct log *l);
+/* Drops entries with start >= offset (truncation), rewriting the file if anything changed. */
+void log_epochs_truncate_end(struct log *l, int64_t offset, bool inclusive);
+/* Drops entries wholly before offset and moves the one holding it to start there. */
+void log_epochs_truncate_start(struct log *l, int64_t offset);
+
+#endif

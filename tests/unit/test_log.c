@@ -1,0 +1,1232 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* log unit tests: append/read across rolls, index lookups, clean and unclean reopen, torn
+ * and corrupt tails, index rebuilds, retention, DeleteRecords, time lookups, injected
+ * ENOSPC / short writes / fsync failure / clock jumps, truncation, the leader epoch cache,
+ * checkpoint files, and slices that outlive their segment. Each test works in its own
+ * mkdtemp directory. */
+#include "harness.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/err.h"
+#include "base/log.h"
+#include "log/log.h"
+#include "record/record.h"
+
+/* ---- helpers ------------------------------------------------------------------------------ */
+
+static int rm_cb(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+static void tmp_dir(char *buf)
+{
+    strcpy(buf, "/tmp/tally_log_XXXXXX");
+    if (!mkdtemp(buf))
+        buf[0] = '\0';
+    /* The failures these tests inject are logged as errors; keep the output readable
+     * unless asked. */
+    if (!getenv("TEST_LOG_VERBOSE"))
+        log_set_level((enum log_level)(LOG_ERROR + 1));
+}
+
+static void rm_dir(const char *dir)
+{
+    nftw(dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+    log_set_level(LOG_INFO);
+}
+
+/* Injectable io: wraps the default table. */
+static int64_t fake_now = -1;      /* -1 = real clock */
+static int64_t pwrite_budget = -1; /* bytes allowed before ENOSPC; -1 = unlimited */
+static bool short_writes;          /* each pwrite writes at most half (at least 1 byte) */
+static bool fail_fsync;
+static _Atomic int fsync_calls;
+static long pread_calls;
+
+static ssize_t t_pread(int fd, void *buf, size_t len, off_t off)
+{
+    pread_calls++;
+    return log_io_default()->pread(fd, buf, len, off);
+}
+
+static ssize_t t_pwrite(int fd, const void *buf, size_t len, off_t off)
+{
+    if (short_writes && len > 1)
+        len /= 2;
+    if (pwrite_budget >= 0) {
+        if (pwrite_budget == 0) {
+            errno = ENOSPC;
+            return -1;
+        }
+        if ((int64_t)len > pwrite_budget)
+            len = (size_t)pwrite_budget;
+        pwrite_budget -= (int64_t)len;
+    }
+    return log_io_default()->pwrite(fd, buf, len, off);
+}
+
+static int t_fsync(int fd)
+{
+    fsync_calls++;
+    if (fail_fsync) {
+        errno = EIO;
+        return -1;
+    }
+    return log_io_default()->fsync(fd);
+}
+
+static int64_t t_now(void)
+{
+    return fake_now >= 0 ? fake_now : log_io_default()->now_ms();
+}
+
+static struct log_io test_io;
+
+static const struct log_io *tio(void)
+{
+    test_io = *log_io_default();
+    test_io.pwrite = t_pwrite;
+    test_io.fsync = t_fsync;
+    test_io.pread = t_pread;
+    test_io.now_ms = t_now;
+    fake_now = -1;
+    pwrite_budget = -1;
+    short_writes = false;
+    fail_fsync = false;
+    fsync_calls = 0;
+    return &test_io;
+}
+
+static void small_cfg(struct log_config *c)
+{
+    log_config_default(c);
+    c->segment_bytes = 2048;
+    c->index_interval_bytes = 256;
+}
+
+/* Appends one batch of n records whose timestamps are ts..ts (all equal) with a value of
+ * vlen bytes. Returns log_append's result. */
+static int append_ts(struct log *l, int n, int64_t ts, int vlen, int32_t epoch, int64_t *base)
+{
+    struct record_input recs[16];
+    uint8_t val[512];
+    struct record_build_options opt = {
+        .base_offset = 0, .producer_id = -1, .base_sequence = -1, .leader_epoch = -1};
+    uint8_t *b;
+    size_t len;
+    int rc;
+
+    memset(val, 'v', sizeof val);
+    for (int i = 0; i < n; i++)
+        recs[i] =
+            (struct record_input){.key_len = -1, .value = val, .value_len = vlen, .timestamp = ts};
+    if (record_batch_build(&opt, recs, n, &b, &len) != 0)
+        return -9999;
+    rc = log_append(l, b, len, n - 1, ts, epoch, base);
+    free(b);
+    return rc;
+}
+
+/* Batch i carries timestamp 1000 + i, 3 records and a 60-byte value: about 300 bytes. */
+static int append_i(struct log *l, int i)
+{
+    int64_t base;
+    return append_ts(l, 3, 1000 + i, 60, 0, &base);
+}
+
+static int64_t file_size(const char *dir, int64_t base, const char *ext)
+{
+    char p[512];
+    struct stat st;
+    snprintf(p, sizeof p, "%s/%020lld%s", dir, (long long)base, ext);
+    return stat(p, &st) == 0 ? (int64_t)st.st_size : -1;
+}
+
+static int count_files(const char *dir, const char *ext)
+{
+    char cmd[600];
+    FILE *f;
+    int n = -1;
+    snprintf(cmd, sizeof cmd, "ls %s | grep -c '\\%s$'", dir, ext);
+    f = popen(cmd, "r");
+    if (f) {
+        if (fscanf(f, "%d", &n) != 1)
+            n = -1;
+        pclose(f);
+    }
+    return n;
+}
+
+/* Reads everything from `from` to the end through log_read, checking that every batch is
+ * whole, CRC-valid, contiguous, and that batch k (offset 3k) has timestamp 1000 + k.
+ * Returns the number of batches seen or -1. */
+static int read_all_check(struct log *l, int64_t from, size_t max_bytes)
+{
+    int64_t off = from;
+    int batches = 0;
+    while (off < log_end_offset(l)) {
+        struct log_slice s;
+        uint8_t *buf;
+        size_t p = 0;
+        if (log_read(l, off, INT64_MAX, max_bytes, &s) != 0 || s.len == 0)
+            return -1;
+        buf = malloc(s.len);
+        if (pread(s.fd, buf, s.len, s.pos) != (ssize_t)s.len) {
+            free(buf);
+            log_slice_release(l, &s);
+            return -1;
+        }
+        while (p < s.len) {
+            struct record_batch b;
+            if (record_batch_validate(buf + p, s.len - p, &b) != 0 || b.base_offset > off ||
+                record_batch_last_offset(&b) < off || b.max_timestamp != 1000 + b.base_offset / 3) {
+                free(buf);
+                log_slice_release(l, &s);
+                return -1;
+            }
+            off = record_batch_last_offset(&b) + 1;
+            p += record_batch_size(&b);
+            batches++;
+        }
+        free(buf);
+        log_slice_release(l, &s);
+    }
+    return batches;
+}
+
+static struct log *open_log(const char *dir, const struct log_config *c, int64_t rp, bool clean)
+{
+    struct log *l = NULL;
+    if (log_open(dir, c, &test_io, rp, -1, clean, &l) != 0)
+        return NULL;
+    return l;
+}
+
+/* ---- tests ---------------------------------------------------------------------------- */
+
+TEST(log_append_read_across_rolls)
+{
+    char dir[64];
+    struct log_config c;
+    struct log *l;
+    int64_t base;
+
+    tmp_dir(dir);
+    tio();
+    small_cfg(&c);
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    CHECK_EQ_INT(log_end_offset(l), 0);
+    for (int i = 0; i < 100; i++) {
+        REQUIRE(append_ts(l, 3, 1000 + i, 60, 0, &base) == 0);
+        CHECK_EQ_INT(base, 3 * i);
+    }
+    CHECK_EQ_INT(log_end_offset(l), 300);
+    CHECK(count_files(dir, ".log") > 5);
+    CHECK_EQ_INT(count_files(dir, ".log"), count_files(dir, ".index"));
+    CHECK_EQ_INT(count_files(dir, ".log"), count_files(dir, ".txnindex"));
+    /* Segments never exceed segment.bytes (each holds whole batches). */
+    CHECK(file_size(dir, 0, ".log") <= 2048 && file_size(dir, 0, ".log") > 1500);
+    CHECK(file_size(dir, 0, ".index") > 0 && file_size(dir, 0, ".index") % 8 == 0);
+    CHECK(file_size(dir, 0, ".timeindex") > 0 && file_size(dir, 0, ".timeindex") % 12 == 0);
+    CHECK_EQ_INT(read_all_check(l, 0, 1 << 20), 100);
+    CHECK_EQ_INT(read_all_check(l, 0, 1), 100); /* one batch at a time (KIP-74) */
+    CHECK_EQ_INT(read_all_check(l, 0, 700), 100);
+    CHECK_EQ_INT(read_all_check(l, 151, 1000), 50);
+    int64_t total = 0;
+    for (int64_t b = 0; file_size(dir, b, ".log") >= 0 || b < 300; b++)
+        if (file_size(dir, b, ".log") > 0)
+            total += file_size(dir, b, ".log");
+    CHECK_EQ_INT(log_size_bytes(l), total);
+    log_close(l, true);
+    rm_dir(dir);
+}
+
+TEST(log_read_every_offset_via_index)
+{
+    char dir[64];
+    struct log_config c;
+    struct log *l;
+
+    tmp_dir(dir);
+    tio();
+    small_cfg(&c);
+    c.segment_bytes = 64 * 1024; /* one big segment: many index entries */
+    c.index_interval_bytes = 600;
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    for (int i = 0; i < 120; i++)
+        REQUIRE(append_i(l, i) == 0);
+    CHECK_EQ_INT(count_files(dir, ".log"), 1);
+    CHECK(file_size(dir, 0, ".index") >= 8 * 20);
+    for (int64_t o = 0; o < 360; o++) {
+        struct log_slice s;
+        uint8_t hdr[RECORD_BATCH_HEADER];
+        REQUIRE(log_read(l, o, INT64_MAX, 1, &s) == 0);
+        REQUIRE(s.len > 0 && s.len < 400);
+        REQUIRE(pread(s.fd, hdr, sizeof hdr, s.pos) == (ssize_t)sizeof hdr);
+        int64_t bo = 0;
+        for (int k = 0; k < 8; k++)
+            bo = bo << 8 | hdr[k];
+        CHECK_EQ_INT(bo, o / 3 * 3);
+        log_slice_release(l, &s);
+    }
+    log_close(l, true);
+    rm_dir(dir);
+}
+
+TEST(log_read_bounds)
+{
+    char dir[64];
+    struct log_config c;
+    struct log *l;
+    struct log_slice s;
+
+    tmp_dir(dir);
+    tio();
+    small_cfg(&c);
+    c.segment_bytes = 64 * 1024;
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    for (int i = 0; i < 20; i++)
+        REQUIRE(append_i(l, i) == 0);
+    /* max_offset (high watermark) 9: batches 0..2 (offsets 0..8) only. */
+    REQUIRE(log_read(l, 0, 9, 1 << 20, &s) == 0);
+    CHECK(s.len > 0);
+    size_t three = s.len;
+    log_slice_release(l, &s);
+    REQUIRE(log_read(l, 0, 10, 1 << 20, &s) == 0); /* batch 3 (9..11) crosses 10: excluded */
+    CHECK_EQ_INT(s.len, three);
+    log_slice_release(l, &s);
+    REQUIRE(log_read(l, 0, 9, three - 1, &s) == 0); /* max_bytes cuts to two batches */
+    CHECK_EQ_INT(s.len, three / 3 * 2);
+    log_slice_release(l, &s);
+    REQUIRE(log_read(l, 9, 9, 1 << 20, &s) == 0); /* at the high watermark: empty */
+    CHECK_EQ_INT(s.len, 0);
+    log_slice_release(l, &s);
+    REQUIRE(log_read(l, 4, 6, 1 << 20, &s) == 0); /* batch 3..5 ends below 6 */
+    CHECK_EQ_INT(s.len, three / 3);
+    log_slice_release(l, &s);
+    REQUIRE(log_read(l, 60, INT64_MAX, 1 << 20, &s) == 0); /* at the end: empty */
+    CHECK_EQ_INT(s.len, 0);
+    CHECK_EQ_INT(log_read(l, 61, INT64_MAX, 1 << 20, &s), ERR_OFFSET_OUT_OF_RANGE);
+    CHECK_EQ_INT(log_read(l, -1, INT64_MAX, 1 << 20, &s), ERR_OFFSET_OUT_OF_RANGE);
+    /* A read taken, then more appends: the slice still covers exactly what it did. */
+    REQUIRE(log_read(l, 57, INT64_MAX, 1 << 20, &s) == 0);
+    size_t before = s.len;
+    REQUIRE(append_i(l, 20) == 0);
+    CHECK_EQ_INT(s.len, before);
+    log_slice_release(l, &s);
+    log_close(l, true);
+    rm_dir(dir);
+}
+
+TEST(log_reopen_clean_and_unclean)
+{
+    char dir[64];
+    struct log_config c;
+    struct log *l;
+    int64_t ts, off;
+
+    tmp_dir(dir);
+    tio();
+    small_cfg(&c);
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    for (int i = 0; i < 50; i++)
+        REQUIRE(append_i(l, i) == 0);
+    log_max_timestamp(l, &off, &ts);
+    CHECK_EQ_INT(ts, 1049);
+    CHECK_EQ_INT(off, 149);
+    log_close(l, true);
+
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    CHECK_EQ_INT(log_end_offset(l), 150);
+    CHECK_EQ_INT(log_flushed_offset(l), 150);
+    CHECK_EQ_INT(read_all_check(l, 0, 1 << 20), 50);
+    log_max_timestamp(l, &off, &ts);
+    CHECK_EQ_INT(ts, 1049);
+    CHECK_EQ_INT(off, 149);
+    for (int i = 50; i < 60; i++)
+        REQUIRE(append_i(l, i) == 0);
+    log_close(l, false); /* crash-like: no final flush */
+
+    REQUIRE((l = open_log(dir, &c, 0, false)) != NULL); /* rescan everything */
+    CHECK_EQ_INT(log_end_offset(l), 180);
+    CHECK_EQ_INT(log_flushed_offset(l), 0);
+    CHECK_EQ_INT(read_all_check(l, 0, 1 << 20), 60);
+    log_max_timestamp(l, &off, &ts);
+    CHECK_EQ_INT(ts, 1059);
+    REQUIRE(append_i(l, 60) == 0);
+    log_close(l, false);
+
+    REQUIRE((l = open_log(dir, &c, 150, false)) != NULL); /* rescan from 150 only */
+    CHECK_EQ_INT(log_end_offset(l), 183);
+    CHECK_EQ_INT(log_flushed_offset(l), 150);
+    CHECK_EQ_INT(read_all_check(l, 0, 1 << 20), 61);
+    log_close(l, true);
+    rm_dir(dir);
+}
+
+/* The last segment's base, found by probing the files. */
+static int64_t last_base(const char *dir, int64_t leo)
+{
+    for (int64_t b = leo; b >= 0; b--)
+        if (file_size(dir, b, ".log") >= 0)
+            return b;
+    return -1;
+}
+
+TEST(log_torn_tail_truncated)
+{
+    char dir[64], p[512];
+    struct log_config c;
+    struct log *l;
+
+    tmp_dir(dir);
+    tio();
+    small_cfg(&c);
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    for (int i = 0; i < 30; i++)
+        REQUIRE(append_i(l, i) == 0);
+    log_close(l, false);
+    int64_t lb = last_base(dir, 90);
+    int64_t sz = file_size(dir, lb, ".log");
+    REQUIRE(lb > 0 && sz > 200);
+    snprintf(p, sizeof p, "%s/%020lld.log", dir, (long long)lb);
+    REQUIRE(truncate(p, sz - 100) == 0); /* cuts the last batch (about 300 bytes) */
+
+    REQUIRE((l = open_log(dir, &c, lb, false)) != NULL);
+    CHECK_EQ_INT(log_end_offset(l), 87);
+    CHECK_EQ_INT(read_all_check(l, 0, 1 << 20), 29);
+    CHECK(file_size(dir, lb, ".log") < sz - 100);
+    int64_t base;
+    REQUIRE(append_ts(l, 3, 1029, 60, 0, &base) == 0);
+    CHECK_EQ_INT(base, 87);
+    CHECK_EQ_INT(read_all_check(l, 0, 1 << 20), 30);
+    log_close(l, true);
+    rm_dir(dir);
+}
+
+TEST(log_flipped_byte_truncated)
+{
+    char dir[64], p[512];
+    struct log_config c;
+    struct log *l;
+
+    tmp_dir(dir);
+    tio();
+    small_cfg(&c);
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    for (int i = 0; i < 30; i++)
+        REQUIRE(append_i(l, i) == 0);
+    log_close(l, false);
+    int64_t lb = last_base(dir, 90);
+    int64_t sz = file_size(dir, lb, ".log");
+    snprintf(p, sizeof p, "%s/%020lld.log", dir, (long long)lb);
+    int fd = open(p, O_RDWR);
+    REQUIRE(fd >= 0);
+    uint8_t x;
+    REQUIRE(pread(fd, &x, 1, sz - 10) == 1);
+    x ^= 0x40;
+    REQUIRE(pwrite(fd, &x, 1, sz - 10) == 1);
+    close(fd);
+
+    REQUIRE((l = open_log(dir, &c, lb, false)) != NULL);
+    CHECK_EQ_INT(log_end_offset(l), 87);
+    CHECK_EQ_INT(read_all_check(l, 0, 1 << 20), 29);
+    log_close(l, true);
+
+    /* A clean open trusts the files (no rescan): the rescan is what unclean opens are for. */
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    CHECK_EQ_INT(log_end_offset(l), 87);
+    log_close(l, true);
+    rm_dir(dir);
+}
+
+TEST(log_corrupt_middle_segment_drops_later_ones)
+{
+    char dir[64], p[512];
+    struct log_config c;
+    struct log *l;
+
+    tmp_dir(dir);
+    tio();
+    small_cfg(&c);
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    for (int i = 0; i < 30; i++)
+        REQUIRE(append_i(l, i) == 0);
+    log_close(l, false);
+    int nseg = count_files(dir, ".log");
+    REQUIRE(nseg >= 3);
+    /* Flip a byte in the second batch of segment 0 and recover from offset 0. */
+    snprintf(p, sizeof p, "%s/%020d.log", dir, 0);
+    int fd = open(p, O_RDWR);
+    REQUIRE(fd >= 0);
+    uint8_t x;
+    REQUIRE(pread(fd, &x, 1, 400) == 1);
+    x ^= 1;
+    REQUIRE(pwrite(fd, &x, 1, 400) == 1);
+    close(fd);
+    REQUIRE((l = open_log(dir, &c, 0, false)) != NULL);
+    CHECK_EQ_INT(log_end_offset(l), 3);
+    CHECK_EQ_INT(count_files(dir, ".log"), 1);
+    CHECK_EQ_INT(read_all_check(l, 0, 1 << 20), 1);
+    REQUIRE(append_i(l, 1) == 0);
+    CHECK_EQ_INT(read_all_check(l, 0, 1 << 20), 2);
+    log_close(l, true);
+    rm_dir(dir);
+}
+
+TEST(log_index_rebuilt)
+{
+    char dir[64], p[512];
+    struct log_config c;
+    struct log *l;
+
+    tmp_dir(dir);
+    tio();
+    small_cfg(&c);
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    for (int i = 0; i < 40; i++)
+        REQUIRE(append_i(l, i) == 0);
+    log_close(l, true);
+    int64_t isz = file_size(dir, 0, ".index"), tsz = file_size(dir, 0, ".timeindex");
+    REQUIRE(isz > 0 && tsz > 0);
+    int64_t lb = last_base(dir, 120);
+
+    /* Deleted .index of the first segment, garbage in the last segment's .index, odd-sized
+     * .timeindex of the first one. */
+    snprintf(p, sizeof p, "%s/%020d.index", dir, 0);
+    REQUIRE(unlink(p) == 0);
+    snprintf(p, sizeof p, "%s/%020d.timeindex", dir, 0);
+    REQUIRE(truncate(p, tsz - 5) == 0);
+    snprintf(p, sizeof p, "%s/%020lld.index", dir, (long long)lb);
+    int fd = open(p, O_RDWR | O_CREAT, 0644);
+    REQUIRE(fd >= 0);
+    uint8_t junk[8] = {0, 0, 0, 1, 0x7f, 0, 0, 0};
+    REQUIRE(pwrite(fd, junk, 8, 0) == 8);
+    close(fd);
+
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    CHECK_EQ_INT(log_end_offset(l), 120);
+    CHECK_EQ_INT(file_size(dir, 0, ".index"), isz);
+    CHECK_EQ_INT(file_size(dir, 0, ".timeindex"), tsz);
+    CHECK_EQ_INT(read_all_check(l, 0, 1 << 20), 40);
+    CHECK_EQ_INT(read_all_check(l, 0, 1), 40);
+    log_close(l, true);
+    rm_dir(dir);
+}
+
+TEST(log_retention_by_bytes)
+{
+    char dir[64];
+    struct log_config c;
+    struct log *l;
+    struct log_slice s;
+
+    tmp_dir(dir);
+    tio();
+    small_cfg(&c);
+    c.retention_ms = -1;
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    for (int i = 0; i < 60; i++)
+        REQUIRE(append_i(l, i) == 0);
+    int nseg = count_files(dir, ".log");
+    CHECK_EQ_INT(log_retain(l), 0); /* unlimited */
+    log_close(l, true);
+
+    c.retention_bytes = 5000;
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    int64_t size = log_size_bytes(l);
+    int d = log_retain(l);
+    CHECK(d > 0);
+    CHECK(log_size_bytes(l) >= 5000 - 2048);
+    CHECK(log_size_bytes(l) <= size);
+    CHECK_EQ_INT(count_files(dir, ".log"), nseg - d);
+    CHECK_EQ_INT(count_files(dir, ".index"), nseg - d);
+    CHECK(log_start_offset(l) > 0);
+    CHECK(file_size(dir, log_start_offset(l), ".log") > 0);
+    CHECK_EQ_INT(log_read(l, 0, INT64_MAX, 100, &s), ERR_OFFSET_OUT_OF_RANGE);
+    CHECK_EQ_INT(read_all_check(l, log_start_offset(l), 1 << 20), (180 - log_start_offset(l)) / 3);
+    /* The active segment is never deleted. */
+    c.retention_bytes = 0;
+    log_set_config(l, &c);
+    log_retain(l);
+    CHECK_EQ_INT(count_files(dir, ".log"), 1);
+    CHECK_EQ_INT(log_end_offset(l), 180);
+    REQUIRE(append_i(l, 60) == 0);
+    int64_t start = log_start_offset(l);
+    log_close(l, true);
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    CHECK_EQ_INT(log_start_offset(l), start);
+    CHECK_EQ_INT(log_end_offset(l), 183);
+    log_close(l, true);
+    rm_dir(dir);
+}
+
+TEST(log_retention_by_time)
+{
+    char dir[64];
+    struct log_config c;
+    struct log *l;
+    int64_t base;
+
+    tmp_dir(dir);
+    tio();
+    small_cfg(&c);
+    c.retention_ms = 1000;
+    fake_now = 100000;
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    /* Seven batches (265 bytes) per segment: 14 with timestamps 50000.., then 99500.. */
+    for (int i = 0; i < 14; i++)
+        REQUIRE(append_ts(l, 3, 50000 + i, 60, 0, &base) == 0);
+    for (int i = 0; i < 12; i++)
+        REQUIRE(append_ts(l, 3, 99500 + i, 60, 0, &base) == 0);
+    int nseg = count_files(dir, ".log");
+    REQUIRE(nseg >= 4);
+    int d = log_retain(l);
+    CHECK_EQ_INT(d, 2); /* the two segments of old batches */
+    CHECK_EQ_INT(log_start_offset(l), 42);
+    CHECK_EQ_INT(log_retain(l), 0);
+    fake_now = 200000; /* time jump: everything is old, except the active segment */
+    CHECK_EQ_INT(log_retain(l), nseg - 3);
+    CHECK_EQ_INT(count_files(dir, ".log"), 1);
+    CHECK_EQ_INT(log_end_offset(l), 78);
+    log_close(l, true);
+    rm_dir(dir);
+}
+
+TEST(log_delete_records_moves_start)
+{
+    char dir[64];
+    struct log_config c;
+    struct log *l;
+    struct log_slice s;
+
+    tmp_dir(dir);
+    tio();
+    small_cfg(&c);
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    for (int i = 0; i < 30; i++)
+        REQUIRE(append_i(l, i) == 0);
+    int nseg = count_files(dir, ".log");
+    CHECK_EQ_INT(log_delete_records(l, 91), ERR_OFFSET_OUT_OF_RANGE);
+    CHECK_EQ_INT(log_delete_records(l, 4), 0);
+    CHECK_EQ_INT(log_start_offset(l), 4);
+    CHECK_EQ_INT(count_files(dir, ".log"), nseg);
+    CHECK_EQ_INT(log_read(l, 3, INT64_MAX, 100, &s), ERR_OFFSET_OUT_OF_RANGE);
+    REQUIRE(log_read(l, 4, INT64_MAX, 1, &s) == 0); /* the batch holding 4 (3..5) */
+    CHECK(s.len > 0);
+    log_slice_release(l, &s);
+    CHECK_EQ_INT(log_delete_records(l, 40), 0);
+    CHECK(count_files(dir, ".log") < nseg);
+    CHECK_EQ_INT(log_start_offset(l), 40);
+    CHECK_EQ_INT(log_delete_records(l, 10), 0); /* never backwards */
+    CHECK_EQ_INT(log_start_offset(l), 40);
+    CHECK_EQ_INT(log_delete_records(l, 90), 0);
+    CHECK_EQ_INT(log_start_offset(l), 90);
+    CHECK_EQ_INT(count_files(dir, ".log"), 1);
+    log_close(l, true);
+    rm_dir(dir);
+}
+
+TEST(log_offset_for_time_and_max_timestamp)
+{
+    char dir[64];
+    struct log_config c;
+    struct log *l;
+    int64_t base, off, ts;
+
+    tmp_dir(dir);
+    tio();
+    small_cfg(&c);
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    CHECK_EQ_INT(log_offset_for_time(l, 0, &off, &ts), 0);
+    CHECK_EQ_INT(off, -1);
+    log_max_timestamp(l, &off, &ts);
+    CHECK_EQ_INT(off, -1);
+    CHECK_EQ_INT(ts, -1);
+    /* Batch i has timestamp 10 * i, except batch 25 which jumps ahead to 5000. */
+    for (int i = 0; i < 40; i++)
+        REQUIRE(append_ts(l, 2, i == 25 ? 5000 : 10 * i, 60, 0, &base) == 0);
+    for (int round = 0; round < 2; round++) {
+        CHECK_EQ_INT(log_offset_for_time(l, 0, &off, &ts), 0);
+        CHECK_EQ_INT(off, 0);
+        CHECK_EQ_INT(ts, 0);
+        CHECK_EQ_INT(log_offset_for_time(l, 101, &off, &ts), 0); /* batch 11 (ts 110) */
+        CHECK_EQ_INT(off, 22);
+        CHECK_EQ_INT(ts, 110);
+        CHECK_EQ_INT(log_offset_for_time(l, 250, &off, &ts), 0); /* batch 25 (ts 5000) */
+        CHECK_EQ_INT(off, 50);
+        CHECK_EQ_INT(ts, 5000);
+        CHECK_EQ_INT(log_offset_for_time(l, 380, &off, &ts), 0); /* 25 comes first */
+        CHECK_EQ_INT(off, 50);
+        CHECK_EQ_INT(log_offset_for_time(l, 5001, &off, &ts), 0);
+        CHECK_EQ_INT(off, -1);
+        log_max_timestamp(l, &off, &ts);
+        CHECK_EQ_INT(ts, 5000);
+        CHECK_EQ_INT(off, 51);
+        log_close(l, true);
+        REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    }
+    log_close(l, true);
+    rm_dir(dir);
+}
+
+TEST(log_enospc_leaves_log_unchanged)
+{
+    char dir[64];
+    struct log_config c;
+    struct log *l;
+    int64_t base;
+
+    tmp_dir(dir);
+    tio();
+    small_cfg(&c);
+    c.segment_bytes = 64 * 1024;
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    for (int i = 0; i < 10; i++)
+        REQUIRE(append_i(l, i) == 0);
+    int64_t sz = file_size(dir, 0, ".log"), isz = file_size(dir, 0, ".index");
+    int next = 10, failures = 0;
+    for (int64_t budget = 0; budget < 300; budget += 3) {
+        /* Budgets below the batch size fail the .log write, the next ones the .index or
+         * .timeindex entry (every batch here is past index.interval.bytes). */
+        int64_t leo = log_end_offset(l);
+        pwrite_budget = budget;
+        int rc = append_ts(l, 3, 1000 + next, 60, 0, &base);
+        pwrite_budget = -1;
+        if (rc != 0) {
+            failures++;
+            CHECK_EQ_INT(rc, ERR_IO);
+            CHECK_EQ_INT(log_end_offset(l), leo);
+            CHECK_EQ_INT(file_size(dir, 0, ".log"), sz);
+            CHECK_EQ_INT(file_size(dir, 0, ".index"), isz);
+        } else {
+            CHECK_EQ_INT(base, 3 * next);
+            CHECK(budget >= 265 + 8 + 12);
+            next++;
+            sz = file_size(dir, 0, ".log");
+            isz = file_size(dir, 0, ".index");
+        }
+    }
+    CHECK(failures >= 90);
+    CHECK(next > 10);
+    pwrite_budget = -1;
+    short_writes = true; /* short writes are retried, not errors */
+    for (; next < 20; next++)
+        REQUIRE(append_i(l, next) == 0);
+    short_writes = false;
+    CHECK_EQ_INT(log_end_offset(l), 60);
+    CHECK_EQ_INT(read_all_check(l, 0, 1 << 20), 20);
+    log_close(l, true);
+    REQUIRE((l = open_log(dir, &c, 0, false)) != NULL);
+    CHECK_EQ_INT(log_end_offset(l), 60);
+    CHECK_EQ_INT(read_all_check(l, 0, 1), 20);
+    log_close(l, true);
+    rm_dir(dir);
+}
+
+TEST(log_enospc_on_roll)
+{
+    char dir[64];
+    struct log_config c;
+    struct log *l;
+    int64_t base;
+
+    tmp_dir(dir);
+    tio();
+    small_cfg(&c);
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    int i = 0;
+    while (count_files(dir, ".log") == 1)
+        REQUIRE(append_i(l, i++) == 0);
+    int64_t leo = log_end_offset(l);
+    /* Fill the second segment to the brim, then fail the roll's final time index entry. */
+    int n = count_files(dir, ".log");
+    pwrite_budget = 0;
+    for (int k = 0; k < 10; k++)
+        if (append_ts(l, 3, 1000 + i, 60, 0, &base) != 0)
+            break;
+    CHECK_EQ_INT(log_end_offset(l), leo);
+    pwrite_budget = -1;
+    CHECK(count_files(dir, ".log") >= n);
+    while (log_end_offset(l) < 300)
+        REQUIRE(append_i(l, i++) == 0);
+    CHECK_EQ_INT(read_all_check(l, 0, 1 << 20), 100);
+    log_close(l, true);
+    rm_dir(dir);
+}
+
+TEST(log_fsync_failure_fails_the_log)
+{
+    char dir[64];
+    struct log_config c;
+    struct log *l;
+    int64_t upto, base;
+
+    tmp_dir(dir);
+    tio();
+    small_cfg(&c);
+    c.flush_messages = 5;
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    CHECK(!log_flush_due(l) || log_end_offset(l) == 0);
+    REQUIRE(append_i(l, 0) == 0);
+    CHECK(!log_flush_due(l));
+    REQUIRE(append_i(l, 1) == 0);
+    CHECK(log_flush_due(l));
+    REQUIRE(log_flush_prepare(l, &upto) == 0);
+    CHECK_EQ_INT(upto, 6);
+    CHECK_EQ_INT(log_flush_prepare(l, &upto), ERR_EXISTS); /* one at a time */
+    REQUIRE(append_i(l, 2) == 0);                          /* the loop keeps appending meanwhile */
+    CHECK_EQ_INT(log_flush_run(l, 6), 0);
+    CHECK(fsync_calls >= 3);
+    log_flush_done(l, 6);
+    CHECK_EQ_INT(log_flushed_offset(l), 6);
+
+    fail_fsync = true;
+    REQUIRE(log_flush_prepare(l, &upto) == 0);
+    CHECK_EQ_INT(log_flush_run(l, upto), ERR_IO);
+    log_flush_done(l, upto);
+    CHECK_EQ_INT(log_flushed_offset(l), 6);
+    CHECK_EQ_INT(append_ts(l, 3, 1003, 60, 0, &base), ERR_KAFKA_STORAGE_ERROR);
+    CHECK_EQ_INT(log_end_offset(l), 9);
+    fail_fsync = false;
+    log_close(l, true);
+    rm_dir(dir);
+}
+
+TEST(log_flush_ms_and_segment_ms)
+{
+    char dir[64];
+    struct log_config c;
+    struct log *l;
+    int64_t upto;
+
+    tmp_dir(dir);
+    tio();
+    small_cfg(&c);
+    c.segment_bytes = 64 * 1024;
+    c.segment_ms = 60000;
+    c.flush_ms = 1000;
+    fake_now = 1000000;
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    REQUIRE(append_i(l, 0) == 0);
+    CHECK(!log_flush_due(l));
+    fake_now += 1000;
+    CHECK(log_flush_due(l));
+    REQUIRE(log_flush_prepare(l, &upto) == 0);
+    REQUIRE(log_flush_run(l, upto) == 0);
+    log_flush_done(l, upto);
+    CHECK(!log_flush_due(l));
+    REQUIRE(append_i(l, 1) == 0);
+    CHECK_EQ_INT(count_files(dir, ".log"), 1);
+    fake_now += 60001; /* the segment is now older than segment.ms */
+    REQUIRE(append_i(l, 2) == 0);
+    CHECK_EQ_INT(count_files(dir, ".log"), 2);
+    CHECK(file_size(dir, 6, ".log") > 0);
+    CHECK_EQ_INT(read_all_check(l, 0, 1 << 20), 3);
+    log_close(l, true);
+    rm_dir(dir);
+}
+
+TEST(log_truncate_to)
+{
+    char dir[64];
+    struct log_config c;
+    struct log *l;
+    int64_t base;
+
+    tmp_dir(dir);
+    tio();
+    small_cfg(&c);
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    for (int i = 0; i < 40; i++)
+        REQUIRE(append_i(l, i) == 0);
+    int nseg = count_files(dir, ".log");
+    CHECK_EQ_INT(log_truncate_to(l, 200), 0); /* past the end: nothing */
+    CHECK_EQ_INT(log_end_offset(l), 120);
+    CHECK_EQ_INT(log_truncate_to(l, 102), 0); /* mid-log, on a batch boundary (34 * 3) */
+    CHECK_EQ_INT(log_end_offset(l), 102);
+    CHECK_EQ_INT(log_truncate_to(l, 97), 0); /* mid-batch 96..98: the batch goes */
+    CHECK_EQ_INT(log_end_offset(l), 96);
+    CHECK_EQ_INT(read_all_check(l, 0, 1 << 20), 32);
+    REQUIRE(append_ts(l, 3, 1032, 60, 0, &base) == 0);
+    CHECK_EQ_INT(base, 96);
+    /* Cut at a segment's base: that segment goes whole. */
+    int64_t lb = last_base(dir, 99);
+    REQUIRE(lb > 0);
+    CHECK_EQ_INT(log_truncate_to(l, lb), 0);
+    CHECK_EQ_INT(log_end_offset(l), lb);
+    CHECK_EQ_INT(file_size(dir, lb, ".log"), -1);
+    CHECK(count_files(dir, ".log") < nseg);
+    for (int i = (int)lb / 3; i < 40; i++)
+        REQUIRE(append_i(l, i) == 0);
+    CHECK_EQ_INT(read_all_check(l, 0, 1 << 20), 40);
+    log_close(l, true);
+    REQUIRE((l = open_log(dir, &c, 0, false)) != NULL);
+    CHECK_EQ_INT(log_end_offset(l), 120);
+    CHECK_EQ_INT(read_all_check(l, 0, 1 << 20), 40);
+    /* Below the start: everything goes; the log restarts there. */
+    CHECK_EQ_INT(log_delete_records(l, 30), 0);
+    CHECK_EQ_INT(log_truncate_to(l, 9), 0);
+    CHECK_EQ_INT(log_end_offset(l), 9);
+    CHECK_EQ_INT(log_start_offset(l), 9);
+    CHECK_EQ_INT(count_files(dir, ".log"), 1);
+    REQUIRE(append_ts(l, 3, 1003, 60, 0, &base) == 0);
+    CHECK_EQ_INT(base, 9);
+    CHECK_EQ_INT(read_all_check(l, 9, 1 << 20), 1);
+    log_close(l, true);
+    rm_dir(dir);
+}
+
+TEST(log_leader_epochs)
+{
+    char dir[64], p[512];
+    struct log_config c;
+    struct log *l;
+    int64_t base, end;
+    int32_t ep;
+
+    tmp_dir(dir);
+    tio();
+    small_cfg(&c);
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    CHECK_EQ_INT(log_latest_epoch(l), -1);
+    log_epoch_end_offset(l, 0, &ep, &end);
+    CHECK_EQ_INT(ep, -1);
+    CHECK_EQ_INT(end, -1);
+    for (int i = 0; i < 10; i++)
+        REQUIRE(append_ts(l, 3, 1000 + i, 60, i < 4 ? 1 : 3, &base) == 0); /* 1@0, 3@12 */
+    CHECK_EQ_INT(log_latest_epoch(l), 3);
+    CHECK_EQ_INT(log_epoch_assign(l, 2, 30), 0); /* not newer: ignored */
+    CHECK_EQ_INT(log_epoch_assign(l, 5, 30), 0);
+    CHECK_EQ_INT(log_latest_epoch(l), 5);
+    log_close(l, true);
+
+    snprintf(p, sizeof p, "%s/leader-epoch-checkpoint", dir);
+    FILE *f = fopen(p, "r");
+    REQUIRE(f != NULL);
+    char text[128] = {0};
+    CHECK(fread(text, 1, sizeof text - 1, f) > 0);
+    fclose(f);
+    CHECK_EQ_STR(text, "0\n3\n1 0\n3 12\n5 30\n");
+
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    CHECK_EQ_INT(log_latest_epoch(l), 5);
+    log_epoch_end_offset(l, 5, &ep, &end);
+    CHECK_EQ_INT(ep, 5);
+    CHECK_EQ_INT(end, 30);
+    log_epoch_end_offset(l, 3, &ep, &end);
+    CHECK_EQ_INT(ep, 3);
+    CHECK_EQ_INT(end, 30);
+    log_epoch_end_offset(l, 2, &ep, &end); /* unknown 2: the largest below is 1 */
+    CHECK_EQ_INT(ep, 1);
+    CHECK_EQ_INT(end, 12);
+    log_epoch_end_offset(l, 0, &ep, &end); /* older than everything */
+    CHECK_EQ_INT(ep, 0);
+    CHECK_EQ_INT(end, 0);
+    log_epoch_end_offset(l, 9, &ep, &end);
+    CHECK_EQ_INT(ep, -1);
+    CHECK_EQ_INT(end, -1);
+    /* Truncation drops epochs that start at or after the cut. */
+    CHECK_EQ_INT(log_truncate_to(l, 12), 0);
+    CHECK_EQ_INT(log_latest_epoch(l), 1);
+    log_epoch_end_offset(l, 1, &ep, &end);
+    CHECK_EQ_INT(end, 12);
+    /* DeleteRecords moves the first epoch's start. */
+    CHECK_EQ_INT(log_delete_records(l, 6), 0);
+    log_close(l, true);
+    f = fopen(p, "r");
+    REQUIRE(f != NULL);
+    memset(text, 0, sizeof text);
+    CHECK(fread(text, 1, sizeof text - 1, f) > 0);
+    fclose(f);
+    CHECK_EQ_STR(text, "0\n1\n1 6\n");
+    rm_dir(dir);
+}
+
+TEST(log_checkpoint_file_round_trip)
+{
+    char dir[64], p[512];
+    struct log_checkpoint_entry in[3] = {
+        {"orders", 0, 42}, {"orders", 5, 0}, {"__consumer_offsets", 49, 123456789012LL}};
+    struct log_checkpoint_entry *out;
+    size_t n;
+
+    tmp_dir(dir);
+    tio();
+    snprintf(p, sizeof p, "%s/recovery-point-offset-checkpoint", dir);
+    CHECK_EQ_INT(log_checkpoint_read(&test_io, p, &out, &n), 0); /* missing: empty */
+    CHECK_EQ_INT(n, 0);
+    REQUIRE(log_checkpoint_write(&test_io, p, in, 3) == 0);
+    REQUIRE(log_checkpoint_read(&test_io, p, &out, &n) == 0);
+    REQUIRE(n == 3);
+    for (int i = 0; i < 3; i++) {
+        CHECK(strcmp(out[i].topic, in[i].topic) == 0);
+        CHECK_EQ_INT(out[i].partition, in[i].partition);
+        CHECK_EQ_INT(out[i].offset, in[i].offset);
+    }
+    free(out);
+    FILE *f = fopen(p, "r");
+    REQUIRE(f != NULL);
+    char text[256] = {0};
+    CHECK(fread(text, 1, sizeof text - 1, f) > 0);
+    fclose(f);
+    CHECK_EQ_STR(text, "0\n3\norders 0 42\norders 5 0\n__consumer_offsets 49 123456789012\n");
+    char tmp[600];
+    snprintf(tmp, sizeof tmp, "%s.tmp", p);
+    CHECK(access(tmp, F_OK) != 0);
+    REQUIRE(log_checkpoint_write(&test_io, p, NULL, 0) == 0);
+    REQUIRE(log_checkpoint_read(&test_io, p, &out, &n) == 0);
+    CHECK_EQ_INT(n, 0);
+    free(out);
+
+    static const char *bad[] = {"",
+                                "1\n0\n",
+                                "0\n2\norders 0 1\n",
+                                "0\n1\norders 0\n",
+                                "0\n1\norders x 1\n",
+                                "0\n1\norders 0 1\nextra 0 1\n",
+                                "0\n1\norders 0 1",
+                                "0\n-1\n"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        f = fopen(p, "w");
+        REQUIRE(f != NULL);
+        fputs(bad[i], f);
+        fclose(f);
+        out = NULL;
+        CHECK_EQ_INT(log_checkpoint_read(&test_io, p, &out, &n), ERR_PARSE);
+        CHECK(out == NULL);
+    }
+    fail_fsync = true;
+    CHECK_EQ_INT(log_checkpoint_write(&test_io, p, in, 3), ERR_IO);
+    fail_fsync = false;
+    CHECK(access(tmp, F_OK) != 0);
+    rm_dir(dir);
+}
+
+TEST(log_slice_survives_segment_deletion)
+{
+    char dir[64];
+    struct log_config c;
+    struct log *l;
+    struct log_slice s;
+
+    tmp_dir(dir);
+    tio();
+    small_cfg(&c);
+    c.retention_bytes = 0;
+    c.retention_ms = -1;
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    for (int i = 0; i < 30; i++)
+        REQUIRE(append_i(l, i) == 0);
+    REQUIRE(log_read(l, 0, INT64_MAX, 1 << 20, &s) == 0);
+    REQUIRE(s.len > 0);
+    CHECK(log_retain(l) > 0);
+    CHECK_EQ_INT(file_size(dir, 0, ".log"), -1);
+    uint8_t *buf = malloc(s.len);
+    REQUIRE(pread(s.fd, buf, s.len, s.pos) == (ssize_t)s.len);
+    struct record_batch b;
+    CHECK_EQ_INT(record_batch_validate(buf, s.len, &b), 0);
+    CHECK_EQ_INT(b.base_offset, 0);
+    free(buf);
+    /* Even after the log is closed, the slice's segment lives until released. */
+    log_close(l, true);
+    CHECK(fcntl(s.fd, F_GETFD) >= 0);
+    log_slice_release(NULL, &s);
+    rm_dir(dir);
+}
+
+TEST(log_open_fresh_and_reopen_empty)
+{
+    char dir[64], sub[128];
+    struct log_config c;
+    struct log *l;
+
+    tmp_dir(dir);
+    tio();
+    small_cfg(&c);
+    snprintf(sub, sizeof sub, "%s/orders-0", dir);
+    REQUIRE((l = open_log(sub, &c, 0, true)) != NULL);
+    CHECK_EQ_INT(file_size(sub, 0, ".log"), 0);
+    CHECK_EQ_INT(file_size(sub, 0, ".txnindex"), 0);
+    log_close(l, true);
+    REQUIRE((l = open_log(sub, &c, 0, false)) != NULL);
+    CHECK_EQ_INT(log_end_offset(l), 0);
+    CHECK_EQ_INT(log_start_offset(l), 0);
+    log_close(l, false);
+    log_close(NULL, true);
+    rm_dir(dir);
+}
+
+TEST(log_clean_open_reads_no_batches)
+{
+    char dir[64];
+    struct log_config c;
+    struct log *l;
+
+    tmp_dir(dir);
+    tio();
+    small_cfg(&c);
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    for (int i = 0; i < 200; i++)
+        REQUIRE(append_i(l, i) == 0);
+    log_close(l, true);
+    long nseg = count_files(dir, ".log");
+    REQUIRE(nseg > 20);
+
+    pread_calls = 0;
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    /* O(segments): a handful of small reads per segment, whatever they hold. */
+    CHECK(pread_calls <= 6 * nseg + 10);
+    if (getenv("TEST_LOG_VERBOSE"))
+        printf("clean open: %ld segments, %ld preads\n", nseg, pread_calls);
+    CHECK_EQ_INT(log_end_offset(l), 600);
+    log_close(l, false);
+
+    /* Unclean, recovery point in the last segment: only that one is rescanned. */
+    int64_t lb = last_base(dir, 600);
+    pread_calls = 0;
+    REQUIRE((l = open_log(dir, &c, lb, false)) != NULL);
+    CHECK(pread_calls <= 6 * nseg + 2 * 8 + 10);
+    CHECK_EQ_INT(log_end_offset(l), 600);
+    log_close(l, false);
+
+    /* Unclean from 0: every batch is read (header + whole batch). */
+    pread_calls = 0;
+    REQUIRE((l = open_log(dir, &c, 0, false)) != NULL);
+    CHECK(pread_calls >= 2 * 200);
+    CHECK_EQ_INT(log_end_offset(l), 600);
+    CHECK_EQ_INT(read_all_check(l, 0, 1 << 20), 200);
+    log_close(l, true);
+    rm_dir(dir);
+}
+
+TEST(log_rolls_when_index_full)
+{
+    char dir[64];
+    struct log_config c;
+    struct log *l;
+
+    tmp_dir(dir);
+    tio();
+    small_cfg(&c);
+    c.segment_bytes = 1 << 20;
+    c.index_interval_bytes = 0; /* an entry for every batch after the first */
+    c.max_index_bytes = 24;     /* 3 .index entries, 2 .timeindex entries */
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    for (int i = 0; i < 12; i++)
+        REQUIRE(append_i(l, i) == 0);
+    /* Each segment: batch 1 (no entry), 2 and 3 (entries, the time index is then full). */
+    CHECK_EQ_INT(count_files(dir, ".log"), 4);
+    CHECK_EQ_INT(file_size(dir, 0, ".timeindex"), 24);
+    CHECK_EQ_INT(file_size(dir, 9, ".log"), file_size(dir, 0, ".log"));
+    CHECK_EQ_INT(read_all_check(l, 0, 1), 12);
+    log_close(l, true);
+    rm_dir(dir);
+}
+
+struct flush_job {
+    struct log *l;
+    int64_t upto;
+    int rc;
+};
+
+static void *flush_thread(void *arg)
+{
+    struct flush_job *j = arg;
+    j->rc = log_flush_run(j->l, j->upto);
+    return NULL;
+}
+
+TEST(log_flush_on_a_thread_while_appending)
+{
+    char dir[64];
+    struct log_config c;
+    struct log *l;
+    int i = 0;
+
+    tmp_dir(dir);
+    tio();
+    small_cfg(&c);
+    c.retention_bytes = 4096;
+    c.retention_ms = -1;
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    for (int round = 0; round < 20; round++) {
+        struct flush_job j = {.l = l};
+        pthread_t t;
+        for (int k = 0; k < 5; k++)
+            REQUIRE(append_i(l, i++) == 0);
+        REQUIRE(log_flush_prepare(l, &j.upto) == 0);
+        REQUIRE(pthread_create(&t, NULL, flush_thread, &j) == 0);
+        /* Meanwhile the loop appends, rolls and deletes segments under the flush. */
+        for (int k = 0; k < 5; k++)
+            REQUIRE(append_i(l, i++) == 0);
+        log_retain(l);
+        pthread_join(t, NULL);
+        CHECK_EQ_INT(j.rc, 0);
+        log_flush_done(l, j.upto);
+        CHECK_EQ_INT(log_flushed_offset(l), j.upto);
+    }
+    CHECK_EQ_INT(log_end_offset(l), 600);
+    CHECK_EQ_INT(read_all_check(l, log_start_offset(l), 1 << 20), (600 - log_start_offset(l)) / 3);
+    log_close(l, true);
+    rm_dir(dir);
+}
+
+TEST(log_clean_open_rebuild_keeps_later_segments)
+{
+    char dir[64], p[512];
+    struct log_config c;
+    struct log *l;
+    struct log_slice s;
+
+    tmp_dir(dir);
+    tio();
+    small_cfg(&c);
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    for (int i = 0; i < 30; i++)
+        REQUIRE(append_i(l, i) == 0);
+    log_close(l, true);
+    int nseg = count_files(dir, ".log");
+    /* Bit rot in batch 2 of segment 0 (offsets 3..5), found because its index is gone. */
+    snprintf(p, sizeof p, "%s/%020d.log", dir, 0);
+    int fd = open(p, O_RDWR);
+    REQUIRE(fd >= 0);
+    uint8_t x;
+    REQUIRE(pread(fd, &x, 1, 400) == 1);
+    x ^= 1;
+    REQUIRE(pwrite(fd, &x, 1, 400) == 1);
+    close(fd);
+    snprintf(p, sizeof p, "%s/%020d.index", dir, 0);
+    REQUIRE(unlink(p) == 0);
+
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    CHECK_EQ_INT(log_end_offset(l), 90);
+    CHECK_EQ_INT(count_files(dir, ".log"), nseg);
+    CHECK_EQ_INT(file_size(dir, 0, ".log"), 265);
+    /* A read in the gap gets the next batch that exists. */
+    REQUIRE(log_read(l, 3, INT64_MAX, 1, &s) == 0);
+    REQUIRE(s.len > 0);
+    uint8_t hdr[8];
+    REQUIRE(pread(s.fd, hdr, 8, s.pos) == 8);
+    int64_t bo = 0;
+    for (int k = 0; k < 8; k++)
+        bo = bo << 8 | hdr[k];
+    CHECK(bo > 5 && file_size(dir, bo, ".log") > 0);
+    log_slice_release(l, &s);
+    CHECK_EQ_INT(read_all_check(l, bo, 1 << 20), (90 - bo) / 3);
+    log_close(l, true);
+    rm_dir(dir);
+}
