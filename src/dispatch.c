@@ -5,6 +5,7 @@
 
 #include "admin/admin.h"
 #include "broker/broker.h"
+#include "txn/txn.h"
 #include "base/arena.h"
 #include "base/err.h"
 #include "base/log.h"
@@ -26,6 +27,8 @@ static bool handled(int16_t key)
     case PROTO_API_Fetch:
     case PROTO_API_ListOffsets:
     case PROTO_API_DeleteRecords:
+    case PROTO_API_InitProducerId:
+    case PROTO_API_DescribeProducers:
         return true;
     }
     return false;
@@ -78,6 +81,12 @@ void dispatch_request(void *ctx, struct net_request *req)
         return;
     case PROTO_API_DeleteRecords:
         broker_delete_records(d->broker, req);
+        return;
+    case PROTO_API_DescribeProducers:
+        broker_describe_producers(d->broker, req);
+        return;
+    case PROTO_API_InitProducerId:
+        txn_init_producer_id(d->txn, req);
         return;
     case PROTO_API_ApiVersions:
         api_versions(req);

@@ -19,6 +19,7 @@
 #include "net/net.h"
 #include "replica/replica.h"
 #include "server.h"
+#include "txn/txn.h"
 
 struct tallyd {
     uv_loop_t *loop;
@@ -27,6 +28,7 @@ struct tallyd {
     struct admin *admin;
     struct replica_mgr *replicas;
     struct broker *broker;
+    struct txn *txn;
     struct net_server *net;
     struct dispatch dispatch;
     uv_signal_t sigterm, sigint;
@@ -61,6 +63,8 @@ static void on_broker_stopped(void *arg)
 {
     struct tallyd *t = arg;
     t->broker = NULL;
+    txn_free(t->txn);
+    t->txn = NULL;
     if (t->replicas)
         replica_mgr_stop(t->replicas, on_replicas_stopped, t);
     else if (t->meta)
@@ -100,13 +104,15 @@ static void start_listener(struct tallyd *t)
     struct broker_options bo = {.loop = t->loop, .replicas = t->replicas, .node_id = t->cfg.node_id};
     t->admin = admin_new(t->meta, &ao);
     t->broker = broker_new(&bo);
-    if (t->admin == NULL || t->broker == NULL) {
+    t->txn = txn_new(t->meta, t->cfg.node_id);
+    if (t->admin == NULL || t->broker == NULL || t->txn == NULL) {
         log_error("main", "out of memory");
         shutdown_tallyd(t, 1);
         return;
     }
     t->dispatch.admin = t->admin;
     t->dispatch.broker = t->broker;
+    t->dispatch.txn = t->txn;
     if (net_server_start(t->loop, &no, dispatch_request, &t->dispatch, &t->net) != 0) {
         t->net = NULL;
         shutdown_tallyd(t, 1);

@@ -43,10 +43,12 @@ void server_config_free(struct server_config *cfg);
 int server_format_dir(struct server_config *cfg);
 
 struct broker;
+struct txn;
 
 struct dispatch {
     struct admin *admin;
     struct broker *broker;
+    struct txn *txn;
 };
 
 /* net_request_cb: routes one decoded request to its handler. ctx is a struct dispatch. */

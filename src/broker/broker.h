@@ -31,5 +31,6 @@ void broker_produce(struct broker *b, struct net_request *req);
 void broker_fetch(struct broker *b, struct net_request *req);
 void broker_list_offsets(struct broker *b, struct net_request *req);
 void broker_delete_records(struct broker *b, struct net_request *req);
+void broker_describe_producers(struct broker *b, struct net_request *req);
 
 #endif

@@ -14,9 +14,6 @@
 #include "net/net.h"
 #include "replica/replica.h"
 
-#define ERR_FETCH_SESSION_ID_NOT_FOUND 70
-#define ERR_INVALID_FETCH_SESSION_EPOCH 71
-
 /* One requested partition. */
 struct fetch_part {
     struct fetch_call *call;

@@ -83,8 +83,19 @@ static void produce_partition(struct broker *b, struct arena *ar, const char *to
         return;
     }
     rc = partition_append(p, data, len, &hdr, &base, &append_time);
+    if (rc == ERR_DUPLICATE_SEQUENCE_NUMBER) {
+        /* An exact retry: the client gets the offsets of the copy already in the log. */
+        out->BaseOffset = base;
+        out->LogStartOffset = partition_log_start_offset(p);
+        return;
+    }
     if (rc != 0) {
         out->ErrorCode = (int16_t)(rc == ERR_IO ? ERR_KAFKA_STORAGE_ERROR : err_wire(rc));
+        if (rc == ERR_OUT_OF_ORDER_SEQUENCE_NUMBER || rc == ERR_INVALID_PRODUCER_EPOCH ||
+            rc == ERR_UNKNOWN_PRODUCER_ID)
+            log_debug("broker", "produce to %s-%d from producer %lld epoch %d seq %d: %s", topic,
+                      in->Index, (long long)hdr.producer_id, hdr.producer_epoch,
+                      hdr.base_sequence, err_name(rc));
         return;
     }
     out->BaseOffset = base;

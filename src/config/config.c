@@ -54,6 +54,8 @@ static const struct config_def defs[] = {
     {NULL, "delete.topic.enable", CT_BOOLEAN, "true", 0, 0, booleans, false},
     {NULL, "log.retention.check.interval.ms", CT_LONG, "300000", 1, I64MAX, NULL, false},
     {NULL, "log.flush.offset.checkpoint.interval.ms", CT_INT, "60000", 0, I32MAX, NULL, false},
+    {NULL, "producer.id.expiration.ms", CT_INT, "86400000", 1, I32MAX, NULL, true},
+    {NULL, "producer.id.expiration.check.interval.ms", CT_INT, "600000", 1, I32MAX, NULL, false},
     {NULL, "socket.request.max.bytes", CT_INT, "104857600", 1, I32MAX, NULL, false},
 };
 

@@ -291,6 +291,11 @@ int64_t log_end_offset(const struct log *l)
     return l->leo;
 }
 
+int64_t log_active_base(const struct log *l)
+{
+    return log_active(l)->base;
+}
+
 int64_t log_start_offset(const struct log *l)
 {
     return l->start;

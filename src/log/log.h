@@ -76,6 +76,8 @@ int log_append(struct log *l, uint8_t *batch, size_t len, int32_t last_offset_de
 
 int64_t log_end_offset(const struct log *l);
 int64_t log_start_offset(const struct log *l);
+/* Base offset of the active (last) segment: it changes when the log rolls. */
+int64_t log_active_base(const struct log *l);
 /* Offset below which everything is fsynced. */
 int64_t log_flushed_offset(const struct log *l);
 /* Total bytes of all segments. */

@@ -12,7 +12,9 @@
 
 #include "base/err.h"
 #include "base/log.h"
+#include "log/log.h"
 #include "meta/meta.h"
+#include "pstate/pstate.h"
 #include "record/record.h"
 #include "replica_int.h"
 
@@ -123,6 +125,59 @@ void partition_refresh_settings(struct partition *p)
     }
 }
 
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Rebuilds producer state from the newest snapshot plus the batches after it, reading only
+ * batch headers. */
+static int load_producers(struct partition *p)
+{
+    int64_t from, leo = log_end_offset(p->log);
+    int rc;
+
+    p->pstate = pstate_new();
+    if (p->pstate == NULL)
+        return ERR_NOMEM;
+    rc = pstate_snapshot_load(p->pstate, p->dir, leo, &from);
+    if (rc != 0)
+        return rc;
+    if (from < log_start_offset(p->log))
+        from = log_start_offset(p->log);
+    while (from < leo) {
+        struct log_slice sl;
+        rc = log_read(p->log, from, leo, 1 << 20, &sl);
+        if (rc != 0 || sl.len == 0)
+            break;
+        off_t pos = sl.pos, end = sl.pos + (off_t)sl.len;
+        int64_t next = from;
+        while (rc == 0 && end - pos >= RECORD_BATCH_HEADER) {
+            uint8_t hdr[RECORD_BATCH_HEADER];
+            struct record_batch b;
+            if (pread(sl.fd, hdr, sizeof hdr, pos) != (ssize_t)sizeof hdr ||
+                record_batch_parse_header(hdr, sizeof hdr, &b) != 0) {
+                rc = ERR_IO;
+                break;
+            }
+            if (b.producer_id >= 0 && record_batch_last_offset(&b) >= from)
+                rc = pstate_update(p->pstate, &b, b.max_timestamp);
+            pos += (off_t)record_batch_size(&b);
+            next = record_batch_last_offset(&b) + 1;
+        }
+        log_slice_release(p->log, &sl);
+        if (next <= from)
+            break;
+        from = next;
+    }
+    if (rc != 0)
+        log_error("replica", "cannot rebuild producer state of %s-%d: %s", p->topic, p->index,
+                  err_name(rc));
+    return rc;
+}
+
 static int64_t find_checkpoint(const struct log_checkpoint_entry *e, size_t n, const char *topic,
                                int32_t index, int64_t def)
 {
@@ -179,6 +234,12 @@ int partition_open(struct replica_mgr *rm, const char *topic, const uint8_t id[1
     if (rc != 0)
         goto err;
     log_epoch_assign(p->log, leader_epoch, log_end_offset(p->log));
+    rc = load_producers(p);
+    if (rc != 0) {
+        log_close(p->log, false);
+        pstate_free(p->pstate);
+        goto err;
+    }
     /* One replica: everything in the log is committed. */
     p->high_watermark = log_end_offset(p->log);
     *out = p;
@@ -193,6 +254,10 @@ err:
 
 static void partition_free(struct partition *p)
 {
+    /* A snapshot at the end makes the next start replay nothing. */
+    if (!p->deleted && pstate_snapshot_write(p->pstate, p->dir, log_end_offset(p->log)) == 0)
+        pstate_snapshot_prune(p->dir, 2);
+    pstate_free(p->pstate);
     log_close(p->log, true);
     free(p->topic);
     free(p);
@@ -236,6 +301,7 @@ static void wake(struct partition *p)
 void partition_close(struct partition *p, bool delete_dir)
 {
     p->online = false;
+    p->deleted = delete_dir;
     wake(p);
     if (delete_dir) {
         char gone[PATH_MAX + 64];
@@ -303,6 +369,10 @@ struct log *partition_log(struct partition *p)
 {
     return p->log;
 }
+const struct pstate *partition_pstate(const struct partition *p)
+{
+    return p->pstate;
+}
 const struct partition_settings *partition_settings(const struct partition *p)
 {
     return &p->settings;
@@ -311,10 +381,19 @@ const struct partition_settings *partition_settings(const struct partition *p)
 int partition_append(struct partition *p, uint8_t *batch, size_t len,
                      const struct record_batch *hdr, int64_t *base_offset, int64_t *append_time)
 {
-    int64_t max_ts = hdr->max_timestamp;
+    int64_t max_ts = hdr->max_timestamp, base_before = log_active_base(p->log);
+    struct record_batch appended = *hdr;
+    struct pstate_batch dup;
     int rc;
 
     *append_time = -1;
+    if (hdr->producer_id >= 0) {
+        rc = pstate_check(p->pstate, hdr, &dup);
+        if (rc == ERR_DUPLICATE_SEQUENCE_NUMBER)
+            *base_offset = dup.first_offset;
+        if (rc != 0)
+            return rc;
+    }
     if (p->settings.log_append_time) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
@@ -325,6 +404,22 @@ int partition_append(struct partition *p, uint8_t *batch, size_t len,
                     base_offset);
     if (rc != 0)
         return rc;
+    if (log_active_base(p->log) != base_before) {
+        /* Rolled: snapshot the producers as of the new segment's base (this batch is the
+         * first one past it), so a restart replays at most the active segment. */
+        if (pstate_snapshot_write(p->pstate, p->dir, log_active_base(p->log)) == 0)
+            pstate_snapshot_prune(p->dir, 2);
+        else
+            log_warn("replica", "cannot write the producer snapshot of %s-%d: %s", p->topic,
+                     p->index, strerror(errno));
+    }
+    if (hdr->producer_id >= 0) {
+        appended.base_offset = *base_offset;
+        appended.max_timestamp = max_ts;
+        if (pstate_update(p->pstate, &appended, wall_ms()) != 0)
+            log_error("replica", "out of memory recording producer %lld on %s-%d",
+                      (long long)hdr->producer_id, p->topic, p->index);
+    }
     p->high_watermark = log_end_offset(p->log);
     partition_maybe_flush(p);
     wake(p);

@@ -18,6 +18,8 @@ struct props;
 struct log;
 struct log_slice;
 struct record_batch;
+struct pstate;
+struct pstate_batch;
 struct meta_record;
 
 struct replica_mgr;
@@ -63,6 +65,8 @@ int64_t partition_last_stable_offset(const struct partition *p);
 int64_t partition_log_start_offset(const struct partition *p);
 int64_t partition_log_end_offset(const struct partition *p);
 struct log *partition_log(struct partition *p);
+/* The partition's producer state (idempotent / transactional producers). */
+const struct pstate *partition_pstate(const struct partition *p);
 
 /* A partition stays allocated (its log open) while held, even if its topic is deleted
  * meanwhile: a Fetch holds the partitions whose file ranges it is sending. */
@@ -80,10 +84,14 @@ struct partition_settings {
 };
 const struct partition_settings *partition_settings(const struct partition *p);
 
-/* Appends one validated batch (see log_append): applies LogAppendTime when configured
- * (*append_time receives it, else -1), advances the high watermark (a single replica's ISR
- * is itself), schedules a flush when flush.messages/flush.ms ask for one, and wakes the
- * partition's waiters. Returns 0 or the log's error. */
+/* Appends one validated batch (see log_append). A batch with a producer id is first checked
+ * against the producer state: an exact retry of a recent batch appends nothing and returns
+ * ERR_DUPLICATE_SEQUENCE_NUMBER with *base_offset set to the original batch's (the caller
+ * answers success); a fenced or out-of-order one returns that error. Otherwise applies
+ * LogAppendTime when configured (*append_time receives it, else -1), advances the high
+ * watermark (a single replica's ISR is itself), records the batch in the producer state,
+ * schedules a flush when flush.messages/flush.ms ask for one, and wakes the partition's
+ * waiters. Returns 0, one of the producer-state errors, or the log's error. */
 int partition_append(struct partition *p, uint8_t *batch, size_t len,
                      const struct record_batch *hdr, int64_t *base_offset, int64_t *append_time);
 

@@ -17,6 +17,7 @@ struct partition {
     uint8_t topic_id[16];
     char dir[PATH_MAX];
     struct log *log;
+    struct pstate *pstate;
     int32_t leader_epoch;
     int64_t high_watermark;
     struct partition_settings settings;
@@ -24,6 +25,7 @@ struct partition {
     unsigned refs;                   /* the table's reference + holders */
     unsigned flushing;               /* thread-pool flushes in flight */
     bool online;
+    bool deleted; /* its directory is gone: no snapshot at close */
 };
 
 struct replica_mgr {
@@ -38,7 +40,7 @@ struct replica_mgr {
     size_t n_recovery, n_starts;
     bool clean_start;
     uv_timer_t timer;
-    int64_t last_retention_ms, last_checkpoint_ms;
+    int64_t last_retention_ms, last_checkpoint_ms, last_expiration_ms;
     unsigned flushes; /* in flight, all partitions */
     bool stopping;
     void (*stop_cb)(void *arg);

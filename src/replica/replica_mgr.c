@@ -19,6 +19,7 @@
 #include "base/log.h"
 #include "base/props.h"
 #include "meta/meta.h"
+#include "pstate/pstate.h"
 #include "replica_int.h"
 
 #define CLEAN_MARKER ".kafka_cleanshutdown"
@@ -305,10 +306,16 @@ static void on_tick(uv_timer_t *h)
     int64_t checkpoint_every =
         props_get_int(rm->cfg.props, "log.flush.offset.checkpoint.interval.ms", 60000, NULL);
     bool retain = now - rm->last_retention_ms >= retention_every;
+    int64_t expire_every =
+        props_get_int(rm->cfg.props, "producer.id.expiration.check.interval.ms", 600000, NULL);
+    int64_t expiration = props_get_int(rm->cfg.props, "producer.id.expiration.ms", 86400000, NULL);
+    bool expire = now - rm->last_expiration_ms >= expire_every;
 
     for (size_t i = 0; i < rm->n_buckets; i++) {
         for (struct partition *p = rm->buckets[i]; p; p = p->hash_next) {
             partition_maybe_flush(p);
+            if (expire)
+                pstate_expire(p->pstate, now, expiration);
             if (retain && log_retain(p->log) > 0)
                 log_info("replica", "retention moved %s-%d's log start to %lld", p->topic,
                          p->index, (long long)log_start_offset(p->log));
@@ -316,6 +323,8 @@ static void on_tick(uv_timer_t *h)
     }
     if (retain)
         rm->last_retention_ms = now;
+    if (expire)
+        rm->last_expiration_ms = now;
     if (now - rm->last_checkpoint_ms >= checkpoint_every) {
         write_checkpoints(rm);
         rm->last_checkpoint_ms = now;
@@ -403,7 +412,7 @@ int replica_mgr_start(const struct replica_options *opts, struct replica_mgr **o
     /* Later opens (new partitions) start empty and clean. */
     rm->clean_start = true;
 
-    rm->last_retention_ms = rm->last_checkpoint_ms = now_ms();
+    rm->last_retention_ms = rm->last_checkpoint_ms = rm->last_expiration_ms = now_ms();
     uv_timer_init(rm->loop, &rm->timer);
     rm->timer.data = rm;
     uv_timer_start(&rm->timer, on_tick, HOUSEKEEPING_MS, HOUSEKEEPING_MS);
