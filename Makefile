@@ -45,7 +45,10 @@ $(B)/tallyd: $(MAIN_OBJ) $(LIB_OBJ)
 $(B)/asan/tallyd: $(A_MAIN) $(A_LIB)
 	$(CC) $(ASAN) -o $@ $^ $(LIBS)
 
-$(B)/tally: $(TOOL_SRC:%.c=$(B)/rel/%.o) $(B)/rel/src/base/err.o
+# `tally producers` encodes DescribeProducers with the broker's own protocol codec.
+TOOL_LIB := $(B)/rel/src/base/err.o $(B)/rel/src/base/arena.o \
+            $(patsubst %.c,$(B)/rel/%.o,$(wildcard src/proto/*.c))
+$(B)/tally: $(TOOL_SRC:%.c=$(B)/rel/%.o) $(TOOL_LIB)
 	$(CC) $(CFLAGS) -o $@ $^ $(TOOLLIBS)
 
 $(B)/asan/unit_tests: $(A_UNIT) $(A_LIB)
@@ -72,7 +75,17 @@ test: deps
 	@$(MAKE) --no-print-directory all $(B)/asan/tallyd $(B)/asan/unit_tests
 	@bash tests/run.sh
 
-bench: deps all
+# Benchmark helpers (bench/README.md); not part of `make test`.
+BENCH_BIN := $(B)/bench/loadgen $(B)/bench/baseline_server $(B)/bench/sendfile_server \
+             $(B)/bench/mock_cluster
+$(B)/bench/loadgen: bench/loadgen.c src/record/record.c src/record/crc32c.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) -O2 -g -Isrc -pthread -o $@ $^
+$(B)/bench/%: bench/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) -O2 -g -pthread -o $@ $< -lrdkafka
+
+bench: deps all $(BENCH_BIN)
 	@bash bench/run.sh
 
 # libFuzzer + ASan on the request decoder; FUZZ_SECONDS (default 600) bounds the run.

@@ -27,6 +27,9 @@ static const char usage_text[] =
     "  configs describe (--topic T | --broker ID)\n"
     "  configs alter (--topic T | --broker ID) [--set K=V ...] [--delete K ...]\n"
     "  cluster describe\n"
+    "  perf produce --topic T --records N --record-size B [--acks all|1|0] ...\n"
+    "  perf consume --topic T --records N [--from-beginning]\n"
+    "  producers describe --topic T [--partition N]\n"
     "\n"
     "Options (accepted anywhere on the line):\n"
     "  -b, --bootstrap-server HOST:PORT   broker to contact (default " DEFAULT_BOOTSTRAP ")\n"
@@ -294,6 +297,10 @@ int main(int argc, char **argv)
         rc = tally_configs_main(&ctx, n, rest);
     } else if (strcmp(rest[0], "cluster") == 0) {
         rc = cluster_main(&ctx, n, rest);
+    } else if (strcmp(rest[0], "perf") == 0) {
+        rc = tally_perf_main(&ctx, n, rest);
+    } else if (strcmp(rest[0], "producers") == 0 || strcmp(rest[0], "producer") == 0) {
+        rc = tally_producers_main(&ctx, n, rest);
     } else {
         rc = tally_usage_error("unknown command '%s'", rest[0]);
     }

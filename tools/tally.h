@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tally: the command-line admin tool. This header is the contract between the
  * dispatcher (tally.c) and the per-noun command files (tally_topics.c,
- * tally_configs.c). Every command returns a process exit code: 0 = ok, 1 = the
- * operation failed (one line on stderr says why), 2 = the command line was wrong. */
+ * tally_configs.c, tally_perf.c, tally_producers.c). Every command returns a process
+ * exit code: 0 = ok, 1 = the operation failed (one line on stderr says why), 2 = the
+ * command line was wrong. */
 #ifndef TALLY_TOOLS_TALLY_H
 #define TALLY_TOOLS_TALLY_H
 
@@ -56,6 +57,11 @@ char *tally_split_kv(const char *arg, const char **value);
 /* The noun commands: argv[0] is the noun ("topics", "configs"). */
 int tally_topics_main(const struct tally_ctx *ctx, int argc, char **argv);
 int tally_configs_main(const struct tally_ctx *ctx, int argc, char **argv);
+/* `perf produce|consume` (tally_perf.c): load generators with a summary line on stdout. */
+int tally_perf_main(const struct tally_ctx *ctx, int argc, char **argv);
+/* `producers describe` (tally_producers.c): DescribeProducers over Tally's own codec,
+ * since librdkafka has no admin call for it. */
+int tally_producers_main(const struct tally_ctx *ctx, int argc, char **argv);
 
 /* Prints the non-default ("dynamic") configs of topic on one line in
  * "k=v,k=v" form into stdout; used by `topics describe`. Returns TALLY_OK or

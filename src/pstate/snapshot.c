@@ -214,7 +214,8 @@ static int list_snapshots(const char *dir, bool remove_tmp, int64_t **out, size_
         return r;
     }
     closedir(d);
-    qsort(v, n, sizeof *v, cmp_offset);
+    if (n > 1)
+        qsort(v, n, sizeof *v, cmp_offset);
     *out = v;
     *n_out = n;
     return 0;

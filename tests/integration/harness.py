@@ -186,3 +186,123 @@ def dump_logs(brokers):
     for b in brokers:
         print("=" * 20, "tallyd node %d in %s" % (b.node_id, b.workdir), "=" * 20)
         print(b.stderr_tail(300))
+
+
+# ================================================================ data-path helpers
+# Used by the test_data_* tests: topics, ListOffsets, reading partitions back with
+# confluent-kafka (assign(), no group commits) or raw Fetch, and segment files.
+
+def create_topics(b, specs, timeout=30):
+    """specs: list of (name, partitions, {config}); waits until each has a leader."""
+    from confluent_kafka.admin import AdminClient, NewTopic
+    admin = AdminClient({"bootstrap.servers": b.bootstrap})
+    fs = admin.create_topics([NewTopic(n, p, 1, config=dict(c or {})) for n, p, c in specs],
+                             operation_timeout=timeout)
+    for f in fs.values():
+        f.result(timeout=timeout)
+    wait_leaders(b, [n for n, _p, _c in specs], timeout)
+
+
+def wait_leaders(b, topics, timeout=30):
+    deadline = time.monotonic() + timeout
+    while True:
+        with b.conn() as c:
+            md = c.metadata(list(topics), version=1)
+        ok = all(name in md["topics"] and md["topics"][name][0] == 0 and
+                 md["topics"][name][2] and
+                 all(p[0] == 0 and p[1] >= 0 for p in md["topics"][name][2].values())
+                 for name in topics)
+        if ok:
+            return md
+        if time.monotonic() > deadline:
+            raise AssertionError("no leaders for %r: %r" % (topics, md))
+        time.sleep(0.1)
+
+
+def list_offset(b, topic, partition, ts=-1, version=1):
+    """(error, timestamp, offset) of ListOffsets for one partition."""
+    with b.conn() as c:
+        return c.list_offsets({topic: {partition: ts}}, version=version)[(topic, partition)]
+
+
+def offsets(b, topic, partitions, ts=-1):
+    """{partition: offset} for ListOffsets ts (-1 latest, -2 earliest); asserts no error."""
+    with b.conn() as c:
+        res = c.list_offsets({topic: {p: ts for p in partitions}}, version=1)
+    out = {}
+    for p in partitions:
+        err, _ts, off = res[(topic, p)]
+        assert err == 0, "ListOffsets %s-%d ts=%d: error %d" % (topic, p, ts, err)
+        out[p] = off
+    return out
+
+
+def consumer_conf(b, **extra):
+    conf = {"bootstrap.servers": b.bootstrap, "group.id": "tally-data-tests",
+            "enable.auto.commit": False, "enable.auto.offset.store": False,
+            "enable.partition.eof": True, "auto.offset.reset": "error",
+            "api.version.request": True}
+    conf.update(extra)
+    return conf
+
+
+def consume_assigned(b, topic, starts, ends=None, timeout=120, conf=None):
+    """Reads topic with a confluent-kafka Consumer using assign() from starts
+    {partition: offset} until each partition reaches ends {partition: offset}
+    (default: ListOffsets latest). Returns {partition: [Message]}; fails on any
+    consumer error other than partition EOF."""
+    from confluent_kafka import Consumer, KafkaError, TopicPartition
+    if ends is None:
+        ends = offsets(b, topic, list(starts))
+    c = Consumer(consumer_conf(b, **(conf or {})))
+    out = {p: [] for p in starts}
+    try:
+        c.assign([TopicPartition(topic, p, off) for p, off in starts.items()])
+        pos = dict(starts)
+        deadline = time.monotonic() + timeout
+        while any(pos[p] < ends[p] for p in starts):
+            if time.monotonic() > deadline:
+                raise AssertionError("consumer stuck at %r, want %r" % (pos, ends))
+            for m in c.consume(num_messages=2000, timeout=0.5):
+                if m.error():
+                    if m.error().code() == KafkaError._PARTITION_EOF:
+                        continue
+                    raise AssertionError("consumer error on %s [%s]: %s" %
+                                         (m.topic(), m.partition(), m.error()))
+                out[m.partition()].append(m)
+                pos[m.partition()] = m.offset() + 1
+    finally:
+        c.close()
+    return out
+
+
+def fetch_all_raw(b, topic, partition, start=0, end=None, version=4):
+    """Reads a partition with raw Fetch requests; returns the records
+    (offset, timestamp, key, value, headers) in [start, end or HW)."""
+    import kproto as kp
+    recs = []
+    off = start
+    with b.conn() as c:
+        while True:
+            res = c.fetch({topic: {partition: off}}, version=version, max_wait_ms=0)
+            d = res["partitions"][(topic, partition)]
+            assert d["error"] == 0, "fetch %s-%d@%d: error %d" % (topic, partition, off,
+                                                                 d["error"])
+            stop = d["hw"] if end is None else end
+            if off >= stop:
+                return recs
+            got = [r for r in kp.records_of(d["records"] or b"") if r[0] >= off]
+            if not got:
+                raise AssertionError("fetch %s-%d@%d returned no records below hw %d" %
+                                     (topic, partition, off, stop))
+            recs.extend(r for r in got if r[0] < stop)
+            off = got[-1][0] + 1
+
+
+def partition_dir(b, topic, partition):
+    return os.path.join(b.data_dir, "%s-%d" % (topic, partition))
+
+
+def segment_files(b, topic, partition, ext=".log"):
+    d = partition_dir(b, topic, partition)
+    return sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith(ext))

@@ -1,14 +1,17 @@
 # SPDX-License-Identifier: Apache-2.0
 """Hand-built Kafka protocol frames for tests that need exact bytes on the wire.
 
-Covers only what the integration tests use: ApiVersions v0/v3, Metadata v1/v4,
-CreateTopics v2 and a few frame-level helpers. Encodings follow the Kafka protocol
+Covers only what the integration tests use: ApiVersions v0/v3, Metadata v1/v4/v12,
+CreateTopics v2, a few frame-level helpers, and the data path (record batches,
+Produce, Fetch, ListOffsets, DeleteRecords). Encodings follow the Kafka protocol
 guide: big-endian ints, INT16-length strings, INT32-count arrays, and for flexible
 versions unsigned-varint lengths plus tagged-field sections.
 """
 import socket
 import struct
 import time
+import uuid
+import zlib
 
 API_VERSIONS = 18
 METADATA = 3
@@ -337,3 +340,648 @@ class Conn:
             return False
         finally:
             self.sock.settimeout(10.0)
+
+
+# ================================================================ data path
+# Record batches (magic 2) and legacy message sets (magic 1), and the data APIs:
+# Produce v3..v8, Fetch v4..v11 and v13, ListOffsets v1..v7, DeleteRecords v0/v1,
+# Metadata v12 (for topic ids). Added for the test_data_* tests.
+
+PRODUCE = 0
+FETCH = 1
+LIST_OFFSETS = 2
+DELETE_RECORDS = 21
+
+OFFSET_OUT_OF_RANGE = 1
+CORRUPT_MESSAGE = 2
+MESSAGE_TOO_LARGE = 10
+INVALID_REQUIRED_ACKS = 21
+INVALID_TIMESTAMP = 32
+UNSUPPORTED_FOR_MESSAGE_FORMAT = 43
+INVALID_RECORD = 87
+UNKNOWN_TOPIC_ID = 100
+
+EARLIEST = -2
+LATEST = -1
+MAX_TIMESTAMP = -3
+
+
+def i64(v):
+    return struct.pack(">q", v)
+
+
+def u32(v):
+    return struct.pack(">I", v)
+
+
+def _crc32c_table():
+    table = []
+    for n in range(256):
+        c = n
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+        table.append(c)
+    return table
+
+
+_CRC32C = _crc32c_table()
+
+
+def crc32c(data, crc=0):
+    """CRC-32C (Castagnoli), as record batches v2 use."""
+    crc ^= 0xFFFFFFFF
+    for b in data:
+        crc = _CRC32C[(crc ^ b) & 0xFF] ^ (crc >> 8)
+    return crc ^ 0xFFFFFFFF
+
+
+def zigzag(v):
+    return uvarint((v << 1) ^ (v >> 63))
+
+
+def _varbytes(b):
+    if b is None:
+        return zigzag(-1)
+    return zigzag(len(b)) + b
+
+
+def encode_record(offset_delta, ts_delta, key, value, headers=()):
+    body = (i8(0) + zigzag(ts_delta) + zigzag(offset_delta) + _varbytes(key) +
+            _varbytes(value) + zigzag(len(headers)) +
+            b"".join(_varbytes(hk.encode() if isinstance(hk, str) else hk) + _varbytes(hv)
+                     for hk, hv in headers))
+    return zigzag(len(body)) + body
+
+
+def record_batch(records, base_timestamp=None, base_offset=0, attributes=0,
+                 producer_id=-1, producer_epoch=-1, base_sequence=-1, timestamps=None):
+    """Uncompressed record batch v2. records: list of (key, value) or
+    (key, value, headers); timestamps: optional per-record absolute ms."""
+    if base_timestamp is None:
+        base_timestamp = int(time.time() * 1000)
+    ts = list(timestamps) if timestamps is not None else [base_timestamp] * len(records)
+    first_ts = min(ts) if ts else base_timestamp
+    recs = b""
+    for i, r in enumerate(records):
+        key, value = r[0], r[1]
+        headers = r[2] if len(r) > 2 else ()
+        recs += encode_record(i, ts[i] - first_ts, key, value, headers)
+    after_crc = (i16(attributes) + i32(max(len(records) - 1, 0)) + i64(first_ts) +
+                 i64(max(ts) if ts else first_ts) + i64(producer_id) + i16(producer_epoch) +
+                 i32(base_sequence) + i32(len(records)) + recs)
+    crc = crc32c(after_crc)
+    tail = i32(-1) + i8(2) + u32(crc) + after_crc  # partition leader epoch .. records
+    return i64(base_offset) + i32(len(tail)) + tail
+
+
+def legacy_message_set(records, magic=1, timestamp=None):
+    """A magic 0/1 message set (uncompressed): list of (key, value)."""
+    if timestamp is None:
+        timestamp = int(time.time() * 1000)
+
+    def b32(b):
+        return i32(-1) if b is None else i32(len(b)) + b
+
+    out = b""
+    for i, (key, value) in enumerate(records):
+        body = i8(magic) + i8(0) + (i64(timestamp) if magic >= 1 else b"") + b32(key) + b32(value)
+        msg = u32(zlib.crc32(body) & 0xFFFFFFFF) + body
+        out += i64(i) + i32(len(msg)) + msg
+    return out
+
+
+def parse_record_batches(data):
+    """Parses a records blob (Fetch response / segment file) into a list of dicts:
+    base_offset, last_offset, magic, attributes, crc_ok, max_timestamp,
+    first_timestamp, records=[(offset, timestamp, key, value, headers)].
+    A partial batch at the end is ignored (as clients do). Compressed batches
+    are returned with records=None."""
+    out = []
+    pos = 0
+    while pos + 12 <= len(data):
+        base, length = struct.unpack_from(">qi", data, pos)
+        if pos + 12 + length > len(data) or length < 49:
+            break
+        b = data[pos:pos + 12 + length]
+        pos += 12 + length
+        magic = b[16]
+        if magic != 2:
+            out.append({"base_offset": base, "magic": magic, "records": None})
+            continue
+        crc = struct.unpack_from(">I", b, 17)[0]
+        attrs, lod, first_ts, max_ts, pid, pepoch, bseq, count = struct.unpack_from(
+            ">hiqqqhii", b, 21)
+        batch = {"base_offset": base, "last_offset": base + lod, "magic": magic,
+                 "attributes": attrs, "crc_ok": crc32c(b[21:]) == crc,
+                 "first_timestamp": first_ts, "max_timestamp": max_ts,
+                 "producer_id": pid, "count": count, "size": len(b), "records": None}
+        if attrs & 0x7 == 0:
+            batch["records"] = _parse_records(b[61:], base, first_ts, count)
+        out.append(batch)
+    return out
+
+
+def _parse_records(buf, base, first_ts, count):
+    r = Reader(buf)
+
+    def varint():
+        v = r.uvarint()
+        return (v >> 1) ^ -(v & 1)
+
+    def varbytes():
+        n = varint()
+        return None if n < 0 else r.take(n)
+
+    recs = []
+    for _ in range(count):
+        varint()  # length
+        r.i8()
+        tsd = varint()
+        od = varint()
+        key = varbytes()
+        value = varbytes()
+        headers = [(varbytes(), varbytes()) for _ in range(varint())]
+        recs.append((base + od, first_ts + tsd, key, value, headers))
+    return recs
+
+
+def records_of(data):
+    """All (offset, timestamp, key, value, headers) of the uncompressed batches."""
+    out = []
+    for b in parse_record_batches(data):
+        if b["records"]:
+            out.extend(b["records"])
+    return out
+
+
+# ---------------------------------------------------------------- Produce
+
+def produce_request(corr, topics, acks=-1, timeout_ms=10000, version=3, transactional_id=None):
+    """Produce v3..v8. topics: {name: {partition: records_bytes or None}}."""
+    assert 3 <= version <= 8
+
+    def part(kv):
+        p, data = kv
+        return i32(p) + (i32(-1) if data is None else i32(len(data)) + data)
+
+    def topic(kv):
+        name, parts = kv
+        return string(name) + array(sorted(parts.items()), part)
+
+    body = (string(transactional_id) + i16(acks) + i32(timeout_ms) +
+            array(list(topics.items()), topic))
+    return frame(header(PRODUCE, version, corr) + body)
+
+
+def parse_produce(body, version):
+    """→ ({(topic, partition): dict(error, base_offset, log_append_time,
+    log_start_offset, record_errors, error_message)}, throttle_ms)."""
+    r = Reader(body)
+    out = {}
+
+    def part(rr, name):
+        d = {"partition": rr.i32(), "error": rr.i16(), "base_offset": struct.unpack(
+            ">q", rr.take(8))[0]}
+        d["log_append_time"] = struct.unpack(">q", rr.take(8))[0]
+        if version >= 5:
+            d["log_start_offset"] = struct.unpack(">q", rr.take(8))[0]
+        if version >= 8:
+            d["record_errors"] = rr.array(lambda x: (x.i32(), x.string()))
+            d["error_message"] = rr.string()
+        out[(name, d["partition"])] = d
+
+    for _ in range(r.i32()):
+        name = r.string()
+        for _ in range(r.i32()):
+            part(r, name)
+    throttle = r.i32()
+    return out, throttle
+
+
+# ---------------------------------------------------------------- Fetch
+
+def fetch_request(corr, topics, max_wait_ms=0, min_bytes=1, max_bytes=64 << 20,
+                  version=4, isolation=0, partition_max_bytes=16 << 20):
+    """Fetch v4..v11 by name, or v12/v13 (flexible; v13 by topic id).
+    topics: {name_or_uuid_bytes: {partition: fetch_offset}}."""
+    assert 4 <= version <= 13
+    if version >= 12:
+        return _fetch_request_flexible(corr, topics, max_wait_ms, min_bytes, max_bytes,
+                                       version, isolation, partition_max_bytes)
+
+    def part(kv):
+        p, off = kv
+        out = i32(p)
+        if version >= 9:
+            out += i32(-1)  # current leader epoch
+        out += i64(off)
+        if version >= 5:
+            out += i64(-1)  # log start offset (followers only)
+        return out + i32(partition_max_bytes)
+
+    def topic(kv):
+        name, parts = kv
+        return string(name) + array(sorted(parts.items()), part)
+
+    body = i32(-1) + i32(max_wait_ms) + i32(min_bytes) + i32(max_bytes) + i8(isolation)
+    if version >= 7:
+        body += i32(0) + i32(-1)  # sessionless
+    body += array(list(topics.items()), topic)
+    if version >= 7:
+        body += array([], None)  # forgotten topics
+    if version >= 11:
+        body += string("")
+    return frame(header(FETCH, version, corr) + body)
+
+
+def _compact_array(items, enc):
+    if items is None:
+        return uvarint(0)
+    return uvarint(len(items) + 1) + b"".join(enc(x) for x in items)
+
+
+def _fetch_request_flexible(corr, topics, max_wait_ms, min_bytes, max_bytes, version,
+                            isolation, partition_max_bytes):
+    def part(kv):
+        p, off = kv
+        return (i32(p) + i32(-1) + i64(off) + i32(-1) + i64(-1) + i32(partition_max_bytes) +
+                uvarint(0))
+
+    def topic(kv):
+        t, parts = kv
+        tid = t if version >= 13 else None
+        head = tid if tid is not None else compact_string(t)
+        return head + _compact_array(sorted(parts.items()), part) + uvarint(0)
+
+    body = (i32(-1) + i32(max_wait_ms) + i32(min_bytes) + i32(max_bytes) + i8(isolation) +
+            i32(0) + i32(-1) + _compact_array(list(topics.items()), topic) +
+            _compact_array([], None) + compact_string("") + uvarint(0))
+    return frame(header(FETCH, version, corr, flexible=True) + body)
+
+
+def parse_fetch(body, version):
+    """→ dict(error, session_id, throttle_ms, partitions={(topic, p): dict(error, hw,
+    lso, log_start_offset, aborted, records bytes)}); for v13 topic is the 16-byte id."""
+    r = Reader(body)
+    flexible = version >= 12
+    res = {"throttle_ms": r.i32(), "error": 0, "session_id": 0, "partitions": {}}
+    if version >= 7:
+        res["error"] = r.i16()
+        res["session_id"] = r.i32()
+
+    def arr(dec):
+        if flexible:
+            return r.compact_array(dec) or []
+        return r.array(dec) or []
+
+    def aborted(rr):
+        pid, first = struct.unpack(">qq", rr.take(16))
+        if flexible:
+            rr.skip_tags()
+        return pid, first
+
+    def topic(rr):
+        if version >= 13:
+            name = rr.take(16)
+        elif flexible:
+            name = rr.compact_string()
+        else:
+            name = rr.string()
+
+        def part(r2):
+            d = {"partition": r2.i32(), "error": r2.i16()}
+            d["hw"], d["lso"] = struct.unpack(">qq", r2.take(16))
+            d["log_start_offset"] = struct.unpack(">q", r2.take(8))[0] if version >= 5 else None
+            d["aborted"] = arr(aborted) if not flexible else (r2.compact_array(aborted))
+            if version >= 11:
+                d["preferred_read_replica"] = r2.i32()
+            if flexible:
+                n = r2.uvarint()
+                d["records"] = None if n == 0 else r2.take(n - 1)
+                r2.skip_tags()
+            else:
+                n = r2.i32()
+                d["records"] = None if n < 0 else r2.take(n)
+            res["partitions"][(name, d["partition"])] = d
+
+        if flexible:
+            rr.compact_array(part)
+            rr.skip_tags()
+        else:
+            rr.array(part)
+
+    arr(topic)
+    if flexible:
+        r.skip_tags()
+    return res
+
+
+# ---------------------------------------------------------------- ListOffsets
+
+def list_offsets_request(corr, topics, version=1, isolation=0):
+    """ListOffsets v1..v7. topics: {name: {partition: timestamp}}."""
+    assert 1 <= version <= 7
+    flexible = version >= 6
+
+    def part(kv):
+        p, ts = kv
+        out = i32(p)
+        if version >= 4:
+            out += i32(-1)
+        out += i64(ts)
+        return out + (uvarint(0) if flexible else b"")
+
+    def topic(kv):
+        name, parts = kv
+        if flexible:
+            return compact_string(name) + _compact_array(sorted(parts.items()), part) + uvarint(0)
+        return string(name) + array(sorted(parts.items()), part)
+
+    body = i32(-1)
+    if version >= 2:
+        body += i8(isolation)
+    if flexible:
+        body += _compact_array(list(topics.items()), topic) + uvarint(0)
+    else:
+        body += array(list(topics.items()), topic)
+    return frame(header(LIST_OFFSETS, version, corr, flexible=flexible) + body)
+
+
+def parse_list_offsets(body, version):
+    """→ {(topic, partition): (error, timestamp, offset)}"""
+    r = Reader(body)
+    flexible = version >= 6
+    if version >= 2:
+        r.i32()
+    out = {}
+
+    def topic(rr):
+        name = rr.compact_string() if flexible else rr.string()
+
+        def part(r2):
+            p, err = r2.i32(), r2.i16()
+            ts, off = struct.unpack(">qq", r2.take(16))
+            if version >= 4:
+                r2.i32()
+            if flexible:
+                r2.skip_tags()
+            out[(name, p)] = (err, ts, off)
+
+        if flexible:
+            rr.compact_array(part)
+            rr.skip_tags()
+        else:
+            rr.array(part)
+
+    if flexible:
+        r.compact_array(topic)
+        r.skip_tags()
+    else:
+        r.array(topic)
+    return out
+
+
+# ---------------------------------------------------------------- DeleteRecords
+
+def delete_records_request(corr, topics, timeout_ms=10000, version=1):
+    """DeleteRecords v0/v1. topics: {name: {partition: offset}} (-1 = high watermark)."""
+    assert version in (0, 1)
+
+    def topic(kv):
+        name, parts = kv
+        return string(name) + array(sorted(parts.items()), lambda pv: i32(pv[0]) + i64(pv[1]))
+
+    body = array(list(topics.items()), topic) + i32(timeout_ms)
+    return frame(header(DELETE_RECORDS, version, corr) + body)
+
+
+def parse_delete_records(body):
+    """→ {(topic, partition): (error, low_watermark)}"""
+    r = Reader(body)
+    r.i32()
+    out = {}
+    for _ in range(r.i32()):
+        name = r.string()
+        for _ in range(r.i32()):
+            p = r.i32()
+            low = struct.unpack(">q", r.take(8))[0]
+            out[(name, p)] = (r.i16(), low)
+    return out
+
+
+# ---------------------------------------------------------------- Metadata v12
+
+def metadata_v12_request(corr, topics=None, allow_auto_create=False):
+    def topic(name):
+        return b"\0" * 16 + compact_string(name) + uvarint(0)
+
+    body = (_compact_array(topics, topic) + i8(1 if allow_auto_create else 0) + i8(0) +
+            uvarint(0))
+    return frame(header(METADATA, 12, corr, flexible=True) + body)
+
+
+def parse_metadata_v12(body):
+    """→ {name: dict(error, topic_id bytes, partitions {p: (error, leader)})}"""
+    r = Reader(body)
+    r.i32()
+
+    def broker(rr):
+        rr.i32(), rr.compact_string(), rr.i32(), rr.compact_string()
+        rr.skip_tags()
+
+    r.compact_array(broker)
+    r.compact_string()
+    r.i32()
+    out = {}
+
+    def topic(rr):
+        err = rr.i16()
+        name = rr.compact_string()
+        tid = rr.take(16)
+        rr.i8()
+        parts = {}
+
+        def part(r2):
+            perr, p, leader = r2.i16(), r2.i32(), r2.i32()
+            r2.i32()
+            for _ in range(3):
+                r2.compact_array(lambda r3: r3.i32())
+            r2.skip_tags()
+            parts[p] = (perr, leader)
+
+        rr.compact_array(part)
+        rr.i32()
+        rr.skip_tags()
+        out[name] = {"error": err, "topic_id": tid, "partitions": parts}
+
+    r.compact_array(topic)
+    r.skip_tags()
+    return out
+
+
+def uuid_str(b):
+    return str(uuid.UUID(bytes=b))
+
+
+# ---------------------------------------------------------------- Conn helpers
+
+def _roundtrip(conn, data, flexible_header=False):
+    corr = struct.unpack(">i", data[8:12])[0]
+    conn.send(data)
+    got, body = conn.recv_response(flexible_header)
+    assert got == corr, "correlation id %d != %d" % (got, corr)
+    return body
+
+
+def _conn_produce(self, topics, acks=-1, timeout_ms=10000, version=3, transactional_id=None):
+    if acks == 0:
+        self.send(produce_request(self.next_corr(), topics, acks, timeout_ms, version,
+                                  transactional_id))
+        return None
+    body = _roundtrip(self, produce_request(self.next_corr(), topics, acks, timeout_ms,
+                                            version, transactional_id))
+    return parse_produce(body, version)[0]
+
+
+def _conn_fetch(self, topics, version=4, **kw):
+    body = _roundtrip(self, fetch_request(self.next_corr(), topics, version=version, **kw),
+                      flexible_header=version >= 12)
+    return parse_fetch(body, version)
+
+
+def _conn_list_offsets(self, topics, version=1, isolation=0):
+    body = _roundtrip(self, list_offsets_request(self.next_corr(), topics, version, isolation),
+                      flexible_header=version >= 6)
+    return parse_list_offsets(body, version)
+
+
+def _conn_delete_records(self, topics, timeout_ms=10000, version=1):
+    body = _roundtrip(self, delete_records_request(self.next_corr(), topics, timeout_ms,
+                                                   version))
+    return parse_delete_records(body)
+
+
+def _conn_metadata_v12(self, topics=None, allow_auto_create=False):
+    body = _roundtrip(self, metadata_v12_request(self.next_corr(), topics, allow_auto_create),
+                      flexible_header=True)
+    return parse_metadata_v12(body)
+
+
+Conn.produce = _conn_produce
+Conn.fetch = _conn_fetch
+Conn.list_offsets = _conn_list_offsets
+Conn.delete_records = _conn_delete_records
+Conn.metadata_v12 = _conn_metadata_v12
+
+
+# ================================================================ idempotent producer
+# InitProducerId v0..v4 and DescribeProducers v0, plus a shortcut to produce one
+# idempotent batch. Added for the test_idempotence_* tests.
+
+INIT_PRODUCER_ID = 22
+DESCRIBE_PRODUCERS = 61
+
+OUT_OF_ORDER_SEQUENCE_NUMBER = 45
+DUPLICATE_SEQUENCE_NUMBER = 46
+INVALID_PRODUCER_EPOCH = 47
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53
+UNKNOWN_PRODUCER_ID = 59
+
+INT32_MAX = 2 ** 31 - 1
+
+
+def _r_i64(r):
+    return struct.unpack(">q", r.take(8))[0]
+
+
+def init_producer_id_request(corr, version=0, transactional_id=None,
+                             transaction_timeout_ms=60000, producer_id=-1, producer_epoch=-1):
+    """InitProducerId v0..v4 (flexible from v2; ProducerId/ProducerEpoch from v3)."""
+    assert 0 <= version <= 4
+    flexible = version >= 2
+    body = (compact_string(transactional_id) if flexible else string(transactional_id))
+    body += i32(transaction_timeout_ms)
+    if version >= 3:
+        body += i64(producer_id) + i16(producer_epoch)
+    if flexible:
+        body += uvarint(0)
+    return frame(header(INIT_PRODUCER_ID, version, corr, flexible=flexible) + body)
+
+
+def parse_init_producer_id(body, version):
+    """→ dict(error, producer_id, producer_epoch, throttle_ms)."""
+    r = Reader(body)
+    d = {"throttle_ms": r.i32(), "error": r.i16()}
+    d["producer_id"] = _r_i64(r)
+    d["producer_epoch"] = r.i16()
+    if version >= 2:
+        r.skip_tags()
+    return d
+
+
+def describe_producers_request(corr, topics):
+    """DescribeProducers v0 (flexible). topics: {name: [partition, ...]}."""
+    def topic(kv):
+        name, parts = kv
+        return (compact_string(name) + _compact_array(list(parts), i32) + uvarint(0))
+
+    body = _compact_array(list(topics.items()), topic) + uvarint(0)
+    return frame(header(DESCRIBE_PRODUCERS, 0, corr, flexible=True) + body)
+
+
+def parse_describe_producers(body):
+    """→ {(topic, partition): dict(error, error_message, producers=[dict(producer_id,
+    producer_epoch, last_sequence, last_timestamp, coordinator_epoch,
+    current_txn_start_offset)])}"""
+    r = Reader(body)
+    r.i32()  # throttle
+    out = {}
+
+    def producer(rr):
+        d = {"producer_id": _r_i64(rr), "producer_epoch": rr.i32(),
+             "last_sequence": rr.i32(), "last_timestamp": _r_i64(rr),
+             "coordinator_epoch": rr.i32(), "current_txn_start_offset": _r_i64(rr)}
+        rr.skip_tags()
+        return d
+
+    def topic(rr):
+        name = rr.compact_string()
+
+        def part(r2):
+            p, err = r2.i32(), r2.i16()
+            msg = r2.compact_string()
+            prods = r2.compact_array(producer) or []
+            r2.skip_tags()
+            out[(name, p)] = {"error": err, "error_message": msg, "producers": prods}
+
+        rr.compact_array(part)
+        rr.skip_tags()
+
+    r.compact_array(topic)
+    r.skip_tags()
+    return out
+
+
+def idempotent_batch(n, producer_id, producer_epoch, base_sequence, prefix=b"v",
+                     base_timestamp=None):
+    """A batch of n records (values prefix + sequence number) carrying the producer
+    fields; the record values encode their sequence numbers (mod 2**31)."""
+    recs = [(None, prefix + b"%d" % ((base_sequence + i) % (INT32_MAX + 1))) for i in range(n)]
+    return record_batch(recs, base_timestamp=base_timestamp, producer_id=producer_id,
+                        producer_epoch=producer_epoch, base_sequence=base_sequence)
+
+
+def _conn_init_producer_id(self, version=0, **kw):
+    body = _roundtrip(self, init_producer_id_request(self.next_corr(), version, **kw),
+                      flexible_header=version >= 2)
+    return parse_init_producer_id(body, version)
+
+
+def _conn_describe_producers(self, topics):
+    body = _roundtrip(self, describe_producers_request(self.next_corr(), topics),
+                      flexible_header=True)
+    return parse_describe_producers(body)
+
+
+Conn.init_producer_id = _conn_init_producer_id
+Conn.describe_producers = _conn_describe_producers

@@ -1,0 +1,229 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Shared helpers of the benchmarks: start tallyd (release build) and the baseline
+servers on free loopback ports in a scratch directory, read a process's CPU time and
+resident memory from /proc, run the helper programs and report results.
+
+Every benchmark prints one line per figure:
+    RESULT <name> <value> <unit> target <op> <target> <met|NOT met|skipped> [note]
+and appends it to $BENCH_RESULTS when set (bench/run.sh collects them).
+"""
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+BUILD = os.path.join(REPO, "build")
+BENCH_BIN = os.path.join(BUILD, "bench")
+TALLY = os.environ.get("TALLY", os.path.join(BUILD, "tally"))
+GIB = float(1 << 30)
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+# The CPU-efficiency benchmarks pin the server under test to one CPU and the load
+# generator to the others, so that the two do not trade caches and time slices
+# differently from one run to the next (BENCH_PIN=0 turns this off).
+_CPUS = sorted(os.sched_getaffinity(0))
+PIN = os.environ.get("BENCH_PIN", "1") != "0" and len(_CPUS) >= 2
+SERVER_CPUS = {_CPUS[0]}
+CLIENT_CPUS = set(_CPUS[1:])
+
+
+def _pinner(cpus):
+    if not PIN:
+        return None
+    return lambda: os.sched_setaffinity(0, cpus)
+
+
+def log(msg):
+    print("  " + msg, file=sys.stderr, flush=True)
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def scratch_dir(tag):
+    """A fresh directory under build/bench (the same filesystem for every server)."""
+    os.makedirs(BENCH_BIN, exist_ok=True)
+    return tempfile.mkdtemp(prefix="run-%s-" % tag, dir=BENCH_BIN)
+
+
+def cpu_seconds(pid):
+    """utime + stime of the whole process (all threads), in seconds."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def rss_kib(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise RuntimeError("no VmRSS for pid %d" % pid)
+
+
+def settle():
+    """Writes back all dirty pages before a measured run, so that no run pays for the
+    writeback (or the dirty-page throttling) of the one before it."""
+    os.sync()
+    time.sleep(0.3)
+
+
+def run(argv, check=True, timeout=600, cpus=None):
+    """Runs argv (on cpus when given and pinning is on); returns (rc, stdout, stderr).
+    With check, a non-zero exit raises."""
+    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       timeout=timeout, preexec_fn=_pinner(cpus) if cpus else None)
+    if check and p.returncode != 0:
+        raise RuntimeError("%s failed (%d): %s" % (" ".join(argv), p.returncode,
+                                                   p.stderr.strip().splitlines()[-1:]))
+    return p.returncode, p.stdout, p.stderr
+
+
+def kv_line(out):
+    """Parses loadgen's "bytes=N seconds=S MiB/s=X" line."""
+    return {k: float(v) for k, v in (w.split("=") for w in out.split())}
+
+
+def loadgen(*args):
+    _, out, _ = run([os.path.join(BENCH_BIN, "loadgen")] + [str(a) for a in args],
+                    cpus=CLIENT_CPUS)
+    return kv_line(out.strip().splitlines()[-1])
+
+
+class Proc:
+    """A helper server process that prints one line when it is ready."""
+
+    def __init__(self, argv, cwd=None, pin=False):
+        self.p = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL, text=True,
+                                  preexec_fn=_pinner(SERVER_CPUS) if pin else None)
+        self.ready_line = self.p.stdout.readline().strip()
+        if not self.ready_line:
+            raise RuntimeError("%s did not start" % argv[0])
+        self.pid = self.p.pid
+
+    def stop(self):
+        if self.p.poll() is None:
+            self.p.send_signal(signal.SIGTERM)
+            try:
+                self.p.wait(10)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait()
+
+
+class Tallyd:
+    """One release-build tallyd in its own scratch directory on free ports; with pin,
+    on SERVER_CPUS."""
+
+    def __init__(self, tag, settings=None, pin=False):
+        self.dir = scratch_dir(tag)
+        self.data = os.path.join(self.dir, "data")
+        self.port = free_port()
+        cport = free_port()
+        while cport == self.port:
+            cport = free_port()
+        binary = os.environ.get("TALLYD", os.path.join(BUILD, "tallyd"))
+        conf = {
+            "node.id": "1",
+            "listeners": "PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d" % (self.port, cport),
+            "controller.quorum.voters": "1@127.0.0.1:%d" % cport,
+            "log.dirs": self.data,
+        }
+        conf.update(settings or {})
+        argv = [binary]
+        for k, v in conf.items():
+            argv += ["--set", "%s=%s" % (k, v)]
+        self.errf = open(os.path.join(self.dir, "tallyd.stderr"), "wb")
+        self.p = subprocess.Popen(argv, cwd=self.dir, stdin=subprocess.DEVNULL,
+                                  stdout=self.errf, stderr=self.errf,
+                                  preexec_fn=_pinner(SERVER_CPUS) if pin else None)
+        self.pid = self.p.pid
+        self.bootstrap = "127.0.0.1:%d" % self.port
+        deadline = time.monotonic() + 30
+        while True:
+            if self.p.poll() is not None:
+                raise RuntimeError("tallyd exited with %d; see %s" % (self.p.returncode,
+                                                                     self.errf.name))
+            rc, _, _ = run(self.tally("--timeout", "2000", "cluster", "describe"), check=False)
+            if rc == 0:
+                break
+            if time.monotonic() > deadline:
+                raise RuntimeError("tallyd not ready after 30 s")
+            time.sleep(0.2)
+
+    def tally(self, *args):
+        return [TALLY, "-b", self.bootstrap] + [str(a) for a in args]
+
+    def create_topic(self, name, partitions):
+        run(self.tally("topics", "create", name, "--partitions", partitions))
+
+    def produce_fresh(self, records, extra=()):
+        """perf_produce into a new 4-partition topic that is deleted afterwards. Once a
+        few GiB are dirty the kernel holds a writer to the disk's write bandwidth;
+        deleting the topic drops its pages before they reach the disk, so every run
+        meets the same page cache."""
+        self.fresh = getattr(self, "fresh", 0) + 1
+        topic = "fresh-%d" % self.fresh
+        self.create_topic(topic, 4)
+        try:
+            return perf_produce(self.bootstrap, topic, records, extra=extra)
+        finally:
+            run(self.tally("topics", "delete", topic), check=False)
+            time.sleep(1)
+
+    def partition_logs(self, topic, partition):
+        d = os.path.join(self.data, "%s-%d" % (topic, partition))
+        return sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith(".log"))
+
+    def stop(self, keep=False):
+        if self.p.poll() is None:
+            self.p.send_signal(signal.SIGTERM)
+            try:
+                self.p.wait(30)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait()
+        self.errf.close()
+        if not keep:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def perf_produce(bootstrap, topic, records, size=1024, extra=()):
+    """Runs `tally perf produce`; returns (rc, records/s or None, the summary line or
+    the last stderr line)."""
+    rc, out, err = run([TALLY, "-b", bootstrap, "perf", "produce", "--topic", topic,
+                        "--records", str(records), "--record-size", str(size)] + list(extra),
+                       check=False)
+    if rc != 0:
+        lines = err.strip().splitlines()
+        return rc, None, lines[-1] if lines else "exit %d" % rc
+    # "N records sent, X records/sec (Y MB/sec), ..."
+    rate = float(out.split(",")[1].split()[0])
+    return 0, rate, out.strip()
+
+
+def result(name, value, unit, op, target, note=""):
+    """Prints and records one figure. op is "<=", ">=" or "<"; value None = skipped."""
+    if value is None:
+        status = "skipped"
+        shown = "-"
+    else:
+        met = {"<=": value <= target, ">=": value >= target, "<": value < target}[op]
+        status = "met" if met else "NOT met"
+        shown = "%.3f" % value
+    line = "RESULT %-22s %8s %-10s target %s %s  %s%s" % (
+        name, shown, unit, op, target, status, ("  " + note) if note else "")
+    print(line, flush=True)
+    path = os.environ.get("BENCH_RESULTS")
+    if path:
+        with open(path, "a") as f:
+            f.write(line + "\n")

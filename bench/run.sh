@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Runs the benchmarks (all, or those named: ingest read client_view memory idempotent)
+# and prints a summary of their RESULT lines. Expects `make bench`'s binaries in
+# build/ and build/bench/. Exit 1 if a benchmark crashed (a target not met is reported,
+# not an error: machines are shared and noisy).
+set -u
+cd "$(dirname "$0")/.."
+all=(ingest read client_view memory idempotent)
+names=("$@")
+[ ${#names[@]} -eq 0 ] && names=("${all[@]}")
+
+for b in build/tallyd build/tally build/bench/loadgen build/bench/baseline_server \
+         build/bench/sendfile_server build/bench/mock_cluster; do
+  [ -x "$b" ] || { echo "bench: $b missing (run make bench)" >&2; exit 1; }
+done
+
+export BENCH_RESULTS
+BENCH_RESULTS=$(mktemp)
+trap 'rm -f "$BENCH_RESULTS"' EXIT
+failed=0
+for n in "${names[@]}"; do
+  echo "== $n"
+  start=$SECONDS
+  if ! python3 "bench/$n.py"; then
+    echo "RESULT $n crashed" >>"$BENCH_RESULTS"
+    failed=1
+  fi
+  echo "   ($((SECONDS - start)) s)"
+done
+echo
+echo "== summary ($(nproc) CPUs, $(date -u +%Y-%m-%dT%H:%MZ))"
+cat "$BENCH_RESULTS"
+exit $failed
