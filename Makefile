@@ -6,7 +6,7 @@ CSTD     := -std=c11 -D_GNU_SOURCE
 WARN     := -Wall -Wextra -Werror -Wshadow
 CFLAGS   ?= -O2 -g
 CPPFLAGS += -Isrc -MMD -MP
-LIBS     := -lraft -luv -llz4 -lm
+LIBS     := -lraft -luv -llz4 -lzstd -lsnappy -lz -lm
 TOOLLIBS := -lrdkafka
 
 DEB_PKGS := build-essential pkg-config libuv1-dev libraft-dev zlib1g-dev liblz4-dev libzstd-dev \
@@ -90,9 +90,13 @@ bench: deps all $(BENCH_BIN)
 
 # libFuzzer + ASan on the request decoder; FUZZ_SECONDS (default 600) bounds the run.
 FUZZ_SECONDS ?= 600
+FUZZ_CC := clang $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Isrc
 $(B)/fuzz_request: fuzz/fuzz_request.c $(filter src/base/% src/proto/%,$(LIB_SRC))
 	@mkdir -p $(B)
-	clang $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined $(CPPFLAGS) -o $@ $^
+	$(FUZZ_CC) -o $@ $(filter %.c,$^)
+$(B)/fuzz_batch: fuzz/fuzz_batch.c $(filter src/base/% src/record/%,$(LIB_SRC))
+	@mkdir -p $(B)
+	$(FUZZ_CC) -o $@ $(filter %.c,$^) $(LIBS)
 
 fuzz: deps $(B)/fuzz_request
 	@mkdir -p $(B)/fuzz-corpus && cp fuzz/seeds/* $(B)/fuzz-corpus/ 2>/dev/null || true

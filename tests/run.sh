@@ -24,18 +24,22 @@ else
   echo "unit tests crashed"; add 0 1
 fi
 
-echo "== fuzz smoke (request decoder, ${FUZZ_SMOKE_SECONDS:-20} s)"
-if make --no-print-directory -s build/fuzz_request >build/fuzz-build.log 2>&1; then
-  mkdir -p build/fuzz-corpus && cp fuzz/seeds/* build/fuzz-corpus/ 2>/dev/null
-  if build/fuzz_request -max_total_time="${FUZZ_SMOKE_SECONDS:-20}" -rss_limit_mb=2048 \
-       build/fuzz-corpus >build/fuzz.log 2>&1; then
-    echo "fuzz smoke: ok ($(grep -Eo '#[0-9]+' build/fuzz.log | tail -n 1) runs)"; add 1 0
-  else
-    tail -n 40 build/fuzz.log; echo "fuzz smoke: FAILED"; add 0 1
+# A short run of each fuzz target from its seeds: any crash fails the suite.
+fuzz_smoke() { # name seconds seed-dir
+  echo "== fuzz smoke: $1 ($2 s)"
+  if ! make --no-print-directory -s "build/$1" >"build/$1-build.log" 2>&1; then
+    tail -n 20 "build/$1-build.log"; echo "fuzz smoke $1: build FAILED"; add 0 1; return
   fi
-else
-  tail -n 20 build/fuzz-build.log; echo "fuzz smoke: build FAILED"; add 0 1
-fi
+  mkdir -p "build/$1-corpus"
+  [ -d "$3" ] && cp "$3"/* "build/$1-corpus/" 2>/dev/null
+  if "build/$1" -max_total_time="$2" -rss_limit_mb=2048 "build/$1-corpus" >"build/$1.log" 2>&1; then
+    echo "fuzz smoke $1: ok ($(grep -Eo '#[0-9]+' "build/$1.log" | tail -n 1) runs)"; add 1 0
+  else
+    tail -n 40 "build/$1.log"; echo "fuzz smoke $1: FAILED"; add 0 1
+  fi
+}
+fuzz_smoke fuzz_request "${FUZZ_SMOKE_SECONDS:-20}" fuzz/seeds
+fuzz_smoke fuzz_batch "${FUZZ_SMOKE_SECONDS:-10}" ""
 
 echo "== integration and compatibility tests (pytest)"
 export TALLYD="${TALLYD:-$PWD/build/asan/tallyd}" TALLY="${TALLY:-$PWD/build/tally}"
