@@ -1,17 +1,82 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ListOffsets: earliest (-2), latest (-1), max timestamp (-3, v7) or the first offset at or
  * after a timestamp, per partition. */
+#include <stdlib.h>
+#include <unistd.h>
+
 #include "base/arena.h"
 #include "base/err.h"
 #include "base/log.h"
 #include "broker_int.h"
 #include "log/log.h"
 #include "net/net.h"
+#include "record/record.h"
 #include "replica/replica.h"
 
 #define LATEST_TIMESTAMP -1
 #define EARLIEST_TIMESTAMP -2
 #define MAX_TIMESTAMP -3
+
+#define MAX_LOOKUP_BATCH (64 << 20)
+
+/* Reads the whole batch that holds `offset` (below `max_offset`) into a malloc()ed buffer.
+ * Returns 0, ERR_NOTFOUND, ERR_IO or ERR_NOMEM. */
+static int read_batch_at(struct log *l, int64_t offset, int64_t max_offset, uint8_t **out,
+                         size_t *out_len)
+{
+    struct log_slice sl;
+    uint8_t hdr[RECORD_BATCH_HEADER];
+    struct record_batch b;
+    uint8_t *buf = NULL;
+    int rc = log_read(l, offset, max_offset, 1, &sl);
+
+    if (rc != 0)
+        return rc;
+    if (sl.len < RECORD_BATCH_HEADER) {
+        rc = ERR_NOTFOUND;
+        goto out;
+    }
+    if (pread(sl.fd, hdr, sizeof hdr, sl.pos) != (ssize_t)sizeof hdr ||
+        record_batch_parse_header(hdr, sizeof hdr, &b) != 0 || record_batch_size(&b) > sl.len ||
+        record_batch_size(&b) > MAX_LOOKUP_BATCH) {
+        rc = ERR_IO;
+        goto out;
+    }
+    buf = malloc(record_batch_size(&b));
+    if (buf == NULL) {
+        rc = ERR_NOMEM;
+        goto out;
+    }
+    if (pread(sl.fd, buf, record_batch_size(&b), sl.pos) != (ssize_t)record_batch_size(&b)) {
+        free(buf);
+        rc = ERR_IO;
+        goto out;
+    }
+    *out = buf;
+    *out_len = record_batch_size(&b);
+out:
+    log_slice_release(l, &sl);
+    return rc;
+}
+
+/* Narrows a batch-level answer (the batch holding *offset) to the record Kafka names: the
+ * first record at or after `target`, or with `max` the record with the largest timestamp.
+ * Leaves the batch-level answer if the batch cannot be read. */
+static void refine_to_record(struct log *l, int64_t visible, int64_t target, bool max,
+                             int64_t *offset, int64_t *ts)
+{
+    uint8_t *buf;
+    size_t len;
+    int64_t o, t;
+    if (read_batch_at(l, *offset, visible, &buf, &len) != 0)
+        return;
+    if ((max ? record_batch_max_timestamp(buf, len, &o, &t)
+             : record_batch_find_timestamp(buf, len, target, &o, &t)) == 0) {
+        *offset = o;
+        *ts = t;
+    }
+    free(buf);
+}
 
 static void list_partition(struct broker *b, const char *topic, int8_t isolation,
                            const struct ListOffsetsPartition *in,
@@ -45,6 +110,8 @@ static void list_partition(struct broker *b, const char *topic, int8_t isolation
         break;
     case MAX_TIMESTAMP:
         log_max_timestamp(partition_log(p), &out->Offset, &out->Timestamp);
+        if (out->Offset >= 0 && out->Offset < visible)
+            refine_to_record(partition_log(p), visible, 0, true, &out->Offset, &out->Timestamp);
         if (out->Offset >= visible)
             out->Offset = out->Timestamp = -1;
         break;
@@ -58,6 +125,9 @@ static void list_partition(struct broker *b, const char *topic, int8_t isolation
             out->ErrorCode = ERR_KAFKA_STORAGE_ERROR;
             return;
         }
+        if (out->Offset >= 0 && out->Offset < visible)
+            refine_to_record(partition_log(p), visible, in->Timestamp, false, &out->Offset,
+                             &out->Timestamp);
         /* Offsets a consumer cannot read yet are not answers. */
         if (out->Offset >= visible)
             out->Offset = out->Timestamp = -1;

@@ -137,4 +137,43 @@ int record_build_control(int64_t producer_id, int16_t producer_epoch, int32_t co
 int record_control_parse(const uint8_t *batch, size_t len, enum record_control_type *type,
                          int32_t *coordinator_epoch);
 
+/* ---- compressed records and per-record timestamps (compression.c) ----------------------- */
+
+/* Compression codecs: the value of attributes & RECORD_ATTR_COMPRESSION_MASK. */
+#define RECORD_CODEC_NONE 0
+#define RECORD_CODEC_GZIP 1
+#define RECORD_CODEC_SNAPPY 2
+#define RECORD_CODEC_LZ4 3
+#define RECORD_CODEC_ZSTD 4
+
+/* The most a batch's records section may decompress to for the look-ups below. */
+#define RECORD_DECOMPRESS_MAX ((size_t)64 << 20)
+
+/* Within one whole batch (buf[0..len)): the first record whose timestamp >= target —
+ * *offset = baseOffset + offsetDelta, *ts = baseTimestamp + timestampDelta. With
+ * LogAppendTime batches every record's timestamp is maxTimestamp. Returns 0 (found),
+ * ERR_NOTFOUND (no record qualifies, or the batch has none), ERR_CORRUPT_MESSAGE (the header
+ * does not parse or len is shorter than the batch), ERR_INVALID_RECORD (unknown codec,
+ * undecodable payload, records that do not walk, or more than RECORD_DECOMPRESS_MAX bytes
+ * decompressed), ERR_NOMEM. Compressed batches (gzip, snappy, lz4, zstd) are decompressed
+ * into a temporary buffer. The CRC is not checked (the batch was validated on append).
+ * Stops at the first match, so records after it are not looked at. */
+int record_batch_find_timestamp(const uint8_t *buf, size_t len, int64_t target, int64_t *offset,
+                                int64_t *ts);
+
+/* The record with the largest timestamp (the first one on ties): its offset and timestamp.
+ * Walks every record; same returns as record_batch_find_timestamp (ERR_NOTFOUND for a batch
+ * without records). */
+int record_batch_max_timestamp(const uint8_t *buf, size_t len, int64_t *offset, int64_t *ts);
+
+/* Decompresses a batch's records section in[0..in_len) compressed with codec (1 gzip, possibly
+ * several members; 2 snappy, raw or xerial snappy-java framed; 3 lz4 frame; 4 zstd, frame
+ * content size optional; several frames are decoded back to back) into a malloc()ed buffer
+ * (caller frees; never NULL on success, even when *out_len is 0). For codec 0 returns a copy.
+ * Returns 0; ERR_INVALID_RECORD if the codec is unknown, the input does not decode (truncated
+ * included), or the output would pass max_out bytes (decoding stops there: a compression
+ * bomb costs at most max_out); ERR_NOMEM. *out is set only on success. */
+int record_decompress(int codec, const uint8_t *in, size_t in_len, size_t max_out, uint8_t **out,
+                      size_t *out_len);
+
 #endif

@@ -2,11 +2,18 @@
 /* record unit tests: CRC32C on both paths against known vectors and a bitwise reference,
  * build -> validate round trips decoded field by field, a byte-exact build, two batches
  * written by a real Kafka broker, every validation error, the in-place patches, control
- * batches, and the header of a real gzip-compressed batch. */
+ * batches, the header of a real gzip-compressed batch, and per-record timestamp look-ups
+ * through every codec (compressed here with zlib, snappy, lz4 and zstd), with corrupt and
+ * oversized payloads. */
 #include "harness.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
+
+#include <lz4frame.h>
+#include <snappy-c.h>
+#include <zlib.h>
+#include <zstd.h>
 
 #include "base/err.h"
 #include "record/record.h"
@@ -733,5 +740,558 @@ TEST(validate_gzip_batch_header_only)
         put_be16(buf + 21, (uint16_t)codec);
         fix_crc(buf);
         CHECK_EQ_INT(record_batch_validate(buf, len, NULL), 0);
+    }
+}
+
+/* ---- per-record timestamp look-ups and decompression -------------------------------------- */
+
+/* The ways a test compresses a records section: every codec, plus the variants a reader must
+ * also take (two gzip members, snappy-java framing, zstd without a frame content size). */
+enum zvariant {
+    ZV_GZIP,
+    ZV_GZIP_2MEMBERS,
+    ZV_SNAPPY_RAW,
+    ZV_SNAPPY_JAVA,
+    ZV_LZ4,
+    ZV_ZSTD,
+    ZV_ZSTD_NOSIZE,
+    ZV_N
+};
+static const int zv_codec[ZV_N] = {1, 1, 2, 2, 3, 4, 4};
+
+static size_t gzip_member(const uint8_t *in, size_t n, uint8_t *out, size_t cap)
+{
+    z_stream zs;
+    size_t len;
+
+    memset(&zs, 0, sizeof zs);
+    if (deflateInit2(&zs, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        return 0;
+    zs.next_in = (Bytef *)(uintptr_t)in;
+    zs.avail_in = (uInt)n;
+    zs.next_out = out;
+    zs.avail_out = (uInt)cap;
+    len = deflate(&zs, Z_FINISH) == Z_STREAM_END ? cap - zs.avail_out : 0;
+    deflateEnd(&zs);
+    return len;
+}
+
+/* Compresses in[0..n) the way v says, with the real libraries, into a malloc()ed buffer. */
+static uint8_t *zcompress(enum zvariant v, const uint8_t *in, size_t n, size_t *out_len)
+{
+    size_t cap = n + n / 8 + 4096, len = 0;
+    uint8_t *out;
+
+    if (v == ZV_SNAPPY_RAW || v == ZV_SNAPPY_JAVA)
+        cap = 16 + snappy_max_compressed_length(n) * 2 + (n / 16 + 1) * 4 + 64;
+    else if (v == ZV_LZ4)
+        cap = LZ4F_compressFrameBound(n, NULL);
+    else if (v == ZV_ZSTD || v == ZV_ZSTD_NOSIZE)
+        cap = ZSTD_compressBound(n);
+    out = malloc(cap);
+    if (out == NULL)
+        return NULL;
+    switch (v) {
+    case ZV_GZIP:
+        len = gzip_member(in, n, out, cap);
+        break;
+    case ZV_GZIP_2MEMBERS: {
+        size_t half = n / 2, a = gzip_member(in, half, out, cap);
+        size_t b = a ? gzip_member(in + half, n - half, out + a, cap - a) : 0;
+        len = b ? a + b : 0;
+        break;
+    }
+    case ZV_SNAPPY_RAW: {
+        size_t clen = cap;
+        len = snappy_compress((const char *)in, n, (char *)out, &clen) == SNAPPY_OK ? clen : 0;
+        break;
+    }
+    case ZV_SNAPPY_JAVA: {
+        /* snappy-java writes 32 KiB blocks; small inputs use 16 bytes to get several. */
+        size_t block = n < 4096 ? 16 : 32768;
+        memcpy(out, "\x82SNAPPY\0", 8);
+        put_be32(out + 8, 1);
+        put_be32(out + 12, 1);
+        len = 16;
+        for (size_t at = 0; at < n; at += block) {
+            size_t part = n - at < block ? n - at : block, clen = cap - len - 4;
+            if (snappy_compress((const char *)in + at, part, (char *)out + len + 4, &clen) !=
+                SNAPPY_OK) {
+                len = 0;
+                break;
+            }
+            put_be32(out + len, (uint32_t)clen);
+            len += 4 + clen;
+        }
+        break;
+    }
+    case ZV_LZ4: {
+        size_t r = LZ4F_compressFrame(out, cap, in, n, NULL);
+        len = LZ4F_isError(r) ? 0 : r;
+        break;
+    }
+    case ZV_ZSTD: {
+        size_t r = ZSTD_compress(out, cap, in, n, 3);
+        len = ZSTD_isError(r) ? 0 : r;
+        break;
+    }
+    case ZV_ZSTD_NOSIZE: {
+        ZSTD_CCtx *cctx = ZSTD_createCCtx();
+        size_t r;
+        if (cctx == NULL)
+            break;
+        ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 0);
+        r = ZSTD_compress2(cctx, out, cap, in, n);
+        len = ZSTD_isError(r) ? 0 : r;
+        ZSTD_freeCCtx(cctx);
+        break;
+    }
+    default:
+        break;
+    }
+    if (len == 0) {
+        free(out);
+        return NULL;
+    }
+    *out_len = len;
+    return out;
+}
+
+/* The batch `plain` (uncompressed) with its records section compressed as v: codec bits,
+ * batchLength and CRC set to match. */
+static uint8_t *compress_batch(enum zvariant v, const uint8_t *plain, size_t plain_len,
+                               size_t *out_len)
+{
+    size_t clen, len;
+    uint8_t *c = zcompress(v, plain + RECORD_BATCH_HEADER, plain_len - RECORD_BATCH_HEADER, &clen);
+    uint8_t *b;
+
+    if (c == NULL)
+        return NULL;
+    len = RECORD_BATCH_HEADER + clen;
+    b = malloc(len);
+    if (b != NULL) {
+        memcpy(b, plain, RECORD_BATCH_HEADER);
+        memcpy(b + RECORD_BATCH_HEADER, c, clen);
+        put_be32(b + 8, (uint32_t)(len - 12));
+        put_be16(b + 21, (uint16_t)(((plain[21] << 8 | plain[22]) & ~7) | zv_codec[v]));
+        put_be32(b + 17, record_crc32c(0, b + 21, len - 21));
+        *out_len = len;
+    }
+    free(c);
+    return b;
+}
+
+/* Six records at offsets 500..505, timestamps out of order, 1010 twice (503 and 504). */
+static const int64_t ts_sample[] = {1000, 1005, 990, 1010, 1010, 1003};
+#define TS_BASE_OFFSET 500
+
+static uint8_t *ts_batch(size_t *len)
+{
+    static const struct record_header hdrs[] = {{"h", (const uint8_t *)"hv", 2}};
+    static const uint8_t value[] = "a value that repeats, a value that repeats, a value";
+    struct record_input recs[6];
+    struct record_build_options opt = {TS_BASE_OFFSET, 0, -1, -1, -1, 3};
+    uint8_t *buf = NULL;
+
+    for (int i = 0; i < 6; i++) {
+        recs[i] = (struct record_input){
+            (const uint8_t *)"key", 3,   value, (int32_t)sizeof value, ts_sample[i],
+            i == 2 ? 1 : 0,         hdrs};
+    }
+    return record_batch_build(&opt, recs, 6, &buf, len) == 0 ? buf : NULL;
+}
+
+/* record_batch_find_timestamp(batch, target) gives want_rc and, when 0, want_off/want_ts. */
+static void check_find(const uint8_t *b, size_t len, int64_t target, int want_rc, int64_t want_off,
+                       int64_t want_ts)
+{
+    int64_t off = -42, ts = -42;
+    int rc = record_batch_find_timestamp(b, len, target, &off, &ts);
+
+    CHECK_EQ_INT(rc, want_rc);
+    if (rc == 0 && want_rc == 0) {
+        CHECK_EQ_INT(off, want_off);
+        CHECK_EQ_INT(ts, want_ts);
+    } else {
+        CHECK(off == -42 && ts == -42); /* untouched unless found */
+    }
+}
+
+static void check_max(const uint8_t *b, size_t len, int want_rc, int64_t want_off, int64_t want_ts)
+{
+    int64_t off = -42, ts = -42;
+    int rc = record_batch_max_timestamp(b, len, &off, &ts);
+
+    CHECK_EQ_INT(rc, want_rc);
+    if (rc == 0 && want_rc == 0) {
+        CHECK_EQ_INT(off, want_off);
+        CHECK_EQ_INT(ts, want_ts);
+    }
+}
+
+/* The answers for the sample: below all, equal to the first, between, equal to later ones
+ * (first of the tie), above all. */
+static void check_sample_answers(const uint8_t *b, size_t len)
+{
+    check_find(b, len, INT64_MIN, 0, 500, 1000);
+    check_find(b, len, 0, 0, 500, 1000);
+    check_find(b, len, 990, 0, 500, 1000); /* 990 is the smallest, but 1000 comes first */
+    check_find(b, len, 1000, 0, 500, 1000);
+    check_find(b, len, 1001, 0, 501, 1005);
+    check_find(b, len, 1003, 0, 501, 1005); /* 1003 (offset 505) is later than 1005 */
+    check_find(b, len, 1005, 0, 501, 1005);
+    check_find(b, len, 1006, 0, 503, 1010);
+    check_find(b, len, 1010, 0, 503, 1010);
+    check_find(b, len, 1011, ERR_NOTFOUND, 0, 0);
+    check_find(b, len, INT64_MAX, ERR_NOTFOUND, 0, 0);
+    check_max(b, len, 0, 503, 1010);
+}
+
+TEST(ts_find_uncompressed)
+{
+    size_t len;
+    uint8_t *b = ts_batch(&len);
+
+    REQUIRE(b != NULL);
+    REQUIRE(record_batch_validate(b, len, NULL) == 0);
+    check_sample_answers(b, len);
+    /* A longer buffer than the batch is fine: only the batch is read. */
+    {
+        uint8_t *longer = malloc(len + 100);
+        REQUIRE(longer != NULL);
+        memcpy(longer, b, len);
+        memset(longer + len, 0xee, 100);
+        check_sample_answers(longer, len + 100);
+        free(longer);
+    }
+    free(b);
+}
+
+TEST(ts_find_every_codec)
+{
+    size_t plain_len;
+    uint8_t *plain = ts_batch(&plain_len);
+
+    REQUIRE(plain != NULL);
+    for (int v = 0; v < ZV_N; v++) {
+        size_t len, out_len = 0;
+        uint8_t *b = compress_batch((enum zvariant)v, plain, plain_len, &len), *out = NULL;
+        struct record_batch hb;
+
+        REQUIRE(b != NULL);
+        if (v == ZV_ZSTD_NOSIZE)
+            CHECK(ZSTD_getFrameContentSize(b + RECORD_BATCH_HEADER, len - RECORD_BATCH_HEADER) ==
+                  ZSTD_CONTENTSIZE_UNKNOWN);
+        CHECK_EQ_INT(record_batch_validate(b, len, &hb), 0);
+        CHECK_EQ_INT(hb.attributes & RECORD_ATTR_COMPRESSION_MASK, zv_codec[v]);
+        /* The section decompresses to exactly what was compressed. */
+        CHECK_EQ_INT(record_decompress(zv_codec[v], b + RECORD_BATCH_HEADER,
+                                       len - RECORD_BATCH_HEADER, RECORD_DECOMPRESS_MAX, &out,
+                                       &out_len),
+                     0);
+        CHECK_EQ_INT(out_len, plain_len - RECORD_BATCH_HEADER);
+        CHECK(out != NULL && out_len == plain_len - RECORD_BATCH_HEADER &&
+              memcmp(out, plain + RECORD_BATCH_HEADER, out_len) == 0);
+        free(out);
+        check_sample_answers(b, len);
+        free(b);
+    }
+    free(plain);
+}
+
+TEST(ts_max_ties_and_single_record)
+{
+    const struct record_input same[] = {
+        {NULL, -1, NULL, -1, 7, 0, NULL},
+        {NULL, -1, NULL, -1, 7, 0, NULL},
+        {NULL, -1, NULL, -1, 7, 0, NULL},
+    };
+    const struct record_input peak_last[] = {
+        {NULL, -1, NULL, -1, 50, 0, NULL},
+        {NULL, -1, NULL, -1, -5, 0, NULL},
+        {NULL, -1, NULL, -1, 51, 0, NULL},
+    };
+    struct record_build_options opt = {9, 0, -1, -1, -1, 0};
+    uint8_t *b = NULL;
+    size_t len;
+
+    REQUIRE(record_batch_build(&opt, same, 3, &b, &len) == 0);
+    check_max(b, len, 0, 9, 7);
+    check_find(b, len, 7, 0, 9, 7);
+    for (int v = 0; v < ZV_N; v++) {
+        size_t clen;
+        uint8_t *c = compress_batch((enum zvariant)v, b, len, &clen);
+        REQUIRE(c != NULL);
+        check_max(c, clen, 0, 9, 7);
+        free(c);
+    }
+    free(b);
+
+    REQUIRE(record_batch_build(&opt, peak_last, 3, &b, &len) == 0);
+    check_max(b, len, 0, 11, 51);
+    check_find(b, len, -100, 0, 9, 50);
+    check_find(b, len, 51, 0, 11, 51);
+    free(b);
+
+    REQUIRE(record_batch_build(&opt, peak_last + 1, 1, &b, &len) == 0);
+    check_max(b, len, 0, 9, -5);
+    check_find(b, len, -5, 0, 9, -5);
+    check_find(b, len, -4, ERR_NOTFOUND, 0, 0);
+    free(b);
+}
+
+TEST(ts_log_append_time)
+{
+    size_t plain_len;
+    uint8_t *plain = ts_batch(&plain_len);
+
+    REQUIRE(plain != NULL);
+    for (int v = -1; v < ZV_N; v++) {
+        size_t len = plain_len;
+        uint8_t *b = v < 0 ? plain : compress_batch((enum zvariant)v, plain, plain_len, &len);
+
+        REQUIRE(b != NULL);
+        record_batch_set_log_append_time(b, 2000);
+        REQUIRE(record_batch_validate(b, len, NULL) == 0);
+        /* Every record has timestamp 2000: the first record answers, whatever the deltas. */
+        check_find(b, len, INT64_MIN, 0, 500, 2000);
+        check_find(b, len, 1500, 0, 500, 2000);
+        check_find(b, len, 2000, 0, 500, 2000);
+        check_find(b, len, 2001, ERR_NOTFOUND, 0, 0);
+        check_max(b, len, 0, 500, 2000);
+        if (v >= 0)
+            free(b);
+    }
+    free(plain);
+}
+
+TEST(ts_real_gzip_batch)
+{
+    /* Python's gzip module, not zlib from this process: three records, deltas 0, 10, 20. */
+    uint8_t buf[RECORD_BATCH_HEADER + sizeof gzip_records];
+    size_t len = make_gzip_batch(buf, gzip_records, sizeof gzip_records);
+
+    check_find(buf, len, 1700000000000, 0, 0, 1700000000000);
+    check_find(buf, len, 1700000000001, 0, 1, 1700000000010);
+    check_find(buf, len, 1700000000015, 0, 2, 1700000000020);
+    check_find(buf, len, 1700000000020, 0, 2, 1700000000020);
+    check_find(buf, len, 1700000000021, ERR_NOTFOUND, 0, 0);
+    check_max(buf, len, 0, 2, 1700000000020);
+}
+
+TEST(ts_batch_level_errors)
+{
+    size_t len;
+    uint8_t *b = ts_batch(&len);
+    int64_t off, ts;
+
+    REQUIRE(b != NULL);
+    /* Shorter than the batch, or than a header; not magic 2. */
+    CHECK_EQ_INT(record_batch_find_timestamp(b, len - 1, 0, &off, &ts), ERR_CORRUPT_MESSAGE);
+    CHECK_EQ_INT(record_batch_max_timestamp(b, 10, &off, &ts), ERR_CORRUPT_MESSAGE);
+    b[16] = 1;
+    CHECK_EQ_INT(record_batch_max_timestamp(b, len, &off, &ts), ERR_CORRUPT_MESSAGE);
+    b[16] = 2;
+    /* Unknown codecs. */
+    for (uint16_t codec = 5; codec <= 7; codec++) {
+        put_be16(b + 21, codec);
+        CHECK_EQ_INT(record_batch_find_timestamp(b, len, 0, &off, &ts), ERR_INVALID_RECORD);
+    }
+    put_be16(b + 21, 0);
+    /* More records announced than there are: the walk runs out. A find that stops before
+     * still answers; the max walks everything. */
+    put_be32(b + 57, 7);
+    check_find(b, len, 1006, 0, 503, 1010);
+    check_max(b, len, ERR_INVALID_RECORD, 0, 0);
+    check_find(b, len, 5000, ERR_INVALID_RECORD, 0, 0);
+    put_be32(b + 57, (uint32_t)-1);
+    check_max(b, len, ERR_INVALID_RECORD, 0, 0);
+    /* No records at all. */
+    put_be32(b + 57, 0);
+    check_find(b, len, 0, ERR_NOTFOUND, 0, 0);
+    check_max(b, len, ERR_NOTFOUND, 0, 0);
+    put_be32(b + 57, 6);
+    /* A record length pointing past the end. */
+    b[RECORD_BATCH_HEADER] = 0xfe; /* zigzag varint: about 1 MiB */
+    b[RECORD_BATCH_HEADER + 1] = 0xff;
+    b[RECORD_BATCH_HEADER + 2] = 0x7f;
+    check_find(b, len, 0, ERR_INVALID_RECORD, 0, 0);
+    b[RECORD_BATCH_HEADER] = 0x00; /* length 0: not even the attributes byte */
+    check_find(b, len, 0, ERR_INVALID_RECORD, 0, 0);
+    free(b);
+}
+
+TEST(decompress_none_and_unknown)
+{
+    static const uint8_t in[] = {1, 2, 3, 4, 5};
+    uint8_t *out = NULL;
+    size_t out_len = 99;
+
+    CHECK_EQ_INT(record_decompress(0, in, sizeof in, 5, &out, &out_len), 0);
+    CHECK(out != NULL && out_len == 5 && memcmp(out, in, 5) == 0);
+    free(out);
+    out = NULL;
+    CHECK_EQ_INT(record_decompress(0, in, 0, 0, &out, &out_len), 0);
+    CHECK(out != NULL && out_len == 0);
+    free(out);
+    out = NULL;
+    CHECK_EQ_INT(record_decompress(0, in, sizeof in, 4, &out, &out_len), ERR_INVALID_RECORD);
+    CHECK_EQ_INT(record_decompress(5, in, sizeof in, 100, &out, &out_len), ERR_INVALID_RECORD);
+    CHECK_EQ_INT(record_decompress(-1, in, sizeof in, 100, &out, &out_len), ERR_INVALID_RECORD);
+    /* Empty input is not a valid stream for any codec. */
+    for (int codec = 1; codec <= 4; codec++)
+        CHECK_EQ_INT(record_decompress(codec, in, 0, 100, &out, &out_len), ERR_INVALID_RECORD);
+    CHECK(out == NULL);
+}
+
+TEST(decompress_corrupt_payloads)
+{
+    size_t plain_len;
+    uint8_t *plain = ts_batch(&plain_len);
+
+    REQUIRE(plain != NULL);
+    for (int v = 0; v < ZV_N; v++) {
+        size_t len, section, full = plain_len - RECORD_BATCH_HEADER;
+        uint8_t *b = compress_batch((enum zvariant)v, plain, plain_len, &len), *cut;
+
+        REQUIRE(b != NULL);
+        section = len - RECORD_BATCH_HEADER;
+        cut = malloc(len);
+        REQUIRE(cut != NULL);
+        /* Every truncation: an error, or (cut between gzip members or snappy-java blocks) a
+         * shorter output — and either way the batch no longer walks. */
+        for (size_t n = 0; n < section; n++) {
+            uint8_t *out = NULL;
+            size_t out_len = 0;
+            int rc = record_decompress(zv_codec[v], b + RECORD_BATCH_HEADER, n,
+                                       RECORD_DECOMPRESS_MAX, &out, &out_len);
+            if (rc == 0) {
+                CHECK(v == ZV_GZIP_2MEMBERS || v == ZV_SNAPPY_JAVA);
+                CHECK(out_len < full);
+                free(out);
+            } else {
+                CHECK_EQ_INT(rc, ERR_INVALID_RECORD);
+            }
+            memcpy(cut, b, RECORD_BATCH_HEADER + n);
+            put_be32(cut + 8, (uint32_t)(RECORD_BATCH_HEADER + n - 12));
+            check_max(cut, RECORD_BATCH_HEADER + n, ERR_INVALID_RECORD, 0, 0);
+        }
+        /* Every single-byte flip and every byte set to 0xff: whatever the codec's checks
+         * catch or miss, the answer is a result or an error, never a crash (ASan watches). */
+        for (size_t i = RECORD_BATCH_HEADER; i < len; i++) {
+            for (int k = 0; k < 2; k++) {
+                int64_t off, ts;
+                int rc;
+                memcpy(cut, b, len);
+                cut[i] = k ? 0xff : (uint8_t)(cut[i] ^ (1u << (i % 8)));
+                rc = record_batch_max_timestamp(cut, len, &off, &ts);
+                CHECK(rc == 0 || rc == ERR_INVALID_RECORD || rc == ERR_NOTFOUND);
+                rc = record_batch_find_timestamp(cut, len, 1006, &off, &ts);
+                CHECK(rc == 0 || rc == ERR_INVALID_RECORD || rc == ERR_NOTFOUND);
+            }
+        }
+        free(cut);
+        free(b);
+    }
+    /* Random bytes: gzip, lz4 and zstd check their magic (snappy has none; no crash). */
+    for (uint32_t seed = 1; seed <= 200; seed++) {
+        uint8_t junk[300];
+        size_t n = 1 + seed % sizeof junk;
+        fill_random(junk, n, seed);
+        for (int codec = 1; codec <= 4; codec++) {
+            uint8_t *out = NULL;
+            size_t out_len;
+            int rc = record_decompress(codec, junk, n, 1 << 20, &out, &out_len);
+            if (codec != 2)
+                CHECK_EQ_INT(rc, ERR_INVALID_RECORD);
+            if (rc == 0)
+                free(out);
+        }
+    }
+    /* Snappy whose length header claims 1 GiB: refused before anything is allocated. */
+    {
+        static const uint8_t liar[] = {0x80, 0x80, 0x80, 0x80, 0x04, 0x00};
+        uint8_t *out = NULL;
+        size_t out_len;
+        CHECK_EQ_INT(record_decompress(2, liar, sizeof liar, RECORD_DECOMPRESS_MAX, &out, &out_len),
+                     ERR_INVALID_RECORD);
+    }
+    /* A snappy-java header alone is an empty stream; a header cut short is not one. */
+    {
+        uint8_t hdr[16], *out = NULL;
+        size_t out_len = 99;
+        memcpy(hdr, "\x82SNAPPY\0", 8);
+        put_be32(hdr + 8, 1);
+        put_be32(hdr + 12, 1);
+        CHECK_EQ_INT(record_decompress(2, hdr, 16, 10, &out, &out_len), 0);
+        CHECK(out_len == 0);
+        free(out);
+        CHECK_EQ_INT(record_decompress(2, hdr, 12, 10, &out, &out_len), ERR_INVALID_RECORD);
+    }
+    free(plain);
+}
+
+TEST(decompress_bomb_bounded_by_max_out)
+{
+    const size_t n = (size_t)8 << 20;
+    uint8_t *zeros = calloc(n, 1);
+
+    REQUIRE(zeros != NULL);
+    for (int v = 0; v < ZV_N; v++) {
+        size_t clen, out_len;
+        uint8_t *c = zcompress((enum zvariant)v, zeros, n, &clen), *out = NULL;
+
+        REQUIRE(c != NULL);
+        CHECK(clen < n / 20); /* a bomb indeed */
+        CHECK_EQ_INT(record_decompress(zv_codec[v], c, clen, (size_t)1 << 20, &out, &out_len),
+                     ERR_INVALID_RECORD);
+        CHECK_EQ_INT(record_decompress(zv_codec[v], c, clen, n - 1, &out, &out_len),
+                     ERR_INVALID_RECORD);
+        CHECK_EQ_INT(record_decompress(zv_codec[v], c, clen, 0, &out, &out_len),
+                     ERR_INVALID_RECORD);
+        CHECK(out == NULL);
+        CHECK_EQ_INT(record_decompress(zv_codec[v], c, clen, n, &out, &out_len), 0);
+        CHECK(out != NULL && out_len == n && memcmp(out, zeros, n) == 0);
+        free(out);
+        free(c);
+    }
+    free(zeros);
+}
+
+/* A batch of one record whose value is value_len zero bytes, compressed as v. */
+static uint8_t *big_batch(enum zvariant v, size_t value_len, size_t *len)
+{
+    uint8_t *value = calloc(value_len, 1), *plain = NULL, *b = NULL;
+    struct record_input rec = {NULL, -1, value, (int32_t)value_len, 123, 0, NULL};
+    struct record_build_options opt = {77, 0, -1, -1, -1, 0};
+    size_t plain_len;
+
+    if (value != NULL && record_batch_build(&opt, &rec, 1, &plain, &plain_len) == 0)
+        b = compress_batch(v, plain, plain_len, len);
+    free(plain);
+    free(value);
+    return b;
+}
+
+TEST(ts_batch_bomb_over_64mib)
+{
+    /* Records that decompress to just under RECORD_DECOMPRESS_MAX are read; just over, the
+     * batch is refused rather than inflated further. One variant per codec, for time. */
+    static const enum zvariant vs[] = {ZV_GZIP, ZV_SNAPPY_JAVA, ZV_LZ4, ZV_ZSTD_NOSIZE};
+    for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++) {
+        enum zvariant v = vs[i];
+        size_t len;
+        uint8_t *b = big_batch(v, RECORD_DECOMPRESS_MAX - 64, &len);
+
+        REQUIRE(b != NULL);
+        CHECK(len < RECORD_DECOMPRESS_MAX / 16); /* snappy: about 1/21, the others far less */
+        check_find(b, len, 0, 0, 77, 123);
+        free(b);
+        b = big_batch(v, RECORD_DECOMPRESS_MAX, &len);
+        REQUIRE(b != NULL);
+        check_find(b, len, 0, ERR_INVALID_RECORD, 0, 0);
+        check_max(b, len, ERR_INVALID_RECORD, 0, 0);
+        free(b);
     }
 }
