@@ -404,7 +404,8 @@ int partition_append(struct partition *p, uint8_t *batch, size_t len,
                     base_offset);
     if (rc != 0)
         return rc;
-    if (log_active_base(p->log) != base_before) {
+    bool rolled = log_active_base(p->log) != base_before;
+    if (rolled) {
         /* Rolled: snapshot the producers as of the new segment's base (this batch is the
          * first one past it), so a restart replays at most the active segment. */
         if (pstate_snapshot_write(p->pstate, p->dir, log_active_base(p->log)) == 0)
@@ -421,7 +422,7 @@ int partition_append(struct partition *p, uint8_t *batch, size_t len,
                       (long long)hdr->producer_id, p->topic, p->index);
     }
     p->high_watermark = log_end_offset(p->log);
-    partition_maybe_flush(p);
+    partition_maybe_flush(p, rolled);
     wake(p);
     return 0;
 }

@@ -55,6 +55,9 @@ int partition_open(struct replica_mgr *rm, const char *topic, const uint8_t id[1
 void partition_close(struct partition *p, bool delete_dir);
 void partition_refresh_settings(struct partition *p);
 void partition_remove_dir(const char *dir);
-void partition_maybe_flush(struct partition *p);
+/* Starts a thread-pool fsync if flush.messages / flush.ms ask for one, or with `force`
+ * (after a roll: the sealed segment's data becomes recovered-for-good, so that a crash
+ * rescans at most the active segment, as Kafka does). */
+void partition_maybe_flush(struct partition *p, bool force);
 
 #endif

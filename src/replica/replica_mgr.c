@@ -234,11 +234,11 @@ static void flush_after(uv_work_t *w, int status)
     maybe_finish_stop(rm);
 }
 
-void partition_maybe_flush(struct partition *p)
+void partition_maybe_flush(struct partition *p, bool force)
 {
     struct replica_mgr *rm = p->rm;
     struct flush_work *fw;
-    if (p->flushing || rm->stopping || !log_flush_due(p->log))
+    if (p->flushing || rm->stopping || !(force || log_flush_due(p->log)))
         return;
     fw = calloc(1, sizeof *fw);
     if (fw == NULL)
@@ -313,7 +313,8 @@ static void on_tick(uv_timer_t *h)
 
     for (size_t i = 0; i < rm->n_buckets; i++) {
         for (struct partition *p = rm->buckets[i]; p; p = p->hash_next) {
-            partition_maybe_flush(p);
+            /* Sealed segments not yet fsynced (a flush was busy when the log rolled). */
+            partition_maybe_flush(p, log_flushed_offset(p->log) < log_active_base(p->log));
             if (expire)
                 pstate_expire(p->pstate, now, expiration);
             if (retain && log_retain(p->log) > 0)
