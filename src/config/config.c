@@ -114,14 +114,15 @@ static const char *static_value(const struct config_ctx *a, const struct config_
 {
     const char *v = props_get(a->props, d->broker_key);
     /* Kafka also accepts the coarser log.retention.hours / log.roll.hours. */
-    if (v == NULL && (strcmp(d->broker_key, "log.retention.ms") == 0 ||
-                      strcmp(d->broker_key, "log.roll.ms") == 0)) {
-        static char buf[32];
-        const char *hours = props_get(a->props, d->broker_key[4] == 'r' && d->broker_key[5] == 'e'
-                                                    ? "log.retention.hours"
-                                                    : "log.roll.hours");
+    bool retention = strcmp(d->broker_key, "log.retention.ms") == 0;
+    if (v == NULL && (retention || strcmp(d->broker_key, "log.roll.ms") == 0)) {
+        /* One buffer per key: both values may be in use at once. Static configuration does
+         * not change while the broker runs, so the text stays right. */
+        static char retention_buf[32], roll_buf[32];
+        char *buf = retention ? retention_buf : roll_buf;
+        const char *hours = props_get(a->props, retention ? "log.retention.hours" : "log.roll.hours");
         if (hours) {
-            snprintf(buf, sizeof buf, "%lld", atoll(hours) * 3600000LL);
+            snprintf(buf, 32, "%lld", atoll(hours) * 3600000LL);
             *src = CS_STATIC_BROKER;
             return buf;
         }

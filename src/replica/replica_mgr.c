@@ -348,7 +348,10 @@ static void remove_orphans(struct replica_mgr *rm)
             strncmp(e->d_name, "__cluster_metadata", 18) == 0)
             continue;
         snprintf(path, sizeof path, "%s/%s", rm->dir, e->d_name);
-        if (strstr(e->d_name, "-delete")) {
+        size_t len = strlen(e->d_name);
+        /* A live partition directory ends in its partition number; one renamed away for
+         * deletion ends in "-delete" (a topic may well contain "-delete" in its name). */
+        if (len > 7 && strcmp(e->d_name + len - 7, "-delete") == 0) {
             partition_remove_dir(path);
             continue;
         }
