@@ -40,7 +40,8 @@ static void api_versions(struct net_request *req)
     size_t n;
     const struct proto_api *apis = proto_apis(&n);
 
-    if (rs == NULL || (rs->ApiKeys.v = arena_alloc(req->arena, n * sizeof *rs->ApiKeys.v)) == NULL) {
+    if (rs == NULL ||
+        (rs->ApiKeys.v = arena_alloc(req->arena, n * sizeof *rs->ApiKeys.v)) == NULL) {
         net_close_connection(req);
         return;
     }
@@ -119,7 +120,7 @@ void dispatch_request(void *ctx, struct net_request *req)
 no_handler:
     /* Declared in proto but not served (not advertised either): the client ignored
      * ApiVersions, so there is no answer it could expect. */
-    log_warn("dispatch", "%s (key %d) is not served; closing %s", req->api->name,
-             req->api->key, req->peer);
+    log_warn("dispatch", "%s (key %d) is not served; closing %s", req->api->name, req->api->key,
+             req->peer);
     net_close_connection(req);
 }

@@ -101,7 +101,8 @@ static void start_listener(struct tallyd *t)
         shutdown_tallyd(t, 1);
         return;
     }
-    struct broker_options bo = {.loop = t->loop, .replicas = t->replicas, .node_id = t->cfg.node_id};
+    struct broker_options bo = {
+        .loop = t->loop, .replicas = t->replicas, .node_id = t->cfg.node_id};
     t->admin = admin_new(t->meta, &ao);
     t->broker = broker_new(&bo);
     t->txn = txn_new(t->meta, t->cfg.node_id);
@@ -118,9 +119,11 @@ static void start_listener(struct tallyd *t)
         shutdown_tallyd(t, 1);
         return;
     }
-    log_info("main", "tallyd node %d started: cluster %s, PLAINTEXT %s:%d (advertised %s:%d), "
-             "data in %s", t->cfg.node_id, t->cfg.cluster_id, t->cfg.host,
-             net_server_port(t->net), t->cfg.adv_host, t->cfg.adv_port, t->cfg.log_dir);
+    log_info("main",
+             "tallyd node %d started: cluster %s, PLAINTEXT %s:%d (advertised %s:%d), "
+             "data in %s",
+             t->cfg.node_id, t->cfg.cluster_id, t->cfg.host, net_server_port(t->net),
+             t->cfg.adv_host, t->cfg.adv_port, t->cfg.log_dir);
 }
 
 static void on_registered(void *arg, int err)

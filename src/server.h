@@ -19,9 +19,9 @@ struct props;
 struct server_config {
     struct props *props; /* everything, after defaults, file and --set */
     int32_t node_id;
-    char host[128];      /* PLAINTEXT listener */
+    char host[128]; /* PLAINTEXT listener */
     int port;
-    char adv_host[128];  /* advertised PLAINTEXT listener (= listener unless set) */
+    char adv_host[128]; /* advertised PLAINTEXT listener (= listener unless set) */
     int adv_port;
     char controller[160]; /* CONTROLLER listener host:port (raft) */
     size_t n_voters;

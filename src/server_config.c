@@ -39,8 +39,7 @@ static void usage(FILE *f)
 }
 
 /* Parses "NAME://host:port" entries; finds the one named `name`. Returns 0 or -1. */
-static int find_listener(const char *list, const char *name, char *host, size_t hostlen,
-                         int *port)
+static int find_listener(const char *list, const char *name, char *host, size_t hostlen, int *port)
 {
     char buf[1024];
     char *save, *item;
@@ -142,8 +141,8 @@ int server_config_parse(int argc, char **argv, struct server_config *cfg)
         fprintf(stderr, "tallyd: invalid configuration: %s\n", why);
         return 2;
     }
-    cfg->node_id = (int32_t)props_get_int(p, "node.id", props_get_int(p, "broker.id", 1, NULL),
-                                          &ok);
+    cfg->node_id =
+        (int32_t)props_get_int(p, "node.id", props_get_int(p, "broker.id", 1, NULL), &ok);
     if (!ok || cfg->node_id < 0) {
         fprintf(stderr, "tallyd: node.id must be a non-negative integer\n");
         return 2;
@@ -156,8 +155,8 @@ int server_config_parse(int argc, char **argv, struct server_config *cfg)
     }
     const char *adv = props_get(p, "advertised.listeners");
     if (adv && *adv) {
-        if (find_listener(adv, "PLAINTEXT", cfg->adv_host, sizeof cfg->adv_host,
-                          &cfg->adv_port) != 0) {
+        if (find_listener(adv, "PLAINTEXT", cfg->adv_host, sizeof cfg->adv_host, &cfg->adv_port) !=
+            0) {
             fprintf(stderr, "tallyd: advertised.listeners must contain PLAINTEXT://host:port\n");
             return 2;
         }
@@ -174,8 +173,10 @@ int server_config_parse(int argc, char **argv, struct server_config *cfg)
     int cport;
     const char *cname = props_get(p, "controller.listener.names");
     if (find_listener(listeners, cname ? cname : "CONTROLLER", chost, sizeof chost, &cport) != 0) {
-        fprintf(stderr, "tallyd: listeners must contain %s://host:port for the metadata "
-                        "quorum\n", cname ? cname : "CONTROLLER");
+        fprintf(stderr,
+                "tallyd: listeners must contain %s://host:port for the metadata "
+                "quorum\n",
+                cname ? cname : "CONTROLLER");
         return 2;
     }
     snprintf(cfg->controller, sizeof cfg->controller, "%s:%d", chost, cport);
@@ -256,7 +257,8 @@ int server_format_dir(struct server_config *cfg)
         int64_t node = props_get_int(mp, "node.id", -1, &ok);
         const char *cid = props_get(mp, "cluster.id");
         if (!ok || node != cfg->node_id) {
-            log_error("main", "log dir %s belongs to node.id %lld, not node.id %d; refusing "
+            log_error("main",
+                      "log dir %s belongs to node.id %lld, not node.id %d; refusing "
                       "to start (point log.dirs elsewhere or fix node.id)",
                       cfg->log_dir, (long long)node, cfg->node_id);
             goto out;
@@ -266,8 +268,10 @@ int server_format_dir(struct server_config *cfg)
             goto out;
         }
         if (cfg->cluster_id[0] && strcmp(cfg->cluster_id, cid) != 0) {
-            log_error("main", "log dir %s belongs to cluster %s, not the configured cluster.id "
-                      "%s; refusing to start", cfg->log_dir, cid, cfg->cluster_id);
+            log_error("main",
+                      "log dir %s belongs to cluster %s, not the configured cluster.id "
+                      "%s; refusing to start",
+                      cfg->log_dir, cid, cfg->cluster_id);
             goto out;
         }
         snprintf(cfg->cluster_id, sizeof cfg->cluster_id, "%s", cid);

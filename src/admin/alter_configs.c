@@ -116,8 +116,8 @@ static int alter_resource(struct admin *a, struct arena *ar, int8_t rtype, const
     if (recs == NULL)
         return ERR_NOMEM;
     for (int32_t i = 0; i < n; i++) {
-        const struct config_def *d = rtype == RESOURCE_TOPIC ? config_find_topic(ch[i].key)
-                                                             : config_find_broker(ch[i].key);
+        const struct config_def *d =
+            rtype == RESOURCE_TOPIC ? config_find_topic(ch[i].key) : config_find_broker(ch[i].key);
         const char *value = ch[i].value;
         if (d == NULL) {
             snprintf(buf, sizeof buf, "Unknown %s config name: %s",
@@ -257,9 +257,8 @@ void admin_alter_configs(struct admin *a, struct net_request *req)
     struct AlterConfigsRequest *rq = req->body;
     struct AlterConfigsResponse *rs = arena_alloc(req->arena, sizeof *rs);
     int32_t n = rq->Resources.n > 0 ? rq->Resources.n : 0;
-    if (rs == NULL ||
-        (rs->Responses.v = arena_alloc(req->arena, ((size_t)n + 1) * sizeof *rs->Responses.v)) ==
-            NULL) {
+    if (rs == NULL || (rs->Responses.v = arena_alloc(
+                           req->arena, ((size_t)n + 1) * sizeof *rs->Responses.v)) == NULL) {
         net_close_connection(req);
         return;
     }
@@ -268,8 +267,8 @@ void admin_alter_configs(struct admin *a, struct net_request *req)
 }
 
 static void get_incremental(void *body, int32_t i, struct arena *ar, int8_t *rtype,
-                            const char **rname, struct change **ch, int32_t *n,
-                            struct outcome *out, void *resp)
+                            const char **rname, struct change **ch, int32_t *n, struct outcome *out,
+                            void *resp)
 {
     struct IncrementalAlterConfigsRequest *rq = body;
     struct IncrementalAlterConfigsResponse *rs = resp;
@@ -295,9 +294,8 @@ void admin_incremental_alter_configs(struct admin *a, struct net_request *req)
     struct IncrementalAlterConfigsRequest *rq = req->body;
     struct IncrementalAlterConfigsResponse *rs = arena_alloc(req->arena, sizeof *rs);
     int32_t n = rq->Resources.n > 0 ? rq->Resources.n : 0;
-    if (rs == NULL ||
-        (rs->Responses.v = arena_alloc(req->arena, ((size_t)n + 1) * sizeof *rs->Responses.v)) ==
-            NULL) {
+    if (rs == NULL || (rs->Responses.v = arena_alloc(
+                           req->arena, ((size_t)n + 1) * sizeof *rs->Responses.v)) == NULL) {
         net_close_connection(req);
         return;
     }

@@ -132,8 +132,10 @@ void admin_create_partitions(struct admin *a, struct net_request *req)
             continue;
         }
         if (want->Count <= t->n_partitions) {
-            snprintf(buf, sizeof buf, "Topic currently has %d partitions, which is higher than "
-                     "or equal to the requested %d.", t->n_partitions, want->Count);
+            snprintf(buf, sizeof buf,
+                     "Topic currently has %d partitions, which is higher than "
+                     "or equal to the requested %d.",
+                     t->n_partitions, want->Count);
             fail(ar, r, ERR_INVALID_PARTITIONS, buf);
             continue;
         }

@@ -82,8 +82,8 @@ void admin_delete_topics(struct admin *a, struct net_request *req)
             continue;
         }
         if (t == NULL) {
-            r->ErrorCode = (v6 && r->Name == NULL) ? ERR_UNKNOWN_TOPIC_ID
-                                                    : ERR_UNKNOWN_TOPIC_OR_PARTITION;
+            r->ErrorCode =
+                (v6 && r->Name == NULL) ? ERR_UNKNOWN_TOPIC_ID : ERR_UNKNOWN_TOPIC_OR_PARTITION;
             continue;
         }
         r->Name = t->name ? arena_strndup(ar, t->name, strlen(t->name)) : NULL;

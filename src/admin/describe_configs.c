@@ -42,8 +42,8 @@ static int fill_synonyms(struct admin *a, struct arena *ar, int8_t rtype, const 
     }
     char node[16];
     snprintf(node, sizeof node, "%d", a->node_id);
-    const char *v = config_effective(&a->cfg, RESOURCE_BROKER, rtype == RESOURCE_BROKER ? rname : node,
-                                     d, &src);
+    const char *v = config_effective(&a->cfg, RESOURCE_BROKER,
+                                     rtype == RESOURCE_BROKER ? rname : node, d, &src);
     struct DescribeConfigsSynonym *s = &o->Synonyms.v[o->Synonyms.n++];
     s->Name = (char *)d->broker_key;
     s->Value = (char *)v;
@@ -90,15 +90,16 @@ static int describe_one(struct admin *a, struct arena *ar, int16_t version, bool
             continue;
         struct DescribeConfigsResourceResult *o = &r->Configs.v[r->Configs.n++];
         o->Name = (char *)key;
-        o->Value = (char *)config_effective(&a->cfg, res->ResourceType, res->ResourceName, &d[i], &src);
+        o->Value =
+            (char *)config_effective(&a->cfg, res->ResourceType, res->ResourceName, &d[i], &src);
         o->ReadOnly = res->ResourceType == RESOURCE_BROKER && !d[i].dynamic;
         o->IsDefault = src == CS_DEFAULT;
         o->ConfigSource = (int8_t)src;
         o->IsSensitive = false;
         o->ConfigType = (int8_t)d[i].type;
         o->Synonyms.n = 0;
-        if (synonyms && version >= 1 && fill_synonyms(a, ar, res->ResourceType,
-                                                      res->ResourceName, &d[i], o) != 0)
+        if (synonyms && version >= 1 &&
+            fill_synonyms(a, ar, res->ResourceType, res->ResourceName, &d[i], o) != 0)
             return ERR_NOMEM;
     }
     return 0;

@@ -162,8 +162,8 @@ static void on_created(void *arg, int err)
     struct metadata_call *c = one->call;
     c->create_err[one->index] = err;
     if (err == 0)
-        log_info("admin", "auto-created topic %s", ((struct MetadataRequest *)c->req->body)
-                                                          ->Topics.v[one->index].Name);
+        log_info("admin", "auto-created topic %s",
+                 ((struct MetadataRequest *)c->req->body)->Topics.v[one->index].Name);
     if (--c->pending == 0)
         respond(c);
 }
@@ -199,8 +199,7 @@ void admin_metadata(struct admin *a, struct net_request *req)
             struct topic_spec spec = {
                 .name = name,
                 .partitions = (int32_t)admin_config_int(a, "num.partitions", 1),
-                .replication_factor =
-                    (int32_t)admin_config_int(a, "default.replication.factor", 1),
+                .replication_factor = (int32_t)admin_config_int(a, "default.replication.factor", 1),
             };
             struct meta_record *recs;
             size_t n;

@@ -14,7 +14,7 @@ struct broker {
     struct replica_mgr *replicas;
     int32_t node_id;
     struct fetch_call *parked; /* Fetches waiting for data (list) */
-    unsigned live_fetches; /* Fetch calls not yet freed (parked, answering or sending) */
+    unsigned live_fetches;     /* Fetch calls not yet freed (parked, answering or sending) */
     bool stopping;
     void (*stop_cb)(void *arg);
     void *stop_arg;

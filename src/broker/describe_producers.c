@@ -10,8 +10,8 @@
 #include "pstate/pstate.h"
 #include "replica/replica.h"
 
-static int describe_partition(struct broker *b, struct arena *ar, const char *topic,
-                              int32_t index, struct DescribeProducersPartitionResponse *out)
+static int describe_partition(struct broker *b, struct arena *ar, const char *topic, int32_t index,
+                              struct DescribeProducersPartitionResponse *out)
 {
     struct partition *p = replica_partition(b->replicas, topic, index);
     const struct pstate_producer *prod;

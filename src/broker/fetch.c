@@ -17,7 +17,7 @@
 /* One requested partition. */
 struct fetch_part {
     struct fetch_call *call;
-    struct partition *p;               /* held; NULL when unknown */
+    struct partition *p; /* held; NULL when unknown */
     const struct FetchPartition *in;
     struct FetchPartitionData *out;
     struct log_slice slice;
@@ -116,7 +116,7 @@ static size_t evaluate(struct fetch_call *c, bool *any_error)
             continue;
         }
         int64_t offset = fp->in->FetchOffset;
-        int64_t max_offset = follower ? partition_log_end_offset(p)
+        int64_t max_offset = follower                  ? partition_log_end_offset(p)
                              : rq->IsolationLevel == 1 ? o->LastStableOffset
                                                        : o->HighWatermark;
         if (offset < o->LogStartOffset || offset > partition_log_end_offset(p)) {
@@ -293,9 +293,9 @@ static int prepare(struct broker *b, struct fetch_call *c)
             fp->in = &t->Partitions.v[j];
             fp->out = o;
             fp->watch.next = fp->watch.prev = &fp->watch;
-            fp->p = by_id ? replica_partition_by_id(b->replicas, t->TopicId.b, o->PartitionIndex)
-                          : replica_partition(b->replicas, t->Topic ? t->Topic : "",
-                                              o->PartitionIndex);
+            fp->p =
+                by_id ? replica_partition_by_id(b->replicas, t->TopicId.b, o->PartitionIndex)
+                      : replica_partition(b->replicas, t->Topic ? t->Topic : "", o->PartitionIndex);
             if (fp->p)
                 partition_hold(fp->p);
             else
@@ -330,15 +330,15 @@ void broker_fetch(struct broker *b, struct net_request *req)
     /* Sessions (KIP-227) are not offered: SessionId 0 in every answer tells the client to
      * keep sending full fetches. An id we never gave out is an error. */
     if (req->hdr.RequestApiVersion >= 7 && (rq->SessionId != 0 || rq->SessionEpoch > 0)) {
-        c->rs->ErrorCode = rq->SessionId != 0 ? ERR_FETCH_SESSION_ID_NOT_FOUND
-                                              : ERR_INVALID_FETCH_SESSION_EPOCH;
+        c->rs->ErrorCode =
+            rq->SessionId != 0 ? ERR_FETCH_SESSION_ID_NOT_FOUND : ERR_INVALID_FETCH_SESSION_EPOCH;
         c->rs->Responses.n = 0;
         respond(c);
         return;
     }
     size_t total = evaluate(c, &any_error);
-    if (total >= (size_t)(rq->MinBytes > 0 ? rq->MinBytes : 1) || any_error ||
-        rq->MaxWaitMs <= 0 || c->n_parts == 0 || b->stopping) {
+    if (total >= (size_t)(rq->MinBytes > 0 ? rq->MinBytes : 1) || any_error || rq->MaxWaitMs <= 0 ||
+        c->n_parts == 0 || b->stopping) {
         respond(c);
         return;
     }

@@ -57,19 +57,22 @@ static void produce_partition(struct broker *b, struct arena *ar, const char *to
     }
     if (rc == 0 && record_batch_size(&hdr) != len) {
         rc = ERR_INVALID_RECORD;
-        out->ErrorMessage = "Produce requests v3+ must carry exactly one record batch per partition";
+        out->ErrorMessage =
+            "Produce requests v3+ must carry exactly one record batch per partition";
     }
     if (rc == 0 && (int64_t)len > set->max_message_bytes) {
         rc = ERR_MESSAGE_TOO_LARGE;
-        out->ErrorMessage = arena_printf(ar, "The batch is %zu bytes, larger than "
-                                         "max.message.bytes (%lld)", len,
-                                         (long long)set->max_message_bytes);
+        out->ErrorMessage = arena_printf(ar,
+                                         "The batch is %zu bytes, larger than "
+                                         "max.message.bytes (%lld)",
+                                         len, (long long)set->max_message_bytes);
     }
     if (rc == 0 && !set->log_append_time &&
         (now - hdr.base_timestamp > set->ts_before_max_ms ||
          hdr.max_timestamp - now > set->ts_after_max_ms)) {
         rc = ERR_INVALID_TIMESTAMP;
-        out->ErrorMessage = arena_printf(ar, "Timestamp %lld of the batch is out of the allowed "
+        out->ErrorMessage = arena_printf(ar,
+                                         "Timestamp %lld of the batch is out of the allowed "
                                          "range around the broker's time %lld",
                                          (long long)hdr.base_timestamp, (long long)now);
     }
@@ -94,8 +97,8 @@ static void produce_partition(struct broker *b, struct arena *ar, const char *to
         if (rc == ERR_OUT_OF_ORDER_SEQUENCE_NUMBER || rc == ERR_INVALID_PRODUCER_EPOCH ||
             rc == ERR_UNKNOWN_PRODUCER_ID)
             log_debug("broker", "produce to %s-%d from producer %lld epoch %d seq %d: %s", topic,
-                      in->Index, (long long)hdr.producer_id, hdr.producer_epoch,
-                      hdr.base_sequence, err_name(rc));
+                      in->Index, (long long)hdr.producer_id, hdr.producer_epoch, hdr.base_sequence,
+                      err_name(rc));
         return;
     }
     out->BaseOffset = base;
@@ -124,7 +127,8 @@ void broker_produce(struct broker *b, struct net_request *req)
         int32_t np = td->PartitionData.n > 0 ? td->PartitionData.n : 0;
         tr->Name = td->Name;
         tr->PartitionResponses.n = np;
-        tr->PartitionResponses.v = arena_alloc(ar, ((size_t)np + 1) * sizeof(*tr->PartitionResponses.v));
+        tr->PartitionResponses.v =
+            arena_alloc(ar, ((size_t)np + 1) * sizeof(*tr->PartitionResponses.v));
         if (tr->PartitionResponses.v == NULL)
             goto err_nomem;
         for (int32_t j = 0; j < np; j++) {

@@ -39,9 +39,11 @@ static const struct config_def defs[] = {
     {"retention.ms", "log.retention.ms", CT_LONG, "604800000", -1, I64MAX, NULL, true},
     {"segment.bytes", "log.segment.bytes", CT_INT, "1073741824", 14, I32MAX, NULL, true},
     {"segment.ms", "log.roll.ms", CT_LONG, "604800000", 1, I64MAX, NULL, true},
-    {"unclean.leader.election.enable", "unclean.leader.election.enable", CT_BOOLEAN, "false", 0,
-     0, booleans, true},
+    {"unclean.leader.election.enable", "unclean.leader.election.enable", CT_BOOLEAN, "false", 0, 0,
+     booleans, true},
     /* broker-only configs */
+    {NULL, "log.retention.hours", CT_INT, "168", -1, I32MAX / 3600, NULL, false},
+    {NULL, "log.roll.hours", CT_INT, "168", 1, I32MAX / 3600, NULL, false},
     {NULL, "node.id", CT_INT, "1", 0, I32MAX, NULL, false},
     {NULL, "listeners", CT_LIST, "PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093", 0, 0,
      NULL, false},
@@ -100,8 +102,10 @@ int config_validate(const struct config_def *d, const char *value, char *why, si
         errno = 0;
         long long x = strtoll(value, &end, 10);
         if (errno || end == value || *end != '\0' || x < d->min || x > d->max) {
-            snprintf(why, whylen, "Invalid value %s for configuration %s: expected an integer in "
-                     "[%lld, %lld]", value, name, (long long)d->min, (long long)d->max);
+            snprintf(why, whylen,
+                     "Invalid value %s for configuration %s: expected an integer in "
+                     "[%lld, %lld]",
+                     value, name, (long long)d->min, (long long)d->max);
             return ERR_INVALID_CONFIG;
         }
     }
@@ -120,9 +124,14 @@ static const char *static_value(const struct config_ctx *a, const struct config_
          * not change while the broker runs, so the text stays right. */
         static char retention_buf[32], roll_buf[32];
         char *buf = retention ? retention_buf : roll_buf;
-        const char *hours = props_get(a->props, retention ? "log.retention.hours" : "log.roll.hours");
-        if (hours) {
-            snprintf(buf, 32, "%lld", atoll(hours) * 3600000LL);
+        const char *hours =
+            props_get(a->props, retention ? "log.retention.hours" : "log.roll.hours");
+        char *end;
+        long long h = hours ? strtoll(hours, &end, 10) : 0;
+        /* Malformed hours were refused at start (admin_check_config); a negative retention
+         * means unlimited, as in Kafka. */
+        if (hours && *hours && *end == '\0') {
+            snprintf(buf, 32, "%lld", retention && h < 0 ? -1LL : h * 3600000LL);
             *src = CS_STATIC_BROKER;
             return buf;
         }
@@ -148,8 +157,10 @@ const char *config_effective(const struct config_ctx *a, int8_t rtype, const cha
         }
     }
     snprintf(node, sizeof node, "%d", a->node_id);
-    v = meta_config_get(a->meta, RESOURCE_BROKER, rtype == RESOURCE_BROKER ? rname : node,
-                        d->broker_key);
+    const char *broker = rtype == RESOURCE_BROKER ? rname : node;
+    /* The broker resource "" is the cluster-wide default itself: no per-broker level. */
+    v = broker && broker[0] ? meta_config_get(a->meta, RESOURCE_BROKER, broker, d->broker_key)
+                            : NULL;
     if (v) {
         *src = CS_DYNAMIC_BROKER;
         return v;

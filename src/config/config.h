@@ -17,7 +17,14 @@ struct props;
 #define RESOURCE_BROKER 4
 
 /* Kafka's ConfigType (DescribeConfigs v3+) and ConfigSource values. */
-enum config_type { CT_BOOLEAN = 1, CT_STRING = 2, CT_INT = 3, CT_SHORT = 4, CT_LONG = 5, CT_LIST = 7 };
+enum config_type {
+    CT_BOOLEAN = 1,
+    CT_STRING = 2,
+    CT_INT = 3,
+    CT_SHORT = 4,
+    CT_LONG = 5,
+    CT_LIST = 7
+};
 enum config_source {
     CS_DYNAMIC_TOPIC = 1,
     CS_DYNAMIC_BROKER = 2,
@@ -33,9 +40,9 @@ struct config_def {
     const char *broker_key;
     enum config_type type;
     const char *def;
-    int64_t min, max;      /* for numeric types */
+    int64_t min, max;           /* for numeric types */
     const char *const *allowed; /* for enumerated strings, NULL-terminated; NULL = any */
-    bool dynamic;          /* may be altered at run time (broker side) */
+    bool dynamic;               /* may be altered at run time (broker side) */
 };
 
 /* The config table, in order. */

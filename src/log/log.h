@@ -129,9 +129,9 @@ bool log_flush_due(const struct log *l);
  * the thread pool); it touches only the file descriptors and an atomic flushed offset, so it
  * may run while the loop appends. Returns 0 or ERR_IO. Then call log_flush_done on the loop
  * with the offset that was passed in as `upto`. */
-int log_flush_prepare(struct log *l, int64_t *upto);  /* loop: snapshot what to flush */
-int log_flush_run(struct log *l, int64_t upto);       /* thread: fsync */
-void log_flush_done(struct log *l, int64_t upto);     /* loop: advance the recovery point */
+int log_flush_prepare(struct log *l, int64_t *upto); /* loop: snapshot what to flush */
+int log_flush_run(struct log *l, int64_t upto);      /* thread: fsync */
+void log_flush_done(struct log *l, int64_t upto);    /* loop: advance the recovery point */
 
 /* Leader epochs (leader-epoch-checkpoint): records that `epoch` starts at `start_offset`
  * (ignored if not newer than the last entry). Returns 0 or ERR_IO. */
@@ -140,8 +140,7 @@ int log_epoch_assign(struct log *l, int32_t epoch, int64_t start_offset);
 int32_t log_latest_epoch(const struct log *l);
 /* For OffsetForLeaderEpoch: the end offset of `epoch` (start of the next epoch, or the log
  * end for the latest) and the largest epoch <= `epoch`; -1/-1 if unknown. */
-void log_epoch_end_offset(const struct log *l, int32_t epoch, int32_t *out_epoch,
-                          int64_t *out_end);
+void log_epoch_end_offset(const struct log *l, int32_t epoch, int32_t *out_epoch, int64_t *out_end);
 
 /* Per-directory checkpoint files ("<version>\n<count>\n<topic> <partition> <offset>\n..."),
  * used for recovery-point-offset-checkpoint and log-start-offset-checkpoint. */

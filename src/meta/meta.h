@@ -26,7 +26,7 @@ struct meta_config_entry {
 
 struct meta_partition {
     int32_t partition;
-    int32_t leader;          /* node id, -1 = none */
+    int32_t leader; /* node id, -1 = none */
     int32_t leader_epoch;
     int32_t partition_epoch;
     int32_t n_replicas;
@@ -37,7 +37,7 @@ struct meta_partition {
 
 struct meta_topic {
     char *name;
-    uint8_t id[16];          /* topic id (UUID) */
+    uint8_t id[16]; /* topic id (UUID) */
     int32_t n_partitions;
     struct meta_partition *partitions; /* indexed by partition number */
     int32_t n_configs;
@@ -46,9 +46,9 @@ struct meta_topic {
 
 struct meta_broker {
     int32_t id;
-    char *host;              /* advertised Kafka listener */
+    char *host; /* advertised Kafka listener */
     int32_t port;
-    char *rack;              /* NULL = none */
+    char *rack; /* NULL = none */
     bool fenced;
 };
 
@@ -166,12 +166,12 @@ struct meta_voter {
 
 struct meta_options {
     int32_t node_id;
-    const char *dir;               /* raft data directory; created if missing */
+    const char *dir; /* raft data directory; created if missing */
     const char *cluster_id;
-    size_t n_voters;               /* controller.quorum.voters; may omit this node (standby) */
+    size_t n_voters; /* controller.quorum.voters; may omit this node (standby) */
     const struct meta_voter *voters;
-    const char *listen_address;    /* this node's raft host:port */
-    meta_apply_cb on_apply;        /* may be NULL */
+    const char *listen_address; /* this node's raft host:port */
+    meta_apply_cb on_apply;     /* may be NULL */
     void *on_apply_arg;
 };
 

@@ -34,8 +34,8 @@ struct req_int {
     struct net_request pub;
     struct net_conn *conn;
     struct req_int *next;
-    uint8_t *frame;      /* the request frame (after the size field) */
-    uint8_t *resp;       /* the encoded response frame, once finished */
+    uint8_t *frame; /* the request frame (after the size field) */
+    uint8_t *resp;  /* the encoded response frame, once finished */
     size_t resp_len;
     struct proto_hole *holes; /* file ranges to splice into resp (net_respond_files) */
     size_t n_holes;
@@ -58,7 +58,7 @@ struct out_item {
     struct out_frame *frame;
     const uint8_t *data; /* memory piece, or NULL for a file piece */
     size_t len;
-    int fd;     /* file piece */
+    int fd; /* file piece */
     int64_t pos;
 };
 
@@ -440,11 +440,11 @@ static void respond(struct net_request *pub, int16_t version, const void *resp, 
 {
     struct req_int *r = (struct req_int *)pub;
     if (!r->conn->closing) {
-        int rc = files ? proto_encode_response_holes(pub->api, version, pub->hdr.CorrelationId,
-                                                     resp, &r->resp, &r->resp_len, &r->holes,
-                                                     &r->n_holes)
-                       : proto_encode_response(pub->api, version, pub->hdr.CorrelationId, resp,
-                                               &r->resp, &r->resp_len);
+        int rc = files
+                     ? proto_encode_response_holes(pub->api, version, pub->hdr.CorrelationId, resp,
+                                                   &r->resp, &r->resp_len, &r->holes, &r->n_holes)
+                     : proto_encode_response(pub->api, version, pub->hdr.CorrelationId, resp,
+                                             &r->resp, &r->resp_len);
         if (rc != 0) {
             log_error("net", "cannot encode %s v%d response for %s: %s; closing", pub->api->name,
                       version, r->conn->peer, err_name(rc));
@@ -598,12 +598,15 @@ static void conn_consume(struct net_conn *c, const uint8_t *p, size_t n)
             }
             if (c->size_got < 4)
                 return;
-            int32_t size = (int32_t)((uint32_t)c->size_buf[0] << 24 | (uint32_t)c->size_buf[1] << 16 |
-                                     (uint32_t)c->size_buf[2] << 8 | c->size_buf[3]);
+            int32_t size =
+                (int32_t)((uint32_t)c->size_buf[0] << 24 | (uint32_t)c->size_buf[1] << 16 |
+                          (uint32_t)c->size_buf[2] << 8 | c->size_buf[3]);
             c->size_got = 0;
             if (size < 0 || (size_t)size > s->opts.max_frame) {
-                log_warn("net", "frame of %d bytes from %s is outside 0..%zu "
-                         "(socket.request.max.bytes); closing", size, c->peer, s->opts.max_frame);
+                log_warn("net",
+                         "frame of %d bytes from %s is outside 0..%zu "
+                         "(socket.request.max.bytes); closing",
+                         size, c->peer, s->opts.max_frame);
                 conn_close(c);
                 return;
             }
@@ -631,7 +634,8 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
     (void)suggested;
     if (c->frame && c->frame_len - c->frame_got >= 4096) {
         /* Large remainder: read straight into the frame, no copy. */
-        *buf = uv_buf_init((char *)c->frame + c->frame_got, (unsigned)(c->frame_len - c->frame_got));
+        *buf =
+            uv_buf_init((char *)c->frame + c->frame_got, (unsigned)(c->frame_len - c->frame_got));
     } else {
         *buf = uv_buf_init((char *)c->srv->scratch, SCRATCH_SIZE);
     }
@@ -718,8 +722,8 @@ static void on_connection(uv_stream_t *server, int status)
     conn_read_start(c);
 }
 
-int net_server_start(uv_loop_t *loop, const struct net_options *opts, net_request_cb cb,
-                     void *ctx, struct net_server **out)
+int net_server_start(uv_loop_t *loop, const struct net_options *opts, net_request_cb cb, void *ctx,
+                     struct net_server **out)
 {
     struct net_server *s = calloc(1, sizeof *s);
     struct sockaddr_storage addr;

@@ -24,9 +24,9 @@ struct net_request {
     /* False only for ApiVersions at a version outside the declared range: the body is not
      * decoded (body == NULL) and the answer must be a v0 response (net_respond_as). */
     bool version_supported;
-    void *body;           /* the decoded request, layout api->request */
-    struct arena *arena;  /* per-request allocations, freed when the request finishes */
-    const char *peer;     /* "ip:port" of the client, for log lines */
+    void *body;          /* the decoded request, layout api->request */
+    struct arena *arena; /* per-request allocations, freed when the request finishes */
+    const char *peer;    /* "ip:port" of the client, for log lines */
 };
 
 /* Called for every decoded request; the callee must eventually finish it exactly once. */
@@ -40,8 +40,8 @@ struct net_options {
 };
 
 /* Binds and listens. Returns 0 and *out, or an error after logging why. */
-int net_server_start(uv_loop_t *loop, const struct net_options *opts, net_request_cb cb,
-                     void *ctx, struct net_server **out);
+int net_server_start(uv_loop_t *loop, const struct net_options *opts, net_request_cb cb, void *ctx,
+                     struct net_server **out);
 
 /* The port actually bound (useful when opts->port was 0). */
 int net_server_port(const struct net_server *s);

@@ -27,9 +27,9 @@ struct pstate_batch {
 struct pstate_producer {
     int64_t producer_id;
     int16_t epoch;
-    int32_t n_batches;                                /* 0..PSTATE_MAX_BATCHES */
+    int32_t n_batches;                               /* 0..PSTATE_MAX_BATCHES */
     struct pstate_batch batches[PSTATE_MAX_BATCHES]; /* oldest first */
-    int64_t last_timestamp;    /* max timestamp of its last batch */
+    int64_t last_timestamp;                          /* max timestamp of its last batch */
     int64_t last_update_ms;    /* wall clock of its last append, for expiration */
     int32_t coordinator_epoch; /* -1 until transactions */
     int64_t txn_first_offset;  /* first offset of its ongoing transaction, -1 if none */

@@ -111,8 +111,8 @@ struct record_input {
 
 struct record_build_options {
     int64_t base_offset;
-    int16_t attributes; /* compression must be 0: the builder writes uncompressed batches */
-    int64_t producer_id;   /* -1 = none */
+    int16_t attributes;  /* compression must be 0: the builder writes uncompressed batches */
+    int64_t producer_id; /* -1 = none */
     int16_t producer_epoch;
     int32_t base_sequence; /* -1 = none */
     int32_t leader_epoch;

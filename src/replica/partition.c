@@ -110,10 +110,9 @@ void partition_refresh_settings(struct partition *p)
     s->max_message_bytes = config_topic_int(c, p->topic, "max.message.bytes", 1048588);
     s->log_append_time =
         strcmp(config_topic_str(c, p->topic, "message.timestamp.type"), "LogAppendTime") == 0;
-    s->ts_before_max_ms = config_topic_int(c, p->topic, "message.timestamp.before.max.ms",
-                                           INT64_MAX);
-    s->ts_after_max_ms = config_topic_int(c, p->topic, "message.timestamp.after.max.ms",
-                                          INT64_MAX);
+    s->ts_before_max_ms =
+        config_topic_int(c, p->topic, "message.timestamp.before.max.ms", INT64_MAX);
+    s->ts_after_max_ms = config_topic_int(c, p->topic, "message.timestamp.after.max.ms", INT64_MAX);
     /* The older single bound still applies in both directions when set. */
     if (diff < s->ts_before_max_ms)
         s->ts_before_max_ms = diff;
@@ -187,8 +186,8 @@ static int64_t find_checkpoint(const struct log_checkpoint_entry *e, size_t n, c
     return def;
 }
 
-int partition_open(struct replica_mgr *rm, const char *topic, const uint8_t id[16],
-                   int32_t index, int32_t leader_epoch, struct partition **out)
+int partition_open(struct replica_mgr *rm, const char *topic, const uint8_t id[16], int32_t index,
+                   int32_t leader_epoch, struct partition **out)
 {
     struct partition *p = calloc(1, sizeof *p);
     struct log_config lc;
@@ -258,7 +257,8 @@ static void partition_free(struct partition *p)
     if (!p->deleted && pstate_snapshot_write(p->pstate, p->dir, log_end_offset(p->log)) == 0)
         pstate_snapshot_prune(p->dir, 2);
     pstate_free(p->pstate);
-    log_close(p->log, true);
+    /* A deleted partition's directory is gone: nothing to flush or trim. */
+    log_close(p->log, !p->deleted);
     free(p->topic);
     free(p);
 }

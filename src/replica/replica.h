@@ -95,8 +95,9 @@ const struct partition_settings *partition_settings(const struct partition *p);
 int partition_append(struct partition *p, uint8_t *batch, size_t len,
                      const struct record_batch *hdr, int64_t *base_offset, int64_t *append_time);
 
-/* Someone waiting for data on partitions (a delayed Fetch): `cb` runs on the loop after an
- * append to a partition it watches. A watch must be removed before its memory goes. */
+/* Someone waiting for data on partitions (a delayed Fetch): `cb` runs, from within
+ * partition_append (or when the partition goes offline), once per added watch; the watch is
+ * already removed when it runs. A watch must be removed before its memory goes. */
 struct partition_watch {
     struct partition_watch *prev, *next;
     struct partition *p;

@@ -48,8 +48,8 @@ struct replica_mgr {
 };
 
 /* partition.c */
-int partition_open(struct replica_mgr *rm, const char *topic, const uint8_t id[16],
-                   int32_t index, int32_t leader_epoch, struct partition **out);
+int partition_open(struct replica_mgr *rm, const char *topic, const uint8_t id[16], int32_t index,
+                   int32_t leader_epoch, struct partition **out);
 /* Takes the partition offline: wakes its waiters, drops the table's reference; the
  * directory is deleted (renamed away at once) when `delete_dir`. */
 void partition_close(struct partition *p, bool delete_dir);

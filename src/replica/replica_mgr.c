@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -190,9 +191,8 @@ void replica_mgr_on_apply(void *arg, const struct meta_record *recs, size_t n)
             drop_topic_id(rm, r->u.remove_topic.topic_id);
             break;
         case META_REC_CONFIG:
-            refresh_topic_settings(rm, r->u.config.resource_type == 2
-                                           ? r->u.config.resource_name
-                                           : NULL);
+            refresh_topic_settings(rm, r->u.config.resource_type == 2 ? r->u.config.resource_name
+                                                                      : NULL);
             break;
         default:
             break;
@@ -318,8 +318,8 @@ static void on_tick(uv_timer_t *h)
             if (expire)
                 pstate_expire(p->pstate, now, expiration);
             if (retain && log_retain(p->log) > 0)
-                log_info("replica", "retention moved %s-%d's log start to %lld", p->topic,
-                         p->index, (long long)log_start_offset(p->log));
+                log_info("replica", "retention moved %s-%d's log start to %lld", p->topic, p->index,
+                         (long long)log_start_offset(p->log));
         }
     }
     if (retain)
@@ -344,7 +344,7 @@ static void remove_orphans(struct replica_mgr *rm)
     while ((e = readdir(d)) != NULL) {
         char name[256], path[PATH_MAX * 2];
         char *dash;
-        if (e->d_name[0] == '.' || e->d_type != DT_DIR ||
+        if (e->d_name[0] == '.' || (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN) ||
             strncmp(e->d_name, "__cluster_metadata", 18) == 0)
             continue;
         snprintf(path, sizeof path, "%s/%s", rm->dir, e->d_name);
@@ -360,6 +360,13 @@ static void remove_orphans(struct replica_mgr *rm)
         if (dash == NULL)
             continue;
         *dash = '\0';
+        if (dash[1] == '\0' || strspn(dash + 1, "0123456789") != strlen(dash + 1))
+            continue; /* not "<topic>-<partition>" */
+        if (e->d_type == DT_UNKNOWN) {
+            struct stat st;
+            if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+                continue;
+        }
         const struct meta_topic *t = meta_topic_by_name(rm->meta, name);
         int32_t index = atoi(dash + 1);
         if (t == NULL || index >= t->n_partitions || !assigned_here(rm, &t->partitions[index])) {

@@ -26,8 +26,8 @@ struct txn {
     int64_t next_id, end_id; /* the current block: [next_id, end_id) */
     struct waiter *head, *tail;
     int claim_tries;
-    int claiming;         /* 1 while a claim is in flight */
-    int freed;            /* txn_free ran while a claim was in flight */
+    int claiming; /* 1 while a claim is in flight */
+    int freed;    /* txn_free ran while a claim was in flight */
 };
 
 struct txn *txn_new(struct meta *m, int32_t node_id)

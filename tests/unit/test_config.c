@@ -1,0 +1,642 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* config unit tests: the table and its look-ups, validation (ranges, enumerations,
+ * non-numbers), and the effective-value chain (topic > dynamic per-broker > dynamic cluster
+ * default > static props > built-in) against a real single-voter metadata quorum on a uv
+ * loop in a temporary directory. */
+#include "harness.h"
+
+#include <arpa/inet.h>
+#include <ftw.h>
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "base/err.h"
+#include "base/props.h"
+#include "admin/admin.h"
+#include "config/config.h"
+#include "meta/meta.h"
+
+/* ---- a single-voter metadata quorum ------------------------------------------------------ */
+
+struct cfx {
+    char base[32];
+    char listen[64];
+    uv_loop_t loop;
+    struct meta_voter voter;
+    struct meta *m;
+    struct props *props;
+    struct config_ctx ctx;
+};
+
+static int cfg_free_port(void)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET};
+    socklen_t sl = sizeof sa;
+    int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
+    if (fd < 0)
+        return -1;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 &&
+        getsockname(fd, (struct sockaddr *)&sa, &sl) == 0)
+        port = ntohs(sa.sin_port);
+    close(fd);
+    return port;
+}
+
+static int cfg_rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+static void cfg_tick(uv_timer_t *t)
+{
+    (void)t;
+}
+
+/* Runs the loop until *flag or `ms` pass (a ticking timer bounds each UV_RUN_ONCE). */
+static bool cfg_run_until(uv_loop_t *loop, const bool *flag, uint64_t ms)
+{
+    uv_timer_t tick;
+    uint64_t deadline;
+    uv_update_time(loop);
+    deadline = uv_now(loop) + ms;
+    uv_timer_init(loop, &tick);
+    uv_timer_start(&tick, cfg_tick, 5, 5);
+    while (!*flag && uv_now(loop) < deadline)
+        uv_run(loop, UV_RUN_ONCE);
+    uv_close((uv_handle_t *)&tick, NULL);
+    uv_run(loop, UV_RUN_NOWAIT);
+    return *flag;
+}
+
+static bool cfg_ready_flag;
+static struct meta *cfg_ready_meta;
+static void cfg_ready_poll(uv_timer_t *t)
+{
+    (void)t;
+    if (cfg_ready_meta && meta_ready(cfg_ready_meta))
+        cfg_ready_flag = true;
+}
+
+struct cfg_wait {
+    bool done;
+    int err;
+};
+
+static void cfg_propose_cb(void *arg, int err)
+{
+    struct cfg_wait *w = arg;
+    w->err = err;
+    w->done = true;
+}
+
+static void cfg_stop_cb(void *arg)
+{
+    *(bool *)arg = true;
+}
+
+/* Starts the quorum (node id 1) and waits until it is ready. */
+static bool cfx_start(struct cfx *f)
+{
+    uv_timer_t poll;
+    struct meta_options o;
+    bool ok;
+
+    memset(f, 0, sizeof *f);
+    snprintf(f->base, sizeof f->base, "/tmp/tally-cfg-XXXXXX");
+    if (mkdtemp(f->base) == NULL || uv_loop_init(&f->loop) != 0)
+        return false;
+    snprintf(f->listen, sizeof f->listen, "127.0.0.1:%d", cfg_free_port());
+    f->voter.id = 1;
+    snprintf(f->voter.address, sizeof f->voter.address, "%s", f->listen);
+    o = (struct meta_options){.node_id = 1,
+                              .dir = f->base,
+                              .cluster_id = "cfg-cluster",
+                              .n_voters = 1,
+                              .voters = &f->voter,
+                              .listen_address = f->listen};
+    if (meta_start(&f->loop, &o, &f->m) != 0)
+        return false;
+    cfg_ready_flag = false;
+    cfg_ready_meta = f->m;
+    uv_timer_init(&f->loop, &poll);
+    uv_timer_start(&poll, cfg_ready_poll, 1, 1);
+    ok = cfg_run_until(&f->loop, &cfg_ready_flag, 3000);
+    uv_close((uv_handle_t *)&poll, NULL);
+    uv_run(&f->loop, UV_RUN_NOWAIT);
+    cfg_ready_meta = NULL;
+    f->props = props_new();
+    f->ctx = (struct config_ctx){.meta = f->m, .props = f->props, .node_id = 1};
+    return ok && f->props != NULL;
+}
+
+/* Proposes records and runs the loop until they applied; returns the apply verdict. */
+static int cfx_propose(struct cfx *f, const struct meta_record *recs, size_t n)
+{
+    struct cfg_wait w = {0};
+    int rc = meta_propose(f->m, recs, n, cfg_propose_cb, &w);
+    if (rc != 0)
+        return rc;
+    if (!cfg_run_until(&f->loop, &w.done, 3000))
+        return -9999;
+    return w.err;
+}
+
+static int cfx_set(struct cfx *f, int8_t rtype, const char *rname, const char *key,
+                   const char *value)
+{
+    struct meta_record r = {.type = META_REC_CONFIG};
+    r.u.config.resource_type = rtype;
+    r.u.config.resource_name = rname;
+    r.u.config.key = key;
+    r.u.config.value = value;
+    return cfx_propose(f, &r, 1);
+}
+
+static int cfx_topic(struct cfx *f, const char *name, uint8_t idbyte)
+{
+    struct meta_record r = {.type = META_REC_TOPIC};
+    r.u.topic.name = name;
+    memset(r.u.topic.id, idbyte, 16);
+    return cfx_propose(f, &r, 1);
+}
+
+static void cfx_stop(struct cfx *f)
+{
+    bool stopped = false;
+    if (f->m) {
+        meta_stop(f->m, cfg_stop_cb, &stopped);
+        CHECK(cfg_run_until(&f->loop, &stopped, 5000));
+    }
+    CHECK_EQ_INT(uv_loop_close(&f->loop), 0);
+    props_free(f->props);
+    nftw(f->base, cfg_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* The effective value of a topic config (by its topic key) and its source. */
+static const char *eff_topic(struct cfx *f, const char *topic, const char *key,
+                             enum config_source *src)
+{
+    return config_effective(&f->ctx, RESOURCE_TOPIC, topic, config_find_topic(key), src);
+}
+
+static const char *eff_broker(struct cfx *f, const char *broker, const char *key,
+                              enum config_source *src)
+{
+    return config_effective(&f->ctx, RESOURCE_BROKER, broker, config_find_broker(key), src);
+}
+
+/* ---- the table ----------------------------------------------------------------------------- */
+
+TEST(config_find_topic_and_broker)
+{
+    const struct config_def *d = config_find_topic("retention.ms"), *b;
+    REQUIRE(d);
+    CHECK_EQ_STR(d->broker_key, "log.retention.ms");
+    CHECK_EQ_INT(d->type, CT_LONG);
+    CHECK_EQ_STR(d->def, "604800000");
+    CHECK(config_find_broker("log.retention.ms") == d);
+    /* Topic and broker names differ: each look-up only knows its own. */
+    CHECK(config_find_topic("log.retention.ms") == NULL);
+    CHECK(config_find_broker("retention.ms") == NULL);
+    /* Same name on both sides. */
+    d = config_find_topic("min.insync.replicas");
+    REQUIRE(d);
+    CHECK(config_find_broker("min.insync.replicas") == d);
+    d = config_find_topic("segment.ms");
+    REQUIRE(d);
+    CHECK_EQ_STR(d->broker_key, "log.roll.ms");
+    d = config_find_topic("max.message.bytes");
+    REQUIRE(d);
+    CHECK_EQ_STR(d->broker_key, "message.max.bytes");
+    /* Broker-only configs have no topic key and are not topic configs. */
+    b = config_find_broker("num.partitions");
+    REQUIRE(b);
+    CHECK(b->topic_key == NULL);
+    CHECK(b->dynamic);
+    CHECK(config_find_topic("num.partitions") == NULL);
+    b = config_find_broker("node.id");
+    REQUIRE(b);
+    CHECK(!b->dynamic);
+    /* Unknown and empty keys. The hour keys are broker entries (validated at start) that
+     * no topic config takes its default from directly. */
+    CHECK(config_find_topic("no.such.config") == NULL);
+    CHECK(config_find_broker("no.such.config") == NULL);
+    CHECK(config_find_topic("") == NULL);
+    CHECK(config_find_broker("") == NULL);
+    CHECK(config_find_broker("log.retention.hours") != NULL);
+    CHECK(config_find_broker("log.retention.hours")->topic_key == NULL);
+    CHECK(config_find_topic("Retention.ms") == NULL);
+}
+
+TEST(config_hours_validated_and_negative_retention_unlimited)
+{
+    struct cfx f;
+    enum config_source src;
+    char why[256];
+
+    REQUIRE(cfx_start(&f));
+    REQUIRE(props_set(f.props, "log.retention.hours", "abc") == 0);
+    CHECK(admin_check_config(f.props, why, sizeof why) != 0);
+    REQUIRE(props_set(f.props, "log.retention.hours", "-1") == 0);
+    CHECK(admin_check_config(f.props, why, sizeof why) == 0);
+    CHECK_EQ_STR(eff_broker(&f, "1", "log.retention.ms", &src), "-1");
+    cfx_stop(&f);
+}
+
+TEST(config_cluster_default_resource_reports_default_source)
+{
+    struct cfx f;
+    enum config_source src;
+    struct meta_record rec = {.type = META_REC_CONFIG};
+
+    REQUIRE(cfx_start(&f));
+    rec.u.config.resource_type = RESOURCE_BROKER;
+    rec.u.config.resource_name = "";
+    rec.u.config.key = "num.partitions";
+    rec.u.config.value = "6";
+    REQUIRE(cfx_propose(&f, &rec, 1) == 0);
+    CHECK_EQ_STR(eff_broker(&f, "", "num.partitions", &src), "6");
+    CHECK_EQ_INT(src, CS_DYNAMIC_DEFAULT_BROKER);
+    cfx_stop(&f);
+}
+
+TEST(config_table_consistent)
+{
+    size_t n;
+    const struct config_def *d = config_defs(&n);
+    char why[256];
+    REQUIRE(n > 20);
+    for (size_t i = 0; i < n; i++) {
+        REQUIRE(d[i].broker_key && d[i].def);
+        /* Every look-up finds its own entry. */
+        CHECK(config_find_broker(d[i].broker_key) == &d[i]);
+        if (d[i].topic_key)
+            CHECK(config_find_topic(d[i].topic_key) == &d[i]);
+        /* Every built-in default passes its own validation. */
+        why[0] = '\0';
+        if (config_validate(&d[i], d[i].def, why, sizeof why) != 0) {
+            char m[300];
+            snprintf(m, sizeof m, "default of %s: %s", d[i].broker_key, why);
+            harness_fail(__FILE__, __LINE__, m);
+        }
+        if (d[i].type == CT_INT || d[i].type == CT_SHORT || d[i].type == CT_LONG)
+            CHECK(d[i].min <= d[i].max);
+    }
+    /* Topic configs come first, then broker-only ones. */
+    for (size_t i = 1; i < n; i++)
+        CHECK(!(d[i].topic_key && !d[i - 1].topic_key));
+}
+
+/* ---- validation --------------------------------------------------------------------------- */
+
+TEST(config_validate_ranges)
+{
+    char why[256];
+    const struct config_def *seg = config_find_topic("segment.bytes");
+    const struct config_def *ret = config_find_topic("retention.ms");
+    const struct config_def *mmb = config_find_topic("max.message.bytes");
+    const struct config_def *flm = config_find_topic("flush.messages");
+    const struct config_def *rf = config_find_broker("default.replication.factor");
+    const struct config_def *isr = config_find_topic("min.insync.replicas");
+    REQUIRE(seg && ret && mmb && flm && rf && isr);
+
+    CHECK_EQ_INT(config_validate(seg, "14", why, sizeof why), 0);
+    CHECK_EQ_INT(config_validate(seg, "13", why, sizeof why), ERR_INVALID_CONFIG);
+    CHECK(strstr(why, "segment.bytes") != NULL);
+    CHECK(strstr(why, "13") != NULL);
+    CHECK(strstr(why, "[14, 2147483647]") != NULL);
+    CHECK_EQ_INT(config_validate(seg, "2147483647", why, sizeof why), 0);
+    CHECK_EQ_INT(config_validate(seg, "2147483648", why, sizeof why), ERR_INVALID_CONFIG);
+
+    CHECK_EQ_INT(config_validate(ret, "-1", why, sizeof why), 0);
+    CHECK_EQ_INT(config_validate(ret, "0", why, sizeof why), 0);
+    CHECK_EQ_INT(config_validate(ret, "-2", why, sizeof why), ERR_INVALID_CONFIG);
+
+    CHECK_EQ_INT(config_validate(mmb, "0", why, sizeof why), 0);
+    CHECK_EQ_INT(config_validate(mmb, "-1", why, sizeof why), ERR_INVALID_CONFIG);
+
+    /* Longs up to INT64_MAX; one past overflows strtoll and is refused. */
+    CHECK_EQ_INT(config_validate(flm, "9223372036854775807", why, sizeof why), 0);
+    CHECK_EQ_INT(config_validate(flm, "9223372036854775808", why, sizeof why), ERR_INVALID_CONFIG);
+    CHECK_EQ_INT(config_validate(flm, "-9223372036854775809", why, sizeof why), ERR_INVALID_CONFIG);
+    CHECK_EQ_INT(config_validate(flm, "0", why, sizeof why), ERR_INVALID_CONFIG);
+
+    CHECK_EQ_INT(config_validate(rf, "32767", why, sizeof why), 0);
+    CHECK_EQ_INT(config_validate(rf, "32768", why, sizeof why), ERR_INVALID_CONFIG);
+    CHECK_EQ_INT(config_validate(rf, "0", why, sizeof why), ERR_INVALID_CONFIG);
+    CHECK_EQ_INT(config_validate(isr, "0", why, sizeof why), ERR_INVALID_CONFIG);
+    CHECK_EQ_INT(config_validate(isr, "1", why, sizeof why), 0);
+}
+
+TEST(config_validate_non_numbers)
+{
+    char why[256];
+    const struct config_def *ret = config_find_topic("retention.ms");
+    const struct config_def *np = config_find_broker("num.partitions");
+    static const char *const bad[] = {"", "abc", "12abc", "1.5", "1e3", "0x10", "--1", "1 ", "-"};
+    REQUIRE(ret && np);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        why[0] = '\0';
+        CHECK_EQ_INT(config_validate(ret, bad[i], why, sizeof why), ERR_INVALID_CONFIG);
+        CHECK(strstr(why, "retention.ms") != NULL);
+        CHECK_EQ_INT(config_validate(np, bad[i], why, sizeof why), ERR_INVALID_CONFIG);
+    }
+    /* A missing value (a delete in AlterConfigs) is named as such. */
+    CHECK_EQ_INT(config_validate(ret, NULL, why, sizeof why), ERR_INVALID_CONFIG);
+    CHECK(strstr(why, "needs a value") != NULL);
+    CHECK(strstr(why, "retention.ms") != NULL);
+    /* A broker-only config is named by its broker key. */
+    CHECK_EQ_INT(config_validate(np, "x", why, sizeof why), ERR_INVALID_CONFIG);
+    CHECK(strstr(why, "num.partitions") != NULL);
+    CHECK_EQ_INT(config_validate(np, "3", why, sizeof why), 0);
+    /* A tiny reason buffer is truncated, never overrun. */
+    char tiny[4] = "zzz";
+    CHECK_EQ_INT(config_validate(ret, "x", tiny, sizeof tiny), ERR_INVALID_CONFIG);
+    CHECK_EQ_INT(strlen(tiny), 3);
+}
+
+TEST(config_validate_enumerations)
+{
+    char why[256];
+    const struct config_def *cp = config_find_topic("cleanup.policy");
+    const struct config_def *tt = config_find_topic("message.timestamp.type");
+    const struct config_def *ule = config_find_topic("unclean.leader.election.enable");
+    const struct config_def *dirs = config_find_broker("log.dirs");
+    const struct config_def *lst = config_find_broker("listeners");
+    REQUIRE(cp && tt && ule && dirs && lst);
+
+    CHECK_EQ_INT(config_validate(cp, "delete", why, sizeof why), 0);
+    CHECK_EQ_INT(config_validate(cp, "compact", why, sizeof why), 0);
+    CHECK_EQ_INT(config_validate(cp, "compact,delete", why, sizeof why), 0);
+    CHECK_EQ_INT(config_validate(cp, "delete,compact", why, sizeof why), 0);
+    CHECK_EQ_INT(config_validate(cp, "remove", why, sizeof why), ERR_INVALID_CONFIG);
+    CHECK(strstr(why, "remove") != NULL);
+    CHECK(strstr(why, "cleanup.policy") != NULL);
+    CHECK_EQ_INT(config_validate(cp, "", why, sizeof why), ERR_INVALID_CONFIG);
+
+    CHECK_EQ_INT(config_validate(tt, "CreateTime", why, sizeof why), 0);
+    CHECK_EQ_INT(config_validate(tt, "LogAppendTime", why, sizeof why), 0);
+    CHECK_EQ_INT(config_validate(tt, "logappendtime", why, sizeof why), ERR_INVALID_CONFIG);
+    CHECK_EQ_INT(config_validate(tt, "LogAppendTime ", why, sizeof why), ERR_INVALID_CONFIG);
+
+    CHECK_EQ_INT(config_validate(ule, "true", why, sizeof why), 0);
+    CHECK_EQ_INT(config_validate(ule, "false", why, sizeof why), 0);
+    CHECK_EQ_INT(config_validate(ule, "yes", why, sizeof why), ERR_INVALID_CONFIG);
+    CHECK_EQ_INT(config_validate(ule, "1", why, sizeof why), ERR_INVALID_CONFIG);
+
+    /* Free-form strings and lists take anything. */
+    CHECK_EQ_INT(config_validate(dirs, "/var/lib/tally", why, sizeof why), 0);
+    CHECK_EQ_INT(config_validate(dirs, "", why, sizeof why), 0);
+    CHECK_EQ_INT(config_validate(lst, "PLAINTEXT://:9092", why, sizeof why), 0);
+}
+
+/* ---- the effective-value chain -------------------------------------------------------------- */
+
+TEST(config_effective_chain)
+{
+    struct cfx f;
+    enum config_source src;
+    const char *v;
+
+    REQUIRE(cfx_start(&f));
+    REQUIRE(cfx_topic(&f, "t1", 1) == 0);
+    REQUIRE(cfx_topic(&f, "t2", 2) == 0);
+
+    /* Built-in. */
+    src = 0;
+    v = eff_topic(&f, "t1", "retention.ms", &src);
+    CHECK_EQ_STR(v, "604800000");
+    CHECK_EQ_INT(src, CS_DEFAULT);
+    v = eff_broker(&f, "1", "log.retention.ms", &src);
+    CHECK_EQ_STR(v, "604800000");
+    CHECK_EQ_INT(src, CS_DEFAULT);
+
+    /* Static props. */
+    REQUIRE(props_set(f.props, "log.retention.ms", "1000") == 0);
+    v = eff_topic(&f, "t1", "retention.ms", &src);
+    CHECK_EQ_STR(v, "1000");
+    CHECK_EQ_INT(src, CS_STATIC_BROKER);
+    v = eff_broker(&f, "1", "log.retention.ms", &src);
+    CHECK_EQ_STR(v, "1000");
+    CHECK_EQ_INT(src, CS_STATIC_BROKER);
+
+    /* Dynamic cluster-wide default beats static. */
+    REQUIRE(cfx_set(&f, RESOURCE_BROKER, "", "log.retention.ms", "2000") == 0);
+    v = eff_topic(&f, "t1", "retention.ms", &src);
+    CHECK_EQ_STR(v, "2000");
+    CHECK_EQ_INT(src, CS_DYNAMIC_DEFAULT_BROKER);
+    v = eff_broker(&f, "1", "log.retention.ms", &src);
+    CHECK_EQ_STR(v, "2000");
+    CHECK_EQ_INT(src, CS_DYNAMIC_DEFAULT_BROKER);
+
+    /* Dynamic per-broker (this node) beats the cluster default; other brokers still see the
+     * cluster default. */
+    REQUIRE(cfx_set(&f, RESOURCE_BROKER, "1", "log.retention.ms", "3000") == 0);
+    v = eff_topic(&f, "t1", "retention.ms", &src);
+    CHECK_EQ_STR(v, "3000");
+    CHECK_EQ_INT(src, CS_DYNAMIC_BROKER);
+    v = eff_broker(&f, "1", "log.retention.ms", &src);
+    CHECK_EQ_STR(v, "3000");
+    CHECK_EQ_INT(src, CS_DYNAMIC_BROKER);
+    v = eff_broker(&f, "2", "log.retention.ms", &src);
+    CHECK_EQ_STR(v, "2000");
+    CHECK_EQ_INT(src, CS_DYNAMIC_DEFAULT_BROKER);
+
+    /* A topic's own setting beats everything, for that topic only. */
+    REQUIRE(cfx_set(&f, RESOURCE_TOPIC, "t1", "retention.ms", "4000") == 0);
+    v = eff_topic(&f, "t1", "retention.ms", &src);
+    CHECK_EQ_STR(v, "4000");
+    CHECK_EQ_INT(src, CS_DYNAMIC_TOPIC);
+    v = eff_topic(&f, "t2", "retention.ms", &src);
+    CHECK_EQ_STR(v, "3000");
+    CHECK_EQ_INT(src, CS_DYNAMIC_BROKER);
+    /* A broker resource never reads a topic's setting, even one whose name is the same. */
+    v = eff_broker(&f, "1", "log.retention.ms", &src);
+    CHECK_EQ_STR(v, "3000");
+
+    /* Topic configs stored under the broker key are not topic settings. */
+    REQUIRE(cfx_set(&f, RESOURCE_TOPIC, "t2", "log.retention.ms", "99") == 0);
+    v = eff_topic(&f, "t2", "retention.ms", &src);
+    CHECK_EQ_STR(v, "3000");
+
+    /* Another node's context: its per-broker entry is empty, so the cluster default. */
+    struct config_ctx other = {.meta = f.m, .props = f.props, .node_id = 2};
+    v = config_effective(&other, RESOURCE_TOPIC, "t2", config_find_topic("retention.ms"), &src);
+    CHECK_EQ_STR(v, "2000");
+    CHECK_EQ_INT(src, CS_DYNAMIC_DEFAULT_BROKER);
+    v = config_effective(&other, RESOURCE_TOPIC, "t1", config_find_topic("retention.ms"), &src);
+    CHECK_EQ_STR(v, "4000");
+
+    /* Deleting each layer falls back to the next one. */
+    REQUIRE(cfx_set(&f, RESOURCE_TOPIC, "t1", "retention.ms", NULL) == 0);
+    v = eff_topic(&f, "t1", "retention.ms", &src);
+    CHECK_EQ_STR(v, "3000");
+    CHECK_EQ_INT(src, CS_DYNAMIC_BROKER);
+    REQUIRE(cfx_set(&f, RESOURCE_BROKER, "1", "log.retention.ms", NULL) == 0);
+    v = eff_topic(&f, "t1", "retention.ms", &src);
+    CHECK_EQ_STR(v, "2000");
+    CHECK_EQ_INT(src, CS_DYNAMIC_DEFAULT_BROKER);
+    REQUIRE(cfx_set(&f, RESOURCE_BROKER, "", "log.retention.ms", NULL) == 0);
+    v = eff_topic(&f, "t1", "retention.ms", &src);
+    CHECK_EQ_STR(v, "1000");
+    CHECK_EQ_INT(src, CS_STATIC_BROKER);
+
+    /* Broker-only configs follow the same chain, without a topic layer. */
+    v = eff_broker(&f, "1", "num.partitions", &src);
+    CHECK_EQ_STR(v, "1");
+    CHECK_EQ_INT(src, CS_DEFAULT);
+    REQUIRE(props_set(f.props, "num.partitions", "4") == 0);
+    v = eff_broker(&f, "1", "num.partitions", &src);
+    CHECK_EQ_STR(v, "4");
+    CHECK_EQ_INT(src, CS_STATIC_BROKER);
+    REQUIRE(cfx_set(&f, RESOURCE_BROKER, "", "num.partitions", "6") == 0);
+    v = eff_broker(&f, "1", "num.partitions", &src);
+    CHECK_EQ_STR(v, "6");
+    CHECK_EQ_INT(src, CS_DYNAMIC_DEFAULT_BROKER);
+    /* A broker-only def asked for a topic resource skips the topic layer. */
+    v = config_effective(&f.ctx, RESOURCE_TOPIC, "t1", config_find_broker("num.partitions"), &src);
+    CHECK_EQ_STR(v, "6");
+    CHECK_EQ_INT(src, CS_DYNAMIC_DEFAULT_BROKER);
+
+    /* A topic that does not exist just has no own settings. */
+    v = eff_topic(&f, "nope", "cleanup.policy", &src);
+    CHECK_EQ_STR(v, "delete");
+    CHECK_EQ_INT(src, CS_DEFAULT);
+
+    cfx_stop(&f);
+}
+
+TEST(config_hours_fallbacks)
+{
+    struct cfx f;
+    enum config_source src;
+    const char *v;
+
+    REQUIRE(cfx_start(&f));
+    REQUIRE(cfx_topic(&f, "t", 1) == 0);
+
+    REQUIRE(props_set(f.props, "log.retention.hours", "2") == 0);
+    v = eff_topic(&f, "t", "retention.ms", &src);
+    CHECK_EQ_STR(v, "7200000");
+    CHECK_EQ_INT(src, CS_STATIC_BROKER);
+    v = eff_broker(&f, "1", "log.retention.ms", &src);
+    CHECK_EQ_STR(v, "7200000");
+    CHECK_EQ_INT(config_topic_int(&f.ctx, "t", "retention.ms", -5), 7200000);
+    /* segment.ms is not affected by log.retention.hours. */
+    v = eff_topic(&f, "t", "segment.ms", &src);
+    CHECK_EQ_STR(v, "604800000");
+    CHECK_EQ_INT(src, CS_DEFAULT);
+
+    REQUIRE(props_set(f.props, "log.roll.hours", "3") == 0);
+    v = eff_topic(&f, "t", "segment.ms", &src);
+    CHECK_EQ_STR(v, "10800000");
+    CHECK_EQ_INT(src, CS_STATIC_BROKER);
+    CHECK_EQ_INT(config_topic_int(&f.ctx, "t", "segment.ms", -5), 10800000);
+    /* Large hour counts do not overflow 32 bits. */
+    REQUIRE(props_set(f.props, "log.retention.hours", "876000") == 0);
+    CHECK_EQ_INT(config_topic_int(&f.ctx, "t", "retention.ms", -5), 3153600000000LL);
+
+    /* The millisecond keys win over hours. */
+    REQUIRE(props_set(f.props, "log.retention.ms", "123") == 0);
+    v = eff_topic(&f, "t", "retention.ms", &src);
+    CHECK_EQ_STR(v, "123");
+    CHECK_EQ_INT(src, CS_STATIC_BROKER);
+    REQUIRE(props_set(f.props, "log.roll.ms", "456") == 0);
+    v = eff_topic(&f, "t", "segment.ms", &src);
+    CHECK_EQ_STR(v, "456");
+
+    /* Dynamic values and the topic's own win over static hours. */
+    REQUIRE(cfx_set(&f, RESOURCE_BROKER, "", "log.roll.ms", "789") == 0);
+    v = eff_topic(&f, "t", "segment.ms", &src);
+    CHECK_EQ_STR(v, "789");
+    CHECK_EQ_INT(src, CS_DYNAMIC_DEFAULT_BROKER);
+    REQUIRE(cfx_set(&f, RESOURCE_TOPIC, "t", "segment.ms", "1011") == 0);
+    v = eff_topic(&f, "t", "segment.ms", &src);
+    CHECK_EQ_STR(v, "1011");
+    CHECK_EQ_INT(src, CS_DYNAMIC_TOPIC);
+
+    /* Hours apply to no other key. */
+    REQUIRE(props_set(f.props, "log.flush.interval.hours", "1") == 0);
+    v = eff_topic(&f, "t", "flush.ms", &src);
+    CHECK_EQ_STR(v, "9223372036854775807");
+    CHECK_EQ_INT(src, CS_DEFAULT);
+
+    cfx_stop(&f);
+}
+
+/* Regression: both hour fallbacks used to format into one static buffer, so a second look-up
+ * overwrote the string the first returned, and DescribeConfigs (which keeps every Value
+ * pointer until it encodes the response) showed retention.ms == segment.ms. */
+TEST(config_hours_fallback_values_independent)
+{
+    struct cfx f;
+    enum config_source src;
+    const char *ret, *roll;
+
+    REQUIRE(cfx_start(&f));
+    REQUIRE(props_set(f.props, "log.retention.hours", "2") == 0);
+    REQUIRE(props_set(f.props, "log.roll.hours", "3") == 0);
+    ret = eff_broker(&f, "1", "log.retention.ms", &src);
+    roll = eff_broker(&f, "1", "log.roll.ms", &src);
+    CHECK_EQ_STR(roll, "10800000");
+    CHECK_EQ_STR(ret, "7200000");
+    cfx_stop(&f);
+}
+
+TEST(config_topic_int_and_str)
+{
+    struct cfx f;
+
+    REQUIRE(cfx_start(&f));
+    REQUIRE(cfx_topic(&f, "t", 1) == 0);
+
+    /* Built-in defaults, parsed. */
+    CHECK_EQ_INT(config_topic_int(&f.ctx, "t", "segment.bytes", -1), 1073741824);
+    CHECK_EQ_INT(config_topic_int(&f.ctx, "t", "retention.bytes", 0), -1);
+    CHECK_EQ_INT(config_topic_int(&f.ctx, "t", "flush.messages", 0), INT64_MAX);
+    CHECK_EQ_STR(config_topic_str(&f.ctx, "t", "message.timestamp.type"), "CreateTime");
+    CHECK_EQ_STR(config_topic_str(&f.ctx, "t", "cleanup.policy"), "delete");
+
+    /* Unknown keys (including broker-only ones) give the caller's default / "". */
+    CHECK_EQ_INT(config_topic_int(&f.ctx, "t", "no.such", 77), 77);
+    CHECK_EQ_INT(config_topic_int(&f.ctx, "t", "num.partitions", 77), 77);
+    CHECK_EQ_STR(config_topic_str(&f.ctx, "t", "no.such"), "");
+    CHECK_EQ_STR(config_topic_str(&f.ctx, "t", "log.retention.ms"), "");
+
+    /* Each layer reaches the helpers. */
+    REQUIRE(props_set(f.props, "log.segment.bytes", "5000") == 0);
+    CHECK_EQ_INT(config_topic_int(&f.ctx, "t", "segment.bytes", -1), 5000);
+    REQUIRE(cfx_set(&f, RESOURCE_BROKER, "1", "log.segment.bytes", "6000") == 0);
+    CHECK_EQ_INT(config_topic_int(&f.ctx, "t", "segment.bytes", -1), 6000);
+    REQUIRE(cfx_set(&f, RESOURCE_TOPIC, "t", "segment.bytes", "7000") == 0);
+    CHECK_EQ_INT(config_topic_int(&f.ctx, "t", "segment.bytes", -1), 7000);
+    CHECK_EQ_INT(config_topic_int(&f.ctx, "other", "segment.bytes", -1), 6000);
+    REQUIRE(cfx_set(&f, RESOURCE_TOPIC, "t", "message.timestamp.type", "LogAppendTime") == 0);
+    CHECK_EQ_STR(config_topic_str(&f.ctx, "t", "message.timestamp.type"), "LogAppendTime");
+    CHECK_EQ_STR(config_topic_str(&f.ctx, "other", "message.timestamp.type"), "CreateTime");
+
+    /* The image stores whatever it was given: a value that is not a number, or is empty,
+     * gives the default rather than a half-parsed number. */
+    REQUIRE(cfx_set(&f, RESOURCE_TOPIC, "t", "retention.ms", "12abc") == 0);
+    CHECK_EQ_INT(config_topic_int(&f.ctx, "t", "retention.ms", -7), -7);
+    REQUIRE(cfx_set(&f, RESOURCE_TOPIC, "t", "retention.ms", "") == 0);
+    CHECK_EQ_INT(config_topic_int(&f.ctx, "t", "retention.ms", -7), -7);
+    CHECK_EQ_STR(config_topic_str(&f.ctx, "t", "retention.ms"), "");
+    REQUIRE(cfx_set(&f, RESOURCE_TOPIC, "t", "retention.ms", "-1") == 0);
+    CHECK_EQ_INT(config_topic_int(&f.ctx, "t", "retention.ms", -7), -1);
+    REQUIRE(props_set(f.props, "log.flush.interval.ms", "soon") == 0);
+    CHECK_EQ_INT(config_topic_int(&f.ctx, "t", "flush.ms", 42), 42);
+
+    /* The image's own rules: a topic config on an unknown topic is refused. */
+    CHECK_EQ_INT(cfx_set(&f, RESOURCE_TOPIC, "ghost", "retention.ms", "1"),
+                 ERR_UNKNOWN_TOPIC_OR_PARTITION);
+
+    cfx_stop(&f);
+}

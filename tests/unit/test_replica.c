@@ -1,0 +1,1166 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* replica unit tests: the replica manager against a real single-voter metadata quorum and a
+ * temporary log directory — which partitions it hosts, how it follows metadata (new topics,
+ * moves, deletions, config changes), appends (offsets, high watermark, LogAppendTime,
+ * idempotent producers), watches, clean shutdown files, and restarts after a clean stop,
+ * a crash, and a topic deleted while it was down. */
+#include "harness.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/err.h"
+#include "base/props.h"
+#include "log/log.h"
+#include "meta/meta.h"
+#include "pstate/pstate.h"
+#include "record/record.h"
+#include "replica/replica.h"
+
+#define NODE 1
+
+/* ---- fixture: a quorum, a props set and a replica manager on one loop ---------------------- */
+
+struct rfx {
+    char base[32];
+    char meta_dir[64], log_dir[64], listen[64];
+    uv_loop_t loop;
+    struct meta_voter voter;
+    struct meta *m;
+    struct props *props;
+    struct replica_mgr *rm;
+    int applies;
+};
+
+static int rp_free_port(void)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET};
+    socklen_t sl = sizeof sa;
+    int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
+    if (fd < 0)
+        return -1;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 &&
+        getsockname(fd, (struct sockaddr *)&sa, &sl) == 0)
+        port = ntohs(sa.sin_port);
+    close(fd);
+    return port;
+}
+
+static int rp_rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+static void rp_tick(uv_timer_t *t)
+{
+    (void)t;
+}
+
+/* Runs the loop until *flag or `ms` pass (a ticking timer bounds each UV_RUN_ONCE). */
+static bool rp_run_until(uv_loop_t *loop, const bool *flag, uint64_t ms)
+{
+    uv_timer_t tick;
+    uint64_t deadline;
+    uv_update_time(loop);
+    deadline = uv_now(loop) + ms;
+    uv_timer_init(loop, &tick);
+    uv_timer_start(&tick, rp_tick, 5, 5);
+    while (!*flag && uv_now(loop) < deadline)
+        uv_run(loop, UV_RUN_ONCE);
+    uv_close((uv_handle_t *)&tick, NULL);
+    uv_run(loop, UV_RUN_NOWAIT);
+    return *flag;
+}
+
+static void rp_flag_cb(void *arg)
+{
+    *(bool *)arg = true;
+}
+
+struct rp_wait {
+    bool done;
+    int err;
+};
+
+static void rp_propose_cb(void *arg, int err)
+{
+    struct rp_wait *w = arg;
+    w->err = err;
+    w->done = true;
+}
+
+/* The meta apply hook: forwards to the replica manager once it runs (NULL before). */
+static void rp_on_apply(void *arg, const struct meta_record *recs, size_t n)
+{
+    struct rfx *f = arg;
+    f->applies++;
+    replica_mgr_on_apply(f->rm, recs, n);
+}
+
+static bool rp_ready_flag;
+static struct meta *rp_ready_meta;
+static void rp_ready_poll(uv_timer_t *t)
+{
+    (void)t;
+    if (rp_ready_meta && meta_ready(rp_ready_meta))
+        rp_ready_flag = true;
+}
+
+static bool rfx_meta_start(struct rfx *f)
+{
+    struct meta_options o = {.node_id = NODE,
+                             .dir = f->meta_dir,
+                             .cluster_id = "replica-cluster",
+                             .n_voters = 1,
+                             .voters = &f->voter,
+                             .listen_address = f->listen,
+                             .on_apply = rp_on_apply,
+                             .on_apply_arg = f};
+    uv_timer_t poll;
+    bool ok;
+    f->m = NULL;
+    if (meta_start(&f->loop, &o, &f->m) != 0)
+        return false;
+    rp_ready_flag = false;
+    rp_ready_meta = f->m;
+    uv_timer_init(&f->loop, &poll);
+    uv_timer_start(&poll, rp_ready_poll, 1, 1);
+    ok = rp_run_until(&f->loop, &rp_ready_flag, 3000);
+    uv_close((uv_handle_t *)&poll, NULL);
+    uv_run(&f->loop, UV_RUN_NOWAIT);
+    rp_ready_meta = NULL;
+    return ok;
+}
+
+static bool rfx_meta_stop(struct rfx *f)
+{
+    bool stopped = false;
+    if (f->m == NULL)
+        return true;
+    meta_stop(f->m, rp_flag_cb, &stopped);
+    f->m = NULL;
+    return rp_run_until(&f->loop, &stopped, 5000);
+}
+
+static int rfx_rm_start(struct rfx *f)
+{
+    struct replica_options o = {
+        .loop = &f->loop, .meta = f->m, .config = f->props, .node_id = NODE, .log_dir = f->log_dir};
+    return replica_mgr_start(&o, &f->rm);
+}
+
+static bool rfx_rm_stop(struct rfx *f)
+{
+    bool stopped = false;
+    if (f->rm == NULL)
+        return true;
+    replica_mgr_stop(f->rm, rp_flag_cb, &stopped);
+    f->rm = NULL; /* on_apply must not reach it any more */
+    return rp_run_until(&f->loop, &stopped, 5000);
+}
+
+/* A quorum in <base>/meta and a log directory <base>/logs; the manager is not started. */
+static bool rfx_init(struct rfx *f)
+{
+    memset(f, 0, sizeof *f);
+    snprintf(f->base, sizeof f->base, "/tmp/tally-rep-XXXXXX");
+    if (mkdtemp(f->base) == NULL || uv_loop_init(&f->loop) != 0)
+        return false;
+    snprintf(f->meta_dir, sizeof f->meta_dir, "%s/meta", f->base);
+    snprintf(f->log_dir, sizeof f->log_dir, "%s/logs", f->base);
+    if (mkdir(f->log_dir, 0755) != 0)
+        return false;
+    snprintf(f->listen, sizeof f->listen, "127.0.0.1:%d", rp_free_port());
+    f->voter.id = NODE;
+    snprintf(f->voter.address, sizeof f->voter.address, "%s", f->listen);
+    f->props = props_new();
+    return f->props != NULL && rfx_meta_start(f);
+}
+
+static void rfx_fini(struct rfx *f)
+{
+    CHECK(rfx_rm_stop(f));
+    CHECK(rfx_meta_stop(f));
+    CHECK_EQ_INT(uv_loop_close(&f->loop), 0);
+    props_free(f->props);
+    nftw(f->base, rp_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Stops the manager and the quorum, then starts both again on the same directories. */
+static bool rfx_restart(struct rfx *f)
+{
+    if (!rfx_rm_stop(f) || !rfx_meta_stop(f) || !rfx_meta_start(f))
+        return false;
+    return rfx_rm_start(f) == 0;
+}
+
+static int rfx_propose(struct rfx *f, const struct meta_record *recs, size_t n)
+{
+    struct rp_wait w = {0};
+    int rc = meta_propose(f->m, recs, n, rp_propose_cb, &w);
+    if (rc != 0)
+        return rc;
+    if (!rp_run_until(&f->loop, &w.done, 3000))
+        return -9999;
+    return w.err;
+}
+
+static void tid(uint8_t id[16], int n)
+{
+    memset(id, 0, 16);
+    id[0] = 0x5A;
+    id[15] = (uint8_t)n;
+}
+
+static const int32_t here[] = {NODE};
+static const int32_t elsewhere[] = {2, 3};
+
+static struct meta_record r_topic(const char *name, int id)
+{
+    struct meta_record r = {.type = META_REC_TOPIC};
+    r.u.topic.name = name;
+    tid(r.u.topic.id, id);
+    return r;
+}
+
+static struct meta_record r_part(int id, int32_t index, bool is_here, int32_t epoch)
+{
+    struct meta_record r = {.type = META_REC_PARTITION};
+    tid(r.u.partition.topic_id, id);
+    r.u.partition.partition = index;
+    r.u.partition.leader = is_here ? NODE : 2;
+    r.u.partition.leader_epoch = epoch;
+    r.u.partition.partition_epoch = 0;
+    r.u.partition.n_replicas = r.u.partition.n_isr = is_here ? 1 : 2;
+    r.u.partition.replicas = r.u.partition.isr = is_here ? here : elsewhere;
+    return r;
+}
+
+static struct meta_record r_remove(int id)
+{
+    struct meta_record r = {.type = META_REC_REMOVE_TOPIC};
+    tid(r.u.remove_topic.topic_id, id);
+    return r;
+}
+
+static struct meta_record r_config(int8_t type, const char *name, const char *key,
+                                   const char *value)
+{
+    struct meta_record r = {.type = META_REC_CONFIG};
+    r.u.config.resource_type = type;
+    r.u.config.resource_name = name;
+    r.u.config.key = key;
+    r.u.config.value = value;
+    return r;
+}
+
+#define PROPOSE(f, ...)                                                                            \
+    rfx_propose(f, (struct meta_record[]){__VA_ARGS__},                                            \
+                sizeof((struct meta_record[]){__VA_ARGS__}) / sizeof(struct meta_record))
+
+/* Creates a topic with `n` partitions hosted here. */
+static int make_topic(struct rfx *f, const char *name, int id, int n)
+{
+    struct meta_record recs[9];
+    recs[0] = r_topic(name, id);
+    for (int i = 0; i < n && i < 8; i++)
+        recs[i + 1] = r_part(id, i, true, 0);
+    return rfx_propose(f, recs, (size_t)n + 1);
+}
+
+/* Builds and appends a batch of `n` records (producer pid/epoch/seq, or pid -1), timestamp
+ * ts. Returns partition_append's result; *base and *at receive its outputs. */
+static int append(struct partition *p, int n, int64_t pid, int16_t epoch, int32_t seq, int64_t ts,
+                  int64_t *base, int64_t *at)
+{
+    struct record_input recs[16];
+    struct record_build_options opt = {.base_offset = 0,
+                                       .producer_id = pid,
+                                       .producer_epoch = pid >= 0 ? epoch : -1,
+                                       .base_sequence = pid >= 0 ? seq : -1,
+                                       .leader_epoch = -1};
+    static const uint8_t val[] = "value";
+    struct record_batch hdr;
+    uint8_t *b;
+    size_t len;
+    int rc;
+    int64_t dummy_base = -2, dummy_at = -2;
+
+    for (int i = 0; i < n; i++)
+        recs[i] =
+            (struct record_input){.key_len = -1, .value = val, .value_len = 5, .timestamp = ts + i};
+    if (record_batch_build(&opt, recs, n, &b, &len) != 0)
+        return -9999;
+    if (record_batch_validate(b, len, &hdr) != 0) {
+        free(b);
+        return -9998;
+    }
+    rc = partition_append(p, b, len, &hdr, base ? base : &dummy_base, at ? at : &dummy_at);
+    free(b);
+    return rc;
+}
+
+static int64_t wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Reads the batch header at `offset` back from the log file. */
+static bool read_header(struct partition *p, int64_t offset, struct record_batch *b, bool validate)
+{
+    struct log_slice sl;
+    uint8_t *buf;
+    bool ok = false;
+    if (log_read(partition_log(p), offset, partition_high_watermark(p), 1 << 20, &sl) != 0)
+        return false;
+    if (sl.len >= RECORD_BATCH_HEADER && (buf = malloc(sl.len)) != NULL) {
+        if (pread(sl.fd, buf, sl.len, sl.pos) == (ssize_t)sl.len &&
+            record_batch_parse_header(buf, sl.len, b) == 0)
+            ok = !validate || record_batch_validate(buf, record_batch_size(b), b) == 0;
+        free(buf);
+    }
+    log_slice_release(partition_log(p), &sl);
+    return ok;
+}
+
+static bool exists(const char *dir, const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return access(path, F_OK) == 0;
+}
+
+/* Number of entries in dir whose name ends with `suffix` (or contains it, if !at_end). */
+static int count_files(const char *dir, const char *suffix, bool at_end)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int n = 0;
+    size_t sl = strlen(suffix);
+    if (d == NULL)
+        return -1;
+    while ((e = readdir(d)) != NULL) {
+        size_t l = strlen(e->d_name);
+        if (at_end ? (l >= sl && strcmp(e->d_name + l - sl, suffix) == 0)
+                   : strstr(e->d_name, suffix) != NULL)
+            n++;
+    }
+    closedir(d);
+    return n;
+}
+
+/* ---- hosting ------------------------------------------------------------------------------- */
+
+TEST(replica_start_hosts_assigned_partitions)
+{
+    struct rfx f;
+    struct partition *p;
+    char path[256], line[128];
+    FILE *fp;
+    uint8_t id[16];
+
+    REQUIRE(rfx_init(&f));
+    /* orders: 0 and 1 here, 2 elsewhere; remote: all elsewhere. */
+    REQUIRE(PROPOSE(&f, r_topic("orders", 1), r_part(1, 0, true, 3), r_part(1, 1, true, 3),
+                    r_part(1, 2, false, 3), r_topic("remote", 2), r_part(2, 0, false, 0)) == 0);
+    REQUIRE(rfx_rm_start(&f) == 0);
+    CHECK_EQ_INT(replica_count(f.rm), 2);
+    p = replica_partition(f.rm, "orders", 0);
+    REQUIRE(p);
+    CHECK(replica_partition(f.rm, "orders", 1) != NULL);
+    CHECK(replica_partition(f.rm, "orders", 2) == NULL);
+    CHECK(replica_partition(f.rm, "orders", 3) == NULL);
+    CHECK(replica_partition(f.rm, "remote", 0) == NULL);
+    CHECK(replica_partition(f.rm, "nope", 0) == NULL);
+    tid(id, 1);
+    CHECK(replica_partition_by_id(f.rm, id, 0) == p);
+    CHECK(replica_partition_by_id(f.rm, id, 2) == NULL);
+    tid(id, 9);
+    CHECK(replica_partition_by_id(f.rm, id, 0) == NULL);
+
+    CHECK_EQ_STR(partition_topic(p), "orders");
+    CHECK_EQ_INT(partition_index(p), 0);
+    tid(id, 1);
+    CHECK(memcmp(partition_topic_id(p), id, 16) == 0);
+    CHECK_EQ_INT(partition_leader_epoch(p), 3);
+    CHECK_EQ_INT(log_latest_epoch(partition_log(p)), 3);
+    CHECK(partition_online(p));
+    CHECK_EQ_INT(partition_high_watermark(p), 0);
+    CHECK_EQ_INT(partition_log_end_offset(p), 0);
+    CHECK_EQ_INT(partition_log_start_offset(p), 0);
+    CHECK_EQ_INT(partition_last_stable_offset(p), 0);
+    CHECK(partition_pstate(p) != NULL);
+    CHECK(!partition_settings(p)->log_append_time);
+    CHECK_EQ_INT(partition_settings(p)->max_message_bytes, 1048588);
+    CHECK_EQ_INT(partition_settings(p)->ts_before_max_ms, INT64_MAX);
+
+    /* Directories exist only for hosted partitions, each with Kafka's partition.metadata. */
+    snprintf(path, sizeof path, "%s/orders-0", f.log_dir);
+    CHECK(access(path, F_OK) == 0);
+    snprintf(path, sizeof path, "%s/orders-1", f.log_dir);
+    CHECK(access(path, F_OK) == 0);
+    snprintf(path, sizeof path, "%s/orders-2", f.log_dir);
+    CHECK(access(path, F_OK) != 0);
+    snprintf(path, sizeof path, "%s/remote-0", f.log_dir);
+    CHECK(access(path, F_OK) != 0);
+    snprintf(path, sizeof path, "%s/orders-0/partition.metadata", f.log_dir);
+    fp = fopen(path, "r");
+    REQUIRE(fp);
+    REQUIRE(fgets(line, sizeof line, fp));
+    CHECK_EQ_STR(line, "version: 0\n");
+    REQUIRE(fgets(line, sizeof line, fp));
+    /* 0x5A 00 00 ... 01 in base64url, 22 characters. */
+    CHECK_EQ_STR(line, "topic_id: WgAAAAAAAAAAAAAAAAAAAQ\n");
+    fclose(fp);
+    /* The clean marker is gone while running. */
+    CHECK(!exists(f.log_dir, ".kafka_cleanshutdown"));
+    rfx_fini(&f);
+}
+
+TEST(replica_on_apply_follows_metadata)
+{
+    struct rfx f;
+    struct partition *p;
+    char path[256];
+
+    REQUIRE(rfx_init(&f));
+    REQUIRE(rfx_rm_start(&f) == 0);
+    CHECK_EQ_INT(replica_count(f.rm), 0);
+
+    /* A new topic: its partitions open as the batch applies. */
+    REQUIRE(make_topic(&f, "fresh", 1, 3) == 0);
+    CHECK_EQ_INT(replica_count(f.rm), 3);
+    for (int i = 0; i < 3; i++)
+        CHECK(replica_partition(f.rm, "fresh", i) != NULL);
+
+    /* A topic first, partitions in a later batch. */
+    REQUIRE(PROPOSE(&f, r_topic("later", 2)) == 0);
+    CHECK_EQ_INT(replica_count(f.rm), 3);
+    REQUIRE(PROPOSE(&f, r_part(2, 0, true, 0), r_part(2, 1, false, 0)) == 0);
+    CHECK_EQ_INT(replica_count(f.rm), 4);
+    CHECK(replica_partition(f.rm, "later", 0) != NULL);
+    CHECK(replica_partition(f.rm, "later", 1) == NULL);
+
+    /* A new leader epoch reaches the open partition. */
+    REQUIRE(PROPOSE(&f, r_part(1, 0, true, 5)) == 0);
+    p = replica_partition(f.rm, "fresh", 0);
+    REQUIRE(p);
+    CHECK_EQ_INT(partition_leader_epoch(p), 5);
+    REQUIRE(append(p, 2, -1, 0, 0, 1000, NULL, NULL) == 0);
+    CHECK_EQ_INT(log_latest_epoch(partition_log(p)), 5);
+
+    /* Moved away: closed, but its data stays on disk (no deletion for a move). */
+    REQUIRE(PROPOSE(&f, r_part(1, 1, false, 1)) == 0);
+    CHECK(replica_partition(f.rm, "fresh", 1) == NULL);
+    CHECK_EQ_INT(replica_count(f.rm), 3);
+    snprintf(path, sizeof path, "%s/fresh-1", f.log_dir);
+    CHECK(access(path, F_OK) == 0);
+
+    /* Moved back: opened again. */
+    REQUIRE(PROPOSE(&f, r_part(1, 1, true, 2)) == 0);
+    CHECK(replica_partition(f.rm, "fresh", 1) != NULL);
+    CHECK_EQ_INT(replica_count(f.rm), 4);
+
+    /* Many partitions: the table grows past its first 256 buckets. Three batches of 11
+     * topics with 8 partitions each. */
+    {
+        static char names[33][16];
+        static struct meta_record recs[11 * 9];
+        for (int b = 0; b < 3; b++) {
+            size_t k = 0;
+            for (int t = b * 11; t < (b + 1) * 11; t++) {
+                snprintf(names[t], sizeof names[t], "bulk%02d", t);
+                recs[k++] = r_topic(names[t], 100 + t);
+                for (int i = 0; i < 8; i++)
+                    recs[k++] = r_part(100 + t, i, true, 0);
+            }
+            REQUIRE(rfx_propose(&f, recs, k) == 0);
+        }
+        CHECK_EQ_INT(replica_count(f.rm), 4 + 264);
+        for (int t = 0; t < 33; t++)
+            for (int i = 0; i < 8; i++)
+                CHECK(replica_partition(f.rm, names[t], i) != NULL);
+        CHECK(replica_partition(f.rm, "fresh", 0) == p);
+    }
+    rfx_fini(&f);
+}
+
+/* ---- appends ------------------------------------------------------------------------------ */
+
+TEST(replica_append_advances_hw_and_leo)
+{
+    struct rfx f;
+    struct partition *p;
+    struct record_batch b;
+    int64_t base = -1, at = 0;
+
+    REQUIRE(rfx_init(&f));
+    REQUIRE(make_topic(&f, "t", 1, 1) == 0);
+    REQUIRE(rfx_rm_start(&f) == 0);
+    p = replica_partition(f.rm, "t", 0);
+    REQUIRE(p);
+
+    REQUIRE(append(p, 3, -1, 0, 0, 1000, &base, &at) == 0);
+    CHECK_EQ_INT(base, 0);
+    CHECK_EQ_INT(at, -1);
+    CHECK_EQ_INT(partition_log_end_offset(p), 3);
+    CHECK_EQ_INT(partition_high_watermark(p), 3);
+    CHECK_EQ_INT(partition_last_stable_offset(p), 3);
+    REQUIRE(append(p, 1, -1, 0, 0, 2000, &base, &at) == 0);
+    CHECK_EQ_INT(base, 3);
+    REQUIRE(append(p, 5, -1, 0, 0, 3000, &base, &at) == 0);
+    CHECK_EQ_INT(base, 4);
+    CHECK_EQ_INT(partition_log_end_offset(p), 9);
+    CHECK_EQ_INT(partition_high_watermark(p), 9);
+    CHECK_EQ_INT(partition_log_start_offset(p), 0);
+
+    /* What is on disk: offsets assigned, CreateTime timestamps kept, CRC intact. */
+    REQUIRE(read_header(p, 4, &b, true));
+    CHECK_EQ_INT(b.base_offset, 4);
+    CHECK_EQ_INT(b.last_offset_delta, 4);
+    CHECK_EQ_INT(b.max_timestamp, 3004);
+    CHECK_EQ_INT(b.attributes & RECORD_ATTR_LOG_APPEND_TIME, 0);
+    CHECK_EQ_INT(b.leader_epoch, 0);
+    REQUIRE(read_header(p, 3, &b, true));
+    CHECK_EQ_INT(b.base_offset, 3);
+    rfx_fini(&f);
+}
+
+TEST(replica_log_append_time)
+{
+    struct rfx f;
+    struct partition *p;
+    struct record_batch b;
+    int64_t base = -1, at = -1, before, after;
+
+    REQUIRE(rfx_init(&f));
+    REQUIRE(PROPOSE(&f, r_topic("lat", 1), r_part(1, 0, true, 0),
+                    r_config(2, "lat", "message.timestamp.type", "LogAppendTime")) == 0);
+    REQUIRE(rfx_rm_start(&f) == 0);
+    p = replica_partition(f.rm, "lat", 0);
+    REQUIRE(p);
+    CHECK(partition_settings(p)->log_append_time);
+
+    before = wall_now();
+    REQUIRE(append(p, 2, -1, 0, 0, 1000, &base, &at) == 0);
+    after = wall_now();
+    CHECK_EQ_INT(base, 0);
+    CHECK(at >= before && at <= after);
+    REQUIRE(read_header(p, 0, &b, true));
+    CHECK(b.attributes & RECORD_ATTR_LOG_APPEND_TIME);
+    CHECK_EQ_INT(b.max_timestamp, at);
+    CHECK_EQ_INT(b.base_timestamp, 1000); /* the records keep theirs */
+
+    /* Back to CreateTime through a CONFIG record. */
+    REQUIRE(PROPOSE(&f, r_config(2, "lat", "message.timestamp.type", "CreateTime")) == 0);
+    CHECK(!partition_settings(p)->log_append_time);
+    REQUIRE(append(p, 1, -1, 0, 0, 5000, &base, &at) == 0);
+    CHECK_EQ_INT(base, 2);
+    CHECK_EQ_INT(at, -1);
+    REQUIRE(read_header(p, 2, &b, true));
+    CHECK_EQ_INT(b.attributes & RECORD_ATTR_LOG_APPEND_TIME, 0);
+    CHECK_EQ_INT(b.max_timestamp, 5000);
+
+    /* A dynamic cluster default reaches partitions without a topic setting. */
+    REQUIRE(PROPOSE(&f, r_config(2, "lat", "message.timestamp.type", NULL)) == 0);
+    CHECK(!partition_settings(p)->log_append_time);
+    REQUIRE(PROPOSE(&f, r_config(4, "", "log.message.timestamp.type", "LogAppendTime"),
+                    r_config(4, "", "message.max.bytes", "5000")) == 0);
+    CHECK(partition_settings(p)->log_append_time);
+    CHECK_EQ_INT(partition_settings(p)->max_message_bytes, 5000);
+    REQUIRE(append(p, 1, -1, 0, 0, 5000, &base, &at) == 0);
+    CHECK(at >= before);
+
+    /* The older single timestamp bound limits both directions. */
+    REQUIRE(PROPOSE(&f, r_config(2, "lat", "message.timestamp.difference.max.ms", "60000"),
+                    r_config(2, "lat", "message.timestamp.after.max.ms", "1000")) == 0);
+    CHECK_EQ_INT(partition_settings(p)->ts_before_max_ms, 60000);
+    CHECK_EQ_INT(partition_settings(p)->ts_after_max_ms, 1000);
+    rfx_fini(&f);
+}
+
+TEST(replica_idempotent_duplicates_and_order)
+{
+    struct rfx f;
+    struct partition *p;
+    const struct pstate_producer *pp;
+    int64_t base = -1, at;
+
+    REQUIRE(rfx_init(&f));
+    REQUIRE(make_topic(&f, "idem", 1, 1) == 0);
+    REQUIRE(rfx_rm_start(&f) == 0);
+    p = replica_partition(f.rm, "idem", 0);
+    REQUIRE(p);
+
+    REQUIRE(append(p, 3, 1000, 0, 0, 1000, &base, &at) == 0); /* seq 0..2 at 0..2 */
+    CHECK_EQ_INT(base, 0);
+    REQUIRE(append(p, 1, -1, 0, 0, 1000, &base, &at) == 0); /* a plain one at 3 */
+    CHECK_EQ_INT(base, 3);
+    REQUIRE(append(p, 2, 1000, 0, 3, 1000, &base, &at) == 0); /* seq 3..4 at 4..5 */
+    CHECK_EQ_INT(base, 4);
+    CHECK_EQ_INT(partition_log_end_offset(p), 6);
+
+    /* Exact retries: nothing appended, the original offset back. */
+    base = -1;
+    CHECK_EQ_INT(append(p, 3, 1000, 0, 0, 1000, &base, &at), ERR_DUPLICATE_SEQUENCE_NUMBER);
+    CHECK_EQ_INT(base, 0);
+    base = -1;
+    CHECK_EQ_INT(append(p, 2, 1000, 0, 3, 1000, &base, &at), ERR_DUPLICATE_SEQUENCE_NUMBER);
+    CHECK_EQ_INT(base, 4);
+    CHECK_EQ_INT(partition_log_end_offset(p), 6);
+    CHECK_EQ_INT(partition_high_watermark(p), 6);
+
+    /* A gap, an unknown producer mid-stream, an older epoch. */
+    CHECK_EQ_INT(append(p, 1, 1000, 0, 9, 1000, &base, &at), ERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
+    CHECK_EQ_INT(append(p, 1, 2000, 0, 5, 1000, &base, &at), ERR_UNKNOWN_PRODUCER_ID);
+    CHECK_EQ_INT(partition_log_end_offset(p), 6);
+    REQUIRE(append(p, 1, 1000, 1, 0, 1000, &base, &at) == 0); /* new epoch from 0 */
+    CHECK_EQ_INT(base, 6);
+    CHECK_EQ_INT(append(p, 1, 1000, 0, 5, 1000, &base, &at), ERR_INVALID_PRODUCER_EPOCH);
+    CHECK_EQ_INT(append(p, 1, 1000, 2, 3, 1000, &base, &at), ERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
+    CHECK_EQ_INT(partition_log_end_offset(p), 7);
+
+    pp = pstate_get(partition_pstate(p), 1000);
+    REQUIRE(pp);
+    CHECK_EQ_INT(pp->epoch, 1);
+    REQUIRE(pp->n_batches >= 1);
+    CHECK_EQ_INT(pp->batches[pp->n_batches - 1].first_offset, 6);
+    CHECK_EQ_INT(pp->batches[pp->n_batches - 1].last_seq, 0);
+    CHECK(pstate_get(partition_pstate(p), 2000) == NULL);
+    rfx_fini(&f);
+}
+
+/* ---- watches and deletion ------------------------------------------------------------------ */
+
+struct watch_log {
+    int calls;
+    struct partition_watch *remove_too; /* removed from inside the callback */
+    bool saw_offline;
+    bool p_cleared;
+};
+
+static void watch_cb(struct partition_watch *w)
+{
+    struct watch_log *wl = w->arg;
+    wl->calls++;
+    wl->p_cleared = w->p == NULL;
+    if (wl->remove_too)
+        partition_watch_remove(wl->remove_too);
+}
+
+TEST(replica_watch_fires_on_append_and_delete)
+{
+    struct rfx f;
+    struct partition *p;
+    struct watch_log l1 = {0}, l2 = {0};
+    struct partition_watch w1 = {.cb = watch_cb, .arg = &l1}, w2 = {.cb = watch_cb, .arg = &l2};
+    char path[256];
+
+    REQUIRE(rfx_init(&f));
+    REQUIRE(make_topic(&f, "w", 1, 1) == 0);
+    REQUIRE(rfx_rm_start(&f) == 0);
+    p = replica_partition(f.rm, "w", 0);
+    REQUIRE(p);
+
+    /* An append wakes every watcher once; the watch is then detached. */
+    partition_watch_add(p, &w1);
+    partition_watch_add(p, &w2);
+    CHECK(w1.p == p);
+    REQUIRE(append(p, 1, -1, 0, 0, 1000, NULL, NULL) == 0);
+    CHECK_EQ_INT(l1.calls, 1);
+    CHECK_EQ_INT(l2.calls, 1);
+    CHECK(l1.p_cleared);
+    REQUIRE(append(p, 1, -1, 0, 0, 1000, NULL, NULL) == 0);
+    CHECK_EQ_INT(l1.calls, 1);
+    partition_watch_remove(&w1); /* already detached: harmless */
+
+    /* A removed watch does not fire. */
+    partition_watch_add(p, &w1);
+    partition_watch_remove(&w1);
+    REQUIRE(append(p, 1, -1, 0, 0, 1000, NULL, NULL) == 0);
+    CHECK_EQ_INT(l1.calls, 1);
+
+    /* A rejected (duplicate) append wakes nobody. */
+    REQUIRE(append(p, 1, 77, 0, 0, 1000, NULL, NULL) == 0);
+    partition_watch_add(p, &w1);
+    CHECK_EQ_INT(append(p, 1, 77, 0, 0, 1000, NULL, NULL), ERR_DUPLICATE_SEQUENCE_NUMBER);
+    CHECK_EQ_INT(l1.calls, 1);
+
+    /* A callback may remove another pending watch. */
+    l1.remove_too = &w2;
+    partition_watch_add(p, &w2);
+    REQUIRE(append(p, 1, -1, 0, 0, 1000, NULL, NULL) == 0);
+    CHECK_EQ_INT(l1.calls, 2);
+    CHECK_EQ_INT(l2.calls, 1);
+    l1.remove_too = NULL;
+
+    /* Deleting the topic wakes watchers; a holder keeps the partition alive, offline. */
+    partition_watch_add(p, &w1);
+    partition_hold(p);
+    REQUIRE(PROPOSE(&f, r_remove(1)) == 0);
+    CHECK_EQ_INT(l1.calls, 3);
+    CHECK(l1.p_cleared);
+    CHECK(!partition_online(p));
+    CHECK(replica_partition(f.rm, "w", 0) == NULL);
+    CHECK_EQ_INT(replica_count(f.rm), 0);
+    CHECK_EQ_INT(partition_log_end_offset(p), 5);
+    partition_release(p);
+    snprintf(path, sizeof path, "%s/w-0", f.log_dir);
+    CHECK(access(path, F_OK) != 0);
+    CHECK_EQ_INT(count_files(f.log_dir, "-delete", false), 0);
+    rfx_fini(&f);
+}
+
+TEST(replica_remove_topic_deletes_directory)
+{
+    struct rfx f;
+    struct partition *p;
+    char path[256];
+    int64_t base;
+
+    REQUIRE(rfx_init(&f));
+    REQUIRE(make_topic(&f, "gone", 1, 2) == 0);
+    REQUIRE(make_topic(&f, "kept", 2, 1) == 0);
+    REQUIRE(rfx_rm_start(&f) == 0);
+    p = replica_partition(f.rm, "gone", 0);
+    REQUIRE(p);
+    for (int i = 0; i < 4; i++)
+        REQUIRE(append(p, 2, -1, 0, 0, 1000, NULL, NULL) == 0);
+
+    REQUIRE(PROPOSE(&f, r_remove(1)) == 0);
+    CHECK_EQ_INT(replica_count(f.rm), 1);
+    CHECK(replica_partition(f.rm, "gone", 0) == NULL);
+    CHECK(replica_partition(f.rm, "gone", 1) == NULL);
+    snprintf(path, sizeof path, "%s/gone-0", f.log_dir);
+    CHECK(access(path, F_OK) != 0);
+    snprintf(path, sizeof path, "%s/gone-1", f.log_dir);
+    CHECK(access(path, F_OK) != 0);
+    snprintf(path, sizeof path, "%s/kept-0", f.log_dir);
+    CHECK(access(path, F_OK) == 0);
+    CHECK_EQ_INT(count_files(f.log_dir, "-delete", false), 0);
+
+    /* The same name again is a new, empty topic. */
+    REQUIRE(make_topic(&f, "gone", 3, 1) == 0);
+    p = replica_partition(f.rm, "gone", 0);
+    REQUIRE(p);
+    CHECK_EQ_INT(partition_log_end_offset(p), 0);
+    REQUIRE(append(p, 1, -1, 0, 0, 1000, &base, NULL) == 0);
+    CHECK_EQ_INT(base, 0);
+
+    /* Delete and recreate in one batch while running: the old data does not survive. */
+    REQUIRE(PROPOSE(&f, r_remove(3), r_topic("gone", 4), r_part(4, 0, true, 0)) == 0);
+    p = replica_partition(f.rm, "gone", 0);
+    REQUIRE(p);
+    CHECK_EQ_INT(partition_log_end_offset(p), 0);
+    rfx_fini(&f);
+}
+
+/* ---- shutdown and restart ----------------------------------------------------------------- */
+
+TEST(replica_stop_writes_marker_checkpoints_snapshot)
+{
+    struct rfx f;
+    struct partition *p;
+    struct log_checkpoint_entry *e = NULL;
+    size_t n = 0;
+    char path[256], pdir[256];
+    int64_t base = -1;
+
+    REQUIRE(rfx_init(&f));
+    REQUIRE(make_topic(&f, "ck", 1, 2) == 0);
+    REQUIRE(rfx_rm_start(&f) == 0);
+    p = replica_partition(f.rm, "ck", 1);
+    REQUIRE(p);
+    REQUIRE(append(p, 3, 500, 0, 0, 1000, &base, NULL) == 0);
+    REQUIRE(append(p, 2, 500, 0, 3, 1000, &base, NULL) == 0);
+    REQUIRE(append(p, 4, -1, 0, 0, 1000, &base, NULL) == 0);
+    CHECK_EQ_INT(partition_log_end_offset(p), 9);
+    REQUIRE(rfx_rm_stop(&f));
+
+    CHECK(exists(f.log_dir, ".kafka_cleanshutdown"));
+    snprintf(path, sizeof path, "%s/recovery-point-offset-checkpoint", f.log_dir);
+    REQUIRE(log_checkpoint_read(log_io_default(), path, &e, &n) == 0);
+    CHECK_EQ_INT(n, 2);
+    for (size_t i = 0; i < n; i++) {
+        CHECK_EQ_STR(e[i].topic, "ck");
+        CHECK_EQ_INT(e[i].offset, e[i].partition == 1 ? 9 : 0);
+    }
+    free(e);
+    e = NULL;
+    snprintf(path, sizeof path, "%s/log-start-offset-checkpoint", f.log_dir);
+    REQUIRE(log_checkpoint_read(log_io_default(), path, &e, &n) == 0);
+    CHECK_EQ_INT(n, 2);
+    for (size_t i = 0; i < n; i++)
+        CHECK_EQ_INT(e[i].offset, 0);
+    free(e);
+    /* The producer snapshot as of the log end. */
+    snprintf(pdir, sizeof pdir, "%s/ck-1", f.log_dir);
+    CHECK(exists(pdir, "00000000000000000009.snapshot"));
+    rfx_fini(&f);
+}
+
+TEST(replica_restart_recovers_leo_and_producers)
+{
+    struct rfx f;
+    struct partition *p;
+    int64_t base = -1;
+
+    REQUIRE(rfx_init(&f));
+    REQUIRE(make_topic(&f, "rs", 1, 1) == 0);
+    REQUIRE(rfx_rm_start(&f) == 0);
+    p = replica_partition(f.rm, "rs", 0);
+    REQUIRE(p);
+    REQUIRE(append(p, 3, 700, 2, 0, 1000, &base, NULL) == 0);
+    REQUIRE(append(p, 1, -1, 0, 0, 1000, &base, NULL) == 0);
+    REQUIRE(append(p, 2, 700, 2, 3, 1000, &base, NULL) == 0);
+    CHECK_EQ_INT(base, 4);
+
+    REQUIRE(rfx_restart(&f));
+    /* The marker is consumed at start: a crash from now on must look like one. */
+    CHECK(!exists(f.log_dir, ".kafka_cleanshutdown"));
+    CHECK_EQ_INT(replica_count(f.rm), 1);
+    p = replica_partition(f.rm, "rs", 0);
+    REQUIRE(p);
+    CHECK_EQ_INT(partition_log_end_offset(p), 6);
+    CHECK_EQ_INT(partition_high_watermark(p), 6);
+    /* A retry of the last batch is still a duplicate, with its original offset. */
+    base = -1;
+    CHECK_EQ_INT(append(p, 2, 700, 2, 3, 1000, &base, NULL), ERR_DUPLICATE_SEQUENCE_NUMBER);
+    CHECK_EQ_INT(base, 4);
+    base = -1;
+    CHECK_EQ_INT(append(p, 3, 700, 2, 0, 1000, &base, NULL), ERR_DUPLICATE_SEQUENCE_NUMBER);
+    CHECK_EQ_INT(base, 0);
+    CHECK_EQ_INT(append(p, 1, 700, 1, 0, 1000, &base, NULL), ERR_INVALID_PRODUCER_EPOCH);
+    REQUIRE(append(p, 1, 700, 2, 5, 1000, &base, NULL) == 0);
+    CHECK_EQ_INT(base, 6);
+    CHECK_EQ_INT(partition_log_end_offset(p), 7);
+    rfx_fini(&f);
+}
+
+/* Appends `n` garbage bytes to the active segment of dir (a torn write). */
+static bool tear_tail(const char *dir, int n)
+{
+    char path[512];
+    uint8_t junk[64];
+    int fd;
+    bool ok;
+    snprintf(path, sizeof path, "%s/00000000000000000000.log", dir);
+    fd = open(path, O_WRONLY | O_APPEND);
+    if (fd < 0)
+        return false;
+    memset(junk, 0xEE, sizeof junk);
+    ok = write(fd, junk, (size_t)n) == n;
+    close(fd);
+    return ok;
+}
+
+/* Deletes every producer snapshot in dir. */
+static void drop_snapshots(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char path[512];
+    if (d == NULL)
+        return;
+    while ((e = readdir(d)) != NULL) {
+        size_t l = strlen(e->d_name);
+        if (l > 9 && strcmp(e->d_name + l - 9, ".snapshot") == 0) {
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            unlink(path);
+        }
+    }
+    closedir(d);
+}
+
+TEST(replica_crash_recovers)
+{
+    struct rfx f;
+    struct partition *p;
+    char pdir[256], path[256];
+    int64_t base = -1;
+
+    REQUIRE(rfx_init(&f));
+    REQUIRE(make_topic(&f, "cr", 1, 1) == 0);
+    REQUIRE(rfx_rm_start(&f) == 0);
+    p = replica_partition(f.rm, "cr", 0);
+    REQUIRE(p);
+    REQUIRE(append(p, 3, 900, 0, 0, 1000, &base, NULL) == 0);
+    REQUIRE(append(p, 2, 900, 0, 3, 1000, &base, NULL) == 0);
+    REQUIRE(append(p, 1, -1, 0, 0, 1000, &base, NULL) == 0);
+    REQUIRE(rfx_rm_stop(&f));
+
+    /* Make it look like a crash: no marker, no checkpoints, no producer snapshot, and a torn
+     * write at the end of the segment. */
+    snprintf(pdir, sizeof pdir, "%s/cr-0", f.log_dir);
+    snprintf(path, sizeof path, "%s/.kafka_cleanshutdown", f.log_dir);
+    REQUIRE(unlink(path) == 0);
+    snprintf(path, sizeof path, "%s/recovery-point-offset-checkpoint", f.log_dir);
+    unlink(path);
+    drop_snapshots(pdir);
+    REQUIRE(tear_tail(pdir, 40));
+
+    REQUIRE(rfx_restart(&f));
+    p = replica_partition(f.rm, "cr", 0);
+    REQUIRE(p);
+    CHECK_EQ_INT(partition_log_end_offset(p), 6);
+    CHECK_EQ_INT(partition_high_watermark(p), 6);
+    /* Producer state came back from the log itself. */
+    base = -1;
+    CHECK_EQ_INT(append(p, 2, 900, 0, 3, 1000, &base, NULL), ERR_DUPLICATE_SEQUENCE_NUMBER);
+    CHECK_EQ_INT(base, 3);
+    CHECK_EQ_INT(append(p, 1, 900, 0, 9, 1000, &base, NULL), ERR_OUT_OF_ORDER_SEQUENCE_NUMBER);
+    REQUIRE(append(p, 1, 900, 0, 5, 1000, &base, NULL) == 0);
+    CHECK_EQ_INT(base, 6);
+    {
+        struct record_batch b;
+        CHECK(read_header(p, 6, &b, true));
+        CHECK_EQ_INT(b.base_offset, 6);
+    }
+
+    /* A second crash right away (marker consumed at start, never rewritten): still fine. */
+    REQUIRE(rfx_rm_stop(&f));
+    snprintf(path, sizeof path, "%s/.kafka_cleanshutdown", f.log_dir);
+    REQUIRE(unlink(path) == 0);
+    REQUIRE(rfx_restart(&f));
+    p = replica_partition(f.rm, "cr", 0);
+    REQUIRE(p);
+    CHECK_EQ_INT(partition_log_end_offset(p), 7);
+    base = -1;
+    CHECK_EQ_INT(append(p, 1, 900, 0, 5, 1000, &base, NULL), ERR_DUPLICATE_SEQUENCE_NUMBER);
+    CHECK_EQ_INT(base, 6);
+    rfx_fini(&f);
+}
+
+TEST(replica_stop_waits_for_flushes)
+{
+    struct rfx f;
+    struct partition *p;
+    struct log_checkpoint_entry *e = NULL;
+    size_t n = 0;
+    char path[256];
+
+    REQUIRE(rfx_init(&f));
+    REQUIRE(PROPOSE(&f, r_topic("fl", 1), r_part(1, 0, true, 0),
+                    r_config(2, "fl", "flush.messages", "1")) == 0);
+    REQUIRE(rfx_rm_start(&f) == 0);
+    p = replica_partition(f.rm, "fl", 0);
+    REQUIRE(p);
+    /* Each append schedules an fsync on the thread pool; stop right away. */
+    for (int i = 0; i < 20; i++)
+        REQUIRE(append(p, 1, -1, 0, 0, 1000, NULL, NULL) == 0);
+    REQUIRE(rfx_rm_stop(&f));
+    CHECK(exists(f.log_dir, ".kafka_cleanshutdown"));
+    snprintf(path, sizeof path, "%s/recovery-point-offset-checkpoint", f.log_dir);
+    REQUIRE(log_checkpoint_read(log_io_default(), path, &e, &n) == 0);
+    REQUIRE(n == 1);
+    CHECK_EQ_INT(e[0].offset, 20);
+    free(e);
+    rfx_fini(&f);
+}
+
+TEST(replica_start_removes_leftover_directories)
+{
+    struct rfx f;
+    struct partition *p;
+    char path[256];
+
+    REQUIRE(rfx_init(&f));
+    REQUIRE(make_topic(&f, "doomed", 1, 2) == 0);
+    REQUIRE(make_topic(&f, "stays", 2, 1) == 0);
+    REQUIRE(make_topic(&f, "moving", 3, 1) == 0);
+    REQUIRE(make_topic(&f, "renewed", 4, 1) == 0);
+    REQUIRE(rfx_rm_start(&f) == 0);
+    p = replica_partition(f.rm, "renewed", 0);
+    REQUIRE(p);
+    REQUIRE(append(p, 3, -1, 0, 0, 1000, NULL, NULL) == 0);
+    p = replica_partition(f.rm, "stays", 0);
+    REQUIRE(p);
+    REQUIRE(append(p, 2, -1, 0, 0, 1000, NULL, NULL) == 0);
+    REQUIRE(rfx_rm_stop(&f));
+
+    /* While the broker is down: one topic deleted, one moved away, one deleted and
+     * recreated under the same name; plus a half-deleted directory and a stray file. */
+    REQUIRE(PROPOSE(&f, r_remove(1)) == 0);
+    REQUIRE(PROPOSE(&f, r_part(3, 0, false, 1)) == 0);
+    REQUIRE(PROPOSE(&f, r_remove(4), r_topic("renewed", 5), r_part(5, 0, true, 0)) == 0);
+    snprintf(path, sizeof path, "%s/old-0.1234-delete", f.log_dir);
+    REQUIRE(mkdir(path, 0755) == 0);
+    snprintf(path, sizeof path, "%s/old-0.1234-delete/00000000000000000000.log", f.log_dir);
+    fclose(fopen(path, "w"));
+    snprintf(path, sizeof path, "%s/notes-1.txt", f.log_dir);
+    fclose(fopen(path, "w"));
+
+    REQUIRE(rfx_rm_start(&f) == 0);
+    snprintf(path, sizeof path, "%s/doomed-0", f.log_dir);
+    CHECK(access(path, F_OK) != 0);
+    snprintf(path, sizeof path, "%s/doomed-1", f.log_dir);
+    CHECK(access(path, F_OK) != 0);
+    snprintf(path, sizeof path, "%s/moving-0", f.log_dir);
+    CHECK(access(path, F_OK) != 0);
+    snprintf(path, sizeof path, "%s/old-0.1234-delete", f.log_dir);
+    CHECK(access(path, F_OK) != 0);
+    snprintf(path, sizeof path, "%s/notes-1.txt", f.log_dir);
+    CHECK(access(path, F_OK) == 0);
+    CHECK_EQ_INT(replica_count(f.rm), 2);
+    p = replica_partition(f.rm, "stays", 0);
+    REQUIRE(p);
+    CHECK_EQ_INT(partition_log_end_offset(p), 2);
+    /* The recreated topic does not inherit the old one's records. */
+    p = replica_partition(f.rm, "renewed", 0);
+    REQUIRE(p);
+    CHECK_EQ_INT(partition_log_end_offset(p), 0);
+    rfx_fini(&f);
+}
+
+/* Regression: remove_orphans() took any directory whose name contained "-delete" (strstr,
+ * not a suffix match) for a leftover of a deletion, so a live topic with "-delete" in its name
+ * lost its data at every start. */
+TEST(replica_topic_named_delete_survives_restart)
+{
+    struct rfx f;
+    struct partition *p;
+
+    REQUIRE(rfx_init(&f));
+    REQUIRE(make_topic(&f, "audit-deletes", 1, 1) == 0);
+    REQUIRE(rfx_rm_start(&f) == 0);
+    p = replica_partition(f.rm, "audit-deletes", 0);
+    REQUIRE(p);
+    REQUIRE(append(p, 3, -1, 0, 0, 1000, NULL, NULL) == 0);
+    REQUIRE(rfx_restart(&f));
+    p = replica_partition(f.rm, "audit-deletes", 0);
+    REQUIRE(p);
+    CHECK_EQ_INT(partition_log_end_offset(p), 3);
+    rfx_fini(&f);
+}
+
+TEST(replica_roll_snapshot_then_crash_replays_tail)
+{
+    struct rfx f;
+    struct partition *p;
+    char pdir[256], path[512];
+    int64_t base = -1;
+    int snaps;
+
+    REQUIRE(rfx_init(&f));
+    /* Small segments: every couple of batches rolls, and each roll snapshots producers. */
+    REQUIRE(PROPOSE(&f, r_topic("roll", 1), r_part(1, 0, true, 0),
+                    r_config(2, "roll", "segment.bytes", "200")) == 0);
+    REQUIRE(rfx_rm_start(&f) == 0);
+    p = replica_partition(f.rm, "roll", 0);
+    REQUIRE(p);
+    for (int i = 0; i < 12; i++) {
+        REQUIRE(append(p, 2, 4242, 0, 2 * i, 1000, &base, NULL) == 0);
+        CHECK_EQ_INT(base, 2 * i);
+    }
+    CHECK(log_active_base(partition_log(p)) > 0);
+    snprintf(pdir, sizeof pdir, "%s/roll-0", f.log_dir);
+    snaps = count_files(pdir, ".snapshot", true);
+    CHECK(snaps >= 1 && snaps <= 2); /* pruned to the newest two */
+    REQUIRE(rfx_rm_stop(&f));
+
+    /* A crash after the last roll: no marker and no end-of-log snapshot, so the state comes
+     * from the roll's snapshot plus a replay of the active segment. */
+    snprintf(path, sizeof path, "%s/.kafka_cleanshutdown", f.log_dir);
+    REQUIRE(unlink(path) == 0);
+    snprintf(path, sizeof path, "%s/00000000000000000024.snapshot", pdir);
+    REQUIRE(unlink(path) == 0);
+    CHECK(count_files(pdir, ".snapshot", true) >= 1);
+    REQUIRE(rfx_restart(&f));
+    p = replica_partition(f.rm, "roll", 0);
+    REQUIRE(p);
+    CHECK_EQ_INT(partition_log_end_offset(p), 24);
+    base = -1;
+    CHECK_EQ_INT(append(p, 2, 4242, 0, 22, 1000, &base, NULL), ERR_DUPLICATE_SEQUENCE_NUMBER);
+    CHECK_EQ_INT(base, 22);
+    base = -1;
+    CHECK_EQ_INT(append(p, 2, 4242, 0, 16, 1000, &base, NULL), ERR_DUPLICATE_SEQUENCE_NUMBER);
+    CHECK_EQ_INT(base, 16);
+    REQUIRE(append(p, 1, 4242, 0, 24, 1000, &base, NULL) == 0);
+    CHECK_EQ_INT(base, 24);
+    rfx_fini(&f);
+}
+
+static bool hk_done;
+static struct partition *hk_p;
+static void hk_poll(uv_timer_t *t)
+{
+    (void)t;
+    if (hk_p && partition_log_start_offset(hk_p) > 0 &&
+        pstate_get(partition_pstate(hk_p), 31) == NULL)
+        hk_done = true;
+}
+
+TEST(replica_housekeeping_retention_expiry_checkpoints)
+{
+    struct rfx f;
+    struct partition *p;
+    struct log_checkpoint_entry *e = NULL;
+    size_t n = 0;
+    char path[256];
+    uv_timer_t poll;
+    int64_t base = -1;
+
+    REQUIRE(rfx_init(&f));
+    REQUIRE(props_set(f.props, "log.retention.check.interval.ms", "1") == 0);
+    REQUIRE(props_set(f.props, "log.flush.offset.checkpoint.interval.ms", "1") == 0);
+    REQUIRE(props_set(f.props, "producer.id.expiration.check.interval.ms", "1") == 0);
+    REQUIRE(props_set(f.props, "producer.id.expiration.ms", "1") == 0);
+    REQUIRE(PROPOSE(&f, r_topic("hk", 1), r_part(1, 0, true, 0),
+                    r_config(2, "hk", "segment.bytes", "200"),
+                    r_config(2, "hk", "retention.ms", "1000")) == 0);
+    REQUIRE(rfx_rm_start(&f) == 0);
+    p = replica_partition(f.rm, "hk", 0);
+    REQUIRE(p);
+    /* Timestamps from 1970: every closed segment is past retention. */
+    for (int i = 0; i < 8; i++)
+        REQUIRE(append(p, 2, 31, 0, 2 * i, 1000, &base, NULL) == 0);
+    CHECK(pstate_get(partition_pstate(p), 31) != NULL);
+    CHECK_EQ_INT(partition_log_start_offset(p), 0);
+
+    hk_done = false;
+    hk_p = p;
+    uv_timer_init(&f.loop, &poll);
+    uv_timer_start(&poll, hk_poll, 10, 10);
+    CHECK(rp_run_until(&f.loop, &hk_done, 2000));
+    uv_close((uv_handle_t *)&poll, NULL);
+    uv_run(&f.loop, UV_RUN_NOWAIT);
+    hk_p = NULL;
+    CHECK(partition_log_start_offset(p) > 0);
+    CHECK(partition_log_start_offset(p) <= log_active_base(partition_log(p)));
+    CHECK_EQ_INT(partition_log_end_offset(p), 16);
+    /* The expired producer is forgotten: its next batch is judged as from a stranger. */
+    CHECK_EQ_INT(append(p, 1, 31, 0, 16, 1000, &base, NULL), ERR_UNKNOWN_PRODUCER_ID);
+    /* Checkpoints are written while running. */
+    snprintf(path, sizeof path, "%s/log-start-offset-checkpoint", f.log_dir);
+    REQUIRE(log_checkpoint_read(log_io_default(), path, &e, &n) == 0);
+    REQUIRE(n == 1);
+    CHECK_EQ_INT(e[0].offset, partition_log_start_offset(p));
+    free(e);
+
+    /* The log start survives a restart. */
+    {
+        int64_t start = partition_log_start_offset(p);
+        REQUIRE(props_set(f.props, "log.retention.check.interval.ms", "3600000") == 0);
+        REQUIRE(rfx_restart(&f));
+        p = replica_partition(f.rm, "hk", 0);
+        REQUIRE(p);
+        CHECK_EQ_INT(partition_log_start_offset(p), start);
+        CHECK_EQ_INT(partition_log_end_offset(p), 16);
+    }
+    rfx_fini(&f);
+}
