@@ -409,3 +409,26 @@ def test_producer_state_expires(broker_factory):
         assert p.send(4, 1)[0] == kp.UNKNOWN_PRODUCER_ID
         assert p.ok(0, 1) == 4
     assert leo(b, t) == 5
+
+
+@pytest.mark.parametrize("hard", [False, True], ids=["sigterm", "kill9"])
+def test_retention_does_not_forget_producer_state(broker_factory, hard):
+    """Retention deletes the segments that hold a producer's batches; after a restart its
+    last batch is still recognised as a duplicate and its next one is in sequence."""
+    b = broker_factory(settings={"log.retention.check.interval.ms": "200"})
+    t = new_topic(b, config={"segment.bytes": "1024", "retention.bytes": "1024"})
+    with b.conn() as c:
+        p = Idem(c, t, new_pid(c))
+        offs = [p.ok(10 * i, 10) for i in range(40)]
+    start, deadline = 0, time.time() + 15
+    while start == 0 and time.time() < deadline:
+        err, _ts, start = harness.list_offset(b, t, 0, ts=kp.EARLIEST)
+        assert err == kp.NONE, err
+        time.sleep(0.2)
+    assert start > 0, "retention never moved the log start offset"
+    b.restart(hard=hard)
+    with b.conn() as c:
+        p.c = c
+        assert p.send(390, 10) == (kp.NONE, offs[39])
+        assert p.send(350, 10) == (kp.NONE, offs[35])
+        assert p.ok(400, 1) == 400
