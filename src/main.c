@@ -232,7 +232,11 @@ int main(int argc, char **argv)
     uv_timer_init(t.loop, &t.timer);
     t.timer.data = &t;
 
-    snprintf(meta_dir, sizeof meta_dir, "%s/__cluster_metadata-0", t.cfg.log_dir);
+    /* Kafka's metadata.log.dir keeps the quorum's log apart from the data (default: the
+     * first log dir). */
+    const char *mdir = props_get(t.cfg.props, "metadata.log.dir");
+    snprintf(meta_dir, sizeof meta_dir, "%s/__cluster_metadata-0",
+             mdir && *mdir ? mdir : t.cfg.log_dir);
     struct meta_options mo = {
         .node_id = t.cfg.node_id,
         .dir = meta_dir,
