@@ -82,6 +82,26 @@ static char *list_edit(struct arena *ar, const char *cur, const char *item, bool
     return out;
 }
 
+static int cmp_str(const void *x, const void *y)
+{
+    return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+/* Whether a key appears twice among the changes (sorting a copy: requests may be large). */
+static bool has_duplicate_key(struct arena *ar, const struct change *ch, int32_t n)
+{
+    const char **keys = arena_alloc(ar, ((size_t)n + 1) * sizeof *keys);
+    if (keys == NULL)
+        return true; /* refuse what cannot be checked */
+    for (int32_t i = 0; i < n; i++)
+        keys[i] = ch[i].key;
+    qsort(keys, (size_t)n, sizeof *keys, cmp_str);
+    for (int32_t i = 1; i < n; i++)
+        if (strcmp(keys[i - 1], keys[i]) == 0)
+            return true;
+    return false;
+}
+
 /* Validates and proposes one resource's changes. `replace` = AlterConfigs semantics: keys
  * not listed go back to their defaults. Returns 0 when a proposal is pending (cb will run),
  * NO_PROPOSAL when finished without one (validate_only, no change), or an error with *why. */
@@ -111,6 +131,17 @@ static int alter_resource(struct admin *a, struct arena *ar, int8_t rtype, const
         *why = "Unsupported resource type";
         return ERR_INVALID_REQUEST;
     }
+    if (has_duplicate_key(ar, ch, n)) {
+        *why = "Error due to duplicate config keys";
+        return ERR_INVALID_REQUEST;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        if (ch[i].op != OP_DELETE && ch[i].value == NULL) {
+            snprintf(buf, sizeof buf, "Null value not supported for : %s", ch[i].key);
+            *why = buf;
+            return ERR_INVALID_REQUEST;
+        }
+    }
     cur = meta_configs(a->meta, rtype, rname, &nset);
     recs = arena_alloc(ar, ((size_t)n + (size_t)nset + 1) * sizeof *recs);
     if (recs == NULL)
@@ -136,8 +167,11 @@ static int alter_resource(struct admin *a, struct arena *ar, int8_t rtype, const
                 *why = buf;
                 return ERR_INVALID_CONFIG;
             }
-            value = list_edit(ar, meta_config_get(a->meta, rtype, rname, ch[i].key), value,
-                              ch[i].op == OP_APPEND);
+            /* Edit the value in force — the default when none is set, as Kafka does: APPEND
+             * "compact" to an unset cleanup.policy gives "delete,compact". */
+            enum config_source src;
+            const char *now = config_effective(&a->cfg, rtype, rname, d, &src);
+            value = list_edit(ar, now, value, ch[i].op == OP_APPEND);
             if (value == NULL)
                 return ERR_NOMEM;
             if (*value == '\0')
@@ -188,12 +222,34 @@ typedef void (*resource_get_fn)(void *rq, int32_t i, struct arena *ar, int8_t *r
                                 const char **rname, struct change **ch, int32_t *n,
                                 struct outcome *out, void *rs);
 
+struct resource_ref {
+    int8_t rtype;
+    const char *rname;
+    int32_t index;
+};
+
+static int cmp_resource(const void *x, const void *y)
+{
+    const struct resource_ref *p = x, *q = y;
+    if (p->rtype != q->rtype)
+        return p->rtype < q->rtype ? -1 : 1;
+    return strcmp(p->rname ? p->rname : "", q->rname ? q->rname : "");
+}
+
 static void alter_all(struct admin *a, struct net_request *req, void *rs, int32_t nres,
                       bool replace, bool validate_only, resource_get_fn get)
 {
     struct arena *ar = req->arena;
     struct alter_call *c = arena_alloc(ar, sizeof *c);
-    if (c == NULL) {
+    struct resource_ref *res = arena_alloc(ar, ((size_t)nres + 1) * sizeof *res);
+    struct resource_ref *refs = arena_alloc(ar, ((size_t)nres + 1) * sizeof *refs);
+    struct change **chs = arena_alloc(ar, ((size_t)nres + 1) * sizeof *chs);
+    int32_t *ns = arena_alloc(ar, ((size_t)nres + 1) * sizeof *ns);
+    struct outcome *outs = arena_alloc(ar, ((size_t)nres + 1) * sizeof *outs);
+    bool *dup = arena_alloc(ar, ((size_t)nres + 1) * sizeof *dup);
+
+    if (c == NULL || res == NULL || refs == NULL || chs == NULL || ns == NULL || outs == NULL ||
+        dup == NULL) {
         net_close_connection(req);
         return;
     }
@@ -201,30 +257,42 @@ static void alter_all(struct admin *a, struct net_request *req, void *rs, int32_
     c->rs = rs;
     c->pending = 1;
     for (int32_t i = 0; i < nres; i++) {
+        get(req->body, i, ar, &res[i].rtype, &res[i].rname, &chs[i], &ns[i], &outs[i], rs);
+        res[i].index = i;
+        refs[i] = res[i];
+    }
+    /* A resource named twice is refused both times, as Kafka does. */
+    qsort(refs, (size_t)nres, sizeof *refs, cmp_resource);
+    for (int32_t i = 1; i < nres; i++)
+        if (cmp_resource(&refs[i - 1], &refs[i]) == 0)
+            dup[refs[i - 1].index] = dup[refs[i].index] = true;
+    for (int32_t i = 0; i < nres; i++) {
         struct alter_one *one = arena_alloc(ar, sizeof *one);
-        int8_t rtype;
-        const char *rname, *why = NULL;
-        struct change *ch;
-        int32_t n;
-        struct outcome out;
+        const struct resource_ref *r = &res[i];
+        const char *why = NULL;
         int rc;
 
-        get(req->body, i, ar, &rtype, &rname, &ch, &n, &out, rs);
-        if (one == NULL || ch == NULL) {
-            set_outcome(ar, &out, ERR_NOMEM, NULL);
+        if (dup[i]) {
+            set_outcome(ar, &outs[i], ERR_INVALID_REQUEST,
+                        "Each resource must appear at most once.");
+            continue;
+        }
+        if (one == NULL || chs[i] == NULL) {
+            set_outcome(ar, &outs[i], ERR_NOMEM, NULL);
             continue;
         }
         if (!meta_is_controller(a->meta)) {
-            set_outcome(ar, &out, ERR_NOT_CONTROLLER, NULL);
+            set_outcome(ar, &outs[i], ERR_NOT_CONTROLLER, NULL);
             continue;
         }
         one->call = c;
-        one->out = out;
-        rc = alter_resource(a, ar, rtype, rname, ch, n, replace, validate_only, one, &why);
+        one->out = outs[i];
+        rc = alter_resource(a, ar, r->rtype, r->rname, chs[i], ns[i], replace, validate_only, one,
+                            &why);
         if (rc == 0)
             c->pending++;
         else if (rc != NO_PROPOSAL)
-            set_outcome(ar, &out, rc, why);
+            set_outcome(ar, &outs[i], rc, why);
     }
     if (--c->pending == 0)
         net_respond(req, rs);

@@ -985,3 +985,484 @@ def _conn_describe_producers(self, topics):
 
 Conn.init_producer_id = _conn_init_producer_id
 Conn.describe_producers = _conn_describe_producers
+
+
+# ================================================================ admin APIs (flexible)
+# DescribeConfigs v0..v4, AlterConfigs v0..v2, IncrementalAlterConfigs v0/v1,
+# CreatePartitions v0..v3, CreateTopics v2..v7, DeleteTopics v1..v6,
+# DescribeCluster v0/v1, and Metadata v9..v12 (by name or by topic id). Every parser
+# here reads the body to its last byte and fails on leftovers, so a field the broker
+# adds or drops shows up as an error. Added for test_admin_flexible.py.
+
+DELETE_TOPICS = 20
+DESCRIBE_CONFIGS = 32
+ALTER_CONFIGS = 33
+CREATE_PARTITIONS = 37
+INCREMENTAL_ALTER_CONFIGS = 44
+DESCRIBE_CLUSTER = 60
+
+INVALID_REQUEST = 42
+
+RESOURCE_TOPIC = 2
+RESOURCE_BROKER = 4
+
+OP_SET, OP_DELETE, OP_APPEND, OP_SUBTRACT = 0, 1, 2, 3
+
+# ConfigSource (DescribeConfigs v1+, CreateTopics v5+).
+SOURCE_TOPIC = 1
+SOURCE_DYNAMIC_BROKER = 2
+SOURCE_DYNAMIC_DEFAULT_BROKER = 3
+SOURCE_STATIC_BROKER = 4
+SOURCE_DEFAULT = 5
+
+# ConfigType (DescribeConfigs v3+).
+TYPE_BOOLEAN, TYPE_STRING, TYPE_INT, TYPE_SHORT, TYPE_LONG, TYPE_DOUBLE, TYPE_LIST = \
+    1, 2, 3, 4, 5, 6, 7
+
+INT32_MIN = -2 ** 31
+ZERO_UUID = b"\0" * 16
+
+# Highest version of each API that is still non-flexible (the first flexible one is +1).
+_LAST_CLASSIC = {METADATA: 8, CREATE_TOPICS: 4, DELETE_TOPICS: 3, DESCRIBE_CONFIGS: 3,
+                 ALTER_CONFIGS: 1, CREATE_PARTITIONS: 1, INCREMENTAL_ALTER_CONFIGS: 0,
+                 DESCRIBE_CLUSTER: -1}
+
+
+def is_flexible(api_key, version):
+    return version > _LAST_CLASSIC[api_key]
+
+
+class Enc:
+    """Field encoders for one (api, version): classic or compact forms as needed."""
+
+    def __init__(self, flexible):
+        self.flexible = flexible
+
+    def str(self, s):
+        return compact_string(s) if self.flexible else string(s)
+
+    def arr(self, items, enc):
+        return _compact_array(items, enc) if self.flexible else array(items, enc)
+
+    def tags(self):
+        return uvarint(0) if self.flexible else b""
+
+
+class Dec:
+    """Field decoders matching Enc, over a Reader."""
+
+    def __init__(self, body, flexible):
+        self.r = Reader(body)
+        self.flexible = flexible
+
+    def str(self):
+        return self.r.compact_string() if self.flexible else self.r.string()
+
+    def arr(self, dec):
+        return self.r.compact_array(dec) if self.flexible else self.r.array(dec)
+
+    def tags(self):
+        if self.flexible:
+            self.r.skip_tags()
+
+    def i8(self):
+        return self.r.i8()
+
+    def i16(self):
+        return self.r.i16()
+
+    def i32(self):
+        return self.r.i32()
+
+    def uuid(self):
+        return self.r.take(16)
+
+    def bool(self):
+        b = self.r.i8()
+        assert b in (0, 1), "bool byte %d" % b
+        return bool(b)
+
+    def done(self):
+        self.tags()
+        assert self.r.remaining() == 0, "%d bytes left over at %d of %d" % (
+            self.r.remaining(), self.r.pos, len(self.r.buf))
+
+
+def admin_frame(api_key, version, corr, body_fn):
+    """body_fn(Enc) → body bytes; adds the v1/v2 request header and the frame."""
+    flex = is_flexible(api_key, version)
+    return frame(header(api_key, version, corr, flexible=flex) + body_fn(Enc(flex)))
+
+
+def _conn_admin(self, api_key, version, body_fn, parse):
+    """Sends one admin request and parses its answer with parse(Dec, version)."""
+    flex = is_flexible(api_key, version)
+    body = _roundtrip(self, admin_frame(api_key, version, self.next_corr(), body_fn),
+                      flexible_header=flex)
+    d = Dec(body, flex)
+    out = parse(d, version)
+    d.done()
+    return out
+
+
+# ---------------------------------------------------------------- DescribeConfigs
+
+def describe_configs_body(resources, version, include_synonyms=False,
+                          include_documentation=False):
+    """resources: list of (type, name, keys or None for all)."""
+    def body(e):
+        def res(t):
+            rtype, name, keys = t
+            return i8(rtype) + e.str(name) + e.arr(keys, e.str) + e.tags()
+        out = e.arr(resources, res)
+        if version >= 1:
+            out += i8(1 if include_synonyms else 0)
+        if version >= 3:
+            out += i8(1 if include_documentation else 0)
+        return out + e.tags()
+    return body
+
+
+def parse_describe_configs(d, version):
+    """→ list of dict(error, message, type, name, configs={name: dict(value, read_only,
+    is_default (v0) , source (v1+), sensitive, synonyms [(name, value, source)],
+    type (v3+), doc (v3+))}) in response order."""
+    d.i32()
+
+    def synonym(_r):
+        s = (d.str(), d.str(), d.i8())
+        d.tags()
+        return s
+
+    def entry(_r):
+        c = {"name": d.str(), "value": d.str(), "read_only": d.bool()}
+        if version == 0:
+            c["is_default"] = d.bool()
+        else:
+            c["source"] = d.i8()
+        c["sensitive"] = d.bool()
+        if version >= 1:
+            c["synonyms"] = d.arr(synonym)
+        if version >= 3:
+            c["type"] = d.i8()
+            c["doc"] = d.str()
+        d.tags()
+        return c
+
+    def result(_r):
+        res = {"error": d.i16(), "message": d.str(), "type": d.i8(), "name": d.str()}
+        entries = d.arr(entry) or []
+        res["configs"] = {c["name"]: c for c in entries}
+        res["config_order"] = [c["name"] for c in entries]
+        d.tags()
+        return res
+
+    return d.arr(result)
+
+
+def _conn_describe_configs(self, resources, version=4, include_synonyms=False,
+                           include_documentation=False):
+    return _conn_admin(self, DESCRIBE_CONFIGS, version,
+                       describe_configs_body(resources, version, include_synonyms,
+                                             include_documentation),
+                       parse_describe_configs)
+
+
+# ---------------------------------------------------------------- AlterConfigs / Incremental
+
+def _alter_response(d, version):
+    """AlterConfigs and IncrementalAlterConfigs answers → [(error, message, type, name)]."""
+    d.i32()
+
+    def res(_r):
+        out = (d.i16(), d.str(), d.i8(), d.str())
+        d.tags()
+        return out
+
+    return d.arr(res)
+
+
+def incremental_alter_configs_body(resources, validate_only=False):
+    """resources: list of (type, name, [(key, op, value)])."""
+    def body(e):
+        def cfg(c):
+            key, op, value = c
+            return e.str(key) + i8(op) + e.str(value) + e.tags()
+
+        def res(t):
+            rtype, name, configs = t
+            return i8(rtype) + e.str(name) + e.arr(configs, cfg) + e.tags()
+        return e.arr(resources, res) + i8(1 if validate_only else 0) + e.tags()
+    return body
+
+
+def _conn_incremental_alter_configs(self, resources, version=1, validate_only=False):
+    return _conn_admin(self, INCREMENTAL_ALTER_CONFIGS, version,
+                       incremental_alter_configs_body(resources, validate_only),
+                       _alter_response)
+
+
+def alter_configs_body(resources, validate_only=False):
+    """resources: list of (type, name, {key: value})."""
+    def body(e):
+        def cfg(kv):
+            return e.str(kv[0]) + e.str(kv[1]) + e.tags()
+
+        def res(t):
+            rtype, name, configs = t
+            return i8(rtype) + e.str(name) + e.arr(list(configs.items()), cfg) + e.tags()
+        return e.arr(resources, res) + i8(1 if validate_only else 0) + e.tags()
+    return body
+
+
+def _conn_alter_configs(self, resources, version=2, validate_only=False):
+    return _conn_admin(self, ALTER_CONFIGS, version,
+                       alter_configs_body(resources, validate_only), _alter_response)
+
+
+# ---------------------------------------------------------------- CreateTopics v2..v7
+
+def create_topics_body(topics, version, timeout_ms=10000, validate_only=False):
+    """topics: list of (name, partitions, replication_factor, {config} or None,
+    [optional] assignments {partition: [broker ids]})."""
+    def body(e):
+        def assignment(kv):
+            return i32(kv[0]) + e.arr(kv[1], i32) + e.tags()
+
+        def cfg(kv):
+            return e.str(kv[0]) + e.str(kv[1]) + e.tags()
+
+        def topic(t):
+            name, parts, rf, configs = t[:4]
+            assigns = sorted((t[4] if len(t) > 4 else {}).items())
+            return (e.str(name) + i32(parts) + i16(rf) + e.arr(assigns, assignment) +
+                    e.arr(list((configs or {}).items()), cfg) + e.tags())
+        return (e.arr(topics, topic) + i32(timeout_ms) + i8(1 if validate_only else 0) +
+                e.tags())
+    return body
+
+
+def parse_create_topics_any(d, version):
+    """→ {name: dict(error, message, topic_id (v7+), num_partitions, replication_factor,
+    configs {name: (value, read_only, source, sensitive)} or None (v5+))}"""
+    if version >= 2:
+        d.i32()
+    out = {}
+
+    def cfg(_r):
+        c = (d.str(), d.str(), d.bool(), d.i8(), d.bool())
+        d.tags()
+        return c
+
+    def topic(_r):
+        t = {"name": d.str()}
+        if version >= 7:
+            t["topic_id"] = d.uuid()
+        t["error"] = d.i16()
+        t["message"] = d.str() if version >= 1 else None
+        if version >= 5:
+            t["num_partitions"] = d.i32()
+            t["replication_factor"] = d.i16()
+            cfgs = d.arr(cfg)
+            t["configs"] = None if cfgs is None else {c[0]: c[1:] for c in cfgs}
+        d.tags()
+        out[t["name"]] = t
+
+    d.arr(topic)
+    return out
+
+
+def _conn_create_topics_v(self, topics, version=7, timeout_ms=10000, validate_only=False):
+    return _conn_admin(self, CREATE_TOPICS, version,
+                       create_topics_body(topics, version, timeout_ms, validate_only),
+                       parse_create_topics_any)
+
+
+# ---------------------------------------------------------------- DeleteTopics v1..v6
+
+def delete_topics_body(topics, version, timeout_ms=10000):
+    """v1..v5: topics is a list of names; v6: a list of (name or None, id bytes or None)."""
+    def body(e):
+        if version >= 6:
+            def state(t):
+                name, tid = t
+                return e.str(name) + (tid or ZERO_UUID) + e.tags()
+            out = e.arr(topics, state)
+        else:
+            out = e.arr(topics, e.str)
+        return out + i32(timeout_ms) + e.tags()
+    return body
+
+
+def parse_delete_topics(d, version):
+    """→ list of dict(name, topic_id (v6+), error, message (v5+)) in response order."""
+    d.i32()
+
+    def res(_r):
+        t = {"name": d.str()}
+        if version >= 6:
+            t["topic_id"] = d.uuid()
+        t["error"] = d.i16()
+        if version >= 5:
+            t["message"] = d.str()
+        d.tags()
+        return t
+
+    return d.arr(res)
+
+
+def _conn_delete_topics(self, topics, version=6, timeout_ms=10000):
+    return _conn_admin(self, DELETE_TOPICS, version,
+                       delete_topics_body(topics, version, timeout_ms), parse_delete_topics)
+
+
+# ---------------------------------------------------------------- CreatePartitions v0..v3
+
+def create_partitions_body(topics, timeout_ms=10000, validate_only=False):
+    """topics: list of (name, count) or (name, count, [[broker ids] per new partition])."""
+    def body(e):
+        def assignment(ids):
+            return e.arr(ids, i32) + e.tags()
+
+        def topic(t):
+            assigns = t[2] if len(t) > 2 else None
+            return e.str(t[0]) + i32(t[1]) + e.arr(assigns, assignment) + e.tags()
+        return (e.arr(topics, topic) + i32(timeout_ms) + i8(1 if validate_only else 0) +
+                e.tags())
+    return body
+
+
+def parse_create_partitions(d, version):
+    """→ {name: (error, message)}"""
+    d.i32()
+    out = {}
+
+    def res(_r):
+        name, err, msg = d.str(), d.i16(), d.str()
+        d.tags()
+        out[name] = (err, msg)
+
+    d.arr(res)
+    return out
+
+
+def _conn_create_partitions(self, topics, version=3, timeout_ms=10000, validate_only=False):
+    return _conn_admin(self, CREATE_PARTITIONS, version,
+                       create_partitions_body(topics, timeout_ms, validate_only),
+                       parse_create_partitions)
+
+
+# ---------------------------------------------------------------- DescribeCluster v0/v1
+
+def describe_cluster_body(version, endpoint_type=1, include_authorized_operations=False):
+    def body(e):
+        out = i8(1 if include_authorized_operations else 0)
+        if version >= 1:
+            out += i8(endpoint_type)
+        return out + e.tags()
+    return body
+
+
+def parse_describe_cluster(d, version):
+    """→ dict(error, message, endpoint_type (v1+), cluster_id, controller_id,
+    brokers [(id, host, port, rack)], authorized_operations)"""
+    res = {"throttle_ms": d.i32(), "error": d.i16(), "message": d.str()}
+    if version >= 1:
+        res["endpoint_type"] = d.i8()
+    res["cluster_id"] = d.str()
+    res["controller_id"] = d.i32()
+
+    def broker(_r):
+        b = (d.i32(), d.str(), d.i32(), d.str())
+        d.tags()
+        return b
+
+    res["brokers"] = d.arr(broker)
+    res["authorized_operations"] = d.i32()
+    return res
+
+
+def _conn_describe_cluster(self, version=1, endpoint_type=1,
+                           include_authorized_operations=False):
+    return _conn_admin(self, DESCRIBE_CLUSTER, version,
+                       describe_cluster_body(version, endpoint_type,
+                                             include_authorized_operations),
+                       parse_describe_cluster)
+
+
+# ---------------------------------------------------------------- Metadata v9..v12
+
+def metadata_flex_body(topics, version, allow_auto_create=False):
+    """topics: None (all) or a list of (topic id bytes or None, name or None); before
+    v10 only the names are sent."""
+    def body(e):
+        def topic(t):
+            tid, name = t
+            out = (tid or ZERO_UUID) if version >= 10 else b""
+            return out + e.str(name) + e.tags()
+        out = e.arr(topics, topic) + i8(1 if allow_auto_create else 0)
+        if version <= 10:
+            out += i8(0)  # include cluster authorized operations (v8..v10)
+        return out + i8(0) + e.tags()  # include topic authorized operations
+    return body
+
+
+def parse_metadata_flex(d, version):
+    """→ dict(brokers [(id, host, port, rack)], cluster_id, controller_id,
+    topics [dict(error, name, topic_id, internal, partitions {p: dict(error, leader,
+    leader_epoch, replicas, isr, offline)}, authorized_operations)])."""
+    res = {"throttle_ms": d.i32()}
+
+    def broker(_r):
+        b = (d.i32(), d.str(), d.i32(), d.str())
+        d.tags()
+        return b
+
+    res["brokers"] = d.arr(broker)
+    res["cluster_id"] = d.str()
+    res["controller_id"] = d.i32()
+
+    def ints(_r):
+        return d.i32()
+
+    def topic(_r):
+        t = {"error": d.i16(), "name": d.str()}
+        t["topic_id"] = d.uuid() if version >= 10 else None
+        t["internal"] = d.bool()
+        parts = {}
+
+        def part(_r2):
+            p = {"error": d.i16(), "partition": d.i32(), "leader": d.i32(),
+                 "leader_epoch": d.i32(), "replicas": d.arr(ints), "isr": d.arr(ints),
+                 "offline": d.arr(ints)}
+            d.tags()
+            parts[p["partition"]] = p
+
+        d.arr(part)
+        t["partitions"] = parts
+        t["authorized_operations"] = d.i32()
+        d.tags()
+        return t
+
+    res["topics"] = d.arr(topic)
+    if version <= 10:
+        res["cluster_authorized_operations"] = d.i32()
+    return res
+
+
+def _conn_metadata_flex(self, topics=None, version=12, allow_auto_create=False):
+    assert 9 <= version <= 12
+    return _conn_admin(self, METADATA, version,
+                       metadata_flex_body(topics, version, allow_auto_create),
+                       parse_metadata_flex)
+
+
+Conn.admin_request = _conn_admin
+Conn.describe_configs = _conn_describe_configs
+Conn.incremental_alter_configs = _conn_incremental_alter_configs
+Conn.alter_configs = _conn_alter_configs
+Conn.create_topics_v = _conn_create_topics_v
+Conn.delete_topics = _conn_delete_topics
+Conn.create_partitions = _conn_create_partitions
+Conn.describe_cluster = _conn_describe_cluster
+Conn.metadata_flex = _conn_metadata_flex
