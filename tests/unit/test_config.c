@@ -4,14 +4,10 @@
  * default > static props > built-in) against a real single-voter metadata quorum on a uv
  * loop in a temporary directory. */
 #include "harness.h"
+#include "fixture.h"
 
-#include <arpa/inet.h>
-#include <ftw.h>
-#include <netinet/in.h>
 #include <stdbool.h>
 #include <stdlib.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include "base/err.h"
 #include "base/props.h"
@@ -22,130 +18,23 @@
 /* ---- a single-voter metadata quorum ------------------------------------------------------ */
 
 struct cfx {
-    char base[32];
-    char listen[64];
-    uv_loop_t loop;
-    struct meta_voter voter;
-    struct meta *m;
+    struct fixture_meta q;
     struct props *props;
     struct config_ctx ctx;
 };
 
-static int cfg_free_port(void)
-{
-    struct sockaddr_in sa = {.sin_family = AF_INET};
-    socklen_t sl = sizeof sa;
-    int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
-    if (fd < 0)
-        return -1;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 &&
-        getsockname(fd, (struct sockaddr *)&sa, &sl) == 0)
-        port = ntohs(sa.sin_port);
-    close(fd);
-    return port;
-}
-
-static int cfg_rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
-static void cfg_tick(uv_timer_t *t)
-{
-    (void)t;
-}
-
-/* Runs the loop until *flag or `ms` pass (a ticking timer bounds each UV_RUN_ONCE). */
-static bool cfg_run_until(uv_loop_t *loop, const bool *flag, uint64_t ms)
-{
-    uv_timer_t tick;
-    uint64_t deadline;
-    uv_update_time(loop);
-    deadline = uv_now(loop) + ms;
-    uv_timer_init(loop, &tick);
-    uv_timer_start(&tick, cfg_tick, 5, 5);
-    while (!*flag && uv_now(loop) < deadline)
-        uv_run(loop, UV_RUN_ONCE);
-    uv_close((uv_handle_t *)&tick, NULL);
-    uv_run(loop, UV_RUN_NOWAIT);
-    return *flag;
-}
-
-static bool cfg_ready_flag;
-static struct meta *cfg_ready_meta;
-static void cfg_ready_poll(uv_timer_t *t)
-{
-    (void)t;
-    if (cfg_ready_meta && meta_ready(cfg_ready_meta))
-        cfg_ready_flag = true;
-}
-
-struct cfg_wait {
-    bool done;
-    int err;
-};
-
-static void cfg_propose_cb(void *arg, int err)
-{
-    struct cfg_wait *w = arg;
-    w->err = err;
-    w->done = true;
-}
-
-static void cfg_stop_cb(void *arg)
-{
-    *(bool *)arg = true;
-}
-
 /* Starts the quorum (node id 1) and waits until it is ready. */
 static bool cfx_start(struct cfx *f)
 {
-    uv_timer_t poll;
-    struct meta_options o;
     bool ok;
 
     memset(f, 0, sizeof *f);
-    snprintf(f->base, sizeof f->base, "/tmp/tally-cfg-XXXXXX");
-    if (mkdtemp(f->base) == NULL || uv_loop_init(&f->loop) != 0)
+    if (!fixture_meta_init(&f->q, "/tmp/tally-cfg-XXXXXX", NULL, NULL, NULL))
         return false;
-    snprintf(f->listen, sizeof f->listen, "127.0.0.1:%d", cfg_free_port());
-    f->voter.id = 1;
-    snprintf(f->voter.address, sizeof f->voter.address, "%s", f->listen);
-    o = (struct meta_options){.node_id = 1,
-                              .dir = f->base,
-                              .cluster_id = "cfg-cluster",
-                              .n_voters = 1,
-                              .voters = &f->voter,
-                              .listen_address = f->listen};
-    if (meta_start(&f->loop, &o, &f->m) != 0)
-        return false;
-    cfg_ready_flag = false;
-    cfg_ready_meta = f->m;
-    uv_timer_init(&f->loop, &poll);
-    uv_timer_start(&poll, cfg_ready_poll, 1, 1);
-    ok = cfg_run_until(&f->loop, &cfg_ready_flag, 3000);
-    uv_close((uv_handle_t *)&poll, NULL);
-    uv_run(&f->loop, UV_RUN_NOWAIT);
-    cfg_ready_meta = NULL;
+    ok = fixture_meta_start(&f->q);
     f->props = props_new();
-    f->ctx = (struct config_ctx){.meta = f->m, .props = f->props, .node_id = 1};
+    f->ctx = (struct config_ctx){.meta = f->q.m, .props = f->props, .node_id = 1};
     return ok && f->props != NULL;
-}
-
-/* Proposes records and runs the loop until they applied; returns the apply verdict. */
-static int cfx_propose(struct cfx *f, const struct meta_record *recs, size_t n)
-{
-    struct cfg_wait w = {0};
-    int rc = meta_propose(f->m, recs, n, cfg_propose_cb, &w);
-    if (rc != 0)
-        return rc;
-    if (!cfg_run_until(&f->loop, &w.done, 3000))
-        return -9999;
-    return w.err;
 }
 
 static int cfx_set(struct cfx *f, int8_t rtype, const char *rname, const char *key,
@@ -156,7 +45,7 @@ static int cfx_set(struct cfx *f, int8_t rtype, const char *rname, const char *k
     r.u.config.resource_name = rname;
     r.u.config.key = key;
     r.u.config.value = value;
-    return cfx_propose(f, &r, 1);
+    return fixture_meta_propose(&f->q, &r, 1);
 }
 
 static int cfx_topic(struct cfx *f, const char *name, uint8_t idbyte)
@@ -164,19 +53,14 @@ static int cfx_topic(struct cfx *f, const char *name, uint8_t idbyte)
     struct meta_record r = {.type = META_REC_TOPIC};
     r.u.topic.name = name;
     memset(r.u.topic.id, idbyte, 16);
-    return cfx_propose(f, &r, 1);
+    return fixture_meta_propose(&f->q, &r, 1);
 }
 
 static void cfx_stop(struct cfx *f)
 {
-    bool stopped = false;
-    if (f->m) {
-        meta_stop(f->m, cfg_stop_cb, &stopped);
-        CHECK(cfg_run_until(&f->loop, &stopped, 5000));
-    }
-    CHECK_EQ_INT(uv_loop_close(&f->loop), 0);
+    CHECK(fixture_meta_stop(&f->q));
+    CHECK_EQ_INT(fixture_meta_fini(&f->q), 0);
     props_free(f->props);
-    nftw(f->base, cfg_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 /* The effective value of a topic config (by its topic key) and its source. */
@@ -261,7 +145,7 @@ TEST(config_cluster_default_resource_reports_default_source)
     rec.u.config.resource_name = "";
     rec.u.config.key = "num.partitions";
     rec.u.config.value = "6";
-    REQUIRE(cfx_propose(&f, &rec, 1) == 0);
+    REQUIRE(fixture_meta_propose(&f.q, &rec, 1) == 0);
     CHECK_EQ_STR(eff_broker(&f, "", "num.partitions", &src), "6");
     CHECK_EQ_INT(src, CS_DYNAMIC_DEFAULT_BROKER);
     cfx_stop(&f);
@@ -467,7 +351,7 @@ TEST(config_effective_chain)
     CHECK_EQ_STR(v, "3000");
 
     /* Another node's context: its per-broker entry is empty, so the cluster default. */
-    struct config_ctx other = {.meta = f.m, .props = f.props, .node_id = 2};
+    struct config_ctx other = {.meta = f.q.m, .props = f.props, .node_id = 2};
     v = config_effective(&other, RESOURCE_TOPIC, "t2", config_find_topic("retention.ms"), &src);
     CHECK_EQ_STR(v, "2000");
     CHECK_EQ_INT(src, CS_DYNAMIC_DEFAULT_BROKER);

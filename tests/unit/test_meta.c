@@ -3,15 +3,11 @@
  * truncation, and real single-node (and voter + standby) raft quorums on a uv loop in a
  * temporary directory. */
 #include "harness.h"
+#include "fixture.h"
 
-#include <arpa/inet.h>
 #include <dirent.h>
-#include <ftw.h>
-#include <netinet/in.h>
 #include <stdbool.h>
 #include <stdlib.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include "base/err.h"
 #include "meta/meta.h"
@@ -541,106 +537,6 @@ TEST(meta_snapshot_restore_identical)
 
 /* ---- raft --------------------------------------------------------------------------------- */
 
-static int free_port(void)
-{
-    struct sockaddr_in sa = {.sin_family = AF_INET};
-    socklen_t sl = sizeof sa;
-    int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
-    if (fd < 0)
-        return -1;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 &&
-        getsockname(fd, (struct sockaddr *)&sa, &sl) == 0)
-        port = ntohs(sa.sin_port);
-    close(fd);
-    return port;
-}
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
-static void rm_rf(const char *dir)
-{
-    nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-static void tick_cb(uv_timer_t *t)
-{
-    (void)t;
-}
-
-/* Runs the loop until *flag is true or `ms` pass; a ticking timer keeps UV_RUN_ONCE from
- * sleeping past the deadline. */
-static bool run_until(uv_loop_t *loop, const bool *flag, uint64_t ms)
-{
-    uv_timer_t tick;
-    uint64_t deadline;
-    uv_update_time(loop);
-    deadline = uv_now(loop) + ms;
-    uv_timer_init(loop, &tick);
-    uv_timer_start(&tick, tick_cb, 5, 5);
-    while (!*flag && uv_now(loop) < deadline)
-        uv_run(loop, UV_RUN_ONCE);
-    uv_close((uv_handle_t *)&tick, NULL);
-    uv_run(loop, UV_RUN_NOWAIT);
-    return *flag;
-}
-
-struct wait {
-    bool done;
-    int err;
-    int count, want;
-};
-
-static void propose_cb(void *arg, int err)
-{
-    struct wait *w = arg;
-    w->err = err;
-    if (++w->count >= w->want)
-        w->done = true;
-}
-
-static void stop_cb(void *arg)
-{
-    *(bool *)arg = true;
-}
-
-static bool ready_flag;
-static struct meta *ready_meta;
-static void ready_poll(uv_timer_t *t)
-{
-    (void)t;
-    if (ready_meta && meta_ready(ready_meta))
-        ready_flag = true;
-}
-
-static bool wait_ready(uv_loop_t *loop, struct meta *m, uint64_t ms)
-{
-    uv_timer_t poll;
-    bool ok;
-    ready_flag = false;
-    ready_meta = m;
-    uv_timer_init(loop, &poll);
-    uv_timer_start(&poll, ready_poll, 1, 1);
-    ok = run_until(loop, &ready_flag, ms);
-    uv_close((uv_handle_t *)&poll, NULL);
-    uv_run(loop, UV_RUN_NOWAIT);
-    ready_meta = NULL;
-    return ok;
-}
-
-static bool stop_meta(uv_loop_t *loop, struct meta *m)
-{
-    bool stopped = false;
-    meta_stop(m, stop_cb, &stopped);
-    return run_until(loop, &stopped, 5000);
-}
-
 struct node {
     struct meta_voter voter;
     char dir[256], listen[64];
@@ -651,7 +547,7 @@ struct node {
 static void node_init(struct node *n, const char *base, int32_t id, size_t n_voters,
                       const struct meta_voter *voters)
 {
-    int port = free_port();
+    int port = fixture_free_port();
     snprintf(n->dir, sizeof n->dir, "%s/node-%d", base, id);
     snprintf(n->listen, sizeof n->listen, "127.0.0.1:%d", port);
     n->voter.id = id;
@@ -675,7 +571,7 @@ TEST(meta_raft_single_voter_replay)
     uv_loop_t loop;
     struct meta *m = NULL;
     struct node n;
-    struct wait w = {.want = 1};
+    struct fixture_wait w = {.want = 1};
     struct meta_record recs[] = {rec_topic("replayed", 1), rec_partition(1, 0, 0),
                                  rec_config(2, "replayed", "retention.ms", "42")};
     const struct meta_topic *t;
@@ -686,22 +582,22 @@ TEST(meta_raft_single_voter_replay)
 
     REQUIRE(meta_start(&loop, &n.opts, &m) == 0);
     CHECK_EQ_STR(meta_cluster_id(m), "test-cluster");
-    REQUIRE(wait_ready(&loop, m, 3000));
+    REQUIRE(fixture_wait_ready(&loop, m, 3000));
     CHECK(meta_is_controller(m));
     CHECK_EQ_INT(meta_controller_id(m), 0);
-    REQUIRE(meta_propose(m, recs, 3, propose_cb, &w) == 0);
-    REQUIRE(run_until(&loop, &w.done, 3000));
+    REQUIRE(meta_propose(m, recs, 3, fixture_propose_cb, &w) == 0);
+    REQUIRE(fixture_run_until(&loop, &w.done, 3000));
     CHECK_EQ_INT(w.err, 0);
     t = meta_topic_by_name(m, "replayed");
     REQUIRE(t);
     CHECK(meta_topic_by_id(m, t->id) == t);
     CHECK_EQ_INT(n.seen.batches, 1);
     /* The apply step's verdict reaches the proposer. */
-    w = (struct wait){.want = 1};
-    REQUIRE(meta_propose(m, recs, 1, propose_cb, &w) == 0);
-    REQUIRE(run_until(&loop, &w.done, 3000));
+    w = (struct fixture_wait){.want = 1};
+    REQUIRE(meta_propose(m, recs, 1, fixture_propose_cb, &w) == 0);
+    REQUIRE(fixture_run_until(&loop, &w.done, 3000));
     CHECK_EQ_INT(w.err, ERR_TOPIC_ALREADY_EXISTS);
-    REQUIRE(stop_meta(&loop, m));
+    REQUIRE(fixture_stop_meta(&loop, m));
 
     /* Same dir again: the log replays into a fresh image. These batches are not multiples of
      * 8 bytes long; before quorum.c padded entries, libraft wrote them into a segment it
@@ -709,16 +605,16 @@ TEST(meta_raft_single_voter_replay)
     memset(&n.seen, 0, sizeof n.seen);
     m = NULL;
     REQUIRE(meta_start(&loop, &n.opts, &m) == 0);
-    REQUIRE(wait_ready(&loop, m, 3000));
+    REQUIRE(fixture_wait_ready(&loop, m, 3000));
     t = meta_topic_by_name(m, "replayed");
     REQUIRE(t);
     CHECK_EQ_INT(t->n_partitions, 1);
     CHECK_EQ_STR(meta_config_get(m, 2, "replayed", "retention.ms"), "42");
     CHECK(n.seen.batches >= 1);
-    REQUIRE(stop_meta(&loop, m));
+    REQUIRE(fixture_stop_meta(&loop, m));
 
     CHECK_EQ_INT(uv_loop_close(&loop), 0);
-    rm_rf(base);
+    fixture_rm_tree(base);
 }
 
 static bool has_snapshot(const char *dir)
@@ -743,40 +639,40 @@ TEST(meta_raft_snapshot_replay)
     uv_loop_t loop;
     struct meta *m = NULL;
     struct node n;
-    struct wait w = {.want = N};
+    struct fixture_wait w = {.want = N};
     size_t count;
 
     REQUIRE(mkdtemp(base) != NULL);
     REQUIRE(uv_loop_init(&loop) == 0);
     node_init(&n, base, 1, 1, NULL);
     REQUIRE(meta_start(&loop, &n.opts, &m) == 0);
-    REQUIRE(wait_ready(&loop, m, 3000));
+    REQUIRE(fixture_wait_ready(&loop, m, 3000));
     /* More entries than the snapshot threshold, so the restart restores a snapshot and
      * replays only the tail. */
     for (int i = 0; i < N; i++) {
         struct meta_record r;
         snprintf(names[i], sizeof names[i], "s-%04d", i);
         r = rec_topic(names[i], i + 1);
-        REQUIRE(meta_propose(m, &r, 1, propose_cb, &w) == 0);
+        REQUIRE(meta_propose(m, &r, 1, fixture_propose_cb, &w) == 0);
     }
-    REQUIRE(run_until(&loop, &w.done, 20000));
+    REQUIRE(fixture_run_until(&loop, &w.done, 20000));
     CHECK_EQ_INT(w.err, 0);
-    REQUIRE(stop_meta(&loop, m));
+    REQUIRE(fixture_stop_meta(&loop, m));
     CHECK(has_snapshot(n.dir));
 
     memset(&n.seen, 0, sizeof n.seen);
     m = NULL;
     REQUIRE(meta_start(&loop, &n.opts, &m) == 0);
-    REQUIRE(wait_ready(&loop, m, 5000));
+    REQUIRE(fixture_wait_ready(&loop, m, 5000));
     meta_topics(m, &count);
     CHECK_EQ_INT(count, N);
     CHECK(meta_topic_by_name(m, "s-0000") != NULL);
     CHECK(meta_topic_by_name(m, "s-1199") != NULL);
     /* on_apply heard of every topic: the restored ones as records, then the replayed tail. */
     CHECK(n.seen.records >= N);
-    REQUIRE(stop_meta(&loop, m));
+    REQUIRE(fixture_stop_meta(&loop, m));
     CHECK_EQ_INT(uv_loop_close(&loop), 0);
-    rm_rf(base);
+    fixture_rm_tree(base);
 }
 
 TEST(meta_raft_standby_follows)
@@ -785,7 +681,7 @@ TEST(meta_raft_standby_follows)
     uv_loop_t loop;
     struct meta *leader = NULL, *standby = NULL;
     struct node a, b;
-    struct wait w = {.want = 1};
+    struct fixture_wait w = {.want = 1};
     struct meta_record recs[] = {rec_topic("shared", 1), rec_partition(1, 0, 0)};
     struct meta_voter voters[1];
     bool seen = false;
@@ -799,27 +695,28 @@ TEST(meta_raft_standby_follows)
 
     REQUIRE(meta_start(&loop, &a.opts, &leader) == 0);
     REQUIRE(meta_start(&loop, &b.opts, &standby) == 0);
-    REQUIRE(wait_ready(&loop, leader, 3000));
+    REQUIRE(fixture_wait_ready(&loop, leader, 3000));
     CHECK(!meta_ready(standby));
-    CHECK_EQ_INT(meta_propose(standby, recs, 2, propose_cb, &w), ERR_NOT_CONTROLLER);
-    CHECK_EQ_INT(meta_add_standby(standby, 1, b.listen, propose_cb, &w), ERR_NOT_CONTROLLER);
-    REQUIRE(meta_propose(leader, recs, 2, propose_cb, &w) == 0);
-    REQUIRE(run_until(&loop, &w.done, 3000));
+    CHECK_EQ_INT(meta_propose(standby, recs, 2, fixture_propose_cb, &w), ERR_NOT_CONTROLLER);
+    CHECK_EQ_INT(meta_add_standby(standby, 1, b.listen, fixture_propose_cb, &w),
+                 ERR_NOT_CONTROLLER);
+    REQUIRE(meta_propose(leader, recs, 2, fixture_propose_cb, &w) == 0);
+    REQUIRE(fixture_run_until(&loop, &w.done, 3000));
     CHECK_EQ_INT(w.err, 0);
 
-    w = (struct wait){.want = 1};
-    REQUIRE(meta_add_standby(leader, 1, b.listen, propose_cb, &w) == 0);
-    REQUIRE(run_until(&loop, &w.done, 5000));
+    w = (struct fixture_wait){.want = 1};
+    REQUIRE(meta_add_standby(leader, 1, b.listen, fixture_propose_cb, &w) == 0);
+    REQUIRE(fixture_run_until(&loop, &w.done, 5000));
     CHECK_EQ_INT(w.err, 0);
-    CHECK_EQ_INT(meta_add_standby(leader, 1, b.listen, propose_cb, &w), ERR_EXISTS);
-    REQUIRE(wait_ready(&loop, standby, 5000));
+    CHECK_EQ_INT(meta_add_standby(leader, 1, b.listen, fixture_propose_cb, &w), ERR_EXISTS);
+    REQUIRE(fixture_wait_ready(&loop, standby, 5000));
     seen = meta_topic_by_name(standby, "shared") != NULL;
     CHECK(seen);
     CHECK_EQ_INT(meta_controller_id(standby), 0);
     CHECK(!meta_is_controller(standby));
 
-    REQUIRE(stop_meta(&loop, standby));
-    REQUIRE(stop_meta(&loop, leader));
+    REQUIRE(fixture_stop_meta(&loop, standby));
+    REQUIRE(fixture_stop_meta(&loop, leader));
     CHECK_EQ_INT(uv_loop_close(&loop), 0);
-    rm_rf(base);
+    fixture_rm_tree(base);
 }

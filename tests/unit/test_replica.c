@@ -5,15 +5,12 @@
  * idempotent producers), watches, clean shutdown files, and restarts after a clean stop,
  * a crash, and a topic deleted while it was down. */
 #include "harness.h"
+#include "fixture.h"
 
-#include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
-#include <ftw.h>
-#include <netinet/in.h>
 #include <stdbool.h>
 #include <stdlib.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,76 +28,12 @@
 /* ---- fixture: a quorum, a props set and a replica manager on one loop ---------------------- */
 
 struct rfx {
-    char base[32];
-    char meta_dir[64], log_dir[64], listen[64];
-    uv_loop_t loop;
-    struct meta_voter voter;
-    struct meta *m;
+    struct fixture_meta q; /* the quorum lives in <q.base>/meta */
+    char log_dir[64];
     struct props *props;
     struct replica_mgr *rm;
     int applies;
 };
-
-static int rp_free_port(void)
-{
-    struct sockaddr_in sa = {.sin_family = AF_INET};
-    socklen_t sl = sizeof sa;
-    int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
-    if (fd < 0)
-        return -1;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 &&
-        getsockname(fd, (struct sockaddr *)&sa, &sl) == 0)
-        port = ntohs(sa.sin_port);
-    close(fd);
-    return port;
-}
-
-static int rp_rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
-static void rp_tick(uv_timer_t *t)
-{
-    (void)t;
-}
-
-/* Runs the loop until *flag or `ms` pass (a ticking timer bounds each UV_RUN_ONCE). */
-static bool rp_run_until(uv_loop_t *loop, const bool *flag, uint64_t ms)
-{
-    uv_timer_t tick;
-    uint64_t deadline;
-    uv_update_time(loop);
-    deadline = uv_now(loop) + ms;
-    uv_timer_init(loop, &tick);
-    uv_timer_start(&tick, rp_tick, 5, 5);
-    while (!*flag && uv_now(loop) < deadline)
-        uv_run(loop, UV_RUN_ONCE);
-    uv_close((uv_handle_t *)&tick, NULL);
-    uv_run(loop, UV_RUN_NOWAIT);
-    return *flag;
-}
-
-static void rp_flag_cb(void *arg)
-{
-    *(bool *)arg = true;
-}
-
-struct rp_wait {
-    bool done;
-    int err;
-};
-
-static void rp_propose_cb(void *arg, int err)
-{
-    struct rp_wait *w = arg;
-    w->err = err;
-    w->done = true;
-}
 
 /* The meta apply hook: forwards to the replica manager once it runs (NULL before). */
 static void rp_on_apply(void *arg, const struct meta_record *recs, size_t n)
@@ -110,55 +43,13 @@ static void rp_on_apply(void *arg, const struct meta_record *recs, size_t n)
     replica_mgr_on_apply(f->rm, recs, n);
 }
 
-static bool rp_ready_flag;
-static struct meta *rp_ready_meta;
-static void rp_ready_poll(uv_timer_t *t)
-{
-    (void)t;
-    if (rp_ready_meta && meta_ready(rp_ready_meta))
-        rp_ready_flag = true;
-}
-
-static bool rfx_meta_start(struct rfx *f)
-{
-    struct meta_options o = {.node_id = NODE,
-                             .dir = f->meta_dir,
-                             .cluster_id = "replica-cluster",
-                             .n_voters = 1,
-                             .voters = &f->voter,
-                             .listen_address = f->listen,
-                             .on_apply = rp_on_apply,
-                             .on_apply_arg = f};
-    uv_timer_t poll;
-    bool ok;
-    f->m = NULL;
-    if (meta_start(&f->loop, &o, &f->m) != 0)
-        return false;
-    rp_ready_flag = false;
-    rp_ready_meta = f->m;
-    uv_timer_init(&f->loop, &poll);
-    uv_timer_start(&poll, rp_ready_poll, 1, 1);
-    ok = rp_run_until(&f->loop, &rp_ready_flag, 3000);
-    uv_close((uv_handle_t *)&poll, NULL);
-    uv_run(&f->loop, UV_RUN_NOWAIT);
-    rp_ready_meta = NULL;
-    return ok;
-}
-
-static bool rfx_meta_stop(struct rfx *f)
-{
-    bool stopped = false;
-    if (f->m == NULL)
-        return true;
-    meta_stop(f->m, rp_flag_cb, &stopped);
-    f->m = NULL;
-    return rp_run_until(&f->loop, &stopped, 5000);
-}
-
 static int rfx_rm_start(struct rfx *f)
 {
-    struct replica_options o = {
-        .loop = &f->loop, .meta = f->m, .config = f->props, .node_id = NODE, .log_dir = f->log_dir};
+    struct replica_options o = {.loop = &f->q.loop,
+                                .meta = f->q.m,
+                                .config = f->props,
+                                .node_id = NODE,
+                                .log_dir = f->log_dir};
     return replica_mgr_start(&o, &f->rm);
 }
 
@@ -167,55 +58,43 @@ static bool rfx_rm_stop(struct rfx *f)
     bool stopped = false;
     if (f->rm == NULL)
         return true;
-    replica_mgr_stop(f->rm, rp_flag_cb, &stopped);
+    replica_mgr_stop(f->rm, fixture_set_flag, &stopped);
     f->rm = NULL; /* on_apply must not reach it any more */
-    return rp_run_until(&f->loop, &stopped, 5000);
+    return fixture_run_until(&f->q.loop, &stopped, 5000);
 }
 
 /* A quorum in <base>/meta and a log directory <base>/logs; the manager is not started. */
 static bool rfx_init(struct rfx *f)
 {
     memset(f, 0, sizeof *f);
-    snprintf(f->base, sizeof f->base, "/tmp/tally-rep-XXXXXX");
-    if (mkdtemp(f->base) == NULL || uv_loop_init(&f->loop) != 0)
+    if (!fixture_meta_init(&f->q, "/tmp/tally-rep-XXXXXX", "meta", rp_on_apply, f))
         return false;
-    snprintf(f->meta_dir, sizeof f->meta_dir, "%s/meta", f->base);
-    snprintf(f->log_dir, sizeof f->log_dir, "%s/logs", f->base);
+    snprintf(f->log_dir, sizeof f->log_dir, "%s/logs", f->q.base);
     if (mkdir(f->log_dir, 0755) != 0)
         return false;
-    snprintf(f->listen, sizeof f->listen, "127.0.0.1:%d", rp_free_port());
-    f->voter.id = NODE;
-    snprintf(f->voter.address, sizeof f->voter.address, "%s", f->listen);
     f->props = props_new();
-    return f->props != NULL && rfx_meta_start(f);
+    return f->props != NULL && fixture_meta_start(&f->q);
 }
 
 static void rfx_fini(struct rfx *f)
 {
     CHECK(rfx_rm_stop(f));
-    CHECK(rfx_meta_stop(f));
-    CHECK_EQ_INT(uv_loop_close(&f->loop), 0);
+    CHECK(fixture_meta_stop(&f->q));
+    CHECK_EQ_INT(fixture_meta_fini(&f->q), 0);
     props_free(f->props);
-    nftw(f->base, rp_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 /* Stops the manager and the quorum, then starts both again on the same directories. */
 static bool rfx_restart(struct rfx *f)
 {
-    if (!rfx_rm_stop(f) || !rfx_meta_stop(f) || !rfx_meta_start(f))
+    if (!rfx_rm_stop(f) || !fixture_meta_stop(&f->q) || !fixture_meta_start(&f->q))
         return false;
     return rfx_rm_start(f) == 0;
 }
 
 static int rfx_propose(struct rfx *f, const struct meta_record *recs, size_t n)
 {
-    struct rp_wait w = {0};
-    int rc = meta_propose(f->m, recs, n, rp_propose_cb, &w);
-    if (rc != 0)
-        return rc;
-    if (!rp_run_until(&f->loop, &w.done, 3000))
-        return -9999;
-    return w.err;
+    return fixture_meta_propose(&f->q, recs, n);
 }
 
 static void tid(uint8_t id[16], int n)
@@ -1134,11 +1013,11 @@ TEST(replica_housekeeping_retention_expiry_checkpoints)
 
     hk_done = false;
     hk_p = p;
-    uv_timer_init(&f.loop, &poll);
+    uv_timer_init(&f.q.loop, &poll);
     uv_timer_start(&poll, hk_poll, 10, 10);
-    CHECK(rp_run_until(&f.loop, &hk_done, 2000));
+    CHECK(fixture_run_until(&f.q.loop, &hk_done, 2000));
     uv_close((uv_handle_t *)&poll, NULL);
-    uv_run(&f.loop, UV_RUN_NOWAIT);
+    uv_run(&f.q.loop, UV_RUN_NOWAIT);
     hk_p = NULL;
     CHECK(partition_log_start_offset(p) > 0);
     CHECK(partition_log_start_offset(p) <= log_active_base(partition_log(p)));
