@@ -409,8 +409,12 @@ int replica_mgr_start(const struct replica_options *opts, struct replica_mgr **o
         log_warn("replica", "ignoring unreadable %s", path);
     if (rc != 0)
         rm->clean_start = false;
-    log_info("replica", "opening logs in %s after %s shutdown", rm->dir,
-             rm->clean_start ? "a clean" : "an unclean");
+    snprintf(path, sizeof path, "%s/recovery-point-offset-checkpoint", rm->dir);
+    if (access(path, F_OK) != 0 && !rm->clean_start)
+        log_info("replica", "opening logs in %s: first start (no checkpoints yet)", rm->dir);
+    else
+        log_info("replica", "opening logs in %s after %s shutdown", rm->dir,
+                 rm->clean_start ? "a clean" : "an unclean");
 
     remove_orphans(rm);
     const struct meta_topic *const *topics = meta_topics(rm->meta, &nt);
