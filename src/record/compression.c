@@ -34,6 +34,7 @@
 
 #include "base/err.h"
 #include "record/record.h"
+#include "record_int.h"
 
 #define OFF_BASE_OFFSET 0
 #define OFF_ATTRIBUTES 21
@@ -367,48 +368,6 @@ int record_decompress(int codec, const uint8_t *in, size_t in_len, size_t max_ou
 }
 
 /* ---- timestamp look-ups ----------------------------------------------------------------- */
-
-/* Zigzag varint of at most 5 bytes from [*pp, end), as record.c reads them. */
-static int get_varint(const uint8_t **pp, const uint8_t *end, int32_t *out)
-{
-    const uint8_t *p = *pp;
-    uint32_t raw = 0;
-
-    for (unsigned shift = 0; shift < 35; shift += 7) {
-        uint8_t byte;
-        if (p == end)
-            return -1;
-        byte = *p++;
-        raw |= (uint32_t)(byte & 0x7f) << shift;
-        if ((byte & 0x80) == 0) {
-            *pp = p;
-            *out = (int32_t)((raw >> 1) ^ (0u - (raw & 1)));
-            return 0;
-        }
-    }
-    return -1;
-}
-
-/* Zigzag varlong of at most 10 bytes. */
-static int get_varlong(const uint8_t **pp, const uint8_t *end, int64_t *out)
-{
-    const uint8_t *p = *pp;
-    uint64_t raw = 0;
-
-    for (unsigned shift = 0; shift < 70; shift += 7) {
-        uint8_t byte;
-        if (p == end)
-            return -1;
-        byte = *p++;
-        raw |= (uint64_t)(byte & 0x7f) << shift;
-        if ((byte & 0x80) == 0) {
-            *pp = p;
-            *out = (int64_t)((raw >> 1) ^ (0u - (raw & 1)));
-            return 0;
-        }
-    }
-    return -1;
-}
 
 static inline int64_t add_wrap(int64_t a, int64_t b)
 {

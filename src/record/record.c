@@ -49,6 +49,7 @@
 
 #include "base/err.h"
 #include "record/record.h"
+#include "record_int.h"
 
 #define OFF_BASE_OFFSET 0
 #define OFF_BATCH_LENGTH 8
@@ -105,56 +106,6 @@ static inline void wr64(uint8_t *p, uint64_t v)
 }
 
 /* ---- varints ---------------------------------------------------------------------------- */
-
-/* Reads a zigzag varint of at most 5 bytes from [*pp, end) and advances *pp. Returns 0, or
- * -1 if the input ends first or the encoding runs longer (as Kafka's ByteUtils.readVarint,
- * bits beyond 32 in the fifth byte are ignored). */
-static inline int get_varint(const uint8_t **pp, const uint8_t *end, int32_t *out)
-{
-    const uint8_t *p = *pp;
-    uint32_t raw = 0;
-
-    if (p < end && *p < 0x80) { /* the common case: lengths and deltas below 64 */
-        raw = *p;
-        *pp = p + 1;
-        *out = (int32_t)((raw >> 1) ^ (0u - (raw & 1)));
-        return 0;
-    }
-    for (unsigned shift = 0; shift < 35; shift += 7) {
-        uint8_t byte;
-        if (p == end)
-            return -1;
-        byte = *p++;
-        raw |= (uint32_t)(byte & 0x7f) << shift;
-        if ((byte & 0x80) == 0) {
-            *pp = p;
-            *out = (int32_t)((raw >> 1) ^ (0u - (raw & 1)));
-            return 0;
-        }
-    }
-    return -1;
-}
-
-/* As get_varint for a varlong of at most 10 bytes. */
-static inline int get_varlong(const uint8_t **pp, const uint8_t *end, int64_t *out)
-{
-    const uint8_t *p = *pp;
-    uint64_t raw = 0;
-
-    for (unsigned shift = 0; shift < 70; shift += 7) {
-        uint8_t byte;
-        if (p == end)
-            return -1;
-        byte = *p++;
-        raw |= (uint64_t)(byte & 0x7f) << shift;
-        if ((byte & 0x80) == 0) {
-            *pp = p;
-            *out = (int64_t)((raw >> 1) ^ (0u - (raw & 1)));
-            return 0;
-        }
-    }
-    return -1;
-}
 
 static inline uint64_t zigzag(int64_t v)
 {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* record internals: the two CRC32C implementations behind record_crc32c, exposed so the
- * unit tests can check that both give the same answers. Not for other modules. */
+/* record internals: the two CRC32C implementations behind record_crc32c (exposed so the
+ * unit tests can check that both give the same answers) and the varint readers that the
+ * record walk and the timestamp look-ups share. Not for other modules. */
 #ifndef TALLY_RECORD_INT_H
 #define TALLY_RECORD_INT_H
 
@@ -16,5 +17,55 @@ uint32_t record_crc32c_hw(uint32_t crc, const void *buf, size_t len);
 
 /* Whether this CPU has the SSE4.2 crc32 instruction (always false off x86-64). */
 bool record_crc32c_hw_available(void);
+
+/* Reads a zigzag varint of at most 5 bytes from [*pp, end) and advances *pp. Returns 0, or
+ * -1 if the input ends first or the encoding runs longer (as Kafka's ByteUtils.readVarint,
+ * bits beyond 32 in the fifth byte are ignored). */
+static inline int get_varint(const uint8_t **pp, const uint8_t *end, int32_t *out)
+{
+    const uint8_t *p = *pp;
+    uint32_t raw = 0;
+
+    if (p < end && *p < 0x80) { /* the common case: lengths and deltas below 64 */
+        raw = *p;
+        *pp = p + 1;
+        *out = (int32_t)((raw >> 1) ^ (0u - (raw & 1)));
+        return 0;
+    }
+    for (unsigned shift = 0; shift < 35; shift += 7) {
+        uint8_t byte;
+        if (p == end)
+            return -1;
+        byte = *p++;
+        raw |= (uint32_t)(byte & 0x7f) << shift;
+        if ((byte & 0x80) == 0) {
+            *pp = p;
+            *out = (int32_t)((raw >> 1) ^ (0u - (raw & 1)));
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* As get_varint for a varlong of at most 10 bytes. */
+static inline int get_varlong(const uint8_t **pp, const uint8_t *end, int64_t *out)
+{
+    const uint8_t *p = *pp;
+    uint64_t raw = 0;
+
+    for (unsigned shift = 0; shift < 70; shift += 7) {
+        uint8_t byte;
+        if (p == end)
+            return -1;
+        byte = *p++;
+        raw |= (uint64_t)(byte & 0x7f) << shift;
+        if ((byte & 0x80) == 0) {
+            *pp = p;
+            *out = (int64_t)((raw >> 1) ^ (0u - (raw & 1)));
+            return 0;
+        }
+    }
+    return -1;
+}
 
 #endif
