@@ -48,6 +48,9 @@ class StreamProducer(threading.Thread):
         self.exc = None
         self.producer = Producer({
             "bootstrap.servers": b.bootstrap, "acks": "all", "linger.ms": 5,
+            # Small batches, so that a test's small segment.bytes really rolls (one batch
+            # larger than a segment lands whole in it, as in Kafka).
+            "batch.num.messages": 500,
             "max.in.flight.requests.per.connection": 1,  # keeps retries in order
             "message.send.max.retries": 1000000, "retry.backoff.ms": 100,
             "message.timeout.ms": 120000, "socket.timeout.ms": 10000,
