@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* base unit tests: log lines escape what a client could use to forge a line, and a rate
+ * limit holds back repeats and counts them. Lines are captured by pointing stderr at a
+ * temporary file. */
+#include "harness.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "base/log.h"
+
+/* Runs fn with stderr redirected; returns what it wrote (static buffer). */
+static const char *capture(void (*fn)(void))
+{
+    static char out[8192];
+    FILE *tmp = tmpfile();
+    int saved = dup(STDERR_FILENO);
+    size_t n;
+
+    if (!tmp || saved < 0)
+        return "";
+    dup2(fileno(tmp), STDERR_FILENO);
+    fn();
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    rewind(tmp);
+    n = fread(out, 1, sizeof out - 1, tmp);
+    out[n] = '\0';
+    fclose(tmp);
+    return out;
+}
+
+static int count_lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+static void forge_attempt(void)
+{
+    log_warn("net", "client id %s", "evil\n2026-01-01T00:00:00.000Z ERROR [main] \x1b[31mforged");
+}
+
+TEST(log_line_escapes_control_bytes_from_clients)
+{
+    const char *out = capture(forge_attempt);
+    CHECK_EQ_INT(count_lines(out), 1);
+    CHECK(strstr(out, "evil\\x0a2026") != NULL);
+    CHECK(strstr(out, "\\x1b[31mforged") != NULL);
+    CHECK(strchr(out, 0x1b) == NULL);
+}
+
+TEST(log_escape_bounds_and_escapes_binary)
+{
+    char buf[16];
+    CHECK_EQ_STR(log_escape("ab\0c", 4, buf, sizeof buf), "ab\\x00c");
+    CHECK_EQ_STR(log_escape("0123456789abcdefghij", 20, buf, sizeof buf), "0123456789ab...");
+    CHECK(strlen(log_escape("\n\n\n\n\n\n", 6, buf, sizeof buf)) < sizeof buf);
+}
+
+static void repeated(void)
+{
+    struct log_limit lim = {0};
+    int written = 0;
+    for (int i = 0; i < 1000; i++)
+        written += log_warn_limited(&lim, 60000, "net", "unsupported API %d", i);
+    /* The window is a minute: only the first passes; the rest are counted. */
+    CHECK_EQ_INT(written, 1);
+    CHECK_EQ_INT(lim.suppressed, 999);
+    lim.next_ms = 1; /* as if the window had passed */
+    CHECK(log_warn_limited(&lim, 60000, "net", "unsupported API again"));
+    CHECK_EQ_INT(lim.suppressed, 0);
+}
+
+TEST(log_limit_counts_suppressed_repeats)
+{
+    const char *out = capture(repeated);
+    CHECK_EQ_INT(count_lines(out), 2);
+    CHECK(strstr(out, "(999 similar lines suppressed)") != NULL);
+}
