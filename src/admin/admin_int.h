@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "admin.h"
+#include "base/log.h"
 #include "config/config.h"
 
 struct arena;
@@ -19,6 +20,9 @@ struct admin {
     int32_t node_id;
     const struct props *config;
     struct config_ctx cfg; /* meta + static config + node id, for config look-ups */
+    /* Metadata requests naming topics that may not be auto-created: any client can repeat
+     * them, so the line saying so is rate-limited. */
+    struct log_limit refused_auto_create;
 };
 
 /* Topic names: [a-zA-Z0-9._-]{1,249}, not "." or "..". */

@@ -214,7 +214,8 @@ void admin_metadata(struct admin *a, struct net_request *req)
                 }
             }
             if (rc != 0) {
-                log_info("admin", "not auto-creating topic %s: %s", name, why ? why : err_name(rc));
+                log_line_limited(&a->refused_auto_create, 10000, LOG_INFO, "admin",
+                                 "not auto-creating topic %s: %s", name, why ? why : err_name(rc));
                 c->create_err[i] = rc;
                 continue;
             }
