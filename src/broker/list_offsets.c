@@ -17,12 +17,11 @@
 #define EARLIEST_TIMESTAMP -2
 #define MAX_TIMESTAMP -3
 
-#define MAX_LOOKUP_BATCH (64 << 20)
-
-/* Reads the whole batch that holds `offset` (below `max_offset`) into a malloc()ed buffer.
- * Returns 0, ERR_NOTFOUND, ERR_IO or ERR_NOMEM. */
-static int read_batch_at(struct log *l, int64_t offset, int64_t max_offset, uint8_t **out,
-                         size_t *out_len)
+/* Reads the whole batch that holds `offset` (below `max_offset`), if it is at most max_size
+ * bytes, into a malloc()ed buffer. Returns 0, ERR_NOTFOUND, ERR_IO (also for a batch past
+ * max_size) or ERR_NOMEM. */
+static int read_batch_at(struct log *l, int64_t offset, int64_t max_offset, size_t max_size,
+                         uint8_t **out, size_t *out_len)
 {
     struct log_slice sl;
     uint8_t hdr[RECORD_BATCH_HEADER];
@@ -38,7 +37,7 @@ static int read_batch_at(struct log *l, int64_t offset, int64_t max_offset, uint
     }
     if (pread(sl.fd, hdr, sizeof hdr, sl.pos) != (ssize_t)sizeof hdr ||
         record_batch_parse_header(hdr, sizeof hdr, &b) != 0 || record_batch_size(&b) > sl.len ||
-        record_batch_size(&b) > MAX_LOOKUP_BATCH) {
+        record_batch_size(&b) > max_size) {
         rc = ERR_IO;
         goto out;
     }
@@ -61,17 +60,22 @@ out:
 
 /* Narrows a batch-level answer (the batch holding *offset) to the record Kafka names: the
  * first record at or after `target`, or with `max` the record with the largest timestamp.
- * Leaves the batch-level answer if the batch cannot be read. */
-static void refine_to_record(struct log *l, int64_t visible, int64_t target, bool max,
+ * Runs on the event loop, so it is bounded: only the one batch is read, and only if it and
+ * its decompressed records fit the topic's max.message.bytes, which Produce enforces on
+ * append (a batch stored before that check, or before the limit was lowered, keeps the
+ * batch-level answer). Leaves the batch-level answer if the batch cannot be read. */
+static void refine_to_record(struct partition *p, int64_t visible, int64_t target, bool max,
                              int64_t *offset, int64_t *ts)
 {
+    int64_t limit = partition_settings(p)->max_message_bytes;
+    size_t bound = limit > 0 ? (size_t)limit : 0;
     uint8_t *buf;
     size_t len;
     int64_t o, t;
-    if (read_batch_at(l, *offset, visible, &buf, &len) != 0)
+    if (read_batch_at(partition_log(p), *offset, visible, bound, &buf, &len) != 0)
         return;
-    if ((max ? record_batch_max_timestamp(buf, len, &o, &t)
-             : record_batch_find_timestamp(buf, len, target, &o, &t)) == 0) {
+    if ((max ? record_batch_max_timestamp(buf, len, bound, &o, &t)
+             : record_batch_find_timestamp(buf, len, bound, target, &o, &t)) == 0) {
         *offset = o;
         *ts = t;
     }
@@ -111,7 +115,7 @@ static void list_partition(struct broker *b, const char *topic, int8_t isolation
     case MAX_TIMESTAMP:
         log_max_timestamp(partition_log(p), &out->Offset, &out->Timestamp);
         if (out->Offset >= 0 && out->Offset < visible)
-            refine_to_record(partition_log(p), visible, 0, true, &out->Offset, &out->Timestamp);
+            refine_to_record(p, visible, 0, true, &out->Offset, &out->Timestamp);
         if (out->Offset >= visible)
             out->Offset = out->Timestamp = -1;
         break;
@@ -126,8 +130,7 @@ static void list_partition(struct broker *b, const char *topic, int8_t isolation
             return;
         }
         if (out->Offset >= 0 && out->Offset < visible)
-            refine_to_record(partition_log(p), visible, in->Timestamp, false, &out->Offset,
-                             &out->Timestamp);
+            refine_to_record(p, visible, in->Timestamp, false, &out->Offset, &out->Timestamp);
         /* Offsets a consumer cannot read yet are not answers. */
         if (out->Offset >= visible)
             out->Offset = out->Timestamp = -1;
