@@ -62,9 +62,11 @@ static inline size_t record_batch_size(const struct record_batch *b)
     return (size_t)b->batch_length + RECORD_BATCH_OVERHEAD;
 }
 
+/* baseOffset + lastOffsetDelta. Both may come from a damaged file: the sum wraps rather than
+ * overflowing (callers that read files check that offsets only grow). */
 static inline int64_t record_batch_last_offset(const struct record_batch *b)
 {
-    return b->base_offset + b->last_offset_delta;
+    return (int64_t)((uint64_t)b->base_offset + (uint64_t)(int64_t)b->last_offset_delta);
 }
 
 /* Decodes the header of the batch at buf[0..len) without checking the CRC. Returns 0;

@@ -420,3 +420,30 @@ def test_list_offsets_lookups_do_not_hold_the_loop(broker):
     assert not errors, errors
     # A liveness bound, generous for a loaded machine (the issue's goal is 100 ms).
     assert worst < 0.5, "ApiVersions took %.0f ms while lookups ran" % (worst * 1000)
+
+
+def test_sarama_max_timestamp_minus_one_idempotent_producer(broker):
+    """Sarama sends maxTimestamp -1: DescribeProducers showed LastTimestamp -1, and
+    ListOffsets by timestamp answered -1. The broker now computes it from the records."""
+    topic = "bv-sarama"
+    harness.create_topics(broker, [(topic, 1, None)])
+    t0 = now_ms() - 5000
+    with broker.conn() as c:
+        ip = c.init_producer_id(0)
+        assert ip["error"] == 0, ip
+        pid, epoch = ip["producer_id"], ip["producer_epoch"]
+    for codec in (0, SNAPPY):
+        seq = 0 if codec == 0 else 2
+        base = t0 + 100 * seq
+        b = compressed_batch(codec, [b"a", b"b"], base_ts=base, timestamps=[base + 7, base],
+                             max_ts=-1, producer_id=pid, producer_epoch=epoch,
+                             base_sequence=seq)
+        assert produce_ok(broker, topic, b) == seq
+    with broker.conn() as c:
+        d = c.describe_producers({topic: [0]})[(topic, 0)]
+        assert d["error"] == 0, d
+        assert [(p["producer_id"], p["last_sequence"], p["last_timestamp"])
+                for p in d["producers"]] == [(pid, 3, t0 + 207)], d
+        assert c.list_offsets({topic: {0: t0 + 1}}, version=4)[(topic, 0)] == (0, t0 + 7, 0)
+        assert c.list_offsets({topic: {0: t0 + 201}}, version=4)[(topic, 0)] == (0, t0 + 207, 2)
+    assert [bt["max_timestamp"] for bt in stored_batches(broker, topic)] == [t0 + 7, t0 + 207]

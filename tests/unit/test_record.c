@@ -1564,3 +1564,14 @@ TEST(patch_max_timestamp_keeps_crc)
     CHECK_EQ_INT(hb.attributes, 0);
     free(b);
 }
+
+TEST(last_offset_of_damaged_header_wraps)
+{
+    /* A file's baseOffset near INT64_MAX plus lastOffsetDelta: no signed overflow (UBSan
+     * aborts on one); the wrapped value is for the caller's offset checks to refuse. */
+    struct record_batch b = {.base_offset = INT64_MAX, .last_offset_delta = 5};
+
+    CHECK(record_batch_last_offset(&b) == INT64_MIN + 4);
+    b.base_offset = 100;
+    CHECK_EQ_INT(record_batch_last_offset(&b), 105);
+}
