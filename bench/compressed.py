@@ -148,9 +148,8 @@ class Codecs:
 
     def decompress(self, name, data):
         """Decompresses into a preallocated buffer; returns the output size."""
-        if name == "gzip":
-            d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-            return len(d.decompress(data))
+        if name == "gzip":  # one call, output buffer sized up front as tallyd's grows
+            return len(zlib.decompress(data, 16 + zlib.MAX_WBITS, len(self.out)))
         cap = len(self.out)
         if name == "snappy":
             n = ctypes.c_size_t(cap)
