@@ -447,3 +447,15 @@ def test_sarama_max_timestamp_minus_one_idempotent_producer(broker):
         assert c.list_offsets({topic: {0: t0 + 1}}, version=4)[(topic, 0)] == (0, t0 + 7, 0)
         assert c.list_offsets({topic: {0: t0 + 201}}, version=4)[(topic, 0)] == (0, t0 + 207, 2)
     assert [bt["max_timestamp"] for bt in stored_batches(broker, topic)] == [t0 + 7, t0 + 207]
+
+
+def test_record_timestamps_checked_against_legacy_difference_max_ms(broker):
+    topic = "bv-ts-diff"
+    harness.create_topics(broker, [(topic, 1, {"message.timestamp.difference.max.ms": "60000"})])
+    now = now_ms()
+    for late in (-3600000, 3600000):  # an hour either way, in the second record only
+        b = compressed_batch(LZ4, [b"a", b"b"], base_ts=now, timestamps=[now, now + late],
+                             max_ts=now)
+        assert produce(broker, topic, b)["error"] == INVALID_TIMESTAMP, late
+    assert produce_ok(broker, topic, compressed_batch(LZ4, [b"a", b"b"], base_ts=now,
+                                                      timestamps=[now, now + 1000])) == 0
