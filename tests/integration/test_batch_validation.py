@@ -418,6 +418,7 @@ def test_list_offsets_lookups_do_not_hold_the_loop(broker):
         for t in threads:
             t.join(120)
     assert not errors, errors
+    print("worst ApiVersions round trip during lookups: %.1f ms" % (worst * 1000))
     # A liveness bound, generous for a loaded machine (the goal is 100 ms).
     assert worst < 0.5, "ApiVersions took %.0f ms while lookups ran" % (worst * 1000)
 
