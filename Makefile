@@ -97,6 +97,9 @@ $(B)/fuzz_request: fuzz/fuzz_request.c $(filter src/base/% src/proto/%,$(LIB_SRC
 $(B)/fuzz_batch: fuzz/fuzz_batch.c $(filter src/base/% src/record/%,$(LIB_SRC))
 	@mkdir -p $(B)
 	$(FUZZ_CC) -o $@ $(filter %.c,$^) $(LIBS)
+$(B)/fuzz_compressed: fuzz/fuzz_compressed.c $(filter src/base/% src/record/%,$(LIB_SRC))
+	@mkdir -p $(B)
+	$(FUZZ_CC) -o $@ $(filter %.c,$^) $(LIBS)
 
 fuzz: deps $(B)/fuzz_request
 	@mkdir -p $(B)/fuzz-corpus && cp fuzz/seeds/* $(B)/fuzz-corpus/ 2>/dev/null || true
