@@ -635,8 +635,6 @@ void net_server_stop(struct net_server *s, void (*cb)(void *arg), void *arg)
     s->stopping = true;
     s->stop_cb = cb;
     s->stop_arg = arg;
-    /* Hold the server while closing: the last close callback frees it. */
-    s->handles++;
     while (s->conns)
         conn_close(s->conns);
     while (s->feed_head) {
@@ -649,5 +647,4 @@ void net_server_stop(struct net_server *s, void (*cb)(void *arg), void *arg)
     uv_close((uv_handle_t *)&s->feeder, on_server_handle_closed);
     uv_close((uv_handle_t *)&s->idle_timer, on_server_handle_closed);
     uv_close((uv_handle_t *)&s->tcp, on_server_handle_closed);
-    s->handles--;
 }
