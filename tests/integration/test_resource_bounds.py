@@ -226,6 +226,7 @@ def test_frame_headers_announcing_100MB_cost_only_the_bytes_received(tmp_path):
     finally:
         for s in socks:
             s.close()
+        time.sleep(1.0)  # let the broker see the closes before it is stopped
         b.stop()
 
 
@@ -261,7 +262,7 @@ IDLE_MS = 1000
 def test_idle_connections_close_after_connections_max_idle_ms(tmp_path):
     b = TallyBroker(tmp_path, settings={"connections.max.idle.ms": str(IDLE_MS)}).start()
     try:
-        with Prober(b):  # its connection is never idle: it must survive throughout
+        with Prober(b) as probe:  # its connection is never idle: it must survive throughout
             silent = b.conn()           # never sends anything
             answered = b.conn()         # one request answered, then nothing
             answered.api_versions(0)
@@ -276,6 +277,7 @@ def test_idle_connections_close_after_connections_max_idle_ms(tmp_path):
             busy.api_versions(0)
             for c in (silent, answered, busy):
                 c.close()
+        print("liveness: " + probe.check())
         text = b.stderr_all()
         idle_lines = [ln for ln in text.splitlines() if "idle for" in ln]
         assert len(idle_lines) >= 2, text[-3000:]
@@ -287,7 +289,7 @@ def test_idle_connections_close_after_connections_max_idle_ms(tmp_path):
 def test_slow_sender_of_a_frame_is_closed_even_while_bytes_trickle_in(tmp_path):
     b = TallyBroker(tmp_path, settings={"connections.max.idle.ms": str(IDLE_MS)}).start()
     try:
-        with b.conn() as c:
+        with Prober(b) as probe, b.conn() as c:
             c.send(struct.pack(">i", 1000))
             t0 = time.monotonic()
             closed = False
@@ -305,6 +307,7 @@ def test_slow_sender_of_a_frame_is_closed_even_while_bytes_trickle_in(tmp_path):
             took = time.monotonic() - t0
             assert closed, "a trickled frame kept its connection for %.1f s" % took
             assert took >= 0.8 * IDLE_MS / 1000, "closed after only %.2f s" % took
+        print("liveness: " + probe.check())
         assert "frame has taken" in b.stderr_all()
     finally:
         b.stop()
