@@ -490,10 +490,10 @@ static void on_idle_tick(uv_timer_t *t)
         bool partial = c->in_frame || c->size_got > 0;
         if (partial && c->reading && now - c->frame_start_ms >= limit) {
             log_info("net",
-                     "closing the connection from %s: a %s frame has taken %llu ms "
-                     "(%zu bytes received; connections.max.idle.ms is %lld)",
-                     c->peer, c->in_frame ? "request" : "request's size",
-                     (unsigned long long)(now - c->frame_start_ms), c->frame_got,
+                     "closing the connection from %s: its request is still incomplete after "
+                     "%llu ms (%zu of %zu bytes; connections.max.idle.ms is %lld)",
+                     c->peer, (unsigned long long)(now - c->frame_start_ms),
+                     c->in_frame ? c->frame_got : 0, c->in_frame ? c->frame_len : 0,
                      (long long)s->opts.max_idle_ms);
             conn_close(c);
         } else if (c->inflight == 0 && !c->sending_file && now - c->last_io_ms >= limit) {
