@@ -88,6 +88,11 @@ static void start_listener(struct tallyd *t)
         .port = t->cfg.port,
         .max_frame = t->cfg.max_frame,
         .max_inflight = 64,
+        .max_idle_ms = props_get_int(t->cfg.props, "connections.max.idle.ms", 600000, NULL),
+        .send_buffer_bytes =
+            (int)props_get_int(t->cfg.props, "socket.send.buffer.bytes", 102400, NULL),
+        .recv_buffer_bytes =
+            (int)props_get_int(t->cfg.props, "socket.receive.buffer.bytes", 102400, NULL),
     };
     struct replica_options ro = {
         .loop = t->loop,
