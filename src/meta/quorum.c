@@ -426,6 +426,17 @@ int meta_start(uv_loop_t *loop, const struct meta_options *opts, struct meta **o
         rv = ERR_IO;
         goto err_after_raft;
     }
+    /* A voter's log always starts with the bootstrap configuration. If libraft loaded none,
+     * segments of the log are missing or damaged (libraft drops a torn or corrupt segment
+     * without saying so), and this node would wait for an election forever. */
+    if (voter && m->raft.configuration.n == 0) {
+        log_error("meta",
+                  "the metadata log in %s has no raft configuration (a segment is missing or "
+                  "damaged; last index %llu); refusing to start rather than wait forever",
+                  opts->dir, (unsigned long long)raft_last_index(&m->raft));
+        rv = ERR_CORRUPT_MESSAGE;
+        goto err_after_raft;
+    }
     uv_timer_init(loop, &m->watch);
     m->watch.data = m;
     uv_timer_start(&m->watch, watch_cb, 0, META_WATCH_MS);
