@@ -180,7 +180,7 @@ static int check_image(struct tallyd *t)
     meta_topics(t->meta, &ntopics);
     if (ntopics > 0)
         return 0;
-    nparts = server_count_partition_dirs(t->cfg.log_dir);
+    nparts = server_count_partition_dirs(&t->cfg);
     if (nparts == 0)
         return 0;
     log_error("main",

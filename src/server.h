@@ -55,9 +55,9 @@ int server_format_dir(struct server_config *cfg);
  * cluster). Returns 0, or 1 after logging why start-up is refused. */
 int server_check_start(const struct server_config *cfg);
 
-/* Counts the partition directories ("<topic>-<number>") in `dir`; the metadata log's own
- * directory and directories renamed away (…-delete, …-stray) do not count. */
-size_t server_count_partition_dirs(const char *dir);
+/* Counts the partition directories ("<topic>-<number>") in cfg->log_dir; the metadata log's
+ * directories and directories renamed away (…-delete, …-stray) do not count. */
+size_t server_count_partition_dirs(const struct server_config *cfg);
 
 struct broker;
 struct txn;

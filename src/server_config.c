@@ -345,10 +345,25 @@ static bool dir_has_data(const char *dir)
     return any;
 }
 
-size_t server_count_partition_dirs(const char *dir)
+/* True if `path` holds a metadata quorum's log (libraft's files, or its directory). */
+static bool holds_metadata_log(const char *path)
 {
-    DIR *d = opendir(dir);
+    static const char *const marks[] = {"metadata1", "metadata2", "__cluster_metadata-0"};
+    char p[PATH_MAX * 2 + 32];
+    for (size_t i = 0; i < sizeof marks / sizeof marks[0]; i++) {
+        snprintf(p, sizeof p, "%s/%s", path, marks[i]);
+        if (access(p, F_OK) == 0)
+            return true;
+    }
+    return false;
+}
+
+size_t server_count_partition_dirs(const struct server_config *cfg)
+{
+    DIR *d = opendir(cfg->log_dir);
     struct dirent *e;
+    struct stat mst;
+    bool have_mst = stat(cfg->meta_parent, &mst) == 0;
     size_t n = 0;
     if (d == NULL)
         return 0;
@@ -360,9 +375,13 @@ size_t server_count_partition_dirs(const char *dir)
             strspn(dash + 1, "0123456789") != strlen(dash + 1) ||
             strncmp(e->d_name, "__cluster_metadata-", 19) == 0)
             continue;
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-            n++;
+        snprintf(path, sizeof path, "%s/%s", cfg->log_dir, e->d_name);
+        if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode) || holds_metadata_log(path))
+            continue;
+        /* metadata.log.dir may be any directory, one named like a partition's too. */
+        if (have_mst && st.st_dev == mst.st_dev && st.st_ino == mst.st_ino)
+            continue;
+        n++;
     }
     closedir(d);
     return n;
@@ -479,7 +498,7 @@ int server_format_dir(struct server_config *cfg)
     /* No meta.properties. On a directory that already holds data this is damage or an
      * operator's mistake, not a first start: formatting it would give the data a new cluster
      * id and start with empty metadata (Kafka refuses too). */
-    nparts = server_count_partition_dirs(cfg->log_dir);
+    nparts = server_count_partition_dirs(cfg);
     if (nparts > 0 || dir_has_entries(cfg->meta_dir)) {
         log_error("main",
                   "%s is missing but %s holds %zu partition directories%s; refusing to start "
@@ -547,7 +566,7 @@ int server_check_start(const struct server_config *cfg)
 
     /* Missing or empty metadata beside partition data: starting would bootstrap an empty
      * cluster and then treat every partition as belonging to no topic. */
-    nparts = server_count_partition_dirs(cfg->log_dir);
+    nparts = server_count_partition_dirs(cfg);
     if (nparts > 0 && !dir_has_data(cfg->meta_dir)) {
         log_error("main",
                   "the metadata log %s is %s but %s holds %zu partition directories; refusing "

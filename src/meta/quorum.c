@@ -421,8 +421,10 @@ int meta_start(uv_loop_t *loop, const struct meta_options *opts, struct meta **o
     }
     rv = raft_start(&m->raft);
     if (rv != 0) {
-        log_error("meta", "raft start in %s: %s (%s)", opts->dir, raft_strerror(rv),
-                  raft_errmsg(&m->raft));
+        log_error("meta",
+                  "cannot load the metadata log in %s: %s (%s); refusing to start (see "
+                  "docs/operations.md, start-up refusals)",
+                  opts->dir, raft_strerror(rv), raft_errmsg(&m->raft));
         rv = ERR_IO;
         goto err_after_raft;
     }

@@ -439,8 +439,10 @@ static bool has_partition_dirs(const struct replica_mgr *rm)
         return false;
     while (!any && (e = readdir(d)) != NULL) {
         const char *dash = strrchr(e->d_name, '-');
+        char path[PATH_MAX * 2];
+        snprintf(path, sizeof path, "%s/%s", rm->dir, e->d_name);
         any = e->d_name[0] != '.' && dash && dash[1] >= '0' && dash[1] <= '9' &&
-              strncmp(e->d_name, "__cluster_metadata", 18) != 0;
+              strncmp(e->d_name, "__cluster_metadata", 18) != 0 && !holds_metadata_log(path);
     }
     closedir(d);
     return any;
