@@ -177,6 +177,9 @@ def test_metadata_dir_that_looks_like_a_partition_dir_is_never_deleted(broker_fa
     b.stop()
     b.start()
     assert os.path.isdir(os.path.join(b.data_dir, "meta-0", "__cluster_metadata-0"))
+    text = b.stderr_all()
+    assert "meta-0: its topic" not in text and "cannot delete" not in text, text
+    assert "meta-0" not in "".join(l for l in text.splitlines() if "moved it aside" in l)
     with b.conn() as c:
         md = c.metadata(["keep"], version=1)
     assert md["topics"]["keep"][0] == 0, md
