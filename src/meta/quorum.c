@@ -421,10 +421,12 @@ int meta_start(uv_loop_t *loop, const struct meta_options *opts, struct meta **o
     }
     rv = raft_start(&m->raft);
     if (rv != 0) {
+        /* Either the log failed to load (damaged segments) or the raft listener could not
+         * bind; libraft's message says which when it has one. */
         log_error("meta",
-                  "cannot load the metadata log in %s: %s (%s); refusing to start (see "
-                  "docs/operations.md, start-up refusals)",
-                  opts->dir, raft_strerror(rv), raft_errmsg(&m->raft));
+                  "cannot start the metadata quorum (log %s, listener %s): %s (%s); refusing "
+                  "to start (see docs/operations.md, start-up refusals)",
+                  opts->dir, opts->listen_address, raft_strerror(rv), raft_errmsg(&m->raft));
         rv = ERR_IO;
         goto err_after_raft;
     }
