@@ -421,9 +421,24 @@ int meta_start(uv_loop_t *loop, const struct meta_options *opts, struct meta **o
     }
     rv = raft_start(&m->raft);
     if (rv != 0) {
-        log_error("meta", "raft start in %s: %s (%s)", opts->dir, raft_strerror(rv),
-                  raft_errmsg(&m->raft));
+        /* Either the log failed to load (damaged segments) or the raft listener could not
+         * bind; libraft's message says which when it has one. */
+        log_error("meta",
+                  "cannot start the metadata quorum (log %s, listener %s): %s (%s); refusing "
+                  "to start (see docs/operations.md, start-up refusals)",
+                  opts->dir, opts->listen_address, raft_strerror(rv), raft_errmsg(&m->raft));
         rv = ERR_IO;
+        goto err_after_raft;
+    }
+    /* A voter's log always starts with the bootstrap configuration. If libraft loaded none,
+     * segments of the log are missing or damaged (libraft drops a torn or corrupt segment
+     * without saying so), and this node would wait for an election forever. */
+    if (voter && m->raft.configuration.n == 0) {
+        log_error("meta",
+                  "the metadata log in %s has no raft configuration (a segment is missing or "
+                  "damaged; last index %llu); refusing to start rather than wait forever",
+                  opts->dir, (unsigned long long)raft_last_index(&m->raft));
+        rv = ERR_CORRUPT_MESSAGE;
         goto err_after_raft;
     }
     uv_timer_init(loop, &m->watch);
