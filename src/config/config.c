@@ -60,6 +60,9 @@ static const struct config_def defs[] = {
     {NULL, "producer.id.expiration.ms", CT_INT, "86400000", 1, I32MAX, NULL, true},
     {NULL, "producer.id.expiration.check.interval.ms", CT_INT, "600000", 1, I32MAX, NULL, false},
     {NULL, "socket.request.max.bytes", CT_INT, "104857600", 1, I32MAX, NULL, false},
+    {NULL, "socket.send.buffer.bytes", CT_INT, "102400", -1, I32MAX, NULL, false},
+    {NULL, "socket.receive.buffer.bytes", CT_INT, "102400", -1, I32MAX, NULL, false},
+    {NULL, "connections.max.idle.ms", CT_LONG, "600000", -1, I64MAX, NULL, false},
 };
 
 const struct config_def *config_defs(size_t *n)
