@@ -4,6 +4,7 @@
  * is turned into ERR_IO here, with one log line naming the call and the path. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,7 +134,7 @@ int log_io_fsync_dir(const struct log_io *io, const char *dir)
     return 0;
 }
 
-int log_io_write_atomic(const struct log_io *io, const char *path, const char *buf, size_t len)
+static int write_atomic(const struct log_io *io, const char *path, const char *buf, size_t len)
 {
     char tmp[4096];
     char dir[4096];
@@ -247,4 +248,17 @@ err_nomem:
     free(buf);
     io->close(fd);
     return ERR_NOMEM;
+}
+
+/* One atomic replacement at a time: the loop and a pool thread (the log-start checkpoint
+ * that DeleteRecords waits for) may replace the same file, and both use "<path>.tmp". */
+static pthread_mutex_t write_atomic_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int log_io_write_atomic(const struct log_io *io, const char *path, const char *buf, size_t len)
+{
+    int rc;
+    pthread_mutex_lock(&write_atomic_lock);
+    rc = write_atomic(io, path, buf, len);
+    pthread_mutex_unlock(&write_atomic_lock);
+    return rc;
 }

@@ -490,6 +490,12 @@ static void maybe_finish_stop(struct replica_mgr *rm)
         finish_stop(rm);
 }
 
+void replica_mgr_work_done(struct replica_mgr *rm)
+{
+    rm->flushes--;
+    maybe_finish_stop(rm);
+}
+
 void replica_mgr_stop(struct replica_mgr *rm, void (*cb)(void *arg), void *arg)
 {
     rm->stopping = true;
