@@ -82,6 +82,8 @@ const struct log_io *log_io_default(void)
 int log_io_pwrite_all(const struct log_io *io, int fd, const void *buf, size_t len, off_t off)
 {
     const uint8_t *p = buf;
+    if (fd < 0)
+        return -1; /* the open failed: errno says why */
     while (len > 0) {
         ssize_t w = io->pwrite(fd, p, len, off);
         if (w < 0) {
@@ -105,6 +107,8 @@ ssize_t log_io_pread_full(const struct log_io *io, int fd, void *buf, size_t len
 {
     uint8_t *p = buf;
     size_t got = 0;
+    if (fd < 0)
+        return -1; /* the open failed: errno says why */
     while (got < len) {
         ssize_t r = io->pread(fd, p + got, len - got, off + (off_t)got);
         if (r < 0) {
