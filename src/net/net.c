@@ -682,7 +682,9 @@ static void on_connection(uv_stream_t *server, int status)
     int sslen = sizeof ss;
 
     if (status < 0) {
-        log_warn("net", "accept failed: %s", uv_strerror(status));
+        /* EMFILE repeats for as long as descriptors are short: one line per 10 s. */
+        static struct log_limit accept_warn;
+        log_warn_limited(&accept_warn, 10000, "net", "accept failed: %s", uv_strerror(status));
         return;
     }
     c = calloc(1, sizeof *c);

@@ -135,8 +135,11 @@ static void sync_topic(struct replica_mgr *rm, const struct meta_topic *t)
             continue;
         }
         if (partition_open(rm, t->name, t->id, mp->partition, mp->leader_epoch, &p) != 0) {
-            log_error("replica", "cannot open partition %s-%d; it stays offline", t->name,
-                      mp->partition);
+            /* Thousands may fail together (EMFILE): one line per 10 s, the rest counted. */
+            static struct log_limit open_fail;
+            log_line_limited(&open_fail, 10000, LOG_ERROR, "replica",
+                             "cannot open partition %s-%d; it stays offline", t->name,
+                             mp->partition);
             continue;
         }
         size_t s = slot(rm, t->name, mp->partition);
