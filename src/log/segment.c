@@ -607,6 +607,12 @@ int log_seg_recover(struct log *l, struct log_segment *s, int64_t end_offset, in
 
     *lost = 0;
     *why_out = NULL;
+    if (file_size == 0 && s->oidx_n == 0 && s->tidx_n == 0 && !s->idx_damaged) {
+        /* Empty and intact: nothing to rebuild, and no descriptor to open (after a crash,
+         * thousands of idle partitions must not each pin two). */
+        s->next_offset = s->base;
+        return 0;
+    }
     if (log_seg_ftruncate(s, LOG_FILE_IDX, 0) < 0 || log_seg_ftruncate(s, LOG_FILE_TIDX, 0) < 0)
         return seg_io_error(s, "truncate", " index");
     s->oidx_n = s->tidx_n = 0;
