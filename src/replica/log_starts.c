@@ -57,6 +57,7 @@ static void starts_run(uv_work_t *req)
 }
 
 static void start_write(struct replica_mgr *rm);
+static void write_now(struct replica_mgr *rm, struct replica_start_sync *waiters);
 
 static void starts_after(uv_work_t *req, int status)
 {
@@ -70,8 +71,13 @@ static void starts_after(uv_work_t *req, int status)
     answer(sw->waiters, rc);
     free(sw->e);
     free(sw);
-    if (rm->starts_waiting && !rm->stopping)
+    if (rm->starts_waiting && rm->stopping) {
+        struct replica_start_sync *w = rm->starts_waiting;
+        rm->starts_waiting = NULL;
+        write_now(rm, w);
+    } else if (rm->starts_waiting) {
         start_write(rm);
+    }
     replica_mgr_work_done(rm);
 }
 
