@@ -187,3 +187,37 @@ def test_create_topics_with_thousands_of_partitions_keeps_serving(broker):
         for name in (str(broker.node_id), ""):
             res = c.incremental_alter_configs([(4, name, [("num.partitions", 0, "100000")])])
             assert [r[0] for r in res] == [kproto.INVALID_REQUEST], res
+
+
+def lowest_free_fd(pid):
+    used = {int(x) for x in os.listdir("/proc/%d/fd" % pid)}
+    n = 0
+    while n in used:
+        n += 1
+    return n
+
+
+def test_out_of_descriptors_refuses_with_storage_error_and_recovers(broker):
+    """When no descriptor can be opened, a write that needs one is refused with
+    KAFKA_STORAGE_ERROR (one rate-limited line, no loop), and served again once
+    descriptors are back."""
+    topic = "no-fds"
+    harness.create_topics(broker, [(topic, 1, None)])
+    pid = broker.proc.pid
+    soft, hard = resource.prlimit(pid, resource.RLIMIT_NOFILE)
+    with broker.conn() as c:
+        # The partition at rest holds no descriptor: its first append must open one.
+        free = lowest_free_fd(pid)
+        resource.prlimit(pid, resource.RLIMIT_NOFILE, (free, hard))
+        try:
+            for i in range(20):
+                res = c.produce({topic: {0: kproto.record_batch([(None, b"x%d" % i)])}})
+                assert res[(topic, 0)]["error"] == KAFKA_STORAGE_ERROR, res
+        finally:
+            resource.prlimit(pid, resource.RLIMIT_NOFILE, (soft, hard))
+        lines = [ln for ln in broker.stderr_all().splitlines() if "Too many open files" in ln]
+        assert 1 <= len(lines) <= 3, lines
+        res = c.produce({topic: {0: kproto.record_batch([(None, b"back")])}})
+        assert res[(topic, 0)]["error"] == 0 and res[(topic, 0)]["base_offset"] == 0, res
+    d = fetch_one(broker, topic, 0, 0)
+    assert d["error"] == 0 and [r[3] for r in kproto.records_of(d["records"])] == [b"back"], d
