@@ -46,6 +46,11 @@ struct replica_mgr {
      * next one. */
     bool starts_busy;
     struct replica_start_sync *starts_waiting;
+    /* Partitions the image assigns here that failed to open after start-up (EMFILE, ...):
+     * retried by the housekeeping tick every few seconds rather than left offline until a
+     * restart. */
+    size_t open_failed;
+    int64_t last_open_retry_ms;
     bool stopping;
     void (*stop_cb)(void *arg);
     void *stop_arg;

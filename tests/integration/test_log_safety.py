@@ -221,3 +221,34 @@ def test_out_of_descriptors_refuses_with_storage_error_and_recovers(broker):
         assert res[(topic, 0)]["error"] == 0 and res[(topic, 0)]["base_offset"] == 0, res
     d = fetch_one(broker, topic, 0, 0)
     assert d["error"] == 0 and [r[3] for r in kproto.records_of(d["records"])] == [b"back"], d
+
+
+def test_partition_that_cannot_open_is_retried_not_left_offline(broker):
+    """CreateTopics while no descriptor can be opened: the partitions cannot open (one
+    rate-limited line), and open once descriptors are back, without a restart."""
+    topic = "late-open"
+    pid = broker.proc.pid
+    soft, hard = resource.prlimit(pid, resource.RLIMIT_NOFILE)
+    with broker.conn() as c:
+        resource.prlimit(pid, resource.RLIMIT_NOFILE, (lowest_free_fd(pid), hard))
+        try:
+            res = c.create_topics_v([(topic, 20, 1, None)], version=5)
+            assert res[topic]["error"] == 0, res[topic]
+            time.sleep(1)
+            res = c.produce({topic: {0: kproto.record_batch([(None, b"early")])}})
+            assert res[(topic, 0)]["error"] != 0, res
+        finally:
+            resource.prlimit(pid, resource.RLIMIT_NOFILE, (soft, hard))
+    text = broker.stderr_all()
+    assert 1 <= text.count("stays offline") <= 3, text.count("stays offline")
+    harness.wait_leaders(broker, [topic], timeout=60)
+    deadline = time.monotonic() + 60
+    while True:
+        with broker.conn() as c:
+            res = c.produce({topic: {7: kproto.record_batch([(None, b"late")])}})
+        if res[(topic, 7)]["error"] == 0 or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert res[(topic, 7)]["error"] == 0, res
+    d = fetch_one(broker, topic, 7, 0)
+    assert [r[3] for r in kproto.records_of(d["records"] or b"")] == [b"late"], d
