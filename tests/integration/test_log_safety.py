@@ -206,6 +206,7 @@ def test_out_of_descriptors_refuses_with_storage_error_and_recovers(broker):
     pid = broker.proc.pid
     soft, hard = resource.prlimit(pid, resource.RLIMIT_NOFILE)
     with broker.conn() as c:
+        assert c.api_versions(0)[0] == 0  # accepted before the limit drops
         # The partition at rest holds no descriptor: its first append must open one.
         free = lowest_free_fd(pid)
         resource.prlimit(pid, resource.RLIMIT_NOFILE, (free, hard))
@@ -230,6 +231,7 @@ def test_partition_that_cannot_open_is_retried_not_left_offline(broker):
     pid = broker.proc.pid
     soft, hard = resource.prlimit(pid, resource.RLIMIT_NOFILE)
     with broker.conn() as c:
+        assert c.api_versions(0)[0] == 0  # accepted before the limit drops
         resource.prlimit(pid, resource.RLIMIT_NOFILE, (lowest_free_fd(pid), hard))
         try:
             res = c.create_topics_v([(topic, 20, 1, None)], version=5)
