@@ -25,6 +25,7 @@
 
 #define CLEAN_MARKER ".kafka_cleanshutdown"
 #define HOUSEKEEPING_MS 200
+#define OPEN_RETRY_MS 5000
 
 static int64_t now_ms(void)
 {
@@ -169,8 +170,13 @@ static void sync_topic(struct replica_mgr *rm, const struct meta_topic *t)
             continue;
         }
         if (partition_open(rm, t->name, t->id, mp->partition, mp->leader_epoch, &p) != 0) {
-            log_error("replica", "cannot open partition %s-%d; it stays offline", t->name,
-                      mp->partition);
+            /* Thousands may fail together (EMFILE): one line per 10 s, the rest counted. */
+            static struct log_limit open_fail;
+            log_line_limited(&open_fail, 10000, LOG_ERROR, "replica",
+                             "cannot open partition %s-%d; it stays offline (retried every "
+                             "%d s)",
+                             t->name, mp->partition, OPEN_RETRY_MS / 1000);
+            rm->open_failed++;
             continue;
         }
         size_t s = slot(rm, t->name, mp->partition);
@@ -364,6 +370,14 @@ static void on_tick(uv_timer_t *h)
         write_checkpoints(rm);
         rm->last_checkpoint_ms = now;
     }
+    if (rm->open_failed > 0 && now - rm->last_open_retry_ms >= OPEN_RETRY_MS) {
+        size_t nt;
+        const struct meta_topic *const *topics = meta_topics(rm->meta, &nt);
+        rm->open_failed = 0;
+        rm->last_open_retry_ms = now;
+        for (size_t i = 0; i < nt; i++)
+            sync_topic(rm, topics[i]);
+    }
 }
 
 /* ---- lifecycle ---------------------------------------------------------------------------- */
@@ -497,8 +511,11 @@ int replica_mgr_start(const struct replica_options *opts, struct replica_mgr **o
     free(rm->starts);
     rm->recovery = rm->starts = NULL;
     rm->n_recovery = rm->n_starts = 0;
-    /* Later opens (new partitions) start empty and clean. */
+    /* Later opens (new partitions) start empty and clean. Only they are retried after a
+     * failure: a partition that failed here needs the checkpoints just dropped, so it stays
+     * offline until a restart. */
     rm->clean_start = true;
+    rm->open_failed = 0;
 
     rm->last_retention_ms = rm->last_checkpoint_ms = rm->last_expiration_ms = now_ms();
     uv_timer_init(rm->loop, &rm->timer);
@@ -561,6 +578,12 @@ static void maybe_finish_stop(struct replica_mgr *rm)
 {
     if (rm->stopping && rm->flushes == 0 && rm->timer.data == NULL)
         finish_stop(rm);
+}
+
+void replica_mgr_work_done(struct replica_mgr *rm)
+{
+    rm->flushes--;
+    maybe_finish_stop(rm);
 }
 
 void replica_mgr_stop(struct replica_mgr *rm, void (*cb)(void *arg), void *arg)
