@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* dispatch: API key → handler, and ApiVersions, which advertises exactly the declared APIs
- * that have a handler here (proto may declare an API before its handler exists). */
+/* dispatch: one table, API key → versions served → handler, and ApiVersions, which
+ * advertises exactly the declared APIs that have a row here (proto may declare an API before
+ * its handler exists). */
 #include "server.h"
 
 #include "admin/admin.h"
@@ -15,30 +16,73 @@
  * serve reconnects and retries for as long as it runs. */
 #define DISPATCH_WARN_INTERVAL_MS 10000
 
-static bool handled(int16_t key)
-{
-    switch (key) {
-    case PROTO_API_ApiVersions:
-    case PROTO_API_Metadata:
-    case PROTO_API_CreateTopics:
-    case PROTO_API_DeleteTopics:
-    case PROTO_API_CreatePartitions:
-    case PROTO_API_DescribeConfigs:
-    case PROTO_API_AlterConfigs:
-    case PROTO_API_IncrementalAlterConfigs:
-    case PROTO_API_DescribeCluster:
-    case PROTO_API_Produce:
-    case PROTO_API_Fetch:
-    case PROTO_API_ListOffsets:
-    case PROTO_API_DeleteRecords:
-    case PROTO_API_InitProducerId:
-    case PROTO_API_DescribeProducers:
-        return true;
+/* One row per served API: the versions served (advertised in ApiVersions, intersected with
+ * what proto declares) and the handler. Requests outside the range get no answer (the client
+ * ignored ApiVersions) and lose their connection, as for an API not listed. */
+typedef void (*dispatch_fn)(struct dispatch *d, struct net_request *req);
+
+struct dispatch_entry {
+    int16_t key;
+    int16_t min_version, max_version;
+    dispatch_fn fn;
+};
+
+static void api_versions(struct dispatch *d, struct net_request *req);
+
+/* Adapters from the table's signature to each module's handler. */
+#define VIA(module, field, name)                                                                   \
+    static void via_##name(struct dispatch *d, struct net_request *req)                            \
+    {                                                                                              \
+        module##_##name(d->field, req);                                                            \
     }
-    return false;
+VIA(broker, broker, produce)
+VIA(broker, broker, fetch)
+VIA(broker, broker, list_offsets)
+VIA(broker, broker, delete_records)
+VIA(broker, broker, describe_producers)
+VIA(txn, txn, init_producer_id)
+VIA(admin, admin, metadata)
+VIA(admin, admin, create_topics)
+VIA(admin, admin, delete_topics)
+VIA(admin, admin, create_partitions)
+VIA(admin, admin, describe_configs)
+VIA(admin, admin, alter_configs)
+VIA(admin, admin, incremental_alter_configs)
+VIA(admin, admin, describe_cluster)
+VIA(admin, admin, broker_registration)
+VIA(admin, admin, allocate_producer_ids)
+#undef VIA
+
+static const struct dispatch_entry table[] = {
+    {PROTO_API_Produce, 3, 9, via_produce},
+    {PROTO_API_Fetch, 4, 13, via_fetch},
+    {PROTO_API_ListOffsets, 1, 7, via_list_offsets},
+    {PROTO_API_Metadata, 0, 12, via_metadata},
+    {PROTO_API_ApiVersions, 0, 3, api_versions},
+    {PROTO_API_CreateTopics, 2, 7, via_create_topics},
+    {PROTO_API_DeleteTopics, 1, 6, via_delete_topics},
+    {PROTO_API_DeleteRecords, 0, 2, via_delete_records},
+    {PROTO_API_InitProducerId, 0, 4, via_init_producer_id},
+    {PROTO_API_DescribeConfigs, 1, 4, via_describe_configs},
+    {PROTO_API_AlterConfigs, 0, 2, via_alter_configs},
+    {PROTO_API_CreatePartitions, 0, 3, via_create_partitions},
+    {PROTO_API_IncrementalAlterConfigs, 0, 1, via_incremental_alter_configs},
+    {PROTO_API_DescribeCluster, 0, 1, via_describe_cluster},
+    {PROTO_API_DescribeProducers, 0, 0, via_describe_producers},
+    /* Broker-to-controller APIs: any broker answers, only the active controller grants. */
+    {PROTO_API_BrokerRegistration, 0, 0, via_broker_registration},
+    {PROTO_API_AllocateProducerIds, 0, 0, via_allocate_producer_ids},
+};
+
+static const struct dispatch_entry *entry_find(int16_t key)
+{
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (table[i].key == key)
+            return &table[i];
+    return NULL;
 }
 
-static void api_versions(struct net_request *req)
+static void api_versions(struct dispatch *d, struct net_request *req)
 {
     struct ApiVersionsResponse *rs = arena_alloc(req->arena, sizeof *rs);
     size_t n;
@@ -50,13 +94,20 @@ static void api_versions(struct net_request *req)
         return;
     }
     rs->ApiKeys.n = 0;
+    (void)d;
     for (size_t i = 0; i < n; i++) {
-        if (!handled(apis[i].key))
+        const struct dispatch_entry *e = entry_find(apis[i].key);
+        int16_t lo, hi;
+        if (e == NULL)
+            continue;
+        lo = e->min_version > apis[i].min_version ? e->min_version : apis[i].min_version;
+        hi = e->max_version < apis[i].max_version ? e->max_version : apis[i].max_version;
+        if (lo > hi)
             continue;
         struct ApiVersion *v = &rs->ApiKeys.v[rs->ApiKeys.n++];
         v->ApiKey = apis[i].key;
-        v->MinVersion = apis[i].min_version;
-        v->MaxVersion = apis[i].max_version;
+        v->MinVersion = lo;
+        v->MaxVersion = hi;
     }
     rs->FinalizedFeaturesEpoch = -1;
     if (!req->version_supported) {
@@ -72,56 +123,14 @@ static void api_versions(struct net_request *req)
 void dispatch_request(void *ctx, struct net_request *req)
 {
     struct dispatch *d = ctx;
-    if (!handled(req->api->key))
-        goto no_handler;
-    switch (req->api->key) {
-    case PROTO_API_Produce:
-        broker_produce(d->broker, req);
-        return;
-    case PROTO_API_Fetch:
-        broker_fetch(d->broker, req);
-        return;
-    case PROTO_API_ListOffsets:
-        broker_list_offsets(d->broker, req);
-        return;
-    case PROTO_API_DeleteRecords:
-        broker_delete_records(d->broker, req);
-        return;
-    case PROTO_API_DescribeProducers:
-        broker_describe_producers(d->broker, req);
-        return;
-    case PROTO_API_InitProducerId:
-        txn_init_producer_id(d->txn, req);
-        return;
-    case PROTO_API_ApiVersions:
-        api_versions(req);
-        return;
-    case PROTO_API_Metadata:
-        admin_metadata(d->admin, req);
-        return;
-    case PROTO_API_CreateTopics:
-        admin_create_topics(d->admin, req);
-        return;
-    case PROTO_API_DeleteTopics:
-        admin_delete_topics(d->admin, req);
-        return;
-    case PROTO_API_CreatePartitions:
-        admin_create_partitions(d->admin, req);
-        return;
-    case PROTO_API_DescribeConfigs:
-        admin_describe_configs(d->admin, req);
-        return;
-    case PROTO_API_AlterConfigs:
-        admin_alter_configs(d->admin, req);
-        return;
-    case PROTO_API_IncrementalAlterConfigs:
-        admin_incremental_alter_configs(d->admin, req);
-        return;
-    case PROTO_API_DescribeCluster:
-        admin_describe_cluster(d->admin, req);
+    const struct dispatch_entry *e = entry_find(req->api->key);
+    int16_t v = req->hdr.RequestApiVersion;
+
+    /* ApiVersions at an unsupported version still gets its v0 answer (KIP-511). */
+    if (e && (!req->version_supported || (v >= e->min_version && v <= e->max_version))) {
+        e->fn(d, req);
         return;
     }
-no_handler:
     /* Declared in proto but not served (not advertised either): the client ignored
      * ApiVersions, so there is no answer it could expect. */
     log_warn_limited(&d->not_served_log, DISPATCH_WARN_INTERVAL_MS, "dispatch",

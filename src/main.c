@@ -15,6 +15,7 @@
 #include "base/err.h"
 #include "base/log.h"
 #include "base/props.h"
+#include "base/tclock.h"
 #include "broker/broker.h"
 #include "meta/meta.h"
 #include "net/net.h"
@@ -30,11 +31,16 @@ struct tallyd {
     struct replica_mgr *replicas;
     struct broker *broker;
     struct txn *txn;
+    struct tclock *clock;      /* the outbound client's timers */
+    struct net_client *client; /* to the controller and other brokers */
+    unsigned bootstrap_next;   /* round-robin over controller.bootstrap.servers */
     struct net_server *net;
     struct dispatch dispatch;
     uv_signal_t sigterm, sigint;
     uv_timer_t timer;
     bool registering, registered, stopping;
+    bool registration_acked;        /* the controller accepted our BrokerRegistration */
+    uint64_t registration_retry_ms; /* loop time before which no BrokerRegistration is sent */
     bool image_checked;
     uint64_t start_ms, last_wait_log_ms;
     int exit_code;
@@ -62,12 +68,21 @@ static void on_replicas_stopped(void *arg)
         meta_stop(t->meta, on_meta_stopped, t);
 }
 
+static void on_client_stopped(void *arg)
+{
+    (void)arg;
+}
+
 static void on_broker_stopped(void *arg)
 {
     struct tallyd *t = arg;
     t->broker = NULL;
     txn_free(t->txn);
     t->txn = NULL;
+    /* After txn: its pending id-block request is answered with ERR_SHUTDOWN, which frees it. */
+    if (t->client)
+        net_client_stop(t->client, on_client_stopped, t);
+    t->client = NULL;
     if (t->replicas)
         replica_mgr_stop(t->replicas, on_replicas_stopped, t);
     else if (t->meta)
@@ -113,7 +128,7 @@ static void start_listener(struct tallyd *t)
         .loop = t->loop, .replicas = t->replicas, .node_id = t->cfg.node_id};
     t->admin = admin_new(t->meta, &ao);
     t->broker = broker_new(&bo);
-    t->txn = txn_new(t->meta, t->cfg.node_id);
+    t->txn = txn_new(t->client, t->cfg.node_id);
     if (t->admin == NULL || t->broker == NULL || t->txn == NULL) {
         log_error("main", "out of memory");
         shutdown_tallyd(t, 1);
@@ -146,6 +161,104 @@ static void on_registered(void *arg, int err)
     }
     t->registered = true;
     start_listener(t);
+}
+
+/* net_client_resolve_cb: a broker's advertised listener from the metadata image; the
+ * controller's likewise once the image names it, else (a broker that is not yet part of the
+ * quorum) the entries of controller.bootstrap.servers in turn. */
+static int resolve_node(void *arg, int32_t id, char *host, size_t host_len, int *port)
+{
+    struct tallyd *t = arg;
+    const struct meta_broker *b;
+    const char *list;
+
+    if (id == NET_CLIENT_CONTROLLER)
+        id = meta_controller_id(t->meta);
+    b = id >= 0 ? meta_broker_by_id(t->meta, id) : NULL;
+    if (b && !b->fenced) {
+        snprintf(host, host_len, "%s", b->host);
+        *port = b->port;
+        return 0;
+    }
+    list = props_get(t->cfg.props, "controller.bootstrap.servers");
+    if (list == NULL || *list == '\0')
+        return -1;
+    /* host:port[,host:port...]; pick entry bootstrap_next modulo their count. */
+    size_t n = 1;
+    for (const char *p = list; *p; p++)
+        n += *p == ',';
+    size_t want = t->bootstrap_next++ % n;
+    const char *e = list;
+    for (size_t i = 0; i < want; i++)
+        e = strchr(e, ',') + 1;
+    size_t len = strcspn(e, ",");
+    const char *colon = memrchr(e, ':', len);
+    if (colon == NULL || (size_t)(colon - e) >= host_len)
+        return -1;
+    memcpy(host, e, (size_t)(colon - e));
+    host[colon - e] = '\0';
+    *port = atoi(colon + 1);
+    return *port > 0 ? 0 : -1;
+}
+
+static bool is_voter(const struct tallyd *t)
+{
+    for (size_t i = 0; i < t->cfg.n_voters; i++)
+        if (t->cfg.voters[i].id == t->cfg.node_id)
+            return true;
+    return false;
+}
+
+#define REGISTRATION_RETRY_MS 1000
+
+static void on_registration_answer(void *arg, int err, const void *resp)
+{
+    struct tallyd *t = arg;
+    const struct BrokerRegistrationResponse *rs = resp;
+
+    t->registering = false;
+    if (t->stopping)
+        return;
+    if (err == 0)
+        err = rs->ErrorCode;
+    if (err != 0) {
+        log_warn("main", "the controller did not register this broker (%s); retrying",
+                 err_name(err));
+        t->registration_retry_ms = uv_now(t->loop) + REGISTRATION_RETRY_MS;
+        return;
+    }
+    log_info("main", "registered with the controller; waiting for the metadata log");
+    t->registration_acked = true;
+}
+
+/* A broker that is not the controller asks the controller to register it (Kafka's
+ * BrokerRegistration), naming its PLAINTEXT listener and its raft address (as the
+ * CONTROLLER listener) so that the controller can add it to the quorum as a standby. */
+static void send_registration(struct tallyd *t)
+{
+    struct BrokerRegistrationRequest rq = {0};
+    struct BrokerRegistrationListener ls[2] = {{0}};
+    char chost[160];
+    const char *colon;
+
+    if (t->registering || uv_now(t->loop) < t->registration_retry_ms)
+        return;
+    snprintf(chost, sizeof chost, "%s", t->cfg.controller);
+    colon = strrchr(chost, ':');
+    if (colon == NULL)
+        return;
+    chost[colon - chost] = '\0';
+    ls[0] = (struct BrokerRegistrationListener){"PLAINTEXT", t->cfg.adv_host,
+                                                (uint16_t)t->cfg.adv_port, 0};
+    ls[1] = (struct BrokerRegistrationListener){"CONTROLLER", chost, (uint16_t)atoi(colon + 1), 0};
+    rq.BrokerId = t->cfg.node_id;
+    rq.ClusterId = t->cfg.cluster_id;
+    rq.Listeners.v = ls;
+    rq.Listeners.n = 2;
+    rq.Rack = (char *)props_get(t->cfg.props, "broker.rack");
+    if (net_client_send(t->client, NET_CLIENT_CONTROLLER, PROTO_API_BrokerRegistration, 0, &rq,
+                        on_registration_answer, t) == 0)
+        t->registering = true;
 }
 
 /* A one-voter quorum this node leads is ready within milliseconds unless its log is damaged
@@ -196,8 +309,9 @@ static int check_image(struct tallyd *t)
     return 1;
 }
 
-/* Polls until the quorum is ready, then registers this broker (only the controller can
- * write; a broker of a multi-node cluster waits until the controller has registered it). */
+/* Polls until the quorum is ready, then registers this broker: the controller writes its
+ * own registration; any other broker sends BrokerRegistration to the controller and waits
+ * until the record reaches its image. Heartbeats and fencing are not implemented yet. */
 static void on_timer(uv_timer_t *h)
 {
     struct tallyd *t = h->data;
@@ -205,6 +319,10 @@ static void on_timer(uv_timer_t *h)
 
     if (t->stopping || t->registered || t->registering)
         return;
+    /* A node outside the voters receives the metadata log only once the controller has
+     * added it as a standby, which its registration asks for. */
+    if (!is_voter(t) && !t->registration_acked)
+        send_registration(t);
     if (!meta_ready(t->meta)) {
         watch_startup(t);
         return;
@@ -223,8 +341,11 @@ static void on_timer(uv_timer_t *h)
         start_listener(t);
         return;
     }
-    if (!meta_is_controller(t->meta))
+    if (!meta_is_controller(t->meta)) {
+        if (!t->registration_acked)
+            send_registration(t);
         return;
+    }
     struct meta_record rec = {.type = META_REC_REGISTER_BROKER};
     rec.u.broker.id = t->cfg.node_id;
     rec.u.broker.host = t->cfg.adv_host;
@@ -309,7 +430,21 @@ int main(int argc, char **argv)
         .on_apply = on_meta_apply,
         .on_apply_arg = &t,
     };
-    if (meta_start(t.loop, &mo, &t.meta) != 0) {
+    t.clock = tclock_real_new(t.loop);
+    struct net_client_options co = {
+        .clock = t.clock,
+        .resolve = resolve_node,
+        .resolve_arg = &t,
+        .max_frame = t.cfg.max_frame,
+    };
+    char client_id[32];
+    snprintf(client_id, sizeof client_id, "tally-broker-%d", t.cfg.node_id);
+    co.client_id = client_id;
+    if (t.clock == NULL || net_client_new(t.loop, &co, &t.client) != 0) {
+        log_error("main", "out of memory");
+        t.client = NULL;
+        shutdown_tallyd(&t, 1);
+    } else if (meta_start(t.loop, &mo, &t.meta) != 0) {
         t.meta = NULL;
         shutdown_tallyd(&t, 1);
     } else {
@@ -320,6 +455,8 @@ int main(int argc, char **argv)
     uv_run(t.loop, UV_RUN_DEFAULT);
     admin_free(t.admin);
     uv_loop_close(t.loop);
+    if (t.clock)
+        tclock_free(t.clock);
     log_info("main", "tallyd node %d stopped", t.cfg.node_id);
     server_config_free(&t.cfg);
     return t.exit_code;

@@ -31,8 +31,14 @@
 /* Start-up settings read here or by main.c that are not dynamic broker configs (those are
  * known to config/). Any other key is reported once, as Kafka does, and ignored. */
 static const char *const startup_keys[] = {
-    "broker.id", "broker.rack",   "cluster.id", "controller.listener.names",
-    "log.dir",   "process.roles", NULL,
+    "broker.id",
+    "broker.rack",
+    "cluster.id",
+    "controller.listener.names",
+    "log.dir",
+    "process.roles",
+    "controller.bootstrap.servers",
+    NULL,
 };
 
 /* What tallyd runs with when given nothing: a single-node cluster on loopback. */

@@ -91,4 +91,61 @@ void net_close_connection(struct net_request *req);
  * Requests still held by handlers stay valid until finished; their answers are dropped. */
 void net_server_stop(struct net_server *s, void (*cb)(void *arg), void *arg);
 
+/* ---- outbound client: requests to other brokers and to the active controller ----------- */
+
+struct tclock;
+struct net_client;
+
+/* The node id that means "the active controller, wherever it is now": the resolver is asked
+ * for its address at every connection attempt, so a moved controller is found again after
+ * the next disconnect. */
+#define NET_CLIENT_CONTROLLER (-2)
+
+/* Fills host (NUL-terminated, numeric IPv4 or IPv6) and *port for `node_id` (a broker id or
+ * NET_CLIENT_CONTROLLER). Returns 0, or non-zero when the node's address is not known yet
+ * (the attempt then counts as a failed connection and backs off). */
+typedef int (*net_client_resolve_cb)(void *arg, int32_t node_id, char *host, size_t host_len,
+                                     int *port);
+
+struct net_client_options {
+    struct tclock *clock;  /* every timeout and backoff; borrowed, must outlive the client */
+    const char *client_id; /* request header ClientId; copied */
+    net_client_resolve_cb resolve;
+    void *resolve_arg;
+    /* request.timeout.ms: a request not answered this long after net_client_send fails with
+     * ERR_REQUEST_TIMED_OUT; if it was already sent, its connection is closed (the answer
+     * could no longer be told apart from a late one). 0: 30000. */
+    int64_t request_timeout_ms;
+    /* reconnect.backoff.ms / reconnect.backoff.max.ms: after a failed attempt or a lost
+     * connection the next attempt waits reconnect.backoff.ms, doubling per consecutive
+     * failure up to the max; a successful connection resets it. 0: 50 and 1000. */
+    int64_t reconnect_backoff_ms, reconnect_backoff_max_ms;
+    size_t max_frame; /* largest response accepted; 0: 100 MiB */
+};
+
+/* The answer to one request: err 0 and `resp` (layout api->response at the version sent,
+ * valid only during the call: copy what must live longer), or err != 0 and resp NULL:
+ * ERR_REQUEST_TIMED_OUT, ERR_NETWORK_EXCEPTION (the connection was lost after the request
+ * was written: it may or may not have been processed), ERR_PARSE (undecodable answer) or
+ * ERR_SHUTDOWN (net_client_stop). The callback may send further requests. */
+typedef void (*net_client_cb)(void *arg, int err, const void *resp);
+
+/* Creates a client on `loop`. No connection is made until a request needs one. Returns 0
+ * and *out, or ERR_NOMEM. */
+int net_client_new(uv_loop_t *loop, const struct net_client_options *opts, struct net_client **out);
+
+/* Sends `req` (layout of API `api_key`'s request at `version`) to `node_id` with a fresh
+ * correlation id, connecting first if needed; requests to one node are written in call
+ * order on one connection. `req` is encoded before this returns (the caller keeps it).
+ * Returns 0, after which cb runs exactly once (never from inside this call), or
+ * ERR_UNSUPPORTED_VERSION (API or version not declared in proto), ERR_NOMEM or ERR_SHUTDOWN
+ * (cb is then never called). */
+int net_client_send(struct net_client *c, int32_t node_id, int16_t api_key, int16_t version,
+                    const void *req, net_client_cb cb, void *arg);
+
+/* Fails every request still pending with ERR_SHUTDOWN (their callbacks run before this
+ * returns), closes every connection and calls done(arg) once every handle is closed; the
+ * client is freed by then. */
+void net_client_stop(struct net_client *c, void (*done)(void *arg), void *arg);
+
 #endif

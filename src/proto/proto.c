@@ -1047,3 +1047,41 @@ int proto_encode_request(const struct proto_api *api, int16_t version, int32_t c
     *frame_len = total;
     return 0;
 }
+
+int proto_decode_response(const struct proto_api *api, int16_t version, const uint8_t *buf,
+                          size_t len, int32_t *correlation_id, void **out, struct arena *a)
+{
+    bool flexible = proto_api_flexible(api, version);
+    struct dec d = {buf, 0, len, version, false, a};
+    size_t consumed;
+    uint64_t x;
+    void *resp;
+    int rc;
+
+    rc = get_be(&d, 4, &x);
+    if (rc)
+        goto err;
+    *correlation_id = (int32_t)(uint32_t)x;
+    if (out == NULL)
+        return 0;
+    if (flexible && api->key != PROTO_API_ApiVersions) {
+        /* Response header v1: tagged fields, none of which we know. */
+        d.flexible = true;
+        rc = decode_tagged(&d, NULL, NULL);
+        if (rc)
+            goto err;
+    }
+    resp = arena_alloc(a, api->response->size);
+    if (resp == NULL) {
+        rc = ERR_NOMEM;
+        goto err;
+    }
+    rc = proto_decode(api->response, version, flexible, buf + d.pos, len - d.pos, &consumed, resp,
+                      a);
+    if (rc)
+        goto err;
+    *out = resp;
+    return 0;
+err:
+    return rc;
+}

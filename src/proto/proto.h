@@ -180,6 +180,14 @@ int proto_encode_request(const struct proto_api *api, int16_t version, int32_t c
                          const char *client_id, const void *req, uint8_t **frame,
                          size_t *frame_len);
 
+/* Decodes a response frame (after its 4-byte size): the response header (v1 for flexible
+ * versions except ApiVersions, else v0) and, when `out` is not NULL, the body of layout
+ * api->response at `version` into a new struct allocated in `a`. With out == NULL only
+ * *correlation_id is read (to find the request a frame answers before decoding it).
+ * Returns 0, or an error as proto_decode. For the outbound client and tests. */
+int proto_decode_response(const struct proto_api *api, int16_t version, const uint8_t *buf,
+                          size_t len, int32_t *correlation_id, void **out, struct arena *a);
+
 #include "proto_msgs.h"
 
 #endif

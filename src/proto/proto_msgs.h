@@ -745,4 +745,55 @@ struct DescribeProducersResponse {
 
 extern const struct proto_struct proto_DescribeProducersResponse;
 
+/* BrokerRegistration (key 62), version 0, flexible from 0. A broker-to-controller API. The
+ * schema's Listener and Feature are prefixed: other messages use those names. */
+struct BrokerRegistrationListener {
+    char *Name;               /* v0+ */
+    char *Host;               /* v0+ */
+    uint16_t Port;            /* v0+ */
+    int16_t SecurityProtocol; /* v0+ */
+};
+
+struct BrokerRegistrationFeature {
+    char *Name;                  /* v0+ */
+    int16_t MinSupportedVersion; /* v0+ */
+    int16_t MaxSupportedVersion; /* v0+ */
+};
+
+struct BrokerRegistrationRequest {
+    int32_t BrokerId;                                         /* v0+ */
+    char *ClusterId;                                          /* v0+ */
+    struct proto_uuid IncarnationId;                          /* v0+ */
+    PROTO_ARRAY(struct BrokerRegistrationListener) Listeners; /* v0+ */
+    PROTO_ARRAY(struct BrokerRegistrationFeature) Features;   /* v0+ */
+    char *Rack;                                               /* v0+, nullable v0+ */
+};
+
+extern const struct proto_struct proto_BrokerRegistrationRequest;
+
+struct BrokerRegistrationResponse {
+    int32_t ThrottleTimeMs; /* v0+ */
+    int16_t ErrorCode;      /* v0+ */
+    int64_t BrokerEpoch;    /* v0+, default -1 */
+};
+
+extern const struct proto_struct proto_BrokerRegistrationResponse;
+
+/* AllocateProducerIds (key 67), version 0, flexible from 0. A broker-to-controller API. */
+struct AllocateProducerIdsRequest {
+    int32_t BrokerId;    /* v0+ */
+    int64_t BrokerEpoch; /* v0+, default -1 */
+};
+
+extern const struct proto_struct proto_AllocateProducerIdsRequest;
+
+struct AllocateProducerIdsResponse {
+    int32_t ThrottleTimeMs;  /* v0+ */
+    int16_t ErrorCode;       /* v0+ */
+    int64_t ProducerIdStart; /* v0+ */
+    int32_t ProducerIdLen;   /* v0+ */
+};
+
+extern const struct proto_struct proto_AllocateProducerIdsResponse;
+
 #endif

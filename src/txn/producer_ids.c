@@ -1,19 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Producer ids: blocks of PID_BLOCK ids are claimed through the metadata quorum (a
- * PRODUCER_IDS record whose first id must be the cluster's next free id, so two claimants
- * cannot get the same block); InitProducerId requests wait in order while a claim is in
- * flight. Ids left in a block at shutdown are never reused: the next start claims anew. */
+/* Producer ids: blocks of ids are asked of the active controller with AllocateProducerIds
+ * through the outbound client (the controller writes a PRODUCER_IDS record, so two brokers
+ * never get the same block). On a single node the controller is this node and the request
+ * goes over loopback: one path whatever the cluster's shape. InitProducerId requests wait in
+ * order while a claim is in flight. Ids left in a block at shutdown are never reused: the
+ * next start claims anew. */
 #include <stdlib.h>
 
 #include "base/arena.h"
 #include "base/err.h"
 #include "base/log.h"
-#include "meta/meta.h"
 #include "net/net.h"
 #include "txn.h"
-
-#define PID_BLOCK 1000
-#define MAX_CLAIM_TRIES 5
 
 struct waiter {
     struct waiter *next;
@@ -21,20 +19,19 @@ struct waiter {
 };
 
 struct txn {
-    struct meta *meta;
+    struct net_client *client;
     int32_t node_id;
     int64_t next_id, end_id; /* the current block: [next_id, end_id) */
     struct waiter *head, *tail;
-    int claim_tries;
     int claiming; /* 1 while a claim is in flight */
     int freed;    /* txn_free ran while a claim was in flight */
 };
 
-struct txn *txn_new(struct meta *m, int32_t node_id)
+struct txn *txn_new(struct net_client *client, int32_t node_id)
 {
     struct txn *t = calloc(1, sizeof *t);
     if (t) {
-        t->meta = m;
+        t->client = client;
         t->node_id = node_id;
     }
     return t;
@@ -81,51 +78,48 @@ static void serve(struct txn *t)
         claim(t);
 }
 
-static void on_claimed(void *arg, int err)
+/* The controller's answer: a block, an error, or no answer (timeout, lost connection,
+ * shutdown). Waiters fail with a retriable error; the next InitProducerId asks again. */
+static void on_claimed(void *arg, int err, const void *resp)
 {
     struct txn *t = arg;
+    const struct AllocateProducerIdsResponse *rs = resp;
+
     t->claiming = 0;
     if (t->freed) {
         free(t);
         return;
     }
-    if (err == 0) {
-        t->claim_tries = 0;
+    if (err == 0 && rs->ErrorCode == 0 && rs->ProducerIdStart >= 0 && rs->ProducerIdLen > 0) {
+        t->next_id = rs->ProducerIdStart;
+        t->end_id = rs->ProducerIdStart + rs->ProducerIdLen;
+        log_debug("txn", "producer ids [%lld, %lld) from the controller", (long long)t->next_id,
+                  (long long)t->end_id);
         serve(t);
         return;
     }
-    t->next_id = t->end_id = 0; /* the block was not granted */
-    /* Another broker took that block first: read the new next id and try again. */
-    if (err == ERR_DUPLICATE_RESOURCE && ++t->claim_tries < MAX_CLAIM_TRIES) {
-        claim(t);
-        return;
-    }
-    log_warn("txn", "cannot claim a producer id block: %s", err_name(err));
-    t->claim_tries = 0;
-    fail_waiters(t, err == ERR_NOT_CONTROLLER ? ERR_COORDINATOR_NOT_AVAILABLE
-                                              : ERR_COORDINATOR_LOAD_IN_PROGRESS);
+    if (err == 0)
+        err = rs->ErrorCode ? rs->ErrorCode : ERR_UNKNOWN_SERVER_ERROR;
+    log_warn("txn", "cannot obtain a producer id block from the controller: %s", err_name(err));
+    /* COORDINATOR_NOT_AVAILABLE is retriable for every client: the controller may be moving,
+     * starting or out of reach. */
+    fail_waiters(t, err == ERR_NOT_CONTROLLER || err == ERR_NETWORK_EXCEPTION ||
+                            err == ERR_REQUEST_TIMED_OUT || err == ERR_SHUTDOWN
+                        ? ERR_COORDINATOR_NOT_AVAILABLE
+                        : ERR_COORDINATOR_LOAD_IN_PROGRESS);
 }
 
 static void claim(struct txn *t)
 {
-    int64_t first = meta_next_producer_id(t->meta);
-    struct meta_record rec = {.type = META_REC_PRODUCER_IDS};
-    int rc;
-
-    rec.u.producer_ids.broker_id = t->node_id;
-    rec.u.producer_ids.first_id = first;
-    rec.u.producer_ids.size = PID_BLOCK;
-    /* The block is ours once the record applies; it is set now and served from only after
-     * on_claimed reports success (while claiming, nothing is served). */
-    rc = meta_propose(t->meta, &rec, 1, on_claimed, t);
+    struct AllocateProducerIdsRequest rq = {.BrokerId = t->node_id, .BrokerEpoch = -1};
+    int rc = net_client_send(t->client, NET_CLIENT_CONTROLLER, PROTO_API_AllocateProducerIds, 0,
+                             &rq, on_claimed, t);
     if (rc != 0) {
-        fail_waiters(t, rc == ERR_NOT_CONTROLLER ? ERR_COORDINATOR_NOT_AVAILABLE
-                                                 : ERR_UNKNOWN_SERVER_ERROR);
+        fail_waiters(t,
+                     rc == ERR_SHUTDOWN ? ERR_COORDINATOR_NOT_AVAILABLE : ERR_UNKNOWN_SERVER_ERROR);
         return;
     }
     t->claiming = 1;
-    t->next_id = first;
-    t->end_id = first + PID_BLOCK;
 }
 
 void txn_init_producer_id(struct txn *t, struct net_request *req)

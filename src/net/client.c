@@ -1,0 +1,532 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* net client: outbound connections to other brokers and to the active controller.
+ *
+ * One node per destination id, each with at most one connection and two queues: requests
+ * waiting for the connection (in call order) and requests written and awaiting their
+ * answer. A node's connection goes IDLE → CONNECTING → READY; a failed attempt or a lost
+ * connection puts it in BACKOFF for the current backoff (doubling per consecutive failure,
+ * reset by a successful connect), after which it connects again if requests are waiting.
+ * Waiting requests survive failures until their own timeout; written ones fail with
+ * NETWORK_EXCEPTION when their connection goes. Every timer is a tclock timer, so a test
+ * can drive timeouts and backoff on virtual time.
+ *
+ * A response frame on the wire:
+ **   OFFSET  SIZE  FIELD
+ **        0     4  size: bytes after this field (int32, big-endian)
+ **        4     4  CorrelationId (matches the request it answers)
+ **        8     …  (flexible versions) tagged fields, then the response body */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/arena.h"
+#include "base/err.h"
+#include "base/log.h"
+#include "base/tclock.h"
+#include "net.h"
+
+#define DEFAULT_TIMEOUT_MS 30000
+#define DEFAULT_BACKOFF_MS 50
+#define DEFAULT_BACKOFF_MAX_MS 1000
+#define DEFAULT_MAX_FRAME (100u << 20)
+#define READ_CHUNK 65536
+
+enum node_state { NODE_IDLE, NODE_CONNECTING, NODE_READY, NODE_BACKOFF };
+
+struct nc_node;
+
+struct nc_req {
+    struct nc_req *next;
+    struct net_client *client;
+    struct nc_node *node;
+    const struct proto_api *api;
+    int16_t version;
+    int32_t corr;
+    uint8_t *frame; /* encoded, until written */
+    size_t frame_len;
+    bool sent;
+    struct tclock_timer timer;
+    net_client_cb cb;
+    void *arg;
+};
+
+/* A connection. Detached (node == NULL) once its node gave it up; it is freed when libuv
+ * has closed it. */
+struct nc_sock {
+    uv_tcp_t tcp;
+    uv_connect_t connect;
+    struct net_client *client;
+    struct nc_node *node;
+    uint8_t *rbuf;
+    size_t rlen, rcap;
+};
+
+struct nc_write {
+    uv_write_t w;
+    uint8_t *buf;
+};
+
+struct nc_node {
+    struct nc_node *next;
+    struct net_client *client;
+    int32_t id;
+    enum node_state state;
+    struct nc_sock *sock;
+    struct nc_req *wait_head, *wait_tail; /* not yet written */
+    struct nc_req *sent_head, *sent_tail; /* written, awaiting the answer */
+    int64_t backoff_ms;                   /* the next backoff */
+    struct tclock_timer backoff_timer;
+};
+
+struct net_client {
+    uv_loop_t *loop;
+    struct net_client_options opts;
+    char *client_id;
+    struct nc_node *nodes;
+    int32_t next_corr;
+    unsigned open_socks;
+    bool stopping;
+    void (*done)(void *arg);
+    void *done_arg;
+    struct log_limit warn;
+};
+
+static void node_kick(struct nc_node *n);
+static void node_fail(struct nc_node *n, int err);
+
+int net_client_new(uv_loop_t *loop, const struct net_client_options *opts, struct net_client **out)
+{
+    struct net_client *c = calloc(1, sizeof *c);
+    if (c == NULL)
+        return ERR_NOMEM;
+    c->loop = loop;
+    c->opts = *opts;
+    if (c->opts.request_timeout_ms <= 0)
+        c->opts.request_timeout_ms = DEFAULT_TIMEOUT_MS;
+    if (c->opts.reconnect_backoff_ms <= 0)
+        c->opts.reconnect_backoff_ms = DEFAULT_BACKOFF_MS;
+    if (c->opts.reconnect_backoff_max_ms <= 0)
+        c->opts.reconnect_backoff_max_ms = DEFAULT_BACKOFF_MAX_MS;
+    if (c->opts.reconnect_backoff_max_ms < c->opts.reconnect_backoff_ms)
+        c->opts.reconnect_backoff_max_ms = c->opts.reconnect_backoff_ms;
+    if (c->opts.max_frame == 0)
+        c->opts.max_frame = DEFAULT_MAX_FRAME;
+    c->client_id = strdup(opts->client_id ? opts->client_id : "tally");
+    if (c->client_id == NULL) {
+        free(c);
+        return ERR_NOMEM;
+    }
+    c->opts.client_id = c->client_id;
+    c->next_corr = 1;
+    *out = c;
+    return 0;
+}
+
+/* ---- requests --------------------------------------------------------------------------- */
+
+static void req_free(struct nc_req *r)
+{
+    tclock_timer_close(&r->timer);
+    free(r->frame);
+    free(r);
+}
+
+/* Unlinks r from whichever queue of its node holds it. */
+static void req_unlink(struct nc_req *r)
+{
+    struct nc_node *n = r->node;
+    struct nc_req **head = r->sent ? &n->sent_head : &n->wait_head;
+    struct nc_req **tail = r->sent ? &n->sent_tail : &n->wait_tail;
+    struct nc_req *prev = NULL;
+
+    for (struct nc_req *x = *head; x; prev = x, x = x->next) {
+        if (x != r)
+            continue;
+        if (prev)
+            prev->next = r->next;
+        else
+            *head = r->next;
+        if (*tail == r)
+            *tail = prev;
+        r->next = NULL;
+        return;
+    }
+}
+
+static void req_complete(struct nc_req *r, int err, const void *resp)
+{
+    net_client_cb cb = r->cb;
+    void *arg = r->arg;
+    req_free(r);
+    cb(arg, err, resp);
+}
+
+static void on_req_timeout(struct tclock_timer *t)
+{
+    struct nc_req *r = t->data;
+    struct net_client *c = r->client;
+    struct nc_node *n = r->node;
+    bool was_sent = r->sent;
+
+    req_unlink(r);
+    log_debug("net", "%s request %d to node %d timed out", r->api->name, r->corr, n->id);
+    req_complete(r, ERR_REQUEST_TIMED_OUT, NULL);
+    if (!c->stopping && was_sent && n->sock)
+        node_fail(n, ERR_REQUEST_TIMED_OUT);
+}
+
+static void push(struct nc_req **head, struct nc_req **tail, struct nc_req *r)
+{
+    r->next = NULL;
+    if (*tail)
+        (*tail)->next = r;
+    else
+        *head = r;
+    *tail = r;
+}
+
+static struct nc_node *node_get(struct net_client *c, int32_t id)
+{
+    struct nc_node *n;
+    for (n = c->nodes; n; n = n->next)
+        if (n->id == id)
+            return n;
+    n = calloc(1, sizeof *n);
+    if (n == NULL)
+        return NULL;
+    n->client = c;
+    n->id = id;
+    n->backoff_ms = c->opts.reconnect_backoff_ms;
+    tclock_timer_init(c->opts.clock, &n->backoff_timer, NULL, n);
+    n->next = c->nodes;
+    c->nodes = n;
+    return n;
+}
+
+int net_client_send(struct net_client *c, int32_t node_id, int16_t api_key, int16_t version,
+                    const void *req, net_client_cb cb, void *arg)
+{
+    const struct proto_api *api = proto_api_find(api_key);
+    struct nc_node *n;
+    struct nc_req *r;
+    int rc;
+
+    if (c->stopping)
+        return ERR_SHUTDOWN;
+    if (api == NULL || version < api->min_version || version > api->max_version)
+        return ERR_UNSUPPORTED_VERSION;
+    n = node_get(c, node_id);
+    r = calloc(1, sizeof *r);
+    if (n == NULL || r == NULL) {
+        rc = ERR_NOMEM;
+        goto err;
+    }
+    r->client = c;
+    r->node = n;
+    r->api = api;
+    r->version = version;
+    r->corr = c->next_corr;
+    c->next_corr = c->next_corr == INT32_MAX ? 1 : c->next_corr + 1;
+    r->cb = cb;
+    r->arg = arg;
+    tclock_timer_init(c->opts.clock, &r->timer, on_req_timeout, r);
+    rc = proto_encode_request(api, version, r->corr, c->client_id, req, &r->frame, &r->frame_len);
+    if (rc)
+        goto err_after_timer;
+    rc = tclock_timer_start(&r->timer, c->opts.request_timeout_ms, 0);
+    if (rc)
+        goto err_after_timer;
+    push(&n->wait_head, &n->wait_tail, r);
+    node_kick(n);
+    return 0;
+err_after_timer:
+    req_free(r);
+    return rc;
+err:
+    free(r);
+    return rc;
+}
+
+/* ---- connections ------------------------------------------------------------------------ */
+
+static void client_maybe_done(struct net_client *c)
+{
+    if (!c->stopping || c->open_socks > 0 || c->nodes != NULL)
+        return;
+    void (*done)(void *) = c->done;
+    void *arg = c->done_arg;
+    free(c->client_id);
+    free(c);
+    if (done)
+        done(arg);
+}
+
+static void on_sock_closed(uv_handle_t *h)
+{
+    struct nc_sock *s = h->data;
+    struct net_client *c = s->client;
+    free(s->rbuf);
+    free(s);
+    c->open_socks--;
+    client_maybe_done(c);
+}
+
+static void sock_close(struct nc_sock *s)
+{
+    s->node = NULL;
+    uv_close((uv_handle_t *)&s->tcp, on_sock_closed);
+}
+
+static void on_backoff_done(struct tclock_timer *t)
+{
+    struct nc_node *n = t->data;
+    n->state = NODE_IDLE;
+    node_kick(n);
+}
+
+/* The connection failed or was given up: fail what was written, keep what waits, back off. */
+static void node_fail(struct nc_node *n, int err)
+{
+    struct net_client *c = n->client;
+    struct nc_req *r;
+
+    if (n->sock) {
+        sock_close(n->sock);
+        n->sock = NULL;
+    }
+    if (err != ERR_REQUEST_TIMED_OUT)
+        log_warn_limited(&c->warn, 10000, "net",
+                         "connection to node %d failed (%s); retrying "
+                         "in %lld ms",
+                         n->id, err_name(err), (long long)n->backoff_ms);
+    n->state = NODE_BACKOFF;
+    n->backoff_timer.cb = on_backoff_done;
+    tclock_timer_start(&n->backoff_timer, n->backoff_ms, 0);
+    n->backoff_ms *= 2;
+    if (n->backoff_ms > c->opts.reconnect_backoff_max_ms)
+        n->backoff_ms = c->opts.reconnect_backoff_max_ms;
+    while ((r = n->sent_head) != NULL) {
+        n->sent_head = r->next;
+        if (n->sent_head == NULL)
+            n->sent_tail = NULL;
+        req_complete(r, ERR_NETWORK_EXCEPTION, NULL);
+        if (c->stopping)
+            return;
+    }
+}
+
+static void on_write(uv_write_t *w, int status)
+{
+    struct nc_write *wr = (struct nc_write *)w;
+    (void)status; /* a failed write shows up as a read error or EOF */
+    free(wr->buf);
+    free(wr);
+}
+
+/* Writes every waiting request (READY only). */
+static void node_flush(struct nc_node *n)
+{
+    struct nc_req *r;
+    while (n->state == NODE_READY && (r = n->wait_head) != NULL) {
+        struct nc_write *wr = calloc(1, sizeof *wr);
+        uv_buf_t b;
+        if (wr == NULL) {
+            node_fail(n, ERR_NOMEM);
+            return;
+        }
+        n->wait_head = r->next;
+        if (n->wait_head == NULL)
+            n->wait_tail = NULL;
+        wr->buf = r->frame;
+        b = uv_buf_init((char *)r->frame, (unsigned)r->frame_len);
+        r->frame = NULL;
+        r->sent = true;
+        push(&n->sent_head, &n->sent_tail, r);
+        if (uv_write(&wr->w, (uv_stream_t *)&n->sock->tcp, &b, 1, on_write) != 0) {
+            free(wr->buf);
+            free(wr);
+            node_fail(n, ERR_NETWORK_EXCEPTION);
+            return;
+        }
+    }
+}
+
+/* Handles one complete response frame; returns false when the connection must go. */
+static bool handle_frame(struct nc_node *n, const uint8_t *buf, size_t len)
+{
+    struct nc_req *r;
+    struct arena *a;
+    void *resp = NULL;
+    int32_t corr;
+    int rc;
+
+    corr =
+        (int32_t)((uint32_t)buf[0] << 24 | (uint32_t)buf[1] << 16 | (uint32_t)buf[2] << 8 | buf[3]);
+    for (r = n->sent_head; r && r->corr != corr; r = r->next)
+        ;
+    if (r == NULL) {
+        log_warn_limited(&n->client->warn, 10000, "net",
+                         "node %d answered correlation id %d, which no request has", n->id, corr);
+        return false;
+    }
+    req_unlink(r);
+    a = arena_new(len * 16 + (1u << 20));
+    if (a == NULL) {
+        req_complete(r, ERR_NOMEM, NULL);
+        return true;
+    }
+    rc = proto_decode_response(r->api, r->version, buf, len, &corr, &resp, a);
+    if (rc) {
+        log_warn_limited(&n->client->warn, 10000, "net",
+                         "cannot decode %s v%d answer of node %d: %s", r->api->name, r->version,
+                         n->id, err_name(rc));
+        resp = NULL;
+    }
+    req_complete(r, rc, resp);
+    arena_free(a);
+    return true;
+}
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *b)
+{
+    struct nc_sock *s = h->data;
+    (void)suggested;
+    if (s->rcap - s->rlen < READ_CHUNK) {
+        size_t cap = s->rcap ? s->rcap * 2 : READ_CHUNK * 2;
+        uint8_t *p = realloc(s->rbuf, cap);
+        if (p == NULL) {
+            *b = uv_buf_init(NULL, 0); /* libuv reports UV_ENOBUFS */
+            return;
+        }
+        s->rbuf = p;
+        s->rcap = cap;
+    }
+    *b = uv_buf_init((char *)s->rbuf + s->rlen, (unsigned)(s->rcap - s->rlen));
+}
+
+static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *b)
+{
+    struct nc_sock *s = st->data;
+    struct nc_node *n = s->node;
+    size_t off = 0;
+    (void)b;
+
+    if (n == NULL || nread == 0)
+        return;
+    if (nread < 0) {
+        node_fail(n, nread == UV_EOF ? ERR_NETWORK_EXCEPTION : ERR_IO);
+        return;
+    }
+    s->rlen += (size_t)nread;
+    while (s->rlen - off >= 4) {
+        const uint8_t *p = s->rbuf + off;
+        size_t size = (size_t)p[0] << 24 | (size_t)p[1] << 16 | (size_t)p[2] << 8 | p[3];
+        if (size < 4 || size > n->client->opts.max_frame) {
+            node_fail(n, ERR_PARSE);
+            return;
+        }
+        if (s->rlen - off - 4 < size)
+            break;
+        if (!handle_frame(n, p + 4, size)) {
+            if (s->node == n)
+                node_fail(n, ERR_PARSE);
+            return;
+        }
+        off += 4 + size;
+        if (s->node != n) /* a callback gave the connection up (stop, timeout) */
+            return;
+    }
+    memmove(s->rbuf, s->rbuf + off, s->rlen - off);
+    s->rlen -= off;
+}
+
+static void on_connect(uv_connect_t *req, int status)
+{
+    struct nc_sock *s = req->data;
+    struct nc_node *n = s->node;
+
+    if (n == NULL)
+        return; /* given up meanwhile; the handle is closing */
+    if (status < 0 || uv_read_start((uv_stream_t *)&s->tcp, on_alloc, on_read) != 0) {
+        node_fail(n, ERR_BROKER_NOT_AVAILABLE);
+        return;
+    }
+    n->state = NODE_READY;
+    n->backoff_ms = n->client->opts.reconnect_backoff_ms;
+    log_debug("net", "connected to node %d", n->id);
+    node_flush(n);
+}
+
+static void node_connect(struct nc_node *n)
+{
+    struct net_client *c = n->client;
+    char host[128];
+    int port = 0;
+    struct sockaddr_storage addr;
+    struct nc_sock *s;
+
+    memset(&addr, 0, sizeof addr);
+    if (c->opts.resolve(c->opts.resolve_arg, n->id, host, sizeof host, &port) != 0 ||
+        (uv_ip4_addr(host, port, (struct sockaddr_in *)&addr) != 0 &&
+         uv_ip6_addr(host, port, (struct sockaddr_in6 *)&addr) != 0)) {
+        node_fail(n, ERR_BROKER_NOT_AVAILABLE);
+        return;
+    }
+    s = calloc(1, sizeof *s);
+    if (s == NULL) {
+        node_fail(n, ERR_NOMEM);
+        return;
+    }
+    s->client = c;
+    s->node = n;
+    if (uv_tcp_init(c->loop, &s->tcp) != 0) {
+        free(s);
+        node_fail(n, ERR_IO);
+        return;
+    }
+    c->open_socks++;
+    s->tcp.data = s;
+    s->connect.data = s;
+    n->sock = s;
+    n->state = NODE_CONNECTING;
+    uv_tcp_nodelay(&s->tcp, 1);
+    if (uv_tcp_connect(&s->connect, &s->tcp, (const struct sockaddr *)&addr, on_connect) != 0)
+        node_fail(n, ERR_BROKER_NOT_AVAILABLE);
+}
+
+static void node_kick(struct nc_node *n)
+{
+    switch (n->state) {
+    case NODE_IDLE:
+        if (n->wait_head)
+            node_connect(n);
+        break;
+    case NODE_READY:
+        node_flush(n);
+        break;
+    case NODE_CONNECTING:
+    case NODE_BACKOFF:
+        break;
+    }
+}
+
+void net_client_stop(struct net_client *c, void (*done)(void *arg), void *arg)
+{
+    struct nc_node *n;
+    c->stopping = true;
+    c->done = done;
+    c->done_arg = arg;
+    while ((n = c->nodes) != NULL) {
+        struct nc_req *r;
+        c->nodes = n->next;
+        tclock_timer_close(&n->backoff_timer);
+        if (n->sock)
+            sock_close(n->sock);
+        while ((r = n->sent_head) != NULL || (r = n->wait_head) != NULL) {
+            req_unlink(r);
+            req_complete(r, ERR_SHUTDOWN, NULL);
+        }
+        free(n);
+    }
+    client_maybe_done(c);
+}
