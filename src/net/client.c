@@ -284,21 +284,34 @@ static void on_backoff_done(struct tclock_timer *t)
     node_kick(n);
 }
 
+/* "node 3" or "the controller", for log lines. */
+static const char *node_name(const struct nc_node *n, char *buf, size_t len)
+{
+    if (n->id == NET_CLIENT_CONTROLLER)
+        return "the controller";
+    snprintf(buf, len, "node %d", n->id);
+    return buf;
+}
+
 /* The connection failed or was given up: fail what was written, keep what waits, back off. */
 static void node_fail(struct nc_node *n, int err)
 {
     struct net_client *c = n->client;
     struct nc_req *r;
+    char name[32];
 
     if (n->sock) {
         sock_close(n->sock);
         n->sock = NULL;
     }
-    if (err != ERR_REQUEST_TIMED_OUT)
+    /* A peer closing an idle connection (connections.max.idle.ms) is routine. */
+    if (err == ERR_REQUEST_TIMED_OUT || (n->sent_head == NULL && n->state == NODE_READY))
+        log_debug("net", "connection to %s closed (%s)", node_name(n, name, sizeof name),
+                  err_name(err));
+    else
         log_warn_limited(&c->warn, 10000, "net",
-                         "connection to node %d failed (%s); retrying "
-                         "in %lld ms",
-                         n->id, err_name(err), (long long)n->backoff_ms);
+                         "connection to %s failed (%s); retrying in %lld ms",
+                         node_name(n, name, sizeof name), err_name(err), (long long)n->backoff_ms);
     n->state = NODE_BACKOFF;
     n->backoff_timer.cb = on_backoff_done;
     tclock_timer_start(&n->backoff_timer, n->backoff_ms, 0);

@@ -1476,3 +1476,67 @@ Conn.delete_topics = _conn_delete_topics
 Conn.create_partitions = _conn_create_partitions
 Conn.describe_cluster = _conn_describe_cluster
 Conn.metadata_flex = _conn_metadata_flex
+
+
+# ================================================================ broker-to-controller APIs
+# AllocateProducerIds v0 and BrokerRegistration v0 (both flexible), as one broker sends
+# them to the controller.
+
+BROKER_REGISTRATION = 62
+ALLOCATE_PRODUCER_IDS = 67
+NOT_CONTROLLER = 41
+INVALID_REQUEST = 42
+NOT_LEADER_OR_FOLLOWER = 6
+
+
+def allocate_producer_ids_request(corr, broker_id, broker_epoch=-1):
+    body = i32(broker_id) + i64(broker_epoch) + uvarint(0)
+    return frame(header(ALLOCATE_PRODUCER_IDS, 0, corr, flexible=True) + body)
+
+
+def parse_allocate_producer_ids(body):
+    """→ dict(error, producer_id_start, producer_id_len)."""
+    r = Reader(body)
+    r.i32()  # throttle
+    d = {"error": r.i16(), "producer_id_start": _r_i64(r), "producer_id_len": r.i32()}
+    r.skip_tags()
+    return d
+
+
+def broker_registration_request(corr, broker_id, cluster_id, listeners, rack=None):
+    """listeners: [(name, host, port)]."""
+    def listener(l):
+        name, host, port = l
+        return (compact_string(name) + compact_string(host) + struct.pack(">H", port) +
+                i16(0) + uvarint(0))
+
+    body = (i32(broker_id) + compact_string(cluster_id) + bytes(16) +
+            _compact_array(listeners, listener) + _compact_array([], None) +
+            compact_string(rack) + uvarint(0))
+    return frame(header(BROKER_REGISTRATION, 0, corr, flexible=True) + body)
+
+
+def parse_broker_registration(body):
+    """→ dict(error, broker_epoch)."""
+    r = Reader(body)
+    r.i32()  # throttle
+    d = {"error": r.i16(), "broker_epoch": _r_i64(r)}
+    r.skip_tags()
+    return d
+
+
+def _conn_allocate_producer_ids(self, broker_id, broker_epoch=-1):
+    body = _roundtrip(self, allocate_producer_ids_request(self.next_corr(), broker_id,
+                                                          broker_epoch), flexible_header=True)
+    return parse_allocate_producer_ids(body)
+
+
+def _conn_broker_registration(self, broker_id, cluster_id, listeners, rack=None):
+    body = _roundtrip(self, broker_registration_request(self.next_corr(), broker_id, cluster_id,
+                                                        listeners, rack),
+                      flexible_header=True)
+    return parse_broker_registration(body)
+
+
+Conn.allocate_producer_ids = _conn_allocate_producer_ids
+Conn.broker_registration = _conn_broker_registration

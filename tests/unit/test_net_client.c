@@ -1,0 +1,384 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* net client: correlation of answers, request timeouts, reconnect backoff and shutdown, on a
+ * virtual clock (tclock_advance), against a tiny in-test libuv server on loopback that
+ * answers AllocateProducerIds frames (or stays silent, or hangs up). Backoff is checked
+ * without sockets: the resolver refuses, so each attempt fails at once and only virtual
+ * time decides when the next one comes. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <uv.h>
+
+#include "base/arena.h"
+#include "base/err.h"
+#include "base/tclock.h"
+#include "fixture.h"
+#include "harness.h"
+#include "net/net.h"
+
+/* ---- the test server -------------------------------------------------------------------- */
+
+enum srv_mode { SRV_ANSWER, SRV_SILENT, SRV_HANG_UP };
+
+struct srv {
+    uv_tcp_t tcp;
+    int port;
+    enum srv_mode mode;
+    int frames;         /* request frames received */
+    int eofs;           /* connections the client closed */
+    int accepted;       /* connections accepted */
+    char client_id[64]; /* of the last request */
+    uv_tcp_t *conn;     /* the last connection */
+};
+
+struct srv_conn {
+    uv_tcp_t tcp;
+    struct srv *srv;
+    uint8_t buf[1 << 16];
+    size_t len;
+};
+
+static void srv_alloc(uv_handle_t *h, size_t sz, uv_buf_t *b)
+{
+    struct srv_conn *c = h->data;
+    (void)sz;
+    *b = uv_buf_init((char *)c->buf + c->len, (unsigned)(sizeof c->buf - c->len));
+}
+
+static void srv_conn_closed(uv_handle_t *h)
+{
+    free(h->data);
+}
+
+static void srv_written(uv_write_t *w, int status)
+{
+    (void)status;
+    free(w->data);
+    free(w);
+}
+
+/* Answers AllocateProducerIds with ProducerIdStart = BrokerId * 1000 + CorrelationId. */
+static void srv_answer(struct srv_conn *c, const uint8_t *f, size_t len)
+{
+    struct arena *a = arena_new(1 << 20);
+    struct RequestHeader h = {0};
+    size_t hl;
+    void *body;
+    struct AllocateProducerIdsResponse rs = {0};
+    uint8_t *out;
+    size_t out_len;
+
+    if (proto_decode_request_header(f, len, &h, &hl, a) != 0 ||
+        proto_decode_request(proto_api_find(h.RequestApiKey), h.RequestApiVersion, f + hl, len - hl,
+                             &body, a) != 0) {
+        arena_free(a);
+        return;
+    }
+    snprintf(c->srv->client_id, sizeof c->srv->client_id, "%s", h.ClientId ? h.ClientId : "");
+    rs.ProducerIdStart =
+        (int64_t)((struct AllocateProducerIdsRequest *)body)->BrokerId * 1000 + h.CorrelationId;
+    rs.ProducerIdLen = 1000;
+    if (proto_encode_response(proto_api_find(PROTO_API_AllocateProducerIds), 0, h.CorrelationId,
+                              &rs, &out, &out_len) == 0) {
+        uv_write_t *w = malloc(sizeof *w);
+        uv_buf_t b = uv_buf_init((char *)out, (unsigned)out_len);
+        w->data = out;
+        uv_write(w, (uv_stream_t *)&c->tcp, &b, 1, srv_written);
+    }
+    arena_free(a);
+}
+
+static void srv_read(uv_stream_t *st, ssize_t n, const uv_buf_t *b)
+{
+    struct srv_conn *c = st->data;
+    size_t off = 0;
+    (void)b;
+    if (n < 0) {
+        c->srv->eofs++;
+        if (c->srv->conn == &c->tcp)
+            c->srv->conn = NULL;
+        uv_close((uv_handle_t *)&c->tcp, srv_conn_closed);
+        return;
+    }
+    c->len += (size_t)n;
+    while (c->len - off >= 4) {
+        const uint8_t *p = c->buf + off;
+        size_t size = (size_t)p[0] << 24 | (size_t)p[1] << 16 | (size_t)p[2] << 8 | p[3];
+        if (c->len - off - 4 < size)
+            break;
+        c->srv->frames++;
+        if (c->srv->mode == SRV_ANSWER)
+            srv_answer(c, p + 4, size);
+        else if (c->srv->mode == SRV_HANG_UP) {
+            if (c->srv->conn == &c->tcp)
+                c->srv->conn = NULL;
+            uv_close((uv_handle_t *)&c->tcp, srv_conn_closed);
+            return;
+        }
+        off += 4 + size;
+    }
+    memmove(c->buf, c->buf + off, c->len - off);
+    c->len -= off;
+}
+
+static void srv_accept(uv_stream_t *st, int status)
+{
+    struct srv *s = st->data;
+    struct srv_conn *c = calloc(1, sizeof *c);
+    (void)status;
+    c->srv = s;
+    uv_tcp_init(st->loop, &c->tcp);
+    c->tcp.data = c;
+    if (uv_accept(st, (uv_stream_t *)&c->tcp) != 0) {
+        uv_close((uv_handle_t *)&c->tcp, srv_conn_closed);
+        return;
+    }
+    s->accepted++;
+    s->conn = &c->tcp;
+    uv_read_start((uv_stream_t *)&c->tcp, srv_alloc, srv_read);
+}
+
+static int srv_start(uv_loop_t *loop, struct srv *s, enum srv_mode mode)
+{
+    struct sockaddr_in addr;
+    struct sockaddr_storage got;
+    int len = sizeof got;
+
+    memset(s, 0, sizeof *s);
+    s->mode = mode;
+    uv_tcp_init(loop, &s->tcp);
+    s->tcp.data = s;
+    uv_ip4_addr("127.0.0.1", 0, &addr);
+    if (uv_tcp_bind(&s->tcp, (const struct sockaddr *)&addr, 0) != 0 ||
+        uv_listen((uv_stream_t *)&s->tcp, 16, srv_accept) != 0 ||
+        uv_tcp_getsockname(&s->tcp, (struct sockaddr *)&got, &len) != 0)
+        return -1;
+    s->port = ntohs(((struct sockaddr_in *)&got)->sin_port);
+    return 0;
+}
+
+/* Closes what is left: the listener, and server connections (which free themselves). */
+static void close_walk(uv_handle_t *h, void *arg)
+{
+    if (!uv_is_closing(h))
+        uv_close(h, h == arg ? NULL : srv_conn_closed);
+}
+
+/* ---- the client side -------------------------------------------------------------------- */
+
+struct fx {
+    uv_loop_t loop;
+    struct tclock *clock;
+    struct net_client *client;
+    struct srv srv;
+    bool refuse; /* the resolver says "unknown" */
+    int resolves;
+};
+
+struct answer {
+    bool done;
+    int err;
+    int64_t start;
+};
+
+static int resolve(void *arg, int32_t id, char *host, size_t host_len, int *port)
+{
+    struct fx *f = arg;
+    (void)id;
+    f->resolves++;
+    if (f->refuse)
+        return -1;
+    snprintf(host, host_len, "127.0.0.1");
+    *port = f->srv.port;
+    return 0;
+}
+
+static void on_answer(void *arg, int err, const void *resp)
+{
+    struct answer *a = arg;
+    a->done = true;
+    a->err = err;
+    a->start = err ? -1 : ((const struct AllocateProducerIdsResponse *)resp)->ProducerIdStart;
+}
+
+static bool fx_start(struct fx *f, enum srv_mode mode)
+{
+    struct net_client_options o = {0};
+    memset(f, 0, sizeof *f);
+    if (uv_loop_init(&f->loop) != 0 || srv_start(&f->loop, &f->srv, mode) != 0)
+        return false;
+    f->clock = tclock_virtual_new(1700000000000);
+    o.clock = f->clock;
+    o.client_id = "unit-client";
+    o.resolve = resolve;
+    o.resolve_arg = f;
+    return f->clock && net_client_new(&f->loop, &o, &f->client) == 0;
+}
+
+static int send_alloc(struct fx *f, int32_t node, int32_t broker_id, struct answer *a)
+{
+    struct AllocateProducerIdsRequest rq = {.BrokerId = broker_id, .BrokerEpoch = -1};
+    return net_client_send(f->client, node, PROTO_API_AllocateProducerIds, 0, &rq, on_answer, a);
+}
+
+/* Runs the loop (real sockets) until *flag, at most 5 s of wall time. */
+static bool run_until(struct fx *f, const bool *flag)
+{
+    return fixture_run_until(&f->loop, flag, 5000);
+}
+
+static bool run_until_int(struct fx *f, const int *v, int want)
+{
+    for (int i = 0; i < 5000 && *v < want; i++) {
+        uv_run(&f->loop, UV_RUN_NOWAIT);
+        if (*v < want)
+            uv_sleep(1);
+    }
+    return *v >= want;
+}
+
+static void fx_stop(struct fx *f)
+{
+    bool stopped = false;
+    if (f->client) {
+        net_client_stop(f->client, fixture_set_flag, &stopped);
+        CHECK(run_until(f, &stopped));
+    }
+    uv_walk(&f->loop, close_walk, &f->srv.tcp);
+    uv_run(&f->loop, UV_RUN_DEFAULT);
+    CHECK_EQ_INT(uv_loop_close(&f->loop), 0);
+    tclock_free(f->clock);
+}
+
+/* ---- tests ------------------------------------------------------------------------------ */
+
+TEST(net_client_answers_match_their_requests)
+{
+    struct fx f;
+    struct answer a[3] = {{0}};
+    REQUIRE(fx_start(&f, SRV_ANSWER));
+    for (int i = 0; i < 3; i++)
+        REQUIRE(send_alloc(&f, 4, 10 + i, &a[i]) == 0);
+    CHECK(!a[0].done); /* never answered from inside the call */
+    REQUIRE(run_until(&f, &a[2].done));
+    for (int i = 0; i < 3; i++) {
+        CHECK(a[i].done);
+        CHECK_EQ_INT(a[i].err, 0);
+        CHECK_EQ_INT(a[i].start / 1000, 10 + i); /* the answer of this request, not another's */
+    }
+    CHECK(a[0].start % 1000 != a[1].start % 1000); /* distinct correlation ids */
+    CHECK_EQ_INT(f.srv.accepted, 1);               /* one connection per node */
+    CHECK_EQ_STR(f.srv.client_id, "unit-client");
+    fx_stop(&f);
+}
+
+TEST(net_client_unknown_api_version_is_refused)
+{
+    struct fx f;
+    struct AllocateProducerIdsRequest rq = {0};
+    REQUIRE(fx_start(&f, SRV_ANSWER));
+    CHECK_EQ_INT(
+        net_client_send(f.client, 1, PROTO_API_AllocateProducerIds, 1, &rq, on_answer, NULL),
+        ERR_UNSUPPORTED_VERSION);
+    CHECK_EQ_INT(net_client_send(f.client, 1, 9999, 0, &rq, on_answer, NULL),
+                 ERR_UNSUPPORTED_VERSION);
+    fx_stop(&f);
+}
+
+TEST(net_client_request_times_out_on_virtual_time)
+{
+    struct fx f;
+    struct answer a = {0};
+    REQUIRE(fx_start(&f, SRV_SILENT));
+    REQUIRE(send_alloc(&f, 1, 1, &a) == 0);
+    REQUIRE(run_until_int(&f, &f.srv.frames, 1));
+    tclock_advance(f.clock, 29999);
+    CHECK(!a.done);
+    tclock_advance(f.clock, 1); /* request.timeout.ms default: 30000 */
+    CHECK(a.done);
+    CHECK_EQ_INT(a.err, ERR_REQUEST_TIMED_OUT);
+    /* A written request that timed out takes its connection with it. */
+    CHECK(run_until_int(&f, &f.srv.eofs, 1));
+    fx_stop(&f);
+}
+
+TEST(net_client_reconnect_backoff_doubles_up_to_the_max)
+{
+    struct fx f;
+    struct answer a = {0};
+    int64_t expect[] = {50, 100, 200, 400, 800, 1000, 1000};
+    REQUIRE(fx_start(&f, SRV_ANSWER));
+    f.refuse = true;
+    REQUIRE(send_alloc(&f, 1, 1, &a) == 0);
+    CHECK_EQ_INT(f.resolves, 1);
+    for (size_t i = 0; i < sizeof expect / sizeof expect[0]; i++) {
+        tclock_advance(f.clock, expect[i] - 1);
+        CHECK_EQ_INT(f.resolves, (int)i + 1);
+        tclock_advance(f.clock, 1);
+        CHECK_EQ_INT(f.resolves, (int)i + 2);
+    }
+    CHECK(!a.done); /* a request waiting for a connection survives failed attempts */
+    /* The address becomes known: the next attempt connects and the request is answered. */
+    f.refuse = false;
+    tclock_advance(f.clock, 1000);
+    REQUIRE(run_until(&f, &a.done));
+    CHECK_EQ_INT(a.err, 0);
+    CHECK_EQ_INT(a.start / 1000, 1);
+    fx_stop(&f);
+}
+
+TEST(net_client_waiting_request_times_out_without_a_connection)
+{
+    struct fx f;
+    struct answer a = {0};
+    REQUIRE(fx_start(&f, SRV_ANSWER));
+    f.refuse = true;
+    REQUIRE(send_alloc(&f, 1, 1, &a) == 0);
+    tclock_advance(f.clock, 29999);
+    CHECK(!a.done);
+    tclock_advance(f.clock, 1);
+    CHECK(a.done);
+    CHECK_EQ_INT(a.err, ERR_REQUEST_TIMED_OUT);
+    fx_stop(&f);
+}
+
+TEST(net_client_lost_connection_fails_written_requests)
+{
+    struct fx f;
+    struct answer a = {0}, b = {0};
+    REQUIRE(fx_start(&f, SRV_HANG_UP));
+    REQUIRE(send_alloc(&f, 1, 1, &a) == 0);
+    REQUIRE(run_until(&f, &a.done));
+    CHECK_EQ_INT(a.err, ERR_NETWORK_EXCEPTION);
+    /* The next request reconnects only after the backoff. */
+    f.srv.mode = SRV_ANSWER;
+    REQUIRE(send_alloc(&f, 1, 2, &b) == 0);
+    for (int i = 0; i < 20; i++)
+        uv_run(&f.loop, UV_RUN_NOWAIT);
+    CHECK_EQ_INT(f.srv.accepted, 1);
+    CHECK(!b.done);
+    tclock_advance(f.clock, 50);
+    REQUIRE(run_until(&f, &b.done));
+    CHECK_EQ_INT(b.err, 0);
+    CHECK_EQ_INT(f.srv.accepted, 2);
+    fx_stop(&f);
+}
+
+TEST(net_client_stop_fails_pending_requests)
+{
+    struct fx f;
+    struct answer a = {0}, b = {0};
+    bool stopped = false;
+    REQUIRE(fx_start(&f, SRV_SILENT));
+    REQUIRE(send_alloc(&f, 1, 1, &a) == 0);
+    REQUIRE(run_until_int(&f, &f.srv.frames, 1));
+    f.refuse = true;
+    REQUIRE(send_alloc(&f, 2, 1, &b) == 0); /* waiting: node 2 has no address */
+    net_client_stop(f.client, fixture_set_flag, &stopped);
+    f.client = NULL;
+    CHECK(a.done && b.done);
+    CHECK_EQ_INT(a.err, ERR_SHUTDOWN);
+    CHECK_EQ_INT(b.err, ERR_SHUTDOWN);
+    CHECK(run_until(&f, &stopped));
+    fx_stop(&f);
+}
