@@ -32,8 +32,8 @@ static const struct proto_api apis[] = {
      &proto_DescribeClusterResponse},
     {PROTO_API_DescribeProducers, "DescribeProducers", 0, 0, 0, &proto_DescribeProducersRequest,
      &proto_DescribeProducersResponse},
-    {PROTO_API_BrokerRegistration, "BrokerRegistration", 0, 0, 0,
-     &proto_BrokerRegistrationRequest, &proto_BrokerRegistrationResponse},
+    {PROTO_API_BrokerRegistration, "BrokerRegistration", 0, 0, 0, &proto_BrokerRegistrationRequest,
+     &proto_BrokerRegistrationResponse},
     {PROTO_API_AllocateProducerIds, "AllocateProducerIds", 0, 0, 0,
      &proto_AllocateProducerIdsRequest, &proto_AllocateProducerIdsResponse},
 };
