@@ -107,3 +107,15 @@ def test_produce_to_a_partition_the_broker_does_not_lead(pair):
     with n2.conn() as c:
         res = c.produce({topic: {0: kp.record_batch([(None, b"x")])}})
     assert res[(topic, 0)]["error"] == kp.NOT_LEADER_OR_FOLLOWER, res
+
+
+def test_second_broker_restarts_as_a_registered_standby(pair):
+    n1, n2, _ = pair
+    with n2.conn() as c:
+        first = c.init_producer_id(0)["producer_id"]
+    n2.restart()
+    assert wait_for(lambda: broker_ids(n1) == [1, 2], what="node 2 back in node 1's metadata")
+    with n2.conn() as c:
+        again = c.init_producer_id(0)
+    # Ids left in the old block are not reused: the restarted broker asked for a new block.
+    assert again["error"] == kp.NONE and again["producer_id"] >= first + 1000, (first, again)
