@@ -39,8 +39,8 @@ struct tallyd {
     uv_signal_t sigterm, sigint;
     uv_timer_t timer;
     bool registering, registered, stopping;
-    bool registration_acked;        /* the controller accepted our BrokerRegistration */
-    uint64_t registration_retry_ms; /* loop time before which no BrokerRegistration is sent */
+    bool registration_acked;       /* the controller accepted our BrokerRegistration */
+    int64_t registration_retry_ms; /* no BrokerRegistration before this (tclock_mono_ms) */
     bool image_checked;
     uint64_t start_ms, last_wait_log_ms;
     int exit_code;
@@ -224,7 +224,7 @@ static void on_registration_answer(void *arg, int err, const void *resp)
     if (err != 0) {
         log_warn("main", "the controller did not register this broker (%s); retrying",
                  err_name(err));
-        t->registration_retry_ms = uv_now(t->loop) + REGISTRATION_RETRY_MS;
+        t->registration_retry_ms = tclock_mono_ms(t->clock) + REGISTRATION_RETRY_MS;
         return;
     }
     log_info("main", "registered with the controller; waiting for the metadata log");
@@ -241,7 +241,7 @@ static void send_registration(struct tallyd *t)
     char chost[160];
     const char *colon;
 
-    if (t->registering || uv_now(t->loop) < t->registration_retry_ms)
+    if (t->registering || tclock_mono_ms(t->clock) < t->registration_retry_ms)
         return;
     snprintf(chost, sizeof chost, "%s", t->cfg.controller);
     colon = strrchr(chost, ':');

@@ -93,6 +93,7 @@ struct net_client {
 
 static void node_kick(struct nc_node *n);
 static void node_fail(struct nc_node *n, int err);
+static void on_backoff_done(struct tclock_timer *t);
 
 int net_client_new(uv_loop_t *loop, const struct net_client_options *opts, struct net_client **out)
 {
@@ -197,7 +198,7 @@ static struct nc_node *node_get(struct net_client *c, int32_t id)
     n->client = c;
     n->id = id;
     n->backoff_ms = c->opts.reconnect_backoff_ms;
-    tclock_timer_init(c->opts.clock, &n->backoff_timer, NULL, n);
+    tclock_timer_init(c->opts.clock, &n->backoff_timer, on_backoff_done, n);
     n->next = c->nodes;
     c->nodes = n;
     return n;
@@ -313,7 +314,6 @@ static void node_fail(struct nc_node *n, int err)
                          "connection to %s failed (%s); retrying in %lld ms",
                          node_name(n, name, sizeof name), err_name(err), (long long)n->backoff_ms);
     n->state = NODE_BACKOFF;
-    n->backoff_timer.cb = on_backoff_done;
     tclock_timer_start(&n->backoff_timer, n->backoff_ms, 0);
     n->backoff_ms *= 2;
     if (n->backoff_ms > c->opts.reconnect_backoff_max_ms)

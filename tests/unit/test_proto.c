@@ -205,7 +205,7 @@ TEST(proto_round_trip_every_message_every_version)
     const struct proto_api *apis = proto_apis(&napis);
     int checked = 0;
 
-    REQUIRE(napis == 15);
+    REQUIRE(napis == 17);
     for (size_t i = 0; i < napis; i++) {
         const struct proto_api *api = &apis[i];
         for (int16_t v = api->min_version; v <= api->max_version; v++) {
