@@ -186,6 +186,10 @@ struct meta_options {
  * one line that says why. */
 int meta_start(uv_loop_t *loop, const struct meta_options *opts, struct meta **out);
 
+/* True if `path` is, or holds, a metadata quorum's log (libraft's metadata1/metadata2 files
+ * or a __cluster_metadata-0 directory): never a partition's directory, whatever its name. */
+bool meta_dir_holds_log(const char *path);
+
 /* True once this node has applied everything committed when it started (or became leader
  * and applied its own barrier); Metadata answers should wait for it. */
 bool meta_ready(const struct meta *m);
