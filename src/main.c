@@ -221,6 +221,8 @@ static void on_registration_answer(void *arg, int err, const void *resp)
         return;
     if (err == 0)
         err = rs->ErrorCode;
+    if (err == ERR_NOT_CONTROLLER) /* the controller moved: look it up again */
+        net_client_disconnect(t->client, NET_CLIENT_CONTROLLER);
     if (err != 0) {
         log_warn("main", "the controller did not register this broker (%s); retrying",
                  err_name(err));

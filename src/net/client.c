@@ -523,6 +523,29 @@ static void node_kick(struct nc_node *n)
     }
 }
 
+void net_client_disconnect(struct net_client *c, int32_t node_id)
+{
+    struct nc_node *n;
+    struct nc_req *r;
+
+    for (n = c->nodes; n && n->id != node_id; n = n->next)
+        ;
+    if (n == NULL || c->stopping || n->sock == NULL)
+        return;
+    sock_close(n->sock);
+    n->sock = NULL;
+    n->state = NODE_IDLE;
+    while ((r = n->sent_head) != NULL) {
+        n->sent_head = r->next;
+        if (n->sent_head == NULL)
+            n->sent_tail = NULL;
+        req_complete(r, ERR_NETWORK_EXCEPTION, NULL);
+        if (c->stopping)
+            return;
+    }
+    node_kick(n);
+}
+
 void net_client_stop(struct net_client *c, void (*done)(void *arg), void *arg)
 {
     struct nc_node *n;

@@ -143,6 +143,12 @@ int net_client_new(uv_loop_t *loop, const struct net_client_options *opts, struc
 int net_client_send(struct net_client *c, int32_t node_id, int16_t api_key, int16_t version,
                     const void *req, net_client_cb cb, void *arg);
 
+/* Closes the connection to `node_id`, if any, so that the next attempt resolves its address
+ * again (e.g. after NOT_CONTROLLER: the controller moved). Requests already written fail
+ * with ERR_NETWORK_EXCEPTION; waiting ones are sent on a new connection, made at once (no
+ * backoff: nothing failed). */
+void net_client_disconnect(struct net_client *c, int32_t node_id);
+
 /* Fails every request still pending with ERR_SHUTDOWN (their callbacks run before this
  * returns), closes every connection and calls done(arg) once every handle is closed; the
  * client is freed by then. */

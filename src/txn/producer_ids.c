@@ -100,6 +100,9 @@ static void on_claimed(void *arg, int err, const void *resp)
     }
     if (err == 0)
         err = rs->ErrorCode ? rs->ErrorCode : ERR_UNKNOWN_SERVER_ERROR;
+    /* The controller moved: the next claim looks it up again. */
+    if (err == ERR_NOT_CONTROLLER)
+        net_client_disconnect(t->client, NET_CLIENT_CONTROLLER);
     log_warn("txn", "cannot obtain a producer id block from the controller: %s", err_name(err));
     /* COORDINATOR_NOT_AVAILABLE is retriable for every client: the controller may be moving,
      * starting or out of reach. */

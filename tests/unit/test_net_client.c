@@ -382,3 +382,22 @@ TEST(net_client_stop_fails_pending_requests)
     CHECK(run_until(&f, &stopped));
     fx_stop(&f);
 }
+
+TEST(net_client_disconnect_reconnects_without_backoff)
+{
+    struct fx f;
+    struct answer a = {0}, b = {0};
+    REQUIRE(fx_start(&f, SRV_ANSWER));
+    REQUIRE(send_alloc(&f, NET_CLIENT_CONTROLLER, 1, &a) == 0);
+    REQUIRE(run_until(&f, &a.done));
+    CHECK_EQ_INT(f.resolves, 1);
+    net_client_disconnect(f.client, NET_CLIENT_CONTROLLER);
+    CHECK(run_until_int(&f, &f.srv.eofs, 1));
+    /* The next request resolves the address again and connects at once: no time passes. */
+    REQUIRE(send_alloc(&f, NET_CLIENT_CONTROLLER, 2, &b) == 0);
+    REQUIRE(run_until(&f, &b.done));
+    CHECK_EQ_INT(b.err, 0);
+    CHECK_EQ_INT(f.resolves, 2);
+    CHECK_EQ_INT(f.srv.accepted, 2);
+    fx_stop(&f);
+}
