@@ -27,6 +27,7 @@
  * is removed at exit. TALLY_FUZZ_LOG=info shows the broker's log (default: errors only). */
 #include <arpa/inet.h>
 #include <dirent.h>
+#include <errno.h>
 #include <ftw.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -262,6 +263,27 @@ static void run_until(const bool *flag, uint64_t ms)
     uv_run(&srv.loop, UV_RUN_NOWAIT);
 }
 
+/* A crash skips atexit, so its data dir stays for a look; the next start removes the data
+ * dirs of fuzzers that are no longer running (named /tmp/tally-fuzz-<pid>-XXXXXX). */
+static void remove_stale_dirs(void)
+{
+    DIR *d = opendir("/tmp");
+    struct dirent *e;
+    char path[300];
+    int pid;
+
+    if (d == NULL)
+        return;
+    while ((e = readdir(d)) != NULL) {
+        if (sscanf(e->d_name, "tally-fuzz-%d-", &pid) != 1 || pid <= 0 || kill(pid, 0) == 0 ||
+            errno != ESRCH)
+            continue;
+        snprintf(path, sizeof path, "/tmp/%s", e->d_name);
+        nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    }
+    closedir(d);
+}
+
 static bool started(void)
 {
     return srv.net != NULL || srv.start_failed;
@@ -280,7 +302,8 @@ static void start_broker(void)
                                                          : LOG_ERROR);
     srv.stall_ms = stall ? strtoull(stall, NULL, 10) : 30000;
     signal(SIGPIPE, SIG_IGN);
-    snprintf(srv.dir, sizeof srv.dir, "/tmp/tally-fuzz-XXXXXX");
+    remove_stale_dirs();
+    snprintf(srv.dir, sizeof srv.dir, "/tmp/tally-fuzz-%d-XXXXXX", (int)getpid());
     if (mkdtemp(srv.dir) == NULL || p1 < 0 || p2 < 0 || p1 == p2)
         die("cannot make a temporary data dir or find free ports");
     atexit(stop_broker);
