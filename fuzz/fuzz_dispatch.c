@@ -12,8 +12,10 @@
  *              gets past the CRC to the checks behind it).
  *   byte 2..   the request body at that version, after a well-formed header.
  * A body that decodes is re-encoded after bounding what would only exhaust this machine
- * (partition counts, Fetch wait times; issue 7's item 5 is about those); one that does not
- * decode is sent as it is, and the broker must close the connection.
+ * (partition counts, Fetch wait times; issue 7's item 5 is about those) and steering what
+ * random bytes would never hit (Fetch and DeleteRecords offsets far past the log end, Fetch
+ * topic ids); one that does not decode is sent as it is, and the broker must close the
+ * connection.
  *
  * Every request is followed by an ApiVersions request on the same connection: responses
  * come in request order, so once that one is answered the fuzzed request is finished
@@ -304,6 +306,8 @@ static void start_broker(void)
     signal(SIGPIPE, SIG_IGN);
     remove_stale_dirs();
     snprintf(srv.dir, sizeof srv.dir, "/tmp/tally-fuzz-%d-XXXXXX", (int)getpid());
+    for (int i = 0; i < 10 && p2 == p1; i++)
+        p2 = free_port();
     if (mkdtemp(srv.dir) == NULL || p1 < 0 || p2 < 0 || p1 == p2)
         die("cannot make a temporary data dir or find free ports");
     atexit(stop_broker);
@@ -672,6 +676,41 @@ static void fix_crcs(struct proto_bytes *r, struct arena *a)
     r->data = copy;
 }
 
+/* Random topic ids never name a topic: half of them (first byte < 0x80) are mapped onto an
+ * existing topic's. Returns the topic the Fetch names (by name before v13), or NULL. */
+static const struct meta_topic *known_topic(const char *name, struct proto_uuid *id)
+{
+    size_t n;
+    const struct meta_topic *const *all = meta_topics(srv.meta, &n);
+    const struct meta_topic *t;
+
+    if (name && *name)
+        return meta_topic_by_name(srv.meta, name);
+    t = meta_topic_by_id(srv.meta, id->b);
+    if (t == NULL && n > 0 && id->b[0] < 0x80) {
+        t = all[id->b[1] % n];
+        memcpy(id->b, t->id, 16);
+    }
+    return t;
+}
+
+/* An offset far past a partition's log end (random ones are) is moved into
+ * [log start, log end], so that reads and deletions find records; the log end, one past it
+ * and negative offsets are kept, so that the out-of-range paths stay reachable. */
+static int64_t near_log(const char *topic, int32_t index, int64_t offset)
+{
+    struct partition *p = replica_partition(srv.replicas, topic, index);
+    int64_t start, end;
+
+    if (p == NULL)
+        return offset;
+    start = partition_log_start_offset(p);
+    end = partition_log_end_offset(p);
+    if (offset <= end + 1 || end < start)
+        return offset;
+    return start + (int64_t)((uint64_t)offset % (uint64_t)(end - start + 1));
+}
+
 /* num.partitions only matters for topics created automatically; bound it like a count. */
 static void bound_config(const char *key, char **value)
 {
@@ -697,6 +736,22 @@ static void shape(int16_t key, void *body, bool fix, struct arena *a)
         struct FetchRequest *r = body;
         if (r->MaxWaitMs > MAX_FETCH_WAIT_MS || r->MaxWaitMs < 0)
             r->MaxWaitMs = (int32_t)((uint32_t)r->MaxWaitMs % (MAX_FETCH_WAIT_MS + 1));
+        for (int32_t i = 0; i < r->Topics.n; i++) {
+            struct FetchTopic *t = &r->Topics.v[i];
+            const struct meta_topic *mt = known_topic(t->Topic, &t->TopicId);
+            for (int32_t j = 0; mt && j < t->Partitions.n; j++)
+                t->Partitions.v[j].FetchOffset = near_log(mt->name, t->Partitions.v[j].Partition,
+                                                          t->Partitions.v[j].FetchOffset);
+        }
+        break;
+    }
+    case PROTO_API_DeleteRecords: {
+        struct DeleteRecordsRequest *r = body;
+        for (int32_t i = 0; i < r->Topics.n; i++)
+            for (int32_t j = 0; r->Topics.v[i].Name && j < r->Topics.v[i].Partitions.n; j++)
+                r->Topics.v[i].Partitions.v[j].Offset =
+                    near_log(r->Topics.v[i].Name, r->Topics.v[i].Partitions.v[j].PartitionIndex,
+                             r->Topics.v[i].Partitions.v[j].Offset);
         break;
     }
     case PROTO_API_CreateTopics: {

@@ -291,6 +291,16 @@ static struct ListOffsetsPartition by_time[] = {{0, -1, 0x18cb50b7b00, 1}, {1, -
 static struct ListOffsetsTopic by_time_topics[] = {{"orders", {by_time, 2}}};
 static struct ListOffsetsRequest list_by_time = {-1, 0, {by_time_topics, 1}};
 
+static struct FetchPartition fetch_from_start[] = {{0, -1, 0, -1, -1, 1048576},
+                                                   {1, -1, 0, -1, -1, 1048576}};
+static struct FetchTopic fetch_orders[] = {{"orders", {{0}}, {fetch_from_start, 2}}};
+static struct FetchRequest fetch_local = {
+    NULL, -1, 0, 1, 52428800, 0, 0, -1, {fetch_orders, 1}, {NULL, 0}, ""};
+
+static struct DeleteRecordsPartition delete_some[] = {{0, 1}, {1, -1}};
+static struct DeleteRecordsTopic delete_orders[] = {{"orders", {delete_some, 2}}};
+static struct DeleteRecordsRequest delete_local = {{delete_orders, 1}, 30000};
+
 static struct DescribeProducersTopicRequest orders_producers[] = {{"orders", {one_partition, 1}}};
 static struct DescribeProducersRequest describe_orders = {{orders_producers, 1}};
 
@@ -316,7 +326,9 @@ static int write_dispatch_extras(const char *dir)
            write_extra(dir, PROTO_API_Produce, &produce_idem, "-idempotent") ||
            write_extra(dir, PROTO_API_Produce, &produce_gzip, "-gzip") ||
            write_extra(dir, PROTO_API_ListOffsets, &list_by_time, "-by-time") ||
-           write_extra(dir, PROTO_API_DescribeProducers, &describe_orders, "-orders");
+           write_extra(dir, PROTO_API_DescribeProducers, &describe_orders, "-orders") ||
+           write_extra(dir, PROTO_API_Fetch, &fetch_local, "-from-start") ||
+           write_extra(dir, PROTO_API_DeleteRecords, &delete_local, "-local");
 }
 
 int main(int argc, char **argv)
