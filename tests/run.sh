@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Runs every test suite (unit under ASan+UBSan, a fuzz smoke, integration and compatibility
-# tests against real tallyd processes) and ends with one line: "N passed, N failed".
+# tests against real tallyd processes) and ends with one line: "N passed, N failed", followed
+# by ", N skipped" when tests were skipped. Under CI=true a test skipped for want of root or
+# node fails (tests/integration/conftest.py). Exits non-zero on any failure.
 set -u
 cd "$(dirname "$0")/.."
 passed=0
 failed=0
+skipped=0
 
 add() { passed=$((passed + $1)); failed=$((failed + $2)); }
 
@@ -19,6 +22,7 @@ if [ -n "$line" ]; then
   f=$(echo "$line" | sed -E 's/.* ([0-9]+) failed/\1/')
   add "$p" "$f"
   [ "$unit_rc" -ne 0 ] && [ "$f" -eq 0 ] && add 0 1
+  [ $((p + f)) -eq 0 ] && { echo "no unit test ran"; add 0 1; }
 else
   tail -n 30 build/unit.log
   echo "unit tests crashed"; add 0 1
@@ -44,8 +48,11 @@ fuzz_smoke fuzz_dispatch "${FUZZ_SMOKE_SECONDS:-20}" fuzz/seeds_dispatch
 
 echo "== integration and compatibility tests (pytest)"
 export TALLYD="${TALLYD:-$PWD/build/asan/tallyd}" TALLY="${TALLY:-$PWD/build/tally}"
+# A report left by an earlier run must never stand in for this one.
+rm -f build/pytest.xml
 /usr/bin/python3 -m pytest -q -p no:cacheprovider --junitxml=build/pytest.xml \
   tests/integration tests/compat 2>&1 | tail -n 60
+pytest_rc=${PIPESTATUS[0]}
 if [ -f build/pytest.xml ]; then
   read -r t f e s < <(/usr/bin/python3 - <<'PY'
 import xml.etree.ElementTree as ET
@@ -55,10 +62,26 @@ print(ts.get("tests"), ts.get("failures"), ts.get("errors"), ts.get("skipped"))
 PY
 )
   add $((t - f - e - s)) $((f + e))
+  skipped=$((skipped + s))
+  # Exit status 0: all passed, 1: some failed (counted above); anything else (interrupted,
+  # internal error, usage error, nothing collected) fails the run whatever the report says.
+  problem=""
+  if [ "$pytest_rc" -eq 1 ] && [ $((f + e)) -eq 0 ]; then
+    problem="pytest exited with 1 but reported no failure"
+  elif [ "$pytest_rc" -ne 0 ] && [ "$pytest_rc" -ne 1 ]; then
+    problem="pytest exited with $pytest_rc (interrupted, crashed or collected nothing)"
+  elif [ "$t" -eq 0 ]; then
+    problem="pytest collected no test"
+  fi
+  [ -n "$problem" ] && { echo "$problem"; add 0 1; }
 else
-  echo "pytest produced no report"; add 0 1
+  echo "pytest produced no report (exit status $pytest_rc)"; add 0 1
 fi
 rm -f build/pytest.xml
 
-echo "$passed passed, $failed failed"
+if [ "$skipped" -gt 0 ]; then
+  echo "$passed passed, $failed failed, $skipped skipped"
+else
+  echo "$passed passed, $failed failed"
+fi
 [ "$failed" -eq 0 ]

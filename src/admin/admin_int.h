@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "admin.h"
+#include "base/log.h"
 #include "config/config.h"
 
 struct arena;
@@ -19,10 +20,43 @@ struct admin {
     int32_t node_id;
     const struct props *config;
     struct config_ctx cfg; /* meta + static config + node id, for config look-ups */
+    /* Metadata requests naming topics that may not be auto-created: any client can repeat
+     * them, so the line saying so is rate-limited. */
+    struct log_limit refused_auto_create;
 };
 
 /* Topic names: [a-zA-Z0-9._-]{1,249}, not "." or "..". */
 bool topic_name_valid(const char *name, const char **why);
+
+/* The names of the topics the broker keeps for itself. The metadata log lives in
+ * <metadata.log.dir>/__cluster_metadata-0, which is exactly where a topic of that name would
+ * keep partition 0, so no client may create it (Kafka answers INVALID_REQUEST). The
+ * coordinators' topics will be created by the broker; Kafka lets a client create them too,
+ * and so does Tally, but Metadata never auto-creates them with the ordinary defaults. */
+#define TOPIC_CLUSTER_METADATA "__cluster_metadata"
+#define TOPIC_CONSUMER_OFFSETS "__consumer_offsets"
+#define TOPIC_TRANSACTION_STATE "__transaction_state"
+
+/* Kafka's internal topics (Metadata's IsInternal): the two coordinators' topics. */
+bool topic_is_internal(const char *name);
+
+/* The most partitions one topic may have, whether created or grown: Kafka's limit on the
+ * partitions one request may create. More is refused with INVALID_PARTITIONS before any
+ * memory is spent on it. */
+#define TOPIC_PARTITIONS_MAX 10000
+
+/* Whether two names are one once '.' and '_' count as the same character. */
+bool topic_names_collide(const char *x, const char *y);
+
+/* Whether a client may create a topic called `name` (CreateTopics, Metadata auto-creation).
+ * Returns 0, or with *why set (in `ar` when it names another topic):
+ * INVALID_TOPIC_EXCEPTION for a name topic_name_valid refuses, or one that collides with an
+ * existing topic or an internal name once '.' and '_' are taken as equal (metric names
+ * cannot tell them apart; a name never collides with itself); INVALID_REQUEST for
+ * __cluster_metadata; ERR_NOMEM. An existing topic of exactly that name is not checked
+ * here (TOPIC_ALREADY_EXISTS is the caller's). */
+int topic_name_creatable(const struct admin *a, struct arena *ar, const char *name,
+                         const char **why);
 
 /* Integer broker settings with a default (num.partitions, ...). */
 int64_t admin_config_int(const struct admin *a, const char *key, int64_t def);

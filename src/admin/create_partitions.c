@@ -139,6 +139,12 @@ void admin_create_partitions(struct admin *a, struct net_request *req)
             fail(ar, r, ERR_INVALID_PARTITIONS, buf);
             continue;
         }
+        if (want->Count > TOPIC_PARTITIONS_MAX) {
+            snprintf(buf, sizeof buf, "Number of partitions %d is more than a topic may have (%d).",
+                     want->Count, TOPIC_PARTITIONS_MAX);
+            fail(ar, r, ERR_INVALID_PARTITIONS, buf);
+            continue;
+        }
         rc = grow_records(a, ar, t, want, &recs, &why);
         if (rc != 0) {
             fail(ar, r, rc, why);

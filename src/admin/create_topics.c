@@ -82,6 +82,55 @@ static void on_applied(void *arg, int err)
         respond(c);
 }
 
+bool topic_is_internal(const char *name)
+{
+    return strcmp(name, TOPIC_CONSUMER_OFFSETS) == 0 || strcmp(name, TOPIC_TRANSACTION_STATE) == 0;
+}
+
+bool topic_names_collide(const char *x, const char *y)
+{
+    for (; *x && *y; x++, y++) {
+        char cx = *x == '.' ? '_' : *x, cy = *y == '.' ? '_' : *y;
+        if (cx != cy)
+            return false;
+    }
+    return *x == *y;
+}
+
+int topic_name_creatable(const struct admin *a, struct arena *ar, const char *name,
+                         const char **why)
+{
+    static const char *const reserved[] = {TOPIC_CLUSTER_METADATA, TOPIC_CONSUMER_OFFSETS,
+                                           TOPIC_TRANSACTION_STATE};
+    const struct meta_topic *const *topics;
+    size_t n;
+
+    if (!topic_name_valid(name, why))
+        return ERR_INVALID_TOPIC_EXCEPTION;
+    if (strcmp(name, TOPIC_CLUSTER_METADATA) == 0) {
+        *why = "Creation of internal topic " TOPIC_CLUSTER_METADATA " is prohibited.";
+        return ERR_INVALID_REQUEST;
+    }
+    if (strpbrk(name, "._") == NULL)
+        return 0;
+    for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++) {
+        if (strcmp(name, reserved[i]) != 0 && topic_names_collide(name, reserved[i])) {
+            *why =
+                arena_printf(ar, "Topic '%s' collides with internal topic: %s", name, reserved[i]);
+            return *why ? ERR_INVALID_TOPIC_EXCEPTION : ERR_NOMEM;
+        }
+    }
+    topics = meta_topics(a->meta, &n);
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(name, topics[i]->name) != 0 && topic_names_collide(name, topics[i]->name)) {
+            *why = arena_printf(ar, "Topic '%s' collides with existing topic: %s", name,
+                                topics[i]->name);
+            return *why ? ERR_INVALID_TOPIC_EXCEPTION : ERR_NOMEM;
+        }
+    }
+    return 0;
+}
+
 /* Validates one topic and builds its spec; returns 0 or an error with *why set. */
 static int check_topic(struct admin *a, struct arena *ar, struct CreateTopicsRequest *rq,
                        int32_t idx, struct topic_spec *spec, const char **why)
@@ -89,6 +138,7 @@ static int check_topic(struct admin *a, struct arena *ar, struct CreateTopicsReq
     struct CreatableTopic *t = &rq->Topics.v[idx];
     static char buf[256];
     int32_t n_live;
+    int rc;
 
     if (!topic_name_valid(t->Name, why))
         return ERR_INVALID_TOPIC_EXCEPTION;
@@ -97,12 +147,21 @@ static int check_topic(struct admin *a, struct arena *ar, struct CreateTopicsReq
             *why = "Duplicate topic name in the request";
             return ERR_INVALID_REQUEST;
         }
+        /* Each topic is proposed on its own, so the image cannot show an earlier one yet. */
+        if (topic_names_collide(rq->Topics.v[j].Name, t->Name)) {
+            *why = arena_printf(ar, "Topic '%s' collides with topic %s of the same request",
+                                t->Name, rq->Topics.v[j].Name);
+            return *why ? ERR_INVALID_TOPIC_EXCEPTION : ERR_NOMEM;
+        }
     }
     if (meta_topic_by_name(a->meta, t->Name)) {
         snprintf(buf, sizeof buf, "Topic '%s' already exists.", t->Name);
         *why = buf;
         return ERR_TOPIC_ALREADY_EXISTS;
     }
+    rc = topic_name_creatable(a, ar, t->Name, why);
+    if (rc != 0)
+        return rc;
     if (live_broker_ids(a, ar, &n_live) == NULL)
         return ERR_NOMEM;
     spec->name = t->Name;
@@ -112,6 +171,12 @@ static int check_topic(struct admin *a, struct arena *ar, struct CreateTopicsReq
             return ERR_INVALID_REQUEST;
         }
         int32_t n = t->Assignments.n;
+        if (n > TOPIC_PARTITIONS_MAX) {
+            snprintf(buf, sizeof buf, "Number of partitions %d is more than a topic may have (%d).",
+                     n, TOPIC_PARTITIONS_MAX);
+            *why = buf;
+            return ERR_INVALID_PARTITIONS;
+        }
         int32_t **reps = arena_alloc(ar, (size_t)n * sizeof *reps);
         int32_t *lens = arena_alloc(ar, (size_t)n * sizeof *lens);
         if (reps == NULL || lens == NULL)
@@ -154,6 +219,12 @@ static int check_topic(struct admin *a, struct arena *ar, struct CreateTopicsReq
                 : t->ReplicationFactor;
         if (spec->partitions < 1) {
             *why = "Number of partitions must be larger than 0.";
+            return ERR_INVALID_PARTITIONS;
+        }
+        if (spec->partitions > TOPIC_PARTITIONS_MAX) {
+            snprintf(buf, sizeof buf, "Number of partitions %d is more than a topic may have (%d).",
+                     spec->partitions, TOPIC_PARTITIONS_MAX);
+            *why = buf;
             return ERR_INVALID_PARTITIONS;
         }
         if (spec->replication_factor < 1) {

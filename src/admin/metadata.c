@@ -34,7 +34,7 @@ static int fill_topic(struct admin *a, struct arena *ar, const struct meta_topic
     out->ErrorCode = 0;
     out->Name = t->name;
     memcpy(out->TopicId.b, t->id, 16);
-    out->IsInternal = t->name[0] == '_' && t->name[1] == '_';
+    out->IsInternal = topic_is_internal(t->name);
     out->TopicAuthorizedOperations = INT32_MIN;
     out->Partitions.n = t->n_partitions;
     out->Partitions.v = arena_alloc(ar, ((size_t)t->n_partitions + 1) * sizeof *out->Partitions.v);
@@ -135,6 +135,8 @@ static void respond(struct metadata_call *c)
             const char *why;
             if (!topic_name_valid(want->Name, &why))
                 o->ErrorCode = ERR_INVALID_TOPIC_EXCEPTION;
+            else if (c->create_err && c->create_err[i] == ERR_INVALID_TOPIC_EXCEPTION)
+                o->ErrorCode = ERR_INVALID_TOPIC_EXCEPTION; /* collides with another name */
             else if (c->create_err == NULL || c->create_err[i] == NOT_ATTEMPTED)
                 o->ErrorCode = ERR_UNKNOWN_TOPIC_OR_PARTITION;
             else if (c->create_err[i] == 0 || c->create_err[i] == ERR_TOPIC_ALREADY_EXISTS)
@@ -187,7 +189,13 @@ void admin_metadata(struct admin *a, struct net_request *req)
         meta_is_controller(a->meta)) {
         for (int32_t i = 0; i < rq->Topics.n; i++) {
             const char *name = rq->Topics.v[i].Name, *why;
-            if (name == NULL || meta_topic_by_name(a->meta, name) || !topic_name_valid(name, &why))
+            int rc;
+            /* The broker's own topics are never auto-created with the ordinary defaults:
+             * __cluster_metadata is the metadata log's directory, and the coordinators'
+             * topics need their own partition counts. They answer UNKNOWN_TOPIC_OR_PARTITION. */
+            if (name == NULL || meta_topic_by_name(a->meta, name) ||
+                !topic_name_valid(name, &why) || strcmp(name, TOPIC_CLUSTER_METADATA) == 0 ||
+                topic_is_internal(name))
                 continue;
             if (c->create_err == NULL) {
                 c->create_err = arena_alloc(ar, (size_t)rq->Topics.n * sizeof *c->create_err);
@@ -195,6 +203,21 @@ void admin_metadata(struct admin *a, struct net_request *req)
                     break;
                 for (int32_t j = 0; j < rq->Topics.n; j++)
                     c->create_err[j] = NOT_ATTEMPTED;
+            }
+            rc = topic_name_creatable(a, ar, name, &why);
+            /* Each creation is proposed on its own, so the image cannot show earlier ones. */
+            for (int32_t j = 0; j < i && rc == 0; j++) {
+                const char *other = rq->Topics.v[j].Name;
+                if (other && strcmp(other, name) != 0 && topic_names_collide(other, name)) {
+                    why = "it collides with another topic of the same request";
+                    rc = ERR_INVALID_TOPIC_EXCEPTION;
+                }
+            }
+            if (rc != 0) {
+                log_line_limited(&a->refused_auto_create, 10000, LOG_INFO, "admin",
+                                 "not auto-creating topic %s: %s", name, why ? why : err_name(rc));
+                c->create_err[i] = rc;
+                continue;
             }
             struct topic_spec spec = {
                 .name = name,
@@ -204,7 +227,7 @@ void admin_metadata(struct admin *a, struct net_request *req)
             struct meta_record *recs;
             size_t n;
             struct create_one *one = arena_alloc(ar, sizeof *one);
-            int rc = one ? topic_records(a, &spec, ar, &recs, &n) : ERR_NOMEM;
+            rc = one ? topic_records(a, &spec, ar, &recs, &n) : ERR_NOMEM;
             if (rc == 0) {
                 one->call = c;
                 one->index = i;

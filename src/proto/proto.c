@@ -279,13 +279,17 @@ static int get_len(struct dec *d, size_t width, bool nullable, int64_t *len)
     return 0;
 }
 
-/* Strings are copied into the arena with a NUL terminator. An embedded NUL is refused:
- * C code would read "a\0b" as "a", and two names the broker treats as equal must not be
- * different names to the client. */
+/* Strings are copied into the arena with a NUL terminator. A NUL inside the wire string
+ * becomes the pair C0 80 (modified UTF-8): C code would read "a\0b" as "a", and two names
+ * the broker treats as equal must not be different names to the client. Refusing the
+ * request instead would close the connection where Kafka answers INVALID_TOPIC_EXCEPTION
+ * (Java strings may hold U+0000; the name check refuses them). */
 static int get_string(struct dec *d, bool nullable, char **out)
 {
+    const char *src;
+    size_t nuls = 0;
     int64_t n;
-    char *s;
+    char *s, *w;
     int rc;
 
     rc = get_len(d, 2, nullable, &n);
@@ -295,15 +299,24 @@ static int get_string(struct dec *d, bool nullable, char **out)
         *out = NULL;
         return 0;
     }
-    if (memchr(d->buf + d->pos, 0, (size_t)n)) {
-        rc = ERR_PARSE;
-        goto err;
-    }
-    s = arena_strndup(d->a, (const char *)d->buf + d->pos, (size_t)n);
+    src = (const char *)d->buf + d->pos;
+    for (int64_t i = 0; i < n; i++)
+        nuls += src[i] == '\0';
+    s = arena_alloc(d->a, (size_t)n + nuls + 1);
     if (s == NULL) {
         rc = ERR_NOMEM;
         goto err;
     }
+    w = s;
+    for (int64_t i = 0; i < n; i++) {
+        if (src[i] != '\0') {
+            *w++ = src[i];
+        } else {
+            *w++ = (char)0xc0;
+            *w++ = (char)0x80;
+        }
+    }
+    *w = '\0';
     d->pos += (size_t)n;
     *out = s;
     return 0;
@@ -474,6 +487,7 @@ static const struct proto_field *find_tagged(const struct proto_struct *s, uint3
 static int decode_tagged(struct dec *d, const struct proto_struct *s, uint8_t *out)
 {
     uint32_t count, tag, size;
+    int64_t prev = -1;
     int rc;
 
     rc = get_uvarint(d, &count);
@@ -486,6 +500,13 @@ static int decode_tagged(struct dec *d, const struct proto_struct *s, uint8_t *o
         rc = get_uvarint(d, &tag);
         if (rc)
             goto err;
+        /* KIP-482: tags in strictly ascending order, so a tag never comes twice (a second
+         * value of a known field would silently replace the first). */
+        if ((int64_t)tag <= prev) {
+            rc = ERR_PARSE;
+            goto err;
+        }
+        prev = tag;
         rc = get_uvarint(d, &size);
         if (rc)
             goto err;
@@ -599,6 +620,39 @@ static void put_len(struct enc *e, size_t width, int64_t len)
         put_be(e, (uint64_t)len, width);
 }
 
+/* Whether s[i] starts a C0 80 pair, get_string's form of a NUL byte. */
+static bool held_nul(const char *s, size_t i, size_t len)
+{
+    return i + 1 < len && (uint8_t)s[i] == 0xc0 && (uint8_t)s[i + 1] == 0x80;
+}
+
+/* A string as get_string holds it: each C0 80 pair goes back on the wire as one NUL. */
+static void put_string(struct enc *e, const char *s, size_t len)
+{
+    size_t pairs = 0;
+
+    if (len == 0 || memchr(s, 0xc0, len) == NULL) {
+        put_len(e, 2, (int64_t)len);
+        put(e, s, len);
+        return;
+    }
+    for (size_t i = 0; i < len; i++) {
+        if (held_nul(s, i, len)) {
+            pairs++;
+            i++;
+        }
+    }
+    put_len(e, 2, (int64_t)(len - pairs));
+    for (size_t i = 0; i < len; i++) {
+        if (held_nul(s, i, len)) {
+            put(e, "", 1);
+            i++;
+        } else {
+            put(e, s + i, 1);
+        }
+    }
+}
+
 static void encode_struct(struct enc *e, const struct proto_struct *s, const uint8_t *in);
 
 static void encode_value(struct enc *e, uint8_t type, const struct proto_struct *sub, bool nullable,
@@ -634,8 +688,7 @@ static void encode_value(struct enc *e, uint8_t type, const struct proto_struct 
         len = s ? strlen(s) : 0;
         if (len > PROTO_STRING_MAX)
             len = PROTO_STRING_MAX;
-        put_len(e, 2, (int64_t)len);
-        put(e, s, len);
+        put_string(e, s, len);
         break;
     }
     case PROTO_BYTES:

@@ -6,7 +6,10 @@
  * C representation of each wire type, as used in the message structs:
  *   BOOL bool, INT8 int8_t, INT16 int16_t, UINT16 uint16_t, INT32 int32_t, UINT32 uint32_t,
  *   INT64 int64_t, FLOAT64 double, UUID struct proto_uuid,
- *   STRING char * (NUL-terminated; NULL = null string),
+ *   STRING char * (NUL-terminated; NULL = null string). A NUL byte inside a string on the
+ *          wire is held as the two bytes C0 80 (Java's "modified UTF-8" form of U+0000),
+ *          which the encoder turns back into one NUL: such a string stays distinct from its
+ *          prefix, fails every name check, and is echoed to the client as it was sent,
  *   BYTES / RECORDS struct proto_bytes (len -1 = null),
  *   ARRAY PROTO_ARRAY(T) = { T *v; int32_t n; } (n -1 = null array),
  *   STRUCT an embedded struct.
@@ -121,10 +124,11 @@ int proto_decode_request_header(const uint8_t *buf, size_t len, struct RequestHe
 
 /* Decodes a struct of layout `s` at `version` from buf[0..len) into `out` (zeroed by the
  * caller, `s->size` bytes); absent fields get their defaults. Arrays and strings are
- * allocated in `a`; BYTES/RECORDS point into buf. Unknown tagged fields are skipped.
- * *consumed receives the bytes read. Returns 0, ERR_TRUNCATED, ERR_PARSE (bad length,
- * null where not nullable, ...) or ERR_NOMEM (arena limit; array counts are also bounded by
- * the bytes left, so a huge count cannot allocate). */
+ * allocated in `a`; BYTES/RECORDS point into buf. Unknown tagged fields are skipped; tags
+ * must come in strictly ascending order (KIP-482), so a repeated or out-of-order tag is
+ * malformed. *consumed receives the bytes read. Returns 0, ERR_TRUNCATED, ERR_PARSE (bad
+ * length, null where not nullable, tags out of order, ...) or ERR_NOMEM (arena limit; array counts
+ * are also bounded by the bytes left, so a huge count cannot allocate). */
 int proto_decode(const struct proto_struct *s, int16_t version, bool flexible, const uint8_t *buf,
                  size_t len, size_t *consumed, void *out, struct arena *a);
 

@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """The compat tests use the integration tier's broker fixtures (tests/integration/
-conftest.py), loaded under another module name so both tiers can run together."""
+conftest.py), loaded under another module name so both tiers can run together, and its
+report hook, which under CI=true turns a skip for a missing tool (node/npm) or missing
+root into a failure."""
 import importlib.util
 import os
 import sys

@@ -8,9 +8,14 @@
   shared_broker   one broker for the whole session, for tests that only add
                   uniquely named topics; checked at session end.
 On a test failure the brokers' stderr is printed.
+
+Under CI=true a test that skips because the machine lacks something the suite needs
+(root, node/npm: see MUST_RUN_IN_CI) counts as a failure, so that a CI image that lost
+one of them cannot pass by skipping the tests that use it.
 """
 import itertools
 import os
+import re
 import sys
 
 import pytest
@@ -19,10 +24,25 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 
 
+# Skip reasons that mean "this machine lacks what the suite needs" (the wording the
+# suite's skips use today); under CI=true they fail instead.
+MUST_RUN_IN_CI = re.compile(r"needs root|node/npm not installed")
+
+
+def _skip_reason(rep):
+    if isinstance(rep.longrepr, tuple) and len(rep.longrepr) == 3:
+        return str(rep.longrepr[2])
+    return str(rep.longrepr)
+
+
 @pytest.hookimpl(tryfirst=True, hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
     rep = outcome.get_result()
+    if (rep.skipped and os.environ.get("CI") == "true" and not hasattr(rep, "wasxfail") and
+            MUST_RUN_IN_CI.search(_skip_reason(rep))):
+        rep.outcome = "failed"
+        rep.longrepr = "skipped under CI=true, where it must run: " + _skip_reason(rep)
     setattr(item, "rep_" + rep.when, rep)
 
 

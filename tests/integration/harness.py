@@ -291,6 +291,11 @@ def fetch_all_raw(b, topic, partition, start=0, end=None, version=4):
             stop = d["hw"] if end is None else end
             if off >= stop:
                 return recs
+            # A consumer's fetch never returns records at or past the high watermark: a
+            # broker that does is wrong, so fail rather than filter them out.
+            past = [r[0] for r in kp.records_of(d["records"] or b"") if r[0] >= d["hw"]]
+            assert not past, "fetch %s-%d@%d served offsets %r at or past hw %d" % (
+                topic, partition, off, past, d["hw"])
             got = [r for r in kp.records_of(d["records"] or b"") if r[0] >= off]
             if not got:
                 raise AssertionError("fetch %s-%d@%d returned no records below hw %d" %

@@ -450,18 +450,22 @@ def legacy_message_set(records, magic=1, timestamp=None):
     return out
 
 
-def parse_record_batches(data):
+def parse_record_batches(data, check_crc=True):
     """Parses a records blob (Fetch response / segment file) into a list of dicts:
     base_offset, last_offset, magic, attributes, crc_ok, max_timestamp,
     first_timestamp, records=[(offset, timestamp, key, value, headers)].
-    A partial batch at the end is ignored (as clients do). Compressed batches
-    are returned with records=None."""
+    A partial batch at the end is ignored (as clients do: a fetch may stop mid-batch).
+    Compressed batches are returned with records=None. Raises ValueError for a batch
+    length no batch can have, a bad CRC (unless check_crc is False: then crc_ok says it),
+    and records that do not fill their batch exactly."""
     out = []
     pos = 0
     while pos + 12 <= len(data):
         base, length = struct.unpack_from(">qi", data, pos)
-        if pos + 12 + length > len(data) or length < 49:
+        if pos + 12 + length > len(data):
             break
+        if length < 49:
+            raise ValueError("batch at offset %d has length %d (< 49)" % (base, length))
         b = data[pos:pos + 12 + length]
         pos += 12 + length
         magic = b[16]
@@ -475,7 +479,10 @@ def parse_record_batches(data):
                  "attributes": attrs, "crc_ok": crc32c(b[21:]) == crc,
                  "first_timestamp": first_ts, "max_timestamp": max_ts,
                  "producer_id": pid, "count": count, "size": len(b), "records": None}
-        if attrs & 0x7 == 0:
+        if check_crc and not batch["crc_ok"]:
+            raise ValueError("batch at offset %d: CRC mismatch (stored 0x%08x, computed "
+                             "0x%08x)" % (base, crc, crc32c(b[21:])))
+        if attrs & 0x7 == 0 and batch["crc_ok"]:
             batch["records"] = _parse_records(b[61:], base, first_ts, count)
         out.append(batch)
     return out
@@ -502,6 +509,9 @@ def _parse_records(buf, base, first_ts, count):
         value = varbytes()
         headers = [(varbytes(), varbytes()) for _ in range(varint())]
         recs.append((base + od, first_ts + tsd, key, value, headers))
+    if r.remaining():
+        raise ValueError("batch at offset %d: %d bytes after its %d records" %
+                         (base, r.remaining(), count))
     return recs
 
 

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* tclock unit tests: virtual timers fire in due order at their due time, repeat, and may be
+ * re-armed or stopped from callbacks; the real clock's timers fire on a libuv loop. */
+#include "harness.h"
+
+#include <stdlib.h>
+
+#include "base/tclock.h"
+
+struct rec {
+    struct tclock_timer t;
+    int fired;
+    int64_t seen_at[8];
+    struct tclock_timer *stop_other;
+};
+
+static void on_fire(struct tclock_timer *t)
+{
+    struct rec *r = t->data;
+    if (r->fired < 8)
+        r->seen_at[r->fired] = tclock_mono_ms(t->clock);
+    r->fired++;
+    if (r->stop_other)
+        tclock_timer_stop(r->stop_other);
+}
+
+TEST(tclock_virtual_fires_in_due_order_at_due_time)
+{
+    struct tclock *c = tclock_virtual_new(1700000000000LL);
+    struct rec a = {0}, b = {0};
+
+    REQUIRE(c != NULL);
+    tclock_timer_init(c, &a.t, on_fire, &a);
+    tclock_timer_init(c, &b.t, on_fire, &b);
+    tclock_timer_start(&a.t, 300, 0);
+    tclock_timer_start(&b.t, 100, 0);
+    CHECK_EQ_INT(tclock_next_due(c), 100);
+    CHECK_EQ_INT(tclock_advance(c, 99), 0);
+    CHECK_EQ_INT(tclock_advance(c, 1), 1);
+    CHECK_EQ_INT(b.seen_at[0], 100);
+    CHECK_EQ_INT(tclock_advance(c, 1000), 1);
+    CHECK_EQ_INT(a.seen_at[0], 300);
+    CHECK_EQ_INT(tclock_mono_ms(c), 1100);
+    CHECK_EQ_INT(tclock_now_ms(c), 1700000001100LL);
+    CHECK_EQ_INT(tclock_next_due(c), -1);
+    tclock_timer_close(&a.t);
+    tclock_timer_close(&b.t);
+    tclock_free(c);
+}
+
+TEST(tclock_virtual_repeats_and_stops_from_a_callback)
+{
+    struct tclock *c = tclock_virtual_new(0);
+    struct rec tick = {0}, killer = {0};
+
+    REQUIRE(c != NULL);
+    tclock_timer_init(c, &tick.t, on_fire, &tick);
+    tclock_timer_init(c, &killer.t, on_fire, &killer);
+    killer.stop_other = &tick.t;
+    tclock_timer_start(&tick.t, 10, 10);
+    tclock_timer_start(&killer.t, 35, 0);
+    /* Ticks at 10, 20, 30; the killer at 35 stops the repeat before 40. */
+    CHECK_EQ_INT(tclock_advance(c, 100), 4);
+    CHECK_EQ_INT(tick.fired, 3);
+    CHECK_EQ_INT(tick.seen_at[2], 30);
+    CHECK(!tick.t.active);
+    /* Re-arming restarts from now. */
+    tclock_timer_start(&tick.t, 5, 0);
+    CHECK_EQ_INT(tclock_advance(c, 5), 1);
+    CHECK_EQ_INT(tick.seen_at[3], 105);
+    tclock_timer_close(&tick.t);
+    tclock_timer_close(&killer.t);
+    tclock_free(c);
+}
+
+TEST(tclock_real_timer_fires_on_the_loop)
+{
+    uv_loop_t loop;
+    struct tclock *c;
+    struct rec r = {0};
+    int64_t t0;
+
+    REQUIRE(uv_loop_init(&loop) == 0);
+    c = tclock_real_new(&loop);
+    REQUIRE(c != NULL);
+    tclock_timer_init(c, &r.t, on_fire, &r);
+    t0 = tclock_mono_ms(c);
+    REQUIRE(tclock_timer_start(&r.t, 20, 0) == 0);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    CHECK_EQ_INT(r.fired, 1);
+    CHECK(r.seen_at[0] - t0 >= 19);
+    CHECK(tclock_now_ms(c) > 1600000000000LL);
+    tclock_timer_close(&r.t);
+    uv_run(&loop, UV_RUN_DEFAULT); /* lets the handle close */
+    CHECK(uv_loop_close(&loop) == 0);
+    tclock_free(c);
+}
