@@ -99,7 +99,7 @@ FUZZ_TARGETS ?= fuzz_request fuzz_batch fuzz_dispatch fuzz_compressed
 FUZZ_CC := clang $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Isrc
 $(B)/fuzz_request: fuzz/fuzz_request.c $(filter src/base/% src/proto/%,$(LIB_SRC))
 	@mkdir -p $(B)
-	$(FUZZ_CC) -o $@ $(filter %.c,$^)
+	$(FUZZ_CC) -o $@ $(filter %.c,$^) $(LIBS)
 $(B)/fuzz_batch: fuzz/fuzz_batch.c $(filter src/base/% src/record/%,$(LIB_SRC))
 	@mkdir -p $(B)
 	$(FUZZ_CC) -o $@ $(filter %.c,$^) $(LIBS)
@@ -121,7 +121,7 @@ $(B)/fuzz_dispatch: $(B)/fuzz/fuzz/fuzz_dispatch.o $(F_OBJ)
 # Regenerates the committed seed corpora (fuzz/seeds and fuzz/seeds_dispatch).
 $(B)/make_seeds: fuzz/make_seeds.c $(filter src/base/% src/proto/%,$(LIB_SRC))
 	@mkdir -p $(B)
-	$(CC) $(CSTD) $(WARN) -O1 -g -Isrc -o $@ $(filter %.c,$^) -lz
+	$(CC) $(CSTD) $(WARN) -O1 -g -Isrc -o $@ $(filter %.c,$^) $(LIBS)
 fuzz-seeds: $(B)/make_seeds
 	@mkdir -p fuzz/seeds fuzz/seeds_dispatch
 	$(B)/make_seeds fuzz/seeds
