@@ -103,6 +103,9 @@ $(B)/fuzz_request: fuzz/fuzz_request.c $(filter src/base/% src/proto/%,$(LIB_SRC
 $(B)/fuzz_batch: fuzz/fuzz_batch.c $(filter src/base/% src/record/%,$(LIB_SRC))
 	@mkdir -p $(B)
 	$(FUZZ_CC) -o $@ $(filter %.c,$^) $(LIBS)
+$(B)/fuzz_compressed: fuzz/fuzz_compressed.c $(filter src/base/% src/record/%,$(LIB_SRC))
+	@mkdir -p $(B)
+	$(FUZZ_CC) -o $@ $(filter %.c,$^) $(LIBS)
 
 # fuzz_dispatch links the whole broker, so its objects are built one by one (incrementally)
 # with coverage instrumentation; only the target's own file is held to -Werror under clang.

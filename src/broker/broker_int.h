@@ -15,6 +15,7 @@ struct broker {
     int32_t node_id;
     struct fetch_call *parked; /* Fetches waiting for data (list) */
     unsigned live_fetches;     /* Fetch calls not yet freed (parked, answering or sending) */
+    unsigned live_lookups;     /* ListOffsets calls waiting for the thread pool */
     bool stopping;
     void (*stop_cb)(void *arg);
     void *stop_arg;

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ListOffsets: earliest (-2), latest (-1), max timestamp (-3, v7) or the first offset at or
- * after a timestamp, per partition. */
+ * after a timestamp, per partition. The batch-level answers come from the indexes on the
+ * event loop; narrowing one to a record (which reads and may decompress a batch) runs on
+ * libuv's thread pool, and the request is answered when every look-up is back. */
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -17,72 +19,127 @@
 #define EARLIEST_TIMESTAMP -2
 #define MAX_TIMESTAMP -3
 
-#define MAX_LOOKUP_BATCH (64 << 20)
+/* A request whose answer waits for look-ups on the thread pool. */
+struct lookup_call {
+    struct broker *b;
+    struct net_request *req;
+    struct ListOffsetsResponse *rs;
+    unsigned pending; /* look-ups queued and not yet back, plus one while queuing */
+};
 
-/* Reads the whole batch that holds `offset` (below `max_offset`) into a malloc()ed buffer.
- * Returns 0, ERR_NOTFOUND, ERR_IO or ERR_NOMEM. */
-static int read_batch_at(struct log *l, int64_t offset, int64_t max_offset, uint8_t **out,
-                         size_t *out_len)
+/* Narrowing one partition's batch-level answer to a record: the batch that holds the answer
+ * is read and (if compressed) decompressed on the thread pool, so that no look-up holds the
+ * event loop. Bounded all the same: the batch and its decompressed records must fit the
+ * topic's max.message.bytes, which Produce enforces on append (a batch stored before that
+ * check, or before the limit was lowered, keeps the batch-level answer). */
+struct lookup {
+    uv_work_t w;
+    struct lookup_call *call;
+    struct ListOffsetsPartitionResponse *out; /* in the request's arena */
+    struct log *log;                          /* the slice's, for log_slice_release */
+    struct log_slice slice;                   /* pins the segment until the answer is in */
+    size_t bound;
+    int64_t target;
+    bool max;
+    int rc; /* the worker's answer: 0 with offset/ts, or an error (batch-level answer kept) */
+    int64_t offset, ts;
+};
+
+/* Thread pool: reads the batch at the start of the slice and finds the record. Touches only
+ * the lookup and the file. */
+static void lookup_run(uv_work_t *w)
 {
-    struct log_slice sl;
+    struct lookup *lk = w->data;
     uint8_t hdr[RECORD_BATCH_HEADER];
     struct record_batch b;
-    uint8_t *buf = NULL;
-    int rc = log_read(l, offset, max_offset, 1, &sl);
-
-    if (rc != 0)
-        return rc;
-    if (sl.len < RECORD_BATCH_HEADER) {
-        rc = ERR_NOTFOUND;
-        goto out;
-    }
-    if (pread(sl.fd, hdr, sizeof hdr, sl.pos) != (ssize_t)sizeof hdr ||
-        record_batch_parse_header(hdr, sizeof hdr, &b) != 0 || record_batch_size(&b) > sl.len ||
-        record_batch_size(&b) > MAX_LOOKUP_BATCH) {
-        rc = ERR_IO;
-        goto out;
-    }
-    buf = malloc(record_batch_size(&b));
-    if (buf == NULL) {
-        rc = ERR_NOMEM;
-        goto out;
-    }
-    if (pread(sl.fd, buf, record_batch_size(&b), sl.pos) != (ssize_t)record_batch_size(&b)) {
-        free(buf);
-        rc = ERR_IO;
-        goto out;
-    }
-    *out = buf;
-    *out_len = record_batch_size(&b);
-out:
-    log_slice_release(l, &sl);
-    return rc;
-}
-
-/* Narrows a batch-level answer (the batch holding *offset) to the record Kafka names: the
- * first record at or after `target`, or with `max` the record with the largest timestamp.
- * Leaves the batch-level answer if the batch cannot be read. */
-static void refine_to_record(struct log *l, int64_t visible, int64_t target, bool max,
-                             int64_t *offset, int64_t *ts)
-{
     uint8_t *buf;
-    size_t len;
-    int64_t o, t;
-    if (read_batch_at(l, *offset, visible, &buf, &len) != 0)
+    size_t size;
+
+    lk->rc = ERR_IO;
+    if (pread(lk->slice.fd, hdr, sizeof hdr, lk->slice.pos) != (ssize_t)sizeof hdr ||
+        record_batch_parse_header(hdr, sizeof hdr, &b) != 0)
         return;
-    if ((max ? record_batch_max_timestamp(buf, len, &o, &t)
-             : record_batch_find_timestamp(buf, len, target, &o, &t)) == 0) {
-        *offset = o;
-        *ts = t;
+    size = record_batch_size(&b);
+    if (size > lk->slice.len || size > lk->bound)
+        return;
+    buf = malloc(size);
+    if (buf == NULL) {
+        lk->rc = ERR_NOMEM;
+        return;
     }
+    if (pread(lk->slice.fd, buf, size, lk->slice.pos) == (ssize_t)size)
+        lk->rc = lk->max ? record_batch_max_timestamp(buf, size, lk->bound, &lk->offset, &lk->ts)
+                         : record_batch_find_timestamp(buf, size, lk->bound, lk->target,
+                                                       &lk->offset, &lk->ts);
     free(buf);
 }
 
-static void list_partition(struct broker *b, const char *topic, int8_t isolation,
+/* Drops one pending look-up of the call; the last one answers. */
+static void call_unref(struct lookup_call *call)
+{
+    struct broker *b = call->b;
+
+    if (--call->pending > 0)
+        return;
+    net_respond(call->req, call->rs);
+    free(call);
+    b->live_lookups--;
+    broker_maybe_finish_stop(b);
+}
+
+static void lookup_done(uv_work_t *w, int status)
+{
+    struct lookup *lk = w->data;
+    struct lookup_call *call = lk->call;
+
+    if (status == 0 && lk->rc == 0) {
+        lk->out->Offset = lk->offset;
+        lk->out->Timestamp = lk->ts;
+    }
+    log_slice_release(lk->log, &lk->slice);
+    free(lk);
+    call_unref(call);
+}
+
+/* Queues the narrowing of out's batch-level answer (the batch holding out->Offset, below
+ * `visible`) to the first record at or after `target`, or with `max` the record with the
+ * largest timestamp. Leaves the batch-level answer if it cannot be queued. */
+static void lookup_start(struct lookup_call *call, struct partition *p, int64_t visible,
+                         int64_t target, bool max, struct ListOffsetsPartitionResponse *out)
+{
+    int64_t limit = partition_settings(p)->max_message_bytes;
+    struct lookup *lk = calloc(1, sizeof *lk);
+
+    if (lk == NULL)
+        return;
+    if (log_read(partition_log(p), out->Offset, visible, 1, &lk->slice) != 0) {
+        free(lk);
+        return;
+    }
+    if (lk->slice.len < RECORD_BATCH_HEADER)
+        goto err_release;
+    lk->w.data = lk;
+    lk->log = partition_log(p);
+    lk->call = call;
+    lk->out = out;
+    lk->bound = limit > 0 ? (size_t)limit : 0;
+    lk->target = target;
+    lk->max = max;
+    if (uv_queue_work(call->b->loop, &lk->w, lookup_run, lookup_done) != 0)
+        goto err_release;
+    call->pending++;
+    return;
+
+err_release:
+    log_slice_release(partition_log(p), &lk->slice);
+    free(lk);
+}
+
+static void list_partition(struct lookup_call *call, const char *topic, int8_t isolation,
                            const struct ListOffsetsPartition *in,
                            struct ListOffsetsPartitionResponse *out)
 {
-    struct partition *p = replica_partition(b->replicas, topic, in->PartitionIndex);
+    struct partition *p = replica_partition(call->b->replicas, topic, in->PartitionIndex);
     int64_t visible;
     int rc;
 
@@ -110,10 +167,10 @@ static void list_partition(struct broker *b, const char *topic, int8_t isolation
         break;
     case MAX_TIMESTAMP:
         log_max_timestamp(partition_log(p), &out->Offset, &out->Timestamp);
-        if (out->Offset >= 0 && out->Offset < visible)
-            refine_to_record(partition_log(p), visible, 0, true, &out->Offset, &out->Timestamp);
         if (out->Offset >= visible)
             out->Offset = out->Timestamp = -1;
+        else if (out->Offset >= 0)
+            lookup_start(call, p, visible, 0, true, out);
         break;
     default:
         if (in->Timestamp < 0) {
@@ -125,12 +182,11 @@ static void list_partition(struct broker *b, const char *topic, int8_t isolation
             out->ErrorCode = ERR_KAFKA_STORAGE_ERROR;
             return;
         }
-        if (out->Offset >= 0 && out->Offset < visible)
-            refine_to_record(partition_log(p), visible, in->Timestamp, false, &out->Offset,
-                             &out->Timestamp);
         /* Offsets a consumer cannot read yet are not answers. */
         if (out->Offset >= visible)
             out->Offset = out->Timestamp = -1;
+        else if (out->Offset >= 0)
+            lookup_start(call, p, visible, in->Timestamp, false, out);
         break;
     }
 }
@@ -141,6 +197,7 @@ void broker_list_offsets(struct broker *b, struct net_request *req)
     struct arena *ar = req->arena;
     struct ListOffsetsResponse *rs = arena_alloc(ar, sizeof *rs);
     int32_t nt = rq->Topics.n > 0 ? rq->Topics.n : 0;
+    struct lookup_call *call;
 
     if (rs == NULL)
         goto err_nomem;
@@ -157,11 +214,21 @@ void broker_list_offsets(struct broker *b, struct net_request *req)
         tr->Partitions.v = arena_alloc(ar, ((size_t)np + 1) * sizeof *tr->Partitions.v);
         if (tr->Partitions.v == NULL)
             goto err_nomem;
-        for (int32_t j = 0; j < np; j++)
-            list_partition(b, t->Name ? t->Name : "", rq->IsolationLevel, &t->Partitions.v[j],
+    }
+    /* The call holds one reference while look-ups are queued, so that none answers early. */
+    call = malloc(sizeof *call);
+    if (call == NULL)
+        goto err_nomem;
+    *call = (struct lookup_call){.b = b, .req = req, .rs = rs, .pending = 1};
+    b->live_lookups++;
+    for (int32_t i = 0; i < nt; i++) {
+        struct ListOffsetsTopic *t = &rq->Topics.v[i];
+        struct ListOffsetsTopicResponse *tr = &rs->Topics.v[i];
+        for (int32_t j = 0; j < tr->Partitions.n; j++)
+            list_partition(call, t->Name ? t->Name : "", rq->IsolationLevel, &t->Partitions.v[j],
                            &tr->Partitions.v[j]);
     }
-    net_respond(req, rs);
+    call_unref(call);
     return;
 
 err_nomem:

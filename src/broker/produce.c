@@ -2,6 +2,7 @@
 /* Produce: validates each partition's record batch as it arrived and appends it in place
  * (the request buffer is the write buffer: only the base offset, leader epoch and, for
  * LogAppendTime, the timestamp and CRC are patched). One bad partition fails alone. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -21,6 +22,74 @@ static int64_t wall_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* now - before .. now + after, saturated at the int64 range (the bounds are configs and may
+ * be INT64_MAX). */
+static void timestamp_bounds(int64_t now, const struct partition_settings *set, int64_t *lo,
+                             int64_t *hi)
+{
+    if (__builtin_sub_overflow(now, set->ts_before_max_ms, lo))
+        *lo = set->ts_before_max_ms > 0 ? INT64_MIN : INT64_MAX;
+    if (__builtin_add_overflow(now, set->ts_after_max_ms, hi))
+        *hi = set->ts_after_max_ms > 0 ? INT64_MAX : INT64_MIN;
+}
+
+/* The checks Kafka's LogValidator makes on a batch from a client, on top of the record walk.
+ * Returns 0 or the error, with out->ErrorMessage set. May normalise the header in place:
+ * maxTimestamp becomes the records' own largest timestamp (Sarama, for one, sends -1) and
+ * attribute bits with no meaning are dropped, as Kafka does when it rewrites the header. */
+static int check_batch(struct arena *ar, uint8_t *data, struct record_batch *hdr,
+                       const struct record_scan *scan, const struct partition_settings *set,
+                       int64_t now, struct PartitionProduceResponse *out)
+{
+    int16_t attributes = (int16_t)(hdr->attributes & RECORD_ATTR_KNOWN);
+
+    if (hdr->attributes & RECORD_ATTR_CONTROL) {
+        out->ErrorMessage = "Clients may not write control batches";
+        return ERR_INVALID_RECORD;
+    }
+    if (hdr->producer_id < 0 && (hdr->attributes & RECORD_ATTR_TRANSACTIONAL)) {
+        out->ErrorMessage = "A transactional batch needs a producer id";
+        return ERR_INVALID_RECORD;
+    }
+    if (hdr->producer_id >= 0 && hdr->base_sequence < 0) {
+        out->ErrorMessage =
+            arena_printf(ar, "Invalid sequence number %d in a batch of producer %lld",
+                         hdr->base_sequence, (long long)hdr->producer_id);
+        return ERR_INVALID_RECORD;
+    }
+    /* Only the broker stamps LogAppendTime; Kafka refuses a client's batch that claims it. */
+    if (hdr->attributes & RECORD_ATTR_LOG_APPEND_TIME) {
+        out->ErrorMessage = "Producers may not set the timestamp type to LogAppendTime";
+        return ERR_INVALID_TIMESTAMP;
+    }
+    if (!set->log_append_time) {
+        int64_t lo, hi;
+        timestamp_bounds(now, set, &lo, &hi);
+        /* Records with timestamp -1 (none) are not checked, as in Kafka. */
+        if ((scan->min_timestamp != INT64_MAX && scan->min_timestamp < lo) ||
+            scan->max_timestamp > hi) {
+            int64_t bad = scan->min_timestamp != INT64_MAX && scan->min_timestamp < lo
+                              ? scan->min_timestamp
+                              : scan->max_timestamp;
+            out->ErrorMessage = arena_printf(ar,
+                                             "Timestamp %lld of a record is out of range: it "
+                                             "should be within [%lld, %lld]",
+                                             (long long)bad, (long long)lo, (long long)hi);
+            return ERR_INVALID_TIMESTAMP;
+        }
+        if (hdr->max_timestamp != scan->max_timestamp || attributes != hdr->attributes) {
+            record_batch_set_max_timestamp(data, attributes, scan->max_timestamp);
+            hdr->max_timestamp = scan->max_timestamp;
+            hdr->attributes = attributes;
+        }
+    } else if (attributes != hdr->attributes) {
+        /* partition_append stamps the time and the CRC; only the stray bits go here. */
+        record_batch_set_max_timestamp(data, attributes, hdr->max_timestamp);
+        hdr->attributes = attributes;
+    }
+    return 0;
+}
+
 /* Appends one partition's records; fills `out` (ErrorCode, offsets) and may set a message. */
 static void produce_partition(struct broker *b, struct arena *ar, const char *topic,
                               struct PartitionProduceData *in, struct PartitionProduceResponse *out,
@@ -28,9 +97,11 @@ static void produce_partition(struct broker *b, struct arena *ar, const char *to
 {
     struct partition *p = replica_partition(b->replicas, topic, in->Index);
     struct record_batch hdr;
+    struct record_scan scan;
     const struct partition_settings *set;
     uint8_t *data = (uint8_t *)in->Records.data; /* our own frame buffer: patched in place */
     size_t len = in->Records.len > 0 ? (size_t)in->Records.len : 0;
+    size_t max_size;
     int64_t base, append_time;
     int rc;
 
@@ -43,43 +114,48 @@ static void produce_partition(struct broker *b, struct arena *ar, const char *to
         return;
     }
     set = partition_settings(p);
+    max_size = set->max_message_bytes > 0 ? (size_t)set->max_message_bytes : 0;
     if (len == 0) {
         out->ErrorCode = ERR_INVALID_RECORD;
         out->ErrorMessage = "Produce request without records";
         return;
     }
-    rc = record_batch_validate(data, len, &hdr);
-    if (rc == ERR_TRUNCATED)
-        rc = ERR_CORRUPT_MESSAGE;
-    if (rc == 0 && hdr.record_count == 0) {
-        rc = ERR_INVALID_RECORD;
-        out->ErrorMessage = "A produced batch must hold at least one record";
-    }
+    /* The cheap header checks first, then the size, then the records (which for a
+     * compressed batch means decompressing it, bounded by max.message.bytes). */
+    rc = record_batch_parse(data, len, &hdr);
     if (rc == 0 && record_batch_size(&hdr) != len) {
         rc = ERR_INVALID_RECORD;
         out->ErrorMessage =
             "Produce requests v3+ must carry exactly one record batch per partition";
     }
-    if (rc == 0 && (int64_t)len > set->max_message_bytes) {
+    if (rc == 0 && len > max_size) {
         rc = ERR_MESSAGE_TOO_LARGE;
         out->ErrorMessage = arena_printf(ar,
                                          "The batch is %zu bytes, larger than "
                                          "max.message.bytes (%lld)",
                                          len, (long long)set->max_message_bytes);
     }
-    if (rc == 0 && !set->log_append_time &&
-        (now - hdr.base_timestamp > set->ts_before_max_ms ||
-         hdr.max_timestamp - now > set->ts_after_max_ms)) {
-        rc = ERR_INVALID_TIMESTAMP;
-        out->ErrorMessage = arena_printf(ar,
-                                         "Timestamp %lld of the batch is out of the allowed "
-                                         "range around the broker's time %lld",
-                                         (long long)hdr.base_timestamp, (long long)now);
+    if (rc == 0) {
+        rc = record_batch_check(data, len, max_size, &hdr, &scan);
+        if (rc == ERR_MESSAGE_TOO_LARGE)
+            out->ErrorMessage = arena_printf(ar,
+                                             "The batch's records decompress to more than "
+                                             "max.message.bytes (%lld)",
+                                             (long long)set->max_message_bytes);
+        else if (rc == ERR_CORRUPT_MESSAGE && (hdr.attributes & RECORD_ATTR_COMPRESSION_MASK))
+            out->ErrorMessage = "The batch's compressed records do not decompress";
+        else if (rc == ERR_INVALID_RECORD)
+            out->ErrorMessage = "The batch's records do not match its header (count, offset "
+                                "deltas or lengths)";
     }
-    if (rc == 0 && (hdr.attributes & RECORD_ATTR_CONTROL)) {
+    if (rc == ERR_TRUNCATED)
+        rc = ERR_CORRUPT_MESSAGE;
+    if (rc == 0 && hdr.record_count == 0) {
         rc = ERR_INVALID_RECORD;
-        out->ErrorMessage = "Clients may not write control batches";
+        out->ErrorMessage = "A produced batch must hold at least one record";
     }
+    if (rc == 0)
+        rc = check_batch(ar, data, &hdr, &scan, set, now, out);
     if (rc != 0) {
         out->ErrorCode = (int16_t)err_wire(rc);
         log_debug("broker", "produce to %s-%d rejected: %s", topic, in->Index, err_name(rc));

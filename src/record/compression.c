@@ -79,7 +79,7 @@ static int out_init(struct outbuf *o, size_t max_out, size_t hint)
 }
 
 /* Makes room for at least `want` more bytes (or as many as the limit allows, at least one).
- * Returns ERR_INVALID_RECORD once the limit is reached. */
+ * Returns ERR_MESSAGE_TOO_LARGE once the limit is reached. */
 static int out_reserve(struct outbuf *o, size_t want)
 {
     size_t cap;
@@ -90,7 +90,7 @@ static int out_reserve(struct outbuf *o, size_t want)
     if (o->cap >= o->limit) {
         if (o->cap > o->len)
             return 0; /* what is left is all the limit allows */
-        return ERR_INVALID_RECORD;
+        return ERR_MESSAGE_TOO_LARGE;
     }
     cap = o->cap;
     while (cap - o->len < want || cap == o->len) {
@@ -112,7 +112,7 @@ static int out_reserve(struct outbuf *o, size_t want)
 static int out_finish(struct outbuf *o, int rc, uint8_t **out, size_t *out_len)
 {
     if (rc == 0 && o->len >= o->limit)
-        rc = ERR_INVALID_RECORD; /* the (max_out + 1)th byte was produced */
+        rc = ERR_MESSAGE_TOO_LARGE; /* the (max_out + 1)th byte was produced */
     if (rc != 0) {
         free(o->p);
         return rc;
@@ -183,7 +183,7 @@ static int snappy_block(const uint8_t *in, size_t in_len, struct outbuf *o)
     if (snappy_uncompressed_length((const char *)in, in_len, &n) != SNAPPY_OK)
         return ERR_INVALID_RECORD;
     if (n >= o->limit - o->len)
-        return ERR_INVALID_RECORD;
+        return ERR_MESSAGE_TOO_LARGE;
     if (n == 0)
         return snappy_validate_compressed_buffer((const char *)in, in_len) == SNAPPY_OK
                    ? 0
@@ -336,7 +336,7 @@ int record_decompress(int codec, const uint8_t *in, size_t in_len, size_t max_ou
     if (codec == RECORD_CODEC_NONE) {
         uint8_t *copy;
         if (in_len > max_out)
-            return ERR_INVALID_RECORD;
+            return ERR_MESSAGE_TOO_LARGE;
         copy = malloc(in_len ? in_len : 1);
         if (copy == NULL)
             return ERR_NOMEM;
@@ -367,6 +367,39 @@ int record_decompress(int codec, const uint8_t *in, size_t in_len, size_t max_ou
     return out_finish(&o, rc, out, out_len);
 }
 
+/* ---- record_batch_check ---------------------------------------------------------------- */
+
+int record_batch_check(const uint8_t *buf, size_t len, size_t max_records_size,
+                       struct record_batch *b, struct record_scan *scan)
+{
+    const uint8_t *p, *end;
+    uint8_t *plain = NULL;
+    size_t plain_len;
+    int codec, rc;
+
+    rc = record_batch_check_header(buf, len, b);
+    if (rc != 0)
+        return rc;
+    codec = b->attributes & RECORD_ATTR_COMPRESSION_MASK;
+    p = buf + RECORD_BATCH_HEADER;
+    end = buf + record_batch_size(b);
+    if (codec != RECORD_CODEC_NONE) {
+        rc = record_decompress(codec, p, (size_t)(end - p), max_records_size, &plain, &plain_len);
+        if (rc == ERR_INVALID_RECORD)
+            rc = ERR_CORRUPT_MESSAGE; /* the stream itself is damaged */
+        if (rc != 0)
+            return rc;
+        p = plain;
+        end = plain + plain_len;
+    } else if ((size_t)(end - p) > max_records_size) {
+        return ERR_MESSAGE_TOO_LARGE;
+    }
+    scan->records_size = (size_t)(end - p);
+    rc = record_walk(p, end, b->record_count, b->base_timestamp, scan);
+    free(plain);
+    return rc;
+}
+
 /* ---- timestamp look-ups ----------------------------------------------------------------- */
 
 static inline int64_t add_wrap(int64_t a, int64_t b)
@@ -378,8 +411,8 @@ enum ts_mode { TS_FIND, TS_MAX };
 
 /* Walks the batch's records in order: TS_FIND stops at the first with timestamp >= target,
  * TS_MAX keeps the first record of the largest timestamp. */
-static int ts_lookup(const uint8_t *buf, size_t len, enum ts_mode mode, int64_t target,
-                     int64_t *offset, int64_t *ts)
+static int ts_lookup(const uint8_t *buf, size_t len, size_t max_plain, enum ts_mode mode,
+                     int64_t target, int64_t *offset, int64_t *ts)
 {
     struct record_batch b;
     const uint8_t *p, *end;
@@ -408,10 +441,11 @@ static int ts_lookup(const uint8_t *buf, size_t len, enum ts_mode mode, int64_t 
     p = buf + RECORD_BATCH_HEADER;
     end = buf + record_batch_size(&b);
     if (codec != RECORD_CODEC_NONE) {
-        rc = record_decompress(codec, p, (size_t)(end - p), RECORD_DECOMPRESS_MAX, &plain,
-                               &plain_len);
+        if (max_plain > RECORD_DECOMPRESS_MAX)
+            max_plain = RECORD_DECOMPRESS_MAX;
+        rc = record_decompress(codec, p, (size_t)(end - p), max_plain, &plain, &plain_len);
         if (rc != 0)
-            return rc;
+            return rc == ERR_NOMEM ? rc : ERR_INVALID_RECORD;
         p = plain;
         end = plain + plain_len;
     }
@@ -459,13 +493,14 @@ out:
     return rc;
 }
 
-int record_batch_find_timestamp(const uint8_t *buf, size_t len, int64_t target, int64_t *offset,
-                                int64_t *ts)
+int record_batch_find_timestamp(const uint8_t *buf, size_t len, size_t max_records_size,
+                                int64_t target, int64_t *offset, int64_t *ts)
 {
-    return ts_lookup(buf, len, TS_FIND, target, offset, ts);
+    return ts_lookup(buf, len, max_records_size, TS_FIND, target, offset, ts);
 }
 
-int record_batch_max_timestamp(const uint8_t *buf, size_t len, int64_t *offset, int64_t *ts)
+int record_batch_max_timestamp(const uint8_t *buf, size_t len, size_t max_records_size,
+                               int64_t *offset, int64_t *ts)
 {
-    return ts_lookup(buf, len, TS_MAX, 0, offset, ts);
+    return ts_lookup(buf, len, max_records_size, TS_MAX, 0, offset, ts);
 }

@@ -36,6 +36,9 @@
 #define RECORD_ATTR_LOG_APPEND_TIME 0x08
 #define RECORD_ATTR_TRANSACTIONAL 0x10
 #define RECORD_ATTR_CONTROL 0x20
+#define RECORD_ATTR_DELETE_HORIZON 0x40
+/* Bits 7-15 have no meaning yet (Kafka drops them when it rewrites a batch's attributes). */
+#define RECORD_ATTR_KNOWN 0x7f
 
 struct record_batch {
     int64_t base_offset;
@@ -59,9 +62,11 @@ static inline size_t record_batch_size(const struct record_batch *b)
     return (size_t)b->batch_length + RECORD_BATCH_OVERHEAD;
 }
 
+/* baseOffset + lastOffsetDelta. Both may come from a damaged file: the sum wraps rather than
+ * overflowing (callers that read files check that offsets only grow). */
 static inline int64_t record_batch_last_offset(const struct record_batch *b)
 {
-    return b->base_offset + b->last_offset_delta;
+    return (int64_t)((uint64_t)b->base_offset + (uint64_t)(int64_t)b->last_offset_delta);
 }
 
 /* Decodes the header of the batch at buf[0..len) without checking the CRC. Returns 0;
@@ -82,10 +87,40 @@ int record_batch_parse_header(const uint8_t *buf, size_t len, struct record_batc
  * ERR_INVALID_RECORD / ERR_TRUNCATED / ERR_UNSUPPORTED_FOR_MESSAGE_FORMAT. */
 int record_batch_validate(const uint8_t *buf, size_t len, struct record_batch *b);
 
+/* What record_batch_check learns from walking the records. */
+struct record_scan {
+    /* The largest record timestamp, never below -1 (Kafka's NO_TIMESTAMP starts the search,
+     * as in Kafka's LogValidator): what the header's maxTimestamp should say. */
+    int64_t max_timestamp;
+    /* The smallest record timestamp other than -1 (records with -1 are not range-checked);
+     * INT64_MAX when every record has -1. */
+    int64_t min_timestamp;
+    /* Bytes of the records section, decompressed. */
+    size_t records_size;
+};
+
+/* Every check a broker makes on a batch a client produced, as Kafka's LogValidator does:
+ * record_batch_validate's header checks, then — compressed or not — the records themselves:
+ * exactly recordCount records, offset deltas 0 .. n-1 in order, every length consistent, no
+ * bytes after the last record, and each timestamp (baseTimestamp + timestampDelta) an int64.
+ * A compressed records section is decompressed into a temporary buffer of at most
+ * max_records_size bytes (a bomb stops there: decoding never writes past that bound, so it
+ * costs at most that much memory and the CPU to produce it); uncompressed sections are walked
+ * in place and also count against the bound. Fills *b (the header) and *scan. Returns 0;
+ * record_batch_validate's errors; ERR_CORRUPT_MESSAGE if the compressed section does not
+ * decode (garbage, truncated, or an empty stream); ERR_MESSAGE_TOO_LARGE if the records
+ * section is, or decompresses to, more than max_records_size bytes; ERR_INVALID_RECORD if
+ * the records do not walk as above; ERR_NOMEM. LogAppendTime batches are walked like the
+ * others (their record timestamps are then not meaningful: the caller decides). */
+int record_batch_check(const uint8_t *buf, size_t len, size_t max_records_size,
+                       struct record_batch *b, struct record_scan *scan);
+
 /* Field patches on a batch in place (the CRC does not cover offset 0..20, so the first two
  * need no CRC update; the third recomputes it). */
 void record_batch_set_base_offset(uint8_t *batch, int64_t base_offset);
 void record_batch_set_leader_epoch(uint8_t *batch, int32_t epoch);
+/* Sets attributes and maxTimestamp, then recomputes the CRC. */
+void record_batch_set_max_timestamp(uint8_t *batch, int16_t attributes, int64_t max_timestamp);
 /* Sets the LogAppendTime attribute bit and maxTimestamp = ts, then recomputes the CRC. */
 void record_batch_set_log_append_time(uint8_t *batch, int64_t ts);
 
@@ -146,7 +181,7 @@ int record_control_parse(const uint8_t *batch, size_t len, enum record_control_t
 #define RECORD_CODEC_LZ4 3
 #define RECORD_CODEC_ZSTD 4
 
-/* The most a batch's records section may decompress to for the look-ups below. */
+/* The most a batch's records section may decompress to, whatever a caller asks for. */
 #define RECORD_DECOMPRESS_MAX ((size_t)64 << 20)
 
 /* Within one whole batch (buf[0..len)): the first record whose timestamp >= target —
@@ -154,25 +189,26 @@ int record_control_parse(const uint8_t *batch, size_t len, enum record_control_t
  * LogAppendTime batches every record's timestamp is maxTimestamp. Returns 0 (found),
  * ERR_NOTFOUND (no record qualifies, or the batch has none), ERR_CORRUPT_MESSAGE (the header
  * does not parse or len is shorter than the batch), ERR_INVALID_RECORD (unknown codec,
- * undecodable payload, records that do not walk, or more than RECORD_DECOMPRESS_MAX bytes
- * decompressed), ERR_NOMEM. Compressed batches (gzip, snappy, lz4, zstd) are decompressed
- * into a temporary buffer. The CRC is not checked (the batch was validated on append).
+ * undecodable payload, records that do not walk, or more than max_records_size bytes
+ * decompressed — decoding stops there), ERR_NOMEM. Compressed batches (gzip, snappy, lz4, zstd) are
+ * decompressed into a temporary buffer. The CRC is not checked (the batch was validated on append).
  * Stops at the first match, so records after it are not looked at. */
-int record_batch_find_timestamp(const uint8_t *buf, size_t len, int64_t target, int64_t *offset,
-                                int64_t *ts);
+int record_batch_find_timestamp(const uint8_t *buf, size_t len, size_t max_records_size,
+                                int64_t target, int64_t *offset, int64_t *ts);
 
 /* The record with the largest timestamp (the first one on ties): its offset and timestamp.
  * Walks every record; same returns as record_batch_find_timestamp (ERR_NOTFOUND for a batch
  * without records). */
-int record_batch_max_timestamp(const uint8_t *buf, size_t len, int64_t *offset, int64_t *ts);
+int record_batch_max_timestamp(const uint8_t *buf, size_t len, size_t max_records_size,
+                               int64_t *offset, int64_t *ts);
 
 /* Decompresses a batch's records section in[0..in_len) compressed with codec (1 gzip, possibly
  * several members; 2 snappy, raw or xerial snappy-java framed; 3 lz4 frame; 4 zstd, frame
  * content size optional; several frames are decoded back to back) into a malloc()ed buffer
  * (caller frees; never NULL on success, even when *out_len is 0). For codec 0 returns a copy.
- * Returns 0; ERR_INVALID_RECORD if the codec is unknown, the input does not decode (truncated
- * included), or the output would pass max_out bytes (decoding stops there: a compression
- * bomb costs at most max_out); ERR_NOMEM. *out is set only on success. */
+ * Returns 0; ERR_INVALID_RECORD if the codec is unknown or the input does not decode (truncated
+ * included); ERR_MESSAGE_TOO_LARGE if the output would pass max_out bytes (decoding stops
+ * there: a compression bomb costs at most max_out); ERR_NOMEM. *out is set only on success. */
 int record_decompress(int codec, const uint8_t *in, size_t in_len, size_t max_out, uint8_t **out,
                       size_t *out_len);
 

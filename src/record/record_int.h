@@ -18,6 +18,22 @@ uint32_t record_crc32c_hw(uint32_t crc, const void *buf, size_t len);
 /* Whether this CPU has the SSE4.2 crc32 instruction (always false off x86-64). */
 bool record_crc32c_hw_available(void);
 
+struct record_batch;
+struct record_scan;
+
+/* record_batch_parse, then the checks that need no record walk: CRC32C, a known codec,
+ * recordCount >= 0 and lastOffsetDelta == recordCount - 1 (>= 0 for an empty batch). Same
+ * returns as record_batch_validate. */
+int record_batch_check_header(const uint8_t *buf, size_t len, struct record_batch *b);
+
+/* Walks count uncompressed records in [p, end): each must fill exactly its announced length,
+ * carry offsetDelta == its index, and together they must end exactly at end. With scan, also
+ * computes the records' timestamps (base_timestamp + timestampDelta, a sum that overflows is
+ * an invalid record) into scan->max_timestamp / min_timestamp. Reads only; allocates nothing.
+ * Returns 0 or ERR_INVALID_RECORD. */
+int record_walk(const uint8_t *p, const uint8_t *end, int32_t count, int64_t base_timestamp,
+                struct record_scan *scan);
+
 /* Reads a zigzag varint of at most 5 bytes from [*pp, end) and advances *pp. Returns 0, or
  * -1 if the input ends first or the encoding runs longer (as Kafka's ByteUtils.readVarint,
  * bits beyond 32 in the fifth byte are ignored). */

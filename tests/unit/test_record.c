@@ -709,7 +709,8 @@ static size_t make_gzip_batch(uint8_t *buf, const uint8_t *payload, size_t paylo
     put_be16(buf + 51, 0xffff);
     put_be32(buf + 53, 0xffffffff);
     put_be32(buf + 57, 3);
-    memcpy(buf + RECORD_BATCH_HEADER, payload, payload_len);
+    if (payload_len > 0)
+        memcpy(buf + RECORD_BATCH_HEADER, payload, payload_len);
     fix_crc(buf);
     return len;
 }
@@ -724,7 +725,9 @@ TEST(validate_gzip_batch_header_only)
     CHECK_EQ_INT(b.attributes & RECORD_ATTR_COMPRESSION_MASK, 1);
     CHECK_EQ_INT(b.record_count, 3);
     CHECK_EQ_INT(record_batch_last_offset(&b), 2);
-    /* The payload is not looked into: anything under a good CRC passes. */
+    /* record_batch_validate (what log recovery uses) does not look into the payload:
+     * anything under a good CRC passes. Produce uses record_batch_check, which does (the
+     * check_* tests below). */
     for (size_t i = 0; i < sizeof gzip_records; i++)
         buf[RECORD_BATCH_HEADER + i] = (uint8_t)i;
     fix_crc(buf);
@@ -907,7 +910,7 @@ static void check_find(const uint8_t *b, size_t len, int64_t target, int want_rc
                        int64_t want_ts)
 {
     int64_t off = -42, ts = -42;
-    int rc = record_batch_find_timestamp(b, len, target, &off, &ts);
+    int rc = record_batch_find_timestamp(b, len, RECORD_DECOMPRESS_MAX, target, &off, &ts);
 
     CHECK_EQ_INT(rc, want_rc);
     if (rc == 0 && want_rc == 0) {
@@ -921,7 +924,7 @@ static void check_find(const uint8_t *b, size_t len, int64_t target, int want_rc
 static void check_max(const uint8_t *b, size_t len, int want_rc, int64_t want_off, int64_t want_ts)
 {
     int64_t off = -42, ts = -42;
-    int rc = record_batch_max_timestamp(b, len, &off, &ts);
+    int rc = record_batch_max_timestamp(b, len, RECORD_DECOMPRESS_MAX, &off, &ts);
 
     CHECK_EQ_INT(rc, want_rc);
     if (rc == 0 && want_rc == 0) {
@@ -1088,15 +1091,19 @@ TEST(ts_batch_level_errors)
 
     REQUIRE(b != NULL);
     /* Shorter than the batch, or than a header; not magic 2. */
-    CHECK_EQ_INT(record_batch_find_timestamp(b, len - 1, 0, &off, &ts), ERR_CORRUPT_MESSAGE);
-    CHECK_EQ_INT(record_batch_max_timestamp(b, 10, &off, &ts), ERR_CORRUPT_MESSAGE);
+    CHECK_EQ_INT(record_batch_find_timestamp(b, len - 1, RECORD_DECOMPRESS_MAX, 0, &off, &ts),
+                 ERR_CORRUPT_MESSAGE);
+    CHECK_EQ_INT(record_batch_max_timestamp(b, 10, RECORD_DECOMPRESS_MAX, &off, &ts),
+                 ERR_CORRUPT_MESSAGE);
     b[16] = 1;
-    CHECK_EQ_INT(record_batch_max_timestamp(b, len, &off, &ts), ERR_CORRUPT_MESSAGE);
+    CHECK_EQ_INT(record_batch_max_timestamp(b, len, RECORD_DECOMPRESS_MAX, &off, &ts),
+                 ERR_CORRUPT_MESSAGE);
     b[16] = 2;
     /* Unknown codecs. */
     for (uint16_t codec = 5; codec <= 7; codec++) {
         put_be16(b + 21, codec);
-        CHECK_EQ_INT(record_batch_find_timestamp(b, len, 0, &off, &ts), ERR_INVALID_RECORD);
+        CHECK_EQ_INT(record_batch_find_timestamp(b, len, RECORD_DECOMPRESS_MAX, 0, &off, &ts),
+                     ERR_INVALID_RECORD);
     }
     put_be16(b + 21, 0);
     /* More records announced than there are: the walk runs out. A find that stops before
@@ -1136,7 +1143,7 @@ TEST(decompress_none_and_unknown)
     CHECK(out != NULL && out_len == 0);
     free(out);
     out = NULL;
-    CHECK_EQ_INT(record_decompress(0, in, sizeof in, 4, &out, &out_len), ERR_INVALID_RECORD);
+    CHECK_EQ_INT(record_decompress(0, in, sizeof in, 4, &out, &out_len), ERR_MESSAGE_TOO_LARGE);
     CHECK_EQ_INT(record_decompress(5, in, sizeof in, 100, &out, &out_len), ERR_INVALID_RECORD);
     CHECK_EQ_INT(record_decompress(-1, in, sizeof in, 100, &out, &out_len), ERR_INVALID_RECORD);
     /* Empty input is not a valid stream for any codec. */
@@ -1185,9 +1192,9 @@ TEST(decompress_corrupt_payloads)
                 int rc;
                 memcpy(cut, b, len);
                 cut[i] = k ? 0xff : (uint8_t)(cut[i] ^ (1u << (i % 8)));
-                rc = record_batch_max_timestamp(cut, len, &off, &ts);
+                rc = record_batch_max_timestamp(cut, len, RECORD_DECOMPRESS_MAX, &off, &ts);
                 CHECK(rc == 0 || rc == ERR_INVALID_RECORD || rc == ERR_NOTFOUND);
-                rc = record_batch_find_timestamp(cut, len, 1006, &off, &ts);
+                rc = record_batch_find_timestamp(cut, len, RECORD_DECOMPRESS_MAX, 1006, &off, &ts);
                 CHECK(rc == 0 || rc == ERR_INVALID_RECORD || rc == ERR_NOTFOUND);
             }
         }
@@ -1215,7 +1222,7 @@ TEST(decompress_corrupt_payloads)
         uint8_t *out = NULL;
         size_t out_len;
         CHECK_EQ_INT(record_decompress(2, liar, sizeof liar, RECORD_DECOMPRESS_MAX, &out, &out_len),
-                     ERR_INVALID_RECORD);
+                     ERR_MESSAGE_TOO_LARGE);
     }
     /* A snappy-java header alone is an empty stream; a header cut short is not one. */
     {
@@ -1245,11 +1252,11 @@ TEST(decompress_bomb_bounded_by_max_out)
         REQUIRE(c != NULL);
         CHECK(clen < n / 20); /* a bomb indeed */
         CHECK_EQ_INT(record_decompress(zv_codec[v], c, clen, (size_t)1 << 20, &out, &out_len),
-                     ERR_INVALID_RECORD);
+                     ERR_MESSAGE_TOO_LARGE);
         CHECK_EQ_INT(record_decompress(zv_codec[v], c, clen, n - 1, &out, &out_len),
-                     ERR_INVALID_RECORD);
+                     ERR_MESSAGE_TOO_LARGE);
         CHECK_EQ_INT(record_decompress(zv_codec[v], c, clen, 0, &out, &out_len),
-                     ERR_INVALID_RECORD);
+                     ERR_MESSAGE_TOO_LARGE);
         CHECK(out == NULL);
         CHECK_EQ_INT(record_decompress(zv_codec[v], c, clen, n, &out, &out_len), 0);
         CHECK(out != NULL && out_len == n && memcmp(out, zeros, n) == 0);
@@ -1294,4 +1301,279 @@ TEST(ts_batch_bomb_over_64mib)
         check_max(b, len, ERR_INVALID_RECORD, 0, 0);
         free(b);
     }
+}
+
+/* ---- record_batch_check: compressed batches are checked on append (issue 7, defect 3) ---- */
+
+/* record_batch_check with a generous bound. */
+static int check_batch(const uint8_t *b, size_t len, struct record_scan *scan)
+{
+    struct record_batch hb;
+    struct record_scan local;
+
+    return record_batch_check(b, len, (size_t)1 << 20, &hb, scan ? scan : &local);
+}
+
+TEST(check_valid_batches_every_codec)
+{
+    size_t plain_len;
+    uint8_t *plain = ts_batch(&plain_len);
+    struct record_scan scan;
+
+    REQUIRE(plain != NULL);
+    CHECK_EQ_INT(check_batch(plain, plain_len, &scan), 0);
+    CHECK_EQ_INT(scan.max_timestamp, 1010);
+    CHECK_EQ_INT(scan.min_timestamp, 990);
+    CHECK_EQ_INT(scan.records_size, plain_len - RECORD_BATCH_HEADER);
+    for (int v = 0; v < ZV_N; v++) {
+        size_t len;
+        uint8_t *b = compress_batch((enum zvariant)v, plain, plain_len, &len);
+        REQUIRE(b != NULL);
+        memset(&scan, 0, sizeof scan);
+        CHECK_EQ_INT(check_batch(b, len, &scan), 0);
+        CHECK_EQ_INT(scan.max_timestamp, 1010);
+        CHECK_EQ_INT(scan.min_timestamp, 990);
+        CHECK_EQ_INT(scan.records_size, plain_len - RECORD_BATCH_HEADER);
+        free(b);
+    }
+    free(plain);
+}
+
+TEST(check_compressed_garbage_refused)
+{
+    uint8_t buf[RECORD_BATCH_HEADER + sizeof gzip_records];
+    size_t len = make_gzip_batch(buf, gzip_records, sizeof gzip_records);
+
+    CHECK_EQ_INT(check_batch(buf, len, NULL), 0); /* the real gzip batch of 3 records */
+    for (size_t i = 0; i < sizeof gzip_records; i++)
+        buf[RECORD_BATCH_HEADER + i] = (uint8_t)(i * 37 + 11);
+    for (int codec = 1; codec <= 4; codec++) {
+        put_be16(buf + 21, (uint16_t)codec);
+        fix_crc(buf);
+        /* Under a good CRC, but the stream does not decode (or, for snappy without a magic,
+         * decodes to something that is not 3 records). */
+        int rc = check_batch(buf, len, NULL);
+        CHECK(rc == ERR_CORRUPT_MESSAGE || (codec == 2 && rc == ERR_INVALID_RECORD));
+    }
+}
+
+TEST(check_compressed_count_mismatch_refused)
+{
+    uint8_t buf[RECORD_BATCH_HEADER + sizeof gzip_records];
+    size_t len = make_gzip_batch(buf, gzip_records, sizeof gzip_records);
+
+    /* 3 records, the header claims 7 (a consistent lastOffsetDelta of 6). */
+    put_be32(buf + 23, 6);
+    put_be32(buf + 57, 7);
+    fix_crc(buf);
+    CHECK_EQ_INT(record_batch_validate(buf, len, NULL), 0); /* the header alone is fine */
+    CHECK_EQ_INT(check_batch(buf, len, NULL), ERR_INVALID_RECORD);
+    /* Fewer than there are: the records left over are trailing bytes. */
+    put_be32(buf + 23, 1);
+    put_be32(buf + 57, 2);
+    fix_crc(buf);
+    CHECK_EQ_INT(check_batch(buf, len, NULL), ERR_INVALID_RECORD);
+}
+
+TEST(check_count_int32_max_refused)
+{
+    size_t plain_len;
+    uint8_t *plain = ts_batch(&plain_len);
+
+    REQUIRE(plain != NULL);
+    /* recordCount 2^31-1 and lastOffsetDelta 2^31-2 would move the log end by 2^31-1. */
+    put_be32(plain + 23, INT32_MAX - 1);
+    put_be32(plain + 57, INT32_MAX);
+    fix_crc(plain);
+    CHECK_EQ_INT(check_batch(plain, plain_len, NULL), ERR_INVALID_RECORD);
+    for (int v = 0; v < ZV_N; v++) {
+        size_t len;
+        uint8_t *b = compress_batch((enum zvariant)v, plain, plain_len, &len);
+        REQUIRE(b != NULL);
+        CHECK_EQ_INT(record_batch_validate(b, len, NULL), 0);
+        CHECK_EQ_INT(check_batch(b, len, NULL), ERR_INVALID_RECORD);
+        free(b);
+    }
+    /* A lastOffsetDelta that does not match the count is refused from the header. */
+    put_be32(plain + 57, 6);
+    fix_crc(plain);
+    CHECK_EQ_INT(check_batch(plain, plain_len, NULL), ERR_INVALID_RECORD);
+    free(plain);
+}
+
+TEST(check_empty_compressed_stream_refused)
+{
+    uint8_t hdr[RECORD_BATCH_HEADER];
+    uint8_t empty_gzip[64];
+    size_t n;
+
+    /* No bytes at all under each codec. */
+    for (int codec = 1; codec <= 4; codec++) {
+        make_gzip_batch(hdr, NULL, 0);
+        put_be16(hdr + 21, (uint16_t)codec);
+        fix_crc(hdr);
+        CHECK_EQ_INT(check_batch(hdr, sizeof hdr, NULL), ERR_CORRUPT_MESSAGE);
+    }
+    /* A well-formed gzip stream of nothing, under a header that claims 3 records. */
+    n = gzip_member((const uint8_t *)"", 0, empty_gzip, sizeof empty_gzip);
+    REQUIRE(n > 0);
+    {
+        uint8_t buf[RECORD_BATCH_HEADER + sizeof empty_gzip];
+        size_t len = make_gzip_batch(buf, empty_gzip, n);
+        CHECK_EQ_INT(check_batch(buf, len, NULL), ERR_INVALID_RECORD);
+    }
+}
+
+TEST(check_compressed_trailing_bytes_and_offset_deltas)
+{
+    size_t plain_len;
+    uint8_t *plain = ts_batch(&plain_len), *longer;
+
+    REQUIRE(plain != NULL);
+    /* The records followed by 3 stray bytes, inside the compressed stream. */
+    longer = malloc(plain_len + 3);
+    REQUIRE(longer != NULL);
+    memcpy(longer, plain, plain_len);
+    memcpy(longer + plain_len, "xyz", 3);
+    put_be32(longer + 8, (uint32_t)(plain_len + 3 - 12));
+    fix_crc(longer);
+    CHECK_EQ_INT(check_batch(longer, plain_len + 3, NULL), ERR_INVALID_RECORD);
+    for (int v = 0; v < ZV_N; v++) {
+        size_t len;
+        uint8_t *b = compress_batch((enum zvariant)v, longer, plain_len + 3, &len);
+        REQUIRE(b != NULL);
+        CHECK_EQ_INT(check_batch(b, len, NULL), ERR_INVALID_RECORD);
+        free(b);
+    }
+    free(longer);
+    /* Record 0 says offsetDelta 1 (its varint is the fourth byte: length, attributes,
+     * timestampDelta 0, offsetDelta). */
+    REQUIRE(plain[RECORD_BATCH_HEADER + 2] == 0 && plain[RECORD_BATCH_HEADER + 3] == 0);
+    plain[RECORD_BATCH_HEADER + 3] = 2; /* zigzag 1 */
+    fix_crc(plain);
+    CHECK_EQ_INT(check_batch(plain, plain_len, NULL), ERR_INVALID_RECORD);
+    for (int v = 0; v < ZV_N; v++) {
+        size_t len;
+        uint8_t *b = compress_batch((enum zvariant)v, plain, plain_len, &len);
+        REQUIRE(b != NULL);
+        CHECK_EQ_INT(check_batch(b, len, NULL), ERR_INVALID_RECORD);
+        free(b);
+    }
+    free(plain);
+}
+
+TEST(check_bomb_stopped_at_bound)
+{
+    /* 8 MiB of zeros in one record compresses to a few KiB: refused at a 1 MiB bound without
+     * decoding (or allocating) more than the bound; taken with a bound that fits. */
+    for (int v = 0; v < ZV_N; v++) {
+        size_t len;
+        struct record_batch hb;
+        struct record_scan scan;
+        uint8_t *b = big_batch((enum zvariant)v, (size_t)8 << 20, &len);
+
+        REQUIRE(b != NULL);
+        CHECK(len < ((size_t)8 << 20) / 20);
+        CHECK_EQ_INT(record_batch_check(b, len, (size_t)1 << 20, &hb, &scan),
+                     ERR_MESSAGE_TOO_LARGE);
+        CHECK_EQ_INT(record_batch_check(b, len, (size_t)9 << 20, &hb, &scan), 0);
+        CHECK(scan.records_size > ((size_t)8 << 20));
+        free(b);
+    }
+    /* Uncompressed records count against the bound too. */
+    {
+        size_t plain_len;
+        uint8_t *plain = ts_batch(&plain_len);
+        struct record_batch hb;
+        struct record_scan scan;
+        REQUIRE(plain != NULL);
+        CHECK_EQ_INT(
+            record_batch_check(plain, plain_len, plain_len - RECORD_BATCH_HEADER - 1, &hb, &scan),
+            ERR_MESSAGE_TOO_LARGE);
+        CHECK_EQ_INT(
+            record_batch_check(plain, plain_len, plain_len - RECORD_BATCH_HEADER, &hb, &scan), 0);
+        free(plain);
+    }
+}
+
+/* A batch of n one-byte records with the given timestamps. */
+static uint8_t *batch_with_timestamps(const int64_t *ts, int32_t n, size_t *len)
+{
+    struct record_input recs[8];
+    struct record_build_options opt = {0, 0, -1, -1, -1, 0};
+    uint8_t *buf = NULL;
+
+    for (int32_t i = 0; i < n; i++)
+        recs[i] = (struct record_input){NULL, -1, (const uint8_t *)"v", 1, ts[i], 0, NULL};
+    return record_batch_build(&opt, recs, n, &buf, len) == 0 ? buf : NULL;
+}
+
+TEST(check_scan_timestamps_and_overflow)
+{
+    struct record_scan scan;
+    size_t len;
+    uint8_t *b;
+
+    /* -1 (no timestamp) is left out of the minimum; the maximum starts at -1, as Kafka's. */
+    {
+        static const int64_t ts[] = {-1, 50, 20};
+        b = batch_with_timestamps(ts, 3, &len);
+        REQUIRE(b != NULL);
+        CHECK_EQ_INT(check_batch(b, len, &scan), 0);
+        CHECK_EQ_INT(scan.max_timestamp, 50);
+        CHECK_EQ_INT(scan.min_timestamp, 20);
+        free(b);
+    }
+    {
+        static const int64_t ts[] = {-1, -1};
+        b = batch_with_timestamps(ts, 2, &len);
+        REQUIRE(b != NULL);
+        CHECK_EQ_INT(check_batch(b, len, &scan), 0);
+        CHECK_EQ_INT(scan.max_timestamp, -1);
+        CHECK(scan.min_timestamp == INT64_MAX);
+        free(b);
+    }
+    /* baseTimestamp INT64_MIN is a timestamp like another (the broker refuses it by range). */
+    {
+        static const int64_t ts[] = {INT64_MIN, INT64_MIN + 5};
+        b = batch_with_timestamps(ts, 2, &len);
+        REQUIRE(b != NULL);
+        CHECK_EQ_INT(check_batch(b, len, &scan), 0);
+        CHECK(scan.min_timestamp == INT64_MIN);
+        CHECK(scan.max_timestamp == -1);
+        /* A delta that carries the sum past INT64_MAX is not a timestamp. */
+        put_be64(b + 27, (uint64_t)INT64_MAX);
+        fix_crc(b);
+        CHECK_EQ_INT(check_batch(b, len, &scan), ERR_INVALID_RECORD);
+        free(b);
+    }
+}
+
+TEST(patch_max_timestamp_keeps_crc)
+{
+    size_t len;
+    uint8_t *b = ts_batch(&len);
+    struct record_batch hb;
+
+    REQUIRE(b != NULL);
+    record_batch_set_max_timestamp(b, 0x0400 | 0, 1010); /* stray bit 10 kept as asked */
+    CHECK_EQ_INT(record_batch_validate(b, len, &hb), 0);
+    CHECK_EQ_INT(hb.max_timestamp, 1010);
+    CHECK_EQ_INT(hb.attributes, 0x0400);
+    record_batch_set_max_timestamp(b, 0, -1);
+    CHECK_EQ_INT(record_batch_validate(b, len, &hb), 0);
+    CHECK_EQ_INT(hb.max_timestamp, -1);
+    CHECK_EQ_INT(hb.attributes, 0);
+    free(b);
+}
+
+TEST(last_offset_of_damaged_header_wraps)
+{
+    /* A file's baseOffset near INT64_MAX plus lastOffsetDelta: no signed overflow (UBSan
+     * aborts on one); the wrapped value is for the caller's offset checks to refuse. */
+    struct record_batch b = {.base_offset = INT64_MAX, .last_offset_delta = 5};
+
+    CHECK(record_batch_last_offset(&b) == INT64_MIN + 4);
+    b.base_offset = 100;
+    CHECK_EQ_INT(record_batch_last_offset(&b), 105);
 }
