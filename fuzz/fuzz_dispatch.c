@@ -26,7 +26,9 @@
  *
  * The disk and descriptors stay bounded: small segments and retention, and every 64 inputs
  * all topics are deleted once there are too many partitions, files or bytes. The data dir
- * is removed at exit. TALLY_FUZZ_LOG=info shows the broker's log (default: errors only). */
+ * is removed at exit. TALLY_FUZZ_LOG=info shows the broker's log (default: errors only);
+ * TALLY_FUZZ_TRACE=1 prints the start of every response (to replay a sequence of inputs:
+ * fuzz_dispatch file1 file2 ...). */
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
@@ -83,6 +85,7 @@ static struct {
     struct net_server *net;
     struct dispatch dispatch;
     bool registering, registered, start_failed, meta_stopped;
+    bool trace; /* TALLY_FUZZ_TRACE set: print the start of every response */
     uint64_t stall_ms;
 } srv;
 
@@ -303,6 +306,7 @@ static void start_broker(void)
                   : lvl && strcasecmp(lvl, "debug") == 0 ? LOG_DEBUG
                                                          : LOG_ERROR);
     srv.stall_ms = stall ? strtoull(stall, NULL, 10) : 30000;
+    srv.trace = getenv("TALLY_FUZZ_TRACE") != NULL;
     signal(SIGPIPE, SIG_IGN);
     remove_stale_dirs();
     snprintf(srv.dir, sizeof srv.dir, "/tmp/tally-fuzz-%d-XXXXXX", (int)getpid());
@@ -468,6 +472,13 @@ static void on_frame(const uint8_t *p, size_t len)
     } else if (cid == cli.cid) {
         if (cli.check_response)
             check_response(p, len);
+        if (srv.trace) {
+            fprintf(stderr, "fuzz_dispatch: %s v%d answered %zu bytes:",
+                    cli.api ? cli.api->name : "raw request", cli.version, len);
+            for (size_t i = 4; i < len && i < 68; i++)
+                fprintf(stderr, " %02x", p[i]);
+            fprintf(stderr, "\n");
+        }
     } else {
         fprintf(stderr, "fuzz_dispatch: response with correlation id %d, expected %d or %d\n", cid,
                 cli.cid, cli.sentinel_cid);
