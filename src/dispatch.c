@@ -11,6 +11,10 @@
 #include "base/log.h"
 #include "net/net.h"
 
+/* At most one "is not served" line per this interval: a client retrying an API we do not
+ * serve reconnects and retries for as long as it runs. */
+#define DISPATCH_WARN_INTERVAL_MS 10000
+
 static bool handled(int16_t key)
 {
     switch (key) {
@@ -120,7 +124,8 @@ void dispatch_request(void *ctx, struct net_request *req)
 no_handler:
     /* Declared in proto but not served (not advertised either): the client ignored
      * ApiVersions, so there is no answer it could expect. */
-    log_warn("dispatch", "%s (key %d) is not served; closing %s", req->api->name, req->api->key,
-             req->peer);
+    log_warn_limited(&d->not_served_log, DISPATCH_WARN_INTERVAL_MS, "dispatch",
+                     "%s (key %d) is not served; closing %s", req->api->name, req->api->key,
+                     req->peer);
     net_close_connection(req);
 }

@@ -35,6 +35,8 @@ struct tallyd {
     uv_signal_t sigterm, sigint;
     uv_timer_t timer;
     bool registering, registered, stopping;
+    bool image_checked;
+    uint64_t start_ms, last_wait_log_ms;
     int exit_code;
 };
 
@@ -88,6 +90,11 @@ static void start_listener(struct tallyd *t)
         .port = t->cfg.port,
         .max_frame = t->cfg.max_frame,
         .max_inflight = 64,
+        .max_idle_ms = props_get_int(t->cfg.props, "connections.max.idle.ms", 600000, NULL),
+        .send_buffer_bytes =
+            (int)props_get_int(t->cfg.props, "socket.send.buffer.bytes", 102400, NULL),
+        .recv_buffer_bytes =
+            (int)props_get_int(t->cfg.props, "socket.receive.buffer.bytes", 102400, NULL),
     };
     struct replica_options ro = {
         .loop = t->loop,
@@ -141,6 +148,54 @@ static void on_registered(void *arg, int err)
     start_listener(t);
 }
 
+/* A one-voter quorum this node leads is ready within milliseconds unless its log is damaged
+ * in a way libraft does not report (it then never elects itself). So a sole voter gives up
+ * after STARTUP_LIMIT_MS with an error; a node that waits for other voters only says, every
+ * STARTUP_LOG_MS, that it is waiting. */
+#define STARTUP_LIMIT_MS 60000
+#define STARTUP_LOG_MS 10000
+
+static void watch_startup(struct tallyd *t)
+{
+    uint64_t now = uv_now(t->loop), waited = now - t->start_ms;
+    bool sole_voter = t->cfg.n_voters == 1 && t->cfg.voters[0].id == t->cfg.node_id;
+
+    if (sole_voter && waited >= STARTUP_LIMIT_MS) {
+        log_error("main",
+                  "the metadata quorum in %s did not become ready within %d s although this "
+                  "node is its only voter: the metadata log is probably damaged; refusing to "
+                  "start (see docs/operations.md, \"Start-up refusals\")",
+                  t->cfg.meta_dir, STARTUP_LIMIT_MS / 1000);
+        shutdown_tallyd(t, 1);
+        return;
+    }
+    if (waited >= STARTUP_LOG_MS && now - t->last_wait_log_ms >= STARTUP_LOG_MS) {
+        t->last_wait_log_ms = now;
+        log_warn("main", "still waiting for the metadata quorum after %llu s (controller %d)",
+                 (unsigned long long)(waited / 1000), meta_controller_id(t->meta));
+    }
+}
+
+/* Once the metadata is loaded and before this broker registers: partition directories on
+ * disk with no topic at all in the metadata mean the metadata log lost its contents (a
+ * damaged or truncated segment); starting would delete them all as orphans. */
+static int check_image(struct tallyd *t)
+{
+    size_t ntopics, nparts;
+    meta_topics(t->meta, &ntopics);
+    if (ntopics > 0)
+        return 0;
+    nparts = server_count_partition_dirs(&t->cfg);
+    if (nparts == 0)
+        return 0;
+    log_error("main",
+              "the metadata log in %s holds no topics but %s holds %zu partition directories: "
+              "the metadata is damaged or lost; refusing to start (restore the metadata "
+              "directory, or move the partition directories away; see docs/operations.md)",
+              t->cfg.meta_dir, t->cfg.log_dir, nparts);
+    return 1;
+}
+
 /* Polls until the quorum is ready, then registers this broker (only the controller can
  * write; a broker of a multi-node cluster waits until the controller has registered it). */
 static void on_timer(uv_timer_t *h)
@@ -148,8 +203,19 @@ static void on_timer(uv_timer_t *h)
     struct tallyd *t = h->data;
     const struct meta_broker *self;
 
-    if (t->stopping || t->registered || t->registering || !meta_ready(t->meta))
+    if (t->stopping || t->registered || t->registering)
         return;
+    if (!meta_ready(t->meta)) {
+        watch_startup(t);
+        return;
+    }
+    if (!t->image_checked) {
+        if (check_image(t) != 0) {
+            shutdown_tallyd(t, 1);
+            return;
+        }
+        t->image_checked = true;
+    }
     self = meta_broker_by_id(t->meta, t->cfg.node_id);
     if (self && !self->fenced && self->port == t->cfg.adv_port &&
         strcmp(self->host, t->cfg.adv_host) == 0) {
@@ -199,7 +265,6 @@ static void shutdown_tallyd(struct tallyd *t, int code)
 int main(int argc, char **argv)
 {
     struct tallyd t;
-    char meta_dir[PATH_MAX + 32];
     const char *lvl = getenv("TALLY_LOG_LEVEL");
     int rc;
 
@@ -211,7 +276,7 @@ int main(int argc, char **argv)
         server_config_free(&t.cfg);
         return rc == 1 ? 0 : 2;
     }
-    if (server_format_dir(&t.cfg) != 0) {
+    if (server_format_dir(&t.cfg) != 0 || server_check_start(&t.cfg) != 0) {
         server_config_free(&t.cfg);
         return 1;
     }
@@ -234,12 +299,9 @@ int main(int argc, char **argv)
 
     /* Kafka's metadata.log.dir keeps the quorum's log apart from the data (default: the
      * first log dir). */
-    const char *mdir = props_get(t.cfg.props, "metadata.log.dir");
-    snprintf(meta_dir, sizeof meta_dir, "%s/__cluster_metadata-0",
-             mdir && *mdir ? mdir : t.cfg.log_dir);
     struct meta_options mo = {
         .node_id = t.cfg.node_id,
-        .dir = meta_dir,
+        .dir = t.cfg.meta_dir,
         .cluster_id = t.cfg.cluster_id,
         .n_voters = t.cfg.n_voters,
         .voters = t.cfg.voters,
@@ -251,6 +313,7 @@ int main(int argc, char **argv)
         t.meta = NULL;
         shutdown_tallyd(&t, 1);
     } else {
+        t.start_ms = uv_now(t.loop);
         uv_timer_start(&t.timer, on_timer, 0, 20);
     }
 

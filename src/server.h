@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/log.h"
 #include "meta/meta.h"
 
 struct admin;
@@ -26,9 +27,12 @@ struct server_config {
     char controller[160]; /* CONTROLLER listener host:port (raft) */
     size_t n_voters;
     struct meta_voter voters[SERVER_MAX_VOTERS];
-    char log_dir[PATH_MAX]; /* first entry of log.dirs */
-    char cluster_id[64];    /* cluster.id if configured, else "" */
-    size_t max_frame;       /* socket.request.max.bytes */
+    char log_dir[PATH_MAX];       /* first entry of log.dirs */
+    char meta_parent[PATH_MAX];   /* metadata.log.dir, else log_dir */
+    char meta_dir[PATH_MAX + 32]; /* meta_parent/__cluster_metadata-0: the raft log */
+    char cluster_id[64];          /* cluster.id if configured, else "" */
+    size_t max_frame;             /* socket.request.max.bytes */
+    int lock_fds[2];              /* flock()ed .lock files of log_dir and meta_parent */
 };
 
 /* Builds the configuration from the embedded defaults, then --config FILE, then each
@@ -39,8 +43,22 @@ void server_config_free(struct server_config *cfg);
 
 /* Checks or creates <log.dir>/meta.properties: node.id must match, cluster.id (if
  * configured) must match; on first start a cluster id is generated. Fills cluster_id.
+ * A directory without meta.properties that already holds partitions or a metadata log is
+ * refused rather than formatted as a new cluster. Before anything is read or written, takes
+ * an exclusive lock (flock) on <dir>/.lock of the log dir and the metadata dir, held until
+ * server_config_free, so a second tallyd on the same data is refused.
  * Returns 0, or 1 after logging why the directory is refused. */
 int server_format_dir(struct server_config *cfg);
+
+/* Checks made before the metadata quorum starts: both listener ports are free, the
+ * metadata dir's file system has room for the quorum's log segments, and a data dir holding
+ * partition directories has a metadata log (missing or empty metadata would start an empty
+ * cluster). Returns 0, or 1 after logging why start-up is refused. */
+int server_check_start(const struct server_config *cfg);
+
+/* Counts the partition directories ("<topic>-<number>") in cfg->log_dir; the metadata log's
+ * directories and directories renamed away (…-delete, …-stray) do not count. */
+size_t server_count_partition_dirs(const struct server_config *cfg);
 
 struct broker;
 struct txn;
@@ -49,6 +67,7 @@ struct dispatch {
     struct admin *admin;
     struct broker *broker;
     struct txn *txn;
+    struct log_limit not_served_log; /* "is not served" lines, across all connections */
 };
 
 /* net_request_cb: routes one decoded request to its handler. ctx is a struct dispatch. */

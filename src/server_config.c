@@ -3,17 +3,37 @@
  * and the meta.properties check that keeps a data dir with the node that formatted it. */
 #include "server.h"
 
+#include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
 
 #include "admin/admin.h"
 #include "base/err.h"
 #include "base/log.h"
 #include "base/props.h"
+#include "config/config.h"
+
+/* The metadata quorum preallocates its log in segments of 8 MiB and keeps one spare ahead;
+ * with less room than two of them libraft retries creating the next segment forever. */
+#define META_MIN_FREE_BYTES (16ULL << 20)
+
+/* Start-up settings read here or by main.c that are not dynamic broker configs (those are
+ * known to config/). Any other key is reported once, as Kafka does, and ignored. */
+static const char *const startup_keys[] = {
+    "broker.id", "broker.rack",   "cluster.id", "controller.listener.names",
+    "log.dir",   "process.roles", NULL,
+};
 
 /* What tallyd runs with when given nothing: a single-node cluster on loopback. */
 static const char *const embedded_defaults[] = {
@@ -88,6 +108,31 @@ static int parse_voters(const char *list, struct server_config *cfg)
     return cfg->n_voters > 0 ? 0 : -1;
 }
 
+/* Kafka cluster ids are base64url UUIDs (22 characters); anything of that alphabet that fits
+ * the fixed buffer is accepted. */
+static bool cluster_id_valid(const char *id)
+{
+    size_t n = strlen(id);
+    return n > 0 && n < sizeof((struct server_config *)0)->cluster_id &&
+           strspn(id, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") == n;
+}
+
+static void warn_unknown_keys(const struct props *p)
+{
+    for (size_t i = 0; i < props_count(p); i++) {
+        const char *k, *v;
+        bool known = false;
+        props_at(p, i, &k, &v);
+        for (const char *const *s = startup_keys; *s && !known; s++)
+            known = strcmp(*s, k) == 0;
+        if (!known && config_find_broker(k) == NULL)
+            log_warn("main",
+                     "the configuration '%s' was supplied but is not a known config; "
+                     "ignored",
+                     k);
+    }
+}
+
 int server_config_parse(int argc, char **argv, struct server_config *cfg)
 {
     struct props *p = props_new();
@@ -96,6 +141,7 @@ int server_config_parse(int argc, char **argv, struct server_config *cfg)
     bool ok;
 
     memset(cfg, 0, sizeof *cfg);
+    cfg->lock_fds[0] = cfg->lock_fds[1] = -1;
     if (p == NULL)
         return 2;
     cfg->props = p;
@@ -129,7 +175,10 @@ int server_config_parse(int argc, char **argv, struct server_config *cfg)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--set") == 0 && i + 1 < argc) {
             if (props_set_line(p, argv[++i]) != 0) {
-                fprintf(stderr, "tallyd: --set expects key=value, got '%s'\n", argv[i]);
+                fprintf(stderr,
+                        "tallyd: --set expects key=value of at most 4095 bytes, got '%.64s%s' "
+                        "(%zu bytes)\n",
+                        argv[i], strlen(argv[i]) > 64 ? "..." : "", strlen(argv[i]));
                 return 2;
             }
         } else if (strcmp(argv[i], "--config") == 0) {
@@ -141,12 +190,16 @@ int server_config_parse(int argc, char **argv, struct server_config *cfg)
         fprintf(stderr, "tallyd: invalid configuration: %s\n", why);
         return 2;
     }
-    cfg->node_id =
-        (int32_t)props_get_int(p, "node.id", props_get_int(p, "broker.id", 1, NULL), &ok);
-    if (!ok || cfg->node_id < 0) {
-        fprintf(stderr, "tallyd: node.id must be a non-negative integer\n");
+    warn_unknown_keys(p);
+    const char *id_key = props_get(p, "node.id") ? "node.id" : "broker.id";
+    const char *id_text = props_get(p, id_key);
+    int64_t node = props_get_int(p, id_key, 1, &ok);
+    if (!ok || node < 0 || node > INT32_MAX) {
+        fprintf(stderr, "tallyd: %s must be an integer from 0 to %d, got '%.64s'\n", id_key,
+                INT32_MAX, id_text ? id_text : "");
         return 2;
     }
+    cfg->node_id = (int32_t)node;
     const char *listeners = props_get(p, "listeners");
     if (find_listener(listeners, "PLAINTEXT", cfg->host, sizeof cfg->host, &cfg->port) != 0) {
         fprintf(stderr, "tallyd: listeners must contain PLAINTEXT://host:port (got '%s')\n",
@@ -194,9 +247,25 @@ int server_config_parse(int argc, char **argv, struct server_config *cfg)
     }
     memcpy(cfg->log_dir, dirs, dl);
     cfg->log_dir[dl] = '\0';
+    const char *mdir = props_get(p, "metadata.log.dir");
+    mdir = mdir && *mdir ? mdir : cfg->log_dir;
+    if (strlen(mdir) >= sizeof cfg->meta_parent) {
+        fprintf(stderr, "tallyd: metadata.log.dir is too long\n");
+        return 2;
+    }
+    snprintf(cfg->meta_parent, sizeof cfg->meta_parent, "%s", mdir);
+    snprintf(cfg->meta_dir, sizeof cfg->meta_dir, "%s/__cluster_metadata-0", mdir);
     const char *cid = props_get(p, "cluster.id");
-    if (cid)
+    if (cid) {
+        if (!cluster_id_valid(cid)) {
+            fprintf(stderr,
+                    "tallyd: cluster.id must be 1 to %zu characters of A-Z a-z 0-9 - _ (got %zu "
+                    "bytes)\n",
+                    sizeof cfg->cluster_id - 1, strlen(cid));
+            return 2;
+        }
         snprintf(cfg->cluster_id, sizeof cfg->cluster_id, "%s", cid);
+    }
     cfg->max_frame = (size_t)props_get_int(p, "socket.request.max.bytes", 104857600, NULL);
     return 0;
 }
@@ -205,6 +274,11 @@ void server_config_free(struct server_config *cfg)
 {
     props_free(cfg->props);
     cfg->props = NULL;
+    for (int i = 0; i < 2; i++) {
+        if (cfg->lock_fds[i] >= 0)
+            close(cfg->lock_fds[i]);
+        cfg->lock_fds[i] = -1;
+    }
 }
 
 static int mkdirs(const char *path)
@@ -238,25 +312,150 @@ static void new_cluster_id(char out[23])
     out[22] = '\0';
 }
 
+/* True if `dir` holds a file or directory other than "." and "..". */
+static bool dir_has_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    bool any = false;
+    if (d == NULL)
+        return false;
+    while (!any && (e = readdir(d)) != NULL)
+        any = strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    closedir(d);
+    return any;
+}
+
+/* True if `dir` holds at least one non-empty regular file: libraft's metadata files,
+ * segments and snapshots. A missing dir, or one with only empty files, holds no metadata. */
+static bool dir_has_data(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    bool any = false;
+    if (d == NULL)
+        return false;
+    while (!any && (e = readdir(d)) != NULL) {
+        char path[PATH_MAX * 2];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        any = e->d_name[0] != '.' && stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0;
+    }
+    closedir(d);
+    return any;
+}
+
+/* True if `path` holds a metadata quorum's log (libraft's files, or its directory). */
+static bool holds_metadata_log(const char *path)
+{
+    static const char *const marks[] = {"metadata1", "metadata2", "__cluster_metadata-0"};
+    char p[PATH_MAX * 2 + 32];
+    for (size_t i = 0; i < sizeof marks / sizeof marks[0]; i++) {
+        snprintf(p, sizeof p, "%s/%s", path, marks[i]);
+        if (access(p, F_OK) == 0)
+            return true;
+    }
+    return false;
+}
+
+size_t server_count_partition_dirs(const struct server_config *cfg)
+{
+    DIR *d = opendir(cfg->log_dir);
+    struct dirent *e;
+    struct stat mst;
+    bool have_mst = stat(cfg->meta_parent, &mst) == 0;
+    size_t n = 0;
+    if (d == NULL)
+        return 0;
+    while ((e = readdir(d)) != NULL) {
+        const char *dash = strrchr(e->d_name, '-');
+        char path[PATH_MAX * 2];
+        struct stat st;
+        if (e->d_name[0] == '.' || dash == NULL || dash == e->d_name || dash[1] == '\0' ||
+            strspn(dash + 1, "0123456789") != strlen(dash + 1) ||
+            strncmp(e->d_name, "__cluster_metadata-", 19) == 0)
+            continue;
+        snprintf(path, sizeof path, "%s/%s", cfg->log_dir, e->d_name);
+        if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode) || holds_metadata_log(path))
+            continue;
+        /* metadata.log.dir may be any directory, one named like a partition's too. */
+        if (have_mst && st.st_dev == mst.st_dev && st.st_ino == mst.st_ino)
+            continue;
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
+/* Takes an exclusive lock on <dir>/.lock (Kafka's per-log-dir lock file). The descriptor
+ * stays open for the life of the process: the kernel drops the lock when it exits, however
+ * it exits. */
+static int lock_dir(const char *dir, int *fd_out)
+{
+    char path[PATH_MAX + 16];
+    int fd;
+    snprintf(path, sizeof path, "%s/.lock", dir);
+    fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        log_error("main", "cannot open %s: %s; refusing to start", path, strerror(errno));
+        return 1;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        if (errno == EWOULDBLOCK)
+            log_error("main",
+                      "log dir %s is in use by another process (%s is locked; another "
+                      "tallyd on the same data?); refusing to start",
+                      dir, path);
+        else
+            log_error("main", "cannot lock %s: %s; refusing to start", path, strerror(errno));
+        close(fd);
+        return 1;
+    }
+    *fd_out = fd;
+    return 0;
+}
+
 int server_format_dir(struct server_config *cfg)
 {
     char path[PATH_MAX + 32];
     struct props *mp;
-    int rc = 1;
+    size_t nparts;
+    int rc = 1, bad = 0, lrc;
 
     if (mkdirs(cfg->log_dir) != 0) {
         log_error("main", "cannot create log dir %s: %s", cfg->log_dir, strerror(errno));
         return 1;
     }
+    if (lock_dir(cfg->log_dir, &cfg->lock_fds[0]) != 0)
+        return 1;
+    if (strcmp(cfg->meta_parent, cfg->log_dir) != 0) {
+        if (mkdirs(cfg->meta_parent) != 0) {
+            log_error("main", "cannot create metadata.log.dir %s: %s", cfg->meta_parent,
+                      strerror(errno));
+            return 1;
+        }
+        if (lock_dir(cfg->meta_parent, &cfg->lock_fds[1]) != 0)
+            return 1;
+    }
     snprintf(path, sizeof path, "%s/meta.properties", cfg->log_dir);
     mp = props_new();
     if (mp == NULL)
         return 1;
-    if (props_load(mp, path, NULL) == 0) {
+    errno = 0;
+    lrc = props_load(mp, path, &bad);
+    if (lrc == 0) {
         bool ok;
         int64_t node = props_get_int(mp, "node.id", -1, &ok);
         const char *cid = props_get(mp, "cluster.id");
-        if (!ok || node != cfg->node_id) {
+        if (!ok) {
+            const char *text = props_get(mp, "node.id");
+            log_error("main",
+                      "%s holds no valid node.id (got '%.64s'; expected an integer from 0 to "
+                      "%d); refusing to start",
+                      path, text ? text : "", INT32_MAX);
+            goto out;
+        }
+        if (node != cfg->node_id) {
             log_error("main",
                       "log dir %s belongs to node.id %lld, not node.id %d; refusing "
                       "to start (point log.dirs elsewhere or fix node.id)",
@@ -265,6 +464,13 @@ int server_format_dir(struct server_config *cfg)
         }
         if (cid == NULL || *cid == '\0') {
             log_error("main", "%s has no cluster.id; refusing to start", path);
+            goto out;
+        }
+        if (!cluster_id_valid(cid)) {
+            log_error("main",
+                      "%s holds an invalid cluster.id (%zu bytes; expected up to %zu characters "
+                      "of A-Z a-z 0-9 - _); refusing to start",
+                      path, strlen(cid), sizeof cfg->cluster_id - 1);
             goto out;
         }
         if (cfg->cluster_id[0] && strcmp(cfg->cluster_id, cid) != 0) {
@@ -278,8 +484,28 @@ int server_format_dir(struct server_config *cfg)
         rc = 0;
         goto out;
     }
+    if (lrc != ERR_IO) {
+        log_error("main",
+                  "%s is damaged (line %d is not key=value, or longer than 4 KiB); "
+                  "refusing to start",
+                  path, bad);
+        goto out;
+    }
     if (errno != ENOENT) {
         log_error("main", "cannot read %s: %s", path, strerror(errno));
+        goto out;
+    }
+    /* No meta.properties. On a directory that already holds data this is damage or an
+     * operator's mistake, not a first start: formatting it would give the data a new cluster
+     * id and start with empty metadata (Kafka refuses too). */
+    nparts = server_count_partition_dirs(cfg);
+    if (nparts > 0 || dir_has_entries(cfg->meta_dir)) {
+        log_error("main",
+                  "%s is missing but %s holds %zu partition directories%s; refusing to start "
+                  "rather than format it as a new cluster (restore meta.properties with this "
+                  "dir's cluster.id and node.id)",
+                  path, cfg->log_dir, nparts,
+                  dir_has_entries(cfg->meta_dir) ? " and a metadata log" : "");
         goto out;
     }
     if (cfg->cluster_id[0] == '\0')
@@ -297,4 +523,68 @@ int server_format_dir(struct server_config *cfg)
 out:
     props_free(mp);
     return rc;
+}
+
+/* Binds host:port as libuv's listener will (SO_REUSEADDR) and closes it again, so that a
+ * port in use is reported by name before anything starts. */
+static int check_port(const char *what, const char *host, int port)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    int fd, one = 1, rc = 0;
+    if (port == 0 || inet_pton(AF_INET, host, &sa.sin_addr) != 1)
+        return 0; /* any port, or a name or IPv6 address: the listener reports it */
+    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return 0;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 && errno == EADDRINUSE) {
+        log_error("main",
+                  "the %s listener %s:%d is already in use (address in use: another tallyd "
+                  "or another program listens there); refusing to start",
+                  what, host, port);
+        rc = 1;
+    }
+    close(fd);
+    return rc;
+}
+
+int server_check_start(const struct server_config *cfg)
+{
+    char chost[160], *colon;
+    struct statvfs vfs;
+    size_t nparts;
+
+    snprintf(chost, sizeof chost, "%s", cfg->controller);
+    colon = strrchr(chost, ':');
+    if (colon) {
+        *colon = '\0';
+        if (check_port("CONTROLLER", chost, atoi(colon + 1)) != 0)
+            return 1;
+    }
+    if (check_port("PLAINTEXT", cfg->host, cfg->port) != 0)
+        return 1;
+
+    /* Missing or empty metadata beside partition data: starting would bootstrap an empty
+     * cluster and then treat every partition as belonging to no topic. */
+    nparts = server_count_partition_dirs(cfg);
+    if (nparts > 0 && !dir_has_data(cfg->meta_dir)) {
+        log_error("main",
+                  "the metadata log %s is %s but %s holds %zu partition directories; refusing "
+                  "to start with empty metadata (restore the metadata directory from a backup, "
+                  "or move the partition directories away to start a new cluster)",
+                  cfg->meta_dir, dir_has_entries(cfg->meta_dir) ? "empty" : "missing", cfg->log_dir,
+                  nparts);
+        return 1;
+    }
+
+    if (statvfs(cfg->meta_parent, &vfs) == 0 &&
+        (unsigned long long)vfs.f_bavail * vfs.f_frsize < META_MIN_FREE_BYTES) {
+        log_error("main",
+                  "only %llu KiB free on the file system of %s; the metadata log needs at least "
+                  "%llu MiB (free space, or point metadata.log.dir elsewhere); refusing to start",
+                  (unsigned long long)vfs.f_bavail * vfs.f_frsize / 1024, cfg->meta_parent,
+                  META_MIN_FREE_BYTES >> 20);
+        return 1;
+    }
+    return 0;
 }

@@ -157,9 +157,11 @@ static int alter_resource(struct admin *a, struct arena *ar, int8_t rtype, const
             return ERR_INVALID_CONFIG;
         }
         if (rtype == RESOURCE_BROKER && !d->dynamic) {
-            snprintf(buf, sizeof buf, "Cannot update config %s dynamically", ch[i].key);
+            /* Kafka answers INVALID_REQUEST here (a ConfigException of its dynamic config
+             * validation, turned into InvalidRequestException — KAFKA-13609). */
+            snprintf(buf, sizeof buf, "Cannot update these configs dynamically: %s", ch[i].key);
             *why = buf;
-            return ERR_INVALID_CONFIG;
+            return ERR_INVALID_REQUEST;
         }
         if (ch[i].op == OP_APPEND || ch[i].op == OP_SUBTRACT) {
             if (d->type != CT_LIST) {

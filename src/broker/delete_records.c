@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* DeleteRecords: moves partitions' log start offsets forward (offset -1 = the high
- * watermark); segments wholly below the new start are deleted. */
+ * watermark); segments wholly below the new start are deleted. The answer waits until the
+ * new log start offsets are durable (the log-start-offset-checkpoint is written and fsynced
+ * on the thread pool), so that an acknowledged deletion survives a kill -9. */
+#include <stddef.h>
+
 #include "base/arena.h"
 #include "base/err.h"
 #include "base/log.h"
@@ -9,34 +13,67 @@
 #include "net/net.h"
 #include "replica/replica.h"
 
-static void delete_partition(struct broker *b, const char *topic,
+/* The request while its checkpoint write is in flight (lives in the request's arena). */
+struct delete_records_ctx {
+    struct replica_start_sync sync; /* first: the callback gets a pointer to it */
+    struct net_request *req;
+    struct DeleteRecordsResponse *rs;
+};
+
+/* Returns true if the partition's log start offset moved. */
+static bool delete_partition(struct broker *b, const char *topic,
                              const struct DeleteRecordsPartition *in,
                              struct DeleteRecordsPartitionResult *out)
 {
     struct partition *p = replica_partition(b->replicas, topic, in->PartitionIndex);
-    int64_t offset = in->Offset;
+    int64_t offset = in->Offset, before;
     int rc;
 
     out->PartitionIndex = in->PartitionIndex;
     out->LowWatermark = -1;
     if (p == NULL) {
         out->ErrorCode = ERR_UNKNOWN_TOPIC_OR_PARTITION;
-        return;
+        return false;
     }
     if (offset == -1)
         offset = partition_high_watermark(p);
     if (offset < 0 || offset > partition_high_watermark(p)) {
         out->ErrorCode = ERR_OFFSET_OUT_OF_RANGE;
-        return;
+        return false;
     }
-    rc = offset > partition_log_start_offset(p) ? log_delete_records(partition_log(p), offset) : 0;
+    before = partition_log_start_offset(p);
+    rc = offset > before ? log_delete_records(partition_log(p), offset) : 0;
     if (rc != 0) {
         out->ErrorCode = (int16_t)(rc == ERR_IO ? ERR_KAFKA_STORAGE_ERROR : err_wire(rc));
-        return;
+        return false;
     }
     out->LowWatermark = partition_log_start_offset(p);
+    if (out->LowWatermark == before)
+        return false;
     log_info("broker", "records of %s-%d below %lld deleted", topic, in->PartitionIndex,
              (long long)out->LowWatermark);
+    return true;
+}
+
+static void on_durable(struct replica_start_sync *w, int rc)
+{
+    struct delete_records_ctx *c = (struct delete_records_ctx *)w;
+    struct DeleteRecordsResponse *rs = c->rs;
+
+    if (rc != 0) {
+        /* The new starts hold in memory but may not survive a crash: do not acknowledge. */
+        for (int32_t i = 0; i < rs->Topics.n; i++) {
+            struct DeleteRecordsTopicResult *tr = &rs->Topics.v[i];
+            for (int32_t j = 0; j < tr->Partitions.n; j++) {
+                struct DeleteRecordsPartitionResult *pr = &tr->Partitions.v[j];
+                if (pr->ErrorCode == 0) {
+                    pr->ErrorCode = ERR_KAFKA_STORAGE_ERROR;
+                    pr->LowWatermark = -1;
+                }
+            }
+        }
+    }
+    net_respond(c->req, rs);
 }
 
 void broker_delete_records(struct broker *b, struct net_request *req)
@@ -44,9 +81,11 @@ void broker_delete_records(struct broker *b, struct net_request *req)
     struct DeleteRecordsRequest *rq = req->body;
     struct arena *ar = req->arena;
     struct DeleteRecordsResponse *rs = arena_alloc(ar, sizeof *rs);
+    struct delete_records_ctx *c = arena_alloc(ar, sizeof *c);
     int32_t nt = rq->Topics.n > 0 ? rq->Topics.n : 0;
+    bool moved = false;
 
-    if (rs == NULL)
+    if (rs == NULL || c == NULL)
         goto err_nomem;
     rs->Topics.n = nt;
     rs->Topics.v = arena_alloc(ar, ((size_t)nt + 1) * sizeof *rs->Topics.v);
@@ -62,9 +101,17 @@ void broker_delete_records(struct broker *b, struct net_request *req)
         if (tr->Partitions.v == NULL)
             goto err_nomem;
         for (int32_t j = 0; j < np; j++)
-            delete_partition(b, t->Name ? t->Name : "", &t->Partitions.v[j], &tr->Partitions.v[j]);
+            moved |= delete_partition(b, t->Name ? t->Name : "", &t->Partitions.v[j],
+                                      &tr->Partitions.v[j]);
     }
-    net_respond(req, rs);
+    if (!moved) {
+        net_respond(req, rs);
+        return;
+    }
+    c->req = req;
+    c->rs = rs;
+    c->sync.cb = on_durable;
+    replica_sync_log_starts(b->replicas, &c->sync);
     return;
 
 err_nomem:

@@ -51,7 +51,8 @@ static const struct config_def defs[] = {
     {NULL, "controller.quorum.voters", CT_LIST, "1@127.0.0.1:9093", 0, 0, NULL, false},
     {NULL, "log.dirs", CT_STRING, "./data", 0, 0, NULL, false},
     {NULL, "metadata.log.dir", CT_STRING, "", 0, 0, NULL, false},
-    {NULL, "num.partitions", CT_INT, "1", 1, I32MAX, NULL, true},
+    /* Read-only, as in Kafka: not one of its dynamically reconfigurable broker configs. */
+    {NULL, "num.partitions", CT_INT, "1", 1, I32MAX, NULL, false},
     {NULL, "default.replication.factor", CT_SHORT, "1", 1, INT16_MAX, NULL, true},
     {NULL, "auto.create.topics.enable", CT_BOOLEAN, "true", 0, 0, booleans, false},
     {NULL, "delete.topic.enable", CT_BOOLEAN, "true", 0, 0, booleans, false},
@@ -60,6 +61,9 @@ static const struct config_def defs[] = {
     {NULL, "producer.id.expiration.ms", CT_INT, "86400000", 1, I32MAX, NULL, true},
     {NULL, "producer.id.expiration.check.interval.ms", CT_INT, "600000", 1, I32MAX, NULL, false},
     {NULL, "socket.request.max.bytes", CT_INT, "104857600", 1, I32MAX, NULL, false},
+    {NULL, "socket.send.buffer.bytes", CT_INT, "102400", -1, I32MAX, NULL, false},
+    {NULL, "socket.receive.buffer.bytes", CT_INT, "102400", -1, I32MAX, NULL, false},
+    {NULL, "connections.max.idle.ms", CT_LONG, "600000", -1, I64MAX, NULL, false},
 };
 
 const struct config_def *config_defs(size_t *n)

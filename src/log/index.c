@@ -36,7 +36,8 @@ static int idx_io_error(struct log_segment *s, const char *what, const char *ext
 int log_oidx_entry(struct log_segment *s, int64_t i, int64_t *offset, int64_t *pos)
 {
     uint8_t e[LOG_OIDX_ENTRY];
-    ssize_t r = log_io_pread_full(s->io, s->fd_idx, e, sizeof e, (off_t)(i * LOG_OIDX_ENTRY));
+    ssize_t r = log_io_pread_full(s->io, log_seg_fd(s, LOG_FILE_IDX), e, sizeof e,
+                                  (off_t)(i * LOG_OIDX_ENTRY));
     if (r < 0)
         return idx_io_error(s, "read", ".index");
     if (r != (ssize_t)sizeof e) {
@@ -55,9 +56,9 @@ int log_oidx_append(struct log_segment *s, int64_t offset, int64_t pos)
 
     log_put32(e, (uint32_t)(int32_t)(offset - s->base));
     log_put32(e + 4, (uint32_t)(int32_t)pos);
-    if (log_io_pwrite_all(s->io, s->fd_idx, e, sizeof e, at) < 0) {
+    if (log_io_pwrite_all(s->io, log_seg_fd(s, LOG_FILE_IDX), e, sizeof e, at) < 0) {
         int rc = idx_io_error(s, "write", ".index");
-        s->io->ftruncate(s->fd_idx, at);
+        log_seg_ftruncate(s, LOG_FILE_IDX, at);
         return rc;
     }
     s->oidx_n++;
@@ -116,7 +117,7 @@ int log_oidx_truncate(struct log_segment *s, int64_t n)
 {
     if (n >= s->oidx_n)
         return 0;
-    if (s->io->ftruncate(s->fd_idx, (off_t)(n * LOG_OIDX_ENTRY)) < 0)
+    if (log_seg_ftruncate(s, LOG_FILE_IDX, (off_t)(n * LOG_OIDX_ENTRY)) < 0)
         return idx_io_error(s, "truncate", ".index");
     s->oidx_n = n;
     s->oidx_last_off = -1;
@@ -131,7 +132,8 @@ int log_oidx_truncate(struct log_segment *s, int64_t n)
 int log_tidx_entry(struct log_segment *s, int64_t i, int64_t *ts, int64_t *offset)
 {
     uint8_t e[LOG_TIDX_ENTRY];
-    ssize_t r = log_io_pread_full(s->io, s->fd_tidx, e, sizeof e, (off_t)(i * LOG_TIDX_ENTRY));
+    ssize_t r = log_io_pread_full(s->io, log_seg_fd(s, LOG_FILE_TIDX), e, sizeof e,
+                                  (off_t)(i * LOG_TIDX_ENTRY));
     if (r < 0)
         return idx_io_error(s, "read", ".timeindex");
     if (r != (ssize_t)sizeof e) {
@@ -150,9 +152,9 @@ int log_tidx_append(struct log_segment *s, int64_t ts, int64_t offset)
 
     log_put64(e, (uint64_t)ts);
     log_put32(e + 8, (uint32_t)(int32_t)(offset - s->base));
-    if (log_io_pwrite_all(s->io, s->fd_tidx, e, sizeof e, at) < 0) {
+    if (log_io_pwrite_all(s->io, log_seg_fd(s, LOG_FILE_TIDX), e, sizeof e, at) < 0) {
         int rc = idx_io_error(s, "write", ".timeindex");
-        s->io->ftruncate(s->fd_tidx, at);
+        log_seg_ftruncate(s, LOG_FILE_TIDX, at);
         return rc;
     }
     s->tidx_n++;
@@ -206,7 +208,7 @@ int log_tidx_truncate(struct log_segment *s, int64_t n)
 {
     if (n >= s->tidx_n)
         return 0;
-    if (s->io->ftruncate(s->fd_tidx, (off_t)(n * LOG_TIDX_ENTRY)) < 0)
+    if (log_seg_ftruncate(s, LOG_FILE_TIDX, (off_t)(n * LOG_TIDX_ENTRY)) < 0)
         return idx_io_error(s, "truncate", ".timeindex");
     s->tidx_n = n;
     s->tidx_last_ts = -1;

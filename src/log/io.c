@@ -4,6 +4,7 @@
  * is turned into ERR_IO here, with one log line naming the call and the path. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +82,8 @@ const struct log_io *log_io_default(void)
 int log_io_pwrite_all(const struct log_io *io, int fd, const void *buf, size_t len, off_t off)
 {
     const uint8_t *p = buf;
+    if (fd < 0)
+        return -1; /* the open failed: errno says why */
     while (len > 0) {
         ssize_t w = io->pwrite(fd, p, len, off);
         if (w < 0) {
@@ -104,6 +107,8 @@ ssize_t log_io_pread_full(const struct log_io *io, int fd, void *buf, size_t len
 {
     uint8_t *p = buf;
     size_t got = 0;
+    if (fd < 0)
+        return -1; /* the open failed: errno says why */
     while (got < len) {
         ssize_t r = io->pread(fd, p + got, len - got, off + (off_t)got);
         if (r < 0) {
@@ -133,7 +138,7 @@ int log_io_fsync_dir(const struct log_io *io, const char *dir)
     return 0;
 }
 
-int log_io_write_atomic(const struct log_io *io, const char *path, const char *buf, size_t len)
+static int write_atomic(const struct log_io *io, const char *path, const char *buf, size_t len)
 {
     char tmp[4096];
     char dir[4096];
@@ -247,4 +252,17 @@ err_nomem:
     free(buf);
     io->close(fd);
     return ERR_NOMEM;
+}
+
+/* One atomic replacement at a time: the loop and a pool thread (the log-start checkpoint
+ * that DeleteRecords waits for) may replace the same file, and both use "<path>.tmp". */
+static pthread_mutex_t write_atomic_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int log_io_write_atomic(const struct log_io *io, const char *path, const char *buf, size_t len)
+{
+    int rc;
+    pthread_mutex_lock(&write_atomic_lock);
+    rc = write_atomic(io, path, buf, len);
+    pthread_mutex_unlock(&write_atomic_lock);
+    return rc;
 }

@@ -38,6 +38,8 @@ int log_segs_push(struct log *l, struct log_segment *s)
         l->segs = n;
         l->cap_segs = cap;
     }
+    if (l->n_segs > 0)
+        log_seg_seal(l->segs[l->n_segs - 1], true);
     l->segs[l->n_segs++] = s;
     return 0;
 }
@@ -71,9 +73,12 @@ static void log_free(struct log *l)
 {
     for (size_t i = 0; i < l->n_segs; i++)
         log_seg_unref(l->segs[i]);
-    for (size_t i = 0; i < l->n_flush; i++)
+    for (size_t i = 0; i < l->n_flush; i++) {
+        log_seg_unpin(l->flush_segs[i]);
         log_seg_unref(l->flush_segs[i]);
+    }
     free(l->flush_segs);
+    free(l->flush_fds);
     free(l->segs);
     free(l->epochs);
     free(l->dir);
@@ -131,6 +136,9 @@ int log_open(const char *dir, const struct log_config *cfg, const struct log_io 
         goto err;
     log_epochs_truncate_end(l, l->leo, false);
     log_epochs_truncate_start(l, l->start);
+    /* Opening read index entries and headers; a log at rest holds no descriptors. */
+    for (size_t i = 0; i < l->n_segs; i++)
+        log_seg_close_idle(l->segs[i]);
 
     log_info(LOG_MOD, "opened %s (%s): %zu segment(s), offsets %" PRId64 "..%" PRId64, dir,
              clean ? "clean" : "recovered", l->n_segs, l->start, l->leo);
@@ -154,10 +162,13 @@ static void flush_release(struct log *l, bool ok)
     for (size_t i = 0; i < l->n_flush; i++) {
         if (!ok)
             l->flush_segs[i]->dirty = true;
+        log_seg_unpin(l->flush_segs[i]);
         log_seg_unref(l->flush_segs[i]);
     }
     free(l->flush_segs);
+    free(l->flush_fds);
     l->flush_segs = NULL;
+    l->flush_fds = NULL;
     l->n_flush = 0;
     l->flush_busy = false;
     if (!ok)
@@ -238,7 +249,7 @@ int log_append(struct log *l, uint8_t *batch, size_t len, int32_t last_offset_de
     struct log_segment *s;
     struct log_batch_hdr h;
     int64_t pos;
-    int rc;
+    int fd, rc;
 
     if (atomic_load(&l->failed))
         return ERR_KAFKA_STORAGE_ERROR;
@@ -251,9 +262,12 @@ int log_append(struct log *l, uint8_t *batch, size_t len, int32_t last_offset_de
     }
     s = log_active(l);
     pos = s->size;
+    fd = log_seg_fd(s, LOG_FILE_LOG);
+    if (fd < 0)
+        return ERR_IO; /* cannot open it (EMFILE, ...): logged, nothing written */
     record_batch_set_base_offset(batch, l->leo);
     record_batch_set_leader_epoch(batch, leader_epoch);
-    if (log_io_pwrite_all(l->io, s->fd_log, batch, len, (off_t)pos) < 0) {
+    if (log_io_pwrite_all(l->io, fd, batch, len, (off_t)pos) < 0) {
         log_error(LOG_MOD, "write of %s.log at %" PRId64 " failed: %s", s->path, pos,
                   strerror(errno));
         goto err_rollback;
@@ -276,7 +290,7 @@ int log_append(struct log *l, uint8_t *batch, size_t len, int32_t last_offset_de
 err_rollback:
     /* Nothing half-written may stay: a torn batch at the end would be served to readers
      * and would poison the next append's position. */
-    if (l->io->ftruncate(s->fd_log, (off_t)pos) < 0) {
+    if (l->io->ftruncate(fd, (off_t)pos) < 0) {
         log_error(LOG_MOD, "%s.log: cannot cut a failed write back (%s); refusing writes", s->path,
                   strerror(errno));
         atomic_store(&l->failed, true);
@@ -317,51 +331,43 @@ int64_t log_size_bytes(const struct log *l)
 /* ---- reads ----------------------------------------------------------------------------- */
 
 /* Extends [pos, *end) of segment s with whole batches below max_offset while the range
- * stays within max_bytes. */
-static int read_extend(struct log_segment *s, int64_t pos, int64_t *end, int64_t limit,
+ * stays within max_bytes. Every batch header in the range is read (through a window, so
+ * small batches cost one pread per 4 KiB) and must follow the one before it: a batch whose
+ * offsets do not fit (a damaged header) ends the range, and the next read from there is
+ * refused. */
+static int read_extend(struct log *l, struct log_segment *s, int64_t pos,
+                       const struct log_batch_hdr *first, int64_t *end, int64_t limit,
                        int64_t max_offset, size_t max_bytes)
 {
+    static struct log_limit corrupt_warn;
     int64_t bound = (int64_t)(max_bytes > (size_t)INT64_MAX / 2 ? INT64_MAX / 2 : max_bytes);
-    int64_t e = *end, n;
-    struct log_batch_hdr h;
-    int rc;
+    struct log_hdr_window w = {.at = 0, .n = 0};
+    int64_t e, next;
+    int rc = log_seg_walk(s, &w, *end, log_hdr_last(first) + 1, limit, s->next_offset, max_offset,
+                          pos + bound, &e, &next);
 
-    if (max_offset >= s->next_offset && limit - pos <= bound) {
-        *end = limit; /* the common tail read: the rest of the segment */
-        return 0;
+    if (rc == ERR_CORRUPT_MESSAGE) {
+        log_warn_limited(&corrupt_warn, 10000, LOG_MOD,
+                         "%s: batch at position %" PRId64 " of %s.log does not follow offset "
+                         "%" PRId64 " (damaged header); not served",
+                         l->dir, e, s->path, next);
+        rc = 0;
     }
-    /* Every batch before an index entry whose offset is below max_offset is whole and
-     * below max_offset: jump there instead of reading each header. */
-    rc = log_oidx_count_below(s, max_offset, pos + bound, &n);
     if (rc)
         return rc;
-    if (n > 0) {
-        int64_t eo, ep;
-        rc = log_oidx_entry(s, n - 1, &eo, &ep);
-        if (rc)
-            return rc;
-        if (ep > e && ep <= limit)
-            e = ep;
-    }
-    while (e < limit) {
-        rc = log_seg_read_hdr(s, e, limit, &h);
-        if (rc)
-            return rc == ERR_IO ? rc : ERR_IO;
-        if (log_hdr_last(&h) >= max_offset || e + log_hdr_size(&h) - pos > bound)
-            break;
-        e += log_hdr_size(&h);
-    }
-    *end = e;
+    if (e > *end)
+        *end = e;
     return 0;
 }
 
 int log_read(struct log *l, int64_t offset, int64_t max_offset, size_t max_bytes,
              struct log_slice *out)
 {
+    static struct log_limit read_warn;
     struct log_segment *s = NULL;
     struct log_batch_hdr h;
     int64_t pos = 0, end, limit = 0;
-    int rc = ERR_NOTFOUND;
+    int fd, rc = ERR_NOTFOUND;
 
     out->fd = -1;
     out->pos = 0;
@@ -381,18 +387,26 @@ int log_read(struct log *l, int64_t offset, int64_t max_offset, size_t max_bytes
     if (rc == ERR_NOTFOUND)
         return 0;
     if (rc) {
-        log_error(LOG_MOD, "%s: read at offset %" PRId64 " failed: %s", l->dir, offset,
-                  err_name(rc));
-        return ERR_IO;
+        /* A damaged batch header is refused, never served; the line is rate-limited since
+         * a consumer retries the same read. */
+        log_warn_limited(&read_warn, 10000, LOG_MOD, "%s: read at offset %" PRId64 " refused: %s",
+                         l->dir, offset,
+                         rc == ERR_CORRUPT_MESSAGE ? "batch offsets do not fit (damaged header)"
+                                                   : err_name(rc));
+        return rc == ERR_CORRUPT_MESSAGE ? rc : ERR_IO;
     }
     if (log_hdr_last(&h) >= max_offset)
         return 0;
     end = pos + log_hdr_size(&h); /* the first batch goes whole (KIP-74) */
-    rc = read_extend(s, pos, &end, limit, max_offset, max_bytes);
+    rc = read_extend(l, s, pos, &h, &end, limit, max_offset, max_bytes);
     if (rc)
         return rc;
+    fd = log_seg_fd(s, LOG_FILE_LOG);
+    if (fd < 0)
+        return ERR_IO;
     log_seg_ref(s);
-    out->fd = s->fd_log;
+    log_seg_pin(s);
+    out->fd = fd;
     out->pos = (off_t)pos;
     out->len = (size_t)(end - pos);
     out->segment = s;
@@ -402,6 +416,8 @@ int log_read(struct log *l, int64_t offset, int64_t max_offset, size_t max_bytes
 void log_slice_release(struct log *l, struct log_slice *s)
 {
     (void)l;
+    if (s->segment)
+        log_seg_unpin(s->segment);
     log_seg_unref(s->segment);
     s->segment = NULL;
     s->fd = -1;
@@ -479,15 +495,26 @@ int log_flush_prepare(struct log *l, int64_t *upto)
     for (size_t i = 0; i < l->n_segs; i++)
         n += l->segs[i]->dirty;
     l->flush_segs = n ? malloc(n * sizeof *l->flush_segs) : NULL;
-    if (n && !l->flush_segs)
+    l->flush_fds = n ? malloc(n * sizeof *l->flush_fds) : NULL;
+    if (n && (!l->flush_segs || !l->flush_fds)) {
+        free(l->flush_segs);
+        free(l->flush_fds);
+        l->flush_segs = NULL;
+        l->flush_fds = NULL;
         return ERR_NOMEM;
+    }
     l->n_flush = 0;
     for (size_t i = 0; i < l->n_segs; i++) {
         struct log_segment *s = l->segs[i];
         if (!s->dirty)
             continue;
+        /* A file not open now has nothing unflushed: written files stay open until a flush
+         * has synced them (segment.c). */
         log_seg_ref(s);
+        log_seg_pin(s);
         s->dirty = false;
+        for (int f = 0; f < LOG_NFILES; f++)
+            l->flush_fds[l->n_flush][f] = s->fds[f];
         l->flush_segs[l->n_flush++] = s;
     }
     l->flush_dir = l->dir_dirty;
@@ -504,9 +531,8 @@ int log_flush_run(struct log *l, int64_t upto)
     (void)upto;
     for (size_t i = 0; i < l->n_flush; i++) {
         struct log_segment *s = l->flush_segs[i];
-        int fds[3] = {s->fd_log, s->fd_idx, s->fd_tidx};
-        for (int k = 0; k < 3; k++) {
-            if (l->io->fsync(fds[k]) < 0) {
+        for (int k = 0; k < LOG_NFILES; k++) {
+            if (l->flush_fds[i][k] >= 0 && l->io->fsync(l->flush_fds[i][k]) < 0) {
                 /* After a failed fsync the page cache may have dropped the data: the only
                  * safe course is to stop writing (Kafka takes the log dir offline). */
                 log_error(LOG_MOD, "fsync of %s failed: %s; refusing writes", s->path,

@@ -57,6 +57,11 @@ void log_config_default(struct log_config *cfg);
 int log_open(const char *dir, const struct log_config *cfg, const struct log_io *io,
              int64_t recovery_point, int64_t log_start_offset, bool clean, struct log **out);
 
+/* Sealed segments (all but each log's active one) keep their descriptors in one cache of
+ * at most `cap` segments per process; the least recently used idle ones are closed first.
+ * Returns the previous bound; cap 0 only reads it. Default 128. Event loop only. */
+size_t log_fd_cache_limit(size_t cap);
+
 /* Applies new settings (topic configs changed). */
 void log_set_config(struct log *l, const struct log_config *cfg);
 

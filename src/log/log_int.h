@@ -4,8 +4,8 @@
  * (recovery.c), the leader epoch cache (epoch.c) and the system-call helpers (io.c).
  *
  * Threading: everything here belongs to the event loop thread, except what
- * log_flush_run touches from a pool thread: the file descriptors of the segments it
- * snapshotted (fixed from creation to the last reference), `refs`, `failed`,
+ * log_flush_run touches from a pool thread: the descriptors log_flush_prepare copied for it
+ * (their segments stay pinned, so they stay open, until log_flush_done), `refs`, `failed`,
  * `flush_result` and `flushed` (atomics). */
 #ifndef TALLY_LOG_INT_H
 #define TALLY_LOG_INT_H
@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "log/log.h"
 
@@ -41,6 +42,8 @@ static inline int64_t log_hdr_last(const struct log_batch_hdr *h)
     return h->base_offset + h->last_offset_delta;
 }
 
+enum log_file { LOG_FILE_LOG, LOG_FILE_IDX, LOG_FILE_TIDX, LOG_NFILES };
+
 /* One segment: <base>.log, <base>.index, <base>.timeindex and an empty <base>.txnindex.
  * Reference counted: the log holds one reference while the segment is in its list; a
  * log_slice and a pending flush each hold one. The last unref closes the descriptors, so a
@@ -50,7 +53,12 @@ struct log_segment {
     const struct log_io *io;
     char *path; /* "<dir>/<20-digit base>", no extension */
     int64_t base;
-    int fd_log, fd_idx, fd_tidx;
+    /* Descriptors of .log, .index, .timeindex; -1 until first needed (log_seg_fd). */
+    int fds[LOG_NFILES];
+    int pins;    /* read slices and flushes using the descriptors: they stay open */
+    bool sealed; /* not the active segment: its descriptors are in the bounded cache */
+    bool in_lru;
+    struct log_segment *lru_prev, *lru_next;
 
     /* Loop-thread state. */
     int64_t size;          /* bytes of .log holding whole, accepted batches */
@@ -93,6 +101,7 @@ struct log {
     /* The one flush in flight (prepare → run → done). */
     bool flush_busy;
     struct log_segment **flush_segs;
+    int (*flush_fds)[LOG_NFILES]; /* their descriptors, copied on the loop for the pool */
     size_t n_flush;
     bool flush_dir;
     uint64_t flush_gen;
@@ -184,10 +193,45 @@ int log_seg_create(struct log *l, int64_t base, struct log_segment **out);
 /* Opens the files of an existing segment (creating missing index files and noting it in
  * idx_damaged). Loads sizes only. 0, ERR_IO or ERR_NOMEM. */
 int log_seg_open(struct log *l, int64_t base, struct log_segment **out);
+/* The descriptor of one of the segment's files, opened now if it is not open (sealed
+ * segments: through the bounded cache, closing the least recently used idle ones). -1 with
+ * errno set if it cannot be opened (EMFILE, ...; logged, rate-limited). Event loop only. */
+int log_seg_fd(struct log_segment *s, enum log_file f);
+/* ftruncate through log_seg_fd: 0 or -1 with errno. */
+int log_seg_ftruncate(struct log_segment *s, enum log_file f, off_t len);
+/* Marks the segment sealed (its descriptors join the cache) or active again (after a
+ * truncation removed its successors: they leave it). */
+void log_seg_seal(struct log_segment *s, bool sealed);
+/* A pinned segment's open descriptors are not closed by the cache. */
+void log_seg_pin(struct log_segment *s);
+void log_seg_unpin(struct log_segment *s);
+/* Closes the segment's descriptors if nothing needs them (not pinned, nothing unflushed). */
+void log_seg_close_idle(struct log_segment *s);
+/* The .log file's modification time in ms, -1 if unknown. */
+int64_t log_seg_mtime_ms(const struct log_segment *s);
 void log_seg_ref(struct log_segment *s);
 void log_seg_unref(struct log_segment *s);
 /* Unlinks the segment's files; descriptors stay open until the last unref. */
 void log_seg_unlink(struct log_segment *s);
+
+/* A window of a .log file's bytes, so that walking the headers of small batches costs one
+ * pread per window rather than one per batch. Zero `n` before first use. */
+struct log_hdr_window {
+    int64_t at, n;
+    uint8_t buf[4096];
+};
+/* As log_seg_read_hdr, through the window. */
+int log_seg_read_hdr_w(struct log_segment *s, struct log_hdr_window *w, int64_t pos, int64_t limit,
+                       struct log_batch_hdr *h);
+/* Walks the headers from `pos`, where the batch with base offset `expect` must start,
+ * checking that batches tile, follow one another without gaps and end below `end_offset`.
+ * Stops at `limit` bytes, or before a batch whose last offset >= max_offset or that would
+ * end past byte `max_end`. *end and *next receive the position and offset after the last
+ * batch passed. Returns 0, ERR_IO, or ERR_CORRUPT_MESSAGE when the batch at *end does not
+ * fit (the batches before it do). */
+int log_seg_walk(struct log_segment *s, struct log_hdr_window *w, int64_t pos, int64_t expect,
+                 int64_t limit, int64_t end_offset, int64_t max_offset, int64_t max_end,
+                 int64_t *end, int64_t *next);
 
 /* Reads and sanity-checks the batch header at pos (which must leave 61 bytes before
  * `limit`). Returns 0, ERR_IO, ERR_TRUNCATED (header or batch runs past limit) or
@@ -195,7 +239,8 @@ void log_seg_unlink(struct log_segment *s);
 int log_seg_read_hdr(struct log_segment *s, int64_t pos, int64_t limit, struct log_batch_hdr *h);
 /* The first batch at or after the index entry for `offset` whose last offset >= offset,
  * scanning no further than `limit` bytes. Returns 0 with *pos and *h, ERR_NOTFOUND if no
- * such batch, ERR_IO, or ERR_CORRUPT_MESSAGE if the batches do not tile. */
+ * such batch, ERR_IO, or ERR_CORRUPT_MESSAGE if the batches do not tile or their offsets do
+ * not follow one another from the segment's base (or the index entry) up to its end. */
 int log_seg_find(struct log_segment *s, int64_t offset, int64_t limit, int64_t *pos,
                  struct log_batch_hdr *h);
 /* Accounts for a batch written at `pos` of this segment: adds the index entries due
@@ -211,9 +256,12 @@ int log_seg_finish(struct log_segment *s);
  * after truncation). 0, ERR_IO, or ERR_CORRUPT_MESSAGE if the tail does not tile. */
 int log_seg_scan_tail(struct log *l, struct log_segment *s);
 /* Rescans the whole segment with CRC checks, rebuilding both indexes, and truncates it at
- * the first torn or corrupt batch or out-of-order offset; *lost gets the bytes cut and
- * *why what was found there (the caller logs it). 0, ERR_IO or ERR_NOMEM. */
-int log_seg_recover(struct log *l, struct log_segment *s, int64_t *lost, const char **why);
+ * the first torn or corrupt batch, offset that does not follow the previous batch, or batch
+ * reaching `end_offset` (the next segment's base; INT64_MAX for the active segment); *lost
+ * gets the bytes cut and *why what was found there (the caller logs it). 0, ERR_IO or
+ * ERR_NOMEM. */
+int log_seg_recover(struct log *l, struct log_segment *s, int64_t end_offset, int64_t *lost,
+                    const char **why);
 /* Removes every offset >= offset from this segment (cut at the start of the batch holding
  * it). 0 or ERR_IO. */
 int log_seg_truncate(struct log *l, struct log_segment *s, int64_t offset);

@@ -88,11 +88,26 @@ static int list_bases(struct log *l, int64_t **out, size_t *n)
     return 0;
 }
 
+/* The cheap header check of a sealed segment on a clean open: the batches from its last
+ * .index entry (which must start with the offset the entry names) to the end of the file
+ * tile, follow one another, and end below the next segment's base — a header damaged
+ * outside the CRC (a flipped base offset) shows here. At most index.interval.bytes plus one
+ * batch are walked, usually in one read. */
+static bool tail_looks_sane(struct log_segment *s, int64_t next_base, int *err)
+{
+    struct log_hdr_window w = {.at = 0, .n = 0};
+    int64_t pos = s->oidx_n > 0 ? s->oidx_last_pos : 0;
+    int64_t expect = s->oidx_n > 0 ? s->oidx_last_off : s->base, end, next;
+    int rc =
+        log_seg_walk(s, &w, pos, expect, s->size, next_base, INT64_MAX, INT64_MAX, &end, &next);
+    *err = rc == ERR_IO ? rc : 0;
+    return rc == 0 && end == s->size;
+}
+
 /* The O(1) sanity check of a clean segment's indexes against its .log. `next_base` is the
  * following segment's base, or -1 for the active segment. */
 static bool index_looks_sane(struct log_segment *s, int64_t next_base)
 {
-    struct log_batch_hdr h;
     int64_t off, pos, first_ts;
 
     if (s->idx_damaged)
@@ -105,9 +120,7 @@ static bool index_looks_sane(struct log_segment *s, int64_t next_base)
             return false;
         if (next_base >= 0 && s->oidx_last_off >= next_base)
             return false;
-        if (log_seg_read_hdr(s, s->oidx_last_pos, s->size, &h) ||
-            h.base_offset > s->oidx_last_off || log_hdr_last(&h) < s->oidx_last_off)
-            return false;
+        /* The batch at the last entry is checked by the tail walk that follows. */
     }
     if (s->tidx_n > 0) {
         if (log_tidx_entry(s, 0, &first_ts, &off) || first_ts > s->tidx_last_ts || off < s->base ||
@@ -184,18 +197,28 @@ int log_recover_open(struct log *l, int64_t recovery_point, bool clean)
                 return rc;
             if (rc) {
                 log_warn(LOG_MOD,
-                         "%s: batches after the last index entry do not tile; "
-                         "rescanning the segment",
+                         "%s: batches after the last index entry do not tile or their offsets "
+                         "do not follow one another; rescanning the segment",
                          s->path);
                 rescan = true;
             }
+        } else if (!rescan && !tail_looks_sane(s, next_base, &rc)) {
+            if (rc)
+                return rc;
+            /* Treated as after an unclean stop: the rescan truncates at the damaged batch. */
+            log_warn(LOG_MOD,
+                     "%s: batch headers at the end of the segment do not fit (offsets out of "
+                     "order or past the next segment's base %" PRId64 "); rescanning the "
+                     "segment",
+                     s->path, next_base);
+            rescan = true;
         }
         if (!rescan) {
             s->next_offset = active ? s->next_offset : next_base;
             s->bytes_since_index = s->oidx_n > 0 ? s->size - s->oidx_last_pos : s->size;
             continue;
         }
-        rc = log_seg_recover(l, s, &lost, &why);
+        rc = log_seg_recover(l, s, active ? INT64_MAX : next_base, &lost, &why);
         if (rc)
             return rc;
         if (lost > 0 && i < first_rescan) {
@@ -218,6 +241,7 @@ int log_recover_open(struct log *l, int64_t recovery_point, bool clean)
                      s->path, why, s->size, s->next_offset, lost, more);
             while (l->n_segs > i + 1)
                 log_segs_delete(l, l->n_segs - 1);
+            log_seg_seal(s, false);
             break;
         }
         if (!active && s->next_offset > next_base) {

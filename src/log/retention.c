@@ -17,12 +17,11 @@
  * one (Kafka falls back the same way). */
 static int64_t segment_largest_ts(const struct log_segment *s)
 {
-    struct stat st;
+    int64_t mtime;
     if (s->max_ts >= 0)
         return s->max_ts;
-    if (fstat(s->fd_log, &st) < 0)
-        return INT64_MAX; /* unknown: keep it */
-    return (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
+    mtime = log_seg_mtime_ms(s);
+    return mtime >= 0 ? mtime : INT64_MAX; /* unknown: keep it */
 }
 
 static void delete_oldest(struct log *l, const char *reason)
@@ -136,6 +135,7 @@ int log_truncate_to(struct log *l, int64_t offset)
             i--;
         while (l->n_segs > i + 1)
             log_segs_delete(l, l->n_segs - 1);
+        log_seg_seal(log_active(l), false);
         rc = log_seg_truncate(l, log_active(l), offset);
         if (rc) {
             atomic_store(&l->failed, true);

@@ -1,9 +1,19 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* log segment: one <base>.log file of whole record batches (record/record.h has the batch
  * layout; the file is nothing but batches back to back, as on the wire) with its .index,
- * .timeindex and .txnindex. Opening, reference counting, header scans, index maintenance,
- * the CRC rescan of recovery and truncation. Positions in a segment fit in int32 (the
- * .index stores them so), which log_append guarantees by rolling before 2 GiB. */
+ * .timeindex and .txnindex. Opening, reference counting, the descriptor cache, header
+ * scans, index maintenance, the CRC rescan of recovery and truncation. Positions in a
+ * segment fit in int32 (the .index stores them so), which log_append guarantees by rolling
+ * before 2 GiB.
+ *
+ * Descriptors are opened when first needed, not when a segment is opened or created: a
+ * partition nobody writes to or reads holds none, so a broker hosting tens of thousands of
+ * partitions does not run out (three per segment did). The active segment keeps what it
+ * opened. Sealed segments (every one but the last) are in a least-recently-used list of
+ * bounded length; the oldest one whose descriptors nobody needs — not pinned by a read
+ * slice or a flush in flight, nothing written since its last fsync — is closed to make
+ * room. A file written since its last fsync stays open, since an fsync through a
+ * descriptor opened after a writeback error may not report that error. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -18,6 +28,17 @@
 #include "record/record.h"
 
 #define PATH_MAX_LEN 4096
+
+static const char *const file_ext[LOG_NFILES] = {".log", ".index", ".timeindex"};
+
+/* The sealed segments holding descriptors, most recently used first. Event-loop thread
+ * only, like every segment's descriptor fields. */
+static struct {
+    struct log_segment *head, *tail;
+    size_t n, cap;
+} fd_cache = {NULL, NULL, 0, 128};
+
+static struct log_limit open_warn;
 
 static void seg_file(const struct log_segment *s, const char *ext, char *buf, size_t cap)
 {
@@ -46,7 +67,8 @@ static struct log_segment *seg_new(struct log *l, int64_t base)
     atomic_init(&s->refs, 1);
     s->io = l->io;
     s->base = base;
-    s->fd_log = s->fd_idx = s->fd_tidx = -1;
+    for (int f = 0; f < LOG_NFILES; f++)
+        s->fds[f] = -1;
     s->next_offset = base;
     s->oidx_last_off = -1;
     s->tidx_last_ts = -1;
@@ -57,16 +79,149 @@ static struct log_segment *seg_new(struct log *l, int64_t base)
     return s;
 }
 
+/* ---- the descriptor cache ---------------------------------------------------------------- */
+
+static void lru_unlink(struct log_segment *s)
+{
+    if (!s->in_lru)
+        return;
+    if (s->lru_prev)
+        s->lru_prev->lru_next = s->lru_next;
+    else
+        fd_cache.head = s->lru_next;
+    if (s->lru_next)
+        s->lru_next->lru_prev = s->lru_prev;
+    else
+        fd_cache.tail = s->lru_prev;
+    s->lru_prev = s->lru_next = NULL;
+    s->in_lru = false;
+    fd_cache.n--;
+}
+
+static void lru_push_front(struct log_segment *s)
+{
+    s->lru_prev = NULL;
+    s->lru_next = fd_cache.head;
+    if (fd_cache.head)
+        fd_cache.head->lru_prev = s;
+    fd_cache.head = s;
+    if (!fd_cache.tail)
+        fd_cache.tail = s;
+    s->in_lru = true;
+    fd_cache.n++;
+}
+
+static bool seg_has_fds(const struct log_segment *s)
+{
+    return s->fds[LOG_FILE_LOG] >= 0 || s->fds[LOG_FILE_IDX] >= 0 || s->fds[LOG_FILE_TIDX] >= 0;
+}
+
 static void seg_close_fds(struct log_segment *s)
 {
-    if (s->fd_log >= 0)
-        s->io->close(s->fd_log);
-    if (s->fd_idx >= 0)
-        s->io->close(s->fd_idx);
-    if (s->fd_tidx >= 0)
-        s->io->close(s->fd_tidx);
-    s->fd_log = s->fd_idx = s->fd_tidx = -1;
+    for (int f = 0; f < LOG_NFILES; f++) {
+        if (s->fds[f] >= 0)
+            s->io->close(s->fds[f]);
+        s->fds[f] = -1;
+    }
+    lru_unlink(s);
 }
+
+/* Closes the descriptors of the least recently used sealed segments nobody needs until the
+ * list has room for one more (but never `keep`'s). When every one is in use, the list grows
+ * past its bound: a read or a flush in flight is not refused for it. */
+static void lru_make_room(struct log_segment *keep)
+{
+    struct log_segment *s = fd_cache.tail;
+    while (fd_cache.n >= fd_cache.cap && s) {
+        struct log_segment *prev = s->lru_prev;
+        if (s != keep && s->pins == 0 && !s->dirty)
+            seg_close_fds(s);
+        s = prev;
+    }
+}
+
+/* Puts a sealed segment that holds descriptors at the front of the list. */
+static void lru_touch(struct log_segment *s)
+{
+    if (!s->sealed || !seg_has_fds(s))
+        return;
+    if (s->in_lru && fd_cache.head == s)
+        return;
+    lru_unlink(s);
+    lru_push_front(s);
+}
+
+size_t log_fd_cache_limit(size_t cap)
+{
+    size_t old = fd_cache.cap;
+    if (cap > 0)
+        fd_cache.cap = cap;
+    return old;
+}
+
+int log_seg_fd(struct log_segment *s, enum log_file f)
+{
+    char p[PATH_MAX_LEN];
+    int fd;
+
+    if (s->fds[f] >= 0) {
+        lru_touch(s);
+        return s->fds[f];
+    }
+    if (s->sealed && !s->in_lru)
+        lru_make_room(s);
+    seg_file(s, file_ext[f], p, sizeof p);
+    /* An index file that went missing is recreated empty (open noticed and rebuilds it). */
+    fd = s->io->open(p, O_RDWR | (f == LOG_FILE_LOG ? 0 : O_CREAT), 0644);
+    if (fd < 0) {
+        int e = errno;
+        log_warn_limited(&open_warn, 10000, LOG_MOD, "open of %s failed: %s", p, strerror(e));
+        errno = e;
+        return -1;
+    }
+    s->fds[f] = fd;
+    lru_touch(s);
+    return fd;
+}
+
+void log_seg_seal(struct log_segment *s, bool sealed)
+{
+    s->sealed = sealed;
+    if (!sealed) {
+        lru_unlink(s);
+        return;
+    }
+    if (seg_has_fds(s) && !s->in_lru) {
+        lru_make_room(s);
+        lru_push_front(s);
+    }
+}
+
+void log_seg_close_idle(struct log_segment *s)
+{
+    if (s->pins == 0 && !s->dirty)
+        seg_close_fds(s);
+}
+
+void log_seg_pin(struct log_segment *s)
+{
+    s->pins++;
+}
+
+void log_seg_unpin(struct log_segment *s)
+{
+    s->pins--;
+    if (s->pins == 0 && s->in_lru && fd_cache.n > fd_cache.cap)
+        lru_make_room(NULL);
+}
+
+int log_seg_ftruncate(struct log_segment *s, enum log_file f, off_t len)
+{
+    int fd = log_seg_fd(s, f);
+    return fd < 0 ? -1 : s->io->ftruncate(fd, len);
+}
+
+/* ---- lifetime ------------------------------------------------------------------------------ */
 
 static void seg_free(struct log_segment *s)
 {
@@ -97,103 +252,108 @@ void log_seg_unlink(struct log_segment *s)
     }
 }
 
-/* Opens <path><ext>; with `create`, creates it when missing and says so in *created. */
-static int seg_open_file(struct log_segment *s, const char *ext, int flags, bool *created)
+/* Creates (or empties) <path><ext> and closes it again. 0 or ERR_IO (logged). */
+static int seg_create_file(struct log_segment *s, const char *ext, int flags)
 {
     char p[PATH_MAX_LEN];
     int fd;
 
     seg_file(s, ext, p, sizeof p);
-    fd = s->io->open(p, O_RDWR | flags, 0644);
-    if (fd < 0 && errno == ENOENT && created) {
-        fd = s->io->open(p, O_RDWR | O_CREAT, 0644);
-        if (fd >= 0)
-            *created = true;
-    }
+    fd = s->io->open(p, O_RDWR | O_CREAT | flags, 0644);
     if (fd < 0)
-        seg_io_error(s, "open", ext);
-    return fd;
+        return seg_io_error(s, "open", ext);
+    s->io->close(fd);
+    return 0;
 }
 
 int log_seg_create(struct log *l, int64_t base, struct log_segment **out)
 {
     struct log_segment *s = seg_new(l, base);
-    int fd;
 
     if (!s)
         return ERR_NOMEM;
-    s->fd_log = seg_open_file(s, ".log", O_CREAT | O_TRUNC, NULL);
-    if (s->fd_log < 0)
-        goto err;
-    s->fd_idx = seg_open_file(s, ".index", O_CREAT | O_TRUNC, NULL);
-    if (s->fd_idx < 0)
-        goto err_after_open;
-    s->fd_tidx = seg_open_file(s, ".timeindex", O_CREAT | O_TRUNC, NULL);
-    if (s->fd_tidx < 0)
-        goto err_after_open;
     /* .txnindex: aborted transactions land here later; for now it exists and is empty, so
-     * the directory looks like Kafka's. */
-    fd = seg_open_file(s, ".txnindex", O_CREAT | O_TRUNC, NULL);
-    if (fd < 0)
-        goto err_after_open;
-    s->io->close(fd);
+     * the directory looks like Kafka's. No descriptor stays open: the first append opens
+     * the .log, the first index entry the index files. */
+    if (seg_create_file(s, ".log", O_TRUNC) || seg_create_file(s, ".index", O_TRUNC) ||
+        seg_create_file(s, ".timeindex", O_TRUNC) || seg_create_file(s, ".txnindex", O_TRUNC))
+        goto err;
     s->dirty = true;
     *out = s;
     return 0;
 
-err_after_open:
-    log_seg_unlink(s);
 err:
+    log_seg_unlink(s);
     seg_free(s);
     return ERR_IO;
+}
+
+/* The size of <path><ext>; -1 (errno ENOENT) if it does not exist. */
+static int64_t seg_file_size(const struct log_segment *s, const char *ext)
+{
+    char p[PATH_MAX_LEN];
+    struct stat st;
+
+    seg_file(s, ext, p, sizeof p);
+    if (stat(p, &st) < 0)
+        return -1;
+    return st.st_size;
+}
+
+int64_t log_seg_mtime_ms(const struct log_segment *s)
+{
+    char p[PATH_MAX_LEN];
+    struct stat st;
+
+    seg_file(s, ".log", p, sizeof p);
+    if (stat(p, &st) < 0)
+        return -1;
+    return (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
 }
 
 int log_seg_open(struct log *l, int64_t base, struct log_segment **out)
 {
     struct log_segment *s = seg_new(l, base);
-    struct stat st;
-    bool created = false;
-    int fd;
+    int64_t size;
+    bool missing = false;
 
     if (!s)
         return ERR_NOMEM;
-    s->fd_log = seg_open_file(s, ".log", 0, NULL);
-    if (s->fd_log < 0)
-        goto err;
-    if (fstat(s->fd_log, &st) < 0) {
-        seg_io_error(s, "fstat", ".log");
+    /* Sizes only: descriptors are opened when the segment is first read or written. */
+    if ((size = seg_file_size(s, ".log")) < 0) {
+        seg_io_error(s, "stat", ".log");
         goto err;
     }
-    s->size = st.st_size;
+    s->size = size;
 
-    s->fd_idx = seg_open_file(s, ".index", 0, &created);
-    if (s->fd_idx < 0)
-        goto err;
-    if (fstat(s->fd_idx, &st) < 0) {
-        seg_io_error(s, "fstat", ".index");
-        goto err;
+    if ((size = seg_file_size(s, ".index")) < 0) {
+        if (errno != ENOENT) {
+            seg_io_error(s, "stat", ".index");
+            goto err;
+        }
+        missing = true;
+        size = 0;
     }
-    if (st.st_size % LOG_OIDX_ENTRY != 0)
+    if (size % LOG_OIDX_ENTRY != 0)
         s->idx_damaged = true;
-    s->oidx_n = st.st_size / LOG_OIDX_ENTRY;
+    s->oidx_n = size / LOG_OIDX_ENTRY;
 
-    s->fd_tidx = seg_open_file(s, ".timeindex", 0, &created);
-    if (s->fd_tidx < 0)
-        goto err;
-    if (fstat(s->fd_tidx, &st) < 0) {
-        seg_io_error(s, "fstat", ".timeindex");
-        goto err;
+    if ((size = seg_file_size(s, ".timeindex")) < 0) {
+        if (errno != ENOENT) {
+            seg_io_error(s, "stat", ".timeindex");
+            goto err;
+        }
+        missing = true;
+        size = 0;
     }
-    if (st.st_size % LOG_TIDX_ENTRY != 0)
+    if (size % LOG_TIDX_ENTRY != 0)
         s->idx_damaged = true;
-    s->tidx_n = st.st_size / LOG_TIDX_ENTRY;
+    s->tidx_n = size / LOG_TIDX_ENTRY;
 
-    fd = seg_open_file(s, ".txnindex", O_CREAT, NULL);
-    if (fd < 0)
+    if (seg_file_size(s, ".txnindex") < 0 && seg_create_file(s, ".txnindex", 0) != 0)
         goto err;
-    s->io->close(fd);
 
-    if (created)
+    if (missing)
         s->idx_damaged = true;
     if (!s->idx_damaged && s->oidx_n > 0 &&
         log_oidx_entry(s, s->oidx_n - 1, &s->oidx_last_off, &s->oidx_last_pos) != 0)
@@ -213,6 +373,23 @@ err:
     return ERR_IO;
 }
 
+/* Decodes and sanity-checks the batch header in b (61 bytes read at pos). */
+static int hdr_decode(const uint8_t *b, int64_t pos, int64_t limit, struct log_batch_hdr *h)
+{
+    h->base_offset = (int64_t)log_be64(b);
+    h->batch_length = (int32_t)log_be32(b + 8);
+    h->magic = (int8_t)b[16];
+    h->last_offset_delta = (int32_t)log_be32(b + 23);
+    h->max_timestamp = (int64_t)log_be64(b + 35);
+    if (h->magic != 2 || h->batch_length < RECORD_BATCH_HEADER - RECORD_BATCH_OVERHEAD ||
+        h->last_offset_delta < 0 || h->base_offset < 0 ||
+        h->base_offset > INT64_MAX - h->last_offset_delta - 1)
+        return ERR_CORRUPT_MESSAGE;
+    if (log_hdr_size(h) > limit - pos)
+        return ERR_TRUNCATED;
+    return 0;
+}
+
 int log_seg_read_hdr(struct log_segment *s, int64_t pos, int64_t limit, struct log_batch_hdr *h)
 {
     uint8_t b[RECORD_BATCH_HEADER];
@@ -220,57 +397,99 @@ int log_seg_read_hdr(struct log_segment *s, int64_t pos, int64_t limit, struct l
 
     if (pos < 0 || limit - pos < RECORD_BATCH_HEADER)
         return ERR_TRUNCATED;
-    r = log_io_pread_full(s->io, s->fd_log, b, sizeof b, (off_t)pos);
+    r = log_io_pread_full(s->io, log_seg_fd(s, LOG_FILE_LOG), b, sizeof b, (off_t)pos);
     if (r < 0)
         return seg_io_error(s, "read", ".log");
     if (r != (ssize_t)sizeof b)
         return ERR_TRUNCATED;
-    h->base_offset = (int64_t)log_be64(b);
-    h->batch_length = (int32_t)log_be32(b + 8);
-    h->magic = (int8_t)b[16];
-    h->last_offset_delta = (int32_t)log_be32(b + 23);
-    h->max_timestamp = (int64_t)log_be64(b + 35);
-    if (h->magic != 2 || h->batch_length < RECORD_BATCH_HEADER - RECORD_BATCH_OVERHEAD ||
-        h->last_offset_delta < 0 || h->base_offset < 0)
-        return ERR_CORRUPT_MESSAGE;
-    if (log_hdr_size(h) > limit - pos)
+    return hdr_decode(b, pos, limit, h);
+}
+
+int log_seg_read_hdr_w(struct log_segment *s, struct log_hdr_window *w, int64_t pos, int64_t limit,
+                       struct log_batch_hdr *h)
+{
+    ssize_t r;
+    size_t want;
+
+    if (pos < 0 || limit - pos < RECORD_BATCH_HEADER)
         return ERR_TRUNCATED;
+    if (pos < w->at || pos + RECORD_BATCH_HEADER > w->at + w->n) {
+        want = limit - pos < (int64_t)sizeof w->buf ? (size_t)(limit - pos) : sizeof w->buf;
+        r = log_io_pread_full(s->io, log_seg_fd(s, LOG_FILE_LOG), w->buf, want, (off_t)pos);
+        if (r < 0)
+            return seg_io_error(s, "read", ".log");
+        w->at = pos;
+        w->n = r;
+        if (r < RECORD_BATCH_HEADER)
+            return ERR_TRUNCATED;
+    }
+    return hdr_decode(w->buf + (pos - w->at), pos, limit, h);
+}
+
+int log_seg_walk(struct log_segment *s, struct log_hdr_window *w, int64_t pos, int64_t expect,
+                 int64_t limit, int64_t end_offset, int64_t max_offset, int64_t max_end,
+                 int64_t *end, int64_t *next)
+{
+    struct log_batch_hdr h;
+    int rc;
+
+    *end = pos;
+    *next = expect;
+    while (*end < limit) {
+        rc = log_seg_read_hdr_w(s, w, *end, limit, &h);
+        if (rc == ERR_IO)
+            return rc;
+        if (rc || h.base_offset != *next || log_hdr_last(&h) >= end_offset)
+            return ERR_CORRUPT_MESSAGE;
+        if (log_hdr_last(&h) >= max_offset || *end + log_hdr_size(&h) > max_end)
+            return 0;
+        *end += log_hdr_size(&h);
+        *next = log_hdr_last(&h) + 1;
+    }
     return 0;
 }
 
 int log_seg_find(struct log_segment *s, int64_t offset, int64_t limit, int64_t *pos,
                  struct log_batch_hdr *h)
 {
-    int64_t eoff, epos, p;
+    static struct log_limit index_warn;
+    int64_t eoff, epos, p, expect;
     bool from_index;
     int rc = log_oidx_floor(s, offset, &eoff, &epos);
 
     if (rc)
         return rc;
-    from_index = epos > 0;
-    p = epos < limit ? epos : 0;
+    from_index = epos > 0 && epos < limit;
+    p = from_index ? epos : 0;
+    expect = from_index ? eoff : s->base;
     while (p < limit) {
         rc = log_seg_read_hdr(s, p, limit, h);
-        if (from_index && p == epos &&
-            (rc != 0 || h->base_offset > eoff || log_hdr_last(h) < eoff)) {
+        if (from_index && p == epos && (rc != 0 || h->base_offset != eoff)) {
             /* The index points at something that is not the batch it names: do not trust
              * it; a full scan from the start of the segment is slow but right. */
-            log_warn(LOG_MOD,
-                     "%s.index entry for offset %" PRId64
-                     " does not match the log; scanning the segment",
-                     s->path, eoff);
+            log_warn_limited(&index_warn, 10000, LOG_MOD,
+                             "%s.index entry for offset %" PRId64
+                             " does not match the log; scanning the segment",
+                             s->path, eoff);
             from_index = false;
             p = 0;
+            expect = s->base;
             continue;
         }
         if (rc == ERR_TRUNCATED)
             return ERR_CORRUPT_MESSAGE;
         if (rc)
             return rc;
+        /* Batches follow one another without gaps (Tally does not compact; a segment's
+         * first batch starts at its base) and stay below the segment's end: a header whose
+         * offsets do not fit was damaged, and is never served. */
+        if (h->base_offset != expect || log_hdr_last(h) >= s->next_offset)
+            return ERR_CORRUPT_MESSAGE;
         if (log_hdr_last(h) >= offset) {
             *pos = p;
             return 0;
         }
+        expect = log_hdr_last(h) + 1;
         p += log_hdr_size(h);
     }
     return ERR_NOTFOUND;
@@ -322,39 +541,48 @@ int log_seg_finish(struct log_segment *s)
 
 int log_seg_scan_tail(struct log *l, struct log_segment *s)
 {
-    int64_t p = s->oidx_last_pos, next = s->base, max_ts = s->tidx_last_ts;
+    int64_t p = 0, expect = s->base, next = s->base, max_ts = s->tidx_last_ts;
     int64_t max_off = s->tidx_last_off;
+    struct log_hdr_window w = {.at = 0, .n = 0};
     struct log_batch_hdr h;
     int rc;
 
     (void)l;
-    /* The max timestamp may sit in any batch after the one of the last time index entry;
-     * start the scan no later than that batch. */
+    /* Start at the last .index entry, whose batch must begin with the offset it names; but
+     * the max timestamp may sit in any batch after the one of the last time index entry, so
+     * start no later than that batch. */
+    if (s->oidx_n > 0) {
+        p = s->oidx_last_pos;
+        expect = s->oidx_last_off;
+    }
     if (s->tidx_n == 0) {
         p = 0;
+        expect = s->base;
     } else {
         int64_t eoff, epos;
         rc = log_oidx_floor(s, s->tidx_last_off, &eoff, &epos);
         if (rc)
             return rc;
-        if (epos < p)
+        if (epos < p) {
             p = epos;
+            expect = eoff;
+        }
     }
     if (p > s->size)
         return ERR_CORRUPT_MESSAGE;
     while (p < s->size) {
-        rc = log_seg_read_hdr(s, p, s->size, &h);
+        rc = log_seg_read_hdr_w(s, &w, p, s->size, &h);
         if (rc == ERR_TRUNCATED)
             return ERR_CORRUPT_MESSAGE;
         if (rc)
             return rc;
-        if (h.base_offset < s->base)
+        if (h.base_offset != expect)
             return ERR_CORRUPT_MESSAGE;
         if (h.max_timestamp > max_ts) {
             max_ts = h.max_timestamp;
             max_off = log_hdr_last(&h);
         }
-        next = log_hdr_last(&h) + 1;
+        next = expect = log_hdr_last(&h) + 1;
         p += log_hdr_size(&h);
     }
     if (next == s->base && s->size > 0) {
@@ -368,7 +596,8 @@ int log_seg_scan_tail(struct log *l, struct log_segment *s)
     return 0;
 }
 
-int log_seg_recover(struct log *l, struct log_segment *s, int64_t *lost, const char **why_out)
+int log_seg_recover(struct log *l, struct log_segment *s, int64_t end_offset, int64_t *lost,
+                    const char **why_out)
 {
     int64_t file_size = s->size, pos = 0, expect = s->base;
     uint8_t *buf = NULL;
@@ -378,7 +607,13 @@ int log_seg_recover(struct log *l, struct log_segment *s, int64_t *lost, const c
 
     *lost = 0;
     *why_out = NULL;
-    if (s->io->ftruncate(s->fd_idx, 0) < 0 || s->io->ftruncate(s->fd_tidx, 0) < 0)
+    if (file_size == 0 && s->oidx_n == 0 && s->tidx_n == 0 && !s->idx_damaged) {
+        /* Empty and intact: nothing to rebuild, and no descriptor to open (after a crash,
+         * thousands of idle partitions must not each pin two). */
+        s->next_offset = s->base;
+        return 0;
+    }
+    if (log_seg_ftruncate(s, LOG_FILE_IDX, 0) < 0 || log_seg_ftruncate(s, LOG_FILE_TIDX, 0) < 0)
         return seg_io_error(s, "truncate", " index");
     s->oidx_n = s->tidx_n = 0;
     s->oidx_last_off = -1;
@@ -417,7 +652,8 @@ int log_seg_recover(struct log *l, struct log_segment *s, int64_t *lost, const c
             buf = nb;
             cap = (size_t)size;
         }
-        if (log_io_pread_full(s->io, s->fd_log, buf, (size_t)size, (off_t)pos) != size) {
+        if (log_io_pread_full(s->io, log_seg_fd(s, LOG_FILE_LOG), buf, (size_t)size, (off_t)pos) !=
+            size) {
             rc = seg_io_error(s, "read", ".log");
             goto out;
         }
@@ -425,8 +661,15 @@ int log_seg_recover(struct log *l, struct log_segment *s, int64_t *lost, const c
             why = "corrupt batch (CRC or records)";
             break;
         }
-        if (h.base_offset < expect) {
+        /* Offsets follow one another without gaps (no compaction): a batch that does not
+         * start where the previous one ended, or runs past the next segment's base, has a
+         * damaged header (its base offset is outside the CRC). */
+        if (h.base_offset != expect) {
             why = "offset out of order";
+            break;
+        }
+        if (log_hdr_last(&h) >= end_offset) {
+            why = "offsets past the next segment's base";
             break;
         }
         rc = log_seg_index_batch(l, s, pos, &h, h.max_timestamp);
@@ -437,7 +680,7 @@ int log_seg_recover(struct log *l, struct log_segment *s, int64_t *lost, const c
     }
     rc = 0;
     if (pos < file_size) {
-        if (s->io->ftruncate(s->fd_log, (off_t)pos) < 0) {
+        if (log_seg_ftruncate(s, LOG_FILE_LOG, (off_t)pos) < 0) {
             rc = seg_io_error(s, "truncate", ".log");
             goto out;
         }
@@ -470,7 +713,7 @@ int log_seg_truncate(struct log *l, struct log_segment *s, int64_t offset)
         rc = log_tidx_truncate(s, n_tidx);
     if (rc)
         return rc;
-    if (s->io->ftruncate(s->fd_log, (off_t)pos) < 0)
+    if (log_seg_ftruncate(s, LOG_FILE_LOG, (off_t)pos) < 0)
         return seg_io_error(s, "truncate", ".log");
     s->size = pos;
     s->dirty = true;

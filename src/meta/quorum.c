@@ -90,7 +90,11 @@ struct meta {
     struct meta_change *changes;
 
     bool stopping;
-    int closing; /* handles (watch timer, raft) still closing */
+    int closing;      /* handles (watch timer, raft) still closing */
+    uv_timer_t grace; /* delays the release of libraft's memory after it closed */
+    void (*io_close)(struct raft_io *io, raft_io_close_cb cb); /* libraft's own */
+    raft_io_close_cb io_closed_cb;                             /* raft's, forwarded once */
+    bool io_closed;
     void (*stop_cb)(void *arg);
     void *stop_arg;
 };
@@ -260,6 +264,34 @@ static int make_dirs(const char *dir)
     return 0;
 }
 
+/* libraft 0.15 may run the close callback of its uv I/O twice: a segment writer that
+ * finishes closing after everything else fires it a second time (upstream canonical/raft
+ * #341; the fix was reverted there). raft's callback frees its memory, so a second run is a
+ * double free. The I/O's close is wrapped to forward the first call only, and the I/O
+ * itself is released after a grace period so that such a straggler still finds it alive. */
+#define META_CLOSE_GRACE_MS 250
+
+static struct meta *meta_of_io(struct raft_io *io)
+{
+    return (struct meta *)(void *)((char *)io - offsetof(struct meta, io));
+}
+
+static void io_closed_once(struct raft_io *io)
+{
+    struct meta *m = meta_of_io(io);
+    if (m->io_closed)
+        return;
+    m->io_closed = true;
+    m->io_closed_cb(io);
+}
+
+static void io_close_guarded(struct raft_io *io, raft_io_close_cb cb)
+{
+    struct meta *m = meta_of_io(io);
+    m->io_closed_cb = cb;
+    m->io_close(io, io_closed_once);
+}
+
 static void finish(struct meta *m)
 {
     void (*cb)(void *) = m->stop_cb;
@@ -288,10 +320,23 @@ static void finish(struct meta *m)
         cb(arg);
 }
 
+static void grace_closed_cb(uv_handle_t *h)
+{
+    finish(h->data);
+}
+
+static void grace_over_cb(uv_timer_t *h)
+{
+    uv_close((uv_handle_t *)h, grace_closed_cb);
+}
+
 static void closed_one(struct meta *m)
 {
-    if (--m->closing == 0)
-        finish(m);
+    if (--m->closing > 0)
+        return;
+    uv_timer_init(m->loop, &m->grace);
+    m->grace.data = m;
+    uv_timer_start(&m->grace, grace_over_cb, META_CLOSE_GRACE_MS, 0);
 }
 
 static void raft_closed_cb(struct raft *r)
@@ -373,6 +418,8 @@ int meta_start(uv_loop_t *loop, const struct meta_options *opts, struct meta **o
         rv = ERR_IO;
         goto err_after_transport;
     }
+    m->io_close = m->io.close;
+    m->io.close = io_close_guarded;
     m->fsm = (struct raft_fsm){
         .version = 2,
         .data = m,
@@ -421,9 +468,24 @@ int meta_start(uv_loop_t *loop, const struct meta_options *opts, struct meta **o
     }
     rv = raft_start(&m->raft);
     if (rv != 0) {
-        log_error("meta", "raft start in %s: %s (%s)", opts->dir, raft_strerror(rv),
-                  raft_errmsg(&m->raft));
+        /* Either the log failed to load (damaged segments) or the raft listener could not
+         * bind; libraft's message says which when it has one. */
+        log_error("meta",
+                  "cannot start the metadata quorum (log %s, listener %s): %s (%s); refusing "
+                  "to start (see docs/operations.md, start-up refusals)",
+                  opts->dir, opts->listen_address, raft_strerror(rv), raft_errmsg(&m->raft));
         rv = ERR_IO;
+        goto err_after_raft;
+    }
+    /* A voter's log always starts with the bootstrap configuration. If libraft loaded none,
+     * segments of the log are missing or damaged (libraft drops a torn or corrupt segment
+     * without saying so), and this node would wait for an election forever. */
+    if (voter && m->raft.configuration.n == 0) {
+        log_error("meta",
+                  "the metadata log in %s has no raft configuration (a segment is missing or "
+                  "damaged; last index %llu); refusing to start rather than wait forever",
+                  opts->dir, (unsigned long long)raft_last_index(&m->raft));
+        rv = ERR_CORRUPT_MESSAGE;
         goto err_after_raft;
     }
     uv_timer_init(loop, &m->watch);

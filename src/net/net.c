@@ -1,23 +1,31 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* net: listener, connections, framing and in-order responses.
+/* net: listener, connections, framing, in-order responses and connection limits.
  *
  * A frame on the wire:
  **   OFFSET  SIZE  FIELD
  **        0     4  size: bytes after this field (int32, big-endian; 0..max_frame)
  **        4  size  request header (proto_decode_request_header) then request body
  *
- * Reading: while a frame body is incomplete, libuv reads straight into that frame's buffer
- * (no copy); between frames it reads into one scratch buffer shared by all connections (the
+ * Reading: while a frame body is incomplete and large, libuv reads straight into that
+ * frame's buffer (no copy), which grows geometrically as bytes arrive, capped at the
+ * announced size; otherwise it reads into one scratch buffer shared by all connections (the
  * read callback consumes it before returning, so sharing is safe on one loop). Requests of a
  * connection are kept in arrival order; a finished request's response is written only once
- * every earlier request of that connection has been answered. */
+ * every earlier request of that connection has been answered (net_out.c).
+ *
+ * Limits, so that one client cannot starve or bloat the broker:
+ * - A connection is full when its requests not yet answered plus its answers not yet handed
+ *   to the kernel reach max_inflight, or those answers hold NET_OUT_MAX_BYTES of memory.
+ *   A full connection is not read; bytes already read past the last frame it dispatched wait
+ *   in its backlog (at most one scratch buffer) and are fed once it has room again.
+ * - connections.max.idle.ms (opts.max_idle_ms): a connection with no byte read or written
+ *   for that long, and no request held by a handler, is closed. A frame must also arrive
+ *   whole within that time of its first byte while the connection is being read: a sender
+ *   that trickles a frame byte by byte cannot hold a connection and its buffer for ever.
+ * - Lines about client misbehaviour are rate-limited per kind across all connections. */
 #include "net.h"
 
 #include <arpa/inet.h>
-#include <errno.h>
-#include <poll.h>
-#include <sys/sendfile.h>
-#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,85 +33,20 @@
 #include "base/arena.h"
 #include "base/err.h"
 #include "base/log.h"
+#include "net_int.h"
 
-#define SCRATCH_SIZE (64 * 1024)
+/* A frame buffer starts at this size and doubles as bytes arrive. */
+#define FRAME_MIN_CAP 4096
 
-struct net_conn;
-
-struct req_int {
-    struct net_request pub;
-    struct net_conn *conn;
-    struct req_int *next;
-    uint8_t *frame; /* the request frame (after the size field) */
-    uint8_t *resp;  /* the encoded response frame, once finished */
-    size_t resp_len;
-    struct proto_hole *holes; /* file ranges to splice into resp (net_respond_files) */
-    size_t n_holes;
-    void (*sent)(void *arg);
-    void *sent_arg;
-    bool done;
-};
-
-/* One piece of output: bytes of a response frame, or a file range. A response frame's
- * buffer is shared by its pieces and freed with the last one. */
-struct out_frame {
-    uint8_t *buf;
-    unsigned refs;
-    void (*sent)(void *arg);
-    void *sent_arg;
-};
-
-struct out_item {
-    struct out_item *next;
-    struct out_frame *frame;
-    const uint8_t *data; /* memory piece, or NULL for a file piece */
-    size_t len;
-    int fd; /* file piece */
-    int64_t pos;
-};
-
-struct net_conn {
-    uv_tcp_t tcp;
-    struct net_server *srv;
-    struct net_conn *prev, *next; /* the server's list of open connections */
-    char peer[64];
-    uint8_t size_buf[4];
-    unsigned size_got;
-    uint8_t *frame; /* frame being read, NULL between frames */
-    size_t frame_len, frame_got;
-    struct req_int *head, *tail; /* requests in arrival order */
-    unsigned inflight;
-    struct out_item *out_head, *out_tail; /* output not yet handed to the kernel */
-    unsigned writes;                      /* uv_writes in flight */
-    bool sending_file;                    /* a thread-pool sendfile is running */
-    bool reading, closing;
-    unsigned refs; /* the handle until closed, plus each request not yet finished */
-};
-
-struct net_server {
-    uv_loop_t *loop;
-    uv_tcp_t tcp;
-    struct net_options opts;
-    net_request_cb cb;
-    void *ctx;
-    struct net_conn *conns;
-    unsigned n_conns;
-    bool stopping, listener_closed;
-    void (*stop_cb)(void *arg);
-    void *stop_arg;
-    int port;
-    uint8_t scratch[SCRATCH_SIZE];
-};
-
-static void conn_close(struct net_conn *c);
 static void server_maybe_done(struct net_server *s);
 
-static void conn_unref(struct net_conn *c)
+void conn_unref(struct net_conn *c)
 {
     struct net_server *s = c->srv;
     if (--c->refs > 0)
         return;
     free(c->frame);
+    free(c->backlog);
     free(c);
     s->n_conns--;
     server_maybe_done(s);
@@ -111,7 +54,7 @@ static void conn_unref(struct net_conn *c)
 
 static void server_maybe_done(struct net_server *s)
 {
-    if (!s->stopping || !s->listener_closed || s->n_conns > 0)
+    if (!s->stopping || s->handles > 0 || s->n_conns > 0)
         return;
     void (*cb)(void *) = s->stop_cb;
     void *arg = s->stop_arg;
@@ -131,283 +74,6 @@ static void req_free(struct req_int *r)
     free(r);
 }
 
-static void frame_unref(struct out_frame *f)
-{
-    if (--f->refs > 0)
-        return;
-    if (f->sent)
-        f->sent(f->sent_arg);
-    free(f->buf);
-    free(f);
-}
-
-static void item_free(struct out_item *it)
-{
-    frame_unref(it->frame);
-    free(it);
-}
-
-/* Drops output that will never be sent (the connection is closing). */
-static void out_discard(struct net_conn *c)
-{
-    while (c->out_head) {
-        struct out_item *it = c->out_head;
-        c->out_head = it->next;
-        item_free(it);
-    }
-    c->out_tail = NULL;
-}
-
-struct write_req {
-    uv_write_t w;
-    struct net_conn *conn;
-    struct out_item *item;
-};
-
-static void conn_pump(struct net_conn *c);
-
-static void on_write(uv_write_t *w, int status)
-{
-    struct write_req *wr = (struct write_req *)w;
-    struct net_conn *c = wr->conn;
-    if (status < 0 && status != UV_ECANCELED && !c->closing) {
-        log_info("net", "write to %s failed: %s; closing", c->peer, uv_strerror(status));
-        conn_close(c);
-    }
-    item_free(wr->item);
-    free(wr);
-    c->writes--;
-    conn_pump(c);
-    conn_unref(c);
-}
-
-/* A file piece that did not fit in the socket buffer at once: finished on the thread pool,
- * which waits for the socket to drain. It works on a dup() of the socket so that closing the
- * connection cannot hand its descriptor number to someone else mid-send. */
-struct file_send {
-    uv_work_t w;
-    struct net_conn *conn;
-    struct out_item *item;
-    int sock;
-    int err;
-};
-
-static void file_send_run(uv_work_t *w)
-{
-    struct file_send *fs = (struct file_send *)w;
-    struct out_item *it = fs->item;
-    off_t pos = (off_t)it->pos;
-    size_t left = it->len;
-    int idle_ms = 0;
-
-    while (left > 0) {
-        ssize_t n = sendfile(fs->sock, it->fd, &pos, left);
-        if (n > 0) {
-            left -= (size_t)n;
-            idle_ms = 0;
-            continue;
-        }
-        if (n == 0) {
-            fs->err = UV_EOF; /* the file is shorter than the range: never send a torn frame */
-            return;
-        }
-        if (errno == EINTR)
-            continue;
-        if (errno != EAGAIN) {
-            fs->err = -errno;
-            return;
-        }
-        struct pollfd pfd = {.fd = fs->sock, .events = POLLOUT};
-        int pr = poll(&pfd, 1, 100);
-        if (pr == 0 && (idle_ms += 100) >= 120000) {
-            fs->err = UV_ETIMEDOUT; /* a reader that takes nothing for two minutes */
-            return;
-        }
-        if (pr > 0 && (pfd.revents & (POLLERR | POLLHUP))) {
-            fs->err = UV_EPIPE;
-            return;
-        }
-    }
-}
-
-static void file_send_done(uv_work_t *w, int status)
-{
-    struct file_send *fs = (struct file_send *)w;
-    struct net_conn *c = fs->conn;
-    (void)status;
-    close(fs->sock);
-    if (fs->err != 0 && !c->closing) {
-        log_info("net", "sending to %s failed: %s; closing", c->peer, uv_strerror(fs->err));
-        conn_close(c);
-    }
-    item_free(fs->item);
-    free(fs);
-    c->sending_file = false;
-    conn_pump(c);
-    conn_unref(c);
-}
-
-/* Tries a file piece on the loop without blocking; returns 0 when all of it went, 1 when
- * the rest was handed to the thread pool, or a negative error. */
-static int send_file_piece(struct net_conn *c, struct out_item *it)
-{
-    uv_os_fd_t sock;
-    struct file_send *fs;
-    if (uv_fileno((uv_handle_t *)&c->tcp, &sock) != 0)
-        return UV_EBADF;
-    while (it->len > 0) {
-        off_t pos = (off_t)it->pos;
-        ssize_t n = sendfile(sock, it->fd, &pos, it->len);
-        if (n > 0) {
-            it->pos += n;
-            it->len -= (size_t)n;
-            continue;
-        }
-        if (n == 0)
-            return UV_EOF;
-        if (errno == EINTR)
-            continue;
-        if (errno != EAGAIN)
-            return -errno;
-        break;
-    }
-    if (it->len == 0)
-        return 0;
-    fs = calloc(1, sizeof *fs);
-    if (fs == NULL)
-        return UV_ENOMEM;
-    fs->conn = c;
-    fs->item = it;
-    fs->sock = dup(sock);
-    if (fs->sock < 0) {
-        free(fs);
-        return -errno;
-    }
-    c->refs++;
-    c->sending_file = true;
-    if (uv_queue_work(c->srv->loop, &fs->w, file_send_run, file_send_done) != 0) {
-        close(fs->sock);
-        free(fs);
-        c->refs--;
-        c->sending_file = false;
-        return UV_ENOMEM;
-    }
-    return 1;
-}
-
-/* Hands queued output to the kernel in order: memory pieces through uv_write (several may
- * be in flight), a file piece only once every earlier write has completed. */
-static void conn_pump(struct net_conn *c)
-{
-    if (c->closing) {
-        out_discard(c);
-        return;
-    }
-    while (c->out_head && !c->sending_file) {
-        struct out_item *it = c->out_head;
-        if (it->data == NULL) {
-            if (c->writes > 0)
-                return;
-            c->out_head = it->next;
-            if (c->out_head == NULL)
-                c->out_tail = NULL;
-            int rc = send_file_piece(c, it);
-            if (rc == 1)
-                return;
-            item_free(it);
-            if (rc < 0) {
-                log_info("net", "sending to %s failed: %s; closing", c->peer, uv_strerror(rc));
-                conn_close(c);
-                out_discard(c);
-                return;
-            }
-            continue;
-        }
-        struct write_req *wr = malloc(sizeof *wr);
-        if (wr == NULL) {
-            log_error("net", "out of memory writing to %s; closing", c->peer);
-            conn_close(c);
-            out_discard(c);
-            return;
-        }
-        c->out_head = it->next;
-        if (c->out_head == NULL)
-            c->out_tail = NULL;
-        wr->conn = c;
-        wr->item = it;
-        uv_buf_t b = uv_buf_init((char *)it->data, (unsigned)it->len);
-        c->refs++;
-        c->writes++;
-        if (uv_write(&wr->w, (uv_stream_t *)&c->tcp, &b, 1, on_write) < 0) {
-            c->refs--;
-            c->writes--;
-            item_free(it);
-            free(wr);
-            conn_close(c);
-            out_discard(c);
-            return;
-        }
-    }
-}
-
-static bool out_push(struct net_conn *c, struct out_frame *f, const uint8_t *data, size_t len,
-                     int fd, int64_t pos)
-{
-    struct out_item *it;
-    if (len == 0)
-        return true;
-    it = calloc(1, sizeof *it);
-    if (it == NULL)
-        return false;
-    it->frame = f;
-    f->refs++;
-    it->data = data;
-    it->len = len;
-    it->fd = fd;
-    it->pos = pos;
-    if (c->out_tail)
-        c->out_tail->next = it;
-    else
-        c->out_head = it;
-    c->out_tail = it;
-    return true;
-}
-
-/* Queues a finished request's response frame (and its file pieces) for output. */
-static void conn_queue_response(struct net_conn *c, struct req_int *r)
-{
-    struct out_frame *f = calloc(1, sizeof *f);
-    size_t at = 0;
-    bool ok = f != NULL;
-
-    if (f == NULL) {
-        if (r->sent)
-            r->sent(r->sent_arg);
-        free(r->resp);
-    } else {
-        f->buf = r->resp;
-        f->refs = 1; /* held while queuing */
-        f->sent = r->sent;
-        f->sent_arg = r->sent_arg;
-        for (size_t i = 0; ok && i < r->n_holes; i++) {
-            const struct net_file_range *fr = r->holes[i].ext;
-            ok = out_push(c, f, r->resp + at, r->holes[i].at - at, -1, 0) &&
-                 out_push(c, f, NULL, fr->len, fr->fd, fr->pos);
-            at = r->holes[i].at;
-        }
-        ok = ok && out_push(c, f, r->resp + at, r->resp_len - at, -1, 0);
-        frame_unref(f);
-    }
-    r->resp = NULL;
-    r->sent = NULL;
-    if (!ok) {
-        log_error("net", "out of memory writing to %s; closing", c->peer);
-        conn_close(c);
-    }
-}
-
-static void conn_read_start(struct net_conn *c);
-
 /* Writes the answers of finished requests at the head of the queue, in order. */
 static void conn_flush(struct net_conn *c)
 {
@@ -425,8 +91,7 @@ static void conn_flush(struct net_conn *c)
         conn_unref(c);
     }
     conn_pump(c);
-    if (!c->closing && !c->reading && c->inflight < c->srv->opts.max_inflight)
-        conn_read_start(c);
+    conn_input(c);
     conn_unref(c);
 }
 
@@ -494,7 +159,7 @@ static void on_conn_closed(uv_handle_t *h)
     conn_unref((struct net_conn *)h->data);
 }
 
-static void conn_close(struct net_conn *c)
+void conn_close(struct net_conn *c)
 {
     struct net_server *s = c->srv;
     if (c->closing)
@@ -543,13 +208,20 @@ static void conn_dispatch(struct net_conn *c, uint8_t *frame, size_t len)
 
     rc = proto_decode_request_header(frame, len, &r->pub.hdr, &hdr_len, r->pub.arena);
     if (rc != 0) {
-        log_warn("net", "malformed request header from %s (%s); closing", c->peer, err_name(rc));
+        log_warn_limited(&s->warn.header, NET_WARN_INTERVAL_MS, "net",
+                         "malformed request header from %s (%s); closing", c->peer, err_name(rc));
         goto err_close;
     }
     r->pub.api = proto_api_find(r->pub.hdr.RequestApiKey);
     if (r->pub.api == NULL) {
-        log_warn("net", "unknown API key %d from %s (client %s); closing", r->pub.hdr.RequestApiKey,
-                 c->peer, r->pub.hdr.ClientId ? r->pub.hdr.ClientId : "-");
+        /* The client id is the client's own bytes: escaped (log_line would too) and cut, so
+         * that a 32 KiB id cannot crowd the rest of the line out. */
+        const char *id = r->pub.hdr.ClientId ? r->pub.hdr.ClientId : "-";
+        char cid[160];
+        log_warn_limited(&s->warn.api_key, NET_WARN_INTERVAL_MS, "net",
+                         "unknown API key %d from %s (client %s); closing",
+                         r->pub.hdr.RequestApiKey, c->peer,
+                         log_escape(id, strlen(id), cid, sizeof cid));
         goto err_close;
     }
     int16_t v = r->pub.hdr.RequestApiVersion;
@@ -561,14 +233,17 @@ static void conn_dispatch(struct net_conn *c, uint8_t *frame, size_t len)
             s->cb(s->ctx, &r->pub);
             return;
         }
-        log_warn("net", "unsupported %s version %d from %s; closing", r->pub.api->name, v, c->peer);
+        log_warn_limited(&s->warn.version, NET_WARN_INTERVAL_MS, "net",
+                         "unsupported %s version %d from %s; closing", r->pub.api->name, v,
+                         c->peer);
         goto err_close;
     }
     rc = proto_decode_request(r->pub.api, v, frame + hdr_len, len - hdr_len, &r->pub.body,
                               r->pub.arena);
     if (rc != 0) {
-        log_warn("net", "malformed %s v%d request from %s (%s); closing", r->pub.api->name, v,
-                 c->peer, err_name(rc));
+        log_warn_limited(&s->warn.body, NET_WARN_INTERVAL_MS, "net",
+                         "malformed %s v%d request from %s (%s); closing", r->pub.api->name, v,
+                         c->peer, err_name(rc));
         goto err_close;
     }
     s->cb(s->ctx, &r->pub);
@@ -578,91 +253,191 @@ err_close:
     net_close_connection(&r->pub);
 }
 
-/* Consumes `n` bytes read into the scratch buffer: size fields and whole small frames. */
-static void conn_consume(struct net_conn *c, const uint8_t *p, size_t n)
+/* Whether the connection holds as much as it may (see the file comment): reading pauses
+ * while it does, so a client that does not read its answers cannot grow them unbounded. */
+static bool conn_full(const struct net_conn *c)
+{
+    return c->inflight + c->out_frames >= c->srv->opts.max_inflight ||
+           c->out_bytes >= NET_OUT_MAX_BYTES;
+}
+
+/* Makes room for `want` bytes of the current frame (want <= frame_len): the buffer doubles
+ * from FRAME_MIN_CAP, never past the announced size, so a frame header announcing 100 MB
+ * costs nothing until the bytes come. Returns 0 or ERR_NOMEM. */
+static int frame_reserve(struct net_conn *c, size_t want)
+{
+    size_t cap = c->frame_cap ? c->frame_cap : FRAME_MIN_CAP;
+    uint8_t *p;
+
+    if (want <= c->frame_cap && c->frame != NULL)
+        return 0;
+    while (cap < want)
+        cap *= 2;
+    if (cap > c->frame_len)
+        cap = c->frame_len;
+    p = realloc(c->frame, cap > 0 ? cap : 1);
+    if (p == NULL)
+        return ERR_NOMEM;
+    c->frame = p;
+    c->frame_cap = cap;
+    return 0;
+}
+
+/* Hands the completed frame to conn_dispatch and resets the framer for the next one. */
+static void conn_frame_done(struct net_conn *c)
+{
+    size_t len = c->frame_len;
+    if (frame_reserve(c, len) != 0) { /* a 0-byte frame still gets a buffer */
+        log_error("net", "out of memory for a frame from %s; closing", c->peer);
+        conn_close(c);
+        return;
+    }
+    uint8_t *f = c->frame;
+    c->frame = NULL;
+    c->frame_cap = c->frame_len = c->frame_got = 0;
+    c->in_frame = false;
+    conn_dispatch(c, f, len);
+}
+
+/* Reads a size field from p[0..n); returns the bytes used. On a complete, valid size the
+ * connection is in_frame; on an invalid one it is closed. */
+static size_t conn_take_size(struct net_conn *c, const uint8_t *p, size_t n)
 {
     struct net_server *s = c->srv;
-    while (n > 0 && !c->closing) {
-        if (c->frame) { /* the rest of a frame whose buffer exists */
-            size_t take = c->frame_len - c->frame_got;
-            if (take > n)
-                take = n;
-            memcpy(c->frame + c->frame_got, p, take);
-            c->frame_got += take;
-            p += take;
-            n -= take;
-        } else {
-            while (c->size_got < 4 && n > 0) {
-                c->size_buf[c->size_got++] = *p++;
-                n--;
-            }
-            if (c->size_got < 4)
-                return;
-            int32_t size =
-                (int32_t)((uint32_t)c->size_buf[0] << 24 | (uint32_t)c->size_buf[1] << 16 |
-                          (uint32_t)c->size_buf[2] << 8 | c->size_buf[3]);
-            c->size_got = 0;
-            if (size < 0 || (size_t)size > s->opts.max_frame) {
-                log_warn("net",
+    size_t used = 0;
+
+    if (c->size_got == 0)
+        c->frame_start_ms = uv_now(s->loop);
+    while (c->size_got < 4 && used < n)
+        c->size_buf[c->size_got++] = p[used++];
+    if (c->size_got < 4)
+        return used;
+    int32_t size = (int32_t)((uint32_t)c->size_buf[0] << 24 | (uint32_t)c->size_buf[1] << 16 |
+                             (uint32_t)c->size_buf[2] << 8 | c->size_buf[3]);
+    c->size_got = 0;
+    if (size < 0 || (size_t)size > s->opts.max_frame) {
+        log_warn_limited(&s->warn.frame_size, NET_WARN_INTERVAL_MS, "net",
                          "frame of %d bytes from %s is outside 0..%zu "
                          "(socket.request.max.bytes); closing",
                          size, c->peer, s->opts.max_frame);
-                conn_close(c);
-                return;
-            }
-            c->frame = malloc(size > 0 ? (size_t)size : 1);
-            if (c->frame == NULL) {
-                log_error("net", "out of memory for a %d-byte frame from %s; closing", size,
-                          c->peer);
-                conn_close(c);
-                return;
-            }
-            c->frame_len = (size_t)size;
-            c->frame_got = 0;
-        }
-        if (c->frame && c->frame_got == c->frame_len) {
-            uint8_t *f = c->frame;
-            c->frame = NULL;
-            conn_dispatch(c, f, c->frame_len);
-        }
+        conn_close(c);
+        return used;
     }
+    c->in_frame = true;
+    c->frame_len = (size_t)size;
+    c->frame_got = 0;
+    return used;
+}
+
+/* Frames p[0..n) and dispatches every complete frame, until the bytes run out or the
+ * connection is full or closed. Returns the bytes used; the caller keeps the rest. */
+static size_t conn_feed(struct net_conn *c, const uint8_t *p, size_t n)
+{
+    size_t used = 0;
+
+    while (used < n && !c->closing && !conn_full(c)) {
+        if (!c->in_frame) {
+            used += conn_take_size(c, p + used, n - used);
+        } else {
+            size_t take = c->frame_len - c->frame_got;
+            if (take > n - used)
+                take = n - used;
+            if (frame_reserve(c, c->frame_got + take) != 0) {
+                log_error("net", "out of memory for a %zu-byte frame from %s; closing",
+                          c->frame_len, c->peer);
+                conn_close(c);
+                break;
+            }
+            memcpy(c->frame + c->frame_got, p + used, take);
+            c->frame_got += take;
+            used += take;
+        }
+        if (c->in_frame && c->frame_got == c->frame_len)
+            conn_frame_done(c);
+    }
+    return used;
 }
 
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
     struct net_conn *c = h->data;
     (void)suggested;
-    if (c->frame && c->frame_len - c->frame_got >= 4096) {
-        /* Large remainder: read straight into the frame, no copy. */
-        *buf =
-            uv_buf_init((char *)c->frame + c->frame_got, (unsigned)(c->frame_len - c->frame_got));
-    } else {
-        *buf = uv_buf_init((char *)c->srv->scratch, SCRATCH_SIZE);
+    if (c->in_frame && c->frame_len - c->frame_got >= 4096) {
+        /* Large remainder: read straight into the frame, no copy. The buffer grows only
+         * once what it has is filled, so memory stays within twice the bytes received. */
+        if (c->frame_cap - c->frame_got >= 4096 || frame_reserve(c, c->frame_got + 4096) == 0) {
+            *buf = uv_buf_init((char *)c->frame + c->frame_got,
+                               (unsigned)(c->frame_cap - c->frame_got));
+            return;
+        }
+        /* Out of memory: the scratch path fails the connection with a line. */
     }
+    *buf = uv_buf_init((char *)c->srv->scratch, SCRATCH_SIZE);
 }
 
 static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 {
     struct net_conn *c = st->data;
+    struct net_server *s = c->srv;
     if (nread < 0) {
         if (nread != UV_EOF)
-            log_info("net", "read from %s failed: %s", c->peer, uv_strerror((int)nread));
+            log_line_limited(&s->warn.io, NET_WARN_INTERVAL_MS, LOG_INFO, "net",
+                             "read from %s failed: %s", c->peer, uv_strerror((int)nread));
         conn_close(c);
         return;
     }
-    if ((const uint8_t *)buf->base == c->srv->scratch) {
-        conn_consume(c, (const uint8_t *)buf->base, (size_t)nread);
-    } else if (nread > 0) {
-        c->frame_got += (size_t)nread;
-        if (c->frame_got == c->frame_len) {
-            uint8_t *f = c->frame;
-            c->frame = NULL;
-            conn_dispatch(c, f, c->frame_len);
+    if (nread == 0)
+        return;
+    c->last_io_ms = uv_now(s->loop);
+    if ((const uint8_t *)buf->base == s->scratch) {
+        size_t n = (size_t)nread;
+        size_t used = conn_feed(c, s->scratch, n);
+        if (used < n && !c->closing) {
+            /* Full: keep the rest (the scratch buffer is shared) until there is room. */
+            c->backlog = malloc(n - used);
+            if (c->backlog == NULL) {
+                log_error("net", "out of memory reading from %s; closing", c->peer);
+                conn_close(c);
+                return;
+            }
+            memcpy(c->backlog, s->scratch + used, n - used);
+            c->backlog_len = n - used;
+            c->backlog_off = 0;
         }
+    } else {
+        c->frame_got += (size_t)nread;
+        if (c->frame_got == c->frame_len)
+            conn_frame_done(c);
     }
-    if (!c->closing && c->reading && c->inflight >= c->srv->opts.max_inflight) {
-        uv_read_stop(st);
-        c->reading = false;
+    conn_input(c);
+}
+
+/* Feeds the backlogs of connections that gained room. This runs from the loop rather than
+ * from conn_input, because conn_input is called inside handlers (through net_respond), and
+ * a handler must never see a new request dispatched in the middle of its own work. */
+static void on_feed(uv_idle_t *h)
+{
+    struct net_server *s = h->data;
+    struct net_conn *list = s->feed_head;
+
+    s->feed_head = s->feed_tail = NULL;
+    uv_idle_stop(h);
+    while (list) {
+        struct net_conn *c = list;
+        list = c->feed_next;
+        c->feed_next = NULL;
+        c->feed_queued = false;
+        if (!c->closing && c->backlog) {
+            c->backlog_off +=
+                conn_feed(c, c->backlog + c->backlog_off, c->backlog_len - c->backlog_off);
+            if (c->backlog_off == c->backlog_len) {
+                free(c->backlog);
+                c->backlog = NULL;
+                c->backlog_len = c->backlog_off = 0;
+            }
+            conn_input(c);
+        }
+        conn_unref(c);
     }
 }
 
@@ -674,6 +449,64 @@ static void conn_read_start(struct net_conn *c)
         conn_close(c);
 }
 
+void conn_input(struct net_conn *c)
+{
+    struct net_server *s = c->srv;
+
+    if (c->closing)
+        return;
+    if (conn_full(c) || c->backlog) {
+        /* Bytes in the backlog come before any new read, so reading waits for them. */
+        if (c->reading) {
+            uv_read_stop((uv_stream_t *)&c->tcp);
+            c->reading = false;
+        }
+        if (c->backlog && !conn_full(c) && !c->feed_queued && !s->stopping) {
+            c->feed_queued = true;
+            c->refs++;
+            if (s->feed_tail)
+                s->feed_tail->feed_next = c;
+            else
+                s->feed_head = c;
+            s->feed_tail = c;
+            uv_idle_start(&s->feeder, on_feed);
+        }
+        return;
+    }
+    if (!c->reading)
+        conn_read_start(c);
+}
+
+/* The idle rule (see the file comment), checked for every connection on each tick. */
+static void on_idle_tick(uv_timer_t *t)
+{
+    struct net_server *s = t->data;
+    uint64_t now = uv_now(s->loop);
+    uint64_t limit = (uint64_t)s->opts.max_idle_ms;
+    struct net_conn *c = s->conns;
+
+    while (c) {
+        struct net_conn *next = c->next; /* conn_close unlinks c */
+        bool partial = c->in_frame || c->size_got > 0;
+        if (partial && c->reading && now - c->frame_start_ms >= limit) {
+            log_info("net",
+                     "closing the connection from %s: its request is still incomplete after "
+                     "%llu ms (%zu of %zu bytes; connections.max.idle.ms is %lld)",
+                     c->peer, (unsigned long long)(now - c->frame_start_ms),
+                     c->in_frame ? c->frame_got : 0, c->in_frame ? c->frame_len : 0,
+                     (long long)s->opts.max_idle_ms);
+            conn_close(c);
+        } else if (c->inflight == 0 && !c->sending_file && now - c->last_io_ms >= limit) {
+            log_info("net",
+                     "closing the connection from %s: idle for %llu ms "
+                     "(connections.max.idle.ms)",
+                     c->peer, (unsigned long long)(now - c->last_io_ms));
+            conn_close(c);
+        }
+        c = next;
+    }
+}
+
 static void on_connection(uv_stream_t *server, int status)
 {
     struct net_server *s = server->data;
@@ -682,7 +515,8 @@ static void on_connection(uv_stream_t *server, int status)
     int sslen = sizeof ss;
 
     if (status < 0) {
-        log_warn("net", "accept failed: %s", uv_strerror(status));
+        log_warn_limited(&s->warn.accept, NET_WARN_INTERVAL_MS, "net", "accept failed: %s",
+                         uv_strerror(status));
         return;
     }
     c = calloc(1, sizeof *c);
@@ -704,6 +538,7 @@ static void on_connection(uv_stream_t *server, int status)
         return;
     }
     uv_tcp_nodelay(&c->tcp, 1);
+    c->last_io_ms = uv_now(s->loop);
     strcpy(c->peer, "?");
     if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &sslen) == 0) {
         char ip[48] = "?";
@@ -746,6 +581,11 @@ int net_server_start(uv_loop_t *loop, const struct net_options *opts, net_reques
     uv_tcp_init(loop, &s->tcp);
     s->tcp.data = s;
     rc = uv_tcp_bind(&s->tcp, (struct sockaddr *)&addr, 0);
+    /* Accepted sockets inherit the listener's buffer sizes. */
+    if (rc == 0 && opts->send_buffer_bytes > 0)
+        rc = uv_send_buffer_size((uv_handle_t *)&s->tcp, &(int){opts->send_buffer_bytes});
+    if (rc == 0 && opts->recv_buffer_bytes > 0)
+        rc = uv_recv_buffer_size((uv_handle_t *)&s->tcp, &(int){opts->recv_buffer_bytes});
     if (rc == 0)
         rc = uv_listen((uv_stream_t *)&s->tcp, 1024, on_connection);
     if (rc != 0) {
@@ -762,6 +602,17 @@ int net_server_start(uv_loop_t *loop, const struct net_options *opts, net_reques
     s->port = opts->port;
     if (uv_tcp_getsockname(&s->tcp, (struct sockaddr *)&bound, &blen) == 0)
         s->port = ntohs(((struct sockaddr_in *)&bound)->sin_port);
+    s->handles = 3; /* the listener, the idle timer and the feeder */
+    uv_idle_init(loop, &s->feeder);
+    s->feeder.data = s;
+    uv_timer_init(loop, &s->idle_timer);
+    s->idle_timer.data = s;
+    if (s->opts.max_idle_ms >= 0) {
+        /* Checking ten times per period closes an idle connection at most 10% late. */
+        uint64_t tick = (uint64_t)s->opts.max_idle_ms / 10;
+        tick = tick < 10 ? 10 : tick > 1000 ? 1000 : tick;
+        uv_timer_start(&s->idle_timer, on_idle_tick, tick, tick);
+    }
     log_info("net", "listening on %s:%d", opts->host, s->port);
     *out = s;
     return 0;
@@ -772,10 +623,10 @@ int net_server_port(const struct net_server *s)
     return s->port;
 }
 
-static void on_listener_closed(uv_handle_t *h)
+static void on_server_handle_closed(uv_handle_t *h)
 {
     struct net_server *s = h->data;
-    s->listener_closed = true;
+    s->handles--;
     server_maybe_done(s);
 }
 
@@ -786,5 +637,14 @@ void net_server_stop(struct net_server *s, void (*cb)(void *arg), void *arg)
     s->stop_arg = arg;
     while (s->conns)
         conn_close(s->conns);
-    uv_close((uv_handle_t *)&s->tcp, on_listener_closed);
+    while (s->feed_head) {
+        struct net_conn *c = s->feed_head;
+        s->feed_head = c->feed_next;
+        c->feed_queued = false;
+        conn_unref(c);
+    }
+    s->feed_tail = NULL;
+    uv_close((uv_handle_t *)&s->feeder, on_server_handle_closed);
+    uv_close((uv_handle_t *)&s->idle_timer, on_server_handle_closed);
+    uv_close((uv_handle_t *)&s->tcp, on_server_handle_closed);
 }

@@ -35,8 +35,18 @@ typedef void (*net_request_cb)(void *ctx, struct net_request *req);
 struct net_options {
     const char *host;
     int port;
-    size_t max_frame;      /* socket.request.max.bytes */
-    unsigned max_inflight; /* per connection; reading pauses past it */
+    size_t max_frame; /* socket.request.max.bytes */
+    /* Per connection: requests not yet answered plus answers not yet handed to the kernel.
+     * Reading pauses while a connection is at this bound (0: 64). */
+    unsigned max_inflight;
+    /* connections.max.idle.ms: a connection with no byte read or written for this long and
+     * no request in progress is closed, and a frame must arrive whole within this time of
+     * its first byte. Negative: never. */
+    int64_t max_idle_ms;
+    /* socket.send.buffer.bytes / socket.receive.buffer.bytes: SO_SNDBUF / SO_RCVBUF of every
+     * connection, so the kernel too holds a bounded amount per connection. 0 or less: the
+     * OS default (which autotunes up to megabytes). */
+    int send_buffer_bytes, recv_buffer_bytes;
 };
 
 /* Binds and listens. Returns 0 and *out, or an error after logging why. */

@@ -210,9 +210,23 @@ int partition_open(struct replica_mgr *rm, const char *topic, const uint8_t id[1
     }
 
     if (check_metadata_file(p->dir, id)) {
-        /* A directory left by a deleted topic of the same name: it is not ours. */
-        log_warn("replica", "%s belongs to an older topic %s; deleting it", p->dir, topic);
-        partition_remove_dir(p->dir);
+        /* Another topic's data (a deleted topic of the same name, or a directory copied in by
+         * hand): not ours to serve, and not ours to delete either. It is moved aside and this
+         * partition stays offline until an operator has looked. */
+        char aside[PATH_MAX + 64];
+        snprintf(aside, sizeof aside, "%s.%lld-mismatch", p->dir, (long long)wall_ms());
+        if (rename(p->dir, aside) == 0)
+            log_error("replica",
+                      "%s/partition.metadata names another topic id than topic %s's; moved the "
+                      "directory aside to %s and left %s-%d offline",
+                      p->dir, topic, aside, topic, index);
+        else
+            log_error("replica",
+                      "%s/partition.metadata names another topic id than topic %s's and it "
+                      "cannot be moved aside (%s); %s-%d stays offline",
+                      p->dir, topic, strerror(errno), topic, index);
+        rc = ERR_IO;
+        goto err;
     }
     if (mkdir(p->dir, 0755) != 0 && errno != EEXIST) {
         log_error("replica", "cannot create %s: %s", p->dir, strerror(errno));
@@ -226,12 +240,21 @@ int partition_open(struct replica_mgr *rm, const char *topic, const uint8_t id[1
     }
     partition_refresh_settings(p);
     log_config_for(p, &lc);
+    int64_t start = find_checkpoint(rm->starts, rm->n_starts, topic, index, -1);
     rc = log_open(p->dir, &lc, log_io_default(),
-                  find_checkpoint(rm->recovery, rm->n_recovery, topic, index, 0),
-                  find_checkpoint(rm->starts, rm->n_starts, topic, index, -1), rm->clean_start,
-                  &p->log);
+                  find_checkpoint(rm->recovery, rm->n_recovery, topic, index, 0), start,
+                  rm->clean_start, &p->log);
     if (rc != 0)
         goto err;
+    /* log_open clamps the start to the log end (records below a recorded start were deleted
+     * and must stay so), but a start past the end means the checkpoint or the log was
+     * damaged, and every record then hides: say so. */
+    if (start > log_end_offset(p->log))
+        log_warn("replica",
+                 "%s-%d: log-start-offset-checkpoint says %lld, past the log end %lld; clamped "
+                 "the log start to %lld, so no record below it is served",
+                 topic, index, (long long)start, (long long)log_end_offset(p->log),
+                 (long long)log_start_offset(p->log));
     log_epoch_assign(p->log, leader_epoch, log_end_offset(p->log));
     rc = load_producers(p);
     if (rc != 0) {
@@ -253,8 +276,14 @@ err:
 
 static void partition_free(struct partition *p)
 {
-    /* A snapshot at the end makes the next start replay nothing. */
-    if (!p->deleted && pstate_snapshot_write(p->pstate, p->dir, log_end_offset(p->log)) == 0)
+    /* A snapshot at the end makes the next start replay nothing. A partition that never
+     * held a batch has nothing to replay and no producer to remember: skipping its snapshot
+     * (two fsyncs) keeps the stop of a broker hosting thousands of idle partitions short. */
+    size_t n_producers = 0;
+    pstate_producers(p->pstate, &n_producers);
+    bool never_written = log_end_offset(p->log) == 0 && n_producers == 0;
+    if (!p->deleted && !never_written &&
+        pstate_snapshot_write(p->pstate, p->dir, log_end_offset(p->log)) == 0)
         pstate_snapshot_prune(p->dir, 2);
     pstate_free(p->pstate);
     /* A deleted partition's directory is gone: nothing to flush or trim. */

@@ -54,6 +54,18 @@ struct partition *replica_partition_by_id(struct replica_mgr *rm, const uint8_t 
 /* Number of hosted partitions. */
 size_t replica_count(const struct replica_mgr *rm);
 
+/* Makes the log start offsets durable (DeleteRecords answers only after): writes the
+ * log-start-offset-checkpoint with every hosted partition's log start offset as of this
+ * call, fsynced, on the thread pool, then calls w->cb on the loop with 0 or ERR_IO (or
+ * ERR_NOMEM). Writes are serialized; callers that arrive during one share the next. `w` is
+ * the caller's and must live until its callback runs; the callback may run before this
+ * returns (during shutdown, or if the pool refuses work). */
+struct replica_start_sync {
+    struct replica_start_sync *next;
+    void (*cb)(struct replica_start_sync *w, int rc);
+};
+void replica_sync_log_starts(struct replica_mgr *rm, struct replica_start_sync *w);
+
 /* ---- one partition ---------------------------------------------------------------------- */
 
 const char *partition_topic(const struct partition *p);

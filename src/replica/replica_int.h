@@ -41,7 +41,16 @@ struct replica_mgr {
     bool clean_start;
     uv_timer_t timer;
     int64_t last_retention_ms, last_checkpoint_ms, last_expiration_ms;
-    unsigned flushes; /* in flight, all partitions */
+    unsigned flushes; /* in flight, all partitions (and log-start checkpoint writes) */
+    /* log_starts.c: a log-start-offset-checkpoint write in flight, and who waits for the
+     * next one. */
+    bool starts_busy;
+    struct replica_start_sync *starts_waiting;
+    /* Partitions the image assigns here that failed to open after start-up (EMFILE, ...):
+     * retried by the housekeeping tick every few seconds rather than left offline until a
+     * restart. */
+    size_t open_failed;
+    int64_t last_open_retry_ms;
     bool stopping;
     void (*stop_cb)(void *arg);
     void *stop_arg;
@@ -59,5 +68,9 @@ void partition_remove_dir(const char *dir);
  * (after a roll: the sealed segment's data becomes recovered-for-good, so that a crash
  * rescans at most the active segment, as Kafka does). */
 void partition_maybe_flush(struct partition *p, bool force);
+
+/* replica_mgr.c: a piece of thread-pool work counted in `flushes` is over (a stop may be
+ * waiting for it). */
+void replica_mgr_work_done(struct replica_mgr *rm);
 
 #endif

@@ -25,6 +25,7 @@
 
 #define CLEAN_MARKER ".kafka_cleanshutdown"
 #define HOUSEKEEPING_MS 200
+#define OPEN_RETRY_MS 5000
 
 static int64_t now_ms(void)
 {
@@ -107,6 +108,33 @@ static bool assigned_here(const struct replica_mgr *rm, const struct meta_partit
     return false;
 }
 
+/* True if `path` is, or holds, a metadata quorum's log (libraft's metadata1/metadata2 files
+ * or a __cluster_metadata-0 directory): never a partition's directory, whatever its name. */
+static bool holds_metadata_log(const char *path)
+{
+    static const char *const marks[] = {"metadata1", "metadata2", "__cluster_metadata-0"};
+    char p[PATH_MAX * 2 + 32];
+    for (size_t i = 0; i < sizeof marks / sizeof marks[0]; i++) {
+        snprintf(p, sizeof p, "%s/%s", path, marks[i]);
+        if (access(p, F_OK) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* True if a partition of topic `name` may have a directory in this log dir: the name is not
+ * one the broker uses for itself, cannot leave the log dir, and the directory it maps to is
+ * not the metadata log's. */
+static bool partition_dir_allowed(const struct replica_mgr *rm, const char *name, int32_t index)
+{
+    char path[PATH_MAX * 2];
+    if (name[0] == '\0' || strcmp(name, ".") == 0 || strcmp(name, "..") == 0 ||
+        strchr(name, '/') != NULL || strncmp(name, "__cluster_metadata", 18) == 0)
+        return false;
+    snprintf(path, sizeof path, "%s/%s-%d", rm->dir, name, index);
+    return !holds_metadata_log(path);
+}
+
 /* Opens the partitions of topic `t` assigned here and drops those no longer assigned. */
 static void sync_topic(struct replica_mgr *rm, const struct meta_topic *t)
 {
@@ -130,13 +158,25 @@ static void sync_topic(struct replica_mgr *rm, const struct meta_topic *t)
         }
         if (!assigned_here(rm, mp))
             continue;
+        if (!partition_dir_allowed(rm, t->name, mp->partition)) {
+            log_error("replica",
+                      "topic name %s is reserved or maps onto the metadata log's directory; "
+                      "partition %d stays offline and nothing is created or deleted",
+                      t->name, mp->partition);
+            continue;
+        }
         if (rm->count + 1 > rm->n_buckets && table_grow(rm) != 0) {
             log_error("replica", "out of memory opening %s-%d", t->name, mp->partition);
             continue;
         }
         if (partition_open(rm, t->name, t->id, mp->partition, mp->leader_epoch, &p) != 0) {
-            log_error("replica", "cannot open partition %s-%d; it stays offline", t->name,
-                      mp->partition);
+            /* Thousands may fail together (EMFILE): one line per 10 s, the rest counted. */
+            static struct log_limit open_fail;
+            log_line_limited(&open_fail, 10000, LOG_ERROR, "replica",
+                             "cannot open partition %s-%d; it stays offline (retried every "
+                             "%d s)",
+                             t->name, mp->partition, OPEN_RETRY_MS / 1000);
+            rm->open_failed++;
             continue;
         }
         size_t s = slot(rm, t->name, mp->partition);
@@ -330,11 +370,35 @@ static void on_tick(uv_timer_t *h)
         write_checkpoints(rm);
         rm->last_checkpoint_ms = now;
     }
+    if (rm->open_failed > 0 && now - rm->last_open_retry_ms >= OPEN_RETRY_MS) {
+        size_t nt;
+        const struct meta_topic *const *topics = meta_topics(rm->meta, &nt);
+        rm->open_failed = 0;
+        rm->last_open_retry_ms = now;
+        for (size_t i = 0; i < nt; i++)
+            sync_topic(rm, topics[i]);
+    }
 }
 
 /* ---- lifecycle ---------------------------------------------------------------------------- */
 
-/* Deletes partition directories whose topic is gone (deleted while this broker was down). */
+/* Moves a partition directory aside as "<dir>.<time>-stray" (Kafka's name for a log no
+ * metadata claims): it is no longer opened or scanned, and nothing is deleted. */
+static void move_stray(const char *path, const char *why)
+{
+    char aside[PATH_MAX * 2 + 64];
+    snprintf(aside, sizeof aside, "%s.%lld-stray", path, (long long)now_ms());
+    if (rename(path, aside) == 0)
+        log_warn("replica", "%s: %s; moved it aside to %s (delete it once it is not needed)", path,
+                 why, aside);
+    else
+        log_error("replica", "%s: %s; cannot move it aside: %s; leaving it in place", path, why,
+                  strerror(errno));
+}
+
+/* Finishes deletions cut short by a stop (directories renamed to "…-delete", which only a
+ * REMOVE_TOPIC applied from the metadata log does) and moves aside partition directories the
+ * metadata does not place here. Those are never deleted: the metadata may be what is wrong. */
 static void remove_orphans(struct replica_mgr *rm)
 {
     DIR *d = opendir(rm->dir);
@@ -348,6 +412,8 @@ static void remove_orphans(struct replica_mgr *rm)
             strncmp(e->d_name, "__cluster_metadata", 18) == 0)
             continue;
         snprintf(path, sizeof path, "%s/%s", rm->dir, e->d_name);
+        if (holds_metadata_log(path))
+            continue;
         size_t len = strlen(e->d_name);
         /* A live partition directory ends in its partition number; one renamed away for
          * deletion ends in "-delete" (a topic may well contain "-delete" in its name). */
@@ -369,12 +435,31 @@ static void remove_orphans(struct replica_mgr *rm)
         }
         const struct meta_topic *t = meta_topic_by_name(rm->meta, name);
         int32_t index = atoi(dash + 1);
-        if (t == NULL || index >= t->n_partitions || !assigned_here(rm, &t->partitions[index])) {
-            log_info("replica", "deleting %s: its topic or assignment is gone", path);
-            partition_remove_dir(path);
-        }
+        if (t == NULL)
+            move_stray(path, "no topic of that name in the metadata");
+        else if (index >= t->n_partitions || !assigned_here(rm, &t->partitions[index]))
+            move_stray(path, "the metadata does not place this partition on this broker");
     }
     closedir(d);
+}
+
+/* True if the log dir holds any partition directory (live or being deleted). */
+static bool has_partition_dirs(const struct replica_mgr *rm)
+{
+    DIR *d = opendir(rm->dir);
+    struct dirent *e;
+    bool any = false;
+    if (d == NULL)
+        return false;
+    while (!any && (e = readdir(d)) != NULL) {
+        const char *dash = strrchr(e->d_name, '-');
+        char path[PATH_MAX * 2];
+        snprintf(path, sizeof path, "%s/%s", rm->dir, e->d_name);
+        any = e->d_name[0] != '.' && dash && dash[1] >= '0' && dash[1] <= '9' &&
+              strncmp(e->d_name, "__cluster_metadata", 18) != 0 && !holds_metadata_log(path);
+    }
+    closedir(d);
+    return any;
 }
 
 int replica_mgr_start(const struct replica_options *opts, struct replica_mgr **out)
@@ -410,7 +495,9 @@ int replica_mgr_start(const struct replica_options *opts, struct replica_mgr **o
     if (rc != 0)
         rm->clean_start = false;
     snprintf(path, sizeof path, "%s/recovery-point-offset-checkpoint", rm->dir);
-    if (access(path, F_OK) != 0 && !rm->clean_start)
+    /* Without checkpoints a dir is new only if it holds no partition yet; with partitions,
+     * it was killed before its first checkpoint. */
+    if (access(path, F_OK) != 0 && !rm->clean_start && !has_partition_dirs(rm))
         log_info("replica", "opening logs in %s: first start (no checkpoints yet)", rm->dir);
     else
         log_info("replica", "opening logs in %s after %s shutdown", rm->dir,
@@ -424,8 +511,11 @@ int replica_mgr_start(const struct replica_options *opts, struct replica_mgr **o
     free(rm->starts);
     rm->recovery = rm->starts = NULL;
     rm->n_recovery = rm->n_starts = 0;
-    /* Later opens (new partitions) start empty and clean. */
+    /* Later opens (new partitions) start empty and clean. Only they are retried after a
+     * failure: a partition that failed here needs the checkpoints just dropped, so it stays
+     * offline until a restart. */
     rm->clean_start = true;
+    rm->open_failed = 0;
 
     rm->last_retention_ms = rm->last_checkpoint_ms = rm->last_expiration_ms = now_ms();
     uv_timer_init(rm->loop, &rm->timer);
@@ -488,6 +578,12 @@ static void maybe_finish_stop(struct replica_mgr *rm)
 {
     if (rm->stopping && rm->flushes == 0 && rm->timer.data == NULL)
         finish_stop(rm);
+}
+
+void replica_mgr_work_done(struct replica_mgr *rm)
+{
+    rm->flushes--;
+    maybe_finish_stop(rm);
 }
 
 void replica_mgr_stop(struct replica_mgr *rm, void (*cb)(void *arg), void *arg)

@@ -219,49 +219,52 @@ def test_incremental_alter_broker(broker):
     with broker.conn() as c:
         # Per-broker and cluster-default dynamic values.
         assert iac(c, [(BROKER, node, [("log.retention.ms", SET, "3600000")]),
-                       (BROKER, "", [("log.retention.ms", SET, "7200000"),
-                                     ("num.partitions", SET, "3")])], 1) == [0, 0]
+                       (BROKER, "", [("log.retention.ms", SET, "7200000")])], 1) == [0, 0]
         mine = broker_configs(c, node, ["log.retention.ms", "num.partitions", "log.dirs"])
         assert (mine["log.retention.ms"]["value"], mine["log.retention.ms"]["source"]) == \
             ("3600000", kp.SOURCE_DYNAMIC_BROKER)
-        assert (mine["num.partitions"]["value"], mine["num.partitions"]["source"]) == \
-            ("3", kp.SOURCE_DYNAMIC_DEFAULT_BROKER)
-        assert mine["num.partitions"]["read_only"] is False
+        # num.partitions is read-only, as in Kafka (issue 7: it took 100,000 at run time).
+        assert mine["num.partitions"]["value"] == "1"
+        assert mine["num.partitions"]["read_only"] is True
         assert mine["log.dirs"]["read_only"] is True
         assert mine["log.dirs"]["source"] == kp.SOURCE_STATIC_BROKER  # harness --set
-        dflt = broker_configs(c, "", ["log.retention.ms", "num.partitions"])
+        dflt = broker_configs(c, "", ["log.retention.ms"])
         assert (dflt["log.retention.ms"]["value"], dflt["log.retention.ms"]["source"]) == \
             ("7200000", kp.SOURCE_DYNAMIC_DEFAULT_BROKER)
-        assert (dflt["num.partitions"]["value"], dflt["num.partitions"]["source"]) == \
-            ("3", kp.SOURCE_DYNAMIC_DEFAULT_BROKER)
 
         # Static-only keys cannot be altered at run time, on either resource, and the
-        # whole resource fails.
+        # whole resource fails: INVALID_REQUEST, as Kafka answers.
         before = broker_configs(c, node, ["log.dirs", "listeners"])
         # (One resource per request where the same broker appears twice: a resource named
         # twice in one request is INVALID_REQUEST for both, as in Kafka.)
         assert iac(c, [(BROKER, node, [("log.dirs", SET, "/tmp/elsewhere")]),
                        (BROKER, "", [("listeners", SET, "PLAINTEXT://127.0.0.1:1")])], 0) == \
-            [kp.INVALID_CONFIG] * 2
-        assert iac(c, [(BROKER, node, [("num.partitions", SET, "5"),
-                                       ("log.dirs", SET, "/tmp/x")])], 0) == [kp.INVALID_CONFIG]
-        assert iac(c, [(BROKER, node, [("num.partitions", SET, "5")]),
-                       (BROKER, node, [("num.partitions", SET, "6")])], 0) == \
+            [kp.INVALID_REQUEST] * 2
+        assert iac(c, [(BROKER, node, [("log.retention.ms", SET, "5"),
+                                       ("log.dirs", SET, "/tmp/x")])], 0) == [kp.INVALID_REQUEST]
+        for res in (node, ""):
+            assert iac(c, [(BROKER, res, [("num.partitions", SET, "100000")])], 0) == \
+                [kp.INVALID_REQUEST]
+        assert iac(c, [(BROKER, node, [("log.retention.ms", SET, "5")]),
+                       (BROKER, node, [("log.retention.ms", SET, "6")])], 0) == \
             [kp.INVALID_REQUEST] * 2
         assert broker_configs(c, node, ["log.dirs", "listeners"]) == before
-        assert broker_configs(c, node, ["num.partitions"])["num.partitions"]["value"] == "3"
-        # An out-of-range value for a dynamic key is INVALID_CONFIG as well.
-        assert iac(c, [(BROKER, "", [("num.partitions", SET, "0")])], 1) == [kp.INVALID_CONFIG]
+        assert broker_configs(c, node, ["num.partitions"])["num.partitions"]["value"] == "1"
+        assert broker_configs(c, node, ["log.retention.ms"])["log.retention.ms"]["value"] == \
+            "3600000"
+        # An out-of-range value for a dynamic key is INVALID_CONFIG.
+        assert iac(c, [(BROKER, "", [("log.retention.ms", SET, "-2")])], 1) == \
+            [kp.INVALID_CONFIG]
 
-        # Topics created afterwards pick up the new defaults: num.partitions for an
+        # Topics created afterwards pick up the defaults: num.partitions (static) for an
         # auto-created topic and for CreateTopics with NumPartitions -1 ...
         auto = unique("auto")
         md = c.metadata([auto], version=4, allow_auto_create=True)
         assert md["topics"][auto][0] in (0, kp.LEADER_NOT_AVAILABLE)
-        assert sorted(wait_partitions(c, auto, 3)["partitions"]) == [0, 1, 2]
+        assert sorted(wait_partitions(c, auto, 1)["partitions"]) == [0]
         explicit = unique("dflt")
         res = c.create_topics_v([(explicit, -1, -1, None)], version=7)[explicit]
-        assert (res["error"], res["num_partitions"], res["replication_factor"]) == (0, 3, 1)
+        assert (res["error"], res["num_partitions"], res["replication_factor"]) == (0, 1, 1)
         assert res["configs"]["retention.ms"][0] == "3600000"
         assert res["configs"]["retention.ms"][2] == kp.SOURCE_DYNAMIC_BROKER
 
@@ -350,7 +353,7 @@ def test_describe_configs(shared_broker, version):
         assert b["log.dirs"]["read_only"] is True
         assert (b["log.dirs"]["value"], b["log.dirs"]["source"]) == \
             (shared_broker.data_dir, kp.SOURCE_STATIC_BROKER)
-        assert b["num.partitions"]["read_only"] is False
+        assert b["num.partitions"]["read_only"] is True
         assert b["log.segment.bytes"]["value"] == "1073741824"
 
 

@@ -6,6 +6,7 @@
  * mkdtemp directory. */
 #include "harness.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -1228,5 +1229,232 @@ TEST(log_clean_open_rebuild_keeps_later_segments)
     log_slice_release(l, &s);
     CHECK_EQ_INT(read_all_check(l, bo, 1 << 20), (90 - bo) / 3);
     log_close(l, true);
+    rm_dir(dir);
+}
+
+/* ---- damaged batch headers (issue 7, defect 9) ---------------------------------------- */
+
+/* Adds `bit` to the base offset of the batch at `pos` of segment `seg` (outside the CRC). */
+static void flip_base_offset(const char *dir, int64_t seg, int64_t pos, int64_t bit)
+{
+    char p[512];
+    uint8_t b[8];
+    int64_t v = 0;
+    snprintf(p, sizeof p, "%s/%020lld.log", dir, (long long)seg);
+    int fd = open(p, O_RDWR);
+    REQUIRE(fd >= 0);
+    REQUIRE(pread(fd, b, 8, pos) == 8);
+    for (int k = 0; k < 8; k++)
+        v = v << 8 | b[k];
+    v ^= bit;
+    for (int k = 7; k >= 0; k--, v >>= 8)
+        b[k] = (uint8_t)v;
+    REQUIRE(pwrite(fd, b, 8, pos) == 8);
+    close(fd);
+}
+
+/* Reads at every offset below the end: each read either fails or returns whole, CRC-valid
+ * batches with contiguous offsets, the first holding the offset asked for (or, in a gap a
+ * truncation left, starting a later segment of dir). Returns the number of reads refused,
+ * or -1 if a batch that does not fit was served. */
+static int reads_never_serve_misfits(struct log *l, const char *dir)
+{
+    int refused = 0;
+    for (int64_t off = log_start_offset(l); off < log_end_offset(l); off++) {
+        struct log_slice s;
+        uint8_t *buf;
+        size_t p = 0;
+        int64_t expect = -1;
+        if (log_read(l, off, INT64_MAX, 1 << 20, &s) != 0) {
+            refused++;
+            continue;
+        }
+        buf = malloc(s.len + 1);
+        if (pread(s.fd, buf, s.len, s.pos) != (ssize_t)s.len) {
+            free(buf);
+            log_slice_release(l, &s);
+            return -1;
+        }
+        while (p < s.len) {
+            struct record_batch b;
+            bool bad =
+                record_batch_validate(buf + p, s.len - p, &b) != 0 ||
+                (expect >= 0 && b.base_offset != expect) ||
+                (expect < 0 && record_batch_last_offset(&b) < off) ||
+                (expect < 0 && b.base_offset > off && file_size(dir, b.base_offset, ".log") < 0) ||
+                record_batch_last_offset(&b) >= log_end_offset(l);
+            if (bad) {
+                free(buf);
+                log_slice_release(l, &s);
+                return -1;
+            }
+            expect = record_batch_last_offset(&b) + 1;
+            p += record_batch_size(&b);
+        }
+        free(buf);
+        log_slice_release(l, &s);
+    }
+    return refused;
+}
+
+TEST(log_flipped_base_offset_in_closed_segment_not_served)
+{
+    char dir[64];
+    struct log_config c;
+    struct log *l;
+    struct log_slice s;
+
+    tmp_dir(dir);
+    tio();
+    small_cfg(&c);
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    for (int i = 0; i < 30; i++)
+        REQUIRE(append_i(l, i) == 0);
+    log_close(l, true);
+    /* Batch 1 of segment 0 (offsets 3..5, at position 265) now claims 16777219..: the index
+     * has entries after it, so the cheap checks of a clean open do not look at it. */
+    flip_base_offset(dir, 0, 265, 1 << 24);
+
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    CHECK_EQ_INT(log_end_offset(l), 90);
+    /* A read from 0 stops before the damaged batch; a read of it is refused. */
+    REQUIRE(log_read(l, 0, INT64_MAX, 1 << 20, &s) == 0);
+    CHECK_EQ_INT((int64_t)s.len, 265);
+    log_slice_release(l, &s);
+    CHECK_EQ_INT(log_read(l, 3, INT64_MAX, 1 << 20, &s), ERR_CORRUPT_MESSAGE);
+    CHECK_EQ_INT(log_read(l, 5, INT64_MAX, 1 << 20, &s), ERR_CORRUPT_MESSAGE);
+    CHECK_EQ_INT(reads_never_serve_misfits(l, dir), 3);
+    /* The batches after it are still served (the index entry for offset 6 is trusted). */
+    CHECK_EQ_INT(read_all_check(l, 6, 1 << 20), 28);
+    log_close(l, true);
+    rm_dir(dir);
+}
+
+TEST(log_flipped_base_offset_at_segment_end_truncated_on_clean_open)
+{
+    char dir[64];
+    struct log_config c;
+    struct log *l;
+
+    tmp_dir(dir);
+    tio();
+    small_cfg(&c);
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    for (int i = 0; i < 30; i++)
+        REQUIRE(append_i(l, i) == 0);
+    log_close(l, true);
+    int64_t sz = file_size(dir, 0, ".log");
+    int nseg = count_files(dir, ".log");
+    REQUIRE(sz > 265 * 3 && file_size(dir, sz / 265 * 3, ".log") > 0);
+    /* The last batch of sealed segment 0 moves back by 2 offsets: found by the check of the
+     * segment's tail on a clean open, which truncates it like after an unclean stop. */
+    flip_base_offset(dir, 0, sz - 265, 2);
+
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    CHECK_EQ_INT(file_size(dir, 0, ".log"), sz - 265);
+    CHECK_EQ_INT(count_files(dir, ".log"), nseg);
+    CHECK_EQ_INT(log_end_offset(l), 90);
+    CHECK_EQ_INT(reads_never_serve_misfits(l, dir), 0);
+    log_close(l, true);
+
+    /* Nothing is left to find: the next clean open keeps everything. */
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    CHECK_EQ_INT(file_size(dir, 0, ".log"), sz - 265);
+    CHECK_EQ_INT(reads_never_serve_misfits(l, dir), 0);
+    log_close(l, true);
+    rm_dir(dir);
+}
+
+TEST(log_flipped_base_offset_in_active_segment_truncated_on_clean_open)
+{
+    char dir[64];
+    struct log_config c;
+    struct log *l;
+
+    tmp_dir(dir);
+    tio();
+    small_cfg(&c);
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    for (int i = 0; i < 30; i++)
+        REQUIRE(append_i(l, i) == 0);
+    log_close(l, true);
+    int64_t lb = last_base(dir, 90);
+    int64_t sz = file_size(dir, lb, ".log");
+    /* The last batch (offsets 87..89) claims 87 + 2^40: the log end must not jump there. */
+    flip_base_offset(dir, lb, sz - 265, (int64_t)1 << 40);
+
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    CHECK_EQ_INT(log_end_offset(l), 87);
+    CHECK_EQ_INT(read_all_check(l, 0, 1 << 20), 29);
+    int64_t base;
+    REQUIRE(append_ts(l, 3, 1029, 60, 0, &base) == 0);
+    CHECK_EQ_INT(base, 87);
+    log_close(l, true);
+    rm_dir(dir);
+}
+
+/* ---- descriptors (issue 7, defect 5) ---------------------------------------------------- */
+
+static int open_fds(void)
+{
+    int n = 0;
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return -1;
+    while (readdir(d))
+        n++;
+    closedir(d);
+    return n - 3; /* ".", ".." and the DIR's own descriptor */
+}
+
+TEST(log_descriptors_bounded_and_none_at_rest)
+{
+    char dir[64];
+    struct log_config c;
+    struct log *logs[20];
+    size_t old_cap = log_fd_cache_limit(4);
+
+    tmp_dir(dir);
+    tio();
+    small_cfg(&c);
+    int before = open_fds();
+    /* Twenty logs, opened fresh: nothing written, no descriptor held. */
+    for (int k = 0; k < 20; k++) {
+        char sub[128];
+        snprintf(sub, sizeof sub, "%s/p-%d", dir, k);
+        REQUIRE((logs[k] = open_log(sub, &c, 0, true)) != NULL);
+    }
+    CHECK_EQ_INT(open_fds(), before);
+    for (int k = 1; k < 20; k++)
+        log_close(logs[k], false);
+    /* Reopened after a crash: empty logs have nothing to rescan and open nothing. */
+    for (int k = 1; k < 20; k++) {
+        char sub[128];
+        snprintf(sub, sizeof sub, "%s/p-%d", dir, k);
+        REQUIRE((logs[k] = open_log(sub, &c, 0, false)) != NULL);
+    }
+    CHECK_EQ_INT(open_fds(), before);
+    for (int k = 1; k < 20; k++)
+        log_close(logs[k], true);
+
+    /* One log of ~40 segments, reopened clean: at rest it holds nothing; reading all of it
+     * holds at most the cache's 4 sealed segments (3 files each) plus the active one. */
+    for (int i = 0; i < 250; i++)
+        REQUIRE(append_i(logs[0], i) == 0);
+    log_close(logs[0], true);
+    char sub[128];
+    snprintf(sub, sizeof sub, "%s/p-0", dir);
+    REQUIRE(count_files(sub, ".log") > 30);
+    REQUIRE((logs[0] = open_log(sub, &c, 0, true)) != NULL);
+    CHECK_EQ_INT(open_fds(), before);
+    CHECK_EQ_INT(read_all_check(logs[0], 0, 1000), 250);
+    CHECK(open_fds() <= before + 4 * 3 + 3);
+    int64_t off, ts;
+    REQUIRE(log_offset_for_time(logs[0], 1100, &off, &ts) == 0);
+    CHECK_EQ_INT(off, 300);
+    CHECK(open_fds() <= before + 4 * 3 + 3);
+    log_close(logs[0], true);
+    CHECK_EQ_INT(open_fds(), before);
+    log_fd_cache_limit(old_cap);
     rm_dir(dir);
 }

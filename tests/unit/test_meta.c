@@ -8,6 +8,8 @@
 #include <dirent.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "base/err.h"
 #include "meta/meta.h"
@@ -613,6 +615,51 @@ TEST(meta_raft_single_voter_replay)
     CHECK(n.seen.batches >= 1);
     REQUIRE(fixture_stop_meta(&loop, m));
 
+    CHECK_EQ_INT(uv_loop_close(&loop), 0);
+    fixture_rm_tree(base);
+}
+
+/* Regression (issue 7, defect 2): with its segments gone, libraft loaded an empty log without
+ * a configuration and the node waited for an election forever; now meta_start refuses. */
+TEST(meta_raft_refuses_a_log_without_its_segments)
+{
+    char base[] = "/tmp/tally-meta-XXXXXX";
+    uv_loop_t loop;
+    struct meta *m = NULL;
+    struct node n;
+    struct fixture_wait w = {.want = 1};
+    struct meta_record recs[] = {rec_topic("lost", 1), rec_partition(1, 0, 0)};
+    DIR *d;
+    struct dirent *e;
+    int removed = 0;
+
+    REQUIRE(mkdtemp(base) != NULL);
+    REQUIRE(uv_loop_init(&loop) == 0);
+    node_init(&n, base, 0, 1, NULL);
+    REQUIRE(meta_start(&loop, &n.opts, &m) == 0);
+    REQUIRE(fixture_wait_ready(&loop, m, 3000));
+    REQUIRE(meta_propose(m, recs, 2, fixture_propose_cb, &w) == 0);
+    REQUIRE(fixture_run_until(&loop, &w.done, 3000));
+    REQUIRE(fixture_stop_meta(&loop, m));
+
+    /* Delete every segment (closed "<first>-<last>" and open "open-<n>"), keep metadata1/2. */
+    REQUIRE((d = opendir(n.opts.dir)) != NULL);
+    while ((e = readdir(d)) != NULL) {
+        char path[512];
+        if (strncmp(e->d_name, "open-", 5) != 0 && !(e->d_name[0] >= '0' && e->d_name[0] <= '9'))
+            continue;
+        snprintf(path, sizeof path, "%s/%s", n.opts.dir, e->d_name);
+        if (unlink(path) == 0)
+            removed++;
+    }
+    closedir(d);
+    REQUIRE(removed > 0);
+
+    m = NULL;
+    CHECK(meta_start(&loop, &n.opts, &m) != 0);
+    if (m != NULL) /* the old behaviour: started, and would never be ready */
+        REQUIRE(fixture_stop_meta(&loop, m));
+    uv_run(&loop, UV_RUN_DEFAULT); /* a refused start closes raft asynchronously */
     CHECK_EQ_INT(uv_loop_close(&loop), 0);
     fixture_rm_tree(base);
 }

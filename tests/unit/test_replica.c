@@ -852,6 +852,23 @@ TEST(replica_stop_waits_for_flushes)
     rfx_fini(&f);
 }
 
+/* True if `dir` holds an entry whose name starts with `prefix` and ends with `suffix`. */
+static bool dir_entry_like(const char *dir, const char *prefix, const char *suffix)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    bool found = false;
+    if (d == NULL)
+        return false;
+    while (!found && (e = readdir(d)) != NULL) {
+        size_t n = strlen(e->d_name), ls = strlen(suffix);
+        found = strncmp(e->d_name, prefix, strlen(prefix)) == 0 && n >= ls &&
+                strcmp(e->d_name + n - ls, suffix) == 0;
+    }
+    closedir(d);
+    return found;
+}
+
 TEST(replica_start_removes_leftover_directories)
 {
     struct rfx f;
@@ -884,25 +901,67 @@ TEST(replica_start_removes_leftover_directories)
     snprintf(path, sizeof path, "%s/notes-1.txt", f.log_dir);
     fclose(fopen(path, "w"));
 
+    /* Directories the metadata no longer places here are moved aside, never deleted (the
+     * metadata may be what is wrong); only a directory renamed for deletion goes. */
     REQUIRE(rfx_rm_start(&f) == 0);
     snprintf(path, sizeof path, "%s/doomed-0", f.log_dir);
     CHECK(access(path, F_OK) != 0);
+    CHECK(dir_entry_like(f.log_dir, "doomed-0.", "-stray"));
     snprintf(path, sizeof path, "%s/doomed-1", f.log_dir);
     CHECK(access(path, F_OK) != 0);
+    CHECK(dir_entry_like(f.log_dir, "doomed-1.", "-stray"));
     snprintf(path, sizeof path, "%s/moving-0", f.log_dir);
     CHECK(access(path, F_OK) != 0);
+    CHECK(dir_entry_like(f.log_dir, "moving-0.", "-stray"));
     snprintf(path, sizeof path, "%s/old-0.1234-delete", f.log_dir);
     CHECK(access(path, F_OK) != 0);
     snprintf(path, sizeof path, "%s/notes-1.txt", f.log_dir);
     CHECK(access(path, F_OK) == 0);
-    CHECK_EQ_INT(replica_count(f.rm), 2);
+    CHECK_EQ_INT(replica_count(f.rm), 1);
     p = replica_partition(f.rm, "stays", 0);
     REQUIRE(p);
     CHECK_EQ_INT(partition_log_end_offset(p), 2);
-    /* The recreated topic does not inherit the old one's records. */
+    /* The recreated topic does not inherit the old one's records: they are moved aside and
+     * the partition stays offline until an operator has looked (next start creates it). */
+    CHECK(replica_partition(f.rm, "renewed", 0) == NULL);
+    CHECK(dir_entry_like(f.log_dir, "renewed-0.", "-mismatch"));
+    REQUIRE(rfx_restart(&f));
     p = replica_partition(f.rm, "renewed", 0);
     REQUIRE(p);
     CHECK_EQ_INT(partition_log_end_offset(p), 0);
+    rfx_fini(&f);
+}
+
+/* Regression (issue 7, defect 1): a topic named __cluster_metadata had the metadata log's
+ * directory as its partition directory; deleting the topic deleted the metadata. The replica
+ * manager never opens, scans or deletes a directory that holds a metadata log. */
+TEST(replica_reserved_topic_never_touches_the_metadata_dir)
+{
+    struct rfx f;
+    char path[256];
+
+    REQUIRE(rfx_init(&f));
+    snprintf(path, sizeof path, "%s/__cluster_metadata-0", f.log_dir);
+    REQUIRE(mkdir(path, 0755) == 0);
+    snprintf(path, sizeof path, "%s/__cluster_metadata-0/metadata1", f.log_dir);
+    fclose(fopen(path, "w"));
+    /* and a metadata.log.dir named like a partition directory */
+    snprintf(path, sizeof path, "%s/meta-0", f.log_dir);
+    REQUIRE(mkdir(path, 0755) == 0);
+    snprintf(path, sizeof path, "%s/meta-0/__cluster_metadata-0", f.log_dir);
+    REQUIRE(mkdir(path, 0755) == 0);
+    REQUIRE(make_topic(&f, "__cluster_metadata", 1, 1) == 0);
+    REQUIRE(rfx_rm_start(&f) == 0);
+    CHECK(replica_partition(f.rm, "__cluster_metadata", 0) == NULL);
+    CHECK_EQ_INT(replica_count(f.rm), 0);
+    snprintf(path, sizeof path, "%s/__cluster_metadata-0/partition.metadata", f.log_dir);
+    CHECK(access(path, F_OK) != 0);
+    REQUIRE(PROPOSE(&f, r_remove(1)) == 0);
+    REQUIRE(rfx_restart(&f));
+    snprintf(path, sizeof path, "%s/__cluster_metadata-0/metadata1", f.log_dir);
+    CHECK(access(path, F_OK) == 0);
+    snprintf(path, sizeof path, "%s/meta-0/__cluster_metadata-0", f.log_dir);
+    CHECK(access(path, F_OK) == 0);
     rfx_fini(&f);
 }
 

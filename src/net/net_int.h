@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* net internals shared by net.c (listener, input, requests, timers) and net_out.c (the
+ * per-connection output queue). Nothing outside src/net includes this. */
+#ifndef TALLY_NET_INT_H
+#define TALLY_NET_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "base/log.h"
+#include "net.h"
+
+#define SCRATCH_SIZE (64 * 1024)
+
+/* Reading from a connection pauses while its answers not yet handed to the kernel hold this
+ * many bytes of memory (file ranges sent with sendfile do not count: they are not in
+ * memory). One answer larger than this is still queued whole; reading then waits for it. */
+#define NET_OUT_MAX_BYTES (1u << 20)
+
+/* At most one line per this interval for each kind of client misbehaviour, across all
+ * connections, so that a retrying or reconnecting client cannot flood the log. */
+#define NET_WARN_INTERVAL_MS 10000
+
+struct net_conn;
+
+struct req_int {
+    struct net_request pub;
+    struct net_conn *conn;
+    struct req_int *next;
+    uint8_t *frame; /* the request frame (after the size field) */
+    uint8_t *resp;  /* the encoded response frame, once finished */
+    size_t resp_len;
+    struct proto_hole *holes; /* file ranges to splice into resp (net_respond_files) */
+    size_t n_holes;
+    void (*sent)(void *arg);
+    void *sent_arg;
+    bool done;
+};
+
+/* One queued response frame: its buffer is shared by its pieces and freed with the last
+ * one, which also ends the frame's count in conn->out_frames. */
+struct out_frame {
+    struct net_conn *conn;
+    uint8_t *buf;
+    unsigned refs;
+    void (*sent)(void *arg);
+    void *sent_arg;
+};
+
+/* One piece of output: bytes of a response frame, or a file range. */
+struct out_item {
+    struct out_item *next;
+    struct out_frame *frame;
+    const uint8_t *data; /* memory piece, or NULL for a file piece */
+    size_t len;
+    int fd; /* file piece */
+    int64_t pos;
+};
+
+struct net_conn {
+    uv_tcp_t tcp;
+    struct net_server *srv;
+    struct net_conn *prev, *next; /* the server's list of open connections */
+    char peer[64];
+
+    /* Input. A frame's buffer grows as its bytes arrive (never past the announced size), so
+     * memory follows what a client sent, not what it announced. */
+    uint8_t size_buf[4];
+    unsigned size_got;
+    bool in_frame;  /* the size field is complete; the frame body is being read */
+    uint8_t *frame; /* frame[0..frame_got) received so far; NULL until the first byte */
+    size_t frame_len, frame_got, frame_cap;
+    uint64_t frame_start_ms; /* loop time the frame's first size byte arrived */
+    /* Bytes read but not yet framed, held while the connection is full (reading paused);
+     * fed on the server's idle handle once it has room again. */
+    uint8_t *backlog;
+    size_t backlog_len, backlog_off;
+    bool feed_queued;           /* on the server's feed list */
+    struct net_conn *feed_next; /* next on the server's feed list */
+    uint64_t last_io_ms;        /* loop time of the last byte read or written */
+
+    /* Requests and output. */
+    struct req_int *head, *tail;          /* requests in arrival order */
+    unsigned inflight;                    /* requests not yet answered (or waiting behind one) */
+    struct out_item *out_head, *out_tail; /* output not yet handed to the kernel */
+    unsigned out_frames; /* answers queued whose last byte has not reached the kernel */
+    size_t out_bytes;    /* memory bytes of output not yet handed to the kernel */
+    unsigned writes;     /* uv_writes in flight */
+    bool sending_file;   /* a thread-pool sendfile is running */
+
+    bool reading, closing;
+    unsigned refs; /* the handle until closed, each request not yet finished, each write */
+};
+
+/* Per-kind limits on log lines about client misbehaviour (see NET_WARN_INTERVAL_MS). */
+struct net_warn_limits {
+    struct log_limit frame_size, header, api_key, version, body, io, accept;
+};
+
+struct net_server {
+    uv_loop_t *loop;
+    uv_tcp_t tcp;
+    uv_timer_t idle_timer; /* connections.max.idle.ms and the frame deadline */
+    uv_idle_t feeder;      /* feeds backlogs of connections that have room again */
+    struct net_options opts;
+    net_request_cb cb;
+    void *ctx;
+    struct net_conn *conns;
+    unsigned n_conns;
+    struct net_conn *feed_head, *feed_tail;
+    struct net_warn_limits warn;
+    unsigned handles; /* server handles (listener, timer, feeder) not yet closed */
+    bool stopping;
+    void (*stop_cb)(void *arg);
+    void *stop_arg;
+    int port;
+    uint8_t scratch[SCRATCH_SIZE];
+};
+
+/* net.c */
+void conn_close(struct net_conn *c);
+void conn_unref(struct net_conn *c);
+/* Called whenever the connection may have gained room: resumes input when it has. */
+void conn_input(struct net_conn *c);
+
+/* net_out.c */
+/* Queues a finished request's response frame (and its file pieces) for output; takes the
+ * response buffer and the `sent` callback from r. Closes the connection when out of memory. */
+void conn_queue_response(struct net_conn *c, struct req_int *r);
+/* Hands queued output to the kernel in order. */
+void conn_pump(struct net_conn *c);
+/* Drops output that will never be sent (the connection is closing). */
+void out_discard(struct net_conn *c);
+
+#endif
