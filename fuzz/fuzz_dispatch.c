@@ -143,6 +143,11 @@ static void start_listener(void)
         .port = srv.cfg.port,
         .max_frame = srv.cfg.max_frame,
         .max_inflight = 64,
+        .max_idle_ms = props_get_int(srv.cfg.props, "connections.max.idle.ms", 600000, NULL),
+        .send_buffer_bytes =
+            (int)props_get_int(srv.cfg.props, "socket.send.buffer.bytes", 102400, NULL),
+        .recv_buffer_bytes =
+            (int)props_get_int(srv.cfg.props, "socket.receive.buffer.bytes", 102400, NULL),
     };
     struct replica_options ro = {
         .loop = &srv.loop,
@@ -296,7 +301,7 @@ static bool started(void)
 
 static void start_broker(void)
 {
-    char meta_dir[PATH_MAX + 32], plain[64], ctrl[64], listeners[160], voters[96], dirs[96];
+    char plain[64], ctrl[64], listeners[160], voters[96], dirs[96];
     int p1 = free_port(), p2 = free_port();
     const char *lvl = getenv("TALLY_FUZZ_LOG");
     const char *stall = getenv("TALLY_FUZZ_STALL_MS");
@@ -340,14 +345,13 @@ static void start_broker(void)
     if (server_config_parse((int)(sizeof argv / sizeof *argv) - 1, argv, &srv.cfg) != 0)
         die("server_config_parse failed");
     srv.have_cfg = true;
-    if (server_format_dir(&srv.cfg) != 0)
-        die("server_format_dir failed");
+    if (server_format_dir(&srv.cfg) != 0 || server_check_start(&srv.cfg) != 0)
+        die("server_format_dir or server_check_start refused the data dir");
     if (uv_loop_init(&srv.loop) != 0)
         die("uv_loop_init failed");
-    snprintf(meta_dir, sizeof meta_dir, "%s/__cluster_metadata-0", srv.cfg.log_dir);
     struct meta_options mo = {
         .node_id = srv.cfg.node_id,
-        .dir = meta_dir,
+        .dir = srv.cfg.meta_dir,
         .cluster_id = srv.cfg.cluster_id,
         .n_voters = srv.cfg.n_voters,
         .voters = srv.cfg.voters,
