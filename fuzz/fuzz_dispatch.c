@@ -50,6 +50,7 @@
 #include "base/err.h"
 #include "base/log.h"
 #include "base/props.h"
+#include "base/tclock.h"
 #include "broker/broker.h"
 #include "meta/meta.h"
 #include "net/net.h"
@@ -82,6 +83,8 @@ static struct {
     struct replica_mgr *replicas;
     struct broker *broker;
     struct txn *txn;
+    struct tclock *clock;
+    struct net_client *client; /* txn's producer-id blocks, over loopback as in tallyd */
     struct net_server *net;
     struct dispatch dispatch;
     bool registering, registered, start_failed, meta_stopped;
@@ -135,6 +138,16 @@ static int add_entry(const char *path, const struct stat *st, int flag, struct F
     return 0;
 }
 
+/* The only node is the controller: its own listener. */
+static int resolve_self(void *arg, int32_t id, char *host, size_t host_len, int *port)
+{
+    (void)arg;
+    (void)id;
+    snprintf(host, host_len, "%s", srv.cfg.adv_host);
+    *port = srv.net ? net_server_port(srv.net) : srv.cfg.adv_port;
+    return 0;
+}
+
 static void start_listener(void)
 {
     struct admin_options ao = {.node_id = srv.cfg.node_id, .config = srv.cfg.props};
@@ -165,7 +178,14 @@ static void start_listener(void)
     bo.replicas = srv.replicas;
     srv.admin = admin_new(srv.meta, &ao);
     srv.broker = broker_new(&bo);
-    srv.txn = txn_new(srv.meta, srv.cfg.node_id);
+    struct net_client_options co = {.client_id = "fuzz-broker", .resolve = resolve_self};
+    srv.clock = tclock_real_new(&srv.loop);
+    co.clock = srv.clock;
+    if (srv.clock == NULL || net_client_new(&srv.loop, &co, &srv.client) != 0) {
+        srv.start_failed = true;
+        return;
+    }
+    srv.txn = txn_new(srv.client, srv.cfg.node_id);
     if (srv.admin == NULL || srv.broker == NULL || srv.txn == NULL) {
         srv.start_failed = true;
         return;
@@ -223,6 +243,8 @@ static void on_broker_stopped(void *arg)
     srv.broker = NULL;
     txn_free(srv.txn);
     srv.txn = NULL;
+    net_client_stop(srv.client, NULL, NULL);
+    srv.client = NULL;
     replica_mgr_stop(srv.replicas, on_replicas_stopped, NULL);
 }
 
@@ -242,6 +264,8 @@ static void stop_broker(void)
     if (srv.meta_stopped) {
         admin_free(srv.admin);
         srv.admin = NULL;
+        tclock_free(srv.clock);
+        srv.clock = NULL;
     }
 out:
     if (srv.dir[0])

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* dispatch: one table, API key → versions served → handler, and ApiVersions, which
  * advertises exactly the declared APIs that have a row here (proto may declare an API before
- * its handler exists). */
+ * its handler exists), except the broker-to-controller ones. */
 #include "server.h"
 
 #include "admin/admin.h"
@@ -25,6 +25,10 @@ struct dispatch_entry {
     int16_t key;
     int16_t min_version, max_version;
     dispatch_fn fn;
+    /* Broker-to-controller APIs: served, but not advertised to clients (Kafka serves them on
+     * the controller listener only; Tally's raft listener does not speak Kafka, so they
+     * come in on the PLAINTEXT one). */
+    bool internal;
 };
 
 static void api_versions(struct dispatch *d, struct net_request *req);
@@ -54,24 +58,24 @@ VIA(admin, admin, allocate_producer_ids)
 #undef VIA
 
 static const struct dispatch_entry table[] = {
-    {PROTO_API_Produce, 3, 9, via_produce},
-    {PROTO_API_Fetch, 4, 13, via_fetch},
-    {PROTO_API_ListOffsets, 1, 7, via_list_offsets},
-    {PROTO_API_Metadata, 0, 12, via_metadata},
-    {PROTO_API_ApiVersions, 0, 3, api_versions},
-    {PROTO_API_CreateTopics, 2, 7, via_create_topics},
-    {PROTO_API_DeleteTopics, 1, 6, via_delete_topics},
-    {PROTO_API_DeleteRecords, 0, 2, via_delete_records},
-    {PROTO_API_InitProducerId, 0, 4, via_init_producer_id},
-    {PROTO_API_DescribeConfigs, 1, 4, via_describe_configs},
-    {PROTO_API_AlterConfigs, 0, 2, via_alter_configs},
-    {PROTO_API_CreatePartitions, 0, 3, via_create_partitions},
-    {PROTO_API_IncrementalAlterConfigs, 0, 1, via_incremental_alter_configs},
-    {PROTO_API_DescribeCluster, 0, 1, via_describe_cluster},
-    {PROTO_API_DescribeProducers, 0, 0, via_describe_producers},
-    /* Broker-to-controller APIs: any broker answers, only the active controller grants. */
-    {PROTO_API_BrokerRegistration, 0, 0, via_broker_registration},
-    {PROTO_API_AllocateProducerIds, 0, 0, via_allocate_producer_ids},
+    {PROTO_API_Produce, 3, 9, via_produce, false},
+    {PROTO_API_Fetch, 4, 13, via_fetch, false},
+    {PROTO_API_ListOffsets, 1, 7, via_list_offsets, false},
+    {PROTO_API_Metadata, 0, 12, via_metadata, false},
+    {PROTO_API_ApiVersions, 0, 3, api_versions, false},
+    {PROTO_API_CreateTopics, 2, 7, via_create_topics, false},
+    {PROTO_API_DeleteTopics, 1, 6, via_delete_topics, false},
+    {PROTO_API_DeleteRecords, 0, 2, via_delete_records, false},
+    {PROTO_API_InitProducerId, 0, 4, via_init_producer_id, false},
+    {PROTO_API_DescribeConfigs, 1, 4, via_describe_configs, false},
+    {PROTO_API_AlterConfigs, 0, 2, via_alter_configs, false},
+    {PROTO_API_CreatePartitions, 0, 3, via_create_partitions, false},
+    {PROTO_API_IncrementalAlterConfigs, 0, 1, via_incremental_alter_configs, false},
+    {PROTO_API_DescribeCluster, 0, 1, via_describe_cluster, false},
+    {PROTO_API_DescribeProducers, 0, 0, via_describe_producers, false},
+    /* Any broker answers these; only the active controller grants them. */
+    {PROTO_API_BrokerRegistration, 0, 0, via_broker_registration, true},
+    {PROTO_API_AllocateProducerIds, 0, 0, via_allocate_producer_ids, true},
 };
 
 static const struct dispatch_entry *entry_find(int16_t key)
@@ -98,7 +102,7 @@ static void api_versions(struct dispatch *d, struct net_request *req)
     for (size_t i = 0; i < n; i++) {
         const struct dispatch_entry *e = entry_find(apis[i].key);
         int16_t lo, hi;
-        if (e == NULL)
+        if (e == NULL || e->internal)
             continue;
         lo = e->min_version > apis[i].min_version ? e->min_version : apis[i].min_version;
         hi = e->max_version < apis[i].max_version ? e->max_version : apis[i].max_version;

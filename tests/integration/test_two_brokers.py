@@ -85,6 +85,10 @@ def test_second_broker_gets_producer_ids_from_the_controller(pair):
 def test_only_the_controller_grants(pair):
     n1, n2, _ = pair
     with n2.conn() as c:
+        # Served to brokers, not advertised to clients (Kafka serves them to brokers only).
+        err, keys = c.api_versions(0)
+        assert err == kp.NONE and kp.ALLOCATE_PRODUCER_IDS not in keys
+        assert kp.BROKER_REGISTRATION not in keys
         assert c.allocate_producer_ids(2)["error"] == kp.NOT_CONTROLLER
         assert c.broker_registration(3, CLUSTER_ID, [("PLAINTEXT", "127.0.0.1", 1)])[
             "error"] == kp.NOT_CONTROLLER
