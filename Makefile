@@ -11,7 +11,7 @@ TOOLLIBS := -lrdkafka
 
 DEB_PKGS := build-essential pkg-config libuv1-dev libraft-dev zlib1g-dev liblz4-dev libzstd-dev \
             libsnappy-dev librdkafka-dev kcat python3-pytest python3-confluent-kafka \
-            python3-kafka clang
+            python3-kafka clang clang-format strace
 
 MODULES  := base proto record log meta config pstate replica net broker group txn admin
 LIB_SRC  := $(foreach m,$(MODULES),$(wildcard src/$(m)/*.c))
@@ -93,7 +93,7 @@ FUZZ_SECONDS ?= 600
 FUZZ_CC := clang $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Isrc
 $(B)/fuzz_request: fuzz/fuzz_request.c $(filter src/base/% src/proto/%,$(LIB_SRC))
 	@mkdir -p $(B)
-	$(FUZZ_CC) -o $@ $(filter %.c,$^)
+	$(FUZZ_CC) -o $@ $(filter %.c,$^) $(LIBS)
 $(B)/fuzz_batch: fuzz/fuzz_batch.c $(filter src/base/% src/record/%,$(LIB_SRC))
 	@mkdir -p $(B)
 	$(FUZZ_CC) -o $@ $(filter %.c,$^) $(LIBS)
