@@ -541,7 +541,9 @@ int replica_mgr_start(const struct replica_options *opts, struct replica_mgr **o
  * then: every write queued earlier has finished (the stop waited for them), the partitions
  * are offline and nothing on the loop touches them any more. Flushes every log, writes the
  * final checkpoints, closes the partitions (producer snapshots, leader epochs, indexes) and
- * leaves the clean-shutdown marker only if all of that succeeded. */
+ * leaves the clean-shutdown marker only if all of that succeeded. The logs' descriptor cache
+ * is process-wide and belongs to the loop thread otherwise: this is safe because nothing
+ * else in the process uses a log once the replica manager (one per process) stops. */
 struct stop_work {
     uv_work_t w;
     struct replica_mgr *rm;
