@@ -439,12 +439,9 @@ int partition_append(struct partition *p, uint8_t *batch, size_t len,
     bool rolled = log_active_base(p->log) != base_before;
     if (rolled) {
         /* Rolled: snapshot the producers as of the new segment's base (this batch is the
-         * first one past it), so a restart replays at most the active segment. */
-        if (pstate_snapshot_write(p->pstate, p->dir, log_active_base(p->log)) == 0)
-            pstate_snapshot_prune(p->dir, 2);
-        else
-            log_warn("replica", "cannot write the producer snapshot of %s-%d: %s", p->topic,
-                     p->index, strerror(errno));
+         * first one past it), so a restart replays at most the active segment. Copied here,
+         * written on the thread pool. */
+        replica_write_snapshot(p, log_active_base(p->log));
     }
     if (hdr->producer_id >= 0) {
         appended.base_offset = *base_offset;
