@@ -75,6 +75,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct {
     uv_loop_t loop;
+    struct tclock *clock;
     char dir[64];
     struct server_config cfg;
     bool have_cfg;
@@ -83,7 +84,6 @@ static struct {
     struct replica_mgr *replicas;
     struct broker *broker;
     struct txn *txn;
-    struct tclock *clock;
     struct net_client *client; /* txn's producer-id blocks, over loopback as in tallyd */
     struct net_server *net;
     struct dispatch dispatch;
@@ -164,12 +164,14 @@ static void start_listener(void)
     };
     struct replica_options ro = {
         .loop = &srv.loop,
+        .clock = srv.clock,
         .meta = srv.meta,
         .config = srv.cfg.props,
         .node_id = srv.cfg.node_id,
         .log_dir = srv.cfg.log_dir,
     };
-    struct broker_options bo = {.loop = &srv.loop, .replicas = NULL, .node_id = srv.cfg.node_id};
+    struct broker_options bo = {
+        .loop = &srv.loop, .clock = srv.clock, .replicas = NULL, .node_id = srv.cfg.node_id};
 
     if (replica_mgr_start(&ro, &srv.replicas) != 0) {
         srv.start_failed = true;
@@ -179,9 +181,8 @@ static void start_listener(void)
     srv.admin = admin_new(srv.meta, &ao);
     srv.broker = broker_new(&bo);
     struct net_client_options co = {.client_id = "fuzz-broker", .resolve = resolve_self};
-    srv.clock = tclock_real_new(&srv.loop);
     co.clock = srv.clock;
-    if (srv.clock == NULL || net_client_new(&srv.loop, &co, &srv.client) != 0) {
+    if (net_client_new(&srv.loop, &co, &srv.client) != 0) {
         srv.start_failed = true;
         return;
     }
@@ -264,8 +265,6 @@ static void stop_broker(void)
     if (srv.meta_stopped) {
         admin_free(srv.admin);
         srv.admin = NULL;
-        tclock_free(srv.clock);
-        srv.clock = NULL;
     }
 out:
     if (srv.dir[0])
@@ -371,7 +370,7 @@ static void start_broker(void)
     srv.have_cfg = true;
     if (server_format_dir(&srv.cfg) != 0 || server_check_start(&srv.cfg) != 0)
         die("server_format_dir or server_check_start refused the data dir");
-    if (uv_loop_init(&srv.loop) != 0)
+    if (uv_loop_init(&srv.loop) != 0 || (srv.clock = tclock_real_new(&srv.loop)) == NULL)
         die("uv_loop_init failed");
     struct meta_options mo = {
         .node_id = srv.cfg.node_id,

@@ -25,13 +25,13 @@
 
 struct tallyd {
     uv_loop_t *loop;
+    struct tclock *clock;
     struct server_config cfg;
     struct meta *meta;
     struct admin *admin;
     struct replica_mgr *replicas;
     struct broker *broker;
     struct txn *txn;
-    struct tclock *clock;      /* the outbound client's timers */
     struct net_client *client; /* to the controller and other brokers */
     unsigned bootstrap_next;   /* round-robin over controller.bootstrap.servers */
     struct net_server *net;
@@ -113,6 +113,7 @@ static void start_listener(struct tallyd *t)
     };
     struct replica_options ro = {
         .loop = t->loop,
+        .clock = t->clock,
         .meta = t->meta,
         .config = t->cfg.props,
         .node_id = t->cfg.node_id,
@@ -125,7 +126,7 @@ static void start_listener(struct tallyd *t)
         return;
     }
     struct broker_options bo = {
-        .loop = t->loop, .replicas = t->replicas, .node_id = t->cfg.node_id};
+        .loop = t->loop, .clock = t->clock, .replicas = t->replicas, .node_id = t->cfg.node_id};
     t->admin = admin_new(t->meta, &ao);
     t->broker = broker_new(&bo);
     t->txn = txn_new(t->client, t->cfg.node_id);
@@ -426,6 +427,11 @@ int main(int argc, char **argv)
     mallopt(M_TRIM_THRESHOLD, 256 << 20);
 
     t.loop = uv_default_loop();
+    t.clock = tclock_real_new(t.loop);
+    if (t.clock == NULL) {
+        server_config_free(&t.cfg);
+        return 1;
+    }
     uv_signal_init(t.loop, &t.sigterm);
     uv_signal_init(t.loop, &t.sigint);
     t.sigterm.data = t.sigint.data = &t;
@@ -446,7 +452,6 @@ int main(int argc, char **argv)
         .on_apply = on_meta_apply,
         .on_apply_arg = &t,
     };
-    t.clock = tclock_real_new(t.loop);
     struct net_client_options co = {
         .clock = t.clock,
         .resolve = resolve_node,
@@ -456,7 +461,7 @@ int main(int argc, char **argv)
     char client_id[32];
     snprintf(client_id, sizeof client_id, "tally-broker-%d", t.cfg.node_id);
     co.client_id = client_id;
-    if (t.clock == NULL || net_client_new(t.loop, &co, &t.client) != 0) {
+    if (net_client_new(t.loop, &co, &t.client) != 0) {
         log_error("main", "out of memory");
         t.client = NULL;
         shutdown_tallyd(&t, 1);
@@ -471,8 +476,7 @@ int main(int argc, char **argv)
     uv_run(t.loop, UV_RUN_DEFAULT);
     admin_free(t.admin);
     uv_loop_close(t.loop);
-    if (t.clock)
-        tclock_free(t.clock);
+    tclock_free(t.clock);
     log_info("main", "tallyd node %d stopped", t.cfg.node_id);
     server_config_free(&t.cfg);
     return t.exit_code;

@@ -5,6 +5,7 @@
 
 #include <limits.h>
 
+#include "base/purgatory.h"
 #include "config/config.h"
 #include "log/log.h"
 #include "replica.h"
@@ -21,7 +22,7 @@ struct partition {
     int32_t leader_epoch;
     int64_t high_watermark;
     struct partition_settings settings;
-    struct partition_watch watchers; /* list head (sentinel) */
+    struct purgatory_point marks[4]; /* by enum partition_mark */
     unsigned refs;                   /* the table's reference + holders */
     unsigned flushing;               /* thread-pool flushes in flight */
     bool epochs_writing;             /* its leader-epoch checkpoint is being written */
@@ -65,10 +66,14 @@ struct replica_mgr {
 /* partition.c */
 int partition_open(struct replica_mgr *rm, const char *topic, const uint8_t id[16], int32_t index,
                    int32_t leader_epoch, struct partition **out);
-/* Takes the partition offline: wakes its waiters, drops the table's reference; the
+/* Takes the partition offline: wakes the watches of its marks, drops the table's reference; the
  * directory is deleted (renamed away at once) when `delete_dir`. */
 void partition_close(struct partition *p, bool delete_dir);
 void partition_refresh_settings(struct partition *p);
+/* Brings the marks (enum partition_mark) up to the partition's state, firing the watches
+ * they reach: call whenever the log end, high watermark, last stable offset or flushed
+ * offset may have moved. Safe to re-enter from a watch's callback. */
+void partition_marks_changed(struct partition *p);
 void partition_remove_dir(const char *dir);
 /* Starts a thread-pool fsync if flush.messages / flush.ms ask for one, or with `force`
  * (after a roll: the sealed segment's data becomes recovered-for-good, so that a crash
