@@ -15,6 +15,7 @@
 #include "base/err.h"
 #include "base/log.h"
 #include "base/props.h"
+#include "base/tclock.h"
 #include "broker/broker.h"
 #include "meta/meta.h"
 #include "net/net.h"
@@ -24,6 +25,7 @@
 
 struct tallyd {
     uv_loop_t *loop;
+    struct tclock *clock; /* the one time service every module is given */
     struct server_config cfg;
     struct meta *meta;
     struct admin *admin;
@@ -33,10 +35,10 @@ struct tallyd {
     struct net_server *net;
     struct dispatch dispatch;
     uv_signal_t sigterm, sigint;
-    uv_timer_t timer;
+    struct tclock_timer timer;
     bool registering, registered, stopping;
     bool image_checked;
-    uint64_t start_ms, last_wait_log_ms;
+    int64_t start_ms, last_wait_log_ms; /* monotonic */
     int exit_code;
 };
 
@@ -98,6 +100,7 @@ static void start_listener(struct tallyd *t)
     };
     struct replica_options ro = {
         .loop = t->loop,
+        .clock = t->clock,
         .meta = t->meta,
         .config = t->cfg.props,
         .node_id = t->cfg.node_id,
@@ -110,7 +113,7 @@ static void start_listener(struct tallyd *t)
         return;
     }
     struct broker_options bo = {
-        .loop = t->loop, .replicas = t->replicas, .node_id = t->cfg.node_id};
+        .loop = t->loop, .clock = t->clock, .replicas = t->replicas, .node_id = t->cfg.node_id};
     t->admin = admin_new(t->meta, &ao);
     t->broker = broker_new(&bo);
     t->txn = txn_new(t->meta, t->cfg.node_id);
@@ -157,7 +160,7 @@ static void on_registered(void *arg, int err)
 
 static void watch_startup(struct tallyd *t)
 {
-    uint64_t now = uv_now(t->loop), waited = now - t->start_ms;
+    int64_t now = tclock_mono_ms(t->clock), waited = now - t->start_ms;
     bool sole_voter = t->cfg.n_voters == 1 && t->cfg.voters[0].id == t->cfg.node_id;
 
     if (sole_voter && waited >= STARTUP_LIMIT_MS) {
@@ -198,7 +201,7 @@ static int check_image(struct tallyd *t)
 
 /* Polls until the quorum is ready, then registers this broker (only the controller can
  * write; a broker of a multi-node cluster waits until the controller has registered it). */
-static void on_timer(uv_timer_t *h)
+static void on_timer(struct tclock_timer *h)
 {
     struct tallyd *t = h->data;
     const struct meta_broker *self;
@@ -256,8 +259,7 @@ static void shutdown_tallyd(struct tallyd *t, int code)
         broker_stop(t->broker, on_broker_stopped, t);
     else
         on_broker_stopped(t);
-    uv_timer_stop(&t->timer);
-    uv_close((uv_handle_t *)&t->timer, NULL);
+    tclock_timer_close(&t->timer);
     uv_close((uv_handle_t *)&t->sigterm, NULL);
     uv_close((uv_handle_t *)&t->sigint, NULL);
 }
@@ -289,17 +291,23 @@ int main(int argc, char **argv)
     mallopt(M_TRIM_THRESHOLD, 256 << 20);
 
     t.loop = uv_default_loop();
+    t.clock = tclock_real_new(t.loop);
+    if (t.clock == NULL) {
+        log_error("main", "out of memory");
+        server_config_free(&t.cfg);
+        return 1;
+    }
     uv_signal_init(t.loop, &t.sigterm);
     uv_signal_init(t.loop, &t.sigint);
     t.sigterm.data = t.sigint.data = &t;
     uv_signal_start(&t.sigterm, on_signal, SIGTERM);
     uv_signal_start(&t.sigint, on_signal, SIGINT);
-    uv_timer_init(t.loop, &t.timer);
-    t.timer.data = &t;
+    tclock_timer_init(t.clock, &t.timer, on_timer, &t);
 
     /* Kafka's metadata.log.dir keeps the quorum's log apart from the data (default: the
      * first log dir). */
     struct meta_options mo = {
+        .clock = t.clock,
         .node_id = t.cfg.node_id,
         .dir = t.cfg.meta_dir,
         .cluster_id = t.cfg.cluster_id,
@@ -313,13 +321,17 @@ int main(int argc, char **argv)
         t.meta = NULL;
         shutdown_tallyd(&t, 1);
     } else {
-        t.start_ms = uv_now(t.loop);
-        uv_timer_start(&t.timer, on_timer, 0, 20);
+        t.start_ms = tclock_mono_ms(t.clock);
+        if (tclock_timer_start(&t.timer, 0, 20) != 0) {
+            log_error("main", "out of memory");
+            shutdown_tallyd(&t, 1);
+        }
     }
 
     uv_run(t.loop, UV_RUN_DEFAULT);
     admin_free(t.admin);
     uv_loop_close(t.loop);
+    tclock_free(t.clock);
     log_info("main", "tallyd node %d stopped", t.cfg.node_id);
     server_config_free(&t.cfg);
     return t.exit_code;

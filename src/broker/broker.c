@@ -11,6 +11,7 @@ struct broker *broker_new(const struct broker_options *opts)
     if (b == NULL)
         return NULL;
     b->loop = opts->loop;
+    b->clock = opts->clock;
     b->replicas = opts->replicas;
     b->node_id = opts->node_id;
     return b;

@@ -10,11 +10,13 @@
 
 struct net_request;
 struct replica_mgr;
+struct tclock;
 
 struct broker;
 
 struct broker_options {
     uv_loop_t *loop;
+    struct tclock *clock;         /* time service; borrowed, must outlive the broker */
     struct replica_mgr *replicas; /* borrowed; must outlive the broker */
     int32_t node_id;
 };

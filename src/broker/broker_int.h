@@ -11,6 +11,7 @@ struct fetch_call;
 
 struct broker {
     uv_loop_t *loop;
+    struct tclock *clock;
     struct replica_mgr *replicas;
     int32_t node_id;
     struct fetch_call *parked; /* Fetches waiting for data (list) */

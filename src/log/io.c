@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "base/err.h"
@@ -55,13 +54,6 @@ static int def_rename(const char *from, const char *to)
     return rename(from, to);
 }
 
-static int64_t def_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static const struct log_io default_io = {
     .open = def_open,
     .pwrite = def_pwrite,
@@ -71,7 +63,6 @@ static const struct log_io default_io = {
     .close = def_close,
     .unlink = def_unlink,
     .rename = def_rename,
-    .now_ms = def_now_ms,
 };
 
 const struct log_io *log_io_default(void)

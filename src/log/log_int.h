@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "base/tclock.h"
 #include "log/log.h"
 
 #define LOG_MOD "log"
@@ -93,10 +94,10 @@ struct log {
     int64_t leo;   /* log end offset */
     int64_t start; /* log start offset */
     _Atomic int64_t flushed;
-    atomic_bool failed; /* set after an fsync failure or a failed rollback: refuse writes */
-    int64_t last_flush_ms;
-    uint64_t trunc_gen; /* bumped by truncation: a flush snapshot from before is stale */
-    bool dir_dirty;     /* files created or removed since the last flush snapshot */
+    atomic_bool failed;    /* set after an fsync failure or a failed rollback: refuse writes */
+    int64_t last_flush_ms; /* monotonic */
+    uint64_t trunc_gen;    /* bumped by truncation: a flush snapshot from before is stale */
+    bool dir_dirty;        /* files created or removed since the last flush snapshot */
 
     /* The one flush in flight (prepare → run → done). */
     bool flush_busy;
@@ -110,6 +111,16 @@ struct log {
     struct log_epoch_entry *epochs;
     size_t n_epochs, cap_epochs;
 };
+
+/* Wall-clock milliseconds (segment.ms, retention.ms) and monotonic ones (flush.ms). */
+static inline int64_t log_now_ms(const struct log *l)
+{
+    return tclock_now_ms(l->io->clock);
+}
+static inline int64_t log_mono_ms(const struct log *l)
+{
+    return tclock_mono_ms(l->io->clock);
+}
 
 static inline struct log_segment *log_active(const struct log *l)
 {

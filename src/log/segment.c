@@ -364,7 +364,7 @@ int log_seg_open(struct log *l, int64_t base, struct log_segment **out)
     s->max_ts = s->tidx_last_ts;
     s->max_ts_offset = s->tidx_last_off;
     if (s->size > 0)
-        s->roll_ms = l->io->now_ms();
+        s->roll_ms = log_now_ms(l);
     *out = s;
     return 0;
 

@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <dirent.h>
 #include <fcntl.h>
-#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,13 +123,6 @@ void partition_refresh_settings(struct partition *p)
     }
 }
 
-static int64_t wall_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Rebuilds producer state from the newest snapshot plus the batches after it, reading only
  * batch headers. */
 static int load_producers(struct partition *p)
@@ -214,7 +206,8 @@ int partition_open(struct replica_mgr *rm, const char *topic, const uint8_t id[1
          * hand): not ours to serve, and not ours to delete either. It is moved aside and this
          * partition stays offline until an operator has looked. */
         char aside[PATH_MAX + 64];
-        snprintf(aside, sizeof aside, "%s.%lld-mismatch", p->dir, (long long)wall_ms());
+        snprintf(aside, sizeof aside, "%s.%lld-mismatch", p->dir,
+                 (long long)tclock_now_ms(rm->clock));
         if (rename(p->dir, aside) == 0)
             log_error("replica",
                       "%s/partition.metadata names another topic id than topic %s's; moved the "
@@ -241,7 +234,7 @@ int partition_open(struct replica_mgr *rm, const char *topic, const uint8_t id[1
     partition_refresh_settings(p);
     log_config_for(p, &lc);
     int64_t start = find_checkpoint(rm->starts, rm->n_starts, topic, index, -1);
-    rc = log_open(p->dir, &lc, log_io_default(),
+    rc = log_open(p->dir, &lc, &rm->log_io,
                   find_checkpoint(rm->recovery, rm->n_recovery, topic, index, 0), start,
                   rm->clean_start, &p->log);
     if (rc != 0)
@@ -424,9 +417,7 @@ int partition_append(struct partition *p, uint8_t *batch, size_t len,
             return rc;
     }
     if (p->settings.log_append_time) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        *append_time = max_ts = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+        *append_time = max_ts = tclock_now_ms(p->rm->clock);
         record_batch_set_log_append_time(batch, max_ts);
     }
     rc = log_append(p->log, batch, len, hdr->last_offset_delta, max_ts, p->leader_epoch,
@@ -446,7 +437,7 @@ int partition_append(struct partition *p, uint8_t *batch, size_t len,
     if (hdr->producer_id >= 0) {
         appended.base_offset = *base_offset;
         appended.max_timestamp = max_ts;
-        if (pstate_update(p->pstate, &appended, wall_ms()) != 0)
+        if (pstate_update(p->pstate, &appended, tclock_now_ms(p->rm->clock)) != 0)
             log_error("replica", "out of memory recording producer %lld on %s-%d",
                       (long long)hdr->producer_id, p->topic, p->index);
     }
