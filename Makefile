@@ -93,7 +93,7 @@ FUZZ_SECONDS ?= 600
 FUZZ_CC := clang $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Isrc
 $(B)/fuzz_request: fuzz/fuzz_request.c $(filter src/base/% src/proto/%,$(LIB_SRC))
 	@mkdir -p $(B)
-	$(FUZZ_CC) -o $@ $(filter %.c,$^)
+	$(FUZZ_CC) -o $@ $(filter %.c,$^) -luv
 $(B)/fuzz_batch: fuzz/fuzz_batch.c $(filter src/base/% src/record/%,$(LIB_SRC))
 	@mkdir -p $(B)
 	$(FUZZ_CC) -o $@ $(filter %.c,$^) $(LIBS)
