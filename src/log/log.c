@@ -269,9 +269,10 @@ int log_append(struct log *l, uint8_t *batch, size_t len, int32_t last_offset_de
         return ERR_IO; /* cannot open it (EMFILE, ...): logged, nothing written */
     record_batch_set_base_offset(batch, l->leo);
     record_batch_set_leader_epoch(batch, leader_epoch);
-    if (log_io_pwrite_all(l->io, fd, batch, len, (off_t)pos) < 0) {
+    rc = log_io_pwrite_all(l->io, fd, batch, len, (off_t)pos);
+    if (rc < 0) {
         log_error(LOG_MOD, "write of %s.log at %" PRId64 " failed: %s", s->path, pos,
-                  strerror(errno));
+                  strerror(-rc));
         goto err_rollback;
     }
     h.base_offset = l->leo;
@@ -545,9 +546,10 @@ int log_flush_run(struct log *l, int64_t upto)
             }
         }
     }
-    if (l->flush_dir && log_io_fsync_dir(l->io, l->dir) < 0) {
+    int rc = l->flush_dir ? log_io_fsync_dir(l->io, l->dir) : 0;
+    if (rc < 0) {
         log_error(LOG_MOD, "fsync of directory %s failed: %s; refusing writes", l->dir,
-                  strerror(errno));
+                  strerror(-rc));
         atomic_store(&l->failed, true);
         atomic_store(&l->flush_result, ERR_IO);
         return ERR_IO;

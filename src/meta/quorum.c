@@ -243,25 +243,25 @@ static void watch_cb(struct tclock_timer *t)
 
 /* ---- lifecycle ------------------------------------------------------------------------------ */
 
-/* mkdir -p: creates `dir` and its missing parents. */
+/* mkdir -p: creates `dir` and its missing parents. 0 or -errno (base/err.h). */
 static int make_dirs(const char *dir)
 {
     char path[4096];
     size_t n = strlen(dir);
 
     if (n == 0 || n >= sizeof path)
-        return ERR_IO;
+        return n == 0 ? -ENOENT : -ENAMETOOLONG;
     memcpy(path, dir, n + 1);
     for (char *p = path + 1; *p; p++) {
         if (*p != '/')
             continue;
         *p = '\0';
         if (mkdir(path, 0755) != 0 && errno != EEXIST)
-            return ERR_IO;
+            return -errno;
         *p = '/';
     }
     if (mkdir(path, 0755) != 0 && errno != EEXIST)
-        return ERR_IO;
+        return -errno;
     return 0;
 }
 
@@ -376,8 +376,9 @@ int meta_start(uv_loop_t *loop, const struct meta_options *opts, struct meta **o
         log_error("meta", "cannot start: clock, node id, dir and listen address are required");
         return ERR_INVALID_REQUEST;
     }
-    if (make_dirs(opts->dir) != 0) {
-        log_error("meta", "cannot create raft dir %s: %s", opts->dir, strerror(errno));
+    rv = make_dirs(opts->dir);
+    if (rv != 0) {
+        log_error("meta", "cannot create raft dir %s: %s", opts->dir, strerror(-rv));
         return ERR_IO;
     }
     m = calloc(1, sizeof *m);

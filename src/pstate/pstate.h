@@ -78,7 +78,7 @@ void pstate_truncate(struct pstate *s, int64_t offset);
 
 /* Writes `<dir>/<20-digit offset>.snapshot` holding the whole state as of `offset` (the log
  * end offset at the time: every batch below it is included). Written to a temporary file,
- * fsynced, renamed. Returns 0 or ERR_IO (errno kept). */
+ * fsynced, renamed. Returns 0 or ERR_IO (the failed call logged with its reason). */
 int pstate_snapshot_write(const struct pstate *s, const char *dir, int64_t offset);
 
 /* Replaces the state with the newest valid snapshot in `dir` whose offset is <= `max_offset`

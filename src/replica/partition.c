@@ -52,6 +52,7 @@ static int check_metadata_file(const char *dir, const uint8_t id[16])
     return other;
 }
 
+/* 0 or -errno (base/err.h). */
 static int write_metadata_file(const char *dir, const uint8_t id[16])
 {
     char path[PATH_MAX + 32], idstr[23];
@@ -60,9 +61,9 @@ static int write_metadata_file(const char *dir, const uint8_t id[16])
     topic_id_string(id, idstr);
     f = fopen(path, "w");
     if (f == NULL)
-        return ERR_IO;
+        return -errno;
     fprintf(f, "version: 0\ntopic_id: %s\n", idstr);
-    return fclose(f) == 0 ? 0 : ERR_IO;
+    return fclose(f) == 0 ? 0 : -errno;
 }
 
 /* Removes a partition directory: its files, then itself. Partition directories are flat. */
@@ -226,8 +227,8 @@ int partition_open(struct replica_mgr *rm, const char *topic, const uint8_t id[1
         rc = ERR_IO;
         goto err;
     }
-    if (write_metadata_file(p->dir, id) != 0) {
-        log_error("replica", "cannot write %s/partition.metadata: %s", p->dir, strerror(errno));
+    if ((rc = write_metadata_file(p->dir, id)) != 0) {
+        log_error("replica", "cannot write %s/partition.metadata: %s", p->dir, strerror(-rc));
         rc = ERR_IO;
         goto err;
     }
@@ -431,8 +432,8 @@ int partition_append(struct partition *p, uint8_t *batch, size_t len,
         if (pstate_snapshot_write(p->pstate, p->dir, log_active_base(p->log)) == 0)
             pstate_snapshot_prune(p->dir, 2);
         else
-            log_warn("replica", "cannot write the producer snapshot of %s-%d: %s", p->topic,
-                     p->index, strerror(errno));
+            log_warn("replica", "cannot write the producer snapshot of %s-%d (see above)", p->topic,
+                     p->index);
     }
     if (hdr->producer_id >= 0) {
         appended.base_offset = *base_offset;

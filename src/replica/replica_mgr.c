@@ -320,7 +320,7 @@ static int write_checkpoints(struct replica_mgr *rm)
     if (rc == 0)
         rc = log_checkpoint_write(log_io_default(), path, st, n);
     if (rc != 0)
-        log_error("replica", "cannot write checkpoints in %s: %s", rm->dir, strerror(errno));
+        log_error("replica", "cannot write checkpoints in %s (see above)", rm->dir);
 out:
     free(rec);
     free(st);

@@ -1017,6 +1017,56 @@ TEST(log_checkpoint_file_round_trip)
     rm_dir(dir);
 }
 
+/* The clean-up after a failed fsync closes and unlinks, which may change errno (as these
+ * do): the line must still name the fsync's own reason (base/err.h). */
+static int t_close_clobber(int fd)
+{
+    int rc = close(fd);
+    errno = EBADF;
+    return rc;
+}
+
+static int t_unlink_clobber(const char *path)
+{
+    int rc = unlink(path);
+    errno = EPERM;
+    return rc;
+}
+
+TEST(log_checkpoint_write_logs_the_errno_of_the_failed_call)
+{
+    char dir[64], p[512], out[4096];
+    struct log_checkpoint_entry in[1] = {{"orders", 0, 42}};
+    FILE *cap = tmpfile();
+    int saved = dup(STDERR_FILENO);
+    size_t n;
+
+    REQUIRE(cap != NULL && saved >= 0);
+    tmp_dir(dir);
+    tio();
+    test_io.close = t_close_clobber;
+    test_io.unlink = t_unlink_clobber;
+    snprintf(p, sizeof p, "%s/log-start-offset-checkpoint", dir);
+    log_set_level(LOG_INFO);
+    fail_fsync = true;
+    fflush(stderr);
+    dup2(fileno(cap), STDERR_FILENO);
+    CHECK_EQ_INT(log_checkpoint_write(&test_io, p, in, 1), ERR_IO);
+    fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    fail_fsync = false;
+    rewind(cap);
+    n = fread(out, 1, sizeof out - 1, cap);
+    out[n] = '\0';
+    fclose(cap);
+    CHECK(strstr(out, "fsync of") != NULL);
+    CHECK(strstr(out, strerror(EIO)) != NULL);
+    CHECK(strstr(out, strerror(EBADF)) == NULL);
+    CHECK(strstr(out, strerror(EPERM)) == NULL);
+    rm_dir(dir);
+}
+
 TEST(log_slice_survives_segment_deletion)
 {
     char dir[64];
