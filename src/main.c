@@ -88,6 +88,7 @@ static void start_listener(struct tallyd *t)
 {
     struct admin_options ao = {.node_id = t->cfg.node_id, .config = t->cfg.props};
     struct net_options no = {
+        .clock = t->clock,
         .host = t->cfg.host,
         .port = t->cfg.port,
         .max_frame = t->cfg.max_frame,
