@@ -50,6 +50,7 @@
 #include "base/err.h"
 #include "base/log.h"
 #include "base/props.h"
+#include "base/tclock.h"
 #include "broker/broker.h"
 #include "meta/meta.h"
 #include "net/net.h"
@@ -74,6 +75,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct {
     uv_loop_t loop;
+    struct tclock *clock; /* real, on `loop`: given to every module, as tallyd does */
     char dir[64];
     struct server_config cfg;
     bool have_cfg;
@@ -139,6 +141,7 @@ static void start_listener(void)
 {
     struct admin_options ao = {.node_id = srv.cfg.node_id, .config = srv.cfg.props};
     struct net_options no = {
+        .clock = srv.clock,
         .host = srv.cfg.host,
         .port = srv.cfg.port,
         .max_frame = srv.cfg.max_frame,
@@ -151,12 +154,14 @@ static void start_listener(void)
     };
     struct replica_options ro = {
         .loop = &srv.loop,
+        .clock = srv.clock,
         .meta = srv.meta,
         .config = srv.cfg.props,
         .node_id = srv.cfg.node_id,
         .log_dir = srv.cfg.log_dir,
     };
-    struct broker_options bo = {.loop = &srv.loop, .replicas = NULL, .node_id = srv.cfg.node_id};
+    struct broker_options bo = {
+        .loop = &srv.loop, .clock = srv.clock, .replicas = NULL, .node_id = srv.cfg.node_id};
 
     if (replica_mgr_start(&ro, &srv.replicas) != 0) {
         srv.start_failed = true;
@@ -349,7 +354,11 @@ static void start_broker(void)
         die("server_format_dir or server_check_start refused the data dir");
     if (uv_loop_init(&srv.loop) != 0)
         die("uv_loop_init failed");
+    srv.clock = tclock_real_new(&srv.loop);
+    if (srv.clock == NULL)
+        die("tclock_real_new failed");
     struct meta_options mo = {
+        .clock = srv.clock,
         .node_id = srv.cfg.node_id,
         .dir = srv.cfg.meta_dir,
         .cluster_id = srv.cfg.cluster_id,
