@@ -75,7 +75,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct {
     uv_loop_t loop;
-    struct tclock *clock; /* real, on `loop`: given to every module, as tallyd does */
+    struct tclock *clock;
     char dir[64];
     struct server_config cfg;
     bool have_cfg;
@@ -352,11 +352,8 @@ static void start_broker(void)
     srv.have_cfg = true;
     if (server_format_dir(&srv.cfg) != 0 || server_check_start(&srv.cfg) != 0)
         die("server_format_dir or server_check_start refused the data dir");
-    if (uv_loop_init(&srv.loop) != 0)
+    if (uv_loop_init(&srv.loop) != 0 || (srv.clock = tclock_real_new(&srv.loop)) == NULL)
         die("uv_loop_init failed");
-    srv.clock = tclock_real_new(&srv.loop);
-    if (srv.clock == NULL)
-        die("tclock_real_new failed");
     struct meta_options mo = {
         .clock = srv.clock,
         .node_id = srv.cfg.node_id,

@@ -7,17 +7,18 @@
 
 #include "broker.h"
 
-struct fetch_call;
+struct purgatory;
 
 struct broker {
     uv_loop_t *loop;
     struct tclock *clock;
     struct replica_mgr *replicas;
     int32_t node_id;
-    struct fetch_call *parked; /* Fetches waiting for data (list) */
-    unsigned live_fetches;     /* Fetch calls not yet freed (parked, answering or sending) */
-    unsigned live_lookups;     /* ListOffsets calls waiting for the thread pool */
+    struct purgatory *pg;  /* deferred answers: parked Fetches, acks=all Produces */
+    unsigned live_fetches; /* Fetch calls not yet freed (parked, answering or sending) */
+    unsigned live_lookups; /* ListOffsets calls waiting for the thread pool */
     bool stopping;
+    bool releasing; /* broker_stop is completing the purgatory */
     void (*stop_cb)(void *arg);
     void *stop_arg;
 };
@@ -26,10 +27,7 @@ struct broker {
  * 0, FENCED_LEADER_EPOCH (client is behind) or UNKNOWN_LEADER_EPOCH (client is ahead). */
 int broker_check_epoch(int32_t current, int32_t client);
 
-/* broker.c: frees a stopping broker once nothing is parked or closing. */
+/* broker.c: frees a stopping broker once nothing waits in its purgatory or is being sent. */
 void broker_maybe_finish_stop(struct broker *b);
-
-/* fetch.c: answers every parked fetch now (for stop). */
-void fetch_release_parked(struct broker *b);
 
 #endif

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* partition: one hosted partition — its log, high watermark, settings and waiters. */
+/* partition: one hosted partition — its log, high watermark, settings and the marks deferred
+ * requests wait on. */
 #include <errno.h>
 #include <dirent.h>
 #include <fcntl.h>
@@ -192,7 +193,6 @@ int partition_open(struct replica_mgr *rm, const char *topic, const uint8_t id[1
     p->index = index;
     memcpy(p->topic_id, id, 16);
     p->leader_epoch = leader_epoch;
-    p->watchers.next = p->watchers.prev = &p->watchers;
     p->refs = 1;
     p->online = true;
     int n = snprintf(p->dir, sizeof p->dir, "%s/%s-%d", rm->dir, topic, index);
@@ -258,6 +258,8 @@ int partition_open(struct replica_mgr *rm, const char *topic, const uint8_t id[1
     }
     /* One replica: everything in the log is committed. */
     p->high_watermark = log_end_offset(p->log);
+    for (int m = PARTITION_LOG_END; m <= PARTITION_DURABLE; m++)
+        purgatory_point_init(&p->marks[m], partition_mark(p, (enum partition_mark)m));
     *out = p;
     return 0;
 
@@ -302,30 +304,12 @@ bool partition_online(const struct partition *p)
     return p->online;
 }
 
-static void wake(struct partition *p)
-{
-    /* A callback may remove its own watch (and others); walk a detached copy of the list. */
-    struct partition_watch head = p->watchers;
-    if (head.next == &p->watchers)
-        return;
-    head.next->prev = &head;
-    head.prev->next = &head;
-    p->watchers.next = p->watchers.prev = &p->watchers;
-    while (head.next != &head) {
-        struct partition_watch *w = head.next;
-        head.next = w->next;
-        w->next->prev = &head;
-        w->next = w->prev = w;
-        w->p = NULL;
-        w->cb(w);
-    }
-}
-
 void partition_close(struct partition *p, bool delete_dir)
 {
     p->online = false;
     p->deleted = delete_dir;
-    wake(p);
+    for (int m = PARTITION_LOG_END; m <= PARTITION_DURABLE; m++)
+        purgatory_point_close(&p->marks[m]);
     if (delete_dir) {
         char gone[PATH_MAX + 64];
         int n = snprintf(gone, sizeof gone, "%s.%lld-delete", p->dir, (long long)getpid());
@@ -336,23 +320,42 @@ void partition_close(struct partition *p, bool delete_dir)
     partition_release(p);
 }
 
-void partition_watch_add(struct partition *p, struct partition_watch *w)
+int64_t partition_mark(const struct partition *p, enum partition_mark mark)
 {
-    w->p = p;
-    w->next = &p->watchers;
-    w->prev = p->watchers.prev;
-    p->watchers.prev->next = w;
-    p->watchers.prev = w;
+    switch (mark) {
+    case PARTITION_LOG_END:
+        return log_end_offset(p->log);
+    case PARTITION_HIGH_WATERMARK:
+        return partition_high_watermark(p);
+    case PARTITION_LAST_STABLE:
+        return partition_last_stable_offset(p);
+    case PARTITION_DURABLE:
+        return log_flushed_offset(p->log);
+    }
+    return -1;
 }
 
-void partition_watch_remove(struct partition_watch *w)
+bool partition_watch(struct partition *p, enum partition_mark mark, int64_t offset,
+                     struct purgatory_watch *w)
 {
-    if (w->next == NULL || w->next == w)
-        return;
-    w->prev->next = w->next;
-    w->next->prev = w->prev;
-    w->next = w->prev = w;
-    w->p = NULL;
+    if (purgatory_watch_arm(w, &p->marks[mark], offset))
+        return true;
+    /* Nobody flushes for a waiter unless asked: flush.messages and flush.ms default to
+     * never, and durability comes from replication. */
+    if (mark == PARTITION_DURABLE)
+        partition_maybe_flush(p, true);
+    return false;
+}
+
+void partition_marks_changed(struct partition *p)
+{
+    /* Each value is read when its turn comes: a callback of an earlier mark may have moved
+     * the later ones (an append from within a wake). */
+    for (int m = PARTITION_LOG_END; m <= PARTITION_DURABLE; m++)
+        purgatory_point_set(&p->marks[m], partition_mark(p, (enum partition_mark)m));
+    if (purgatory_point_waited(&p->marks[PARTITION_DURABLE]) &&
+        log_flushed_offset(p->log) < log_end_offset(p->log))
+        partition_maybe_flush(p, true);
 }
 
 const char *partition_topic(const struct partition *p)
@@ -428,12 +431,9 @@ int partition_append(struct partition *p, uint8_t *batch, size_t len,
     bool rolled = log_active_base(p->log) != base_before;
     if (rolled) {
         /* Rolled: snapshot the producers as of the new segment's base (this batch is the
-         * first one past it), so a restart replays at most the active segment. */
-        if (pstate_snapshot_write(p->pstate, p->dir, log_active_base(p->log)) == 0)
-            pstate_snapshot_prune(p->dir, 2);
-        else
-            log_warn("replica", "cannot write the producer snapshot of %s-%d (see above)", p->topic,
-                     p->index);
+         * first one past it), so a restart replays at most the active segment. Copied here,
+         * written on the thread pool. */
+        replica_write_snapshot(p, log_active_base(p->log));
     }
     if (hdr->producer_id >= 0) {
         appended.base_offset = *base_offset;
@@ -444,6 +444,6 @@ int partition_append(struct partition *p, uint8_t *batch, size_t len,
     }
     p->high_watermark = log_end_offset(p->log);
     partition_maybe_flush(p, rolled);
-    wake(p);
+    partition_marks_changed(p);
     return 0;
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* replica: the partitions this broker hosts — each one's log, high watermark, last stable
- * offset and waiters — kept in step with the metadata image (opened when assigned here,
- * closed and deleted when their topic goes), plus the housekeeping around them: flush
- * policy (fsync on the thread pool), retention, checkpoints and the clean-shutdown marker.
+ * offset and the marks deferred requests wait on — kept in step with the metadata image (opened
+ * when assigned here, closed and deleted when their topic goes), plus the housekeeping around them:
+ * flush policy (fsync on the thread pool), retention, checkpoints and the clean-shutdown marker.
  * Leader only for now; followers, ISR and replication come with the cluster issue. */
 #ifndef TALLY_REPLICA_H
 #define TALLY_REPLICA_H
@@ -14,12 +14,14 @@
 #include <uv.h>
 
 struct meta;
+struct tclock;
 struct props;
 struct log;
 struct log_slice;
 struct record_batch;
 struct pstate;
 struct pstate_batch;
+struct purgatory_watch;
 struct meta_record;
 
 struct replica_mgr;
@@ -104,21 +106,32 @@ const struct partition_settings *partition_settings(const struct partition *p);
  * answers success); a fenced or out-of-order one returns that error. Otherwise applies
  * LogAppendTime when configured (*append_time receives it, else -1), advances the high
  * watermark (a single replica's ISR is itself), records the batch in the producer state,
- * schedules a flush when flush.messages/flush.ms ask for one, and wakes the partition's
- * waiters. Returns 0, one of the producer-state errors, or the log's error. */
+ * schedules a flush when flush.messages/flush.ms ask for one, and moves the partition's
+ * marks (waking their watches). Returns 0, one of the producer-state errors, or the log's error. */
 int partition_append(struct partition *p, uint8_t *batch, size_t len,
                      const struct record_batch *hdr, int64_t *base_offset, int64_t *append_time);
 
-/* Someone waiting for data on partitions (a delayed Fetch): `cb` runs, from within
- * partition_append (or when the partition goes offline), once per added watch; the watch is
- * already removed when it runs. A watch must be removed before its memory goes. */
-struct partition_watch {
-    struct partition_watch *prev, *next;
-    struct partition *p;
-    void (*cb)(struct partition_watch *w);
-    void *arg;
+/* The offsets a deferred request can wait for (base/purgatory.h): each is the first offset
+ * not yet there (exclusive), and moves up (a follower's truncation may move the log end
+ * down). */
+enum partition_mark {
+    PARTITION_LOG_END,        /* the next offset to be appended */
+    PARTITION_HIGH_WATERMARK, /* the first offset not known to be committed */
+    PARTITION_LAST_STABLE,    /* the first offset not yet decided (read_committed's bound) */
+    PARTITION_DURABLE,        /* the first offset not yet fsynced */
 };
-void partition_watch_add(struct partition *p, struct partition_watch *w);
-void partition_watch_remove(struct partition_watch *w);
+
+/* The partition's current value of `mark`. */
+int64_t partition_mark(const struct partition *p, enum partition_mark mark);
+
+/* Arms `w` (see purgatory_watch_arm) to fire once the partition's `mark` reaches `offset`
+ * (value >= offset: wait for the high watermark to cover offset 41 with 42), or when the
+ * partition goes offline (w->reached false). Returns true, without arming, when the mark is
+ * already there or the partition is offline: the caller then acts at once. Waiting on
+ * PARTITION_DURABLE starts a thread-pool flush if none runs. Marks move, and watches fire,
+ * from within partition_append (and the other calls that move them) once the partition's
+ * state is updated; a callback may append to the partition again. */
+bool partition_watch(struct partition *p, enum partition_mark mark, int64_t offset,
+                     struct purgatory_watch *w);
 
 #endif

@@ -2,28 +2,33 @@
 /* replica unit tests: the replica manager against a real single-voter metadata quorum and a
  * temporary log directory — which partitions it hosts, how it follows metadata (new topics,
  * moves, deletions, config changes), appends (offsets, high watermark, LogAppendTime,
- * idempotent producers), watches, clean shutdown files, and restarts after a clean stop,
- * a crash, and a topic deleted while it was down. The replica manager runs on a virtual
- * clock (the quorum on the real one), so its timing behaviour — segment.ms, retention.ms,
- * producer expiry, the housekeeping timer — is driven by tclock_advance, in no wall time. */
+ * idempotent producers), the marks deferred requests wait on, clean shutdown files, and restarts
+ * after a clean stop, a crash, and a topic deleted while it was down. The replica manager
+ * runs on a virtual clock (the quorum on the real one), so its timing behaviour — segment.ms,
+ * retention.ms, producer expiry, the housekeeping timer — is driven by tclock_advance, in no
+ * wall time. */
 #include "harness.h"
 #include "fixture.h"
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/err.h"
 #include "base/props.h"
+#include "base/purgatory.h"
 #include "base/tclock.h"
 #include "log/log.h"
 #include "meta/meta.h"
 #include "pstate/pstate.h"
 #include "record/record.h"
 #include "replica/replica.h"
+#include "replica/replica_int.h"
 
 #define NODE 1
 /* The replica manager's virtual wall clock starts here (September 2020): years away from
@@ -526,85 +531,142 @@ TEST(replica_idempotent_duplicates_and_order)
     rfx_fini(&f);
 }
 
-/* ---- watches and deletion ------------------------------------------------------------------ */
+/* ---- marks, watches and deletion ---------------------------------------------------------- */
 
-struct watch_log {
-    int calls;
-    struct partition_watch *remove_too; /* removed from inside the callback */
-    bool saw_offline;
-    bool p_cleared;
+/* A deferred request in miniature: one operation with one watch on a partition mark. */
+struct mw {
+    struct purgatory_op op;
+    struct purgatory_watch w;
+    int wakes;
+    bool reached;
 };
 
-static void watch_cb(struct partition_watch *w)
+static void mw_wake(struct purgatory_op *op, struct purgatory_watch *w)
 {
-    struct watch_log *wl = w->arg;
-    wl->calls++;
-    wl->p_cleared = w->p == NULL;
-    if (wl->remove_too)
-        partition_watch_remove(wl->remove_too);
+    struct mw *m = op->data;
+    m->wakes++;
+    m->reached = w->reached;
 }
 
-TEST(replica_watch_fires_on_append_and_delete)
+static void mw_done(struct purgatory_op *op, int result)
+{
+    (void)op;
+    (void)result;
+}
+
+static void mw_init(struct purgatory *pg, struct mw *m)
+{
+    memset(m, 0, sizeof *m);
+    purgatory_op_init(pg, &m->op, mw_wake, mw_done, m);
+    purgatory_watch_init(&m->op, &m->w);
+}
+
+TEST(replica_marks_wake_watches_on_append_and_delete)
 {
     struct rfx f;
     struct partition *p;
-    struct watch_log l1 = {0}, l2 = {0};
-    struct partition_watch w1 = {.cb = watch_cb, .arg = &l1}, w2 = {.cb = watch_cb, .arg = &l2};
+    struct tclock *clock = tclock_virtual_new(0);
+    struct purgatory *pg = clock ? purgatory_new(clock) : NULL;
+    struct mw end, hw, lso, later, gone;
     char path[256];
 
+    REQUIRE(pg);
     REQUIRE(rfx_init(&f));
     REQUIRE(make_topic(&f, "w", 1, 1) == 0);
     REQUIRE(rfx_rm_start(&f) == 0);
     p = replica_partition(f.rm, "w", 0);
     REQUIRE(p);
+    mw_init(pg, &end);
+    mw_init(pg, &hw);
+    mw_init(pg, &lso);
+    mw_init(pg, &later);
+    mw_init(pg, &gone);
 
-    /* An append wakes every watcher once; the watch is then detached. */
-    partition_watch_add(p, &w1);
-    partition_watch_add(p, &w2);
-    CHECK(w1.p == p);
+    /* An append moves the log end, the high watermark (one replica) and the LSO (no
+     * transactions), after updating them: watches reached fire once, others wait. */
+    CHECK(!partition_watch(p, PARTITION_LOG_END, 1, &end.w));
+    CHECK(!partition_watch(p, PARTITION_HIGH_WATERMARK, 1, &hw.w));
+    CHECK(!partition_watch(p, PARTITION_LAST_STABLE, 1, &lso.w));
+    CHECK(!partition_watch(p, PARTITION_HIGH_WATERMARK, 3, &later.w));
     REQUIRE(append(p, 1, -1, 0, 0, 1000, NULL, NULL) == 0);
-    CHECK_EQ_INT(l1.calls, 1);
-    CHECK_EQ_INT(l2.calls, 1);
-    CHECK(l1.p_cleared);
+    CHECK_EQ_INT(end.wakes, 1);
+    CHECK_EQ_INT(hw.wakes, 1);
+    CHECK_EQ_INT(lso.wakes, 1);
+    CHECK(end.reached && hw.reached && lso.reached);
+    CHECK_EQ_INT(later.wakes, 0);
+    CHECK_EQ_INT(partition_mark(p, PARTITION_LOG_END), 1);
+    CHECK_EQ_INT(partition_mark(p, PARTITION_HIGH_WATERMARK), 1);
     REQUIRE(append(p, 1, -1, 0, 0, 1000, NULL, NULL) == 0);
-    CHECK_EQ_INT(l1.calls, 1);
-    partition_watch_remove(&w1); /* already detached: harmless */
+    CHECK_EQ_INT(end.wakes, 1); /* fired once: disarmed */
+    CHECK_EQ_INT(later.wakes, 0);
+    REQUIRE(append(p, 1, -1, 0, 0, 1000, NULL, NULL) == 0);
+    CHECK_EQ_INT(later.wakes, 1);
 
-    /* A removed watch does not fire. */
-    partition_watch_add(p, &w1);
-    partition_watch_remove(&w1);
-    REQUIRE(append(p, 1, -1, 0, 0, 1000, NULL, NULL) == 0);
-    CHECK_EQ_INT(l1.calls, 1);
+    /* A mark already there does not arm. */
+    CHECK(partition_watch(p, PARTITION_HIGH_WATERMARK, 3, &hw.w));
+    CHECK(hw.w.reached && !purgatory_watch_armed(&hw.w));
 
-    /* A rejected (duplicate) append wakes nobody. */
+    /* A rejected (duplicate) append moves nothing and wakes nobody. */
     REQUIRE(append(p, 1, 77, 0, 0, 1000, NULL, NULL) == 0);
-    partition_watch_add(p, &w1);
+    CHECK(!partition_watch(p, PARTITION_LOG_END, partition_log_end_offset(p) + 1, &end.w));
     CHECK_EQ_INT(append(p, 1, 77, 0, 0, 1000, NULL, NULL), ERR_DUPLICATE_SEQUENCE_NUMBER);
-    CHECK_EQ_INT(l1.calls, 1);
+    CHECK_EQ_INT(end.wakes, 1);
+    purgatory_cancel(&end.op);
 
-    /* A callback may remove another pending watch. */
-    l1.remove_too = &w2;
-    partition_watch_add(p, &w2);
-    REQUIRE(append(p, 1, -1, 0, 0, 1000, NULL, NULL) == 0);
-    CHECK_EQ_INT(l1.calls, 2);
-    CHECK_EQ_INT(l2.calls, 1);
-    l1.remove_too = NULL;
-
-    /* Deleting the topic wakes watchers; a holder keeps the partition alive, offline. */
-    partition_watch_add(p, &w1);
+    /* Deleting the topic fires the watches (not reached); a holder keeps the partition
+     * alive, offline, and later watches answer at once. */
+    CHECK(!partition_watch(p, PARTITION_HIGH_WATERMARK, 1000, &gone.w));
     partition_hold(p);
     REQUIRE(PROPOSE(&f, r_remove(1)) == 0);
-    CHECK_EQ_INT(l1.calls, 3);
-    CHECK(l1.p_cleared);
+    CHECK_EQ_INT(gone.wakes, 1);
+    CHECK(!gone.reached);
     CHECK(!partition_online(p));
+    CHECK(partition_watch(p, PARTITION_LOG_END, 1000, &gone.w));
     CHECK(replica_partition(f.rm, "w", 0) == NULL);
     CHECK_EQ_INT(replica_count(f.rm), 0);
-    CHECK_EQ_INT(partition_log_end_offset(p), 5);
+    CHECK_EQ_INT(partition_log_end_offset(p), 4);
     partition_release(p);
     snprintf(path, sizeof path, "%s/w-0", f.log_dir);
     CHECK(access(path, F_OK) != 0);
     CHECK_EQ_INT(count_files(f.log_dir, "-delete", false), 0);
     rfx_fini(&f);
+    struct mw *all[] = {&end, &hw, &lso, &later, &gone};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        purgatory_cancel(&all[i]->op);
+    purgatory_free(pg);
+    tclock_free(clock);
+}
+
+/* Waiting for durability starts a flush (nothing else would: flush.messages is off), and the
+ * flush's completion fires the watch. */
+TEST(replica_durable_mark_flushes_and_wakes)
+{
+    struct rfx f;
+    struct partition *p;
+    struct tclock *clock = tclock_virtual_new(0);
+    struct purgatory *pg = clock ? purgatory_new(clock) : NULL;
+    struct mw d;
+
+    REQUIRE(pg);
+    REQUIRE(rfx_init(&f));
+    REQUIRE(make_topic(&f, "dur", 1, 1) == 0);
+    REQUIRE(rfx_rm_start(&f) == 0);
+    p = replica_partition(f.rm, "dur", 0);
+    REQUIRE(p);
+    REQUIRE(append(p, 3, -1, 0, 0, 1000, NULL, NULL) == 0);
+    CHECK_EQ_INT(partition_mark(p, PARTITION_DURABLE), 0);
+    mw_init(pg, &d);
+    CHECK(!partition_watch(p, PARTITION_DURABLE, 3, &d.w));
+    bool woke = false;
+    for (int i = 0; i < 500 && d.wakes == 0; i++)
+        fixture_run_until(&f.q.loop, &woke, 10);
+    CHECK_EQ_INT(d.wakes, 1);
+    CHECK(d.reached);
+    CHECK_EQ_INT(partition_mark(p, PARTITION_DURABLE), 3);
+    purgatory_cancel(&d.op);
+    rfx_fini(&f);
+    purgatory_free(pg);
+    tclock_free(clock);
 }
 
 TEST(replica_remove_topic_deletes_directory)
@@ -1009,8 +1071,12 @@ TEST(replica_roll_snapshot_then_crash_replays_tail)
     }
     CHECK(log_active_base(partition_log(p)) > 0);
     snprintf(pdir, sizeof pdir, "%s/roll-0", f.log_dir);
-    snaps = count_files(pdir, ".snapshot", true);
-    CHECK(snaps >= 1 && snaps <= 2); /* pruned to the newest two */
+    /* Written at each roll; pruned to the newest two on the thread pool. */
+    for (int i = 0; i < 250 && (snaps = count_files(pdir, ".snapshot", true)) > 2; i++) {
+        bool never = false;
+        fixture_run_until(&f.q.loop, &never, 20);
+    }
+    CHECK(snaps >= 1 && snaps <= 2);
     REQUIRE(rfx_rm_stop(&f));
 
     /* A crash after the last roll: no marker and no end-of-log snapshot, so the state comes
@@ -1071,9 +1137,17 @@ TEST(replica_housekeeping_retention_expiry_checkpoints)
     CHECK_EQ_INT(partition_log_end_offset(p), 16);
     /* The expired producer is forgotten: its next batch is judged as from a stranger. */
     CHECK_EQ_INT(append(p, 1, 31, 0, 16, 1000, &base, NULL), ERR_UNKNOWN_PRODUCER_ID);
-    /* Checkpoints are written while running. */
+    /* Checkpoints are written while running (on the thread pool: wait for it). */
     snprintf(path, sizeof path, "%s/log-start-offset-checkpoint", f.log_dir);
-    REQUIRE(log_checkpoint_read(log_io_default(), path, &e, &n) == 0);
+    for (int i = 0; i < 250; i++) {
+        bool never = false;
+        REQUIRE(log_checkpoint_read(log_io_default(), path, &e, &n) == 0);
+        if (n == 1 && e[0].offset == partition_log_start_offset(p))
+            break;
+        free(e);
+        e = NULL;
+        fixture_run_until(&f.q.loop, &never, 20);
+    }
     REQUIRE(n == 1);
     CHECK_EQ_INT(e[0].offset, partition_log_start_offset(p));
     free(e);
@@ -1087,6 +1161,71 @@ TEST(replica_housekeeping_retention_expiry_checkpoints)
         REQUIRE(p);
         CHECK_EQ_INT(partition_log_start_offset(p), start);
         CHECK_EQ_INT(partition_log_end_offset(p), 16);
+    }
+    rfx_fini(&f);
+}
+
+/* ---- file writes on the thread pool ------------------------------------------------------ */
+
+/* Writes of one file run one at a time and in the order they were asked for, whatever the
+ * pool does with them; writes of other files run beside them; a stop waits for them all. */
+#define FW_N 40
+struct fw_write {
+    struct replica_write w;
+    int key, seq;
+};
+static _Atomic int fw_busy[3]; /* writes of each key running now */
+static _Atomic int fw_overlap; /* times two writes of one key ran together */
+static int fw_order[3][FW_N];  /* sequence numbers of each key's writes, as they ran */
+static _Atomic int fw_ran[3];
+static int fw_done;
+static bool fw_all_done;
+
+static void fw_run(struct replica_write *w)
+{
+    struct fw_write *x = (struct fw_write *)w;
+    if (atomic_fetch_add(&fw_busy[x->key], 1) != 0)
+        atomic_fetch_add(&fw_overlap, 1);
+    usleep(x->seq % 3 == 0 ? 2000 : 200); /* uneven, so the pool would reorder them */
+    fw_order[x->key][atomic_fetch_add(&fw_ran[x->key], 1)] = x->seq;
+    atomic_fetch_sub(&fw_busy[x->key], 1);
+}
+
+static void fw_after(struct replica_write *w)
+{
+    free(w);
+    if (++fw_done == 3 * FW_N)
+        fw_all_done = true;
+}
+
+TEST(replica_file_writes_serialized_per_file)
+{
+    struct rfx f;
+    char key[PATH_MAX + 64];
+
+    REQUIRE(rfx_init(&f));
+    REQUIRE(rfx_rm_start(&f) == 0);
+    fw_done = 0;
+    fw_all_done = false;
+    for (int seq = 0; seq < FW_N; seq++) {
+        for (int k = 0; k < 3; k++) {
+            struct fw_write *x = calloc(1, sizeof *x);
+            REQUIRE(x != NULL);
+            x->key = k;
+            x->seq = seq;
+            x->w.run = fw_run;
+            x->w.done = fw_after;
+            x->w.urgent = k == 2 && seq % 7 == 0; /* urgent ones keep their file's order */
+            snprintf(key, sizeof key, "%s/file-%d", f.log_dir, k);
+            replica_write_submit(f.rm, &x->w, key);
+        }
+    }
+    CHECK(fixture_run_until(&f.q.loop, &fw_all_done, 20000));
+    CHECK_EQ_INT(atomic_load(&fw_overlap), 0);
+    for (int k = 0; k < 3; k++) {
+        CHECK_EQ_INT(atomic_load(&fw_ran[k]), FW_N);
+        for (int i = 0; i < FW_N; i++)
+            CHECK_EQ_INT(fw_order[k][i], i);
     }
     rfx_fini(&f);
 }
