@@ -65,6 +65,19 @@ size_t replica_count(const struct replica_mgr *rm)
     return rm->count;
 }
 
+static bool assigned_here(const struct replica_mgr *rm, const struct meta_partition *mp);
+static void open_one(struct replica_mgr *rm, const struct meta_topic *t,
+                     const struct meta_partition *mp);
+
+/* True if topic `id` waits in the open queue. */
+static bool open_queued(const struct replica_mgr *rm, const uint8_t id[16])
+{
+    for (const struct replica_open_item *o = rm->open_head; o; o = o->next)
+        if (memcmp(o->topic_id, id, 16) == 0)
+            return true;
+    return false;
+}
+
 static int leader_of(struct replica_mgr *rm, const struct meta_topic *t, int32_t index, int unknown,
                      struct partition **out)
 {
@@ -73,6 +86,14 @@ static int leader_of(struct replica_mgr *rm, const struct meta_topic *t, int32_t
     if (t == NULL || index < 0 || index >= t->n_partitions)
         return unknown;
     p = replica_partition(rm, t->name, index);
+    if (p == NULL && t->partitions[index].leader == rm->node_id &&
+        assigned_here(rm, &t->partitions[index]) && open_queued(rm, t->id)) {
+        /* Assigned here by a batch just applied and not opened yet: a request for it opens it
+         * now (it would have been opened within a few loop turns anyway), rather than turning
+         * a client away — an acks=0 producer would lose the batch. */
+        open_one(rm, t, &t->partitions[index]);
+        p = replica_partition(rm, t->name, index);
+    }
     if (p == NULL || p->role != REPLICA_LEADER || memcmp(p->topic_id, t->id, 16) != 0)
         return ERR_NOT_LEADER_OR_FOLLOWER;
     *out = p;
