@@ -256,6 +256,8 @@ bool partition_set_state(struct partition *p, const struct meta_partition *mp)
     p->leader_id = mp->leader;
     p->leader_epoch = mp->leader_epoch;
     p->partition_epoch = mp->partition_epoch;
+    if (changed && role == REPLICA_LEADER && p->log)
+        log_epoch_assign(p->log, p->leader_epoch, log_end_offset(p->log));
     /* A shrunk ISR may let the high watermark move. */
     if (p->log && update_hw(p))
         wake(p);
@@ -335,7 +337,10 @@ int partition_open(struct replica_mgr *rm, const char *topic, const uint8_t id[1
                  "the log start to %lld, so no record below it is served",
                  topic, index, (long long)start, (long long)log_end_offset(p->log),
                  (long long)log_start_offset(p->log));
-    log_epoch_assign(p->log, leader_epoch, log_end_offset(p->log));
+    /* A leader's epoch starts at its log end (Kafka's makeLeader); a follower's epoch cache
+     * learns epochs from the batches it replicates. */
+    if (p->role == REPLICA_LEADER)
+        log_epoch_assign(p->log, leader_epoch, log_end_offset(p->log));
     rc = load_producers(p);
     if (rc != 0) {
         log_close(p->log, false);
