@@ -18,6 +18,7 @@ struct replica_open_item {
     struct replica_open_item *next;
     uint8_t topic_id[16];
     int32_t next_index;
+    int32_t opened; /* so far, for the line logged when done */
 };
 
 /* What the leader knows of one follower. */

@@ -418,11 +418,15 @@ static size_t open_pending(struct replica_mgr *rm, size_t budget)
             const struct meta_partition *mp = &t->partitions[o->next_index++];
             if (assigned_here(rm, mp) && replica_partition(rm, t->name, mp->partition) == NULL) {
                 open_one(rm, t, mp);
+                o->opened += replica_partition(rm, t->name, mp->partition) != NULL;
                 done++;
             }
         }
         if (t && o->next_index < t->n_partitions)
             break; /* budget spent: the rest next turn */
+        if (t && o->opened > 0)
+            log_info("replica", "opened %d new partition%s of topic %s", o->opened,
+                     o->opened == 1 ? "" : "s", t->name);
         rm->open_head = o->next;
         if (rm->open_head == NULL)
             rm->open_tail = &rm->open_head;
