@@ -345,19 +345,6 @@ static bool dir_has_data(const char *dir)
     return any;
 }
 
-/* True if `path` holds a metadata quorum's log (libraft's files, or its directory). */
-static bool holds_metadata_log(const char *path)
-{
-    static const char *const marks[] = {"metadata1", "metadata2", "__cluster_metadata-0"};
-    char p[PATH_MAX * 2 + 32];
-    for (size_t i = 0; i < sizeof marks / sizeof marks[0]; i++) {
-        snprintf(p, sizeof p, "%s/%s", path, marks[i]);
-        if (access(p, F_OK) == 0)
-            return true;
-    }
-    return false;
-}
-
 size_t server_count_partition_dirs(const struct server_config *cfg)
 {
     DIR *d = opendir(cfg->log_dir);
@@ -376,7 +363,7 @@ size_t server_count_partition_dirs(const struct server_config *cfg)
             strncmp(e->d_name, "__cluster_metadata-", 19) == 0)
             continue;
         snprintf(path, sizeof path, "%s/%s", cfg->log_dir, e->d_name);
-        if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode) || holds_metadata_log(path))
+        if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode) || meta_dir_holds_log(path))
             continue;
         /* metadata.log.dir may be any directory, one named like a partition's too. */
         if (have_mst && st.st_dev == mst.st_dev && st.st_ino == mst.st_ino)

@@ -45,9 +45,6 @@ bool topic_is_internal(const char *name);
  * memory is spent on it. */
 #define TOPIC_PARTITIONS_MAX 10000
 
-/* Whether two names are one once '.' and '_' count as the same character. */
-bool topic_names_collide(const char *x, const char *y);
-
 /* Whether a client may create a topic called `name` (CreateTopics, Metadata auto-creation).
  * Returns 0, or with *why set (in `ar` when it names another topic):
  * INVALID_TOPIC_EXCEPTION for a name topic_name_valid refuses, or one that collides with an

@@ -87,16 +87,6 @@ bool topic_is_internal(const char *name)
     return strcmp(name, TOPIC_CONSUMER_OFFSETS) == 0 || strcmp(name, TOPIC_TRANSACTION_STATE) == 0;
 }
 
-bool topic_names_collide(const char *x, const char *y)
-{
-    for (; *x && *y; x++, y++) {
-        char cx = *x == '.' ? '_' : *x, cy = *y == '.' ? '_' : *y;
-        if (cx != cy)
-            return false;
-    }
-    return *x == *y;
-}
-
 int topic_name_creatable(const struct admin *a, struct arena *ar, const char *name,
                          const char **why)
 {
@@ -114,7 +104,7 @@ int topic_name_creatable(const struct admin *a, struct arena *ar, const char *na
     if (strpbrk(name, "._") == NULL)
         return 0;
     for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++) {
-        if (strcmp(name, reserved[i]) != 0 && topic_names_collide(name, reserved[i])) {
+        if (strcmp(name, reserved[i]) != 0 && meta_topic_names_collide(name, reserved[i])) {
             *why =
                 arena_printf(ar, "Topic '%s' collides with internal topic: %s", name, reserved[i]);
             return *why ? ERR_INVALID_TOPIC_EXCEPTION : ERR_NOMEM;
@@ -122,7 +112,7 @@ int topic_name_creatable(const struct admin *a, struct arena *ar, const char *na
     }
     topics = meta_topics(a->meta, &n);
     for (size_t i = 0; i < n; i++) {
-        if (strcmp(name, topics[i]->name) != 0 && topic_names_collide(name, topics[i]->name)) {
+        if (strcmp(name, topics[i]->name) != 0 && meta_topic_names_collide(name, topics[i]->name)) {
             *why = arena_printf(ar, "Topic '%s' collides with existing topic: %s", name,
                                 topics[i]->name);
             return *why ? ERR_INVALID_TOPIC_EXCEPTION : ERR_NOMEM;
@@ -148,7 +138,7 @@ static int check_topic(struct admin *a, struct arena *ar, struct CreateTopicsReq
             return ERR_INVALID_REQUEST;
         }
         /* Each topic is proposed on its own, so the image cannot show an earlier one yet. */
-        if (topic_names_collide(rq->Topics.v[j].Name, t->Name)) {
+        if (meta_topic_names_collide(rq->Topics.v[j].Name, t->Name)) {
             *why = arena_printf(ar, "Topic '%s' collides with topic %s of the same request",
                                 t->Name, rq->Topics.v[j].Name);
             return *why ? ERR_INVALID_TOPIC_EXCEPTION : ERR_NOMEM;

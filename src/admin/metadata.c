@@ -208,7 +208,7 @@ void admin_metadata(struct admin *a, struct net_request *req)
             /* Each creation is proposed on its own, so the image cannot show earlier ones. */
             for (int32_t j = 0; j < i && rc == 0; j++) {
                 const char *other = rq->Topics.v[j].Name;
-                if (other && strcmp(other, name) != 0 && topic_names_collide(other, name)) {
+                if (other && strcmp(other, name) != 0 && meta_topic_names_collide(other, name)) {
                     why = "it collides with another topic of the same request";
                     rc = ERR_INVALID_TOPIC_EXCEPTION;
                 }

@@ -371,6 +371,45 @@ static bool ov_name_exists(const struct meta_image *img, struct overlay *ov, con
     return !ov_by_id(img, ov, t->id)->removed;
 }
 
+bool meta_topic_names_collide(const char *x, const char *y)
+{
+    for (; *x && *y; x++, y++) {
+        char cx = *x == '.' ? '_' : *x, cy = *y == '.' ? '_' : *y;
+        if (cx != cy)
+            return false;
+    }
+    return *x == *y;
+}
+
+/* Whether this batch removed the image topic with this id (looks, never pulls). */
+static bool ov_removed(const struct overlay *ov, const uint8_t id[16])
+{
+    for (size_t i = ov->n; i-- > 0;)
+        if (memcmp(ov->t[i].id, id, 16) == 0)
+            return ov->t[i].removed;
+    return false;
+}
+
+/* Whether `name` collides with a live topic of another name, in the image or added by
+ * this batch. Two CreateTopics requests in flight at once are each checked against the
+ * image by admin; only here does the second one see the first. */
+static bool ov_name_collides(const struct meta_image *img, struct overlay *ov, const char *name)
+{
+    for (size_t i = 0; i < ov->n; i++)
+        if (!ov->t[i].removed && strcmp(ov->t[i].name, name) != 0 &&
+            meta_topic_names_collide(ov->t[i].name, name))
+            return true;
+    if (strpbrk(name, "._") == NULL)
+        return false;
+    for (size_t i = 0; i < img->n_topics; i++) {
+        const struct meta_topic *t = img->by_name[i];
+        if (strcmp(t->name, name) != 0 && meta_topic_names_collide(t->name, name) &&
+            !ov_removed(ov, t->id))
+            return true;
+    }
+    return false;
+}
+
 static bool broker_known(const struct meta_image *img, const struct meta_record *recs, size_t upto,
                          int32_t id)
 {
@@ -413,6 +452,10 @@ static int validate(const struct meta_image *img, const struct meta_record *recs
             t = ov_by_id(img, &ov, r->u.topic.id);
             if (ov_name_exists(img, &ov, r->u.topic.name) || (t && !t->removed)) {
                 rv = ERR_TOPIC_ALREADY_EXISTS;
+                break;
+            }
+            if (ov_name_collides(img, &ov, r->u.topic.name)) {
+                rv = ERR_INVALID_TOPIC_EXCEPTION;
                 break;
             }
             ov.t[ov.n++] = (struct ov_topic){r->u.topic.name, r->u.topic.id, 0, false};

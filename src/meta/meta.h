@@ -58,6 +58,10 @@ const struct meta_topic *meta_topic_by_name(const struct meta *m, const char *na
 const struct meta_topic *meta_topic_by_id(const struct meta *m, const uint8_t id[16]);
 /* All topics, in name order; *n receives the count. */
 const struct meta_topic *const *meta_topics(const struct meta *m, size_t *n);
+/* Whether two topic names are one once '.' and '_' count as the same character (Kafka
+ * refuses such a pair: its metric names cannot tell them apart). Applying a TOPIC record
+ * whose name collides with another topic's fails with ERR_INVALID_TOPIC_EXCEPTION. */
+bool meta_topic_names_collide(const char *x, const char *y);
 /* All registered brokers in id order; *n receives the count. */
 const struct meta_broker *meta_brokers(const struct meta *m, size_t *n);
 const struct meta_broker *meta_broker_by_id(const struct meta *m, int32_t id);
@@ -191,6 +195,10 @@ struct meta_options {
  * added by the leader; see meta_add_standby). Returns 0 and *out, or an error after logging
  * one line that says why. */
 int meta_start(uv_loop_t *loop, const struct meta_options *opts, struct meta **out);
+
+/* True if `path` is, or holds, a metadata quorum's log (libraft's metadata1/metadata2 files
+ * or a __cluster_metadata-0 directory): never a partition's directory, whatever its name. */
+bool meta_dir_holds_log(const char *path);
 
 /* True once this node has applied everything committed when it started (or became leader
  * and applied its own barrier); Metadata answers should wait for it. */

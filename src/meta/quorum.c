@@ -23,8 +23,10 @@
 #include "meta/meta_int.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <raft.h>
 #include <raft/uv.h>
@@ -336,6 +338,18 @@ static void io_close_guarded(struct raft_io *io, raft_io_close_cb cb)
     struct meta *m = meta_of_io(io);
     m->io_closed_cb = cb;
     m->io_close(io, io_closed_once);
+}
+
+bool meta_dir_holds_log(const char *path)
+{
+    static const char *const marks[] = {"metadata1", "metadata2", "__cluster_metadata-0"};
+    char p[PATH_MAX * 2 + 32];
+    for (size_t i = 0; i < sizeof marks / sizeof marks[0]; i++) {
+        snprintf(p, sizeof p, "%s/%s", path, marks[i]);
+        if (access(p, F_OK) == 0)
+            return true;
+    }
+    return false;
 }
 
 static void finish(struct meta *m)

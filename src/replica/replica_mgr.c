@@ -285,20 +285,6 @@ static bool assigned_here(const struct replica_mgr *rm, const struct meta_partit
     return false;
 }
 
-/* True if `path` is, or holds, a metadata quorum's log (libraft's metadata1/metadata2 files
- * or a __cluster_metadata-0 directory): never a partition's directory, whatever its name. */
-static bool holds_metadata_log(const char *path)
-{
-    static const char *const marks[] = {"metadata1", "metadata2", "__cluster_metadata-0"};
-    char p[PATH_MAX * 2 + 32];
-    for (size_t i = 0; i < sizeof marks / sizeof marks[0]; i++) {
-        snprintf(p, sizeof p, "%s/%s", path, marks[i]);
-        if (access(p, F_OK) == 0)
-            return true;
-    }
-    return false;
-}
-
 /* True if a partition of topic `name` may have a directory in this log dir: the name is not
  * one the broker uses for itself, cannot leave the log dir, and the directory it maps to is
  * not the metadata log's. */
@@ -309,7 +295,7 @@ static bool partition_dir_allowed(const struct replica_mgr *rm, const char *name
         strchr(name, '/') != NULL || strncmp(name, "__cluster_metadata", 18) == 0)
         return false;
     snprintf(path, sizeof path, "%s/%s-%d", rm->dir, name, index);
-    return !holds_metadata_log(path);
+    return !meta_dir_holds_log(path);
 }
 
 /* Opens partition `mp` of topic `t` (assigned here, not hosted yet) and announces its role. */
@@ -670,7 +656,7 @@ static void remove_orphans(struct replica_mgr *rm)
             strncmp(e->d_name, "__cluster_metadata", 18) == 0)
             continue;
         snprintf(path, sizeof path, "%s/%s", rm->dir, e->d_name);
-        if (holds_metadata_log(path))
+        if (meta_dir_holds_log(path))
             continue;
         size_t len = strlen(e->d_name);
         /* A live partition directory ends in its partition number; one renamed away for
@@ -714,7 +700,7 @@ static bool has_partition_dirs(const struct replica_mgr *rm)
         char path[PATH_MAX * 2];
         snprintf(path, sizeof path, "%s/%s", rm->dir, e->d_name);
         any = e->d_name[0] != '.' && dash && dash[1] >= '0' && dash[1] <= '9' &&
-              strncmp(e->d_name, "__cluster_metadata", 18) != 0 && !holds_metadata_log(path);
+              strncmp(e->d_name, "__cluster_metadata", 18) != 0 && !meta_dir_holds_log(path);
     }
     closedir(d);
     return any;

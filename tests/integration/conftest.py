@@ -16,6 +16,7 @@ one of them cannot pass by skipping the tests that use it.
 import itertools
 import os
 import re
+import subprocess
 import sys
 
 import pytest
@@ -64,6 +65,21 @@ def _shutdown(brokers, failed):
     if failed or problems:
         harness.dump_logs(brokers)
     assert not problems, "\n".join(problems)
+
+
+@pytest.fixture
+def small_fs(tmp_path):
+    """A 6 MiB tmpfs (root only; the skip counts as a failure under CI=true)."""
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=6m", "tmpfs", str(mnt)],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip("cannot mount a small tmpfs here (needs root): " + r.stderr.strip())
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)
 
 
 @pytest.fixture

@@ -7,8 +7,6 @@ attribute bits a client may not set are refused or dropped. After a refused batc
 valid records around it stay consumable."""
 import ctypes
 import ctypes.util
-import os
-import struct
 import time
 import zlib
 

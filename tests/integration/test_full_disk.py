@@ -3,28 +3,11 @@
 KAFKA_STORAGE_ERROR, nothing half-written is ever served, every acknowledged record stays
 readable, other clients keep being served, and writes work again once space is freed."""
 import os
-import subprocess
-
-import pytest
 
 import harness
 import kproto as kp
 
 KAFKA_STORAGE_ERROR = 56
-
-
-@pytest.fixture
-def small_fs(tmp_path):
-    mnt = tmp_path / "small"
-    mnt.mkdir()
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=6m", "tmpfs", str(mnt)],
-                       capture_output=True, text=True)
-    if r.returncode != 0:
-        pytest.skip("cannot mount a small tmpfs here (needs root): " + r.stderr.strip())
-    try:
-        yield mnt
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], check=False)
 
 
 def test_full_disk_fails_writes_cleanly_and_keeps_acknowledged_data(broker_factory, small_fs):

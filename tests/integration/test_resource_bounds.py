@@ -15,7 +15,6 @@ VmSize and keeps up to 256 MiB of freed memory in quarantine, so the tests measu
 over a baseline taken after a warm-up, keep the number of requests actually served while
 measuring small, and the bounds are generous.
 """
-import os
 import resource
 import socket
 import struct

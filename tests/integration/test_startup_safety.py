@@ -6,7 +6,6 @@ the exit code, the message and that the partition data is still on disk."""
 import glob
 import os
 import subprocess
-import time
 
 import pytest
 
@@ -265,20 +264,6 @@ def test_unknown_startup_keys_warn_once_each_and_start(broker_factory):
 
 
 # ------------------------------------------------------------------ defect 13
-
-@pytest.fixture
-def small_fs(tmp_path):
-    mnt = tmp_path / "small"
-    mnt.mkdir()
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=6m", "tmpfs", str(mnt)],
-                       capture_output=True, text=True)
-    if r.returncode != 0:
-        pytest.skip("cannot mount a small tmpfs here (needs root): " + r.stderr.strip())
-    try:
-        yield mnt
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], check=False)
-
 
 def test_metadata_log_on_a_nearly_full_file_system_is_refused(broker_factory, small_fs):
     b = broker_factory(start=False, settings={"metadata.log.dir": str(small_fs / "meta")})

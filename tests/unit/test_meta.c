@@ -176,6 +176,26 @@ TEST(meta_topic_create_with_partitions)
     meta_image_free(img);
 }
 
+/* Two CreateTopics in flight at once both pass admin's check against the image; the
+ * apply is where the second of `a.b` / `a_b` must fail. */
+TEST(meta_colliding_topic_names_refused_at_apply)
+{
+    struct meta_image *img = meta_image_new();
+    REQUIRE(img);
+    CHECK_EQ_INT(APPLY(img, rec_topic("a.b", 1)), 0);
+    CHECK_EQ_INT(APPLY(img, rec_topic("a_b", 2)), ERR_INVALID_TOPIC_EXCEPTION);
+    CHECK(meta_image_topic_by_name(img, "a_b") == NULL);
+    /* Within one batch too. */
+    CHECK_EQ_INT(APPLY(img, rec_topic("x_y", 3), rec_topic("x.y", 4)), ERR_INVALID_TOPIC_EXCEPTION);
+    CHECK(meta_image_topic_by_name(img, "x_y") == NULL);
+    /* A name freed earlier in the batch no longer collides. */
+    CHECK_EQ_INT(APPLY(img, rec_remove(1), rec_topic("a_b", 5)), 0);
+    CHECK(meta_image_topic_by_name(img, "a_b") != NULL);
+    CHECK(meta_topic_names_collide("a.b_c", "a_b.c"));
+    CHECK(!meta_topic_names_collide("a.b", "a.bc"));
+    meta_image_free(img);
+}
+
 TEST(meta_duplicate_topic_applies_nothing)
 {
     struct meta_image *img = meta_image_new();
