@@ -27,7 +27,7 @@ A_LIB    := $(LIB_SRC:%.c=$(B)/asan/%.o)
 A_MAIN   := $(MAIN_SRC:%.c=$(B)/asan/%.o)
 A_UNIT   := $(UNIT_SRC:%.c=$(B)/asan/%.o)
 
-.PHONY: all deps run test unit integration bench fuzz fuzz-smoke fmt fmt-check clean
+.PHONY: all deps run test unit integration bench fuzz fuzz-smoke fuzz-seeds fmt fmt-check clean
 
 all: $(B)/tallyd $(B)/tally
 
@@ -88,12 +88,18 @@ $(B)/bench/%: bench/%.c
 bench: deps all $(BENCH_BIN)
 	@bash bench/run.sh
 
-# libFuzzer + ASan on the request decoder; FUZZ_SECONDS (default 600) bounds the run.
+# libFuzzer + ASan + UBSan targets (each file's head comment says what it feeds):
+# fuzz_request (request decoder), fuzz_batch (record batch validator), fuzz_dispatch (whole
+# requests into an in-process broker), fuzz_compressed (compressed batches). `make fuzz` runs
+# every target in FUZZ_TARGETS for FUZZ_SECONDS each (default 600), one after the other, from
+# its seeds (fuzz/seeds for fuzz_request, else fuzz/seeds_<name> when present); a target whose
+# source is absent is skipped. `make fuzz-smoke` does the same for 30 s each.
 FUZZ_SECONDS ?= 600
+FUZZ_TARGETS ?= fuzz_request fuzz_batch fuzz_dispatch fuzz_compressed
 FUZZ_CC := clang $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Isrc
 $(B)/fuzz_request: fuzz/fuzz_request.c $(filter src/base/% src/proto/%,$(LIB_SRC))
 	@mkdir -p $(B)
-	$(FUZZ_CC) -o $@ $(filter %.c,$^)
+	$(FUZZ_CC) -o $@ $(filter %.c,$^) $(LIBS)
 $(B)/fuzz_batch: fuzz/fuzz_batch.c $(filter src/base/% src/record/%,$(LIB_SRC))
 	@mkdir -p $(B)
 	$(FUZZ_CC) -o $@ $(filter %.c,$^) $(LIBS)
@@ -101,13 +107,49 @@ $(B)/fuzz_compressed: fuzz/fuzz_compressed.c $(filter src/base/% src/record/%,$(
 	@mkdir -p $(B)
 	$(FUZZ_CC) -o $@ $(filter %.c,$^) $(LIBS)
 
-fuzz: deps $(B)/fuzz_request
-	@mkdir -p $(B)/fuzz-corpus && cp fuzz/seeds/* $(B)/fuzz-corpus/ 2>/dev/null || true
-	$(B)/fuzz_request -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 $(B)/fuzz-corpus
+# fuzz_dispatch links the whole broker, so its objects are built one by one (incrementally)
+# with coverage instrumentation; only the target's own file is held to -Werror under clang.
+F_FLAGS  := $(CSTD) -O1 -g -fsanitize=fuzzer-no-link,address,undefined \
+            -fno-sanitize-recover=undefined -fno-omit-frame-pointer $(CPPFLAGS)
+F_OBJ    := $(patsubst %.c,$(B)/fuzz/%.o,$(LIB_SRC) src/dispatch.c src/server_config.c)
+$(B)/fuzz/%.o: %.c
+	@mkdir -p $(dir $@)
+	clang $(F_FLAGS) -c $< -o $@
+$(B)/fuzz/fuzz/fuzz_dispatch.o: fuzz/fuzz_dispatch.c
+	@mkdir -p $(dir $@)
+	clang $(F_FLAGS) $(WARN) -c $< -o $@
+$(B)/fuzz_dispatch: $(B)/fuzz/fuzz/fuzz_dispatch.o $(F_OBJ)
+	clang -fsanitize=fuzzer,address,undefined -o $@ $^ $(LIBS)
 
-fuzz-smoke: $(B)/fuzz_request
-	@mkdir -p $(B)/fuzz-corpus && cp fuzz/seeds/* $(B)/fuzz-corpus/ 2>/dev/null || true
-	$(B)/fuzz_request -max_total_time=30 -rss_limit_mb=2048 $(B)/fuzz-corpus
+# Regenerates the committed seed corpora (fuzz/seeds and fuzz/seeds_dispatch).
+$(B)/make_seeds: fuzz/make_seeds.c $(filter src/base/% src/proto/%,$(LIB_SRC))
+	@mkdir -p $(B)
+	$(CC) $(CSTD) $(WARN) -O1 -g -Isrc -o $@ $(filter %.c,$^) $(LIBS)
+fuzz-seeds: $(B)/make_seeds
+	@mkdir -p fuzz/seeds fuzz/seeds_dispatch
+	$(B)/make_seeds fuzz/seeds
+	$(B)/make_seeds --dispatch fuzz/seeds_dispatch
+
+# Runs each target of FUZZ_TARGETS for $(1) seconds; fails if any target failed.
+define run_fuzz_targets
+	@failed=""; for t in $(FUZZ_TARGETS); do \
+	  if [ ! -f fuzz/$$t.c ]; then echo "== $$t: skipped (no fuzz/$$t.c)"; continue; fi; \
+	  $(MAKE) --no-print-directory $(B)/$$t || { failed="$$failed $$t"; continue; }; \
+	  seeds=fuzz/seeds_$${t#fuzz_}; [ $$t = fuzz_request ] && seeds=fuzz/seeds; \
+	  mkdir -p $(B)/$$t-corpus; [ -d $$seeds ] && cp $$seeds/* $(B)/$$t-corpus/ 2>/dev/null; \
+	  echo "== $$t: $(1) s, log in $(B)/$$t-fuzz.log"; \
+	  if $(B)/$$t -max_total_time=$(1) -rss_limit_mb=2048 $(B)/$$t-corpus >$(B)/$$t-fuzz.log 2>&1; \
+	  then grep -E '^#[0-9]+' $(B)/$$t-fuzz.log | tail -n 1; \
+	  else tail -n 40 $(B)/$$t-fuzz.log; failed="$$failed $$t"; fi; \
+	done; \
+	if [ -n "$$failed" ]; then echo "fuzz FAILED:$$failed"; exit 1; fi
+endef
+
+fuzz: deps
+	$(call run_fuzz_targets,$(FUZZ_SECONDS))
+
+fuzz-smoke:
+	$(call run_fuzz_targets,30)
 
 FMT_FILES = $(shell git ls-files '*.c' '*.h')
 fmt:

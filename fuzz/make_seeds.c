@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Writes the fuzzer's seed corpus: one small, valid request per declared API at its lowest,
- * first flexible and highest version, each a frame without its 4-byte size prefix (what
- * fuzz_request.c takes). Usage: make_seeds [dir] (default fuzz/seeds). */
+/* Writes the fuzzers' seed corpora: one small, valid request per declared API at its lowest,
+ * first flexible and highest version. Plain, each is a frame without its 4-byte size prefix
+ * (what fuzz_request.c takes). With --dispatch, each is [API key][version - min][body] (what
+ * fuzz_dispatch.c takes), plus requests that make sense to a single broker: topics with one
+ * replica, an idempotent and a gzip-compressed Produce. Usage: make_seeds [--dispatch] [dir]
+ * (default fuzz/seeds). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <zlib.h>
 
 #include "proto/proto.h"
 
@@ -170,24 +175,34 @@ static const void *request_for(int16_t key)
     return NULL;
 }
 
-static int write_seed(const char *dir, const struct proto_api *api, int16_t version)
+static bool dispatch_format;
+
+/* Writes `req` of `api` at `version` as dir/<API>-v<version><suffix>. */
+static int write_request(const char *dir, const struct proto_api *api, int16_t version,
+                         const void *req, const char *suffix)
 {
-    const void *req = request_for(api->key);
     uint8_t *frame;
-    size_t len;
+    size_t len, hdr_len, skip;
     char path[512];
     FILE *f;
     int ok;
 
-    if (req == NULL) {
-        fprintf(stderr, "make_seeds: no sample request for %s\n", api->name);
-        return -1;
-    }
     if (proto_encode_request(api, version, 42, "seed", req, &frame, &len) != 0)
         return -1;
-    snprintf(path, sizeof path, "%s/%s-v%d", dir, api->name, version);
+    snprintf(path, sizeof path, "%s/%s-v%d%s", dir, api->name, version, suffix);
     f = fopen(path, "wb");
-    ok = f && fwrite(frame + 4, 1, len - 4, f) == len - 4;
+    if (dispatch_format) {
+        /* Size, then key, version, correlation id, client id "seed", tagged fields if
+         * flexible: fuzz_dispatch writes that header itself from two bytes. */
+        hdr_len = 2 + 2 + 4 + 2 + 4 + (proto_api_flexible(api, version) ? 1 : 0);
+        skip = 4 + hdr_len;
+        frame[skip - 2] = (uint8_t)api->key;
+        frame[skip - 1] = (uint8_t)(version - api->min_version);
+        skip -= 2;
+    } else {
+        skip = 4;
+    }
+    ok = f && fwrite(frame + skip, 1, len - skip, f) == len - skip;
     if (f && fclose(f) != 0)
         ok = 0;
     free(frame);
@@ -198,12 +213,136 @@ static int write_seed(const char *dir, const struct proto_api *api, int16_t vers
     return 0;
 }
 
+static int write_seed(const char *dir, const struct proto_api *api, int16_t version)
+{
+    const void *req = request_for(api->key);
+    if (req == NULL) {
+        fprintf(stderr, "make_seeds: no sample request for %s\n", api->name);
+        return -1;
+    }
+    return write_request(dir, api, version, req, "");
+}
+
+/* ---- requests a single broker can serve (fuzz_dispatch) -------------------------------- */
+
+static struct CreatableTopicConfig small_segments[] = {{"segment.bytes", "65536"},
+                                                       {"retention.ms", "60000"}};
+static struct CreatableTopic local_topics[] = {
+    {"orders", 3, 1, {NULL, 0}, {small_segments, 2}},
+    {"payments", -1, -1, {NULL, 0}, {NULL, 0}},
+};
+static struct CreateTopicsRequest create_local = {{local_topics, 2}, 30000, false};
+
+static int32_t one_partition[] = {0};
+static struct CreatePartitionsTopic grow_topics[] = {{"payments", 2, {NULL, -1}}};
+static struct CreatePartitionsRequest grow = {{grow_topics, 1}, 10000, false};
+
+static uint8_t idem_batch[sizeof record_batch];
+static uint8_t gzip_batch[sizeof record_batch + 64];
+static size_t gzip_batch_len;
+
+static void put32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (24 - 8 * i));
+}
+
+static void fix_crc(uint8_t *b, size_t len)
+{
+    put32(b + 17, crc32c(b + 21, len - 21));
+}
+
+/* The sample batch as producer 1000, epoch 0, sequence 0; and gzip-compressed. */
+static int make_batches(void)
+{
+    z_stream z;
+    memcpy(idem_batch, record_batch, sizeof record_batch);
+    memset(idem_batch + 43, 0, 8);
+    put32(idem_batch + 47, 1000);
+    memset(idem_batch + 51, 0, 2 + 4);
+    fix_crc(idem_batch, sizeof idem_batch);
+
+    memcpy(gzip_batch, record_batch, 61);
+    gzip_batch[22] = 1; /* attributes: gzip */
+    memset(&z, 0, sizeof z);
+    if (deflateInit2(&z, 9, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        return -1;
+    z.next_in = record_batch + 61;
+    z.avail_in = sizeof record_batch - 61;
+    z.next_out = gzip_batch + 61;
+    z.avail_out = sizeof gzip_batch - 61;
+    if (deflate(&z, Z_FINISH) != Z_STREAM_END)
+        return -1;
+    gzip_batch_len = 61 + z.total_out;
+    deflateEnd(&z);
+    put32(gzip_batch + 8, (uint32_t)(gzip_batch_len - 12));
+    fix_crc(gzip_batch, gzip_batch_len);
+    return 0;
+}
+
+static struct PartitionProduceData idem_partitions[1];
+static struct TopicProduceData idem_topics[] = {{"orders", {idem_partitions, 1}}};
+static struct ProduceRequest produce_idem = {NULL, -1, 30000, {idem_topics, 1}};
+static struct PartitionProduceData gzip_partitions[1];
+static struct TopicProduceData gzip_topics[] = {{"orders", {gzip_partitions, 1}}};
+static struct ProduceRequest produce_gzip = {NULL, 1, 30000, {gzip_topics, 1}};
+
+static struct ListOffsetsPartition by_time[] = {{0, -1, 0x18cb50b7b00, 1}, {1, -1, -3, 1}};
+static struct ListOffsetsTopic by_time_topics[] = {{"orders", {by_time, 2}}};
+static struct ListOffsetsRequest list_by_time = {-1, 0, {by_time_topics, 1}};
+
+static struct FetchPartition fetch_from_start[] = {{0, -1, 0, -1, -1, 1048576},
+                                                   {1, -1, 0, -1, -1, 1048576}};
+static struct FetchTopic fetch_orders[] = {{"orders", {{0}}, {fetch_from_start, 2}}};
+static struct FetchRequest fetch_local = {
+    NULL, -1, 0, 1, 52428800, 0, 0, -1, {fetch_orders, 1}, {NULL, 0}, ""};
+
+static struct DeleteRecordsPartition delete_some[] = {{0, 1}, {1, -1}};
+static struct DeleteRecordsTopic delete_orders[] = {{"orders", {delete_some, 2}}};
+static struct DeleteRecordsRequest delete_local = {{delete_orders, 1}, 30000};
+
+static struct DescribeProducersTopicRequest orders_producers[] = {{"orders", {one_partition, 1}}};
+static struct DescribeProducersRequest describe_orders = {{orders_producers, 1}};
+
+static int write_extra(const char *dir, int16_t key, const void *req, const char *suffix)
+{
+    const struct proto_api *api = proto_api_find(key);
+    if (write_request(dir, api, api->min_version, req, suffix) != 0 ||
+        write_request(dir, api, api->max_version, req, suffix) != 0)
+        return -1;
+    return 0;
+}
+
+static int write_dispatch_extras(const char *dir)
+{
+    if (make_batches() != 0)
+        return -1;
+    idem_partitions[0] =
+        (struct PartitionProduceData){0, {idem_batch, (int32_t)sizeof idem_batch, NULL}};
+    gzip_partitions[0] =
+        (struct PartitionProduceData){1, {gzip_batch, (int32_t)gzip_batch_len, NULL}};
+    return write_extra(dir, PROTO_API_CreateTopics, &create_local, "-local") ||
+           write_extra(dir, PROTO_API_CreatePartitions, &grow, "-local") ||
+           write_extra(dir, PROTO_API_Produce, &produce_idem, "-idempotent") ||
+           write_extra(dir, PROTO_API_Produce, &produce_gzip, "-gzip") ||
+           write_extra(dir, PROTO_API_ListOffsets, &list_by_time, "-by-time") ||
+           write_extra(dir, PROTO_API_DescribeProducers, &describe_orders, "-orders") ||
+           write_extra(dir, PROTO_API_Fetch, &fetch_local, "-from-start") ||
+           write_extra(dir, PROTO_API_DeleteRecords, &delete_local, "-local");
+}
+
 int main(int argc, char **argv)
 {
-    const char *dir = argc > 1 ? argv[1] : "fuzz/seeds";
+    const char *dir;
     size_t n;
     const struct proto_api *apis = proto_apis(&n);
 
+    if (argc > 1 && strcmp(argv[1], "--dispatch") == 0) {
+        dispatch_format = true;
+        argc--;
+        argv++;
+    }
+    dir = argc > 1 ? argv[1] : "fuzz/seeds";
     make_record_batch();
     for (size_t i = 0; i < n; i++) {
         const struct proto_api *api = &apis[i];
@@ -217,5 +356,7 @@ int main(int argc, char **argv)
                 return 1;
         }
     }
+    if (dispatch_format && write_dispatch_extras(dir) != 0)
+        return 1;
     return 0;
 }

@@ -44,6 +44,7 @@ fuzz_smoke() { # name seconds seed-dir
 }
 fuzz_smoke fuzz_request "${FUZZ_SMOKE_SECONDS:-20}" fuzz/seeds
 fuzz_smoke fuzz_batch "${FUZZ_SMOKE_SECONDS:-10}" ""
+fuzz_smoke fuzz_dispatch "${FUZZ_SMOKE_SECONDS:-20}" fuzz/seeds_dispatch
 fuzz_smoke fuzz_compressed "${FUZZ_SMOKE_SECONDS:-10}" ""
 
 echo "== integration and compatibility tests (pytest)"
