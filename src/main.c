@@ -272,6 +272,20 @@ int main(int argc, char **argv)
         server_config_free(&t.cfg);
         return 1;
     }
+    /* libuv's thread pool runs every fsync, checkpoint and snapshot write and cold read; it
+     * starts with the first piece of work, at its size then. Kafka's num.io.threads sets it
+     * (default 8, not libuv's 4, so that several slow disks cannot hold every thread);
+     * UV_THREADPOOL_SIZE in the environment wins, as libuv documents it. */
+    if (getenv("UV_THREADPOOL_SIZE") == NULL) {
+        char n[16];
+        int64_t threads = props_get_int(t.cfg.props, "num.io.threads", 8, NULL);
+        snprintf(n, sizeof n, "%lld",
+                 (long long)(threads < 1      ? 1
+                             : threads > 1024 ? 1024
+                                              : threads));
+        setenv("UV_THREADPOOL_SIZE", n, 1);
+    }
+    log_info("main", "thread pool: %s threads", getenv("UV_THREADPOOL_SIZE"));
     /* A peer that vanishes mid-write must cost a connection, not the process. */
     signal(SIGPIPE, SIG_IGN);
     /* Request frames of up to a few MiB are allocated and freed at line rate. Above glibc's

@@ -64,6 +64,9 @@ static const struct config_def defs[] = {
     {NULL, "socket.send.buffer.bytes", CT_INT, "102400", -1, I32MAX, NULL, false},
     {NULL, "socket.receive.buffer.bytes", CT_INT, "102400", -1, I32MAX, NULL, false},
     {NULL, "connections.max.idle.ms", CT_LONG, "600000", -1, I64MAX, NULL, false},
+    /* The thread pool's size (UV_THREADPOOL_SIZE), fixed at start: fsyncs, checkpoint and
+     * snapshot writes, cold reads. libuv allows at most 1024. */
+    {NULL, "num.io.threads", CT_INT, "8", 1, 1024, NULL, false},
 };
 
 const struct config_def *config_defs(size_t *n)

@@ -6,9 +6,12 @@
  **      2   count
  **    3..   "<epoch> <start offset>", epochs and start offsets strictly increasing
  *
- * Rewritten atomically (checkpoint.c's temp + fsync + rename) at every change; changes are
- * rare (one per leader election, plus truncation and retention). The memory copy is
- * authoritative: a failed write is reported and retried with the next change. */
+ * Rewritten atomically (checkpoint.c's temp + fsync + rename) after every change; changes
+ * are rare (one per leader election, plus truncation and retention). A change only marks the
+ * cache dirty: the calls that change it run on the event loop, which must not wait for a
+ * disk, so the owner takes the new contents (log_epochs_take) and writes them on the thread
+ * pool (log_epochs_write); log_close(l, true) writes a dirty cache itself. The memory copy
+ * is authoritative: a failed write is reported and retried (log_epochs_retry). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,23 +95,69 @@ err_parse:
     return 0;
 }
 
-int log_epochs_store(struct log *l)
+/* The file's contents for the current cache, malloc()ed. NULL when out of memory. */
+static char *epochs_encode(const struct log *l, size_t *len)
 {
-    char path[4096];
-    size_t cap = 32 + l->n_epochs * 40, len;
+    size_t cap = 32 + l->n_epochs * 40;
     char *buf = malloc(cap);
-    int rc;
 
     if (!buf)
-        return ERR_NOMEM;
-    len = (size_t)snprintf(buf, cap, "0\n%zu\n", l->n_epochs);
+        return NULL;
+    *len = (size_t)snprintf(buf, cap, "0\n%zu\n", l->n_epochs);
     for (size_t i = 0; i < l->n_epochs; i++)
-        len += (size_t)snprintf(buf + len, cap - len, "%" PRId32 " %" PRId64 "\n",
-                                l->epochs[i].epoch, l->epochs[i].start);
-    epoch_path(l, path, sizeof path);
-    rc = log_io_write_atomic(l->io, path, buf, len);
+        *len += (size_t)snprintf(buf + *len, cap - *len, "%" PRId32 " %" PRId64 "\n",
+                                 l->epochs[i].epoch, l->epochs[i].start);
+    return buf;
+}
+
+void log_epochs_store(struct log *l)
+{
+    l->epochs_dirty = true;
+}
+
+int log_epochs_flush_sync(struct log *l)
+{
+    size_t len;
+    char *buf;
+    int rc;
+
+    if (!l->epochs_dirty)
+        return 0;
+    buf = epochs_encode(l, &len);
+    if (!buf)
+        return ERR_NOMEM;
+    rc = log_epochs_write(l->io, l->dir, buf, len);
     free(buf);
+    if (rc == 0)
+        l->epochs_dirty = false;
     return rc;
+}
+
+int log_epochs_take(struct log *l, char **buf, size_t *len)
+{
+    *buf = NULL;
+    *len = 0;
+    if (!l->epochs_dirty)
+        return 0;
+    *buf = epochs_encode(l, len);
+    if (!*buf)
+        return ERR_NOMEM;
+    l->epochs_dirty = false;
+    return 0;
+}
+
+void log_epochs_retry(struct log *l)
+{
+    l->epochs_dirty = true;
+}
+
+int log_epochs_write(const struct log_io *io, const char *dir, const char *buf, size_t len)
+{
+    char path[4096];
+
+    if (snprintf(path, sizeof path, "%s/" EPOCH_FILE, dir) >= (int)sizeof path)
+        return ERR_IO;
+    return log_io_write_atomic(io, path, buf, len);
 }
 
 void log_epochs_truncate_end(struct log *l, int64_t offset, bool inclusive)
@@ -158,7 +207,8 @@ int log_epoch_assign(struct log *l, int32_t epoch, int64_t start_offset)
     l->epochs[l->n_epochs].epoch = epoch;
     l->epochs[l->n_epochs].start = start_offset;
     l->n_epochs++;
-    return log_epochs_store(l) ? ERR_IO : 0;
+    log_epochs_store(l);
+    return 0;
 }
 
 int32_t log_latest_epoch(const struct log *l)

@@ -191,6 +191,11 @@ static int flush_sync(struct log *l)
     return rc;
 }
 
+const char *log_dir(const struct log *l)
+{
+    return l->dir;
+}
+
 void log_close(struct log *l, bool clean)
 {
     if (!l)
@@ -206,6 +211,8 @@ void log_close(struct log *l, bool clean)
          * largest timestamp without a scan. */
         if (log_seg_finish(log_active(l)) == 0)
             flush_sync(l);
+        if (log_epochs_flush_sync(l) != 0)
+            log_error(LOG_MOD, "cannot write %s/leader-epoch-checkpoint at close", l->dir);
     }
     log_free(l);
 }

@@ -170,8 +170,24 @@ int log_flush_run(struct log *l, int64_t upto);      /* thread: fsync */
 void log_flush_done(struct log *l, int64_t upto);    /* loop: advance the recovery point */
 
 /* Leader epochs (leader-epoch-checkpoint): records that `epoch` starts at `start_offset`
- * (ignored if not newer than the last entry). Returns 0 or ERR_IO. */
+ * (ignored if not newer than the last entry). Changes memory only (see log_epochs_take).
+ * Returns 0 or ERR_NOMEM. */
 int log_epoch_assign(struct log *l, int32_t epoch, int64_t start_offset);
+/* The leader-epoch checkpoint is written off the event loop. The calls that change the
+ * cache (log_open, log_append at a new epoch, log_epoch_assign, truncation, retention,
+ * log_delete_records) only mark it changed; its owner then, on the loop, takes the file's
+ * new contents with log_epochs_take (*buf malloc()ed, the caller frees; *buf NULL when
+ * nothing changed since the last take; ERR_NOMEM leaves it marked), writes them from any
+ * thread with log_epochs_write (temp, fsync, rename, fsync of `dir`; 0 or ERR_IO), and after
+ * a failed write calls log_epochs_retry on the loop so the next take rewrites it. Writes of
+ * one directory's file must not overlap: the owner keeps at most one in flight, so an older
+ * snapshot never lands after a newer one. log_close(l, true) writes a changed cache itself
+ * (blocking: call it where blocking is allowed). */
+int log_epochs_take(struct log *l, char **buf, size_t *len);
+int log_epochs_write(const struct log_io *io, const char *dir, const char *buf, size_t len);
+void log_epochs_retry(struct log *l);
+/* The directory the log was opened in. */
+const char *log_dir(const struct log *l);
 /* The latest epoch, -1 if none. */
 int32_t log_latest_epoch(const struct log *l);
 /* For OffsetForLeaderEpoch: the end offset of `epoch` (start of the next epoch, or the log

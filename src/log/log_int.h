@@ -110,6 +110,7 @@ struct log {
 
     struct log_epoch_entry *epochs;
     size_t n_epochs, cap_epochs;
+    bool epochs_dirty; /* changed since the file was last taken for writing */
 };
 
 static inline struct log_segment *log_active(const struct log *l)
@@ -286,7 +287,11 @@ size_t log_segs_find(const struct log *l, int64_t offset);
 /* ---- epoch.c --------------------------------------------------------------------------- */
 
 int log_epochs_load(struct log *l);
-int log_epochs_store(struct log *l);
+/* Marks the cache changed: the file is rewritten by its owner (log_epochs_take) or at a
+ * clean close. */
+void log_epochs_store(struct log *l);
+/* Writes a changed cache now, blocking (clean close). 0, ERR_IO or ERR_NOMEM. */
+int log_epochs_flush_sync(struct log *l);
 /* Drops entries with start >= offset (truncation), rewriting the file if anything changed. */
 void log_epochs_truncate_end(struct log *l, int64_t offset, bool inclusive);
 /* Drops entries wholly before offset and moves the one holding it to start there. */

@@ -496,7 +496,7 @@ static void on_idle_tick(uv_timer_t *t)
                      c->in_frame ? c->frame_got : 0, c->in_frame ? c->frame_len : 0,
                      (long long)s->opts.max_idle_ms);
             conn_close(c);
-        } else if (c->inflight == 0 && !c->sending_file && now - c->last_io_ms >= limit) {
+        } else if (c->inflight == 0 && now - c->last_io_ms >= limit) {
             log_info("net",
                      "closing the connection from %s: idle for %llu ms "
                      "(connections.max.idle.ms)",

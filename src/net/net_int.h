@@ -86,10 +86,11 @@ struct net_conn {
     struct req_int *head, *tail;          /* requests in arrival order */
     unsigned inflight;                    /* requests not yet answered (or waiting behind one) */
     struct out_item *out_head, *out_tail; /* output not yet handed to the kernel */
-    unsigned out_frames; /* answers queued whose last byte has not reached the kernel */
-    size_t out_bytes;    /* memory bytes of output not yet handed to the kernel */
-    unsigned writes;     /* uv_writes in flight */
-    bool sending_file;   /* a thread-pool sendfile is running */
+    unsigned out_frames;         /* answers queued whose last byte has not reached the kernel */
+    size_t out_bytes;            /* memory bytes of output not yet handed to the kernel */
+    unsigned writes;             /* uv_writes in flight */
+    bool sending_file;           /* a file piece waits for room in the socket (net_out.c) */
+    struct file_send *file_send; /* that send, until it ends */
 
     bool reading, closing;
     unsigned refs; /* the handle until closed, each request not yet finished, each write */

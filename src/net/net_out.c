@@ -8,7 +8,6 @@
  * reading a connection while out_frames and out_bytes say it holds enough (conn_input), and
  * every completed piece here gives it a chance to resume. */
 #include <errno.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <sys/sendfile.h>
 #include <unistd.h>
@@ -35,8 +34,13 @@ static void item_free(struct out_item *it)
     free(it);
 }
 
+struct file_send;
+static void file_send_end(struct file_send *fs, int err);
+
 void out_discard(struct net_conn *c)
 {
+    if (c->file_send)
+        file_send_end(c->file_send, UV_ECANCELED);
     while (c->out_head) {
         struct out_item *it = c->out_head;
         c->out_head = it->next;
@@ -69,67 +73,31 @@ static void on_write(uv_write_t *w, int status)
     conn_unref(c);
 }
 
-/* A file piece that did not fit in the socket buffer at once: finished on the thread pool,
- * which waits for the socket to drain. It works on a dup() of the socket so that closing the
- * connection cannot hand its descriptor number to someone else mid-send. */
+/* A file piece that did not fit in the socket buffer at once: finished on the loop, a
+ * non-blocking sendfile() each time the socket has room again, as told by a uv_poll handle.
+ * The handle watches a dup() of the socket because libuv lets one loop watch a descriptor
+ * only once (the uv_tcp handle already does); the duplicate also keeps the descriptor number
+ * from being reused under us. A reader that takes nothing at all is closed by the
+ * connection's idle rule (connections.max.idle.ms counts from the last byte sent), which
+ * ends the send through out_discard. */
 struct file_send {
-    uv_work_t w;
+    uv_poll_t poll;
     struct net_conn *conn;
     struct out_item *item;
     int sock;
     int err;
 };
 
-static void file_send_run(uv_work_t *w)
+static void file_send_closed(uv_handle_t *h)
 {
-    struct file_send *fs = (struct file_send *)w;
-    struct out_item *it = fs->item;
-    off_t pos = (off_t)it->pos;
-    size_t left = it->len;
-    int idle_ms = 0;
-
-    while (left > 0) {
-        ssize_t n = sendfile(fs->sock, it->fd, &pos, left);
-        if (n > 0) {
-            left -= (size_t)n;
-            idle_ms = 0;
-            continue;
-        }
-        if (n == 0) {
-            fs->err = UV_EOF; /* the file is shorter than the range: never send a torn frame */
-            return;
-        }
-        if (errno == EINTR)
-            continue;
-        if (errno != EAGAIN) {
-            fs->err = -errno;
-            return;
-        }
-        struct pollfd pfd = {.fd = fs->sock, .events = POLLOUT};
-        int pr = poll(&pfd, 1, 100);
-        if (pr == 0 && (idle_ms += 100) >= 120000) {
-            fs->err = UV_ETIMEDOUT; /* a reader that takes nothing for two minutes */
-            return;
-        }
-        if (pr > 0 && (pfd.revents & (POLLERR | POLLHUP))) {
-            fs->err = UV_EPIPE;
-            return;
-        }
-    }
-}
-
-static void file_send_done(uv_work_t *w, int status)
-{
-    struct file_send *fs = (struct file_send *)w;
+    struct file_send *fs = h->data;
     struct net_conn *c = fs->conn;
-    (void)status;
+
     close(fs->sock);
-    if (fs->err != 0 && !c->closing) {
+    if (fs->err != 0 && fs->err != UV_ECANCELED && !c->closing) {
         log_info("net", "sending to %s failed: %s; closing", c->peer, uv_strerror(fs->err));
         conn_close(c);
     }
-    if (fs->err == 0)
-        c->last_io_ms = uv_now(c->srv->loop);
     item_free(fs->item);
     free(fs);
     c->sending_file = false;
@@ -138,14 +106,18 @@ static void file_send_done(uv_work_t *w, int status)
     conn_unref(c);
 }
 
-/* Tries a file piece on the loop without blocking; returns 0 when all of it went, 1 when
- * the rest was handed to the thread pool, or a negative error. */
-static int send_file_piece(struct net_conn *c, struct out_item *it)
+static void file_send_end(struct file_send *fs, int err)
 {
-    uv_os_fd_t sock;
-    struct file_send *fs;
-    if (uv_fileno((uv_handle_t *)&c->tcp, &sock) != 0)
-        return UV_EBADF;
+    fs->err = err;
+    fs->conn->file_send = NULL;
+    uv_poll_stop(&fs->poll);
+    uv_close((uv_handle_t *)&fs->poll, file_send_closed);
+}
+
+/* Sends as much of the piece as the socket takes now. 0 when all went, UV_EAGAIN when the
+ * socket is full, or another negative error. */
+static int send_some(struct net_conn *c, int sock, struct out_item *it)
+{
     while (it->len > 0) {
         off_t pos = (off_t)it->pos;
         ssize_t n = sendfile(sock, it->fd, &pos, it->len);
@@ -156,15 +128,42 @@ static int send_file_piece(struct net_conn *c, struct out_item *it)
             continue;
         }
         if (n == 0)
-            return UV_EOF;
+            return UV_EOF; /* the file is shorter than the range: never send a torn frame */
         if (errno == EINTR)
             continue;
-        if (errno != EAGAIN)
-            return -errno;
-        break;
+        return errno == EAGAIN ? UV_EAGAIN : -errno;
     }
-    if (it->len == 0)
-        return 0;
+    return 0;
+}
+
+static void on_writable(uv_poll_t *h, int status, int events)
+{
+    struct file_send *fs = h->data;
+    int rc;
+
+    (void)events;
+    if (status < 0) {
+        file_send_end(fs, status);
+        return;
+    }
+    rc = send_some(fs->conn, fs->sock, fs->item);
+    if (rc != UV_EAGAIN)
+        file_send_end(fs, rc);
+}
+
+/* Tries a file piece on the loop without blocking; returns 0 when all of it went, 1 when
+ * the rest waits for the socket to drain, or a negative error. */
+static int send_file_piece(struct net_conn *c, struct out_item *it)
+{
+    uv_os_fd_t sock;
+    struct file_send *fs;
+    int rc;
+
+    if (uv_fileno((uv_handle_t *)&c->tcp, &sock) != 0)
+        return UV_EBADF;
+    rc = send_some(c, sock, it);
+    if (rc != UV_EAGAIN)
+        return rc;
     fs = calloc(1, sizeof *fs);
     if (fs == NULL)
         return UV_ENOMEM;
@@ -172,18 +171,23 @@ static int send_file_piece(struct net_conn *c, struct out_item *it)
     fs->item = it;
     fs->sock = dup(sock);
     if (fs->sock < 0) {
+        rc = -errno;
         free(fs);
-        return -errno;
+        return rc;
     }
-    c->refs++;
-    c->sending_file = true;
-    if (uv_queue_work(c->srv->loop, &fs->w, file_send_run, file_send_done) != 0) {
+    rc = uv_poll_init(c->srv->loop, &fs->poll, fs->sock);
+    if (rc != 0) {
         close(fs->sock);
         free(fs);
-        c->refs--;
-        c->sending_file = false;
-        return UV_ENOMEM;
+        return rc;
     }
+    fs->poll.data = fs;
+    c->refs++;
+    c->sending_file = true;
+    c->file_send = fs;
+    rc = uv_poll_start(&fs->poll, UV_WRITABLE | UV_DISCONNECT, on_writable);
+    if (rc != 0)
+        file_send_end(fs, rc); /* finishes through file_send_closed */
     return 1;
 }
 

@@ -81,6 +81,15 @@ void pstate_truncate(struct pstate *s, int64_t offset);
  * fsynced, renamed. Returns 0 or ERR_IO (errno kept). */
 int pstate_snapshot_write(const struct pstate *s, const char *dir, int64_t offset);
 
+/* The same snapshot in two halves, so that the event loop never waits for the disk:
+ * pstate_snapshot_write_nosync (the state's owner, on the loop) writes the file into the
+ * page cache and renames it into place, without fsync — a killed process loses nothing, and
+ * a power loss at worst leaves a file that fails its CRC at load and is skipped;
+ * pstate_snapshot_sync (any thread: it touches no pstate) then fsyncs the file and `dir`.
+ * Both return 0 or ERR_IO (errno kept). */
+int pstate_snapshot_write_nosync(const struct pstate *s, const char *dir, int64_t offset);
+int pstate_snapshot_sync(const char *dir, int64_t offset);
+
 /* Replaces the state with the newest valid snapshot in `dir` whose offset is <= `max_offset`
  * (the log end offset after recovery); snapshots past it are deleted, and so are corrupt
  * ones (CRC mismatch, bad length: one WARN line each), falling back to the next older.

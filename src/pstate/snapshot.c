@@ -357,7 +357,7 @@ static int decode(const uint8_t *buf, size_t len, struct pstate *s, const char *
 
 /* ---- write ----------------------------------------------------------------------------- */
 
-int pstate_snapshot_write(const struct pstate *s, const char *dir, int64_t offset)
+static int snapshot_write(const struct pstate *s, const char *dir, int64_t offset, bool sync)
 {
     char tmp[PATH_MAX], path[PATH_MAX];
     uint8_t buf[65536], one[SNAP_PRODUCER_MAX];
@@ -401,7 +401,7 @@ int pstate_snapshot_write(const struct pstate *s, const char *dir, int64_t offse
     }
     if (write_all(fd, buf, used) != 0)
         goto err_write;
-    if (pstate_sys.fsync(fd) != 0) {
+    if (sync && pstate_sys.fsync(fd) != 0) {
         io_fail("fsync", tmp);
         goto err_after_open;
     }
@@ -413,7 +413,7 @@ int pstate_snapshot_write(const struct pstate *s, const char *dir, int64_t offse
         io_fail("rename", tmp);
         goto err_after_close;
     }
-    return fsync_dir(dir);
+    return sync ? fsync_dir(dir) : 0;
 
 err_write:
     io_fail("write", tmp);
@@ -424,6 +424,34 @@ err_after_close:
     pstate_sys.unlink(tmp);
     errno = saved_errno;
     return ERR_IO;
+}
+
+int pstate_snapshot_write(const struct pstate *s, const char *dir, int64_t offset)
+{
+    return snapshot_write(s, dir, offset, true);
+}
+
+int pstate_snapshot_write_nosync(const struct pstate *s, const char *dir, int64_t offset)
+{
+    return snapshot_write(s, dir, offset, false);
+}
+
+int pstate_snapshot_sync(const char *dir, int64_t offset)
+{
+    char path[PATH_MAX];
+    int fd;
+
+    if (snap_path(path, sizeof path, dir, offset, SNAP_SUFFIX) != 0)
+        return io_fail("snapshot path in", dir);
+    fd = pstate_sys.open(path, O_RDONLY, 0);
+    if (fd < 0)
+        return io_fail("open", path);
+    if (pstate_sys.fsync(fd) != 0) {
+        close_quietly(fd);
+        return io_fail("fsync", path);
+    }
+    pstate_sys.close(fd);
+    return fsync_dir(dir);
 }
 
 /* ---- load ------------------------------------------------------------------------------ */

@@ -2,9 +2,10 @@
 /* replica log starts: makes acknowledged log start offsets durable. DeleteRecords moves a
  * log start offset in memory; before it answers, the log-start-offset-checkpoint holding the
  * new offset must be on disk, or a kill -9 brings the deleted records back. The file is
- * written (temp, fsync, rename, fsync of the directory) on the thread pool. One write is in
- * flight at a time, so an older snapshot can never land after a newer one that was
- * acknowledged; waiters that arrive meanwhile share the next write (group commit). */
+ * written (temp, fsync, rename, fsync of the directory) on the thread pool, through
+ * file_writes.c, which orders it with the periodic checkpoint of the same file. One write of
+ * ours is in flight at a time, so waiters that arrive meanwhile share the next write (group
+ * commit). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -13,7 +14,7 @@
 #include "replica_int.h"
 
 struct starts_work {
-    uv_work_t w;
+    struct replica_write w; /* first: the write is the work */
     struct replica_mgr *rm;
     struct replica_start_sync *waiters; /* answered when this write is done */
     struct log_checkpoint_entry *e;
@@ -50,7 +51,7 @@ static void answer(struct replica_start_sync *w, int rc)
     }
 }
 
-static void starts_run(uv_work_t *req)
+static void starts_run(struct replica_write *req)
 {
     struct starts_work *sw = (struct starts_work *)req;
     sw->rc = log_checkpoint_write(log_io_default(), sw->path, sw->e, sw->n);
@@ -59,11 +60,11 @@ static void starts_run(uv_work_t *req)
 static void start_write(struct replica_mgr *rm);
 static void write_now(struct replica_mgr *rm, struct replica_start_sync *waiters);
 
-static void starts_after(uv_work_t *req, int status)
+static void starts_after(struct replica_write *req)
 {
     struct starts_work *sw = (struct starts_work *)req;
     struct replica_mgr *rm = sw->rm;
-    int rc = status == 0 ? sw->rc : ERR_IO;
+    int rc = req->rc != 0 ? req->rc : sw->rc;
 
     if (rc != 0)
         log_error("replica", "cannot write %s: %s", sw->path, err_name(rc));
@@ -71,18 +72,14 @@ static void starts_after(uv_work_t *req, int status)
     answer(sw->waiters, rc);
     free(sw->e);
     free(sw);
-    if (rm->starts_waiting && rm->stopping) {
-        struct replica_start_sync *w = rm->starts_waiting;
-        rm->starts_waiting = NULL;
-        write_now(rm, w);
-    } else if (rm->starts_waiting) {
+    /* A stop waits for this write too (file_writes.c counts it). */
+    if (rm->starts_waiting)
         start_write(rm);
-    }
-    replica_mgr_work_done(rm);
 }
 
-/* Writes synchronously (on the loop): the fallback when the pool cannot take the work, and
- * during shutdown, which waits for nothing new. */
+/* Writes synchronously (on the loop): the fallback without memory for the pool's copy, and
+ * for a request arriving once the stop has begun (the broker stops before the replica
+ * manager, so none does). */
 static void write_now(struct replica_mgr *rm, struct replica_start_sync *waiters)
 {
     char path[PATH_MAX + 64];
@@ -114,14 +111,11 @@ static void start_write(struct replica_mgr *rm)
     sw->waiters = waiters;
     snprintf(sw->path, sizeof sw->path, "%s/log-start-offset-checkpoint", rm->dir);
     rm->starts_busy = true;
-    rm->flushes++; /* a stop waits for it like for a flush */
-    if (uv_queue_work(rm->loop, &sw->w, starts_run, starts_after) != 0) {
-        rm->starts_busy = false;
-        rm->flushes--;
-        free(sw->e);
-        free(sw);
-        write_now(rm, waiters);
-    }
+    sw->w.run = starts_run;
+    sw->w.done = starts_after;
+    sw->w.urgent = true; /* DeleteRecords answers wait for it */
+    /* Through file_writes.c, so it is ordered with the periodic checkpoint of this file. */
+    replica_write_submit(rm, &sw->w, sw->path);
 }
 
 void replica_sync_log_starts(struct replica_mgr *rm, struct replica_start_sync *w)

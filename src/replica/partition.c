@@ -212,7 +212,6 @@ static bool update_hw(struct partition *p)
 }
 
 static void wake(struct partition *p);
-static void snapshot_at_roll(struct partition *p);
 
 bool partition_set_state(struct partition *p, const struct meta_partition *mp)
 {
@@ -664,8 +663,12 @@ int partition_append(struct partition *p, uint8_t *batch, size_t len,
     if (rc != 0)
         return rc;
     bool rolled = log_active_base(p->log) != base_before;
-    if (rolled)
-        snapshot_at_roll(p);
+    if (rolled) {
+        /* Rolled: snapshot the producers as of the new segment's base (this batch is the
+         * first one past it), so a restart replays at most the active segment. Copied here,
+         * written on the thread pool. */
+        replica_write_snapshot(p, log_active_base(p->log));
+    }
     if (hdr->producer_id >= 0) {
         appended.base_offset = *base_offset;
         appended.max_timestamp = max_ts;
@@ -677,17 +680,6 @@ int partition_append(struct partition *p, uint8_t *batch, size_t len,
     partition_maybe_flush(p, rolled);
     wake(p);
     return 0;
-}
-
-/* After an append that rolled the log: snapshot the producers as of the new segment's base,
- * so a restart replays at most the active segment. */
-static void snapshot_at_roll(struct partition *p)
-{
-    if (pstate_snapshot_write(p->pstate, p->dir, log_active_base(p->log)) == 0)
-        pstate_snapshot_prune(p->dir, 2);
-    else
-        log_warn("replica", "cannot write the producer snapshot of %s-%d: %s", p->topic, p->index,
-                 strerror(errno));
 }
 
 int partition_append_as_follower(struct partition *p, uint8_t *buf, size_t len, int64_t leader_hw)
@@ -719,7 +711,7 @@ int partition_append_as_follower(struct partition *p, uint8_t *buf, size_t len, 
         if (rc != 0)
             break;
         if (log_active_base(p->log) != base_before)
-            snapshot_at_roll(p);
+            replica_write_snapshot(p, log_active_base(p->log)); /* as partition_append */
         /* Followers build producer state as they replicate, so it moves with leadership. */
         if (b.producer_id >= 0 && pstate_update(p->pstate, &b, b.max_timestamp) != 0)
             log_error("replica", "out of memory recording producer %lld on %s-%d",

@@ -47,6 +47,7 @@ struct partition {
     struct partition_watch watchers; /* list head (sentinel) */
     unsigned refs;                   /* the table's reference + holders */
     unsigned flushing;               /* thread-pool flushes in flight */
+    bool epochs_writing;             /* its leader-epoch checkpoint is being written */
     bool online;
     bool deleted; /* its directory is gone: no snapshot at close */
 };
@@ -73,6 +74,11 @@ struct replica_mgr {
      * retried by the housekeeping tick every few seconds rather than left offline until a
      * restart. */
     size_t open_failed;
+    /* file_writes.c: the writes on (or waiting for) the thread pool, by file; how many are
+     * on the pool; those waiting for a slot (urgent ones first). */
+    struct replica_write **writes;
+    unsigned writes_running;
+    struct replica_write *ready_urgent, *ready_bg, *ready_urgent_last, *ready_bg_last;
     int64_t last_open_retry_ms;
     /* Leadership events (replica_subscribe): queued during a metadata apply, delivered by
      * an idle handle at most REPLICA_EVENTS_PER_TURN per loop turn. */
@@ -120,6 +126,38 @@ void replica_mgr_publish(struct replica_mgr *rm, const struct partition *p, enum
 
 /* replica_mgr.c: makes sure queued events and opens are worked off from the next loop turn. */
 void replica_mgr_kick(struct replica_mgr *rm);
+
+/* file_writes.c: small whole files (checkpoints, leader epochs, producer snapshots) are
+ * written on the thread pool, never on the loop. Writes with the same key (the file's path)
+ * run one at a time, in submission order, so an older snapshot of a file never lands after
+ * a newer one, even across partition objects (a topic deleted and created again under the
+ * same name). Each counts in `flushes` until its `done` has run, so a stop waits for it. */
+struct replica_write {
+    void (*run)(struct replica_write *w);  /* pool thread: does the write, sets rc */
+    void (*done)(struct replica_write *w); /* loop: afterwards; may free w */
+    bool urgent; /* someone waits for it (DeleteRecords): ahead of background writes */
+    int rc;
+    /* Private to file_writes.c. */
+    uv_work_t work;
+    struct replica_mgr *rm;
+    struct replica_write *chain;       /* the bucket's list of writes in flight */
+    struct replica_write *after, *end; /* writes of the same key queued behind this one */
+    struct replica_write *ready_next;  /* waiting for a pool slot */
+    bool on_pool;
+    uint64_t hash;
+    char key[PATH_MAX + 64];
+};
+/* Queues w (filled in: run, done) for the file `key`. */
+void replica_write_submit(struct replica_mgr *rm, struct replica_write *w, const char *key);
+/* Writes the partition's leader-epoch checkpoint on the pool if its cache changed (one
+ * write per partition in flight; later changes are picked up by the next call). */
+void replica_write_epochs(struct partition *p);
+/* Writes the producer snapshot as of `offset` into the page cache now, then fsyncs it and
+ * prunes old ones on the pool. */
+void replica_write_snapshot(struct partition *p, int64_t offset);
+/* Writes a checkpoint file on the pool; takes ownership of `e` (malloc()ed). */
+void replica_write_checkpoint(struct replica_mgr *rm, const char *path,
+                              struct log_checkpoint_entry *e, size_t n);
 
 /* replica_mgr.c: a piece of thread-pool work counted in `flushes` is over (a stop may be
  * waiting for it). */

@@ -545,38 +545,60 @@ void partition_maybe_flush(struct partition *p, bool force)
 
 /* ---- checkpoints -------------------------------------------------------------------------- */
 
-/* Writes both checkpoint files. */
-static int write_checkpoints(struct replica_mgr *rm)
+/* The recovery point and log start of each of `n` partitions, in two malloc()ed arrays.
+ * ERR_NOMEM (nothing allocated) or 0. */
+static int collect_checkpoints(struct partition *const *parts, size_t n,
+                               struct log_checkpoint_entry **rec, struct log_checkpoint_entry **st)
 {
-    struct log_checkpoint_entry *rec = calloc(rm->count + 1, sizeof *rec);
-    struct log_checkpoint_entry *st = calloc(rm->count + 1, sizeof *st);
-    char path[PATH_MAX + 64];
-    size_t n = 0;
-    int rc = ERR_NOMEM;
+    *rec = calloc(n + 1, sizeof **rec);
+    *st = calloc(n + 1, sizeof **st);
+    if (*rec == NULL || *st == NULL) {
+        free(*rec);
+        free(*st);
+        *rec = *st = NULL;
+        return ERR_NOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const struct partition *p = parts[i];
+        snprintf((*rec)[i].topic, sizeof(*rec)[i].topic, "%s", p->topic);
+        snprintf((*st)[i].topic, sizeof(*st)[i].topic, "%s", p->topic);
+        (*rec)[i].partition = (*st)[i].partition = p->index;
+        (*rec)[i].offset = log_flushed_offset(p->log);
+        (*st)[i].offset = log_start_offset(p->log);
+    }
+    return 0;
+}
 
-    if (rec == NULL || st == NULL)
-        goto out;
-    for (size_t i = 0; i < rm->n_buckets; i++) {
-        for (struct partition *p = rm->buckets[i]; p; p = p->hash_next) {
-            snprintf(rec[n].topic, sizeof rec[n].topic, "%s", p->topic);
-            snprintf(st[n].topic, sizeof st[n].topic, "%s", p->topic);
-            rec[n].partition = st[n].partition = p->index;
-            rec[n].offset = log_flushed_offset(p->log);
-            st[n].offset = log_start_offset(p->log);
-            n++;
-        }
+/* Every hosted partition, in a malloc()ed array of rm->count. NULL when out of memory. */
+static struct partition **hosted(struct replica_mgr *rm)
+{
+    struct partition **v = calloc(rm->count + 1, sizeof *v);
+    size_t n = 0;
+    if (v == NULL)
+        return NULL;
+    for (size_t i = 0; i < rm->n_buckets; i++)
+        for (struct partition *p = rm->buckets[i]; p; p = p->hash_next)
+            v[n++] = p;
+    return v;
+}
+
+/* Queues both checkpoint files for writing on the thread pool (file_writes.c keeps them in
+ * order with any other write of the same file). */
+static void write_checkpoints(struct replica_mgr *rm)
+{
+    struct log_checkpoint_entry *rec, *st;
+    struct partition **parts = hosted(rm);
+    char path[PATH_MAX + 64];
+
+    if (parts == NULL || collect_checkpoints(parts, rm->count, &rec, &st) != 0) {
+        free(parts);
+        return; /* written again at the next interval */
     }
     snprintf(path, sizeof path, "%s/recovery-point-offset-checkpoint", rm->dir);
-    rc = log_checkpoint_write(log_io_default(), path, rec, n);
+    replica_write_checkpoint(rm, path, rec, rm->count);
     snprintf(path, sizeof path, "%s/log-start-offset-checkpoint", rm->dir);
-    if (rc == 0)
-        rc = log_checkpoint_write(log_io_default(), path, st, n);
-    if (rc != 0)
-        log_error("replica", "cannot write checkpoints in %s: %s", rm->dir, strerror(errno));
-out:
-    free(rec);
-    free(st);
-    return rc;
+    replica_write_checkpoint(rm, path, st, rm->count);
+    free(parts);
 }
 
 /* ---- housekeeping ------------------------------------------------------------------------- */
@@ -604,6 +626,9 @@ static void on_tick(uv_timer_t *h)
             if (retain && log_retain(p->log) > 0)
                 log_info("replica", "retention moved %s-%d's log start to %lld", p->topic, p->index,
                          (long long)log_start_offset(p->log));
+            /* Leader epochs changed by an open, an append at a new epoch, retention or
+             * DeleteRecords since the last tick. */
+            replica_write_epochs(p);
         }
     }
     if (retain)
@@ -779,34 +804,52 @@ int replica_mgr_start(const struct replica_options *opts, struct replica_mgr **o
     return 0;
 }
 
-static void finish_stop(struct replica_mgr *rm)
+/* The stop's last work, done on the thread pool so that the loop waits for no fsync even
+ * then: every write queued earlier has finished (the stop waited for them), the partitions
+ * are offline and nothing on the loop touches them any more. Flushes every log, writes the
+ * final checkpoints, closes the partitions (producer snapshots, leader epochs, indexes) and
+ * leaves the clean-shutdown marker only if all of that succeeded. The logs' descriptor cache
+ * is process-wide and belongs to the loop thread otherwise: this is safe because nothing
+ * else in the process uses a log once the replica manager (one per process) stops. */
+struct stop_work {
+    uv_work_t w;
+    struct replica_mgr *rm;
+    struct partition **parts;
+    size_t n;
+};
+
+static void stop_run(uv_work_t *w)
 {
+    struct stop_work *sw = (struct stop_work *)w;
+    struct replica_mgr *rm = sw->rm;
+    struct log_checkpoint_entry *rec, *st;
     char path[PATH_MAX + 64];
-    void (*cb)(void *) = rm->stop_cb;
-    void *arg = rm->stop_arg;
     int rc = 0;
 
-    /* Flush everything here, on the loop: nothing else runs any more, and the recovery
-     * points written next must be true. */
-    for (size_t i = 0; i < rm->n_buckets; i++) {
-        for (struct partition *p = rm->buckets[i]; p; p = p->hash_next) {
-            int64_t upto;
-            if (log_flush_prepare(p->log, &upto) == 0 && log_flush_run(p->log, upto) == 0)
-                log_flush_done(p->log, upto);
-            else
-                rc = ERR_IO;
-        }
+    for (size_t i = 0; i < sw->n; i++) {
+        struct partition *p = sw->parts[i];
+        int64_t upto;
+        if (log_flush_prepare(p->log, &upto) == 0 && log_flush_run(p->log, upto) == 0)
+            log_flush_done(p->log, upto);
+        else
+            rc = ERR_IO;
     }
     if (rc == 0)
-        rc = write_checkpoints(rm);
-
-    for (size_t i = 0; i < rm->n_buckets; i++) {
-        struct partition *p = rm->buckets[i], *next;
-        for (; p; p = next) {
-            next = p->hash_next;
-            partition_close(p, false);
-        }
+        rc = collect_checkpoints(sw->parts, sw->n, &rec, &st);
+    if (rc == 0) {
+        snprintf(path, sizeof path, "%s/recovery-point-offset-checkpoint", rm->dir);
+        rc = log_checkpoint_write(log_io_default(), path, rec, sw->n);
+        snprintf(path, sizeof path, "%s/log-start-offset-checkpoint", rm->dir);
+        if (rc == 0)
+            rc = log_checkpoint_write(log_io_default(), path, st, sw->n);
+        if (rc != 0)
+            log_error("replica", "cannot write checkpoints in %s: %s", rm->dir, err_name(rc));
+        free(rec);
+        free(st);
     }
+    /* The partitions' last references (taken by finish_stop): snapshots and clean closes. */
+    for (size_t i = 0; i < sw->n; i++)
+        partition_release(sw->parts[i]);
     if (rc == 0) {
         FILE *f;
         snprintf(path, sizeof path, "%s/%s", rm->dir, CLEAN_MARKER);
@@ -814,11 +857,67 @@ static void finish_stop(struct replica_mgr *rm)
         if (f)
             fclose(f);
     }
+}
+
+static void stop_after(uv_work_t *w, int status)
+{
+    struct stop_work *sw = (struct stop_work *)w;
+    struct replica_mgr *rm = sw->rm;
+    void (*cb)(void *) = rm->stop_cb;
+    void *arg = rm->stop_arg;
+
+    (void)status;
+    free(sw->parts);
+    free(sw);
     events_free(rm);
+    free(rm->writes);
     free(rm->buckets);
     free(rm);
     if (cb)
         cb(arg);
+}
+
+static void finish_stop(struct replica_mgr *rm)
+{
+    struct stop_work *sw = calloc(1, sizeof *sw);
+    struct partition **parts = hosted(rm);
+
+    if (sw == NULL || parts == NULL) {
+        /* Without memory for the list, close here on the loop, without the checkpoints
+         * and the marker: the next start recovers as after a crash. */
+        log_error("replica", "out of memory stopping; the next start will rescan the logs");
+        free(sw);
+        free(parts);
+        for (size_t i = 0; i < rm->n_buckets; i++) {
+            struct partition *p = rm->buckets[i], *next;
+            for (; p; p = next) {
+                next = p->hash_next;
+                partition_close(p, false);
+            }
+        }
+        void (*cb)(void *) = rm->stop_cb;
+        void *arg = rm->stop_arg;
+        events_free(rm);
+        free(rm->writes);
+        free(rm->buckets);
+        free(rm);
+        if (cb)
+            cb(arg);
+        return;
+    }
+    sw->rm = rm;
+    sw->parts = parts;
+    sw->n = rm->count;
+    /* Offline on the loop (waiters are woken here), closed on the pool. */
+    for (size_t i = 0; i < sw->n; i++) {
+        partition_hold(parts[i]);
+        table_remove(rm, parts[i]);
+        partition_close(parts[i], false);
+    }
+    if (uv_queue_work(rm->loop, &sw->w, stop_run, stop_after) != 0) {
+        stop_run(&sw->w);
+        stop_after(&sw->w, 0);
+    }
 }
 
 static void on_timer_closed(uv_handle_t *h)

@@ -957,6 +957,55 @@ TEST(log_leader_epochs)
     rm_dir(dir);
 }
 
+/* Changing the epoch cache writes nothing (the event loop must not wait for a disk): the
+ * owner takes the new contents once and writes them where blocking is allowed. */
+TEST(log_epochs_taken_then_written_off_the_loop)
+{
+    char dir[64], p[512], text[128] = {0};
+    struct log_config c;
+    struct log *l;
+    char *buf;
+    size_t len;
+    FILE *f;
+
+    tmp_dir(dir);
+    tio();
+    small_cfg(&c);
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    snprintf(p, sizeof p, "%s/leader-epoch-checkpoint", dir);
+    CHECK_EQ_INT(log_epochs_take(l, &buf, &len), 0);
+    CHECK(buf == NULL); /* nothing changed yet */
+    CHECK_EQ_INT(log_epoch_assign(l, 4, 0), 0);
+    CHECK(access(p, F_OK) != 0); /* not written by the change */
+    REQUIRE(log_epochs_take(l, &buf, &len) == 0);
+    REQUIRE(buf != NULL);
+    CHECK_EQ_INT(len, strlen("0\n1\n4 0\n"));
+    CHECK(memcmp(buf, "0\n1\n4 0\n", len) == 0);
+    {
+        char *again;
+        size_t n2;
+        CHECK_EQ_INT(log_epochs_take(l, &again, &n2), 0);
+        CHECK(again == NULL); /* taken: clean until the next change */
+    }
+    CHECK_EQ_INT(log_epoch_assign(l, 6, 0), 0); /* changes while the write is "in flight" */
+    CHECK_EQ_INT(log_epochs_write(log_io_default(), log_dir(l), buf, len), 0);
+    free(buf);
+    f = fopen(p, "r");
+    REQUIRE(f != NULL);
+    CHECK(fread(text, 1, sizeof text - 1, f) > 0);
+    fclose(f);
+    CHECK_EQ_STR(text, "0\n1\n4 0\n");
+    /* The newer change is still pending, and a clean close writes it. */
+    log_close(l, true);
+    memset(text, 0, sizeof text);
+    f = fopen(p, "r");
+    REQUIRE(f != NULL);
+    CHECK(fread(text, 1, sizeof text - 1, f) > 0);
+    fclose(f);
+    CHECK_EQ_STR(text, "0\n1\n6 0\n");
+    rm_dir(dir);
+}
+
 TEST(log_checkpoint_file_round_trip)
 {
     char dir[64], p[512];

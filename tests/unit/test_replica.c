@@ -9,6 +9,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -1024,8 +1025,12 @@ TEST(replica_roll_snapshot_then_crash_replays_tail)
     }
     CHECK(log_active_base(partition_log(p)) > 0);
     snprintf(pdir, sizeof pdir, "%s/roll-0", f.log_dir);
-    snaps = count_files(pdir, ".snapshot", true);
-    CHECK(snaps >= 1 && snaps <= 2); /* pruned to the newest two */
+    /* Written at each roll; pruned to the newest two on the thread pool. */
+    for (int i = 0; i < 250 && (snaps = count_files(pdir, ".snapshot", true)) > 2; i++) {
+        bool never = false;
+        fixture_run_until(&f.q.loop, &never, 20);
+    }
+    CHECK(snaps >= 1 && snaps <= 2);
     REQUIRE(rfx_rm_stop(&f));
 
     /* A crash after the last roll: no marker and no end-of-log snapshot, so the state comes
@@ -1100,9 +1105,17 @@ TEST(replica_housekeeping_retention_expiry_checkpoints)
     CHECK_EQ_INT(partition_log_end_offset(p), 16);
     /* The expired producer is forgotten: its next batch is judged as from a stranger. */
     CHECK_EQ_INT(append(p, 1, 31, 0, 16, 1000, &base, NULL), ERR_UNKNOWN_PRODUCER_ID);
-    /* Checkpoints are written while running. */
+    /* Checkpoints are written while running (on the thread pool: wait for it). */
     snprintf(path, sizeof path, "%s/log-start-offset-checkpoint", f.log_dir);
-    REQUIRE(log_checkpoint_read(log_io_default(), path, &e, &n) == 0);
+    for (int i = 0; i < 250; i++) {
+        bool never = false;
+        REQUIRE(log_checkpoint_read(log_io_default(), path, &e, &n) == 0);
+        if (n == 1 && e[0].offset == partition_log_start_offset(p))
+            break;
+        free(e);
+        e = NULL;
+        fixture_run_until(&f.q.loop, &never, 20);
+    }
     REQUIRE(n == 1);
     CHECK_EQ_INT(e[0].offset, partition_log_start_offset(p));
     free(e);
@@ -1467,5 +1480,70 @@ TEST(replica_events_delivered_in_slices_and_order)
         gone += a.e[i].role == REPLICA_GONE;
     CHECK_EQ_INT(gone, N);
     CHECK_EQ_INT(b.n, N); /* unsubscribed */
+    rfx_fini(&f);
+}
+
+/* ---- file writes on the thread pool ------------------------------------------------------ */
+
+/* Writes of one file run one at a time and in the order they were asked for, whatever the
+ * pool does with them; writes of other files run beside them; a stop waits for them all. */
+#define FW_N 40
+struct fw_write {
+    struct replica_write w;
+    int key, seq;
+};
+static _Atomic int fw_busy[3]; /* writes of each key running now */
+static _Atomic int fw_overlap; /* times two writes of one key ran together */
+static int fw_order[3][FW_N];  /* sequence numbers of each key's writes, as they ran */
+static _Atomic int fw_ran[3];
+static int fw_done;
+static bool fw_all_done;
+
+static void fw_run(struct replica_write *w)
+{
+    struct fw_write *x = (struct fw_write *)w;
+    if (atomic_fetch_add(&fw_busy[x->key], 1) != 0)
+        atomic_fetch_add(&fw_overlap, 1);
+    usleep(x->seq % 3 == 0 ? 2000 : 200); /* uneven, so the pool would reorder them */
+    fw_order[x->key][atomic_fetch_add(&fw_ran[x->key], 1)] = x->seq;
+    atomic_fetch_sub(&fw_busy[x->key], 1);
+}
+
+static void fw_after(struct replica_write *w)
+{
+    free(w);
+    if (++fw_done == 3 * FW_N)
+        fw_all_done = true;
+}
+
+TEST(replica_file_writes_serialized_per_file)
+{
+    struct rfx f;
+    char key[PATH_MAX + 64];
+
+    REQUIRE(rfx_init(&f));
+    REQUIRE(rfx_rm_start(&f) == 0);
+    fw_done = 0;
+    fw_all_done = false;
+    for (int seq = 0; seq < FW_N; seq++) {
+        for (int k = 0; k < 3; k++) {
+            struct fw_write *x = calloc(1, sizeof *x);
+            REQUIRE(x != NULL);
+            x->key = k;
+            x->seq = seq;
+            x->w.run = fw_run;
+            x->w.done = fw_after;
+            x->w.urgent = k == 2 && seq % 7 == 0; /* urgent ones keep their file's order */
+            snprintf(key, sizeof key, "%s/file-%d", f.log_dir, k);
+            replica_write_submit(f.rm, &x->w, key);
+        }
+    }
+    CHECK(fixture_run_until(&f.q.loop, &fw_all_done, 20000));
+    CHECK_EQ_INT(atomic_load(&fw_overlap), 0);
+    for (int k = 0; k < 3; k++) {
+        CHECK_EQ_INT(atomic_load(&fw_ran[k]), FW_N);
+        for (int i = 0; i < FW_N; i++)
+            CHECK_EQ_INT(fw_order[k][i], i);
+    }
     rfx_fini(&f);
 }
