@@ -50,6 +50,7 @@
 #include "base/err.h"
 #include "base/log.h"
 #include "base/props.h"
+#include "base/tclock.h"
 #include "broker/broker.h"
 #include "meta/meta.h"
 #include "net/net.h"
@@ -74,6 +75,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct {
     uv_loop_t loop;
+    struct tclock *clock;
     char dir[64];
     struct server_config cfg;
     bool have_cfg;
@@ -144,12 +146,14 @@ static void start_listener(void)
     };
     struct replica_options ro = {
         .loop = &srv.loop,
+        .clock = srv.clock,
         .meta = srv.meta,
         .config = srv.cfg.props,
         .node_id = srv.cfg.node_id,
         .log_dir = srv.cfg.log_dir,
     };
-    struct broker_options bo = {.loop = &srv.loop, .replicas = NULL, .node_id = srv.cfg.node_id};
+    struct broker_options bo = {
+        .loop = &srv.loop, .clock = srv.clock, .replicas = NULL, .node_id = srv.cfg.node_id};
 
     if (replica_mgr_start(&ro, &srv.replicas) != 0) {
         srv.start_failed = true;
@@ -340,7 +344,7 @@ static void start_broker(void)
     srv.have_cfg = true;
     if (server_format_dir(&srv.cfg) != 0 || server_check_start(&srv.cfg) != 0)
         die("server_format_dir or server_check_start refused the data dir");
-    if (uv_loop_init(&srv.loop) != 0)
+    if (uv_loop_init(&srv.loop) != 0 || (srv.clock = tclock_real_new(&srv.loop)) == NULL)
         die("uv_loop_init failed");
     struct meta_options mo = {
         .node_id = srv.cfg.node_id,

@@ -15,6 +15,7 @@
 #include "base/err.h"
 #include "base/log.h"
 #include "base/props.h"
+#include "base/tclock.h"
 #include "broker/broker.h"
 #include "meta/meta.h"
 #include "net/net.h"
@@ -24,6 +25,7 @@
 
 struct tallyd {
     uv_loop_t *loop;
+    struct tclock *clock;
     struct server_config cfg;
     struct meta *meta;
     struct admin *admin;
@@ -90,6 +92,7 @@ static void start_listener(struct tallyd *t)
     };
     struct replica_options ro = {
         .loop = t->loop,
+        .clock = t->clock,
         .meta = t->meta,
         .config = t->cfg.props,
         .node_id = t->cfg.node_id,
@@ -102,7 +105,7 @@ static void start_listener(struct tallyd *t)
         return;
     }
     struct broker_options bo = {
-        .loop = t->loop, .replicas = t->replicas, .node_id = t->cfg.node_id};
+        .loop = t->loop, .clock = t->clock, .replicas = t->replicas, .node_id = t->cfg.node_id};
     t->admin = admin_new(t->meta, &ao);
     t->broker = broker_new(&bo);
     t->txn = txn_new(t->meta, t->cfg.node_id);
@@ -295,6 +298,11 @@ int main(int argc, char **argv)
     mallopt(M_TRIM_THRESHOLD, 256 << 20);
 
     t.loop = uv_default_loop();
+    t.clock = tclock_real_new(t.loop);
+    if (t.clock == NULL) {
+        server_config_free(&t.cfg);
+        return 1;
+    }
     uv_signal_init(t.loop, &t.sigterm);
     uv_signal_init(t.loop, &t.sigint);
     t.sigterm.data = t.sigint.data = &t;
@@ -324,6 +332,7 @@ int main(int argc, char **argv)
     uv_run(t.loop, UV_RUN_DEFAULT);
     admin_free(t.admin);
     uv_loop_close(t.loop);
+    tclock_free(t.clock);
     log_info("main", "tallyd node %d stopped", t.cfg.node_id);
     server_config_free(&t.cfg);
     return t.exit_code;

@@ -5,6 +5,7 @@
 
 #include "base/arena.h"
 #include "base/err.h"
+#include "base/purgatory.h"
 #include "broker_int.h"
 #include "proto/proto.h"
 
@@ -52,8 +53,14 @@ struct broker *broker_new(const struct broker_options *opts)
     if (b == NULL)
         return NULL;
     b->loop = opts->loop;
+    b->clock = opts->clock;
     b->replicas = opts->replicas;
     b->node_id = opts->node_id;
+    b->pg = purgatory_new(opts->clock);
+    if (b->pg == NULL) {
+        free(b);
+        return NULL;
+    }
     return b;
 }
 
@@ -66,10 +73,12 @@ int broker_check_epoch(int32_t current, int32_t client)
 
 void broker_maybe_finish_stop(struct broker *b)
 {
-    if (!b->stopping || b->parked || b->live_fetches > 0 || b->live_lookups > 0)
+    if (!b->stopping || b->releasing || purgatory_waiting(b->pg) > 0 || b->live_fetches > 0 ||
+        b->live_lookups > 0)
         return;
     void (*cb)(void *) = b->stop_cb;
     void *arg = b->stop_arg;
+    purgatory_free(b->pg);
     free(b);
     if (cb)
         cb(arg);
@@ -80,6 +89,10 @@ void broker_stop(struct broker *b, void (*cb)(void *arg), void *arg)
     b->stopping = true;
     b->stop_cb = cb;
     b->stop_arg = arg;
-    fetch_release_parked(b);
+    /* An answer to a closed connection is "sent" at once, which may bring the counts to
+     * zero inside the loop below: the broker is freed only after it. */
+    b->releasing = true;
+    purgatory_complete_all(b->pg);
+    b->releasing = false;
     broker_maybe_finish_stop(b);
 }

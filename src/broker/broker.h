@@ -10,11 +10,13 @@
 
 struct net_request;
 struct replica_mgr;
+struct tclock;
 
 struct broker;
 
 struct broker_options {
     uv_loop_t *loop;
+    struct tclock *clock;         /* the time service, borrowed; must outlive the broker */
     struct replica_mgr *replicas; /* borrowed; must outlive the broker */
     int32_t node_id;
 };
@@ -22,8 +24,9 @@ struct broker_options {
 /* NULL on out of memory. */
 struct broker *broker_new(const struct broker_options *opts);
 
-/* Answers every parked Fetch now (with what it has) and frees the broker once their timers
- * are closed; `cb` then runs. */
+/* Answers every deferred request now (a parked Fetch with what it has, an acks=all Produce
+ * still waiting with REQUEST_TIMED_OUT) and frees the broker once the answers are sent;
+ * `cb` then runs. */
 void broker_stop(struct broker *b, void (*cb)(void *arg), void *arg);
 
 /* Request handlers: each finishes `req` exactly once. */

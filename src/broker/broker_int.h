@@ -10,17 +10,18 @@
 #include "broker.h"
 
 struct arena;
-
-struct fetch_call;
+struct purgatory;
 
 struct broker {
     uv_loop_t *loop;
+    struct tclock *clock;
     struct replica_mgr *replicas;
     int32_t node_id;
-    struct fetch_call *parked; /* Fetches waiting for data (list) */
-    unsigned live_fetches;     /* Fetch calls not yet freed (parked, answering or sending) */
-    unsigned live_lookups;     /* ListOffsets calls waiting for the thread pool */
+    struct purgatory *pg;  /* deferred answers: parked Fetches, acks=all Produces */
+    unsigned live_fetches; /* Fetch calls not yet freed (parked, answering or sending) */
+    unsigned live_lookups; /* ListOffsets calls waiting for the thread pool */
     bool stopping;
+    bool releasing; /* broker_stop is completing the purgatory */
     void (*stop_cb)(void *arg);
     void *stop_arg;
 };
@@ -44,10 +45,7 @@ struct broker_shape {
 int broker_response_skeleton(struct arena *ar, const void *rq_topics, void *rs_topics,
                              const struct broker_shape *shape);
 
-/* broker.c: frees a stopping broker once nothing is parked or closing. */
+/* broker.c: frees a stopping broker once nothing waits in its purgatory or is being sent. */
 void broker_maybe_finish_stop(struct broker *b);
-
-/* fetch.c: answers every parked fetch now (for stop). */
-void fetch_release_parked(struct broker *b);
 
 #endif

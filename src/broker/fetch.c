@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Fetch: sessionless full fetches with long polling. Each partition's data is a byte range
  * of a segment file that the network layer sends with sendfile(); the broker never touches
- * the bytes. A fetch that finds fewer than MinBytes parks on its partitions and is woken by
- * the next append to any of them (or its MaxWaitMs timer), then looks again. */
+ * the bytes. A fetch that finds fewer than MinBytes parks in the broker's purgatory, watching
+ * the read bound of each of its partitions (log end for a follower, high watermark for a
+ * consumer, last stable offset for read_committed) past what it saw; each wake looks again,
+ * and it answers once: with MinBytes, on an error, at MaxWaitMs, or at a stop. A parked fetch
+ * whose connection closes is dropped at once with what it holds. */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +13,7 @@
 #include "base/arena.h"
 #include "base/err.h"
 #include "base/log.h"
+#include "base/purgatory.h"
 #include "broker_int.h"
 #include "net/net.h"
 #include "replica/replica.h"
@@ -23,7 +27,7 @@ struct fetch_part {
     struct partition_slice slice;
     bool has_slice;
     struct net_file_range range;
-    struct partition_watch watch;
+    struct purgatory_watch watch; /* on the partition's read bound, while parked */
 };
 
 struct fetch_call {
@@ -32,9 +36,8 @@ struct fetch_call {
     struct FetchResponse *rs;
     struct fetch_part *parts;
     int32_t n_parts;
-    uv_timer_t timer;
-    bool timer_started, parked, answered;
-    struct fetch_call *prev, *next; /* the broker's parked list */
+    struct purgatory_op op; /* while parked */
+    bool evaluated;         /* the slices in hand are the answer's (no second look) */
 };
 
 static void release_slices(struct fetch_call *c)
@@ -48,12 +51,6 @@ static void release_slices(struct fetch_call *c)
     }
 }
 
-static void unwatch(struct fetch_call *c)
-{
-    for (int32_t i = 0; i < c->n_parts; i++)
-        partition_watch_remove(&c->parts[i].watch);
-}
-
 static void call_free(struct fetch_call *c)
 {
     struct broker *b = c->b;
@@ -61,11 +58,6 @@ static void call_free(struct fetch_call *c)
     free(c);
     b->live_fetches--;
     broker_maybe_finish_stop(b);
-}
-
-static void on_timer_closed(uv_handle_t *h)
-{
-    call_free(h->data);
 }
 
 /* Runs once the response left (or will never leave): drops the file ranges and holds. */
@@ -76,10 +68,7 @@ static void fetch_sent(void *arg)
     for (int32_t i = 0; i < c->n_parts; i++)
         if (c->parts[i].p)
             partition_release(c->parts[i].p);
-    if (c->timer_started)
-        uv_close((uv_handle_t *)&c->timer, on_timer_closed);
-    else
-        call_free(c);
+    call_free(c);
 }
 
 /* Reads what each partition has now. Returns the bytes found; partitions with errors get
@@ -156,7 +145,6 @@ static size_t evaluate(struct fetch_call *c, bool *any_error)
 static void respond(struct fetch_call *c)
 {
     struct FetchRequest *rq = c->req->body;
-    c->answered = true;
     for (int32_t i = 0; i < c->n_parts; i++) {
         struct fetch_part *fp = &c->parts[i];
         struct FetchPartitionData *o = fp->out;
@@ -175,79 +163,93 @@ static void respond(struct fetch_call *c)
     net_respond_files(c->req, c->rs, fetch_sent, c);
 }
 
-static void park(struct fetch_call *c);
-
-static void unpark(struct fetch_call *c)
+/* The mark that bounds what this fetch may read (see evaluate). */
+static enum partition_mark read_bound(const struct FetchRequest *rq)
 {
-    struct broker *b = c->b;
-    if (!c->parked)
-        return;
-    c->parked = false;
-    unwatch(c);
-    if (c->prev)
-        c->prev->next = c->next;
-    else
-        b->parked = c->next;
-    if (c->next)
-        c->next->prev = c->prev;
-    c->prev = c->next = NULL;
+    if (rq->ReplicaId >= 0)
+        return PARTITION_LOG_END;
+    return rq->IsolationLevel == 1 ? PARTITION_LAST_STABLE : PARTITION_HIGH_WATERMARK;
 }
 
-static void on_wake(struct partition_watch *w)
+/* Watches the partition's read bound for data past both the fetch offset and what the last
+ * look saw. Returns true when there is no need to wait (the bound is already past, or the
+ * partition went offline). */
+static bool watch_part(struct fetch_call *c, struct fetch_part *fp)
 {
-    struct fetch_call *c = w->arg;
+    struct FetchRequest *rq = c->req->body;
+    enum partition_mark m = read_bound(rq);
+    int64_t seen = partition_mark(fp->p, m);
+    int64_t from = fp->in->FetchOffset > seen ? fp->in->FetchOffset : seen;
+    return partition_watch(fp->p, m, from + 1, &fp->watch);
+}
+
+/* Looks at every partition; true when the fetch should answer with what it found. */
+static bool ready(struct fetch_call *c)
+{
     struct FetchRequest *rq = c->req->body;
     bool any_error;
-    if (!c->parked)
-        return;
-    unpark(c);
     size_t total = evaluate(c, &any_error);
-    if (total >= (size_t)(rq->MinBytes > 0 ? rq->MinBytes : 1) || any_error || c->b->stopping) {
-        uv_timer_stop(&c->timer);
-        respond(c);
-    } else {
-        release_slices(c);
-        park(c);
-    }
+    return total >= (size_t)(rq->MinBytes > 0 ? rq->MinBytes : 1) || any_error || c->b->stopping;
 }
 
-static void on_timeout(uv_timer_t *t)
+/* A watched bound moved (or its partition went offline). */
+static void on_wake(struct purgatory_op *op, struct purgatory_watch *w)
 {
-    struct fetch_call *c = t->data;
+    struct fetch_call *c = op->data;
+    struct fetch_part *fp = (struct fetch_part *)((char *)w - offsetof(struct fetch_part, watch));
+
+    if (ready(c)) {
+        c->evaluated = true;
+        purgatory_complete(op);
+        return;
+    }
+    release_slices(c);
+    if (watch_part(c, fp))
+        purgatory_complete(op);
+}
+
+/* Answers once, whatever ended the wait (the data, MaxWaitMs, a stop). */
+static void on_done(struct purgatory_op *op, int result)
+{
+    struct fetch_call *c = op->data;
     bool any_error;
-    unpark(c);
-    evaluate(c, &any_error);
+    (void)result;
+    if (!c->evaluated)
+        evaluate(c, &any_error);
     respond(c);
 }
 
-static void park(struct fetch_call *c)
+/* The client went away while the fetch was parked: nothing to answer, drop it now. */
+static void on_connection_closed(void *arg)
 {
-    struct broker *b = c->b;
-    for (int32_t i = 0; i < c->n_parts; i++) {
-        struct fetch_part *fp = &c->parts[i];
-        if (fp->p == NULL)
-            continue;
-        fp->watch.cb = on_wake;
-        fp->watch.arg = c;
-        partition_watch_add(fp->p, &fp->watch);
-    }
-    c->parked = true;
-    c->next = b->parked;
-    if (b->parked)
-        b->parked->prev = c;
-    b->parked = c;
+    struct fetch_call *c = arg;
+    struct net_request *req = c->req;
+    log_debug("broker", "dropped a waiting Fetch from %s: the client closed its connection",
+              req->peer);
+    purgatory_cancel(&c->op);
+    fetch_sent(c); /* releases the holds and frees c */
+    net_finish(req);
 }
 
-void fetch_release_parked(struct broker *b)
+/* Parks the fetch until one of its partitions has more to read, or MaxWaitMs. */
+static void park(struct broker *b, struct fetch_call *c)
 {
-    while (b->parked) {
-        struct fetch_call *c = b->parked;
-        bool any_error;
-        unpark(c);
-        uv_timer_stop(&c->timer);
-        evaluate(c, &any_error);
-        respond(c);
+    struct FetchRequest *rq = c->req->body;
+    bool now = false;
+
+    release_slices(c);
+    purgatory_op_init(b->pg, &c->op, on_wake, on_done, c);
+    for (int32_t i = 0; i < c->n_parts; i++) {
+        struct fetch_part *fp = &c->parts[i];
+        purgatory_watch_init(&c->op, &fp->watch);
+        if (fp->p && !now)
+            now = watch_part(c, fp);
     }
+    if (now || !net_request_on_close(c->req, on_connection_closed, c)) {
+        purgatory_complete(&c->op);
+        return;
+    }
+    purgatory_op_start(&c->op, rq->MaxWaitMs);
 }
 
 /* Builds the response skeleton and resolves every requested partition. */
@@ -296,7 +298,6 @@ static int prepare(struct broker *b, struct fetch_call *c)
             fp->call = c;
             fp->in = &t->Partitions.v[j];
             fp->out = o;
-            fp->watch.next = fp->watch.prev = &fp->watch;
             /* Consumers and followers alike fetch from the leader (no KIP-392 follower
              * fetching). */
             int rc = by_id ? replica_leader_partition_by_id(b->replicas, t->TopicId.b,
@@ -357,10 +358,5 @@ void broker_fetch(struct broker *b, struct net_request *req)
         respond(c);
         return;
     }
-    release_slices(c);
-    uv_timer_init(b->loop, &c->timer);
-    c->timer.data = c;
-    c->timer_started = true;
-    uv_timer_start(&c->timer, on_timeout, (uint64_t)rq->MaxWaitMs, 0);
-    park(c);
+    park(b, c);
 }

@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Produce: validates each partition's record batch as it arrived and appends it in place
  * (the request buffer is the write buffer: only the base offset, leader epoch and, for
- * LogAppendTime, the timestamp and CRC are patched). One bad partition fails alone. */
+ * LogAppendTime, the timestamp and CRC are patched). One bad partition fails alone. With
+ * acks=all the answer waits in the broker's purgatory until the high watermark of every
+ * appended partition covers its batch, or TimeoutMs (those still short get
+ * REQUEST_TIMED_OUT). On one node the high watermark is the log end, so it answers at once,
+ * through the same path. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -11,6 +15,7 @@
 #include "base/arena.h"
 #include "base/err.h"
 #include "base/log.h"
+#include "base/purgatory.h"
 #include "broker_int.h"
 #include "net/net.h"
 #include "record/record.h"
@@ -91,10 +96,29 @@ static int check_batch(struct arena *ar, uint8_t *data, struct record_batch *hdr
     return 0;
 }
 
-/* Appends one partition's records; fills `out` (ErrorCode, offsets) and may set a message. */
+/* An acks=all answer waiting for replication. */
+struct produce_wait_part {
+    struct purgatory_watch watch; /* the partition's high watermark */
+    struct partition *p;          /* for arming only: not held */
+    int64_t need;                 /* the high watermark that covers the batch */
+    struct PartitionProduceResponse *out;
+    bool done;
+};
+
+struct produce_wait {
+    struct purgatory_op op;
+    struct net_request *req;
+    struct ProduceResponse *rs;
+    size_t n, pending;
+    struct produce_wait_part parts[];
+};
+
+/* Appends one partition's records; fills `out` (ErrorCode, offsets) and may set a message.
+ * When the batch is in the log (appended now or earlier, for an exact retry) and `wait` is
+ * not NULL, records there what acks=all waits for. */
 static void produce_partition(struct broker *b, struct arena *ar, const char *topic,
                               struct PartitionProduceData *in, struct PartitionProduceResponse *out,
-                              int64_t now)
+                              int64_t now, struct produce_wait *wait)
 {
     struct partition *p;
     struct record_batch hdr;
@@ -171,7 +195,7 @@ static void produce_partition(struct broker *b, struct arena *ar, const char *to
         /* An exact retry: the client gets the offsets of the copy already in the log. */
         out->BaseOffset = base;
         out->LogStartOffset = partition_log_start_offset(p);
-        return;
+        goto wait;
     }
     if (rc != 0) {
         out->ErrorCode = (int16_t)(rc == ERR_IO ? ERR_KAFKA_STORAGE_ERROR : err_wire(rc));
@@ -185,6 +209,72 @@ static void produce_partition(struct broker *b, struct arena *ar, const char *to
     out->BaseOffset = base;
     out->LogAppendTimeMs = append_time;
     out->LogStartOffset = partition_log_start_offset(p);
+
+wait:
+    if (wait) {
+        /* A retry has as many records as the original, so this is the original's end too. */
+        struct produce_wait_part *wp = &wait->parts[wait->n++];
+        wp->p = p;
+        wp->need = base + hdr.last_offset_delta + 1;
+        wp->out = out;
+        wp->done = false;
+    }
+}
+
+/* A partition's high watermark covers its batch (or the partition went away). */
+static void on_replicated(struct purgatory_op *op, struct purgatory_watch *w)
+{
+    struct produce_wait *pw = op->data;
+    struct produce_wait_part *wp =
+        (struct produce_wait_part *)((char *)w - offsetof(struct produce_wait_part, watch));
+    if (!w->reached)
+        wp->out->ErrorCode = ERR_NOT_LEADER_OR_FOLLOWER;
+    wp->done = true;
+    if (--pw->pending == 0)
+        purgatory_complete(op);
+}
+
+static void on_answer(struct purgatory_op *op, int result)
+{
+    struct produce_wait *pw = op->data;
+    if (result != PURGATORY_DONE)
+        for (size_t i = 0; i < pw->n; i++)
+            if (!pw->parts[i].done)
+                pw->parts[i].out->ErrorCode = ERR_REQUEST_TIMED_OUT;
+    net_respond(pw->req, pw->rs); /* frees pw (it lives in the request's arena) */
+}
+
+static void on_connection_closed(void *arg)
+{
+    struct produce_wait *pw = arg;
+    purgatory_cancel(&pw->op);
+    net_finish(pw->req);
+}
+
+/* acks=all: answers once every appended batch is covered by its partition's high watermark,
+ * or at TimeoutMs. */
+static void await_replication(struct broker *b, struct produce_wait *pw, int32_t timeout_ms)
+{
+    purgatory_op_init(b->pg, &pw->op, on_replicated, on_answer, pw);
+    for (size_t i = 0; i < pw->n; i++) {
+        struct produce_wait_part *wp = &pw->parts[i];
+        purgatory_watch_init(&pw->op, &wp->watch);
+        if (!partition_watch(wp->p, PARTITION_HIGH_WATERMARK, wp->need, &wp->watch))
+            pw->pending++;
+        else if (!wp->watch.reached)
+            wp->out->ErrorCode = ERR_NOT_LEADER_OR_FOLLOWER;
+        else
+            wp->done = true;
+    }
+    if (pw->pending == 0) {
+        purgatory_complete(&pw->op);
+        return;
+    }
+    if (!net_request_on_close(pw->req, on_connection_closed, pw)) {
+        on_connection_closed(pw);
+        return;
+    }
+    purgatory_op_start(&pw->op, timeout_ms > 0 ? timeout_ms : 0);
 }
 
 void broker_produce(struct broker *b, struct net_request *req)
@@ -194,6 +284,8 @@ void broker_produce(struct broker *b, struct net_request *req)
     struct ProduceResponse *rs = arena_alloc(ar, sizeof *rs);
     int16_t acks = rq->Acks;
     int64_t now = wall_ms();
+    int32_t nt = rq->TopicData.n > 0 ? rq->TopicData.n : 0;
+    struct produce_wait *pw = NULL;
 
     static const struct broker_shape shape = {
         sizeof(struct TopicProduceData),
@@ -210,7 +302,19 @@ void broker_produce(struct broker *b, struct net_request *req)
 
     if (rs == NULL || broker_response_skeleton(ar, &rq->TopicData, &rs->Responses, &shape) != 0)
         goto err_nomem;
-    for (int32_t i = 0; i < rs->Responses.n; i++) {
+    if (acks == -1) {
+        size_t n = 0;
+        for (int32_t i = 0; i < nt; i++)
+            n += rq->TopicData.v[i].PartitionData.n > 0 ? (size_t)rq->TopicData.v[i].PartitionData.n
+                                                        : 0;
+        pw = arena_alloc(ar, sizeof *pw + n * sizeof pw->parts[0]);
+        if (pw == NULL)
+            goto err_nomem;
+        memset(pw, 0, sizeof *pw);
+        pw->req = req;
+        pw->rs = rs;
+    }
+    for (int32_t i = 0; i < nt; i++) {
         struct TopicProduceData *td = &rq->TopicData.v[i];
         struct TopicProduceResponse *tr = &rs->Responses.v[i];
         for (int32_t j = 0; j < tr->PartitionResponses.n; j++) {
@@ -220,12 +324,15 @@ void broker_produce(struct broker *b, struct net_request *req)
                 pr->BaseOffset = pr->LogAppendTimeMs = pr->LogStartOffset = -1;
                 continue;
             }
-            produce_partition(b, ar, td->Name ? td->Name : "", &td->PartitionData.v[j], pr, now);
+            produce_partition(b, ar, td->Name ? td->Name : "", &td->PartitionData.v[j], pr, now,
+                              pw);
         }
     }
     /* With acks=0 the client reads no answer; errors are only in our log at debug level. */
     if (acks == 0)
         net_finish(req);
+    else if (acks == -1)
+        await_replication(b, pw, rq->TimeoutMs);
     else
         net_respond(req, rs);
     return;

@@ -154,9 +154,35 @@ void net_close_connection(struct net_request *pub)
     conn_flush(r->conn);
 }
 
+bool net_request_on_close(struct net_request *pub, void (*cb)(void *arg), void *arg)
+{
+    struct req_int *r = (struct req_int *)pub;
+    if (r->conn->closing)
+        return false;
+    r->on_close = cb;
+    r->on_close_arg = arg;
+    return true;
+}
+
 static void on_conn_closed(uv_handle_t *h)
 {
-    conn_unref((struct net_conn *)h->data);
+    struct net_conn *c = h->data;
+    struct req_int *r = c->head;
+
+    /* Holders of unfinished requests asked to hear of the close. A hook usually finishes its
+     * request, which unlinks it (and maybe others before it): walk again from the head after
+     * each one. The handle's reference keeps `c` alive until the end. */
+    while (r) {
+        if (r->done || r->on_close == NULL) {
+            r = r->next;
+            continue;
+        }
+        void (*cb)(void *) = r->on_close;
+        r->on_close = NULL;
+        cb(r->on_close_arg);
+        r = c->head;
+    }
+    conn_unref(c);
 }
 
 void conn_close(struct net_conn *c)

@@ -87,6 +87,15 @@ void net_finish(struct net_request *req);
  * other connections are untouched. */
 void net_close_connection(struct net_request *req);
 
+/* Asks to be told when the request's connection closes while the request is unfinished,
+ * so that a request parked for later (a long-poll Fetch, an acks=all Produce) can give up
+ * early and free what it holds. `cb(arg)` runs at most once, from the loop once the
+ * connection is closed (never from within a net_* call), and only if `req` is still
+ * unfinished then; `req` stays valid and must still be finished (net_finish; any answer is
+ * dropped). A second call replaces the hook; cb NULL removes it. Returns false, registering
+ * nothing, when the connection is already closing: finish the request now. */
+bool net_request_on_close(struct net_request *req, void (*cb)(void *arg), void *arg);
+
 /* Stops listening, closes every connection, and calls cb once all handles are closed.
  * Requests still held by handlers stay valid until finished; their answers are dropped. */
 void net_server_stop(struct net_server *s, void (*cb)(void *arg), void *arg);

@@ -37,6 +37,8 @@ struct req_int {
     size_t n_holes;
     void (*sent)(void *arg);
     void *sent_arg;
+    void (*on_close)(void *arg); /* net_request_on_close */
+    void *on_close_arg;
     bool done;
 };
 

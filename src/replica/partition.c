@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* partition: one hosted partition — its log, high watermark, settings and waiters. */
+/* partition: one hosted partition — its log, high watermark, settings and the marks deferred
+ * requests wait on. */
 #include <errno.h>
 #include <dirent.h>
 #include <fcntl.h>
@@ -211,8 +212,6 @@ static bool update_hw(struct partition *p)
     return true;
 }
 
-static void wake(struct partition *p);
-
 bool partition_set_state(struct partition *p, const struct meta_partition *mp)
 {
     int32_t self = p->rm->node_id, n_rep = mp->n_replicas, n_isr = mp->n_isr;
@@ -259,7 +258,7 @@ bool partition_set_state(struct partition *p, const struct meta_partition *mp)
         log_epoch_assign(p->log, p->leader_epoch, log_end_offset(p->log));
     /* A shrunk ISR may let the high watermark move. */
     if (p->log && update_hw(p))
-        wake(p);
+        partition_marks_changed(p);
     return changed;
 }
 
@@ -280,7 +279,6 @@ int partition_open(struct replica_mgr *rm, const char *topic, const uint8_t id[1
     partition_set_state(p, mp);
     if (p->replicas == NULL)
         goto err;
-    p->watchers.next = p->watchers.prev = &p->watchers;
     p->refs = 1;
     p->online = true;
     int n = snprintf(p->dir, sizeof p->dir, "%s/%s-%d", rm->dir, topic, index);
@@ -352,6 +350,8 @@ int partition_open(struct replica_mgr *rm, const char *topic, const uint8_t id[1
     p->high_watermark = log_start_offset(p->log);
     if (p->role == REPLICA_LEADER && p->n_isr <= 1)
         p->high_watermark = log_end_offset(p->log);
+    for (int m = PARTITION_LOG_END; m <= PARTITION_DURABLE; m++)
+        purgatory_point_init(&p->marks[m], partition_mark(p, (enum partition_mark)m));
     *out = p;
     return 0;
 
@@ -403,30 +403,12 @@ bool partition_online(const struct partition *p)
     return p->online;
 }
 
-static void wake(struct partition *p)
-{
-    /* A callback may remove its own watch (and others); walk a detached copy of the list. */
-    struct partition_watch head = p->watchers;
-    if (head.next == &p->watchers)
-        return;
-    head.next->prev = &head;
-    head.prev->next = &head;
-    p->watchers.next = p->watchers.prev = &p->watchers;
-    while (head.next != &head) {
-        struct partition_watch *w = head.next;
-        head.next = w->next;
-        w->next->prev = &head;
-        w->next = w->prev = w;
-        w->p = NULL;
-        w->cb(w);
-    }
-}
-
 void partition_close(struct partition *p, bool delete_dir)
 {
     p->online = false;
     p->deleted = delete_dir;
-    wake(p);
+    for (int m = PARTITION_LOG_END; m <= PARTITION_DURABLE; m++)
+        purgatory_point_close(&p->marks[m]);
     if (delete_dir) {
         char gone[PATH_MAX + 64];
         int n = snprintf(gone, sizeof gone, "%s.%lld-delete", p->dir, (long long)getpid());
@@ -437,23 +419,42 @@ void partition_close(struct partition *p, bool delete_dir)
     partition_release(p);
 }
 
-void partition_watch_add(struct partition *p, struct partition_watch *w)
+int64_t partition_mark(const struct partition *p, enum partition_mark mark)
 {
-    w->p = p;
-    w->next = &p->watchers;
-    w->prev = p->watchers.prev;
-    p->watchers.prev->next = w;
-    p->watchers.prev = w;
+    switch (mark) {
+    case PARTITION_LOG_END:
+        return log_end_offset(p->log);
+    case PARTITION_HIGH_WATERMARK:
+        return partition_high_watermark(p);
+    case PARTITION_LAST_STABLE:
+        return partition_last_stable_offset(p);
+    case PARTITION_DURABLE:
+        return log_flushed_offset(p->log);
+    }
+    return -1;
 }
 
-void partition_watch_remove(struct partition_watch *w)
+bool partition_watch(struct partition *p, enum partition_mark mark, int64_t offset,
+                     struct purgatory_watch *w)
 {
-    if (w->next == NULL || w->next == w)
-        return;
-    w->prev->next = w->next;
-    w->next->prev = w->prev;
-    w->next = w->prev = w;
-    w->p = NULL;
+    if (purgatory_watch_arm(w, &p->marks[mark], offset))
+        return true;
+    /* Nobody flushes for a waiter unless asked: flush.messages and flush.ms default to
+     * never, and durability comes from replication. */
+    if (mark == PARTITION_DURABLE)
+        partition_maybe_flush(p, true);
+    return false;
+}
+
+void partition_marks_changed(struct partition *p)
+{
+    /* Each value is read when its turn comes: a callback of an earlier mark may have moved
+     * the later ones (an append from within a wake). */
+    for (int m = PARTITION_LOG_END; m <= PARTITION_DURABLE; m++)
+        purgatory_point_set(&p->marks[m], partition_mark(p, (enum partition_mark)m));
+    if (purgatory_point_waited(&p->marks[PARTITION_DURABLE]) &&
+        log_flushed_offset(p->log) < log_end_offset(p->log))
+        partition_maybe_flush(p, true);
 }
 
 const char *partition_topic(const struct partition *p)
@@ -678,7 +679,7 @@ int partition_append(struct partition *p, uint8_t *batch, size_t len,
     }
     update_hw(p);
     partition_maybe_flush(p, rolled);
-    wake(p);
+    partition_marks_changed(p);
     return 0;
 }
 
@@ -723,7 +724,7 @@ int partition_append_as_follower(struct partition *p, uint8_t *buf, size_t len, 
     if (hw > p->high_watermark)
         p->high_watermark = hw;
     if (off > 0)
-        wake(p);
+        partition_marks_changed(p);
     return rc;
 }
 
@@ -740,7 +741,7 @@ int partition_follower_fetched(struct partition *p, int32_t replica_id, int64_t 
         if (fetch_offset >= 0 && fetch_offset <= log_end_offset(p->log))
             f->leo = fetch_offset;
         if (update_hw(p))
-            wake(p);
+            partition_marks_changed(p);
         return 0;
     }
     return ERR_NOT_LEADER_OR_FOLLOWER;

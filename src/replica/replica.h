@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* replica: the partitions this broker hosts — each one's log, high watermark, last stable
- * offset and waiters — kept in step with the metadata image (opened when assigned here,
- * closed and deleted when their topic goes), plus the housekeeping around them: flush
- * policy (fsync on the thread pool), retention, checkpoints and the clean-shutdown marker.
+ * offset and the marks deferred requests wait on — kept in step with the metadata image (opened
+ * when assigned here, closed and deleted when their topic goes), plus the housekeeping around them:
+ * flush policy (fsync on the thread pool), retention, checkpoints and the clean-shutdown marker.
  * Each hosted partition has a role from the image's partition records — leader or follower,
  * at a leader epoch, with the ISR and (on a leader) the followers' positions — and replica/
  * owns what a reader may see (log end, high watermark, last stable offset). Leadership
@@ -18,16 +18,19 @@
 #include <uv.h>
 
 struct meta;
+struct tclock;
 struct props;
 struct record_batch;
 struct pstate;
 struct pstate_batch;
+struct purgatory_watch;
 
 struct replica_mgr;
 struct partition;
 
 struct replica_options {
     uv_loop_t *loop;
+    struct tclock *clock; /* the time service, borrowed */
     struct meta *meta;
     const struct props *config; /* static broker config, borrowed */
     int32_t node_id;
@@ -214,8 +217,9 @@ int partition_delete_records(struct partition *p, int64_t offset, int64_t *low_w
  * answers success); a fenced or out-of-order one returns that error. Otherwise applies
  * LogAppendTime when configured (*append_time receives it, else -1), advances the high
  * watermark (min log end over the ISR: on a single replica, the log end), records the batch in the
- * producer state, schedules a flush when flush.messages/flush.ms ask for one, and wakes the
- * partition's waiters. Returns 0, one of the producer-state errors, or the log's error. */
+ * producer state, schedules a flush when flush.messages/flush.ms ask for one, and moves the
+ * partition's marks (waking their watches). Returns 0, one of the producer-state errors, or
+ * the log's error. */
 int partition_append(struct partition *p, uint8_t *batch, size_t len,
                      const struct record_batch *hdr, int64_t *base_offset, int64_t *append_time);
 
@@ -230,22 +234,32 @@ int partition_append_as_follower(struct partition *p, uint8_t *buf, size_t len, 
 
 /* On a leader: follower `replica_id` fetched from `fetch_offset`, so its log end is that
  * offset (Kafka's follower-position rule). Moves the high watermark to the minimum log end
- * over the ISR (never backwards) and wakes the partition's waiters if it moved. Returns 0,
+ * over the ISR (never backwards) and moves the marks (waking their watches) if it moved. Returns 0,
  * NOT_LEADER_OR_FOLLOWER if this broker does not lead the partition or `replica_id` is not a
  * follower in its replica set. */
 int partition_follower_fetched(struct partition *p, int32_t replica_id, int64_t fetch_offset);
 
-/* Someone waiting for data on partitions (a delayed Fetch): `cb` runs, from within
- * partition_append / a high-watermark move (or when the partition goes offline), once per added
- * watch; the watch is already removed when it runs. A watch must be removed before its memory goes.
- */
-struct partition_watch {
-    struct partition_watch *prev, *next;
-    struct partition *p;
-    void (*cb)(struct partition_watch *w);
-    void *arg;
+/* The offsets a deferred request can wait for (base/purgatory.h): each is the first offset
+ * not yet there (exclusive), and moves up (a follower's truncation may move the log end
+ * down). */
+enum partition_mark {
+    PARTITION_LOG_END,        /* the next offset to be appended */
+    PARTITION_HIGH_WATERMARK, /* the first offset not known to be committed */
+    PARTITION_LAST_STABLE,    /* the first offset not yet decided (read_committed's bound) */
+    PARTITION_DURABLE,        /* the first offset not yet fsynced */
 };
-void partition_watch_add(struct partition *p, struct partition_watch *w);
-void partition_watch_remove(struct partition_watch *w);
+
+/* The partition's current value of `mark`. */
+int64_t partition_mark(const struct partition *p, enum partition_mark mark);
+
+/* Arms `w` (see purgatory_watch_arm) to fire once the partition's `mark` reaches `offset`
+ * (value >= offset: wait for the high watermark to cover offset 41 with 42), or when the
+ * partition goes offline (w->reached false). Returns true, without arming, when the mark is
+ * already there or the partition is offline: the caller then acts at once. Waiting on
+ * PARTITION_DURABLE starts a thread-pool flush if none runs. Marks move, and watches fire,
+ * from within partition_append (and the other calls that move them) once the partition's
+ * state is updated; a callback may append to the partition again. */
+bool partition_watch(struct partition *p, enum partition_mark mark, int64_t offset,
+                     struct purgatory_watch *w);
 
 #endif

@@ -5,6 +5,7 @@
 
 #include <limits.h>
 
+#include "base/purgatory.h"
 #include "config/config.h"
 #include "log/log.h"
 #include "replica.h"
@@ -44,7 +45,7 @@ struct partition {
     struct partition_follower *followers; /* the other replicas (positions kept by a leader) */
     int64_t high_watermark;
     struct partition_settings settings;
-    struct partition_watch watchers; /* list head (sentinel) */
+    struct purgatory_point marks[4]; /* by enum partition_mark */
     unsigned refs;                   /* the table's reference + holders */
     unsigned flushing;               /* thread-pool flushes in flight */
     bool epochs_writing;             /* its leader-epoch checkpoint is being written */
@@ -111,10 +112,14 @@ bool partition_set_state(struct partition *p, const struct meta_partition *mp);
 /* The partition's log: replica/ and its unit tests only (nothing above replica/ reads the log
  * directly). */
 struct log *partition_log(struct partition *p);
-/* Takes the partition offline: wakes its waiters, drops the table's reference; the
+/* Takes the partition offline: wakes the watches of its marks, drops the table's reference; the
  * directory is deleted (renamed away at once) when `delete_dir`. */
 void partition_close(struct partition *p, bool delete_dir);
 void partition_refresh_settings(struct partition *p);
+/* Brings the marks (enum partition_mark) up to the partition's state, firing the watches
+ * they reach: call whenever the log end, high watermark, last stable offset or flushed
+ * offset may have moved. Safe to re-enter from a watch's callback. */
+void partition_marks_changed(struct partition *p);
 void partition_remove_dir(const char *dir);
 /* Starts a thread-pool fsync if flush.messages / flush.ms ask for one, or with `force`
  * (after a roll: the sealed segment's data becomes recovered-for-good, so that a crash

@@ -513,6 +513,7 @@ static void flush_after(uv_work_t *w, int status)
         log_error("replica", "fsync of %s-%d failed: %s", p->topic, p->index, err_name(fw->rc));
     p->flushing--;
     rm->flushes--;
+    partition_marks_changed(p); /* PARTITION_DURABLE moved */
     partition_release(p);
     free(fw);
     maybe_finish_stop(rm);

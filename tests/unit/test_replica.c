@@ -2,8 +2,8 @@
 /* replica unit tests: the replica manager against a real single-voter metadata quorum and a
  * temporary log directory — which partitions it hosts, how it follows metadata (new topics,
  * moves, deletions, config changes), appends (offsets, high watermark, LogAppendTime,
- * idempotent producers), watches, clean shutdown files, and restarts after a clean stop,
- * a crash, and a topic deleted while it was down. */
+ * idempotent producers), the marks deferred requests wait on, clean shutdown files, and restarts
+ * after a clean stop, a crash, and a topic deleted while it was down. */
 #include "harness.h"
 #include "fixture.h"
 
@@ -18,6 +18,8 @@
 
 #include "base/err.h"
 #include "base/props.h"
+#include "base/purgatory.h"
+#include "base/tclock.h"
 #include "log/log.h"
 #include "meta/meta.h"
 #include "pstate/pstate.h"
@@ -542,85 +544,142 @@ TEST(replica_idempotent_duplicates_and_order)
     rfx_fini(&f);
 }
 
-/* ---- watches and deletion ------------------------------------------------------------------ */
+/* ---- marks, watches and deletion ---------------------------------------------------------- */
 
-struct watch_log {
-    int calls;
-    struct partition_watch *remove_too; /* removed from inside the callback */
-    bool saw_offline;
-    bool p_cleared;
+/* A deferred request in miniature: one operation with one watch on a partition mark. */
+struct mw {
+    struct purgatory_op op;
+    struct purgatory_watch w;
+    int wakes;
+    bool reached;
 };
 
-static void watch_cb(struct partition_watch *w)
+static void mw_wake(struct purgatory_op *op, struct purgatory_watch *w)
 {
-    struct watch_log *wl = w->arg;
-    wl->calls++;
-    wl->p_cleared = w->p == NULL;
-    if (wl->remove_too)
-        partition_watch_remove(wl->remove_too);
+    struct mw *m = op->data;
+    m->wakes++;
+    m->reached = w->reached;
 }
 
-TEST(replica_watch_fires_on_append_and_delete)
+static void mw_done(struct purgatory_op *op, int result)
+{
+    (void)op;
+    (void)result;
+}
+
+static void mw_init(struct purgatory *pg, struct mw *m)
+{
+    memset(m, 0, sizeof *m);
+    purgatory_op_init(pg, &m->op, mw_wake, mw_done, m);
+    purgatory_watch_init(&m->op, &m->w);
+}
+
+TEST(replica_marks_wake_watches_on_append_and_delete)
 {
     struct rfx f;
     struct partition *p;
-    struct watch_log l1 = {0}, l2 = {0};
-    struct partition_watch w1 = {.cb = watch_cb, .arg = &l1}, w2 = {.cb = watch_cb, .arg = &l2};
+    struct tclock *clock = tclock_virtual_new(0);
+    struct purgatory *pg = clock ? purgatory_new(clock) : NULL;
+    struct mw end, hw, lso, later, gone;
     char path[256];
 
+    REQUIRE(pg);
     REQUIRE(rfx_init(&f));
     REQUIRE(make_topic(&f, "w", 1, 1) == 0);
     REQUIRE(rfx_rm_start(&f) == 0);
     p = replica_partition(f.rm, "w", 0);
     REQUIRE(p);
+    mw_init(pg, &end);
+    mw_init(pg, &hw);
+    mw_init(pg, &lso);
+    mw_init(pg, &later);
+    mw_init(pg, &gone);
 
-    /* An append wakes every watcher once; the watch is then detached. */
-    partition_watch_add(p, &w1);
-    partition_watch_add(p, &w2);
-    CHECK(w1.p == p);
+    /* An append moves the log end, the high watermark (one replica) and the LSO (no
+     * transactions), after updating them: watches reached fire once, others wait. */
+    CHECK(!partition_watch(p, PARTITION_LOG_END, 1, &end.w));
+    CHECK(!partition_watch(p, PARTITION_HIGH_WATERMARK, 1, &hw.w));
+    CHECK(!partition_watch(p, PARTITION_LAST_STABLE, 1, &lso.w));
+    CHECK(!partition_watch(p, PARTITION_HIGH_WATERMARK, 3, &later.w));
     REQUIRE(append(p, 1, -1, 0, 0, 1000, NULL, NULL) == 0);
-    CHECK_EQ_INT(l1.calls, 1);
-    CHECK_EQ_INT(l2.calls, 1);
-    CHECK(l1.p_cleared);
+    CHECK_EQ_INT(end.wakes, 1);
+    CHECK_EQ_INT(hw.wakes, 1);
+    CHECK_EQ_INT(lso.wakes, 1);
+    CHECK(end.reached && hw.reached && lso.reached);
+    CHECK_EQ_INT(later.wakes, 0);
+    CHECK_EQ_INT(partition_mark(p, PARTITION_LOG_END), 1);
+    CHECK_EQ_INT(partition_mark(p, PARTITION_HIGH_WATERMARK), 1);
     REQUIRE(append(p, 1, -1, 0, 0, 1000, NULL, NULL) == 0);
-    CHECK_EQ_INT(l1.calls, 1);
-    partition_watch_remove(&w1); /* already detached: harmless */
+    CHECK_EQ_INT(end.wakes, 1); /* fired once: disarmed */
+    CHECK_EQ_INT(later.wakes, 0);
+    REQUIRE(append(p, 1, -1, 0, 0, 1000, NULL, NULL) == 0);
+    CHECK_EQ_INT(later.wakes, 1);
 
-    /* A removed watch does not fire. */
-    partition_watch_add(p, &w1);
-    partition_watch_remove(&w1);
-    REQUIRE(append(p, 1, -1, 0, 0, 1000, NULL, NULL) == 0);
-    CHECK_EQ_INT(l1.calls, 1);
+    /* A mark already there does not arm. */
+    CHECK(partition_watch(p, PARTITION_HIGH_WATERMARK, 3, &hw.w));
+    CHECK(hw.w.reached && !purgatory_watch_armed(&hw.w));
 
-    /* A rejected (duplicate) append wakes nobody. */
+    /* A rejected (duplicate) append moves nothing and wakes nobody. */
     REQUIRE(append(p, 1, 77, 0, 0, 1000, NULL, NULL) == 0);
-    partition_watch_add(p, &w1);
+    CHECK(!partition_watch(p, PARTITION_LOG_END, partition_log_end_offset(p) + 1, &end.w));
     CHECK_EQ_INT(append(p, 1, 77, 0, 0, 1000, NULL, NULL), ERR_DUPLICATE_SEQUENCE_NUMBER);
-    CHECK_EQ_INT(l1.calls, 1);
+    CHECK_EQ_INT(end.wakes, 1);
+    purgatory_cancel(&end.op);
 
-    /* A callback may remove another pending watch. */
-    l1.remove_too = &w2;
-    partition_watch_add(p, &w2);
-    REQUIRE(append(p, 1, -1, 0, 0, 1000, NULL, NULL) == 0);
-    CHECK_EQ_INT(l1.calls, 2);
-    CHECK_EQ_INT(l2.calls, 1);
-    l1.remove_too = NULL;
-
-    /* Deleting the topic wakes watchers; a holder keeps the partition alive, offline. */
-    partition_watch_add(p, &w1);
+    /* Deleting the topic fires the watches (not reached); a holder keeps the partition
+     * alive, offline, and later watches answer at once. */
+    CHECK(!partition_watch(p, PARTITION_HIGH_WATERMARK, 1000, &gone.w));
     partition_hold(p);
     REQUIRE(PROPOSE(&f, r_remove(1)) == 0);
-    CHECK_EQ_INT(l1.calls, 3);
-    CHECK(l1.p_cleared);
+    CHECK_EQ_INT(gone.wakes, 1);
+    CHECK(!gone.reached);
     CHECK(!partition_online(p));
+    CHECK(partition_watch(p, PARTITION_LOG_END, 1000, &gone.w));
     CHECK(replica_partition(f.rm, "w", 0) == NULL);
     CHECK_EQ_INT(replica_count(f.rm), 0);
-    CHECK_EQ_INT(partition_log_end_offset(p), 5);
+    CHECK_EQ_INT(partition_log_end_offset(p), 4);
     partition_release(p);
     snprintf(path, sizeof path, "%s/w-0", f.log_dir);
     CHECK(access(path, F_OK) != 0);
     CHECK_EQ_INT(count_files(f.log_dir, "-delete", false), 0);
     rfx_fini(&f);
+    struct mw *all[] = {&end, &hw, &lso, &later, &gone};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        purgatory_cancel(&all[i]->op);
+    purgatory_free(pg);
+    tclock_free(clock);
+}
+
+/* Waiting for durability starts a flush (nothing else would: flush.messages is off), and the
+ * flush's completion fires the watch. */
+TEST(replica_durable_mark_flushes_and_wakes)
+{
+    struct rfx f;
+    struct partition *p;
+    struct tclock *clock = tclock_virtual_new(0);
+    struct purgatory *pg = clock ? purgatory_new(clock) : NULL;
+    struct mw d;
+
+    REQUIRE(pg);
+    REQUIRE(rfx_init(&f));
+    REQUIRE(make_topic(&f, "dur", 1, 1) == 0);
+    REQUIRE(rfx_rm_start(&f) == 0);
+    p = replica_partition(f.rm, "dur", 0);
+    REQUIRE(p);
+    REQUIRE(append(p, 3, -1, 0, 0, 1000, NULL, NULL) == 0);
+    CHECK_EQ_INT(partition_mark(p, PARTITION_DURABLE), 0);
+    mw_init(pg, &d);
+    CHECK(!partition_watch(p, PARTITION_DURABLE, 3, &d.w));
+    bool woke = false;
+    for (int i = 0; i < 500 && d.wakes == 0; i++)
+        fixture_run_until(&f.q.loop, &woke, 10);
+    CHECK_EQ_INT(d.wakes, 1);
+    CHECK(d.reached);
+    CHECK_EQ_INT(partition_mark(p, PARTITION_DURABLE), 3);
+    purgatory_cancel(&d.op);
+    rfx_fini(&f);
+    purgatory_free(pg);
+    tclock_free(clock);
 }
 
 TEST(replica_remove_topic_deletes_directory)
@@ -1195,20 +1254,17 @@ TEST(replica_role_follows_partition_records)
     rfx_fini(&f);
 }
 
-static int hw_wakes;
-static void on_hw_wake(struct partition_watch *w)
-{
-    (void)w;
-    hw_wakes++;
-}
-
 TEST(replica_hw_is_min_leo_over_isr)
 {
     struct rfx f;
     struct partition *p;
-    struct partition_watch w = {.cb = on_hw_wake};
+    struct tclock *clock = tclock_virtual_new(0);
+    struct purgatory *pg = clock ? purgatory_new(clock) : NULL;
+    struct mw w;
     static const int32_t isr12[] = {NODE, 2};
 
+    REQUIRE(pg);
+    mw_init(pg, &w);
     REQUIRE(rfx_init(&f));
     REQUIRE(rfx_rm_start(&f) == 0);
     REQUIRE(PROPOSE(&f, r_topic("h", 1), r_part_set(1, 0, NODE, 1, three, 3, three, 3)) == 0);
@@ -1220,15 +1276,16 @@ TEST(replica_hw_is_min_leo_over_isr)
     CHECK_EQ_INT(partition_high_watermark(p), 0);
     CHECK_EQ_INT(partition_follower_offset(p, 2), -1);
 
-    partition_watch_add(p, &w);
-    hw_wakes = 0;
+    /* A deferred request waits for the high watermark to cover offset 2. */
+    CHECK(!partition_watch(p, PARTITION_HIGH_WATERMARK, 3, &w.w));
     CHECK_EQ_INT(partition_follower_fetched(p, 2, 5), 0);
     CHECK_EQ_INT(partition_follower_offset(p, 2), 5);
     CHECK_EQ_INT(partition_high_watermark(p), 0); /* 3 still holds it */
-    CHECK_EQ_INT(hw_wakes, 0);
+    CHECK_EQ_INT(w.wakes, 0);
     CHECK_EQ_INT(partition_follower_fetched(p, 3, 3), 0);
     CHECK_EQ_INT(partition_high_watermark(p), 3);
-    CHECK_EQ_INT(hw_wakes, 1);
+    CHECK_EQ_INT(w.wakes, 1);
+    CHECK(w.reached);
     /* Never backwards, never past the leader's end, only replicas count. */
     CHECK_EQ_INT(partition_follower_fetched(p, 3, 1), 0);
     CHECK_EQ_INT(partition_high_watermark(p), 3);
@@ -1242,7 +1299,6 @@ TEST(replica_hw_is_min_leo_over_isr)
     CHECK_EQ_INT(partition_high_watermark(p), 5);
     /* Follower positions survive a change that keeps the epoch. */
     CHECK_EQ_INT(partition_follower_offset(p, 2), 5);
-    partition_watch_remove(&w);
 
     /* A single-replica partition: HW = LEO, as before roles existed. */
     REQUIRE(make_topic(&f, "single", 2, 1) == 0);
@@ -1251,6 +1307,8 @@ TEST(replica_hw_is_min_leo_over_isr)
     REQUIRE(append(s, 4, -1, 0, 0, 1000, NULL, NULL) == 0);
     CHECK_EQ_INT(partition_high_watermark(s), 4);
     rfx_fini(&f);
+    purgatory_free(pg);
+    tclock_free(clock);
 }
 
 TEST(replica_read_bounds_by_reader)
