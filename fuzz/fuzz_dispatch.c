@@ -134,6 +134,7 @@ static void start_listener(void)
 {
     struct admin_options ao = {.node_id = srv.cfg.node_id, .config = srv.cfg.props};
     struct net_options no = {
+        .clock = srv.clock,
         .host = srv.cfg.host,
         .port = srv.cfg.port,
         .max_frame = srv.cfg.max_frame,
@@ -347,6 +348,7 @@ static void start_broker(void)
     if (uv_loop_init(&srv.loop) != 0 || (srv.clock = tclock_real_new(&srv.loop)) == NULL)
         die("uv_loop_init failed");
     struct meta_options mo = {
+        .clock = srv.clock,
         .node_id = srv.cfg.node_id,
         .dir = srv.cfg.meta_dir,
         .cluster_id = srv.cfg.cluster_id,

@@ -25,7 +25,7 @@
 
 struct tallyd {
     uv_loop_t *loop;
-    struct tclock *clock;
+    struct tclock *clock; /* the one time service every module is given */
     struct server_config cfg;
     struct meta *meta;
     struct admin *admin;
@@ -35,10 +35,10 @@ struct tallyd {
     struct net_server *net;
     struct dispatch dispatch;
     uv_signal_t sigterm, sigint;
-    uv_timer_t timer;
+    struct tclock_timer timer;
     bool registering, registered, stopping;
     bool image_checked;
-    uint64_t start_ms, last_wait_log_ms;
+    int64_t start_ms, last_wait_log_ms; /* monotonic */
     int exit_code;
 };
 
@@ -80,6 +80,7 @@ static void start_listener(struct tallyd *t)
 {
     struct admin_options ao = {.node_id = t->cfg.node_id, .config = t->cfg.props};
     struct net_options no = {
+        .clock = t->clock,
         .host = t->cfg.host,
         .port = t->cfg.port,
         .max_frame = t->cfg.max_frame,
@@ -152,7 +153,7 @@ static void on_registered(void *arg, int err)
 
 static void watch_startup(struct tallyd *t)
 {
-    uint64_t now = uv_now(t->loop), waited = now - t->start_ms;
+    int64_t now = tclock_mono_ms(t->clock), waited = now - t->start_ms;
     bool sole_voter = t->cfg.n_voters == 1 && t->cfg.voters[0].id == t->cfg.node_id;
 
     if (sole_voter && waited >= STARTUP_LIMIT_MS) {
@@ -193,7 +194,7 @@ static int check_image(struct tallyd *t)
 
 /* Polls until the quorum is ready, then registers this broker (only the controller can
  * write; a broker of a multi-node cluster waits until the controller has registered it). */
-static void on_timer(uv_timer_t *h)
+static void on_timer(struct tclock_timer *h)
 {
     struct tallyd *t = h->data;
     const struct meta_broker *self;
@@ -251,8 +252,7 @@ static void shutdown_tallyd(struct tallyd *t, int code)
         broker_stop(t->broker, on_broker_stopped, t);
     else
         on_broker_stopped(t);
-    uv_timer_stop(&t->timer);
-    uv_close((uv_handle_t *)&t->timer, NULL);
+    tclock_timer_close(&t->timer);
     uv_close((uv_handle_t *)&t->sigterm, NULL);
     uv_close((uv_handle_t *)&t->sigint, NULL);
 }
@@ -300,6 +300,7 @@ int main(int argc, char **argv)
     t.loop = uv_default_loop();
     t.clock = tclock_real_new(t.loop);
     if (t.clock == NULL) {
+        log_error("main", "out of memory");
         server_config_free(&t.cfg);
         return 1;
     }
@@ -308,12 +309,12 @@ int main(int argc, char **argv)
     t.sigterm.data = t.sigint.data = &t;
     uv_signal_start(&t.sigterm, on_signal, SIGTERM);
     uv_signal_start(&t.sigint, on_signal, SIGINT);
-    uv_timer_init(t.loop, &t.timer);
-    t.timer.data = &t;
+    tclock_timer_init(t.clock, &t.timer, on_timer, &t);
 
     /* Kafka's metadata.log.dir keeps the quorum's log apart from the data (default: the
      * first log dir). */
     struct meta_options mo = {
+        .clock = t.clock,
         .node_id = t.cfg.node_id,
         .dir = t.cfg.meta_dir,
         .cluster_id = t.cfg.cluster_id,
@@ -325,8 +326,11 @@ int main(int argc, char **argv)
         t.meta = NULL;
         shutdown_tallyd(&t, 1);
     } else {
-        t.start_ms = uv_now(t.loop);
-        uv_timer_start(&t.timer, on_timer, 0, 20);
+        t.start_ms = tclock_mono_ms(t.clock);
+        if (tclock_timer_start(&t.timer, 0, 20) != 0) {
+            log_error("main", "out of memory");
+            shutdown_tallyd(&t, 1);
+        }
     }
 
     uv_run(t.loop, UV_RUN_DEFAULT);

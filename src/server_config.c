@@ -163,8 +163,10 @@ int server_config_parse(int argc, char **argv, struct server_config *cfg)
     if (file) {
         int bad = 0;
         int rc = props_load(p, file, &bad);
-        if (rc == ERR_IO) {
-            fprintf(stderr, "tallyd: cannot read config file %s: %s\n", file, strerror(errno));
+        if (rc == ERR_NOTFOUND || rc == ERR_IO) {
+            /* An ERR_IO's reason is on the line props_load logged. */
+            fprintf(stderr, "tallyd: cannot read config file %s%s\n", file,
+                    rc == ERR_NOTFOUND ? ": no such file" : "");
             return 2;
         }
         if (rc != 0) {
@@ -281,6 +283,7 @@ void server_config_free(struct server_config *cfg)
     }
 }
 
+/* mkdir -p. 0 or -errno (base/err.h). */
 static int mkdirs(const char *path)
 {
     char buf[PATH_MAX];
@@ -289,11 +292,11 @@ static int mkdirs(const char *path)
         if (*s == '/') {
             *s = '\0';
             if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-                return -1;
+                return -errno;
             *s = '/';
         }
     }
-    return mkdir(buf, 0755) != 0 && errno != EEXIST ? -1 : 0;
+    return mkdir(buf, 0755) != 0 && errno != EEXIST ? -errno : 0;
 }
 
 /* A Kafka-style cluster id: 16 random bytes in unpadded base64url (22 characters). */
@@ -388,13 +391,14 @@ static int lock_dir(const char *dir, int *fd_out)
         return 1;
     }
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        if (errno == EWOULDBLOCK)
+        int e = errno;
+        if (e == EWOULDBLOCK)
             log_error("main",
                       "log dir %s is in use by another process (%s is locked; another "
                       "tallyd on the same data?); refusing to start",
                       dir, path);
         else
-            log_error("main", "cannot lock %s: %s; refusing to start", path, strerror(errno));
+            log_error("main", "cannot lock %s: %s; refusing to start", path, strerror(e));
         close(fd);
         return 1;
     }
@@ -409,16 +413,16 @@ int server_format_dir(struct server_config *cfg)
     size_t nparts;
     int rc = 1, bad = 0, lrc;
 
-    if (mkdirs(cfg->log_dir) != 0) {
-        log_error("main", "cannot create log dir %s: %s", cfg->log_dir, strerror(errno));
+    if ((lrc = mkdirs(cfg->log_dir)) != 0) {
+        log_error("main", "cannot create log dir %s: %s", cfg->log_dir, strerror(-lrc));
         return 1;
     }
     if (lock_dir(cfg->log_dir, &cfg->lock_fds[0]) != 0)
         return 1;
     if (strcmp(cfg->meta_parent, cfg->log_dir) != 0) {
-        if (mkdirs(cfg->meta_parent) != 0) {
+        if ((lrc = mkdirs(cfg->meta_parent)) != 0) {
             log_error("main", "cannot create metadata.log.dir %s: %s", cfg->meta_parent,
-                      strerror(errno));
+                      strerror(-lrc));
             return 1;
         }
         if (lock_dir(cfg->meta_parent, &cfg->lock_fds[1]) != 0)
@@ -428,7 +432,6 @@ int server_format_dir(struct server_config *cfg)
     mp = props_new();
     if (mp == NULL)
         return 1;
-    errno = 0;
     lrc = props_load(mp, path, &bad);
     if (lrc == 0) {
         bool ok;
@@ -471,15 +474,15 @@ int server_format_dir(struct server_config *cfg)
         rc = 0;
         goto out;
     }
-    if (lrc != ERR_IO) {
+    if (lrc == ERR_IO) {
+        log_error("main", "cannot read %s (see above); refusing to start", path);
+        goto out;
+    }
+    if (lrc != ERR_NOTFOUND) {
         log_error("main",
                   "%s is damaged (line %d is not key=value, or longer than 4 KiB); "
                   "refusing to start",
                   path, bad);
-        goto out;
-    }
-    if (errno != ENOENT) {
-        log_error("main", "cannot read %s: %s", path, strerror(errno));
         goto out;
     }
     /* No meta.properties. On a directory that already holds data this is damage or an
@@ -501,7 +504,7 @@ int server_format_dir(struct server_config *cfg)
     snprintf(node, sizeof node, "%d", cfg->node_id);
     if (props_set(mp, "version", "1") || props_set(mp, "cluster.id", cfg->cluster_id) ||
         props_set(mp, "node.id", node) || props_store(mp, path, "written by tallyd") != 0) {
-        log_error("main", "cannot write %s: %s", path, strerror(errno));
+        log_error("main", "cannot write %s (out of memory, or see above)", path);
         goto out;
     }
     log_info("main", "formatted %s for cluster %s, node %d", cfg->log_dir, cfg->cluster_id,

@@ -1,78 +1,98 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* err: the one error enum. Kafka wire codes are the positive values (they go on the wire
  * unchanged); conditions internal to the broker are negative and map to
- * UNKNOWN_SERVER_ERROR (-1) on the wire. Functions return int: 0 = ok. */
+ * UNKNOWN_SERVER_ERROR (-1) on the wire. Functions return int: 0 = ok.
+ *
+ * errno and ERR_IO. errno is read once, at the system call that failed, before any other
+ * call (a log line, a close or an unlink on the error path may change it), and from there
+ * it travels as a value, as libuv does with UV__ERR(errno):
+ * - a small helper that wraps system calls returns 0 (or a count) or `-errno` of the call
+ *   that failed — never -1 leaving the reason in errno for its caller to read later;
+ * - the code that turns the failure into ERR_IO logs the call, the path and strerror() of
+ *   that value on the spot, and returns ERR_IO;
+ * - a caller that gets ERR_IO never looks at errno: the reason is already logged. A reason a
+ *   caller must act on gets its own code instead (ERR_NOTFOUND for a missing file).
+ * The tables of system calls that tests replace (struct log_io, pstate_sys) are the system
+ * calls themselves and keep POSIX's -1-and-errno. */
 #ifndef TALLY_BASE_ERR_H
 #define TALLY_BASE_ERR_H
 
-enum err {
-    ERR_NONE = 0,
-    ERR_UNKNOWN_SERVER_ERROR = -1, /* the one wire code that is negative */
-    ERR_OFFSET_OUT_OF_RANGE = 1,
-    ERR_CORRUPT_MESSAGE = 2,
-    ERR_UNKNOWN_TOPIC_OR_PARTITION = 3,
-    ERR_INVALID_FETCH_SIZE = 4,
-    ERR_LEADER_NOT_AVAILABLE = 5,
-    ERR_NOT_LEADER_OR_FOLLOWER = 6,
-    ERR_REQUEST_TIMED_OUT = 7,
-    ERR_BROKER_NOT_AVAILABLE = 8,
-    ERR_REPLICA_NOT_AVAILABLE = 9,
-    ERR_MESSAGE_TOO_LARGE = 10,
-    ERR_NETWORK_EXCEPTION = 13,
-    ERR_COORDINATOR_LOAD_IN_PROGRESS = 14,
-    ERR_COORDINATOR_NOT_AVAILABLE = 15,
-    ERR_NOT_COORDINATOR = 16,
-    ERR_INVALID_TOPIC_EXCEPTION = 17,
-    ERR_RECORD_LIST_TOO_LARGE = 18,
-    ERR_NOT_ENOUGH_REPLICAS = 19,
-    ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND = 20,
-    ERR_INVALID_REQUIRED_ACKS = 21,
-    ERR_ILLEGAL_GENERATION = 22,
-    ERR_TOPIC_AUTHORIZATION_FAILED = 29,
-    ERR_CLUSTER_AUTHORIZATION_FAILED = 31,
-    ERR_INVALID_TIMESTAMP = 32,
-    ERR_UNSUPPORTED_VERSION = 35,
-    ERR_TOPIC_ALREADY_EXISTS = 36,
-    ERR_INVALID_PARTITIONS = 37,
-    ERR_INVALID_REPLICATION_FACTOR = 38,
-    ERR_INVALID_REPLICA_ASSIGNMENT = 39,
-    ERR_INVALID_CONFIG = 40,
-    ERR_NOT_CONTROLLER = 41,
-    ERR_INVALID_REQUEST = 42,
-    ERR_UNSUPPORTED_FOR_MESSAGE_FORMAT = 43,
-    ERR_POLICY_VIOLATION = 44,
-    ERR_OUT_OF_ORDER_SEQUENCE_NUMBER = 45,
-    ERR_DUPLICATE_SEQUENCE_NUMBER = 46,
-    ERR_INVALID_PRODUCER_EPOCH = 47,
-    ERR_INVALID_TXN_STATE = 48,
-    ERR_INVALID_PRODUCER_ID_MAPPING = 49,
-    ERR_INVALID_TRANSACTION_TIMEOUT = 50,
-    ERR_CONCURRENT_TRANSACTIONS = 51,
-    ERR_TRANSACTION_COORDINATOR_FENCED = 52,
-    ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53,
-    ERR_KAFKA_STORAGE_ERROR = 56,
-    ERR_UNKNOWN_PRODUCER_ID = 59,
-    ERR_FETCH_SESSION_ID_NOT_FOUND = 70,
-    ERR_INVALID_FETCH_SESSION_EPOCH = 71,
-    ERR_TOPIC_DELETION_DISABLED = 73,
-    ERR_FENCED_LEADER_EPOCH = 74,
-    ERR_UNKNOWN_LEADER_EPOCH = 75,
-    ERR_INVALID_RECORD = 87,
-    ERR_THROTTLING_QUOTA_EXCEEDED = 89,
-    ERR_PRODUCER_FENCED = 90,
-    ERR_RESOURCE_NOT_FOUND = 91,
-    ERR_DUPLICATE_RESOURCE = 92,
-    ERR_UNKNOWN_TOPIC_ID = 100,
-    ERR_INCONSISTENT_TOPIC_ID = 103,
+/* Every error: X(NAME, value), one line per code, Kafka wire codes in numeric order, then
+ * the internal ones from -1001 down. The enum below and err_name() are generated from it, so
+ * a new code is one line here. */
+#define ERR_LIST(X)                                                                                \
+    X(NONE, 0)                                                                                     \
+    X(UNKNOWN_SERVER_ERROR, -1) /* the one wire code that is negative */                           \
+    X(OFFSET_OUT_OF_RANGE, 1)                                                                      \
+    X(CORRUPT_MESSAGE, 2)                                                                          \
+    X(UNKNOWN_TOPIC_OR_PARTITION, 3)                                                               \
+    X(INVALID_FETCH_SIZE, 4)                                                                       \
+    X(LEADER_NOT_AVAILABLE, 5)                                                                     \
+    X(NOT_LEADER_OR_FOLLOWER, 6)                                                                   \
+    X(REQUEST_TIMED_OUT, 7)                                                                        \
+    X(BROKER_NOT_AVAILABLE, 8)                                                                     \
+    X(REPLICA_NOT_AVAILABLE, 9)                                                                    \
+    X(MESSAGE_TOO_LARGE, 10)                                                                       \
+    X(NETWORK_EXCEPTION, 13)                                                                       \
+    X(COORDINATOR_LOAD_IN_PROGRESS, 14)                                                            \
+    X(COORDINATOR_NOT_AVAILABLE, 15)                                                               \
+    X(NOT_COORDINATOR, 16)                                                                         \
+    X(INVALID_TOPIC_EXCEPTION, 17)                                                                 \
+    X(RECORD_LIST_TOO_LARGE, 18)                                                                   \
+    X(NOT_ENOUGH_REPLICAS, 19)                                                                     \
+    X(NOT_ENOUGH_REPLICAS_AFTER_APPEND, 20)                                                        \
+    X(INVALID_REQUIRED_ACKS, 21)                                                                   \
+    X(ILLEGAL_GENERATION, 22)                                                                      \
+    X(TOPIC_AUTHORIZATION_FAILED, 29)                                                              \
+    X(CLUSTER_AUTHORIZATION_FAILED, 31)                                                            \
+    X(INVALID_TIMESTAMP, 32)                                                                       \
+    X(UNSUPPORTED_VERSION, 35)                                                                     \
+    X(TOPIC_ALREADY_EXISTS, 36)                                                                    \
+    X(INVALID_PARTITIONS, 37)                                                                      \
+    X(INVALID_REPLICATION_FACTOR, 38)                                                              \
+    X(INVALID_REPLICA_ASSIGNMENT, 39)                                                              \
+    X(INVALID_CONFIG, 40)                                                                          \
+    X(NOT_CONTROLLER, 41)                                                                          \
+    X(INVALID_REQUEST, 42)                                                                         \
+    X(UNSUPPORTED_FOR_MESSAGE_FORMAT, 43)                                                          \
+    X(POLICY_VIOLATION, 44)                                                                        \
+    X(OUT_OF_ORDER_SEQUENCE_NUMBER, 45)                                                            \
+    X(DUPLICATE_SEQUENCE_NUMBER, 46)                                                               \
+    X(INVALID_PRODUCER_EPOCH, 47)                                                                  \
+    X(INVALID_TXN_STATE, 48)                                                                       \
+    X(INVALID_PRODUCER_ID_MAPPING, 49)                                                             \
+    X(INVALID_TRANSACTION_TIMEOUT, 50)                                                             \
+    X(CONCURRENT_TRANSACTIONS, 51)                                                                 \
+    X(TRANSACTION_COORDINATOR_FENCED, 52)                                                          \
+    X(TRANSACTIONAL_ID_AUTHORIZATION_FAILED, 53)                                                   \
+    X(KAFKA_STORAGE_ERROR, 56)                                                                     \
+    X(UNKNOWN_PRODUCER_ID, 59)                                                                     \
+    X(FETCH_SESSION_ID_NOT_FOUND, 70)                                                              \
+    X(INVALID_FETCH_SESSION_EPOCH, 71)                                                             \
+    X(TOPIC_DELETION_DISABLED, 73)                                                                 \
+    X(FENCED_LEADER_EPOCH, 74)                                                                     \
+    X(UNKNOWN_LEADER_EPOCH, 75)                                                                    \
+    X(INVALID_RECORD, 87)                                                                          \
+    X(THROTTLING_QUOTA_EXCEEDED, 89)                                                               \
+    X(PRODUCER_FENCED, 90)                                                                         \
+    X(RESOURCE_NOT_FOUND, 91)                                                                      \
+    X(DUPLICATE_RESOURCE, 92)                                                                      \
+    X(UNKNOWN_TOPIC_ID, 100)                                                                       \
+    X(INCONSISTENT_TOPIC_ID, 103)                                                                  \
+    /* Internal conditions: never on the wire as such. */                                          \
+    X(NOMEM, -1001)     /* allocation failed or a per-request bound was hit */                     \
+    X(IO, -1002)        /* a system call failed; the caller logged which */                        \
+    X(PARSE, -1003)     /* malformed input (frame, file, record) */                                \
+    X(TRUNCATED, -1004) /* input ended early */                                                    \
+    X(EXISTS, -1005)                                                                               \
+    X(NOTFOUND, -1006)                                                                             \
+    X(SHUTDOWN, -1007)                                                                             \
+    /* end of ERR_LIST */
 
-    /* Internal conditions: never on the wire as such. */
-    ERR_NOMEM = -1001,     /* allocation failed or a per-request bound was hit */
-    ERR_IO = -1002,        /* a system call failed; the caller logged which */
-    ERR_PARSE = -1003,     /* malformed input (frame, file, record) */
-    ERR_TRUNCATED = -1004, /* input ended early */
-    ERR_EXISTS = -1005,
-    ERR_NOTFOUND = -1006,
-    ERR_SHUTDOWN = -1007,
+enum err {
+#define ERR_ENUM_ENTRY(name, value) ERR_##name = (value),
+    ERR_LIST(ERR_ENUM_ENTRY)
+#undef ERR_ENUM_ENTRY
 };
 
 /* The Kafka name of an error (e.g. "TOPIC_ALREADY_EXISTS"), or "UNKNOWN" for codes this

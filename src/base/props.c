@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "err.h"
+#include "log.h"
 
 struct entry {
     char *key, *value;
@@ -102,8 +103,13 @@ int props_load(struct props *p, const char *path, int *bad_line)
     FILE *f = fopen(path, "r");
     char line[4096];
     int no = 0, rc = 0;
-    if (f == NULL)
+    if (f == NULL) {
+        int e = errno;
+        if (e == ENOENT)
+            return ERR_NOTFOUND;
+        log_error("props", "cannot open %s: %s", path, strerror(e));
         return ERR_IO;
+    }
     while (fgets(line, sizeof line, f)) {
         char *s = trim(line);
         no++;
@@ -123,23 +129,36 @@ int props_load(struct props *p, const char *path, int *bad_line)
 int props_store(const struct props *p, const char *path, const char *comment)
 {
     char tmp[4096];
+    const char *what;
     FILE *f;
-    int fd;
+    int fd, e;
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     f = fopen(tmp, "w");
-    if (f == NULL)
-        return ERR_IO;
+    if (f == NULL) {
+        e = errno;
+        what = "create";
+        goto err;
+    }
     if (comment)
         fprintf(f, "# %s\n", comment);
     for (size_t i = 0; i < p->n; i++)
         fprintf(f, "%s=%s\n", p->v[i].key, p->v[i].value);
     if (fflush(f) != 0 || fsync(fileno(f)) != 0) {
+        e = errno; /* before fclose, which may change it */
+        what = "write";
         fclose(f);
-        return ERR_IO;
+        goto err;
     }
-    fclose(f);
-    if (rename(tmp, path) != 0)
-        return ERR_IO;
+    if (fclose(f) != 0) {
+        e = errno;
+        what = "write";
+        goto err;
+    }
+    if (rename(tmp, path) != 0) {
+        e = errno;
+        what = "rename";
+        goto err;
+    }
     /* Make the rename itself durable. */
     snprintf(tmp, sizeof tmp, "%s", path);
     char *slash = strrchr(tmp, '/');
@@ -152,6 +171,10 @@ int props_store(const struct props *p, const char *path, const char *comment)
         }
     }
     return 0;
+
+err:
+    log_error("props", "cannot %s %s: %s", what, tmp, strerror(e));
+    return ERR_IO;
 }
 
 const char *props_get(const struct props *p, const char *key)

@@ -19,10 +19,12 @@ int props_set(struct props *p, const char *key, const char *value);
 int props_set_line(struct props *p, const char *line);
 
 /* Loads a file: one key=value per line, '#' and '!' comments, blank lines ignored.
- * Returns 0, ERR_IO (errno kept) or ERR_PARSE with *bad_line set to the 1-based line. */
+ * Returns 0, ERR_NOTFOUND (no such file; nothing logged), ERR_IO (the failed call logged
+ * with its reason), ERR_NOMEM, or ERR_PARSE with *bad_line set to the 1-based line. */
 int props_load(struct props *p, const char *path, int *bad_line);
 
-/* Writes all entries to path atomically (temp file, fsync, rename). Returns 0 or ERR_IO. */
+/* Writes all entries to path atomically (temp file, fsync, rename). Returns 0 or ERR_IO
+ * (the failed call logged with its reason). */
 int props_store(const struct props *p, const char *path, const char *comment);
 
 /* The value of key, or NULL. */

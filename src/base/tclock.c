@@ -108,6 +108,12 @@ unsigned tclock_advance(struct tclock *c, int64_t ms)
     return fired;
 }
 
+void tclock_set_wall(struct tclock *c, int64_t wall_ms)
+{
+    assert(c->loop == NULL);
+    c->wall_at_zero = wall_ms - c->mono;
+}
+
 int64_t tclock_next_due(const struct tclock *c)
 {
     return c->due ? c->due->due_ms : -1;

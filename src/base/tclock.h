@@ -64,6 +64,10 @@ void tclock_timer_close(struct tclock_timer *t);
  * callback). Returns how many callbacks ran. */
 unsigned tclock_advance(struct tclock *c, int64_t ms);
 
+/* Virtual clock only: steps the wall clock to `wall_ms` (backwards too), as an NTP step does
+ * to the real one; monotonic time does not move and no timer fires. */
+void tclock_set_wall(struct tclock *c, int64_t wall_ms);
+
 /* Virtual clock only: the due time of the earliest armed timer, or -1 when none. */
 int64_t tclock_next_due(const struct tclock *c);
 

@@ -16,7 +16,7 @@ struct broker;
 
 struct broker_options {
     uv_loop_t *loop;
-    struct tclock *clock;         /* the time service, borrowed; must outlive the broker */
+    struct tclock *clock;         /* time service; borrowed, must outlive the broker */
     struct replica_mgr *replicas; /* borrowed; must outlive the broker */
     int32_t node_id;
 };

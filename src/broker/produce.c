@@ -10,23 +10,16 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "base/arena.h"
 #include "base/err.h"
 #include "base/log.h"
 #include "base/purgatory.h"
+#include "base/tclock.h"
 #include "broker_int.h"
 #include "net/net.h"
 #include "record/record.h"
 #include "replica/replica.h"
-
-static int64_t wall_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* now - before .. now + after, saturated at the int64 range (the bounds are configs and may
  * be INT64_MAX). */
@@ -283,7 +276,7 @@ void broker_produce(struct broker *b, struct net_request *req)
     struct arena *ar = req->arena;
     struct ProduceResponse *rs = arena_alloc(ar, sizeof *rs);
     int16_t acks = rq->Acks;
-    int64_t now = wall_ms();
+    int64_t now = tclock_now_ms(b->clock);
     int32_t nt = rq->TopicData.n > 0 ? rq->TopicData.n : 0;
     struct produce_wait *pw = NULL;
 

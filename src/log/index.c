@@ -25,9 +25,10 @@
 #include "base/log.h"
 #include "log/log_int.h"
 
-static int idx_io_error(struct log_segment *s, const char *what, const char *ext)
+/* Logs a failed system call (`neg_errno`: its -errno, as the io helpers return it). */
+static int idx_io_error(struct log_segment *s, const char *what, const char *ext, int neg_errno)
 {
-    log_error(LOG_MOD, "%s of %s%s failed: %s", what, s->path, ext, strerror(errno));
+    log_error(LOG_MOD, "%s of %s%s failed: %s", what, s->path, ext, strerror(-neg_errno));
     return ERR_IO;
 }
 
@@ -39,11 +40,9 @@ int log_oidx_entry(struct log_segment *s, int64_t i, int64_t *offset, int64_t *p
     ssize_t r = log_io_pread_full(s->io, log_seg_fd(s, LOG_FILE_IDX), e, sizeof e,
                                   (off_t)(i * LOG_OIDX_ENTRY));
     if (r < 0)
-        return idx_io_error(s, "read", ".index");
-    if (r != (ssize_t)sizeof e) {
-        errno = EIO;
-        return idx_io_error(s, "short read", ".index");
-    }
+        return idx_io_error(s, "read", ".index", (int)r);
+    if (r != (ssize_t)sizeof e)
+        return idx_io_error(s, "short read", ".index", -EIO);
     *offset = s->base + (int32_t)log_be32(e);
     *pos = (int32_t)log_be32(e + 4);
     return 0;
@@ -56,8 +55,9 @@ int log_oidx_append(struct log_segment *s, int64_t offset, int64_t pos)
 
     log_put32(e, (uint32_t)(int32_t)(offset - s->base));
     log_put32(e + 4, (uint32_t)(int32_t)pos);
-    if (log_io_pwrite_all(s->io, log_seg_fd(s, LOG_FILE_IDX), e, sizeof e, at) < 0) {
-        int rc = idx_io_error(s, "write", ".index");
+    int w = log_io_pwrite_all(s->io, log_seg_fd(s, LOG_FILE_IDX), e, sizeof e, at);
+    if (w < 0) {
+        int rc = idx_io_error(s, "write", ".index", w);
         log_seg_ftruncate(s, LOG_FILE_IDX, at);
         return rc;
     }
@@ -117,8 +117,9 @@ int log_oidx_truncate(struct log_segment *s, int64_t n)
 {
     if (n >= s->oidx_n)
         return 0;
-    if (log_seg_ftruncate(s, LOG_FILE_IDX, (off_t)(n * LOG_OIDX_ENTRY)) < 0)
-        return idx_io_error(s, "truncate", ".index");
+    int t = log_seg_ftruncate(s, LOG_FILE_IDX, (off_t)(n * LOG_OIDX_ENTRY));
+    if (t < 0)
+        return idx_io_error(s, "truncate", ".index", t);
     s->oidx_n = n;
     s->oidx_last_off = -1;
     s->oidx_last_pos = 0;
@@ -135,11 +136,9 @@ int log_tidx_entry(struct log_segment *s, int64_t i, int64_t *ts, int64_t *offse
     ssize_t r = log_io_pread_full(s->io, log_seg_fd(s, LOG_FILE_TIDX), e, sizeof e,
                                   (off_t)(i * LOG_TIDX_ENTRY));
     if (r < 0)
-        return idx_io_error(s, "read", ".timeindex");
-    if (r != (ssize_t)sizeof e) {
-        errno = EIO;
-        return idx_io_error(s, "short read", ".timeindex");
-    }
+        return idx_io_error(s, "read", ".timeindex", (int)r);
+    if (r != (ssize_t)sizeof e)
+        return idx_io_error(s, "short read", ".timeindex", -EIO);
     *ts = (int64_t)log_be64(e);
     *offset = s->base + (int32_t)log_be32(e + 8);
     return 0;
@@ -152,8 +151,9 @@ int log_tidx_append(struct log_segment *s, int64_t ts, int64_t offset)
 
     log_put64(e, (uint64_t)ts);
     log_put32(e + 8, (uint32_t)(int32_t)(offset - s->base));
-    if (log_io_pwrite_all(s->io, log_seg_fd(s, LOG_FILE_TIDX), e, sizeof e, at) < 0) {
-        int rc = idx_io_error(s, "write", ".timeindex");
+    int w = log_io_pwrite_all(s->io, log_seg_fd(s, LOG_FILE_TIDX), e, sizeof e, at);
+    if (w < 0) {
+        int rc = idx_io_error(s, "write", ".timeindex", w);
         log_seg_ftruncate(s, LOG_FILE_TIDX, at);
         return rc;
     }
@@ -208,8 +208,9 @@ int log_tidx_truncate(struct log_segment *s, int64_t n)
 {
     if (n >= s->tidx_n)
         return 0;
-    if (log_seg_ftruncate(s, LOG_FILE_TIDX, (off_t)(n * LOG_TIDX_ENTRY)) < 0)
-        return idx_io_error(s, "truncate", ".timeindex");
+    int t = log_seg_ftruncate(s, LOG_FILE_TIDX, (off_t)(n * LOG_TIDX_ENTRY));
+    if (t < 0)
+        return idx_io_error(s, "truncate", ".timeindex", t);
     s->tidx_n = n;
     s->tidx_last_ts = -1;
     s->tidx_last_off = -1;

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* log io: the default system-call table, and the few helpers every log file uses to go
- * through it (whole writes, whole reads, directory fsync, atomic file replacement). errno
- * is turned into ERR_IO here, with one log line naming the call and the path. */
+ * through it (whole writes, whole reads, directory fsync, atomic file replacement). The
+ * helpers return -errno of the call that failed (see base/err.h); write_atomic and
+ * read_file turn it into ERR_IO here, with one log line naming the call and the path. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "base/err.h"
@@ -55,13 +55,6 @@ static int def_rename(const char *from, const char *to)
     return rename(from, to);
 }
 
-static int64_t def_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static const struct log_io default_io = {
     .open = def_open,
     .pwrite = def_pwrite,
@@ -71,7 +64,6 @@ static const struct log_io default_io = {
     .close = def_close,
     .unlink = def_unlink,
     .rename = def_rename,
-    .now_ms = def_now_ms,
 };
 
 const struct log_io *log_io_default(void)
@@ -83,18 +75,18 @@ int log_io_pwrite_all(const struct log_io *io, int fd, const void *buf, size_t l
 {
     const uint8_t *p = buf;
     if (fd < 0)
-        return -1; /* the open failed: errno says why */
+        return fd; /* log_seg_fd's -errno: the open failed */
     while (len > 0) {
         ssize_t w = io->pwrite(fd, p, len, off);
         if (w < 0) {
-            if (errno == EINTR)
+            int e = errno;
+            if (e == EINTR)
                 continue;
-            return -1;
+            return -e;
         }
         if (w == 0) {
             /* A write that makes no progress would loop forever; call it what it is. */
-            errno = ENOSPC;
-            return -1;
+            return -ENOSPC;
         }
         p += w;
         len -= (size_t)w;
@@ -108,13 +100,14 @@ ssize_t log_io_pread_full(const struct log_io *io, int fd, void *buf, size_t len
     uint8_t *p = buf;
     size_t got = 0;
     if (fd < 0)
-        return -1; /* the open failed: errno says why */
+        return fd; /* log_seg_fd's -errno: the open failed */
     while (got < len) {
         ssize_t r = io->pread(fd, p + got, len - got, off + (off_t)got);
         if (r < 0) {
-            if (errno == EINTR)
+            int e = errno;
+            if (e == EINTR)
                 continue;
-            return -1;
+            return -e;
         }
         if (r == 0)
             break;
@@ -127,12 +120,11 @@ int log_io_fsync_dir(const struct log_io *io, const char *dir)
 {
     int fd = io->open(dir, O_RDONLY | O_DIRECTORY, 0);
     if (fd < 0)
-        return -1;
+        return -errno;
     if (io->fsync(fd) < 0) {
         int e = errno;
         io->close(fd);
-        errno = e;
-        return -1;
+        return -e;
     }
     io->close(fd);
     return 0;
@@ -143,7 +135,7 @@ static int write_atomic(const struct log_io *io, const char *path, const char *b
     char tmp[4096];
     char dir[4096];
     const char *what;
-    int fd;
+    int fd, e;
 
     /* A name of its own per write: two writers of one file (which their owners avoid, as
      * the later one would lose) can never mix their bytes in one temp file, and no lock
@@ -156,23 +148,27 @@ static int write_atomic(const struct log_io *io, const char *path, const char *b
     }
     fd = io->open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0) {
+        e = errno;
         what = "open";
         goto err;
     }
-    if (log_io_pwrite_all(io, fd, buf, len, 0) < 0) {
+    if ((e = -log_io_pwrite_all(io, fd, buf, len, 0)) > 0) {
         what = "write";
         goto err_after_open;
     }
     if (io->fsync(fd) < 0) {
+        e = errno;
         what = "fsync";
         goto err_after_open;
     }
     if (io->close(fd) < 0) {
+        e = errno;
         what = "close";
         fd = -1;
         goto err_after_open;
     }
     if (io->rename(tmp, path) < 0) {
+        e = errno;
         what = "rename";
         fd = -1;
         goto err_after_open;
@@ -186,21 +182,18 @@ static int write_atomic(const struct log_io *io, const char *path, const char *b
         *slash = '\0';
     else
         snprintf(dir, sizeof dir, ".");
-    if (log_io_fsync_dir(io, dir) < 0) {
-        log_error(LOG_MOD, "fsync of directory %s failed: %s", dir, strerror(errno));
+    if ((e = -log_io_fsync_dir(io, dir)) > 0) {
+        log_error(LOG_MOD, "fsync of directory %s failed: %s", dir, strerror(e));
         return ERR_IO;
     }
     return 0;
 
-err_after_open : {
-    int e = errno;
+err_after_open:
     if (fd >= 0)
         io->close(fd);
     io->unlink(tmp);
-    errno = e;
-}
 err:
-    log_error(LOG_MOD, "%s of %s failed: %s", what, tmp, strerror(errno));
+    log_error(LOG_MOD, "%s of %s failed: %s", what, tmp, strerror(e));
     return ERR_IO;
 }
 
@@ -211,9 +204,10 @@ int log_io_read_file(const struct log_io *io, const char *path, char **out, size
     int fd = io->open(path, O_RDONLY, 0);
 
     if (fd < 0) {
-        if (errno == ENOENT)
+        int e = errno;
+        if (e == ENOENT)
             return ERR_NOTFOUND;
-        log_error(LOG_MOD, "open of %s failed: %s", path, strerror(errno));
+        log_error(LOG_MOD, "open of %s failed: %s", path, strerror(e));
         return ERR_IO;
     }
     buf = malloc(cap);
@@ -238,7 +232,7 @@ int log_io_read_file(const struct log_io *io, const char *path, char **out, size
         }
         r = log_io_pread_full(io, fd, buf + n, cap - n - 1, (off_t)n);
         if (r < 0) {
-            log_error(LOG_MOD, "read of %s failed: %s", path, strerror(errno));
+            log_error(LOG_MOD, "read of %s failed: %s", path, strerror((int)-r));
             free(buf);
             io->close(fd);
             return ERR_IO;

@@ -2,6 +2,7 @@
 /* log: one partition's log — open and close, append (offset assignment, rolling), reads
  * for sendfile, lookups by time, and the three-step flush. Segments, indexes, recovery,
  * retention and the epoch cache live in the neighbouring files (log_int.h has the map). */
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -104,7 +105,8 @@ int log_open(const char *dir, const struct log_config *cfg, const struct log_io 
         l->cfg = *cfg;
     else
         log_config_default(&l->cfg);
-    l->io = io ? io : log_io_default();
+    assert(io != NULL && io->clock != NULL);
+    l->io = io;
     l->start = log_start_offset;
     atomic_init(&l->flushed, 0);
     atomic_init(&l->failed, false);
@@ -129,7 +131,7 @@ int log_open(const char *dir, const struct log_config *cfg, const struct log_io 
     if (flushed < 0)
         flushed = 0;
     atomic_store(&l->flushed, flushed);
-    l->last_flush_ms = l->io->now_ms();
+    l->last_flush_ms = log_mono_ms(l);
 
     rc = log_epochs_load(l);
     if (rc)
@@ -225,7 +227,7 @@ static bool should_roll(struct log *l, struct log_segment *s, size_t len, int32_
         return false;
     if (s->size + (int64_t)len > l->cfg.segment_bytes || s->size + (int64_t)len > INT32_MAX)
         return true;
-    if (s->roll_ms >= 0 && l->io->now_ms() - s->roll_ms > l->cfg.segment_ms)
+    if (s->roll_ms >= 0 && log_now_ms(l) - s->roll_ms > l->cfg.segment_ms)
         return true;
     if (s->oidx_n >= l->cfg.max_index_bytes / LOG_OIDX_ENTRY ||
         s->tidx_n >= l->cfg.max_index_bytes / LOG_TIDX_ENTRY)
@@ -279,9 +281,10 @@ int log_append(struct log *l, uint8_t *batch, size_t len, int32_t last_offset_de
         return ERR_IO; /* cannot open it (EMFILE, ...): logged, nothing written */
     record_batch_set_base_offset(batch, l->leo);
     record_batch_set_leader_epoch(batch, leader_epoch);
-    if (log_io_pwrite_all(l->io, fd, batch, len, (off_t)pos) < 0) {
+    rc = log_io_pwrite_all(l->io, fd, batch, len, (off_t)pos);
+    if (rc < 0) {
         log_error(LOG_MOD, "write of %s.log at %" PRId64 " failed: %s", s->path, pos,
-                  strerror(errno));
+                  strerror(-rc));
         goto err_rollback;
     }
     h.base_offset = l->leo;
@@ -292,7 +295,7 @@ int log_append(struct log *l, uint8_t *batch, size_t len, int32_t last_offset_de
     if (log_seg_index_batch(l, s, pos, &h, max_timestamp) != 0)
         goto err_rollback;
     if (s->roll_ms < 0)
-        s->roll_ms = l->io->now_ms();
+        s->roll_ms = log_now_ms(l);
     *base_offset = l->leo;
     l->leo += (int64_t)last_offset_delta + 1;
     if (leader_epoch >= 0 && leader_epoch > log_latest_epoch(l))
@@ -495,7 +498,7 @@ bool log_flush_due(const struct log *l)
         return false;
     if (unflushed >= (l->cfg.flush_messages > 0 ? l->cfg.flush_messages : 1))
         return true;
-    return l->io->now_ms() - l->last_flush_ms >= l->cfg.flush_ms;
+    return log_mono_ms(l) - l->last_flush_ms >= l->cfg.flush_ms;
 }
 
 int log_flush_prepare(struct log *l, int64_t *upto)
@@ -555,9 +558,10 @@ int log_flush_run(struct log *l, int64_t upto)
             }
         }
     }
-    if (l->flush_dir && log_io_fsync_dir(l->io, l->dir) < 0) {
+    int rc = l->flush_dir ? log_io_fsync_dir(l->io, l->dir) : 0;
+    if (rc < 0) {
         log_error(LOG_MOD, "fsync of directory %s failed: %s; refusing writes", l->dir,
-                  strerror(errno));
+                  strerror(-rc));
         atomic_store(&l->failed, true);
         atomic_store(&l->flush_result, ERR_IO);
         return ERR_IO;
@@ -574,7 +578,7 @@ void log_flush_done(struct log *l, int64_t upto)
     flush_release(l, ok);
     if (!ok)
         return;
-    l->last_flush_ms = l->io->now_ms();
+    l->last_flush_ms = log_mono_ms(l);
     /* A truncation since prepare may have replaced what was flushed. */
     if (l->flush_gen == l->trunc_gen) {
         int64_t f = upto < l->leo ? upto : l->leo;

@@ -5,7 +5,7 @@
  * per-directory checkpoint files. Batches arrive already validated (record/); the log
  * assigns offsets, appends, rolls, retains, recovers, and hands out file ranges for
  * sendfile(). No network code. All file and clock access goes through struct log_io so
- * tests can inject short writes, fsync failure, ENOSPC and time jumps. */
+ * tests can inject short writes, fsync failure, ENOSPC and run on virtual time. */
 #ifndef TALLY_LOG_H
 #define TALLY_LOG_H
 
@@ -15,9 +15,10 @@
 #include <sys/types.h>
 
 struct log;
+struct tclock;
 
-/* System calls and clock, overridable by tests (default: log_io_default()). Each returns
- * what the system call returns, with errno set on failure. */
+/* System calls and clock, overridable by tests (default: log_io_default()). Each function
+ * returns what the system call returns, with errno set on failure. */
 struct log_io {
     int (*open)(const char *path, int flags, mode_t mode);
     ssize_t (*pwrite)(int fd, const void *buf, size_t len, off_t off);
@@ -27,8 +28,12 @@ struct log_io {
     int (*close)(int fd);
     int (*unlink)(const char *path);
     int (*rename)(const char *from, const char *to);
-    int64_t (*now_ms)(void); /* wall clock, milliseconds since the epoch */
+    /* The time service: wall time for segment.ms and retention.ms, monotonic time for
+     * flush.ms. Borrowed; log_open requires it, the checkpoint functions read no time. */
+    struct tclock *clock;
 };
+/* The system calls of the OS and no clock (clock is NULL): copy it and set `clock` to open
+ * a log. */
 const struct log_io *log_io_default(void);
 
 /* Per-partition settings (Kafka topic config names in comments). */
@@ -53,7 +58,8 @@ void log_config_default(struct log_config *cfg);
  * indexes of rescanned segments are rebuilt. When `clean` is true nothing is rescanned, so
  * opening costs O(segments), not O(bytes). Missing or damaged index files are rebuilt.
  * `log_start_offset` (from the checkpoint, -1 = unknown) is raised to the first segment's
- * base if lower. Returns 0 and *out, or ERR_IO / ERR_NOMEM after logging a line. */
+ * base if lower. `io` (with its clock) is borrowed and must outlive the log. Returns 0 and
+ * *out, or ERR_IO / ERR_NOMEM after logging a line. */
 int log_open(const char *dir, const struct log_config *cfg, const struct log_io *io,
              int64_t recovery_point, int64_t log_start_offset, bool clean, struct log **out);
 

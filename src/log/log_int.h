@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "base/tclock.h"
 #include "log/log.h"
 
 #define LOG_MOD "log"
@@ -93,11 +94,11 @@ struct log {
     int64_t leo;   /* log end offset */
     int64_t start; /* log start offset */
     _Atomic int64_t flushed;
-    atomic_bool failed; /* set after an fsync failure or a failed rollback: refuse writes */
-    int64_t last_flush_ms;
-    uint64_t trunc_gen; /* bumped by truncation: a flush snapshot from before is stale */
-    bool dir_dirty;     /* files created or removed since the last flush snapshot */
-    bool created;       /* the directory held no segment: log_open made the first one */
+    atomic_bool failed;    /* set after an fsync failure or a failed rollback: refuse writes */
+    int64_t last_flush_ms; /* monotonic */
+    uint64_t trunc_gen;    /* bumped by truncation: a flush snapshot from before is stale */
+    bool dir_dirty;        /* files created or removed since the last flush snapshot */
+    bool created;          /* the directory held no segment: log_open made the first one */
 
     /* The one flush in flight (prepare → run → done). */
     bool flush_busy;
@@ -112,6 +113,16 @@ struct log {
     size_t n_epochs, cap_epochs;
     bool epochs_dirty; /* changed since the file was last taken for writing */
 };
+
+/* Wall-clock milliseconds (segment.ms, retention.ms) and monotonic ones (flush.ms). */
+static inline int64_t log_now_ms(const struct log *l)
+{
+    return tclock_now_ms(l->io->clock);
+}
+static inline int64_t log_mono_ms(const struct log *l)
+{
+    return tclock_mono_ms(l->io->clock);
+}
 
 static inline struct log_segment *log_active(const struct log *l)
 {
@@ -142,11 +153,17 @@ static inline void log_put64(uint8_t *p, uint64_t v)
 
 /* ---- io.c: system calls through struct log_io ----------------------------------------- */
 
-/* Writes all of buf at off, retrying short writes and EINTR. 0 or -1 with errno set. */
+/* These helpers return -errno of the call that failed, taken at the call (base/err.h); the
+ * caller logs strerror(-rc) and returns ERR_IO. A negative `fd` (log_seg_fd's -errno) is
+ * passed through as the result, so `helper(io, log_seg_fd(s, f), ...)` reports the open. */
+
+/* Writes all of buf at off, retrying short writes and EINTR. 0 or -errno (-ENOSPC for a
+ * write that makes no progress). */
 int log_io_pwrite_all(const struct log_io *io, int fd, const void *buf, size_t len, off_t off);
-/* Reads up to len bytes at off, retrying short reads until EOF. Bytes read, or -1. */
+/* Reads up to len bytes at off, retrying short reads until EOF. Bytes read, or -errno. */
 ssize_t log_io_pread_full(const struct log_io *io, int fd, void *buf, size_t len, off_t off);
-/* fsyncs a directory (so that created, renamed and unlinked names are durable). 0 or -1. */
+/* fsyncs a directory (so that created, renamed and unlinked names are durable). 0 or
+ * -errno. */
 int log_io_fsync_dir(const struct log_io *io, const char *dir);
 /* Replaces `path` with buf atomically: write path.tmp, fsync, rename, fsync the directory.
  * Returns 0 or ERR_IO (logged). */
@@ -196,10 +213,10 @@ int log_seg_create(struct log *l, int64_t base, struct log_segment **out);
  * idx_damaged). Loads sizes only. 0, ERR_IO or ERR_NOMEM. */
 int log_seg_open(struct log *l, int64_t base, struct log_segment **out);
 /* The descriptor of one of the segment's files, opened now if it is not open (sealed
- * segments: through the bounded cache, closing the least recently used idle ones). -1 with
- * errno set if it cannot be opened (EMFILE, ...; logged, rate-limited). Event loop only. */
+ * segments: through the bounded cache, closing the least recently used idle ones). -errno
+ * if it cannot be opened (EMFILE, ...; logged, rate-limited). Event loop only. */
 int log_seg_fd(struct log_segment *s, enum log_file f);
-/* ftruncate through log_seg_fd: 0 or -1 with errno. */
+/* ftruncate through log_seg_fd: 0 or -errno. */
 int log_seg_ftruncate(struct log_segment *s, enum log_file f, off_t len);
 /* Marks the segment sealed (its descriptors join the cache) or active again (after a
  * truncation removed its successors: they leave it). */

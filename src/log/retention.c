@@ -52,7 +52,7 @@ int log_retain(struct log *l)
         deleted++;
     }
     if (l->cfg.retention_ms >= 0) {
-        int64_t horizon = l->io->now_ms() - l->cfg.retention_ms;
+        int64_t horizon = log_now_ms(l) - l->cfg.retention_ms;
         while (l->n_segs > 1 && segment_largest_ts(l->segs[0]) < horizon) {
             delete_oldest(l, "retention.ms");
             deleted++;

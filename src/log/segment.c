@@ -45,9 +45,11 @@ static void seg_file(const struct log_segment *s, const char *ext, char *buf, si
     snprintf(buf, cap, "%s%s", s->path, ext);
 }
 
-static int seg_io_error(const struct log_segment *s, const char *what, const char *ext)
+/* Logs a failed system call (`neg_errno`: its -errno, as the io helpers return it). */
+static int seg_io_error(const struct log_segment *s, const char *what, const char *ext,
+                        int neg_errno)
 {
-    log_error(LOG_MOD, "%s of %s%s failed: %s", what, s->path, ext, strerror(errno));
+    log_error(LOG_MOD, "%s of %s%s failed: %s", what, s->path, ext, strerror(-neg_errno));
     return ERR_IO;
 }
 
@@ -176,8 +178,7 @@ int log_seg_fd(struct log_segment *s, enum log_file f)
     if (fd < 0) {
         int e = errno;
         log_warn_limited(&open_warn, 10000, LOG_MOD, "open of %s failed: %s", p, strerror(e));
-        errno = e;
-        return -1;
+        return -e;
     }
     s->fds[f] = fd;
     lru_touch(s);
@@ -218,7 +219,9 @@ void log_seg_unpin(struct log_segment *s)
 int log_seg_ftruncate(struct log_segment *s, enum log_file f, off_t len)
 {
     int fd = log_seg_fd(s, f);
-    return fd < 0 ? -1 : s->io->ftruncate(fd, len);
+    if (fd < 0)
+        return fd;
+    return s->io->ftruncate(fd, len) < 0 ? -errno : 0;
 }
 
 /* ---- lifetime ------------------------------------------------------------------------------ */
@@ -247,8 +250,11 @@ void log_seg_unlink(struct log_segment *s)
     char p[PATH_MAX_LEN];
     for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++) {
         seg_file(s, exts[i], p, sizeof p);
-        if (s->io->unlink(p) < 0 && errno != ENOENT)
-            log_warn(LOG_MOD, "unlink of %s failed: %s", p, strerror(errno));
+        if (s->io->unlink(p) < 0) {
+            int e = errno;
+            if (e != ENOENT)
+                log_warn(LOG_MOD, "unlink of %s failed: %s", p, strerror(e));
+        }
     }
 }
 
@@ -261,7 +267,7 @@ static int seg_create_file(struct log_segment *s, const char *ext, int flags)
     seg_file(s, ext, p, sizeof p);
     fd = s->io->open(p, O_RDWR | O_CREAT | flags, 0644);
     if (fd < 0)
-        return seg_io_error(s, "open", ext);
+        return seg_io_error(s, "open", ext, -errno);
     s->io->close(fd);
     return 0;
 }
@@ -288,7 +294,7 @@ err:
     return ERR_IO;
 }
 
-/* The size of <path><ext>; -1 (errno ENOENT) if it does not exist. */
+/* The size of <path><ext>, or -errno (-ENOENT if it does not exist). */
 static int64_t seg_file_size(const struct log_segment *s, const char *ext)
 {
     char p[PATH_MAX_LEN];
@@ -296,7 +302,7 @@ static int64_t seg_file_size(const struct log_segment *s, const char *ext)
 
     seg_file(s, ext, p, sizeof p);
     if (stat(p, &st) < 0)
-        return -1;
+        return -errno;
     return st.st_size;
 }
 
@@ -321,14 +327,14 @@ int log_seg_open(struct log *l, int64_t base, struct log_segment **out)
         return ERR_NOMEM;
     /* Sizes only: descriptors are opened when the segment is first read or written. */
     if ((size = seg_file_size(s, ".log")) < 0) {
-        seg_io_error(s, "stat", ".log");
+        seg_io_error(s, "stat", ".log", (int)size);
         goto err;
     }
     s->size = size;
 
     if ((size = seg_file_size(s, ".index")) < 0) {
-        if (errno != ENOENT) {
-            seg_io_error(s, "stat", ".index");
+        if (size != -ENOENT) {
+            seg_io_error(s, "stat", ".index", (int)size);
             goto err;
         }
         missing = true;
@@ -339,8 +345,8 @@ int log_seg_open(struct log *l, int64_t base, struct log_segment **out)
     s->oidx_n = size / LOG_OIDX_ENTRY;
 
     if ((size = seg_file_size(s, ".timeindex")) < 0) {
-        if (errno != ENOENT) {
-            seg_io_error(s, "stat", ".timeindex");
+        if (size != -ENOENT) {
+            seg_io_error(s, "stat", ".timeindex", (int)size);
             goto err;
         }
         missing = true;
@@ -364,7 +370,7 @@ int log_seg_open(struct log *l, int64_t base, struct log_segment **out)
     s->max_ts = s->tidx_last_ts;
     s->max_ts_offset = s->tidx_last_off;
     if (s->size > 0)
-        s->roll_ms = l->io->now_ms();
+        s->roll_ms = log_now_ms(l);
     *out = s;
     return 0;
 
@@ -399,7 +405,7 @@ int log_seg_read_hdr(struct log_segment *s, int64_t pos, int64_t limit, struct l
         return ERR_TRUNCATED;
     r = log_io_pread_full(s->io, log_seg_fd(s, LOG_FILE_LOG), b, sizeof b, (off_t)pos);
     if (r < 0)
-        return seg_io_error(s, "read", ".log");
+        return seg_io_error(s, "read", ".log", (int)r);
     if (r != (ssize_t)sizeof b)
         return ERR_TRUNCATED;
     return hdr_decode(b, pos, limit, h);
@@ -417,7 +423,7 @@ int log_seg_read_hdr_w(struct log_segment *s, struct log_hdr_window *w, int64_t 
         want = limit - pos < (int64_t)sizeof w->buf ? (size_t)(limit - pos) : sizeof w->buf;
         r = log_io_pread_full(s->io, log_seg_fd(s, LOG_FILE_LOG), w->buf, want, (off_t)pos);
         if (r < 0)
-            return seg_io_error(s, "read", ".log");
+            return seg_io_error(s, "read", ".log", (int)r);
         w->at = pos;
         w->n = r;
         if (r < RECORD_BATCH_HEADER)
@@ -613,8 +619,11 @@ int log_seg_recover(struct log *l, struct log_segment *s, int64_t end_offset, in
         s->next_offset = s->base;
         return 0;
     }
-    if (log_seg_ftruncate(s, LOG_FILE_IDX, 0) < 0 || log_seg_ftruncate(s, LOG_FILE_TIDX, 0) < 0)
-        return seg_io_error(s, "truncate", " index");
+    int t = log_seg_ftruncate(s, LOG_FILE_IDX, 0);
+    if (t == 0)
+        t = log_seg_ftruncate(s, LOG_FILE_TIDX, 0);
+    if (t < 0)
+        return seg_io_error(s, "truncate", " index", t);
     s->oidx_n = s->tidx_n = 0;
     s->oidx_last_off = -1;
     s->oidx_last_pos = 0;
@@ -652,9 +661,11 @@ int log_seg_recover(struct log *l, struct log_segment *s, int64_t end_offset, in
             buf = nb;
             cap = (size_t)size;
         }
-        if (log_io_pread_full(s->io, log_seg_fd(s, LOG_FILE_LOG), buf, (size_t)size, (off_t)pos) !=
-            size) {
-            rc = seg_io_error(s, "read", ".log");
+        ssize_t r =
+            log_io_pread_full(s->io, log_seg_fd(s, LOG_FILE_LOG), buf, (size_t)size, (off_t)pos);
+        if (r != size) {
+            /* A short read is no system call failing: say EIO rather than a stale errno. */
+            rc = seg_io_error(s, "read", ".log", r < 0 ? (int)r : -EIO);
             goto out;
         }
         if (record_batch_validate(buf, (size_t)size, &b) != 0) {
@@ -680,8 +691,9 @@ int log_seg_recover(struct log *l, struct log_segment *s, int64_t end_offset, in
     }
     rc = 0;
     if (pos < file_size) {
-        if (log_seg_ftruncate(s, LOG_FILE_LOG, (off_t)pos) < 0) {
-            rc = seg_io_error(s, "truncate", ".log");
+        int tr = log_seg_ftruncate(s, LOG_FILE_LOG, (off_t)pos);
+        if (tr < 0) {
+            rc = seg_io_error(s, "truncate", ".log", tr);
             goto out;
         }
         *lost = file_size - pos;
@@ -713,8 +725,9 @@ int log_seg_truncate(struct log *l, struct log_segment *s, int64_t offset)
         rc = log_tidx_truncate(s, n_tidx);
     if (rc)
         return rc;
-    if (log_seg_ftruncate(s, LOG_FILE_LOG, (off_t)pos) < 0)
-        return seg_io_error(s, "truncate", ".log");
+    int t = log_seg_ftruncate(s, LOG_FILE_LOG, (off_t)pos);
+    if (t < 0)
+        return seg_io_error(s, "truncate", ".log", t);
     s->size = pos;
     s->dirty = true;
     rc = log_seg_scan_tail(l, s);

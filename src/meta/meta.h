@@ -15,6 +15,7 @@
 #include <uv.h>
 
 struct meta;
+struct tclock;
 
 /* ---- the image ------------------------------------------------------------------------- */
 
@@ -179,6 +180,7 @@ struct meta_voter {
 };
 
 struct meta_options {
+    struct tclock *clock; /* time service (the controller watch); borrowed */
     int32_t node_id;
     const char *dir; /* raft data directory; created if missing */
     const char *cluster_id;

@@ -34,6 +34,7 @@
 #include "base/arena.h"
 #include "base/err.h"
 #include "base/log.h"
+#include "base/tclock.h"
 
 #define META_HEARTBEAT_MS 100
 #define META_ELECTION_MS 1000
@@ -72,8 +73,8 @@ struct meta {
     struct raft_io io;
     struct raft_uv_transport transport;
     struct raft_fsm fsm;
-    uv_timer_t watch;
-    bool watch_started;
+    struct tclock *clock;
+    struct tclock_timer watch;
 
     struct meta_image *img;
     char *cluster_id;
@@ -99,8 +100,8 @@ struct meta {
     struct meta_change *changes;
 
     bool stopping;
-    int closing;      /* handles (watch timer, raft) still closing */
-    uv_timer_t grace; /* delays the release of libraft's memory after it closed */
+    int closing;               /* raft still closing */
+    struct tclock_timer grace; /* delays the release of libraft's memory after it closed */
     void (*io_close)(struct raft_io *io, raft_io_close_cb cb); /* libraft's own */
     raft_io_close_cb io_closed_cb;                             /* raft's, forwarded once */
     bool io_closed;
@@ -241,7 +242,7 @@ static void barrier_cb(struct raft_barrier *req, int status)
     }
 }
 
-static void watch_cb(uv_timer_t *t)
+static void watch_cb(struct tclock_timer *t)
 {
     struct meta *m = t->data;
     raft_id leader;
@@ -290,25 +291,25 @@ static void watch_cb(uv_timer_t *t)
 
 /* ---- lifecycle ------------------------------------------------------------------------------ */
 
-/* mkdir -p: creates `dir` and its missing parents. */
+/* mkdir -p: creates `dir` and its missing parents. 0 or -errno (base/err.h). */
 static int make_dirs(const char *dir)
 {
     char path[4096];
     size_t n = strlen(dir);
 
     if (n == 0 || n >= sizeof path)
-        return ERR_IO;
+        return n == 0 ? -ENOENT : -ENAMETOOLONG;
     memcpy(path, dir, n + 1);
     for (char *p = path + 1; *p; p++) {
         if (*p != '/')
             continue;
         *p = '\0';
         if (mkdir(path, 0755) != 0 && errno != EEXIST)
-            return ERR_IO;
+            return -errno;
         *p = '/';
     }
     if (mkdir(path, 0755) != 0 && errno != EEXIST)
-        return ERR_IO;
+        return -errno;
     return 0;
 }
 
@@ -380,23 +381,19 @@ static void finish(struct meta *m)
         cb(arg);
 }
 
-static void grace_closed_cb(uv_handle_t *h)
+static void grace_over_cb(struct tclock_timer *t)
 {
-    finish(h->data);
-}
-
-static void grace_over_cb(uv_timer_t *h)
-{
-    uv_close((uv_handle_t *)h, grace_closed_cb);
+    tclock_timer_close(t);
+    finish(t->data);
 }
 
 static void closed_one(struct meta *m)
 {
     if (--m->closing > 0)
         return;
-    uv_timer_init(m->loop, &m->grace);
-    m->grace.data = m;
-    uv_timer_start(&m->grace, grace_over_cb, META_CLOSE_GRACE_MS, 0);
+    tclock_timer_init(m->clock, &m->grace, grace_over_cb, m);
+    if (tclock_timer_start(&m->grace, META_CLOSE_GRACE_MS, 0) != 0)
+        grace_over_cb(&m->grace); /* no memory for a timer: release at once */
 }
 
 static void raft_closed_cb(struct raft *r)
@@ -404,20 +401,11 @@ static void raft_closed_cb(struct raft *r)
     closed_one(r->data);
 }
 
-static void watch_closed_cb(uv_handle_t *h)
-{
-    closed_one(h->data);
-}
-
 static void close_all(struct meta *m)
 {
     m->stopping = true;
     m->closing = 1;
-    if (m->watch_started) {
-        m->closing++;
-        uv_timer_stop(&m->watch);
-        uv_close((uv_handle_t *)&m->watch, watch_closed_cb);
-    }
+    tclock_timer_close(&m->watch);
     raft_close(&m->raft, raft_closed_cb);
 }
 
@@ -443,19 +431,22 @@ int meta_start(uv_loop_t *loop, const struct meta_options *opts, struct meta **o
     char voters[1024];
     int rv;
 
-    if (opts->node_id < 0 || opts->dir == NULL || opts->listen_address == NULL ||
-        (opts->n_voters > 0 && opts->voters == NULL)) {
-        log_error("meta", "cannot start: node id, dir and listen address are required");
+    if (opts->clock == NULL || opts->node_id < 0 || opts->dir == NULL ||
+        opts->listen_address == NULL || (opts->n_voters > 0 && opts->voters == NULL)) {
+        log_error("meta", "cannot start: clock, node id, dir and listen address are required");
         return ERR_INVALID_REQUEST;
     }
-    if (make_dirs(opts->dir) != 0) {
-        log_error("meta", "cannot create raft dir %s: %s", opts->dir, strerror(errno));
+    rv = make_dirs(opts->dir);
+    if (rv != 0) {
+        log_error("meta", "cannot create raft dir %s: %s", opts->dir, strerror(-rv));
         return ERR_IO;
     }
     m = calloc(1, sizeof *m);
     if (m == NULL)
         return ERR_NOMEM;
     m->loop = loop;
+    m->clock = opts->clock;
+    tclock_timer_init(m->clock, &m->watch, watch_cb, m);
     m->node_id = opts->node_id;
     m->on_apply = opts->on_apply;
     m->on_apply_arg = opts->on_apply_arg;
@@ -548,10 +539,9 @@ int meta_start(uv_loop_t *loop, const struct meta_options *opts, struct meta **o
         rv = ERR_CORRUPT_MESSAGE;
         goto err_after_raft;
     }
-    uv_timer_init(loop, &m->watch);
-    m->watch.data = m;
-    uv_timer_start(&m->watch, watch_cb, 0, META_WATCH_MS);
-    m->watch_started = true;
+    rv = tclock_timer_start(&m->watch, 0, META_WATCH_MS);
+    if (rv != 0)
+        goto err_after_raft;
     *out = m;
     return 0;
 

@@ -504,7 +504,7 @@ void conn_input(struct net_conn *c)
 }
 
 /* The idle rule (see the file comment), checked for every connection on each tick. */
-static void on_idle_tick(uv_timer_t *t)
+static void on_idle_tick(struct tclock_timer *t)
 {
     struct net_server *s = t->data;
     uint64_t now = uv_now(s->loop);
@@ -628,16 +628,17 @@ int net_server_start(uv_loop_t *loop, const struct net_options *opts, net_reques
     s->port = opts->port;
     if (uv_tcp_getsockname(&s->tcp, (struct sockaddr *)&bound, &blen) == 0)
         s->port = ntohs(((struct sockaddr_in *)&bound)->sin_port);
-    s->handles = 3; /* the listener, the idle timer and the feeder */
+    s->handles = 2; /* the listener and the feeder */
     uv_idle_init(loop, &s->feeder);
     s->feeder.data = s;
-    uv_timer_init(loop, &s->idle_timer);
-    s->idle_timer.data = s;
+    tclock_timer_init(s->opts.clock, &s->idle_timer, on_idle_tick, s);
     if (s->opts.max_idle_ms >= 0) {
         /* Checking ten times per period closes an idle connection at most 10% late. */
-        uint64_t tick = (uint64_t)s->opts.max_idle_ms / 10;
+        int64_t tick = s->opts.max_idle_ms / 10;
         tick = tick < 10 ? 10 : tick > 1000 ? 1000 : tick;
-        uv_timer_start(&s->idle_timer, on_idle_tick, tick, tick);
+        if (tclock_timer_start(&s->idle_timer, tick, tick) != 0)
+            log_error("net", "out of memory starting the idle timer: "
+                             "connections.max.idle.ms is not enforced");
     }
     log_info("net", "listening on %s:%d", opts->host, s->port);
     *out = s;
@@ -671,6 +672,6 @@ void net_server_stop(struct net_server *s, void (*cb)(void *arg), void *arg)
     }
     s->feed_tail = NULL;
     uv_close((uv_handle_t *)&s->feeder, on_server_handle_closed);
-    uv_close((uv_handle_t *)&s->idle_timer, on_server_handle_closed);
+    tclock_timer_close(&s->idle_timer);
     uv_close((uv_handle_t *)&s->tcp, on_server_handle_closed);
 }

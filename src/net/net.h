@@ -14,6 +14,7 @@
 #include "proto/proto.h"
 
 struct arena;
+struct tclock;
 struct net_server;
 
 /* One request in flight. Everything it points to (header strings, body, arena) lives until
@@ -33,6 +34,7 @@ struct net_request {
 typedef void (*net_request_cb)(void *ctx, struct net_request *req);
 
 struct net_options {
+    struct tclock *clock; /* time service (the idle timer); borrowed */
     const char *host;
     int port;
     size_t max_frame; /* socket.request.max.bytes */

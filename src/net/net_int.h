@@ -11,6 +11,7 @@
 #include <uv.h>
 
 #include "base/log.h"
+#include "base/tclock.h"
 #include "net.h"
 
 #define SCRATCH_SIZE (64 * 1024)
@@ -106,8 +107,8 @@ struct net_warn_limits {
 struct net_server {
     uv_loop_t *loop;
     uv_tcp_t tcp;
-    uv_timer_t idle_timer; /* connections.max.idle.ms and the frame deadline */
-    uv_idle_t feeder;      /* feeds backlogs of connections that have room again */
+    struct tclock_timer idle_timer; /* connections.max.idle.ms and the frame deadline */
+    uv_idle_t feeder;               /* feeds backlogs of connections that have room again */
     struct net_options opts;
     net_request_cb cb;
     void *ctx;

@@ -78,7 +78,7 @@ void pstate_truncate(struct pstate *s, int64_t offset);
 
 /* Writes `<dir>/<20-digit offset>.snapshot` holding the whole state as of `offset` (the log
  * end offset at the time: every batch below it is included). Written to a temporary file,
- * fsynced, renamed. Returns 0 or ERR_IO (errno kept). */
+ * fsynced, renamed. Returns 0 or ERR_IO (the failed call logged with its reason). */
 int pstate_snapshot_write(const struct pstate *s, const char *dir, int64_t offset);
 
 /* The same snapshot in two halves, so that the event loop never waits for the disk:
@@ -86,7 +86,7 @@ int pstate_snapshot_write(const struct pstate *s, const char *dir, int64_t offse
  * page cache and renames it into place, without fsync — a killed process loses nothing, and
  * a power loss at worst leaves a file that fails its CRC at load and is skipped;
  * pstate_snapshot_sync (any thread: it touches no pstate) then fsyncs the file and `dir`.
- * Both return 0 or ERR_IO (errno kept). */
+ * Both return 0 or ERR_IO (the failed call logged with its reason). */
 int pstate_snapshot_write_nosync(const struct pstate *s, const char *dir, int64_t offset);
 int pstate_snapshot_sync(const char *dir, int64_t offset);
 

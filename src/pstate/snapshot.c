@@ -84,38 +84,27 @@ struct pstate_sys pstate_sys = {
     .unlink = unlink,
 };
 
-/* Logs a failed system call and returns ERR_IO with errno as the call left it. */
-static int io_fail(const char *call, const char *path)
+/* Logs a failed system call, given the errno it left (taken right at the call, see
+ * base/err.h), and returns ERR_IO. */
+static int io_fail(const char *call, const char *path, int e)
 {
-    int e = errno;
-
     log_error("pstate", "%s %s: %s", call, path, strerror(e));
-    errno = e;
     return ERR_IO;
 }
 
-/* Closes fd on an error path without disturbing errno. */
-static void close_quietly(int fd)
-{
-    int e = errno;
-
-    pstate_sys.close(fd);
-    errno = e;
-}
-
+/* 0 or -errno of the write that failed (-EIO for one that makes no progress). */
 static int write_all(int fd, const uint8_t *p, size_t len)
 {
     while (len > 0) {
         ssize_t w = pstate_sys.write(fd, p, len);
         if (w < 0) {
-            if (errno == EINTR)
+            int e = errno;
+            if (e == EINTR)
                 continue;
-            return -1;
+            return -e;
         }
-        if (w == 0) {
-            errno = EIO;
-            return -1;
-        }
+        if (w == 0)
+            return -EIO;
         p += w;
         len -= (size_t)w;
     }
@@ -127,10 +116,11 @@ static int fsync_dir(const char *dir)
     int fd = pstate_sys.open(dir, O_RDONLY | O_DIRECTORY, 0);
 
     if (fd < 0)
-        return io_fail("open", dir);
+        return io_fail("open", dir, errno);
     if (pstate_sys.fsync(fd) != 0) {
-        close_quietly(fd);
-        return io_fail("fsync", dir);
+        int e = errno;
+        pstate_sys.close(fd);
+        return io_fail("fsync", dir, e);
     }
     pstate_sys.close(fd);
     return 0;
@@ -138,15 +128,12 @@ static int fsync_dir(const char *dir)
 
 /* ---- names ----------------------------------------------------------------------------- */
 
+/* 0, or -ENAMETOOLONG when the name does not fit. */
 static int snap_path(char *buf, size_t size, const char *dir, int64_t offset, const char *suffix)
 {
     int n = snprintf(buf, size, "%s/%020lld%s", dir, (long long)offset, suffix);
 
-    if (n < 0 || (size_t)n >= size) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    return 0;
+    return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
 /* Whether `name` is 20 digits then `suffix` (and nothing more), and its offset. */
@@ -187,8 +174,10 @@ static int list_snapshots(const char *dir, bool remove_tmp, int64_t **out, size_
 
     *out = NULL;
     *n_out = 0;
-    if (d == NULL)
-        return errno == ENOENT ? 0 : io_fail("opendir", dir);
+    if (d == NULL) {
+        int err = errno;
+        return err == ENOENT ? 0 : io_fail("opendir", dir, err);
+    }
     errno = 0;
     while ((e = readdir(d)) != NULL) {
         if (parse_name(e->d_name, SNAP_SUFFIX, &off)) {
@@ -205,10 +194,10 @@ static int list_snapshots(const char *dir, bool remove_tmp, int64_t **out, size_
                    snap_path(path, sizeof path, dir, off, SNAP_TMP_SUFFIX) == 0) {
             pstate_sys.unlink(path); /* best effort: an orphan is only wasted space */
         }
-        errno = 0;
+        errno = 0; /* readdir reports an error only through errno */
     }
     if (errno != 0) {
-        int r = io_fail("readdir", dir);
+        int r = io_fail("readdir", dir, errno);
         free(v);
         closedir(d);
         return r;
@@ -364,20 +353,16 @@ static int snapshot_write(const struct pstate *s, const char *dir, int64_t offse
     const struct pstate_producer *prods;
     size_t n, used;
     uint32_t crc;
-    int fd, saved_errno;
+    int fd, e;
 
-    if (offset < 0) {
-        errno = EINVAL;
-        return io_fail("snapshot at a negative offset in", dir);
-    }
-    if (snap_path(tmp, sizeof tmp, dir, offset, SNAP_TMP_SUFFIX) != 0 ||
-        snap_path(path, sizeof path, dir, offset, SNAP_SUFFIX) != 0)
-        return io_fail("snapshot path in", dir);
+    if (offset < 0)
+        return io_fail("snapshot at a negative offset in", dir, EINVAL);
+    if ((e = -snap_path(tmp, sizeof tmp, dir, offset, SNAP_TMP_SUFFIX)) != 0 ||
+        (e = -snap_path(path, sizeof path, dir, offset, SNAP_SUFFIX)) != 0)
+        return io_fail("snapshot path in", dir, e);
     prods = pstate_producers(s, &n);
-    if (n > UINT32_MAX) {
-        errno = EOVERFLOW;
-        return io_fail("snapshot", path);
-    }
+    if (n > UINT32_MAX)
+        return io_fail("snapshot", path, EOVERFLOW);
 
     /* Two passes over the table instead of one buffer for the whole file: the CRC, which
      * precedes the data, first; then the bytes. Writing never needs memory it could lack. */
@@ -388,41 +373,39 @@ static int snapshot_write(const struct pstate *s, const char *dir, int64_t offse
 
     fd = pstate_sys.open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0)
-        return io_fail("open", tmp);
+        return io_fail("open", tmp, errno);
     put32(put32(put16(buf, SNAP_VERSION), crc), (uint32_t)n);
     used = SNAP_HEADER;
     for (size_t k = 0; k < n; k++) {
         if (sizeof buf - used < SNAP_PRODUCER_MAX) {
-            if (write_all(fd, buf, used) != 0)
+            if ((e = -write_all(fd, buf, used)) != 0)
                 goto err_write;
             used = 0;
         }
         used += encode_producer(buf + used, &prods[k]);
     }
-    if (write_all(fd, buf, used) != 0)
+    if ((e = -write_all(fd, buf, used)) != 0)
         goto err_write;
     if (sync && pstate_sys.fsync(fd) != 0) {
-        io_fail("fsync", tmp);
+        io_fail("fsync", tmp, errno);
         goto err_after_open;
     }
     if (pstate_sys.close(fd) != 0) {
-        io_fail("close", tmp);
+        io_fail("close", tmp, errno);
         goto err_after_close;
     }
     if (pstate_sys.rename(tmp, path) != 0) {
-        io_fail("rename", tmp);
+        io_fail("rename", tmp, errno);
         goto err_after_close;
     }
     return sync ? fsync_dir(dir) : 0;
 
 err_write:
-    io_fail("write", tmp);
+    io_fail("write", tmp, e);
 err_after_open:
-    close_quietly(fd);
+    pstate_sys.close(fd);
 err_after_close:
-    saved_errno = errno;
     pstate_sys.unlink(tmp);
-    errno = saved_errno;
     return ERR_IO;
 }
 
@@ -442,13 +425,14 @@ int pstate_snapshot_sync(const char *dir, int64_t offset)
     int fd;
 
     if (snap_path(path, sizeof path, dir, offset, SNAP_SUFFIX) != 0)
-        return io_fail("snapshot path in", dir);
+        return io_fail("snapshot path in", dir, ENAMETOOLONG);
     fd = pstate_sys.open(path, O_RDONLY, 0);
     if (fd < 0)
-        return io_fail("open", path);
+        return io_fail("open", path, errno);
     if (pstate_sys.fsync(fd) != 0) {
-        close_quietly(fd);
-        return io_fail("fsync", path);
+        int e = errno;
+        pstate_sys.close(fd);
+        return io_fail("fsync", path, e);
     }
     pstate_sys.close(fd);
     return fsync_dir(dir);
@@ -464,8 +448,10 @@ static int read_file(const char *path, uint8_t **out, size_t *len_out)
     size_t len = 0, cap = 0;
     int fd = pstate_sys.open(path, O_RDONLY, 0);
 
-    if (fd < 0)
-        return errno == ENOENT ? ERR_NOTFOUND : io_fail("open", path);
+    if (fd < 0) {
+        int e = errno;
+        return e == ENOENT ? ERR_NOTFOUND : io_fail("open", path, e);
+    }
     for (;;) {
         ssize_t r;
 
@@ -481,12 +467,13 @@ static int read_file(const char *path, uint8_t **out, size_t *len_out)
             cap = c;
         }
         r = pstate_sys.read(fd, buf + len, cap - len);
-        if (r < 0 && errno == EINTR)
-            continue;
         if (r < 0) {
-            io_fail("read", path);
+            int e = errno;
+            if (e == EINTR)
+                continue;
+            io_fail("read", path, e);
             free(buf);
-            close_quietly(fd);
+            pstate_sys.close(fd);
             return ERR_IO;
         }
         if (r == 0)
@@ -502,8 +489,11 @@ static int read_file(const char *path, uint8_t **out, size_t *len_out)
 /* Deletes a snapshot that must not be used again. Returns 0 or ERR_IO. */
 static int remove_snapshot(const char *path)
 {
-    if (pstate_sys.unlink(path) != 0 && errno != ENOENT)
-        return io_fail("unlink", path);
+    if (pstate_sys.unlink(path) != 0) {
+        int e = errno;
+        if (e != ENOENT)
+            return io_fail("unlink", path, e);
+    }
     return 0;
 }
 
@@ -531,7 +521,7 @@ int pstate_snapshot_load(struct pstate *s, const char *dir, int64_t max_offset, 
         const char *why = NULL;
 
         if (snap_path(path, sizeof path, dir, offs[i], SNAP_SUFFIX) != 0) {
-            r = io_fail("snapshot path in", dir);
+            r = io_fail("snapshot path in", dir, ENAMETOOLONG);
             goto out;
         }
         if (offs[i] > max_offset) {
@@ -595,10 +585,13 @@ int pstate_snapshot_prune(const char *dir, int keep)
     for (size_t i = 0; i + (size_t)keep < n; i++) {
         if (snap_path(path, sizeof path, dir, offs[i], SNAP_SUFFIX) != 0)
             continue;
-        if (pstate_sys.unlink(path) == 0)
+        if (pstate_sys.unlink(path) == 0) {
             deleted++;
-        else if (errno != ENOENT)
-            io_fail("unlink", path);
+        } else {
+            int e = errno;
+            if (e != ENOENT)
+                io_fail("unlink", path, e);
+        }
     }
     free(offs);
     return deleted;

@@ -294,8 +294,8 @@ void replica_write_snapshot(struct partition *p, int64_t offset)
     /* Into the page cache now, so that a killed process keeps it (the segments it stands
      * for may be deleted soon after); made durable on the pool. */
     if (pstate_snapshot_write_nosync(p->pstate, p->dir, offset) != 0) {
-        log_warn("replica", "cannot write the producer snapshot of %s-%d: %s", p->topic, p->index,
-                 strerror(errno));
+        log_warn("replica", "cannot write the producer snapshot of %s-%d (see above)", p->topic,
+                 p->index);
         return;
     }
     ss = calloc(1, sizeof *ss);

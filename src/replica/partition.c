@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <dirent.h>
 #include <fcntl.h>
-#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +53,7 @@ static int check_metadata_file(const char *dir, const uint8_t id[16])
     return other;
 }
 
+/* 0 or -errno (base/err.h). */
 static int write_metadata_file(const char *dir, const uint8_t id[16])
 {
     char path[PATH_MAX + 32], idstr[23];
@@ -62,9 +62,9 @@ static int write_metadata_file(const char *dir, const uint8_t id[16])
     topic_id_string(id, idstr);
     f = fopen(path, "w");
     if (f == NULL)
-        return ERR_IO;
+        return -errno;
     fprintf(f, "version: 0\ntopic_id: %s\n", idstr);
-    return fclose(f) == 0 ? 0 : ERR_IO;
+    return fclose(f) == 0 ? 0 : -errno;
 }
 
 /* Removes a partition directory: its files, then itself. Partition directories are flat. */
@@ -123,13 +123,6 @@ void partition_refresh_settings(struct partition *p)
         log_config_for(p, &lc);
         log_set_config(p->log, &lc);
     }
-}
-
-static int64_t wall_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* Rebuilds producer state from the newest snapshot plus the batches after it, reading only
@@ -293,7 +286,8 @@ int partition_open(struct replica_mgr *rm, const char *topic, const uint8_t id[1
          * hand): not ours to serve, and not ours to delete either. It is moved aside and this
          * partition stays offline until an operator has looked. */
         char aside[PATH_MAX + 64];
-        snprintf(aside, sizeof aside, "%s.%lld-mismatch", p->dir, (long long)wall_ms());
+        snprintf(aside, sizeof aside, "%s.%lld-mismatch", p->dir,
+                 (long long)tclock_now_ms(rm->clock));
         if (rename(p->dir, aside) == 0)
             log_error("replica",
                       "%s/partition.metadata names another topic id than topic %s's; moved the "
@@ -312,15 +306,15 @@ int partition_open(struct replica_mgr *rm, const char *topic, const uint8_t id[1
         rc = ERR_IO;
         goto err;
     }
-    if (write_metadata_file(p->dir, id) != 0) {
-        log_error("replica", "cannot write %s/partition.metadata: %s", p->dir, strerror(errno));
+    if ((rc = write_metadata_file(p->dir, id)) != 0) {
+        log_error("replica", "cannot write %s/partition.metadata: %s", p->dir, strerror(-rc));
         rc = ERR_IO;
         goto err;
     }
     partition_refresh_settings(p);
     log_config_for(p, &lc);
     int64_t start = find_checkpoint(rm->starts, rm->n_starts, topic, index, -1);
-    rc = log_open(p->dir, &lc, log_io_default(),
+    rc = log_open(p->dir, &lc, &rm->log_io,
                   find_checkpoint(rm->recovery, rm->n_recovery, topic, index, 0), start,
                   rm->clean_start, &p->log);
     if (rc != 0)
@@ -654,9 +648,7 @@ int partition_append(struct partition *p, uint8_t *batch, size_t len,
             return rc;
     }
     if (p->settings.log_append_time) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        *append_time = max_ts = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+        *append_time = max_ts = tclock_now_ms(p->rm->clock);
         record_batch_set_log_append_time(batch, max_ts);
     }
     rc = log_append(p->log, batch, len, hdr->last_offset_delta, max_ts, p->leader_epoch,
@@ -673,7 +665,7 @@ int partition_append(struct partition *p, uint8_t *batch, size_t len,
     if (hdr->producer_id >= 0) {
         appended.base_offset = *base_offset;
         appended.max_timestamp = max_ts;
-        if (pstate_update(p->pstate, &appended, wall_ms()) != 0)
+        if (pstate_update(p->pstate, &appended, tclock_now_ms(p->rm->clock)) != 0)
             log_error("replica", "out of memory recording producer %lld on %s-%d",
                       (long long)hdr->producer_id, p->topic, p->index);
     }

@@ -27,10 +27,11 @@ struct purgatory_watch;
 
 struct replica_mgr;
 struct partition;
+struct tclock;
 
 struct replica_options {
     uv_loop_t *loop;
-    struct tclock *clock; /* the time service, borrowed */
+    struct tclock *clock; /* time service (housekeeping, segment.ms, expiry); borrowed */
     struct meta *meta;
     const struct props *config; /* static broker config, borrowed */
     int32_t node_id;

@@ -6,6 +6,7 @@
 #include <limits.h>
 
 #include "base/purgatory.h"
+#include "base/tclock.h"
 #include "config/config.h"
 #include "log/log.h"
 #include "replica.h"
@@ -64,7 +65,9 @@ struct replica_mgr {
     struct log_checkpoint_entry *recovery, *starts; /* read at start, for opening logs */
     size_t n_recovery, n_starts;
     bool clean_start;
-    uv_timer_t timer;
+    struct tclock *clock;      /* borrowed */
+    struct log_io log_io;      /* the default system calls with `clock`, for every log */
+    struct tclock_timer timer; /* housekeeping; data is NULL once closed */
     int64_t last_retention_ms, last_checkpoint_ms, last_expiration_ms;
     unsigned flushes; /* in flight, all partitions (and log-start checkpoint writes) */
     /* log_starts.c: a log-start-offset-checkpoint write in flight, and who waits for the

@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "base/err.h"
@@ -26,13 +25,6 @@
 #define CLEAN_MARKER ".kafka_cleanshutdown"
 #define HOUSEKEEPING_MS 200
 #define OPEN_RETRY_MS 5000
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* ---- the table -------------------------------------------------------------------------- */
 
@@ -604,10 +596,11 @@ static void write_checkpoints(struct replica_mgr *rm)
 
 /* ---- housekeeping ------------------------------------------------------------------------- */
 
-static void on_tick(uv_timer_t *h)
+static void on_tick(struct tclock_timer *h)
 {
     struct replica_mgr *rm = h->data;
-    int64_t now = now_ms();
+    /* Intervals run on monotonic time; producer expiry compares wall-clock stamps. */
+    int64_t now = tclock_mono_ms(rm->clock);
     int64_t retention_every =
         props_get_int(rm->cfg.props, "log.retention.check.interval.ms", 300000, NULL);
     int64_t checkpoint_every =
@@ -623,7 +616,7 @@ static void on_tick(uv_timer_t *h)
             /* Sealed segments not yet fsynced (a flush was busy when the log rolled). */
             partition_maybe_flush(p, log_flushed_offset(p->log) < log_active_base(p->log));
             if (expire)
-                pstate_expire(p->pstate, now, expiration);
+                pstate_expire(p->pstate, tclock_now_ms(rm->clock), expiration);
             if (retain && log_retain(p->log) > 0)
                 log_info("replica", "retention moved %s-%d's log start to %lld", p->topic, p->index,
                          (long long)log_start_offset(p->log));
@@ -654,10 +647,10 @@ static void on_tick(uv_timer_t *h)
 
 /* Moves a partition directory aside as "<dir>.<time>-stray" (Kafka's name for a log no
  * metadata claims): it is no longer opened or scanned, and nothing is deleted. */
-static void move_stray(const char *path, const char *why)
+static void move_stray(struct replica_mgr *rm, const char *path, const char *why)
 {
     char aside[PATH_MAX * 2 + 64];
-    snprintf(aside, sizeof aside, "%s.%lld-stray", path, (long long)now_ms());
+    snprintf(aside, sizeof aside, "%s.%lld-stray", path, (long long)tclock_now_ms(rm->clock));
     if (rename(path, aside) == 0)
         log_warn("replica", "%s: %s; moved it aside to %s (delete it once it is not needed)", path,
                  why, aside);
@@ -706,9 +699,9 @@ static void remove_orphans(struct replica_mgr *rm)
         const struct meta_topic *t = meta_topic_by_name(rm->meta, name);
         int32_t index = atoi(dash + 1);
         if (t == NULL)
-            move_stray(path, "no topic of that name in the metadata");
+            move_stray(rm, path, "no topic of that name in the metadata");
         else if (index >= t->n_partitions || !assigned_here(rm, &t->partitions[index]))
-            move_stray(path, "the metadata does not place this partition on this broker");
+            move_stray(rm, path, "the metadata does not place this partition on this broker");
     }
     closedir(d);
 }
@@ -744,6 +737,9 @@ int replica_mgr_start(const struct replica_options *opts, struct replica_mgr **o
         return ERR_NOMEM;
     }
     rm->loop = opts->loop;
+    rm->clock = opts->clock;
+    rm->log_io = *log_io_default();
+    rm->log_io.clock = opts->clock;
     rm->meta = opts->meta;
     rm->cfg.meta = opts->meta;
     rm->cfg.props = opts->config;
@@ -789,10 +785,12 @@ int replica_mgr_start(const struct replica_options *opts, struct replica_mgr **o
     rm->clean_start = true;
     rm->open_failed = 0;
 
-    rm->last_retention_ms = rm->last_checkpoint_ms = rm->last_expiration_ms = now_ms();
-    uv_timer_init(rm->loop, &rm->timer);
-    rm->timer.data = rm;
-    uv_timer_start(&rm->timer, on_tick, HOUSEKEEPING_MS, HOUSEKEEPING_MS);
+    rm->last_retention_ms = rm->last_checkpoint_ms = rm->last_expiration_ms =
+        tclock_mono_ms(rm->clock);
+    tclock_timer_init(rm->clock, &rm->timer, on_tick, rm);
+    if (tclock_timer_start(&rm->timer, HOUSEKEEPING_MS, HOUSEKEEPING_MS) != 0)
+        log_error("replica", "out of memory starting the housekeeping timer: no retention, "
+                             "checkpoints or producer expiry until a restart");
     uv_idle_init(rm->loop, &rm->ev_idle);
     rm->ev_idle.data = rm;
     rm->ev_idle_open = true;
@@ -921,13 +919,6 @@ static void finish_stop(struct replica_mgr *rm)
     }
 }
 
-static void on_timer_closed(uv_handle_t *h)
-{
-    struct replica_mgr *rm = h->data;
-    rm->timer.data = NULL;
-    maybe_finish_stop(rm);
-}
-
 static void on_idle_closed(uv_handle_t *h)
 {
     struct replica_mgr *rm = h->data;
@@ -953,9 +944,11 @@ void replica_mgr_stop(struct replica_mgr *rm, void (*cb)(void *arg), void *arg)
     rm->stop_cb = cb;
     rm->stop_arg = arg;
     meta_unsubscribe(rm->meta, on_meta_apply, rm);
-    uv_timer_stop(&rm->timer);
-    uv_close((uv_handle_t *)&rm->timer, on_timer_closed);
-    /* Queued events and opens are dropped: nothing follows the metadata any more. */
+    tclock_timer_close(&rm->timer);
+    rm->timer.data = NULL;
+    /* Queued events and opens are dropped: nothing follows the metadata any more. The stop
+     * finishes once the idle handle is closed. */
     uv_idle_stop(&rm->ev_idle);
     uv_close((uv_handle_t *)&rm->ev_idle, on_idle_closed);
+    maybe_finish_stop(rm);
 }

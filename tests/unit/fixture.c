@@ -112,6 +112,9 @@ bool fixture_meta_init(struct fixture_meta *q, const char *tmp_template, const c
     snprintf(q->base, sizeof q->base, "%s", tmp_template);
     if (mkdtemp(q->base) == NULL || uv_loop_init(&q->loop) != 0)
         return false;
+    q->clock = tclock_real_new(&q->loop);
+    if (q->clock == NULL)
+        return false;
     if (sub)
         snprintf(q->dir, sizeof q->dir, "%s/%s", q->base, sub);
     else
@@ -126,7 +129,8 @@ bool fixture_meta_init(struct fixture_meta *q, const char *tmp_template, const c
 
 bool fixture_meta_start(struct fixture_meta *q)
 {
-    struct meta_options o = {.node_id = q->voter.id,
+    struct meta_options o = {.clock = q->clock,
+                             .node_id = q->voter.id,
                              .dir = q->dir,
                              .cluster_id = "fixture-cluster",
                              .n_voters = 1,
@@ -168,7 +172,10 @@ bool fixture_meta_stop(struct fixture_meta *q)
 
 int fixture_meta_fini(struct fixture_meta *q)
 {
-    int rc = uv_loop_close(&q->loop);
+    int rc;
+    tclock_free(q->clock);
+    q->clock = NULL;
+    rc = uv_loop_close(&q->loop);
     fixture_rm_tree(q->base);
     return rc;
 }

@@ -11,6 +11,7 @@
 
 #include <uv.h>
 
+#include "base/tclock.h"
 #include "meta/meta.h"
 
 /* A TCP port on 127.0.0.1 that was free a moment ago, or -1. */
@@ -47,6 +48,7 @@ struct fixture_meta {
     char dir[64];    /* the quorum's directory: base, or base/<sub> */
     char listen[64]; /* 127.0.0.1:<free port> */
     uv_loop_t loop;
+    struct tclock *clock; /* the quorum's: real, on `loop` */
     struct meta_voter voter;
     struct meta *m; /* NULL while stopped */
     meta_apply_cb on_apply;
@@ -74,8 +76,8 @@ int fixture_meta_propose(struct fixture_meta *q, const struct meta_record *recs,
 /* Stops the quorum if it runs and waits for it (m becomes NULL); true if it stopped in time. */
 bool fixture_meta_stop(struct fixture_meta *q);
 
-/* Closes the loop (the quorum must be stopped) and removes the temporary directory; returns
- * uv_loop_close's result. */
+/* Frees the clock, closes the loop (the quorum must be stopped) and removes the temporary
+ * directory; returns uv_loop_close's result. */
 int fixture_meta_fini(struct fixture_meta *q);
 
 #endif

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* base unit tests: log lines escape what a client could use to forge a line, and a rate
- * limit holds back repeats and counts them. Lines are captured by pointing stderr at a
+/* base unit tests: the error list, log lines escape what a client could use to forge a line, and a
+ * rate limit holds back repeats and counts them. Lines are captured by pointing stderr at a
  * temporary file. */
 #include "harness.h"
 
@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "base/err.h"
 #include "base/log.h"
 
 /* Runs fn with stderr redirected; returns what it wrote (static buffer). */
@@ -80,4 +81,32 @@ TEST(log_limit_counts_suppressed_repeats)
     const char *out = capture(repeated);
     CHECK_EQ_INT(count_lines(out), 2);
     CHECK(strstr(out, "(999 similar lines suppressed)") != NULL);
+}
+
+/* The enum and the names come from one X-macro list: every code has its own name, values
+ * are distinct, and a code outside the list has none. */
+TEST(err_list_names_every_code_once)
+{
+    static const struct {
+        int value;
+        const char *name;
+    } all[] = {
+#define ERR_ROW(name, value) {value, #name},
+        ERR_LIST(ERR_ROW)
+#undef ERR_ROW
+    };
+    size_t n = sizeof all / sizeof all[0];
+
+    CHECK(n > 60);
+    for (size_t i = 0; i < n; i++) {
+        CHECK_EQ_STR(err_name(all[i].value), all[i].name);
+        for (size_t j = i + 1; j < n; j++)
+            CHECK(all[i].value != all[j].value);
+    }
+    CHECK_EQ_STR(err_name(ERR_UNKNOWN_TOPIC_OR_PARTITION), "UNKNOWN_TOPIC_OR_PARTITION");
+    CHECK_EQ_INT(ERR_UNKNOWN_TOPIC_OR_PARTITION, 3);
+    CHECK_EQ_INT(ERR_INCONSISTENT_TOPIC_ID, 103);
+    CHECK_EQ_INT(ERR_IO, -1002);
+    CHECK_EQ_STR(err_name(ERR_SHUTDOWN), "SHUTDOWN");
+    CHECK_EQ_STR(err_name(12345), "UNKNOWN");
 }

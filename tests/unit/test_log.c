@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* log unit tests: append/read across rolls, index lookups, clean and unclean reopen, torn
  * and corrupt tails, index rebuilds, retention, DeleteRecords, time lookups, injected
- * ENOSPC / short writes / fsync failure / clock jumps, truncation, the leader epoch cache,
- * checkpoint files, and slices that outlive their segment. Each test works in its own
+ * ENOSPC / short writes / fsync failure, virtual time and wall-clock steps, truncation, the leader
+ * epoch cache, checkpoint files, and slices that outlive their segment. Each test works in its own
  * mkdtemp directory. */
 #include "harness.h"
 
@@ -15,10 +15,12 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/err.h"
 #include "base/log.h"
+#include "base/tclock.h"
 #include "log/log.h"
 #include "record/record.h"
 
@@ -49,8 +51,9 @@ static void rm_dir(const char *dir)
     log_set_level(LOG_INFO);
 }
 
-/* Injectable io: wraps the default table. */
-static int64_t fake_now = -1;      /* -1 = real clock */
+/* Injectable io: wraps the default table, on a virtual clock (wall time starting at the
+ * real time, so tests that do not care see today's date). */
+static struct tclock *test_clock;
 static int64_t pwrite_budget = -1; /* bytes allowed before ENOSPC; -1 = unlimited */
 static bool short_writes;          /* each pwrite writes at most half (at least 1 byte) */
 static bool fail_fsync;
@@ -89,11 +92,6 @@ static int t_fsync(int fd)
     return log_io_default()->fsync(fd);
 }
 
-static int64_t t_now(void)
-{
-    return fake_now >= 0 ? fake_now : log_io_default()->now_ms();
-}
-
 static struct log_io test_io;
 
 static const struct log_io *tio(void)
@@ -102,8 +100,9 @@ static const struct log_io *tio(void)
     test_io.pwrite = t_pwrite;
     test_io.fsync = t_fsync;
     test_io.pread = t_pread;
-    test_io.now_ms = t_now;
-    fake_now = -1;
+    tclock_free(test_clock);
+    test_clock = tclock_virtual_new((int64_t)time(NULL) * 1000);
+    test_io.clock = test_clock;
     pwrite_budget = -1;
     short_writes = false;
     fail_fsync = false;
@@ -586,7 +585,7 @@ TEST(log_retention_by_time)
     tio();
     small_cfg(&c);
     c.retention_ms = 1000;
-    fake_now = 100000;
+    tclock_set_wall(test_clock, 100000);
     REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
     /* Seven batches (265 bytes) per segment: 14 with timestamps 50000.., then 99500.. */
     for (int i = 0; i < 14; i++)
@@ -599,7 +598,8 @@ TEST(log_retention_by_time)
     CHECK_EQ_INT(d, 2); /* the two segments of old batches */
     CHECK_EQ_INT(log_start_offset(l), 42);
     CHECK_EQ_INT(log_retain(l), 0);
-    fake_now = 200000; /* time jump: everything is old, except the active segment */
+    tclock_set_wall(test_clock,
+                    200000); /* time jump: everything is old, except the active segment */
     CHECK_EQ_INT(log_retain(l), nseg - 3);
     CHECK_EQ_INT(count_files(dir, ".log"), 1);
     CHECK_EQ_INT(log_end_offset(l), 78);
@@ -820,11 +820,11 @@ TEST(log_flush_ms_and_segment_ms)
     c.segment_bytes = 64 * 1024;
     c.segment_ms = 60000;
     c.flush_ms = 1000;
-    fake_now = 1000000;
+    tclock_set_wall(test_clock, 1000000);
     REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
     REQUIRE(append_i(l, 0) == 0);
     CHECK(!log_flush_due(l));
-    fake_now += 1000;
+    tclock_advance(test_clock, 1000);
     CHECK(log_flush_due(l));
     REQUIRE(log_flush_prepare(l, &upto) == 0);
     REQUIRE(log_flush_run(l, upto) == 0);
@@ -832,7 +832,7 @@ TEST(log_flush_ms_and_segment_ms)
     CHECK(!log_flush_due(l));
     REQUIRE(append_i(l, 1) == 0);
     CHECK_EQ_INT(count_files(dir, ".log"), 1);
-    fake_now += 60001; /* the segment is now older than segment.ms */
+    tclock_advance(test_clock, 60001); /* the segment is now older than segment.ms */
     REQUIRE(append_i(l, 2) == 0);
     CHECK_EQ_INT(count_files(dir, ".log"), 2);
     CHECK(file_size(dir, 6, ".log") > 0);
@@ -1063,6 +1063,56 @@ TEST(log_checkpoint_file_round_trip)
     CHECK_EQ_INT(log_checkpoint_write(&test_io, p, in, 3), ERR_IO);
     fail_fsync = false;
     CHECK(access(tmp, F_OK) != 0);
+    rm_dir(dir);
+}
+
+/* The clean-up after a failed fsync closes and unlinks, which may change errno (as these
+ * do): the line must still name the fsync's own reason (base/err.h). */
+static int t_close_clobber(int fd)
+{
+    int rc = close(fd);
+    errno = EBADF;
+    return rc;
+}
+
+static int t_unlink_clobber(const char *path)
+{
+    int rc = unlink(path);
+    errno = EPERM;
+    return rc;
+}
+
+TEST(log_checkpoint_write_logs_the_errno_of_the_failed_call)
+{
+    char dir[64], p[512], out[4096];
+    struct log_checkpoint_entry in[1] = {{"orders", 0, 42}};
+    FILE *cap = tmpfile();
+    int saved = dup(STDERR_FILENO);
+    size_t n;
+
+    REQUIRE(cap != NULL && saved >= 0);
+    tmp_dir(dir);
+    tio();
+    test_io.close = t_close_clobber;
+    test_io.unlink = t_unlink_clobber;
+    snprintf(p, sizeof p, "%s/log-start-offset-checkpoint", dir);
+    log_set_level(LOG_INFO);
+    fail_fsync = true;
+    fflush(stderr);
+    dup2(fileno(cap), STDERR_FILENO);
+    CHECK_EQ_INT(log_checkpoint_write(&test_io, p, in, 1), ERR_IO);
+    fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    fail_fsync = false;
+    rewind(cap);
+    n = fread(out, 1, sizeof out - 1, cap);
+    out[n] = '\0';
+    fclose(cap);
+    CHECK(strstr(out, "fsync of") != NULL);
+    CHECK(strstr(out, strerror(EIO)) != NULL);
+    CHECK(strstr(out, strerror(EBADF)) == NULL);
+    CHECK(strstr(out, strerror(EPERM)) == NULL);
     rm_dir(dir);
 }
 

@@ -560,15 +560,17 @@ TEST(meta_snapshot_restore_identical)
 /* ---- raft --------------------------------------------------------------------------------- */
 
 struct node {
+    struct tclock *clock; /* real, on the test's loop */
     struct meta_voter voter;
     char dir[256], listen[64];
     struct meta_options opts;
     struct seen seen;
 };
 
-static void node_init(struct node *n, const char *base, int32_t id, size_t n_voters,
-                      const struct meta_voter *voters)
+static void node_init(struct node *n, uv_loop_t *loop, const char *base, int32_t id,
+                      size_t n_voters, const struct meta_voter *voters)
 {
+    n->clock = tclock_real_new(loop);
     int port = fixture_free_port();
     snprintf(n->dir, sizeof n->dir, "%s/node-%d", base, id);
     snprintf(n->listen, sizeof n->listen, "127.0.0.1:%d", port);
@@ -576,6 +578,7 @@ static void node_init(struct node *n, const char *base, int32_t id, size_t n_vot
     snprintf(n->voter.address, sizeof n->voter.address, "%s", n->listen);
     memset(&n->seen, 0, sizeof n->seen);
     n->opts = (struct meta_options){
+        .clock = n->clock,
         .node_id = id,
         .dir = n->dir,
         .cluster_id = "test-cluster",
@@ -600,7 +603,7 @@ TEST(meta_raft_single_voter_replay)
 
     REQUIRE(mkdtemp(base) != NULL);
     REQUIRE(uv_loop_init(&loop) == 0);
-    node_init(&n, base, 0, 1, NULL);
+    node_init(&n, &loop, base, 0, 1, NULL);
 
     REQUIRE(meta_start(&loop, &n.opts, &m) == 0);
     CHECK_EQ_STR(meta_cluster_id(m), "test-cluster");
@@ -635,6 +638,7 @@ TEST(meta_raft_single_voter_replay)
     CHECK(n.seen.batches >= 1);
     REQUIRE(fixture_stop_meta(&loop, m));
 
+    tclock_free(n.clock);
     CHECK_EQ_INT(uv_loop_close(&loop), 0);
     fixture_rm_tree(base);
 }
@@ -655,7 +659,7 @@ TEST(meta_raft_refuses_a_log_without_its_segments)
 
     REQUIRE(mkdtemp(base) != NULL);
     REQUIRE(uv_loop_init(&loop) == 0);
-    node_init(&n, base, 0, 1, NULL);
+    node_init(&n, &loop, base, 0, 1, NULL);
     REQUIRE(meta_start(&loop, &n.opts, &m) == 0);
     REQUIRE(fixture_wait_ready(&loop, m, 3000));
     REQUIRE(meta_propose(m, recs, 2, fixture_propose_cb, &w) == 0);
@@ -680,6 +684,7 @@ TEST(meta_raft_refuses_a_log_without_its_segments)
     if (m != NULL) /* the old behaviour: started, and would never be ready */
         REQUIRE(fixture_stop_meta(&loop, m));
     uv_run(&loop, UV_RUN_DEFAULT); /* a refused start closes raft asynchronously */
+    tclock_free(n.clock);
     CHECK_EQ_INT(uv_loop_close(&loop), 0);
     fixture_rm_tree(base);
 }
@@ -711,7 +716,7 @@ TEST(meta_raft_snapshot_replay)
 
     REQUIRE(mkdtemp(base) != NULL);
     REQUIRE(uv_loop_init(&loop) == 0);
-    node_init(&n, base, 1, 1, NULL);
+    node_init(&n, &loop, base, 1, 1, NULL);
     REQUIRE(meta_start(&loop, &n.opts, &m) == 0);
     REQUIRE(fixture_wait_ready(&loop, m, 3000));
     /* More entries than the snapshot threshold, so the restart restores a snapshot and
@@ -738,6 +743,7 @@ TEST(meta_raft_snapshot_replay)
     /* on_apply heard of every topic: the restored ones as records, then the replayed tail. */
     CHECK(n.seen.records >= N);
     REQUIRE(fixture_stop_meta(&loop, m));
+    tclock_free(n.clock);
     CHECK_EQ_INT(uv_loop_close(&loop), 0);
     fixture_rm_tree(base);
 }
@@ -755,9 +761,9 @@ TEST(meta_raft_standby_follows)
 
     REQUIRE(mkdtemp(base) != NULL);
     REQUIRE(uv_loop_init(&loop) == 0);
-    node_init(&a, base, 0, 1, NULL);
+    node_init(&a, &loop, base, 0, 1, NULL);
     voters[0] = a.voter;
-    node_init(&b, base, 1, 1, voters);
+    node_init(&b, &loop, base, 1, 1, voters);
     a.opts.voters = voters;
 
     REQUIRE(meta_start(&loop, &a.opts, &leader) == 0);
@@ -784,6 +790,8 @@ TEST(meta_raft_standby_follows)
 
     REQUIRE(fixture_stop_meta(&loop, standby));
     REQUIRE(fixture_stop_meta(&loop, leader));
+    tclock_free(a.clock);
+    tclock_free(b.clock);
     CHECK_EQ_INT(uv_loop_close(&loop), 0);
     fixture_rm_tree(base);
 }

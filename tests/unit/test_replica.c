@@ -3,7 +3,10 @@
  * temporary log directory — which partitions it hosts, how it follows metadata (new topics,
  * moves, deletions, config changes), appends (offsets, high watermark, LogAppendTime,
  * idempotent producers), the marks deferred requests wait on, clean shutdown files, and restarts
- * after a clean stop, a crash, and a topic deleted while it was down. */
+ * after a clean stop, a crash, and a topic deleted while it was down. The replica manager
+ * runs on a virtual clock (the quorum on the real one), so its timing behaviour — segment.ms,
+ * retention.ms, producer expiry, the housekeeping timer — is driven by tclock_advance, in no
+ * wall time. */
 #include "harness.h"
 #include "fixture.h"
 
@@ -28,11 +31,15 @@
 #include "replica/replica_int.h" /* partition_log: tests look at the log underneath */
 
 #define NODE 1
+/* The replica manager's virtual wall clock starts here (September 2020): years away from
+ * the real clock, so a module that read the real clock would be caught. */
+#define T0 1600000000000LL
 
 /* ---- fixture: a quorum, a props set and a replica manager on one loop ---------------------- */
 
 struct rfx {
     struct fixture_meta q; /* the quorum lives in <q.base>/meta */
+    struct tclock *clock;  /* the replica manager's: virtual, from T0 */
     char log_dir[64];
     struct props *props;
     struct replica_mgr *rm;
@@ -63,6 +70,7 @@ static bool rfx_settle(struct rfx *f)
 static int rfx_rm_start(struct rfx *f)
 {
     struct replica_options o = {.loop = &f->q.loop,
+                                .clock = f->clock,
                                 .meta = f->q.m,
                                 .config = f->props,
                                 .node_id = NODE,
@@ -90,7 +98,8 @@ static bool rfx_init(struct rfx *f)
     if (mkdir(f->log_dir, 0755) != 0)
         return false;
     f->props = props_new();
-    return f->props != NULL && fixture_meta_start(&f->q);
+    f->clock = tclock_virtual_new(T0);
+    return f->props != NULL && f->clock != NULL && fixture_meta_start(&f->q);
 }
 
 static void rfx_fini(struct rfx *f)
@@ -99,6 +108,7 @@ static void rfx_fini(struct rfx *f)
     CHECK(fixture_meta_stop(&f->q));
     CHECK_EQ_INT(fixture_meta_fini(&f->q), 0);
     props_free(f->props);
+    tclock_free(f->clock);
 }
 
 /* Stops the manager and the quorum, then starts both again on the same directories. */
@@ -210,13 +220,6 @@ static int append(struct partition *p, int n, int64_t pid, int16_t epoch, int32_
     rc = partition_append(p, b, len, &hdr, base ? base : &dummy_base, at ? at : &dummy_at);
     free(b);
     return rc;
-}
-
-static int64_t wall_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* Reads the batch header at `offset` back from the log file. */
@@ -445,7 +448,7 @@ TEST(replica_log_append_time)
     struct rfx f;
     struct partition *p;
     struct record_batch b;
-    int64_t base = -1, at = -1, before, after;
+    int64_t base = -1, at = -1;
 
     REQUIRE(rfx_init(&f));
     REQUIRE(PROPOSE(&f, r_topic("lat", 1), r_part(1, 0, true, 0),
@@ -455,11 +458,10 @@ TEST(replica_log_append_time)
     REQUIRE(p);
     CHECK(partition_settings(p)->log_append_time);
 
-    before = wall_now();
+    tclock_advance(f.clock, 1234);
     REQUIRE(append(p, 2, -1, 0, 0, 1000, &base, &at) == 0);
-    after = wall_now();
     CHECK_EQ_INT(base, 0);
-    CHECK(at >= before && at <= after);
+    CHECK_EQ_INT(at, T0 + 1234); /* the replica's clock, not the machine's */
     REQUIRE(read_header(p, 0, &b, true));
     CHECK(b.attributes & RECORD_ATTR_LOG_APPEND_TIME);
     CHECK_EQ_INT(b.max_timestamp, at);
@@ -482,8 +484,9 @@ TEST(replica_log_append_time)
                     r_config(4, "", "message.max.bytes", "5000")) == 0);
     CHECK(partition_settings(p)->log_append_time);
     CHECK_EQ_INT(partition_settings(p)->max_message_bytes, 5000);
+    tclock_advance(f.clock, 10);
     REQUIRE(append(p, 1, -1, 0, 0, 5000, &base, &at) == 0);
-    CHECK(at >= before);
+    CHECK_EQ_INT(at, T0 + 1244);
 
     /* The older single timestamp bound limits both directions. */
     REQUIRE(PROPOSE(&f, r_config(2, "lat", "message.timestamp.difference.max.ms", "60000"),
@@ -1114,16 +1117,6 @@ TEST(replica_roll_snapshot_then_crash_replays_tail)
     rfx_fini(&f);
 }
 
-static bool hk_done;
-static struct partition *hk_p;
-static void hk_poll(uv_timer_t *t)
-{
-    (void)t;
-    if (hk_p && partition_log_start_offset(hk_p) > 0 &&
-        pstate_get(partition_pstate(hk_p), 31) == NULL)
-        hk_done = true;
-}
-
 TEST(replica_housekeeping_retention_expiry_checkpoints)
 {
     struct rfx f;
@@ -1131,7 +1124,6 @@ TEST(replica_housekeeping_retention_expiry_checkpoints)
     struct log_checkpoint_entry *e = NULL;
     size_t n = 0;
     char path[256];
-    uv_timer_t poll;
     int64_t base = -1;
 
     REQUIRE(rfx_init(&f));
@@ -1151,14 +1143,11 @@ TEST(replica_housekeeping_retention_expiry_checkpoints)
     CHECK(pstate_get(partition_pstate(p), 31) != NULL);
     CHECK_EQ_INT(partition_log_start_offset(p), 0);
 
-    hk_done = false;
-    hk_p = p;
-    uv_timer_init(&f.q.loop, &poll);
-    uv_timer_start(&poll, hk_poll, 10, 10);
-    CHECK(fixture_run_until(&f.q.loop, &hk_done, 2000));
-    uv_close((uv_handle_t *)&poll, NULL);
-    uv_run(&f.q.loop, UV_RUN_NOWAIT);
-    hk_p = NULL;
+    /* Nothing happens before the first housekeeping tick (200 ms), all of it at it. */
+    CHECK_EQ_INT(tclock_advance(f.clock, 199), 0);
+    CHECK_EQ_INT(partition_log_start_offset(p), 0);
+    CHECK_EQ_INT(tclock_advance(f.clock, 1), 1);
+    CHECK(pstate_get(partition_pstate(p), 31) == NULL);
     CHECK(partition_log_start_offset(p) > 0);
     CHECK(partition_log_start_offset(p) <= log_active_base(partition_log(p)));
     CHECK_EQ_INT(partition_log_end_offset(p), 16);
@@ -1603,5 +1592,99 @@ TEST(replica_file_writes_serialized_per_file)
         for (int i = 0; i < FW_N; i++)
             CHECK_EQ_INT(fw_order[k][i], i);
     }
+    rfx_fini(&f);
+}
+
+/* ---- timing on virtual time ------------------------------------------------------------------ */
+
+TEST(replica_segment_ms_rolls_on_virtual_time)
+{
+    struct rfx f;
+    struct partition *p;
+    int64_t base = -1;
+
+    REQUIRE(rfx_init(&f));
+    REQUIRE(PROPOSE(&f, r_topic("age", 1), r_part(1, 0, true, 0),
+                    r_config(2, "age", "segment.ms", "60000")) == 0);
+    REQUIRE(rfx_rm_start(&f) == 0);
+    p = replica_partition(f.rm, "age", 0);
+    REQUIRE(p);
+    REQUIRE(append(p, 1, -1, 0, 0, T0, &base, NULL) == 0);
+    /* The segment's age counts from its first batch, on the replica's clock. */
+    tclock_advance(f.clock, 60000);
+    REQUIRE(append(p, 1, -1, 0, 0, T0, &base, NULL) == 0);
+    CHECK_EQ_INT(log_active_base(partition_log(p)), 0);
+    tclock_advance(f.clock, 1);
+    REQUIRE(append(p, 1, -1, 0, 0, T0, &base, NULL) == 0);
+    CHECK_EQ_INT(base, 2);
+    CHECK_EQ_INT(log_active_base(partition_log(p)), 2);
+    /* The new segment is young again. */
+    tclock_advance(f.clock, 30000);
+    REQUIRE(append(p, 1, -1, 0, 0, T0, &base, NULL) == 0);
+    CHECK_EQ_INT(log_active_base(partition_log(p)), 2);
+    rfx_fini(&f);
+}
+
+TEST(replica_retention_ms_by_the_housekeeping_timer_on_virtual_time)
+{
+    struct rfx f;
+    struct partition *p;
+    int64_t base = -1;
+
+    REQUIRE(rfx_init(&f));
+    REQUIRE(props_set(f.props, "log.retention.check.interval.ms", "1000") == 0);
+    REQUIRE(PROPOSE(&f, r_topic("old", 1), r_part(1, 0, true, 0),
+                    r_config(2, "old", "segment.bytes", "200"),
+                    r_config(2, "old", "retention.ms", "10000")) == 0);
+    REQUIRE(rfx_rm_start(&f) == 0);
+    p = replica_partition(f.rm, "old", 0);
+    REQUIRE(p);
+    /* Records stamped with the replica's "now": several sealed segments of them. */
+    for (int i = 0; i < 8; i++)
+        REQUIRE(append(p, 2, -1, 0, 0, T0, &base, NULL) == 0);
+    REQUIRE(log_active_base(partition_log(p)) > 0);
+
+    /* Retention checks run every second, and the records are not old enough until
+     * T0 + 10 s has passed. */
+    tclock_advance(f.clock, 10000);
+    CHECK_EQ_INT(partition_log_start_offset(p), 0);
+    /* The next check (at 11 s) finds them past retention.ms and deletes every sealed
+     * segment; the active one stays. */
+    tclock_advance(f.clock, 999);
+    CHECK_EQ_INT(partition_log_start_offset(p), 0);
+    tclock_advance(f.clock, 1);
+    CHECK_EQ_INT(partition_log_start_offset(p), log_active_base(partition_log(p)));
+    CHECK_EQ_INT(partition_log_end_offset(p), 16);
+    rfx_fini(&f);
+}
+
+TEST(replica_producer_expiry_on_virtual_time)
+{
+    struct rfx f;
+    struct partition *p;
+    int64_t base = -1;
+
+    REQUIRE(rfx_init(&f));
+    REQUIRE(props_set(f.props, "producer.id.expiration.check.interval.ms", "1000") == 0);
+    REQUIRE(props_set(f.props, "producer.id.expiration.ms", "60000") == 0);
+    REQUIRE(make_topic(&f, "pid", 1, 1) == 0);
+    REQUIRE(rfx_rm_start(&f) == 0);
+    p = replica_partition(f.rm, "pid", 0);
+    REQUIRE(p);
+
+    REQUIRE(append(p, 1, 77, 0, 0, T0, &base, NULL) == 0);
+    REQUIRE(pstate_get(partition_pstate(p), 77) != NULL);
+    CHECK_EQ_INT(pstate_get(partition_pstate(p), 77)->last_update_ms, T0);
+    tclock_advance(f.clock, 30000);
+    /* An append refreshes the producer's stamp to the replica's now. */
+    REQUIRE(append(p, 1, 77, 0, 1, T0, &base, NULL) == 0);
+    CHECK_EQ_INT(pstate_get(partition_pstate(p), 77)->last_update_ms, T0 + 30000);
+    /* 60 s after its last append it is still known (expiry needs "older than")... */
+    tclock_advance(f.clock, 60000);
+    CHECK(pstate_get(partition_pstate(p), 77) != NULL);
+    /* ...and the next check forgets it. */
+    tclock_advance(f.clock, 1000);
+    CHECK(pstate_get(partition_pstate(p), 77) == NULL);
+    CHECK_EQ_INT(append(p, 1, 77, 0, 2, T0, &base, NULL), ERR_UNKNOWN_PRODUCER_ID);
     rfx_fini(&f);
 }

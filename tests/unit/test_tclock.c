@@ -95,3 +95,25 @@ TEST(tclock_real_timer_fires_on_the_loop)
     CHECK(uv_loop_close(&loop) == 0);
     tclock_free(c);
 }
+
+TEST(tclock_virtual_wall_step_leaves_monotonic_time_and_timers)
+{
+    struct tclock *c = tclock_virtual_new(5000);
+    struct rec a = {0};
+
+    REQUIRE(c != NULL);
+    tclock_timer_init(c, &a.t, on_fire, &a);
+    tclock_timer_start(&a.t, 100, 0);
+    CHECK_EQ_INT(tclock_advance(c, 50), 0);
+    tclock_set_wall(c, 1000); /* backwards */
+    CHECK_EQ_INT(tclock_now_ms(c), 1000);
+    CHECK_EQ_INT(tclock_mono_ms(c), 50);
+    CHECK_EQ_INT(tclock_next_due(c), 100);
+    CHECK_EQ_INT(tclock_advance(c, 50), 1);
+    CHECK_EQ_INT(tclock_now_ms(c), 1050);
+    tclock_set_wall(c, 900000); /* forwards: still no timer fires */
+    CHECK_EQ_INT(tclock_now_ms(c), 900000);
+    CHECK_EQ_INT(tclock_mono_ms(c), 100);
+    tclock_timer_close(&a.t);
+    tclock_free(c);
+}
