@@ -92,13 +92,6 @@ static struct {
     uint64_t stall_ms;
 } srv;
 
-static void on_meta_apply(void *arg, const struct meta_record *recs, size_t n)
-{
-    (void)arg;
-    if (srv.replicas)
-        replica_mgr_on_apply(srv.replicas, recs, n);
-}
-
 __attribute__((noreturn)) static void die(const char *what)
 {
     fprintf(stderr, "fuzz_dispatch: %s\n", what);
@@ -381,7 +374,6 @@ static void start_broker(void)
         .n_voters = srv.cfg.n_voters,
         .voters = srv.cfg.voters,
         .listen_address = srv.cfg.controller,
-        .on_apply = on_meta_apply,
     };
     if (meta_start(&srv.loop, &mo, &srv.meta) != 0)
         die("meta_start failed");

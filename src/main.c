@@ -89,14 +89,6 @@ static void on_broker_stopped(void *arg)
         meta_stop(t->meta, on_meta_stopped, t);
 }
 
-/* meta_apply_cb: partitions follow every metadata batch once they are open. */
-static void on_meta_apply(void *arg, const struct meta_record *recs, size_t n)
-{
-    struct tallyd *t = arg;
-    if (t->replicas)
-        replica_mgr_on_apply(t->replicas, recs, n);
-}
-
 static void start_listener(struct tallyd *t)
 {
     struct admin_options ao = {.node_id = t->cfg.node_id, .config = t->cfg.props};
@@ -450,8 +442,6 @@ int main(int argc, char **argv)
         .n_voters = t.cfg.n_voters,
         .voters = t.cfg.voters,
         .listen_address = t.cfg.controller,
-        .on_apply = on_meta_apply,
-        .on_apply_arg = &t,
     };
     struct net_client_options co = {
         .clock = t.clock,

@@ -1,10 +1,51 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* broker: construction, stop, and what the handlers share. */
 #include <stdlib.h>
+#include <string.h>
 
+#include "base/arena.h"
 #include "base/err.h"
 #include "base/purgatory.h"
 #include "broker_int.h"
+#include "proto/proto.h"
+
+/* Every PROTO_ARRAY has this layout. */
+struct any_array {
+    void *v;
+    int32_t n;
+};
+
+int broker_response_skeleton(struct arena *ar, const void *rq_topics, void *rs_topics,
+                             const struct broker_shape *sh)
+{
+    const struct any_array *rq = rq_topics;
+    struct any_array *rs = rs_topics;
+    int32_t nt = rq->n > 0 ? rq->n : 0;
+
+    rs->n = nt;
+    rs->v = arena_alloc(ar, ((size_t)nt + 1) * sh->rs_topic);
+    if (rs->v == NULL)
+        return ERR_NOMEM;
+    for (int32_t i = 0; i < nt; i++) {
+        const char *rt = (const char *)rq->v + (size_t)i * sh->rq_topic;
+        char *ot = (char *)rs->v + (size_t)i * sh->rs_topic;
+        const struct any_array *rp = (const struct any_array *)(rt + sh->rq_parts);
+        struct any_array *op = (struct any_array *)(ot + sh->rs_parts);
+        int32_t np = rp->n > 0 ? rp->n : 0;
+
+        char *name;
+        memcpy(&name, rt + sh->rq_name, sizeof name);
+        memcpy(ot + sh->rs_name, &name, sizeof name);
+        op->n = np;
+        op->v = arena_alloc(ar, ((size_t)np + 1) * sh->rs_part);
+        if (op->v == NULL)
+            return ERR_NOMEM;
+        for (int32_t j = 0; j < np; j++)
+            memcpy((char *)op->v + (size_t)j * sh->rs_part + sh->rs_index,
+                   (const char *)rp->v + (size_t)j * sh->rq_part + sh->rq_index, sizeof(int32_t));
+    }
+    return 0;
+}
 
 struct broker *broker_new(const struct broker_options *opts)
 {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* DeleteRecords: moves partitions' log start offsets forward (offset -1 = the high
- * watermark); segments wholly below the new start are deleted. The answer waits until the
+ * watermark) on the partitions this broker leads; segments wholly below the new start are
+ * deleted. The answer waits until the
  * new log start offsets are durable (the log-start-offset-checkpoint is written and fsynced
  * on the thread pool), so that an acknowledged deletion survives a kill -9. */
 #include <stddef.h>
@@ -9,7 +10,6 @@
 #include "base/err.h"
 #include "base/log.h"
 #include "broker_int.h"
-#include "log/log.h"
 #include "net/net.h"
 #include "replica/replica.h"
 
@@ -25,29 +25,21 @@ static bool delete_partition(struct broker *b, const char *topic,
                              const struct DeleteRecordsPartition *in,
                              struct DeleteRecordsPartitionResult *out)
 {
-    struct partition *p = replica_partition(b->replicas, topic, in->PartitionIndex);
-    int64_t offset = in->Offset, before;
-    int rc;
+    struct partition *p;
+    int64_t before;
+    int rc = replica_leader_partition(b->replicas, topic, in->PartitionIndex, &p);
 
-    out->PartitionIndex = in->PartitionIndex;
     out->LowWatermark = -1;
-    if (p == NULL) {
-        out->ErrorCode = ERR_UNKNOWN_TOPIC_OR_PARTITION;
-        return false;
-    }
-    if (offset == -1)
-        offset = partition_high_watermark(p);
-    if (offset < 0 || offset > partition_high_watermark(p)) {
-        out->ErrorCode = ERR_OFFSET_OUT_OF_RANGE;
+    if (rc != 0) {
+        out->ErrorCode = (int16_t)rc;
         return false;
     }
     before = partition_log_start_offset(p);
-    rc = offset > before ? log_delete_records(partition_log(p), offset) : 0;
+    rc = partition_delete_records(p, in->Offset, &out->LowWatermark);
     if (rc != 0) {
         out->ErrorCode = (int16_t)(rc == ERR_IO ? ERR_KAFKA_STORAGE_ERROR : err_wire(rc));
         return false;
     }
-    out->LowWatermark = partition_log_start_offset(p);
     if (out->LowWatermark == before)
         return false;
     log_info("broker", "records of %s-%d below %lld deleted", topic, in->PartitionIndex,
@@ -82,25 +74,28 @@ void broker_delete_records(struct broker *b, struct net_request *req)
     struct arena *ar = req->arena;
     struct DeleteRecordsResponse *rs = arena_alloc(ar, sizeof *rs);
     struct delete_records_ctx *c = arena_alloc(ar, sizeof *c);
-    int32_t nt = rq->Topics.n > 0 ? rq->Topics.n : 0;
     bool moved = false;
 
-    if (rs == NULL || c == NULL)
+    static const struct broker_shape shape = {
+        sizeof(struct DeleteRecordsTopic),
+        offsetof(struct DeleteRecordsTopic, Name),
+        offsetof(struct DeleteRecordsTopic, Partitions),
+        sizeof(struct DeleteRecordsPartition),
+        offsetof(struct DeleteRecordsPartition, PartitionIndex),
+        sizeof(struct DeleteRecordsTopicResult),
+        offsetof(struct DeleteRecordsTopicResult, Name),
+        offsetof(struct DeleteRecordsTopicResult, Partitions),
+        sizeof(struct DeleteRecordsPartitionResult),
+        offsetof(struct DeleteRecordsPartitionResult, PartitionIndex),
+    };
+
+    if (rs == NULL || c == NULL ||
+        broker_response_skeleton(ar, &rq->Topics, &rs->Topics, &shape) != 0)
         goto err_nomem;
-    rs->Topics.n = nt;
-    rs->Topics.v = arena_alloc(ar, ((size_t)nt + 1) * sizeof *rs->Topics.v);
-    if (rs->Topics.v == NULL)
-        goto err_nomem;
-    for (int32_t i = 0; i < nt; i++) {
+    for (int32_t i = 0; i < rs->Topics.n; i++) {
         struct DeleteRecordsTopic *t = &rq->Topics.v[i];
         struct DeleteRecordsTopicResult *tr = &rs->Topics.v[i];
-        int32_t np = t->Partitions.n > 0 ? t->Partitions.n : 0;
-        tr->Name = t->Name;
-        tr->Partitions.n = np;
-        tr->Partitions.v = arena_alloc(ar, ((size_t)np + 1) * sizeof *tr->Partitions.v);
-        if (tr->Partitions.v == NULL)
-            goto err_nomem;
-        for (int32_t j = 0; j < np; j++)
+        for (int32_t j = 0; j < tr->Partitions.n; j++)
             moved |= delete_partition(b, t->Name ? t->Name : "", &t->Partitions.v[j],
                                       &tr->Partitions.v[j]);
     }

@@ -2,6 +2,8 @@
 /* DescribeProducers (KIP-664): the active producers of each partition — id, epoch, last
  * sequence, last timestamp, and (with transactions) coordinator epoch and the start offset
  * of the ongoing transaction. */
+#include <stddef.h>
+
 #include "base/arena.h"
 #include "base/err.h"
 #include "base/log.h"
@@ -13,13 +15,14 @@
 static int describe_partition(struct broker *b, struct arena *ar, const char *topic, int32_t index,
                               struct DescribeProducersPartitionResponse *out)
 {
-    struct partition *p = replica_partition(b->replicas, topic, index);
+    struct partition *p;
     const struct pstate_producer *prod;
     size_t n;
+    int rc = replica_leader_partition(b->replicas, topic, index, &p);
 
     out->PartitionIndex = index;
-    if (p == NULL) {
-        out->ErrorCode = ERR_UNKNOWN_TOPIC_OR_PARTITION;
+    if (rc != 0) {
+        out->ErrorCode = (int16_t)rc;
         return 0;
     }
     prod = pstate_producers(partition_pstate(p), &n);
@@ -45,24 +48,26 @@ void broker_describe_producers(struct broker *b, struct net_request *req)
     struct DescribeProducersRequest *rq = req->body;
     struct arena *ar = req->arena;
     struct DescribeProducersResponse *rs = arena_alloc(ar, sizeof *rs);
-    int32_t nt = rq->Topics.n > 0 ? rq->Topics.n : 0;
 
-    if (rs == NULL)
+    static const struct broker_shape shape = {
+        sizeof(struct DescribeProducersTopicRequest),
+        offsetof(struct DescribeProducersTopicRequest, Name),
+        offsetof(struct DescribeProducersTopicRequest, PartitionIndexes),
+        sizeof(int32_t),
+        0,
+        sizeof(struct DescribeProducersTopicResponse),
+        offsetof(struct DescribeProducersTopicResponse, Name),
+        offsetof(struct DescribeProducersTopicResponse, Partitions),
+        sizeof(struct DescribeProducersPartitionResponse),
+        offsetof(struct DescribeProducersPartitionResponse, PartitionIndex),
+    };
+
+    if (rs == NULL || broker_response_skeleton(ar, &rq->Topics, &rs->Topics, &shape) != 0)
         goto err_nomem;
-    rs->Topics.n = nt;
-    rs->Topics.v = arena_alloc(ar, ((size_t)nt + 1) * sizeof *rs->Topics.v);
-    if (rs->Topics.v == NULL)
-        goto err_nomem;
-    for (int32_t i = 0; i < nt; i++) {
+    for (int32_t i = 0; i < rs->Topics.n; i++) {
         struct DescribeProducersTopicRequest *t = &rq->Topics.v[i];
         struct DescribeProducersTopicResponse *tr = &rs->Topics.v[i];
-        int32_t np = t->PartitionIndexes.n > 0 ? t->PartitionIndexes.n : 0;
-        tr->Name = t->Name;
-        tr->Partitions.n = np;
-        tr->Partitions.v = arena_alloc(ar, ((size_t)np + 1) * sizeof *tr->Partitions.v);
-        if (tr->Partitions.v == NULL)
-            goto err_nomem;
-        for (int32_t j = 0; j < np; j++)
+        for (int32_t j = 0; j < tr->Partitions.n; j++)
             if (describe_partition(b, ar, t->Name ? t->Name : "", t->PartitionIndexes.v[j],
                                    &tr->Partitions.v[j]) != 0)
                 goto err_nomem;

@@ -15,7 +15,6 @@
 #include "base/log.h"
 #include "base/purgatory.h"
 #include "broker_int.h"
-#include "log/log.h"
 #include "net/net.h"
 #include "replica/replica.h"
 
@@ -25,7 +24,7 @@ struct fetch_part {
     struct partition *p; /* held; NULL when unknown */
     const struct FetchPartition *in;
     struct FetchPartitionData *out;
-    struct log_slice slice;
+    struct partition_slice slice;
     bool has_slice;
     struct net_file_range range;
     struct purgatory_watch watch; /* on the partition's read bound, while parked */
@@ -46,7 +45,7 @@ static void release_slices(struct fetch_call *c)
     for (int32_t i = 0; i < c->n_parts; i++) {
         struct fetch_part *fp = &c->parts[i];
         if (fp->has_slice) {
-            log_slice_release(partition_log(fp->p), &fp->slice);
+            partition_slice_release(fp->p, &fp->slice);
             fp->has_slice = false;
         }
     }
@@ -78,7 +77,11 @@ static size_t evaluate(struct fetch_call *c, bool *any_error)
 {
     struct FetchRequest *rq = c->req->body;
     size_t total = 0, max_total = rq->MaxBytes > 0 ? (size_t)rq->MaxBytes : 0;
-    bool follower = rq->ReplicaId >= 0;
+    /* replica/ decides how far each reader may go: a follower to the log end, a consumer to
+     * the high watermark or (read_committed) the last stable offset. */
+    enum partition_reader reader = rq->ReplicaId >= 0        ? PARTITION_READ_REPLICA
+                                   : rq->IsolationLevel == 1 ? PARTITION_READ_COMMITTED
+                                                             : PARTITION_READ_UNCOMMITTED;
 
     *any_error = false;
     for (int32_t i = 0; i < c->n_parts; i++) {
@@ -96,6 +99,12 @@ static size_t evaluate(struct fetch_call *c, bool *any_error)
             *any_error = true;
             continue;
         }
+        if (partition_role(p) != REPLICA_LEADER) {
+            /* Leadership moved while the fetch waited. */
+            o->ErrorCode = ERR_NOT_LEADER_OR_FOLLOWER;
+            *any_error = true;
+            continue;
+        }
         rc = broker_check_epoch(partition_leader_epoch(p), fp->in->CurrentLeaderEpoch);
         o->HighWatermark = partition_high_watermark(p);
         o->LastStableOffset = partition_last_stable_offset(p);
@@ -105,27 +114,16 @@ static size_t evaluate(struct fetch_call *c, bool *any_error)
             *any_error = true;
             continue;
         }
-        int64_t offset = fp->in->FetchOffset;
-        int64_t max_offset = follower                  ? partition_log_end_offset(p)
-                             : rq->IsolationLevel == 1 ? o->LastStableOffset
-                                                       : o->HighWatermark;
-        if (offset < o->LogStartOffset || offset > partition_log_end_offset(p)) {
-            o->ErrorCode = ERR_OFFSET_OUT_OF_RANGE;
-            *any_error = true;
-            continue;
-        }
         if (fp->has_slice) {
-            log_slice_release(partition_log(p), &fp->slice);
+            partition_slice_release(p, &fp->slice);
             fp->has_slice = false;
         }
         size_t budget = fp->in->PartitionMaxBytes > 0 ? (size_t)fp->in->PartitionMaxBytes : 0;
         if (total >= max_total && total > 0)
-            continue;
-        if (max_total - total < budget)
+            budget = 0; /* only the offset is checked */
+        else if (max_total - total < budget)
             budget = max_total - total;
-        if (offset >= max_offset)
-            continue;
-        rc = log_read(partition_log(p), offset, max_offset, budget, &fp->slice);
+        rc = partition_read(p, fp->in->FetchOffset, budget, reader, &fp->slice);
         if (rc != 0) {
             o->ErrorCode = (int16_t)(rc == ERR_IO ? ERR_KAFKA_STORAGE_ERROR : err_wire(rc));
             *any_error = true;
@@ -134,8 +132,8 @@ static size_t evaluate(struct fetch_call *c, bool *any_error)
         fp->has_slice = true;
         /* Only the first partition with data may exceed the limits (KIP-74: so that a batch
          * larger than the limits can still be consumed). */
-        if (total > 0 && fp->slice.len > budget) {
-            log_slice_release(partition_log(p), &fp->slice);
+        if ((total >= max_total && total > 0) || (total > 0 && fp->slice.len > budget)) {
+            partition_slice_release(p, &fp->slice);
             fp->has_slice = false;
             continue;
         }
@@ -262,6 +260,18 @@ static int prepare(struct broker *b, struct fetch_call *c)
     struct arena *ar = req->arena;
     bool by_id = req->hdr.RequestApiVersion >= 13;
     int32_t nt = rq->Topics.n > 0 ? rq->Topics.n : 0, n_parts = 0, k = 0;
+    static const struct broker_shape shape = {
+        sizeof(struct FetchTopic),
+        offsetof(struct FetchTopic, Topic),
+        offsetof(struct FetchTopic, Partitions),
+        sizeof(struct FetchPartition),
+        offsetof(struct FetchPartition, Partition),
+        sizeof(struct FetchableTopicResponse),
+        offsetof(struct FetchableTopicResponse, Topic),
+        offsetof(struct FetchableTopicResponse, Partitions),
+        sizeof(struct FetchPartitionData),
+        offsetof(struct FetchPartitionData, PartitionIndex),
+    };
 
     for (int32_t i = 0; i < nt; i++)
         n_parts += rq->Topics.v[i].Partitions.n > 0 ? rq->Topics.v[i].Partitions.n : 0;
@@ -270,38 +280,42 @@ static int prepare(struct broker *b, struct fetch_call *c)
     if (c->rs == NULL || c->parts == NULL)
         return ERR_NOMEM;
     c->n_parts = n_parts;
-    c->rs->Responses.n = nt;
-    c->rs->Responses.v = arena_alloc(ar, ((size_t)nt + 1) * sizeof *c->rs->Responses.v);
-    if (c->rs->Responses.v == NULL)
+    if (broker_response_skeleton(ar, &rq->Topics, &c->rs->Responses, &shape) != 0)
         return ERR_NOMEM;
     for (int32_t i = 0; i < nt; i++) {
         struct FetchTopic *t = &rq->Topics.v[i];
         struct FetchableTopicResponse *tr = &c->rs->Responses.v[i];
-        int32_t np = t->Partitions.n > 0 ? t->Partitions.n : 0;
-        tr->Topic = t->Topic;
+        int32_t np = tr->Partitions.n;
         tr->TopicId = t->TopicId;
-        tr->Partitions.n = np;
-        tr->Partitions.v = arena_alloc(ar, ((size_t)np + 1) * sizeof *tr->Partitions.v);
-        if (tr->Partitions.v == NULL)
-            return ERR_NOMEM;
         for (int32_t j = 0; j < np; j++) {
             static const struct FetchPartitionData defaults = FETCH_PARTITION_DATA_DEFAULTS;
             struct fetch_part *fp = &c->parts[k++];
             struct FetchPartitionData *o = &tr->Partitions.v[j];
             *o = defaults;
-            o->PartitionIndex = t->Partitions.v[j].Partition;
+            o->PartitionIndex = t->Partitions.v[j].Partition; /* defaults cleared it */
             o->HighWatermark = -1;
             o->AbortedTransactions.n = -1;
             fp->call = c;
             fp->in = &t->Partitions.v[j];
             fp->out = o;
-            fp->p =
-                by_id ? replica_partition_by_id(b->replicas, t->TopicId.b, o->PartitionIndex)
-                      : replica_partition(b->replicas, t->Topic ? t->Topic : "", o->PartitionIndex);
-            if (fp->p)
+            /* Consumers and followers alike fetch from the leader (no KIP-392 follower
+             * fetching). */
+            int rc = by_id ? replica_leader_partition_by_id(b->replicas, t->TopicId.b,
+                                                            o->PartitionIndex, &fp->p)
+                           : replica_leader_partition(b->replicas, t->Topic ? t->Topic : "",
+                                                      o->PartitionIndex, &fp->p);
+            /* A follower's fetch must come from a replica of the partition; its fetch offset
+             * is its log end, which may move the high watermark. */
+            if (rc == 0 && rq->ReplicaId >= 0)
+                rc = rq->ReplicaId == b->node_id
+                         ? ERR_NOT_LEADER_OR_FOLLOWER
+                         : partition_follower_fetched(fp->p, rq->ReplicaId, fp->in->FetchOffset);
+            if (rc == 0)
                 partition_hold(fp->p);
-            else
-                o->ErrorCode = by_id ? ERR_UNKNOWN_TOPIC_ID : ERR_UNKNOWN_TOPIC_OR_PARTITION;
+            else {
+                fp->p = NULL;
+                o->ErrorCode = (int16_t)rc;
+            }
         }
     }
     return 0;

@@ -3,14 +3,13 @@
  * after a timestamp, per partition. The batch-level answers come from the indexes on the
  * event loop; narrowing one to a record (which reads and may decompress a batch) runs on
  * libuv's thread pool, and the request is answered when every look-up is back. */
+#include <stddef.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 #include "base/arena.h"
 #include "base/err.h"
 #include "base/log.h"
 #include "broker_int.h"
-#include "log/log.h"
 #include "net/net.h"
 #include "record/record.h"
 #include "replica/replica.h"
@@ -18,6 +17,7 @@
 #define LATEST_TIMESTAMP -1
 #define EARLIEST_TIMESTAMP -2
 #define MAX_TIMESTAMP -3
+#define DEBUGGING_REPLICA_ID -2
 
 /* A request whose answer waits for look-ups on the thread pool. */
 struct lookup_call {
@@ -36,8 +36,8 @@ struct lookup {
     uv_work_t w;
     struct lookup_call *call;
     struct ListOffsetsPartitionResponse *out; /* in the request's arena */
-    struct log *log;                          /* the slice's, for log_slice_release */
-    struct log_slice slice;                   /* pins the segment until the answer is in */
+    struct partition *p;                      /* held until the answer is in */
+    struct partition_slice slice;             /* pins the segment until the answer is in */
     size_t bound;
     int64_t target;
     bool max;
@@ -50,27 +50,15 @@ struct lookup {
 static void lookup_run(uv_work_t *w)
 {
     struct lookup *lk = w->data;
-    uint8_t hdr[RECORD_BATCH_HEADER];
-    struct record_batch b;
     uint8_t *buf;
     size_t size;
 
-    lk->rc = ERR_IO;
-    if (pread(lk->slice.fd, hdr, sizeof hdr, lk->slice.pos) != (ssize_t)sizeof hdr ||
-        record_batch_parse_header(hdr, sizeof hdr, &b) != 0)
+    lk->rc = partition_slice_first_batch(&lk->slice, lk->bound, &buf, &size);
+    if (lk->rc != 0)
         return;
-    size = record_batch_size(&b);
-    if (size > lk->slice.len || size > lk->bound)
-        return;
-    buf = malloc(size);
-    if (buf == NULL) {
-        lk->rc = ERR_NOMEM;
-        return;
-    }
-    if (pread(lk->slice.fd, buf, size, lk->slice.pos) == (ssize_t)size)
-        lk->rc = lk->max ? record_batch_max_timestamp(buf, size, lk->bound, &lk->offset, &lk->ts)
-                         : record_batch_find_timestamp(buf, size, lk->bound, lk->target,
-                                                       &lk->offset, &lk->ts);
+    lk->rc = lk->max ? record_batch_max_timestamp(buf, size, lk->bound, &lk->offset, &lk->ts)
+                     : record_batch_find_timestamp(buf, size, lk->bound, lk->target, &lk->offset,
+                                                   &lk->ts);
     free(buf);
 }
 
@@ -96,59 +84,69 @@ static void lookup_done(uv_work_t *w, int status)
         lk->out->Offset = lk->offset;
         lk->out->Timestamp = lk->ts;
     }
-    log_slice_release(lk->log, &lk->slice);
+    partition_slice_release(lk->p, &lk->slice);
+    partition_release(lk->p);
     free(lk);
     call_unref(call);
 }
 
-/* Queues the narrowing of out's batch-level answer (the batch holding out->Offset, below
- * `visible`) to the first record at or after `target`, or with `max` the record with the
+/* Queues the narrowing of out's batch-level answer (the batch holding out->Offset, below the
+ * reader's bound) to the first record at or after `target`, or with `max` the record with the
  * largest timestamp. Leaves the batch-level answer if it cannot be queued. */
-static void lookup_start(struct lookup_call *call, struct partition *p, int64_t visible,
-                         int64_t target, bool max, struct ListOffsetsPartitionResponse *out)
+static void lookup_start(struct lookup_call *call, struct partition *p,
+                         enum partition_reader reader, int64_t target, bool max,
+                         struct ListOffsetsPartitionResponse *out)
 {
     int64_t limit = partition_settings(p)->max_message_bytes;
     struct lookup *lk = calloc(1, sizeof *lk);
 
     if (lk == NULL)
         return;
-    if (log_read(partition_log(p), out->Offset, visible, 1, &lk->slice) != 0) {
+    if (partition_read(p, out->Offset, 1, reader, &lk->slice) != 0) {
         free(lk);
         return;
     }
     if (lk->slice.len < RECORD_BATCH_HEADER)
         goto err_release;
     lk->w.data = lk;
-    lk->log = partition_log(p);
+    lk->p = p;
     lk->call = call;
     lk->out = out;
     lk->bound = limit > 0 ? (size_t)limit : 0;
     lk->target = target;
     lk->max = max;
-    if (uv_queue_work(call->b->loop, &lk->w, lookup_run, lookup_done) != 0)
+    partition_hold(p);
+    if (uv_queue_work(call->b->loop, &lk->w, lookup_run, lookup_done) != 0) {
+        partition_release(p);
         goto err_release;
+    }
     call->pending++;
     return;
 
 err_release:
-    log_slice_release(partition_log(p), &lk->slice);
+    partition_slice_release(p, &lk->slice);
     free(lk);
 }
 
-static void list_partition(struct lookup_call *call, const char *topic, int8_t isolation,
-                           const struct ListOffsetsPartition *in,
+static void list_partition(struct lookup_call *call, const char *topic, int32_t replica_id,
+                           int8_t isolation, const struct ListOffsetsPartition *in,
                            struct ListOffsetsPartitionResponse *out)
 {
-    struct partition *p = replica_partition(call->b->replicas, topic, in->PartitionIndex);
+    struct partition *p;
+    enum partition_reader reader =
+        isolation == 1 ? PARTITION_READ_COMMITTED : PARTITION_READ_UNCOMMITTED;
     int64_t visible;
-    int rc;
+    int rc = replica_leader_partition(call->b->replicas, topic, in->PartitionIndex, &p);
 
-    out->PartitionIndex = in->PartitionIndex;
     out->Timestamp = -1;
     out->Offset = -1;
     out->LeaderEpoch = -1;
-    if (p == NULL) {
-        out->ErrorCode = ERR_UNKNOWN_TOPIC_OR_PARTITION;
+    /* Only the debugging replica id (-2) may ask a follower (as in Kafka). */
+    if (rc == ERR_NOT_LEADER_OR_FOLLOWER && replica_id == DEBUGGING_REPLICA_ID &&
+        (p = replica_partition(call->b->replicas, topic, in->PartitionIndex)) != NULL)
+        rc = 0;
+    if (rc != 0) {
+        out->ErrorCode = (int16_t)rc;
         return;
     }
     rc = broker_check_epoch(partition_leader_epoch(p), in->CurrentLeaderEpoch);
@@ -157,7 +155,7 @@ static void list_partition(struct lookup_call *call, const char *topic, int8_t i
         return;
     }
     out->LeaderEpoch = partition_leader_epoch(p);
-    visible = isolation == 1 ? partition_last_stable_offset(p) : partition_high_watermark(p);
+    visible = partition_read_bound(p, reader);
     switch (in->Timestamp) {
     case EARLIEST_TIMESTAMP:
         out->Offset = partition_log_start_offset(p);
@@ -166,18 +164,18 @@ static void list_partition(struct lookup_call *call, const char *topic, int8_t i
         out->Offset = visible;
         break;
     case MAX_TIMESTAMP:
-        log_max_timestamp(partition_log(p), &out->Offset, &out->Timestamp);
+        partition_max_timestamp(p, &out->Offset, &out->Timestamp);
         if (out->Offset >= visible)
             out->Offset = out->Timestamp = -1;
         else if (out->Offset >= 0)
-            lookup_start(call, p, visible, 0, true, out);
+            lookup_start(call, p, reader, 0, true, out);
         break;
     default:
         if (in->Timestamp < 0) {
             out->ErrorCode = ERR_INVALID_REQUEST;
             return;
         }
-        rc = log_offset_for_time(partition_log(p), in->Timestamp, &out->Offset, &out->Timestamp);
+        rc = partition_offset_for_time(p, in->Timestamp, &out->Offset, &out->Timestamp);
         if (rc != 0) {
             out->ErrorCode = ERR_KAFKA_STORAGE_ERROR;
             return;
@@ -186,7 +184,7 @@ static void list_partition(struct lookup_call *call, const char *topic, int8_t i
         if (out->Offset >= visible)
             out->Offset = out->Timestamp = -1;
         else if (out->Offset >= 0)
-            lookup_start(call, p, visible, in->Timestamp, false, out);
+            lookup_start(call, p, reader, in->Timestamp, false, out);
         break;
     }
 }
@@ -196,37 +194,35 @@ void broker_list_offsets(struct broker *b, struct net_request *req)
     struct ListOffsetsRequest *rq = req->body;
     struct arena *ar = req->arena;
     struct ListOffsetsResponse *rs = arena_alloc(ar, sizeof *rs);
-    int32_t nt = rq->Topics.n > 0 ? rq->Topics.n : 0;
     struct lookup_call *call;
 
-    if (rs == NULL)
+    static const struct broker_shape shape = {
+        sizeof(struct ListOffsetsTopic),
+        offsetof(struct ListOffsetsTopic, Name),
+        offsetof(struct ListOffsetsTopic, Partitions),
+        sizeof(struct ListOffsetsPartition),
+        offsetof(struct ListOffsetsPartition, PartitionIndex),
+        sizeof(struct ListOffsetsTopicResponse),
+        offsetof(struct ListOffsetsTopicResponse, Name),
+        offsetof(struct ListOffsetsTopicResponse, Partitions),
+        sizeof(struct ListOffsetsPartitionResponse),
+        offsetof(struct ListOffsetsPartitionResponse, PartitionIndex),
+    };
+
+    if (rs == NULL || broker_response_skeleton(ar, &rq->Topics, &rs->Topics, &shape) != 0)
         goto err_nomem;
-    rs->Topics.n = nt;
-    rs->Topics.v = arena_alloc(ar, ((size_t)nt + 1) * sizeof *rs->Topics.v);
-    if (rs->Topics.v == NULL)
-        goto err_nomem;
-    for (int32_t i = 0; i < nt; i++) {
-        struct ListOffsetsTopic *t = &rq->Topics.v[i];
-        struct ListOffsetsTopicResponse *tr = &rs->Topics.v[i];
-        int32_t np = t->Partitions.n > 0 ? t->Partitions.n : 0;
-        tr->Name = t->Name;
-        tr->Partitions.n = np;
-        tr->Partitions.v = arena_alloc(ar, ((size_t)np + 1) * sizeof *tr->Partitions.v);
-        if (tr->Partitions.v == NULL)
-            goto err_nomem;
-    }
     /* The call holds one reference while look-ups are queued, so that none answers early. */
     call = malloc(sizeof *call);
     if (call == NULL)
         goto err_nomem;
     *call = (struct lookup_call){.b = b, .req = req, .rs = rs, .pending = 1};
     b->live_lookups++;
-    for (int32_t i = 0; i < nt; i++) {
+    for (int32_t i = 0; i < rs->Topics.n; i++) {
         struct ListOffsetsTopic *t = &rq->Topics.v[i];
         struct ListOffsetsTopicResponse *tr = &rs->Topics.v[i];
         for (int32_t j = 0; j < tr->Partitions.n; j++)
-            list_partition(call, t->Name ? t->Name : "", rq->IsolationLevel, &t->Partitions.v[j],
-                           &tr->Partitions.v[j]);
+            list_partition(call, t->Name ? t->Name : "", rq->ReplicaId, rq->IsolationLevel,
+                           &t->Partitions.v[j], &tr->Partitions.v[j]);
     }
     call_unref(call);
     return;

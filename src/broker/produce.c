@@ -113,7 +113,7 @@ static void produce_partition(struct broker *b, struct arena *ar, const char *to
                               struct PartitionProduceData *in, struct PartitionProduceResponse *out,
                               int64_t now, struct produce_wait *wait)
 {
-    struct partition *p = replica_partition(b->replicas, topic, in->Index);
+    struct partition *p;
     struct record_batch hdr;
     struct record_scan scan;
     const struct partition_settings *set;
@@ -127,8 +127,12 @@ static void produce_partition(struct broker *b, struct arena *ar, const char *to
     out->BaseOffset = -1;
     out->LogAppendTimeMs = -1;
     out->LogStartOffset = -1;
-    if (p == NULL) {
-        out->ErrorCode = ERR_UNKNOWN_TOPIC_OR_PARTITION;
+    /* Only the leader takes writes: a follower here, or a partition the metadata places on
+     * other brokers, answers NOT_LEADER_OR_FOLLOWER so that the client refreshes its
+     * metadata (Kafka does the same). */
+    rc = replica_leader_partition(b->replicas, topic, in->Index, &p);
+    if (rc != 0) {
+        out->ErrorCode = (int16_t)rc;
         return;
     }
     set = partition_settings(p);
@@ -276,7 +280,20 @@ void broker_produce(struct broker *b, struct net_request *req)
     int32_t nt = rq->TopicData.n > 0 ? rq->TopicData.n : 0;
     struct produce_wait *pw = NULL;
 
-    if (rs == NULL)
+    static const struct broker_shape shape = {
+        sizeof(struct TopicProduceData),
+        offsetof(struct TopicProduceData, Name),
+        offsetof(struct TopicProduceData, PartitionData),
+        sizeof(struct PartitionProduceData),
+        offsetof(struct PartitionProduceData, Index),
+        sizeof(struct TopicProduceResponse),
+        offsetof(struct TopicProduceResponse, Name),
+        offsetof(struct TopicProduceResponse, PartitionResponses),
+        sizeof(struct PartitionProduceResponse),
+        offsetof(struct PartitionProduceResponse, Index),
+    };
+
+    if (rs == NULL || broker_response_skeleton(ar, &rq->TopicData, &rs->Responses, &shape) != 0)
         goto err_nomem;
     if (acks == -1) {
         size_t n = 0;
@@ -290,24 +307,12 @@ void broker_produce(struct broker *b, struct net_request *req)
         pw->req = req;
         pw->rs = rs;
     }
-    rs->Responses.n = nt;
-    rs->Responses.v = arena_alloc(ar, ((size_t)nt + 1) * sizeof *rs->Responses.v);
-    if (rs->Responses.v == NULL)
-        goto err_nomem;
     for (int32_t i = 0; i < nt; i++) {
         struct TopicProduceData *td = &rq->TopicData.v[i];
         struct TopicProduceResponse *tr = &rs->Responses.v[i];
-        int32_t np = td->PartitionData.n > 0 ? td->PartitionData.n : 0;
-        tr->Name = td->Name;
-        tr->PartitionResponses.n = np;
-        tr->PartitionResponses.v =
-            arena_alloc(ar, ((size_t)np + 1) * sizeof(*tr->PartitionResponses.v));
-        if (tr->PartitionResponses.v == NULL)
-            goto err_nomem;
-        for (int32_t j = 0; j < np; j++) {
+        for (int32_t j = 0; j < tr->PartitionResponses.n; j++) {
             struct PartitionProduceResponse *pr = &tr->PartitionResponses.v[j];
             if (acks != 0 && acks != 1 && acks != -1) {
-                pr->Index = td->PartitionData.v[j].Index;
                 pr->ErrorCode = ERR_INVALID_REQUIRED_ACKS;
                 pr->BaseOffset = pr->LogAppendTimeMs = pr->LogStartOffset = -1;
                 continue;

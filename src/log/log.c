@@ -142,8 +142,13 @@ int log_open(const char *dir, const struct log_config *cfg, const struct log_io 
     for (size_t i = 0; i < l->n_segs; i++)
         log_seg_close_idle(l->segs[i]);
 
-    log_info(LOG_MOD, "opened %s (%s): %zu segment(s), offsets %" PRId64 "..%" PRId64, dir,
-             clean ? "clean" : "recovered", l->n_segs, l->start, l->leo);
+    /* A new partition's empty log is not news (a topic of thousands of partitions would
+     * write thousands of lines; replica/ says what it created); an existing one is. */
+    if (l->created)
+        log_debug(LOG_MOD, "created %s", dir);
+    else
+        log_info(LOG_MOD, "opened %s (%s): %zu segment(s), offsets %" PRId64 "..%" PRId64, dir,
+                 clean ? "clean" : "recovered", l->n_segs, l->start, l->leo);
     *out = l;
     return 0;
 

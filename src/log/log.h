@@ -114,6 +114,37 @@ int log_read(struct log *l, int64_t offset, int64_t max_offset, size_t max_bytes
              struct log_slice *out);
 void log_slice_release(struct log *l, struct log_slice *s);
 
+/* The batch iterator: walks the record batches of a slice (from log_read) in order, by their
+ * headers, reading through the log's struct log_io — the one way code above log/ reads batch
+ * headers or whole batches back from a segment (producer-state replay, coordinator replay,
+ * ListOffsets' narrowing, compaction). next/read touch only the iterator, `io` and the
+ * slice's descriptor, so they may run on the thread pool while the slice is held. Bounded: no batch
+ * larger than `max_batch` bytes is returned, and nothing past the slice is read. Caller-allocated;
+ * nothing to free. */
+struct record_batch;
+struct log_batch_iter {
+    const struct log_io *io;
+    int fd;
+    off_t pos, cur, end; /* next batch, batch last returned, end of the range */
+    size_t max_batch;
+    off_t win_at; /* header window: file position of win[0], -1 = empty */
+    size_t win_n;
+    uint8_t win[4096];
+};
+void log_batch_iter_init(struct log_batch_iter *it, const struct log_io *io,
+                         const struct log_slice *s, size_t max_batch);
+/* The struct log_io a log was opened with (for log_batch_iter_init). */
+const struct log_io *log_get_io(const struct log *l);
+/* The next batch's header (CRC not checked). Returns 0 with *hdr; ERR_NOTFOUND at the end of
+ * the slice; ERR_IO; ERR_CORRUPT_MESSAGE if the bytes there are not a whole batch inside the
+ * slice; ERR_MESSAGE_TOO_LARGE if the batch is larger than max_batch (the walk cannot go on
+ * past either). */
+int log_batch_iter_next(struct log_batch_iter *it, struct record_batch *hdr);
+/* Reads the whole batch last returned by log_batch_iter_next (`hdr`, record_batch_size(hdr)
+ * bytes, at most max_batch) into buf. 0 or ERR_IO. */
+int log_batch_iter_read(const struct log_batch_iter *it, const struct record_batch *hdr,
+                        uint8_t *buf);
+
 /* ListOffsets by timestamp: the first offset whose batch max timestamp >= ts (time index,
  * then a scan of that segment's batches); -1 if none. *out_ts receives that batch's max
  * timestamp. Returns 0 or ERR_IO. */

@@ -98,6 +98,7 @@ struct log {
     int64_t last_flush_ms; /* monotonic */
     uint64_t trunc_gen;    /* bumped by truncation: a flush snapshot from before is stale */
     bool dir_dirty;        /* files created or removed since the last flush snapshot */
+    bool created;          /* the directory held no segment: log_open made the first one */
 
     /* The one flush in flight (prepare → run → done). */
     bool flush_busy;

@@ -157,6 +157,7 @@ int log_recover_open(struct log *l, int64_t recovery_point, bool clean)
             return rc;
         }
         l->dir_dirty = true;
+        l->created = true;
         l->leo = base;
         return 0;
     }

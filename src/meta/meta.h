@@ -159,8 +159,18 @@ int meta_propose(struct meta *m, const struct meta_record *recs, size_t n, meta_
  * meta_next_producer_id says. */
 
 /* Called after every batch applied to the image (on every node, including during replay at
- * start), for modules that react to metadata (partitions to open, ...). */
+ * start, and with the records that rebuild the image after a snapshot restore), for modules
+ * that react to metadata (partitions to open, ...). Runs inside the apply: keep it short. */
 typedef void (*meta_apply_cb)(void *arg, const struct meta_record *recs, size_t n);
+
+/* Subscribes a module to applied batches: `cb(arg, ...)` runs after every batch applied from
+ * now on, after meta_options.on_apply and the earlier subscribers. At most
+ * META_MAX_SUBSCRIBERS. Returns 0, ERR_EXISTS for a (cb, arg) pair already subscribed, or
+ * ERR_NOMEM when full. A subscriber must unsubscribe before it goes (it may do so from its
+ * own callback). */
+#define META_MAX_SUBSCRIBERS 8
+int meta_subscribe(struct meta *m, meta_apply_cb cb, void *arg);
+void meta_unsubscribe(struct meta *m, meta_apply_cb cb, void *arg);
 
 /* ---- lifecycle -------------------------------------------------------------------------- */
 

@@ -81,6 +81,13 @@ struct meta {
     int32_t node_id;
     meta_apply_cb on_apply;
     void *on_apply_arg;
+    /* meta_subscribe: modules that react to applied batches, called after on_apply in the
+     * order they subscribed. */
+    struct meta_subscriber {
+        meta_apply_cb cb;
+        void *arg;
+    } subs[META_MAX_SUBSCRIBERS];
+    size_t n_subs;
 
     raft_id known_leader;
     struct raft_barrier barrier;
@@ -104,6 +111,45 @@ struct meta {
 
 /* ---- FSM ----------------------------------------------------------------------------------- */
 
+/* meta_apply_cb that fans a batch out to the options' callback and every subscriber. A
+ * subscriber may unsubscribe itself from its callback. */
+static void notify(void *arg, const struct meta_record *recs, size_t n)
+{
+    struct meta *m = arg;
+    if (m->on_apply)
+        m->on_apply(m->on_apply_arg, recs, n);
+    for (size_t i = 0; i < m->n_subs; i++) {
+        struct meta_subscriber s = m->subs[i];
+        s.cb(s.arg, recs, n);
+        if (i < m->n_subs && (m->subs[i].cb != s.cb || m->subs[i].arg != s.arg))
+            i--; /* it left: the next one moved into its slot */
+    }
+}
+
+int meta_subscribe(struct meta *m, meta_apply_cb cb, void *arg)
+{
+    for (size_t i = 0; i < m->n_subs; i++)
+        if (m->subs[i].cb == cb && m->subs[i].arg == arg)
+            return ERR_EXISTS;
+    if (m->n_subs == META_MAX_SUBSCRIBERS)
+        return ERR_NOMEM;
+    m->subs[m->n_subs].cb = cb;
+    m->subs[m->n_subs].arg = arg;
+    m->n_subs++;
+    return 0;
+}
+
+void meta_unsubscribe(struct meta *m, meta_apply_cb cb, void *arg)
+{
+    for (size_t i = 0; i < m->n_subs; i++) {
+        if (m->subs[i].cb == cb && m->subs[i].arg == arg) {
+            memmove(&m->subs[i], &m->subs[i + 1], (m->n_subs - i - 1) * sizeof m->subs[0]);
+            m->n_subs--;
+            return;
+        }
+    }
+}
+
 static int fsm_apply(struct raft_fsm *fsm, const struct raft_buffer *buf, void **result)
 {
     struct meta *m = fsm->data;
@@ -112,7 +158,7 @@ static int fsm_apply(struct raft_fsm *fsm, const struct raft_buffer *buf, void *
     int rv = ERR_PARSE;
 
     if (meta_r_u32(&r) == 0 && !r.bad && blen <= meta_r_left(&r))
-        rv = meta_image_apply(m->img, r.p + 8, blen, m->on_apply, m->on_apply_arg);
+        rv = meta_image_apply(m->img, r.p + 8, blen, notify, m);
 
     /* A rejected batch is a normal outcome (two racing creates of one topic); the code goes
      * back to the proposer through raft_apply's result. Returning non-zero here would stop
@@ -172,9 +218,9 @@ static int fsm_restore(struct raft_fsm *fsm, struct raft_buffer *buf)
     raft_free(buf->base);
     /* Modules that react to metadata learn about a restored image as the records that would
      * build it; they must treat these like any applied batch. */
-    if (m->on_apply) {
+    if (m->on_apply || m->n_subs > 0) {
         if (meta_image_records(m->img, &a, &recs, &n) == 0)
-            m->on_apply(m->on_apply_arg, recs, n);
+            notify(m, recs, n);
         else
             log_error("meta", "node %d: out of memory reporting a restored snapshot", m->node_id);
         arena_free(a);

@@ -126,7 +126,7 @@ void partition_refresh_settings(struct partition *p)
 }
 
 /* Rebuilds producer state from the newest snapshot plus the batches after it, reading only
- * batch headers. */
+ * batch headers (through the log's batch iterator). */
 static int load_producers(struct partition *p)
 {
     int64_t from, leo = log_end_offset(p->log);
@@ -142,26 +142,25 @@ static int load_producers(struct partition *p)
         from = log_start_offset(p->log);
     while (from < leo) {
         struct log_slice sl;
+        struct log_batch_iter it;
+        struct record_batch b;
+        int64_t next = from;
+
         rc = log_read(p->log, from, leo, 1 << 20, &sl);
         if (rc != 0 || sl.len == 0)
             break;
-        off_t pos = sl.pos, end = sl.pos + (off_t)sl.len;
-        int64_t next = from;
-        while (rc == 0 && end - pos >= RECORD_BATCH_HEADER) {
-            uint8_t hdr[RECORD_BATCH_HEADER];
-            struct record_batch b;
-            if (pread(sl.fd, hdr, sizeof hdr, pos) != (ssize_t)sizeof hdr ||
-                record_batch_parse_header(hdr, sizeof hdr, &b) != 0) {
-                rc = ERR_IO;
-                break;
-            }
+        log_batch_iter_init(&it, log_get_io(p->log), &sl, SIZE_MAX);
+        while ((rc = log_batch_iter_next(&it, &b)) == 0) {
             if (b.producer_id >= 0 && record_batch_last_offset(&b) >= from)
                 rc = pstate_update(p->pstate, &b, b.max_timestamp);
-            pos += (off_t)record_batch_size(&b);
+            if (rc != 0)
+                break;
             next = record_batch_last_offset(&b) + 1;
         }
+        if (rc == ERR_NOTFOUND)
+            rc = 0;
         log_slice_release(p->log, &sl);
-        if (next <= from)
+        if (rc != 0 || next <= from)
             break;
         from = next;
     }
@@ -180,11 +179,88 @@ static int64_t find_checkpoint(const struct log_checkpoint_entry *e, size_t n, c
     return def;
 }
 
-int partition_open(struct replica_mgr *rm, const char *topic, const uint8_t id[16], int32_t index,
-                   int32_t leader_epoch, struct partition **out)
+/* ---- role ------------------------------------------------------------------------------- */
+
+static bool contains(const int32_t *v, int32_t n, int32_t x)
+{
+    for (int32_t i = 0; i < n; i++)
+        if (v[i] == x)
+            return true;
+    return false;
+}
+
+/* The leader's rule: HW = min log end over the ISR (itself included), never backwards. A
+ * follower in the ISR that has not fetched yet holds it where it is. Returns true if moved. */
+static bool update_hw(struct partition *p)
+{
+    int64_t hw = log_end_offset(p->log);
+    if (p->role != REPLICA_LEADER)
+        return false;
+    for (int32_t i = 0; i < p->n_followers; i++)
+        if (contains(p->isr, p->n_isr, p->followers[i].id) && p->followers[i].leo < hw)
+            hw = p->followers[i].leo;
+    if (hw <= p->high_watermark)
+        return false;
+    p->high_watermark = hw;
+    return true;
+}
+
+bool partition_set_state(struct partition *p, const struct meta_partition *mp)
+{
+    int32_t self = p->rm->node_id, n_rep = mp->n_replicas, n_isr = mp->n_isr;
+    int32_t *rep = malloc(((size_t)n_rep + 1) * sizeof *rep);
+    int32_t *isr = malloc(((size_t)n_isr + 1) * sizeof *isr);
+    struct partition_follower *fol = calloc((size_t)n_rep + 1, sizeof *fol);
+    enum replica_role role = mp->leader == self ? REPLICA_LEADER : REPLICA_FOLLOWER;
+    bool changed = role != p->role || mp->leader_epoch != p->leader_epoch;
+    int32_t nf = 0;
+
+    if (rep == NULL || isr == NULL || fol == NULL) {
+        /* Keep the old sets; the role and epochs still follow the image. */
+        log_error("replica", "out of memory updating the replica sets of %s-%d", p->topic,
+                  p->index);
+        free(rep);
+        free(isr);
+        free(fol);
+    } else {
+        memcpy(rep, mp->replicas, (size_t)n_rep * sizeof *rep);
+        memcpy(isr, mp->isr, (size_t)n_isr * sizeof *isr);
+        for (int32_t i = 0; i < n_rep; i++) {
+            if (rep[i] == self)
+                continue;
+            fol[nf].id = rep[i];
+            /* A new leader epoch forgets what followers had fetched: they fetch again. */
+            fol[nf].leo = changed ? -1 : partition_follower_offset(p, rep[i]);
+            nf++;
+        }
+        free(p->replicas);
+        free(p->isr);
+        free(p->followers);
+        p->replicas = rep;
+        p->isr = isr;
+        p->followers = fol;
+        p->n_replicas = n_rep;
+        p->n_isr = n_isr;
+        p->n_followers = nf;
+    }
+    p->role = role;
+    p->leader_id = mp->leader;
+    p->leader_epoch = mp->leader_epoch;
+    p->partition_epoch = mp->partition_epoch;
+    if (changed && role == REPLICA_LEADER && p->log)
+        log_epoch_assign(p->log, p->leader_epoch, log_end_offset(p->log));
+    /* A shrunk ISR may let the high watermark move. */
+    if (p->log && update_hw(p))
+        partition_marks_changed(p);
+    return changed;
+}
+
+int partition_open(struct replica_mgr *rm, const char *topic, const uint8_t id[16],
+                   const struct meta_partition *mp, struct partition **out)
 {
     struct partition *p = calloc(1, sizeof *p);
     struct log_config lc;
+    int32_t index = mp->partition, leader_epoch = mp->leader_epoch;
     int rc = ERR_NOMEM;
 
     if (p == NULL || (p->topic = strdup(topic)) == NULL)
@@ -192,7 +268,10 @@ int partition_open(struct replica_mgr *rm, const char *topic, const uint8_t id[1
     p->rm = rm;
     p->index = index;
     memcpy(p->topic_id, id, 16);
-    p->leader_epoch = leader_epoch;
+    p->leader_epoch = -1;
+    partition_set_state(p, mp);
+    if (p->replicas == NULL)
+        goto err;
     p->refs = 1;
     p->online = true;
     int n = snprintf(p->dir, sizeof p->dir, "%s/%s-%d", rm->dir, topic, index);
@@ -249,23 +328,34 @@ int partition_open(struct replica_mgr *rm, const char *topic, const uint8_t id[1
                  "the log start to %lld, so no record below it is served",
                  topic, index, (long long)start, (long long)log_end_offset(p->log),
                  (long long)log_start_offset(p->log));
-    log_epoch_assign(p->log, leader_epoch, log_end_offset(p->log));
+    /* A leader's epoch starts at its log end (Kafka's makeLeader); a follower's epoch cache
+     * learns epochs from the batches it replicates. */
+    if (p->role == REPLICA_LEADER)
+        log_epoch_assign(p->log, leader_epoch, log_end_offset(p->log));
     rc = load_producers(p);
     if (rc != 0) {
         log_close(p->log, false);
         pstate_free(p->pstate);
         goto err;
     }
-    /* One replica: everything in the log is committed. */
-    p->high_watermark = log_end_offset(p->log);
+    /* No replication-offset-checkpoint yet: a leader whose ISR is itself alone (one replica)
+     * has everything committed; otherwise the high watermark starts at the log start and
+     * moves as the followers' fetches (or, on a follower, the leader's) say. */
+    p->high_watermark = log_start_offset(p->log);
+    if (p->role == REPLICA_LEADER && p->n_isr <= 1)
+        p->high_watermark = log_end_offset(p->log);
     for (int m = PARTITION_LOG_END; m <= PARTITION_DURABLE; m++)
         purgatory_point_init(&p->marks[m], partition_mark(p, (enum partition_mark)m));
     *out = p;
     return 0;
 
 err:
-    if (p)
+    if (p) {
         free(p->topic);
+        free(p->replicas);
+        free(p->isr);
+        free(p->followers);
+    }
     free(p);
     return rc;
 }
@@ -284,6 +374,9 @@ static void partition_free(struct partition *p)
     pstate_free(p->pstate);
     /* A deleted partition's directory is gone: nothing to flush or trim. */
     log_close(p->log, !p->deleted);
+    free(p->replicas);
+    free(p->isr);
+    free(p->followers);
     free(p->topic);
     free(p);
 }
@@ -395,6 +488,138 @@ struct log *partition_log(struct partition *p)
 {
     return p->log;
 }
+enum replica_role partition_role(const struct partition *p)
+{
+    return p->role;
+}
+int32_t partition_leader_id(const struct partition *p)
+{
+    return p->leader_id;
+}
+int32_t partition_partition_epoch(const struct partition *p)
+{
+    return p->partition_epoch;
+}
+bool partition_is_replica(const struct partition *p, int32_t node)
+{
+    return contains(p->replicas, p->n_replicas, node);
+}
+bool partition_in_isr(const struct partition *p, int32_t node)
+{
+    return contains(p->isr, p->n_isr, node);
+}
+int64_t partition_follower_offset(const struct partition *p, int32_t node)
+{
+    for (int32_t i = 0; i < p->n_followers; i++)
+        if (p->followers[i].id == node)
+            return p->followers[i].leo;
+    return -1;
+}
+
+/* ---- reading ------------------------------------------------------------------------------ */
+
+int64_t partition_read_bound(const struct partition *p, enum partition_reader reader)
+{
+    switch (reader) {
+    case PARTITION_READ_REPLICA:
+        return log_end_offset(p->log);
+    case PARTITION_READ_COMMITTED:
+        return partition_last_stable_offset(p);
+    case PARTITION_READ_UNCOMMITTED:
+    default:
+        return p->high_watermark;
+    }
+}
+
+int partition_read(struct partition *p, int64_t from, size_t max_bytes,
+                   enum partition_reader reader, struct partition_slice *out)
+{
+    int64_t bound = partition_read_bound(p, reader);
+    struct log_slice sl = {.fd = -1};
+    int rc;
+
+    memset(out, 0, sizeof *out);
+    out->fd = -1;
+    if (from < log_start_offset(p->log) || from > log_end_offset(p->log))
+        return ERR_OFFSET_OUT_OF_RANGE;
+    if (from >= bound)
+        return 0;
+    rc = log_read(p->log, from, bound, max_bytes, &sl);
+    if (rc != 0)
+        return rc;
+    out->fd = sl.fd;
+    out->pos = (int64_t)sl.pos;
+    out->len = sl.len;
+    out->ref = sl.segment;
+    out->io = log_get_io(p->log);
+    return 0;
+}
+
+void partition_slice_release(struct partition *p, struct partition_slice *s)
+{
+    struct log_slice sl = {.fd = s->fd, .pos = (off_t)s->pos, .len = s->len, .segment = s->ref};
+    if (s->ref == NULL)
+        return;
+    log_slice_release(p->log, &sl);
+    s->ref = NULL;
+    s->len = 0;
+}
+
+int partition_slice_first_batch(const struct partition_slice *s, size_t max_batch, uint8_t **buf,
+                                size_t *len)
+{
+    struct log_slice sl = {.fd = s->fd, .pos = (off_t)s->pos, .len = s->len, .segment = s->ref};
+    struct log_batch_iter it;
+    struct record_batch b;
+    int rc;
+
+    *buf = NULL;
+    *len = 0;
+    if (s->ref == NULL || s->len == 0)
+        return ERR_NOTFOUND;
+    log_batch_iter_init(&it, s->io, &sl, max_batch);
+    rc = log_batch_iter_next(&it, &b);
+    if (rc != 0)
+        return rc;
+    *buf = malloc(record_batch_size(&b));
+    if (*buf == NULL)
+        return ERR_NOMEM;
+    rc = log_batch_iter_read(&it, &b, *buf);
+    if (rc != 0) {
+        free(*buf);
+        *buf = NULL;
+        return rc;
+    }
+    *len = record_batch_size(&b);
+    return 0;
+}
+
+int partition_offset_for_time(struct partition *p, int64_t ts, int64_t *out_offset, int64_t *out_ts)
+{
+    return log_offset_for_time(p->log, ts, out_offset, out_ts);
+}
+
+void partition_max_timestamp(const struct partition *p, int64_t *offset, int64_t *ts)
+{
+    log_max_timestamp(p->log, offset, ts);
+}
+
+int partition_delete_records(struct partition *p, int64_t offset, int64_t *low_watermark)
+{
+    int rc = 0;
+    *low_watermark = -1;
+    if (p->role != REPLICA_LEADER)
+        return ERR_NOT_LEADER_OR_FOLLOWER;
+    if (offset == -1)
+        offset = p->high_watermark;
+    if (offset < 0 || offset > p->high_watermark)
+        return ERR_OFFSET_OUT_OF_RANGE;
+    if (offset > log_start_offset(p->log))
+        rc = log_delete_records(p->log, offset);
+    if (rc == 0)
+        *low_watermark = log_start_offset(p->log);
+    return rc;
+}
 const struct pstate *partition_pstate(const struct partition *p)
 {
     return p->pstate;
@@ -413,6 +638,8 @@ int partition_append(struct partition *p, uint8_t *batch, size_t len,
     int rc;
 
     *append_time = -1;
+    if (p->role != REPLICA_LEADER)
+        return ERR_NOT_LEADER_OR_FOLLOWER;
     if (hdr->producer_id >= 0) {
         rc = pstate_check(p->pstate, hdr, &dup);
         if (rc == ERR_DUPLICATE_SEQUENCE_NUMBER)
@@ -442,8 +669,72 @@ int partition_append(struct partition *p, uint8_t *batch, size_t len,
             log_error("replica", "out of memory recording producer %lld on %s-%d",
                       (long long)hdr->producer_id, p->topic, p->index);
     }
-    p->high_watermark = log_end_offset(p->log);
+    update_hw(p);
     partition_maybe_flush(p, rolled);
     partition_marks_changed(p);
     return 0;
+}
+
+int partition_append_as_follower(struct partition *p, uint8_t *buf, size_t len, int64_t leader_hw)
+{
+    size_t off = 0;
+    int rc = 0;
+
+    if (p->role != REPLICA_FOLLOWER)
+        return ERR_NOT_LEADER_OR_FOLLOWER;
+    while (off < len) {
+        struct record_batch b;
+        int64_t base, base_before = log_active_base(p->log);
+        size_t size;
+
+        rc = record_batch_parse(buf + off, len - off, &b);
+        if (rc != 0) {
+            rc = ERR_CORRUPT_MESSAGE;
+            break;
+        }
+        size = record_batch_size(&b);
+        if (b.base_offset != log_end_offset(p->log)) {
+            rc = ERR_OFFSET_OUT_OF_RANGE;
+            break;
+        }
+        /* log_append writes the log end as base offset (the same) and the given epoch (the
+         * leader's, unchanged); neither is covered by the CRC. */
+        rc = log_append(p->log, buf + off, size, b.last_offset_delta, b.max_timestamp,
+                        b.leader_epoch, &base);
+        if (rc != 0)
+            break;
+        if (log_active_base(p->log) != base_before)
+            replica_write_snapshot(p, log_active_base(p->log)); /* as partition_append */
+        /* Followers build producer state as they replicate, so it moves with leadership. */
+        if (b.producer_id >= 0 && pstate_update(p->pstate, &b, b.max_timestamp) != 0)
+            log_error("replica", "out of memory recording producer %lld on %s-%d",
+                      (long long)b.producer_id, p->topic, p->index);
+        partition_maybe_flush(p, log_active_base(p->log) != base_before);
+        off += size;
+    }
+    int64_t hw = leader_hw < log_end_offset(p->log) ? leader_hw : log_end_offset(p->log);
+    if (hw > p->high_watermark)
+        p->high_watermark = hw;
+    if (off > 0)
+        partition_marks_changed(p);
+    return rc;
+}
+
+int partition_follower_fetched(struct partition *p, int32_t replica_id, int64_t fetch_offset)
+{
+    if (p->role != REPLICA_LEADER)
+        return ERR_NOT_LEADER_OR_FOLLOWER;
+    for (int32_t i = 0; i < p->n_followers; i++) {
+        struct partition_follower *f = &p->followers[i];
+        if (f->id != replica_id)
+            continue;
+        /* A fetch offset past the leader's end is not a position (the fetch fails with
+         * OFFSET_OUT_OF_RANGE); the follower's end never counts beyond the leader's. */
+        if (fetch_offset >= 0 && fetch_offset <= log_end_offset(p->log))
+            f->leo = fetch_offset;
+        if (update_hw(p))
+            partition_marks_changed(p);
+        return 0;
+    }
+    return ERR_NOT_LEADER_OR_FOLLOWER;
 }

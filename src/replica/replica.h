@@ -3,7 +3,11 @@
  * offset and the marks deferred requests wait on — kept in step with the metadata image (opened
  * when assigned here, closed and deleted when their topic goes), plus the housekeeping around them:
  * flush policy (fsync on the thread pool), retention, checkpoints and the clean-shutdown marker.
- * Leader only for now; followers, ISR and replication come with the cluster issue. */
+ * Each hosted partition has a role from the image's partition records — leader or follower,
+ * at a leader epoch, with the ISR and (on a leader) the followers' positions — and replica/
+ * owns what a reader may see (log end, high watermark, last stable offset). Leadership
+ * changes are published to subscribers (coordinators) in bounded slices off the metadata
+ * apply. No fetcher yet: followers are appended to by the caller (the cluster issue). */
 #ifndef TALLY_REPLICA_H
 #define TALLY_REPLICA_H
 
@@ -16,13 +20,10 @@
 struct meta;
 struct tclock;
 struct props;
-struct log;
-struct log_slice;
 struct record_batch;
 struct pstate;
 struct pstate_batch;
 struct purgatory_watch;
-struct meta_record;
 
 struct replica_mgr;
 struct partition;
@@ -42,21 +43,69 @@ struct replica_options {
  * starts housekeeping. Call once metadata is ready. Returns 0 and *out, or an error. */
 int replica_mgr_start(const struct replica_options *opts, struct replica_mgr **out);
 
-/* Brings the hosted partitions in line with a batch of metadata records just applied (new
- * partitions, deleted topics, changed configs). Has the shape of meta_apply_cb; `arg` is
- * the replica_mgr. */
-void replica_mgr_on_apply(void *arg, const struct meta_record *recs, size_t n);
+/* The manager subscribes itself to the metadata (meta_subscribe) at start and leaves at stop:
+ * every batch applied brings the hosted partitions in line (new partitions, roles and
+ * epochs, deleted topics, changed configs). */
 
 /* Flushes and closes every log, writes checkpoints and the clean-shutdown marker, then
  * frees; `cb` runs when done (pending thread-pool flushes are waited for). */
 void replica_mgr_stop(struct replica_mgr *rm, void (*cb)(void *arg), void *arg);
 
-/* Look-ups; NULL when this broker does not host the partition. */
+/* Look-ups; NULL when this broker does not host the partition (in any role). */
 struct partition *replica_partition(struct replica_mgr *rm, const char *topic, int32_t index);
 struct partition *replica_partition_by_id(struct replica_mgr *rm, const uint8_t topic_id[16],
                                           int32_t index);
 /* Number of hosted partitions. */
 size_t replica_count(const struct replica_mgr *rm);
+
+/* The partition a client request (Produce, Fetch, ListOffsets, DeleteRecords,
+ * DescribeProducers) must find led here. Returns 0 and *out when this broker leads it;
+ * NOT_LEADER_OR_FOLLOWER when the image knows the partition but this broker does not lead
+ * it (a follower here, or not hosted here: the client refreshes its metadata, as with
+ * Kafka); UNKNOWN_TOPIC_OR_PARTITION (by name) or UNKNOWN_TOPIC_ID (by id) when the image
+ * does not know it. */
+int replica_leader_partition(struct replica_mgr *rm, const char *topic, int32_t index,
+                             struct partition **out);
+int replica_leader_partition_by_id(struct replica_mgr *rm, const uint8_t topic_id[16],
+                                   int32_t index, struct partition **out);
+
+/* ---- leadership events --------------------------------------------------------------------- */
+
+/* A partition's role here: what leadership events announce. */
+enum replica_role {
+    REPLICA_LEADER = 1,   /* this broker leads the partition */
+    REPLICA_FOLLOWER = 2, /* this broker holds a replica that follows the leader */
+    REPLICA_GONE = 3      /* this broker stopped hosting it (moved away or topic deleted) */
+};
+
+/* "This broker became leader / follower of, or stopped hosting, topic-partition at epoch".
+ * The topic string is valid during the callback only. */
+struct replica_event {
+    const char *topic;
+    const uint8_t *topic_id; /* 16 bytes */
+    int32_t partition;
+    enum replica_role role;
+    int32_t leader_epoch;
+};
+typedef void (*replica_event_cb)(void *arg, const struct replica_event *ev);
+
+/* Adds a subscriber: from now on every leadership change is delivered to it, in the order
+ * they happened, after the metadata apply that caused them has returned and in slices of at
+ * most REPLICA_EVENTS_PER_TURN events (over all subscribers) per event-loop turn — so a
+ * subscriber's reaction (loading a coordinator) never runs inside the apply, and ten
+ * thousand partitions changing at once do not hold the loop. A new subscriber is not told
+ * about the roles already in place: it reads them with replica_partition / partition_role.
+ * Returns 0, ERR_NOMEM, or ERR_EXISTS for a (cb, arg) pair already subscribed. */
+#define REPLICA_EVENTS_PER_TURN 64
+int replica_subscribe(struct replica_mgr *rm, replica_event_cb cb, void *arg);
+/* Removes the subscriber with this (cb, arg): no event reaches it after this returns. */
+void replica_unsubscribe(struct replica_mgr *rm, replica_event_cb cb, void *arg);
+/* Events queued and not yet delivered, and topics whose new partitions wait to be opened
+ * (partitions newly assigned by a metadata change open after the apply, a bounded number
+ * per loop turn; until then requests for them get NOT_LEADER_OR_FOLLOWER and retry). For
+ * tests and diagnostics. */
+size_t replica_events_pending(const struct replica_mgr *rm);
+size_t replica_opens_pending(const struct replica_mgr *rm);
 
 /* Makes the log start offsets durable (DeleteRecords answers only after): writes the
  * log-start-offset-checkpoint with every hosted partition's log start offset as of this
@@ -80,7 +129,17 @@ int64_t partition_high_watermark(const struct partition *p);
 int64_t partition_last_stable_offset(const struct partition *p);
 int64_t partition_log_start_offset(const struct partition *p);
 int64_t partition_log_end_offset(const struct partition *p);
-struct log *partition_log(struct partition *p);
+/* Role (REPLICA_LEADER or REPLICA_FOLLOWER), leader id (-1 = none) and partition epoch, as of
+ * the last metadata applied. */
+enum replica_role partition_role(const struct partition *p);
+int32_t partition_leader_id(const struct partition *p);
+int32_t partition_partition_epoch(const struct partition *p);
+/* True if `node` is in the partition's replica set / its ISR. */
+bool partition_is_replica(const struct partition *p, int32_t node);
+bool partition_in_isr(const struct partition *p, int32_t node);
+/* The log end offset the leader last learned for follower `node` (from its fetch offset), or
+ * -1 if none yet or `node` is not a follower of this partition. */
+int64_t partition_follower_offset(const struct partition *p, int32_t node);
 /* The partition's producer state (idempotent / transactional producers). */
 const struct pstate *partition_pstate(const struct partition *p);
 
@@ -100,16 +159,86 @@ struct partition_settings {
 };
 const struct partition_settings *partition_settings(const struct partition *p);
 
+/* ---- reading ------------------------------------------------------------------------------ */
+
+/* Who reads, which fixes how far a read may go: a replica (follower fetch) up to the log end;
+ * a consumer up to the high watermark (read_uncommitted) or the last stable offset
+ * (read_committed). The values of the two consumer levels are Fetch's IsolationLevel. */
+enum partition_reader {
+    PARTITION_READ_UNCOMMITTED = 0,
+    PARTITION_READ_COMMITTED = 1,
+    PARTITION_READ_REPLICA = 2
+};
+
+/* A byte range of one segment file holding whole batches, for sendfile() or the batch
+ * reader below. Holds the segment (retention cannot close its descriptor) until
+ * partition_slice_release; len 0 = nothing to read. */
+struct partition_slice {
+    int fd;
+    int64_t pos;
+    size_t len;
+    void *ref;      /* opaque */
+    const void *io; /* opaque */
+};
+
+/* Reads from offset `from`: the batches starting with the one that holds `from`, at most
+ * `max_bytes` (but the first batch whole, KIP-74), never past the reader's bound and never
+ * across a segment (read again from the next offset). Returns 0 (len 0 when `from` is at or
+ * past the bound), OFFSET_OUT_OF_RANGE when `from` is below the log start or past the log
+ * end, or the log's error (ERR_IO). The slice must be released. */
+int partition_read(struct partition *p, int64_t from, size_t max_bytes,
+                   enum partition_reader reader, struct partition_slice *out);
+void partition_slice_release(struct partition *p, struct partition_slice *s);
+/* The reader's bound: log end, high watermark or last stable offset. */
+int64_t partition_read_bound(const struct partition *p, enum partition_reader reader);
+
+/* Reads the first batch of a slice whole into a malloc()ed buffer (*buf, *len; the caller
+ * frees), through the log's batch iterator. Touches only the slice: may run on the thread
+ * pool while the slice is held. `max_batch` bounds the batch. Returns 0, ERR_IO, ERR_NOMEM,
+ * ERR_NOTFOUND (empty slice), ERR_CORRUPT_MESSAGE or ERR_MESSAGE_TOO_LARGE. */
+int partition_slice_first_batch(const struct partition_slice *s, size_t max_batch, uint8_t **buf,
+                                size_t *len);
+
+/* ListOffsets' look-ups (see log_offset_for_time / log_max_timestamp). */
+int partition_offset_for_time(struct partition *p, int64_t ts, int64_t *out_offset,
+                              int64_t *out_ts);
+void partition_max_timestamp(const struct partition *p, int64_t *offset, int64_t *ts);
+
+/* DeleteRecords: moves the log start offset forward to `offset` (-1 = the high watermark),
+ * deleting whole segments below it; *low_watermark receives the log start offset after.
+ * Returns 0, NOT_LEADER_OR_FOLLOWER on a follower, OFFSET_OUT_OF_RANGE when `offset` is
+ * negative (other than -1) or past the high watermark, or ERR_IO. */
+int partition_delete_records(struct partition *p, int64_t offset, int64_t *low_watermark);
+
+/* ---- writing ------------------------------------------------------------------------------ */
+
 /* Appends one validated batch (see log_append). A batch with a producer id is first checked
  * against the producer state: an exact retry of a recent batch appends nothing and returns
  * ERR_DUPLICATE_SEQUENCE_NUMBER with *base_offset set to the original batch's (the caller
  * answers success); a fenced or out-of-order one returns that error. Otherwise applies
  * LogAppendTime when configured (*append_time receives it, else -1), advances the high
- * watermark (a single replica's ISR is itself), records the batch in the producer state,
- * schedules a flush when flush.messages/flush.ms ask for one, and moves the partition's
- * marks (waking their watches). Returns 0, one of the producer-state errors, or the log's error. */
+ * watermark (min log end over the ISR: on a single replica, the log end), records the batch in the
+ * producer state, schedules a flush when flush.messages/flush.ms ask for one, and moves the
+ * partition's marks (waking their watches). Returns 0, one of the producer-state errors, or
+ * the log's error. */
 int partition_append(struct partition *p, uint8_t *batch, size_t len,
                      const struct record_batch *hdr, int64_t *base_offset, int64_t *append_time);
+
+/* A follower's append of batches fetched from the leader (`buf`, whole batches, as the
+ * leader's log holds them): each batch keeps the leader's base offset and partition leader
+ * epoch (the first must start at this log's end and each one follow the previous; the epoch
+ * cache learns new epochs), and is recorded in the producer state. Then the high watermark
+ * becomes min(leader_hw, log end). Returns 0, NOT_LEADER_OR_FOLLOWER on a leader,
+ * OFFSET_OUT_OF_RANGE if a batch does not start at the log end, CORRUPT_MESSAGE for bytes that
+ * are not whole batches, or the log's error. Batches before a failing one stay appended. */
+int partition_append_as_follower(struct partition *p, uint8_t *buf, size_t len, int64_t leader_hw);
+
+/* On a leader: follower `replica_id` fetched from `fetch_offset`, so its log end is that
+ * offset (Kafka's follower-position rule). Moves the high watermark to the minimum log end
+ * over the ISR (never backwards) and moves the marks (waking their watches) if it moved. Returns 0,
+ * NOT_LEADER_OR_FOLLOWER if this broker does not lead the partition or `replica_id` is not a
+ * follower in its replica set. */
+int partition_follower_fetched(struct partition *p, int32_t replica_id, int64_t fetch_offset);
 
 /* The offsets a deferred request can wait for (base/purgatory.h): each is the first offset
  * not yet there (exclusive), and moves up (a follower's truncation may move the log end

@@ -11,6 +11,24 @@
 #include "log/log.h"
 #include "replica.h"
 
+struct meta_partition;
+
+#define REPLICA_OPENS_PER_TURN 32
+
+/* A topic whose partitions assigned here are to be opened, from partition next_index on. */
+struct replica_open_item {
+    struct replica_open_item *next;
+    uint8_t topic_id[16];
+    int32_t next_index;
+    int32_t opened; /* so far, for the line logged when done */
+};
+
+/* What the leader knows of one follower. */
+struct partition_follower {
+    int32_t id;
+    int64_t leo; /* from its last fetch offset; -1 = not fetched yet */
+};
+
 struct partition {
     struct replica_mgr *rm;
     struct partition *hash_next;
@@ -20,7 +38,12 @@ struct partition {
     char dir[PATH_MAX];
     struct log *log;
     struct pstate *pstate;
-    int32_t leader_epoch;
+    /* Role and replica sets, from the image's partition record. */
+    enum replica_role role;
+    int32_t leader_id, leader_epoch, partition_epoch;
+    int32_t n_replicas, n_isr, n_followers;
+    int32_t *replicas, *isr;
+    struct partition_follower *followers; /* the other replicas (positions kept by a leader) */
     int64_t high_watermark;
     struct partition_settings settings;
     struct purgatory_point marks[4]; /* by enum partition_mark */
@@ -61,14 +84,37 @@ struct replica_mgr {
     unsigned writes_running;
     struct replica_write *ready_urgent, *ready_bg, *ready_urgent_last, *ready_bg_last;
     int64_t last_open_retry_ms;
+    /* Leadership events (replica_subscribe): queued during a metadata apply, delivered by
+     * an idle handle at most REPLICA_EVENTS_PER_TURN per loop turn. */
+    struct replica_sub {
+        replica_event_cb cb;
+        void *arg;
+    } * subs;
+    size_t n_subs;
+    struct replica_event_item *ev_head, **ev_tail;
+    size_t ev_count;
+    /* Topics with partitions newly assigned here, opened by the same idle handle at most
+     * REPLICA_OPENS_PER_TURN per turn: opening (and recovering) logs stays out of the
+     * metadata apply. */
+    struct replica_open_item *open_head, **open_tail;
+    size_t opens_queued;
+    uv_idle_t ev_idle;
+    bool ev_idle_open;
     bool stopping;
     void (*stop_cb)(void *arg);
     void *stop_arg;
 };
 
 /* partition.c */
-int partition_open(struct replica_mgr *rm, const char *topic, const uint8_t id[16], int32_t index,
-                   int32_t leader_epoch, struct partition **out);
+int partition_open(struct replica_mgr *rm, const char *topic, const uint8_t id[16],
+                   const struct meta_partition *mp, struct partition **out);
+/* Takes role, epochs, replicas and ISR from the image's record (keeping known follower
+ * positions). Returns true if the role or the leader epoch changed (a leadership event). On
+ * a leader the high watermark may move (waiters are woken). */
+bool partition_set_state(struct partition *p, const struct meta_partition *mp);
+/* The partition's log: replica/ and its unit tests only (nothing above replica/ reads the log
+ * directly). */
+struct log *partition_log(struct partition *p);
 /* Takes the partition offline: wakes the watches of its marks, drops the table's reference; the
  * directory is deleted (renamed away at once) when `delete_dir`. */
 void partition_close(struct partition *p, bool delete_dir);
@@ -82,6 +128,12 @@ void partition_remove_dir(const char *dir);
  * (after a roll: the sealed segment's data becomes recovered-for-good, so that a crash
  * rescans at most the active segment, as Kafka does). */
 void partition_maybe_flush(struct partition *p, bool force);
+
+/* replica_mgr.c: queues a leadership event for the subscribers (none: nothing queued). */
+void replica_mgr_publish(struct replica_mgr *rm, const struct partition *p, enum replica_role role);
+
+/* replica_mgr.c: makes sure queued events and opens are worked off from the next loop turn. */
+void replica_mgr_kick(struct replica_mgr *rm);
 
 /* file_writes.c: small whole files (checkpoints, leader epochs, producer snapshots) are
  * written on the thread pool, never on the loop. Writes with the same key (the file's path)

@@ -57,6 +57,183 @@ size_t replica_count(const struct replica_mgr *rm)
     return rm->count;
 }
 
+static bool assigned_here(const struct replica_mgr *rm, const struct meta_partition *mp);
+static void open_one(struct replica_mgr *rm, const struct meta_topic *t,
+                     const struct meta_partition *mp);
+
+/* True if topic `id` waits in the open queue. */
+static bool open_queued(const struct replica_mgr *rm, const uint8_t id[16])
+{
+    for (const struct replica_open_item *o = rm->open_head; o; o = o->next)
+        if (memcmp(o->topic_id, id, 16) == 0)
+            return true;
+    return false;
+}
+
+static int leader_of(struct replica_mgr *rm, const struct meta_topic *t, int32_t index, int unknown,
+                     struct partition **out)
+{
+    struct partition *p;
+    *out = NULL;
+    if (t == NULL || index < 0 || index >= t->n_partitions)
+        return unknown;
+    p = replica_partition(rm, t->name, index);
+    if (p == NULL && t->partitions[index].leader == rm->node_id &&
+        assigned_here(rm, &t->partitions[index]) && open_queued(rm, t->id)) {
+        /* Assigned here by a batch just applied and not opened yet: a request for it opens it
+         * now (it would have been opened within a few loop turns anyway), rather than turning
+         * a client away — an acks=0 producer would lose the batch. */
+        open_one(rm, t, &t->partitions[index]);
+        p = replica_partition(rm, t->name, index);
+    }
+    if (p == NULL || p->role != REPLICA_LEADER || memcmp(p->topic_id, t->id, 16) != 0)
+        return ERR_NOT_LEADER_OR_FOLLOWER;
+    *out = p;
+    return 0;
+}
+
+int replica_leader_partition(struct replica_mgr *rm, const char *topic, int32_t index,
+                             struct partition **out)
+{
+    return leader_of(rm, meta_topic_by_name(rm->meta, topic), index, ERR_UNKNOWN_TOPIC_OR_PARTITION,
+                     out);
+}
+
+int replica_leader_partition_by_id(struct replica_mgr *rm, const uint8_t topic_id[16],
+                                   int32_t index, struct partition **out)
+{
+    return leader_of(rm, meta_topic_by_id(rm->meta, topic_id), index, ERR_UNKNOWN_TOPIC_ID, out);
+}
+
+/* ---- leadership events and deferred opens -------------------------------------------------- */
+
+static size_t open_pending(struct replica_mgr *rm, size_t budget);
+
+struct replica_event_item {
+    struct replica_event_item *next;
+    char *topic;
+    uint8_t topic_id[16];
+    int32_t partition;
+    enum replica_role role;
+    int32_t leader_epoch;
+};
+
+void replica_mgr_publish(struct replica_mgr *rm, const struct partition *p, enum replica_role role)
+{
+    struct replica_event_item *e;
+    if (rm->n_subs == 0 || rm->stopping)
+        return;
+    e = calloc(1, sizeof *e);
+    if (e == NULL || (e->topic = strdup(p->topic)) == NULL) {
+        /* A subscriber that misses an event would serve a stale role: say so loudly. */
+        log_error("replica", "out of memory: leadership event for %s-%d at epoch %d lost", p->topic,
+                  p->index, p->leader_epoch);
+        free(e);
+        return;
+    }
+    memcpy(e->topic_id, p->topic_id, 16);
+    e->partition = p->index;
+    e->role = role;
+    e->leader_epoch = p->leader_epoch;
+    *rm->ev_tail = e;
+    rm->ev_tail = &e->next;
+    rm->ev_count++;
+    replica_mgr_kick(rm);
+}
+
+/* Runs once per loop turn while anything is queued: at most REPLICA_OPENS_PER_TURN opens and
+ * REPLICA_EVENTS_PER_TURN events, then back to the loop. */
+static void on_idle(uv_idle_t *h)
+{
+    struct replica_mgr *rm = h->data;
+    size_t budget = REPLICA_EVENTS_PER_TURN;
+
+    open_pending(rm, REPLICA_OPENS_PER_TURN);
+    while (rm->ev_head && budget-- > 0) {
+        struct replica_event_item *e = rm->ev_head;
+        struct replica_event ev = {.topic = e->topic,
+                                   .topic_id = e->topic_id,
+                                   .partition = e->partition,
+                                   .role = e->role,
+                                   .leader_epoch = e->leader_epoch};
+        rm->ev_head = e->next;
+        if (rm->ev_head == NULL)
+            rm->ev_tail = &rm->ev_head;
+        rm->ev_count--;
+        /* A callback may subscribe or unsubscribe: index, do not cache the count. */
+        for (size_t i = 0; i < rm->n_subs; i++) {
+            struct replica_sub sub = rm->subs[i];
+            sub.cb(sub.arg, &ev);
+            if (i < rm->n_subs && (rm->subs[i].cb != sub.cb || rm->subs[i].arg != sub.arg))
+                i--;
+        }
+        free(e->topic);
+        free(e);
+    }
+    if (rm->ev_head == NULL && rm->open_head == NULL)
+        uv_idle_stop(h);
+}
+
+void replica_mgr_kick(struct replica_mgr *rm)
+{
+    if (rm->ev_idle_open && !rm->stopping)
+        uv_idle_start(&rm->ev_idle, on_idle);
+}
+
+int replica_subscribe(struct replica_mgr *rm, replica_event_cb cb, void *arg)
+{
+    struct replica_sub *v;
+    for (size_t i = 0; i < rm->n_subs; i++)
+        if (rm->subs[i].cb == cb && rm->subs[i].arg == arg)
+            return ERR_EXISTS;
+    v = realloc(rm->subs, (rm->n_subs + 1) * sizeof *v);
+    if (v == NULL)
+        return ERR_NOMEM;
+    rm->subs = v;
+    rm->subs[rm->n_subs].cb = cb;
+    rm->subs[rm->n_subs].arg = arg;
+    rm->n_subs++;
+    return 0;
+}
+
+void replica_unsubscribe(struct replica_mgr *rm, replica_event_cb cb, void *arg)
+{
+    for (size_t i = 0; i < rm->n_subs; i++) {
+        if (rm->subs[i].cb == cb && rm->subs[i].arg == arg) {
+            memmove(&rm->subs[i], &rm->subs[i + 1], (rm->n_subs - i - 1) * sizeof rm->subs[0]);
+            rm->n_subs--;
+            return;
+        }
+    }
+}
+
+size_t replica_events_pending(const struct replica_mgr *rm)
+{
+    return rm->ev_count;
+}
+
+static void events_free(struct replica_mgr *rm)
+{
+    while (rm->ev_head) {
+        struct replica_event_item *e = rm->ev_head;
+        rm->ev_head = e->next;
+        free(e->topic);
+        free(e);
+    }
+    rm->ev_tail = &rm->ev_head;
+    rm->ev_count = 0;
+    while (rm->open_head) {
+        struct replica_open_item *o = rm->open_head;
+        rm->open_head = o->next;
+        free(o);
+    }
+    rm->open_tail = &rm->open_head;
+    rm->opens_queued = 0;
+    free(rm->subs);
+    rm->subs = NULL;
+    rm->n_subs = 0;
+}
+
 static int table_grow(struct replica_mgr *rm)
 {
     size_t n = rm->n_buckets ? rm->n_buckets * 2 : 256;
@@ -113,55 +290,133 @@ static bool partition_dir_allowed(const struct replica_mgr *rm, const char *name
     return !meta_dir_holds_log(path);
 }
 
-/* Opens the partitions of topic `t` assigned here and drops those no longer assigned. */
-static void sync_topic(struct replica_mgr *rm, const struct meta_topic *t)
+/* Opens partition `mp` of topic `t` (assigned here, not hosted yet) and announces its role. */
+static void open_one(struct replica_mgr *rm, const struct meta_topic *t,
+                     const struct meta_partition *mp)
 {
+    struct partition *p;
+    if (!partition_dir_allowed(rm, t->name, mp->partition)) {
+        log_error("replica",
+                  "topic name %s is reserved or maps onto the metadata log's directory; "
+                  "partition %d stays offline and nothing is created or deleted",
+                  t->name, mp->partition);
+        return;
+    }
+    if (rm->count + 1 > rm->n_buckets && table_grow(rm) != 0) {
+        log_error("replica", "out of memory opening %s-%d", t->name, mp->partition);
+        return;
+    }
+    if (partition_open(rm, t->name, t->id, mp, &p) != 0) {
+        /* Thousands may fail together (EMFILE): one line per 10 s, the rest counted. */
+        static struct log_limit open_fail;
+        log_line_limited(&open_fail, 10000, LOG_ERROR, "replica",
+                         "cannot open partition %s-%d; it stays offline (retried every "
+                         "%d s)",
+                         t->name, mp->partition, OPEN_RETRY_MS / 1000);
+        rm->open_failed++;
+        return;
+    }
+    size_t s = slot(rm, t->name, mp->partition);
+    p->hash_next = rm->buckets[s];
+    rm->buckets[s] = p;
+    rm->count++;
+    replica_mgr_publish(rm, p, p->role);
+}
+
+/* Brings the hosted partitions of topic `t` in line with the image: roles and epochs follow
+ * it, partitions no longer assigned here close. Partitions newly assigned here are opened at
+ * once when `open_now` (start-up), else queued for open_pending (after the apply). */
+static void sync_topic(struct replica_mgr *rm, const struct meta_topic *t, bool open_now);
+
+/* Queues topic `t` for opening its partitions assigned here (one queue entry per topic). */
+static void queue_opens(struct replica_mgr *rm, const struct meta_topic *t)
+{
+    struct replica_open_item *o;
+    for (o = rm->open_head; o; o = o->next)
+        if (memcmp(o->topic_id, t->id, 16) == 0) {
+            o->next_index = 0; /* look at every partition again */
+            return;
+        }
+    o = calloc(1, sizeof *o);
+    if (o == NULL) {
+        log_error("replica", "out of memory queueing the partitions of %s to open", t->name);
+        rm->open_failed++; /* the retry tick picks them up */
+        return;
+    }
+    memcpy(o->topic_id, t->id, 16);
+    *rm->open_tail = o;
+    rm->open_tail = &o->next;
+    rm->opens_queued++;
+    replica_mgr_kick(rm);
+}
+
+static void sync_topic(struct replica_mgr *rm, const struct meta_topic *t, bool open_now)
+{
+    bool to_open = false;
     for (int32_t i = 0; i < t->n_partitions; i++) {
         const struct meta_partition *mp = &t->partitions[i];
         struct partition *p = replica_partition(rm, t->name, mp->partition);
         if (p && memcmp(p->topic_id, t->id, 16) != 0) {
             /* Same name, new topic: the old partition's data is not this topic's. */
             table_remove(rm, p);
+            replica_mgr_publish(rm, p, REPLICA_GONE);
             partition_close(p, true);
             p = NULL;
         }
         if (p && !assigned_here(rm, mp)) {
             table_remove(rm, p);
+            replica_mgr_publish(rm, p, REPLICA_GONE);
             partition_close(p, false);
             continue;
         }
         if (p) {
-            p->leader_epoch = mp->leader_epoch;
+            if (partition_set_state(p, mp))
+                replica_mgr_publish(rm, p, p->role);
             continue;
         }
         if (!assigned_here(rm, mp))
             continue;
-        if (!partition_dir_allowed(rm, t->name, mp->partition)) {
-            log_error("replica",
-                      "topic name %s is reserved or maps onto the metadata log's directory; "
-                      "partition %d stays offline and nothing is created or deleted",
-                      t->name, mp->partition);
-            continue;
-        }
-        if (rm->count + 1 > rm->n_buckets && table_grow(rm) != 0) {
-            log_error("replica", "out of memory opening %s-%d", t->name, mp->partition);
-            continue;
-        }
-        if (partition_open(rm, t->name, t->id, mp->partition, mp->leader_epoch, &p) != 0) {
-            /* Thousands may fail together (EMFILE): one line per 10 s, the rest counted. */
-            static struct log_limit open_fail;
-            log_line_limited(&open_fail, 10000, LOG_ERROR, "replica",
-                             "cannot open partition %s-%d; it stays offline (retried every "
-                             "%d s)",
-                             t->name, mp->partition, OPEN_RETRY_MS / 1000);
-            rm->open_failed++;
-            continue;
-        }
-        size_t s = slot(rm, t->name, mp->partition);
-        p->hash_next = rm->buckets[s];
-        rm->buckets[s] = p;
-        rm->count++;
+        if (open_now)
+            open_one(rm, t, mp);
+        else
+            to_open = true;
     }
+    if (to_open)
+        queue_opens(rm, t);
+}
+
+/* Opens at most `budget` queued partitions; returns how many it opened (or looked at). */
+static size_t open_pending(struct replica_mgr *rm, size_t budget)
+{
+    size_t done = 0;
+    while (rm->open_head && done < budget) {
+        struct replica_open_item *o = rm->open_head;
+        const struct meta_topic *t = meta_topic_by_id(rm->meta, o->topic_id);
+        while (t && o->next_index < t->n_partitions && done < budget) {
+            const struct meta_partition *mp = &t->partitions[o->next_index++];
+            if (assigned_here(rm, mp) && replica_partition(rm, t->name, mp->partition) == NULL) {
+                open_one(rm, t, mp);
+                o->opened += replica_partition(rm, t->name, mp->partition) != NULL;
+                done++;
+            }
+        }
+        if (t && o->next_index < t->n_partitions)
+            break; /* budget spent: the rest next turn */
+        if (t && o->opened > 0)
+            log_info("replica", "opened %d new partition%s of topic %s", o->opened,
+                     o->opened == 1 ? "" : "s", t->name);
+        rm->open_head = o->next;
+        if (rm->open_head == NULL)
+            rm->open_tail = &rm->open_head;
+        rm->opens_queued--;
+        free(o);
+    }
+    return done;
+}
+
+size_t replica_opens_pending(const struct replica_mgr *rm)
+{
+    return rm->opens_queued;
 }
 
 /* Closes and deletes every hosted partition of a topic that is gone (by id). */
@@ -173,6 +428,7 @@ static void drop_topic_id(struct replica_mgr *rm, const uint8_t id[16])
             next = p->hash_next;
             if (memcmp(p->topic_id, id, 16) == 0) {
                 table_remove(rm, p);
+                replica_mgr_publish(rm, p, REPLICA_GONE);
                 log_info("replica", "deleting partition %s-%d", p->topic, p->index);
                 partition_close(p, true);
             }
@@ -188,7 +444,9 @@ static void refresh_topic_settings(struct replica_mgr *rm, const char *topic)
                 partition_refresh_settings(p);
 }
 
-void replica_mgr_on_apply(void *arg, const struct meta_record *recs, size_t n)
+/* meta_apply_cb (meta_subscribe): follows every applied batch. Nothing here opens a log;
+ * new partitions are queued (open_pending) and leadership events delivered after the apply. */
+static void on_meta_apply(void *arg, const struct meta_record *recs, size_t n)
 {
     struct replica_mgr *rm = arg;
     if (rm == NULL || rm->stopping)
@@ -199,11 +457,11 @@ void replica_mgr_on_apply(void *arg, const struct meta_record *recs, size_t n)
         switch (r->type) {
         case META_REC_TOPIC:
             if ((t = meta_topic_by_name(rm->meta, r->u.topic.name)) != NULL)
-                sync_topic(rm, t);
+                sync_topic(rm, t, false);
             break;
         case META_REC_PARTITION:
             if ((t = meta_topic_by_id(rm->meta, r->u.partition.topic_id)) != NULL)
-                sync_topic(rm, t);
+                sync_topic(rm, t, false);
             break;
         case META_REC_REMOVE_TOPIC:
             drop_topic_id(rm, r->u.remove_topic.topic_id);
@@ -381,7 +639,7 @@ static void on_tick(struct tclock_timer *h)
         rm->open_failed = 0;
         rm->last_open_retry_ms = now;
         for (size_t i = 0; i < nt; i++)
-            sync_topic(rm, topics[i]);
+            sync_topic(rm, topics[i], false);
     }
 }
 
@@ -488,6 +746,8 @@ int replica_mgr_start(const struct replica_options *opts, struct replica_mgr **o
     rm->cfg.node_id = opts->node_id;
     rm->node_id = opts->node_id;
     snprintf(rm->dir, sizeof rm->dir, "%s", opts->log_dir);
+    rm->ev_tail = &rm->ev_head;
+    rm->open_tail = &rm->open_head;
 
     snprintf(path, sizeof path, "%s/%s", rm->dir, CLEAN_MARKER);
     rm->clean_start = access(path, F_OK) == 0;
@@ -514,7 +774,7 @@ int replica_mgr_start(const struct replica_options *opts, struct replica_mgr **o
     remove_orphans(rm);
     const struct meta_topic *const *topics = meta_topics(rm->meta, &nt);
     for (size_t i = 0; i < nt; i++)
-        sync_topic(rm, topics[i]);
+        sync_topic(rm, topics[i], true);
     free(rm->recovery);
     free(rm->starts);
     rm->recovery = rm->starts = NULL;
@@ -531,6 +791,13 @@ int replica_mgr_start(const struct replica_options *opts, struct replica_mgr **o
     if (tclock_timer_start(&rm->timer, HOUSEKEEPING_MS, HOUSEKEEPING_MS) != 0)
         log_error("replica", "out of memory starting the housekeeping timer: no retention, "
                              "checkpoints or producer expiry until a restart");
+    uv_idle_init(rm->loop, &rm->ev_idle);
+    rm->ev_idle.data = rm;
+    rm->ev_idle_open = true;
+    /* From here on every applied metadata batch reaches the partitions. */
+    if (meta_subscribe(rm->meta, on_meta_apply, rm) != 0)
+        log_error("replica", "cannot subscribe to metadata changes: partitions will not follow "
+                             "them");
     log_info("replica", "hosting %zu partitions", rm->count);
     *out = rm;
     return 0;
@@ -601,6 +868,7 @@ static void stop_after(uv_work_t *w, int status)
     (void)status;
     free(sw->parts);
     free(sw);
+    events_free(rm);
     free(rm->writes);
     free(rm->buckets);
     free(rm);
@@ -628,6 +896,7 @@ static void finish_stop(struct replica_mgr *rm)
         }
         void (*cb)(void *) = rm->stop_cb;
         void *arg = rm->stop_arg;
+        events_free(rm);
         free(rm->writes);
         free(rm->buckets);
         free(rm);
@@ -650,9 +919,16 @@ static void finish_stop(struct replica_mgr *rm)
     }
 }
 
+static void on_idle_closed(uv_handle_t *h)
+{
+    struct replica_mgr *rm = h->data;
+    rm->ev_idle_open = false;
+    maybe_finish_stop(rm);
+}
+
 static void maybe_finish_stop(struct replica_mgr *rm)
 {
-    if (rm->stopping && rm->flushes == 0 && rm->timer.data == NULL)
+    if (rm->stopping && rm->flushes == 0 && rm->timer.data == NULL && !rm->ev_idle_open)
         finish_stop(rm);
 }
 
@@ -667,7 +943,12 @@ void replica_mgr_stop(struct replica_mgr *rm, void (*cb)(void *arg), void *arg)
     rm->stopping = true;
     rm->stop_cb = cb;
     rm->stop_arg = arg;
+    meta_unsubscribe(rm->meta, on_meta_apply, rm);
     tclock_timer_close(&rm->timer);
     rm->timer.data = NULL;
+    /* Queued events and opens are dropped: nothing follows the metadata any more. The stop
+     * finishes once the idle handle is closed. */
+    uv_idle_stop(&rm->ev_idle);
+    uv_close((uv_handle_t *)&rm->ev_idle, on_idle_closed);
     maybe_finish_stop(rm);
 }

@@ -28,7 +28,7 @@
 #include "pstate/pstate.h"
 #include "record/record.h"
 #include "replica/replica.h"
-#include "replica/replica_int.h"
+#include "replica/replica_int.h" /* partition_log: tests look at the log underneath */
 
 #define NODE 1
 /* The replica manager's virtual wall clock starts here (September 2020): years away from
@@ -46,12 +46,25 @@ struct rfx {
     int applies;
 };
 
-/* The meta apply hook: forwards to the replica manager once it runs (NULL before). */
+/* The meta apply hook counts batches; the replica manager subscribes to the metadata itself. */
 static void rp_on_apply(void *arg, const struct meta_record *recs, size_t n)
 {
     struct rfx *f = arg;
+    (void)recs;
+    (void)n;
     f->applies++;
-    replica_mgr_on_apply(f->rm, recs, n);
+}
+
+/* Runs the loop until the manager has opened every queued partition and delivered every
+ * queued event (they happen after the apply, a slice per loop turn). */
+static bool rfx_settle(struct rfx *f)
+{
+    for (int i = 0; i < 10000 && f->rm; i++) {
+        if (replica_opens_pending(f->rm) == 0 && replica_events_pending(f->rm) == 0)
+            return true;
+        uv_run(&f->q.loop, UV_RUN_NOWAIT);
+    }
+    return f->rm == NULL;
 }
 
 static int rfx_rm_start(struct rfx *f)
@@ -108,7 +121,10 @@ static bool rfx_restart(struct rfx *f)
 
 static int rfx_propose(struct rfx *f, const struct meta_record *recs, size_t n)
 {
-    return fixture_meta_propose(&f->q, recs, n);
+    int rc = fixture_meta_propose(&f->q, recs, n);
+    if (!rfx_settle(f))
+        return -9998;
+    return rc;
 }
 
 static void tid(uint8_t id[16], int n)
@@ -1162,6 +1178,355 @@ TEST(replica_housekeeping_retention_expiry_checkpoints)
         CHECK_EQ_INT(partition_log_start_offset(p), start);
         CHECK_EQ_INT(partition_log_end_offset(p), 16);
     }
+    rfx_fini(&f);
+}
+
+/* ---- roles, ISR and the high watermark ------------------------------------------------------ */
+
+static struct meta_record r_part_set(int id, int32_t index, int32_t leader, int32_t epoch,
+                                     const int32_t *replicas, int32_t n_replicas,
+                                     const int32_t *isr, int32_t n_isr)
+{
+    struct meta_record r = {.type = META_REC_PARTITION};
+    tid(r.u.partition.topic_id, id);
+    r.u.partition.partition = index;
+    r.u.partition.leader = leader;
+    r.u.partition.leader_epoch = epoch;
+    r.u.partition.partition_epoch = epoch;
+    r.u.partition.n_replicas = n_replicas;
+    r.u.partition.replicas = replicas;
+    r.u.partition.n_isr = n_isr;
+    r.u.partition.isr = isr;
+    return r;
+}
+
+static const int32_t three[] = {NODE, 2, 3};
+
+TEST(replica_role_follows_partition_records)
+{
+    struct rfx f;
+    struct partition *p, *q;
+
+    REQUIRE(rfx_init(&f));
+    REQUIRE(rfx_rm_start(&f) == 0);
+    REQUIRE(PROPOSE(&f, r_topic("r", 1), r_part_set(1, 0, NODE, 4, three, 3, three, 3),
+                    r_part(1, 1, false, 0)) == 0);
+    p = replica_partition(f.rm, "r", 0);
+    REQUIRE(p);
+    CHECK_EQ_INT(partition_role(p), REPLICA_LEADER);
+    CHECK_EQ_INT(partition_leader_epoch(p), 4);
+    CHECK_EQ_INT(partition_leader_id(p), NODE);
+    CHECK(partition_is_replica(p, 3) && partition_in_isr(p, 2) && !partition_is_replica(p, 9));
+    CHECK_EQ_INT(replica_leader_partition(f.rm, "r", 0, &q), 0);
+    CHECK(q == p);
+    /* Partition 1 lives on brokers 2 and 3: known to the image, not hosted here. */
+    CHECK(replica_partition(f.rm, "r", 1) == NULL);
+    CHECK_EQ_INT(replica_leader_partition(f.rm, "r", 1, &q), ERR_NOT_LEADER_OR_FOLLOWER);
+    CHECK_EQ_INT(replica_leader_partition(f.rm, "r", 2, &q), ERR_UNKNOWN_TOPIC_OR_PARTITION);
+    CHECK_EQ_INT(replica_leader_partition(f.rm, "nope", 0, &q), ERR_UNKNOWN_TOPIC_OR_PARTITION);
+    uint8_t other[16];
+    tid(other, 77);
+    CHECK_EQ_INT(replica_leader_partition_by_id(f.rm, other, 0, &q), ERR_UNKNOWN_TOPIC_ID);
+
+    /* Broker 2 takes over at epoch 5: this broker follows, and writes are refused. */
+    REQUIRE(PROPOSE(&f, r_part_set(1, 0, 2, 5, three, 3, three, 3)) == 0);
+    CHECK(replica_partition(f.rm, "r", 0) == p);
+    CHECK_EQ_INT(partition_role(p), REPLICA_FOLLOWER);
+    CHECK_EQ_INT(partition_leader_epoch(p), 5);
+    CHECK_EQ_INT(partition_leader_id(p), 2);
+    CHECK_EQ_INT(replica_leader_partition(f.rm, "r", 0, &q), ERR_NOT_LEADER_OR_FOLLOWER);
+    CHECK_EQ_INT(append(p, 1, -1, 0, 0, 1000, NULL, NULL), ERR_NOT_LEADER_OR_FOLLOWER);
+    CHECK_EQ_INT(partition_follower_fetched(p, 2, 0), ERR_NOT_LEADER_OR_FOLLOWER);
+    int64_t low;
+    CHECK_EQ_INT(partition_delete_records(p, 0, &low), ERR_NOT_LEADER_OR_FOLLOWER);
+    CHECK_EQ_INT(partition_log_end_offset(p), 0);
+    rfx_fini(&f);
+}
+
+TEST(replica_hw_is_min_leo_over_isr)
+{
+    struct rfx f;
+    struct partition *p;
+    struct tclock *clock = tclock_virtual_new(0);
+    struct purgatory *pg = clock ? purgatory_new(clock) : NULL;
+    struct mw w;
+    static const int32_t isr12[] = {NODE, 2};
+
+    REQUIRE(pg);
+    mw_init(pg, &w);
+    REQUIRE(rfx_init(&f));
+    REQUIRE(rfx_rm_start(&f) == 0);
+    REQUIRE(PROPOSE(&f, r_topic("h", 1), r_part_set(1, 0, NODE, 1, three, 3, three, 3)) == 0);
+    p = replica_partition(f.rm, "h", 0);
+    REQUIRE(p);
+    REQUIRE(append(p, 5, -1, 0, 0, 1000, NULL, NULL) == 0);
+    /* The followers have not fetched: nothing is committed yet. */
+    CHECK_EQ_INT(partition_log_end_offset(p), 5);
+    CHECK_EQ_INT(partition_high_watermark(p), 0);
+    CHECK_EQ_INT(partition_follower_offset(p, 2), -1);
+
+    /* A deferred request waits for the high watermark to cover offset 2. */
+    CHECK(!partition_watch(p, PARTITION_HIGH_WATERMARK, 3, &w.w));
+    CHECK_EQ_INT(partition_follower_fetched(p, 2, 5), 0);
+    CHECK_EQ_INT(partition_follower_offset(p, 2), 5);
+    CHECK_EQ_INT(partition_high_watermark(p), 0); /* 3 still holds it */
+    CHECK_EQ_INT(w.wakes, 0);
+    CHECK_EQ_INT(partition_follower_fetched(p, 3, 3), 0);
+    CHECK_EQ_INT(partition_high_watermark(p), 3);
+    CHECK_EQ_INT(w.wakes, 1);
+    CHECK(w.reached);
+    /* Never backwards, never past the leader's end, only replicas count. */
+    CHECK_EQ_INT(partition_follower_fetched(p, 3, 1), 0);
+    CHECK_EQ_INT(partition_high_watermark(p), 3);
+    CHECK_EQ_INT(partition_follower_fetched(p, 3, 99), 0);
+    CHECK_EQ_INT(partition_follower_offset(p, 3), 1);
+    CHECK_EQ_INT(partition_follower_fetched(p, 9, 5), ERR_NOT_LEADER_OR_FOLLOWER);
+    CHECK_EQ_INT(partition_follower_fetched(p, NODE, 5), ERR_NOT_LEADER_OR_FOLLOWER);
+
+    /* The controller drops 3 from the ISR: the others have everything. */
+    REQUIRE(PROPOSE(&f, r_part_set(1, 0, NODE, 1, three, 3, isr12, 2)) == 0);
+    CHECK_EQ_INT(partition_high_watermark(p), 5);
+    /* Follower positions survive a change that keeps the epoch. */
+    CHECK_EQ_INT(partition_follower_offset(p, 2), 5);
+
+    /* A single-replica partition: HW = LEO, as before roles existed. */
+    REQUIRE(make_topic(&f, "single", 2, 1) == 0);
+    struct partition *s = replica_partition(f.rm, "single", 0);
+    REQUIRE(s);
+    REQUIRE(append(s, 4, -1, 0, 0, 1000, NULL, NULL) == 0);
+    CHECK_EQ_INT(partition_high_watermark(s), 4);
+    rfx_fini(&f);
+    purgatory_free(pg);
+    tclock_free(clock);
+}
+
+TEST(replica_read_bounds_by_reader)
+{
+    struct rfx f;
+    struct partition *p;
+    struct partition_slice sl;
+    uint8_t *buf;
+    size_t len;
+    struct record_batch h;
+
+    REQUIRE(rfx_init(&f));
+    REQUIRE(rfx_rm_start(&f) == 0);
+    REQUIRE(PROPOSE(&f, r_topic("b", 1), r_part_set(1, 0, NODE, 1, three, 3, three, 3)) == 0);
+    p = replica_partition(f.rm, "b", 0);
+    REQUIRE(p);
+    REQUIRE(append(p, 2, -1, 0, 0, 1000, NULL, NULL) == 0); /* 0..1 */
+    REQUIRE(append(p, 3, -1, 0, 0, 2000, NULL, NULL) == 0); /* 2..4 */
+
+    /* Nothing committed: a consumer reads nothing, a follower reads everything. */
+    CHECK_EQ_INT(partition_read(p, 0, 1 << 20, PARTITION_READ_UNCOMMITTED, &sl), 0);
+    CHECK_EQ_INT(sl.len, 0);
+    partition_slice_release(p, &sl);
+    CHECK_EQ_INT(partition_read(p, 0, 1 << 20, PARTITION_READ_COMMITTED, &sl), 0);
+    CHECK_EQ_INT(sl.len, 0);
+    partition_slice_release(p, &sl);
+    CHECK_EQ_INT(partition_read(p, 0, 1 << 20, PARTITION_READ_REPLICA, &sl), 0);
+    size_t all = sl.len;
+    CHECK(all > 0);
+    partition_slice_release(p, &sl);
+    CHECK_EQ_INT(partition_read_bound(p, PARTITION_READ_REPLICA), 5);
+
+    /* HW 2: a consumer gets the first batch only. */
+    REQUIRE(partition_follower_fetched(p, 2, 2) == 0 && partition_follower_fetched(p, 3, 2) == 0);
+    CHECK_EQ_INT(partition_read_bound(p, PARTITION_READ_UNCOMMITTED), 2);
+    CHECK_EQ_INT(partition_read(p, 0, 1 << 20, PARTITION_READ_UNCOMMITTED, &sl), 0);
+    CHECK(sl.len > 0 && sl.len < all);
+    REQUIRE(partition_slice_first_batch(&sl, 1 << 20, &buf, &len) == 0);
+    REQUIRE(record_batch_parse(buf, len, &h) == 0);
+    CHECK_EQ_INT(h.base_offset, 0);
+    CHECK_EQ_INT(len, sl.len);
+    free(buf);
+    CHECK_EQ_INT(partition_slice_first_batch(&sl, 16, &buf, &len), ERR_MESSAGE_TOO_LARGE);
+    partition_slice_release(p, &sl);
+    CHECK_EQ_INT(partition_read(p, 2, 1 << 20, PARTITION_READ_UNCOMMITTED, &sl), 0);
+    CHECK_EQ_INT(sl.len, 0);
+    partition_slice_release(p, &sl);
+
+    /* Outside the log: below the start or past the end. */
+    CHECK_EQ_INT(partition_read(p, 6, 1 << 20, PARTITION_READ_REPLICA, &sl),
+                 ERR_OFFSET_OUT_OF_RANGE);
+    CHECK_EQ_INT(partition_read(p, -1, 1 << 20, PARTITION_READ_REPLICA, &sl),
+                 ERR_OFFSET_OUT_OF_RANGE);
+
+    /* DeleteRecords goes no further than the HW. */
+    int64_t low;
+    CHECK_EQ_INT(partition_delete_records(p, 3, &low), ERR_OFFSET_OUT_OF_RANGE);
+    CHECK_EQ_INT(partition_delete_records(p, -1, &low), 0);
+    CHECK_EQ_INT(low, 2);
+    CHECK_EQ_INT(partition_read(p, 1, 1 << 20, PARTITION_READ_REPLICA, &sl),
+                 ERR_OFFSET_OUT_OF_RANGE);
+    rfx_fini(&f);
+}
+
+/* Builds a batch of n records as a leader would have stored it: base offset and epoch set. */
+static uint8_t *leader_batch(int64_t base, int n, int32_t epoch, int64_t pid, int32_t seq,
+                             size_t *len)
+{
+    struct record_input recs[16];
+    struct record_build_options opt = {.base_offset = base,
+                                       .producer_id = pid,
+                                       .producer_epoch = pid >= 0 ? 0 : -1,
+                                       .base_sequence = pid >= 0 ? seq : -1,
+                                       .leader_epoch = epoch};
+    static const uint8_t val[] = "replicated";
+    uint8_t *b;
+    for (int i = 0; i < n; i++)
+        recs[i] = (struct record_input){
+            .key_len = -1, .value = val, .value_len = 10, .timestamp = 5000 + i};
+    return record_batch_build(&opt, recs, n, &b, len) == 0 ? b : NULL;
+}
+
+TEST(replica_follower_append_keeps_offsets_and_epochs)
+{
+    struct rfx f;
+    struct partition *p;
+    struct record_batch h;
+    size_t l1, l2, l3;
+    uint8_t *b1, *b2, *b3, *both;
+
+    REQUIRE(rfx_init(&f));
+    REQUIRE(rfx_rm_start(&f) == 0);
+    REQUIRE(PROPOSE(&f, r_topic("fo", 1), r_part_set(1, 0, 2, 8, three, 3, three, 3)) == 0);
+    p = replica_partition(f.rm, "fo", 0);
+    REQUIRE(p);
+    REQUIRE(partition_role(p) == REPLICA_FOLLOWER);
+
+    /* A first fetch answer; the leader's HW is below our new end. */
+    b1 = leader_batch(0, 3, 6, -1, 0, &l1);
+    b2 = leader_batch(3, 2, 8, 4242, 0, &l2);
+    REQUIRE(b1 && b2 && (both = malloc(l1 + l2)) != NULL);
+    CHECK_EQ_INT(partition_append_as_follower(p, b1, l1, 2), 0);
+    CHECK_EQ_INT(partition_log_end_offset(p), 3);
+    CHECK_EQ_INT(partition_high_watermark(p), 2);
+    /* Two batches in one answer (the first already held: a re-sent range starts at our end,
+     * so it is cut here): epochs 6 and 8, the second from a producer. */
+    memcpy(both, b2, l2);
+    CHECK_EQ_INT(partition_append_as_follower(p, both, l2, 5), 0);
+    CHECK_EQ_INT(partition_log_end_offset(p), 5);
+    CHECK_EQ_INT(partition_high_watermark(p), 5);
+    REQUIRE(read_header(p, 0, &h, true));
+    CHECK_EQ_INT(h.base_offset, 0);
+    CHECK_EQ_INT(h.leader_epoch, 6);
+    REQUIRE(read_header(p, 3, &h, true));
+    CHECK_EQ_INT(h.base_offset, 3);
+    CHECK_EQ_INT(h.leader_epoch, 8);
+    CHECK_EQ_INT(log_latest_epoch(partition_log(p)), 8);
+    int32_t ep;
+    int64_t end;
+    log_epoch_end_offset(partition_log(p), 6, &ep, &end);
+    CHECK_EQ_INT(ep, 6);
+    CHECK_EQ_INT(end, 3);
+    /* The producer state learned the replicated producer. */
+    size_t n = 0;
+    const struct pstate_producer *prod = pstate_producers(partition_pstate(p), &n);
+    REQUIRE(n == 1);
+    CHECK_EQ_INT(prod[0].producer_id, 4242);
+
+    /* A gap (offset 7 when the end is 5) and garbage are refused; the HW never passes the end. */
+    b3 = leader_batch(7, 1, 8, -1, 0, &l3);
+    REQUIRE(b3);
+    CHECK_EQ_INT(partition_append_as_follower(p, b3, l3, 100), ERR_OFFSET_OUT_OF_RANGE);
+    CHECK_EQ_INT(partition_log_end_offset(p), 5);
+    CHECK_EQ_INT(partition_high_watermark(p), 5);
+    uint8_t junk[20] = {0};
+    CHECK_EQ_INT(partition_append_as_follower(p, junk, sizeof junk, 5), ERR_CORRUPT_MESSAGE);
+    /* A leader does not take replicated batches. */
+    REQUIRE(PROPOSE(&f, r_part_set(1, 0, NODE, 9, three, 3, three, 3)) == 0);
+    CHECK_EQ_INT(partition_append_as_follower(p, b3, l3, 5), ERR_NOT_LEADER_OR_FOLLOWER);
+    free(b1);
+    free(b2);
+    free(b3);
+    free(both);
+    rfx_fini(&f);
+}
+
+/* ---- leadership events ---------------------------------------------------------------------- */
+
+#define EV_MAX 1024
+struct ev_log {
+    int n;
+    struct {
+        char topic[16];
+        int32_t partition;
+        enum replica_role role;
+        int32_t epoch;
+    } e[EV_MAX];
+};
+
+static void on_event(void *arg, const struct replica_event *ev)
+{
+    struct ev_log *l = arg;
+    if (l->n >= EV_MAX)
+        return;
+    snprintf(l->e[l->n].topic, sizeof l->e[l->n].topic, "%s", ev->topic);
+    l->e[l->n].partition = ev->partition;
+    l->e[l->n].role = ev->role;
+    l->e[l->n].epoch = ev->leader_epoch;
+    l->n++;
+}
+
+TEST(replica_events_delivered_in_slices_and_order)
+{
+    static struct ev_log a, b;
+    struct rfx f;
+    enum { N = 200 };
+    static struct meta_record recs[N + 1];
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+
+    REQUIRE(rfx_init(&f));
+    REQUIRE(rfx_rm_start(&f) == 0);
+    REQUIRE(replica_subscribe(f.rm, on_event, &a) == 0);
+    REQUIRE(replica_subscribe(f.rm, on_event, &b) == 0);
+    CHECK_EQ_INT(replica_subscribe(f.rm, on_event, &a), ERR_EXISTS);
+
+    recs[0] = r_topic("ev", 1);
+    for (int i = 0; i < N; i++)
+        recs[i + 1] = r_part(1, i, true, 3);
+    /* The apply opens nothing and delivers nothing: that happens after it returns, a slice
+     * per loop turn (the proposal's callback may come a turn or two after the apply). */
+    REQUIRE(fixture_meta_propose(&f.q, recs, N + 1) == 0);
+    CHECK(replica_count(f.rm) < N);
+    CHECK(a.n < N);
+    int turns = 0, prev = 0;
+    while ((replica_opens_pending(f.rm) > 0 || replica_events_pending(f.rm) > 0) && turns < 1000) {
+        uv_run(&f.q.loop, UV_RUN_NOWAIT);
+        CHECK(a.n - prev <= REPLICA_EVENTS_PER_TURN);
+        prev = a.n;
+        turns++;
+    }
+    CHECK(turns >= N / REPLICA_EVENTS_PER_TURN);
+    CHECK_EQ_INT(replica_count(f.rm), N);
+    REQUIRE(a.n == N && b.n == N);
+    for (int i = 0; i < N; i++) {
+        CHECK_EQ_INT(a.e[i].partition, i);
+        CHECK_EQ_INT(a.e[i].role, REPLICA_LEADER);
+        CHECK_EQ_INT(a.e[i].epoch, 3);
+        CHECK(strcmp(a.e[i].topic, "ev") == 0);
+        CHECK_EQ_INT(b.e[i].partition, i);
+    }
+
+    /* Leadership of partition 7 moves away (follower at epoch 4), a config change announces
+     * nothing, then the topic goes: every partition is GONE, in order. */
+    replica_unsubscribe(f.rm, on_event, &b);
+    REQUIRE(PROPOSE(&f, r_part_set(1, 7, 2, 4, three, 3, three, 3)) == 0);
+    REQUIRE(a.n == N + 1);
+    CHECK_EQ_INT(a.e[N].partition, 7);
+    CHECK_EQ_INT(a.e[N].role, REPLICA_FOLLOWER);
+    CHECK_EQ_INT(a.e[N].epoch, 4);
+    REQUIRE(PROPOSE(&f, r_config(2, "ev", "retention.ms", "1000")) == 0);
+    CHECK_EQ_INT(a.n, N + 1);
+    REQUIRE(PROPOSE(&f, r_remove(1)) == 0);
+    CHECK_EQ_INT(a.n, 2 * N + 1);
+    int gone = 0;
+    for (int i = N + 1; i < a.n; i++)
+        gone += a.e[i].role == REPLICA_GONE;
+    CHECK_EQ_INT(gone, N);
+    CHECK_EQ_INT(b.n, N); /* unsubscribed */
     rfx_fini(&f);
 }
 
