@@ -110,10 +110,7 @@ def test_produce_to_a_partition_the_broker_does_not_lead(pair):
     assert err == kp.NONE and parts[0][1] == 1, md  # created before node 2 joined
     with n2.conn() as c:
         res = c.produce({topic: {0: kp.record_batch([(None, b"x")])}})
-    # Node 2 does not host the partition, so today it answers UNKNOWN_TOPIC_OR_PARTITION.
-    # Kafka's answer (and issue 8's target, from the partition-role work) is
-    # NOT_LEADER_OR_FOLLOWER: when Produce learns partition roles, assert that instead.
-    assert res[(topic, 0)]["error"] == kp.UNKNOWN_TOPIC_OR_PARTITION, res
+    assert res[(topic, 0)]["error"] == kp.NOT_LEADER_OR_FOLLOWER, res
     with n1.conn() as c:  # the leader takes it
         res = c.produce({topic: {0: kp.record_batch([(None, b"x")])}})
     assert res[(topic, 0)]["error"] == kp.NONE, res
