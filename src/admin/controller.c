@@ -80,6 +80,7 @@ void admin_broker_registration(struct admin *a, struct net_request *req)
     struct BrokerRegistrationRequest *rq = req->body;
     struct registration *r = arena_alloc(req->arena, sizeof *r);
     const struct BrokerRegistrationListener *plain = NULL;
+    const struct meta_broker *old;
     struct meta_record rec = {.type = META_REC_REGISTER_BROKER};
     int rc;
 
@@ -107,6 +108,22 @@ void admin_broker_registration(struct admin *a, struct net_request *req)
     if (rq->BrokerId < 0 || plain == NULL || plain->Host[0] == '\0' || plain->Port == 0 ||
         strcmp(rq->ClusterId, meta_cluster_id(a->meta)) != 0) {
         answer_registration(req, ERR_INVALID_REQUEST);
+        return;
+    }
+    /* Without broker sessions (heartbeats) there is no way to tell a restarted broker from
+     * an impostor, so a registration may not move a registered broker to another address,
+     * and no one registers the controller but the controller itself: one request must not
+     * be able to point every client at a wrong address. Kafka refuses a second live
+     * registration with DUPLICATE_BROKER_REGISTRATION likewise. */
+    old = meta_broker_by_id(a->meta, rq->BrokerId);
+    if (rq->BrokerId == a->node_id ||
+        (old && (old->port != plain->Port || strcmp(old->host, plain->Host) != 0))) {
+        log_warn_limited(&a->registration_warn, 10000, "admin",
+                         "refused a registration of broker %d at %s:%u from %s: broker %d is "
+                         "registered at another address",
+                         (int)rq->BrokerId, plain->Host, (unsigned)plain->Port, req->peer,
+                         (int)rq->BrokerId);
+        answer_registration(req, ERR_DUPLICATE_BROKER_REGISTRATION);
         return;
     }
     rec.u.broker.id = rq->BrokerId;

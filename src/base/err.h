@@ -78,6 +78,7 @@
     X(RESOURCE_NOT_FOUND, 91)                                                                      \
     X(DUPLICATE_RESOURCE, 92)                                                                      \
     X(UNKNOWN_TOPIC_ID, 100)                                                                       \
+    X(DUPLICATE_BROKER_REGISTRATION, 101)                                                          \
     X(INCONSISTENT_TOPIC_ID, 103)                                                                  \
     /* Internal conditions: never on the wire as such. */                                          \
     X(NOMEM, -1001)     /* allocation failed or a per-request bound was hit */                     \

@@ -1487,6 +1487,7 @@ ALLOCATE_PRODUCER_IDS = 67
 NOT_CONTROLLER = 41
 INVALID_REQUEST = 42
 NOT_LEADER_OR_FOLLOWER = 6
+DUPLICATE_BROKER_REGISTRATION = 101
 
 
 def allocate_producer_ids_request(corr, broker_id, broker_epoch=-1):

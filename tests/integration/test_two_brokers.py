@@ -101,6 +101,22 @@ def test_only_the_controller_grants(pair):
     assert wrong["error"] == kp.INVALID_REQUEST
 
 
+def test_registration_cannot_move_a_registered_broker(pair):
+    """One request must not be able to point every client at a wrong address: neither the
+    controller's own registration nor a live broker's may be taken over."""
+    n1, n2, _ = pair
+    assert wait_for(lambda: broker_ids(n1) == [1, 2], what="node 2 registered")
+    with n1.conn() as c:
+        for node in (1, 2):
+            r = c.broker_registration(node, CLUSTER_ID, [("PLAINTEXT", "127.0.0.9", 1)])
+            assert r["error"] == kp.DUPLICATE_BROKER_REGISTRATION, (node, r)
+        md = c.metadata(version=1)
+    hosts = {x[0]: (x[1], x[2]) for x in md["brokers"]}
+    assert hosts[1] == ("127.0.0.1", n1.port), hosts
+    assert hosts[2] == ("127.0.0.1", n2.port), hosts
+    assert "is registered at another address" in n1.stderr_all()
+
+
 def test_produce_to_a_partition_the_broker_does_not_lead(pair):
     n1, n2, topic = pair
     with n2.conn() as c:
