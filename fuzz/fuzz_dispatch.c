@@ -48,7 +48,7 @@
 #include "admin/admin.h"
 #include "base/arena.h"
 #include "base/err.h"
-#include "base/log.h"
+#include "base/slog.h"
 #include "base/props.h"
 #include "base/tclock.h"
 #include "broker/broker.h"
@@ -324,9 +324,9 @@ static void start_broker(void)
     const char *stall = getenv("TALLY_FUZZ_STALL_MS");
     uv_timer_t timer;
 
-    log_set_level(lvl && strcasecmp(lvl, "info") == 0    ? LOG_INFO
-                  : lvl && strcasecmp(lvl, "debug") == 0 ? LOG_DEBUG
-                                                         : LOG_ERROR);
+    slog_set_level(lvl && strcasecmp(lvl, "info") == 0    ? SLOG_INFO
+                   : lvl && strcasecmp(lvl, "debug") == 0 ? SLOG_DEBUG
+                                                          : SLOG_ERROR);
     srv.stall_ms = stall ? strtoull(stall, NULL, 10) : 30000;
     srv.trace = getenv("TALLY_FUZZ_TRACE") != NULL;
     signal(SIGPIPE, SIG_IGN);

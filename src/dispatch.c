@@ -9,7 +9,7 @@
 #include "txn/txn.h"
 #include "base/arena.h"
 #include "base/err.h"
-#include "base/log.h"
+#include "base/slog.h"
 #include "net/net.h"
 
 /* At most one "is not served" line per this interval: a client retrying an API we do not
@@ -137,8 +137,8 @@ void dispatch_request(void *ctx, struct net_request *req)
     }
     /* Declared in proto but not served (not advertised either): the client ignored
      * ApiVersions, so there is no answer it could expect. */
-    log_warn_limited(&d->not_served_log, DISPATCH_WARN_INTERVAL_MS, "dispatch",
-                     "%s (key %d) is not served; closing %s", req->api->name, req->api->key,
-                     req->peer);
+    slog_warn_limited(&d->not_served_log, DISPATCH_WARN_INTERVAL_MS, "dispatch",
+                      "%s (key %d) is not served; closing %s", req->api->name, req->api->key,
+                      req->peer);
     net_close_connection(req);
 }

@@ -13,7 +13,7 @@
 
 #include "admin/admin.h"
 #include "base/err.h"
-#include "base/log.h"
+#include "base/slog.h"
 #include "base/props.h"
 #include "base/tclock.h"
 #include "broker/broker.h"
@@ -114,7 +114,7 @@ static void start_listener(struct tallyd *t)
     };
     if (replica_mgr_start(&ro, &t->replicas) != 0) {
         t->replicas = NULL;
-        log_error("main", "cannot open the partition logs in %s", t->cfg.log_dir);
+        slog_error("main", "cannot open the partition logs in %s", t->cfg.log_dir);
         shutdown_tallyd(t, 1);
         return;
     }
@@ -124,7 +124,7 @@ static void start_listener(struct tallyd *t)
     t->broker = broker_new(&bo);
     t->txn = txn_new(t->client, t->cfg.node_id);
     if (t->admin == NULL || t->broker == NULL || t->txn == NULL) {
-        log_error("main", "out of memory");
+        slog_error("main", "out of memory");
         shutdown_tallyd(t, 1);
         return;
     }
@@ -136,11 +136,11 @@ static void start_listener(struct tallyd *t)
         shutdown_tallyd(t, 1);
         return;
     }
-    log_info("main",
-             "tallyd node %d started: cluster %s, PLAINTEXT %s:%d (advertised %s:%d), "
-             "data in %s",
-             t->cfg.node_id, t->cfg.cluster_id, t->cfg.host, net_server_port(t->net),
-             t->cfg.adv_host, t->cfg.adv_port, t->cfg.log_dir);
+    slog_info("main",
+              "tallyd node %d started: cluster %s, PLAINTEXT %s:%d (advertised %s:%d), "
+              "data in %s",
+              t->cfg.node_id, t->cfg.cluster_id, t->cfg.host, net_server_port(t->net),
+              t->cfg.adv_host, t->cfg.adv_port, t->cfg.log_dir);
 }
 
 static void on_registered(void *arg, int err)
@@ -150,7 +150,7 @@ static void on_registered(void *arg, int err)
     if (t->stopping)
         return;
     if (err != 0) {
-        log_warn("main", "broker registration failed (%s); retrying", err_name(err));
+        slog_warn("main", "broker registration failed (%s); retrying", err_name(err));
         return;
     }
     t->registered = true;
@@ -218,12 +218,12 @@ static void on_registration_answer(void *arg, int err, const void *resp)
     if (err == ERR_NOT_CONTROLLER) /* the controller moved: look it up again */
         net_client_disconnect(t->client, NET_CLIENT_CONTROLLER);
     if (err != 0) {
-        log_warn("main", "the controller did not register this broker (%s); retrying",
-                 err_name(err));
+        slog_warn("main", "the controller did not register this broker (%s); retrying",
+                  err_name(err));
         t->registration_retry_ms = tclock_mono_ms(t->clock) + REGISTRATION_RETRY_MS;
         return;
     }
-    log_info("main", "registered with the controller; waiting for the metadata log");
+    slog_info("main", "registered with the controller; waiting for the metadata log");
     t->registration_acked = true;
 }
 
@@ -270,18 +270,18 @@ static void watch_startup(struct tallyd *t)
     bool sole_voter = t->cfg.n_voters == 1 && t->cfg.voters[0].id == t->cfg.node_id;
 
     if (sole_voter && waited >= STARTUP_LIMIT_MS) {
-        log_error("main",
-                  "the metadata quorum in %s did not become ready within %d s although this "
-                  "node is its only voter: the metadata log is probably damaged; refusing to "
-                  "start (see docs/operations.md, \"Start-up refusals\")",
-                  t->cfg.meta_dir, STARTUP_LIMIT_MS / 1000);
+        slog_error("main",
+                   "the metadata quorum in %s did not become ready within %d s although this "
+                   "node is its only voter: the metadata log is probably damaged; refusing to "
+                   "start (see docs/operations.md, \"Start-up refusals\")",
+                   t->cfg.meta_dir, STARTUP_LIMIT_MS / 1000);
         shutdown_tallyd(t, 1);
         return;
     }
     if (waited >= STARTUP_LOG_MS && now - t->last_wait_log_ms >= STARTUP_LOG_MS) {
         t->last_wait_log_ms = now;
-        log_warn("main", "still waiting for the metadata quorum after %llu s (controller %d)",
-                 (unsigned long long)(waited / 1000), meta_controller_id(t->meta));
+        slog_warn("main", "still waiting for the metadata quorum after %llu s (controller %d)",
+                  (unsigned long long)(waited / 1000), meta_controller_id(t->meta));
     }
 }
 
@@ -297,11 +297,11 @@ static int check_image(struct tallyd *t)
     nparts = server_count_partition_dirs(&t->cfg);
     if (nparts == 0)
         return 0;
-    log_error("main",
-              "the metadata log in %s holds no topics but %s holds %zu partition directories: "
-              "the metadata is damaged or lost; refusing to start (restore the metadata "
-              "directory, or move the partition directories away; see docs/operations.md)",
-              t->cfg.meta_dir, t->cfg.log_dir, nparts);
+    slog_error("main",
+               "the metadata log in %s holds no topics but %s holds %zu partition directories: "
+               "the metadata is damaged or lost; refusing to start (restore the metadata "
+               "directory, or move the partition directories away; see docs/operations.md)",
+               t->cfg.meta_dir, t->cfg.log_dir, nparts);
     return 1;
 }
 
@@ -354,7 +354,7 @@ static void on_timer(struct tclock_timer *h)
 static void on_signal(uv_signal_t *h, int signum)
 {
     struct tallyd *t = h->data;
-    log_info("main", "received %s; shutting down", signum == SIGTERM ? "SIGTERM" : "SIGINT");
+    slog_info("main", "received %s; shutting down", signum == SIGTERM ? "SIGTERM" : "SIGINT");
     shutdown_tallyd(t, 0);
 }
 
@@ -386,7 +386,7 @@ int main(int argc, char **argv)
 
     memset(&t, 0, sizeof t);
     if (lvl && strcasecmp(lvl, "debug") == 0)
-        log_set_level(LOG_DEBUG);
+        slog_set_level(SLOG_DEBUG);
     rc = server_config_parse(argc, argv, &t.cfg);
     if (rc != 0) {
         server_config_free(&t.cfg);
@@ -409,7 +409,7 @@ int main(int argc, char **argv)
                                               : threads));
         setenv("UV_THREADPOOL_SIZE", n, 1);
     }
-    log_info("main", "thread pool: %s threads", getenv("UV_THREADPOOL_SIZE"));
+    slog_info("main", "thread pool: %s threads", getenv("UV_THREADPOOL_SIZE"));
     /* A peer that vanishes mid-write must cost a connection, not the process. */
     signal(SIGPIPE, SIG_IGN);
     /* Request frames of up to a few MiB are allocated and freed at line rate. Above glibc's
@@ -421,7 +421,7 @@ int main(int argc, char **argv)
     t.loop = uv_default_loop();
     t.clock = tclock_real_new(t.loop);
     if (t.clock == NULL) {
-        log_error("main", "out of memory");
+        slog_error("main", "out of memory");
         server_config_free(&t.cfg);
         return 1;
     }
@@ -453,7 +453,7 @@ int main(int argc, char **argv)
     snprintf(client_id, sizeof client_id, "tally-broker-%d", t.cfg.node_id);
     co.client_id = client_id;
     if (net_client_new(t.loop, &co, &t.client) != 0) {
-        log_error("main", "out of memory");
+        slog_error("main", "out of memory");
         t.client = NULL;
         shutdown_tallyd(&t, 1);
     } else if (meta_start(t.loop, &mo, &t.meta) != 0) {
@@ -462,7 +462,7 @@ int main(int argc, char **argv)
     } else {
         t.start_ms = tclock_mono_ms(t.clock);
         if (tclock_timer_start(&t.timer, 0, 20) != 0) {
-            log_error("main", "out of memory");
+            slog_error("main", "out of memory");
             shutdown_tallyd(&t, 1);
         }
     }
@@ -471,7 +471,7 @@ int main(int argc, char **argv)
     admin_free(t.admin);
     uv_loop_close(t.loop);
     tclock_free(t.clock);
-    log_info("main", "tallyd node %d stopped", t.cfg.node_id);
+    slog_info("main", "tallyd node %d stopped", t.cfg.node_id);
     server_config_free(&t.cfg);
     return t.exit_code;
 }

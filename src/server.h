@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "base/log.h"
+#include "base/slog.h"
 #include "meta/meta.h"
 
 struct admin;
@@ -67,7 +67,7 @@ struct dispatch {
     struct admin *admin;
     struct broker *broker;
     struct txn *txn;
-    struct log_limit not_served_log; /* "is not served" lines, across all connections */
+    struct slog_limit not_served_log; /* "is not served" lines, across all connections */
 };
 
 /* net_request_cb: routes one decoded request to its handler. ctx is a struct dispatch. */

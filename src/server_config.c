@@ -20,7 +20,7 @@
 
 #include "admin/admin.h"
 #include "base/err.h"
-#include "base/log.h"
+#include "base/slog.h"
 #include "base/props.h"
 #include "config/config.h"
 
@@ -132,10 +132,10 @@ static void warn_unknown_keys(const struct props *p)
         for (const char *const *s = startup_keys; *s && !known; s++)
             known = strcmp(*s, k) == 0;
         if (!known && config_find_broker(k) == NULL)
-            log_warn("main",
-                     "the configuration '%s' was supplied but is not a known config; "
-                     "ignored",
-                     k);
+            slog_warn("main",
+                      "the configuration '%s' was supplied but is not a known config; "
+                      "ignored",
+                      k);
     }
 }
 
@@ -393,18 +393,18 @@ static int lock_dir(const char *dir, int *fd_out)
     snprintf(path, sizeof path, "%s/.lock", dir);
     fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) {
-        log_error("main", "cannot open %s: %s; refusing to start", path, strerror(errno));
+        slog_error("main", "cannot open %s: %s; refusing to start", path, strerror(errno));
         return 1;
     }
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
         int e = errno;
         if (e == EWOULDBLOCK)
-            log_error("main",
-                      "log dir %s is in use by another process (%s is locked; another "
-                      "tallyd on the same data?); refusing to start",
-                      dir, path);
+            slog_error("main",
+                       "log dir %s is in use by another process (%s is locked; another "
+                       "tallyd on the same data?); refusing to start",
+                       dir, path);
         else
-            log_error("main", "cannot lock %s: %s; refusing to start", path, strerror(e));
+            slog_error("main", "cannot lock %s: %s; refusing to start", path, strerror(e));
         close(fd);
         return 1;
     }
@@ -420,15 +420,15 @@ int server_format_dir(struct server_config *cfg)
     int rc = 1, bad = 0, lrc;
 
     if ((lrc = mkdirs(cfg->log_dir)) != 0) {
-        log_error("main", "cannot create log dir %s: %s", cfg->log_dir, strerror(-lrc));
+        slog_error("main", "cannot create log dir %s: %s", cfg->log_dir, strerror(-lrc));
         return 1;
     }
     if (lock_dir(cfg->log_dir, &cfg->lock_fds[0]) != 0)
         return 1;
     if (strcmp(cfg->meta_parent, cfg->log_dir) != 0) {
         if ((lrc = mkdirs(cfg->meta_parent)) != 0) {
-            log_error("main", "cannot create metadata.log.dir %s: %s", cfg->meta_parent,
-                      strerror(-lrc));
+            slog_error("main", "cannot create metadata.log.dir %s: %s", cfg->meta_parent,
+                       strerror(-lrc));
             return 1;
         }
         if (lock_dir(cfg->meta_parent, &cfg->lock_fds[1]) != 0)
@@ -445,35 +445,35 @@ int server_format_dir(struct server_config *cfg)
         const char *cid = props_get(mp, "cluster.id");
         if (!ok) {
             const char *text = props_get(mp, "node.id");
-            log_error("main",
-                      "%s holds no valid node.id (got '%.64s'; expected an integer from 0 to "
-                      "%d); refusing to start",
-                      path, text ? text : "", INT32_MAX);
+            slog_error("main",
+                       "%s holds no valid node.id (got '%.64s'; expected an integer from 0 to "
+                       "%d); refusing to start",
+                       path, text ? text : "", INT32_MAX);
             goto out;
         }
         if (node != cfg->node_id) {
-            log_error("main",
-                      "log dir %s belongs to node.id %lld, not node.id %d; refusing "
-                      "to start (point log.dirs elsewhere or fix node.id)",
-                      cfg->log_dir, (long long)node, cfg->node_id);
+            slog_error("main",
+                       "log dir %s belongs to node.id %lld, not node.id %d; refusing "
+                       "to start (point log.dirs elsewhere or fix node.id)",
+                       cfg->log_dir, (long long)node, cfg->node_id);
             goto out;
         }
         if (cid == NULL || *cid == '\0') {
-            log_error("main", "%s has no cluster.id; refusing to start", path);
+            slog_error("main", "%s has no cluster.id; refusing to start", path);
             goto out;
         }
         if (!cluster_id_valid(cid)) {
-            log_error("main",
-                      "%s holds an invalid cluster.id (%zu bytes; expected up to %zu characters "
-                      "of A-Z a-z 0-9 - _); refusing to start",
-                      path, strlen(cid), sizeof cfg->cluster_id - 1);
+            slog_error("main",
+                       "%s holds an invalid cluster.id (%zu bytes; expected up to %zu characters "
+                       "of A-Z a-z 0-9 - _); refusing to start",
+                       path, strlen(cid), sizeof cfg->cluster_id - 1);
             goto out;
         }
         if (cfg->cluster_id[0] && strcmp(cfg->cluster_id, cid) != 0) {
-            log_error("main",
-                      "log dir %s belongs to cluster %s, not the configured cluster.id "
-                      "%s; refusing to start",
-                      cfg->log_dir, cid, cfg->cluster_id);
+            slog_error("main",
+                       "log dir %s belongs to cluster %s, not the configured cluster.id "
+                       "%s; refusing to start",
+                       cfg->log_dir, cid, cfg->cluster_id);
             goto out;
         }
         snprintf(cfg->cluster_id, sizeof cfg->cluster_id, "%s", cid);
@@ -481,14 +481,14 @@ int server_format_dir(struct server_config *cfg)
         goto out;
     }
     if (lrc == ERR_IO) {
-        log_error("main", "cannot read %s (see above); refusing to start", path);
+        slog_error("main", "cannot read %s (see above); refusing to start", path);
         goto out;
     }
     if (lrc != ERR_NOTFOUND) {
-        log_error("main",
-                  "%s is damaged (line %d is not key=value, or longer than 4 KiB); "
-                  "refusing to start",
-                  path, bad);
+        slog_error("main",
+                   "%s is damaged (line %d is not key=value, or longer than 4 KiB); "
+                   "refusing to start",
+                   path, bad);
         goto out;
     }
     /* No meta.properties. On a directory that already holds data this is damage or an
@@ -496,12 +496,12 @@ int server_format_dir(struct server_config *cfg)
      * id and start with empty metadata (Kafka refuses too). */
     nparts = server_count_partition_dirs(cfg);
     if (nparts > 0 || dir_has_entries(cfg->meta_dir)) {
-        log_error("main",
-                  "%s is missing but %s holds %zu partition directories%s; refusing to start "
-                  "rather than format it as a new cluster (restore meta.properties with this "
-                  "dir's cluster.id and node.id)",
-                  path, cfg->log_dir, nparts,
-                  dir_has_entries(cfg->meta_dir) ? " and a metadata log" : "");
+        slog_error("main",
+                   "%s is missing but %s holds %zu partition directories%s; refusing to start "
+                   "rather than format it as a new cluster (restore meta.properties with this "
+                   "dir's cluster.id and node.id)",
+                   path, cfg->log_dir, nparts,
+                   dir_has_entries(cfg->meta_dir) ? " and a metadata log" : "");
         goto out;
     }
     if (cfg->cluster_id[0] == '\0')
@@ -510,11 +510,11 @@ int server_format_dir(struct server_config *cfg)
     snprintf(node, sizeof node, "%d", cfg->node_id);
     if (props_set(mp, "version", "1") || props_set(mp, "cluster.id", cfg->cluster_id) ||
         props_set(mp, "node.id", node) || props_store(mp, path, "written by tallyd") != 0) {
-        log_error("main", "cannot write %s (out of memory, or see above)", path);
+        slog_error("main", "cannot write %s (out of memory, or see above)", path);
         goto out;
     }
-    log_info("main", "formatted %s for cluster %s, node %d", cfg->log_dir, cfg->cluster_id,
-             cfg->node_id);
+    slog_info("main", "formatted %s for cluster %s, node %d", cfg->log_dir, cfg->cluster_id,
+              cfg->node_id);
     rc = 0;
 out:
     props_free(mp);
@@ -534,10 +534,10 @@ static int check_port(const char *what, const char *host, int port)
         return 0;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 && errno == EADDRINUSE) {
-        log_error("main",
-                  "the %s listener %s:%d is already in use (address in use: another tallyd "
-                  "or another program listens there); refusing to start",
-                  what, host, port);
+        slog_error("main",
+                   "the %s listener %s:%d is already in use (address in use: another tallyd "
+                   "or another program listens there); refusing to start",
+                   what, host, port);
         rc = 1;
     }
     close(fd);
@@ -564,22 +564,22 @@ int server_check_start(const struct server_config *cfg)
      * cluster and then treat every partition as belonging to no topic. */
     nparts = server_count_partition_dirs(cfg);
     if (nparts > 0 && !dir_has_data(cfg->meta_dir)) {
-        log_error("main",
-                  "the metadata log %s is %s but %s holds %zu partition directories; refusing "
-                  "to start with empty metadata (restore the metadata directory from a backup, "
-                  "or move the partition directories away to start a new cluster)",
-                  cfg->meta_dir, dir_has_entries(cfg->meta_dir) ? "empty" : "missing", cfg->log_dir,
-                  nparts);
+        slog_error("main",
+                   "the metadata log %s is %s but %s holds %zu partition directories; refusing "
+                   "to start with empty metadata (restore the metadata directory from a backup, "
+                   "or move the partition directories away to start a new cluster)",
+                   cfg->meta_dir, dir_has_entries(cfg->meta_dir) ? "empty" : "missing",
+                   cfg->log_dir, nparts);
         return 1;
     }
 
     if (statvfs(cfg->meta_parent, &vfs) == 0 &&
         (unsigned long long)vfs.f_bavail * vfs.f_frsize < META_MIN_FREE_BYTES) {
-        log_error("main",
-                  "only %llu KiB free on the file system of %s; the metadata log needs at least "
-                  "%llu MiB (free space, or point metadata.log.dir elsewhere); refusing to start",
-                  (unsigned long long)vfs.f_bavail * vfs.f_frsize / 1024, cfg->meta_parent,
-                  META_MIN_FREE_BYTES >> 20);
+        slog_error("main",
+                   "only %llu KiB free on the file system of %s; the metadata log needs at least "
+                   "%llu MiB (free space, or point metadata.log.dir elsewhere); refusing to start",
+                   (unsigned long long)vfs.f_bavail * vfs.f_frsize / 1024, cfg->meta_parent,
+                   META_MIN_FREE_BYTES >> 20);
         return 1;
     }
     return 0;

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "admin.h"
-#include "base/log.h"
+#include "base/slog.h"
 #include "config/config.h"
 
 struct arena;
@@ -22,8 +22,8 @@ struct admin {
     struct config_ctx cfg; /* meta + static config + node id, for config look-ups */
     /* Metadata requests naming topics that may not be auto-created: any client can repeat
      * them, so the line saying so is rate-limited. */
-    struct log_limit refused_auto_create;
-    struct log_limit registration_warn; /* refused BrokerRegistration requests */
+    struct slog_limit refused_auto_create;
+    struct slog_limit registration_warn; /* refused BrokerRegistration requests */
 };
 
 /* Topic names: [a-zA-Z0-9._-]{1,249}, not "." or "..". */

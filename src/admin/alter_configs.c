@@ -9,7 +9,7 @@
 #include "admin_int.h"
 #include "base/arena.h"
 #include "base/err.h"
-#include "base/log.h"
+#include "base/slog.h"
 #include "meta/meta.h"
 #include "net/net.h"
 
@@ -214,8 +214,8 @@ static int alter_resource(struct admin *a, struct arena *ar, int8_t rtype, const
         return NO_PROPOSAL;
     int rc = meta_propose(a->meta, recs, nr, on_applied, one);
     if (rc == 0)
-        log_info("admin", "altering %zu config(s) of %s '%s'", nr,
-                 rtype == RESOURCE_TOPIC ? "topic" : "broker", rname);
+        slog_info("admin", "altering %zu config(s) of %s '%s'", nr,
+                  rtype == RESOURCE_TOPIC ? "topic" : "broker", rname);
     return rc;
 }
 

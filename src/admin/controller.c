@@ -11,7 +11,7 @@
 #include "admin_int.h"
 #include "base/arena.h"
 #include "base/err.h"
-#include "base/log.h"
+#include "base/slog.h"
 #include "meta/meta.h"
 #include "net/net.h"
 
@@ -46,11 +46,11 @@ static void on_standby_added(void *arg, int err)
 {
     struct registration *r = arg;
     if (err)
-        log_warn("admin", "cannot add broker %d (%s) to the metadata quorum: %s", r->broker_id,
-                 r->raft_address, err_name(err));
+        slog_warn("admin", "cannot add broker %d (%s) to the metadata quorum: %s", r->broker_id,
+                  r->raft_address, err_name(err));
     else
-        log_info("admin", "broker %d added to the metadata quorum as a standby (%s)", r->broker_id,
-                 r->raft_address);
+        slog_info("admin", "broker %d added to the metadata quorum as a standby (%s)", r->broker_id,
+                  r->raft_address);
     answer_registration(r->req, err == ERR_SHUTDOWN ? ERR_NOT_CONTROLLER : err);
 }
 
@@ -63,7 +63,7 @@ static void on_registered(void *arg, int err)
         answer_registration(r->req, err == ERR_SHUTDOWN ? ERR_NOT_CONTROLLER : err);
         return;
     }
-    log_info("admin", "broker %d registered", r->broker_id);
+    slog_info("admin", "broker %d registered", r->broker_id);
     if (r->raft_address[0] == '\0') {
         answer_registration(r->req, 0);
         return;
@@ -118,11 +118,11 @@ void admin_broker_registration(struct admin *a, struct net_request *req)
     old = meta_broker_by_id(a->meta, rq->BrokerId);
     if (rq->BrokerId == a->node_id ||
         (old && (old->port != plain->Port || strcmp(old->host, plain->Host) != 0))) {
-        log_warn_limited(&a->registration_warn, 10000, "admin",
-                         "refused a registration of broker %d at %s:%u from %s: broker %d is "
-                         "registered at another address",
-                         (int)rq->BrokerId, plain->Host, (unsigned)plain->Port, req->peer,
-                         (int)rq->BrokerId);
+        slog_warn_limited(&a->registration_warn, 10000, "admin",
+                          "refused a registration of broker %d at %s:%u from %s: broker %d is "
+                          "registered at another address",
+                          (int)rq->BrokerId, plain->Host, (unsigned)plain->Port, req->peer,
+                          (int)rq->BrokerId);
         answer_registration(req, ERR_DUPLICATE_BROKER_REGISTRATION);
         return;
     }
@@ -168,13 +168,13 @@ static void on_granted(void *arg, int err)
         return;
     }
     if (err) {
-        log_warn("admin", "cannot grant producer ids to broker %d: %s", g->broker_id,
-                 err_name(err));
+        slog_warn("admin", "cannot grant producer ids to broker %d: %s", g->broker_id,
+                  err_name(err));
         answer_grant(g->req, err == ERR_SHUTDOWN ? ERR_NOT_CONTROLLER : err, -1, 0);
         return;
     }
-    log_info("admin", "producer ids [%lld, %lld) granted to broker %d", (long long)g->first_id,
-             (long long)(g->first_id + PRODUCER_ID_BLOCK), g->broker_id);
+    slog_info("admin", "producer ids [%lld, %lld) granted to broker %d", (long long)g->first_id,
+              (long long)(g->first_id + PRODUCER_ID_BLOCK), g->broker_id);
     answer_grant(g->req, 0, g->first_id, PRODUCER_ID_BLOCK);
 }
 

@@ -7,7 +7,7 @@
 #include "admin_int.h"
 #include "base/arena.h"
 #include "base/err.h"
-#include "base/log.h"
+#include "base/slog.h"
 #include "meta/meta.h"
 #include "net/net.h"
 
@@ -34,7 +34,7 @@ static void on_applied(void *arg, int err)
     if (err != 0)
         fail(one->call->req->arena, one->result, err, err_name(err));
     else
-        log_info("admin", "grew topic %s", one->result->Name);
+        slog_info("admin", "grew topic %s", one->result->Name);
     if (--one->call->pending == 0)
         net_respond(one->call->req, one->call->rs);
 }
@@ -170,6 +170,6 @@ void admin_create_partitions(struct admin *a, struct net_request *req)
     return;
 
 err_nomem:
-    log_error("admin", "out of memory in CreatePartitions from %s; closing", req->peer);
+    slog_error("admin", "out of memory in CreatePartitions from %s; closing", req->peer);
     net_close_connection(req);
 }

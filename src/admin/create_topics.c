@@ -7,7 +7,7 @@
 #include "admin_int.h"
 #include "base/arena.h"
 #include "base/err.h"
-#include "base/log.h"
+#include "base/slog.h"
 #include "meta/meta.h"
 #include "net/net.h"
 
@@ -67,8 +67,8 @@ static void on_applied(void *arg, int err)
         set_error(c->req->arena, one->result, err, err_name(err));
     } else {
         const struct meta_topic *t = meta_topic_by_name(c->a->meta, one->result->Name);
-        log_info("admin", "created topic %s with %d partitions", one->result->Name,
-                 t ? t->n_partitions : -1);
+        slog_info("admin", "created topic %s with %d partitions", one->result->Name,
+                  t ? t->n_partitions : -1);
         if (t) {
             memcpy(one->result->TopicId.b, t->id, 16);
             one->result->NumPartitions = t->n_partitions;
@@ -318,6 +318,6 @@ void admin_create_topics(struct admin *a, struct net_request *req)
     return;
 
 err_nomem:
-    log_error("admin", "out of memory in CreateTopics from %s; closing", req->peer);
+    slog_error("admin", "out of memory in CreateTopics from %s; closing", req->peer);
     net_close_connection(req);
 }

@@ -5,7 +5,7 @@
 #include "admin_int.h"
 #include "base/arena.h"
 #include "base/err.h"
-#include "base/log.h"
+#include "base/slog.h"
 #include "meta/meta.h"
 #include "net/net.h"
 
@@ -25,7 +25,7 @@ static void on_applied(void *arg, int err)
     struct delete_one *one = arg;
     one->result->ErrorCode = (int16_t)err_wire(err);
     if (err == 0)
-        log_info("admin", "deleted topic %s", one->result->Name);
+        slog_info("admin", "deleted topic %s", one->result->Name);
     if (--one->call->pending == 0)
         net_respond(one->call->req, one->call->rs);
 }
@@ -107,6 +107,6 @@ void admin_delete_topics(struct admin *a, struct net_request *req)
     return;
 
 err_nomem:
-    log_error("admin", "out of memory in DeleteTopics from %s; closing", req->peer);
+    slog_error("admin", "out of memory in DeleteTopics from %s; closing", req->peer);
     net_close_connection(req);
 }

@@ -8,7 +8,7 @@
 #include "admin_int.h"
 #include "base/arena.h"
 #include "base/err.h"
-#include "base/log.h"
+#include "base/slog.h"
 #include "meta/meta.h"
 #include "net/net.h"
 
@@ -126,6 +126,6 @@ void admin_describe_configs(struct admin *a, struct net_request *req)
     return;
 
 err_nomem:
-    log_error("admin", "out of memory in DescribeConfigs from %s; closing", req->peer);
+    slog_error("admin", "out of memory in DescribeConfigs from %s; closing", req->peer);
     net_close_connection(req);
 }

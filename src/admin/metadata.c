@@ -6,7 +6,7 @@
 #include "admin_int.h"
 #include "base/arena.h"
 #include "base/err.h"
-#include "base/log.h"
+#include "base/slog.h"
 #include "meta/meta.h"
 #include "net/net.h"
 
@@ -149,7 +149,7 @@ static void respond(struct metadata_call *c)
     return;
 
 err_nomem:
-    log_error("admin", "out of memory answering Metadata for %s; closing", req->peer);
+    slog_error("admin", "out of memory answering Metadata for %s; closing", req->peer);
     net_close_connection(req);
 }
 
@@ -164,8 +164,8 @@ static void on_created(void *arg, int err)
     struct metadata_call *c = one->call;
     c->create_err[one->index] = err;
     if (err == 0)
-        log_info("admin", "auto-created topic %s",
-                 ((struct MetadataRequest *)c->req->body)->Topics.v[one->index].Name);
+        slog_info("admin", "auto-created topic %s",
+                  ((struct MetadataRequest *)c->req->body)->Topics.v[one->index].Name);
     if (--c->pending == 0)
         respond(c);
 }
@@ -214,8 +214,8 @@ void admin_metadata(struct admin *a, struct net_request *req)
                 }
             }
             if (rc != 0) {
-                log_line_limited(&a->refused_auto_create, 10000, LOG_INFO, "admin",
-                                 "not auto-creating topic %s: %s", name, why ? why : err_name(rc));
+                slog_line_limited(&a->refused_auto_create, 10000, SLOG_INFO, "admin",
+                                  "not auto-creating topic %s: %s", name, why ? why : err_name(rc));
                 c->create_err[i] = rc;
                 continue;
             }

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "err.h"
-#include "log.h"
+#include "slog.h"
 
 struct entry {
     char *key, *value;
@@ -107,7 +107,7 @@ int props_load(struct props *p, const char *path, int *bad_line)
         int e = errno;
         if (e == ENOENT)
             return ERR_NOTFOUND;
-        log_error("props", "cannot open %s: %s", path, strerror(e));
+        slog_error("props", "cannot open %s: %s", path, strerror(e));
         return ERR_IO;
     }
     while (fgets(line, sizeof line, f)) {
@@ -173,7 +173,7 @@ int props_store(const struct props *p, const char *path, const char *comment)
     return 0;
 
 err:
-    log_error("props", "cannot %s %s: %s", what, tmp, strerror(e));
+    slog_error("props", "cannot %s %s: %s", what, tmp, strerror(e));
     return ERR_IO;
 }
 

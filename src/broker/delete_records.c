@@ -8,7 +8,7 @@
 
 #include "base/arena.h"
 #include "base/err.h"
-#include "base/log.h"
+#include "base/slog.h"
 #include "broker_int.h"
 #include "net/net.h"
 #include "replica/replica.h"
@@ -42,8 +42,8 @@ static bool delete_partition(struct broker *b, const char *topic,
     }
     if (out->LowWatermark == before)
         return false;
-    log_info("broker", "records of %s-%d below %lld deleted", topic, in->PartitionIndex,
-             (long long)out->LowWatermark);
+    slog_info("broker", "records of %s-%d below %lld deleted", topic, in->PartitionIndex,
+              (long long)out->LowWatermark);
     return true;
 }
 
@@ -110,6 +110,6 @@ void broker_delete_records(struct broker *b, struct net_request *req)
     return;
 
 err_nomem:
-    log_error("broker", "out of memory in DeleteRecords from %s; closing", req->peer);
+    slog_error("broker", "out of memory in DeleteRecords from %s; closing", req->peer);
     net_close_connection(req);
 }

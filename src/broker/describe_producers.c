@@ -6,7 +6,7 @@
 
 #include "base/arena.h"
 #include "base/err.h"
-#include "base/log.h"
+#include "base/slog.h"
 #include "broker_int.h"
 #include "net/net.h"
 #include "pstate/pstate.h"
@@ -76,6 +76,6 @@ void broker_describe_producers(struct broker *b, struct net_request *req)
     return;
 
 err_nomem:
-    log_error("broker", "out of memory in DescribeProducers from %s; closing", req->peer);
+    slog_error("broker", "out of memory in DescribeProducers from %s; closing", req->peer);
     net_close_connection(req);
 }

@@ -12,7 +12,7 @@
 
 #include "base/arena.h"
 #include "base/err.h"
-#include "base/log.h"
+#include "base/slog.h"
 #include "base/purgatory.h"
 #include "broker_int.h"
 #include "net/net.h"
@@ -224,8 +224,8 @@ static void on_connection_closed(void *arg)
 {
     struct fetch_call *c = arg;
     struct net_request *req = c->req;
-    log_debug("broker", "dropped a waiting Fetch from %s: the client closed its connection",
-              req->peer);
+    slog_debug("broker", "dropped a waiting Fetch from %s: the client closed its connection",
+               req->peer);
     purgatory_cancel(&c->op);
     fetch_sent(c); /* releases the holds and frees c */
     net_finish(req);
@@ -335,7 +335,7 @@ void broker_fetch(struct broker *b, struct net_request *req)
     c->req = req;
     b->live_fetches++;
     if (prepare(b, c) != 0) {
-        log_error("broker", "out of memory in Fetch from %s; closing", req->peer);
+        slog_error("broker", "out of memory in Fetch from %s; closing", req->peer);
         for (int32_t i = 0; c->parts && i < c->n_parts; i++)
             if (c->parts[i].p)
                 partition_release(c->parts[i].p);

@@ -8,7 +8,7 @@
 
 #include "base/arena.h"
 #include "base/err.h"
-#include "base/log.h"
+#include "base/slog.h"
 #include "broker_int.h"
 #include "net/net.h"
 #include "record/record.h"
@@ -228,6 +228,6 @@ void broker_list_offsets(struct broker *b, struct net_request *req)
     return;
 
 err_nomem:
-    log_error("broker", "out of memory in ListOffsets from %s; closing", req->peer);
+    slog_error("broker", "out of memory in ListOffsets from %s; closing", req->peer);
     net_close_connection(req);
 }

@@ -13,7 +13,7 @@
 
 #include "base/arena.h"
 #include "base/err.h"
-#include "base/log.h"
+#include "base/slog.h"
 #include "base/purgatory.h"
 #include "base/tclock.h"
 #include "broker_int.h"
@@ -180,7 +180,7 @@ static void produce_partition(struct broker *b, struct arena *ar, const char *to
         rc = check_batch(ar, data, &hdr, &scan, set, now, out);
     if (rc != 0) {
         out->ErrorCode = (int16_t)err_wire(rc);
-        log_debug("broker", "produce to %s-%d rejected: %s", topic, in->Index, err_name(rc));
+        slog_debug("broker", "produce to %s-%d rejected: %s", topic, in->Index, err_name(rc));
         return;
     }
     rc = partition_append(p, data, len, &hdr, &base, &append_time);
@@ -194,9 +194,9 @@ static void produce_partition(struct broker *b, struct arena *ar, const char *to
         out->ErrorCode = (int16_t)(rc == ERR_IO ? ERR_KAFKA_STORAGE_ERROR : err_wire(rc));
         if (rc == ERR_OUT_OF_ORDER_SEQUENCE_NUMBER || rc == ERR_INVALID_PRODUCER_EPOCH ||
             rc == ERR_UNKNOWN_PRODUCER_ID)
-            log_debug("broker", "produce to %s-%d from producer %lld epoch %d seq %d: %s", topic,
-                      in->Index, (long long)hdr.producer_id, hdr.producer_epoch, hdr.base_sequence,
-                      err_name(rc));
+            slog_debug("broker", "produce to %s-%d from producer %lld epoch %d seq %d: %s", topic,
+                       in->Index, (long long)hdr.producer_id, hdr.producer_epoch, hdr.base_sequence,
+                       err_name(rc));
         return;
     }
     out->BaseOffset = base;
@@ -331,6 +331,6 @@ void broker_produce(struct broker *b, struct net_request *req)
     return;
 
 err_nomem:
-    log_error("broker", "out of memory in Produce from %s; closing", req->peer);
+    slog_error("broker", "out of memory in Produce from %s; closing", req->peer);
     net_close_connection(req);
 }

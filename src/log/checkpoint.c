@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "base/err.h"
-#include "base/log.h"
+#include "base/slog.h"
 #include "log/log_int.h"
 
 /* Parses a whole decimal int64 (optionally negative) from s, which must be all digits. */
@@ -89,7 +89,7 @@ int log_checkpoint_write(const struct log_io *io, const char *path,
     for (size_t i = 0; i < n; i++) {
         if (e[i].topic[0] == '\0' || memchr(e[i].topic, '\0', sizeof e[i].topic) == NULL ||
             strpbrk(e[i].topic, " \n") != NULL) {
-            log_error(LOG_MOD, "checkpoint %s: entry %zu has an invalid topic name", path, i);
+            slog_error(LOG_MOD, "checkpoint %s: entry %zu has an invalid topic name", path, i);
             free(buf);
             return ERR_IO;
         }
@@ -151,7 +151,7 @@ int log_checkpoint_read(const struct log_io *io, const char *path,
     return 0;
 
 err_parse:
-    log_error(LOG_MOD, "checkpoint file %s is malformed", path);
+    slog_error(LOG_MOD, "checkpoint file %s is malformed", path);
     free(e);
     free(buf);
     return ERR_PARSE;

@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "base/err.h"
-#include "base/log.h"
+#include "base/slog.h"
 #include "log/log_int.h"
 
 #define EPOCH_FILE "leader-epoch-checkpoint"
@@ -89,7 +89,7 @@ int log_epochs_load(struct log *l)
 err_parse:
     /* Kafka rebuilds the cache from the batches' epochs in this case; the cache only
      * sharpens follower truncation, so starting empty is safe. */
-    log_warn(LOG_MOD, "%s is malformed; starting with an empty leader epoch cache", path);
+    slog_warn(LOG_MOD, "%s is malformed; starting with an empty leader epoch cache", path);
     l->n_epochs = 0;
     free(buf);
     return 0;

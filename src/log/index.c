@@ -22,13 +22,13 @@
 #include <string.h>
 
 #include "base/err.h"
-#include "base/log.h"
+#include "base/slog.h"
 #include "log/log_int.h"
 
 /* Logs a failed system call (`neg_errno`: its -errno, as the io helpers return it). */
 static int idx_io_error(struct log_segment *s, const char *what, const char *ext, int neg_errno)
 {
-    log_error(LOG_MOD, "%s of %s%s failed: %s", what, s->path, ext, strerror(-neg_errno));
+    slog_error(LOG_MOD, "%s of %s%s failed: %s", what, s->path, ext, strerror(-neg_errno));
     return ERR_IO;
 }
 

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "base/err.h"
-#include "base/log.h"
+#include "base/slog.h"
 #include "log/log_int.h"
 
 static int def_open(const char *path, int flags, mode_t mode)
@@ -143,7 +143,7 @@ static int write_atomic(const struct log_io *io, const char *path, const char *b
     static atomic_uint seq;
     if (snprintf(tmp, sizeof tmp, "%s.%u.tmp", path, atomic_fetch_add(&seq, 1)) >=
         (int)sizeof tmp) {
-        log_error(LOG_MOD, "checkpoint path too long: %s", path);
+        slog_error(LOG_MOD, "checkpoint path too long: %s", path);
         return ERR_IO;
     }
     fd = io->open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -183,7 +183,7 @@ static int write_atomic(const struct log_io *io, const char *path, const char *b
     else
         snprintf(dir, sizeof dir, ".");
     if ((e = -log_io_fsync_dir(io, dir)) > 0) {
-        log_error(LOG_MOD, "fsync of directory %s failed: %s", dir, strerror(e));
+        slog_error(LOG_MOD, "fsync of directory %s failed: %s", dir, strerror(e));
         return ERR_IO;
     }
     return 0;
@@ -193,7 +193,7 @@ err_after_open:
         io->close(fd);
     io->unlink(tmp);
 err:
-    log_error(LOG_MOD, "%s of %s failed: %s", what, tmp, strerror(e));
+    slog_error(LOG_MOD, "%s of %s failed: %s", what, tmp, strerror(e));
     return ERR_IO;
 }
 
@@ -207,7 +207,7 @@ int log_io_read_file(const struct log_io *io, const char *path, char **out, size
         int e = errno;
         if (e == ENOENT)
             return ERR_NOTFOUND;
-        log_error(LOG_MOD, "open of %s failed: %s", path, strerror(e));
+        slog_error(LOG_MOD, "open of %s failed: %s", path, strerror(e));
         return ERR_IO;
     }
     buf = malloc(cap);
@@ -219,7 +219,7 @@ int log_io_read_file(const struct log_io *io, const char *path, char **out, size
             char *nb;
             if (cap > (64u << 20)) {
                 /* Checkpoint files are small; refuse to swallow something that is not. */
-                log_error(LOG_MOD, "%s is larger than 64 MiB", path);
+                slog_error(LOG_MOD, "%s is larger than 64 MiB", path);
                 free(buf);
                 io->close(fd);
                 return ERR_IO;
@@ -232,7 +232,7 @@ int log_io_read_file(const struct log_io *io, const char *path, char **out, size
         }
         r = log_io_pread_full(io, fd, buf + n, cap - n - 1, (off_t)n);
         if (r < 0) {
-            log_error(LOG_MOD, "read of %s failed: %s", path, strerror((int)-r));
+            slog_error(LOG_MOD, "read of %s failed: %s", path, strerror((int)-r));
             free(buf);
             io->close(fd);
             return ERR_IO;

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 
 #include "base/err.h"
-#include "base/log.h"
+#include "base/slog.h"
 #include "log/log_int.h"
 #include "record/record.h"
 
@@ -113,7 +113,7 @@ int log_open(const char *dir, const struct log_config *cfg, const struct log_io 
     atomic_init(&l->flush_result, 0);
 
     if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
-        log_error(LOG_MOD, "mkdir %s failed: %s", dir, strerror(errno));
+        slog_error(LOG_MOD, "mkdir %s failed: %s", dir, strerror(errno));
         rc = ERR_IO;
         goto err;
     }
@@ -145,10 +145,10 @@ int log_open(const char *dir, const struct log_config *cfg, const struct log_io 
     /* A new partition's empty log is not news (a topic of thousands of partitions would
      * write thousands of lines; replica/ says what it created); an existing one is. */
     if (l->created)
-        log_debug(LOG_MOD, "created %s", dir);
+        slog_debug(LOG_MOD, "created %s", dir);
     else
-        log_info(LOG_MOD, "opened %s (%s): %zu segment(s), offsets %" PRId64 "..%" PRId64, dir,
-                 clean ? "clean" : "recovered", l->n_segs, l->start, l->leo);
+        slog_info(LOG_MOD, "opened %s (%s): %zu segment(s), offsets %" PRId64 "..%" PRId64, dir,
+                  clean ? "clean" : "recovered", l->n_segs, l->start, l->leo);
     *out = l;
     return 0;
 
@@ -205,7 +205,7 @@ void log_close(struct log *l, bool clean)
     if (l->flush_busy) {
         /* The caller must wait for log_flush_done first; if it did not, at least do not
          * leak the snapshot. */
-        log_warn(LOG_MOD, "%s closed with a flush in flight", l->dir);
+        slog_warn(LOG_MOD, "%s closed with a flush in flight", l->dir);
         flush_release(l, false);
     }
     if (clean && !atomic_load(&l->failed)) {
@@ -214,7 +214,7 @@ void log_close(struct log *l, bool clean)
         if (log_seg_finish(log_active(l)) == 0)
             flush_sync(l);
         if (log_epochs_flush_sync(l) != 0)
-            log_error(LOG_MOD, "cannot write %s/leader-epoch-checkpoint at close", l->dir);
+            slog_error(LOG_MOD, "cannot write %s/leader-epoch-checkpoint at close", l->dir);
     }
     log_free(l);
 }
@@ -253,7 +253,7 @@ static int roll(struct log *l)
         return rc;
     }
     l->dir_dirty = true;
-    log_debug(LOG_MOD, "%s: rolled new segment at offset %" PRId64, l->dir, l->leo);
+    slog_debug(LOG_MOD, "%s: rolled new segment at offset %" PRId64, l->dir, l->leo);
     return 0;
 }
 
@@ -283,8 +283,8 @@ int log_append(struct log *l, uint8_t *batch, size_t len, int32_t last_offset_de
     record_batch_set_leader_epoch(batch, leader_epoch);
     rc = log_io_pwrite_all(l->io, fd, batch, len, (off_t)pos);
     if (rc < 0) {
-        log_error(LOG_MOD, "write of %s.log at %" PRId64 " failed: %s", s->path, pos,
-                  strerror(-rc));
+        slog_error(LOG_MOD, "write of %s.log at %" PRId64 " failed: %s", s->path, pos,
+                   strerror(-rc));
         goto err_rollback;
     }
     h.base_offset = l->leo;
@@ -306,8 +306,8 @@ err_rollback:
     /* Nothing half-written may stay: a torn batch at the end would be served to readers
      * and would poison the next append's position. */
     if (l->io->ftruncate(fd, (off_t)pos) < 0) {
-        log_error(LOG_MOD, "%s.log: cannot cut a failed write back (%s); refusing writes", s->path,
-                  strerror(errno));
+        slog_error(LOG_MOD, "%s.log: cannot cut a failed write back (%s); refusing writes", s->path,
+                   strerror(errno));
         atomic_store(&l->failed, true);
     }
     return ERR_IO;
@@ -354,7 +354,7 @@ static int read_extend(struct log *l, struct log_segment *s, int64_t pos,
                        const struct log_batch_hdr *first, int64_t *end, int64_t limit,
                        int64_t max_offset, size_t max_bytes)
 {
-    static struct log_limit corrupt_warn;
+    static struct slog_limit corrupt_warn;
     int64_t bound = (int64_t)(max_bytes > (size_t)INT64_MAX / 2 ? INT64_MAX / 2 : max_bytes);
     struct log_hdr_window w = {.at = 0, .n = 0};
     int64_t e, next;
@@ -362,10 +362,10 @@ static int read_extend(struct log *l, struct log_segment *s, int64_t pos,
                           pos + bound, &e, &next);
 
     if (rc == ERR_CORRUPT_MESSAGE) {
-        log_warn_limited(&corrupt_warn, 10000, LOG_MOD,
-                         "%s: batch at position %" PRId64 " of %s.log does not follow offset "
-                         "%" PRId64 " (damaged header); not served",
-                         l->dir, e, s->path, next);
+        slog_warn_limited(&corrupt_warn, 10000, LOG_MOD,
+                          "%s: batch at position %" PRId64 " of %s.log does not follow offset "
+                          "%" PRId64 " (damaged header); not served",
+                          l->dir, e, s->path, next);
         rc = 0;
     }
     if (rc)
@@ -378,7 +378,7 @@ static int read_extend(struct log *l, struct log_segment *s, int64_t pos,
 int log_read(struct log *l, int64_t offset, int64_t max_offset, size_t max_bytes,
              struct log_slice *out)
 {
-    static struct log_limit read_warn;
+    static struct slog_limit read_warn;
     struct log_segment *s = NULL;
     struct log_batch_hdr h;
     int64_t pos = 0, end, limit = 0;
@@ -404,10 +404,10 @@ int log_read(struct log *l, int64_t offset, int64_t max_offset, size_t max_bytes
     if (rc) {
         /* A damaged batch header is refused, never served; the line is rate-limited since
          * a consumer retries the same read. */
-        log_warn_limited(&read_warn, 10000, LOG_MOD, "%s: read at offset %" PRId64 " refused: %s",
-                         l->dir, offset,
-                         rc == ERR_CORRUPT_MESSAGE ? "batch offsets do not fit (damaged header)"
-                                                   : err_name(rc));
+        slog_warn_limited(&read_warn, 10000, LOG_MOD, "%s: read at offset %" PRId64 " refused: %s",
+                          l->dir, offset,
+                          rc == ERR_CORRUPT_MESSAGE ? "batch offsets do not fit (damaged header)"
+                                                    : err_name(rc));
         return rc == ERR_CORRUPT_MESSAGE ? rc : ERR_IO;
     }
     if (log_hdr_last(&h) >= max_offset)
@@ -469,7 +469,7 @@ int log_offset_for_time(struct log *l, int64_t ts, int64_t *out_offset, int64_t 
             rc = log_seg_read_hdr(s, p, s->size, &h);
         }
         if (rc) {
-            log_error(LOG_MOD, "%s: time lookup failed: %s", s->path, err_name(rc));
+            slog_error(LOG_MOD, "%s: time lookup failed: %s", s->path, err_name(rc));
             return ERR_IO;
         }
     }
@@ -550,8 +550,8 @@ int log_flush_run(struct log *l, int64_t upto)
             if (l->flush_fds[i][k] >= 0 && l->io->fsync(l->flush_fds[i][k]) < 0) {
                 /* After a failed fsync the page cache may have dropped the data: the only
                  * safe course is to stop writing (Kafka takes the log dir offline). */
-                log_error(LOG_MOD, "fsync of %s failed: %s; refusing writes", s->path,
-                          strerror(errno));
+                slog_error(LOG_MOD, "fsync of %s failed: %s; refusing writes", s->path,
+                           strerror(errno));
                 atomic_store(&l->failed, true);
                 atomic_store(&l->flush_result, ERR_IO);
                 return ERR_IO;
@@ -560,8 +560,8 @@ int log_flush_run(struct log *l, int64_t upto)
     }
     int rc = l->flush_dir ? log_io_fsync_dir(l->io, l->dir) : 0;
     if (rc < 0) {
-        log_error(LOG_MOD, "fsync of directory %s failed: %s; refusing writes", l->dir,
-                  strerror(-rc));
+        slog_error(LOG_MOD, "fsync of directory %s failed: %s; refusing writes", l->dir,
+                   strerror(-rc));
         atomic_store(&l->failed, true);
         atomic_store(&l->flush_result, ERR_IO);
         return ERR_IO;

@@ -26,7 +26,7 @@
 #include <sys/stat.h>
 
 #include "base/err.h"
-#include "base/log.h"
+#include "base/slog.h"
 #include "log/log_int.h"
 
 static int cmp_i64(const void *a, const void *b)
@@ -61,7 +61,7 @@ static int list_bases(struct log *l, int64_t **out, size_t *n)
 
     *n = 0;
     if (!d) {
-        log_error(LOG_MOD, "opendir %s failed: %s", l->dir, strerror(errno));
+        slog_error(LOG_MOD, "opendir %s failed: %s", l->dir, strerror(errno));
         return ERR_IO;
     }
     while ((de = readdir(d)) != NULL) {
@@ -189,7 +189,7 @@ int log_recover_open(struct log *l, int64_t recovery_point, bool clean)
         int64_t lost;
 
         if (!rescan && !index_looks_sane(s, next_base)) {
-            log_warn(LOG_MOD, "%s: index missing or damaged; rebuilding it", s->path);
+            slog_warn(LOG_MOD, "%s: index missing or damaged; rebuilding it", s->path);
             rescan = true;
         }
         if (!rescan && (active || (s->size > 0 && s->tidx_n == 0))) {
@@ -197,21 +197,21 @@ int log_recover_open(struct log *l, int64_t recovery_point, bool clean)
             if (rc == ERR_IO)
                 return rc;
             if (rc) {
-                log_warn(LOG_MOD,
-                         "%s: batches after the last index entry do not tile or their offsets "
-                         "do not follow one another; rescanning the segment",
-                         s->path);
+                slog_warn(LOG_MOD,
+                          "%s: batches after the last index entry do not tile or their offsets "
+                          "do not follow one another; rescanning the segment",
+                          s->path);
                 rescan = true;
             }
         } else if (!rescan && !tail_looks_sane(s, next_base, &rc)) {
             if (rc)
                 return rc;
             /* Treated as after an unclean stop: the rescan truncates at the damaged batch. */
-            log_warn(LOG_MOD,
-                     "%s: batch headers at the end of the segment do not fit (offsets out of "
-                     "order or past the next segment's base %" PRId64 "); rescanning the "
-                     "segment",
-                     s->path, next_base);
+            slog_warn(LOG_MOD,
+                      "%s: batch headers at the end of the segment do not fit (offsets out of "
+                      "order or past the next segment's base %" PRId64 "); rescanning the "
+                      "segment",
+                      s->path, next_base);
             rescan = true;
         }
         if (!rescan) {
@@ -226,28 +226,28 @@ int log_recover_open(struct log *l, int64_t recovery_point, bool clean)
             /* A damaged sealed segment found on a clean open (bit rot, not a crash): its
              * successors were written after it and are intact, so keep them, as Kafka does;
              * reads skip the gap. */
-            log_warn(LOG_MOD,
-                     "%s.log: %s at position %" PRId64 " (offset %" PRId64 "); truncated "
-                     "%" PRId64 " bytes, later segments kept",
-                     s->path, why, s->size, s->next_offset, lost);
+            slog_warn(LOG_MOD,
+                      "%s.log: %s at position %" PRId64 " (offset %" PRId64 "); truncated "
+                      "%" PRId64 " bytes, later segments kept",
+                      s->path, why, s->size, s->next_offset, lost);
         } else if (lost > 0) {
             /* Past the recovery point nothing after a torn batch can be trusted. */
             size_t later = l->n_segs - 1 - i;
             char more[64] = "";
             if (later)
                 snprintf(more, sizeof more, " and deleted %zu later segment(s)", later);
-            log_warn(LOG_MOD,
-                     "%s.log: %s at position %" PRId64 " (offset %" PRId64 "); truncated "
-                     "%" PRId64 " bytes%s",
-                     s->path, why, s->size, s->next_offset, lost, more);
+            slog_warn(LOG_MOD,
+                      "%s.log: %s at position %" PRId64 " (offset %" PRId64 "); truncated "
+                      "%" PRId64 " bytes%s",
+                      s->path, why, s->size, s->next_offset, lost, more);
             while (l->n_segs > i + 1)
                 log_segs_delete(l, l->n_segs - 1);
             log_seg_seal(s, false);
             break;
         }
         if (!active && s->next_offset > next_base) {
-            log_warn(LOG_MOD, "%s.log runs past the next segment's base %" PRId64, s->path,
-                     next_base);
+            slog_warn(LOG_MOD, "%s.log runs past the next segment's base %" PRId64, s->path,
+                      next_base);
         }
         if (!active)
             s->next_offset = next_base;

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 
 #include "base/err.h"
-#include "base/log.h"
+#include "base/slog.h"
 #include "log/log_int.h"
 
 /* The segment's largest timestamp, or its file's modification time when no batch carried
@@ -27,10 +27,10 @@ static int64_t segment_largest_ts(const struct log_segment *s)
 static void delete_oldest(struct log *l, const char *reason)
 {
     struct log_segment *s = l->segs[0];
-    log_info(LOG_MOD,
-             "%s: deleting segment %" PRId64 " (%" PRId64 " bytes, offsets up to %" PRId64
-             ") by %s",
-             l->dir, s->base, s->size, s->next_offset, reason);
+    slog_info(LOG_MOD,
+              "%s: deleting segment %" PRId64 " (%" PRId64 " bytes, offsets up to %" PRId64
+              ") by %s",
+              l->dir, s->base, s->size, s->next_offset, reason);
     log_segs_delete(l, 0);
 }
 
@@ -121,8 +121,8 @@ int log_truncate_to(struct log *l, int64_t offset)
     if (offset < 0)
         offset = 0;
     l->trunc_gen++;
-    log_info(LOG_MOD, "%s: truncating to offset %" PRId64 " (end was %" PRId64 ")", l->dir, offset,
-             l->leo);
+    slog_info(LOG_MOD, "%s: truncating to offset %" PRId64 " (end was %" PRId64 ")", l->dir, offset,
+              l->leo);
     if (offset < l->start || offset < l->segs[0]->base) {
         rc = truncate_fully(l, offset);
         if (rc)

@@ -23,7 +23,7 @@
 #include <sys/stat.h>
 
 #include "base/err.h"
-#include "base/log.h"
+#include "base/slog.h"
 #include "log/log_int.h"
 #include "record/record.h"
 
@@ -38,7 +38,7 @@ static struct {
     size_t n, cap;
 } fd_cache = {NULL, NULL, 0, 128};
 
-static struct log_limit open_warn;
+static struct slog_limit open_warn;
 
 static void seg_file(const struct log_segment *s, const char *ext, char *buf, size_t cap)
 {
@@ -49,7 +49,7 @@ static void seg_file(const struct log_segment *s, const char *ext, char *buf, si
 static int seg_io_error(const struct log_segment *s, const char *what, const char *ext,
                         int neg_errno)
 {
-    log_error(LOG_MOD, "%s of %s%s failed: %s", what, s->path, ext, strerror(-neg_errno));
+    slog_error(LOG_MOD, "%s of %s%s failed: %s", what, s->path, ext, strerror(-neg_errno));
     return ERR_IO;
 }
 
@@ -177,7 +177,7 @@ int log_seg_fd(struct log_segment *s, enum log_file f)
     fd = s->io->open(p, O_RDWR | (f == LOG_FILE_LOG ? 0 : O_CREAT), 0644);
     if (fd < 0) {
         int e = errno;
-        log_warn_limited(&open_warn, 10000, LOG_MOD, "open of %s failed: %s", p, strerror(e));
+        slog_warn_limited(&open_warn, 10000, LOG_MOD, "open of %s failed: %s", p, strerror(e));
         return -e;
     }
     s->fds[f] = fd;
@@ -253,7 +253,7 @@ void log_seg_unlink(struct log_segment *s)
         if (s->io->unlink(p) < 0) {
             int e = errno;
             if (e != ENOENT)
-                log_warn(LOG_MOD, "unlink of %s failed: %s", p, strerror(e));
+                slog_warn(LOG_MOD, "unlink of %s failed: %s", p, strerror(e));
         }
     }
 }
@@ -458,7 +458,7 @@ int log_seg_walk(struct log_segment *s, struct log_hdr_window *w, int64_t pos, i
 int log_seg_find(struct log_segment *s, int64_t offset, int64_t limit, int64_t *pos,
                  struct log_batch_hdr *h)
 {
-    static struct log_limit index_warn;
+    static struct slog_limit index_warn;
     int64_t eoff, epos, p, expect;
     bool from_index;
     int rc = log_oidx_floor(s, offset, &eoff, &epos);
@@ -473,10 +473,10 @@ int log_seg_find(struct log_segment *s, int64_t offset, int64_t limit, int64_t *
         if (from_index && p == epos && (rc != 0 || h->base_offset != eoff)) {
             /* The index points at something that is not the batch it names: do not trust
              * it; a full scan from the start of the segment is slow but right. */
-            log_warn_limited(&index_warn, 10000, LOG_MOD,
-                             "%s.index entry for offset %" PRId64
-                             " does not match the log; scanning the segment",
-                             s->path, eoff);
+            slog_warn_limited(&index_warn, 10000, LOG_MOD,
+                              "%s.index entry for offset %" PRId64
+                              " does not match the log; scanning the segment",
+                              s->path, eoff);
             from_index = false;
             p = 0;
             expect = s->base;

@@ -28,7 +28,7 @@
 
 #include "base/arena.h"
 #include "base/err.h"
-#include "base/log.h"
+#include "base/slog.h"
 
 #define META_SNAPSHOT_VERSION 1
 #define META_RESOURCE_TOPIC 2
@@ -781,8 +781,8 @@ int meta_image_apply(struct meta_image *img, const uint8_t *buf, size_t len, met
             /* Validation passed, so only memory can fail here, half-way through a committed
              * batch: this node's image would silently differ from every other node's. A
              * replicated state machine cannot go on from that; restart replays the log. */
-            log_error("meta", "out of memory applying a committed batch (record %zu of %zu)", i + 1,
-                      n);
+            slog_error("meta", "out of memory applying a committed batch (record %zu of %zu)",
+                       i + 1, n);
             abort();
         }
     }

@@ -33,7 +33,7 @@
 
 #include "base/arena.h"
 #include "base/err.h"
-#include "base/log.h"
+#include "base/slog.h"
 #include "base/tclock.h"
 
 #define META_HEARTBEAT_MS 100
@@ -164,7 +164,7 @@ static int fsm_apply(struct raft_fsm *fsm, const struct raft_buffer *buf, void *
      * back to the proposer through raft_apply's result. Returning non-zero here would stop
      * raft applying anything further. */
     if (rv == ERR_PARSE)
-        log_warn("meta", "node %d: skipped a malformed batch of %zu bytes", m->node_id, buf->len);
+        slog_warn("meta", "node %d: skipped a malformed batch of %zu bytes", m->node_id, buf->len);
     *result = (void *)(intptr_t)rv;
     return 0;
 }
@@ -210,8 +210,8 @@ static int fsm_restore(struct raft_fsm *fsm, struct raft_buffer *buf)
     int rv = meta_image_restore(m->img, buf->base, buf->len);
 
     if (rv != 0) {
-        log_error("meta", "node %d: cannot restore a snapshot of %zu bytes: %s", m->node_id,
-                  buf->len, err_name(rv));
+        slog_error("meta", "node %d: cannot restore a snapshot of %zu bytes: %s", m->node_id,
+                   buf->len, err_name(rv));
         return rv == ERR_NOMEM ? RAFT_NOMEM : RAFT_MALFORMED;
     }
     /* On success the buffer is ours (libraft's contract for restore). */
@@ -222,7 +222,7 @@ static int fsm_restore(struct raft_fsm *fsm, struct raft_buffer *buf)
         if (meta_image_records(m->img, &a, &recs, &n) == 0)
             notify(m, recs, n);
         else
-            log_error("meta", "node %d: out of memory reporting a restored snapshot", m->node_id);
+            slog_error("meta", "node %d: out of memory reporting a restored snapshot", m->node_id);
         arena_free(a);
     }
     return 0;
@@ -237,8 +237,8 @@ static void barrier_cb(struct raft_barrier *req, int status)
     /* On failure (leadership lost) the watch timer tries again if this node leads again. */
     if (status == 0 && !m->ready) {
         m->ready = true;
-        log_info("meta", "node %d: metadata ready (controller, applied up to %llu)", m->node_id,
-                 (unsigned long long)raft_last_applied(&m->raft));
+        slog_info("meta", "node %d: metadata ready (controller, applied up to %llu)", m->node_id,
+                  (unsigned long long)raft_last_applied(&m->raft));
     }
 }
 
@@ -254,13 +254,13 @@ static void watch_cb(struct tclock_timer *t)
     if (leader != m->known_leader) {
         m->known_leader = leader;
         if (leader == m->raft.id)
-            log_info("meta", "node %d is now the controller (raft leader, term %llu)", m->node_id,
-                     (unsigned long long)m->raft.current_term);
+            slog_info("meta", "node %d is now the controller (raft leader, term %llu)", m->node_id,
+                      (unsigned long long)m->raft.current_term);
         else if (leader != 0)
-            log_info("meta", "node %d: controller is node %d at %s", m->node_id, NODE_ID(leader),
-                     address ? address : "?");
+            slog_info("meta", "node %d: controller is node %d at %s", m->node_id, NODE_ID(leader),
+                      address ? address : "?");
         else
-            log_info("meta", "node %d: no controller known", m->node_id);
+            slog_info("meta", "node %d: no controller known", m->node_id);
     }
     if (m->ready)
         return;
@@ -284,8 +284,8 @@ static void watch_cb(struct tclock_timer *t)
     }
     if (m->follower_target_set && raft_last_applied(&m->raft) >= m->follower_target) {
         m->ready = true;
-        log_info("meta", "node %d: metadata ready (follower, applied up to %llu)", m->node_id,
-                 (unsigned long long)raft_last_applied(&m->raft));
+        slog_info("meta", "node %d: metadata ready (follower, applied up to %llu)", m->node_id,
+                  (unsigned long long)raft_last_applied(&m->raft));
     }
 }
 
@@ -433,12 +433,12 @@ int meta_start(uv_loop_t *loop, const struct meta_options *opts, struct meta **o
 
     if (opts->clock == NULL || opts->node_id < 0 || opts->dir == NULL ||
         opts->listen_address == NULL || (opts->n_voters > 0 && opts->voters == NULL)) {
-        log_error("meta", "cannot start: clock, node id, dir and listen address are required");
+        slog_error("meta", "cannot start: clock, node id, dir and listen address are required");
         return ERR_INVALID_REQUEST;
     }
     rv = make_dirs(opts->dir);
     if (rv != 0) {
-        log_error("meta", "cannot create raft dir %s: %s", opts->dir, strerror(-rv));
+        slog_error("meta", "cannot create raft dir %s: %s", opts->dir, strerror(-rv));
         return ERR_IO;
     }
     m = calloc(1, sizeof *m);
@@ -459,13 +459,13 @@ int meta_start(uv_loop_t *loop, const struct meta_options *opts, struct meta **o
 
     rv = raft_uv_tcp_init(&m->transport, loop);
     if (rv != 0) {
-        log_error("meta", "raft transport init: %s", raft_strerror(rv));
+        slog_error("meta", "raft transport init: %s", raft_strerror(rv));
         rv = ERR_IO;
         goto err;
     }
     rv = raft_uv_init(&m->io, loop, opts->dir, &m->transport);
     if (rv != 0) {
-        log_error("meta", "raft storage in %s: %s", opts->dir, m->io.errmsg);
+        slog_error("meta", "raft storage in %s: %s", opts->dir, m->io.errmsg);
         rv = ERR_IO;
         goto err_after_transport;
     }
@@ -481,7 +481,7 @@ int meta_start(uv_loop_t *loop, const struct meta_options *opts, struct meta **o
     };
     rv = raft_init(&m->raft, &m->io, &m->fsm, RAFT_ID(opts->node_id), opts->listen_address);
     if (rv != 0) {
-        log_error("meta", "raft init in %s: %s", opts->dir, raft_errmsg(&m->raft));
+        slog_error("meta", "raft init in %s: %s", opts->dir, raft_errmsg(&m->raft));
         rv = ERR_IO;
         goto err_after_io;
     }
@@ -495,8 +495,8 @@ int meta_start(uv_loop_t *loop, const struct meta_options *opts, struct meta **o
         if (opts->voters[i].id == opts->node_id)
             voter = true;
     format_voters(opts, voters, sizeof voters);
-    log_info("meta", "node %d starting as %s: dir %s, listener %s, voters %s", opts->node_id,
-             voter ? "voter" : "standby", opts->dir, opts->listen_address, voters);
+    slog_info("meta", "node %d starting as %s: dir %s, listener %s, voters %s", opts->node_id,
+              voter ? "voter" : "standby", opts->dir, opts->listen_address, voters);
 
     /* Only voters bootstrap: a standby's configuration comes from the leader once it is
      * added, and bootstrapping it would make it a second, disjoint cluster. */
@@ -511,8 +511,8 @@ int meta_start(uv_loop_t *loop, const struct meta_options *opts, struct meta **o
         if (rv == RAFT_CANTBOOTSTRAP)
             rv = 0; /* an existing data dir: the normal restart path */
         if (rv != 0) {
-            log_error("meta", "raft bootstrap in %s: %s (%s)", opts->dir, raft_strerror(rv),
-                      raft_errmsg(&m->raft));
+            slog_error("meta", "raft bootstrap in %s: %s (%s)", opts->dir, raft_strerror(rv),
+                       raft_errmsg(&m->raft));
             rv = ERR_IO;
             goto err_after_raft;
         }
@@ -521,10 +521,10 @@ int meta_start(uv_loop_t *loop, const struct meta_options *opts, struct meta **o
     if (rv != 0) {
         /* Either the log failed to load (damaged segments) or the raft listener could not
          * bind; libraft's message says which when it has one. */
-        log_error("meta",
-                  "cannot start the metadata quorum (log %s, listener %s): %s (%s); refusing "
-                  "to start (see docs/operations.md, start-up refusals)",
-                  opts->dir, opts->listen_address, raft_strerror(rv), raft_errmsg(&m->raft));
+        slog_error("meta",
+                   "cannot start the metadata quorum (log %s, listener %s): %s (%s); refusing "
+                   "to start (see docs/operations.md, start-up refusals)",
+                   opts->dir, opts->listen_address, raft_strerror(rv), raft_errmsg(&m->raft));
         rv = ERR_IO;
         goto err_after_raft;
     }
@@ -532,10 +532,10 @@ int meta_start(uv_loop_t *loop, const struct meta_options *opts, struct meta **o
      * segments of the log are missing or damaged (libraft drops a torn or corrupt segment
      * without saying so), and this node would wait for an election forever. */
     if (voter && m->raft.configuration.n == 0) {
-        log_error("meta",
-                  "the metadata log in %s has no raft configuration (a segment is missing or "
-                  "damaged; last index %llu); refusing to start rather than wait forever",
-                  opts->dir, (unsigned long long)raft_last_index(&m->raft));
+        slog_error("meta",
+                   "the metadata log in %s has no raft configuration (a segment is missing or "
+                   "damaged; last index %llu); refusing to start rather than wait forever",
+                   opts->dir, (unsigned long long)raft_last_index(&m->raft));
         rv = ERR_CORRUPT_MESSAGE;
         goto err_after_raft;
     }
@@ -582,7 +582,7 @@ static int map_raft_err(struct meta *m, int status)
         return ERR_NOT_CONTROLLER;
     if (status == RAFT_NOMEM)
         return ERR_NOMEM;
-    log_warn("meta", "node %d: raft request failed: %s", m->node_id, raft_strerror(status));
+    slog_warn("meta", "node %d: raft request failed: %s", m->node_id, raft_strerror(status));
     return ERR_UNKNOWN_SERVER_ERROR;
 }
 
@@ -696,7 +696,7 @@ static void change_cb(struct raft_change *req, int status)
         return;
     }
     if (c->assigning) {
-        log_info("meta", "node %d: added node %d as a standby", m->node_id, NODE_ID(c->id));
+        slog_info("meta", "node %d: added node %d as a standby", m->node_id, NODE_ID(c->id));
         change_done(c, 0);
         return;
     }

@@ -21,7 +21,7 @@
 
 #include "base/arena.h"
 #include "base/err.h"
-#include "base/log.h"
+#include "base/slog.h"
 #include "base/tclock.h"
 #include "net.h"
 
@@ -88,7 +88,7 @@ struct net_client {
     bool stopping;
     void (*done)(void *arg);
     void *done_arg;
-    struct log_limit warn;
+    struct slog_limit warn;
 };
 
 static void node_kick(struct nc_node *n);
@@ -170,7 +170,7 @@ static void on_req_timeout(struct tclock_timer *t)
     bool was_sent = r->sent;
 
     req_unlink(r);
-    log_debug("net", "%s request %d to node %d timed out", r->api->name, r->corr, n->id);
+    slog_debug("net", "%s request %d to node %d timed out", r->api->name, r->corr, n->id);
     req_complete(r, ERR_REQUEST_TIMED_OUT, NULL);
     if (!c->stopping && was_sent && n->sock)
         node_fail(n, ERR_REQUEST_TIMED_OUT);
@@ -307,12 +307,12 @@ static void node_fail(struct nc_node *n, int err)
     }
     /* A peer closing an idle connection (connections.max.idle.ms) is routine. */
     if (err == ERR_REQUEST_TIMED_OUT || (n->sent_head == NULL && n->state == NODE_READY))
-        log_debug("net", "connection to %s closed (%s)", node_name(n, name, sizeof name),
-                  err_name(err));
+        slog_debug("net", "connection to %s closed (%s)", node_name(n, name, sizeof name),
+                   err_name(err));
     else
-        log_warn_limited(&c->warn, 10000, "net",
-                         "connection to %s failed (%s); retrying in %lld ms",
-                         node_name(n, name, sizeof name), err_name(err), (long long)n->backoff_ms);
+        slog_warn_limited(&c->warn, 10000, "net",
+                          "connection to %s failed (%s); retrying in %lld ms",
+                          node_name(n, name, sizeof name), err_name(err), (long long)n->backoff_ms);
     n->state = NODE_BACKOFF;
     tclock_timer_start(&n->backoff_timer, n->backoff_ms, 0);
     n->backoff_ms *= 2;
@@ -378,8 +378,8 @@ static bool handle_frame(struct nc_node *n, const uint8_t *buf, size_t len)
     for (r = n->sent_head; r && r->corr != corr; r = r->next)
         ;
     if (r == NULL) {
-        log_warn_limited(&n->client->warn, 10000, "net",
-                         "node %d answered correlation id %d, which no request has", n->id, corr);
+        slog_warn_limited(&n->client->warn, 10000, "net",
+                          "node %d answered correlation id %d, which no request has", n->id, corr);
         return false;
     }
     req_unlink(r);
@@ -390,9 +390,9 @@ static bool handle_frame(struct nc_node *n, const uint8_t *buf, size_t len)
     }
     rc = proto_decode_response(r->api, r->version, buf, len, &corr, &resp, a);
     if (rc) {
-        log_warn_limited(&n->client->warn, 10000, "net",
-                         "cannot decode %s v%d answer of node %d: %s", r->api->name, r->version,
-                         n->id, err_name(rc));
+        slog_warn_limited(&n->client->warn, 10000, "net",
+                          "cannot decode %s v%d answer of node %d: %s", r->api->name, r->version,
+                          n->id, err_name(rc));
         resp = NULL;
     }
     req_complete(r, rc, resp);
@@ -466,7 +466,7 @@ static void on_connect(uv_connect_t *req, int status)
     }
     n->state = NODE_READY;
     n->backoff_ms = n->client->opts.reconnect_backoff_ms;
-    log_debug("net", "connected to node %d", n->id);
+    slog_debug("net", "connected to node %d", n->id);
     node_flush(n);
 }
 

@@ -32,7 +32,7 @@
 
 #include "base/arena.h"
 #include "base/err.h"
-#include "base/log.h"
+#include "base/slog.h"
 #include "net_int.h"
 
 /* A frame buffer starts at this size and doubles as bytes arrive. */
@@ -111,8 +111,8 @@ static void respond(struct net_request *pub, int16_t version, const void *resp, 
                      : proto_encode_response(pub->api, version, pub->hdr.CorrelationId, resp,
                                              &r->resp, &r->resp_len);
         if (rc != 0) {
-            log_error("net", "cannot encode %s v%d response for %s: %s; closing", pub->api->name,
-                      version, r->conn->peer, err_name(rc));
+            slog_error("net", "cannot encode %s v%d response for %s: %s; closing", pub->api->name,
+                       version, r->conn->peer, err_name(rc));
             r->done = true;
             conn_close(r->conn);
             conn_flush(r->conn);
@@ -215,7 +215,7 @@ static void conn_dispatch(struct net_conn *c, uint8_t *frame, size_t len)
     if (limit > (256u << 20))
         limit = 256u << 20;
     if (r == NULL || (r->pub.arena = arena_new(limit)) == NULL) {
-        log_error("net", "out of memory for a request from %s; closing", c->peer);
+        slog_error("net", "out of memory for a request from %s; closing", c->peer);
         free(r);
         free(frame);
         conn_close(c);
@@ -234,20 +234,20 @@ static void conn_dispatch(struct net_conn *c, uint8_t *frame, size_t len)
 
     rc = proto_decode_request_header(frame, len, &r->pub.hdr, &hdr_len, r->pub.arena);
     if (rc != 0) {
-        log_warn_limited(&s->warn.header, NET_WARN_INTERVAL_MS, "net",
-                         "malformed request header from %s (%s); closing", c->peer, err_name(rc));
+        slog_warn_limited(&s->warn.header, NET_WARN_INTERVAL_MS, "net",
+                          "malformed request header from %s (%s); closing", c->peer, err_name(rc));
         goto err_close;
     }
     r->pub.api = proto_api_find(r->pub.hdr.RequestApiKey);
     if (r->pub.api == NULL) {
-        /* The client id is the client's own bytes: escaped (log_line would too) and cut, so
+        /* The client id is the client's own bytes: escaped (slog_line would too) and cut, so
          * that a 32 KiB id cannot crowd the rest of the line out. */
         const char *id = r->pub.hdr.ClientId ? r->pub.hdr.ClientId : "-";
         char cid[160];
-        log_warn_limited(&s->warn.api_key, NET_WARN_INTERVAL_MS, "net",
-                         "unknown API key %d from %s (client %s); closing",
-                         r->pub.hdr.RequestApiKey, c->peer,
-                         log_escape(id, strlen(id), cid, sizeof cid));
+        slog_warn_limited(&s->warn.api_key, NET_WARN_INTERVAL_MS, "net",
+                          "unknown API key %d from %s (client %s); closing",
+                          r->pub.hdr.RequestApiKey, c->peer,
+                          slog_escape(id, strlen(id), cid, sizeof cid));
         goto err_close;
     }
     int16_t v = r->pub.hdr.RequestApiVersion;
@@ -259,17 +259,17 @@ static void conn_dispatch(struct net_conn *c, uint8_t *frame, size_t len)
             s->cb(s->ctx, &r->pub);
             return;
         }
-        log_warn_limited(&s->warn.version, NET_WARN_INTERVAL_MS, "net",
-                         "unsupported %s version %d from %s; closing", r->pub.api->name, v,
-                         c->peer);
+        slog_warn_limited(&s->warn.version, NET_WARN_INTERVAL_MS, "net",
+                          "unsupported %s version %d from %s; closing", r->pub.api->name, v,
+                          c->peer);
         goto err_close;
     }
     rc = proto_decode_request(r->pub.api, v, frame + hdr_len, len - hdr_len, &r->pub.body,
                               r->pub.arena);
     if (rc != 0) {
-        log_warn_limited(&s->warn.body, NET_WARN_INTERVAL_MS, "net",
-                         "malformed %s v%d request from %s (%s); closing", r->pub.api->name, v,
-                         c->peer, err_name(rc));
+        slog_warn_limited(&s->warn.body, NET_WARN_INTERVAL_MS, "net",
+                          "malformed %s v%d request from %s (%s); closing", r->pub.api->name, v,
+                          c->peer, err_name(rc));
         goto err_close;
     }
     s->cb(s->ctx, &r->pub);
@@ -314,7 +314,7 @@ static void conn_frame_done(struct net_conn *c)
 {
     size_t len = c->frame_len;
     if (frame_reserve(c, len) != 0) { /* a 0-byte frame still gets a buffer */
-        log_error("net", "out of memory for a frame from %s; closing", c->peer);
+        slog_error("net", "out of memory for a frame from %s; closing", c->peer);
         conn_close(c);
         return;
     }
@@ -342,10 +342,10 @@ static size_t conn_take_size(struct net_conn *c, const uint8_t *p, size_t n)
                              (uint32_t)c->size_buf[2] << 8 | c->size_buf[3]);
     c->size_got = 0;
     if (size < 0 || (size_t)size > s->opts.max_frame) {
-        log_warn_limited(&s->warn.frame_size, NET_WARN_INTERVAL_MS, "net",
-                         "frame of %d bytes from %s is outside 0..%zu "
-                         "(socket.request.max.bytes); closing",
-                         size, c->peer, s->opts.max_frame);
+        slog_warn_limited(&s->warn.frame_size, NET_WARN_INTERVAL_MS, "net",
+                          "frame of %d bytes from %s is outside 0..%zu "
+                          "(socket.request.max.bytes); closing",
+                          size, c->peer, s->opts.max_frame);
         conn_close(c);
         return used;
     }
@@ -369,8 +369,8 @@ static size_t conn_feed(struct net_conn *c, const uint8_t *p, size_t n)
             if (take > n - used)
                 take = n - used;
             if (frame_reserve(c, c->frame_got + take) != 0) {
-                log_error("net", "out of memory for a %zu-byte frame from %s; closing",
-                          c->frame_len, c->peer);
+                slog_error("net", "out of memory for a %zu-byte frame from %s; closing",
+                           c->frame_len, c->peer);
                 conn_close(c);
                 break;
             }
@@ -407,8 +407,8 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
     struct net_server *s = c->srv;
     if (nread < 0) {
         if (nread != UV_EOF)
-            log_line_limited(&s->warn.io, NET_WARN_INTERVAL_MS, LOG_INFO, "net",
-                             "read from %s failed: %s", c->peer, uv_strerror((int)nread));
+            slog_line_limited(&s->warn.io, NET_WARN_INTERVAL_MS, SLOG_INFO, "net",
+                              "read from %s failed: %s", c->peer, uv_strerror((int)nread));
         conn_close(c);
         return;
     }
@@ -422,7 +422,7 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
             /* Full: keep the rest (the scratch buffer is shared) until there is room. */
             c->backlog = malloc(n - used);
             if (c->backlog == NULL) {
-                log_error("net", "out of memory reading from %s; closing", c->peer);
+                slog_error("net", "out of memory reading from %s; closing", c->peer);
                 conn_close(c);
                 return;
             }
@@ -515,18 +515,18 @@ static void on_idle_tick(struct tclock_timer *t)
         struct net_conn *next = c->next; /* conn_close unlinks c */
         bool partial = c->in_frame || c->size_got > 0;
         if (partial && c->reading && now - c->frame_start_ms >= limit) {
-            log_info("net",
-                     "closing the connection from %s: its request is still incomplete after "
-                     "%llu ms (%zu of %zu bytes; connections.max.idle.ms is %lld)",
-                     c->peer, (unsigned long long)(now - c->frame_start_ms),
-                     c->in_frame ? c->frame_got : 0, c->in_frame ? c->frame_len : 0,
-                     (long long)s->opts.max_idle_ms);
+            slog_info("net",
+                      "closing the connection from %s: its request is still incomplete after "
+                      "%llu ms (%zu of %zu bytes; connections.max.idle.ms is %lld)",
+                      c->peer, (unsigned long long)(now - c->frame_start_ms),
+                      c->in_frame ? c->frame_got : 0, c->in_frame ? c->frame_len : 0,
+                      (long long)s->opts.max_idle_ms);
             conn_close(c);
         } else if (c->inflight == 0 && now - c->last_io_ms >= limit) {
-            log_info("net",
-                     "closing the connection from %s: idle for %llu ms "
-                     "(connections.max.idle.ms)",
-                     c->peer, (unsigned long long)(now - c->last_io_ms));
+            slog_info("net",
+                      "closing the connection from %s: idle for %llu ms "
+                      "(connections.max.idle.ms)",
+                      c->peer, (unsigned long long)(now - c->last_io_ms));
             conn_close(c);
         }
         c = next;
@@ -541,13 +541,13 @@ static void on_connection(uv_stream_t *server, int status)
     int sslen = sizeof ss;
 
     if (status < 0) {
-        log_warn_limited(&s->warn.accept, NET_WARN_INTERVAL_MS, "net", "accept failed: %s",
-                         uv_strerror(status));
+        slog_warn_limited(&s->warn.accept, NET_WARN_INTERVAL_MS, "net", "accept failed: %s",
+                          uv_strerror(status));
         return;
     }
     c = calloc(1, sizeof *c);
     if (c == NULL) {
-        log_error("net", "out of memory accepting a connection");
+        slog_error("net", "out of memory accepting a connection");
         return;
     }
     c->srv = s;
@@ -600,7 +600,7 @@ int net_server_start(uv_loop_t *loop, const struct net_options *opts, net_reques
     s->ctx = ctx;
     if (uv_ip4_addr(opts->host, opts->port, (struct sockaddr_in *)&addr) != 0 &&
         uv_ip6_addr(opts->host, opts->port, (struct sockaddr_in6 *)&addr) != 0) {
-        log_error("net", "listener host '%s' is not an IP address", opts->host);
+        slog_error("net", "listener host '%s' is not an IP address", opts->host);
         free(s);
         return ERR_INVALID_CONFIG;
     }
@@ -615,7 +615,7 @@ int net_server_start(uv_loop_t *loop, const struct net_options *opts, net_reques
     if (rc == 0)
         rc = uv_listen((uv_stream_t *)&s->tcp, 1024, on_connection);
     if (rc != 0) {
-        log_error("net", "cannot listen on %s:%d: %s", opts->host, opts->port, uv_strerror(rc));
+        slog_error("net", "cannot listen on %s:%d: %s", opts->host, opts->port, uv_strerror(rc));
         s->stopping = true;
         s->stop_cb = NULL;
         uv_close((uv_handle_t *)&s->tcp, NULL);
@@ -637,10 +637,10 @@ int net_server_start(uv_loop_t *loop, const struct net_options *opts, net_reques
         int64_t tick = s->opts.max_idle_ms / 10;
         tick = tick < 10 ? 10 : tick > 1000 ? 1000 : tick;
         if (tclock_timer_start(&s->idle_timer, tick, tick) != 0)
-            log_error("net", "out of memory starting the idle timer: "
-                             "connections.max.idle.ms is not enforced");
+            slog_error("net", "out of memory starting the idle timer: "
+                              "connections.max.idle.ms is not enforced");
     }
-    log_info("net", "listening on %s:%d", opts->host, s->port);
+    slog_info("net", "listening on %s:%d", opts->host, s->port);
     *out = s;
     return 0;
 }

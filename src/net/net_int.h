@@ -10,7 +10,7 @@
 
 #include <uv.h>
 
-#include "base/log.h"
+#include "base/slog.h"
 #include "base/tclock.h"
 #include "net.h"
 
@@ -101,7 +101,7 @@ struct net_conn {
 
 /* Per-kind limits on log lines about client misbehaviour (see NET_WARN_INTERVAL_MS). */
 struct net_warn_limits {
-    struct log_limit frame_size, header, api_key, version, body, io, accept;
+    struct slog_limit frame_size, header, api_key, version, body, io, accept;
 };
 
 struct net_server {

@@ -12,7 +12,7 @@
 #include <sys/sendfile.h>
 #include <unistd.h>
 
-#include "base/log.h"
+#include "base/slog.h"
 #include "net_int.h"
 
 static void frame_unref(struct out_frame *f)
@@ -60,7 +60,7 @@ static void on_write(uv_write_t *w, int status)
     struct write_req *wr = (struct write_req *)w;
     struct net_conn *c = wr->conn;
     if (status < 0 && status != UV_ECANCELED && !c->closing) {
-        log_info("net", "write to %s failed: %s; closing", c->peer, uv_strerror(status));
+        slog_info("net", "write to %s failed: %s; closing", c->peer, uv_strerror(status));
         conn_close(c);
     }
     if (status == 0)
@@ -95,7 +95,7 @@ static void file_send_closed(uv_handle_t *h)
 
     close(fs->sock);
     if (fs->err != 0 && fs->err != UV_ECANCELED && !c->closing) {
-        log_info("net", "sending to %s failed: %s; closing", c->peer, uv_strerror(fs->err));
+        slog_info("net", "sending to %s failed: %s; closing", c->peer, uv_strerror(fs->err));
         conn_close(c);
     }
     item_free(fs->item);
@@ -212,7 +212,7 @@ void conn_pump(struct net_conn *c)
                 return;
             item_free(it);
             if (rc < 0) {
-                log_info("net", "sending to %s failed: %s; closing", c->peer, uv_strerror(rc));
+                slog_info("net", "sending to %s failed: %s; closing", c->peer, uv_strerror(rc));
                 conn_close(c);
                 out_discard(c);
                 return;
@@ -221,7 +221,7 @@ void conn_pump(struct net_conn *c)
         }
         struct write_req *wr = malloc(sizeof *wr);
         if (wr == NULL) {
-            log_error("net", "out of memory writing to %s; closing", c->peer);
+            slog_error("net", "out of memory writing to %s; closing", c->peer);
             conn_close(c);
             out_discard(c);
             return;
@@ -300,7 +300,7 @@ void conn_queue_response(struct net_conn *c, struct req_int *r)
     r->resp = NULL;
     r->sent = NULL;
     if (!ok) {
-        log_error("net", "out of memory writing to %s; closing", c->peer);
+        slog_error("net", "out of memory writing to %s; closing", c->peer);
         conn_close(c);
     }
 }

@@ -41,7 +41,7 @@
 #include <unistd.h>
 
 #include "base/err.h"
-#include "base/log.h"
+#include "base/slog.h"
 #include "pstate/pstate.h"
 #include "pstate/pstate_int.h"
 #include "record/record.h"
@@ -88,7 +88,7 @@ struct pstate_sys pstate_sys = {
  * base/err.h), and returns ERR_IO. */
 static int io_fail(const char *call, const char *path, int e)
 {
-    log_error("pstate", "%s %s: %s", call, path, strerror(e));
+    slog_error("pstate", "%s %s: %s", call, path, strerror(e));
     return ERR_IO;
 }
 
@@ -543,8 +543,8 @@ int pstate_snapshot_load(struct pstate *s, const char *dir, int64_t max_offset, 
         if (r < 0)
             goto out;
         if (r == 1) {
-            log_warn("pstate", "snapshot %s is corrupt (%s): deleted, trying an older one", path,
-                     why);
+            slog_warn("pstate", "snapshot %s is corrupt (%s): deleted, trying an older one", path,
+                      why);
             pstate_int_clear(tmp);
             if (remove_snapshot(path) == 0)
                 removed = true;

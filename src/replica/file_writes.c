@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "base/err.h"
-#include "base/log.h"
+#include "base/slog.h"
 #include "pstate/pstate.h"
 #include "replica_int.h"
 
@@ -280,8 +280,8 @@ static void snapshot_done(struct replica_write *w)
     struct partition *p = ss->p;
 
     if (w->rc != 0 && p->online)
-        log_warn("replica", "cannot fsync the producer snapshot of %s-%d at %lld", p->topic,
-                 p->index, (long long)ss->offset);
+        slog_warn("replica", "cannot fsync the producer snapshot of %s-%d at %lld", p->topic,
+                  p->index, (long long)ss->offset);
     free(ss);
     partition_release(p);
 }
@@ -294,8 +294,8 @@ void replica_write_snapshot(struct partition *p, int64_t offset)
     /* Into the page cache now, so that a killed process keeps it (the segments it stands
      * for may be deleted soon after); made durable on the pool. */
     if (pstate_snapshot_write_nosync(p->pstate, p->dir, offset) != 0) {
-        log_warn("replica", "cannot write the producer snapshot of %s-%d (see above)", p->topic,
-                 p->index);
+        slog_warn("replica", "cannot write the producer snapshot of %s-%d (see above)", p->topic,
+                  p->index);
         return;
     }
     ss = calloc(1, sizeof *ss);
@@ -331,7 +331,7 @@ static void checkpoint_done(struct replica_write *w)
 {
     struct checkpoint_write *cw = (struct checkpoint_write *)w;
     if (w->rc != 0)
-        log_error("replica", "cannot write %s: %s", cw->path, err_name(w->rc));
+        slog_error("replica", "cannot write %s: %s", cw->path, err_name(w->rc));
     free(cw->e);
     free(cw);
 }

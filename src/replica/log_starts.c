@@ -10,7 +10,7 @@
 #include <stdlib.h>
 
 #include "base/err.h"
-#include "base/log.h"
+#include "base/slog.h"
 #include "replica_int.h"
 
 struct starts_work {
@@ -67,7 +67,7 @@ static void starts_after(struct replica_write *req)
     int rc = req->rc != 0 ? req->rc : sw->rc;
 
     if (rc != 0)
-        log_error("replica", "cannot write %s: %s", sw->path, err_name(rc));
+        slog_error("replica", "cannot write %s: %s", sw->path, err_name(rc));
     rm->starts_busy = false;
     answer(sw->waiters, rc);
     free(sw->e);
@@ -91,7 +91,7 @@ static void write_now(struct replica_mgr *rm, struct replica_start_sync *waiters
     if (e != NULL)
         rc = log_checkpoint_write(log_io_default(), path, e, n);
     if (rc != 0)
-        log_error("replica", "cannot write %s: %s", path, err_name(rc));
+        slog_error("replica", "cannot write %s: %s", path, err_name(rc));
     free(e);
     answer(waiters, rc);
 }

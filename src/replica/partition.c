@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "base/err.h"
-#include "base/log.h"
+#include "base/slog.h"
 #include "log/log.h"
 #include "meta/meta.h"
 #include "pstate/pstate.h"
@@ -80,11 +80,11 @@ void partition_remove_dir(const char *dir)
             continue;
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         if (unlink(path) != 0)
-            log_warn("replica", "cannot delete %s: %s", path, strerror(errno));
+            slog_warn("replica", "cannot delete %s: %s", path, strerror(errno));
     }
     closedir(d);
     if (rmdir(dir) != 0)
-        log_warn("replica", "cannot delete %s: %s", dir, strerror(errno));
+        slog_warn("replica", "cannot delete %s: %s", dir, strerror(errno));
 }
 
 static void log_config_for(struct partition *p, struct log_config *lc)
@@ -165,8 +165,8 @@ static int load_producers(struct partition *p)
         from = next;
     }
     if (rc != 0)
-        log_error("replica", "cannot rebuild producer state of %s-%d: %s", p->topic, p->index,
-                  err_name(rc));
+        slog_error("replica", "cannot rebuild producer state of %s-%d: %s", p->topic, p->index,
+                   err_name(rc));
     return rc;
 }
 
@@ -217,8 +217,8 @@ bool partition_set_state(struct partition *p, const struct meta_partition *mp)
 
     if (rep == NULL || isr == NULL || fol == NULL) {
         /* Keep the old sets; the role and epochs still follow the image. */
-        log_error("replica", "out of memory updating the replica sets of %s-%d", p->topic,
-                  p->index);
+        slog_error("replica", "out of memory updating the replica sets of %s-%d", p->topic,
+                   p->index);
         free(rep);
         free(isr);
         free(fol);
@@ -276,7 +276,7 @@ int partition_open(struct replica_mgr *rm, const char *topic, const uint8_t id[1
     p->online = true;
     int n = snprintf(p->dir, sizeof p->dir, "%s/%s-%d", rm->dir, topic, index);
     if (n < 0 || (size_t)n >= sizeof p->dir) {
-        log_error("replica", "partition directory name for %s-%d is too long", topic, index);
+        slog_error("replica", "partition directory name for %s-%d is too long", topic, index);
         rc = ERR_IO;
         goto err;
     }
@@ -289,25 +289,25 @@ int partition_open(struct replica_mgr *rm, const char *topic, const uint8_t id[1
         snprintf(aside, sizeof aside, "%s.%lld-mismatch", p->dir,
                  (long long)tclock_now_ms(rm->clock));
         if (rename(p->dir, aside) == 0)
-            log_error("replica",
-                      "%s/partition.metadata names another topic id than topic %s's; moved the "
-                      "directory aside to %s and left %s-%d offline",
-                      p->dir, topic, aside, topic, index);
+            slog_error("replica",
+                       "%s/partition.metadata names another topic id than topic %s's; moved the "
+                       "directory aside to %s and left %s-%d offline",
+                       p->dir, topic, aside, topic, index);
         else
-            log_error("replica",
-                      "%s/partition.metadata names another topic id than topic %s's and it "
-                      "cannot be moved aside (%s); %s-%d stays offline",
-                      p->dir, topic, strerror(errno), topic, index);
+            slog_error("replica",
+                       "%s/partition.metadata names another topic id than topic %s's and it "
+                       "cannot be moved aside (%s); %s-%d stays offline",
+                       p->dir, topic, strerror(errno), topic, index);
         rc = ERR_IO;
         goto err;
     }
     if (mkdir(p->dir, 0755) != 0 && errno != EEXIST) {
-        log_error("replica", "cannot create %s: %s", p->dir, strerror(errno));
+        slog_error("replica", "cannot create %s: %s", p->dir, strerror(errno));
         rc = ERR_IO;
         goto err;
     }
     if ((rc = write_metadata_file(p->dir, id)) != 0) {
-        log_error("replica", "cannot write %s/partition.metadata: %s", p->dir, strerror(-rc));
+        slog_error("replica", "cannot write %s/partition.metadata: %s", p->dir, strerror(-rc));
         rc = ERR_IO;
         goto err;
     }
@@ -323,11 +323,11 @@ int partition_open(struct replica_mgr *rm, const char *topic, const uint8_t id[1
      * and must stay so), but a start past the end means the checkpoint or the log was
      * damaged, and every record then hides: say so. */
     if (start > log_end_offset(p->log))
-        log_warn("replica",
-                 "%s-%d: log-start-offset-checkpoint says %lld, past the log end %lld; clamped "
-                 "the log start to %lld, so no record below it is served",
-                 topic, index, (long long)start, (long long)log_end_offset(p->log),
-                 (long long)log_start_offset(p->log));
+        slog_warn("replica",
+                  "%s-%d: log-start-offset-checkpoint says %lld, past the log end %lld; clamped "
+                  "the log start to %lld, so no record below it is served",
+                  topic, index, (long long)start, (long long)log_end_offset(p->log),
+                  (long long)log_start_offset(p->log));
     /* A leader's epoch starts at its log end (Kafka's makeLeader); a follower's epoch cache
      * learns epochs from the batches it replicates. */
     if (p->role == REPLICA_LEADER)
@@ -666,8 +666,8 @@ int partition_append(struct partition *p, uint8_t *batch, size_t len,
         appended.base_offset = *base_offset;
         appended.max_timestamp = max_ts;
         if (pstate_update(p->pstate, &appended, tclock_now_ms(p->rm->clock)) != 0)
-            log_error("replica", "out of memory recording producer %lld on %s-%d",
-                      (long long)hdr->producer_id, p->topic, p->index);
+            slog_error("replica", "out of memory recording producer %lld on %s-%d",
+                       (long long)hdr->producer_id, p->topic, p->index);
     }
     update_hw(p);
     partition_maybe_flush(p, rolled);
@@ -707,8 +707,8 @@ int partition_append_as_follower(struct partition *p, uint8_t *buf, size_t len, 
             replica_write_snapshot(p, log_active_base(p->log)); /* as partition_append */
         /* Followers build producer state as they replicate, so it moves with leadership. */
         if (b.producer_id >= 0 && pstate_update(p->pstate, &b, b.max_timestamp) != 0)
-            log_error("replica", "out of memory recording producer %lld on %s-%d",
-                      (long long)b.producer_id, p->topic, p->index);
+            slog_error("replica", "out of memory recording producer %lld on %s-%d",
+                       (long long)b.producer_id, p->topic, p->index);
         partition_maybe_flush(p, log_active_base(p->log) != base_before);
         off += size;
     }

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "base/err.h"
-#include "base/log.h"
+#include "base/slog.h"
 #include "base/props.h"
 #include "meta/meta.h"
 #include "pstate/pstate.h"
@@ -126,8 +126,8 @@ void replica_mgr_publish(struct replica_mgr *rm, const struct partition *p, enum
     e = calloc(1, sizeof *e);
     if (e == NULL || (e->topic = strdup(p->topic)) == NULL) {
         /* A subscriber that misses an event would serve a stale role: say so loudly. */
-        log_error("replica", "out of memory: leadership event for %s-%d at epoch %d lost", p->topic,
-                  p->index, p->leader_epoch);
+        slog_error("replica", "out of memory: leadership event for %s-%d at epoch %d lost",
+                   p->topic, p->index, p->leader_epoch);
         free(e);
         return;
     }
@@ -296,23 +296,23 @@ static void open_one(struct replica_mgr *rm, const struct meta_topic *t,
 {
     struct partition *p;
     if (!partition_dir_allowed(rm, t->name, mp->partition)) {
-        log_error("replica",
-                  "topic name %s is reserved or maps onto the metadata log's directory; "
-                  "partition %d stays offline and nothing is created or deleted",
-                  t->name, mp->partition);
+        slog_error("replica",
+                   "topic name %s is reserved or maps onto the metadata log's directory; "
+                   "partition %d stays offline and nothing is created or deleted",
+                   t->name, mp->partition);
         return;
     }
     if (rm->count + 1 > rm->n_buckets && table_grow(rm) != 0) {
-        log_error("replica", "out of memory opening %s-%d", t->name, mp->partition);
+        slog_error("replica", "out of memory opening %s-%d", t->name, mp->partition);
         return;
     }
     if (partition_open(rm, t->name, t->id, mp, &p) != 0) {
         /* Thousands may fail together (EMFILE): one line per 10 s, the rest counted. */
-        static struct log_limit open_fail;
-        log_line_limited(&open_fail, 10000, LOG_ERROR, "replica",
-                         "cannot open partition %s-%d; it stays offline (retried every "
-                         "%d s)",
-                         t->name, mp->partition, OPEN_RETRY_MS / 1000);
+        static struct slog_limit open_fail;
+        slog_line_limited(&open_fail, 10000, SLOG_ERROR, "replica",
+                          "cannot open partition %s-%d; it stays offline (retried every "
+                          "%d s)",
+                          t->name, mp->partition, OPEN_RETRY_MS / 1000);
         rm->open_failed++;
         return;
     }
@@ -339,7 +339,7 @@ static void queue_opens(struct replica_mgr *rm, const struct meta_topic *t)
         }
     o = calloc(1, sizeof *o);
     if (o == NULL) {
-        log_error("replica", "out of memory queueing the partitions of %s to open", t->name);
+        slog_error("replica", "out of memory queueing the partitions of %s to open", t->name);
         rm->open_failed++; /* the retry tick picks them up */
         return;
     }
@@ -403,8 +403,8 @@ static size_t open_pending(struct replica_mgr *rm, size_t budget)
         if (t && o->next_index < t->n_partitions)
             break; /* budget spent: the rest next turn */
         if (t && o->opened > 0)
-            log_info("replica", "opened %d new partition%s of topic %s", o->opened,
-                     o->opened == 1 ? "" : "s", t->name);
+            slog_info("replica", "opened %d new partition%s of topic %s", o->opened,
+                      o->opened == 1 ? "" : "s", t->name);
         rm->open_head = o->next;
         if (rm->open_head == NULL)
             rm->open_tail = &rm->open_head;
@@ -429,7 +429,7 @@ static void drop_topic_id(struct replica_mgr *rm, const uint8_t id[16])
             if (memcmp(p->topic_id, id, 16) == 0) {
                 table_remove(rm, p);
                 replica_mgr_publish(rm, p, REPLICA_GONE);
-                log_info("replica", "deleting partition %s-%d", p->topic, p->index);
+                slog_info("replica", "deleting partition %s-%d", p->topic, p->index);
                 partition_close(p, true);
             }
         }
@@ -502,7 +502,7 @@ static void flush_after(uv_work_t *w, int status)
     if (fw->rc == 0)
         log_flush_done(p->log, fw->upto);
     else
-        log_error("replica", "fsync of %s-%d failed: %s", p->topic, p->index, err_name(fw->rc));
+        slog_error("replica", "fsync of %s-%d failed: %s", p->topic, p->index, err_name(fw->rc));
     p->flushing--;
     rm->flushes--;
     partition_marks_changed(p); /* PARTITION_DURABLE moved */
@@ -618,8 +618,8 @@ static void on_tick(struct tclock_timer *h)
             if (expire)
                 pstate_expire(p->pstate, tclock_now_ms(rm->clock), expiration);
             if (retain && log_retain(p->log) > 0)
-                log_info("replica", "retention moved %s-%d's log start to %lld", p->topic, p->index,
-                         (long long)log_start_offset(p->log));
+                slog_info("replica", "retention moved %s-%d's log start to %lld", p->topic,
+                          p->index, (long long)log_start_offset(p->log));
             /* Leader epochs changed by an open, an append at a new epoch, retention or
              * DeleteRecords since the last tick. */
             replica_write_epochs(p);
@@ -652,11 +652,11 @@ static void move_stray(struct replica_mgr *rm, const char *path, const char *why
     char aside[PATH_MAX * 2 + 64];
     snprintf(aside, sizeof aside, "%s.%lld-stray", path, (long long)tclock_now_ms(rm->clock));
     if (rename(path, aside) == 0)
-        log_warn("replica", "%s: %s; moved it aside to %s (delete it once it is not needed)", path,
-                 why, aside);
+        slog_warn("replica", "%s: %s; moved it aside to %s (delete it once it is not needed)", path,
+                  why, aside);
     else
-        log_error("replica", "%s: %s; cannot move it aside: %s; leaving it in place", path, why,
-                  strerror(errno));
+        slog_error("replica", "%s: %s; cannot move it aside: %s; leaving it in place", path, why,
+                   strerror(errno));
 }
 
 /* Finishes deletions cut short by a stop (directories renamed to "…-delete", which only a
@@ -756,20 +756,20 @@ int replica_mgr_start(const struct replica_options *opts, struct replica_mgr **o
     snprintf(path, sizeof path, "%s/recovery-point-offset-checkpoint", rm->dir);
     rc = log_checkpoint_read(log_io_default(), path, &rm->recovery, &rm->n_recovery);
     if (rc != 0)
-        log_warn("replica", "ignoring unreadable %s: every log will be rescanned", path);
+        slog_warn("replica", "ignoring unreadable %s: every log will be rescanned", path);
     snprintf(path, sizeof path, "%s/log-start-offset-checkpoint", rm->dir);
     if (log_checkpoint_read(log_io_default(), path, &rm->starts, &rm->n_starts) != 0)
-        log_warn("replica", "ignoring unreadable %s", path);
+        slog_warn("replica", "ignoring unreadable %s", path);
     if (rc != 0)
         rm->clean_start = false;
     snprintf(path, sizeof path, "%s/recovery-point-offset-checkpoint", rm->dir);
     /* Without checkpoints a dir is new only if it holds no partition yet; with partitions,
      * it was killed before its first checkpoint. */
     if (access(path, F_OK) != 0 && !rm->clean_start && !has_partition_dirs(rm))
-        log_info("replica", "opening logs in %s: first start (no checkpoints yet)", rm->dir);
+        slog_info("replica", "opening logs in %s: first start (no checkpoints yet)", rm->dir);
     else
-        log_info("replica", "opening logs in %s after %s shutdown", rm->dir,
-                 rm->clean_start ? "a clean" : "an unclean");
+        slog_info("replica", "opening logs in %s after %s shutdown", rm->dir,
+                  rm->clean_start ? "a clean" : "an unclean");
 
     remove_orphans(rm);
     const struct meta_topic *const *topics = meta_topics(rm->meta, &nt);
@@ -789,16 +789,16 @@ int replica_mgr_start(const struct replica_options *opts, struct replica_mgr **o
         tclock_mono_ms(rm->clock);
     tclock_timer_init(rm->clock, &rm->timer, on_tick, rm);
     if (tclock_timer_start(&rm->timer, HOUSEKEEPING_MS, HOUSEKEEPING_MS) != 0)
-        log_error("replica", "out of memory starting the housekeeping timer: no retention, "
-                             "checkpoints or producer expiry until a restart");
+        slog_error("replica", "out of memory starting the housekeeping timer: no retention, "
+                              "checkpoints or producer expiry until a restart");
     uv_idle_init(rm->loop, &rm->ev_idle);
     rm->ev_idle.data = rm;
     rm->ev_idle_open = true;
     /* From here on every applied metadata batch reaches the partitions. */
     if (meta_subscribe(rm->meta, on_meta_apply, rm) != 0)
-        log_error("replica", "cannot subscribe to metadata changes: partitions will not follow "
-                             "them");
-    log_info("replica", "hosting %zu partitions", rm->count);
+        slog_error("replica", "cannot subscribe to metadata changes: partitions will not follow "
+                              "them");
+    slog_info("replica", "hosting %zu partitions", rm->count);
     *out = rm;
     return 0;
 }
@@ -842,7 +842,7 @@ static void stop_run(uv_work_t *w)
         if (rc == 0)
             rc = log_checkpoint_write(log_io_default(), path, st, sw->n);
         if (rc != 0)
-            log_error("replica", "cannot write checkpoints in %s: %s", rm->dir, err_name(rc));
+            slog_error("replica", "cannot write checkpoints in %s: %s", rm->dir, err_name(rc));
         free(rec);
         free(st);
     }
@@ -884,7 +884,7 @@ static void finish_stop(struct replica_mgr *rm)
     if (sw == NULL || parts == NULL) {
         /* Without memory for the list, close here on the loop, without the checkpoints
          * and the marker: the next start recovers as after a crash. */
-        log_error("replica", "out of memory stopping; the next start will rescan the logs");
+        slog_error("replica", "out of memory stopping; the next start will rescan the logs");
         free(sw);
         free(parts);
         for (size_t i = 0; i < rm->n_buckets; i++) {

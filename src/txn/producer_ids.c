@@ -9,7 +9,7 @@
 
 #include "base/arena.h"
 #include "base/err.h"
-#include "base/log.h"
+#include "base/slog.h"
 #include "net/net.h"
 #include "txn.h"
 
@@ -93,8 +93,8 @@ static void on_claimed(void *arg, int err, const void *resp)
     if (err == 0 && rs->ErrorCode == 0 && rs->ProducerIdStart >= 0 && rs->ProducerIdLen > 0) {
         t->next_id = rs->ProducerIdStart;
         t->end_id = rs->ProducerIdStart + rs->ProducerIdLen;
-        log_debug("txn", "producer ids [%lld, %lld) from the controller", (long long)t->next_id,
-                  (long long)t->end_id);
+        slog_debug("txn", "producer ids [%lld, %lld) from the controller", (long long)t->next_id,
+                   (long long)t->end_id);
         serve(t);
         return;
     }
@@ -103,7 +103,7 @@ static void on_claimed(void *arg, int err, const void *resp)
     /* The controller moved: the next claim looks it up again. */
     if (err == ERR_NOT_CONTROLLER)
         net_client_disconnect(t->client, NET_CLIENT_CONTROLLER);
-    log_warn("txn", "cannot obtain a producer id block from the controller: %s", err_name(err));
+    slog_warn("txn", "cannot obtain a producer id block from the controller: %s", err_name(err));
     /* COORDINATOR_NOT_AVAILABLE is retriable for every client: the controller may be moving,
      * starting or out of reach. */
     fail_waiters(t, err == ERR_NOT_CONTROLLER || err == ERR_NETWORK_EXCEPTION ||

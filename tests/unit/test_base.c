@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "base/err.h"
-#include "base/log.h"
+#include "base/slog.h"
 
 /* Runs fn with stderr redirected; returns what it wrote (static buffer). */
 static const char *capture(void (*fn)(void))
@@ -42,7 +42,7 @@ static int count_lines(const char *s)
 
 static void forge_attempt(void)
 {
-    log_warn("net", "client id %s", "evil\n2026-01-01T00:00:00.000Z ERROR [main] \x1b[31mforged");
+    slog_warn("net", "client id %s", "evil\n2026-01-01T00:00:00.000Z ERROR [main] \x1b[31mforged");
 }
 
 TEST(log_line_escapes_control_bytes_from_clients)
@@ -57,22 +57,22 @@ TEST(log_line_escapes_control_bytes_from_clients)
 TEST(log_escape_bounds_and_escapes_binary)
 {
     char buf[16];
-    CHECK_EQ_STR(log_escape("ab\0c", 4, buf, sizeof buf), "ab\\x00c");
-    CHECK_EQ_STR(log_escape("0123456789abcdefghij", 20, buf, sizeof buf), "0123456789ab...");
-    CHECK(strlen(log_escape("\n\n\n\n\n\n", 6, buf, sizeof buf)) < sizeof buf);
+    CHECK_EQ_STR(slog_escape("ab\0c", 4, buf, sizeof buf), "ab\\x00c");
+    CHECK_EQ_STR(slog_escape("0123456789abcdefghij", 20, buf, sizeof buf), "0123456789ab...");
+    CHECK(strlen(slog_escape("\n\n\n\n\n\n", 6, buf, sizeof buf)) < sizeof buf);
 }
 
 static void repeated(void)
 {
-    struct log_limit lim = {0};
+    struct slog_limit lim = {0};
     int written = 0;
     for (int i = 0; i < 1000; i++)
-        written += log_warn_limited(&lim, 60000, "net", "unsupported API %d", i);
+        written += slog_warn_limited(&lim, 60000, "net", "unsupported API %d", i);
     /* The window is a minute: only the first passes; the rest are counted. */
     CHECK_EQ_INT(written, 1);
     CHECK_EQ_INT(lim.suppressed, 999);
     lim.next_ms = 1; /* as if the window had passed */
-    CHECK(log_warn_limited(&lim, 60000, "net", "unsupported API again"));
+    CHECK(slog_warn_limited(&lim, 60000, "net", "unsupported API again"));
     CHECK_EQ_INT(lim.suppressed, 0);
 }
 

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "base/err.h"
-#include "base/log.h"
+#include "base/slog.h"
 #include "base/tclock.h"
 #include "log/log.h"
 #include "record/record.h"
@@ -42,13 +42,13 @@ static void tmp_dir(char *buf)
     /* The failures these tests inject are logged as errors; keep the output readable
      * unless asked. */
     if (!getenv("TEST_LOG_VERBOSE"))
-        log_set_level((enum log_level)(LOG_ERROR + 1));
+        slog_set_level((enum slog_level)(SLOG_ERROR + 1));
 }
 
 static void rm_dir(const char *dir)
 {
     nftw(dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
-    log_set_level(LOG_INFO);
+    slog_set_level(SLOG_INFO);
 }
 
 /* Injectable io: wraps the default table, on a virtual clock (wall time starting at the
@@ -1096,7 +1096,7 @@ TEST(log_checkpoint_write_logs_the_errno_of_the_failed_call)
     test_io.close = t_close_clobber;
     test_io.unlink = t_unlink_clobber;
     snprintf(p, sizeof p, "%s/log-start-offset-checkpoint", dir);
-    log_set_level(LOG_INFO);
+    slog_set_level(SLOG_INFO);
     fail_fsync = true;
     fflush(stderr);
     dup2(fileno(cap), STDERR_FILENO);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* log lines: formatting, escaping, the level filter and per-line rate limits. */
-#include "log.h"
+/* slog: formatting, escaping, the level filter and per-line rate limits. */
+#include "slog.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -11,9 +11,9 @@
 
 #define LINE_MAX_BYTES 2048
 
-static enum log_level min_level = LOG_INFO;
+static enum slog_level min_level = SLOG_INFO;
 
-void log_set_level(enum log_level level)
+void slog_set_level(enum slog_level level)
 {
     min_level = level;
 }
@@ -43,7 +43,7 @@ static size_t append_escaped(char *line, size_t n, size_t cap, const char *msg)
     return n;
 }
 
-static void vlog(enum log_level level, const char *module, const char *suffix, const char *fmt,
+static void vlog(enum slog_level level, const char *module, const char *suffix, const char *fmt,
                  va_list ap)
 {
     static const char *names[] = {"DEBUG", "INFO ", "WARN ", "ERROR"};
@@ -71,7 +71,7 @@ static void vlog(enum log_level level, const char *module, const char *suffix, c
     }
 }
 
-void log_line(enum log_level level, const char *module, const char *fmt, ...)
+void slog_line(enum slog_level level, const char *module, const char *fmt, ...)
 {
     va_list ap;
 
@@ -89,8 +89,8 @@ static int64_t mono_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-bool log_line_limited(struct log_limit *lim, int64_t interval_ms, enum log_level level,
-                      const char *module, const char *fmt, ...)
+bool slog_line_limited(struct slog_limit *lim, int64_t interval_ms, enum slog_level level,
+                       const char *module, const char *fmt, ...)
 {
     char suffix[64] = "";
     int64_t now;
@@ -114,7 +114,7 @@ bool log_line_limited(struct log_limit *lim, int64_t interval_ms, enum log_level
     return true;
 }
 
-const char *log_escape(const char *s, size_t len, char *out, size_t cap)
+const char *slog_escape(const char *s, size_t len, char *out, size_t cap)
 {
     static const char hex[] = "0123456789abcdef";
     size_t n = 0;
