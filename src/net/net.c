@@ -104,6 +104,10 @@ static void req_finish(struct req_int *r)
 static void respond(struct net_request *pub, int16_t version, const void *resp, bool files)
 {
     struct req_int *r = (struct req_int *)pub;
+    if (r->conn == NULL) {
+        detached_finish(r, NET_DETACHED_RESPONDED, version, resp, files);
+        return;
+    }
     if (!r->conn->closing) {
         int rc = files
                      ? proto_encode_response_holes(pub->api, version, pub->hdr.CorrelationId, resp,
@@ -143,12 +147,21 @@ void net_respond(struct net_request *pub, const void *resp)
 
 void net_finish(struct net_request *pub)
 {
-    req_finish((struct req_int *)pub);
+    struct req_int *r = (struct req_int *)pub;
+    if (r->conn == NULL) {
+        detached_finish(r, NET_DETACHED_FINISHED, 0, NULL, false);
+        return;
+    }
+    req_finish(r);
 }
 
 void net_close_connection(struct net_request *pub)
 {
     struct req_int *r = (struct req_int *)pub;
+    if (r->conn == NULL) {
+        detached_finish(r, NET_DETACHED_CLOSED, 0, NULL, false);
+        return;
+    }
     r->done = true;
     conn_close(r->conn);
     conn_flush(r->conn);
@@ -157,7 +170,7 @@ void net_close_connection(struct net_request *pub)
 bool net_request_on_close(struct net_request *pub, void (*cb)(void *arg), void *arg)
 {
     struct req_int *r = (struct req_int *)pub;
-    if (r->conn->closing)
+    if (r->conn ? r->conn->closing : r->detached_closed)
         return false;
     r->on_close = cb;
     r->on_close_arg = arg;

@@ -102,6 +102,35 @@ bool net_request_on_close(struct net_request *req, void (*cb)(void *arg), void *
  * Requests still held by handlers stay valid until finished; their answers are dropped. */
 void net_server_stop(struct net_server *s, void (*cb)(void *arg), void *arg);
 
+/* ---- detached requests: handlers driven without a socket (unit tests) ------------------ */
+
+/* How a detached request ended. */
+enum net_detached_end {
+    NET_DETACHED_RESPONDED, /* net_respond*: `resp` is the answer */
+    NET_DETACHED_FINISHED,  /* net_finish, or an answer after net_request_detached_close */
+    NET_DETACHED_CLOSED,    /* net_close_connection, or an answer that would not encode */
+};
+
+/* Told once, when the request is finished: `resp` (layout api->response at `version`) is
+ * valid only during the call and only for NET_DETACHED_RESPONDED (NULL otherwise). The
+ * request is freed when this returns (a net_respond_files `sent` callback runs just after). */
+typedef void (*net_detached_cb)(void *arg, enum net_detached_end how, int16_t version,
+                                const void *resp);
+
+/* A request of API `api_key` at `version` that belongs to no connection, for calling a
+ * handler directly: `body` is the decoded request (layout api->request) and lives in
+ * `arena`, which the request takes (freed when it is finished, as for a real request). The
+ * net_* calls on it behave as on a request read from a socket, except that the answer is
+ * encoded (to check it) and handed to cb instead of written. Returns NULL (arena freed) on
+ * out of memory or an API or version proto does not declare. */
+struct net_request *net_request_detached_new(int16_t api_key, int16_t version, void *body,
+                                             struct arena *arena, net_detached_cb cb, void *arg);
+
+/* Plays "the client closed its connection" on an unfinished detached request: runs the hook
+ * of net_request_on_close, if one is registered (from within this call, as the loop would);
+ * any answer given afterwards is dropped (NET_DETACHED_FINISHED). */
+void net_request_detached_close(struct net_request *req);
+
 /* ---- outbound client: requests to other brokers and to the active controller ----------- */
 
 struct tclock;

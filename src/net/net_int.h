@@ -41,6 +41,10 @@ struct req_int {
     void (*on_close)(void *arg); /* net_request_on_close */
     void *on_close_arg;
     bool done;
+    /* A detached request (detached.c) has conn NULL and reports its end here. */
+    net_detached_cb detached_cb;
+    void *detached_arg;
+    bool detached_closed; /* net_request_detached_close was called */
 };
 
 /* One queued response frame: its buffer is shared by its pieces and freed with the last
@@ -129,6 +133,11 @@ void conn_close(struct net_conn *c);
 void conn_unref(struct net_conn *c);
 /* Called whenever the connection may have gained room: resumes input when it has. */
 void conn_input(struct net_conn *c);
+
+/* detached.c: finishes a detached request (r->conn NULL): encodes `resp` (when not NULL, with
+ * file holes if `files`), tells its callback how it ended, and frees it. */
+void detached_finish(struct req_int *r, enum net_detached_end how, int16_t version,
+                     const void *resp, bool files);
 
 /* net_out.c */
 /* Queues a finished request's response frame (and its file pieces) for output; takes the
