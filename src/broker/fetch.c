@@ -71,17 +71,22 @@ static void fetch_sent(void *arg)
     call_free(c);
 }
 
+/* Who reads, which decides how far (replica/ owns the bounds): a follower to the log end, a
+ * consumer to the high watermark or, read_committed, the last stable offset. */
+static enum partition_reader fetch_reader(const struct FetchRequest *rq)
+{
+    if (rq->ReplicaId >= 0)
+        return PARTITION_READ_REPLICA;
+    return rq->IsolationLevel == 1 ? PARTITION_READ_COMMITTED : PARTITION_READ_UNCOMMITTED;
+}
+
 /* Reads what each partition has now. Returns the bytes found; partitions with errors get
  * their ErrorCode; *any_error is set when one has. */
 static size_t evaluate(struct fetch_call *c, bool *any_error)
 {
     struct FetchRequest *rq = c->req->body;
     size_t total = 0, max_total = rq->MaxBytes > 0 ? (size_t)rq->MaxBytes : 0;
-    /* replica/ decides how far each reader may go: a follower to the log end, a consumer to
-     * the high watermark or (read_committed) the last stable offset. */
-    enum partition_reader reader = rq->ReplicaId >= 0        ? PARTITION_READ_REPLICA
-                                   : rq->IsolationLevel == 1 ? PARTITION_READ_COMMITTED
-                                                             : PARTITION_READ_UNCOMMITTED;
+    enum partition_reader reader = fetch_reader(rq);
 
     *any_error = false;
     for (int32_t i = 0; i < c->n_parts; i++) {
@@ -163,21 +168,13 @@ static void respond(struct fetch_call *c)
     net_respond_files(c->req, c->rs, fetch_sent, c);
 }
 
-/* The mark that bounds what this fetch may read (see evaluate). */
-static enum partition_mark read_bound(const struct FetchRequest *rq)
-{
-    if (rq->ReplicaId >= 0)
-        return PARTITION_LOG_END;
-    return rq->IsolationLevel == 1 ? PARTITION_LAST_STABLE : PARTITION_HIGH_WATERMARK;
-}
-
 /* Watches the partition's read bound for data past both the fetch offset and what the last
  * look saw. Returns true when there is no need to wait (the bound is already past, or the
  * partition went offline). */
 static bool watch_part(struct fetch_call *c, struct fetch_part *fp)
 {
     struct FetchRequest *rq = c->req->body;
-    enum partition_mark m = read_bound(rq);
+    enum partition_mark m = partition_reader_mark(fetch_reader(rq));
     int64_t seen = partition_mark(fp->p, m);
     int64_t from = fp->in->FetchOffset > seen ? fp->in->FetchOffset : seen;
     return partition_watch(fp->p, m, from + 1, &fp->watch);

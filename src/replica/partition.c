@@ -518,17 +518,22 @@ int64_t partition_follower_offset(const struct partition *p, int32_t node)
 
 /* ---- reading ------------------------------------------------------------------------------ */
 
-int64_t partition_read_bound(const struct partition *p, enum partition_reader reader)
+enum partition_mark partition_reader_mark(enum partition_reader reader)
 {
     switch (reader) {
     case PARTITION_READ_REPLICA:
-        return log_end_offset(p->log);
+        return PARTITION_LOG_END;
     case PARTITION_READ_COMMITTED:
-        return partition_last_stable_offset(p);
+        return PARTITION_LAST_STABLE;
     case PARTITION_READ_UNCOMMITTED:
-    default:
-        return p->high_watermark;
+        break;
     }
+    return PARTITION_HIGH_WATERMARK;
+}
+
+int64_t partition_read_bound(const struct partition *p, enum partition_reader reader)
+{
+    return partition_mark(p, partition_reader_mark(reader));
 }
 
 int partition_read(struct partition *p, int64_t from, size_t max_bytes,

@@ -253,6 +253,10 @@ enum partition_mark {
 /* The partition's current value of `mark`. */
 int64_t partition_mark(const struct partition *p, enum partition_mark mark);
 
+/* The mark that bounds what `reader` may read (what a delayed fetch of that reader watches):
+ * log end for replicas, high watermark, last stable offset for read_committed. */
+enum partition_mark partition_reader_mark(enum partition_reader reader);
+
 /* Arms `w` (see purgatory_watch_arm) to fire once the partition's `mark` reaches `offset`
  * (value >= offset: wait for the high watermark to cover offset 41 with 42), or when the
  * partition goes offline (w->reached false). Returns true, without arming, when the mark is
