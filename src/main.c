@@ -101,8 +101,11 @@ static void start_listener(struct tallyd *t)
         .max_idle_ms = props_get_int(t->cfg.props, "connections.max.idle.ms", 600000, NULL),
         .send_buffer_bytes =
             (int)props_get_int(t->cfg.props, "socket.send.buffer.bytes", 102400, NULL),
+        /* Not Kafka's 102400: on Linux a fixed SO_RCVBUF turns off receive-window
+         * autotuning, which cost about 40 % of produce throughput on loopback
+         * (bench/README.md, client_view). */
         .recv_buffer_bytes =
-            (int)props_get_int(t->cfg.props, "socket.receive.buffer.bytes", 102400, NULL),
+            (int)props_get_int(t->cfg.props, "socket.receive.buffer.bytes", -1, NULL),
     };
     struct replica_options ro = {
         .loop = t->loop,

@@ -62,7 +62,7 @@ static const struct config_def defs[] = {
     {NULL, "producer.id.expiration.check.interval.ms", CT_INT, "600000", 1, I32MAX, NULL, false},
     {NULL, "socket.request.max.bytes", CT_INT, "104857600", 1, I32MAX, NULL, false},
     {NULL, "socket.send.buffer.bytes", CT_INT, "102400", -1, I32MAX, NULL, false},
-    {NULL, "socket.receive.buffer.bytes", CT_INT, "102400", -1, I32MAX, NULL, false},
+    {NULL, "socket.receive.buffer.bytes", CT_INT, "-1", -1, I32MAX, NULL, false},
     {NULL, "connections.max.idle.ms", CT_LONG, "600000", -1, I64MAX, NULL, false},
     /* The thread pool's size (UV_THREADPOOL_SIZE), fixed at start: fsyncs, checkpoint and
      * snapshot writes, cold reads. libuv allows at most 1024. */
