@@ -796,4 +796,124 @@ struct AllocateProducerIdsResponse {
 
 extern const struct proto_struct proto_AllocateProducerIdsResponse;
 
+/* ---------------------------------------------------------------------------------------- */
+/* Record formats (struct proto_record in proto.h): not APIs. Field names are those of the
+ * group-coordinator, transaction-coordinator and consumer JSON schemas (lower camel case in
+ * the coordinators' records, as Kafka spells them). */
+
+/* __consumer_offsets keys. The key's version says which format the record holds: 0 or 1 an
+ * offset commit (OffsetCommitKey; the two are the same layout, Kafka writes 1), 2 a group's
+ * metadata (GroupMetadataKey). A null value is a tombstone for that key. */
+#define PROTO_OFFSET_COMMIT_KEY_V0 0
+#define PROTO_OFFSET_COMMIT_KEY_V1 1
+#define PROTO_GROUP_METADATA_KEY_V 2
+
+/* OffsetCommitKey, versions 0-1, never flexible. */
+struct OffsetCommitKey {
+    char *group;       /* v0-1 */
+    char *topic;       /* v0-1 */
+    int32_t partition; /* v0-1 */
+};
+
+extern const struct proto_record proto_record_OffsetCommitKey;
+
+/* OffsetCommitValue, versions 0-4, flexible from 4. */
+struct OffsetCommitValue {
+    int64_t offset;          /* v0+ */
+    int32_t leaderEpoch;     /* v3+, default -1 */
+    char *metadata;          /* v0+ */
+    int64_t commitTimestamp; /* v0+ */
+    int64_t expireTimestamp; /* v1 only, default -1 */
+};
+
+extern const struct proto_record proto_record_OffsetCommitValue;
+
+/* GroupMetadataKey, version 2 only, never flexible. */
+struct GroupMetadataKey {
+    char *group; /* v2 */
+};
+
+extern const struct proto_record proto_record_GroupMetadataKey;
+
+/* One member in a GroupMetadataValue. */
+struct MemberMetadata {
+    char *memberId;                  /* v0+ */
+    char *groupInstanceId;           /* v3+, nullable v3+, default null */
+    char *clientId;                  /* v0+ */
+    char *clientHost;                /* v0+ */
+    int32_t rebalanceTimeout;        /* v1+, default -1 */
+    int32_t sessionTimeout;          /* v0+ */
+    struct proto_bytes subscription; /* v0+ */
+    struct proto_bytes assignment;   /* v0+ */
+};
+
+/* GroupMetadataValue, versions 0-4, flexible from 4. */
+struct GroupMetadataValue {
+    char *protocolType;                         /* v0+ */
+    int32_t generation;                         /* v0+ */
+    char *protocol;                             /* v0+, nullable v0+ */
+    char *leader;                               /* v0+, nullable v0+ */
+    int64_t currentStateTimestamp;              /* v2+, default -1 */
+    PROTO_ARRAY(struct MemberMetadata) members; /* v0+ */
+};
+
+extern const struct proto_record proto_record_GroupMetadataValue;
+
+/* __transaction_state: TransactionLogKey, version 0 only, never flexible. */
+struct TransactionLogKey {
+    char *TransactionalId; /* v0 */
+};
+
+extern const struct proto_record proto_record_TransactionLogKey;
+
+struct PartitionsSchema {
+    char *Topic;                       /* v0+ */
+    PROTO_ARRAY(int32_t) PartitionIds; /* v0+ */
+};
+
+/* TransactionLogValue, versions 0-1, flexible from 1. TransactionStatus is Kafka's
+ * TransactionState id (0 Empty, 1 Ongoing, 2 PrepareCommit, 3 PrepareAbort, 4 CompleteCommit,
+ * 5 CompleteAbort, 6 Dead, 7 PrepareEpochFence). */
+struct TransactionLogValue {
+    int64_t ProducerId;                                         /* v0+ */
+    int64_t PreviousProducerId;                                 /* v1+, tag 0, default -1 */
+    int64_t NextProducerId;                                     /* v1+, tag 1, default -1 */
+    int16_t ProducerEpoch;                                      /* v0+ */
+    int32_t TransactionTimeoutMs;                               /* v0+ */
+    int8_t TransactionStatus;                                   /* v0+ */
+    PROTO_ARRAY(struct PartitionsSchema) TransactionPartitions; /* v0+, nullable v0+ */
+    int64_t TransactionLastUpdateTimestampMs;                   /* v0+ */
+    int64_t TransactionStartTimestampMs;                        /* v0+ */
+    int16_t ClientTransactionVersion;                           /* v1+, tag 2 */
+};
+
+extern const struct proto_record proto_record_TransactionLogValue;
+
+/* The consumer protocol (protocol type "consumer"): a member's JoinGroup protocol metadata is
+ * a ConsumerProtocolSubscription, its SyncGroup assignment a ConsumerProtocolAssignment, both
+ * versions 0-3, never flexible; a newer version decodes as 3 (Kafka's rule). The schemas'
+ * TopicPartition (same layout in both) is prefixed: other messages use that name. UserData is
+ * null by default in Kafka: set len -1 for null (a zeroed one encodes as empty). */
+struct ConsumerProtocolTopicPartition {
+    char *Topic;                     /* v0+ (v1+ in a subscription) */
+    PROTO_ARRAY(int32_t) Partitions; /* v0+ */
+};
+
+struct ConsumerProtocolSubscription {
+    PROTO_ARRAY(char *) Topics;                                         /* v0+ */
+    struct proto_bytes UserData;                                        /* v0+, nullable v0+ */
+    PROTO_ARRAY(struct ConsumerProtocolTopicPartition) OwnedPartitions; /* v1+ */
+    int32_t GenerationId;                                               /* v2+, default -1 */
+    char *RackId;                                                       /* v3+, nullable v3+ */
+};
+
+extern const struct proto_record proto_record_ConsumerProtocolSubscription;
+
+struct ConsumerProtocolAssignment {
+    PROTO_ARRAY(struct ConsumerProtocolTopicPartition) AssignedPartitions; /* v0+ */
+    struct proto_bytes UserData;                                           /* v0+, nullable v0+ */
+};
+
+extern const struct proto_record proto_record_ConsumerProtocolAssignment;
+
 #endif

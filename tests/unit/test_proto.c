@@ -1043,3 +1043,415 @@ TEST(proto_known_tag_mixed_with_unknown)
     CHECK_EQ_INT(r.FinalizedFeaturesEpoch, -1);
     arena_free(a);
 }
+
+/* ---------------------------------------------------------------------------------------- */
+/* Record formats (struct proto_record): the coordinators' records and the consumer protocol.
+ * Vectors written by hand from the group-coordinator, transaction-coordinator and consumer
+ * JSON schemas. */
+
+static const struct proto_record *const all_records[] = {
+    &proto_record_OffsetCommitKey,
+    &proto_record_OffsetCommitValue,
+    &proto_record_GroupMetadataKey,
+    &proto_record_GroupMetadataValue,
+    &proto_record_TransactionLogKey,
+    &proto_record_TransactionLogValue,
+    &proto_record_ConsumerProtocolSubscription,
+    &proto_record_ConsumerProtocolAssignment,
+};
+
+TEST(proto_record_round_trip_every_format_every_version)
+{
+    int checked = 0;
+
+    for (size_t i = 0; i < sizeof all_records / sizeof all_records[0]; i++) {
+        const struct proto_record *r = all_records[i];
+        for (int16_t v = r->min_version; v <= r->max_version; v++) {
+            for (int nv = 0; nv < 2; nv++) {
+                round_trip(r->layout, v, proto_record_flexible(r, v), nv, r->name);
+                checked++;
+            }
+        }
+    }
+    CHECK_EQ_INT(checked, 2 * (2 + 5 + 1 + 5 + 1 + 2 + 4 + 4));
+}
+
+TEST(proto_record_flexible_versions)
+{
+    CHECK(!proto_record_flexible(&proto_record_OffsetCommitKey, 1));
+    CHECK(!proto_record_flexible(&proto_record_OffsetCommitValue, 3));
+    CHECK(proto_record_flexible(&proto_record_OffsetCommitValue, 4));
+    CHECK(!proto_record_flexible(&proto_record_GroupMetadataKey, 2));
+    CHECK(!proto_record_flexible(&proto_record_GroupMetadataValue, 3));
+    CHECK(proto_record_flexible(&proto_record_GroupMetadataValue, 4));
+    CHECK(!proto_record_flexible(&proto_record_TransactionLogKey, 0));
+    CHECK(!proto_record_flexible(&proto_record_TransactionLogValue, 0));
+    CHECK(proto_record_flexible(&proto_record_TransactionLogValue, 1));
+    CHECK(!proto_record_flexible(&proto_record_ConsumerProtocolSubscription, 3));
+    CHECK(!proto_record_flexible(&proto_record_ConsumerProtocolAssignment, 3));
+}
+
+/* Encodes `in` framed at `version`, compares with `want`, decodes `want` back into `out`. */
+static void record_vector(const struct proto_record *r, int16_t version, const void *in,
+                          const uint8_t *want, size_t want_len, void *out, struct arena *a,
+                          const char *what)
+{
+    size_t n = proto_record_size(r, version, in);
+    uint8_t *buf = malloc(n + 1);
+    int16_t got_v = -99;
+
+    CHECK_EQ_INT(proto_record_encode(r, version, in, buf), n);
+    check_bytes(buf, n, want, want_len, what);
+    free(buf);
+    memset(out, 0, r->layout->size);
+    CHECK_EQ_INT(proto_record_decode(r, want, want_len, &got_v, out, a), 0);
+    CHECK_EQ_INT(got_v, version);
+}
+
+TEST(proto_record_vector_offset_commit_key)
+{
+    static const uint8_t want[] = {
+        0x00, 0x01,             /* version 1 */
+        0x00, 0x01, 'g',        /* group */
+        0x00, 0x01, 't',        /* topic */
+        0x00, 0x00, 0x00, 0x00, /* partition 0 */
+    };
+    struct OffsetCommitKey k = {.group = "g", .topic = "t", .partition = 0}, d;
+    struct arena *a = arena_new(1 << 16);
+    int16_t v;
+
+    record_vector(&proto_record_OffsetCommitKey, 1, &k, want, sizeof want, &d, a,
+                  "OffsetCommitKey v1");
+    CHECK_EQ_STR(d.group, "g");
+    CHECK_EQ_STR(d.topic, "t");
+    CHECK_EQ_INT(d.partition, 0);
+    REQUIRE(proto_record_version(want, sizeof want, &v) == 0);
+    CHECK_EQ_INT(v, PROTO_OFFSET_COMMIT_KEY_V1);
+    CHECK_EQ_INT(proto_record_version(want, 1, &v), ERR_TRUNCATED);
+    /* A group metadata key is not an offset commit key. */
+    CHECK_EQ_INT(
+        proto_record_decode(&proto_record_GroupMetadataKey, want, sizeof want, NULL, &d, a),
+        ERR_UNSUPPORTED_VERSION);
+    arena_free(a);
+}
+
+TEST(proto_record_vector_offset_commit_value)
+{
+    static const uint8_t want_v1[] = {
+        0x00, 0x01,                                     /* version 1 */
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x05, /* offset 5 */
+        0x00, 0x01, 'm',                                /* metadata (no leaderEpoch before v3) */
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0xe8, /* commitTimestamp 1000 */
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x07, 0xd0, /* expireTimestamp 2000 (v1 only) */
+    };
+    static const uint8_t want_v3[] = {
+        0x00, 0x03,                                     /* version 3 */
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x05, /* offset 5 */
+        0x00, 0x00, 0x00, 0x02,                         /* leaderEpoch 2 */
+        0x00, 0x01, 'm',                                /* metadata */
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0xe8, /* commitTimestamp 1000 */
+    };
+    static const uint8_t want_v4[] = {
+        0x00, 0x04,                                     /* version 4: flexible */
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x05, /* offset 5 */
+        0x00, 0x00, 0x00, 0x02,                         /* leaderEpoch 2 */
+        0x02, 'm',                                      /* metadata: compact */
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0xe8, /* commitTimestamp 1000 */
+        0x00,                                           /* no tagged fields */
+    };
+    struct OffsetCommitValue in = {.offset = 5,
+                                   .leaderEpoch = 2,
+                                   .metadata = "m",
+                                   .commitTimestamp = 1000,
+                                   .expireTimestamp = 2000},
+                             d;
+    struct arena *a = arena_new(1 << 16);
+
+    record_vector(&proto_record_OffsetCommitValue, 1, &in, want_v1, sizeof want_v1, &d, a,
+                  "OffsetCommitValue v1");
+    CHECK_EQ_INT(d.leaderEpoch, -1); /* absent before v3: the default */
+    CHECK_EQ_INT(d.expireTimestamp, 2000);
+    record_vector(&proto_record_OffsetCommitValue, 3, &in, want_v3, sizeof want_v3, &d, a,
+                  "OffsetCommitValue v3");
+    CHECK_EQ_INT(d.offset, 5);
+    CHECK_EQ_INT(d.leaderEpoch, 2);
+    CHECK_EQ_STR(d.metadata, "m");
+    CHECK_EQ_INT(d.commitTimestamp, 1000);
+    CHECK_EQ_INT(d.expireTimestamp, -1);
+    record_vector(&proto_record_OffsetCommitValue, 4, &in, want_v4, sizeof want_v4, &d, a,
+                  "OffsetCommitValue v4");
+    CHECK_EQ_STR(d.metadata, "m");
+    CHECK_EQ_INT(d.commitTimestamp, 1000);
+
+    /* A version this broker does not know is refused, not misread. */
+    uint8_t v5[sizeof want_v4];
+    memcpy(v5, want_v4, sizeof v5);
+    v5[1] = 5;
+    CHECK_EQ_INT(proto_record_decode(&proto_record_OffsetCommitValue, v5, sizeof v5, NULL, &d, a),
+                 ERR_UNSUPPORTED_VERSION);
+    CHECK_EQ_INT(proto_record_decode(&proto_record_OffsetCommitValue, want_v3, 10, NULL, &d, a),
+                 ERR_TRUNCATED);
+    arena_free(a);
+}
+
+TEST(proto_record_vector_group_metadata)
+{
+    static const uint8_t want_key[] = {0x00, 0x02, 0x00, 0x03, 'g', 'r', 'p'};
+    static const uint8_t want_v3[] = {
+        0x00, 0x03,                                               /* version 3 */
+        0x00, 0x08, 'c',  'o',  'n',  's',  'u',  'm',  'e', 'r', /* protocolType */
+        0x00, 0x00, 0x00, 0x01,                                   /* generation 1 */
+        0x00, 0x05, 'r',  'a',  'n',  'g',  'e',                  /* protocol */
+        0x00, 0x02, 'm',  '1',                                    /* leader */
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x07,           /* currentStateTimestamp */
+        0x00, 0x00, 0x00, 0x01,                                   /* members: 1 */
+        0x00, 0x02, 'm',  '1',                                    /* memberId */
+        0xff, 0xff,                                               /* groupInstanceId null */
+        0x00, 0x01, 'c',                                          /* clientId */
+        0x00, 0x02, '/',  'h',                                    /* clientHost */
+        0x00, 0x00, 0x01, 0x2c,                                   /* rebalanceTimeout 300 */
+        0x00, 0x00, 0x00, 0x64,                                   /* sessionTimeout 100 */
+        0x00, 0x00, 0x00, 0x02, 0xab, 0xcd,                       /* subscription */
+        0x00, 0x00, 0x00, 0x00,                                   /* assignment: empty */
+    };
+    static const uint8_t want_v4[] = {
+        0x00, 0x04,                                          /* version 4: flexible */
+        0x09, 'c',  'o',  'n',  's',  'u',  'm',  'e',  'r', /* protocolType */
+        0x00, 0x00, 0x00, 0x01,                              /* generation 1 */
+        0x06, 'r',  'a',  'n',  'g',  'e',                   /* protocol */
+        0x03, 'm',  '1',                                     /* leader */
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x07,      /* currentStateTimestamp */
+        0x02,                                                /* members: 1 (compact) */
+        0x03, 'm',  '1',                                     /* memberId */
+        0x00,                                                /* groupInstanceId null */
+        0x02, 'c',                                           /* clientId */
+        0x03, '/',  'h',                                     /* clientHost */
+        0x00, 0x00, 0x01, 0x2c,                              /* rebalanceTimeout 300 */
+        0x00, 0x00, 0x00, 0x64,                              /* sessionTimeout 100 */
+        0x03, 0xab, 0xcd,                                    /* subscription */
+        0x01,                                                /* assignment: empty */
+        0x00,                                                /* member: no tagged fields */
+        0x00,                                                /* value: no tagged fields */
+    };
+    static const uint8_t sub[] = {0xab, 0xcd};
+    struct MemberMetadata m = {.memberId = "m1",
+                               .clientId = "c",
+                               .clientHost = "/h",
+                               .rebalanceTimeout = 300,
+                               .sessionTimeout = 100,
+                               .subscription = {sub, 2, NULL},
+                               .assignment = {NULL, 0, NULL}};
+    struct GroupMetadataValue in = {.protocolType = "consumer",
+                                    .generation = 1,
+                                    .protocol = "range",
+                                    .leader = "m1",
+                                    .currentStateTimestamp = 7,
+                                    .members = {&m, 1}},
+                              d;
+    struct GroupMetadataKey k = {.group = "grp"}, dk;
+    struct arena *a = arena_new(1 << 16);
+
+    record_vector(&proto_record_GroupMetadataKey, PROTO_GROUP_METADATA_KEY_V, &k, want_key,
+                  sizeof want_key, &dk, a, "GroupMetadataKey v2");
+    CHECK_EQ_STR(dk.group, "grp");
+    for (int16_t v = 3; v <= 4; v++) {
+        record_vector(&proto_record_GroupMetadataValue, v, &in, v == 3 ? want_v3 : want_v4,
+                      v == 3 ? sizeof want_v3 : sizeof want_v4, &d, a,
+                      v == 3 ? "GroupMetadataValue v3" : "GroupMetadataValue v4");
+        CHECK_EQ_STR(d.protocolType, "consumer");
+        CHECK_EQ_INT(d.generation, 1);
+        CHECK_EQ_STR(d.protocol, "range");
+        CHECK_EQ_STR(d.leader, "m1");
+        CHECK_EQ_INT(d.currentStateTimestamp, 7);
+        REQUIRE(d.members.n == 1);
+        CHECK_EQ_STR(d.members.v[0].memberId, "m1");
+        CHECK(d.members.v[0].groupInstanceId == NULL);
+        CHECK_EQ_STR(d.members.v[0].clientHost, "/h");
+        CHECK_EQ_INT(d.members.v[0].rebalanceTimeout, 300);
+        CHECK_EQ_INT(d.members.v[0].sessionTimeout, 100);
+        REQUIRE(d.members.v[0].subscription.len == 2);
+        CHECK(memcmp(d.members.v[0].subscription.data, sub, 2) == 0);
+        CHECK_EQ_INT(d.members.v[0].assignment.len, 0);
+    }
+    /* An Empty group: no protocol, no leader, no members (v0 has neither timestamp nor
+     * rebalanceTimeout: both decode as -1). */
+    static const uint8_t want_empty_v0[] = {
+        0x00, 0x00, /* version 0 */
+        0x00, 0x08, 'c',  'o',  'n',  's',  'u',
+        'm',  'e',  'r',  0x00, 0x00, 0x00, 0x03, /* generation 3 */
+        0xff, 0xff, 0xff, 0xff,                   /* protocol, leader: null */
+        0x00, 0x00, 0x00, 0x00,                   /* members: 0 */
+    };
+    struct GroupMetadataValue empty = {.protocolType = "consumer", .generation = 3};
+    record_vector(&proto_record_GroupMetadataValue, 0, &empty, want_empty_v0, sizeof want_empty_v0,
+                  &d, a, "GroupMetadataValue v0 empty");
+    CHECK(d.protocol == NULL && d.leader == NULL);
+    CHECK_EQ_INT(d.currentStateTimestamp, -1);
+    CHECK_EQ_INT(d.members.n, 0);
+    arena_free(a);
+}
+
+TEST(proto_record_vector_transaction_log)
+{
+    static const uint8_t want_key[] = {0x00, 0x00, 0x00, 0x02, 't', 'x'};
+    static const uint8_t want_v0[] = {
+        0x00, 0x00,                                                 /* version 0 */
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0xe8,             /* ProducerId 1000 */
+        0x00, 0x03,                                                 /* ProducerEpoch 3 */
+        0x00, 0x00, 0xea, 0x60,                                     /* TransactionTimeoutMs 60000 */
+        0x01,                                                       /* TransactionStatus Ongoing */
+        0x00, 0x00, 0x00, 0x01,                                     /* TransactionPartitions: 1 */
+        0x00, 0x01, 't',                                            /* Topic */
+        0x00, 0x00, 0x00, 0x02, 0,    0,    0,    0,    0, 0, 0, 1, /* PartitionIds [0, 1] */
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x0a,             /* LastUpdateTimestampMs 10 */
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x09,             /* StartTimestampMs 9 */
+    };
+    static const uint8_t want_v1[] = {
+        0x00, 0x01,                                        /* version 1: flexible */
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0xe8,    /* ProducerId 1000 */
+        0x00, 0x03,                                        /* ProducerEpoch 3 */
+        0x00, 0x00, 0xea, 0x60,                            /* TransactionTimeoutMs 60000 */
+        0x01,                                              /* TransactionStatus Ongoing */
+        0x02,                                              /* TransactionPartitions: 1 */
+        0x02, 't',                                         /* Topic */
+        0x03, 0,    0,    0,    0,    0,    0,    0,    1, /* PartitionIds [0, 1] */
+        0x00,                                              /* partition: no tagged fields */
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x0a,    /* LastUpdateTimestampMs 10 */
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x09,    /* StartTimestampMs 9 */
+        0x02,                                              /* two tagged fields (tag 0 default) */
+        0x01, 0x08, 0,    0,    0,    0,    0,    0,    0, 5, /* tag 1 NextProducerId 5 */
+        0x02, 0x02, 0x00, 0x02,                               /* tag 2 ClientTransactionVersion 2 */
+    };
+    static int32_t ids[] = {0, 1};
+    struct PartitionsSchema p = {.Topic = "t", .PartitionIds = {ids, 2}};
+    struct TransactionLogValue in = {.ProducerId = 1000,
+                                     .PreviousProducerId = -1,
+                                     .NextProducerId = 5,
+                                     .ProducerEpoch = 3,
+                                     .TransactionTimeoutMs = 60000,
+                                     .TransactionStatus = 1,
+                                     .TransactionPartitions = {&p, 1},
+                                     .TransactionLastUpdateTimestampMs = 10,
+                                     .TransactionStartTimestampMs = 9,
+                                     .ClientTransactionVersion = 2},
+                               d;
+    struct TransactionLogKey k = {.TransactionalId = "tx"}, dk;
+    struct arena *a = arena_new(1 << 16);
+
+    record_vector(&proto_record_TransactionLogKey, 0, &k, want_key, sizeof want_key, &dk, a,
+                  "TransactionLogKey v0");
+    CHECK_EQ_STR(dk.TransactionalId, "tx");
+    record_vector(&proto_record_TransactionLogValue, 0, &in, want_v0, sizeof want_v0, &d, a,
+                  "TransactionLogValue v0");
+    CHECK_EQ_INT(d.NextProducerId, -1); /* tagged, absent from v0: the default */
+    CHECK_EQ_INT(d.ClientTransactionVersion, 0);
+    REQUIRE(d.TransactionPartitions.n == 1);
+    CHECK_EQ_INT(d.TransactionPartitions.v[0].PartitionIds.n, 2);
+    record_vector(&proto_record_TransactionLogValue, 1, &in, want_v1, sizeof want_v1, &d, a,
+                  "TransactionLogValue v1");
+    CHECK_EQ_INT(d.ProducerId, 1000);
+    CHECK_EQ_INT(d.PreviousProducerId, -1);
+    CHECK_EQ_INT(d.NextProducerId, 5);
+    CHECK_EQ_INT(d.ProducerEpoch, 3);
+    CHECK_EQ_INT(d.TransactionTimeoutMs, 60000);
+    CHECK_EQ_INT(d.TransactionStatus, 1);
+    REQUIRE(d.TransactionPartitions.n == 1);
+    CHECK_EQ_STR(d.TransactionPartitions.v[0].Topic, "t");
+    REQUIRE(d.TransactionPartitions.v[0].PartitionIds.n == 2);
+    CHECK_EQ_INT(d.TransactionPartitions.v[0].PartitionIds.v[1], 1);
+    CHECK_EQ_INT(d.TransactionLastUpdateTimestampMs, 10);
+    CHECK_EQ_INT(d.TransactionStartTimestampMs, 9);
+    CHECK_EQ_INT(d.ClientTransactionVersion, 2);
+
+    /* Complete transactions store a null partition set (nullable v0+). */
+    struct TransactionLogValue none = in;
+    none.TransactionPartitions.v = NULL;
+    none.TransactionPartitions.n = -1;
+    uint8_t buf[64];
+    size_t n = proto_record_encode(&proto_record_TransactionLogValue, 0, &none, buf);
+    CHECK_EQ_INT(n, proto_record_size(&proto_record_TransactionLogValue, 0, &none));
+    CHECK(buf[17] == 0xff && buf[18] == 0xff && buf[19] == 0xff && buf[20] == 0xff);
+    memset(&d, 0, sizeof d);
+    REQUIRE(proto_record_decode(&proto_record_TransactionLogValue, buf, n, NULL, &d, a) == 0);
+    CHECK_EQ_INT(d.TransactionPartitions.n, -1);
+    arena_free(a);
+}
+
+TEST(proto_record_vector_consumer_protocol)
+{
+    static const uint8_t want_sub_v0[] = {
+        0x00, 0x00,                                                /* version 0 */
+        0x00, 0x00, 0x00, 0x02,                                    /* Topics: 2 */
+        0x00, 0x01, 'a',  0x00, 0x01, 'b', 0xff, 0xff, 0xff, 0xff, /* UserData: null */
+    };
+    static const uint8_t want_sub_v3[] = {
+        0x00, 0x03,                                     /* version 3 */
+        0x00, 0x00, 0x00, 0x01,                         /* Topics: 1 */
+        0x00, 0x01, 'a',  0x00, 0x00, 0x00, 0x01, 0x55, /* UserData: 1 byte */
+        0x00, 0x00, 0x00, 0x01,                         /* OwnedPartitions: 1 */
+        0x00, 0x01, 'a',                                /* Topic */
+        0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x02, /* Partitions [2] */
+        0x00, 0x00, 0x00, 0x04,                         /* GenerationId 4 */
+        0x00, 0x02, 'r',  '1',                          /* RackId */
+    };
+    static const uint8_t want_asg_v1[] = {
+        0x00, 0x01,             /* version 1 */
+        0x00, 0x00, 0x00, 0x01, /* AssignedPartitions: 1 */
+        0x00, 0x01, 't',  0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, /* Partitions [0] */
+        0xff, 0xff, 0xff, 0xff,                                           /* UserData: null */
+    };
+    static const uint8_t ud[] = {0x55};
+    char *topics2[] = {"a", "b"};
+    static int32_t p2[] = {2}, p0[] = {0};
+    struct ConsumerProtocolTopicPartition owned = {.Topic = "a", .Partitions = {p2, 1}};
+    struct ConsumerProtocolTopicPartition asg_tp = {.Topic = "t", .Partitions = {p0, 1}};
+    struct ConsumerProtocolSubscription s0 = {.Topics = {topics2, 2}, .UserData = {NULL, -1, NULL}};
+    struct ConsumerProtocolSubscription s3 = {.Topics = {topics2, 1},
+                                              .UserData = {ud, 1, NULL},
+                                              .OwnedPartitions = {&owned, 1},
+                                              .GenerationId = 4,
+                                              .RackId = "r1"},
+                                        d;
+    struct ConsumerProtocolAssignment as1 = {.AssignedPartitions = {&asg_tp, 1},
+                                             .UserData = {NULL, -1, NULL}},
+                                      da;
+    struct arena *a = arena_new(1 << 16);
+    int16_t v = -1;
+
+    record_vector(&proto_record_ConsumerProtocolSubscription, 0, &s0, want_sub_v0,
+                  sizeof want_sub_v0, &d, a, "ConsumerProtocolSubscription v0");
+    REQUIRE(d.Topics.n == 2);
+    CHECK_EQ_STR(d.Topics.v[1], "b");
+    CHECK_EQ_INT(d.UserData.len, -1);
+    CHECK_EQ_INT(d.GenerationId, -1);
+    CHECK(d.RackId == NULL);
+    record_vector(&proto_record_ConsumerProtocolSubscription, 3, &s3, want_sub_v3,
+                  sizeof want_sub_v3, &d, a, "ConsumerProtocolSubscription v3");
+    REQUIRE(d.OwnedPartitions.n == 1);
+    CHECK_EQ_INT(d.OwnedPartitions.v[0].Partitions.v[0], 2);
+    CHECK_EQ_INT(d.GenerationId, 4);
+    CHECK_EQ_STR(d.RackId, "r1");
+    record_vector(&proto_record_ConsumerProtocolAssignment, 1, &as1, want_asg_v1,
+                  sizeof want_asg_v1, &da, a, "ConsumerProtocolAssignment v1");
+    REQUIRE(da.AssignedPartitions.n == 1);
+    CHECK_EQ_STR(da.AssignedPartitions.v[0].Topic, "t");
+    CHECK_EQ_INT(da.UserData.len, -1);
+
+    /* A newer subscription (v7, with fields appended) decodes as v3, as Kafka's consumer
+     * does; the version on the wire is reported as sent. */
+    uint8_t newer[sizeof want_sub_v3 + 3];
+    memcpy(newer, want_sub_v3, sizeof want_sub_v3);
+    newer[1] = 7;
+    memset(newer + sizeof want_sub_v3, 0x77, 3);
+    memset(&d, 0, sizeof d);
+    REQUIRE(proto_record_decode(&proto_record_ConsumerProtocolSubscription, newer, sizeof newer, &v,
+                                &d, a) == 0);
+    CHECK_EQ_INT(v, 7);
+    CHECK_EQ_STR(d.RackId, "r1");
+    /* A negative version is refused. */
+    newer[0] = 0xff;
+    CHECK_EQ_INT(proto_record_decode(&proto_record_ConsumerProtocolSubscription, newer,
+                                     sizeof newer, &v, &d, a),
+                 ERR_UNSUPPORTED_VERSION);
+    arena_free(a);
+}
