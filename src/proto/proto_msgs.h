@@ -797,6 +797,374 @@ struct AllocateProducerIdsResponse {
 extern const struct proto_struct proto_AllocateProducerIdsResponse;
 
 /* ---------------------------------------------------------------------------------------- */
+/* The group coordinator's APIs (keys 8-16, 42, 47). */
+
+/* OffsetCommit (key 8), versions 0-8, flexible from 8. */
+struct OffsetCommitRequestPartition {
+    int32_t PartitionIndex;       /* v0+ */
+    int64_t CommittedOffset;      /* v0+ */
+    int32_t CommittedLeaderEpoch; /* v6+, default -1 */
+    int64_t CommitTimestamp;      /* v1, default -1 */
+    char *CommittedMetadata;      /* v0+, nullable v0+ */
+};
+
+struct OffsetCommitRequestTopic {
+    char *Name;                                                  /* v0+ */
+    PROTO_ARRAY(struct OffsetCommitRequestPartition) Partitions; /* v0+ */
+};
+
+struct OffsetCommitRequest {
+    char *GroupId;                     /* v0+ */
+    int32_t GenerationIdOrMemberEpoch; /* v1+, default -1 (GenerationId before KIP-848) */
+    char *MemberId;                    /* v1+ */
+    char *GroupInstanceId;             /* v7+, nullable v7+ */
+    int64_t RetentionTimeMs;           /* v2-4, default -1 */
+    PROTO_ARRAY(struct OffsetCommitRequestTopic) Topics; /* v0+ */
+};
+
+extern const struct proto_struct proto_OffsetCommitRequest;
+
+struct OffsetCommitResponsePartition {
+    int32_t PartitionIndex; /* v0+ */
+    int16_t ErrorCode;      /* v0+ */
+};
+
+struct OffsetCommitResponseTopic {
+    char *Name;                                                   /* v0+ */
+    PROTO_ARRAY(struct OffsetCommitResponsePartition) Partitions; /* v0+ */
+};
+
+struct OffsetCommitResponse {
+    int32_t ThrottleTimeMs;                               /* v3+ */
+    PROTO_ARRAY(struct OffsetCommitResponseTopic) Topics; /* v0+ */
+};
+
+extern const struct proto_struct proto_OffsetCommitResponse;
+
+/* OffsetFetch (key 9), versions 0-8, flexible from 6. v8 batches groups (Groups in and out);
+ * v0-7 name one group. The schema's v0-7 and v8 nested structs differ by one letter (Topic /
+ * Topics, Partition / Partitions), as in Kafka. MemberId and MemberEpoch (v9+) are past the
+ * declared versions. */
+struct OffsetFetchRequestTopic {
+    char *Name;                            /* v0-7 */
+    PROTO_ARRAY(int32_t) PartitionIndexes; /* v0-7 */
+};
+
+struct OffsetFetchRequestTopics {
+    char *Name;                            /* v8+ */
+    PROTO_ARRAY(int32_t) PartitionIndexes; /* v8+ */
+};
+
+struct OffsetFetchRequestGroup {
+    char *GroupId;                                       /* v8+ */
+    PROTO_ARRAY(struct OffsetFetchRequestTopics) Topics; /* v8+, nullable v8+ */
+};
+
+struct OffsetFetchRequest {
+    char *GroupId;                                      /* v0-7 */
+    PROTO_ARRAY(struct OffsetFetchRequestTopic) Topics; /* v0-7, nullable v2+ */
+    PROTO_ARRAY(struct OffsetFetchRequestGroup) Groups; /* v8+ */
+    bool RequireStable;                                 /* v7+ */
+};
+
+extern const struct proto_struct proto_OffsetFetchRequest;
+
+struct OffsetFetchResponsePartition {
+    int32_t PartitionIndex;       /* v0-7 */
+    int64_t CommittedOffset;      /* v0-7 */
+    int32_t CommittedLeaderEpoch; /* v5-7, default -1 */
+    char *Metadata;               /* v0-7, nullable v0+ */
+    int16_t ErrorCode;            /* v0-7 */
+};
+
+struct OffsetFetchResponseTopic {
+    char *Name;                                                  /* v0-7 */
+    PROTO_ARRAY(struct OffsetFetchResponsePartition) Partitions; /* v0-7 */
+};
+
+struct OffsetFetchResponsePartitions {
+    int32_t PartitionIndex;       /* v8+ */
+    int64_t CommittedOffset;      /* v8+ */
+    int32_t CommittedLeaderEpoch; /* v8+, default -1 */
+    char *Metadata;               /* v8+, nullable v8+ */
+    int16_t ErrorCode;            /* v8+ */
+};
+
+struct OffsetFetchResponseTopics {
+    char *Name;                                                   /* v8+ */
+    PROTO_ARRAY(struct OffsetFetchResponsePartitions) Partitions; /* v8+ */
+};
+
+struct OffsetFetchResponseGroup {
+    char *GroupId;                                        /* v8+ */
+    PROTO_ARRAY(struct OffsetFetchResponseTopics) Topics; /* v8+ */
+    int16_t ErrorCode;                                    /* v8+ */
+};
+
+struct OffsetFetchResponse {
+    int32_t ThrottleTimeMs;                              /* v3+ */
+    PROTO_ARRAY(struct OffsetFetchResponseTopic) Topics; /* v0-7 */
+    int16_t ErrorCode;                                   /* v2-7 */
+    PROTO_ARRAY(struct OffsetFetchResponseGroup) Groups; /* v8+ */
+};
+
+extern const struct proto_struct proto_OffsetFetchResponse;
+
+/* FindCoordinator (key 10), versions 0-4, flexible from 3. KeyType: 0 group, 1 transaction.
+ * v4 batches: CoordinatorKeys in, one Coordinators entry per key out. */
+struct FindCoordinatorRequest {
+    char *Key;                           /* v0-3 */
+    int8_t KeyType;                      /* v1+ */
+    PROTO_ARRAY(char *) CoordinatorKeys; /* v4+ */
+};
+
+extern const struct proto_struct proto_FindCoordinatorRequest;
+
+struct Coordinator {
+    char *Key;          /* v4+ */
+    int32_t NodeId;     /* v4+ */
+    char *Host;         /* v4+ */
+    int32_t Port;       /* v4+ */
+    int16_t ErrorCode;  /* v4+ */
+    char *ErrorMessage; /* v4+, nullable v4+ */
+};
+
+struct FindCoordinatorResponse {
+    int32_t ThrottleTimeMs;                       /* v1+ */
+    int16_t ErrorCode;                            /* v0-3 */
+    char *ErrorMessage;                           /* v1-3, nullable v1+ */
+    int32_t NodeId;                               /* v0-3 */
+    char *Host;                                   /* v0-3 */
+    int32_t Port;                                 /* v0-3 */
+    PROTO_ARRAY(struct Coordinator) Coordinators; /* v4+ */
+};
+
+extern const struct proto_struct proto_FindCoordinatorResponse;
+
+/* JoinGroup (key 11), versions 0-9, flexible from 6. */
+struct JoinGroupRequestProtocol {
+    char *Name;                  /* v0+ */
+    struct proto_bytes Metadata; /* v0+ */
+};
+
+struct JoinGroupRequest {
+    char *GroupId;                                          /* v0+ */
+    int32_t SessionTimeoutMs;                               /* v0+ */
+    int32_t RebalanceTimeoutMs;                             /* v1+, default -1 */
+    char *MemberId;                                         /* v0+ */
+    char *GroupInstanceId;                                  /* v5+, nullable v5+ */
+    char *ProtocolType;                                     /* v0+ */
+    PROTO_ARRAY(struct JoinGroupRequestProtocol) Protocols; /* v0+ */
+    char *Reason;                                           /* v8+, nullable v8+ */
+};
+
+extern const struct proto_struct proto_JoinGroupRequest;
+
+struct JoinGroupResponseMember {
+    char *MemberId;              /* v0+ */
+    char *GroupInstanceId;       /* v5+, nullable v5+ */
+    struct proto_bytes Metadata; /* v0+ */
+};
+
+struct JoinGroupResponse {
+    int32_t ThrottleTimeMs;                              /* v2+ */
+    int16_t ErrorCode;                                   /* v0+ */
+    int32_t GenerationId;                                /* v0+, default -1 */
+    char *ProtocolType;                                  /* v7+, nullable v7+ */
+    char *ProtocolName;                                  /* v0+, nullable v7+ */
+    char *Leader;                                        /* v0+ */
+    bool SkipAssignment;                                 /* v9+ */
+    char *MemberId;                                      /* v0+ */
+    PROTO_ARRAY(struct JoinGroupResponseMember) Members; /* v0+ */
+};
+
+extern const struct proto_struct proto_JoinGroupResponse;
+
+/* Heartbeat (key 12), versions 0-4, flexible from 4. */
+struct HeartbeatRequest {
+    char *GroupId;         /* v0+ */
+    int32_t GenerationId;  /* v0+ */
+    char *MemberId;        /* v0+ */
+    char *GroupInstanceId; /* v3+, nullable v3+ */
+};
+
+extern const struct proto_struct proto_HeartbeatRequest;
+
+struct HeartbeatResponse {
+    int32_t ThrottleTimeMs; /* v1+ */
+    int16_t ErrorCode;      /* v0+ */
+};
+
+extern const struct proto_struct proto_HeartbeatResponse;
+
+/* LeaveGroup (key 13), versions 0-5, flexible from 4. */
+struct MemberIdentity {
+    char *MemberId;        /* v3+ */
+    char *GroupInstanceId; /* v3+, nullable v3+ */
+    char *Reason;          /* v5+, nullable v5+ */
+};
+
+struct LeaveGroupRequest {
+    char *GroupId;                              /* v0+ */
+    char *MemberId;                             /* v0-2 */
+    PROTO_ARRAY(struct MemberIdentity) Members; /* v3+ */
+};
+
+extern const struct proto_struct proto_LeaveGroupRequest;
+
+struct MemberResponse {
+    char *MemberId;        /* v3+ */
+    char *GroupInstanceId; /* v3+, nullable v3+ */
+    int16_t ErrorCode;     /* v3+ */
+};
+
+struct LeaveGroupResponse {
+    int32_t ThrottleTimeMs;                     /* v1+ */
+    int16_t ErrorCode;                          /* v0+ */
+    PROTO_ARRAY(struct MemberResponse) Members; /* v3+ */
+};
+
+extern const struct proto_struct proto_LeaveGroupResponse;
+
+/* SyncGroup (key 14), versions 0-5, flexible from 4. */
+struct SyncGroupRequestAssignment {
+    char *MemberId;                /* v0+ */
+    struct proto_bytes Assignment; /* v0+ */
+};
+
+struct SyncGroupRequest {
+    char *GroupId;                                              /* v0+ */
+    int32_t GenerationId;                                       /* v0+ */
+    char *MemberId;                                             /* v0+ */
+    char *GroupInstanceId;                                      /* v3+, nullable v3+ */
+    char *ProtocolType;                                         /* v5+, nullable v5+ */
+    char *ProtocolName;                                         /* v5+, nullable v5+ */
+    PROTO_ARRAY(struct SyncGroupRequestAssignment) Assignments; /* v0+ */
+};
+
+extern const struct proto_struct proto_SyncGroupRequest;
+
+struct SyncGroupResponse {
+    int32_t ThrottleTimeMs;        /* v1+ */
+    int16_t ErrorCode;             /* v0+ */
+    char *ProtocolType;            /* v5+, nullable v5+ */
+    char *ProtocolName;            /* v5+, nullable v5+ */
+    struct proto_bytes Assignment; /* v0+ */
+};
+
+extern const struct proto_struct proto_SyncGroupResponse;
+
+/* DescribeGroups (key 15), versions 0-5, flexible from 5. */
+struct DescribeGroupsRequest {
+    PROTO_ARRAY(char *) Groups;       /* v0+ */
+    bool IncludeAuthorizedOperations; /* v3+ */
+};
+
+extern const struct proto_struct proto_DescribeGroupsRequest;
+
+struct DescribedGroupMember {
+    char *MemberId;                      /* v0+ */
+    char *GroupInstanceId;               /* v4+, nullable v4+ */
+    char *ClientId;                      /* v0+ */
+    char *ClientHost;                    /* v0+ */
+    struct proto_bytes MemberMetadata;   /* v0+ */
+    struct proto_bytes MemberAssignment; /* v0+ */
+};
+
+struct DescribedGroup {
+    int16_t ErrorCode;                                /* v0+ */
+    char *GroupId;                                    /* v0+ */
+    char *GroupState;                                 /* v0+ */
+    char *ProtocolType;                               /* v0+ */
+    char *ProtocolData;                               /* v0+ */
+    PROTO_ARRAY(struct DescribedGroupMember) Members; /* v0+ */
+    int32_t AuthorizedOperations;                     /* v3+, default INT32_MIN */
+};
+
+struct DescribeGroupsResponse {
+    int32_t ThrottleTimeMs;                    /* v1+ */
+    PROTO_ARRAY(struct DescribedGroup) Groups; /* v0+ */
+};
+
+extern const struct proto_struct proto_DescribeGroupsResponse;
+
+/* ListGroups (key 16), versions 0-4, flexible from 3. TypesFilter and GroupType (v5+) are past
+ * the declared versions. */
+struct ListGroupsRequest {
+    PROTO_ARRAY(char *) StatesFilter; /* v4+ */
+};
+
+extern const struct proto_struct proto_ListGroupsRequest;
+
+struct ListedGroup {
+    char *GroupId;      /* v0+ */
+    char *ProtocolType; /* v0+ */
+    char *GroupState;   /* v4+ */
+};
+
+struct ListGroupsResponse {
+    int32_t ThrottleTimeMs;                 /* v1+ */
+    int16_t ErrorCode;                      /* v0+ */
+    PROTO_ARRAY(struct ListedGroup) Groups; /* v0+ */
+};
+
+extern const struct proto_struct proto_ListGroupsResponse;
+
+/* DeleteGroups (key 42), versions 0-2, flexible from 2. */
+struct DeleteGroupsRequest {
+    PROTO_ARRAY(char *) GroupsNames; /* v0+ */
+};
+
+extern const struct proto_struct proto_DeleteGroupsRequest;
+
+struct DeletableGroupResult {
+    char *GroupId;     /* v0+ */
+    int16_t ErrorCode; /* v0+ */
+};
+
+struct DeleteGroupsResponse {
+    int32_t ThrottleTimeMs;                           /* v0+ */
+    PROTO_ARRAY(struct DeletableGroupResult) Results; /* v0+ */
+};
+
+extern const struct proto_struct proto_DeleteGroupsResponse;
+
+/* OffsetDelete (key 47), version 0, never flexible. */
+struct OffsetDeleteRequestPartition {
+    int32_t PartitionIndex; /* v0+ */
+};
+
+struct OffsetDeleteRequestTopic {
+    char *Name;                                                  /* v0+ */
+    PROTO_ARRAY(struct OffsetDeleteRequestPartition) Partitions; /* v0+ */
+};
+
+struct OffsetDeleteRequest {
+    char *GroupId;                                       /* v0+ */
+    PROTO_ARRAY(struct OffsetDeleteRequestTopic) Topics; /* v0+ */
+};
+
+extern const struct proto_struct proto_OffsetDeleteRequest;
+
+struct OffsetDeleteResponsePartition {
+    int32_t PartitionIndex; /* v0+ */
+    int16_t ErrorCode;      /* v0+ */
+};
+
+struct OffsetDeleteResponseTopic {
+    char *Name;                                                   /* v0+ */
+    PROTO_ARRAY(struct OffsetDeleteResponsePartition) Partitions; /* v0+ */
+};
+
+struct OffsetDeleteResponse {
+    int16_t ErrorCode;                                    /* v0+ */
+    int32_t ThrottleTimeMs;                               /* v0+ */
+    PROTO_ARRAY(struct OffsetDeleteResponseTopic) Topics; /* v0+ */
+};
+
+extern const struct proto_struct proto_OffsetDeleteResponse;
+
+/* ---------------------------------------------------------------------------------------- */
 /* Record formats (struct proto_record in proto.h): not APIs. Field names are those of the
  * group-coordinator, transaction-coordinator and consumer JSON schemas (lower camel case in
  * the coordinators' records, as Kafka spells them). */
