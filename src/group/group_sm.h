@@ -51,11 +51,14 @@ struct group_sm_owner {
      * leader, members with subscription and assignment; an Empty group with generation
      * and no members) and call group_sm_persisted(sm, token, err) once it is durable or
      * failed (may be called from within persist). Asked when the leader's SyncGroup brings
-     * the assignment, and when the group becomes Empty through a completed rebalance.
+     * the assignment, when the group becomes Empty through a completed rebalance, and when a
+     * static member replaces its old member id in a Stable group (its JoinGroup waits for
+     * the answer; on an error the replacement is undone and the join gets the error).
      * Read the group through the accessors below during the call: group_sm_members then
      * carries each member's assignment. Required. */
     void (*persist)(void *arg, struct group_sm *sm, uint64_t token);
-    /* The group became Empty or Dead, or left Empty (offset expiry starts/stops). Optional. */
+    /* The group became Empty or Dead, or left Empty (offset expiry starts/stops). Optional.
+     * Not called by group_sm_new or group_sm_restore: read group_sm_state after them. */
     void (*state_changed)(void *arg, struct group_sm *sm, enum group_state from,
                           enum group_state to);
     void *arg;
@@ -112,6 +115,10 @@ struct group_join_args {
     const struct group_protocol *protocols;
     bool require_known_member_id; /* JoinGroup v4+ (KIP-394): MEMBER_ID_REQUIRED first */
     const char *reason;           /* v8+, logged */
+    /* JoinGroup v9+ (KIP-814). A static leader that rejoins a Stable group without changing
+     * the selected protocol then gets itself as leader, the members and skip_assignment;
+     * before v9 it gets the previous leader id and no members, so it does not assign. */
+    bool supports_skip_assignment;
 };
 struct group_join_result {
     int16_t error;
@@ -126,8 +133,13 @@ struct group_join_waiter {
     void (*done)(struct group_join_waiter *w, const struct group_join_result *r);
     void *sm_private[4]; /* the state machine's links; caller leaves alone */
 };
-/* On an error, r->member_id is the id the caller sent (the generated one for
- * MEMBER_ID_REQUIRED), generation_id -1 and the other strings NULL. */
+/* On an error, r->member_id is what Kafka answers: the id the caller sent, the generated one
+ * for MEMBER_ID_REQUIRED, "" for GROUP_MAX_SIZE_REACHED and for a join cut short (member
+ * removed meanwhile: UNKNOWN_MEMBER_ID); generation_id is -1 and the other strings NULL (the
+ * adapter writes "" where the wire field is not nullable). Errors: INVALID_SESSION_TIMEOUT,
+ * GROUP_MAX_SIZE_REACHED, COORDINATOR_NOT_AVAILABLE (Dead), INCONSISTENT_GROUP_PROTOCOL,
+ * MEMBER_ID_REQUIRED, FENCED_INSTANCE_ID, UNKNOWN_MEMBER_ID, REBALANCE_IN_PROGRESS (a second
+ * join of the same member replaced this one), UNKNOWN_SERVER_ERROR (out of memory). */
 void group_sm_join(struct group_sm *sm, const struct group_join_args *a,
                    struct group_join_waiter *w);
 
@@ -168,7 +180,8 @@ int16_t group_sm_heartbeat(struct group_sm *sm, const char *member_id,
                            const char *group_instance_id, int32_t generation_id);
 
 /* LeaveGroup of one member (v0–2: member_id; v3+: one call per listed member, which may name
- * only a group_instance_id): 0, UNKNOWN_MEMBER_ID or FENCED_INSTANCE_ID. */
+ * only a group_instance_id): 0, UNKNOWN_MEMBER_ID or FENCED_INSTANCE_ID; a Dead group answers
+ * COORDINATOR_NOT_AVAILABLE, which Kafka puts in the response's top-level ErrorCode. */
 int16_t group_sm_leave(struct group_sm *sm, const char *member_id, const char *group_instance_id,
                        const char *reason);
 
@@ -182,7 +195,9 @@ int16_t group_sm_check_commit(const struct group_sm *sm, const char *member_id,
 
 /* Whether a member's subscription (protocol type "consumer": ConsumerProtocolSubscription in
  * the selected protocol's metadata) names `topic` — OffsetDelete's GROUP_SUBSCRIBED_TO_TOPIC.
- * False for other protocol types and for undecodable metadata. */
+ * False for other protocol types and for a group with no members. As Kafka does, true when a
+ * member's metadata does not decode or no protocol is selected yet (the subscription is then
+ * unknown, and offsets a member may be using are not deleted). */
 bool group_sm_subscribed(const struct group_sm *sm, const char *topic);
 
 /* DeleteGroups: Dead if Empty (returns 0), else NON_EMPTY_GROUP; Dead already: GROUP_ID_NOT_FOUND.
