@@ -128,6 +128,7 @@ void group_join_group(struct group_coord *gc, struct net_request *req)
         .protocols = protos,
         .require_known_member_id = v >= 4,
         .reason = v >= 8 ? rq->Reason : NULL,
+        .supports_skip_assignment = v >= 9,
     };
     c->req = req;
     c->rs = rs;
