@@ -498,7 +498,8 @@ static void shard_unload(struct group_coord *gc, struct shard *sh, int16_t err)
         sh->pending = p->next;
         pending_free(p);
     }
-    slog_info("group", "unloaded %s-%d (epoch %d)", GROUP_TOPIC, sh->partition, sh->epoch);
+    if (!gc->stopping)
+        slog_info("group", "unloaded %s-%d (epoch %d)", GROUP_TOPIC, sh->partition, sh->epoch);
     if (sh->load)
         sh->dead = true; /* a pool read is out: freed when it comes back */
     else

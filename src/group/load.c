@@ -18,6 +18,9 @@
 #include "record/record.h"
 
 #define LOAD_READ_BYTES ((size_t)1 << 20)
+/* After a failed read the load tries again this much later (the shard answers
+ * COORDINATOR_LOAD_IN_PROGRESS meanwhile). */
+#define LOAD_RETRY_MS 1000
 
 void coord_maybe_finish_stop(struct group_coord *gc);
 
@@ -33,6 +36,7 @@ struct load {
     bool reading;
     bool abandoned;
     int64_t batches, records;
+    struct tclock_timer retry;
 };
 
 static void load_step(struct load *ld);
@@ -194,6 +198,7 @@ static void parse_batches(struct load *ld)
 
 static void load_free(struct load *ld)
 {
+    tclock_timer_close(&ld->retry);
     free(ld->buf);
     free(ld);
 }
@@ -204,9 +209,10 @@ static void load_finish(struct load *ld)
     int64_t ms = tclock_mono_ms(sh->gc->clock) - sh->load_start_ms;
     sh->load = NULL;
     sh->loading = false;
-    slog_info("group", "loaded %s-%d (epoch %d): %zu groups from %lld records in %lld ms",
-              GROUP_TOPIC, sh->partition, sh->epoch, sh->groups.n, (long long)ld->records,
-              (long long)ms);
+    /* Fifty empty partitions load at every start: only loads with something in them say so. */
+    slog_line(ld->records > 0 ? SLOG_INFO : SLOG_DEBUG, "group",
+              "loaded %s-%d (epoch %d): %zu groups from %lld records in %lld ms", GROUP_TOPIC,
+              sh->partition, sh->epoch, sh->groups.n, (long long)ld->records, (long long)ms);
     load_free(ld);
 }
 
@@ -229,12 +235,16 @@ static void after_read(uv_work_t *w, int status)
         return;
     }
     if (status != 0 || ld->rc != 0) {
-        slog_error("group", "reading %s-%d at offset %lld failed (%s); retrying", GROUP_TOPIC,
-                   sh->partition, (long long)ld->next,
-                   status != 0 ? uv_strerror(status) : err_name(ld->rc));
-    } else {
-        parse_batches(ld);
+        slog_error("group", "reading %s-%d at offset %lld failed (%s); retrying in %d ms",
+                   GROUP_TOPIC, sh->partition, (long long)ld->next,
+                   status != 0 ? uv_strerror(status) : err_name(ld->rc), LOAD_RETRY_MS);
+        free(ld->buf);
+        ld->buf = NULL;
+        if (tclock_timer_start(&ld->retry, LOAD_RETRY_MS, 0) != 0)
+            slog_error("group", "out of memory: %s-%d stays loading", GROUP_TOPIC, sh->partition);
+        return;
     }
+    parse_batches(ld);
     free(ld->buf);
     ld->buf = NULL;
     ld->len = 0;
@@ -260,8 +270,10 @@ static void load_step(struct load *ld)
     if (rc == ERR_OFFSET_OUT_OF_RANGE && ld->next >= partition_log_end_offset(p))
         ld->slice.len = 0, rc = 0;
     if (rc != 0) {
-        slog_error("group", "reading %s-%d at offset %lld failed: %s", GROUP_TOPIC, sh->partition,
-                   (long long)ld->next, err_name(rc));
+        slog_error("group", "reading %s-%d at offset %lld failed (%s); retrying in %d ms",
+                   GROUP_TOPIC, sh->partition, (long long)ld->next, err_name(rc), LOAD_RETRY_MS);
+        if (tclock_timer_start(&ld->retry, LOAD_RETRY_MS, 0) != 0)
+            slog_error("group", "out of memory: %s-%d stays loading", GROUP_TOPIC, sh->partition);
         return;
     }
     if (ld->slice.len == 0) {
@@ -282,6 +294,11 @@ static void load_step(struct load *ld)
     }
 }
 
+static void on_retry(struct tclock_timer *t)
+{
+    load_step(t->data);
+}
+
 void coord_load_start(struct shard *sh)
 {
     struct load *ld = calloc(1, sizeof *ld);
@@ -290,9 +307,10 @@ void coord_load_start(struct shard *sh)
         return;
     }
     ld->sh = sh;
+    tclock_timer_init(sh->gc->clock, &ld->retry, on_retry, ld);
     sh->load = ld;
     sh->load_start_ms = tclock_mono_ms(sh->gc->clock);
-    slog_info("group", "loading %s-%d (epoch %d)", GROUP_TOPIC, sh->partition, sh->epoch);
+    slog_debug("group", "loading %s-%d (epoch %d)", GROUP_TOPIC, sh->partition, sh->epoch);
     load_step(ld);
 }
 

@@ -971,3 +971,57 @@ TEST(group_txn_offsets_materialise_on_commit_and_vanish_on_abort)
     CHECK_EQ_INT(r.offset, 90);
     gfx_close(&f);
 }
+
+/* ---- replay in slices ---------------------------------------------------------------------- */
+
+/* A partition holding more than a few MiB is replayed a read (at most 1 MiB) per loop turn:
+ * the loop keeps turning while the shard loads, other shards answer meanwhile, and the last
+ * value of each key wins. */
+TEST(group_load_reads_in_bounded_slices)
+{
+    struct gfx f;
+    struct reply r;
+    char md[4001];
+    int turns_loading = 0;
+
+    memset(md, 'm', 4000);
+    md[4000] = '\0';
+    REQUIRE(gfx_open(&f, NULL));
+    REQUIRE(coordinator_ready(&f, "big"));
+    for (int i = 0; i < 1000; i++) {
+        commit(&f, "big", -1, "", "orders", i % 2, i, md, &r);
+        REQUIRE(r.perr == 0);
+    }
+    REQUIRE(gc_stop(&f));
+    REQUIRE(gc_start(&f));
+    for (int i = 0; i < 50000; i++) {
+        int32_t led, loading;
+        group_coord_shards(f.gc, &led, &loading);
+        if (loading == 0)
+            break;
+        turns_loading++;
+        /* Another group (on another shard) is answered while "big" loads. */
+        if (turns_loading == 1) {
+            int32_t p = group_partition_for("big", N_OFFSETS_PARTITIONS);
+            const char *other = NULL;
+            static const char *const names[] = {"a", "b", "c", "d", "e", "f"};
+            for (int k = 0; k < 6 && other == NULL; k++)
+                if (group_partition_for(names[k], N_OFFSETS_PARTITIONS) != p)
+                    other = names[k];
+            REQUIRE(other != NULL);
+            fetch(&f, other, "orders", 0, false, &r);
+            CHECK_EQ_INT(r.err, 0);
+            fetch(&f, "big", "orders", 0, false, &r);
+            CHECK_EQ_INT(r.err, ERR_COORDINATOR_LOAD_IN_PROGRESS);
+        }
+        uv_run(&f.q.loop, UV_RUN_NOWAIT);
+        usleep(200);
+    }
+    /* About 4 MiB of records: at least four reads, each in a turn of its own. */
+    CHECK(turns_loading >= 4);
+    fetch(&f, "big", "orders", 0, false, &r);
+    CHECK_EQ_INT(r.offset, 998);
+    fetch(&f, "big", "orders", 1, false, &r);
+    CHECK_EQ_INT(r.offset, 999);
+    gfx_close(&f);
+}
