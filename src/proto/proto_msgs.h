@@ -1165,6 +1165,235 @@ struct OffsetDeleteResponse {
 extern const struct proto_struct proto_OffsetDeleteResponse;
 
 /* ---------------------------------------------------------------------------------------- */
+/* The transaction coordinator's APIs (keys 24-28, 65, 66). */
+
+/* AddPartitionsToTxn (key 24), versions 0-4, flexible from 3. v0-3 (clients) name one
+ * transaction in the V3AndBelow* fields and get ResultsByTopicV3AndBelow; v4 (broker to
+ * broker, KIP-890) batches Transactions, each with VerifyOnly, and gets ResultsByTransaction
+ * plus a top-level ErrorCode. AddPartitionsToTxnTopic and AddPartitionsToTxnTopicResult are
+ * the schema's common structs, shared by both forms. */
+struct AddPartitionsToTxnTopic {
+    char *Name;                      /* v0+ */
+    PROTO_ARRAY(int32_t) Partitions; /* v0+ */
+};
+
+struct AddPartitionsToTxnTransaction {
+    char *TransactionalId;                              /* v4+ */
+    int64_t ProducerId;                                 /* v4+ */
+    int16_t ProducerEpoch;                              /* v4+ */
+    bool VerifyOnly;                                    /* v4+ */
+    PROTO_ARRAY(struct AddPartitionsToTxnTopic) Topics; /* v4+ */
+};
+
+struct AddPartitionsToTxnRequest {
+    PROTO_ARRAY(struct AddPartitionsToTxnTransaction) Transactions; /* v4+ */
+    char *V3AndBelowTransactionalId;                                /* v0-3 */
+    int64_t V3AndBelowProducerId;                                   /* v0-3 */
+    int16_t V3AndBelowProducerEpoch;                                /* v0-3 */
+    PROTO_ARRAY(struct AddPartitionsToTxnTopic) V3AndBelowTopics;   /* v0-3 */
+};
+
+extern const struct proto_struct proto_AddPartitionsToTxnRequest;
+
+struct AddPartitionsToTxnPartitionResult {
+    int32_t PartitionIndex;     /* v0+ */
+    int16_t PartitionErrorCode; /* v0+ */
+};
+
+struct AddPartitionsToTxnTopicResult {
+    char *Name;                                                               /* v0+ */
+    PROTO_ARRAY(struct AddPartitionsToTxnPartitionResult) ResultsByPartition; /* v0+ */
+};
+
+struct AddPartitionsToTxnResult {
+    char *TransactionalId;                                          /* v4+ */
+    PROTO_ARRAY(struct AddPartitionsToTxnTopicResult) TopicResults; /* v4+ */
+};
+
+struct AddPartitionsToTxnResponse {
+    int32_t ThrottleTimeMs;                                                     /* v0+ */
+    int16_t ErrorCode;                                                          /* v4+ */
+    PROTO_ARRAY(struct AddPartitionsToTxnResult) ResultsByTransaction;          /* v4+ */
+    PROTO_ARRAY(struct AddPartitionsToTxnTopicResult) ResultsByTopicV3AndBelow; /* v0-3 */
+};
+
+extern const struct proto_struct proto_AddPartitionsToTxnResponse;
+
+/* AddOffsetsToTxn (key 25), versions 0-3, flexible from 3. */
+struct AddOffsetsToTxnRequest {
+    char *TransactionalId; /* v0+ */
+    int64_t ProducerId;    /* v0+ */
+    int16_t ProducerEpoch; /* v0+ */
+    char *GroupId;         /* v0+ */
+};
+
+extern const struct proto_struct proto_AddOffsetsToTxnRequest;
+
+struct AddOffsetsToTxnResponse {
+    int32_t ThrottleTimeMs; /* v0+ */
+    int16_t ErrorCode;      /* v0+ */
+};
+
+extern const struct proto_struct proto_AddOffsetsToTxnResponse;
+
+/* EndTxn (key 26), versions 0-3, flexible from 3. ProducerId/ProducerEpoch in the response
+ * (v5+) are past the declared versions. */
+struct EndTxnRequest {
+    char *TransactionalId; /* v0+ */
+    int64_t ProducerId;    /* v0+ */
+    int16_t ProducerEpoch; /* v0+ */
+    bool Committed;        /* v0+ */
+};
+
+extern const struct proto_struct proto_EndTxnRequest;
+
+struct EndTxnResponse {
+    int32_t ThrottleTimeMs; /* v0+ */
+    int16_t ErrorCode;      /* v0+ */
+};
+
+extern const struct proto_struct proto_EndTxnResponse;
+
+/* WriteTxnMarkers (key 27), versions 0-1, flexible from 1. */
+struct WritableTxnMarkerTopic {
+    char *Name;                            /* v0+ */
+    PROTO_ARRAY(int32_t) PartitionIndexes; /* v0+ */
+};
+
+struct WritableTxnMarker {
+    int64_t ProducerId;                                /* v0+ */
+    int16_t ProducerEpoch;                             /* v0+ */
+    bool TransactionResult;                            /* v0+ */
+    PROTO_ARRAY(struct WritableTxnMarkerTopic) Topics; /* v0+ */
+    int32_t CoordinatorEpoch;                          /* v0+ */
+};
+
+struct WriteTxnMarkersRequest {
+    PROTO_ARRAY(struct WritableTxnMarker) Markers; /* v0+ */
+};
+
+extern const struct proto_struct proto_WriteTxnMarkersRequest;
+
+struct WritableTxnMarkerPartitionResult {
+    int32_t PartitionIndex; /* v0+ */
+    int16_t ErrorCode;      /* v0+ */
+};
+
+struct WritableTxnMarkerTopicResult {
+    char *Name;                                                      /* v0+ */
+    PROTO_ARRAY(struct WritableTxnMarkerPartitionResult) Partitions; /* v0+ */
+};
+
+struct WritableTxnMarkerResult {
+    int64_t ProducerId;                                      /* v0+ */
+    PROTO_ARRAY(struct WritableTxnMarkerTopicResult) Topics; /* v0+ */
+};
+
+struct WriteTxnMarkersResponse {
+    PROTO_ARRAY(struct WritableTxnMarkerResult) Markers; /* v0+ */
+};
+
+extern const struct proto_struct proto_WriteTxnMarkersResponse;
+
+/* TxnOffsetCommit (key 28), versions 0-3, flexible from 3. */
+struct TxnOffsetCommitRequestPartition {
+    int32_t PartitionIndex;       /* v0+ */
+    int64_t CommittedOffset;      /* v0+ */
+    int32_t CommittedLeaderEpoch; /* v2+, default -1 */
+    char *CommittedMetadata;      /* v0+, nullable v0+ */
+};
+
+struct TxnOffsetCommitRequestTopic {
+    char *Name;                                                     /* v0+ */
+    PROTO_ARRAY(struct TxnOffsetCommitRequestPartition) Partitions; /* v0+ */
+};
+
+struct TxnOffsetCommitRequest {
+    char *TransactionalId;                                  /* v0+ */
+    char *GroupId;                                          /* v0+ */
+    int64_t ProducerId;                                     /* v0+ */
+    int16_t ProducerEpoch;                                  /* v0+ */
+    int32_t GenerationId;                                   /* v3+, default -1 */
+    char *MemberId;                                         /* v3+ */
+    char *GroupInstanceId;                                  /* v3+, nullable v3+ */
+    PROTO_ARRAY(struct TxnOffsetCommitRequestTopic) Topics; /* v0+ */
+};
+
+extern const struct proto_struct proto_TxnOffsetCommitRequest;
+
+struct TxnOffsetCommitResponsePartition {
+    int32_t PartitionIndex; /* v0+ */
+    int16_t ErrorCode;      /* v0+ */
+};
+
+struct TxnOffsetCommitResponseTopic {
+    char *Name;                                                      /* v0+ */
+    PROTO_ARRAY(struct TxnOffsetCommitResponsePartition) Partitions; /* v0+ */
+};
+
+struct TxnOffsetCommitResponse {
+    int32_t ThrottleTimeMs;                                  /* v0+ */
+    PROTO_ARRAY(struct TxnOffsetCommitResponseTopic) Topics; /* v0+ */
+};
+
+extern const struct proto_struct proto_TxnOffsetCommitResponse;
+
+/* DescribeTransactions (key 65), version 0, flexible from 0. The schema's TransactionState and
+ * TopicData are prefixed: ListTransactions uses TransactionState for another layout. */
+struct DescribeTransactionsRequest {
+    PROTO_ARRAY(char *) TransactionalIds; /* v0+ */
+};
+
+extern const struct proto_struct proto_DescribeTransactionsRequest;
+
+struct DescribeTransactionsTopicData {
+    char *Topic;                     /* v0+ */
+    PROTO_ARRAY(int32_t) Partitions; /* v0+ */
+};
+
+struct DescribeTransactionsTransactionState {
+    int16_t ErrorCode;                                        /* v0+ */
+    char *TransactionalId;                                    /* v0+ */
+    char *TransactionState;                                   /* v0+ */
+    int32_t TransactionTimeoutMs;                             /* v0+ */
+    int64_t TransactionStartTimeMs;                           /* v0+ */
+    int64_t ProducerId;                                       /* v0+ */
+    int16_t ProducerEpoch;                                    /* v0+ */
+    PROTO_ARRAY(struct DescribeTransactionsTopicData) Topics; /* v0+ */
+};
+
+struct DescribeTransactionsResponse {
+    int32_t ThrottleTimeMs;                                                     /* v0+ */
+    PROTO_ARRAY(struct DescribeTransactionsTransactionState) TransactionStates; /* v0+ */
+};
+
+extern const struct proto_struct proto_DescribeTransactionsResponse;
+
+/* ListTransactions (key 66), version 0, flexible from 0. DurationFilter (v1+) is past the
+ * declared versions. */
+struct ListTransactionsRequest {
+    PROTO_ARRAY(char *) StateFilters;       /* v0+ */
+    PROTO_ARRAY(int64_t) ProducerIdFilters; /* v0+ */
+};
+
+extern const struct proto_struct proto_ListTransactionsRequest;
+
+struct ListTransactionsTransactionState {
+    char *TransactionalId;  /* v0+ */
+    int64_t ProducerId;     /* v0+ */
+    char *TransactionState; /* v0+ */
+};
+
+struct ListTransactionsResponse {
+    int32_t ThrottleTimeMs;                                                 /* v0+ */
+    int16_t ErrorCode;                                                      /* v0+ */
+    PROTO_ARRAY(char *) UnknownStateFilters;                                /* v0+ */
+    PROTO_ARRAY(struct ListTransactionsTransactionState) TransactionStates; /* v0+ */
+};
+
+extern const struct proto_struct proto_ListTransactionsResponse;
+
+/* ---------------------------------------------------------------------------------------- */
 /* Record formats (struct proto_record in proto.h): not APIs. Field names are those of the
  * group-coordinator, transaction-coordinator and consumer JSON schemas (lower camel case in
  * the coordinators' records, as Kafka spells them). */

@@ -1478,6 +1478,11 @@ static void w_i8(struct wbuf *w, int8_t v)
     w_be(w, (uint8_t)v, 1);
 }
 
+static void w_i16(struct wbuf *w, int16_t v)
+{
+    w_be(w, (uint16_t)v, 2);
+}
+
 static void w_i32(struct wbuf *w, int32_t v)
 {
     w_be(w, (uint32_t)v, 4);
@@ -2054,4 +2059,281 @@ TEST(proto_vector_group_responses)
     check_bytes(buf, n, want_fc_v0, sizeof want_fc_v0, "FindCoordinator v0 response");
     n = proto_encode(&proto_HeartbeatResponse, 4, true, &hb, buf);
     check_bytes(buf, n, want_hb_v4, sizeof want_hb_v4, "Heartbeat v4 response");
+}
+
+TEST(proto_txn_api_table)
+{
+    static const struct {
+        int16_t key, min, max, flex;
+    } want[] = {
+        {PROTO_API_AddPartitionsToTxn, 0, 4, 3},
+        {PROTO_API_AddOffsetsToTxn, 0, 3, 3},
+        {PROTO_API_EndTxn, 0, 3, 3},
+        {PROTO_API_WriteTxnMarkers, 0, 1, 1},
+        {PROTO_API_TxnOffsetCommit, 0, 3, 3},
+        {PROTO_API_DescribeTransactions, 0, 0, 0},
+        {PROTO_API_ListTransactions, 0, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const struct proto_api *api = proto_api_find(want[i].key);
+        REQUIRE(api != NULL);
+        CHECK_EQ_INT(api->min_version, want[i].min);
+        CHECK_EQ_INT(api->max_version, want[i].max);
+        CHECK_EQ_INT(api->flexible_min, want[i].flex);
+    }
+}
+
+/* One topic with partitions [0, 1], as AddPartitionsToTxnTopic. */
+static void w_txn_topic(struct wbuf *w, const char *name)
+{
+    w_str(w, name);
+    w_arr(w, 2);
+    w_i32(w, 0);
+    w_i32(w, 1);
+    w_end(w);
+}
+
+TEST(proto_decode_add_partitions_to_txn)
+{
+    struct arena *a = arena_new(1 << 16);
+    struct AddPartitionsToTxnRequest *r;
+    struct wbuf w;
+
+    for (int16_t v = 0; v <= 3; v += 3) {
+        w = wbuf_for(PROTO_API_AddPartitionsToTxn, v);
+        CHECK(w.flex == (v == 3));
+        w_str(&w, "tx");
+        w_i64(&w, 4000);
+        w_i16(&w, 2);
+        w_arr(&w, 1);
+        w_txn_topic(&w, "t");
+        w_end(&w);
+        REQUIRE((r = decode_req(PROTO_API_AddPartitionsToTxn, v, &w, a)) != NULL);
+        CHECK_EQ_STR(r->V3AndBelowTransactionalId, "tx");
+        CHECK_EQ_INT(r->V3AndBelowProducerId, 4000);
+        CHECK_EQ_INT(r->V3AndBelowProducerEpoch, 2);
+        REQUIRE(r->V3AndBelowTopics.n == 1);
+        CHECK_EQ_STR(r->V3AndBelowTopics.v[0].Name, "t");
+        REQUIRE(r->V3AndBelowTopics.v[0].Partitions.n == 2);
+        CHECK_EQ_INT(r->V3AndBelowTopics.v[0].Partitions.v[1], 1);
+        CHECK_EQ_INT(r->Transactions.n, 0);
+    }
+
+    w = wbuf_for(PROTO_API_AddPartitionsToTxn, 4);
+    w_arr(&w, 2);
+    w_str(&w, "tx1");
+    w_i64(&w, 1);
+    w_i16(&w, 0);
+    w_i8(&w, 1);
+    w_arr(&w, 1);
+    w_txn_topic(&w, "a");
+    w_end(&w);
+    w_str(&w, "tx2");
+    w_i64(&w, 2);
+    w_i16(&w, 5);
+    w_i8(&w, 0);
+    w_arr(&w, 2);
+    w_txn_topic(&w, "b");
+    w_txn_topic(&w, "c");
+    w_end(&w);
+    w_end(&w);
+    REQUIRE((r = decode_req(PROTO_API_AddPartitionsToTxn, 4, &w, a)) != NULL);
+    CHECK(r->V3AndBelowTransactionalId == NULL);
+    REQUIRE(r->Transactions.n == 2);
+    CHECK_EQ_STR(r->Transactions.v[0].TransactionalId, "tx1");
+    CHECK(r->Transactions.v[0].VerifyOnly);
+    CHECK(!r->Transactions.v[1].VerifyOnly);
+    CHECK_EQ_INT(r->Transactions.v[1].ProducerEpoch, 5);
+    REQUIRE(r->Transactions.v[1].Topics.n == 2);
+    CHECK_EQ_STR(r->Transactions.v[1].Topics.v[1].Name, "c");
+    arena_free(a);
+}
+
+TEST(proto_decode_add_offsets_end_txn)
+{
+    struct arena *a = arena_new(1 << 16);
+    struct AddOffsetsToTxnRequest *ao;
+    struct EndTxnRequest *et;
+    struct wbuf w;
+
+    for (int16_t v = 0; v <= 3; v += v == 0 ? 2 : 1) { /* 0, 2, 3 */
+        w = wbuf_for(PROTO_API_AddOffsetsToTxn, v);
+        CHECK(w.flex == (v == 3));
+        w_str(&w, "tx");
+        w_i64(&w, 77);
+        w_i16(&w, 1);
+        w_str(&w, "grp");
+        w_end(&w);
+        REQUIRE((ao = decode_req(PROTO_API_AddOffsetsToTxn, v, &w, a)) != NULL);
+        CHECK_EQ_STR(ao->TransactionalId, "tx");
+        CHECK_EQ_INT(ao->ProducerId, 77);
+        CHECK_EQ_INT(ao->ProducerEpoch, 1);
+        CHECK_EQ_STR(ao->GroupId, "grp");
+
+        w = wbuf_for(PROTO_API_EndTxn, v);
+        CHECK(w.flex == (v == 3));
+        w_str(&w, "tx");
+        w_i64(&w, 77);
+        w_i16(&w, 1);
+        w_i8(&w, v == 2 ? 0 : 1);
+        w_end(&w);
+        REQUIRE((et = decode_req(PROTO_API_EndTxn, v, &w, a)) != NULL);
+        CHECK_EQ_STR(et->TransactionalId, "tx");
+        CHECK_EQ_INT(et->ProducerId, 77);
+        CHECK(et->Committed == (v != 2));
+    }
+    arena_free(a);
+}
+
+TEST(proto_decode_write_txn_markers)
+{
+    struct arena *a = arena_new(1 << 16);
+    struct WriteTxnMarkersRequest *r;
+    struct wbuf w;
+
+    for (int16_t v = 0; v <= 1; v++) {
+        w = wbuf_for(PROTO_API_WriteTxnMarkers, v);
+        CHECK(w.flex == (v == 1));
+        w_arr(&w, 1);
+        w_i64(&w, 9);
+        w_i16(&w, 3);
+        w_i8(&w, 1);
+        w_arr(&w, 1);
+        w_str(&w, "t");
+        w_arr(&w, 1);
+        w_i32(&w, 2);
+        w_end(&w);
+        w_i32(&w, 11);
+        w_end(&w);
+        w_end(&w);
+        REQUIRE((r = decode_req(PROTO_API_WriteTxnMarkers, v, &w, a)) != NULL);
+        REQUIRE(r->Markers.n == 1);
+        CHECK_EQ_INT(r->Markers.v[0].ProducerId, 9);
+        CHECK_EQ_INT(r->Markers.v[0].ProducerEpoch, 3);
+        CHECK(r->Markers.v[0].TransactionResult);
+        REQUIRE(r->Markers.v[0].Topics.n == 1);
+        CHECK_EQ_INT(r->Markers.v[0].Topics.v[0].PartitionIndexes.v[0], 2);
+        CHECK_EQ_INT(r->Markers.v[0].CoordinatorEpoch, 11);
+    }
+    arena_free(a);
+}
+
+TEST(proto_decode_txn_offset_commit)
+{
+    struct arena *a = arena_new(1 << 16);
+    struct TxnOffsetCommitRequest *r;
+    struct wbuf w;
+
+    for (int16_t v = 0; v <= 3; v++) {
+        w = wbuf_for(PROTO_API_TxnOffsetCommit, v);
+        CHECK(w.flex == (v == 3));
+        w_str(&w, "tx");
+        w_str(&w, "grp");
+        w_i64(&w, 5);
+        w_i16(&w, 0);
+        if (v >= 3) {
+            w_i32(&w, 4);
+            w_str(&w, "m");
+            w_str(&w, NULL);
+        }
+        w_arr(&w, 1);
+        w_str(&w, "t");
+        w_arr(&w, 1);
+        w_i32(&w, 0);
+        w_i64(&w, 100);
+        if (v >= 2)
+            w_i32(&w, 6);
+        w_str(&w, v == 1 ? NULL : "md");
+        w_end(&w);
+        w_end(&w);
+        w_end(&w);
+        REQUIRE((r = decode_req(PROTO_API_TxnOffsetCommit, v, &w, a)) != NULL);
+        CHECK_EQ_STR(r->TransactionalId, "tx");
+        CHECK_EQ_STR(r->GroupId, "grp");
+        CHECK_EQ_INT(r->GenerationId, v >= 3 ? 4 : -1);
+        if (v >= 3)
+            CHECK_EQ_STR(r->MemberId, "m");
+        else
+            CHECK(r->MemberId == NULL);
+        CHECK(r->GroupInstanceId == NULL);
+        REQUIRE(r->Topics.n == 1 && r->Topics.v[0].Partitions.n == 1);
+        CHECK_EQ_INT(r->Topics.v[0].Partitions.v[0].CommittedOffset, 100);
+        CHECK_EQ_INT(r->Topics.v[0].Partitions.v[0].CommittedLeaderEpoch, v >= 2 ? 6 : -1);
+        if (v == 1)
+            CHECK(r->Topics.v[0].Partitions.v[0].CommittedMetadata == NULL);
+        else
+            CHECK_EQ_STR(r->Topics.v[0].Partitions.v[0].CommittedMetadata, "md");
+    }
+    arena_free(a);
+}
+
+TEST(proto_decode_describe_list_transactions)
+{
+    struct arena *a = arena_new(1 << 16);
+    struct DescribeTransactionsRequest *d;
+    struct ListTransactionsRequest *l;
+    struct wbuf w;
+
+    w = wbuf_for(PROTO_API_DescribeTransactions, 0);
+    CHECK(w.flex);
+    w_arr(&w, 2);
+    w_str(&w, "tx1");
+    w_str(&w, "tx2");
+    w_end(&w);
+    REQUIRE((d = decode_req(PROTO_API_DescribeTransactions, 0, &w, a)) != NULL);
+    REQUIRE(d->TransactionalIds.n == 2);
+    CHECK_EQ_STR(d->TransactionalIds.v[1], "tx2");
+
+    w = wbuf_for(PROTO_API_ListTransactions, 0);
+    CHECK(w.flex);
+    w_arr(&w, 1);
+    w_str(&w, "Ongoing");
+    w_arr(&w, 2);
+    w_i64(&w, 1);
+    w_i64(&w, -2);
+    w_end(&w);
+    REQUIRE((l = decode_req(PROTO_API_ListTransactions, 0, &w, a)) != NULL);
+    REQUIRE(l->StateFilters.n == 1);
+    CHECK_EQ_STR(l->StateFilters.v[0], "Ongoing");
+    REQUIRE(l->ProducerIdFilters.n == 2);
+    CHECK_EQ_INT(l->ProducerIdFilters.v[1], -2);
+    arena_free(a);
+}
+
+TEST(proto_vector_txn_responses)
+{
+    static const uint8_t want_apt_v3[] = {
+        0x00, 0x00, 0x00, 0x00, /* ThrottleTimeMs */
+        0x02,                   /* ResultsByTopicV3AndBelow: 1 */
+        0x02, 't',              /* Name */
+        0x02,                   /* ResultsByPartition: 1 */
+        0x00, 0x00, 0x00, 0x01, /* PartitionIndex 1 */
+        0x00, 0x30,             /* PartitionErrorCode INVALID_TXN_STATE */
+        0x00, 0x00, 0x00,       /* partition, topic, response: no tagged fields */
+    };
+    static const uint8_t want_list_v0[] = {
+        0x00, 0x00, 0x00, 0x00,                         /* ThrottleTimeMs */
+        0x00, 0x00,                                     /* ErrorCode */
+        0x02, 0x02, 'X',                                /* UnknownStateFilters ["X"] */
+        0x02,                                           /* TransactionStates: 1 */
+        0x03, 't',  'x',                                /* TransactionalId */
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x07, /* ProducerId 7 */
+        0x08, 'O',  'n',  'g',  'o',  'i',  'n',  'g',  /* TransactionState */
+        0x00, 0x00,                                     /* no tagged fields */
+    };
+    struct AddPartitionsToTxnPartitionResult pr = {.PartitionIndex = 1, .PartitionErrorCode = 48};
+    struct AddPartitionsToTxnTopicResult tr = {.Name = "t", .ResultsByPartition = {&pr, 1}};
+    struct AddPartitionsToTxnResponse apt = {.ErrorCode = 5, /* v4+ only */
+                                             .ResultsByTopicV3AndBelow = {&tr, 1}};
+    char *unknown[] = {"X"};
+    struct ListTransactionsTransactionState ts = {"tx", 7, "Ongoing"};
+    struct ListTransactionsResponse lt = {.UnknownStateFilters = {unknown, 1},
+                                          .TransactionStates = {&ts, 1}};
+    uint8_t buf[64];
+    size_t n;
+
+    n = proto_encode(&proto_AddPartitionsToTxnResponse, 3, true, &apt, buf);
+    check_bytes(buf, n, want_apt_v3, sizeof want_apt_v3, "AddPartitionsToTxn v3 response");
+    n = proto_encode(&proto_ListTransactionsResponse, 0, true, &lt, buf);
+    check_bytes(buf, n, want_list_v0, sizeof want_list_v0, "ListTransactions v0 response");
 }
