@@ -123,7 +123,9 @@ void coord_append_start(struct shard *sh, const struct coord_record *recs, int32
 /* Kafka's mapping of an append error for the coordinator's answers: NOT_ENOUGH_REPLICAS*,
  * UNKNOWN_TOPIC_OR_PARTITION → COORDINATOR_NOT_AVAILABLE; NOT_LEADER_OR_FOLLOWER,
  * KAFKA_STORAGE_ERROR (ERR_IO) → NOT_COORDINATOR; too large → INVALID_COMMIT_OFFSET_SIZE for
- * offsets (`offsets` true), UNKNOWN_SERVER_ERROR for group metadata. */
+ * offsets (`offsets` true), UNKNOWN_SERVER_ERROR for group metadata; not durable within
+ * offsets.commit.timeout.ms → REQUEST_TIMED_OUT for offsets, REBALANCE_IN_PROGRESS for group
+ * metadata; other errors as they are for offsets, UNKNOWN_SERVER_ERROR for group metadata. */
 int16_t coord_append_error(int rc, bool offsets);
 
 /* ---- shards ----------------------------------------------------------------------------- */
