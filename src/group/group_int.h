@@ -157,8 +157,6 @@ struct group_coord {
 
     /* Configuration (static, read at creation). */
     int32_t n_partitions_cfg;   /* offsets.topic.num.partitions */
-    int16_t replication_factor; /* offsets.topic.replication.factor */
-    int32_t segment_bytes;      /* offsets.topic.segment.bytes */
     int64_t retention_ms;       /* offsets.retention.minutes × 60000 */
     int64_t retention_check_ms; /* offsets.retention.check.interval.ms */
     int32_t metadata_max_bytes; /* offset.metadata.max.bytes */
@@ -169,7 +167,7 @@ struct group_coord {
     struct shard **shards; /* indexed by partition, n_shards entries; NULL = not led here */
     int32_t n_shards;
     struct tclock_timer expiry_timer;
-    int64_t ensure_asked_ms; /* last ensure_topic call (monotonic), -1 = never */
+    int64_t ensure_asked_ms[2]; /* per key type: last ensure_topic call (monotonic), -1 = never */
     uint64_t next_incarnation;
     unsigned reads_out; /* pool reads in flight */
     bool stopping;
@@ -177,6 +175,15 @@ struct group_coord {
     void *stop_arg;
     struct slog_limit replay_warn;
 };
+
+/* FindCoordinator's key types (find_coordinator.c holds one row per coordinator kind: its
+ * topic, how it is created, how a key maps to a partition). */
+#define COORD_KEY_TYPE_GROUP 0
+#define COORD_KEY_TYPE_TRANSACTION 1
+
+/* Asks ensure_topic for the topic of coordinator kind `key_type` (its partition count,
+ * replication factor and configs from the broker config), at most once a second. */
+void coord_ask_for_topic(struct group_coord *gc, int8_t key_type);
 
 /* The partition count groups hash over: the topic's when it exists, else the config's. */
 int32_t coord_n_partitions(struct group_coord *gc);
