@@ -158,13 +158,17 @@ static bool persist_still_wanted(const struct group_sm *sm, const struct gs_pers
 
 static void flush(struct group_sm *sm)
 {
-    for (;;) {
+    /* Every call out is counted, so that a group_sm_free from inside one waits for it. Once
+     * a free is pending nothing more goes out: the free answers what is left. */
+    while (!sm->free_pending) {
         if (sm->join_out_head) {
             struct group_join_waiter *w = sm->join_out_head;
             sm->join_out_head = w->sm_private[0];
             if (!sm->join_out_head)
                 sm->join_out_tail = NULL;
+            sm->in_callback++;
             deliver_join(w);
+            sm->in_callback--;
             continue;
         }
         if (sm->sync_out_head) {
@@ -172,7 +176,9 @@ static void flush(struct group_sm *sm)
             sm->sync_out_head = w->sm_private[0];
             if (!sm->sync_out_head)
                 sm->sync_out_tail = NULL;
+            sm->in_callback++;
             deliver_sync(w);
+            sm->in_callback--;
             continue;
         }
         struct gs_persist **pp = &sm->persists, *p = NULL;
@@ -187,14 +193,18 @@ static void flush(struct group_sm *sm)
             }
             p->requested = true;
             /* The owner may answer from within; p is not touched after this. */
+            sm->in_callback++;
             sm->owner.persist(sm->owner.arg, sm, p->token);
+            sm->in_callback--;
             continue;
         }
         if (sm->n_notes > 0) {
             enum group_state from = sm->notes[0].from, to = sm->notes[0].to;
             memmove(&sm->notes[0], &sm->notes[1], (size_t)(sm->n_notes - 1) * sizeof sm->notes[0]);
             sm->n_notes--;
+            sm->in_callback++;
             sm->owner.state_changed(sm->owner.arg, sm, from, to);
+            sm->in_callback--;
             continue;
         }
         break;
@@ -206,11 +216,18 @@ void gs_enter(struct group_sm *sm)
     sm->depth++;
 }
 
+static void really_free(struct group_sm *sm, int16_t err);
+
+/* The outermost call into the group delivers the outbox, and performs a free asked for from
+ * inside a callback; nothing touches `sm` after gs_leave. */
 void gs_leave(struct group_sm *sm)
 {
     assert(sm->depth > 0);
-    if (--sm->depth == 0)
-        flush(sm);
+    if (--sm->depth > 0)
+        return;
+    flush(sm);
+    if (sm->free_pending && sm->in_callback == 0)
+        really_free(sm, sm->free_err);
 }
 
 void gs_set_state(struct group_sm *sm, enum group_state to)
@@ -747,8 +764,20 @@ static void clear_members(struct group_sm *sm, int16_t err)
 
 void group_sm_free(struct group_sm *sm, int16_t err)
 {
-    if (!sm)
+    if (!sm || sm->freeing)
         return;
+    if (sm->depth > 0 || sm->in_callback > 0) {
+        /* From inside a callback: done when the outermost call returns. */
+        sm->free_pending = true;
+        sm->free_err = err;
+        return;
+    }
+    really_free(sm, err);
+}
+
+static void really_free(struct group_sm *sm, int16_t err)
+{
+    sm->freeing = true;
     tclock_timer_close(&sm->join_timer);
     tclock_timer_close(&sm->sync_timer);
     /* Answers are delivered right here; the owner is not asked anything more. */

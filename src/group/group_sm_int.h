@@ -62,6 +62,7 @@ struct gs_persist {
     char *new_id, *old_id, *old_leader_id;
     int32_t n_old_protocols;
     struct gs_protocol *old_protocols;
+    int32_t old_session_ms, old_rebalance_ms;
     bool supports_skip;
 };
 
@@ -94,7 +95,10 @@ struct group_sm {
 
     /* The outbox, delivered when the outermost call into the group returns, so that every
      * callback sees a consistent group and may call back in. */
-    int depth;
+    int depth;       /* nesting of calls into the group */
+    int in_callback; /* nesting of the outbox's calls out */
+    bool free_pending, freeing;
+    int16_t free_err;
     struct group_join_waiter *join_out_head, *join_out_tail;
     struct group_sync_waiter *sync_out_head, *sync_out_tail;
     struct gs_persist *persists;

@@ -54,35 +54,36 @@ static bool supports_protocols(const struct group_sm *sm, const struct group_joi
 }
 
 /* The protocol every member supports that most members list first among those (ties: the
- * first such in the first member's order). NULL when there is none. */
+ * first such in the first member's order); NULL when there is none. The candidates are the
+ * first member's protocols that every member supports, so this is O(members x protocols^2). */
 static const char *select_protocol(const struct group_sm *sm)
 {
     if (sm->n_members == 0)
         return NULL;
     const struct gs_member *first = sm->members[0];
-    const char *best = NULL;
-    int32_t best_votes = -1;
-    for (int32_t c = 0; c < first->n_protocols; c++) {
-        const char *cand = first->protocols[c].name;
-        if (count_supporting(sm, cand) != sm->n_members)
-            continue;
-        int32_t votes = 0;
-        for (int32_t i = 0; i < sm->n_members; i++) {
-            const struct gs_member *m = sm->members[i];
-            for (int32_t j = 0; j < m->n_protocols; j++) {
-                const char *p = m->protocols[j].name;
-                if (count_supporting(sm, p) == sm->n_members) {
-                    votes += strcmp(p, cand) == 0;
-                    break;
+    enum { MAX_CANDIDATES = 64 };
+    const char *cand[MAX_CANDIDATES];
+    int32_t votes[MAX_CANDIDATES], n = 0;
+    for (int32_t c = 0; c < first->n_protocols && n < MAX_CANDIDATES; c++)
+        if (count_supporting(sm, first->protocols[c].name) == sm->n_members) {
+            cand[n] = first->protocols[c].name;
+            votes[n++] = 0;
+        }
+    for (int32_t i = 0; i < sm->n_members; i++) {
+        const struct gs_member *m = sm->members[i];
+        bool voted = false;
+        for (int32_t j = 0; j < m->n_protocols && !voted; j++)
+            for (int32_t c = 0; c < n && !voted; c++)
+                if (strcmp(m->protocols[j].name, cand[c]) == 0) {
+                    votes[c]++;
+                    voted = true;
                 }
-            }
-        }
-        if (votes > best_votes) {
-            best = cand;
-            best_votes = votes;
-        }
     }
-    return best;
+    int32_t best = -1;
+    for (int32_t c = 0; c < n; c++)
+        if (best < 0 || votes[c] > votes[best])
+            best = c;
+    return best < 0 ? NULL : cand[best];
 }
 
 /* Kafka's MemberMetadata.matches: the same protocols, names and metadata, in the same order. */
@@ -211,7 +212,7 @@ static void update_static_member(struct group_sm *sm, struct gs_member *m, const
     m->id = id;
     gs_schedule_session(m);
     struct gs_protocol *old_protos = m->protocols;
-    int32_t n_old = m->n_protocols;
+    int32_t n_old = m->n_protocols, old_session = m->session_ms, old_rebalance = m->rebalance_ms;
     m->protocols = protos;
     m->n_protocols = a->n_protocols;
     m->session_ms = a->session_timeout_ms;
@@ -231,6 +232,8 @@ static void update_static_member(struct group_sm *sm, struct gs_member *m, const
             p->old_leader_id = old_leader;
             p->old_protocols = old_protos;
             p->n_old_protocols = n_old;
+            p->old_session_ms = old_session;
+            p->old_rebalance_ms = old_rebalance;
             p->supports_skip = a->supports_skip_assignment;
             return;
         }
@@ -711,6 +714,8 @@ void gs_persisted_static(struct group_sm *sm, struct gs_persist *p, int16_t err)
         m->n_protocols = p->n_old_protocols;
         p->old_protocols = NULL;
         p->n_old_protocols = 0;
+        m->session_ms = p->old_session_ms;
+        m->rebalance_ms = p->old_rebalance_ms;
         struct group_join_waiter *w = m->join_w;
         m->join_w = NULL;
         gs_schedule_session(m);
