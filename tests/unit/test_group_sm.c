@@ -1303,3 +1303,63 @@ TEST(group_sm_free_from_inside_a_callback_waits_for_it)
     CHECK_EQ_INT(tclock_next_due(f.clock), -1);
     tclock_free(f.clock);
 }
+
+TEST(group_sm_common_protocols_follow_membership)
+{
+    struct fx f;
+    fx_init(&f, NULL);
+    struct jw a, b, c;
+    struct jopt only_range = {0}, both = {.protos = {"range", "roundrobin"}},
+                only_rr = {.protos = {"-", "roundrobin"}};
+    join(&f, &a, "", &only_range);
+    join(&f, &b, "", &both);
+    tclock_advance(f.clock, 6000);
+    REQUIRE(a.calls == 1 && b.calls == 1);
+    join(&f, &c, "", &only_rr); /* a does not speak roundrobin */
+    CHECK_EQ_INT(c.error, ERR_INCONSISTENT_GROUP_PROTOCOL);
+    CHECK_EQ_INT(group_sm_leave(f.sm, a.member_id, NULL, NULL), 0);
+    join(&f, &c, "", &only_rr); /* now only b is left, and it does */
+    CHECK_EQ_INT(c.calls, 0);
+    struct jw rb;
+    join(&f, &rb, b.member_id, &both);
+    CHECK_EQ_INT(c.calls, 1);
+    CHECK_EQ_INT(c.error, 0);
+    CHECK_EQ_STR(c.protocol, "roundrobin");
+    /* b changes its protocols to range only: roundrobin is no longer common. */
+    struct jw a2;
+    join(&f, &rb, b.member_id, &only_range);
+    join(&f, &a2, "", &only_range);
+    CHECK_EQ_INT(a2.error, ERR_INCONSISTENT_GROUP_PROTOCOL);
+    fx_done(&f);
+}
+
+TEST(group_sm_many_members_grow_the_index)
+{
+    struct fx f;
+    fx_init(&f, NULL);
+    enum { N = 100 };
+    static struct jw j[N];
+    struct jopt st = {.instance = NULL};
+    char inst[N][24];
+    for (int i = 0; i < N; i++) {
+        snprintf(inst[i], sizeof inst[i], "inst-%d", i);
+        st.instance = i % 2 ? inst[i] : NULL;
+        join(&f, &j[i], "", &st);
+    }
+    tclock_advance(f.clock, 6000);
+    for (int i = 0; i < N; i++) {
+        REQUIRE(j[i].calls == 1);
+        CHECK_EQ_INT(group_sm_heartbeat(f.sm, j[i].member_id, i % 2 ? inst[i] : NULL, 1), 0);
+    }
+    CHECK_EQ_INT(j[0].n_members, N);
+    for (int i = 0; i < N; i += 3)
+        CHECK_EQ_INT(
+            group_sm_leave(f.sm, i % 2 ? "" : j[i].member_id, i % 2 ? inst[i] : NULL, NULL), 0);
+    int32_t n;
+    group_sm_members(f.sm, &n);
+    CHECK_EQ_INT(n, N - (N + 2) / 3);
+    for (int i = 0; i < N; i++)
+        CHECK_EQ_INT(group_sm_heartbeat(f.sm, j[i].member_id, i % 2 ? inst[i] : NULL, 1),
+                     i % 3 == 0 ? ERR_UNKNOWN_MEMBER_ID : ERR_REBALANCE_IN_PROGRESS);
+    fx_done(&f);
+}
