@@ -381,9 +381,13 @@ static void do_join(struct group_sm *sm, const struct group_join_args *a,
         return;
     }
     if (!accept_joining_member(sm, member_id)) {
+        /* Turned away for good, as Kafka's group.remove: a member, or a pending id. */
         struct gs_member *m = gs_find(sm, member_id);
+        int pi = gs_find_pending(sm, member_id);
         if (m)
             gs_remove_member(sm, m);
+        if (pi >= 0)
+            gs_remove_pending_at(sm, pi);
         gs_answer_join_error(sm, w, ERR_GROUP_MAX_SIZE_REACHED, "");
         return;
     }

@@ -1363,3 +1363,29 @@ TEST(group_sm_many_members_grow_the_index)
                      i % 3 == 0 ? ERR_UNKNOWN_MEMBER_ID : ERR_REBALANCE_IN_PROGRESS);
     fx_done(&f);
 }
+
+TEST(group_sm_pending_id_turned_away_by_max_size_no_longer_holds_the_join_phase)
+{
+    struct group_sm_config cfg = default_cfg;
+    cfg.max_size = 2;
+    struct fx f;
+    fx_init(&f, &cfg);
+    char ids[1][96];
+    make_stable(&f, 1, ids);
+    struct jw x, y, l;
+    struct jopt req = {.require = true};
+    join(&f, &x, "", &req); /* one member, room for two: x gets an id to come back with */
+    CHECK_EQ_INT(x.error, ERR_MEMBER_ID_REQUIRED);
+    char xid[96];
+    snprintf(xid, sizeof xid, "%s", x.member_id);
+    join(&f, &y, "", NULL);     /* y takes the second place */
+    join(&f, &l, ids[0], NULL); /* the leader rejoins: two awaiting, x still pending */
+    CHECK_EQ_INT(l.calls, 0);
+    join(&f, &x, xid, &req); /* full: x is turned away and its pending id dropped */
+    CHECK_EQ_INT(x.error, ERR_GROUP_MAX_SIZE_REACHED);
+    CHECK_EQ_INT(l.calls, 1); /* so the join phase ends now, not at x's session timeout */
+    CHECK_EQ_INT(y.calls, 1);
+    CHECK_EQ_INT(l.gen, 2);
+    CHECK_EQ_INT(l.n_members, 2);
+    fx_done(&f);
+}
