@@ -800,3 +800,8 @@ void coord_nomem(struct net_request *req, const char *api)
     slog_error("group", "out of memory in %s from %s; closing", api, req->peer);
     net_close_connection(req);
 }
+
+uint64_t group_coord_load_reads(const struct group_coord *gc)
+{
+    return gc->reads_done;
+}

@@ -169,7 +169,8 @@ struct group_coord {
     struct tclock_timer expiry_timer;
     int64_t ensure_asked_ms[2]; /* per key type: last ensure_topic call (monotonic), -1 = never */
     uint64_t next_incarnation;
-    unsigned reads_out; /* pool reads in flight */
+    unsigned reads_out;  /* pool reads in flight */
+    uint64_t reads_done; /* pool reads the loads made (diagnostics) */
     bool stopping;
     void (*stop_cb)(void *arg);
     void *stop_arg;

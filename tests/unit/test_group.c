@@ -994,6 +994,7 @@ TEST(group_load_reads_in_bounded_slices)
     }
     REQUIRE(gc_stop(&f));
     REQUIRE(gc_start(&f));
+    uint64_t reads0 = group_coord_load_reads(f.gc);
     for (int i = 0; i < 50000; i++) {
         int32_t led, loading;
         group_coord_shards(f.gc, &led, &loading);
@@ -1017,7 +1018,9 @@ TEST(group_load_reads_in_bounded_slices)
         uv_run(&f.q.loop, UV_RUN_NOWAIT);
         usleep(200);
     }
-    /* About 4 MiB of records: at least four reads, each in a turn of its own. */
+    /* About 4 MiB of records: at least four reads of at most 1 MiB, each parsed in a loop
+     * turn of its own. */
+    CHECK(group_coord_load_reads(f.gc) - reads0 >= 4);
     CHECK(turns_loading >= 4);
     fetch(&f, "big", "orders", 0, false, &r);
     CHECK_EQ_INT(r.offset, 998);
