@@ -80,8 +80,8 @@ def test_coordinator_topic_names_follow_kafka(broker):
     """Kafka lets a client create __consumer_offsets / __transaction_state with CreateTopics
     (validated here without creating them); Metadata never auto-creates them with the
     ordinary defaults, since the broker creates them itself with their own settings. A fresh
-    broker: on the shared one a consumer group may already have had the coordinator create
-    __consumer_offsets."""
+    broker: on the shared one, an earlier group consumer has had the coordinator create
+    __consumer_offsets already."""
     with broker.conn() as c:
         for name in ("__consumer_offsets", "__transaction_state"):
             res = c.create_topics([(name, 3, 1, None)], validate_only=True)
