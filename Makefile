@@ -51,7 +51,8 @@ TOOL_LIB := $(B)/rel/src/base/err.o $(B)/rel/src/base/arena.o \
 $(B)/tally: $(TOOL_SRC:%.c=$(B)/rel/%.o) $(TOOL_LIB)
 	$(CC) $(CFLAGS) -o $@ $^ $(TOOLLIBS)
 
-$(B)/asan/unit_tests: $(A_UNIT) $(A_LIB)
+# The unit tests also cover the checker of `tally verify` (tools/verify_check.c, no librdkafka).
+$(B)/asan/unit_tests: $(A_UNIT) $(A_LIB) $(B)/asan/tools/verify_check.o
 	$(CC) $(ASAN) -o $@ $^ $(LIBS)
 
 # Installs the Debian packages the build and the tests need, only those missing.
