@@ -30,6 +30,7 @@ static const char usage_text[] =
     "  perf produce --topic T --records N --record-size B [--acks all|1|0] ...\n"
     "  perf consume --topic T --records N [--from-beginning]\n"
     "  producers describe --topic T [--partition N]\n"
+    "  verify [--partitions P] [--records N] [--copiers K] [--faults kill,pause,fence] ...\n"
     "\n"
     "Options (accepted anywhere on the line):\n"
     "  -b, --bootstrap-server HOST:PORT   broker to contact (default " DEFAULT_BOOTSTRAP ")\n"
@@ -299,6 +300,8 @@ int main(int argc, char **argv)
         rc = cluster_main(&ctx, n, rest);
     } else if (strcmp(rest[0], "perf") == 0) {
         rc = tally_perf_main(&ctx, n, rest);
+    } else if (strcmp(rest[0], "verify") == 0) {
+        rc = tally_verify_main(&ctx, n, rest);
     } else if (strcmp(rest[0], "producers") == 0 || strcmp(rest[0], "producer") == 0) {
         rc = tally_producers_main(&ctx, n, rest);
     } else {

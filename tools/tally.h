@@ -63,6 +63,10 @@ int tally_perf_main(const struct tally_ctx *ctx, int argc, char **argv);
  * since librdkafka has no admin call for it. */
 int tally_producers_main(const struct tally_ctx *ctx, int argc, char **argv);
 
+/* `verify` (tally_verify.c): the exactly-once check of issue 11 (docs/verify.md); exit 0 only
+ * when no anomaly was found. */
+int tally_verify_main(const struct tally_ctx *ctx, int argc, char **argv);
+
 /* Prints the non-default ("dynamic") configs of topic on one line in
  * "k=v,k=v" form into stdout; used by `topics describe`. Returns TALLY_OK or
  * TALLY_FAIL (reason printed). */
