@@ -381,6 +381,9 @@ static int copier_run(const struct copier_args *a)
             goto next;
         }
         if (abort) {
+            /* Deliver first: abort_transaction purges what is still queued, and an aborted
+             * transaction that never reached the broker proves nothing. */
+            rd_kafka_flush(p, 30000);
             e = rd_kafka_abort_transaction(p, 60000);
             if (e != NULL) {
                 c_txn_failed(a, p, c, e, "abort", txn);
