@@ -27,7 +27,7 @@ A_LIB    := $(LIB_SRC:%.c=$(B)/asan/%.o)
 A_MAIN   := $(MAIN_SRC:%.c=$(B)/asan/%.o)
 A_UNIT   := $(UNIT_SRC:%.c=$(B)/asan/%.o)
 
-.PHONY: all deps run test unit integration bench fuzz fuzz-smoke fuzz-seeds fmt fmt-check clean
+.PHONY: all deps run test unit integration bench chaos fuzz fuzz-smoke fuzz-seeds fmt fmt-check clean
 
 all: $(B)/tallyd $(B)/tally
 
@@ -75,6 +75,13 @@ unit: $(B)/asan/unit_tests
 test: deps
 	@$(MAKE) --no-print-directory all $(B)/asan/tallyd $(B)/asan/unit_tests
 	@bash tests/run.sh
+
+# The chaos suite (tests/chaos/chaos.py, docs/verify.md): `tally verify` against brokers the
+# scenarios start themselves, each >= 100,000 records and >= 20 faults; CHAOS=name... picks
+# scenarios. Not part of `make test`, which runs only the short scenario (test_verify.py).
+CHAOS ?=
+chaos: deps all
+	@python3 tests/chaos/chaos.py $(CHAOS)
 
 # Benchmark helpers (bench/README.md); not part of `make test`.
 BENCH_BIN := $(B)/bench/loadgen $(B)/bench/baseline_server $(B)/bench/sendfile_server \

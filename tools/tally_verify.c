@@ -33,7 +33,8 @@ static const char verify_usage[] =
     "                    [--fault-interval-ms MS] [--seed S] [--txn-records M] [--rate R]\n"
     "                    [--broker-faults LIST] [--broker-fault-cmd CMD] [--tally-cluster DIR]\n"
     "                    [--hook-points LIST] [--session-timeout-ms MS] [--pause-ms MS]\n"
-    "                    [--broker-pause-ms MS] [--txn-timeout-ms MS] [--request-timeout-ms MS]\n"
+    "                    [--broker-pause-ms MS] [--broker-episode-ms MS] [--txn-timeout-ms MS]\n"
+    "                    [--request-timeout-ms MS]\n"
     "                    [--replication-factor N] [--no-transactions] [--mock-cluster BROKERS]\n"
     "                    [--work-dir DIR] [--max-seconds S] [--json FILE]\n"
     "\n"
@@ -49,7 +50,8 @@ static const char verify_usage[] =
     "Copier faults (--faults): kill (kill -9, then a new instance), pause (SIGSTOP for\n"
     "--pause-ms, longer than the session timeout, then SIGCONT), fence (a second instance\n"
     "with the same transactional.id started beside the live one).\n"
-    "Broker faults (--broker-faults, episodes of --broker-pause-ms for pause, 1 s otherwise):\n"
+    "Broker faults (--broker-faults; an episode lasts --broker-pause-ms for pause, else\n"
+    "--broker-episode-ms, default 1000):\n"
     "  with --tally-cluster DIR (DIR/<node>/cmd: a shell line that runs one broker in the\n"
     "  foreground; DIR/<node>/pid: its pid, rewritten on restart): kill, pause, restart,\n"
     "  hook (restart with TALLY_TEST_FAULT set to one of --hook-points, test builds only);\n"
@@ -436,7 +438,8 @@ struct verify_opts {
     bool kill, pause, fence, transactional;
     char broker_faults[256];
     const char *broker_fault_cmd, *tally_cluster, *hook_points, *json, *work_dir;
-    int session_ms, pause_ms, broker_pause_ms, txn_timeout_ms, request_timeout_ms;
+    int session_ms, pause_ms, broker_pause_ms, broker_episode_ms, txn_timeout_ms,
+        request_timeout_ms;
     int replication_factor, mock_brokers, max_seconds;
 };
 
@@ -727,7 +730,8 @@ static bool inject(struct run *r, struct fault *f)
             return true;
         run_cmd(r, name, "start", b->node);
         b->via_cmd = true;
-        b->resume_at = now + (strcmp(name, "pause") == 0 ? o->broker_pause_ms : 1000);
+        b->resume_at =
+            now + (strcmp(name, "pause") == 0 ? o->broker_pause_ms : o->broker_episode_ms);
         log_event(r, f, "broker %d: %s started (%s)", b->node, name, o->broker_fault_cmd);
         return true;
     }
@@ -759,7 +763,7 @@ static bool inject(struct run *r, struct fault *f)
             log_event(r, f, "kill -9 broker %d (pid %d)", b->node, (int)pid);
         }
     }
-    b->restart_at = mono_ms() + 1000;
+    b->restart_at = mono_ms() + o->broker_episode_ms;
     return true;
 }
 
@@ -1515,6 +1519,7 @@ int tally_verify_main(const struct tally_ctx *ctx, int argc, char **argv)
         .session_ms = 6000,
         .pause_ms = -1,
         .broker_pause_ms = -1,
+        .broker_episode_ms = 1000,
         .txn_timeout_ms = 10000,
         .request_timeout_ms = 5000,
         .replication_factor = 1,
@@ -1551,6 +1556,7 @@ int tally_verify_main(const struct tally_ctx *ctx, int argc, char **argv)
         INTOPT("--session-timeout-ms", session_ms, 1000, 3600000)
         INTOPT("--pause-ms", pause_ms, 1, 3600000)
         INTOPT("--broker-pause-ms", broker_pause_ms, 1, 3600000)
+        INTOPT("--broker-episode-ms", broker_episode_ms, 1, 3600000)
         INTOPT("--txn-timeout-ms", txn_timeout_ms, 1000, 3600000)
         INTOPT("--request-timeout-ms", request_timeout_ms, 100, 3600000)
         INTOPT("--replication-factor", replication_factor, 1, 100)
