@@ -466,6 +466,7 @@ struct broker {
     int64_t resume_at, restart_at; /* 0: none */
     char episode[24];              /* the fault whose end is pending */
     int hook_idx;                  /* which of --hook-points the next start arms */
+    int64_t started_at;            /* when this run last started it (0: not by us) */
 };
 
 struct run {
@@ -594,6 +595,7 @@ static bool broker_start(struct run *r, struct broker *b, const char *hook)
     b->pid = pid;
     b->ours = true;
     b->down = false;
+    b->started_at = mono_ms();
     broker_write_pid(b);
     (void)r;
     return true;
@@ -664,9 +666,12 @@ static void broker_episode_end(struct run *r, struct broker *b)
         b->episode[0] = '\0';
 }
 
+/* A broker in a fault episode, or restarted less than 3 s ago (a fault should meet a broker
+ * that has loaded its state and serves the copiers again). */
 static bool broker_busy(const struct broker *b)
 {
-    return b->paused || b->down || b->via_cmd;
+    return b->paused || b->down || b->via_cmd ||
+           (b->started_at != 0 && mono_ms() - b->started_at < 3000);
 }
 
 /* Injects fault f; false when its target is not available now (try again later). */
@@ -1376,9 +1381,11 @@ static int verify_driver(const struct tally_ctx *ctx, struct verify_opts *o)
         sleep_ms(50);
     }
     /* Brokers back up for the reading. */
-    for (int i = 0; i < r->nbrokers; i++)
-        if (broker_busy(&r->brokers[i]))
-            broker_episode_end(r, &r->brokers[i]);
+    for (int i = 0; i < r->nbrokers; i++) {
+        struct broker *b = &r->brokers[i];
+        if (b->paused || b->down || b->via_cmd)
+            broker_episode_end(r, b);
+    }
 
     fprintf(stderr, "verify: %7.1f s  copiers stopped; reading the output\n", since(r));
     wait_stable(r, o->txn_timeout_ms + 30000);
