@@ -221,8 +221,12 @@ int record_walk(const uint8_t *p, const uint8_t *end, int32_t count, int64_t bas
             goto invalid;
         if (get_varint(&p, rec_end, &offset_delta) != 0 || offset_delta != i)
             goto invalid;
-        if (scan != NULL && p < rec_end && *p == 0x01) /* key length -1 as a zigzag varint */
-            scan->null_key = true;
+        if (scan != NULL) { /* the key's length, -1 for a null key */
+            const uint8_t *k = p;
+            int32_t key_len;
+            if (get_varint(&k, rec_end, &key_len) == 0 && key_len == -1)
+                scan->null_key = true;
+        }
         if (skip_bytes_field(&p, rec_end, -1) != 0) /* key */
             goto invalid;
         if (skip_bytes_field(&p, rec_end, -1) != 0) /* value */

@@ -5,6 +5,7 @@
  * Files it owns in the log directory:
  *   recovery-point-offset-checkpoint   offsets below which each partition is fsynced
  *   log-start-offset-checkpoint        each partition's log start offset
+ *   cleaner-offset-checkpoint          how far each compacted partition is clean (cleaner.c)
  *   .kafka_cleanshutdown               present only while stopped cleanly; removed at start,
  *                                      so its absence at the next start means a crash */
 #include <dirent.h>
@@ -629,6 +630,7 @@ static void on_tick(struct tclock_timer *h)
         rm->last_retention_ms = now;
     if (expire)
         rm->last_expiration_ms = now;
+    replica_cleaner_tick(rm);
     if (now - rm->last_checkpoint_ms >= checkpoint_every) {
         write_checkpoints(rm);
         rm->last_checkpoint_ms = now;
@@ -775,6 +777,7 @@ int replica_mgr_start(const struct replica_options *opts, struct replica_mgr **o
     const struct meta_topic *const *topics = meta_topics(rm->meta, &nt);
     for (size_t i = 0; i < nt; i++)
         sync_topic(rm, topics[i], true);
+    replica_cleaner_load(rm);
     free(rm->recovery);
     free(rm->starts);
     rm->recovery = rm->starts = NULL;
