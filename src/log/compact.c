@@ -29,14 +29,16 @@
  * Groups and files. Old segments are rewritten into groups: one new segment per run of old
  * ones whose total size (new bytes so far + the next old segment's size) stays within
  * segment.bytes, named after the group's first base. A group never ends with an old segment
- * that kept nothing (that segment starts the next group instead), so the new segment's last
- * offset is at or past the base of every old segment it replaces — which is how recovery finds
- * them. The new files are written as <base>.{log,index,timeindex}.cleaned and fsynced, renamed
- * to .swap (indexes first, the .log last: <base>.log.swap is the commit point) and the
- * directory fsynced; then, on the event loop, the group's other old segments are unlinked and
- * the .swap files renamed over the old names, and the segment list is updated. At open,
- * log_clean_recover finishes a committed swap or deletes what an uncommitted one left, so a
- * crash at any point leaves each group either old or new, never a mix, and no stray files.
+ * that kept nothing unless that is its only one (segments whose records were all superseded
+ * wait for a later segment that keeps something, and join its group; at the end of the range
+ * each becomes an empty segment of its own), so the new segment's last offset is at or past
+ * the base of every old segment it replaces — which is how recovery finds them. The new files are
+ * written as <base>.{log,index,timeindex}.cleaned and fsynced, renamed to .swap (indexes first, the
+ * .log last: <base>.log.swap is the commit point) and the directory fsynced; then, on the event
+ * loop, the group's other old segments are unlinked and the .swap files renamed over the old names,
+ * and the segment list is updated. At open, log_clean_recover finishes a committed swap or deletes
+ * what an uncommitted one left, so a crash at any point leaves each group either old or new, never
+ * a mix, and no stray files.
  *
  * Reads during a clean use the old segments' descriptors until the swap; a reader holding a
  * slice keeps the old file open after it. The pool only reads old .log files (through a
@@ -294,6 +296,7 @@ struct log_clean {
     int64_t segment_bytes, index_interval; /* the log's config at begin (the pool reads these) */
     enum clean_phase phase;
     size_t cur;    /* the segment the next step reads */
+    size_t tail;   /* at the end: the next pending segment to write as its own group */
     size_t pinned; /* segment pinned for the step in flight, SIZE_MAX if none */
     int fd;        /* its .log descriptor */
     struct key_map map;
@@ -447,6 +450,7 @@ int log_clean_begin(struct log *l, const struct log_clean_config *cfg, struct lo
     c->segment_bytes = l->cfg.segment_bytes;
     c->index_interval = l->cfg.index_interval_bytes;
     c->first_dirty = info.first_dirty;
+    c->tail = SIZE_MAX;
     c->end = info.cleanable_end;
     c->st.clean_upto = -1;
     c->st.next_horizon = INT64_MAX;
@@ -504,6 +508,18 @@ err:
     return rc;
 }
 
+/* Parses the header and checks the CRC: what the cleaner needs before trusting a batch read
+ * back (its records are walked by the iterator, which refuses malformed ones). */
+static int batch_check(const uint8_t *batch, size_t len, struct record_batch *b)
+{
+    if (record_batch_parse(batch, len, b) != 0 || b->record_count < 0 || b->last_offset_delta < 0 ||
+        (int64_t)b->record_count > (int64_t)b->last_offset_delta + 1)
+        return ERR_CORRUPT_MESSAGE;
+    if (record_crc32c(0, batch + 21, len - 21) != b->crc)
+        return ERR_CORRUPT_MESSAGE;
+    return 0;
+}
+
 /* ---- the map pass -------------------------------------------------------------------------- */
 
 static void reader_start(struct log_clean *c, size_t i)
@@ -530,11 +546,13 @@ static int map_segment(struct log_clean *c, bool *full, int64_t *stop)
         struct record_item r;
 
         c->st.bytes_read += (int64_t)len;
-        rc = record_batch_validate_stored(batch, len, &b);
-        if (rc != 0)
+        if (record_batch_parse(batch, len, &b) != 0)
             return ERR_CORRUPT_MESSAGE;
         if (record_batch_last_offset(&b) < c->first_dirty || (b.attributes & RECORD_ATTR_CONTROL))
             continue;
+        /* The copy pass trusts what this pass checked. */
+        if (batch_check(batch, len, &b) != 0)
+            return ERR_CORRUPT_MESSAGE;
         if (b.base_offset >= c->end)
             break;
         rc = record_iter_init(&it, batch, len, c->cfg.max_batch);
@@ -769,8 +787,12 @@ static int clean_batch(struct log_clean *c, const uint8_t *batch, size_t len, bo
     int rc;
 
     *wrote = false;
-    rc = record_batch_validate_stored(batch, len, &b);
-    if (rc != 0)
+    /* Batches of the dirty range had their CRC checked by the map pass. */
+    if (record_batch_parse(batch, len, &b) != 0)
+        return ERR_CORRUPT_MESSAGE;
+    if ((record_batch_last_offset(&b) < c->first_dirty || b.base_offset >= c->map_end ||
+         (b.attributes & RECORD_ATTR_CONTROL)) &&
+        batch_check(batch, len, &b) != 0)
         return ERR_CORRUPT_MESSAGE;
     c->st.records_read += b.record_count;
     if (b.attributes & RECORD_ATTR_CONTROL) {
@@ -1014,16 +1036,32 @@ int log_clean_step(struct log_clean *c)
     }
     if (c->phase != PH_COPY)
         goto out;
+    /* A group's last old segment must have kept something (or be its only one): recovery
+     * finds the old segments a new one replaces by the new one's last offset. Segments that
+     * kept nothing (all superseded by later ones) wait, pending, after grp_last: a later one
+     * that keeps something takes them into its group. */
     if (c->cur == c->n_copy) {
-        /* Every segment copied: the last group goes. */
-        if (c->grp_open)
+        if (c->grp_open) {
+            /* The last group goes; pending segments after it (they can only hold expired
+             * tombstones or keyless records) become empty segments, one group each. */
+            c->tail = c->grp_last + 1;
             rc = finish_group(c);
-        if (rc == 0)
+        } else if (c->tail < c->n_copy) {
+            rc = open_group(c, c->tail++);
+            if (rc == 0)
+                rc = finish_group(c);
+        } else {
             c->phase = PH_DONE;
+        }
         goto out;
     }
     if (c->grp_open && !fits(c, c->cur)) {
-        rc = finish_group(c); /* segs[cur] starts the next group (next step) */
+        /* The group ends at its last segment that kept something; the pending ones after
+         * it start the next group (they add no bytes), and segs[cur] joins it next step. */
+        size_t pending = c->grp_last + 1;
+        rc = finish_group(c);
+        if (rc == 0 && pending < c->cur)
+            rc = open_group(c, pending);
         goto out;
     }
     if (!c->grp_open && (rc = open_group(c, c->cur)) != 0)
@@ -1032,19 +1070,9 @@ int log_clean_step(struct log_clean *c)
     rc = copy_segment(c, &wrote);
     if (rc != 0)
         goto out;
-    if (wrote == 0 && c->cur != c->grp_first) {
-        /* Nothing of it stays, so nothing was written: the group ends before it and it
-         * starts the next one (a group's new segment must reach its last old segment's
-         * base for recovery to know what it replaces). */
-        c->grp_last = c->cur - 1;
-        rc = finish_group(c);
-        if (rc == 0)
-            rc = open_group(c, c->cur);
-    } else {
+    if (wrote > 0 || c->cur == c->grp_first)
         c->grp_last = c->cur;
-    }
-    if (rc == 0)
-        c->cur++;
+    c->cur++;
 out:
     if (rc != 0) {
         c->rc = rc;
