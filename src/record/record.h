@@ -303,4 +303,29 @@ void record_iter_close(struct record_iter *it);
 void record_header_first(const struct record_item *rec, struct record_header_iter *hi);
 int record_header_next(struct record_header_iter *hi, struct record_header_view *h);
 
+/* ---- compressing (compression.c) ------------------------------------------------------------ */
+
+/* Compresses in[0..in_len) with codec (0 none: a copy; 1 gzip, one member at zlib's default
+ * level; 2 snappy, snappy-java's framing with 32 KiB blocks, which Java clients, librdkafka and
+ * kafka-python all read; 3 lz4, one LZ4 frame of independent 64 KiB blocks without content
+ * size or checksums, as Kafka's Java producer writes; 4 zstd, one frame at level 3, Kafka's
+ * default) into a malloc()ed buffer (caller frees; never NULL on success). Returns 0;
+ * ERR_INVALID_RECORD for an unknown codec; ERR_NOMEM. */
+int record_compress(int codec, const uint8_t *in, size_t in_len, uint8_t **out, size_t *out_len);
+
+/* The name of a codec as Kafka spells it in compression.type ("none" for 0, NULL when
+ * unknown), and back (-1 when unknown; "uncompressed" and "none" give 0). */
+const char *record_codec_name(int codec);
+int record_codec_by_name(const char *name);
+
+/* Rewrites the whole batch buf[0..len) with its records section in `codec`: the records are
+ * decompressed (at most max_records_size bytes, as record_batch_check bounds them) and
+ * compressed again, and the header keeps every field but attributes' codec bits,
+ * batchLength and the CRC, which are recomputed. The caller has validated the batch
+ * (record_batch_check). Writes a malloc()ed batch to *out (caller frees). Returns 0;
+ * record_decompress's errors (ERR_INVALID_RECORD, ERR_MESSAGE_TOO_LARGE, ERR_NOMEM);
+ * ERR_MESSAGE_TOO_LARGE if the new batch would pass INT32_MAX bytes. */
+int record_batch_recompress(const uint8_t *buf, size_t len, int codec, size_t max_records_size,
+                            uint8_t **out, size_t *out_len);
+
 #endif
