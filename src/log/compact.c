@@ -9,7 +9,7 @@
  * last batch of a producer (the caller names them), which stays as an empty batch (header
  * only, recordCount 0), as Kafka does. Control batches stay whole. Records without a key go
  * (Kafka drops them too). Batches whose records all stay are copied byte for byte, compressed
- * or not; a batch rewritten is written uncompressed (src/record has no compressor yet), with
+ * or not; a batch rewritten is compressed again with its own codec (record_compress), with
  * the header fields it had (producer id, epoch, base sequence, leader epoch, maxTimestamp).
  *
  * Tombstones (null values), Kafka's delete horizon (KIP-534): the first clean that keeps a
@@ -720,7 +720,8 @@ static size_t body_size(const struct record_item *r, int64_t tsd)
            (size_t)(r->headers_end - r->headers);
 }
 
-/* Writes the batch `orig` (header b) with only the kept records, uncompressed; with
+/* Writes the batch `orig` (header b) with only the kept records, compressed again with its
+ * codec (record_compress) if it had one; with
  * `horizon` >= 0 the delete-horizon attribute is set and baseTimestamp becomes horizon (the
  * records' deltas re-encoded). n == 0 writes Kafka's empty batch. */
 static int rebuild(struct log_clean *c, const struct record_batch *b, const uint8_t *orig,
@@ -771,6 +772,28 @@ static int rebuild(struct log_clean *c, const struct record_batch *b, const uint
         p = vput(p, r->header_count);
         memcpy(p, r->headers, (size_t)(r->headers_end - r->headers));
         p += r->headers_end - r->headers;
+    }
+    int codec = b->attributes & RECORD_ATTR_COMPRESSION_MASK;
+    if (codec != RECORD_CODEC_NONE && n > 0) {
+        /* Written back with the batch's codec. */
+        uint8_t *z = NULL;
+        size_t zlen;
+        int rc = record_compress(codec, c->rb + RECORD_BATCH_HEADER, size - RECORD_BATCH_HEADER, &z,
+                                 &zlen);
+        if (rc != 0)
+            return rc;
+        if (zlen + RECORD_BATCH_HEADER - RECORD_BATCH_OVERHEAD > INT32_MAX ||
+            grow(&c->rb, &c->rb_cap, RECORD_BATCH_HEADER + zlen) != 0) {
+            free(z);
+            return ERR_NOMEM;
+        }
+        memcpy(c->rb + RECORD_BATCH_HEADER, z, zlen);
+        free(z);
+        size = RECORD_BATCH_HEADER + zlen;
+        attrs = (int16_t)(attrs | codec);
+        log_put32(c->rb + 8, (uint32_t)(size - RECORD_BATCH_OVERHEAD));
+        c->rb[21] = (uint8_t)((uint16_t)attrs >> 8);
+        c->rb[22] = (uint8_t)attrs;
     }
     log_put32(c->rb + 17, record_crc32c(0, c->rb + 21, size - 21));
     return emit(c, c->rb, size);

@@ -768,3 +768,55 @@ TEST(compact_reads_during_a_clean_stay_consistent)
     log_close(l, true);
     teardown(dir);
 }
+
+TEST(compact_rewritten_batch_keeps_its_codec)
+{
+    for (int codec = RECORD_CODEC_GZIP; codec <= RECORD_CODEC_ZSTD; codec++) {
+        char dir[64];
+        struct log_config c;
+        struct log_clean_config cc;
+        struct log *l;
+        struct dump d;
+        struct record_input recs[3];
+        const char *keys[] = {"a", "b", "a"}, *vals[] = {"1", "2", "3"};
+        struct record_build_options opt = {.producer_id = -1, .base_sequence = -1};
+        uint8_t *plain, *z;
+        size_t plain_len, zlen;
+        int64_t base;
+
+        setup(dir);
+        cfg_compact(&c, 400);
+        REQUIRE((l = open_log(dir, &c, true)) != NULL);
+        for (int i = 0; i < 3; i++)
+            recs[i] = (struct record_input){.key = (const uint8_t *)keys[i],
+                                            .key_len = 1,
+                                            .value = (const uint8_t *)vals[i],
+                                            .value_len = 1,
+                                            .timestamp = tclock_now_ms(clk)};
+        REQUIRE(record_batch_build(&opt, recs, 3, &plain, &plain_len) == 0);
+        REQUIRE(record_batch_recompress(plain, plain_len, codec, 1 << 20, &z, &zlen) == 0);
+        REQUIRE(log_append(l, z, zlen, 2, tclock_now_ms(clk), 0, &base) == 0);
+        free(plain);
+        free(z);
+        for (int i = 0; i < 10; i++)
+            REQUIRE(put(l, "filler", "x") >= 0);
+        clean_cfg(&cc, l);
+        REQUIRE(run_clean(l, &cc, NULL) == 0);
+        dump_log(l, &d);
+        CHECK(!d.bad);
+        CHECK(!has_line(&d, "0 a=1") && has_line(&d, "1 b=2") && has_line(&d, "2 a=3"));
+        free(d.text);
+        struct log_slice s;
+        uint8_t buf[512];
+        struct record_batch b;
+        REQUIRE(log_read(l, 0, INT64_MAX, 1, &s) == 0);
+        REQUIRE(s.len <= sizeof buf && pread(s.fd, buf, s.len, s.pos) == (ssize_t)s.len);
+        REQUIRE(record_batch_validate_stored(buf, s.len, &b) == 0);
+        CHECK_EQ_INT(b.attributes & RECORD_ATTR_COMPRESSION_MASK, codec);
+        CHECK_EQ_INT(b.record_count, 2);
+        CHECK_EQ_INT(record_batch_last_offset(&b), 2);
+        log_slice_release(l, &s);
+        log_close(l, true);
+        teardown(dir);
+    }
+}
