@@ -168,6 +168,7 @@ def test_kill_during_clean_loses_nothing(broker_factory, monkeypatch, stage):
     harness.create_topics(b, [(topic, 1, topic_cfg(delete_retention_ms=600000))])
     last, produced = produce(b, topic, 50, 20, 5)
     before = disk_records(b, topic)
+    assert cleans(b, topic) == 0, "cleaned with log.cleaner.enable=false"
     b.stop()
     b.settings["log.cleaner.enable"] = "true"
     monkeypatch.setenv("TALLY_TEST_FAULT", "cleaner:" + stage)
@@ -256,3 +257,49 @@ def test_stray_cleaner_files_removed_at_start(broker_factory):
             else None
     assert glob.glob(os.path.join(d, "*.log"))
     assert recs is None or len(recs) >= 1
+
+
+def cleans(b, topic):
+    return b.stderr_all().count("cleaned %s-0 up to offset" % topic)
+
+
+def put_many(b, topic, records):
+    from confluent_kafka import Producer
+    p = Producer({"bootstrap.servers": b.bootstrap, "linger.ms": 5})
+    for key, value in records:
+        p.produce(topic, key=key, value=value)
+    p.flush(30)
+
+
+def test_cleaner_honours_dirty_ratio_and_lags(broker_factory):
+    """min.cleanable.dirty.ratio holds a little dirt back until max.compaction.lag.ms forces
+    it; min.compaction.lag.ms holds young segments back until it is lowered. Segments roll by
+    segment.ms here, so the dirty part stays small."""
+    b = broker_factory(settings=SETTINGS)
+    roll = {"segment.ms": "300", "segment.bytes": str(1 << 20)}
+    ratio_cfg = dict(topic_cfg(), **roll, **{"min.cleanable.dirty.ratio": "0.9"})
+    lag_cfg = dict(topic_cfg(), **roll, **{"min.compaction.lag.ms": "3600000"})
+    harness.create_topics(b, [("ratio", 1, ratio_cfg), ("lagged", 1, lag_cfg)])
+    big = [(b"key-%04d" % i, b"v" * 1024) for i in range(2000)]
+    for t in ("ratio", "lagged"):
+        put_many(b, t, big)
+    time.sleep(0.4)
+    for t in ("ratio", "lagged"):
+        put_many(b, t, [(b"roll", b"1")])  # seals the 2000 records
+    # Never cleaned: everything is dirty (ratio 1), so "ratio" is cleaned once...
+    wait_for(lambda: cleans(b, "ratio") == 1, 30, "the first clean of 'ratio'")
+    # ...and then a little more dirt (10 records over 2 MiB clean) is not enough.
+    put_many(b, "ratio", [(b"key-%04d" % i, b"w") for i in range(10)])
+    time.sleep(0.4)
+    put_many(b, "ratio", [(b"roll", b"2")])
+    time.sleep(2)
+    assert cleans(b, "ratio") == 1
+    # min.compaction.lag.ms of an hour: nothing is old enough.
+    assert cleans(b, "lagged") == 0
+    # max.compaction.lag.ms forces the small dirty part; a lower min lag frees "lagged".
+    r = b.tally("configs", "alter", "--topic", "ratio", "--set", "max.compaction.lag.ms=1")
+    assert r.returncode == 0, r.stderr
+    wait_for(lambda: cleans(b, "ratio") == 2, 30, "the clean max.compaction.lag.ms forces")
+    r = b.tally("configs", "alter", "--topic", "lagged", "--set", "min.compaction.lag.ms=0")
+    assert r.returncode == 0, r.stderr
+    wait_for(lambda: cleans(b, "lagged") >= 1, 30, "the clean of 'lagged'")
