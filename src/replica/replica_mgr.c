@@ -789,7 +789,7 @@ int replica_mgr_start(const struct replica_options *opts, struct replica_mgr **o
     rm->open_failed = 0;
 
     rm->last_retention_ms = rm->last_checkpoint_ms = rm->last_expiration_ms =
-        tclock_mono_ms(rm->clock);
+        rm->last_clean_check_ms = tclock_mono_ms(rm->clock);
     tclock_timer_init(rm->clock, &rm->timer, on_tick, rm);
     if (tclock_timer_start(&rm->timer, HOUSEKEEPING_MS, HOUSEKEEPING_MS) != 0)
         slog_error("replica", "out of memory starting the housekeeping timer: no retention, "
