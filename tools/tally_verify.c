@@ -467,6 +467,7 @@ struct broker {
     char episode[24];              /* the fault whose end is pending */
     int hook_idx;                  /* which of --hook-points the next start arms */
     int64_t started_at;            /* when this run last started it (0: not by us) */
+    int64_t armed_until;           /* started with a fault hook: wait this long for it */
 };
 
 struct run {
@@ -596,6 +597,7 @@ static bool broker_start(struct run *r, struct broker *b, const char *hook)
     b->ours = true;
     b->down = false;
     b->started_at = mono_ms();
+    b->armed_until = hook != NULL ? b->started_at + 20000 : 0;
     broker_write_pid(b);
     (void)r;
     return true;
@@ -666,12 +668,14 @@ static void broker_episode_end(struct run *r, struct broker *b)
         b->episode[0] = '\0';
 }
 
-/* A broker in a fault episode, or restarted less than 3 s ago (a fault should meet a broker
- * that has loaded its state and serves the copiers again). */
+/* A broker in a fault episode, restarted less than 3 s ago (a fault should meet a broker
+ * that has loaded its state and serves the copiers again), or armed with a fault hook that
+ * has not fired yet (for up to 20 s: it fires when a transaction reaches that step). */
 static bool broker_busy(const struct broker *b)
 {
+    int64_t now = mono_ms();
     return b->paused || b->down || b->via_cmd ||
-           (b->started_at != 0 && mono_ms() - b->started_at < 3000);
+           (b->started_at != 0 && now - b->started_at < 3000) || now < b->armed_until;
 }
 
 /* Injects fault f; false when its target is not available now (try again later). */
@@ -803,6 +807,7 @@ static void reap(struct run *r)
                           WIFSIGNALED(st) ? "signal" : "status",
                           WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
                 b->down = true;
+                b->armed_until = 0;
                 b->episode[0] = '\0';
                 b->restart_at = mono_ms() + 1000;
             }
@@ -1385,6 +1390,15 @@ static int verify_driver(const struct tally_ctx *ctx, struct verify_opts *o)
         struct broker *b = &r->brokers[i];
         if (b->paused || b->down || b->via_cmd)
             broker_episode_end(r, b);
+        if (b->armed_until != 0 && b->ours && !b->down) {
+            /* Still armed with a fault hook: it must not stop itself under the readers. */
+            kill(b->pid, SIGKILL);
+            broker_wait_gone(b, 10000);
+            b->episode[0] = '\0';
+            if (broker_start(r, b, NULL))
+                log_event(r, NULL, "broker %d restarted without its fault hook (pid %d)", b->node,
+                          (int)b->pid);
+        }
     }
 
     fprintf(stderr, "verify: %7.1f s  copiers stopped; reading the output\n", since(r));

@@ -71,7 +71,7 @@ SCENARIOS = {
                         description="copier kill -9, SIGSTOP past the session timeout, "
                                     "same-id zombies"),
     "broker-kill": scenario(copier_faults="kill", per_kind=10, broker_faults="kill,hook",
-                            interval_ms=2500, extra=["--hook-points", HOOKS],
+                            interval_ms=4000, extra=["--hook-points", HOOKS],
                             description="broker kill -9 at random points and at each stage "
                                         "of EndTxn (TALLY_TEST_FAULT: before/after Prepare, "
                                         "after the markers, before Complete)"),
