@@ -39,15 +39,18 @@ def make_topic(b):
     return topic
 
 
-def member(b, group, topic, client_id="cli-test-member"):
-    """A subscribed consumer that holds every partition of topic (waits for it)."""
+def member(b, group, topic, client_id="cli-test-member", seen=None):
+    """A subscribed consumer that holds every partition of topic (waits for it); the
+    records its polls return meanwhile go to `seen` when given."""
     c = Consumer({"bootstrap.servers": b.bootstrap, "group.id": group, "client.id": client_id,
                   "enable.auto.commit": False, "auto.offset.reset": "earliest"})
     c.subscribe([topic])
     deadline = time.monotonic() + 30
     while len(c.assignment()) < PARTS:
         assert time.monotonic() < deadline, "no assignment for %s" % group
-        c.poll(0.1)
+        m = c.poll(0.1)
+        if m is not None and not m.error() and seen is not None:
+            seen.append(m)
     return c
 
 
@@ -199,9 +202,9 @@ def test_reset_offsets_plans_executes_and_refuses_an_active_group(gb):
                 "--execute")
     ok(r)
     assert committed(b, fresh, topic) == {0: 5, 1: 5, 2: 5}
-    c = member(b, fresh, topic)
+    msgs = []
+    c = member(b, fresh, topic, seen=msgs)
     try:
-        msgs = []
         deadline = time.monotonic() + 20
         while len({m.partition() for m in msgs}) < PARTS:
             assert time.monotonic() < deadline

@@ -18,7 +18,7 @@ import time
 import uuid
 
 import pytest
-from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
 import harness
 
@@ -64,6 +64,12 @@ def group_conf(b, group, name, strategy="range", **extra):
     return conf
 
 
+# What a commit may meet while the group rebalances (Kafka answers the same): the
+# positions stay pending and are committed again later, or when their partition is
+# revoked (with the generation that revokes it).
+RETRIABLE_COMMIT = (KafkaError.ILLEGAL_GENERATION, KafkaError.REBALANCE_IN_PROGRESS)
+
+
 class Member(threading.Thread):
     """One group member on its own thread: consume(), keep the values, commit the
     batch's positions synchronously, then (throttle) sleep, until stopped; close() at
@@ -77,10 +83,29 @@ class Member(threading.Thread):
         self.assigned = set()
         self.assigns = 0
         self.revokes = 0
+        self.retried_commits = 0
+        self.pending = {}
         self.error = None
         self.stopping = threading.Event()
         self.lock = threading.Lock()
         self.c = Consumer(group_conf(b, group, name, strategy, **extra))
+
+    def _commit(self, parts):
+        offsets = [TopicPartition(self.topic, p, self.pending[p])
+                   for p in parts if p in self.pending]
+        if not offsets:
+            return True
+        try:
+            self.c.commit(offsets=offsets, asynchronous=False)
+        except KafkaException as e:
+            if e.args[0].code() not in RETRIABLE_COMMIT:
+                raise
+            self.retried_commits += 1
+            return False
+        for tp in offsets:
+            if self.pending.get(tp.partition) == tp.offset:
+                del self.pending[tp.partition]
+        return True
 
     def _on_assign(self, _c, parts):
         with self.lock:
@@ -88,9 +113,17 @@ class Member(threading.Thread):
             self.assigned |= {p.partition for p in parts}
 
     def _on_revoke(self, _c, parts):
+        gone = {p.partition for p in parts}
+        try:
+            if not self._commit(gone):
+                self.error = "%s: commit on revoke of %r failed" % (self.name, sorted(gone))
+        except Exception as e:  # reported by the test
+            self.error = "%s: commit on revoke: %r" % (self.name, e)
+        for p in gone:
+            self.pending.pop(p, None)
         with self.lock:
             self.revokes += 1
-            self.assigned -= {p.partition for p in parts}
+            self.assigned -= gone
 
     def snapshot(self):
         with self.lock:
@@ -101,19 +134,17 @@ class Member(threading.Thread):
             self.c.subscribe([self.topic], on_assign=self._on_assign, on_revoke=self._on_revoke)
             while not self.stopping.is_set():
                 msgs = self.c.consume(num_messages=100, timeout=0.2)
-                pos = {}
                 for m in msgs:
                     if m.error():
                         if m.error().code() == KafkaError._PARTITION_EOF:
                             continue
                         raise AssertionError("consume error: %s" % m.error())
                     self.values.append(m.value())
-                    pos[m.partition()] = m.offset() + 1
-                if pos:
-                    self.c.commit(offsets=[TopicPartition(self.topic, p, o)
-                                           for p, o in pos.items()], asynchronous=False)
-                    if self.throttle:
-                        time.sleep(self.throttle)
+                    self.pending[m.partition()] = m.offset() + 1
+                if self.pending:
+                    self._commit(list(self.pending))
+                if msgs and self.throttle:
+                    time.sleep(self.throttle)
         except Exception as e:  # reported by the test
             self.error = "%s: %r" % (self.name, e)
         finally:

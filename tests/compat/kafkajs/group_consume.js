@@ -36,7 +36,8 @@ async function main() {
         },
       })
       .catch(reject);
-    setTimeout(() => reject(new Error(`only ${values.length} of ${n} records`)), 60000);
+    // unref: a pending timer must not keep node alive once the work is done.
+    setTimeout(() => reject(new Error(`only ${values.length} of ${n} records`)), 60000).unref();
   });
   await consumer.commitOffsets(
     Object.entries(next).map(([partition, offset]) => ({ topic, partition: Number(partition), offset })),
