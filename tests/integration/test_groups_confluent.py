@@ -379,3 +379,75 @@ def test_committed_offsets_survive_broker_kill(gbroker):
         assert seen == {b"v-%d" % i for i in range(n) if i // parts >= 300}
     finally:
         c.close()
+
+
+def first_error(c, timeout=20):
+    """The first error event a consumer's poll() returns (None after timeout)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        m = c.poll(0.2)
+        if m is not None and m.error() and m.error().code() != KafkaError._PARTITION_EOF:
+            return m.error()
+    return None
+
+
+def test_bad_group_input_through_a_real_client(broker_factory):
+    b = broker_factory(settings=dict(GROUP_SETTINGS, **{"group.max.size": "2",
+                                                        "group.max.session.timeout.ms":
+                                                        "60000"}))
+    topic, parts = unique("gb"), 2
+    harness.create_topics(b, [(topic, parts, None)])
+    produce(b, topic, 200, parts)
+
+    # A well-behaved member of another group, served throughout.
+    steady = Member(b, unique("steady"), topic, "steady")
+    steady.start()
+    members = [steady]
+    try:
+        wait_for("the steady member", lambda: len(steady.values) == 200, 30, members)
+
+        # Session timeouts outside [group.min, group.max].session.timeout.ms.
+        for ms in (500, 120000):
+            c = Consumer(group_conf(b, unique("st"), "bad-session", **{"session.timeout.ms": ms}))
+            try:
+                c.subscribe([topic])
+                err = first_error(c)
+                assert err is not None and err.code() == KafkaError.INVALID_SESSION_TIMEOUT, err
+            finally:
+                c.close()
+
+        # group.max.size=2: the third member is turned away.
+        group = unique("full")
+        two = [Member(b, group, topic, "full-%d" % i) for i in range(2)]
+        members += two
+        for m in two:
+            m.start()
+        wait_for("two members sharing the partitions",
+                 lambda: all(len(m.snapshot()[0]) == 1 for m in two), 30, members)
+        c = Consumer(group_conf(b, group, "third"))
+        try:
+            c.subscribe([topic])
+            err = first_error(c)
+            assert err is not None and err.code() == KafkaError.GROUP_MAX_SIZE_REACHED, err
+        finally:
+            c.close()
+
+        # A 300-character group id is a group like any other (Kafka sets no limit).
+        long_group = "g" * 300
+        m = Member(b, long_group, topic, "long")
+        members.append(m)
+        m.start()
+        wait_for("the long-named group to consume", lambda: len(m.values) == 200, 30, members)
+        m.stop()
+        c = Consumer(group_conf(b, long_group, "check"))
+        try:
+            got = c.committed([TopicPartition(topic, p) for p in range(parts)], timeout=10)
+        finally:
+            c.close()
+        assert {tp.partition: tp.offset for tp in got} == {0: 100, 1: 100}
+
+        produce(b, topic, 20, parts, prefix="more")
+        wait_for("the steady member to keep consuming", lambda: len(steady.values) == 220, 30,
+                 members)
+    finally:
+        stop_all(members)
