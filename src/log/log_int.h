@@ -76,6 +76,10 @@ struct log_segment {
     int64_t roll_ms;       /* wall clock when the segment took its first batch; -1 if empty */
     bool dirty;            /* written since the last flush snapshot */
     bool idx_damaged;      /* set by log_seg_open: an index file is missing or misshapen */
+    /* txnindex.c: the .txnindex entries, read on first need. */
+    struct log_aborted_txn *txns;
+    size_t n_txns, cap_txns;
+    bool txns_loaded;
 };
 
 struct log_epoch_entry {
@@ -284,6 +288,15 @@ int log_seg_recover(struct log *l, struct log_segment *s, int64_t end_offset, in
 /* Removes every offset >= offset from this segment (cut at the start of the batch holding
  * it). 0 or ERR_IO. */
 int log_seg_truncate(struct log *l, struct log_segment *s, int64_t offset);
+
+/* ---- txnindex.c ------------------------------------------------------------------------ */
+
+#define PATH_MAX_TXN 4200
+/* Drops the entries whose marker is at or past `offset` (truncation, recovery). 0, ERR_IO or
+ * ERR_NOMEM. */
+int log_txn_truncate_seg(struct log_segment *s, int64_t offset);
+/* Frees the in-memory entries (segment freed). */
+void log_txn_free_seg(struct log_segment *s);
 
 /* ---- recovery.c ------------------------------------------------------------------------ */
 
