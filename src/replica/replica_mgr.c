@@ -617,7 +617,7 @@ static void on_tick(struct tclock_timer *h)
             partition_maybe_flush(p, log_flushed_offset(p->log) < log_active_base(p->log));
             if (expire)
                 pstate_expire(p->pstate, tclock_now_ms(rm->clock), expiration);
-            if (retain && log_retain(p->log) > 0)
+            if (retain && log_retain_below(p->log, partition_last_stable_offset(p)) > 0)
                 slog_info("replica", "retention moved %s-%d's log start to %lld", p->topic,
                           p->index, (long long)log_start_offset(p->log));
             /* Leader epochs changed by an open, an append at a new epoch, retention or
