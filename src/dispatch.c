@@ -44,6 +44,7 @@ VIA(broker, broker, fetch)
 VIA(broker, broker, list_offsets)
 VIA(broker, broker, delete_records)
 VIA(broker, broker, describe_producers)
+VIA(broker, broker, write_txn_markers)
 VIA(txn, txn, init_producer_id)
 VIA(admin, admin, metadata)
 VIA(admin, admin, create_topics)
@@ -73,6 +74,8 @@ static const struct dispatch_entry table[] = {
     {PROTO_API_IncrementalAlterConfigs, 0, 1, via_incremental_alter_configs, false},
     {PROTO_API_DescribeCluster, 0, 1, via_describe_cluster, false},
     {PROTO_API_DescribeProducers, 0, 0, via_describe_producers, false},
+    /* Transactions, partition side (issue 10, T2): the coordinator's marker call. */
+    {PROTO_API_WriteTxnMarkers, 0, 1, via_write_txn_markers, false},
     /* Any broker answers these; only the active controller grants them. */
     {PROTO_API_BrokerRegistration, 0, 0, via_broker_registration, true},
     {PROTO_API_AllocateProducerIds, 0, 0, via_allocate_producer_ids, true},

@@ -123,6 +123,13 @@ static void start_listener(struct tallyd *t)
     }
     struct broker_options bo = {
         .loop = t->loop, .clock = t->clock, .replicas = t->replicas, .node_id = t->cfg.node_id};
+    /* Transactions, partition side: KIP-890 verification through the outbound client. */
+    bo.meta = t->meta;
+    bo.client = t->client;
+    bo.txn_verify =
+        props_get_bool(t->cfg.props, "transaction.partition.verification.enable", true, NULL);
+    bo.txn_state_partitions =
+        (int32_t)props_get_int(t->cfg.props, "transaction.state.log.num.partitions", 50, NULL);
     t->admin = admin_new(t->meta, &ao);
     t->broker = broker_new(&bo);
     t->txn = txn_new(t->client, t->cfg.node_id);
