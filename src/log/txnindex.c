@@ -206,13 +206,13 @@ int log_txn_collect(struct log *l, int64_t from, int64_t upto, struct log_aborte
     *out = NULL;
     *n_out = 0;
     /* An entry lives in the segment of its marker, which is past its first offset: the
-     * segments before the one holding `from` only hold transactions that ended before it. */
+     * segments before the one holding `from` only hold transactions that ended before it.
+     * Later segments may hold markers of transactions that began before `upto`, so the walk
+     * goes on until an entry's LSO shows that nothing open at `upto` is left (Kafka's rule). */
     for (size_t i = log_segs_find(l, from); i < l->n_segs; i++) {
         struct log_segment *s = l->segs[i];
         bool complete = false;
 
-        if (s->base >= upto && i > log_segs_find(l, from))
-            break;
         if ((rc = load(s)) != 0)
             break;
         for (size_t k = 0; k < s->n_txns; k++) {

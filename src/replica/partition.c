@@ -894,3 +894,46 @@ bool partition_verify_done(struct partition *p, int64_t producer_id, int16_t epo
 {
     return pstate_verify_done(p->pstate, producer_id, epoch, token);
 }
+
+size_t partition_abort_hanging(struct partition *p, int64_t now_ms, int64_t older_than_ms)
+{
+    const struct pstate_producer *prods;
+    size_t n, aborted = 0, k = 0;
+    int64_t *ids;
+
+    if (p->role != REPLICA_LEADER || pstate_first_unstable_offset(p->pstate) < 0)
+        return 0;
+    prods = pstate_producers(p->pstate, &n);
+    ids = malloc((n + 1) * sizeof *ids);
+    if (ids == NULL)
+        return 0;
+    /* Chosen first, written after: each marker changes the producer table. */
+    for (size_t i = 0; i < n; i++)
+        if (prods[i].txn_first_offset >= 0 && now_ms - prods[i].last_update_ms > older_than_ms)
+            ids[k++] = prods[i].producer_id;
+    for (size_t i = 0; i < k; i++) {
+        const struct pstate_producer *pr = pstate_get(p->pstate, ids[i]);
+        int64_t first = pr->txn_first_offset, last = pr->last_update_ms, offset;
+        int16_t epoch = pr->epoch;
+        int32_t coord = pr->coordinator_epoch;
+        int rc = partition_write_marker(p, ids[i], epoch, coord, false, &offset);
+        if (rc == 0) {
+            aborted++;
+            slog_warn("replica",
+                      "%s-%d: aborted the hanging transaction of producer %lld (epoch %d) that "
+                      "started at offset %lld and last wrote %lld ms ago, longer than "
+                      "transaction.max.timeout.ms allows: ABORT marker at offset %lld",
+                      p->topic, p->index, (long long)ids[i], epoch, (long long)first,
+                      (long long)(now_ms - last), (long long)offset);
+        } else {
+            static struct slog_limit lim;
+            slog_warn_limited(&lim, 60000, "replica",
+                              "%s-%d: cannot abort the hanging transaction of producer %lld at "
+                              "offset %lld: %s",
+                              p->topic, p->index, (long long)ids[i], (long long)first,
+                              err_name(rc));
+        }
+    }
+    free(ids);
+    return aborted;
+}

@@ -233,6 +233,15 @@ int partition_aborted_txns(struct partition *p, int64_t from, int64_t upto,
 int partition_write_marker(struct partition *p, int64_t producer_id, int16_t producer_epoch,
                            int32_t coordinator_epoch, bool commit, int64_t *offset);
 
+/* Self-healing of hanging transactions (KIP-664's failure, without an operator): on a leader,
+ * aborts every ongoing transaction whose producer last wrote here more than `older_than_ms`
+ * ago (now_ms: wall clock) by writing the ABORT marker itself with the last coordinator epoch
+ * it saw, one WARN line each naming producer, partition and first offset. The caller passes
+ * transaction.max.timeout.ms plus a margin: no coordinator keeps a transaction open longer
+ * (it aborts it at its timeout, at most that), so a transaction still open here is one whose
+ * coordinator lost it. Returns how many were aborted. */
+size_t partition_abort_hanging(struct partition *p, int64_t now_ms, int64_t older_than_ms);
+
 /* KIP-890 verification state of a producer on this partition (pstate_txn_verified,
  * pstate_verify_begin, pstate_verify_done). */
 bool partition_txn_verified(const struct partition *p, int64_t producer_id, int16_t epoch);
