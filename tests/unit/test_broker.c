@@ -669,3 +669,160 @@ TEST(broker_produce_verification_without_a_coordinator)
     CHECK_EQ_INT(a.err, 0);
     bfx_close(&f);
 }
+
+/* ---- KIP-890 verification against a fake coordinator (a real net server on loopback) ------- */
+
+struct fake_coord {
+    struct net_server *srv;
+    int port;
+    int asked;        /* AddPartitionsToTxn requests seen */
+    int16_t answer;   /* per-partition error to give */
+    bool verify_only; /* of the last request */
+    int32_t n_parts;  /* in the last request */
+};
+
+static void fake_coord_request(void *ctx, struct net_request *req)
+{
+    struct fake_coord *fc = ctx;
+    struct AddPartitionsToTxnRequest *rq = req->body;
+    struct AddPartitionsToTxnResponse *rs = arena_alloc(req->arena, sizeof *rs);
+    struct AddPartitionsToTxnResult *tr = arena_alloc(req->arena, sizeof *tr);
+
+    fc->asked++;
+    memset(rs, 0, sizeof *rs);
+    memset(tr, 0, sizeof *tr);
+    fc->n_parts = 0;
+    if (rq->Transactions.n > 0) {
+        struct AddPartitionsToTxnTransaction *t = &rq->Transactions.v[0];
+        fc->verify_only = t->VerifyOnly;
+        tr->TransactionalId = t->TransactionalId;
+        tr->TopicResults.n = t->Topics.n;
+        tr->TopicResults.v =
+            arena_alloc(req->arena, (size_t)(t->Topics.n + 1) * sizeof *tr->TopicResults.v);
+        for (int32_t i = 0; i < t->Topics.n; i++) {
+            struct AddPartitionsToTxnTopicResult *o = &tr->TopicResults.v[i];
+            o->Name = t->Topics.v[i].Name;
+            o->ResultsByPartition.n = t->Topics.v[i].Partitions.n;
+            o->ResultsByPartition.v =
+                arena_alloc(req->arena, (size_t)(o->ResultsByPartition.n + 1) *
+                                            sizeof *o->ResultsByPartition.v);
+            for (int32_t j = 0; j < o->ResultsByPartition.n; j++) {
+                o->ResultsByPartition.v[j].PartitionIndex = t->Topics.v[i].Partitions.v[j];
+                o->ResultsByPartition.v[j].PartitionErrorCode = fc->answer;
+                fc->n_parts++;
+            }
+        }
+        rs->ResultsByTransaction.v = tr;
+        rs->ResultsByTransaction.n = 1;
+    }
+    net_respond(req, rs);
+}
+
+static int fake_resolve(void *arg, int32_t id, char *host, size_t host_len, int *port)
+{
+    struct fake_coord *fc = arg;
+    (void)id;
+    snprintf(host, host_len, "127.0.0.1");
+    *port = fc->port;
+    return 0;
+}
+
+/* Runs the loop until the Produce answered. */
+static bool produce_answered(struct bfx *f, struct pr_answer *a)
+{
+    for (int i = 0; i < 2000 && a->calls == 0; i++)
+        uv_run(&f->q.loop, UV_RUN_NOWAIT);
+    return a->calls == 1;
+}
+
+TEST(broker_produce_verifies_first_transactional_batch_and_caches_until_marker)
+{
+    struct bfx f;
+    struct pr_answer a;
+    struct fake_coord fc = {0};
+    struct net_client *client = NULL;
+    struct mk_answer m;
+    bool stopped = false;
+
+    REQUIRE(bfx_open(&f, "ver"));
+    /* __transaction_state, one partition led here: every transactional id maps to it. */
+    {
+        static const int32_t here[] = {NODE};
+        struct meta_record recs[2] = {{.type = META_REC_TOPIC}, {.type = META_REC_PARTITION}};
+        recs[0].u.topic.name = "__transaction_state";
+        recs[0].u.topic.id[0] = 0x7A;
+        recs[1].u.partition.topic_id[0] = 0x7A;
+        recs[1].u.partition.leader = NODE;
+        recs[1].u.partition.n_replicas = recs[1].u.partition.n_isr = 1;
+        recs[1].u.partition.replicas = recs[1].u.partition.isr = here;
+        REQUIRE(fixture_meta_propose(&f.q, recs, 2) == 0);
+        REQUIRE(bfx_settle(&f));
+    }
+    struct net_options no = {
+        .clock = f.clock, .host = "127.0.0.1", .port = 0, .max_frame = 1 << 20};
+    REQUIRE(net_server_start(&f.q.loop, &no, fake_coord_request, &fc, &fc.srv) == 0);
+    fc.port = net_server_port(fc.srv);
+    struct net_client_options co = {
+        .clock = f.clock, .client_id = "verify", .resolve = fake_resolve, .resolve_arg = &fc};
+    REQUIRE(net_client_new(&f.q.loop, &co, &client) == 0);
+    broker_stop(f.b, fixture_set_flag, &stopped);
+    CHECK(fixture_run_until(&f.q.loop, &stopped, 5000));
+    struct broker_options bo = {.loop = &f.q.loop,
+                                .clock = f.clock,
+                                .replicas = f.rm,
+                                .node_id = NODE,
+                                .meta = f.q.m,
+                                .client = client,
+                                .txn_verify = true,
+                                .txn_state_partitions = 1};
+    f.b = broker_new(&bo);
+    REQUIRE(f.b);
+    struct partition *p = replica_partition(f.rm, "ver", 0);
+    REQUIRE(p);
+
+    /* Not added to the transaction: INVALID_TXN_STATE, nothing appended. */
+    fc.answer = ERR_INVALID_TXN_STATE;
+    produce_one(&f, "ver", "tid", RECORD_ATTR_TRANSACTIONAL, 40, 0, 0, &a);
+    REQUIRE(produce_answered(&f, &a));
+    CHECK_EQ_INT(a.err, ERR_INVALID_TXN_STATE);
+    CHECK_EQ_INT(fc.asked, 1);
+    CHECK(fc.verify_only);
+    CHECK_EQ_INT(fc.n_parts, 1);
+    CHECK_EQ_INT(partition_log_end_offset(p), 0);
+    /* Fenced at the coordinator: the producer hears INVALID_PRODUCER_EPOCH. */
+    fc.answer = ERR_PRODUCER_FENCED;
+    produce_one(&f, "ver", "tid", RECORD_ATTR_TRANSACTIONAL, 40, 0, 0, &a);
+    REQUIRE(produce_answered(&f, &a));
+    CHECK_EQ_INT(a.err, ERR_INVALID_PRODUCER_EPOCH);
+    /* Added: appended after one round trip; the next batches ask nothing. */
+    fc.answer = 0;
+    produce_one(&f, "ver", "tid", RECORD_ATTR_TRANSACTIONAL, 40, 0, 0, &a);
+    REQUIRE(produce_answered(&f, &a));
+    CHECK_EQ_INT(a.err, 0);
+    CHECK_EQ_INT(a.base, 0);
+    CHECK_EQ_INT(fc.asked, 3);
+    produce_one(&f, "ver", "tid", RECORD_ATTR_TRANSACTIONAL, 40, 0, 1, &a);
+    REQUIRE(produce_answered(&f, &a));
+    CHECK_EQ_INT(a.err, 0);
+    CHECK_EQ_INT(fc.asked, 3);
+    /* The marker ends the transaction here: the next one is verified again. */
+    write_marker(&f, "ver", 40, 0, true, 0, &m);
+    CHECK_EQ_INT(m.err[0], 0);
+    produce_one(&f, "ver", "tid", RECORD_ATTR_TRANSACTIONAL, 40, 0, 2, &a);
+    REQUIRE(produce_answered(&f, &a));
+    CHECK_EQ_INT(a.err, 0);
+    CHECK_EQ_INT(fc.asked, 4);
+
+    /* Teardown: the broker before the client, the server last. */
+    stopped = false;
+    broker_stop(f.b, fixture_set_flag, &stopped);
+    CHECK(fixture_run_until(&f.q.loop, &stopped, 5000));
+    f.b = NULL;
+    stopped = false;
+    net_client_stop(client, fixture_set_flag, &stopped);
+    CHECK(fixture_run_until(&f.q.loop, &stopped, 5000));
+    stopped = false;
+    net_server_stop(fc.srv, fixture_set_flag, &stopped);
+    CHECK(fixture_run_until(&f.q.loop, &stopped, 5000));
+    bfx_close(&f);
+}
