@@ -347,7 +347,10 @@ static void on_verified(void *arg, struct broker_verify_part *parts, size_t n, b
     produce_answer(pv->b, pv->req, pv->rs, pv->pw);
 }
 
-/* Whether any partition's batch has the transactional bit (read from the raw header). */
+/* Whether any partition's batch is a transactional data batch of a producer (read from the
+ * raw header: attributes at byte 21, producer id at 43). Control batches and transactional
+ * bits without a producer id are left to the batch checks (INVALID_RECORD), as Kafka's
+ * LogValidator answers them when the request names a transactional id. */
 static bool has_transactional(const struct ProduceRequest *rq)
 {
     for (int32_t i = 0; i < rq->TopicData.n; i++)
@@ -356,7 +359,9 @@ static bool has_transactional(const struct ProduceRequest *rq)
             const uint8_t *d = (const uint8_t *)pd->Records.data;
             /* attributes: int16 at byte 21 of a v2 batch */
             if (d != NULL && pd->Records.len >= RECORD_BATCH_HEADER && d[16] == 2 &&
-                (d[22] & RECORD_ATTR_TRANSACTIONAL))
+                (d[22] & (RECORD_ATTR_TRANSACTIONAL | RECORD_ATTR_CONTROL)) ==
+                    RECORD_ATTR_TRANSACTIONAL &&
+                (d[43] & 0x80) == 0)
                 return true;
         }
     return false;

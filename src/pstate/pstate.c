@@ -319,6 +319,10 @@ uint32_t pstate_verify_begin(struct pstate *s, int64_t producer_id, int16_t epoc
 
     if (p == NULL)
         return 0;
+    /* A check of this epoch already out (or done) is shared, as Kafka shares its
+     * verification guard: a second request pipelined behind the first must not void it. */
+    if (p->verify_token != 0 && p->verify_epoch == epoch)
+        return p->verify_token;
     if (++s->next_token == 0)
         s->next_token = 1;
     p->verify_token = s->next_token;

@@ -107,9 +107,10 @@ int pstate_update_marker(struct pstate *s, const struct record_batch *b, int32_t
  * ongoing transaction. pstate_txn_verified: true when no check is needed — the producer's
  * transaction is already open here at `epoch`, or a check for `epoch` succeeded and no marker
  * came since. pstate_verify_begin (before asking the coordinator) creates the producer if
- * needed and returns a token (0 on ERR_NOMEM); pstate_verify_done (the coordinator said yes)
+ * needed and returns a token (0 on ERR_NOMEM) — the same token while a check of that epoch is
+ * out or done, so pipelined requests share it; pstate_verify_done (the coordinator said yes)
  * returns true and marks the producer verified if the token is still current (no marker and
- * no newer check came in between: Kafka's verification guard), else false (answer
+ * no check of another epoch came in between: Kafka's verification guard), else false (answer
  * INVALID_TXN_STATE, append nothing). */
 bool pstate_txn_verified(const struct pstate *s, int64_t producer_id, int16_t epoch);
 uint32_t pstate_verify_begin(struct pstate *s, int64_t producer_id, int16_t epoch);

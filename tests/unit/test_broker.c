@@ -574,6 +574,8 @@ static void on_produce(void *arg, enum net_detached_end how, int16_t version, co
     }
 }
 
+static bool pipelined; /* produce_one does not turn the loop after sending */
+
 static void produce_one(struct bfx *f, const char *topic, const char *tid, int16_t attrs,
                         int64_t pid, int16_t epoch, int32_t seq, struct pr_answer *a)
 {
@@ -607,7 +609,8 @@ static void produce_one(struct bfx *f, const char *topic, const char *tid, int16
     rq->TopicData.n = 1;
     memset(a, 0, sizeof *a);
     broker_produce(f->b, net_request_detached_new(PROTO_API_Produce, 9, rq, ar, on_produce, a));
-    spin(f);
+    if (!pipelined)
+        spin(f);
 }
 
 TEST(broker_produce_transactional_checks)
@@ -805,13 +808,23 @@ TEST(broker_produce_verifies_first_transactional_batch_and_caches_until_marker)
     REQUIRE(produce_answered(&f, &a));
     CHECK_EQ_INT(a.err, 0);
     CHECK_EQ_INT(fc.asked, 3);
-    /* The marker ends the transaction here: the next one is verified again. */
+    /* The marker ends the transaction here: the next one is verified again — and two
+     * requests pipelined before the answer share the check (neither is voided). */
     write_marker(&f, "ver", 40, 0, true, 0, &m);
     CHECK_EQ_INT(m.err[0], 0);
+    struct pr_answer a2;
+    pipelined = true;
     produce_one(&f, "ver", "tid", RECORD_ATTR_TRANSACTIONAL, 40, 0, 2, &a);
+    produce_one(&f, "ver", "tid", RECORD_ATTR_TRANSACTIONAL, 40, 0, 3, &a2);
+    pipelined = false;
+    CHECK_EQ_INT(a.calls + a2.calls, 0);
     REQUIRE(produce_answered(&f, &a));
+    REQUIRE(produce_answered(&f, &a2));
     CHECK_EQ_INT(a.err, 0);
-    CHECK_EQ_INT(fc.asked, 4);
+    CHECK_EQ_INT(a2.err, 0);
+    CHECK_EQ_INT(a.base, 3);
+    CHECK_EQ_INT(a2.base, 4);
+    CHECK_EQ_INT(fc.asked, 5);
 
     /* Teardown: the broker before the client, the server last. */
     stopped = false;

@@ -1334,11 +1334,17 @@ TEST(pstate_verification_cache_until_marker)
     REQUIRE(marker1(&f, 4, 0, 0, NULL) == 0);
     CHECK(!pstate_verify_done(f.s, 4, 0, t2));
     CHECK(!pstate_txn_verified(f.s, 4, 0));
-    /* A newer check replaces an older one. */
+    /* Pipelined checks of one epoch share the token (both answers count); a check of
+     * another epoch replaces it. */
     t1 = pstate_verify_begin(f.s, 4, 0);
     t2 = pstate_verify_begin(f.s, 4, 0);
-    CHECK(!pstate_verify_done(f.s, 4, 0, t1));
+    CHECK(t1 == t2);
+    CHECK(pstate_verify_done(f.s, 4, 0, t1));
     CHECK(pstate_verify_done(f.s, 4, 0, t2));
+    t2 = pstate_verify_begin(f.s, 4, 1);
+    CHECK(t1 != t2);
+    CHECK(!pstate_verify_done(f.s, 4, 0, t1));
+    CHECK(pstate_verify_done(f.s, 4, 1, t2));
     pstate_free(f.s);
 }
 
