@@ -400,6 +400,7 @@ int partition_open(struct replica_mgr *rm, const char *topic, const uint8_t id[1
      * learns epochs from the batches it replicates. */
     if (p->role == REPLICA_LEADER)
         log_epoch_assign(p->log, leader_epoch, log_end_offset(p->log));
+    p->opened_ms = tclock_now_ms(rm->clock);
     rc = load_producers(p);
     if (rc != 0) {
         log_close(p->log, false);
@@ -907,10 +908,16 @@ size_t partition_abort_hanging(struct partition *p, int64_t now_ms, int64_t olde
     ids = malloc((n + 1) * sizeof *ids);
     if (ids == NULL)
         return 0;
-    /* Chosen first, written after: each marker changes the producer table. */
-    for (size_t i = 0; i < n; i++)
-        if (prods[i].txn_first_offset >= 0 && now_ms - prods[i].last_update_ms > older_than_ms)
+    /* Chosen first, written after: each marker changes the producer table. A producer
+     * replayed from the log carries its batch's own timestamp (a client's clock), so the
+     * time counts from the partition's open at the earliest: after a restart every open
+     * transaction gets the full timeout again. */
+    for (size_t i = 0; i < n; i++) {
+        int64_t last =
+            prods[i].last_update_ms > p->opened_ms ? prods[i].last_update_ms : p->opened_ms;
+        if (prods[i].txn_first_offset >= 0 && now_ms - last > older_than_ms)
             ids[k++] = prods[i].producer_id;
+    }
     for (size_t i = 0; i < k; i++) {
         const struct pstate_producer *pr = pstate_get(p->pstate, ids[i]);
         int64_t first = pr->txn_first_offset, last = pr->last_update_ms, offset;

@@ -235,10 +235,11 @@ int partition_write_marker(struct partition *p, int64_t producer_id, int16_t pro
 
 /* Self-healing of hanging transactions (KIP-664's failure, without an operator): on a leader,
  * aborts every ongoing transaction whose producer last wrote here more than `older_than_ms`
- * ago (now_ms: wall clock) by writing the ABORT marker itself with the last coordinator epoch
- * it saw, one WARN line each naming producer, partition and first offset. The caller passes
- * transaction.max.timeout.ms plus a margin: no coordinator keeps a transaction open longer
- * (it aborts it at its timeout, at most that), so a transaction still open here is one whose
+ * ago (now_ms: wall clock; counted from the partition's open at the earliest, since replayed
+ * producers only carry their batches' timestamps) by writing the ABORT marker itself with the last
+ * coordinator epoch it saw, one WARN line each naming producer, partition and first offset. The
+ * caller passes transaction.max.timeout.ms plus a margin: no coordinator keeps a transaction open
+ * longer (it aborts it at its timeout, at most that), so a transaction still open here is one whose
  * coordinator lost it. Returns how many were aborted. */
 size_t partition_abort_hanging(struct partition *p, int64_t now_ms, int64_t older_than_ms);
 

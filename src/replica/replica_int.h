@@ -51,7 +51,8 @@ struct partition {
     unsigned flushing;               /* thread-pool flushes in flight */
     bool epochs_writing;             /* its leader-epoch checkpoint is being written */
     bool online;
-    bool deleted; /* its directory is gone: no snapshot at close */
+    bool deleted;      /* its directory is gone: no snapshot at close */
+    int64_t opened_ms; /* wall clock at open: replayed producers' times are batch timestamps */
 };
 
 struct replica_mgr {

@@ -1868,6 +1868,25 @@ TEST(replica_hanging_transaction_aborted_after_max_timeout)
         CHECK((b.attributes & RECORD_ATTR_CONTROL) != 0);
         CHECK_EQ_INT(b.producer_epoch, 2);
     }
+    /* After a restart (a crash: producers replayed with their batches' 1970 timestamps) an
+     * open transaction gets the whole timeout again, counted from the open. */
+    REQUIRE(append_txn(p, 1, 71, 0, 0, &base) == 0); /* 3 */
+    REQUIRE(rfx_rm_stop(&f));
+    {
+        char path[320];
+        snprintf(path, sizeof path, "%s/.kafka_cleanshutdown", f.log_dir);
+        REQUIRE(unlink(path) == 0);
+        snprintf(path, sizeof path, "%s/hang-0", f.log_dir);
+        drop_snapshots(path);
+    }
+    REQUIRE(rfx_restart(&f));
+    p = replica_partition(f.rm, "hang", 0);
+    REQUIRE(p);
+    CHECK_EQ_INT(partition_last_stable_offset(p), 3);
+    tclock_advance(f.clock, 1000);
+    CHECK_EQ_INT(partition_last_stable_offset(p), 3);
+    tclock_advance(f.clock, 61000);
+    CHECK_EQ_INT(partition_last_stable_offset(p), 5);
     rfx_fini(&f);
 }
 
