@@ -148,14 +148,13 @@ static size_t evaluate(struct fetch_call *c, bool *any_error)
 }
 
 /* read_committed: the aborted transactions overlapping what is returned, from the fetch
- * offset up to the last stable offset the answer carries (a superset of the returned range's,
- * which the consumer filters by producer and offset, as with Kafka's). */
+ * offset up to the offset after the slice's last batch (Kafka's upper bound). */
 static void add_aborted(struct fetch_call *c, struct fetch_part *fp)
 {
     struct FetchPartitionData *o = fp->out;
     struct partition_aborted_txn *v = NULL;
     size_t n = 0;
-    int rc = partition_aborted_txns(fp->p, fp->in->FetchOffset, o->LastStableOffset, &v, &n);
+    int rc = partition_aborted_txns(fp->p, fp->in->FetchOffset, fp->slice.next_offset, &v, &n);
 
     if (rc != 0) {
         static struct slog_limit lim;

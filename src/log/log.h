@@ -101,7 +101,8 @@ struct log_slice {
     int fd;
     off_t pos;
     size_t len;
-    void *segment; /* opaque reference */
+    void *segment;       /* opaque reference */
+    int64_t next_offset; /* the offset after the slice's last batch (len 0: the one asked) */
 };
 
 /* Finds the batches starting with the one that contains `offset`, up to but not past

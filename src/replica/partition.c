@@ -646,6 +646,7 @@ int partition_read(struct partition *p, int64_t from, size_t max_bytes,
     out->len = sl.len;
     out->ref = sl.segment;
     out->io = log_get_io(p->log);
+    out->next_offset = sl.next_offset;
     return 0;
 }
 

@@ -177,8 +177,9 @@ struct partition_slice {
     int fd;
     int64_t pos;
     size_t len;
-    void *ref;      /* opaque */
-    const void *io; /* opaque */
+    void *ref;           /* opaque */
+    const void *io;      /* opaque */
+    int64_t next_offset; /* the offset after the slice's last batch */
 };
 
 /* Reads from offset `from`: the batches starting with the one that holds `from`, at most

@@ -478,6 +478,8 @@ static void on_rc_fetch(void *arg, enum net_detached_end how, int16_t version, c
     }
 }
 
+static int32_t rc_partition_max_bytes = 1 << 20;
+
 static void fetch_committed(struct bfx *f, const char *topic, int64_t offset, int8_t isolation,
                             struct rc_answer *rc)
 {
@@ -493,7 +495,7 @@ static void fetch_committed(struct bfx *f, const char *topic, int64_t offset, in
                                  .FetchOffset = offset,
                                  .LastFetchedEpoch = -1,
                                  .LogStartOffset = -1,
-                                 .PartitionMaxBytes = 1 << 20};
+                                 .PartitionMaxBytes = rc_partition_max_bytes};
     t->Topic = arena_strndup(ar, topic, strlen(topic));
     t->Partitions.v = p;
     t->Partitions.n = 1;
@@ -548,6 +550,15 @@ TEST(broker_fetch_read_committed_stops_at_lso_and_lists_aborted)
     fetch_committed(&f, "rc", 2, 1, &rc);
     CHECK_EQ_INT(rc.lso, 6);
     CHECK_EQ_INT(rc.n_aborted, 1); /* producer 20's range reaches offset 4 */
+    /* Only what overlaps the returned range is listed: one small batch (offset 0) ends
+     * before producer 20's transaction starts. */
+    rc_partition_max_bytes = 1;
+    fetch_committed(&f, "rc", 0, 1, &rc);
+    rc_partition_max_bytes = 1 << 20;
+    CHECK_EQ_INT(rc.records_len, first_len);
+    CHECK_EQ_INT(rc.n_aborted, 0);
+    fetch_committed(&f, "rc", 1, 1, &rc);
+    CHECK_EQ_INT(rc.n_aborted, 1);
     /* read_uncommitted: no aborted list at all (null). */
     fetch_committed(&f, "rc", 0, 0, &rc);
     CHECK_EQ_INT(rc.n_aborted, -1);
