@@ -75,6 +75,7 @@ struct log_segment {
     int64_t max_ts_offset; /* last offset of the batch that holds it, -1 if none */
     int64_t roll_ms;       /* wall clock when the segment took its first batch; -1 if empty */
     bool dirty;            /* written since the last flush snapshot */
+    bool compact;          /* the log's cfg.compact (offset gaps allowed even when active) */
     bool idx_damaged;      /* set by log_seg_open: an index file is missing or misshapen */
     /* txnindex.c: the .txnindex entries, read on first need. */
     struct log_aborted_txn *txns;
@@ -116,6 +117,11 @@ struct log {
     struct log_epoch_entry *epochs;
     size_t n_epochs, cap_epochs;
     bool epochs_dirty; /* changed since the file was last taken for writing */
+
+    /* compact.c: a clean in flight. Segments are then not deleted by retention or
+     * DeleteRecords (log_retain deletes them after the clean): the cleaner renames files of
+     * the segments it read, and a deletion by path would hit its new files. */
+    struct log_clean *cleaning;
 };
 
 /* Wall-clock milliseconds (segment.ms, retention.ms) and monotonic ones (flush.ms). */
@@ -126,6 +132,20 @@ static inline int64_t log_now_ms(const struct log *l)
 static inline int64_t log_mono_ms(const struct log *l)
 {
     return tclock_mono_ms(l->io->clock);
+}
+
+/* Whether batches of this segment may skip offsets (compaction removed batches): sealed
+ * segments and every segment of a compacted log. Elsewhere a batch must start where the
+ * previous one ended, which catches a base offset damaged outside the CRC. */
+static inline bool log_seg_gaps_ok(const struct log_segment *s)
+{
+    return s->sealed || s->compact;
+}
+
+/* Whether a batch starting at `base` may follow one that ended before `expect`. */
+static inline bool log_seg_follows(const struct log_segment *s, int64_t base, int64_t expect)
+{
+    return base == expect || (base > expect && log_seg_gaps_ok(s));
 }
 
 static inline struct log_segment *log_active(const struct log *l)
@@ -297,6 +317,13 @@ int log_seg_truncate(struct log *l, struct log_segment *s, int64_t offset);
 int log_txn_truncate_seg(struct log_segment *s, int64_t offset);
 /* Frees the in-memory entries (segment freed). */
 void log_txn_free_seg(struct log_segment *s);
+/* Compaction's swap: segs[0..k) (in order) become one segment under segs[0]'s name, so the
+ * entries of segs[1..k) are appended to segs[0]'s .txnindex (an aborted transaction stays
+ * listed for read_committed while any of its batches may remain). 0, ERR_IO or ERR_NOMEM. */
+int log_txn_merge(struct log_segment *const *segs, size_t k);
+/* The same at open, on files (a swap completed by log_clean_recover): appends the whole
+ * entries of the .txnindex file `from` (missing: none) to the file `to`. 0 or ERR_IO. */
+int log_txn_append_file(const struct log_io *io, const char *to, const char *from);
 
 /* ---- recovery.c ------------------------------------------------------------------------ */
 
@@ -313,6 +340,14 @@ int log_segs_push(struct log *l, struct log_segment *s);
 void log_segs_delete(struct log *l, size_t i);
 /* Index of the segment whose base is the largest <= offset (0 if offset is below all). */
 size_t log_segs_find(const struct log *l, int64_t offset);
+
+/* ---- compact.c ------------------------------------------------------------------------- */
+
+/* Before the segments are listed at open: deletes a clean's leftovers (*.cleaned files, and
+ * .swap files without the .log.swap that commits them) and completes every committed swap
+ * (<base>.log.swap: the old segments it replaces — those with a base in (base, its last
+ * offset] — are deleted and the .swap files renamed in). 0 or ERR_IO. */
+int log_clean_recover(struct log *l);
 
 /* ---- epoch.c --------------------------------------------------------------------------- */
 

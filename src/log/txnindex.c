@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/err.h"
@@ -244,4 +245,69 @@ int log_txn_collect(struct log *l, int64_t from, int64_t upto, struct log_aborte
     *out = v;
     *n_out = n;
     return 0;
+}
+
+int log_txn_merge(struct log_segment *const *segs, size_t k)
+{
+    struct log_segment *first = segs[0];
+    size_t n0;
+    int rc = load(first);
+
+    if (rc != 0)
+        return rc;
+    n0 = first->n_txns;
+    for (size_t i = 1; i < k && rc == 0; i++) {
+        struct log_segment *s = segs[i];
+        if ((rc = load(s)) != 0)
+            break;
+        for (size_t j = 0; j < s->n_txns && rc == 0; j++)
+            rc = push(first, &s->txns[j]);
+    }
+    if (rc == 0 && first->n_txns > n0)
+        rc = write_from(first, n0);
+    if (rc != 0)
+        first->n_txns = n0;
+    return rc;
+}
+
+int log_txn_append_file(const struct log_io *io, const char *to, const char *from)
+{
+    uint8_t buf[TXN_ENTRY * 64];
+    off_t at = 0, out;
+    struct stat st;
+    int src, dst, rc = 0;
+
+    src = io->open(from, O_RDONLY | O_CLOEXEC, 0);
+    if (src < 0)
+        return errno == ENOENT ? 0 : ERR_IO;
+    dst = io->open(to, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (dst < 0 || fstat(dst, &st) != 0) {
+        slog_error(LOG_MOD, "open of %s failed: %s", to, strerror(errno));
+        if (dst >= 0)
+            io->close(dst);
+        io->close(src);
+        return ERR_IO;
+    }
+    out = st.st_size - st.st_size % TXN_ENTRY; /* a torn last entry is written over */
+    for (;;) {
+        ssize_t r = log_io_pread_full(io, src, buf, sizeof buf, at);
+        if (r < 0) {
+            rc = ERR_IO;
+            break;
+        }
+        r -= r % TXN_ENTRY;
+        if (r > 0 && log_io_pwrite_all(io, dst, buf, (size_t)r, out) < 0) {
+            rc = ERR_IO;
+            break;
+        }
+        out += r;
+        at += r;
+        if (r < (ssize_t)sizeof buf)
+            break;
+    }
+    if (rc != 0)
+        slog_error(LOG_MOD, "cannot move the aborted transactions of %s into %s", from, to);
+    io->close(dst);
+    io->close(src);
+    return rc;
 }
