@@ -4,6 +4,7 @@
  * dynamic configs, so the current dynamic set is read first and the change is
  * merged into it, as kafka-configs.sh did before KIP-339. */
 #include "tally.h"
+#include "config/config.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -13,14 +14,19 @@
 static const char configs_usage[] =
     "usage: tally configs COMMAND ...\n"
     "\n"
-    "  describe (--topic T | --broker ID)\n"
+    "  describe (--topic T | --broker ID | --broker-defaults)\n"
     "      Print every config of the topic or broker with its source.\n"
-    "  alter (--topic T | --broker ID) [--set K=V ...] [--delete K ...]\n"
-    "      Set or remove dynamic configs; the others stay as they are.\n";
+    "  alter (--topic T | --broker ID | --broker-defaults) [--set K=V ...] [--delete K ...]\n"
+    "      Set or remove dynamic configs; the others stay as they are. --broker-defaults\n"
+    "      is the cluster-wide dynamic default of every broker.\n"
+    "  keys\n"
+    "      List every known config with its type, default and documentation (also shown\n"
+    "      by tally configs --help).\n";
 
-static const char describe_usage[] = "usage: tally configs describe (--topic T | --broker ID)\n";
-static const char alter_usage[] =
-    "usage: tally configs alter (--topic T | --broker ID) [--set K=V ...] [--delete K ...]\n";
+static const char describe_usage[] =
+    "usage: tally configs describe (--topic T | --broker ID | --broker-defaults)\n";
+static const char alter_usage[] = "usage: tally configs alter (--topic T | --broker ID | "
+                                  "--broker-defaults) [--set K=V ...] [--delete K ...]\n";
 
 /* One dynamic config being edited. */
 struct kv {
@@ -183,6 +189,13 @@ static int parse_target(int argc, char **argv, int *i, rd_kafka_ResourceType_t *
 {
     const char *a = argv[*i];
     rd_kafka_ResourceType_t t;
+    if (strcmp(a, "--broker-defaults") == 0) {
+        if (*name != NULL)
+            return tally_usage_error("give exactly one of --topic or --broker");
+        *type = RD_KAFKA_RESOURCE_BROKER;
+        *name = "";
+        return 1;
+    }
     if (strcmp(a, "--topic") == 0)
         t = RD_KAFKA_RESOURCE_TOPIC;
     else if (strcmp(a, "--broker") == 0)
@@ -403,8 +416,10 @@ int tally_configs_main(const struct tally_ctx *ctx, int argc, char **argv)
         fputs(configs_usage, stderr);
         return TALLY_USAGE;
     }
-    if (tally_is_help(argv[1])) {
-        fputs(configs_usage, stdout);
+    if (tally_is_help(argv[1]) || strcmp(argv[1], "keys") == 0) {
+        if (tally_is_help(argv[1]))
+            printf("%s\n", configs_usage);
+        config_print_help(stdout); /* the broker's own table (src/config/table.c) */
         return TALLY_OK;
     }
     if (strcmp(argv[1], "describe") == 0)

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/arena.h"
@@ -87,6 +88,43 @@ static int check_batch(struct arena *ar, uint8_t *data, struct record_batch *hdr
         hdr->attributes = attributes;
     }
     return 0;
+}
+
+/* compression.type other than "producer": a batch in another codec is rewritten in the
+ * topic's (Kafka's LogValidator does the same), on the event loop like the validation before
+ * it and bounded the same way (max.message.bytes of decompressed records). The new batch
+ * lives in the request's arena; *data, *len and *hdr then describe it. Returns 0 or the
+ * error, with out->ErrorMessage set. */
+static int recompress_batch(struct arena *ar, const struct partition_settings *set, uint8_t **data,
+                            size_t *len, struct record_batch *hdr,
+                            struct PartitionProduceResponse *out)
+{
+    uint8_t *nb;
+    size_t nlen;
+    int rc;
+
+    if (set->compression < 0 ||
+        (hdr->attributes & RECORD_ATTR_COMPRESSION_MASK) == set->compression)
+        return 0;
+    rc = record_batch_recompress(*data, *len, set->compression, (size_t)set->max_message_bytes, &nb,
+                                 &nlen);
+    if (rc == 0 && nlen > (size_t)set->max_message_bytes) {
+        free(nb);
+        rc = ERR_MESSAGE_TOO_LARGE;
+    }
+    if (rc != 0) {
+        out->ErrorMessage = arena_printf(ar, "The batch could not be rewritten as %s: %s",
+                                         record_codec_name(set->compression), err_name(rc));
+        return rc;
+    }
+    *data = arena_alloc(ar, nlen);
+    if (*data != NULL)
+        memcpy(*data, nb, nlen);
+    free(nb);
+    if (*data == NULL)
+        return ERR_NOMEM;
+    *len = nlen;
+    return record_batch_parse(*data, nlen, hdr);
 }
 
 /* An acks=all answer waiting for replication. */
@@ -178,6 +216,8 @@ static void produce_partition(struct broker *b, struct arena *ar, const char *to
     }
     if (rc == 0)
         rc = check_batch(ar, data, &hdr, &scan, set, now, out);
+    if (rc == 0)
+        rc = recompress_batch(ar, set, &data, &len, &hdr, out);
     if (rc != 0) {
         out->ErrorCode = (int16_t)err_wire(rc);
         slog_debug("broker", "produce to %s-%d rejected: %s", topic, in->Index, err_name(rc));

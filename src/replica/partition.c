@@ -114,6 +114,8 @@ void partition_refresh_settings(struct partition *p)
     s->ts_before_max_ms =
         config_topic_int(c, p->topic, "message.timestamp.before.max.ms", INT64_MAX);
     s->ts_after_max_ms = config_topic_int(c, p->topic, "message.timestamp.after.max.ms", INT64_MAX);
+    /* "producer" (and anything unknown) maps to -1: keep the producer's codec. */
+    s->compression = record_codec_by_name(config_topic_str(c, p->topic, "compression.type"));
     /* The older single bound still applies in both directions when set. */
     if (diff < s->ts_before_max_ms)
         s->ts_before_max_ms = diff;
