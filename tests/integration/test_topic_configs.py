@@ -577,3 +577,17 @@ def test_dynamic_retention_default_applies(broker_factory):
         assert time.monotonic() < deadline, "retention never ran on %s" % plain
         time.sleep(0.1)
     assert harness.list_offset(b, kept, 0, ts=-2)[2] == 0
+
+
+def test_sample_server_properties(broker_factory):
+    """config/server.properties starts a broker with no unknown key, and its values are
+    described as static broker configs."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    path = os.path.join(here, "..", "..", "config", "server.properties")
+    b = broker_factory(config_file=os.path.abspath(path))
+    assert "not a known config" not in b.stderr_all()
+    c = describe_raw(b, BROKER, "1", ["log.retention.hours", "log.segment.bytes",
+                                      "num.partitions"])
+    assert (c["log.retention.hours"]["value"], c["log.retention.hours"]["source"]) == (
+        "168", STATIC)
+    assert c["log.segment.bytes"]["source"] == STATIC
