@@ -118,9 +118,10 @@ static const struct config_def defs[] = {
      0},
     {"remote.storage.enable", NULL, CT_BOOLEAN, "false", 0, 0, booleans, true,
      "Tiered storage for the topic. Tally has none: only false is accepted.", CF_ONLY_FALSE},
-    {"retention.bytes", "log.retention.bytes", CT_LONG, "-1", -1, I64MAX, NULL, true,
+    /* Any long, as in Kafka (no validator there): every negative value means no limit. */
+    {"retention.bytes", "log.retention.bytes", CT_LONG, "-1", INT64_MIN, I64MAX, NULL, true,
      "The most bytes a partition keeps before its oldest segments are deleted (with the "
-     "delete policy); -1 means no limit.",
+     "delete policy); -1 (any negative value) means no limit.",
      0},
     {"retention.ms", "log.retention.ms", CT_LONG, "604800000", -1, I64MAX, NULL, true,
      "How long a segment is kept after its newest record (with the delete policy), in ms; -1 "

@@ -65,7 +65,7 @@ CONFIGS = {
     "min.insync.replicas": ("1", "2", "0", "1", 3, "min.insync.replicas"),
     "preallocate": ("true", "false", "yes", "false", 1, "log.preallocate"),
     "remote.storage.enable": ("false", "false", "true", "false", 1, None),
-    "retention.bytes": ("1000000", "2000000", "-2", "-1", 5, "log.retention.bytes"),
+    "retention.bytes": ("1000000", "2000000", "1e6", "-1", 5, "log.retention.bytes"),
     "retention.ms": ("60000", "120000", "-2", "604800000", 5, "log.retention.ms"),
     "segment.bytes": ("1048576", "2097152", "13", "1073741824", 3, "log.segment.bytes"),
     "segment.index.bytes": ("1048576", "2097152", "3", "10485760", 3,
@@ -591,3 +591,38 @@ def test_sample_server_properties(broker_factory):
     assert (c["log.retention.hours"]["value"], c["log.retention.hours"]["source"]) == (
         "168", STATIC)
     assert c["log.segment.bytes"]["source"] == STATIC
+
+
+def test_cli_help_lists_every_config(shared_broker):
+    """`tally configs --help` prints the broker's own table: every key the broker describes,
+    with its documentation; --broker-defaults alters the cluster-wide dynamic default."""
+    r = shared_broker.tally("configs", "--help")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    name = unique("cli")
+    harness.create_topics(shared_broker, [(name, 1, None)])
+    for key, c in describe_raw(shared_broker, TOPIC, name).items():
+        assert "  %s (" % key in out, key
+        assert " ".join(c["doc"].split()) in " ".join(out.split()), key
+    assert "producer.id.expiration.ms (int, default 86400000, dynamic)" in out
+    assert "num.io.threads (int, default 8, read-only)" in out
+
+
+def test_cli_alter_broker_defaults(broker):
+    r = broker.tally("configs", "alter", "--broker-defaults", "--set",
+                     "log.retention.ms=3600000")
+    assert r.returncode == 0, r.stderr
+    c = describe_raw(broker, BROKER, "1", ["log.retention.ms"])["log.retention.ms"]
+    assert (c["value"], c["source"]) == ("3600000", DYNAMIC_DEFAULT)
+    r = broker.tally("configs", "describe", "--broker", "1")
+    assert r.returncode == 0, r.stderr
+    line = [x for x in r.stdout.splitlines() if x.split() and x.split()[0].startswith(
+        "log.retention.ms")]
+    assert line and "3600000" in line[0] and "DYNAMIC_DEFAULT_BROKER_CONFIG" in line[0], line
+    # Deleting it, and a read-only key refused with Kafka's error.
+    r = broker.tally("configs", "alter", "--broker-defaults", "--delete", "log.retention.ms")
+    assert r.returncode == 0, r.stderr
+    c = describe_raw(broker, BROKER, "1", ["log.retention.ms"])["log.retention.ms"]
+    assert c["source"] == DEFAULT
+    r = broker.tally("configs", "alter", "--broker-defaults", "--set", "num.io.threads=2")
+    assert r.returncode == 1 and "INVALID_REQUEST" in r.stderr, r.stderr

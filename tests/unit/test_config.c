@@ -312,6 +312,10 @@ TEST(config_validate_new_configs)
     CHECK_EQ_INT(config_validate(rse, "true", why, sizeof why), ERR_INVALID_CONFIG);
     CHECK(strstr(why, "tiered") != NULL);
 
+    /* retention.bytes takes any long, as Kafka (no validator there). */
+    CHECK_EQ_INT(config_validate(config_find_topic("retention.bytes"), "-5", why, sizeof why), 0);
+    CHECK_EQ_INT(config_validate(config_find_topic("retention.bytes"), "1e6", why, sizeof why),
+                 ERR_INVALID_CONFIG);
     CHECK_EQ_INT(config_validate(lrm, "-2", why, sizeof why), 0);
     CHECK_EQ_INT(config_validate(lrm, "-3", why, sizeof why), ERR_INVALID_CONFIG);
     CHECK_EQ_INT(config_validate(sib, "3", why, sizeof why), ERR_INVALID_CONFIG);
