@@ -90,32 +90,34 @@ static int check_batch(struct arena *ar, uint8_t *data, struct record_batch *hdr
     return 0;
 }
 
-/* compression.type other than "producer": a batch in another codec is rewritten in the
- * topic's (Kafka's LogValidator does the same), on the event loop like the validation before
- * it and bounded the same way (max.message.bytes of decompressed records). The new batch
- * lives in the request's arena; *data, *len and *hdr then describe it. Returns 0 or the
- * error, with out->ErrorMessage set. */
-static int recompress_batch(struct arena *ar, const struct partition_settings *set, uint8_t **data,
-                            size_t *len, struct record_batch *hdr,
-                            struct PartitionProduceResponse *out)
+/* record_batch_check, and for compression.type other than "producer" the batch rewritten in
+ * the topic's codec when it arrived in another (as Kafka's LogValidator does), from the
+ * records the check decompressed. On the event loop like the validation, bounded the same
+ * way (max.message.bytes of decompressed records); the rewritten batch must fit
+ * max.message.bytes too. It lives in the request's arena; *data, *len and *hdr then
+ * describe it. Returns 0 or the error (out->ErrorMessage set for a rewrite too large). */
+static int check_records(struct arena *ar, const struct partition_settings *set, size_t max_size,
+                         uint8_t **data, size_t *len, struct record_batch *hdr,
+                         struct record_scan *scan, struct PartitionProduceResponse *out)
 {
-    uint8_t *nb;
-    size_t nlen;
+    uint8_t *nb = NULL;
+    size_t nlen = 0;
     int rc;
 
-    if (set->compression < 0 ||
-        (hdr->attributes & RECORD_ATTR_COMPRESSION_MASK) == set->compression)
-        return 0;
-    rc = record_batch_recompress(*data, *len, set->compression, (size_t)set->max_message_bytes, &nb,
-                                 &nlen);
-    if (rc == 0 && nlen > (size_t)set->max_message_bytes) {
-        free(nb);
-        rc = ERR_MESSAGE_TOO_LARGE;
-    }
-    if (rc != 0) {
-        out->ErrorMessage = arena_printf(ar, "The batch could not be rewritten as %s: %s",
-                                         record_codec_name(set->compression), err_name(rc));
+    if (set->compression < 0)
+        return record_batch_check(*data, *len, max_size, hdr, scan);
+    rc = record_batch_check_recompress(*data, *len, max_size, set->compression, hdr, scan, &nb,
+                                       &nlen);
+    if (rc != 0 || nb == NULL)
         return rc;
+    if (nlen > max_size) {
+        out->ErrorMessage = arena_printf(ar,
+                                         "The batch rewritten as %s (compression.type) is %zu "
+                                         "bytes, larger than max.message.bytes (%lld)",
+                                         record_codec_name(set->compression), nlen,
+                                         (long long)set->max_message_bytes);
+        free(nb);
+        return ERR_MESSAGE_TOO_LARGE;
     }
     *data = arena_alloc(ar, nlen);
     if (*data != NULL)
@@ -124,7 +126,7 @@ static int recompress_batch(struct arena *ar, const struct partition_settings *s
     if (*data == NULL)
         return ERR_NOMEM;
     *len = nlen;
-    return record_batch_parse(*data, nlen, hdr);
+    return 0;
 }
 
 /* An acks=all answer waiting for replication. */
@@ -196,8 +198,8 @@ static void produce_partition(struct broker *b, struct arena *ar, const char *to
                                          len, (long long)set->max_message_bytes);
     }
     if (rc == 0) {
-        rc = record_batch_check(data, len, max_size, &hdr, &scan);
-        if (rc == ERR_MESSAGE_TOO_LARGE)
+        rc = check_records(ar, set, max_size, &data, &len, &hdr, &scan, out);
+        if (rc == ERR_MESSAGE_TOO_LARGE && out->ErrorMessage == NULL)
             out->ErrorMessage = arena_printf(ar,
                                              "The batch's records decompress to more than "
                                              "max.message.bytes (%lld)",
@@ -216,8 +218,6 @@ static void produce_partition(struct broker *b, struct arena *ar, const char *to
     }
     if (rc == 0)
         rc = check_batch(ar, data, &hdr, &scan, set, now, out);
-    if (rc == 0)
-        rc = recompress_batch(ar, set, &data, &len, &hdr, out);
     if (rc != 0) {
         out->ErrorCode = (int16_t)err_wire(rc);
         slog_debug("broker", "produce to %s-%d rejected: %s", topic, in->Index, err_name(rc));
