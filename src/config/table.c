@@ -136,8 +136,9 @@ static const struct config_def defs[] = {
      "the segment.",
      0},
     {"segment.jitter.ms", "log.roll.jitter.ms", CT_LONG, "0", 0, I64MAX, NULL, true,
-     "The most a segment's time-based roll (segment.ms) is brought forward at random, so that "
-     "many partitions do not roll at once.",
+     "The most a segment's time-based roll (segment.ms) is brought forward, so that many "
+     "partitions do not roll at once (Tally draws each partition's share from a hash of its "
+     "name).",
      0},
     {"segment.ms", "log.roll.ms", CT_LONG, "604800000", 1, I64MAX, NULL, true,
      "How old the active segment may get before it is closed even if not full (ms), so that "

@@ -99,6 +99,22 @@ static void log_config_for(struct partition *p, struct log_config *lc)
     lc->flush_ms = config_topic_int(c, p->topic, "flush.ms", lc->flush_ms);
     lc->index_interval_bytes =
         (int32_t)config_topic_int(c, p->topic, "index.interval.bytes", lc->index_interval_bytes);
+    lc->max_index_bytes =
+        (int32_t)config_topic_int(c, p->topic, "segment.index.bytes", lc->max_index_bytes);
+    /* segment.jitter.ms brings the time-based roll forward by up to min(jitter, segment.ms),
+     * so that partitions created together do not all roll at once. Kafka draws it at random
+     * per segment; here it is a hash of the partition's name: stable, and spread over the
+     * partitions. */
+    int64_t jitter = config_topic_int(c, p->topic, "segment.jitter.ms", 0);
+    if (jitter > 0 && lc->segment_ms > 1) {
+        uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+        for (const char *q = p->topic; *q; q++)
+            h = (h ^ (uint8_t)*q) * 1099511628211ULL;
+        h = (h ^ (uint64_t)(uint32_t)p->index) * 1099511628211ULL;
+        h ^= h >> 29;
+        lc->segment_ms -=
+            (int64_t)(h % (uint64_t)(jitter < lc->segment_ms ? jitter : lc->segment_ms));
+    }
 }
 
 void partition_refresh_settings(struct partition *p)

@@ -1751,3 +1751,57 @@ TEST(replica_flush_messages_fsyncs_each_append)
     f.rm->log_io.fsync = log_io_default()->fsync;
     rfx_fini(&f);
 }
+
+/* segment.index.bytes bounds a segment's indexes (a full index rolls it), and
+ * segment.jitter.ms brings time-based rolls forward by a share that differs per partition;
+ * both reach the log through the partition's settings. */
+TEST(replica_segment_index_bytes_and_jitter)
+{
+    struct rfx f;
+    int rolled = 0, control = 0;
+
+    REQUIRE(rfx_init(&f));
+    REQUIRE(make_topic(&f, "idx", 1, 1) == 0);
+    REQUIRE(make_topic(&f, "jit", 2, 8) == 0);
+    REQUIRE(make_topic(&f, "nojit", 3, 8) == 0);
+    REQUIRE(PROPOSE(&f, r_config(2, "idx", "segment.index.bytes", "24"),
+                    r_config(2, "idx", "index.interval.bytes", "0"),
+                    r_config(2, "jit", "segment.ms", "10000"),
+                    r_config(2, "jit", "segment.jitter.ms", "10000"),
+                    r_config(2, "nojit", "segment.ms", "10000")) == 0);
+    REQUIRE(rfx_rm_start(&f) == 0);
+
+    struct partition *idx = replica_partition(f.rm, "idx", 0);
+    REQUIRE(idx);
+    for (int i = 0; i < 6; i++)
+        REQUIRE(append(idx, 1, -1, 0, 0, 1000, NULL, NULL) == 0);
+    CHECK(log_active_base(partition_log(idx)) > 0);
+
+    for (int i = 0; i < 8; i++) {
+        REQUIRE(append(replica_partition(f.rm, "jit", i), 1, -1, 0, 0, 1000, NULL, NULL) == 0);
+        REQUIRE(append(replica_partition(f.rm, "nojit", i), 1, -1, 0, 0, 1000, NULL, NULL) == 0);
+    }
+    tclock_advance(f.clock, 5000);
+    for (int i = 0; i < 8; i++) {
+        struct partition *j = replica_partition(f.rm, "jit", i);
+        struct partition *n = replica_partition(f.rm, "nojit", i);
+        REQUIRE(append(j, 1, -1, 0, 0, 1000, NULL, NULL) == 0);
+        REQUIRE(append(n, 1, -1, 0, 0, 1000, NULL, NULL) == 0);
+        rolled += log_active_base(partition_log(j)) > 0;
+        control += log_active_base(partition_log(n)) > 0;
+    }
+    /* Half of segment.ms: without jitter no partition rolls; with it, some do (those whose
+     * share is over half) and some do not. */
+    CHECK_EQ_INT(control, 0);
+    CHECK(rolled > 0 && rolled < 8);
+    /* Past segment.ms every one of them has rolled. */
+    tclock_advance(f.clock, 5001);
+    rolled = 0;
+    for (int i = 0; i < 8; i++) {
+        struct partition *j = replica_partition(f.rm, "jit", i);
+        REQUIRE(append(j, 1, -1, 0, 0, 1000, NULL, NULL) == 0);
+        rolled += log_active_base(partition_log(j)) > 0;
+    }
+    CHECK_EQ_INT(rolled, 8);
+    rfx_fini(&f);
+}
