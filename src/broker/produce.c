@@ -177,6 +177,17 @@ static void produce_partition(struct broker *b, struct arena *ar, const char *to
     }
     set = partition_settings(p);
     max_size = set->max_message_bytes > 0 ? (size_t)set->max_message_bytes : 0;
+    /* acks=all needs min.insync.replicas in the ISR, checked before the batch is (Kafka's
+     * order in appendRecordsToLeader). */
+    if (wait != NULL && partition_isr_size(p) < set->min_insync) {
+        out->ErrorCode = ERR_NOT_ENOUGH_REPLICAS;
+        out->ErrorMessage =
+            arena_printf(ar,
+                         "The ISR of %s-%d has %d replica(s), fewer than min.insync.replicas "
+                         "(%lld)",
+                         topic, in->Index, (int)partition_isr_size(p), (long long)set->min_insync);
+        return;
+    }
     if (len == 0) {
         out->ErrorCode = ERR_INVALID_RECORD;
         out->ErrorMessage = "Produce request without records";

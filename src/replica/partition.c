@@ -132,6 +132,7 @@ void partition_refresh_settings(struct partition *p)
     s->ts_after_max_ms = config_topic_int(c, p->topic, "message.timestamp.after.max.ms", INT64_MAX);
     /* "producer" (and anything unknown) maps to -1: keep the producer's codec. */
     s->compression = record_codec_by_name(config_topic_str(c, p->topic, "compression.type"));
+    s->min_insync = config_topic_int(c, p->topic, "min.insync.replicas", 1);
     /* The older single bound still applies in both directions when set. */
     if (diff < s->ts_before_max_ms)
         s->ts_before_max_ms = diff;
@@ -525,6 +526,10 @@ bool partition_is_replica(const struct partition *p, int32_t node)
 bool partition_in_isr(const struct partition *p, int32_t node)
 {
     return contains(p->isr, p->n_isr, node);
+}
+int32_t partition_isr_size(const struct partition *p)
+{
+    return p->n_isr;
 }
 int64_t partition_follower_offset(const struct partition *p, int32_t node)
 {

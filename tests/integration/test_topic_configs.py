@@ -626,3 +626,25 @@ def test_cli_alter_broker_defaults(broker):
     assert c["source"] == DEFAULT
     r = broker.tally("configs", "alter", "--broker-defaults", "--set", "num.io.threads=2")
     assert r.returncode == 1 and "INVALID_REQUEST" in r.stderr, r.stderr
+
+
+def test_min_insync_replicas_honoured(shared_broker):
+    """acks=all to a partition whose ISR is smaller than min.insync.replicas answers
+    NOT_ENOUGH_REPLICAS (19) and appends nothing; acks=1 is not affected; lowering it takes
+    effect without a restart."""
+    b = shared_broker
+    topic = unique("minisr")
+    harness.create_topics(b, [(topic, 1, {"min.insync.replicas": "2"})])
+    with b.conn() as conn:
+        res = conn.produce({topic: {0: kp.record_batch([(None, b"x")])}}, acks=-1, version=8)
+        assert res[(topic, 0)]["error"] == 19, res
+        assert "min.insync.replicas" in res[(topic, 0)]["error_message"], res
+        res = conn.produce({topic: {0: kp.record_batch([(None, b"y")])}}, acks=1)
+        assert res[(topic, 0)]["error"] == 0 and res[(topic, 0)]["base_offset"] == 0, res
+        res = conn.incremental_alter_configs(
+            [(TOPIC, topic, [("min.insync.replicas", kp.OP_SET, "1")])])
+        assert res[0][0] == 0
+    wait_value(b, topic, "min.insync.replicas", "1")
+    with b.conn() as conn:
+        res = conn.produce({topic: {0: kp.record_batch([(None, b"z")])}}, acks=-1)
+        assert res[(topic, 0)]["error"] == 0 and res[(topic, 0)]["base_offset"] == 1, res
