@@ -211,6 +211,41 @@ static const struct config_def defs[] = {
      "SO_RCVBUF of client connections (-1: the operating system's default).", 0},
     {NULL, "connections.max.idle.ms", CT_LONG, "600000", -1, I64MAX, NULL, false,
      "Idle client connections are closed after this long (ms); -1 never.", 0},
+    /* Group coordinator (issue 9): Kafka's names and defaults, read-only as in Kafka. */
+    {NULL, "offsets.topic.num.partitions", CT_INT, "50", 1, I32MAX, NULL, false,
+     "The partition count __consumer_offsets is created with; a group's coordinator is the "
+     "leader of partition abs(hash(group id)) % this. Do not change it once the topic exists.",
+     0},
+    {NULL, "offsets.topic.replication.factor", CT_SHORT, "3", 1, INT16_MAX, NULL, false,
+     "The replication factor __consumer_offsets is created with (capped at the live brokers, "
+     "with a warning, so that a single node works).",
+     0},
+    {NULL, "offsets.topic.segment.bytes", CT_INT, "104857600", 1, I32MAX, NULL, false,
+     "The segment size of __consumer_offsets (small, so compaction and loading stay quick).", 0},
+    {NULL, "offsets.retention.minutes", CT_INT, "10080", 1, I32MAX, NULL, false,
+     "How long the committed offsets of a group stay once the group is empty, before they are "
+     "expired (tombstoned).",
+     0},
+    {NULL, "offsets.retention.check.interval.ms", CT_LONG, "600000", 1, I64MAX, NULL, false,
+     "How often expired committed offsets are looked for (ms).", 0},
+    {NULL, "offset.metadata.max.bytes", CT_INT, "4096", 0, I32MAX, NULL, false,
+     "The longest metadata string an offset commit may carry; longer ones get "
+     "OFFSET_METADATA_TOO_LARGE.",
+     0},
+    {NULL, "group.min.session.timeout.ms", CT_INT, "6000", 0, I32MAX, NULL, false,
+     "The shortest session timeout a group member may ask for (shorter: "
+     "INVALID_SESSION_TIMEOUT).",
+     0},
+    {NULL, "group.max.session.timeout.ms", CT_INT, "1800000", 0, I32MAX, NULL, false,
+     "The longest session timeout a group member may ask for (longer: "
+     "INVALID_SESSION_TIMEOUT).",
+     0},
+    {NULL, "group.initial.rebalance.delay.ms", CT_INT, "3000", 0, I32MAX, NULL, false,
+     "How long a new (empty) group waits for more members before its first rebalance "
+     "completes (ms).",
+     0},
+    {NULL, "group.max.size", CT_INT, "2147483647", 1, I32MAX, NULL, false,
+     "The most members a group may have; one more gets GROUP_MAX_SIZE_REACHED.", 0},
     /* The thread pool's size (UV_THREADPOOL_SIZE), fixed at start: fsyncs, checkpoint and
      * snapshot writes, cold reads. libuv allows at most 1024. Kafka may change it at run
      * time; libuv's pool cannot grow, so it is read-only here. */

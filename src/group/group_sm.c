@@ -158,13 +158,17 @@ static bool persist_still_wanted(const struct group_sm *sm, const struct gs_pers
 
 static void flush(struct group_sm *sm)
 {
-    for (;;) {
+    /* Every call out is counted, so that a group_sm_free from inside one waits for it. Once
+     * a free is pending nothing more goes out: the free answers what is left. */
+    while (!sm->free_pending) {
         if (sm->join_out_head) {
             struct group_join_waiter *w = sm->join_out_head;
             sm->join_out_head = w->sm_private[0];
             if (!sm->join_out_head)
                 sm->join_out_tail = NULL;
+            sm->in_callback++;
             deliver_join(w);
+            sm->in_callback--;
             continue;
         }
         if (sm->sync_out_head) {
@@ -172,7 +176,9 @@ static void flush(struct group_sm *sm)
             sm->sync_out_head = w->sm_private[0];
             if (!sm->sync_out_head)
                 sm->sync_out_tail = NULL;
+            sm->in_callback++;
             deliver_sync(w);
+            sm->in_callback--;
             continue;
         }
         struct gs_persist **pp = &sm->persists, *p = NULL;
@@ -187,14 +193,18 @@ static void flush(struct group_sm *sm)
             }
             p->requested = true;
             /* The owner may answer from within; p is not touched after this. */
+            sm->in_callback++;
             sm->owner.persist(sm->owner.arg, sm, p->token);
+            sm->in_callback--;
             continue;
         }
         if (sm->n_notes > 0) {
             enum group_state from = sm->notes[0].from, to = sm->notes[0].to;
             memmove(&sm->notes[0], &sm->notes[1], (size_t)(sm->n_notes - 1) * sizeof sm->notes[0]);
             sm->n_notes--;
+            sm->in_callback++;
             sm->owner.state_changed(sm->owner.arg, sm, from, to);
+            sm->in_callback--;
             continue;
         }
         break;
@@ -206,11 +216,18 @@ void gs_enter(struct group_sm *sm)
     sm->depth++;
 }
 
+static void really_free(struct group_sm *sm, int16_t err);
+
+/* The outermost call into the group delivers the outbox, and performs a free asked for from
+ * inside a callback; nothing touches `sm` after gs_leave. */
 void gs_leave(struct group_sm *sm)
 {
     assert(sm->depth > 0);
-    if (--sm->depth == 0)
-        flush(sm);
+    if (--sm->depth > 0)
+        return;
+    flush(sm);
+    if (sm->free_pending && sm->in_callback == 0)
+        really_free(sm, sm->free_err);
 }
 
 void gs_set_state(struct group_sm *sm, enum group_state to)
@@ -278,7 +295,7 @@ void gs_answer_join(struct group_sm *sm, struct gs_member *m, const char *leader
     struct group_join_waiter *w = m->join_w;
     if (!w)
         return;
-    m->join_w = NULL;
+    gs_set_join_w(sm, m, NULL);
     bool ok = true;
     struct arena *a = arena_new(SIZE_MAX);
     struct group_join_result *r = a ? arena_alloc(a, sizeof *r) : NULL;
@@ -449,24 +466,117 @@ void group_sm_persisted(struct group_sm *sm, uint64_t token, int16_t err)
 
 /* ---- members --------------------------------------------------------------------------- */
 
+static uint32_t hash_str(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 16777619u;
+    return h;
+}
+
 struct gs_member *gs_find(const struct group_sm *sm, const char *member_id)
 {
-    if (!member_id)
+    if (!member_id || sm->n_buckets == 0)
         return NULL;
-    for (int32_t i = 0; i < sm->n_members; i++)
-        if (strcmp(sm->members[i]->id, member_id) == 0)
-            return sm->members[i];
-    return NULL;
+    struct gs_member *m = sm->by_id[hash_str(member_id) & (sm->n_buckets - 1)];
+    while (m && strcmp(m->id, member_id) != 0)
+        m = m->id_next;
+    return m;
 }
 
 struct gs_member *gs_find_static(const struct group_sm *sm, const char *instance_id)
 {
-    if (!instance_id)
+    if (!instance_id || sm->n_buckets == 0)
         return NULL;
+    struct gs_member *m = sm->by_instance[hash_str(instance_id) & (sm->n_buckets - 1)];
+    while (m && strcmp(m->instance_id, instance_id) != 0)
+        m = m->instance_next;
+    return m;
+}
+
+static void link_member(struct group_sm *sm, struct gs_member *m)
+{
+    struct gs_member **b = &sm->by_id[hash_str(m->id) & (sm->n_buckets - 1)];
+    m->id_next = *b;
+    *b = m;
+    if (m->instance_id) {
+        b = &sm->by_instance[hash_str(m->instance_id) & (sm->n_buckets - 1)];
+        m->instance_next = *b;
+        *b = m;
+    }
+}
+
+static void unlink_member(struct group_sm *sm, struct gs_member *m)
+{
+    struct gs_member **pp = &sm->by_id[hash_str(m->id) & (sm->n_buckets - 1)];
+    while (*pp != m)
+        pp = &(*pp)->id_next;
+    *pp = m->id_next;
+    if (m->instance_id) {
+        pp = &sm->by_instance[hash_str(m->instance_id) & (sm->n_buckets - 1)];
+        while (*pp != m)
+            pp = &(*pp)->instance_next;
+        *pp = m->instance_next;
+    }
+}
+
+static int rehash(struct group_sm *sm, uint32_t n_buckets)
+{
+    struct gs_member **by_id = calloc(n_buckets, sizeof *by_id);
+    struct gs_member **by_instance = calloc(n_buckets, sizeof *by_instance);
+    if (!by_id || !by_instance) {
+        free(by_id);
+        free(by_instance);
+        return ERR_NOMEM;
+    }
+    free(sm->by_id);
+    free(sm->by_instance);
+    sm->by_id = by_id;
+    sm->by_instance = by_instance;
+    sm->n_buckets = n_buckets;
     for (int32_t i = 0; i < sm->n_members; i++)
-        if (sm->members[i]->instance_id && strcmp(sm->members[i]->instance_id, instance_id) == 0)
-            return sm->members[i];
-    return NULL;
+        link_member(sm, sm->members[i]);
+    return 0;
+}
+
+/* Gives m the id `id` (owned from now on) and re-files it. */
+void gs_rename_member(struct group_sm *sm, struct gs_member *m, char *id)
+{
+    unlink_member(sm, m);
+    free(m->id);
+    m->id = id;
+    link_member(sm, m);
+}
+
+/* Fills sm->common when it is stale. False when out of memory (callers then count). */
+bool gs_common_protocols(struct group_sm *sm)
+{
+    if (!sm->common_dirty)
+        return true;
+    sm->n_common = 0;
+    if (sm->n_members == 0) {
+        sm->common_dirty = false;
+        return true;
+    }
+    const struct gs_member *first = sm->members[0];
+    if (first->n_protocols > sm->cap_common) {
+        void *p = realloc(sm->common, (size_t)first->n_protocols * sizeof *sm->common);
+        if (!p)
+            return false;
+        sm->common = p;
+        sm->cap_common = first->n_protocols;
+    }
+    for (int32_t c = 0; c < first->n_protocols; c++) {
+        const char *name = first->protocols[c].name;
+        /* A name the first member lists twice counts once. */
+        bool everyone = gs_member_protocol(first, name) == &first->protocols[c];
+        for (int32_t i = 1; everyone && i < sm->n_members; i++)
+            everyone = gs_member_protocol(sm->members[i], name) != NULL;
+        if (everyone)
+            sm->common[sm->n_common++] = name;
+    }
+    sm->common_dirty = false;
+    return true;
 }
 
 int gs_find_pending(const struct group_sm *sm, const char *member_id)
@@ -625,9 +735,23 @@ int gs_add_member(struct group_sm *sm, struct gs_member *m)
     /* group_sm_members never allocates: its array grows with the group. */
     if (grow_info(sm, sm->n_members + 1) != 0)
         return ERR_NOMEM;
+    if ((uint32_t)sm->n_members + 1 > sm->n_buckets / 2 &&
+        rehash(sm, sm->n_buckets ? sm->n_buckets * 2 : 16) != 0)
+        return ERR_NOMEM;
     sm->members[sm->n_members++] = m;
+    link_member(sm, m);
     if (!sm->leader)
         sm->leader = m;
+    /* A newcomer can only narrow what everyone supports. */
+    if (sm->n_members == 1) {
+        sm->common_dirty = true;
+    } else if (!sm->common_dirty) {
+        int32_t k = 0;
+        for (int32_t c = 0; c < sm->n_common; c++)
+            if (gs_member_protocol(m, sm->common[c]))
+                sm->common[k++] = sm->common[c];
+        sm->n_common = k;
+    }
     return 0;
 }
 
@@ -642,11 +766,13 @@ void gs_remove_member(struct group_sm *sm, struct gs_member *m)
     memmove(&sm->members[i], &sm->members[i + 1],
             (size_t)(sm->n_members - i - 1) * sizeof *sm->members);
     sm->n_members--;
+    unlink_member(sm, m);
+    sm->common_dirty = true;
     if (sm->leader == m)
         sm->leader = sm->n_members > 0 ? sm->members[0] : NULL;
     if (m->join_w) {
         gs_answer_join_error(sm, m->join_w, ERR_UNKNOWN_MEMBER_ID, "");
-        m->join_w = NULL;
+        gs_set_join_w(sm, m, NULL);
     }
     if (m->sync_w) {
         gs_answer_sync(sm, m->sync_w, ERR_UNKNOWN_MEMBER_ID, NULL);
@@ -721,6 +847,7 @@ struct group_sm *group_sm_new(const char *group_id, struct tclock *clock,
     sm->owner = *owner;
     sm->state = GROUP_EMPTY;
     sm->state_ts = tclock_now_ms(clock);
+    sm->common_dirty = true;
     tclock_timer_init(clock, &sm->join_timer, gs_join_timer_cb, sm);
     tclock_timer_init(clock, &sm->sync_timer, gs_sync_timer_cb, sm);
     return sm;
@@ -729,10 +856,12 @@ struct group_sm *group_sm_new(const char *group_id, struct tclock *clock,
 static void clear_members(struct group_sm *sm, int16_t err)
 {
     while (sm->n_members > 0) {
-        struct gs_member *m = sm->members[--sm->n_members];
+        struct gs_member *m = sm->members[sm->n_members - 1];
+        unlink_member(sm, m);
+        sm->n_members--;
         if (m->join_w) {
             gs_answer_join_error(sm, m->join_w, err, m->id);
-            m->join_w = NULL;
+            gs_set_join_w(sm, m, NULL);
         }
         if (m->sync_w) {
             gs_answer_sync(sm, m->sync_w, err, NULL);
@@ -741,14 +870,27 @@ static void clear_members(struct group_sm *sm, int16_t err)
         gs_member_free(m);
     }
     sm->leader = NULL;
+    sm->common_dirty = true;
     while (sm->n_pending > 0)
         gs_remove_pending_at(sm, sm->n_pending - 1);
 }
 
 void group_sm_free(struct group_sm *sm, int16_t err)
 {
-    if (!sm)
+    if (!sm || sm->freeing)
         return;
+    if (sm->depth > 0 || sm->in_callback > 0) {
+        /* From inside a callback: done when the outermost call returns. */
+        sm->free_pending = true;
+        sm->free_err = err;
+        return;
+    }
+    really_free(sm, err);
+}
+
+static void really_free(struct group_sm *sm, int16_t err)
+{
+    sm->freeing = true;
     tclock_timer_close(&sm->join_timer);
     tclock_timer_close(&sm->sync_timer);
     /* Answers are delivered right here; the owner is not asked anything more. */
@@ -769,6 +911,9 @@ void group_sm_free(struct group_sm *sm, int16_t err)
         gs_persist_free(p);
     }
     free(sm->members);
+    free(sm->by_id);
+    free(sm->by_instance);
+    free(sm->common);
     free(sm->pending);
     free(sm->info);
     free(sm->protocol_type);

@@ -13,7 +13,7 @@
  *   Empty --group_sm_delete--> Dead
  *
  * Threading: one loop; nothing here is thread-safe. Callbacks (a waiter's done, the owner's
- * persist/state_changed) may call back into the same group, except group_sm_free. */
+ * persist/state_changed) run when the group is consistent and may call back into it. */
 #ifndef TALLY_GROUP_GROUP_SM_H
 #define TALLY_GROUP_GROUP_SM_H
 
@@ -72,8 +72,10 @@ struct group_sm *group_sm_new(const char *group_id, struct tclock *clock,
 
 /* Fails every pending join/sync waiter with `err` (NOT_COORDINATOR when the coordinator
  * moves; COORDINATOR_NOT_AVAILABLE at shutdown), stops timers, frees. A persist still
- * outstanding is forgotten: its group_sm_persisted must not be called after this. The
- * waiters' callbacks must not call into `sm`. NULL is a no-op. */
+ * outstanding is forgotten: its group_sm_persisted must not be called after this. Waiters
+ * answered here must not call into `sm`. May be called from inside a callback of this group
+ * (a waiter's done, persist, state_changed): the group is then freed when the outermost call
+ * into it returns, and nothing else goes out meanwhile. NULL is a no-op. */
 void group_sm_free(struct group_sm *sm, int16_t err);
 
 const char *group_sm_id(const struct group_sm *sm);

@@ -31,11 +31,13 @@ struct gs_member {
     struct gs_protocol *protocols; /* in the member's order of preference */
     uint8_t *assignment;           /* NULL until assigned */
     int32_t assignment_len;
-    struct group_join_waiter *join_w; /* its parked JoinGroup (awaiting join) */
-    struct group_sync_waiter *sync_w; /* its parked SyncGroup (awaiting sync) */
-    bool is_new;                      /* joined and not yet through a completed join phase */
-    bool pending_sync;                /* in the generation's set that still has to send SyncGroup */
-    struct tclock_timer timer;        /* session (heartbeat) expiry */
+    struct group_join_waiter *join_w;          /* its parked JoinGroup (awaiting join) */
+    struct group_sync_waiter *sync_w;          /* its parked SyncGroup (awaiting sync) */
+    struct gs_member *id_next, *instance_next; /* the group's hash chains */
+    bool is_new;               /* joined and not yet through a completed join phase */
+    bool assigned;             /* named in the leader's assignment being applied */
+    bool pending_sync;         /* in the generation's set that still has to send SyncGroup */
+    struct tclock_timer timer; /* session (heartbeat) expiry */
 };
 
 /* A member id handed out with MEMBER_ID_REQUIRED, waiting for the member's second join. */
@@ -62,6 +64,7 @@ struct gs_persist {
     char *new_id, *old_id, *old_leader_id;
     int32_t n_old_protocols;
     struct gs_protocol *old_protocols;
+    int32_t old_session_ms, old_rebalance_ms;
     bool supports_skip;
 };
 
@@ -78,7 +81,16 @@ struct group_sm {
 
     struct gs_member **members; /* in join order */
     int32_t n_members, cap_members;
+    /* Members by id and by instance id: chained hash tables of n_buckets (a power of 2). */
+    struct gs_member **by_id, **by_instance;
+    uint32_t n_buckets;
+    /* The protocols every member supports, in the first member's order (names point into
+     * that member); recomputed when `common_dirty`, narrowed in place when a member joins. */
+    const char **common;
+    int32_t n_common, cap_common;
+    bool common_dirty;
     struct gs_member *leader;
+    int32_t n_awaiting; /* members with a parked join (gs_set_join_w keeps it) */
     struct gs_pending **pending;
     int32_t n_pending, cap_pending;
 
@@ -94,7 +106,10 @@ struct group_sm {
 
     /* The outbox, delivered when the outermost call into the group returns, so that every
      * callback sees a consistent group and may call back in. */
-    int depth;
+    int depth;       /* nesting of calls into the group */
+    int in_callback; /* nesting of the outbox's calls out */
+    bool free_pending, freeing;
+    int16_t free_err;
     struct group_join_waiter *join_out_head, *join_out_tail;
     struct group_sync_waiter *sync_out_head, *sync_out_tail;
     struct gs_persist *persists;
@@ -107,6 +122,14 @@ struct group_sm {
     struct group_member_info *info; /* group_sm_members' answer */
     int32_t cap_info;
 };
+
+/* Parks (or, with NULL, unparks) m's join, keeping the count of members awaiting join. */
+static inline void gs_set_join_w(struct group_sm *sm, struct gs_member *m,
+                                 struct group_join_waiter *w)
+{
+    sm->n_awaiting += (w != NULL) - (m->join_w != NULL);
+    m->join_w = w;
+}
 
 /* group_sm.c */
 void gs_enter(struct group_sm *sm);
@@ -121,6 +144,8 @@ struct gs_member *gs_member_new(struct group_sm *sm, const struct group_join_arg
 void gs_member_free(struct gs_member *m);
 int gs_add_member(struct group_sm *sm, struct gs_member *m);
 void gs_remove_member(struct group_sm *sm, struct gs_member *m);
+void gs_rename_member(struct group_sm *sm, struct gs_member *m, char *id);
+bool gs_common_protocols(struct group_sm *sm);
 void gs_schedule_session(struct gs_member *m);
 int gs_copy_protocols(const struct group_protocol *p, int32_t n, struct gs_protocol **out);
 void gs_free_protocols(struct gs_protocol *p, int32_t n);

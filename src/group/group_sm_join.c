@@ -24,13 +24,12 @@ static int32_t max_rebalance_timeout(const struct group_sm *sm)
 
 static int32_t count_awaiting_join(const struct group_sm *sm)
 {
-    int32_t n = 0;
-    for (int32_t i = 0; i < sm->n_members; i++)
-        n += sm->members[i]->join_w != NULL;
-    return n;
+    assert(sm->n_awaiting >= 0 && sm->n_awaiting <= sm->n_members);
+    return sm->n_awaiting;
 }
 
-/* How many members support a protocol of this name. */
+/* How many members support a protocol of this name (the slow way, when the common set
+ * cannot be kept for want of memory). */
 static int32_t count_supporting(const struct group_sm *sm, const char *name)
 {
     int32_t n = 0;
@@ -39,50 +38,70 @@ static int32_t count_supporting(const struct group_sm *sm, const char *name)
     return n;
 }
 
+enum { MAX_CANDIDATES = 64 };
+
+/* The protocols every member supports, in the first member's order; at most MAX_CANDIDATES
+ * of them when they have to be counted afresh into `local`. */
+static const char *const *candidates(struct group_sm *sm, const char **local, int32_t *n)
+{
+    if (gs_common_protocols(sm)) {
+        *n = sm->n_common;
+        return sm->common;
+    }
+    *n = 0;
+    const struct gs_member *first = sm->members[0];
+    for (int32_t c = 0; c < first->n_protocols && *n < MAX_CANDIDATES; c++)
+        if (count_supporting(sm, first->protocols[c].name) == sm->n_members)
+            local[(*n)++] = first->protocols[c].name;
+    return local;
+}
+
 /* Kafka's supportsProtocols: an Empty group takes any non-empty type and protocol list;
  * otherwise the type must be the group's and one protocol must be supported by every member. */
-static bool supports_protocols(const struct group_sm *sm, const struct group_join_args *a)
+static bool supports_protocols(struct group_sm *sm, const struct group_join_args *a)
 {
     if (sm->state == GROUP_EMPTY)
         return a->protocol_type && *a->protocol_type && a->n_protocols > 0;
     if (!sm->protocol_type || !a->protocol_type || strcmp(sm->protocol_type, a->protocol_type))
         return false;
+    if (sm->n_members == 0)
+        return a->n_protocols > 0;
+    const char *local[MAX_CANDIDATES];
+    int32_t n;
+    const char *const *cand = candidates(sm, local, &n);
     for (int32_t i = 0; i < a->n_protocols; i++)
-        if (a->protocols[i].name && count_supporting(sm, a->protocols[i].name) == sm->n_members)
-            return true;
+        for (int32_t c = 0; a->protocols[i].name && c < n; c++)
+            if (strcmp(a->protocols[i].name, cand[c]) == 0)
+                return true;
     return false;
 }
 
 /* The protocol every member supports that most members list first among those (ties: the
- * first such in the first member's order). NULL when there is none. */
-static const char *select_protocol(const struct group_sm *sm)
+ * first such in the first member's order); NULL when there is none. */
+static const char *select_protocol(struct group_sm *sm)
 {
     if (sm->n_members == 0)
         return NULL;
-    const struct gs_member *first = sm->members[0];
-    const char *best = NULL;
-    int32_t best_votes = -1;
-    for (int32_t c = 0; c < first->n_protocols; c++) {
-        const char *cand = first->protocols[c].name;
-        if (count_supporting(sm, cand) != sm->n_members)
-            continue;
-        int32_t votes = 0;
-        for (int32_t i = 0; i < sm->n_members; i++) {
-            const struct gs_member *m = sm->members[i];
-            for (int32_t j = 0; j < m->n_protocols; j++) {
-                const char *p = m->protocols[j].name;
-                if (count_supporting(sm, p) == sm->n_members) {
-                    votes += strcmp(p, cand) == 0;
-                    break;
+    const char *local[MAX_CANDIDATES];
+    int32_t n, votes[MAX_CANDIDATES] = {0};
+    const char *const *cand = candidates(sm, local, &n);
+    if (n > MAX_CANDIDATES)
+        n = MAX_CANDIDATES; /* a vote among 64 is plenty; later ones only win if none before */
+    for (int32_t i = 0; i < sm->n_members; i++) {
+        const struct gs_member *m = sm->members[i];
+        bool voted = false;
+        for (int32_t j = 0; j < m->n_protocols && !voted; j++)
+            for (int32_t c = 0; c < n && !voted; c++)
+                if (strcmp(m->protocols[j].name, cand[c]) == 0) {
+                    votes[c]++;
+                    voted = true;
                 }
-            }
-        }
-        if (votes > best_votes) {
-            best = cand;
-            best_votes = votes;
-        }
     }
-    return best;
+    int32_t best = -1;
+    for (int32_t c = 0; c < n; c++)
+        if (best < 0 || votes[c] > votes[best])
+            best = c;
+    return best < 0 ? NULL : cand[best];
 }
 
 /* Kafka's MemberMetadata.matches: the same protocols, names and metadata, in the same order. */
@@ -135,19 +154,23 @@ static void park_join(struct group_sm *sm, struct gs_member *m, struct group_joi
 {
     if (m->join_w && m->join_w != w)
         gs_answer_join_error(sm, m->join_w, ERR_REBALANCE_IN_PROGRESS, m->id);
-    m->join_w = w;
+    gs_set_join_w(sm, m, w);
 }
 
-/* Kafka's updateMember: new protocols and timeouts, the join parked. */
+/* Kafka's updateMember: new protocols and timeouts, the join parked. Protocols equal to the
+ * member's are kept as they are (the common set points into them). */
 static int update_member(struct group_sm *sm, struct gs_member *m, const struct group_join_args *a,
                          struct group_join_waiter *w)
 {
-    struct gs_protocol *p;
-    if (gs_copy_protocols(a->protocols, a->n_protocols, &p) != 0)
-        return ERR_NOMEM;
-    gs_free_protocols(m->protocols, m->n_protocols);
-    m->protocols = p;
-    m->n_protocols = a->n_protocols;
+    if (!member_matches(m, a)) {
+        struct gs_protocol *p;
+        if (gs_copy_protocols(a->protocols, a->n_protocols, &p) != 0)
+            return ERR_NOMEM;
+        gs_free_protocols(m->protocols, m->n_protocols);
+        m->protocols = p;
+        m->n_protocols = a->n_protocols;
+        sm->common_dirty = true;
+    }
     m->session_ms = a->session_timeout_ms;
     m->rebalance_ms = a->rebalance_timeout_ms > 0 ? a->rebalance_timeout_ms : 0;
     park_join(sm, m, w);
@@ -168,7 +191,7 @@ static void add_member_and_rebalance(struct group_sm *sm, const struct group_joi
     /* A member arriving during a new group's initial delay extends the delay. */
     if (sm->state == GROUP_PREPARING_REBALANCE && sm->generation == 0)
         sm->new_member_added = true;
-    m->join_w = w;
+    gs_set_join_w(sm, m, w);
     /* A new member cannot heartbeat (it has no id) and its parked join hides a disconnect,
      * so its join has a deadline of its own: GS_NEW_MEMBER_JOIN_TIMEOUT_MS. */
     gs_schedule_session(m);
@@ -201,22 +224,22 @@ static void update_static_member(struct group_sm *sm, struct gs_member *m, const
     /* Fence whatever the old incarnation still has parked. */
     if (m->join_w) {
         gs_answer_join_error(sm, m->join_w, ERR_FENCED_INSTANCE_ID, m->id);
-        m->join_w = NULL;
+        gs_set_join_w(sm, m, NULL);
     }
     if (m->sync_w) {
         gs_answer_sync(sm, m->sync_w, ERR_FENCED_INSTANCE_ID, NULL);
         m->sync_w = NULL;
     }
-    free(m->id);
-    m->id = id;
+    gs_rename_member(sm, m, id);
     gs_schedule_session(m);
     struct gs_protocol *old_protos = m->protocols;
-    int32_t n_old = m->n_protocols;
+    int32_t n_old = m->n_protocols, old_session = m->session_ms, old_rebalance = m->rebalance_ms;
     m->protocols = protos;
     m->n_protocols = a->n_protocols;
+    sm->common_dirty = true;
     m->session_ms = a->session_timeout_ms;
     m->rebalance_ms = a->rebalance_timeout_ms > 0 ? a->rebalance_timeout_ms : 0;
-    m->join_w = w;
+    gs_set_join_w(sm, m, w);
 
     switch (sm->state) {
     case GROUP_STABLE: {
@@ -231,6 +254,8 @@ static void update_static_member(struct group_sm *sm, struct gs_member *m, const
             p->old_leader_id = old_leader;
             p->old_protocols = old_protos;
             p->n_old_protocols = n_old;
+            p->old_session_ms = old_session;
+            p->old_rebalance_ms = old_rebalance;
             p->supports_skip = a->supports_skip_assignment;
             return;
         }
@@ -356,9 +381,13 @@ static void do_join(struct group_sm *sm, const struct group_join_args *a,
         return;
     }
     if (!accept_joining_member(sm, member_id)) {
+        /* Turned away for good, as Kafka's group.remove: a member, or a pending id. */
         struct gs_member *m = gs_find(sm, member_id);
+        int pi = gs_find_pending(sm, member_id);
         if (m)
             gs_remove_member(sm, m);
+        if (pi >= 0)
+            gs_remove_pending_at(sm, pi);
         gs_answer_join_error(sm, w, ERR_GROUP_MAX_SIZE_REACHED, "");
         return;
     }
@@ -604,31 +633,42 @@ static int16_t validate_sync(const struct group_sm *sm, const struct group_sync_
     return 0;
 }
 
-/* The leader's assignment onto the members; members it leaves out get an empty one. */
+/* The leader's assignment onto the members; members it leaves out get an empty one, and
+ * entries for ids not in the group are ignored. */
 static int apply_assignment(struct group_sm *sm, const struct group_sync_args *a)
 {
     for (int32_t i = 0; i < sm->n_members; i++) {
         struct gs_member *m = sm->members[i];
-        const struct group_assignment *g = NULL;
-        for (int32_t j = 0; j < a->n_assignments && !g; j++)
-            if (a->assignments[j].member_id && strcmp(a->assignments[j].member_id, m->id) == 0)
-                g = &a->assignments[j];
         free(m->assignment);
         m->assignment = NULL;
         m->assignment_len = 0;
-        if (g && g->len > 0 && g->assignment) {
+        m->assigned = false;
+    }
+    for (int32_t j = 0; j < a->n_assignments; j++) {
+        const struct group_assignment *g = &a->assignments[j];
+        struct gs_member *m = gs_find(sm, g->member_id);
+        if (!m)
+            continue;
+        m->assigned = true;
+        free(m->assignment);
+        m->assignment = NULL;
+        m->assignment_len = 0;
+        if (g->len > 0 && g->assignment) {
             m->assignment = malloc((size_t)g->len);
             if (!m->assignment)
                 return ERR_NOMEM;
             memcpy(m->assignment, g->assignment, (size_t)g->len);
             m->assignment_len = g->len;
-        } else if (!g) {
-            slog_warn(GS_LOG,
-                      "group %s: the leader's assignment for generation %d leaves out "
-                      "member %s; it gets an empty one",
-                      sm->group_id, sm->generation, m->id);
         }
     }
+    int32_t missing = 0;
+    for (int32_t i = 0; i < sm->n_members; i++)
+        missing += !sm->members[i]->assigned;
+    if (missing > 0)
+        slog_warn(GS_LOG,
+                  "group %s: the leader's assignment for generation %d leaves out %d member(s); "
+                  "they get an empty one",
+                  sm->group_id, sm->generation, missing);
     return 0;
 }
 
@@ -702,17 +742,18 @@ void gs_persisted_static(struct group_sm *sm, struct gs_persist *p, int16_t err)
     if (err) {
         slog_warn(GS_LOG, "group %s: storing static member %s as %s failed (%s); reverting",
                   sm->group_id, m->instance_id, p->new_id, err_name(err));
-        char *old = p->old_id;
+        gs_rename_member(sm, m, p->old_id);
         p->old_id = NULL;
-        free(m->id);
-        m->id = old;
         gs_free_protocols(m->protocols, m->n_protocols);
+        sm->common_dirty = true;
         m->protocols = p->old_protocols;
         m->n_protocols = p->n_old_protocols;
         p->old_protocols = NULL;
         p->n_old_protocols = 0;
+        m->session_ms = p->old_session_ms;
+        m->rebalance_ms = p->old_rebalance_ms;
         struct group_join_waiter *w = m->join_w;
-        m->join_w = NULL;
+        gs_set_join_w(sm, m, NULL);
         gs_schedule_session(m);
         gs_answer_join_error(sm, w, err, "");
         return;

@@ -3,7 +3,8 @@
  * names are those of Kafka's JSON message schemas (clients/src/main/resources/common/message),
  * so code greps straight against the protocol; nested structs keep the schema's names, with the
  * message name prefixed where two messages use one name for different layouts
- * (IncrementalAlterConfigs*, Fetch*, DescribeProducers*). The comment on each field gives its
+ * (IncrementalAlterConfigs*, Fetch*, DescribeProducers*, DescribeTransactions*,
+ * ListTransactions*, ConsumerProtocolTopicPartition). The comment on each field gives its
  * versions, the versions in which it may be null, its tag when tagged, and its default when not 0 /
  * false.
  *

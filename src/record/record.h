@@ -294,6 +294,8 @@ void record_iter_close(struct record_iter *it);
 void record_header_first(const struct record_item *rec, struct record_header_iter *hi);
 int record_header_next(struct record_header_iter *hi, struct record_header_view *h);
 
+/* ---- compressing (compression.c) ------------------------------------------------------------ */
+
 /* Compresses in[0..in_len) with codec (0 none: a copy; 1 gzip, one member at zlib's default
  * level; 2 snappy, snappy-java's framing with 32 KiB blocks, which Java clients, librdkafka and
  * kafka-python all read; 3 lz4, one LZ4 frame of independent 64 KiB blocks without content

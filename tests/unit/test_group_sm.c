@@ -1192,3 +1192,200 @@ TEST(group_sm_persist_answered_from_within_state_changed_path)
     CHECK_EQ_INT(group_sm_generation(f.sm), 2);
     fx_done(&f);
 }
+
+TEST(group_sm_new_member_join_times_out_after_five_minutes)
+{
+    struct fx f;
+    fx_init(&f, NULL);
+    char ids[1][96];
+    struct jw a, late;
+    struct jopt slow = {.rebalance = 600000, .session = 60000};
+    join(&f, &a, "", &slow);
+    tclock_advance(f.clock, 3000);
+    REQUIRE(a.calls == 1);
+    snprintf(ids[0], sizeof ids[0], "%s", a.member_id);
+    struct sw s;
+    const char *mids[] = {ids[0]}, *as[] = {"a"};
+    sync_(&f, &s, ids[0], NULL, 1, 1, mids, as);
+    /* A new member starts a rebalance the old one is slow to join (10 min timeout). */
+    join(&f, &late, "", NULL);
+    for (int t = 0; t < 9; t++) {
+        tclock_advance(f.clock, 30000);
+        CHECK_EQ_INT(group_sm_heartbeat(f.sm, ids[0], NULL, 1), ERR_REBALANCE_IN_PROGRESS);
+    }
+    tclock_advance(f.clock, 29999);
+    CHECK_EQ_INT(late.calls, 0);
+    tclock_advance(f.clock, 1); /* 300 s: the parked join of the new member gives up */
+    CHECK_EQ_INT(late.calls, 1);
+    CHECK_EQ_INT(late.error, ERR_UNKNOWN_MEMBER_ID);
+    CHECK_EQ_STR(late.member_id, "");
+    CHECK_EQ_INT(group_sm_state(f.sm), GROUP_PREPARING_REBALANCE);
+    /* The old member rejoins and is alone in generation 2. */
+    struct jw r;
+    join(&f, &r, ids[0], &slow);
+    CHECK_EQ_INT(r.gen, 2);
+    CHECK_EQ_INT(r.n_members, 1);
+    fx_done(&f);
+}
+
+TEST(group_sm_second_join_of_a_member_answers_the_first)
+{
+    struct fx f;
+    fx_init(&f, NULL);
+    char ids[2][96];
+    make_stable(&f, 2, ids);
+    struct jw first, second;
+    join(&f, &first, ids[0], NULL); /* the leader: a rebalance, waiting for the other */
+    CHECK_EQ_INT(first.calls, 0);
+    join(&f, &second, ids[0], NULL); /* its client gave up and retried */
+    CHECK_EQ_INT(first.calls, 1);
+    CHECK_EQ_INT(first.error, ERR_REBALANCE_IN_PROGRESS);
+    CHECK_EQ_INT(second.calls, 0);
+    struct jw other;
+    join(&f, &other, ids[1], NULL);
+    CHECK_EQ_INT(second.calls, 1);
+    CHECK_EQ_INT(second.gen, 2);
+    CHECK_EQ_INT(first.calls, 1);
+    fx_done(&f);
+}
+
+TEST(group_sm_static_member_rejoin_during_completing_rebalance_rebalances)
+{
+    struct fx f;
+    fx_init(&f, NULL);
+    struct jw j[2];
+    struct jopt st = {.instance = "i0"};
+    join(&f, &j[0], "", NULL);
+    join(&f, &j[1], "", &st);
+    tclock_advance(f.clock, 6000);
+    REQUIRE(group_sm_state(f.sm) == GROUP_COMPLETING_REBALANCE);
+    struct sw s;
+    sync_(&f, &s, j[1].member_id, "i0", 1, 0, NULL, NULL);
+    struct jw r;
+    join(&f, &r, "", &st); /* restarted before the leader assigned */
+    CHECK_EQ_INT(s.calls, 1);
+    CHECK_EQ_INT(s.error, ERR_FENCED_INSTANCE_ID); /* the old incarnation's parked sync */
+    CHECK_EQ_INT(group_sm_state(f.sm), GROUP_PREPARING_REBALANCE);
+    struct jw l;
+    join(&f, &l, j[0].member_id, NULL);
+    CHECK_EQ_INT(r.calls, 1);
+    CHECK_EQ_INT(r.gen, 2);
+    CHECK(strcmp(r.member_id, j[1].member_id) != 0);
+    fx_done(&f);
+}
+
+/* The owner frees the group from inside a waiter's callback (its shard moved). */
+struct free_ctx {
+    struct fx *f;
+    int16_t err;
+};
+
+static void free_from_done(struct jw *j)
+{
+    struct free_ctx *c = j->ctx;
+    group_sm_free(c->f->sm, c->err);
+}
+
+TEST(group_sm_free_from_inside_a_callback_waits_for_it)
+{
+    struct fx f;
+    fx_init(&f, NULL);
+    struct free_ctx c = {.f = &f, .err = ERR_NOT_COORDINATOR};
+    struct jw a, b;
+    struct jopt st = {.instance = "i1"};
+    join_cb(&f, &a, "", NULL, free_from_done, &c);
+    join(&f, &b, "", &st);
+    tclock_advance(f.clock, 6000); /* a's answer frees the group once a's callback returns */
+    CHECK_EQ_INT(a.calls, 1);
+    CHECK_EQ_INT(a.error, 0);
+    CHECK_EQ_INT(b.calls, 1); /* its answer was made before the free: delivered as made */
+    CHECK_EQ_INT(b.error, 0);
+    CHECK_EQ_INT(tclock_next_due(f.clock), -1);
+    tclock_free(f.clock);
+}
+
+TEST(group_sm_common_protocols_follow_membership)
+{
+    struct fx f;
+    fx_init(&f, NULL);
+    struct jw a, b, c;
+    struct jopt only_range = {0}, both = {.protos = {"range", "roundrobin"}},
+                only_rr = {.protos = {"-", "roundrobin"}};
+    join(&f, &a, "", &only_range);
+    join(&f, &b, "", &both);
+    tclock_advance(f.clock, 6000);
+    REQUIRE(a.calls == 1 && b.calls == 1);
+    join(&f, &c, "", &only_rr); /* a does not speak roundrobin */
+    CHECK_EQ_INT(c.error, ERR_INCONSISTENT_GROUP_PROTOCOL);
+    CHECK_EQ_INT(group_sm_leave(f.sm, a.member_id, NULL, NULL), 0);
+    join(&f, &c, "", &only_rr); /* now only b is left, and it does */
+    CHECK_EQ_INT(c.calls, 0);
+    struct jw rb;
+    join(&f, &rb, b.member_id, &both);
+    CHECK_EQ_INT(c.calls, 1);
+    CHECK_EQ_INT(c.error, 0);
+    CHECK_EQ_STR(c.protocol, "roundrobin");
+    /* b changes its protocols to range only: roundrobin is no longer common. */
+    struct jw a2;
+    join(&f, &rb, b.member_id, &only_range);
+    join(&f, &a2, "", &only_range);
+    CHECK_EQ_INT(a2.error, ERR_INCONSISTENT_GROUP_PROTOCOL);
+    fx_done(&f);
+}
+
+TEST(group_sm_many_members_grow_the_index)
+{
+    struct fx f;
+    fx_init(&f, NULL);
+    enum { N = 100 };
+    static struct jw j[N];
+    struct jopt st = {.instance = NULL};
+    char inst[N][24];
+    for (int i = 0; i < N; i++) {
+        snprintf(inst[i], sizeof inst[i], "inst-%d", i);
+        st.instance = i % 2 ? inst[i] : NULL;
+        join(&f, &j[i], "", &st);
+    }
+    tclock_advance(f.clock, 6000);
+    for (int i = 0; i < N; i++) {
+        REQUIRE(j[i].calls == 1);
+        CHECK_EQ_INT(group_sm_heartbeat(f.sm, j[i].member_id, i % 2 ? inst[i] : NULL, 1), 0);
+    }
+    CHECK_EQ_INT(j[0].n_members, N);
+    for (int i = 0; i < N; i += 3)
+        CHECK_EQ_INT(
+            group_sm_leave(f.sm, i % 2 ? "" : j[i].member_id, i % 2 ? inst[i] : NULL, NULL), 0);
+    int32_t n;
+    group_sm_members(f.sm, &n);
+    CHECK_EQ_INT(n, N - (N + 2) / 3);
+    for (int i = 0; i < N; i++)
+        CHECK_EQ_INT(group_sm_heartbeat(f.sm, j[i].member_id, i % 2 ? inst[i] : NULL, 1),
+                     i % 3 == 0 ? ERR_UNKNOWN_MEMBER_ID : ERR_REBALANCE_IN_PROGRESS);
+    fx_done(&f);
+}
+
+TEST(group_sm_pending_id_turned_away_by_max_size_no_longer_holds_the_join_phase)
+{
+    struct group_sm_config cfg = default_cfg;
+    cfg.max_size = 2;
+    struct fx f;
+    fx_init(&f, &cfg);
+    char ids[1][96];
+    make_stable(&f, 1, ids);
+    struct jw x, y, l;
+    struct jopt req = {.require = true};
+    join(&f, &x, "", &req); /* one member, room for two: x gets an id to come back with */
+    CHECK_EQ_INT(x.error, ERR_MEMBER_ID_REQUIRED);
+    char xid[96];
+    snprintf(xid, sizeof xid, "%s", x.member_id);
+    join(&f, &y, "", NULL);     /* y takes the second place */
+    join(&f, &l, ids[0], NULL); /* the leader rejoins: two awaiting, x still pending */
+    CHECK_EQ_INT(l.calls, 0);
+    join(&f, &x, xid, &req); /* full: x is turned away and its pending id dropped */
+    CHECK_EQ_INT(x.error, ERR_GROUP_MAX_SIZE_REACHED);
+    CHECK_EQ_INT(l.calls, 1); /* so the join phase ends now, not at x's session timeout */
+    CHECK_EQ_INT(y.calls, 1);
+    CHECK_EQ_INT(l.gen, 2);
+    CHECK_EQ_INT(l.n_members, 2);
+    fx_done(&f);
+}
