@@ -420,11 +420,12 @@ def kafka_tp(topic):
     ("snappy", "zstd", ("confluent", "kcat")),
     ("zstd", "snappy", ("confluent", "kcat")),
 ])
-def test_compression_type_recompresses(shared_broker, target, fed, readers):
+def test_compression_type_recompresses(broker, target, fed, readers):
     """Batches fed in another codec (raw batches of that codec, and whatever librdkafka
     sends) are stored in the topic's codec — checked with a raw Fetch — and every client
-    reads the same records back."""
-    b = shared_broker
+    reads the same records back. (A broker of its own: librdkafka's consumer, with a
+    group.id, creates __consumer_offsets, which the shared broker must not have.)"""
+    b = broker
     topic = unique("codec-" + target)
     harness.create_topics(b, [(topic, 1, {"compression.type": target})])
     expect = []
@@ -457,10 +458,10 @@ def test_compression_type_producer_keeps_codec(shared_broker):
     assert stored_codecs(b, topic) == [1, 4, 0, 3, 2]
 
 
-def test_compression_type_altered_applies_to_next_batches(shared_broker, admin):
+def test_compression_type_altered_applies_to_next_batches(broker):
     """A change takes effect without a restart: batches after it use the new codec, the
     ones before it stay as stored."""
-    b = shared_broker
+    b = broker
     topic = unique("codec-alter")
     harness.create_topics(b, [(topic, 1, {"compression.type": "gzip"})])
     produce_raw(b, topic, kp.record_batch([(None, b"a" * 100)] * 20))
@@ -490,8 +491,8 @@ def test_recompressed_batch_too_large_refused(shared_broker):
     assert stored_codecs(b, topic) == [0]
 
 
-def test_log_append_time_patches_timestamps(shared_broker):
-    b = shared_broker
+def test_log_append_time_patches_timestamps(broker):
+    b = broker
     topic = unique("lat")
     harness.create_topics(b, [(topic, 1, {"message.timestamp.type": "LogAppendTime",
                                           "compression.type": "lz4"})])
