@@ -228,6 +228,10 @@ static const struct config_def defs[] = {
      0},
     {NULL, "offsets.retention.check.interval.ms", CT_LONG, "600000", 1, I64MAX, NULL, false,
      "How often expired committed offsets are looked for (ms).", 0},
+    {NULL, "offsets.commit.timeout.ms", CT_INT, "5000", 1, I32MAX, NULL, false,
+     "How long an offset commit (or a group's new metadata) waits to be replicated to the "
+     "ISR of its __consumer_offsets partition before it is answered with an error (ms).",
+     0},
     {NULL, "offset.metadata.max.bytes", CT_INT, "4096", 0, I32MAX, NULL, false,
      "The longest metadata string an offset commit may carry; longer ones get "
      "OFFSET_METADATA_TOO_LARGE.",
