@@ -24,6 +24,7 @@ enum config_type {
     CT_INT = 3,
     CT_SHORT = 4,
     CT_LONG = 5,
+    CT_DOUBLE = 6, /* min and max bound it as integers (a ratio in [0, 1]) */
     CT_LIST = 7
 };
 enum config_source {
@@ -62,7 +63,7 @@ const struct config_def *config_find_topic(const char *key);
 const struct config_def *config_find_broker(const char *key);
 /* The row's own name: its topic key, else its broker key. */
 const char *config_name(const struct config_def *d);
-/* "boolean", "string", "int", "short", "long", "list" (the CLI's help). */
+/* "boolean", "string", "int", "short", "long", "double", "list" (the CLI's help). */
 const char *config_type_name(enum config_type t);
 
 /* Checks a value against a definition: type, range, enumeration (every item of a list),

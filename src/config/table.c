@@ -150,7 +150,39 @@ static const struct config_def defs[] = {
      "left, at the price of losing data.",
      0},
 
+    /* Log compaction (cleanup.policy=compact): the cleaner's topic configs (src/log/compact.c,
+     * src/replica/cleaner.c). */
+    {"delete.retention.ms", "log.cleaner.delete.retention.ms", CT_LONG, "86400000", 0, I64MAX, NULL,
+     true,
+     "How long a tombstone (a record with a null value) of a compacted topic stays readable "
+     "after the segment holding it was cleaned, so that consumers see the delete (ms).",
+     0},
+    {"max.compaction.lag.ms", "log.cleaner.max.compaction.lag.ms", CT_LONG, LMAX, 1, I64MAX, NULL,
+     true,
+     "The longest a record may stay uncompacted: a log holding records older than this is "
+     "cleaned whatever its dirty ratio (ms).",
+     0},
+    {"min.cleanable.dirty.ratio", "log.cleaner.min.cleanable.ratio", CT_DOUBLE, "0.5", 0, 1, NULL,
+     true,
+     "The share of a compacted log that must be uncleaned (written since the last clean) "
+     "before the cleaner runs on it: lower cleans more often.",
+     0},
+    {"min.compaction.lag.ms", "log.cleaner.min.compaction.lag.ms", CT_LONG, "0", 0, I64MAX, NULL,
+     true,
+     "The least time a record stays uncompacted after it is written, so that consumers can "
+     "read every update for at least that long (ms).",
+     0},
+
     /* ---- broker-only configs ------------------------------------------------------------- */
+    /* The log cleaner's broker configs (backoff and dedupe buffer are dynamic in Kafka). */
+    {NULL, "log.cleaner.enable", CT_BOOLEAN, "true", 0, 0, booleans, false,
+     "Whether the log cleaner runs (compacted topics, __consumer_offsets among them).", 0},
+    {NULL, "log.cleaner.backoff.ms", CT_LONG, "15000", 0, I64MAX, NULL, true,
+     "How long the cleaner sleeps when no log needs cleaning (ms).", 0},
+    {NULL, "log.cleaner.dedupe.buffer.size", CT_LONG, "134217728", 0, I64MAX, NULL, true,
+     "The memory the cleaner's key map may use: how many distinct keys one cleaning pass can "
+     "cover.",
+     0},
     {NULL, "log.retention.minutes", CT_INT, NULL, -1, I32MAX / 60000, NULL, false,
      "log.retention.ms in minutes; used when log.retention.ms is not set.", 0},
     {NULL, "log.retention.hours", CT_INT, "168", -1, I32MAX / 3600, NULL, false,
@@ -297,6 +329,8 @@ const char *config_type_name(enum config_type t)
         return "short";
     case CT_LONG:
         return "long";
+    case CT_DOUBLE:
+        return "double";
     case CT_LIST:
         return "list";
     default:
@@ -435,6 +469,18 @@ int config_validate(const struct config_def *d, const char *value, char *why, si
             return 0;
         snprintf(why, whylen, "Invalid value %s for configuration %s", value, name);
         return ERR_INVALID_CONFIG;
+    }
+    if (d->type == CT_DOUBLE) {
+        char *end;
+        errno = 0;
+        double x = strtod(value, &end);
+        if (errno || end == value || *end != '\0' || !(x >= (double)d->min) ||
+            !(x <= (double)d->max)) {
+            snprintf(why, whylen,
+                     "Invalid value %s for configuration %s: expected a number in [%lld, %lld]",
+                     value, name, (long long)d->min, (long long)d->max);
+            return ERR_INVALID_CONFIG;
+        }
     }
     if (d->type == CT_INT || d->type == CT_LONG || d->type == CT_SHORT) {
         char *end;

@@ -115,6 +115,12 @@ static void log_config_for(struct partition *p, struct log_config *lc)
         lc->segment_ms -=
             (int64_t)(h % (uint64_t)(jitter < lc->segment_ms ? jitter : lc->segment_ms));
     }
+    /* cleanup.policy: "compact" lets the cleaner run (cleaner.c); without "delete", as in
+     * Kafka, neither retention.ms nor retention.bytes deletes segments. */
+    const char *policy = config_topic_str(c, p->topic, "cleanup.policy");
+    lc->compact = strstr(policy, "compact") != NULL;
+    if (strstr(policy, "delete") == NULL)
+        lc->retention_ms = lc->retention_bytes = -1;
 }
 
 void partition_refresh_settings(struct partition *p)
@@ -133,6 +139,7 @@ void partition_refresh_settings(struct partition *p)
     /* "producer" (and anything unknown) maps to -1: keep the producer's codec. */
     s->compression = record_codec_by_name(config_topic_str(c, p->topic, "compression.type"));
     s->min_insync = config_topic_int(c, p->topic, "min.insync.replicas", 1);
+    s->compact = strstr(config_topic_str(c, p->topic, "cleanup.policy"), "compact") != NULL;
     /* The older single bound still applies in both directions when set. */
     if (diff < s->ts_before_max_ms)
         s->ts_before_max_ms = diff;
@@ -288,6 +295,8 @@ int partition_open(struct replica_mgr *rm, const char *topic, const uint8_t id[1
     p->index = index;
     memcpy(p->topic_id, id, 16);
     p->leader_epoch = -1;
+    p->clean_offset = -1;
+    p->clean_horizon = INT64_MAX;
     partition_set_state(p, mp);
     if (p->replicas == NULL)
         goto err;

@@ -160,6 +160,7 @@ struct partition_settings {
     int64_t ts_after_max_ms;  /* message.timestamp.after.max.ms (and difference.max.ms) */
     int compression;          /* compression.type: RECORD_CODEC_*, or -1 for "producer" */
     int64_t min_insync;       /* min.insync.replicas: acks=all needs an ISR this large */
+    bool compact;             /* cleanup.policy contains compact: records need a key */
 };
 const struct partition_settings *partition_settings(const struct partition *p);
 

@@ -194,6 +194,10 @@ TEST(config_every_kafka_topic_config)
 {
     static const char *const pairs[][2] = {
         {"cleanup.policy", "log.cleanup.policy"},
+        {"delete.retention.ms", "log.cleaner.delete.retention.ms"},
+        {"max.compaction.lag.ms", "log.cleaner.max.compaction.lag.ms"},
+        {"min.cleanable.dirty.ratio", "log.cleaner.min.cleanable.ratio"},
+        {"min.compaction.lag.ms", "log.cleaner.min.compaction.lag.ms"},
         {"compression.type", "compression.type"},
         {"file.delete.delay.ms", "log.segment.delete.delay.ms"},
         {"flush.messages", "log.flush.interval.messages"},
@@ -320,6 +324,17 @@ TEST(config_validate_new_configs)
     CHECK_EQ_INT(config_validate(lrm, "-3", why, sizeof why), ERR_INVALID_CONFIG);
     CHECK_EQ_INT(config_validate(sib, "3", why, sizeof why), ERR_INVALID_CONFIG);
     CHECK_EQ_INT(config_validate(sib, "4", why, sizeof why), 0);
+
+    /* min.cleanable.dirty.ratio is a double in [0, 1]. */
+    const struct config_def *ratio = config_find_topic("min.cleanable.dirty.ratio");
+    CHECK_EQ_INT(ratio->type, CT_DOUBLE);
+    CHECK_EQ_INT(config_validate(ratio, "0", why, sizeof why), 0);
+    CHECK_EQ_INT(config_validate(ratio, "0.25", why, sizeof why), 0);
+    CHECK_EQ_INT(config_validate(ratio, "1", why, sizeof why), 0);
+    CHECK_EQ_INT(config_validate(ratio, "1.5", why, sizeof why), ERR_INVALID_CONFIG);
+    CHECK_EQ_INT(config_validate(ratio, "-0.1", why, sizeof why), ERR_INVALID_CONFIG);
+    CHECK_EQ_INT(config_validate(ratio, "nan", why, sizeof why), ERR_INVALID_CONFIG);
+    CHECK_EQ_INT(config_validate(ratio, "half", why, sizeof why), ERR_INVALID_CONFIG);
 
     /* cleanup.policy is a list: each item must be known. */
     CHECK_EQ_INT(config_validate(cp, "compact, delete", why, sizeof why), 0);
