@@ -287,6 +287,24 @@ static const struct config_def defs[] = {
      * time; libuv's pool cannot grow, so it is read-only here. */
     {NULL, "num.io.threads", CT_INT, "8", 1, 1024, NULL, false,
      "The size of the I/O thread pool (fsyncs, checkpoints, cold reads); fixed at start.", 0},
+    /* Transactions, partition side (issue 10): KIP-890 verification of transactional batches
+     * with the coordinator. Read at start (dynamic in Kafka). */
+    {NULL, "transaction.partition.verification.enable", CT_BOOLEAN, "true", 0, 0, booleans, false,
+     "Whether a partition leader checks with the transaction coordinator that a transactional "
+     "producer added the partition to its transaction before taking its first batch "
+     "(KIP-890). Read at start.",
+     0},
+    /* Read by the partition side of transactions (src/main.c, replica_mgr.c); read-only. */
+    {NULL, "transaction.state.log.num.partitions", CT_INT, "50", 1, I32MAX, NULL, false,
+     "The partition count __transaction_state is created with; a transactional id's "
+     "coordinator is the leader of partition abs(hash(id)) % this.",
+     0},
+    {NULL, "transaction.max.timeout.ms", CT_INT, "900000", 1, I32MAX, NULL, false,
+     "The longest transaction timeout a producer may ask for; a partition also aborts a "
+     "transaction left open well past it that its coordinator does not know (ms).",
+     0},
+    {NULL, "transaction.abort.timed.out.transaction.cleanup.interval.ms", CT_INT, "10000", 1,
+     I32MAX, NULL, false, "How often transactions open past their timeout are looked for (ms).", 0},
 };
 
 const struct config_def *config_defs(size_t *n)
