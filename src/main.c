@@ -17,6 +17,7 @@
 #include "base/props.h"
 #include "base/tclock.h"
 #include "broker/broker.h"
+#include "base/fault.h"
 #include "group/group.h"
 #include "meta/meta.h"
 #include "net/net.h"
@@ -427,6 +428,7 @@ int main(int argc, char **argv)
     int rc;
 
     memset(&t, 0, sizeof t);
+    fault_init(); /* test-only crash points (TALLY_TEST_FAULT), read once */
     if (lvl && strcasecmp(lvl, "debug") == 0)
         slog_set_level(SLOG_DEBUG);
     rc = server_config_parse(argc, argv, &t.cfg);
