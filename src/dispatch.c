@@ -57,6 +57,11 @@ VIA(group, group, describe_groups)
 VIA(group, group, delete_groups)
 VIA(group, group, offset_delete)
 VIA(txn, txn, init_producer_id)
+VIA(txn, txn, add_partitions_to_txn)
+VIA(txn, txn, add_offsets_to_txn)
+VIA(txn, txn, end_txn)
+VIA(txn, txn, describe_transactions)
+VIA(txn, txn, list_transactions)
 VIA(admin, admin, metadata)
 VIA(admin, admin, create_topics)
 VIA(admin, admin, delete_topics)
@@ -96,6 +101,12 @@ static const struct dispatch_entry table[] = {
     {PROTO_API_ListGroups, 0, 4, via_list_groups, false},
     {PROTO_API_DeleteGroups, 0, 2, via_delete_groups, false},
     {PROTO_API_OffsetDelete, 0, 0, via_offset_delete, false},
+    /* The transaction coordinator (issue 10). */
+    {PROTO_API_AddPartitionsToTxn, 0, 4, via_add_partitions_to_txn, false},
+    {PROTO_API_AddOffsetsToTxn, 0, 3, via_add_offsets_to_txn, false},
+    {PROTO_API_EndTxn, 0, 3, via_end_txn, false},
+    {PROTO_API_DescribeTransactions, 0, 0, via_describe_transactions, false},
+    {PROTO_API_ListTransactions, 0, 0, via_list_transactions, false},
     /* Any broker answers these; only the active controller grants them. */
     {PROTO_API_BrokerRegistration, 0, 0, via_broker_registration, true},
     {PROTO_API_AllocateProducerIds, 0, 0, via_allocate_producer_ids, true},

@@ -75,6 +75,17 @@ static const struct config_def defs[] = {
     {NULL, "group.max.session.timeout.ms", CT_INT, "1800000", 0, I32MAX, NULL, false},
     {NULL, "group.initial.rebalance.delay.ms", CT_INT, "3000", 0, I32MAX, NULL, false},
     {NULL, "group.max.size", CT_INT, "2147483647", 1, I32MAX, NULL, false},
+    /* Transaction coordinator (issue 10): Kafka's names and defaults, read-only. */
+    {NULL, "transaction.state.log.num.partitions", CT_INT, "50", 1, I32MAX, NULL, false},
+    {NULL, "transaction.state.log.replication.factor", CT_SHORT, "3", 1, INT16_MAX, NULL, false},
+    {NULL, "transaction.state.log.min.isr", CT_INT, "2", 1, I32MAX, NULL, false},
+    {NULL, "transaction.state.log.segment.bytes", CT_INT, "104857600", 1, I32MAX, NULL, false},
+    {NULL, "transaction.max.timeout.ms", CT_INT, "900000", 1, I32MAX, NULL, false},
+    {NULL, "transactional.id.expiration.ms", CT_INT, "604800000", 1, I32MAX, NULL, false},
+    {NULL, "transaction.abort.timed.out.transaction.cleanup.interval.ms", CT_INT, "10000", 1,
+     I32MAX, NULL, false},
+    {NULL, "transaction.remove.expired.transaction.cleanup.interval.ms", CT_INT, "3600000", 1,
+     I32MAX, NULL, false},
     /* The thread pool's size (UV_THREADPOOL_SIZE), fixed at start: fsyncs, checkpoint and
      * snapshot writes, cold reads. libuv allows at most 1024. */
     {NULL, "num.io.threads", CT_INT, "8", 1, 1024, NULL, false},

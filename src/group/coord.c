@@ -603,6 +603,7 @@ struct group_coord *group_coord_new(const struct group_coord_options *o)
     gc->ensure_topic = o->ensure_topic;
     gc->ensure_arg = o->ensure_arg;
     gc->ensure_asked_ms = -1;
+    gc->txn_ensure_asked_ms = -1;
     gc->n_partitions_cfg = cfg_int(o->config, "offsets.topic.num.partitions", 50, 1, INT32_MAX);
     gc->replication_factor =
         (int16_t)cfg_int(o->config, "offsets.topic.replication.factor", 3, 1, INT16_MAX);

@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* FindCoordinator v0–4: the coordinator of a key is the leader of its partition of the
  * coordinator's topic. Each key type is one row below (its topic and how a key maps to a
- * partition); the transaction coordinator (issue 10) adds its row for key type 1. While the
+ * partition); key type 1 is the transaction coordinator's __transaction_state. While the
  * topic does not exist its creation is asked for and the answer is COORDINATOR_NOT_AVAILABLE,
  * as Kafka answers then. v4 batches keys: one answer per key. */
+#include <stdio.h>
 #include <string.h>
+
+#include "base/props.h"
+#include "base/slog.h"
 
 #include "base/arena.h"
 #include "base/err.h"
@@ -40,6 +44,46 @@ static void leader_of(struct group_coord *gc, const struct meta_topic *t, const 
     a->port = b->port;
 }
 
+/* Key type 1: __transaction_state is asked for at most once a second, with Kafka's
+ * transaction.state.log.* settings; min.insync.replicas is capped at the live brokers (as the
+ * replication factor is by admin), so one broker can run transactions. */
+#define TXN_TOPIC_NAME "__transaction_state"
+
+static void ask_for_txn_topic(struct group_coord *gc)
+{
+    static const char *const keys[] = {"cleanup.policy", "segment.bytes", "min.insync.replicas"};
+    char seg[24], isr[24];
+    const char *values[] = {"compact", seg, isr};
+    int64_t now = tclock_mono_ms(gc->clock);
+    size_t n_brokers = 0, live = 0;
+    const struct meta_broker *b = meta_brokers(gc->meta, &n_brokers);
+
+    if (gc->ensure_topic == NULL ||
+        (gc->txn_ensure_asked_ms >= 0 && now - gc->txn_ensure_asked_ms < 1000))
+        return;
+    gc->txn_ensure_asked_ms = now;
+    for (size_t i = 0; i < n_brokers; i++)
+        live += !b[i].fenced;
+    int64_t rf = props_get_int(gc->config, "transaction.state.log.replication.factor", 3, NULL);
+    int64_t min_isr = props_get_int(gc->config, "transaction.state.log.min.isr", 2, NULL);
+    int64_t parts = props_get_int(gc->config, "transaction.state.log.num.partitions", 50, NULL);
+    if (min_isr > (int64_t)live && live > 0) {
+        slog_warn("group", "%s: transaction.state.log.min.isr %lld capped at %zu (live brokers)",
+                  TXN_TOPIC_NAME, (long long)min_isr, live);
+        min_isr = (int64_t)live;
+    }
+    if (min_isr > rf)
+        min_isr = rf;
+    snprintf(seg, sizeof seg, "%lld",
+             (long long)props_get_int(gc->config, "transaction.state.log.segment.bytes", 104857600,
+                                      NULL));
+    snprintf(isr, sizeof isr, "%lld", (long long)(min_isr < 1 ? 1 : min_isr));
+    int rc = gc->ensure_topic(gc->ensure_arg, TXN_TOPIC_NAME, (int32_t)(parts < 1 ? 50 : parts),
+                              (int16_t)(rf < 1 ? 3 : rf), 3, keys, values);
+    if (rc != 0)
+        slog_debug("group", "cannot create %s now: %s", TXN_TOPIC_NAME, err_name(rc));
+}
+
 static void find_one(struct group_coord *gc, int8_t key_type, const char *key,
                      struct coordinator_answer *a)
 {
@@ -67,8 +111,17 @@ static void find_one(struct group_coord *gc, int8_t key_type, const char *key,
         leader_of(gc, t, key, a);
         return;
     case KEY_TYPE_TRANSACTION:
-        /* No transaction coordinator yet (issue 10). */
-        a->err = ERR_COORDINATOR_NOT_AVAILABLE;
+        if (gc->stopping) {
+            a->err = ERR_COORDINATOR_NOT_AVAILABLE;
+            return;
+        }
+        t = meta_topic_by_name(gc->meta, TXN_TOPIC_NAME);
+        if (t == NULL) {
+            ask_for_txn_topic(gc);
+            a->err = ERR_COORDINATOR_NOT_AVAILABLE;
+            return;
+        }
+        leader_of(gc, t, key, a);
         return;
     default:
         a->err = ERR_INVALID_REQUEST;

@@ -64,8 +64,8 @@ int32_t group_partition_for(const char *group_id, int32_t n_partitions);
 
 /* FindCoordinator v0–4. Key type 0 (GROUP): the leader of the group's partition; when
  * __consumer_offsets does not exist yet it is asked for (ensure_topic) and the answer is
- * COORDINATOR_NOT_AVAILABLE meanwhile. Key type 1 (TRANSACTION): COORDINATOR_NOT_AVAILABLE
- * until the transaction coordinator exists. Other key types: INVALID_REQUEST. */
+ * COORDINATOR_NOT_AVAILABLE meanwhile. Key type 1 (TRANSACTION): the same for
+ * __transaction_state (transaction.state.log.* settings). Other key types: INVALID_REQUEST. */
 void group_find_coordinator(struct group_coord *gc, struct net_request *req);
 void group_join_group(struct group_coord *gc, struct net_request *req);
 void group_sync_group(struct group_coord *gc, struct net_request *req);

@@ -157,7 +157,8 @@ struct group_coord {
     struct shard **shards; /* indexed by partition, n_shards entries; NULL = not led here */
     int32_t n_shards;
     struct tclock_timer expiry_timer;
-    int64_t ensure_asked_ms; /* last ensure_topic call (monotonic), -1 = never */
+    int64_t ensure_asked_ms;     /* last ensure_topic call (monotonic), -1 = never */
+    int64_t txn_ensure_asked_ms; /* the same for __transaction_state (FindCoordinator type 1) */
     uint64_t next_incarnation;
     bool stopping;
     void (*stop_cb)(void *arg);

@@ -115,8 +115,7 @@ int txn_transit_copy(struct txn_transit *to, const struct txn_transit *from)
     return 0;
 }
 
-/* Adds topic-partition to the transit's sorted set (a copy of topic). 0 or ERR_NOMEM. */
-static int transit_add(struct txn_transit *t, const char *topic, int32_t partition)
+int txn_transit_add(struct txn_transit *t, const char *topic, int32_t partition)
 {
     int32_t at = tp_find(t->parts, t->n_parts, topic, partition);
     if (at >= 0)
@@ -292,7 +291,7 @@ int txn_sm_add_partitions(const struct txn_meta *m, int64_t producer_id, int16_t
     if (txn_transit_copy(out, c) != 0)
         return ERR_NOMEM;
     for (int32_t i = 0; i < n; i++) {
-        if (transit_add(out, parts[i].topic, parts[i].partition) != 0) {
+        if (txn_transit_add(out, parts[i].topic, parts[i].partition) != 0) {
             txn_transit_clear(out);
             return ERR_NOMEM;
         }

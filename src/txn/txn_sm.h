@@ -85,6 +85,8 @@ void txn_meta_free(struct txn_meta *m);
 void txn_transit_clear(struct txn_transit *t);
 /* A deep copy of `from` into `to` (partitions duplicated). 0 or ERR_NOMEM. */
 int txn_transit_copy(struct txn_transit *to, const struct txn_transit *from);
+/* Adds topic-partition (copied) to the transit's sorted set; 0 or ERR_NOMEM. */
+int txn_transit_add(struct txn_transit *t, const char *topic, int32_t partition);
 /* Whether the transit's partitions hold topic-partition. */
 bool txn_transit_has(const struct txn_transit *t, const char *topic, int32_t partition);
 
