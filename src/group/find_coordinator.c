@@ -1,23 +1,112 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* FindCoordinator v0–4: the coordinator of a key is the leader of its partition of the
- * coordinator's topic. Each key type is one row below (its topic and how a key maps to a
- * partition); key type 1 is the transaction coordinator's __transaction_state. While the
- * topic does not exist its creation is asked for and the answer is COORDINATOR_NOT_AVAILABLE,
- * as Kafka answers then. v4 batches keys: one answer per key. */
+ * coordinator's topic, abs(javaHash(key)) % the topic's partition count. Each key type is one
+ * row of `kinds` below: its topic and how that topic is created on first use (partition
+ * count, replication factor capped at the live brokers, configs — as Kafka creates it). While
+ * the topic does not exist its creation is asked for and the answer is
+ * COORDINATOR_NOT_AVAILABLE, as Kafka answers then. Key type 1 (TRANSACTION) is the
+ * transaction coordinator's __transaction_state, whose min.insync.replicas
+ * (transaction.state.log.min.isr) is capped at the live brokers as its replication factor is,
+ * so one broker can run transactions. v4 batches keys: one answer per key. */
 #include <stdio.h>
 #include <string.h>
 
-#include "base/props.h"
-#include "base/slog.h"
-
 #include "base/arena.h"
 #include "base/err.h"
+#include "base/props.h"
+#include "base/slog.h"
 #include "group_int.h"
 #include "meta/meta.h"
 #include "net/net.h"
 
-#define KEY_TYPE_GROUP 0
-#define KEY_TYPE_TRANSACTION 1
+/* A coordinator's topic: name, and the broker configs (Kafka's names and defaults) that
+ * shape it when it is created. */
+struct coordinator_kind {
+    int8_t key_type;
+    const char *topic;
+    const char *partitions_key;
+    int32_t partitions_def;
+    const char *replication_key;
+    int16_t replication_def;
+    const char *segment_key;
+    int32_t segment_def;
+    const char *compression; /* the topic's compression.type */
+    const char *min_isr_key; /* the topic's min.insync.replicas, NULL = the broker's */
+    int32_t min_isr_def;
+};
+
+static const struct coordinator_kind kinds[] = {
+    {COORD_KEY_TYPE_GROUP, GROUP_TOPIC, "offsets.topic.num.partitions", 50,
+     "offsets.topic.replication.factor", 3, "offsets.topic.segment.bytes", 104857600, "producer",
+     NULL, 0},
+    {COORD_KEY_TYPE_TRANSACTION, "__transaction_state", "transaction.state.log.num.partitions", 50,
+     "transaction.state.log.replication.factor", 3, "transaction.state.log.segment.bytes",
+     104857600, "producer", "transaction.state.log.min.isr", 2},
+};
+
+/* min.insync.replicas for a new coordinator topic: the config, at most the replication
+ * factor and the live brokers (one WARN line when capped by them). */
+static int64_t capped_min_isr(struct group_coord *gc, const struct coordinator_kind *k, int64_t rf)
+{
+    size_t n = 0, live = 0;
+    const struct meta_broker *b = meta_brokers(gc->meta, &n);
+    int64_t v = props_get_int(gc->config, k->min_isr_key, k->min_isr_def, NULL);
+
+    for (size_t i = 0; i < n; i++)
+        live += !b[i].fenced;
+    if (live > 0 && v > (int64_t)live) {
+        slog_warn("group", "%s: %s %lld capped at %zu (live brokers)", k->topic, k->min_isr_key,
+                  (long long)v, live);
+        v = (int64_t)live;
+    }
+    if (v > rf)
+        v = rf;
+    return v < 1 ? 1 : v;
+}
+
+static const struct coordinator_kind *kind_of(int8_t key_type)
+{
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (kinds[i].key_type == key_type)
+            return &kinds[i];
+    return NULL;
+}
+
+void coord_ask_for_topic(struct group_coord *gc, int8_t key_type)
+{
+    const struct coordinator_kind *k = kind_of(key_type);
+    static const char *const keys[] = {"cleanup.policy", "segment.bytes", "compression.type",
+                                       "min.insync.replicas"};
+    const char *values[4];
+    char seg[24], isr[24];
+    int64_t now = tclock_mono_ms(gc->clock);
+    int64_t *asked;
+    int rc;
+
+    if (k == NULL || gc->ensure_topic == NULL || key_type < 0 ||
+        (size_t)key_type >= sizeof gc->ensure_asked_ms / sizeof gc->ensure_asked_ms[0])
+        return;
+    asked = &gc->ensure_asked_ms[key_type];
+    if (*asked >= 0 && now - *asked < 1000)
+        return;
+    *asked = now;
+    snprintf(seg, sizeof seg, "%lld",
+             (long long)props_get_int(gc->config, k->segment_key, k->segment_def, NULL));
+    values[0] = "compact";
+    values[1] = seg;
+    values[2] = k->compression;
+    int64_t rf = props_get_int(gc->config, k->replication_key, k->replication_def, NULL);
+    if (k->min_isr_key) {
+        snprintf(isr, sizeof isr, "%lld", (long long)capped_min_isr(gc, k, rf));
+        values[3] = isr;
+    }
+    rc = gc->ensure_topic(
+        gc->ensure_arg, k->topic,
+        (int32_t)props_get_int(gc->config, k->partitions_key, k->partitions_def, NULL), (int16_t)rf,
+        k->min_isr_key ? 4 : 3, keys, values);
+    if (rc != 0)
+        slog_debug("group", "cannot create %s now: %s", k->topic, err_name(rc));
+}
 
 struct coordinator_answer {
     int16_t err;
@@ -26,14 +115,31 @@ struct coordinator_answer {
     int32_t port;
 };
 
-/* The leader of `topic`'s partition for `key`, as a FindCoordinator answer. */
-static void leader_of(struct group_coord *gc, const struct meta_topic *t, const char *key,
-                      struct coordinator_answer *a)
+static void find_one(struct group_coord *gc, int8_t key_type, const char *key,
+                     struct coordinator_answer *a)
 {
-    int32_t p = group_partition_for(key, t->n_partitions);
-    int32_t leader = t->partitions[p].leader;
-    const struct meta_broker *b = leader >= 0 ? meta_broker_by_id(gc->meta, leader) : NULL;
+    const struct coordinator_kind *k = kind_of(key_type);
+    const struct meta_topic *t;
 
+    a->node = -1;
+    a->host = "";
+    a->port = -1;
+    if (key == NULL || k == NULL) {
+        a->err = ERR_INVALID_REQUEST;
+        return;
+    }
+    if (gc->stopping) {
+        a->err = ERR_COORDINATOR_NOT_AVAILABLE;
+        return;
+    }
+    t = meta_topic_by_name(gc->meta, k->topic);
+    if (t == NULL || t->n_partitions < 1) {
+        coord_ask_for_topic(gc, key_type);
+        a->err = ERR_COORDINATOR_NOT_AVAILABLE;
+        return;
+    }
+    int32_t leader = t->partitions[group_partition_for(key, t->n_partitions)].leader;
+    const struct meta_broker *b = leader >= 0 ? meta_broker_by_id(gc->meta, leader) : NULL;
     if (b == NULL || b->fenced) {
         a->err = ERR_COORDINATOR_NOT_AVAILABLE;
         return;
@@ -42,91 +148,6 @@ static void leader_of(struct group_coord *gc, const struct meta_topic *t, const 
     a->node = b->id;
     a->host = b->host;
     a->port = b->port;
-}
-
-/* Key type 1: __transaction_state is asked for at most once a second, with Kafka's
- * transaction.state.log.* settings; min.insync.replicas is capped at the live brokers (as the
- * replication factor is by admin), so one broker can run transactions. */
-#define TXN_TOPIC_NAME "__transaction_state"
-
-static void ask_for_txn_topic(struct group_coord *gc)
-{
-    static const char *const keys[] = {"cleanup.policy", "segment.bytes", "min.insync.replicas"};
-    char seg[24], isr[24];
-    const char *values[] = {"compact", seg, isr};
-    int64_t now = tclock_mono_ms(gc->clock);
-    size_t n_brokers = 0, live = 0;
-    const struct meta_broker *b = meta_brokers(gc->meta, &n_brokers);
-
-    if (gc->ensure_topic == NULL ||
-        (gc->txn_ensure_asked_ms >= 0 && now - gc->txn_ensure_asked_ms < 1000))
-        return;
-    gc->txn_ensure_asked_ms = now;
-    for (size_t i = 0; i < n_brokers; i++)
-        live += !b[i].fenced;
-    int64_t rf = props_get_int(gc->config, "transaction.state.log.replication.factor", 3, NULL);
-    int64_t min_isr = props_get_int(gc->config, "transaction.state.log.min.isr", 2, NULL);
-    int64_t parts = props_get_int(gc->config, "transaction.state.log.num.partitions", 50, NULL);
-    if (min_isr > (int64_t)live && live > 0) {
-        slog_warn("group", "%s: transaction.state.log.min.isr %lld capped at %zu (live brokers)",
-                  TXN_TOPIC_NAME, (long long)min_isr, live);
-        min_isr = (int64_t)live;
-    }
-    if (min_isr > rf)
-        min_isr = rf;
-    snprintf(seg, sizeof seg, "%lld",
-             (long long)props_get_int(gc->config, "transaction.state.log.segment.bytes", 104857600,
-                                      NULL));
-    snprintf(isr, sizeof isr, "%lld", (long long)(min_isr < 1 ? 1 : min_isr));
-    int rc = gc->ensure_topic(gc->ensure_arg, TXN_TOPIC_NAME, (int32_t)(parts < 1 ? 50 : parts),
-                              (int16_t)(rf < 1 ? 3 : rf), 3, keys, values);
-    if (rc != 0)
-        slog_debug("group", "cannot create %s now: %s", TXN_TOPIC_NAME, err_name(rc));
-}
-
-static void find_one(struct group_coord *gc, int8_t key_type, const char *key,
-                     struct coordinator_answer *a)
-{
-    const struct meta_topic *t;
-
-    a->node = -1;
-    a->host = "";
-    a->port = -1;
-    if (key == NULL) {
-        a->err = ERR_INVALID_REQUEST;
-        return;
-    }
-    switch (key_type) {
-    case KEY_TYPE_GROUP:
-        if (gc->stopping) {
-            a->err = ERR_COORDINATOR_NOT_AVAILABLE;
-            return;
-        }
-        t = meta_topic_by_name(gc->meta, GROUP_TOPIC);
-        if (t == NULL) {
-            struct shard *unused;
-            a->err = coord_shard_for(gc, key, &unused); /* asks for the topic */
-            return;
-        }
-        leader_of(gc, t, key, a);
-        return;
-    case KEY_TYPE_TRANSACTION:
-        if (gc->stopping) {
-            a->err = ERR_COORDINATOR_NOT_AVAILABLE;
-            return;
-        }
-        t = meta_topic_by_name(gc->meta, TXN_TOPIC_NAME);
-        if (t == NULL) {
-            ask_for_txn_topic(gc);
-            a->err = ERR_COORDINATOR_NOT_AVAILABLE;
-            return;
-        }
-        leader_of(gc, t, key, a);
-        return;
-    default:
-        a->err = ERR_INVALID_REQUEST;
-        return;
-    }
 }
 
 static const char *message(int16_t err)

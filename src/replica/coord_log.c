@@ -60,6 +60,7 @@ struct coord_log {
     struct cl_shard **shards; /* indexed by partition; NULL = not led here */
     int32_t n_shards;
     unsigned reads_out;
+    uint64_t reads_done;
     bool stopping;
     void (*stop_cb)(void *arg);
     void *stop_arg;
@@ -205,6 +206,7 @@ static void after_read(uv_work_t *w, int status)
 
     ld->reading = false;
     cl->reads_out--;
+    cl->reads_done++;
     partition_slice_release(ld->p, &ld->slice);
     partition_release(ld->p);
     ld->p = NULL;
@@ -363,6 +365,11 @@ static void on_leadership(void *arg, const struct replica_event *ev)
     }
     if (sh)
         shard_unload(cl, sh, ERR_NOT_COORDINATOR);
+}
+
+uint64_t coord_log_reads(const struct coord_log *cl)
+{
+    return cl->reads_done;
 }
 
 void *coord_log_shard(struct coord_log *cl, int32_t partition, bool *loading)
