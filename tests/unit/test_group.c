@@ -596,7 +596,7 @@ TEST(group_find_coordinator_creates_the_topic_then_answers_this_node)
     CHECK_EQ_INT(led, N_OFFSETS_PARTITIONS);
     CHECK_EQ_INT(loading, 0);
 
-    /* v4 batches keys; key type 1 (transactions) has no coordinator yet. */
+    /* v4 batches keys; key type 1 (transactions) first asks for __transaction_state. */
     struct arena *ar;
     struct FindCoordinatorRequest *rq = body(&ar, sizeof *rq);
     char **keys = arena_alloc(ar, 2 * sizeof *keys);
