@@ -14,6 +14,7 @@
 #include "admin/admin.h"
 #include "base/arena.h"
 #include "base/err.h"
+#include "base/fault.h"
 #include "base/jhash.h"
 #include "base/props.h"
 #include "base/tclock.h"
@@ -799,6 +800,32 @@ TEST(txn_coord_idle_ids_expire)
     REQUIRE(txn_start(&f));
     REQUIRE(settle(&f));
     describe(&f, "idle", &r);
+    CHECK_EQ_INT(r.err, ERR_TRANSACTIONAL_ID_NOT_FOUND);
+    tfx_close(&f);
+}
+
+/* Test-only TALLY_TEST_FAULT=txn:lose_entry: once VerifyOnly vouched for a partition, the
+ * coordinator forgets the id (in memory), which makes the following batch a hanging
+ * transaction; without the point nothing is forgotten. */
+TEST(txn_coord_lose_entry_fault_forgets_after_verification)
+{
+    struct tfx f;
+    struct reply r;
+    int64_t pid;
+
+    REQUIRE(tfx_open(&f, NULL));
+    REQUIRE(ongoing(&f, "hang", 60000, &pid));
+    add_parts(&f, 4, "hang", pid, 0, "orders", 0, -1, true, &r);
+    CHECK_EQ_INT(r.perr, 0);
+    describe(&f, "hang", &r);
+    CHECK_EQ_STR(r.state, "Ongoing");
+    setenv("TALLY_TEST_FAULT", "txn:lose_entry", 1);
+    fault_init();
+    add_parts(&f, 4, "hang", pid, 0, "orders", 0, -1, true, &r);
+    unsetenv("TALLY_TEST_FAULT");
+    fault_init();
+    CHECK_EQ_INT(r.perr, 0);
+    describe(&f, "hang", &r);
     CHECK_EQ_INT(r.err, ERR_TRANSACTIONAL_ID_NOT_FOUND);
     tfx_close(&f);
 }
