@@ -56,6 +56,8 @@ VIA(group, group, list_groups)
 VIA(group, group, describe_groups)
 VIA(group, group, delete_groups)
 VIA(group, group, offset_delete)
+VIA(broker, broker, write_txn_markers)
+VIA(group, group, txn_offset_commit_request)
 VIA(txn, txn, init_producer_id)
 VIA(txn, txn, add_partitions_to_txn)
 VIA(txn, txn, add_offsets_to_txn)
@@ -107,6 +109,9 @@ static const struct dispatch_entry table[] = {
     {PROTO_API_EndTxn, 0, 3, via_end_txn, false},
     {PROTO_API_DescribeTransactions, 0, 0, via_describe_transactions, false},
     {PROTO_API_ListTransactions, 0, 0, via_list_transactions, false},
+    /* Transactions, partition side (issue 10, T2): the coordinator's marker call. */
+    {PROTO_API_WriteTxnMarkers, 0, 1, via_write_txn_markers, false},
+    {PROTO_API_TxnOffsetCommit, 0, 3, via_txn_offset_commit_request, false},
     /* Any broker answers these; only the active controller grants them. */
     {PROTO_API_BrokerRegistration, 0, 0, via_broker_registration, true},
     {PROTO_API_AllocateProducerIds, 0, 0, via_allocate_producer_ids, true},
