@@ -297,3 +297,36 @@ def test_copier_exactly_once_confluent_kafka(broker_factory, tmp_path):
     faults = txn_lib.copier_check(b, str(work), cmd, "ck-in", "ck-out", "ck-copiers",
                                   parts=3, per_part=1500, copiers=2, faults=4, seed=10)
     assert len(faults) == 4, faults
+
+
+def _order_value(p, seq):
+    return b"order=%d-%06d product=%d qty=%d" % (p, seq, seq % 11 + 1, seq % 5 + 1)
+
+
+def _decode_enriched(value):
+    m = re.match(rb"order=(\d+)-(\d+) product=(\d+) name=(\S+) qty=(\d+) unit_cents=(\d+) "
+                 rb"total_cents=(\d+)$", value)
+    assert m, value
+    product, qty, unit, total = (int(m.group(k)) for k in (3, 5, 6, 7))
+    assert total == unit * qty and (product == 11) == (m.group(4) == b"unknown"), value
+    return int(m.group(1)), int(m.group(2))
+
+
+def test_copier_exactly_once_enricher_example(broker_factory, tmp_path):
+    """examples/enricher.c (built by make) in the copier check: orders joined with the
+    product table, each exactly once, kill -9 and SIGSTOP at random."""
+    enricher = os.path.join(harness.REPO, "build", "enricher")
+    assert os.path.exists(enricher), "build/enricher not built (make)"
+    b = broker_factory(settings=TXN_SETTINGS)
+    work = tmp_path / "enrichers"
+    os.makedirs(work)
+
+    def cmd(i):
+        return [enricher, "-b", b.bootstrap, "-g", "enrichers", "-i", "order_events",
+                "-o", "enriched_orders", "-t", "enricher-%d" % i, "-n", "100", "-T", "100",
+                "--txn-timeout", "5000"]
+
+    faults = txn_lib.copier_check(b, str(work), cmd, "order_events", "enriched_orders",
+                                  "enrichers", parts=3, per_part=1500, copiers=2, faults=4,
+                                  seed=11, decode=_decode_enriched, value=_order_value)
+    assert len(faults) == 4, faults
