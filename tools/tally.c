@@ -30,6 +30,8 @@ static const char usage_text[] =
     "  perf produce --topic T --records N --record-size B [--acks all|1|0] ...\n"
     "  perf consume --topic T --records N [--from-beginning]\n"
     "  producers describe --topic T [--partition N]\n"
+    "  transactions list [--state S] | describe ID | find-hanging [--broker N]\n"
+    "  transactions abort --topic T --partition P --start-offset O\n"
     "\n"
     "Options (accepted anywhere on the line):\n"
     "  -b, --bootstrap-server HOST:PORT   broker to contact (default " DEFAULT_BOOTSTRAP ")\n"
@@ -301,6 +303,8 @@ int main(int argc, char **argv)
         rc = tally_perf_main(&ctx, n, rest);
     } else if (strcmp(rest[0], "producers") == 0 || strcmp(rest[0], "producer") == 0) {
         rc = tally_producers_main(&ctx, n, rest);
+    } else if (strcmp(rest[0], "transactions") == 0 || strcmp(rest[0], "transaction") == 0) {
+        rc = tally_txn_main(&ctx, n, rest);
     } else {
         rc = tally_usage_error("unknown command '%s'", rest[0]);
     }
