@@ -141,7 +141,9 @@ def test_commit_survives_broker_death_at_each_stage(broker_factory, monkeypatch,
     client.kill()
     out, _err = client.communicate()
     assert rc == 137, "tallyd exited with %r, expected the fault's 137" % rc
-    assert b"flushed" in out and b"committed" not in out, out
+    # Kafka answers EndTxn once Prepare* is durable, before the markers: past that point
+    # the client may have been told "committed" before the broker died.
+    assert b"flushed" in out and (decided or b"committed" not in out), out
     b.check_sanitizers()
 
     # Restart without the fault. A new instance of the same transactional.id waits for a
