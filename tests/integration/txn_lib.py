@@ -17,6 +17,7 @@ import random
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import harness
@@ -156,13 +157,21 @@ def decode_plain(value):
     return int(p), int(s)
 
 
-def seed_input(b, topic, parts, per_part, value=_value):
+def seed_input(b, topic, parts, per_part, value=_value, seconds=0.0):
+    """Writes per_part records to each partition, spread evenly over `seconds` (0: at
+    once)."""
     p = plain_producer(b, **{"linger.ms": 20})
+    t0 = time.monotonic()
+    step = max(1, per_part // 100)
     for seq in range(per_part):
         for part in range(parts):
             p.produce(topic, key=b"k%d" % part, value=value(part, seq), partition=part)
-        if seq % 500 == 0:
+        if seq % step == 0:
             p.poll(0)
+            if seconds > 0:
+                delay = t0 + seconds * seq / per_part - time.monotonic()
+                if delay > 0:
+                    time.sleep(delay)
     assert p.flush(60) == 0
 
 
@@ -235,41 +244,55 @@ class Copiers:
 
 def copier_check(b, workdir, cmd, in_topic, out_topic, group, parts=3, per_part=1500,
                  copiers=2, faults=4, seed=10, decode=decode_plain, value=_value,
-                 stop_seconds=(1.0, 8.0), timeout=120, env=None):
+                 stop_seconds=(1.0, 8.0), feed_seconds=10.0, timeout=150, env=None):
     """The exactly-once copier check. cmd(i) gives copier i's argv: it must consume
     in_topic in `group` with read_committed, produce each record to out_topic's partition of
-    the same number, and commit the offsets in the same transaction. `faults` kill -9 /
-    SIGSTOP (for a random time in stop_seconds) land on random copiers as the committed
-    progress passes evenly spaced marks (seeded RNG). Returns what was done, for messages."""
+    the same number, and commit the offsets in the same transaction. The input is written
+    while the copiers run, evenly over feed_seconds; `faults` kill -9 / SIGSTOP (for a
+    random time in stop_seconds) land on random copiers at random moments of the feed
+    (seeded RNG). Returns the faults done, for messages."""
     rng = random.Random(seed)
     harness.create_topics(b, [(in_topic, parts, None), (out_topic, parts, None)])
-    seed_input(b, in_topic, parts, per_part, value=value)
-    total = parts * per_part
-    marks = [total * (k + 1) // (faults + 1) for k in range(faults)]
+    feed_error = []
+
+    def feed():
+        try:
+            seed_input(b, in_topic, parts, per_part, value=value, seconds=feed_seconds)
+        except Exception as e:  # noqa: B902 - reported below
+            feed_error.append(e)
+
+    at = sorted(rng.uniform(1.0, feed_seconds) for _ in range(faults))
     done_faults = []
     cs = Copiers(cmd, copiers, workdir, env=env)
+    feeder = threading.Thread(target=feed, daemon=True)
+    t0 = time.monotonic()
+    feeder.start()
     try:
-        deadline = time.monotonic() + timeout
+        deadline = t0 + timeout
         while True:
             cs.tick()
-            com = committed_offsets(b, group, in_topic, parts)
-            progress = sum(max(0, o) for o in com.values())
-            if all(com[p] == per_part for p in range(parts)):
-                break
-            while marks and progress >= marks[0]:
-                marks.pop(0)
+            while at and time.monotonic() - t0 >= at[0]:
+                at.pop(0)
                 victim = rng.randrange(copiers)
                 if rng.random() < 0.5:
                     cs.kill9(victim)
-                    done_faults.append(("kill-9", victim, progress))
+                    done_faults.append(("kill-9", victim, round(time.monotonic() - t0, 1)))
                 else:
                     secs = rng.uniform(*stop_seconds)
                     cs.sigstop(victim, secs)
-                    done_faults.append(("SIGSTOP %.1fs" % secs, victim, progress))
+                    done_faults.append(("SIGSTOP %.1fs" % secs, victim,
+                                        round(time.monotonic() - t0, 1)))
+            if not feeder.is_alive() and not at:
+                assert not feed_error, feed_error
+                com = committed_offsets(b, group, in_topic, parts)
+                if all(com[p] == per_part for p in range(parts)):
+                    break
+            else:
+                com = None
             assert time.monotonic() < deadline, \
                 "copiers stuck at committed offsets %r after faults %r\n%s" % (
                     com, done_faults, cs.logs())
-            time.sleep(0.3)
+            time.sleep(0.2)
     finally:
         cs.close()
     # Any transaction left open by the last kill is aborted at its timeout; the sentinel
