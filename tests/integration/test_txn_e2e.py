@@ -19,11 +19,13 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 import pytest
 from confluent_kafka import KafkaError, KafkaException
 
 import harness
+import kproto as kp
 import txn_lib
 from txn_lib import SENTINEL, TXN_SETTINGS
 
@@ -332,3 +334,115 @@ def test_copier_exactly_once_enricher_example(broker_factory, tmp_path):
                                   "enrichers", parts=3, per_part=1500, copiers=2, faults=4,
                                   seed=11, decode=_decode_enriched, value=_order_value)
     assert len(faults) == 4, faults
+
+
+def test_many_pipelined_batches_per_transaction(broker_factory):
+    """librdkafka keeps up to 5 Produce requests in flight per partition, from the first
+    batch of each transaction on (the one the partition leader verifies with the
+    coordinator, KIP-890): every transaction commits, nothing is out of sequence."""
+    b = broker_factory(settings=TXN_SETTINGS)
+    t = _topic(b, "txn-pipelined", parts=2)
+    p = txn_lib.txn_producer(b, "tid-pipelined", **{"batch.size": 4096, "linger.ms": 0,
+                                                    "max.in.flight.requests.per.connection": 5})
+    value = b"x" * 1000
+    for k in range(20):
+        p.begin_transaction()
+        for i in range(200):
+            p.produce(t, value=value, key=b"%d-%d" % (k, i), partition=i % 2)
+        p.commit_transaction(60)
+    txn_lib.commit_sentinels(b, t, range(2))
+    got = txn_lib.read_until_sentinel(b, t, [0, 1])
+    assert [len(got[part]) for part in (0, 1)] == [2000, 2000]
+
+
+def _call(c, api, version, body):
+    corr = c.next_corr()
+    c.send(kp.frame(kp.header(api, version, corr) + body))
+    got, resp = c.recv_response()
+    assert got == corr
+    return kp.Reader(resp)
+
+
+def _raw_transactions(b, t, partition, tid, txns, errors):
+    """One raw transactional producer on partition: per transaction AddPartitionsToTxn,
+    8 Produce requests of 64 records of 1 KiB (4 sent before any answer, 4 more once the
+    first is answered), EndTxn commit."""
+    try:
+        with b.conn() as c:
+            for _ in range(200):
+                r = _call(c, 10, 1, kp.string(tid) + kp.i8(1))  # FindCoordinator v1
+                r.i32()
+                if r.i16() == 0:
+                    break
+                time.sleep(0.05)
+            for _ in range(200):
+                ip = c.init_producer_id(version=1, transactional_id=tid)
+                if ip["error"] == 0:
+                    break
+                assert ip["error"] in (14, 15, 16, 51), ip
+                time.sleep(0.05)
+            pid, epoch, seq = ip["producer_id"], ip["producer_epoch"], 0
+            value = b"v" * 1024
+            for k in range(txns):
+                for _ in range(500):  # AddPartitionsToTxn v1; 51 while the last completes
+                    r = _call(c, 24, 1, kp.string(tid) + kp.i64(pid) + kp.i16(epoch) +
+                              kp.array([t], lambda n: kp.string(n) +
+                                       kp.array([partition], kp.i32)))
+                    r.i32()
+                    r.i32()
+                    r.string()
+                    r.i32()
+                    r.i32()
+                    err = r.i16()
+                    if err != 51:
+                        break
+                    time.sleep(0.002)
+                assert err == 0, "AddPartitionsToTxn: %d" % err
+                corrs, frames = [], []
+                for i in range(8):
+                    batch = kp.record_batch([(None, value)] * 64, attributes=0x10,
+                                            producer_id=pid, producer_epoch=epoch,
+                                            base_sequence=seq)
+                    seq += 64
+                    corrs.append(c.next_corr())
+                    frames.append(kp.produce_request(corrs[-1], {t: {partition: batch}},
+                                                     transactional_id=tid))
+                # As a pipelining client: four at once; when the first is answered (it was
+                # verified), four more, while the other three may still be waiting.
+                c.send(b"".join(frames[:4]))
+                for i, corr in enumerate(corrs):
+                    got, body = c.recv_response()
+                    assert got == corr
+                    res = kp.parse_produce(body, 3)[0][(t, partition)]
+                    assert res["error"] == 0, "%s: transaction %d, request %d: %r" % (
+                        tid, k, i, res)
+                    if i == 0:
+                        c.send(b"".join(frames[4:]))
+                r = _call(c, 26, 1, kp.string(tid) + kp.i64(pid) + kp.i16(epoch) + kp.i8(1))
+                r.i32()
+                assert r.i16() == 0
+    except Exception as e:  # noqa: B902 - reported by the test
+        errors.append(e)
+
+
+def test_pipelined_produce_from_the_first_batch_of_each_transaction(broker_factory):
+    """Raw protocol, as clients with several requests in flight: 4 transactional producers
+    at once, each on its partition; each transaction adds the partition, then 4 Produce
+    requests go out before any answer, and 4 more once the first is answered. The first
+    is the one the partition leader verifies with the coordinator (KIP-890); the three
+    waiting on that verification must be appended before the later ones, which find the
+    partition verified (else OUT_OF_ORDER_SEQUENCE_NUMBER, 45)."""
+    import threading
+    b = broker_factory(settings=TXN_SETTINGS)
+    t = _topic(b, "txn-raw-pipelined", parts=4)
+    errors = []
+    ths = [threading.Thread(target=_raw_transactions,
+                            args=(b, t, p, "tid-raw-%d" % p, 25, errors)) for p in range(4)]
+    for th in ths:
+        th.start()
+    for th in ths:
+        th.join(120)
+    assert not errors, errors
+    txn_lib.commit_sentinels(b, t, range(4))
+    got = txn_lib.read_until_sentinel(b, t, list(range(4)))
+    assert [len(got[p]) for p in range(4)] == [25 * 8 * 64] * 4
