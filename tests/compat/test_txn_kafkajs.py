@@ -33,6 +33,7 @@ def kafkajs_dir():
 
 def test_kafkajs_copier_exactly_once(broker_factory, kafkajs_dir, tmp_path):
     b = broker_factory(settings=TXN_SETTINGS)
+    txn_lib.need_transactions(b)
     work = tmp_path / "copiers"
     os.makedirs(work)
 

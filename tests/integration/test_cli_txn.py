@@ -25,6 +25,7 @@ def rows(out):
 
 def test_list_and_describe(broker_factory):
     b = broker_factory(settings=TXN_SETTINGS)
+    txn_lib.need_transactions(b)
     t = "cli-txn"
     harness.create_topics(b, [(t, 2, None)])
     done = txn_lib.txn_producer(b, "cli-done")
@@ -73,6 +74,7 @@ def test_list_and_describe(broker_factory):
 def test_find_hanging_and_abort(broker_factory):
     b = broker_factory(settings=dict(TXN_SETTINGS, **{
         "transaction.partition.verification.enable": "false"}))
+    txn_lib.need_apis(b, txn_lib.WRITE_TXN_MARKERS)
     t = "cli-hang"
     harness.create_topics(b, [(t, 1, None)])
     plain = txn_lib.plain_producer(b)

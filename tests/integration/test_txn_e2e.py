@@ -43,6 +43,7 @@ def _values(read):
 
 def test_aborted_data_never_read_committed(broker_factory):
     b = broker_factory(settings=TXN_SETTINGS)
+    txn_lib.need_transactions(b)
     t = _topic(b, "txn-abort")
     p = txn_lib.txn_producer(b, "tid-abort")
     want = {part: [] for part in range(PARTS)}
@@ -68,6 +69,7 @@ def test_aborted_data_never_read_committed(broker_factory):
 
 def test_uncommitted_not_returned_until_commit(broker_factory):
     b = broker_factory(settings=TXN_SETTINGS)
+    txn_lib.need_transactions(b)
     t = _topic(b, "txn-pending", parts=1)
     plain = txn_lib.plain_producer(b)
     p = txn_lib.txn_producer(b, "tid-pending")
@@ -119,6 +121,7 @@ def _txn_values(tag, parts=PARTS):
 def test_commit_survives_broker_death_at_each_stage(broker_factory, monkeypatch, point,
                                                     decided):
     b = broker_factory(settings=TXN_SETTINGS)
+    txn_lib.need_transactions(b)
     t = _topic(b, "txn-crash")
     tid = "tid-crash"
     # Transaction A commits normally.
@@ -174,6 +177,7 @@ def _is_fencing(err):
 
 def test_second_instance_fences_the_first(broker_factory):
     b = broker_factory(settings=TXN_SETTINGS)
+    txn_lib.need_transactions(b)
     t = _topic(b, "txn-fence", parts=1)
     errors = []
     p1 = txn_lib.txn_producer(b, "tid-fence", error_cb=errors.append)
@@ -201,6 +205,7 @@ def test_second_instance_fences_the_first(broker_factory):
 
 def test_open_transaction_aborted_after_its_timeout(broker_factory):
     b = broker_factory(settings=TXN_SETTINGS)
+    txn_lib.need_transactions(b)
     t = _topic(b, "txn-timeout", parts=1)
     p = txn_lib.txn_producer(b, "tid-timeout", **{"transaction.timeout.ms": 2000})
     p.begin_transaction()
@@ -218,6 +223,7 @@ def test_open_transaction_aborted_after_its_timeout(broker_factory):
 
 def test_interleaved_transactional_and_plain_in_log_order(broker_factory):
     b = broker_factory(settings=TXN_SETTINGS)
+    txn_lib.need_transactions(b)
     t = _topic(b, "txn-mixed", parts=1)
     plain = txn_lib.plain_producer(b)
     tp = txn_lib.txn_producer(b, "tid-mixed")
@@ -267,6 +273,7 @@ def test_hanging_transaction_heals_itself(broker_factory, monkeypatch):
     monkeypatch.setenv("TALLY_TEST_FAULT", "txn:lose_entry")
     b.start()
     monkeypatch.delenv("TALLY_TEST_FAULT")
+    txn_lib.need_transactions(b)
     t = _topic(b, "txn-hanging", parts=1)
     client = subprocess.run([sys.executable, "-c", r"""
 import sys
@@ -295,6 +302,7 @@ import os; os._exit(0)  # never ends the transaction
 
 def test_copier_exactly_once_confluent_kafka(broker_factory, tmp_path):
     b = broker_factory(settings=TXN_SETTINGS)
+    txn_lib.need_transactions(b)
     work = tmp_path / "copiers"
     os.makedirs(work)
     cmd = txn_lib.ck_copier_cmd(b, "ck-copiers", "ck-in", "ck-out")
@@ -322,6 +330,7 @@ def test_copier_exactly_once_enricher_example(broker_factory, tmp_path):
     enricher = os.path.join(harness.REPO, "build", "enricher")
     assert os.path.exists(enricher), "build/enricher not built (make)"
     b = broker_factory(settings=TXN_SETTINGS)
+    txn_lib.need_transactions(b)
     work = tmp_path / "enrichers"
     os.makedirs(work)
 
@@ -341,6 +350,7 @@ def test_many_pipelined_batches_per_transaction(broker_factory):
     batch of each transaction on (the one the partition leader verifies with the
     coordinator, KIP-890): every transaction commits, nothing is out of sequence."""
     b = broker_factory(settings=TXN_SETTINGS)
+    txn_lib.need_transactions(b)
     t = _topic(b, "txn-pipelined", parts=2)
     p = txn_lib.txn_producer(b, "tid-pipelined", **{"batch.size": 4096, "linger.ms": 0,
                                                     "max.in.flight.requests.per.connection": 5})
@@ -434,6 +444,7 @@ def test_pipelined_produce_from_the_first_batch_of_each_transaction(broker_facto
     partition verified (else OUT_OF_ORDER_SEQUENCE_NUMBER, 45)."""
     import threading
     b = broker_factory(settings=TXN_SETTINGS)
+    txn_lib.need_transactions(b)
     t = _topic(b, "txn-raw-pipelined", parts=4)
     errors = []
     ths = [threading.Thread(target=_raw_transactions,
