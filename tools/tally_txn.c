@@ -307,11 +307,17 @@ static int txn_describe(const struct tally_ctx *ctx, const char *tid)
     printf("%d\t%s\t%" PRId64 "\t%d\t%s\t%d\t", (int)node,
            s->TransactionalId ? s->TransactionalId : tid, s->ProducerId, (int)s->ProducerEpoch,
            s->TransactionState ? s->TransactionState : "?", (int)s->TransactionTimeoutMs);
+    /* The age only of a transaction still open (Ongoing or Prepare*). */
+    bool open = s->TransactionState != NULL && (strcmp(s->TransactionState, "Ongoing") == 0 ||
+                                                strncmp(s->TransactionState, "Prepare", 7) == 0);
     if (s->TransactionStartTimeMs >= 0)
-        printf("%" PRId64 "\t%" PRId64 "\t", s->TransactionStartTimeMs,
-               now_ms() - s->TransactionStartTimeMs);
+        printf("%" PRId64 "\t", s->TransactionStartTimeMs);
     else
-        printf("None\tNone\t");
+        printf("None\t");
+    if (s->TransactionStartTimeMs >= 0 && open)
+        printf("%" PRId64 "\t", now_ms() - s->TransactionStartTimeMs);
+    else
+        printf("None\t");
     print_partitions(s);
     printf("\n");
     rc = TALLY_OK;
