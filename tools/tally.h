@@ -64,6 +64,9 @@ int tally_perf_main(const struct tally_ctx *ctx, int argc, char **argv);
 /* `producers describe` (tally_producers.c): DescribeProducers over Tally's own codec,
  * since librdkafka has no admin call for it. */
 int tally_producers_main(const struct tally_ctx *ctx, int argc, char **argv);
+/* `groups list|describe|delete|delete-offsets|reset-offsets` (tally_groups.c): consumer
+ * groups on librdkafka's group admin calls, as kafka-consumer-groups.sh shows them. */
+int tally_groups_main(const struct tally_ctx *ctx, int argc, char **argv);
 
 /* A blocking request/response client for requests librdkafka has no admin call for,
  * encoded with Tally's own codec (src/proto); in tally_producers.c. tally_wire_connect
