@@ -37,6 +37,10 @@ def test_list_and_describe(broker_factory):
     open_.produce(t, value=b"y", partition=1)
     open_.flush(30)
 
+    # EndTxn is answered once PrepareCommit is durable; CompleteCommit follows the markers.
+    txn_lib.eventually(lambda: {r["TransactionalId"]: r["TransactionState"] for r in
+                                rows(ok(b.tally("transactions", "list")))}.get("cli-done"),
+                       "CompleteCommit", what="cli-done's state")
     got = {r["TransactionalId"]: r for r in rows(ok(b.tally("transactions", "list")))}
     assert got["cli-done"]["TransactionState"] == "CompleteCommit", got
     assert got["cli-open"]["TransactionState"] == "Ongoing", got
@@ -61,9 +65,17 @@ def test_list_and_describe(broker_factory):
     open_.commit_transaction(30)
     (d,) = rows(ok(b.tally("transactions", "describe", "cli-open")))
     assert d["TransactionState"] in ("PrepareCommit", "CompleteCommit"), d
-    p1 = next(ln for ln in ok(b.tally("topics", "describe", t)).splitlines()
-              if "Partition: 1\t" in ln)
-    assert re.search(r"\tHW: 2\tLSO: 2$", p1), p1
+
+    def p1_offsets():
+        line = next(ln for ln in ok(b.tally("topics", "describe", t)).splitlines()
+                    if "Partition: 1\t" in ln)
+        return line.split("Isr: 1")[1]
+
+    txn_lib.eventually(p1_offsets, "\tHW: 2\tLSO: 2", what="partition 1 after the commit")
+    txn_lib.eventually(lambda: rows(ok(b.tally("transactions", "describe", "cli-open")))[0][
+        "TransactionState"], "CompleteCommit", what="cli-open's state")
+    (d,) = rows(ok(b.tally("transactions", "describe", "cli-open")))
+    assert d["TransactionDurationMs"] == "None", d  # the age of open transactions only
 
     r = b.tally("transactions", "describe", "no-such-id")
     assert r.returncode == 1 and "not found" in r.stderr, r

@@ -84,9 +84,10 @@ def test_uncommitted_not_returned_until_commit(broker_factory):
     unc = txn_lib.read_to_eof(b, t, [0], isolation="read_uncommitted")
     assert [v for _o, v in unc[0]] == [b"pending-%d" % i for i in range(10)] + [b"plain-after"]
     p.commit_transaction(30)
-    got = txn_lib.read_to_eof(b, t, [0])
-    assert [v for _o, v in got[0]] == [b"pending-%d" % i for i in range(10)] + [b"plain-after"]
-    assert got[0][-1][0] == after
+    txn_lib.eventually(
+        lambda: [v for _o, v in txn_lib.read_to_eof(b, t, [0])[0]],
+        [b"pending-%d" % i for i in range(10)] + [b"plain-after"], what="read_committed")
+    assert txn_lib.read_to_eof(b, t, [0])[0][-1][0] == after
 
 
 # A transactional producer in its own process, so that the test can make it vanish with the
@@ -256,11 +257,12 @@ def test_interleaved_transactional_and_plain_in_log_order(broker_factory):
     assert offsets == sorted(offsets)
     lso = next(o for o, _v, f in log if f == "open")
     want = [(o, v) for o, v, f in log if f in ("plain", "commit") and o < lso]
-    assert txn_lib.read_to_eof(b, t, [0]) == {0: want}
+    # (the ABORT marker follows EndTxn's answer: wait for it to move the LSO)
+    txn_lib.eventually(lambda: txn_lib.read_to_eof(b, t, [0]), {0: want}, what="read_committed")
 
     tp.commit_transaction(30)
     want = [(o, v) for o, v, f in log if f != "abort"]
-    assert txn_lib.read_to_eof(b, t, [0]) == {0: want}
+    txn_lib.eventually(lambda: txn_lib.read_to_eof(b, t, [0]), {0: want}, what="read_committed")
 
 
 def test_hanging_transaction_heals_itself(broker_factory, monkeypatch):

@@ -56,6 +56,18 @@ def need_transactions(b):
     need_apis(b, END_TXN, WRITE_TXN_MARKERS)
 
 
+def eventually(get, want, timeout=30, what="value"):
+    """Calls get() until it returns want (Kafka answers EndTxn once the decision is durable;
+    the markers, which move the LSO, follow). Returns the last value; fails on timeout."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = get()
+        if got == want:
+            return got
+        assert time.monotonic() < deadline, "%s: %r, want %r" % (what, got, want)
+        time.sleep(0.1)
+
+
 def txn_producer(b, tid, init=True, **extra):
     from confluent_kafka import Producer
     conf = {"bootstrap.servers": b.bootstrap, "transactional.id": tid,
