@@ -256,6 +256,9 @@ size_t partition_abort_hanging(struct partition *p, int64_t now_ms, int64_t olde
 bool partition_txn_verified(const struct partition *p, int64_t producer_id, int16_t epoch);
 uint32_t partition_verify_begin(struct partition *p, int64_t producer_id, int16_t epoch);
 bool partition_verify_done(struct partition *p, int64_t producer_id, int16_t epoch, uint32_t token);
+/* pstate_verify_park / pstate_verify_parked on the partition's producer state. */
+bool partition_verify_park(struct partition *p, int64_t producer_id, int delta);
+uint32_t partition_verify_parked(const struct partition *p, int64_t producer_id);
 
 /* Appends one validated batch (see log_append). A control batch (a COMMIT/ABORT marker:
  * partition_write_marker builds them; clients may not send them) is checked with

@@ -437,10 +437,6 @@ def _raw_transactions(b, t, partition, tid, txns, errors):
         errors.append(e)
 
 
-@pytest.mark.xfail(reason="broker bug (src/broker/produce.c, KIP-890 verification): a request "
-                   "arriving once the partition is verified is appended before earlier ones "
-                   "still waiting on the coordinator's answer -> OUT_OF_ORDER_SEQUENCE_NUMBER; "
-                   "remove this mark with the fix", strict=False)
 def test_pipelined_produce_from_the_first_batch_of_each_transaction(broker_factory):
     """Raw protocol, as clients with several requests in flight: 4 transactional producers
     at once, each on its partition; each transaction adds the partition, then 4 Produce
