@@ -72,6 +72,7 @@
     X(TOPIC_DELETION_DISABLED, 73)                                                                 \
     X(FENCED_LEADER_EPOCH, 74)                                                                     \
     X(UNKNOWN_LEADER_EPOCH, 75)                                                                    \
+    X(UNSUPPORTED_COMPRESSION_TYPE, 76)                                                            \
     X(INVALID_RECORD, 87)                                                                          \
     X(THROTTLING_QUOTA_EXCEEDED, 89)                                                               \
     X(PRODUCER_FENCED, 90)                                                                         \

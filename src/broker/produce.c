@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/arena.h"
@@ -89,6 +90,48 @@ static int check_batch(struct arena *ar, uint8_t *data, struct record_batch *hdr
     return 0;
 }
 
+/* Produce v0-2 may carry a magic 0/1 message set: it becomes one v2 batch (malloc()ed into
+ * *conv, which the caller frees) before the usual checks, as Kafka converts to the log's
+ * format on append. Returns 0 (with *data and *len moved to the batch when converted) or the
+ * error, with out->ErrorMessage set. */
+static int legacy_convert(struct arena *ar, int16_t version, size_t max_size, uint8_t **data,
+                          size_t *len, uint8_t **conv, struct PartitionProduceResponse *out)
+{
+    int magic = record_legacy_magic(*data, *len), rc;
+    size_t conv_len;
+
+    *conv = NULL;
+    if (version >= 3 || magic < 0 || magic >= 2)
+        return 0; /* v3+ batches, and v2 batches that old versions may carry */
+    rc = record_legacy_to_batch(*data, *len, max_size, conv, &conv_len, NULL);
+    switch (rc) {
+    case 0:
+        *data = *conv;
+        *len = conv_len;
+        return 0;
+    case ERR_CORRUPT_MESSAGE:
+        out->ErrorMessage = "A message of the magic 0/1 message set is corrupt (CRC32, lengths "
+                            "or compressed contents)";
+        break;
+    case ERR_MESSAGE_TOO_LARGE:
+        out->ErrorMessage = arena_printf(ar,
+                                         "The message set is, or decompresses to, more than "
+                                         "max.message.bytes (%zu)",
+                                         max_size);
+        break;
+    case ERR_UNSUPPORTED_COMPRESSION_TYPE:
+        out->ErrorMessage = "Magic 0/1 messages cannot be compressed with zstd";
+        break;
+    case ERR_INVALID_RECORD:
+        out->ErrorMessage = "Invalid magic 0/1 message set (empty, nested compression or mixed "
+                            "magic)";
+        break;
+    default:
+        break;
+    }
+    return rc;
+}
+
 /* An acks=all answer waiting for replication. */
 struct produce_wait_part {
     struct purgatory_watch watch; /* the partition's high watermark */
@@ -109,10 +152,12 @@ struct produce_wait {
 /* Appends one partition's records; fills `out` (ErrorCode, offsets) and may set a message.
  * When the batch is in the log (appended now or earlier, for an exact retry) and `wait` is
  * not NULL, records there what acks=all waits for. */
-static void produce_partition(struct broker *b, struct arena *ar, const char *topic,
-                              struct PartitionProduceData *in, struct PartitionProduceResponse *out,
-                              int64_t now, struct produce_wait *wait)
+static void produce_partition(struct broker *b, struct arena *ar, int16_t version,
+                              const char *topic, struct PartitionProduceData *in,
+                              struct PartitionProduceResponse *out, int64_t now,
+                              struct produce_wait *wait)
 {
+    uint8_t *conv = NULL; /* a converted magic 0/1 message set */
     struct partition *p;
     struct record_batch hdr;
     struct record_scan scan;
@@ -142,9 +187,17 @@ static void produce_partition(struct broker *b, struct arena *ar, const char *to
         out->ErrorMessage = "Produce request without records";
         return;
     }
+    rc = legacy_convert(ar, version, max_size, &data, &len, &conv, out);
     /* The cheap header checks first, then the size, then the records (which for a
      * compressed batch means decompressing it, bounded by max.message.bytes). */
-    rc = record_batch_parse(data, len, &hdr);
+    if (rc == 0)
+        rc = record_batch_parse(data, len, &hdr);
+    /* zstd came with Produce v7 (KIP-110): older requests may not carry it. */
+    if (rc == 0 && version < 7 &&
+        (hdr.attributes & RECORD_ATTR_COMPRESSION_MASK) == RECORD_CODEC_ZSTD) {
+        rc = ERR_UNSUPPORTED_COMPRESSION_TYPE;
+        out->ErrorMessage = "zstd compression needs Produce v7 or later";
+    }
     if (rc == 0 && record_batch_size(&hdr) != len) {
         rc = ERR_INVALID_RECORD;
         out->ErrorMessage =
@@ -181,9 +234,11 @@ static void produce_partition(struct broker *b, struct arena *ar, const char *to
     if (rc != 0) {
         out->ErrorCode = (int16_t)err_wire(rc);
         slog_debug("broker", "produce to %s-%d rejected: %s", topic, in->Index, err_name(rc));
+        free(conv);
         return;
     }
     rc = partition_append(p, data, len, &hdr, &base, &append_time);
+    free(conv); /* written (the append copies into the page cache) */
     if (rc == ERR_DUPLICATE_SEQUENCE_NUMBER) {
         /* An exact retry: the client gets the offsets of the copy already in the log. */
         out->BaseOffset = base;
@@ -317,8 +372,8 @@ void broker_produce(struct broker *b, struct net_request *req)
                 pr->BaseOffset = pr->LogAppendTimeMs = pr->LogStartOffset = -1;
                 continue;
             }
-            produce_partition(b, ar, td->Name ? td->Name : "", &td->PartitionData.v[j], pr, now,
-                              pw);
+            produce_partition(b, ar, req->hdr.RequestApiVersion, td->Name ? td->Name : "",
+                              &td->PartitionData.v[j], pr, now, pw);
         }
     }
     /* With acks=0 the client reads no answer; errors are only in our log at debug level. */

@@ -114,6 +114,8 @@ void partition_refresh_settings(struct partition *p)
     s->ts_before_max_ms =
         config_topic_int(c, p->topic, "message.timestamp.before.max.ms", INT64_MAX);
     s->ts_after_max_ms = config_topic_int(c, p->topic, "message.timestamp.after.max.ms", INT64_MAX);
+    s->down_conversion =
+        strcmp(config_topic_str(c, p->topic, "message.downconversion.enable"), "false") != 0;
     /* The older single bound still applies in both directions when set. */
     if (diff < s->ts_before_max_ms)
         s->ts_before_max_ms = diff;

@@ -156,6 +156,7 @@ struct partition_settings {
     bool log_append_time;     /* message.timestamp.type=LogAppendTime */
     int64_t ts_before_max_ms; /* message.timestamp.before.max.ms (and difference.max.ms) */
     int64_t ts_after_max_ms;  /* message.timestamp.after.max.ms (and difference.max.ms) */
+    bool down_conversion;     /* message.downconversion.enable: Fetch v0-3 may be served */
 };
 const struct partition_settings *partition_settings(const struct partition *p);
 
