@@ -14,9 +14,11 @@
  * clients cannot decode zstd (KIP-110), so their batches' headers are read there too and a
  * partition holding a zstd batch answers UNSUPPORTED_COMPRESSION_TYPE. Everyone else keeps
  * sendfile(). */
+#include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/arena.h"
 #include "base/err.h"
@@ -201,27 +203,60 @@ static void send_answer(struct fetch_call *c)
     net_respond_files(c->req, c->rs, fetch_sent, c);
 }
 
-/* Thread pool, for Fetch below v10: reads the slice's batches one by one (the slice pins the
- * segment; nothing else is touched) and, below v4, converts them to magic 0/1 messages;
- * from v4, only looks for zstd. Returns 0 or the partition's error. */
+/* Thread pool, for Fetch below v10: reads the slice (the slice pins the segment; nothing else
+ * is touched) and, below v4, converts its batches one by one to magic 0/1 messages; from v4,
+ * only looks for zstd. Returns 0 or the partition's error. */
+/* Fetch v4-9: whether the slice holds a zstd batch. The slice is read in one go (it is at
+ * most the fetch's budget, or one batch past it) and only the batch headers are looked at. */
+static int check_zstd(const struct partition_slice *s)
+{
+    uint8_t *buf = malloc(s->len);
+    size_t got = 0, pos = 0;
+    int rc = 0;
+
+    if (buf == NULL)
+        return ERR_NOMEM;
+    while (got < s->len) {
+        ssize_t n = pread(s->fd, buf + got, s->len - got, (off_t)s->pos + (off_t)got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            rc = ERR_IO;
+            goto out;
+        }
+        got += (size_t)n;
+    }
+    while (pos < got) {
+        struct record_batch hdr;
+        rc = record_batch_parse_header(buf + pos, got - pos, &hdr);
+        if (rc != 0)
+            break;
+        if ((hdr.attributes & RECORD_ATTR_COMPRESSION_MASK) == RECORD_CODEC_ZSTD) {
+            rc = ERR_UNSUPPORTED_COMPRESSION_TYPE;
+            break;
+        }
+        pos += record_batch_size(&hdr);
+    }
+out:
+    free(buf);
+    return rc;
+}
+
 static int convert_part(struct fetch_part *fp, int16_t version)
 {
     struct partition_slice s = fp->slice; /* a moving window over the held slice */
     int to_magic = version <= 1 ? 0 : 1;
 
+    if (version >= FETCH_V_MAGIC2)
+        return check_zstd(&fp->slice);
+
     while (s.len > 0) {
-        struct record_batch hdr;
         uint8_t *buf;
         size_t len;
         int rc = partition_slice_first_batch(&s, s.len, &buf, &len);
         if (rc == ERR_NOTFOUND)
             break;
         if (rc == 0)
-            rc = record_batch_parse_header(buf, len, &hdr);
-        if (rc == 0 && version >= FETCH_V_MAGIC2 &&
-            (hdr.attributes & RECORD_ATTR_COMPRESSION_MASK) == RECORD_CODEC_ZSTD)
-            rc = ERR_UNSUPPORTED_COMPRESSION_TYPE;
-        if (rc == 0 && version < FETCH_V_MAGIC2)
             rc = record_legacy_append_batch(&fp->conv, buf, len, to_magic, fp->in->FetchOffset,
                                             RECORD_DECOMPRESS_MAX);
         free(buf);
