@@ -52,6 +52,7 @@
 #include "base/props.h"
 #include "base/tclock.h"
 #include "broker/broker.h"
+#include "group/group.h"
 #include "meta/meta.h"
 #include "net/net.h"
 #include "proto/proto.h"
@@ -83,6 +84,7 @@ static struct {
     struct admin *admin;
     struct replica_mgr *replicas;
     struct broker *broker;
+    struct group_coord *group;
     struct txn *txn;
     struct net_client *client; /* txn's producer-id blocks, over loopback as in tallyd */
     struct net_server *net;
@@ -141,6 +143,18 @@ static int resolve_self(void *arg, int32_t id, char *host, size_t host_len, int 
     return 0;
 }
 
+/* As tallyd: the coordinators' topics are created through admin. */
+static int ensure_internal_topic(void *arg, const char *name, int32_t partitions,
+                                 int16_t replication_factor, int32_t n_configs,
+                                 const char *const *keys, const char *const *values)
+{
+    (void)arg;
+    if (srv.admin == NULL)
+        return ERR_COORDINATOR_NOT_AVAILABLE;
+    return admin_ensure_internal_topic(srv.admin, name, partitions, replication_factor, n_configs,
+                                       keys, values);
+}
+
 static void start_listener(void)
 {
     struct admin_options ao = {.node_id = srv.cfg.node_id, .config = srv.cfg.props};
@@ -181,12 +195,24 @@ static void start_listener(void)
         return;
     }
     srv.txn = txn_new(srv.client, srv.cfg.node_id);
-    if (srv.admin == NULL || srv.broker == NULL || srv.txn == NULL) {
+    struct group_coord_options go = {
+        .loop = &srv.loop,
+        .clock = srv.clock,
+        .replicas = srv.replicas,
+        .meta = srv.meta,
+        .config = srv.cfg.props,
+        .node_id = srv.cfg.node_id,
+        .ensure_topic = ensure_internal_topic,
+        .ensure_arg = NULL,
+    };
+    srv.group = group_coord_new(&go);
+    if (srv.admin == NULL || srv.broker == NULL || srv.txn == NULL || srv.group == NULL) {
         srv.start_failed = true;
         return;
     }
     srv.dispatch.admin = srv.admin;
     srv.dispatch.broker = srv.broker;
+    srv.dispatch.group = srv.group;
     srv.dispatch.txn = srv.txn;
     if (net_server_start(&srv.loop, &no, dispatch_request, &srv.dispatch, &srv.net) != 0)
         srv.start_failed = true;
@@ -232,15 +258,25 @@ static void on_replicas_stopped(void *arg)
     meta_stop(srv.meta, on_stopped, &srv.meta_stopped);
 }
 
-static void on_broker_stopped(void *arg)
+static void on_group_stopped(void *arg)
 {
     (void)arg;
-    srv.broker = NULL;
+    srv.group = NULL;
     txn_free(srv.txn);
     srv.txn = NULL;
     net_client_stop(srv.client, NULL, NULL);
     srv.client = NULL;
     replica_mgr_stop(srv.replicas, on_replicas_stopped, NULL);
+}
+
+static void on_broker_stopped(void *arg)
+{
+    (void)arg;
+    srv.broker = NULL;
+    if (srv.group)
+        group_coord_stop(srv.group, on_group_stopped, NULL);
+    else
+        on_group_stopped(NULL);
 }
 
 /* Stops the broker in tallyd's order (listener, data plane, partitions, quorum), so that

@@ -138,6 +138,75 @@ static struct DescribeProducersTopicRequest describe_producers_topics[] = {
     {"orders", {partition_ids, 3}}, {"payments", {NULL, 0}}};
 static struct DescribeProducersRequest describe_producers = {{describe_producers_topics, 2}};
 
+/* The group coordinator's APIs. */
+static char *group_ids[] = {"orders-app", "billing"};
+static struct OffsetCommitRequestPartition commit_partitions[] = {{0, 42, 3, -1, "m"},
+                                                                  {1, 7, -1, 1700000000000, NULL}};
+static struct OffsetCommitRequestTopic commit_topics[] = {{"orders", {commit_partitions, 2}}};
+static struct OffsetCommitRequest offset_commit = {"orders-app", 5,        "member-1",
+                                                   "instance-1", 86400000, {commit_topics, 1}};
+static struct OffsetFetchRequestTopic fetch_offsets_topics[] = {{"orders", {partition_ids, 2}}};
+static struct OffsetFetchRequestTopics fetch_offsets_topics8[] = {{"orders", {partition_ids, 3}}};
+static struct OffsetFetchRequestGroup fetch_offsets_groups[] = {
+    {"orders-app", {fetch_offsets_topics8, 1}}, {"billing", {NULL, -1}}};
+static struct OffsetFetchRequest offset_fetch = {
+    "orders-app", {fetch_offsets_topics, 1}, {fetch_offsets_groups, 2}, true};
+static struct FindCoordinatorRequest find_coordinator = {"orders-app", 0, {group_ids, 2}};
+static struct JoinGroupRequestProtocol join_protocols[] = {
+    /* ConsumerProtocolSubscription v0: topics ["orders"], no user data */
+    {"range", {(const uint8_t *)"\0\0\0\0\0\1\0\6orders\377\377\377\377", 18, NULL}},
+    {"cooperative-sticky", {NULL, 0, NULL}}};
+static struct JoinGroupRequest join_group = {
+    "orders-app", 45000, 300000, "", "instance-1", "consumer", {join_protocols, 2}, "rejoin"};
+static struct HeartbeatRequest heartbeat = {"orders-app", 5, "member-1", "instance-1"};
+static struct MemberIdentity leaving[] = {{"member-1", NULL, "closing"}, {"", "instance-2", NULL}};
+static struct LeaveGroupRequest leave_group = {"orders-app", "member-1", {leaving, 2}};
+static struct SyncGroupRequestAssignment sync_assignments[] = {
+    {"member-1",
+     {(const uint8_t *)"\0\0\0\0\0\0\377\377\377\377", 10, NULL}}}; /* empty assignment */
+static struct SyncGroupRequest sync_group = {"orders-app", 5,       "member-1",           NULL,
+                                             "consumer",   "range", {sync_assignments, 1}};
+static struct DescribeGroupsRequest describe_groups = {{group_ids, 2}, true};
+static char *group_states[] = {"Stable", "Empty"};
+static struct ListGroupsRequest list_groups = {{group_states, 2}};
+static struct DeleteGroupsRequest delete_groups = {{group_ids, 2}};
+static struct OffsetDeleteRequestPartition offset_delete_partitions[] = {{0}, {2}};
+static struct OffsetDeleteRequestTopic offset_delete_topics[] = {
+    {"orders", {offset_delete_partitions, 2}}};
+static struct OffsetDeleteRequest offset_delete = {"orders-app", {offset_delete_topics, 1}};
+
+/* The transaction coordinator's APIs. */
+static struct AddPartitionsToTxnTopic txn_topics[] = {{"orders", {partition_ids, 2}},
+                                                      {"payments", {partition_ids, 1}}};
+static struct AddPartitionsToTxnTransaction txn_batch[] = {
+    {"txn-1", 1000, 3, false, {txn_topics, 2}}, {"txn-2", 1001, 0, true, {txn_topics, 1}}};
+static struct AddPartitionsToTxnRequest add_partitions_to_txn = {
+    {txn_batch, 2}, "txn-1", 1000, 3, {txn_topics, 2}};
+static struct AddOffsetsToTxnRequest add_offsets_to_txn = {"txn-1", 1000, 3, "orders-app"};
+static struct EndTxnRequest end_txn = {"txn-1", 1000, 3, true};
+static struct WritableTxnMarkerTopic marker_topics[] = {{"orders", {partition_ids, 2}}};
+static struct WritableTxnMarker markers[] = {{1000, 3, true, {marker_topics, 1}, 7}};
+static struct WriteTxnMarkersRequest write_txn_markers = {{markers, 1}};
+static struct TxnOffsetCommitRequestPartition txn_commit_partitions[] = {{0, 42, 3, "m"},
+                                                                         {1, 7, -1, NULL}};
+static struct TxnOffsetCommitRequestTopic txn_commit_topics[] = {
+    {"orders", {txn_commit_partitions, 2}}};
+static struct TxnOffsetCommitRequest txn_offset_commit = {
+    "txn-1", "orders-app", 1000, 3, 5, "member-1", NULL, {txn_commit_topics, 1}};
+static char *transactional_ids[] = {"txn-1", "txn-2"};
+static struct DescribeTransactionsRequest describe_transactions = {{transactional_ids, 2}};
+static char *txn_states[] = {"Ongoing", "PrepareCommit"};
+static int64_t producer_id_filters[] = {1000, 1001};
+static struct ListTransactionsRequest list_transactions = {{txn_states, 2},
+                                                           {producer_id_filters, 2}};
+
+/* Broker-to-controller APIs. */
+static struct BrokerRegistrationListener listeners[] = {{"PLAINTEXT", "localhost", 9092, 0}};
+static struct BrokerRegistrationFeature features[] = {{"metadata.version", 1, 20}};
+static struct BrokerRegistrationRequest broker_registration = {
+    2, "cluster-1", {{1, 2, 3}}, {listeners, 1}, {features, 1}, "rack-a"};
+static struct AllocateProducerIdsRequest allocate_producer_ids = {2, 17};
+
 static const void *request_for(int16_t key)
 {
     switch (key) {
@@ -171,6 +240,46 @@ static const void *request_for(int16_t key)
         return &incremental_alter_configs;
     case PROTO_API_DescribeCluster:
         return &describe_cluster;
+    case PROTO_API_OffsetCommit:
+        return &offset_commit;
+    case PROTO_API_OffsetFetch:
+        return &offset_fetch;
+    case PROTO_API_FindCoordinator:
+        return &find_coordinator;
+    case PROTO_API_JoinGroup:
+        return &join_group;
+    case PROTO_API_Heartbeat:
+        return &heartbeat;
+    case PROTO_API_LeaveGroup:
+        return &leave_group;
+    case PROTO_API_SyncGroup:
+        return &sync_group;
+    case PROTO_API_DescribeGroups:
+        return &describe_groups;
+    case PROTO_API_ListGroups:
+        return &list_groups;
+    case PROTO_API_DeleteGroups:
+        return &delete_groups;
+    case PROTO_API_OffsetDelete:
+        return &offset_delete;
+    case PROTO_API_AddPartitionsToTxn:
+        return &add_partitions_to_txn;
+    case PROTO_API_AddOffsetsToTxn:
+        return &add_offsets_to_txn;
+    case PROTO_API_EndTxn:
+        return &end_txn;
+    case PROTO_API_WriteTxnMarkers:
+        return &write_txn_markers;
+    case PROTO_API_TxnOffsetCommit:
+        return &txn_offset_commit;
+    case PROTO_API_DescribeTransactions:
+        return &describe_transactions;
+    case PROTO_API_ListTransactions:
+        return &list_transactions;
+    case PROTO_API_BrokerRegistration:
+        return &broker_registration;
+    case PROTO_API_AllocateProducerIds:
+        return &allocate_producer_ids;
     }
     return NULL;
 }

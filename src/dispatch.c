@@ -6,6 +6,7 @@
 
 #include "admin/admin.h"
 #include "broker/broker.h"
+#include "group/group.h"
 #include "txn/txn.h"
 #include "base/arena.h"
 #include "base/err.h"
@@ -44,6 +45,17 @@ VIA(broker, broker, fetch)
 VIA(broker, broker, list_offsets)
 VIA(broker, broker, delete_records)
 VIA(broker, broker, describe_producers)
+VIA(group, group, find_coordinator)
+VIA(group, group, join_group)
+VIA(group, group, sync_group)
+VIA(group, group, heartbeat)
+VIA(group, group, leave_group)
+VIA(group, group, offset_commit)
+VIA(group, group, offset_fetch)
+VIA(group, group, list_groups)
+VIA(group, group, describe_groups)
+VIA(group, group, delete_groups)
+VIA(group, group, offset_delete)
 VIA(txn, txn, init_producer_id)
 VIA(admin, admin, metadata)
 VIA(admin, admin, create_topics)
@@ -73,6 +85,17 @@ static const struct dispatch_entry table[] = {
     {PROTO_API_IncrementalAlterConfigs, 0, 1, via_incremental_alter_configs, false},
     {PROTO_API_DescribeCluster, 0, 1, via_describe_cluster, false},
     {PROTO_API_DescribeProducers, 0, 0, via_describe_producers, false},
+    {PROTO_API_OffsetCommit, 0, 8, via_offset_commit, false},
+    {PROTO_API_OffsetFetch, 0, 8, via_offset_fetch, false},
+    {PROTO_API_FindCoordinator, 0, 4, via_find_coordinator, false},
+    {PROTO_API_JoinGroup, 0, 9, via_join_group, false},
+    {PROTO_API_Heartbeat, 0, 4, via_heartbeat, false},
+    {PROTO_API_LeaveGroup, 0, 5, via_leave_group, false},
+    {PROTO_API_SyncGroup, 0, 5, via_sync_group, false},
+    {PROTO_API_DescribeGroups, 0, 5, via_describe_groups, false},
+    {PROTO_API_ListGroups, 0, 4, via_list_groups, false},
+    {PROTO_API_DeleteGroups, 0, 2, via_delete_groups, false},
+    {PROTO_API_OffsetDelete, 0, 0, via_offset_delete, false},
     /* Any broker answers these; only the active controller grants them. */
     {PROTO_API_BrokerRegistration, 0, 0, via_broker_registration, true},
     {PROTO_API_AllocateProducerIds, 0, 0, via_allocate_producer_ids, true},

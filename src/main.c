@@ -17,6 +17,7 @@
 #include "base/props.h"
 #include "base/tclock.h"
 #include "broker/broker.h"
+#include "group/group.h"
 #include "meta/meta.h"
 #include "net/net.h"
 #include "replica/replica.h"
@@ -31,6 +32,7 @@ struct tallyd {
     struct admin *admin;
     struct replica_mgr *replicas;
     struct broker *broker;
+    struct group_coord *group;
     struct txn *txn;
     struct net_client *client; /* to the controller and other brokers */
     unsigned bootstrap_next;   /* round-robin over controller.bootstrap.servers */
@@ -73,10 +75,10 @@ static void on_client_stopped(void *arg)
     (void)arg;
 }
 
-static void on_broker_stopped(void *arg)
+static void on_group_stopped(void *arg)
 {
     struct tallyd *t = arg;
-    t->broker = NULL;
+    t->group = NULL;
     txn_free(t->txn);
     t->txn = NULL;
     /* After txn: its pending id-block request is answered with ERR_SHUTDOWN, which frees it. */
@@ -87,6 +89,30 @@ static void on_broker_stopped(void *arg)
         replica_mgr_stop(t->replicas, on_replicas_stopped, t);
     else if (t->meta)
         meta_stop(t->meta, on_meta_stopped, t);
+}
+
+/* The group coordinator answers its waiters and goes before the partitions it appends to. */
+static void on_broker_stopped(void *arg)
+{
+    struct tallyd *t = arg;
+    t->broker = NULL;
+    if (t->group)
+        group_coord_stop(t->group, on_group_stopped, t);
+    else
+        on_group_stopped(t);
+}
+
+/* group_ensure_topic_fn: the coordinators' topics are created through admin (only the
+ * active controller can). */
+static int ensure_internal_topic(void *arg, const char *name, int32_t partitions,
+                                 int16_t replication_factor, int32_t n_configs,
+                                 const char *const *keys, const char *const *values)
+{
+    struct tallyd *t = arg;
+    if (t->admin == NULL)
+        return ERR_COORDINATOR_NOT_AVAILABLE;
+    return admin_ensure_internal_topic(t->admin, name, partitions, replication_factor, n_configs,
+                                       keys, values);
 }
 
 static void start_listener(struct tallyd *t)
@@ -126,13 +152,26 @@ static void start_listener(struct tallyd *t)
     t->admin = admin_new(t->meta, &ao);
     t->broker = broker_new(&bo);
     t->txn = txn_new(t->client, t->cfg.node_id);
-    if (t->admin == NULL || t->broker == NULL || t->txn == NULL) {
+    struct group_coord_options go = {
+        .loop = t->loop,
+        .clock = t->clock,
+        .replicas = t->replicas,
+        .meta = t->meta,
+        .config = t->cfg.props,
+        .node_id = t->cfg.node_id,
+        .ensure_topic = ensure_internal_topic,
+        .ensure_arg = t,
+    };
+    if (t->admin && t->broker)
+        t->group = group_coord_new(&go);
+    if (t->admin == NULL || t->broker == NULL || t->txn == NULL || t->group == NULL) {
         slog_error("main", "out of memory");
         shutdown_tallyd(t, 1);
         return;
     }
     t->dispatch.admin = t->admin;
     t->dispatch.broker = t->broker;
+    t->dispatch.group = t->group;
     t->dispatch.txn = t->txn;
     if (net_server_start(t->loop, &no, dispatch_request, &t->dispatch, &t->net) != 0) {
         t->net = NULL;

@@ -61,11 +61,13 @@ int server_check_start(const struct server_config *cfg);
 size_t server_count_partition_dirs(const struct server_config *cfg);
 
 struct broker;
+struct group_coord;
 struct txn;
 
 struct dispatch {
     struct admin *admin;
     struct broker *broker;
+    struct group_coord *group;
     struct txn *txn;
     struct slog_limit not_served_log; /* "is not served" lines, across all connections */
 };

@@ -43,6 +43,17 @@ void admin_describe_cluster(struct admin *a, struct net_request *req);
 void admin_broker_registration(struct admin *a, struct net_request *req);
 void admin_allocate_producer_ids(struct admin *a, struct net_request *req);
 
+/* Creates an internal topic (a coordinator's: __consumer_offsets, __transaction_state) unless
+ * it exists: `partitions`, replication factor capped at the live brokers (one WARN line
+ * when capped), configs as parallel key/value arrays (copied). Returns 0 when the topic exists
+ * or its creation was proposed (it appears in the image once applied; a failed proposal is
+ * logged), ERR_NOT_CONTROLLER on a node that is not the active controller,
+ * ERR_COORDINATOR_NOT_AVAILABLE with no live broker, ERR_INVALID_REQUEST or ERR_NOMEM. The
+ * shape of group.h's group_ensure_topic_fn, with the admin as its argument. */
+int admin_ensure_internal_topic(struct admin *a, const char *name, int32_t partitions,
+                                int16_t replication_factor, int32_t n_configs,
+                                const char *const *keys, const char *const *values);
+
 /* Checks a static broker configuration's topic-default and broker keys (types, ranges).
  * Returns 0, or ERR_INVALID_CONFIG with a message in err (size errlen). */
 int admin_check_config(const struct props *config, char *err, size_t errlen);

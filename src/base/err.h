@@ -33,6 +33,7 @@
     X(BROKER_NOT_AVAILABLE, 8)                                                                     \
     X(REPLICA_NOT_AVAILABLE, 9)                                                                    \
     X(MESSAGE_TOO_LARGE, 10)                                                                       \
+    X(OFFSET_METADATA_TOO_LARGE, 12)                                                               \
     X(NETWORK_EXCEPTION, 13)                                                                       \
     X(COORDINATOR_LOAD_IN_PROGRESS, 14)                                                            \
     X(COORDINATOR_NOT_AVAILABLE, 15)                                                               \
@@ -43,7 +44,14 @@
     X(NOT_ENOUGH_REPLICAS_AFTER_APPEND, 20)                                                        \
     X(INVALID_REQUIRED_ACKS, 21)                                                                   \
     X(ILLEGAL_GENERATION, 22)                                                                      \
+    X(INCONSISTENT_GROUP_PROTOCOL, 23)                                                             \
+    X(INVALID_GROUP_ID, 24)                                                                        \
+    X(UNKNOWN_MEMBER_ID, 25)                                                                       \
+    X(INVALID_SESSION_TIMEOUT, 26)                                                                 \
+    X(REBALANCE_IN_PROGRESS, 27)                                                                   \
+    X(INVALID_COMMIT_OFFSET_SIZE, 28)                                                              \
     X(TOPIC_AUTHORIZATION_FAILED, 29)                                                              \
+    X(GROUP_AUTHORIZATION_FAILED, 30)                                                              \
     X(CLUSTER_AUTHORIZATION_FAILED, 31)                                                            \
     X(INVALID_TIMESTAMP, 32)                                                                       \
     X(UNSUPPORTED_VERSION, 35)                                                                     \
@@ -67,13 +75,20 @@
     X(TRANSACTIONAL_ID_AUTHORIZATION_FAILED, 53)                                                   \
     X(KAFKA_STORAGE_ERROR, 56)                                                                     \
     X(UNKNOWN_PRODUCER_ID, 59)                                                                     \
+    X(NON_EMPTY_GROUP, 68)                                                                         \
+    X(GROUP_ID_NOT_FOUND, 69)                                                                      \
     X(FETCH_SESSION_ID_NOT_FOUND, 70)                                                              \
     X(INVALID_FETCH_SESSION_EPOCH, 71)                                                             \
     X(TOPIC_DELETION_DISABLED, 73)                                                                 \
     X(FENCED_LEADER_EPOCH, 74)                                                                     \
     X(UNKNOWN_LEADER_EPOCH, 75)                                                                    \
     X(UNSUPPORTED_COMPRESSION_TYPE, 76)                                                            \
+    X(MEMBER_ID_REQUIRED, 79)                                                                      \
+    X(GROUP_MAX_SIZE_REACHED, 81)                                                                  \
+    X(FENCED_INSTANCE_ID, 82)                                                                      \
+    X(GROUP_SUBSCRIBED_TO_TOPIC, 86)                                                               \
     X(INVALID_RECORD, 87)                                                                          \
+    X(UNSTABLE_OFFSET_COMMIT, 88)                                                                  \
     X(THROTTLING_QUOTA_EXCEEDED, 89)                                                               \
     X(PRODUCER_FENCED, 90)                                                                         \
     X(RESOURCE_NOT_FOUND, 91)                                                                      \

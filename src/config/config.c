@@ -64,6 +64,17 @@ static const struct config_def defs[] = {
     {NULL, "socket.send.buffer.bytes", CT_INT, "102400", -1, I32MAX, NULL, false},
     {NULL, "socket.receive.buffer.bytes", CT_INT, "-1", -1, I32MAX, NULL, false},
     {NULL, "connections.max.idle.ms", CT_LONG, "600000", -1, I64MAX, NULL, false},
+    /* Group coordinator (issue 9): Kafka's names and defaults, read-only as in Kafka. */
+    {NULL, "offsets.topic.num.partitions", CT_INT, "50", 1, I32MAX, NULL, false},
+    {NULL, "offsets.topic.replication.factor", CT_SHORT, "3", 1, INT16_MAX, NULL, false},
+    {NULL, "offsets.topic.segment.bytes", CT_INT, "104857600", 1, I32MAX, NULL, false},
+    {NULL, "offsets.retention.minutes", CT_INT, "10080", 1, I32MAX, NULL, false},
+    {NULL, "offsets.retention.check.interval.ms", CT_LONG, "600000", 1, I64MAX, NULL, false},
+    {NULL, "offset.metadata.max.bytes", CT_INT, "4096", 0, I32MAX, NULL, false},
+    {NULL, "group.min.session.timeout.ms", CT_INT, "6000", 0, I32MAX, NULL, false},
+    {NULL, "group.max.session.timeout.ms", CT_INT, "1800000", 0, I32MAX, NULL, false},
+    {NULL, "group.initial.rebalance.delay.ms", CT_INT, "3000", 0, I32MAX, NULL, false},
+    {NULL, "group.max.size", CT_INT, "2147483647", 1, I32MAX, NULL, false},
     /* The thread pool's size (UV_THREADPOOL_SIZE), fixed at start: fsyncs, checkpoint and
      * snapshot writes, cold reads. libuv allows at most 1024. */
     {NULL, "num.io.threads", CT_INT, "8", 1, 1024, NULL, false},

@@ -220,6 +220,57 @@ enum proto_acl_op {
  * unknown type. Callers answer INT32_MIN instead when the client did not ask. */
 int32_t proto_authorized_ops(int8_t resource_type);
 
+/* A versioned record format, not an API: the key or value of a record the coordinators write
+ * to __consumer_offsets and __transaction_state, or the consumer's protocol metadata carried
+ * opaquely in JoinGroup/SyncGroup. On the wire each is
+ *
+ **   SIZE  FIELD
+ **      2  INT16 version
+ **      n  the struct of `layout` at that version: compact, with tagged-field sections,
+ **         from flexible_min on (the format's "flexibleVersions"), classic before
+ *
+ * The proto_record_* functions below do that framing. To work on a bare struct (no version
+ * prefix), call proto_size / proto_encode / proto_decode with r->layout, the version and
+ * proto_record_flexible(r, version). The declared formats are in proto_msgs.h
+ * (proto_record_OffsetCommitKey, ...). */
+struct proto_record {
+    const char *name;
+    int16_t min_version, max_version;
+    int16_t flexible_min; /* first flexible version, -1 = none */
+    /* A version past max_version decodes as max_version (the consumer protocol's rule: newer
+     * versions only append fields); when false such a version is refused. */
+    bool newer_as_max;
+    const struct proto_struct *layout;
+};
+
+static inline bool proto_record_flexible(const struct proto_record *r, int16_t version)
+{
+    return r->flexible_min >= 0 && version >= r->flexible_min;
+}
+
+/* Reads the INT16 version that starts a record (for a __consumer_offsets key it tells which
+ * format follows: PROTO_OFFSET_COMMIT_KEY_V0/V1 or PROTO_GROUP_METADATA_KEY_V). Returns 0 or
+ * ERR_TRUNCATED (fewer than 2 bytes). */
+int proto_record_version(const uint8_t *buf, size_t len, int16_t *version);
+
+/* The size of `in` (layout r->layout) framed at `version`, the 2-byte prefix included. */
+size_t proto_record_size(const struct proto_record *r, int16_t version, const void *in);
+
+/* Writes the version prefix and `in` at `version` into buf, which must hold
+ * proto_record_size() bytes; returns the bytes written. `version` must be in
+ * [r->min_version, r->max_version] (the caller picks it; nothing is checked). */
+size_t proto_record_encode(const struct proto_record *r, int16_t version, const void *in,
+                           uint8_t *buf);
+
+/* Decodes a framed record from buf[0..len) into `out` (zeroed by the caller, r->layout->size
+ * bytes), as proto_decode does (strings and arrays in `a`, BYTES pointing into buf). Trailing
+ * bytes after the struct are ignored, as Kafka ignores them. *version (may be NULL) receives
+ * the version on the wire. Returns 0, ERR_TRUNCATED, ERR_PARSE, ERR_NOMEM, or
+ * ERR_UNSUPPORTED_VERSION for a version below min_version, or above max_version unless
+ * r->newer_as_max. */
+int proto_record_decode(const struct proto_record *r, const uint8_t *buf, size_t len,
+                        int16_t *version, void *out, struct arena *a);
+
 #include "proto_msgs.h"
 
 #endif

@@ -3,7 +3,8 @@
  * names are those of Kafka's JSON message schemas (clients/src/main/resources/common/message),
  * so code greps straight against the protocol; nested structs keep the schema's names, with the
  * message name prefixed where two messages use one name for different layouts
- * (IncrementalAlterConfigs*, Fetch*, DescribeProducers*). The comment on each field gives its
+ * (IncrementalAlterConfigs*, Fetch*, DescribeProducers*, DescribeTransactions*,
+ * ListTransactions*, ConsumerProtocolTopicPartition). The comment on each field gives its
  * versions, the versions in which it may be null, its tag when tagged, and its default when not 0 /
  * false.
  *
@@ -795,5 +796,722 @@ struct AllocateProducerIdsResponse {
 };
 
 extern const struct proto_struct proto_AllocateProducerIdsResponse;
+
+/* ---------------------------------------------------------------------------------------- */
+/* The group coordinator's APIs (keys 8-16, 42, 47). */
+
+/* OffsetCommit (key 8), versions 0-8, flexible from 8. */
+struct OffsetCommitRequestPartition {
+    int32_t PartitionIndex;       /* v0+ */
+    int64_t CommittedOffset;      /* v0+ */
+    int32_t CommittedLeaderEpoch; /* v6+, default -1 */
+    int64_t CommitTimestamp;      /* v1, default -1 */
+    char *CommittedMetadata;      /* v0+, nullable v0+ */
+};
+
+struct OffsetCommitRequestTopic {
+    char *Name;                                                  /* v0+ */
+    PROTO_ARRAY(struct OffsetCommitRequestPartition) Partitions; /* v0+ */
+};
+
+struct OffsetCommitRequest {
+    char *GroupId;                     /* v0+ */
+    int32_t GenerationIdOrMemberEpoch; /* v1+, default -1 (GenerationId before KIP-848) */
+    char *MemberId;                    /* v1+ */
+    char *GroupInstanceId;             /* v7+, nullable v7+ */
+    int64_t RetentionTimeMs;           /* v2-4, default -1 */
+    PROTO_ARRAY(struct OffsetCommitRequestTopic) Topics; /* v0+ */
+};
+
+extern const struct proto_struct proto_OffsetCommitRequest;
+
+struct OffsetCommitResponsePartition {
+    int32_t PartitionIndex; /* v0+ */
+    int16_t ErrorCode;      /* v0+ */
+};
+
+struct OffsetCommitResponseTopic {
+    char *Name;                                                   /* v0+ */
+    PROTO_ARRAY(struct OffsetCommitResponsePartition) Partitions; /* v0+ */
+};
+
+struct OffsetCommitResponse {
+    int32_t ThrottleTimeMs;                               /* v3+ */
+    PROTO_ARRAY(struct OffsetCommitResponseTopic) Topics; /* v0+ */
+};
+
+extern const struct proto_struct proto_OffsetCommitResponse;
+
+/* OffsetFetch (key 9), versions 0-8, flexible from 6. v8 batches groups (Groups in and out);
+ * v0-7 name one group. The schema's v0-7 and v8 nested structs differ by one letter (Topic /
+ * Topics, Partition / Partitions), as in Kafka. MemberId and MemberEpoch (v9+) are past the
+ * declared versions. */
+struct OffsetFetchRequestTopic {
+    char *Name;                            /* v0-7 */
+    PROTO_ARRAY(int32_t) PartitionIndexes; /* v0-7 */
+};
+
+struct OffsetFetchRequestTopics {
+    char *Name;                            /* v8+ */
+    PROTO_ARRAY(int32_t) PartitionIndexes; /* v8+ */
+};
+
+struct OffsetFetchRequestGroup {
+    char *GroupId;                                       /* v8+ */
+    PROTO_ARRAY(struct OffsetFetchRequestTopics) Topics; /* v8+, nullable v8+ */
+};
+
+struct OffsetFetchRequest {
+    char *GroupId;                                      /* v0-7 */
+    PROTO_ARRAY(struct OffsetFetchRequestTopic) Topics; /* v0-7, nullable v2+ */
+    PROTO_ARRAY(struct OffsetFetchRequestGroup) Groups; /* v8+ */
+    bool RequireStable;                                 /* v7+ */
+};
+
+extern const struct proto_struct proto_OffsetFetchRequest;
+
+struct OffsetFetchResponsePartition {
+    int32_t PartitionIndex;       /* v0-7 */
+    int64_t CommittedOffset;      /* v0-7 */
+    int32_t CommittedLeaderEpoch; /* v5-7, default -1 */
+    char *Metadata;               /* v0-7, nullable v0+ */
+    int16_t ErrorCode;            /* v0-7 */
+};
+
+struct OffsetFetchResponseTopic {
+    char *Name;                                                  /* v0-7 */
+    PROTO_ARRAY(struct OffsetFetchResponsePartition) Partitions; /* v0-7 */
+};
+
+struct OffsetFetchResponsePartitions {
+    int32_t PartitionIndex;       /* v8+ */
+    int64_t CommittedOffset;      /* v8+ */
+    int32_t CommittedLeaderEpoch; /* v8+, default -1 */
+    char *Metadata;               /* v8+, nullable v8+ */
+    int16_t ErrorCode;            /* v8+ */
+};
+
+struct OffsetFetchResponseTopics {
+    char *Name;                                                   /* v8+ */
+    PROTO_ARRAY(struct OffsetFetchResponsePartitions) Partitions; /* v8+ */
+};
+
+struct OffsetFetchResponseGroup {
+    char *GroupId;                                        /* v8+ */
+    PROTO_ARRAY(struct OffsetFetchResponseTopics) Topics; /* v8+ */
+    int16_t ErrorCode;                                    /* v8+ */
+};
+
+struct OffsetFetchResponse {
+    int32_t ThrottleTimeMs;                              /* v3+ */
+    PROTO_ARRAY(struct OffsetFetchResponseTopic) Topics; /* v0-7 */
+    int16_t ErrorCode;                                   /* v2-7 */
+    PROTO_ARRAY(struct OffsetFetchResponseGroup) Groups; /* v8+ */
+};
+
+extern const struct proto_struct proto_OffsetFetchResponse;
+
+/* FindCoordinator (key 10), versions 0-4, flexible from 3. KeyType: 0 group, 1 transaction.
+ * v4 batches: CoordinatorKeys in, one Coordinators entry per key out. */
+struct FindCoordinatorRequest {
+    char *Key;                           /* v0-3 */
+    int8_t KeyType;                      /* v1+ */
+    PROTO_ARRAY(char *) CoordinatorKeys; /* v4+ */
+};
+
+extern const struct proto_struct proto_FindCoordinatorRequest;
+
+struct Coordinator {
+    char *Key;          /* v4+ */
+    int32_t NodeId;     /* v4+ */
+    char *Host;         /* v4+ */
+    int32_t Port;       /* v4+ */
+    int16_t ErrorCode;  /* v4+ */
+    char *ErrorMessage; /* v4+, nullable v4+ */
+};
+
+struct FindCoordinatorResponse {
+    int32_t ThrottleTimeMs;                       /* v1+ */
+    int16_t ErrorCode;                            /* v0-3 */
+    char *ErrorMessage;                           /* v1-3, nullable v1+ */
+    int32_t NodeId;                               /* v0-3 */
+    char *Host;                                   /* v0-3 */
+    int32_t Port;                                 /* v0-3 */
+    PROTO_ARRAY(struct Coordinator) Coordinators; /* v4+ */
+};
+
+extern const struct proto_struct proto_FindCoordinatorResponse;
+
+/* JoinGroup (key 11), versions 0-9, flexible from 6. */
+struct JoinGroupRequestProtocol {
+    char *Name;                  /* v0+ */
+    struct proto_bytes Metadata; /* v0+ */
+};
+
+struct JoinGroupRequest {
+    char *GroupId;                                          /* v0+ */
+    int32_t SessionTimeoutMs;                               /* v0+ */
+    int32_t RebalanceTimeoutMs;                             /* v1+, default -1 */
+    char *MemberId;                                         /* v0+ */
+    char *GroupInstanceId;                                  /* v5+, nullable v5+ */
+    char *ProtocolType;                                     /* v0+ */
+    PROTO_ARRAY(struct JoinGroupRequestProtocol) Protocols; /* v0+ */
+    char *Reason;                                           /* v8+, nullable v8+ */
+};
+
+extern const struct proto_struct proto_JoinGroupRequest;
+
+struct JoinGroupResponseMember {
+    char *MemberId;              /* v0+ */
+    char *GroupInstanceId;       /* v5+, nullable v5+ */
+    struct proto_bytes Metadata; /* v0+ */
+};
+
+struct JoinGroupResponse {
+    int32_t ThrottleTimeMs;                              /* v2+ */
+    int16_t ErrorCode;                                   /* v0+ */
+    int32_t GenerationId;                                /* v0+, default -1 */
+    char *ProtocolType;                                  /* v7+, nullable v7+ */
+    char *ProtocolName;                                  /* v0+, nullable v7+ */
+    char *Leader;                                        /* v0+ */
+    bool SkipAssignment;                                 /* v9+ */
+    char *MemberId;                                      /* v0+ */
+    PROTO_ARRAY(struct JoinGroupResponseMember) Members; /* v0+ */
+};
+
+extern const struct proto_struct proto_JoinGroupResponse;
+
+/* Heartbeat (key 12), versions 0-4, flexible from 4. */
+struct HeartbeatRequest {
+    char *GroupId;         /* v0+ */
+    int32_t GenerationId;  /* v0+ */
+    char *MemberId;        /* v0+ */
+    char *GroupInstanceId; /* v3+, nullable v3+ */
+};
+
+extern const struct proto_struct proto_HeartbeatRequest;
+
+struct HeartbeatResponse {
+    int32_t ThrottleTimeMs; /* v1+ */
+    int16_t ErrorCode;      /* v0+ */
+};
+
+extern const struct proto_struct proto_HeartbeatResponse;
+
+/* LeaveGroup (key 13), versions 0-5, flexible from 4. */
+struct MemberIdentity {
+    char *MemberId;        /* v3+ */
+    char *GroupInstanceId; /* v3+, nullable v3+ */
+    char *Reason;          /* v5+, nullable v5+ */
+};
+
+struct LeaveGroupRequest {
+    char *GroupId;                              /* v0+ */
+    char *MemberId;                             /* v0-2 */
+    PROTO_ARRAY(struct MemberIdentity) Members; /* v3+ */
+};
+
+extern const struct proto_struct proto_LeaveGroupRequest;
+
+struct MemberResponse {
+    char *MemberId;        /* v3+ */
+    char *GroupInstanceId; /* v3+, nullable v3+ */
+    int16_t ErrorCode;     /* v3+ */
+};
+
+struct LeaveGroupResponse {
+    int32_t ThrottleTimeMs;                     /* v1+ */
+    int16_t ErrorCode;                          /* v0+ */
+    PROTO_ARRAY(struct MemberResponse) Members; /* v3+ */
+};
+
+extern const struct proto_struct proto_LeaveGroupResponse;
+
+/* SyncGroup (key 14), versions 0-5, flexible from 4. */
+struct SyncGroupRequestAssignment {
+    char *MemberId;                /* v0+ */
+    struct proto_bytes Assignment; /* v0+ */
+};
+
+struct SyncGroupRequest {
+    char *GroupId;                                              /* v0+ */
+    int32_t GenerationId;                                       /* v0+ */
+    char *MemberId;                                             /* v0+ */
+    char *GroupInstanceId;                                      /* v3+, nullable v3+ */
+    char *ProtocolType;                                         /* v5+, nullable v5+ */
+    char *ProtocolName;                                         /* v5+, nullable v5+ */
+    PROTO_ARRAY(struct SyncGroupRequestAssignment) Assignments; /* v0+ */
+};
+
+extern const struct proto_struct proto_SyncGroupRequest;
+
+struct SyncGroupResponse {
+    int32_t ThrottleTimeMs;        /* v1+ */
+    int16_t ErrorCode;             /* v0+ */
+    char *ProtocolType;            /* v5+, nullable v5+ */
+    char *ProtocolName;            /* v5+, nullable v5+ */
+    struct proto_bytes Assignment; /* v0+ */
+};
+
+extern const struct proto_struct proto_SyncGroupResponse;
+
+/* DescribeGroups (key 15), versions 0-5, flexible from 5. */
+struct DescribeGroupsRequest {
+    PROTO_ARRAY(char *) Groups;       /* v0+ */
+    bool IncludeAuthorizedOperations; /* v3+ */
+};
+
+extern const struct proto_struct proto_DescribeGroupsRequest;
+
+struct DescribedGroupMember {
+    char *MemberId;                      /* v0+ */
+    char *GroupInstanceId;               /* v4+, nullable v4+ */
+    char *ClientId;                      /* v0+ */
+    char *ClientHost;                    /* v0+ */
+    struct proto_bytes MemberMetadata;   /* v0+ */
+    struct proto_bytes MemberAssignment; /* v0+ */
+};
+
+struct DescribedGroup {
+    int16_t ErrorCode;                                /* v0+ */
+    char *GroupId;                                    /* v0+ */
+    char *GroupState;                                 /* v0+ */
+    char *ProtocolType;                               /* v0+ */
+    char *ProtocolData;                               /* v0+ */
+    PROTO_ARRAY(struct DescribedGroupMember) Members; /* v0+ */
+    int32_t AuthorizedOperations;                     /* v3+, default INT32_MIN */
+};
+
+struct DescribeGroupsResponse {
+    int32_t ThrottleTimeMs;                    /* v1+ */
+    PROTO_ARRAY(struct DescribedGroup) Groups; /* v0+ */
+};
+
+extern const struct proto_struct proto_DescribeGroupsResponse;
+
+/* ListGroups (key 16), versions 0-4, flexible from 3. TypesFilter and GroupType (v5+) are past
+ * the declared versions. */
+struct ListGroupsRequest {
+    PROTO_ARRAY(char *) StatesFilter; /* v4+ */
+};
+
+extern const struct proto_struct proto_ListGroupsRequest;
+
+struct ListedGroup {
+    char *GroupId;      /* v0+ */
+    char *ProtocolType; /* v0+ */
+    char *GroupState;   /* v4+ */
+};
+
+struct ListGroupsResponse {
+    int32_t ThrottleTimeMs;                 /* v1+ */
+    int16_t ErrorCode;                      /* v0+ */
+    PROTO_ARRAY(struct ListedGroup) Groups; /* v0+ */
+};
+
+extern const struct proto_struct proto_ListGroupsResponse;
+
+/* DeleteGroups (key 42), versions 0-2, flexible from 2. */
+struct DeleteGroupsRequest {
+    PROTO_ARRAY(char *) GroupsNames; /* v0+ */
+};
+
+extern const struct proto_struct proto_DeleteGroupsRequest;
+
+struct DeletableGroupResult {
+    char *GroupId;     /* v0+ */
+    int16_t ErrorCode; /* v0+ */
+};
+
+struct DeleteGroupsResponse {
+    int32_t ThrottleTimeMs;                           /* v0+ */
+    PROTO_ARRAY(struct DeletableGroupResult) Results; /* v0+ */
+};
+
+extern const struct proto_struct proto_DeleteGroupsResponse;
+
+/* OffsetDelete (key 47), version 0, never flexible. */
+struct OffsetDeleteRequestPartition {
+    int32_t PartitionIndex; /* v0+ */
+};
+
+struct OffsetDeleteRequestTopic {
+    char *Name;                                                  /* v0+ */
+    PROTO_ARRAY(struct OffsetDeleteRequestPartition) Partitions; /* v0+ */
+};
+
+struct OffsetDeleteRequest {
+    char *GroupId;                                       /* v0+ */
+    PROTO_ARRAY(struct OffsetDeleteRequestTopic) Topics; /* v0+ */
+};
+
+extern const struct proto_struct proto_OffsetDeleteRequest;
+
+struct OffsetDeleteResponsePartition {
+    int32_t PartitionIndex; /* v0+ */
+    int16_t ErrorCode;      /* v0+ */
+};
+
+struct OffsetDeleteResponseTopic {
+    char *Name;                                                   /* v0+ */
+    PROTO_ARRAY(struct OffsetDeleteResponsePartition) Partitions; /* v0+ */
+};
+
+struct OffsetDeleteResponse {
+    int16_t ErrorCode;                                    /* v0+ */
+    int32_t ThrottleTimeMs;                               /* v0+ */
+    PROTO_ARRAY(struct OffsetDeleteResponseTopic) Topics; /* v0+ */
+};
+
+extern const struct proto_struct proto_OffsetDeleteResponse;
+
+/* ---------------------------------------------------------------------------------------- */
+/* The transaction coordinator's APIs (keys 24-28, 65, 66). */
+
+/* AddPartitionsToTxn (key 24), versions 0-4, flexible from 3. v0-3 (clients) name one
+ * transaction in the V3AndBelow* fields and get ResultsByTopicV3AndBelow; v4 (broker to
+ * broker, KIP-890) batches Transactions, each with VerifyOnly, and gets ResultsByTransaction
+ * plus a top-level ErrorCode. AddPartitionsToTxnTopic and AddPartitionsToTxnTopicResult are
+ * the schema's common structs, shared by both forms. */
+struct AddPartitionsToTxnTopic {
+    char *Name;                      /* v0+ */
+    PROTO_ARRAY(int32_t) Partitions; /* v0+ */
+};
+
+struct AddPartitionsToTxnTransaction {
+    char *TransactionalId;                              /* v4+ */
+    int64_t ProducerId;                                 /* v4+ */
+    int16_t ProducerEpoch;                              /* v4+ */
+    bool VerifyOnly;                                    /* v4+ */
+    PROTO_ARRAY(struct AddPartitionsToTxnTopic) Topics; /* v4+ */
+};
+
+struct AddPartitionsToTxnRequest {
+    PROTO_ARRAY(struct AddPartitionsToTxnTransaction) Transactions; /* v4+ */
+    char *V3AndBelowTransactionalId;                                /* v0-3 */
+    int64_t V3AndBelowProducerId;                                   /* v0-3 */
+    int16_t V3AndBelowProducerEpoch;                                /* v0-3 */
+    PROTO_ARRAY(struct AddPartitionsToTxnTopic) V3AndBelowTopics;   /* v0-3 */
+};
+
+extern const struct proto_struct proto_AddPartitionsToTxnRequest;
+
+struct AddPartitionsToTxnPartitionResult {
+    int32_t PartitionIndex;     /* v0+ */
+    int16_t PartitionErrorCode; /* v0+ */
+};
+
+struct AddPartitionsToTxnTopicResult {
+    char *Name;                                                               /* v0+ */
+    PROTO_ARRAY(struct AddPartitionsToTxnPartitionResult) ResultsByPartition; /* v0+ */
+};
+
+struct AddPartitionsToTxnResult {
+    char *TransactionalId;                                          /* v4+ */
+    PROTO_ARRAY(struct AddPartitionsToTxnTopicResult) TopicResults; /* v4+ */
+};
+
+struct AddPartitionsToTxnResponse {
+    int32_t ThrottleTimeMs;                                                     /* v0+ */
+    int16_t ErrorCode;                                                          /* v4+ */
+    PROTO_ARRAY(struct AddPartitionsToTxnResult) ResultsByTransaction;          /* v4+ */
+    PROTO_ARRAY(struct AddPartitionsToTxnTopicResult) ResultsByTopicV3AndBelow; /* v0-3 */
+};
+
+extern const struct proto_struct proto_AddPartitionsToTxnResponse;
+
+/* AddOffsetsToTxn (key 25), versions 0-3, flexible from 3. */
+struct AddOffsetsToTxnRequest {
+    char *TransactionalId; /* v0+ */
+    int64_t ProducerId;    /* v0+ */
+    int16_t ProducerEpoch; /* v0+ */
+    char *GroupId;         /* v0+ */
+};
+
+extern const struct proto_struct proto_AddOffsetsToTxnRequest;
+
+struct AddOffsetsToTxnResponse {
+    int32_t ThrottleTimeMs; /* v0+ */
+    int16_t ErrorCode;      /* v0+ */
+};
+
+extern const struct proto_struct proto_AddOffsetsToTxnResponse;
+
+/* EndTxn (key 26), versions 0-3, flexible from 3. ProducerId/ProducerEpoch in the response
+ * (v5+) are past the declared versions. */
+struct EndTxnRequest {
+    char *TransactionalId; /* v0+ */
+    int64_t ProducerId;    /* v0+ */
+    int16_t ProducerEpoch; /* v0+ */
+    bool Committed;        /* v0+ */
+};
+
+extern const struct proto_struct proto_EndTxnRequest;
+
+struct EndTxnResponse {
+    int32_t ThrottleTimeMs; /* v0+ */
+    int16_t ErrorCode;      /* v0+ */
+};
+
+extern const struct proto_struct proto_EndTxnResponse;
+
+/* WriteTxnMarkers (key 27), versions 0-1, flexible from 1. */
+struct WritableTxnMarkerTopic {
+    char *Name;                            /* v0+ */
+    PROTO_ARRAY(int32_t) PartitionIndexes; /* v0+ */
+};
+
+struct WritableTxnMarker {
+    int64_t ProducerId;                                /* v0+ */
+    int16_t ProducerEpoch;                             /* v0+ */
+    bool TransactionResult;                            /* v0+ */
+    PROTO_ARRAY(struct WritableTxnMarkerTopic) Topics; /* v0+ */
+    int32_t CoordinatorEpoch;                          /* v0+ */
+};
+
+struct WriteTxnMarkersRequest {
+    PROTO_ARRAY(struct WritableTxnMarker) Markers; /* v0+ */
+};
+
+extern const struct proto_struct proto_WriteTxnMarkersRequest;
+
+struct WritableTxnMarkerPartitionResult {
+    int32_t PartitionIndex; /* v0+ */
+    int16_t ErrorCode;      /* v0+ */
+};
+
+struct WritableTxnMarkerTopicResult {
+    char *Name;                                                      /* v0+ */
+    PROTO_ARRAY(struct WritableTxnMarkerPartitionResult) Partitions; /* v0+ */
+};
+
+struct WritableTxnMarkerResult {
+    int64_t ProducerId;                                      /* v0+ */
+    PROTO_ARRAY(struct WritableTxnMarkerTopicResult) Topics; /* v0+ */
+};
+
+struct WriteTxnMarkersResponse {
+    PROTO_ARRAY(struct WritableTxnMarkerResult) Markers; /* v0+ */
+};
+
+extern const struct proto_struct proto_WriteTxnMarkersResponse;
+
+/* TxnOffsetCommit (key 28), versions 0-3, flexible from 3. */
+struct TxnOffsetCommitRequestPartition {
+    int32_t PartitionIndex;       /* v0+ */
+    int64_t CommittedOffset;      /* v0+ */
+    int32_t CommittedLeaderEpoch; /* v2+, default -1 */
+    char *CommittedMetadata;      /* v0+, nullable v0+ */
+};
+
+struct TxnOffsetCommitRequestTopic {
+    char *Name;                                                     /* v0+ */
+    PROTO_ARRAY(struct TxnOffsetCommitRequestPartition) Partitions; /* v0+ */
+};
+
+struct TxnOffsetCommitRequest {
+    char *TransactionalId;                                  /* v0+ */
+    char *GroupId;                                          /* v0+ */
+    int64_t ProducerId;                                     /* v0+ */
+    int16_t ProducerEpoch;                                  /* v0+ */
+    int32_t GenerationId;                                   /* v3+, default -1 */
+    char *MemberId;                                         /* v3+ */
+    char *GroupInstanceId;                                  /* v3+, nullable v3+ */
+    PROTO_ARRAY(struct TxnOffsetCommitRequestTopic) Topics; /* v0+ */
+};
+
+extern const struct proto_struct proto_TxnOffsetCommitRequest;
+
+struct TxnOffsetCommitResponsePartition {
+    int32_t PartitionIndex; /* v0+ */
+    int16_t ErrorCode;      /* v0+ */
+};
+
+struct TxnOffsetCommitResponseTopic {
+    char *Name;                                                      /* v0+ */
+    PROTO_ARRAY(struct TxnOffsetCommitResponsePartition) Partitions; /* v0+ */
+};
+
+struct TxnOffsetCommitResponse {
+    int32_t ThrottleTimeMs;                                  /* v0+ */
+    PROTO_ARRAY(struct TxnOffsetCommitResponseTopic) Topics; /* v0+ */
+};
+
+extern const struct proto_struct proto_TxnOffsetCommitResponse;
+
+/* DescribeTransactions (key 65), version 0, flexible from 0. The schema's TransactionState and
+ * TopicData are prefixed: ListTransactions uses TransactionState for another layout. */
+struct DescribeTransactionsRequest {
+    PROTO_ARRAY(char *) TransactionalIds; /* v0+ */
+};
+
+extern const struct proto_struct proto_DescribeTransactionsRequest;
+
+struct DescribeTransactionsTopicData {
+    char *Topic;                     /* v0+ */
+    PROTO_ARRAY(int32_t) Partitions; /* v0+ */
+};
+
+struct DescribeTransactionsTransactionState {
+    int16_t ErrorCode;                                        /* v0+ */
+    char *TransactionalId;                                    /* v0+ */
+    char *TransactionState;                                   /* v0+ */
+    int32_t TransactionTimeoutMs;                             /* v0+ */
+    int64_t TransactionStartTimeMs;                           /* v0+ */
+    int64_t ProducerId;                                       /* v0+ */
+    int16_t ProducerEpoch;                                    /* v0+ */
+    PROTO_ARRAY(struct DescribeTransactionsTopicData) Topics; /* v0+ */
+};
+
+struct DescribeTransactionsResponse {
+    int32_t ThrottleTimeMs;                                                     /* v0+ */
+    PROTO_ARRAY(struct DescribeTransactionsTransactionState) TransactionStates; /* v0+ */
+};
+
+extern const struct proto_struct proto_DescribeTransactionsResponse;
+
+/* ListTransactions (key 66), version 0, flexible from 0. DurationFilter (v1+) is past the
+ * declared versions. */
+struct ListTransactionsRequest {
+    PROTO_ARRAY(char *) StateFilters;       /* v0+ */
+    PROTO_ARRAY(int64_t) ProducerIdFilters; /* v0+ */
+};
+
+extern const struct proto_struct proto_ListTransactionsRequest;
+
+struct ListTransactionsTransactionState {
+    char *TransactionalId;  /* v0+ */
+    int64_t ProducerId;     /* v0+ */
+    char *TransactionState; /* v0+ */
+};
+
+struct ListTransactionsResponse {
+    int32_t ThrottleTimeMs;                                                 /* v0+ */
+    int16_t ErrorCode;                                                      /* v0+ */
+    PROTO_ARRAY(char *) UnknownStateFilters;                                /* v0+ */
+    PROTO_ARRAY(struct ListTransactionsTransactionState) TransactionStates; /* v0+ */
+};
+
+extern const struct proto_struct proto_ListTransactionsResponse;
+
+/* ---------------------------------------------------------------------------------------- */
+/* Record formats (struct proto_record in proto.h): not APIs. Field names are those of the
+ * group-coordinator, transaction-coordinator and consumer JSON schemas (lower camel case in
+ * the coordinators' records, as Kafka spells them). */
+
+/* __consumer_offsets keys. The key's version says which format the record holds: 0 or 1 an
+ * offset commit (OffsetCommitKey; the two are the same layout, Kafka writes 1), 2 a group's
+ * metadata (GroupMetadataKey). A null value is a tombstone for that key. */
+#define PROTO_OFFSET_COMMIT_KEY_V0 0
+#define PROTO_OFFSET_COMMIT_KEY_V1 1
+#define PROTO_GROUP_METADATA_KEY_V 2
+
+/* OffsetCommitKey, versions 0-1, never flexible. */
+struct OffsetCommitKey {
+    char *group;       /* v0-1 */
+    char *topic;       /* v0-1 */
+    int32_t partition; /* v0-1 */
+};
+
+extern const struct proto_record proto_record_OffsetCommitKey;
+
+/* OffsetCommitValue, versions 0-4, flexible from 4. */
+struct OffsetCommitValue {
+    int64_t offset;          /* v0+ */
+    int32_t leaderEpoch;     /* v3+, default -1 */
+    char *metadata;          /* v0+ */
+    int64_t commitTimestamp; /* v0+ */
+    int64_t expireTimestamp; /* v1 only, default -1 */
+};
+
+extern const struct proto_record proto_record_OffsetCommitValue;
+
+/* GroupMetadataKey, version 2 only, never flexible. */
+struct GroupMetadataKey {
+    char *group; /* v2 */
+};
+
+extern const struct proto_record proto_record_GroupMetadataKey;
+
+/* One member in a GroupMetadataValue. */
+struct MemberMetadata {
+    char *memberId;                  /* v0+ */
+    char *groupInstanceId;           /* v3+, nullable v3+, default null */
+    char *clientId;                  /* v0+ */
+    char *clientHost;                /* v0+ */
+    int32_t rebalanceTimeout;        /* v1+, default -1 */
+    int32_t sessionTimeout;          /* v0+ */
+    struct proto_bytes subscription; /* v0+ */
+    struct proto_bytes assignment;   /* v0+ */
+};
+
+/* GroupMetadataValue, versions 0-4, flexible from 4. */
+struct GroupMetadataValue {
+    char *protocolType;                         /* v0+ */
+    int32_t generation;                         /* v0+ */
+    char *protocol;                             /* v0+, nullable v0+ */
+    char *leader;                               /* v0+, nullable v0+ */
+    int64_t currentStateTimestamp;              /* v2+, default -1 */
+    PROTO_ARRAY(struct MemberMetadata) members; /* v0+ */
+};
+
+extern const struct proto_record proto_record_GroupMetadataValue;
+
+/* __transaction_state: TransactionLogKey, version 0 only, never flexible. */
+struct TransactionLogKey {
+    char *TransactionalId; /* v0 */
+};
+
+extern const struct proto_record proto_record_TransactionLogKey;
+
+struct PartitionsSchema {
+    char *Topic;                       /* v0+ */
+    PROTO_ARRAY(int32_t) PartitionIds; /* v0+ */
+};
+
+/* TransactionLogValue, versions 0-1, flexible from 1. TransactionStatus is Kafka's
+ * TransactionState id (0 Empty, 1 Ongoing, 2 PrepareCommit, 3 PrepareAbort, 4 CompleteCommit,
+ * 5 CompleteAbort, 6 Dead, 7 PrepareEpochFence). */
+struct TransactionLogValue {
+    int64_t ProducerId;                                         /* v0+ */
+    int64_t PreviousProducerId;                                 /* v1+, tag 0, default -1 */
+    int64_t NextProducerId;                                     /* v1+, tag 1, default -1 */
+    int16_t ProducerEpoch;                                      /* v0+ */
+    int32_t TransactionTimeoutMs;                               /* v0+ */
+    int8_t TransactionStatus;                                   /* v0+ */
+    PROTO_ARRAY(struct PartitionsSchema) TransactionPartitions; /* v0+, nullable v0+ */
+    int64_t TransactionLastUpdateTimestampMs;                   /* v0+ */
+    int64_t TransactionStartTimestampMs;                        /* v0+ */
+    int16_t ClientTransactionVersion;                           /* v1+, tag 2 */
+};
+
+extern const struct proto_record proto_record_TransactionLogValue;
+
+/* The consumer protocol (protocol type "consumer"): a member's JoinGroup protocol metadata is
+ * a ConsumerProtocolSubscription, its SyncGroup assignment a ConsumerProtocolAssignment, both
+ * versions 0-3, never flexible; a newer version decodes as 3 (Kafka's rule). The schemas'
+ * TopicPartition (same layout in both) is prefixed: other messages use that name. UserData is
+ * null by default in Kafka: set len -1 for null (a zeroed one encodes as empty). */
+struct ConsumerProtocolTopicPartition {
+    char *Topic;                     /* v0+ (v1+ in a subscription) */
+    PROTO_ARRAY(int32_t) Partitions; /* v0+ */
+};
+
+struct ConsumerProtocolSubscription {
+    PROTO_ARRAY(char *) Topics;                                         /* v0+ */
+    struct proto_bytes UserData;                                        /* v0+, nullable v0+ */
+    PROTO_ARRAY(struct ConsumerProtocolTopicPartition) OwnedPartitions; /* v1+ */
+    int32_t GenerationId;                                               /* v2+, default -1 */
+    char *RackId;                                                       /* v3+, nullable v3+ */
+};
+
+extern const struct proto_record proto_record_ConsumerProtocolSubscription;
+
+struct ConsumerProtocolAssignment {
+    PROTO_ARRAY(struct ConsumerProtocolTopicPartition) AssignedPartitions; /* v0+ */
+    struct proto_bytes UserData;                                           /* v0+, nullable v0+ */
+};
+
+extern const struct proto_record proto_record_ConsumerProtocolAssignment;
 
 #endif

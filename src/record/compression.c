@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* record: decompress a batch's records section, and find a record by timestamp within one
+/* record: decompress and compress a batch's records section (and rewrite a batch in another
+ * codec, for compression.type), and find a record by timestamp within one
  * batch (ListOffsets by timestamp and MAX_TIMESTAMP answer per record, not per batch).
  *
  * Codecs, as Kafka clients write them in magic 2 batches (the whole records section is one
@@ -503,4 +504,213 @@ int record_batch_max_timestamp(const uint8_t *buf, size_t len, size_t max_record
                                int64_t *offset, int64_t *ts)
 {
     return ts_lookup(buf, len, max_records_size, TS_MAX, 0, offset, ts);
+}
+
+/* ---- compression ------------------------------------------------------------------------ */
+
+static inline void wr32be(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+}
+
+static int gzip_compress(const uint8_t *in, size_t in_len, uint8_t **out, size_t *out_len)
+{
+    z_stream zs;
+    uLong cap;
+    uint8_t *p;
+    int zrc;
+
+    if (in_len > UINT_MAX / 2)
+        return ERR_MESSAGE_TOO_LARGE;
+    memset(&zs, 0, sizeof zs);
+    /* 16 + MAX_WBITS: a gzip wrapper (RFC 1952), what Java's GZIPOutputStream writes. */
+    if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8,
+                     Z_DEFAULT_STRATEGY) != Z_OK)
+        return ERR_NOMEM;
+    cap = deflateBound(&zs, (uLong)in_len);
+    p = malloc(cap ? cap : 1);
+    if (p == NULL) {
+        deflateEnd(&zs);
+        return ERR_NOMEM;
+    }
+    zs.next_in = (Bytef *)(uintptr_t)in;
+    zs.avail_in = (uInt)in_len;
+    zs.next_out = p;
+    zs.avail_out = (uInt)cap;
+    zrc = deflate(&zs, Z_FINISH);
+    *out_len = zs.total_out;
+    deflateEnd(&zs);
+    if (zrc != Z_STREAM_END) {
+        free(p);
+        return zrc == Z_MEM_ERROR ? ERR_NOMEM : ERR_INVALID_RECORD;
+    }
+    *out = p;
+    return 0;
+}
+
+#define SNAPPY_JAVA_BLOCK 32768 /* snappy-java's default block size */
+
+static int snappy_compress_framed(const uint8_t *in, size_t in_len, uint8_t **out, size_t *out_len)
+{
+    size_t nblocks = in_len / SNAPPY_JAVA_BLOCK + 1;
+    size_t cap =
+        SNAPPY_JAVA_HEADER_LEN + nblocks * (4 + snappy_max_compressed_length(SNAPPY_JAVA_BLOCK));
+    uint8_t *p = malloc(cap), *w;
+
+    if (p == NULL)
+        return ERR_NOMEM;
+    memcpy(p, SNAPPY_JAVA_MAGIC, SNAPPY_JAVA_MAGIC_LEN);
+    wr32be(p + 8, 1);  /* version */
+    wr32be(p + 12, 1); /* compatible version */
+    w = p + SNAPPY_JAVA_HEADER_LEN;
+    for (size_t off = 0; off < in_len; off += SNAPPY_JAVA_BLOCK) {
+        size_t n = in_len - off < SNAPPY_JAVA_BLOCK ? in_len - off : SNAPPY_JAVA_BLOCK;
+        size_t clen = snappy_max_compressed_length(n);
+        if (snappy_compress((const char *)in + off, n, (char *)w + 4, &clen) != SNAPPY_OK) {
+            free(p);
+            return ERR_NOMEM;
+        }
+        wr32be(w, (uint32_t)clen);
+        w += 4 + clen;
+    }
+    *out = p;
+    *out_len = (size_t)(w - p);
+    return 0;
+}
+
+static int lz4_compress(const uint8_t *in, size_t in_len, uint8_t **out, size_t *out_len)
+{
+    LZ4F_preferences_t prefs;
+    size_t cap, r;
+    uint8_t *p;
+
+    memset(&prefs, 0, sizeof prefs);
+    prefs.frameInfo.blockSizeID = LZ4F_max64KB;
+    prefs.frameInfo.blockMode = LZ4F_blockIndependent;
+    prefs.frameInfo.contentChecksumFlag = LZ4F_noContentChecksum;
+    cap = LZ4F_compressFrameBound(in_len, &prefs);
+    p = malloc(cap ? cap : 1);
+    if (p == NULL)
+        return ERR_NOMEM;
+    r = LZ4F_compressFrame(p, cap, in, in_len, &prefs);
+    if (LZ4F_isError(r)) {
+        free(p);
+        return ERR_NOMEM;
+    }
+    *out = p;
+    *out_len = r;
+    return 0;
+}
+
+#define ZSTD_KAFKA_LEVEL 3 /* Kafka's (and zstd's) default level */
+
+static int zstd_compress(const uint8_t *in, size_t in_len, uint8_t **out, size_t *out_len)
+{
+    size_t cap = ZSTD_compressBound(in_len), r;
+    uint8_t *p = malloc(cap ? cap : 1);
+
+    if (p == NULL)
+        return ERR_NOMEM;
+    r = ZSTD_compress(p, cap, in, in_len, ZSTD_KAFKA_LEVEL);
+    if (ZSTD_isError(r)) {
+        free(p);
+        return ERR_NOMEM;
+    }
+    *out = p;
+    *out_len = r;
+    return 0;
+}
+
+int record_compress(int codec, const uint8_t *in, size_t in_len, uint8_t **out, size_t *out_len)
+{
+    switch (codec) {
+    case RECORD_CODEC_NONE:
+        return record_decompress(RECORD_CODEC_NONE, in, in_len, in_len, out, out_len);
+    case RECORD_CODEC_GZIP:
+        return gzip_compress(in, in_len, out, out_len);
+    case RECORD_CODEC_SNAPPY:
+        return snappy_compress_framed(in, in_len, out, out_len);
+    case RECORD_CODEC_LZ4:
+        return lz4_compress(in, in_len, out, out_len);
+    case RECORD_CODEC_ZSTD:
+        return zstd_compress(in, in_len, out, out_len);
+    default:
+        return ERR_INVALID_RECORD;
+    }
+}
+
+static const char *const codec_names[] = {"none", "gzip", "snappy", "lz4", "zstd"};
+
+const char *record_codec_name(int codec)
+{
+    return codec >= RECORD_CODEC_NONE && codec <= RECORD_CODEC_ZSTD ? codec_names[codec] : NULL;
+}
+
+int record_codec_by_name(const char *name)
+{
+    if (name == NULL)
+        return -1;
+    if (strcmp(name, "uncompressed") == 0)
+        return RECORD_CODEC_NONE;
+    for (int c = RECORD_CODEC_NONE; c <= RECORD_CODEC_ZSTD; c++)
+        if (strcmp(name, codec_names[c]) == 0)
+            return c;
+    return -1;
+}
+
+int record_batch_recompress(const uint8_t *buf, size_t len, int codec, size_t max_records_size,
+                            uint8_t **out, size_t *out_len)
+{
+    struct record_batch b;
+    uint8_t *plain = NULL, *packed = NULL, *batch;
+    size_t plain_len, packed_len, total;
+    int from, rc;
+    uint16_t attrs;
+
+    if (codec < RECORD_CODEC_NONE || codec > RECORD_CODEC_ZSTD)
+        return ERR_INVALID_RECORD;
+    rc = record_batch_parse(buf, len, &b);
+    if (rc != 0)
+        return rc;
+    from = b.attributes & RECORD_ATTR_COMPRESSION_MASK;
+    rc = record_decompress(from, buf + RECORD_BATCH_HEADER,
+                           record_batch_size(&b) - RECORD_BATCH_HEADER, max_records_size, &plain,
+                           &plain_len);
+    if (rc != 0)
+        return rc;
+    if (codec == RECORD_CODEC_NONE) {
+        packed = plain;
+        packed_len = plain_len;
+        plain = NULL;
+    } else {
+        rc = record_compress(codec, plain, plain_len, &packed, &packed_len);
+        free(plain);
+        if (rc != 0)
+            return rc;
+    }
+    total = RECORD_BATCH_HEADER + packed_len;
+    if (total - RECORD_BATCH_OVERHEAD > INT32_MAX) {
+        free(packed);
+        return ERR_MESSAGE_TOO_LARGE;
+    }
+    batch = malloc(total);
+    if (batch == NULL) {
+        free(packed);
+        return ERR_NOMEM;
+    }
+    memcpy(batch, buf, RECORD_BATCH_HEADER);
+    memcpy(batch + RECORD_BATCH_HEADER, packed, packed_len);
+    free(packed);
+    wr32be(batch + 8, (uint32_t)(total - RECORD_BATCH_OVERHEAD));
+    attrs = (uint16_t)(((uint16_t)b.attributes & ~RECORD_ATTR_COMPRESSION_MASK) | (uint16_t)codec);
+    batch[OFF_ATTRIBUTES] = (uint8_t)(attrs >> 8);
+    batch[OFF_ATTRIBUTES + 1] = (uint8_t)attrs;
+    /* The CRC covers attributes to the end. */
+    wr32be(batch + 17, record_crc32c(0, batch + OFF_ATTRIBUTES, total - OFF_ATTRIBUTES));
+    *out = batch;
+    *out_len = total;
+    return 0;
 }

@@ -252,4 +252,111 @@ int record_legacy_append_batch(struct record_legacy_buf *o, const uint8_t *batch
 
 void record_legacy_buf_free(struct record_legacy_buf *o);
 
+/* ---- iterating over the records of one batch (record_iter.c) ---------------------------- */
+
+/* One record, as record_iter_next yields it. Pointers point into the batch the iterator was
+ * given (uncompressed batches) or into the iterator's decompressed copy (compressed ones):
+ * either way they stay valid until record_iter_close, and no longer than the caller's batch. */
+struct record_item {
+    int64_t offset;    /* baseOffset + offsetDelta */
+    int64_t timestamp; /* baseTimestamp + timestampDelta; maxTimestamp in LogAppendTime batches */
+    int32_t offset_delta;
+    const uint8_t *key; /* NULL when key_len is -1 (null key) */
+    int32_t key_len;
+    const uint8_t *value; /* NULL when value_len is -1 (null value: a tombstone) */
+    int32_t value_len;
+    int32_t header_count;
+    /* The encoded headers (header_count of them), for record_header_first/next. */
+    const uint8_t *headers;
+    const uint8_t *headers_end;
+    /* The whole encoded record, its length varint included: what a rewriter copies when it
+     * keeps the record in a batch with the same baseOffset and baseTimestamp. */
+    const uint8_t *raw;
+    size_t raw_len;
+};
+
+/* One header of a record. value is NULL when value_len is -1. Header keys are never null. */
+struct record_header_view {
+    const uint8_t *key;
+    int32_t key_len;
+    const uint8_t *value;
+    int32_t value_len;
+};
+
+/* Walks a record's headers; fields are private (a value struct so that it lives on the
+ * caller's stack). */
+struct record_header_iter {
+    const uint8_t *p, *end;
+    int32_t left;
+};
+
+/* An iterator over the records of one batch. A value struct for the caller's stack; the
+ * fields are private except `batch`, the parsed header, which callers may read after a
+ * successful record_iter_init. */
+struct record_iter {
+    struct record_batch batch;
+    const uint8_t *p, *end; /* the records not yet yielded */
+    uint8_t *plain;         /* the decompressed records section, owned; NULL if uncompressed */
+    int32_t next;           /* records yielded so far */
+    int32_t prev_delta;     /* offsetDelta of the last record yielded, -1 before the first */
+    int err;                /* sticky: what every later record_iter_next returns */
+};
+
+/* Starts iterating over the batch at buf[0..len), compressed or not. The header is parsed
+ * (record_batch_parse: len must hold the whole batch) but the CRC is not checked: call
+ * record_batch_validate first on bytes that are not trusted. A compressed records section is
+ * decompressed here, at most max_records_size bytes (record_decompress's bound; decoding stops
+ * there), into a buffer the iterator owns until record_iter_close; an uncompressed one is
+ * walked in place, so buf must outlive the iteration. Returns 0; record_batch_parse's errors
+ * (ERR_TRUNCATED, ERR_CORRUPT_MESSAGE, ERR_UNSUPPORTED_FOR_MESSAGE_FORMAT); ERR_INVALID_RECORD
+ * for an unknown codec, a negative recordCount or a compressed section that does not decode;
+ * ERR_MESSAGE_TOO_LARGE if it decompresses to more than max_records_size bytes; ERR_NOMEM. On
+ * error nothing is held, and record_iter_close may still be called. */
+int record_iter_init(struct record_iter *it, const uint8_t *buf, size_t len,
+                     size_t max_records_size);
+
+/* The next record, in batch order, into *rec. Returns 0; ERR_NOTFOUND after the last of
+ * recordCount records (and again on every later call); ERR_INVALID_RECORD if the record is
+ * malformed — a length that runs past the section or does not match the record's fields, a
+ * negative header count, a null header key, an offsetDelta that does not grow or passes
+ * lastOffsetDelta (holes are allowed: a compacted batch keeps the offsets it retained), fewer
+ * records than recordCount, or bytes left after the last one. Records before a malformed one
+ * were yielded; after an error every later call returns it again. Timestamps wrap rather than
+ * fail on overflow (the batch was validated when it was appended). */
+int record_iter_next(struct record_iter *it, struct record_item *rec);
+
+/* Frees the decompressed buffer (pointers of yielded records die with it). Idempotent. */
+void record_iter_close(struct record_iter *it);
+
+/* Walks the headers of rec (already checked by record_iter_next, so this cannot fail):
+ * record_header_first sets up *hi; record_header_next returns 0 and fills *h, or
+ * ERR_NOTFOUND after the last header. rec's pointers must still be valid. */
+void record_header_first(const struct record_item *rec, struct record_header_iter *hi);
+int record_header_next(struct record_header_iter *hi, struct record_header_view *h);
+
+/* ---- compressing (compression.c) ------------------------------------------------------------ */
+
+/* Compresses in[0..in_len) with codec (0 none: a copy; 1 gzip, one member at zlib's default
+ * level; 2 snappy, snappy-java's framing with 32 KiB blocks, which Java clients, librdkafka and
+ * kafka-python all read; 3 lz4, one LZ4 frame of independent 64 KiB blocks without content
+ * size or checksums, as Kafka's Java producer writes; 4 zstd, one frame at level 3, Kafka's
+ * default) into a malloc()ed buffer (caller frees; never NULL on success). Returns 0;
+ * ERR_INVALID_RECORD for an unknown codec; ERR_NOMEM. */
+int record_compress(int codec, const uint8_t *in, size_t in_len, uint8_t **out, size_t *out_len);
+
+/* The name of a codec as Kafka spells it in compression.type ("none" for 0, NULL when
+ * unknown), and back (-1 when unknown; "uncompressed" and "none" give 0). */
+const char *record_codec_name(int codec);
+int record_codec_by_name(const char *name);
+
+/* Rewrites the whole batch buf[0..len) with its records section in `codec`: the records are
+ * decompressed (at most max_records_size bytes, as record_batch_check bounds them) and
+ * compressed again, and the header keeps every field but attributes' codec bits,
+ * batchLength and the CRC, which are recomputed. The caller has validated the batch
+ * (record_batch_check). Writes a malloc()ed batch to *out (caller frees). Returns 0;
+ * record_decompress's errors (ERR_INVALID_RECORD, ERR_MESSAGE_TOO_LARGE, ERR_NOMEM);
+ * ERR_MESSAGE_TOO_LARGE if the new batch would pass INT32_MAX bytes. */
+int record_batch_recompress(const uint8_t *buf, size_t len, int codec, size_t max_records_size,
+                            uint8_t **out, size_t *out_len);
+
 #endif

@@ -1543,6 +1543,290 @@ Conn.allocate_producer_ids = _conn_allocate_producer_ids
 Conn.broker_registration = _conn_broker_registration
 
 
+# ---------------------------------------------------------------- group coordinator APIs
+#
+# The group APIs (keys 8-16, 42, 47) described once as field lists, encoded and decoded for
+# any version by a small generic walker (as the broker's own proto/ does): each field is
+# (name, type, first version, last version); types: "i8" "i16" "i32" "i64" "bool" "str"
+# "nstr" (nullable) "bytes" "nbytes", or ("array", fields) / ("array", "i32") /
+# ("array", "str"); ("narray", ...) may be null. Flexible versions use compact encodings and
+# empty tagged-field sections. Values are dicts keyed by field name; a field missing from a
+# request dict encodes as its zero value (-1 for generation, epoch and offset names).
+
+GROUP_FLEXIBLE = {8: 8, 9: 6, 10: 3, 11: 6, 12: 4, 13: 4, 14: 4, 15: 5, 16: 3, 42: 2, 47: 99}
+INF = 99
+
+_OC_PART_RQ = [("PartitionIndex", "i32", 0, INF), ("CommittedOffset", "i64", 0, INF),
+               ("CommittedLeaderEpoch", "i32", 6, INF), ("CommitTimestamp", "i64", 1, 1),
+               ("CommittedMetadata", "nstr", 0, INF)]
+_OF_PART_RS = [("PartitionIndex", "i32", 0, INF), ("CommittedOffset", "i64", 0, INF),
+               ("CommittedLeaderEpoch", "i32", 5, INF), ("Metadata", "nstr", 0, INF),
+               ("ErrorCode", "i16", 0, INF)]
+
+GROUP_SCHEMAS = {
+    # key: (request fields, response fields)
+    8: ([("GroupId", "str", 0, INF), ("GenerationIdOrMemberEpoch", "i32", 1, INF),
+         ("MemberId", "str", 1, INF), ("GroupInstanceId", "nstr", 7, INF),
+         ("RetentionTimeMs", "i64", 2, 4),
+         ("Topics", ("array", [("Name", "str", 0, INF),
+                               ("Partitions", ("array", _OC_PART_RQ), 0, INF)]), 0, INF)],
+        [("ThrottleTimeMs", "i32", 3, INF),
+         ("Topics", ("array", [("Name", "str", 0, INF),
+                               ("Partitions", ("array", [("PartitionIndex", "i32", 0, INF),
+                                                         ("ErrorCode", "i16", 0, INF)]),
+                                0, INF)]), 0, INF)]),
+    9: ([("GroupId", "str", 0, 7),
+         ("Topics", ("narray", [("Name", "str", 0, INF),
+                                ("PartitionIndexes", ("array", "i32"), 0, INF)]), 0, 7),
+         ("Groups", ("array", [("GroupId", "str", 0, INF),
+                               ("Topics", ("narray", [("Name", "str", 0, INF),
+                                                      ("PartitionIndexes", ("array", "i32"),
+                                                       0, INF)]), 0, INF)]), 8, INF),
+         ("RequireStable", "bool", 7, INF)],
+        [("ThrottleTimeMs", "i32", 3, INF),
+         ("Topics", ("array", [("Name", "str", 0, INF),
+                               ("Partitions", ("array", _OF_PART_RS), 0, INF)]), 0, 7),
+         ("ErrorCode", "i16", 2, 7),
+         ("Groups", ("array", [("GroupId", "str", 0, INF),
+                               ("Topics", ("array", [("Name", "str", 0, INF),
+                                                     ("Partitions", ("array", _OF_PART_RS),
+                                                      0, INF)]), 0, INF),
+                               ("ErrorCode", "i16", 0, INF)]), 8, INF)]),
+    10: ([("Key", "str", 0, 3), ("KeyType", "i8", 1, INF),
+          ("CoordinatorKeys", ("array", "str"), 4, INF)],
+         [("ThrottleTimeMs", "i32", 1, INF), ("ErrorCode", "i16", 0, 3),
+          ("ErrorMessage", "nstr", 1, 3), ("NodeId", "i32", 0, 3), ("Host", "str", 0, 3),
+          ("Port", "i32", 0, 3),
+          ("Coordinators", ("array", [("Key", "str", 0, INF), ("NodeId", "i32", 0, INF),
+                                      ("Host", "str", 0, INF), ("Port", "i32", 0, INF),
+                                      ("ErrorCode", "i16", 0, INF),
+                                      ("ErrorMessage", "nstr", 0, INF)]), 4, INF)]),
+    11: ([("GroupId", "str", 0, INF), ("SessionTimeoutMs", "i32", 0, INF),
+          ("RebalanceTimeoutMs", "i32", 1, INF), ("MemberId", "str", 0, INF),
+          ("GroupInstanceId", "nstr", 5, INF), ("ProtocolType", "str", 0, INF),
+          ("Protocols", ("array", [("Name", "str", 0, INF), ("Metadata", "bytes", 0, INF)]),
+           0, INF),
+          ("Reason", "nstr", 8, INF)],
+         [("ThrottleTimeMs", "i32", 2, INF), ("ErrorCode", "i16", 0, INF),
+          ("GenerationId", "i32", 0, INF), ("ProtocolType", "nstr", 7, INF),
+          ("ProtocolName", "nstr", 0, INF), ("Leader", "str", 0, INF),
+          ("SkipAssignment", "bool", 9, INF), ("MemberId", "str", 0, INF),
+          ("Members", ("array", [("MemberId", "str", 0, INF),
+                                 ("GroupInstanceId", "nstr", 5, INF),
+                                 ("Metadata", "bytes", 0, INF)]), 0, INF)]),
+    12: ([("GroupId", "str", 0, INF), ("GenerationId", "i32", 0, INF),
+          ("MemberId", "str", 0, INF), ("GroupInstanceId", "nstr", 3, INF)],
+         [("ThrottleTimeMs", "i32", 1, INF), ("ErrorCode", "i16", 0, INF)]),
+    13: ([("GroupId", "str", 0, INF), ("MemberId", "str", 0, 2),
+          ("Members", ("array", [("MemberId", "str", 0, INF),
+                                 ("GroupInstanceId", "nstr", 0, INF),
+                                 ("Reason", "nstr", 5, INF)]), 3, INF)],
+         [("ThrottleTimeMs", "i32", 1, INF), ("ErrorCode", "i16", 0, INF),
+          ("Members", ("array", [("MemberId", "str", 0, INF),
+                                 ("GroupInstanceId", "nstr", 0, INF),
+                                 ("ErrorCode", "i16", 0, INF)]), 3, INF)]),
+    14: ([("GroupId", "str", 0, INF), ("GenerationId", "i32", 0, INF),
+          ("MemberId", "str", 0, INF), ("GroupInstanceId", "nstr", 3, INF),
+          ("ProtocolType", "nstr", 5, INF), ("ProtocolName", "nstr", 5, INF),
+          ("Assignments", ("array", [("MemberId", "str", 0, INF),
+                                     ("Assignment", "bytes", 0, INF)]), 0, INF)],
+         [("ThrottleTimeMs", "i32", 1, INF), ("ErrorCode", "i16", 0, INF),
+          ("ProtocolType", "nstr", 5, INF), ("ProtocolName", "nstr", 5, INF),
+          ("Assignment", "bytes", 0, INF)]),
+    15: ([("Groups", ("array", "str"), 0, INF),
+          ("IncludeAuthorizedOperations", "bool", 3, INF)],
+         [("ThrottleTimeMs", "i32", 1, INF),
+          ("Groups", ("array", [("ErrorCode", "i16", 0, INF), ("GroupId", "str", 0, INF),
+                                ("GroupState", "str", 0, INF),
+                                ("ProtocolType", "str", 0, INF),
+                                ("ProtocolData", "str", 0, INF),
+                                ("Members", ("array", [("MemberId", "str", 0, INF),
+                                                       ("GroupInstanceId", "nstr", 4, INF),
+                                                       ("ClientId", "str", 0, INF),
+                                                       ("ClientHost", "str", 0, INF),
+                                                       ("MemberMetadata", "bytes", 0, INF),
+                                                       ("MemberAssignment", "bytes", 0, INF)]),
+                                 0, INF),
+                                ("AuthorizedOperations", "i32", 3, INF)]), 0, INF)]),
+    16: ([("StatesFilter", ("array", "str"), 4, INF)],
+         [("ThrottleTimeMs", "i32", 1, INF), ("ErrorCode", "i16", 0, INF),
+          ("Groups", ("array", [("GroupId", "str", 0, INF), ("ProtocolType", "str", 0, INF),
+                                ("GroupState", "str", 4, INF)]), 0, INF)]),
+    42: ([("GroupsNames", ("array", "str"), 0, INF)],
+         [("ThrottleTimeMs", "i32", 0, INF),
+          ("Results", ("array", [("GroupId", "str", 0, INF), ("ErrorCode", "i16", 0, INF)]),
+           0, INF)]),
+    47: ([("GroupId", "str", 0, INF),
+          ("Topics", ("array", [("Name", "str", 0, INF),
+                                ("Partitions", ("array", [("PartitionIndex", "i32", 0, INF)]),
+                                 0, INF)]), 0, INF)],
+         [("ErrorCode", "i16", 0, INF), ("ThrottleTimeMs", "i32", 0, INF),
+          ("Topics", ("array", [("Name", "str", 0, INF),
+                                ("Partitions", ("array", [("PartitionIndex", "i32", 0, INF),
+                                                          ("ErrorCode", "i16", 0, INF)]),
+                                 0, INF)]), 0, INF)]),
+}
+
+
+def _g_default(name, ftype):
+    if isinstance(ftype, tuple):
+        return []
+    if ftype in ("str",):
+        return ""
+    if ftype in ("nstr", "nbytes"):
+        return None
+    if ftype == "bytes":
+        return b""
+    if ftype == "bool":
+        return False
+    if name in ("GenerationId", "GenerationIdOrMemberEpoch", "CommittedLeaderEpoch",
+                "RetentionTimeMs", "CommitTimestamp", "RebalanceTimeoutMs"):
+        return -1
+    return 0
+
+
+def _g_enc_value(ftype, v, flex):
+    if isinstance(ftype, tuple):
+        kind, elem = ftype
+        if v is None:
+            assert kind == "narray", "null for a non-nullable array"
+            return uvarint(0) if flex else i32(-1)
+        items = b"".join(_g_enc_value(elem, x, flex) if not isinstance(elem, list)
+                         else _g_enc_struct(elem, x, flex) for x in v)
+        return (uvarint(len(v) + 1) if flex else i32(len(v))) + items
+    if isinstance(ftype, list):
+        return _g_enc_struct(ftype, v, flex)
+    if ftype == "i8":
+        return i8(v)
+    if ftype == "i16":
+        return i16(v)
+    if ftype == "i32":
+        return i32(v)
+    if ftype == "i64":
+        return struct.pack(">q", v)
+    if ftype == "bool":
+        return i8(1 if v else 0)
+    if ftype in ("str", "nstr"):
+        if isinstance(v, bytes):
+            if flex:
+                return uvarint(len(v) + 1) + v
+            return i16(len(v)) + v
+        return compact_string(v) if flex else string(v)
+    if ftype in ("bytes", "nbytes"):
+        if v is None:
+            return uvarint(0) if flex else i32(-1)
+        return (uvarint(len(v) + 1) if flex else i32(len(v))) + v
+    raise ValueError(ftype)
+
+
+_G_VERSION = [0]
+
+
+def _g_enc_struct(fields, values, flex):
+    out = b""
+    version = _G_VERSION[0]
+    for name, ftype, lo, hi in fields:
+        if not lo <= version <= hi:
+            continue
+        v = values.get(name, _g_default(name, ftype)) if isinstance(values, dict) else values
+        out += _g_enc_value(ftype, v, flex)
+    if flex:
+        out += uvarint(0)
+    return out
+
+
+def _g_dec_value(r, ftype, flex):
+    if isinstance(ftype, tuple):
+        _, elem = ftype
+        n = r.uvarint() - 1 if flex else r.i32()
+        if n < 0:
+            return None
+        return [_g_dec_struct(r, elem, flex) if isinstance(elem, list)
+                else _g_dec_value(r, elem, flex) for _ in range(n)]
+    if ftype == "i8":
+        return r.i8()
+    if ftype == "i16":
+        return r.i16()
+    if ftype == "i32":
+        return r.i32()
+    if ftype == "i64":
+        return struct.unpack(">q", r.take(8))[0]
+    if ftype == "bool":
+        return r.i8() != 0
+    if ftype in ("str", "nstr"):
+        return r.compact_string() if flex else r.string()
+    if ftype in ("bytes", "nbytes"):
+        n = r.uvarint() - 1 if flex else r.i32()
+        return None if n < 0 else r.take(n)
+    raise ValueError(ftype)
+
+
+def _g_dec_struct(r, fields, flex):
+    version = _G_VERSION[0]
+    d = {}
+    for name, ftype, lo, hi in fields:
+        if lo <= version <= hi:
+            d[name] = _g_dec_value(r, ftype, flex)
+    if flex:
+        r.skip_tags()
+    return d
+
+
+def group_request(api_key, version, corr, values, client_id="kproto"):
+    """A whole request frame of group API `api_key` at `version`."""
+    flex = version >= GROUP_FLEXIBLE[api_key]
+    _G_VERSION[0] = version
+    body = _g_enc_struct(GROUP_SCHEMAS[api_key][0], values, flex)
+    return frame(header(api_key, version, corr, client_id, flexible=flex) + body)
+
+
+def parse_group_response(api_key, version, body):
+    flex = version >= GROUP_FLEXIBLE[api_key]
+    _G_VERSION[0] = version
+    r = Reader(body)
+    d = _g_dec_struct(r, GROUP_SCHEMAS[api_key][1], flex)
+    assert r.remaining() == 0, "%d bytes left after the response of key %d v%d" % (
+        r.remaining(), api_key, version)
+    return d
+
+
+def _conn_group(self, api_key, version, values, client_id="kproto"):
+    """Sends a group API request and returns the decoded response dict."""
+    flex = version >= GROUP_FLEXIBLE[api_key]
+    body = _roundtrip(self, group_request(api_key, version, self.next_corr(), values, client_id),
+                      flexible_header=flex)
+    return parse_group_response(api_key, version, body)
+
+
+def _conn_group_send(self, api_key, version, values, client_id="kproto"):
+    """Sends without waiting (a JoinGroup that parks); returns the correlation id."""
+    corr = self.next_corr()
+    self.send(group_request(api_key, version, corr, values, client_id))
+    return corr
+
+
+def _conn_group_recv(self, api_key, version):
+    flex = version >= GROUP_FLEXIBLE[api_key]
+    corr, body = self.recv_response(flex)
+    return corr, parse_group_response(api_key, version, body)
+
+
+Conn.group = _conn_group
+Conn.group_send = _conn_group_send
+Conn.group_recv = _conn_group_recv
+
+
+def consumer_subscription(topics):
+    """ConsumerProtocolSubscription v0: the metadata of a "consumer" JoinGroup protocol."""
+    return i16(0) + array(topics, string) + i32(-1)
+
+
+def consumer_assignment(parts):
+    """ConsumerProtocolAssignment v0 for {topic: [partitions]}."""
+    return i16(0) + array(sorted(parts.items()),
+                          lambda tp: string(tp[0]) + array(tp[1], i32)) + i32(-1)
+
+
 # ================================================================ old versions (Kafka 3.x serves them)
 # Message sets of magic 0/1 (plain and compressed wrappers), Produce v0..v2, Fetch v0..v3,
 # ListOffsets v0, Metadata v0 and v8 with authorized operations, CreateTopics v0/v1,

@@ -13,7 +13,7 @@ import time
 import kproto
 from harness import TallyBroker
 
-UNKNOWN_KEY = 10  # FindCoordinator: what a consumer-group client retries for ever
+UNKNOWN_KEY = 1000  # no such API: what an unknown client retries for ever
 WARN_INTERVAL_S = 10.0  # NET_WARN_INTERVAL_MS in src/net/net_int.h
 
 

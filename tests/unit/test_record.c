@@ -4,7 +4,8 @@
  * written by a real Kafka broker, every validation error, the in-place patches, control
  * batches, the header of a real gzip-compressed batch, and per-record timestamp look-ups
  * through every codec (compressed here with zlib, snappy, lz4 and zstd), with corrupt and
- * oversized payloads. */
+ * oversized payloads; the record iterator over plain, compressed, compacted (holes) and
+ * malformed batches. */
 #include "harness.h"
 
 #include <stdbool.h>
@@ -1576,4 +1577,437 @@ TEST(last_offset_of_damaged_header_wraps)
     CHECK(record_batch_last_offset(&b) == INT64_MIN + 4);
     b.base_offset = 100;
     CHECK_EQ_INT(record_batch_last_offset(&b), 105);
+}
+
+/* ---- record_iter -------------------------------------------------------------------------- */
+
+/* What sample_batch holds, record by record. */
+static void check_sample_item(const struct record_item *r, int i, bool log_append_time)
+{
+    static const int64_t ts[] = {1000, 1001, 999};
+    struct record_header_iter hi;
+    struct record_header_view h;
+
+    CHECK_EQ_INT(r->offset, 100 + i);
+    CHECK_EQ_INT(r->offset_delta, i);
+    CHECK_EQ_INT(r->timestamp, log_append_time ? 5000 : ts[i]);
+    record_header_first(r, &hi);
+    switch (i) {
+    case 0:
+        CHECK(bytes_eq(r->key, r->key_len, "k0", 2));
+        CHECK(bytes_eq(r->value, r->value_len, "v0", 2));
+        CHECK_EQ_INT(r->header_count, 0);
+        CHECK_EQ_INT(record_header_next(&hi, &h), ERR_NOTFOUND);
+        break;
+    case 1:
+        CHECK(r->key == NULL && r->key_len == -1);
+        CHECK(bytes_eq(r->value, r->value_len, "value-1", 7));
+        CHECK_EQ_INT(r->header_count, 2);
+        REQUIRE(record_header_next(&hi, &h) == 0);
+        CHECK(bytes_eq(h.key, h.key_len, "trace", 5));
+        CHECK(bytes_eq(h.value, h.value_len, "abc", 3));
+        REQUIRE(record_header_next(&hi, &h) == 0);
+        CHECK(bytes_eq(h.key, h.key_len, "empty", 5));
+        CHECK(h.value == NULL && h.value_len == -1);
+        CHECK_EQ_INT(record_header_next(&hi, &h), ERR_NOTFOUND);
+        CHECK_EQ_INT(record_header_next(&hi, &h), ERR_NOTFOUND);
+        break;
+    default:
+        CHECK(bytes_eq(r->key, r->key_len, "k2", 2));
+        CHECK(r->value == NULL && r->value_len == -1);
+        CHECK_EQ_INT(r->header_count, 0);
+        break;
+    }
+}
+
+/* Iterates the whole of a sample batch (any codec): three records as built, then the end,
+ * and the raw records back to back are the uncompressed section. */
+static void check_sample_iter(const uint8_t *b, size_t len, const uint8_t *plain_section,
+                              size_t section_len, bool log_append_time)
+{
+    struct record_iter it;
+    struct record_item r;
+    size_t at = 0;
+
+    REQUIRE(record_iter_init(&it, b, len, RECORD_DECOMPRESS_MAX) == 0);
+    CHECK_EQ_INT(it.batch.base_offset, 100);
+    CHECK_EQ_INT(it.batch.producer_id, 4000);
+    for (int i = 0; i < 3; i++) {
+        REQUIRE(record_iter_next(&it, &r) == 0);
+        check_sample_item(&r, i, log_append_time);
+        CHECK(at + r.raw_len <= section_len && memcmp(r.raw, plain_section + at, r.raw_len) == 0);
+        at += r.raw_len;
+    }
+    CHECK_EQ_INT(at, section_len);
+    CHECK_EQ_INT(record_iter_next(&it, &r), ERR_NOTFOUND);
+    CHECK_EQ_INT(record_iter_next(&it, &r), ERR_NOTFOUND);
+    record_iter_close(&it);
+    record_iter_close(&it); /* idempotent */
+}
+
+TEST(iter_uncompressed_fields)
+{
+    size_t len;
+    uint8_t *b = sample_batch(&len);
+
+    REQUIRE(b != NULL);
+    check_sample_iter(b, len, b + RECORD_BATCH_HEADER, len - RECORD_BATCH_HEADER, false);
+    free(b);
+}
+
+TEST(iter_every_codec)
+{
+    size_t plain_len;
+    uint8_t *plain = sample_batch(&plain_len);
+
+    REQUIRE(plain != NULL);
+    for (int v = 0; v < ZV_N; v++) {
+        size_t len, section = plain_len - RECORD_BATCH_HEADER;
+        uint8_t *b = compress_batch((enum zvariant)v, plain, plain_len, &len);
+        struct record_iter it;
+        struct record_item r;
+
+        REQUIRE(b != NULL);
+        CHECK_EQ_INT(record_batch_validate(b, len, NULL), 0);
+        check_sample_iter(b, len, plain + RECORD_BATCH_HEADER, section, false);
+        /* The bound is the decompressed size: one byte short is refused, exact is fine. */
+        CHECK_EQ_INT(record_iter_init(&it, b, len, section - 1), ERR_MESSAGE_TOO_LARGE);
+        CHECK_EQ_INT(record_iter_next(&it, &r), ERR_MESSAGE_TOO_LARGE);
+        record_iter_close(&it);
+        CHECK_EQ_INT(record_iter_init(&it, b, len, section), 0);
+        record_iter_close(&it);
+        /* LogAppendTime: every record carries maxTimestamp, compressed or not. */
+        record_batch_set_log_append_time(b, 5000);
+        check_sample_iter(b, len, plain + RECORD_BATCH_HEADER, section, true);
+        /* A damaged stream (bytes of the payload flipped) does not decode. */
+        for (size_t i = RECORD_BATCH_HEADER; i < len; i++)
+            b[i] ^= 0x5a;
+        int rc = record_iter_init(&it, b, len, RECORD_DECOMPRESS_MAX);
+        if (rc == 0) { /* snappy has no checksum: then the records do not walk */
+            while ((rc = record_iter_next(&it, &r)) == 0)
+                ;
+        }
+        CHECK(rc == ERR_INVALID_RECORD || rc == ERR_MESSAGE_TOO_LARGE);
+        record_iter_close(&it);
+        free(b);
+    }
+    free(plain);
+}
+
+/* A v2 header for hand-made records: base offset 10, base timestamp 1000, count records,
+ * lastOffsetDelta last_delta, codec; the section follows. */
+static uint8_t *raw_batch(const uint8_t *section, size_t n, int32_t count, int32_t last_delta,
+                          int codec, size_t *len)
+{
+    uint8_t *b = calloc(1, RECORD_BATCH_HEADER + n + 1);
+
+    if (b == NULL)
+        return NULL;
+    put_be64(b, 10);
+    put_be32(b + 8, (uint32_t)(RECORD_BATCH_HEADER + n - 12));
+    b[16] = 2;
+    put_be16(b + 21, (uint16_t)codec);
+    put_be32(b + 23, (uint32_t)last_delta);
+    put_be64(b + 27, 1000);
+    put_be64(b + 35, 1000);
+    put_be64(b + 43, (uint64_t)-1);
+    put_be16(b + 51, (uint16_t)-1);
+    put_be32(b + 53, (uint32_t)-1);
+    put_be32(b + 57, (uint32_t)count);
+    if (n > 0)
+        memcpy(b + RECORD_BATCH_HEADER, section, n);
+    fix_crc(b);
+    *len = RECORD_BATCH_HEADER + n;
+    return b;
+}
+
+/* Iterates a hand-made batch to its end: the records yielded and the final code. */
+static int iter_all(const uint8_t *section, size_t n, int32_t count, int32_t last_delta,
+                    int *yielded)
+{
+    size_t len;
+    uint8_t *b = raw_batch(section, n, count, last_delta, 0, &len);
+    struct record_iter it;
+    struct record_item r;
+    int rc;
+
+    *yielded = 0;
+    if (b == NULL)
+        return ERR_NOMEM;
+    rc = record_iter_init(&it, b, len, RECORD_DECOMPRESS_MAX);
+    while (rc == 0 && (rc = record_iter_next(&it, &r)) == 0)
+        (*yielded)++;
+    /* The error sticks. */
+    if (rc != 0 && record_iter_next(&it, &r) != rc)
+        rc = -12345;
+    record_iter_close(&it);
+    free(b);
+    return rc;
+}
+
+TEST(iter_holes_and_empty_batch)
+{
+    /* Records at deltas 0, 2 and 5 of a batch whose lastOffsetDelta is 6: what the cleaner
+     * leaves. Record: len, attr, tsDelta, offsetDelta, key -1, value "v", 0 headers. */
+    const uint8_t holes[] = {0x0e, 0, 0x02, 0x00, 0x01, 0x02, 'v', 0x00,
+                             0x0e, 0, 0x04, 0x04, 0x01, 0x02, 'w', 0x00,
+                             0x0e, 0, 0x06, 0x0a, 0x01, 0x02, 'x', 0x00};
+    const int64_t want_off[] = {10, 12, 15}, want_ts[] = {1001, 1002, 1003};
+    size_t len;
+    uint8_t *b = raw_batch(holes, sizeof holes, 3, 6, 0, &len);
+    struct record_iter it;
+    struct record_item r;
+    int yielded;
+
+    REQUIRE(b != NULL);
+    REQUIRE(record_iter_init(&it, b, len, 0) == 0); /* uncompressed: the bound is not used */
+    for (int i = 0; i < 3; i++) {
+        REQUIRE(record_iter_next(&it, &r) == 0);
+        CHECK_EQ_INT(r.offset, want_off[i]);
+        CHECK_EQ_INT(r.timestamp, want_ts[i]);
+        CHECK(r.key == NULL && r.key_len == -1 && r.value_len == 1 && r.value[0] == "vwx"[i]);
+        CHECK(r.raw == b + RECORD_BATCH_HEADER + 8 * i && r.raw_len == 8);
+    }
+    CHECK_EQ_INT(record_iter_next(&it, &r), ERR_NOTFOUND);
+    record_iter_close(&it);
+    free(b);
+
+    /* A delta past lastOffsetDelta (5 > 4), or not growing, is malformed. */
+    CHECK_EQ_INT(iter_all(holes, sizeof holes, 3, 4, &yielded), ERR_INVALID_RECORD);
+    CHECK_EQ_INT(yielded, 2);
+    {
+        uint8_t dup[sizeof holes];
+        memcpy(dup, holes, sizeof holes);
+        dup[11] = 0x00; /* second record's offsetDelta 0 again */
+        CHECK_EQ_INT(iter_all(dup, sizeof dup, 3, 6, &yielded), ERR_INVALID_RECORD);
+        CHECK_EQ_INT(yielded, 1);
+    }
+    /* An empty batch (a producer's last batch, all records cleaned) ends at once; bytes in
+     * it are malformed. */
+    CHECK_EQ_INT(iter_all(NULL, 0, 0, 6, &yielded), ERR_NOTFOUND);
+    CHECK_EQ_INT(yielded, 0);
+    CHECK_EQ_INT(iter_all(holes, 8, 0, 6, &yielded), ERR_INVALID_RECORD);
+}
+
+TEST(iter_malformed_records)
+{
+    /* One good record: value "v", no key, no headers. */
+    const uint8_t good[] = {0x0e, 0, 0x00, 0x00, 0x01, 0x02, 'v', 0x00};
+    const uint8_t neg_headers[] = {0x0e, 0, 0x00, 0x00, 0x01, 0x02, 'v', 0x01};
+    const uint8_t null_hdr_key[] = {0x12, 0, 0x00, 0x00, 0x01, 0x02, 'v', 0x02, 0x01, 0x01};
+    const uint8_t hdr_ok[] = {0x12, 0, 0x00, 0x00, 0x01, 0x02, 'v', 0x02, 0x00, 0x01};
+    const uint8_t too_long[] = {0x7e, 0, 0x00, 0x00, 0x01, 0x02, 'v', 0x00};
+    const uint8_t zero_len[] = {0x00};
+    const uint8_t slack[] = {0x10, 0, 0x00, 0x00, 0x01, 0x02, 'v', 0x00, 0x00};
+    const uint8_t key_past[] = {0x0e, 0, 0x00, 0x00, 0x20, 0x02, 'v', 0x00};
+    const uint8_t value_neg2[] = {0x0e, 0, 0x00, 0x00, 0x01, 0x03, 'v', 0x00};
+    const uint8_t bad_varint[] = {0x0e, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+    uint8_t trailing[sizeof good + 1];
+    int yielded;
+
+    CHECK_EQ_INT(iter_all(good, sizeof good, 1, 0, &yielded), ERR_NOTFOUND);
+    CHECK_EQ_INT(yielded, 1);
+    CHECK_EQ_INT(iter_all(hdr_ok, sizeof hdr_ok, 1, 0, &yielded), ERR_NOTFOUND);
+    CHECK_EQ_INT(iter_all(neg_headers, sizeof neg_headers, 1, 0, &yielded), ERR_INVALID_RECORD);
+    CHECK_EQ_INT(iter_all(null_hdr_key, sizeof null_hdr_key, 1, 0, &yielded), ERR_INVALID_RECORD);
+    CHECK_EQ_INT(iter_all(too_long, sizeof too_long, 1, 0, &yielded), ERR_INVALID_RECORD);
+    CHECK_EQ_INT(iter_all(zero_len, sizeof zero_len, 1, 0, &yielded), ERR_INVALID_RECORD);
+    CHECK_EQ_INT(iter_all(slack, sizeof slack, 1, 0, &yielded), ERR_INVALID_RECORD);
+    CHECK_EQ_INT(iter_all(key_past, sizeof key_past, 1, 0, &yielded), ERR_INVALID_RECORD);
+    CHECK_EQ_INT(iter_all(value_neg2, sizeof value_neg2, 1, 0, &yielded), ERR_INVALID_RECORD);
+    CHECK_EQ_INT(iter_all(bad_varint, sizeof bad_varint, 1, 0, &yielded), ERR_INVALID_RECORD);
+    /* recordCount says two, there is one; or one, and a byte follows it. */
+    CHECK_EQ_INT(iter_all(good, sizeof good, 2, 1, &yielded), ERR_INVALID_RECORD);
+    CHECK_EQ_INT(yielded, 1);
+    memcpy(trailing, good, sizeof good);
+    trailing[sizeof good] = 0;
+    CHECK_EQ_INT(iter_all(trailing, sizeof trailing, 1, 0, &yielded), ERR_INVALID_RECORD);
+    CHECK_EQ_INT(yielded, 1);
+
+    /* Every truncation of the sample's section (recordCount still 3) is malformed, never a
+     * short success. */
+    {
+        size_t len;
+        uint8_t *b = sample_batch(&len);
+        REQUIRE(b != NULL);
+        for (size_t n = 0; n < len - RECORD_BATCH_HEADER; n++) {
+            int rc = iter_all(b + RECORD_BATCH_HEADER, n, 3, 2, &yielded);
+            CHECK_EQ_INT(rc, ERR_INVALID_RECORD);
+            CHECK(yielded < 3);
+        }
+        free(b);
+    }
+}
+
+TEST(iter_header_errors_and_compressed_bad_records)
+{
+    const uint8_t good[] = {0x0e, 0, 0x00, 0x00, 0x01, 0x02, 'v', 0x00};
+    uint8_t dup[2 * sizeof good], *b, *c;
+    size_t len, clen;
+    struct record_iter it;
+    struct record_item r;
+
+    b = raw_batch(good, sizeof good, 1, 0, 0, &len);
+    REQUIRE(b != NULL);
+    /* Shorter than the batch, another magic, an unknown codec, a negative count. */
+    CHECK_EQ_INT(record_iter_init(&it, b, len - 1, RECORD_DECOMPRESS_MAX), ERR_TRUNCATED);
+    record_iter_close(&it);
+    b[16] = 1;
+    CHECK_EQ_INT(record_iter_init(&it, b, len, RECORD_DECOMPRESS_MAX),
+                 ERR_UNSUPPORTED_FOR_MESSAGE_FORMAT);
+    CHECK_EQ_INT(record_iter_next(&it, &r), ERR_UNSUPPORTED_FOR_MESSAGE_FORMAT);
+    b[16] = 2;
+    put_be16(b + 21, 6);
+    CHECK_EQ_INT(record_iter_init(&it, b, len, RECORD_DECOMPRESS_MAX), ERR_INVALID_RECORD);
+    put_be16(b + 21, 0);
+    put_be32(b + 57, (uint32_t)-1);
+    CHECK_EQ_INT(record_iter_init(&it, b, len, RECORD_DECOMPRESS_MAX), ERR_INVALID_RECORD);
+    free(b);
+
+    /* A compressed section that decodes to records that do not walk (two at delta 0). */
+    memcpy(dup, good, sizeof good);
+    memcpy(dup + sizeof good, good, sizeof good);
+    c = zcompress(ZV_ZSTD, dup, sizeof dup, &clen);
+    REQUIRE(c != NULL);
+    b = raw_batch(c, clen, 2, 1, RECORD_CODEC_ZSTD, &len);
+    free(c);
+    REQUIRE(b != NULL);
+    REQUIRE(record_iter_init(&it, b, len, RECORD_DECOMPRESS_MAX) == 0);
+    CHECK_EQ_INT(record_iter_next(&it, &r), 0);
+    CHECK_EQ_INT(record_iter_next(&it, &r), ERR_INVALID_RECORD);
+    record_iter_close(&it);
+    free(b);
+}
+
+TEST(iter_control_batch)
+{
+    uint8_t *b = NULL;
+    size_t len;
+    struct record_iter it;
+    struct record_item r;
+
+    REQUIRE(record_build_control(77, 2, 9, RECORD_CONTROL_COMMIT, 1234, &b, &len) == 0);
+    REQUIRE(record_iter_init(&it, b, len, RECORD_DECOMPRESS_MAX) == 0);
+    CHECK(it.batch.attributes & RECORD_ATTR_CONTROL);
+    REQUIRE(record_iter_next(&it, &r) == 0);
+    CHECK_EQ_INT(r.key_len, 4);
+    CHECK_EQ_INT(r.value_len, 6);
+    CHECK_EQ_INT(r.key[3], RECORD_CONTROL_COMMIT);
+    CHECK_EQ_INT(r.timestamp, 1234);
+    CHECK_EQ_INT(record_iter_next(&it, &r), ERR_NOTFOUND);
+    record_iter_close(&it);
+    free(b);
+}
+
+/* ---- record_compress / record_batch_recompress (compression.type, issue 12) -------------- */
+
+TEST(compress_round_trip_every_codec)
+{
+    size_t n = 200000; /* several snappy-java blocks and lz4 blocks */
+    uint8_t *in = malloc(n);
+    REQUIRE(in != NULL);
+    for (size_t i = 0; i < n; i++)
+        in[i] = (uint8_t)((i * 7) % 13 + (i % 1000 == 0 ? i / 1000 : 0));
+    for (int codec = 0; codec <= 4; codec++) {
+        uint8_t *c = NULL, *d = NULL;
+        size_t clen = 0, dlen = 0;
+        CHECK_EQ_INT(record_compress(codec, in, n, &c, &clen), 0);
+        REQUIRE(c != NULL);
+        if (codec != 0)
+            CHECK(clen < n / 2);
+        CHECK_EQ_INT(record_decompress(codec, c, clen, n, &d, &dlen), 0);
+        CHECK_EQ_INT(dlen, n);
+        CHECK(d && memcmp(d, in, n) == 0);
+        free(d);
+        free(c);
+        /* An empty input compresses to a stream that decodes to nothing. */
+        CHECK_EQ_INT(record_compress(codec, in, 0, &c, &clen), 0);
+        if (codec != 0 && codec != 4) { /* an empty zstd stream is refused by design */
+            CHECK_EQ_INT(record_decompress(codec, c, clen, 10, &d, &dlen), 0);
+            CHECK_EQ_INT(dlen, 0);
+            free(d);
+        }
+        free(c);
+    }
+    /* snappy is written framed as snappy-java does. */
+    {
+        uint8_t *c;
+        size_t clen;
+        CHECK_EQ_INT(record_compress(2, in, 100, &c, &clen), 0);
+        CHECK(clen > 16 && memcmp(c, "\x82SNAPPY\0", 8) == 0);
+        free(c);
+    }
+    CHECK_EQ_INT(record_compress(5, in, 10, NULL, NULL), ERR_INVALID_RECORD);
+    free(in);
+}
+
+TEST(codec_names)
+{
+    CHECK_EQ_INT(record_codec_by_name("gzip"), 1);
+    CHECK_EQ_INT(record_codec_by_name("snappy"), 2);
+    CHECK_EQ_INT(record_codec_by_name("lz4"), 3);
+    CHECK_EQ_INT(record_codec_by_name("zstd"), 4);
+    CHECK_EQ_INT(record_codec_by_name("uncompressed"), 0);
+    CHECK_EQ_INT(record_codec_by_name("none"), 0);
+    CHECK_EQ_INT(record_codec_by_name("producer"), -1);
+    CHECK_EQ_INT(record_codec_by_name("ZSTD"), -1);
+    CHECK_EQ_INT(record_codec_by_name(NULL), -1);
+    CHECK_EQ_STR(record_codec_name(4), "zstd");
+    CHECK(record_codec_name(5) == NULL);
+}
+
+/* Every codec to every codec: the rewritten batch passes the broker's checks, carries the
+ * new codec, and its records (and every header field but codec, length and CRC) are the
+ * original's. */
+TEST(recompress_every_pair)
+{
+    size_t plain_len;
+    uint8_t *plain = ts_batch(&plain_len);
+    REQUIRE(plain != NULL);
+    for (int v = -1; v < ZV_N; v++) {
+        size_t len;
+        uint8_t *src = v < 0 ? plain : compress_batch((enum zvariant)v, plain, plain_len, &len);
+        if (v < 0)
+            len = plain_len;
+        REQUIRE(src != NULL);
+        for (int to = 0; to <= 4; to++) {
+            uint8_t *out = NULL, *back = NULL;
+            size_t out_len = 0, back_len = 0;
+            struct record_scan scan;
+            struct record_batch hb;
+            CHECK_EQ_INT(record_batch_recompress(src, len, to, 1 << 20, &out, &out_len), 0);
+            REQUIRE(out != NULL);
+            CHECK_EQ_INT(record_batch_check(out, out_len, 1 << 20, &hb, &scan), 0);
+            CHECK_EQ_INT(hb.attributes & RECORD_ATTR_COMPRESSION_MASK, to);
+            CHECK_EQ_INT(hb.record_count, 6);
+            CHECK_EQ_INT(hb.base_offset, TS_BASE_OFFSET);
+            CHECK_EQ_INT(scan.max_timestamp, 1010);
+            CHECK_EQ_INT(record_batch_size(&hb), out_len);
+            /* Back to none gives the original bytes exactly. */
+            CHECK_EQ_INT(record_batch_recompress(out, out_len, 0, 1 << 20, &back, &back_len), 0);
+            CHECK_EQ_INT(back_len, plain_len);
+            CHECK(back && memcmp(back, plain, plain_len) == 0);
+            free(back);
+            free(out);
+        }
+        if (src != plain)
+            free(src);
+    }
+    free(plain);
+}
+
+TEST(recompress_bounded_and_bad_codec)
+{
+    size_t plain_len, len;
+    uint8_t *plain = ts_batch(&plain_len), *b, *out = NULL;
+    size_t out_len;
+    REQUIRE(plain != NULL);
+    b = compress_batch(ZV_GZIP, plain, plain_len, &len);
+    REQUIRE(b != NULL);
+    /* The decompressed records are bounded as record_batch_check bounds them. */
+    CHECK_EQ_INT(record_batch_recompress(b, len, 4, 10, &out, &out_len), ERR_MESSAGE_TOO_LARGE);
+    CHECK_EQ_INT(record_batch_recompress(b, len, 7, 1 << 20, &out, &out_len), ERR_INVALID_RECORD);
+    CHECK(out == NULL);
+    free(b);
+    free(plain);
 }

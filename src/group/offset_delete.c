@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* OffsetDelete v0: removes a group's committed offsets for the partitions named, with a
+ * tombstone each. Allowed for an Empty group, and for a consumer group in any state except
+ * for the topics its members subscribe to (GROUP_SUBSCRIBED_TO_TOPIC, KIP-496); another
+ * protocol's active group answers NON_EMPTY_GROUP, an unknown one GROUP_ID_NOT_FOUND, as
+ * Kafka. Answered once the tombstones are durable. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/arena.h"
+#include "base/err.h"
+#include "group_int.h"
+#include "net/net.h"
+
+struct odel_call {
+    struct coord_append ap;
+    struct net_request *req;
+    struct OffsetDeleteResponse *rs;
+};
+
+static void on_written(struct coord_append *ap, int16_t err)
+{
+    struct odel_call *c = ap->arg;
+    if (err != 0)
+        c->rs->ErrorCode = coord_append_error(err, true);
+    net_respond(c->req, c->rs);
+}
+
+void group_offset_delete(struct group_coord *gc, struct net_request *req)
+{
+    struct OffsetDeleteRequest *rq = req->body;
+    struct arena *ar = req->arena;
+    struct OffsetDeleteResponse *rs = arena_alloc(ar, sizeof *rs);
+    struct odel_call *c = arena_alloc(ar, sizeof *c);
+    struct coord_record *recs = NULL;
+    struct shard *sh;
+    struct coord_group *g = NULL;
+    int32_t n = 0, k = 0;
+    int16_t err;
+
+    if (rs == NULL || c == NULL)
+        goto err_nomem;
+    memset(rs, 0, sizeof *rs);
+    rs->Topics.n = rq->Topics.n > 0 ? rq->Topics.n : 0;
+    rs->Topics.v = arena_alloc(ar, ((size_t)rs->Topics.n + 1) * sizeof *rs->Topics.v);
+    if (rs->Topics.v == NULL)
+        goto err_nomem;
+    for (int32_t i = 0; i < rs->Topics.n; i++) {
+        struct OffsetDeleteRequestTopic *t = &rq->Topics.v[i];
+        struct OffsetDeleteResponseTopic *o = &rs->Topics.v[i];
+        o->Name = t->Name;
+        o->Partitions.n = t->Partitions.n > 0 ? t->Partitions.n : 0;
+        o->Partitions.v = arena_alloc(ar, ((size_t)o->Partitions.n + 1) * sizeof *o->Partitions.v);
+        if (o->Partitions.v == NULL)
+            goto err_nomem;
+        for (int32_t j = 0; j < o->Partitions.n; j++) {
+            o->Partitions.v[j].PartitionIndex = t->Partitions.v[j].PartitionIndex;
+            o->Partitions.v[j].ErrorCode = 0;
+        }
+        n += o->Partitions.n;
+    }
+    err = rq->GroupId ? coord_find_group(gc, rq->GroupId, false, &sh, &g) : ERR_INVALID_GROUP_ID;
+    if (err == 0 && (g == NULL || group_sm_state(g->sm) == GROUP_DEAD))
+        err = ERR_GROUP_ID_NOT_FOUND;
+    if (err == 0 && group_sm_state(g->sm) != GROUP_EMPTY) {
+        const char *pt = group_sm_protocol_type(g->sm);
+        if (pt == NULL || strcmp(pt, "consumer") != 0)
+            err = ERR_NON_EMPTY_GROUP;
+    }
+    if (err != 0) {
+        rs->ErrorCode = err;
+        rs->Topics.n = 0;
+        net_respond(req, rs);
+        return;
+    }
+    recs = calloc((size_t)(n > 0 ? n : 1), sizeof *recs);
+    if (recs == NULL)
+        goto err_nomem;
+    bool empty = group_sm_state(g->sm) == GROUP_EMPTY;
+    for (int32_t i = 0; i < rs->Topics.n; i++) {
+        const char *topic = rs->Topics.v[i].Name ? rs->Topics.v[i].Name : "";
+        for (int32_t j = 0; j < rs->Topics.v[i].Partitions.n; j++) {
+            struct OffsetDeleteResponsePartition *o = &rs->Topics.v[i].Partitions.v[j];
+            struct coord_offset *off;
+            if (!coord_partition_known(gc, topic, o->PartitionIndex)) {
+                o->ErrorCode = ERR_UNKNOWN_TOPIC_OR_PARTITION;
+                continue;
+            }
+            if (!empty && group_sm_subscribed(g->sm, topic)) {
+                o->ErrorCode = ERR_GROUP_SUBSCRIBED_TO_TOPIC;
+                continue;
+            }
+            off = coord_offset_find(g, topic, o->PartitionIndex);
+            if (off == NULL)
+                continue;
+            if (coord_offset_key_encode(g->id, topic, o->PartitionIndex, &recs[k].key,
+                                        &recs[k].key_len) != 0) {
+                for (int32_t x = 0; x < k; x++)
+                    free(recs[x].key);
+                free(recs);
+                goto err_nomem;
+            }
+            k++;
+            coord_offset_delete(g, off);
+        }
+    }
+    if (k == 0) {
+        free(recs);
+        net_respond(req, rs);
+        return;
+    }
+    c->req = req;
+    c->rs = rs;
+    coord_append_start(sh, recs, k, -1, -1, &c->ap, on_written, c);
+    for (int32_t x = 0; x < k; x++)
+        free(recs[x].key);
+    free(recs);
+    return;
+
+err_nomem:
+    coord_nomem(req, "OffsetDelete");
+}
