@@ -76,11 +76,13 @@ def test_cluster_metadata_create_delete_restart_keeps_data(broker, hard):
     assert os.path.isdir(os.path.join(broker.data_dir, "__cluster_metadata-0"))
 
 
-def test_coordinator_topic_names_follow_kafka(shared_broker):
+def test_coordinator_topic_names_follow_kafka(broker):
     """Kafka lets a client create __consumer_offsets / __transaction_state with CreateTopics
     (validated here without creating them); Metadata never auto-creates them with the
-    ordinary defaults, since the broker creates them itself with their own settings."""
-    with shared_broker.conn() as c:
+    ordinary defaults, since the broker creates them itself with their own settings. A
+    broker of its own: on the shared one any consumer with a group.id (FindCoordinator) may
+    have made the group coordinator create __consumer_offsets already."""
+    with broker.conn() as c:
         for name in ("__consumer_offsets", "__transaction_state"):
             res = c.create_topics([(name, 3, 1, None)], validate_only=True)
             assert res[name][0] == 0, res
