@@ -321,69 +321,35 @@ int record_legacy_append_batch(struct record_legacy_buf *o, const uint8_t *batch
                                int to_magic, int64_t first_offset, size_t max_records_size)
 {
     struct record_batch b;
-    const uint8_t *p, *end;
-    uint8_t *plain = NULL;
-    size_t plain_len;
-    int codec, rc;
+    struct record_iter it;
+    struct record_item rec;
     bool log_append;
+    int rc;
 
+    /* The header first: neither markers nor zstd batches need decompressing. */
     rc = record_batch_parse(batch, len, &b);
     if (rc != 0)
         return rc;
     if (b.attributes & RECORD_ATTR_CONTROL)
         return 0; /* markers mean nothing to a reader of magic 0/1 */
-    codec = b.attributes & RECORD_ATTR_COMPRESSION_MASK;
-    if (codec == RECORD_CODEC_ZSTD)
+    if ((b.attributes & RECORD_ATTR_COMPRESSION_MASK) == RECORD_CODEC_ZSTD)
         return ERR_UNSUPPORTED_COMPRESSION_TYPE;
-    p = batch + RECORD_BATCH_HEADER;
-    end = batch + record_batch_size(&b);
-    if (codec != RECORD_CODEC_NONE) {
-        rc = record_decompress(codec, p, (size_t)(end - p), max_records_size, &plain, &plain_len);
-        if (rc != 0)
-            return rc;
-        p = plain;
-        end = plain + plain_len;
-    }
+    rc = record_iter_init(&it, batch, len, max_records_size);
+    if (rc != 0)
+        return rc == ERR_INVALID_RECORD ? ERR_CORRUPT_MESSAGE : rc;
     log_append = (b.attributes & RECORD_ATTR_LOG_APPEND_TIME) != 0;
-    for (int32_t i = 0; i < b.record_count; i++) {
-        int32_t length, offset_delta, key_len, value_len, n_headers;
-        int64_t ts_delta, ts;
-        const uint8_t *rec_end, *key, *value;
-
-        if (get_varint(&p, end, &length) != 0 || length < 1 || length > end - p)
-            goto invalid;
-        rec_end = p + length;
-        p++; /* record attributes: unused */
-        if (get_varlong(&p, rec_end, &ts_delta) != 0 ||
-            get_varint(&p, rec_end, &offset_delta) != 0 || get_varint(&p, rec_end, &key_len) != 0 ||
-            key_len < -1 || key_len > rec_end - p)
-            goto invalid;
-        key = key_len >= 0 ? p : NULL;
-        p += key_len > 0 ? key_len : 0;
-        if (get_varint(&p, rec_end, &value_len) != 0 || value_len < -1 || value_len > rec_end - p)
-            goto invalid;
-        value = value_len >= 0 ? p : NULL;
-        p += value_len > 0 ? value_len : 0;
-        /* Headers have no place in magic 0/1 and are dropped, as Kafka does. */
-        if (get_varint(&p, rec_end, &n_headers) != 0 || n_headers < 0)
-            goto invalid;
-        p = rec_end;
-        int64_t offset = b.base_offset + offset_delta;
-        if (offset < first_offset)
+    /* Headers have no place in magic 0/1 and are dropped, as Kafka does. */
+    while ((rc = record_iter_next(&it, &rec)) == 0) {
+        if (rec.offset < first_offset)
             continue;
-        ts = log_append ? b.max_timestamp : b.base_timestamp + ts_delta;
-        rc = put_message(o, to_magic, offset, to_magic == 1 && log_append ? LEGACY_TS_TYPE : 0, ts,
-                         key, key_len, value, value_len);
+        rc = put_message(o, to_magic, rec.offset, to_magic == 1 && log_append ? LEGACY_TS_TYPE : 0,
+                         rec.timestamp, rec.key, rec.key_len, rec.value, rec.value_len);
         if (rc != 0)
             goto out;
     }
-    rc = 0;
-    goto out;
-
-invalid:
-    rc = ERR_CORRUPT_MESSAGE;
+    rc = rc == ERR_NOTFOUND ? 0 : ERR_CORRUPT_MESSAGE;
 out:
-    free(plain);
+    record_iter_close(&it);
     return rc;
 }
 
