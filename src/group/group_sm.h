@@ -55,7 +55,8 @@ struct group_sm_owner {
      * static member replaces its old member id in a Stable group (its JoinGroup waits for
      * the answer; on an error the replacement is undone and the join gets the error).
      * Read the group through the accessors below during the call: group_sm_members then
-     * carries each member's assignment. Required. */
+     * carries each member's assignment. Several may be outstanding (each token is answered
+     * once); the owner stores them in the order asked. Required. */
     void (*persist)(void *arg, struct group_sm *sm, uint64_t token);
     /* The group became Empty or Dead, or left Empty (offset expiry starts/stops). Optional.
      * Not called by group_sm_new or group_sm_restore: read group_sm_state after them. */
@@ -145,7 +146,12 @@ struct group_join_waiter {
 void group_sm_join(struct group_sm *sm, const struct group_join_args *a,
                    struct group_join_waiter *w);
 
-/* SyncGroup. Same waiter rules. */
+/* SyncGroup. Same waiter rules. Errors: COORDINATOR_NOT_AVAILABLE (Dead), UNKNOWN_MEMBER_ID,
+ * FENCED_INSTANCE_ID, ILLEGAL_GENERATION, INCONSISTENT_GROUP_PROTOCOL (v5 type/name given and
+ * not the group's), REBALANCE_IN_PROGRESS (PreparingRebalance, or a rebalance began while it
+ * waited). In CompletingRebalance it waits until the leader's assignment is stored (the
+ * leader's own included), then every waiting member gets its part; in Stable it answers at
+ * once with the member's assignment. Members the leader leaves out get an empty one. */
 struct group_assignment {
     const char *member_id;
     const uint8_t *assignment;
@@ -177,7 +183,8 @@ void group_sm_sync(struct group_sm *sm, const struct group_sync_args *a,
 void group_sm_persisted(struct group_sm *sm, uint64_t token, int16_t err);
 
 /* Heartbeat: 0 or Kafka's error (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, REBALANCE_IN_PROGRESS,
- * FENCED_INSTANCE_ID, COORDINATOR_NOT_AVAILABLE for a Dead group); refreshes the session. */
+ * FENCED_INSTANCE_ID, COORDINATOR_NOT_AVAILABLE for a Dead group); refreshes the session.
+ * Checked in Kafka's order: Dead, member (and instance id), generation, then the state. */
 int16_t group_sm_heartbeat(struct group_sm *sm, const char *member_id,
                            const char *group_instance_id, int32_t generation_id);
 
@@ -191,7 +198,9 @@ int16_t group_sm_leave(struct group_sm *sm, const char *member_id, const char *g
  * from an Empty group = a simple (non-group) commit: 0. Else 0, UNKNOWN_MEMBER_ID,
  * ILLEGAL_GENERATION, FENCED_INSTANCE_ID, REBALANCE_IN_PROGRESS (CompletingRebalance), or
  * COORDINATOR_NOT_AVAILABLE (Dead) — exactly as Kafka's OffsetCommit validation.
- * `txn` = TxnOffsetCommit's rules (KIP-447: generation/member checked only when given). */
+ * `txn` = TxnOffsetCommit's rules (KIP-447: generation/member checked only when given).
+ * Unlike Kafka it does not count as a heartbeat (the group is const here): consumers heartbeat
+ * on their own thread anyway. */
 int16_t group_sm_check_commit(const struct group_sm *sm, const char *member_id,
                               const char *group_instance_id, int32_t generation_id, bool txn);
 

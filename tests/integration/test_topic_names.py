@@ -79,9 +79,9 @@ def test_cluster_metadata_create_delete_restart_keeps_data(broker, hard):
 def test_coordinator_topic_names_follow_kafka(broker):
     """Kafka lets a client create __consumer_offsets / __transaction_state with CreateTopics
     (validated here without creating them); Metadata never auto-creates them with the
-    ordinary defaults, since the broker creates them itself with their own settings. A
-    broker of its own: on the shared one any consumer with a group.id (FindCoordinator) may
-    have made the group coordinator create __consumer_offsets already."""
+    ordinary defaults, since the broker creates them itself with their own settings. A fresh
+    broker: on the shared one, an earlier group consumer has had the coordinator create
+    __consumer_offsets already."""
     with broker.conn() as c:
         for name in ("__consumer_offsets", "__transaction_state"):
             res = c.create_topics([(name, 3, 1, None)], validate_only=True)

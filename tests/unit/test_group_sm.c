@@ -1389,3 +1389,57 @@ TEST(group_sm_pending_id_turned_away_by_max_size_no_longer_holds_the_join_phase)
     CHECK_EQ_INT(l.n_members, 2);
     fx_done(&f);
 }
+
+TEST(group_sm_static_member_that_does_not_rejoin_keeps_its_place)
+{
+    struct fx f;
+    fx_init(&f, NULL);
+    struct jw d, s;
+    struct jopt st = {.instance = "i1", .session = 60000};
+    join(&f, &d, "", NULL);
+    join(&f, &s, "", &st);
+    tclock_advance(f.clock, 6000);
+    REQUIRE(d.calls == 1 && s.calls == 1);
+    struct sw sd, ss;
+    const char *ids[] = {d.member_id, s.member_id}, *as[] = {"d", "s"};
+    sync_(&f, &ss, s.member_id, "i1", 1, 0, NULL, NULL);
+    sync_(&f, &sd, d.member_id, NULL, 1, 2, ids, as);
+    REQUIRE(group_sm_state(f.sm) == GROUP_STABLE);
+    struct jw r;
+    join(&f, &r, d.member_id, NULL); /* the leader rejoins; the static member does not */
+    for (int t = 0; t < 10; t++) {
+        tclock_advance(f.clock, 3000); /* the join phase ends at the rebalance timeout, 30 s */
+        group_sm_heartbeat(f.sm, s.member_id, "i1", 1);
+    }
+    REQUIRE(r.calls == 1);
+    CHECK_EQ_INT(r.gen, 2);
+    CHECK_EQ_INT(r.n_members, 2); /* a dynamic member would have been dropped */
+    CHECK_EQ_INT(group_sm_heartbeat(f.sm, s.member_id, "i1", 2), 0);
+    fx_done(&f);
+}
+
+TEST(group_sm_follower_that_never_syncs_is_removed_even_when_stable)
+{
+    struct fx f;
+    fx_init(&f, NULL);
+    struct jw j[2];
+    join(&f, &j[0], "", NULL);
+    join(&f, &j[1], "", NULL);
+    tclock_advance(f.clock, 6000);
+    struct sw s;
+    const char *ids[] = {j[0].member_id, j[1].member_id}, *as[] = {"x", "y"};
+    sync_(&f, &s, j[0].member_id, NULL, 1, 2, ids, as);
+    REQUIRE(group_sm_state(f.sm) == GROUP_STABLE);
+    for (int t = 0; t < 9; t++) { /* both heartbeat; the follower never asks for its part */
+        tclock_advance(f.clock, 3000);
+        CHECK_EQ_INT(group_sm_heartbeat(f.sm, j[0].member_id, NULL, 1), 0);
+        CHECK_EQ_INT(group_sm_heartbeat(f.sm, j[1].member_id, NULL, 1), 0);
+    }
+    tclock_advance(f.clock, 2999);
+    CHECK_EQ_INT(group_sm_state(f.sm), GROUP_STABLE);
+    tclock_advance(f.clock, 1); /* the rebalance timeout since the join phase ended */
+    CHECK_EQ_INT(group_sm_state(f.sm), GROUP_PREPARING_REBALANCE);
+    CHECK_EQ_INT(group_sm_heartbeat(f.sm, j[1].member_id, NULL, 1), ERR_UNKNOWN_MEMBER_ID);
+    CHECK_EQ_INT(group_sm_heartbeat(f.sm, j[0].member_id, NULL, 1), ERR_REBALANCE_IN_PROGRESS);
+    fx_done(&f);
+}
