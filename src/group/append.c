@@ -30,11 +30,13 @@ int16_t coord_append_error(int rc, bool offsets)
     case ERR_RECORD_LIST_TOO_LARGE:
     case ERR_INVALID_FETCH_SIZE:
         return offsets ? ERR_INVALID_COMMIT_OFFSET_SIZE : ERR_UNKNOWN_SERVER_ERROR;
+    case ERR_REQUEST_TIMED_OUT:
+        /* A group's metadata not stored in time: its members rejoin. */
+        return offsets ? ERR_REQUEST_TIMED_OUT : ERR_REBALANCE_IN_PROGRESS;
     case ERR_NOT_COORDINATOR:
     case ERR_COORDINATOR_NOT_AVAILABLE:
     case ERR_INVALID_PRODUCER_EPOCH:
     case ERR_PRODUCER_FENCED:
-    case ERR_REQUEST_TIMED_OUT:
         return (int16_t)rc;
     default:
         return offsets && rc > 0 ? (int16_t)rc : ERR_UNKNOWN_SERVER_ERROR;

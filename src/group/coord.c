@@ -395,25 +395,6 @@ int32_t coord_n_partitions(struct group_coord *gc)
     return t && t->n_partitions > 0 ? t->n_partitions : gc->n_partitions_cfg;
 }
 
-/* Asks for the topic, at most once a second. */
-static void ask_for_topic(struct group_coord *gc)
-{
-    static const char *const keys[] = {"cleanup.policy", "segment.bytes", "compression.type"};
-    char seg[24];
-    const char *values[] = {"compact", seg, "producer"};
-    int64_t now = tclock_mono_ms(gc->clock);
-    int rc;
-
-    if (gc->ensure_topic == NULL || (gc->ensure_asked_ms >= 0 && now - gc->ensure_asked_ms < 1000))
-        return;
-    gc->ensure_asked_ms = now;
-    snprintf(seg, sizeof seg, "%d", gc->segment_bytes);
-    rc = gc->ensure_topic(gc->ensure_arg, GROUP_TOPIC, gc->n_partitions_cfg, gc->replication_factor,
-                          3, keys, values);
-    if (rc != 0)
-        slog_debug("group", "cannot create %s now: %s", GROUP_TOPIC, err_name(rc));
-}
-
 int16_t coord_shard_for(struct group_coord *gc, const char *group_id, struct shard **out)
 {
     const struct meta_topic *t = meta_topic_by_name(gc->meta, GROUP_TOPIC);
@@ -423,7 +404,7 @@ int16_t coord_shard_for(struct group_coord *gc, const char *group_id, struct sha
     if (gc->stopping)
         return ERR_COORDINATOR_NOT_AVAILABLE;
     if (t == NULL) {
-        ask_for_topic(gc);
+        coord_ask_for_topic(gc, COORD_KEY_TYPE_GROUP);
         return ERR_COORDINATOR_NOT_AVAILABLE;
     }
     p = group_partition_for(group_id, t->n_partitions);
@@ -682,11 +663,9 @@ struct group_coord *group_coord_new(const struct group_coord_options *o)
     gc->node_id = o->node_id;
     gc->ensure_topic = o->ensure_topic;
     gc->ensure_arg = o->ensure_arg;
-    gc->ensure_asked_ms = -1;
+    for (size_t i = 0; i < sizeof gc->ensure_asked_ms / sizeof gc->ensure_asked_ms[0]; i++)
+        gc->ensure_asked_ms[i] = -1;
     gc->n_partitions_cfg = cfg_int(o->config, "offsets.topic.num.partitions", 50, 1, INT32_MAX);
-    gc->replication_factor =
-        (int16_t)cfg_int(o->config, "offsets.topic.replication.factor", 3, 1, INT16_MAX);
-    gc->segment_bytes = cfg_int(o->config, "offsets.topic.segment.bytes", 104857600, 1, INT32_MAX);
     gc->retention_ms =
         (int64_t)cfg_int(o->config, "offsets.retention.minutes", 10080, 1, INT32_MAX) * 60000;
     gc->retention_check_ms =
@@ -820,4 +799,9 @@ void coord_nomem(struct net_request *req, const char *api)
 {
     slog_error("group", "out of memory in %s from %s; closing", api, req->peer);
     net_close_connection(req);
+}
+
+uint64_t group_coord_load_reads(const struct group_coord *gc)
+{
+    return gc->reads_done;
 }

@@ -1,19 +1,80 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* FindCoordinator v0–4: the coordinator of a key is the leader of its partition of the
- * coordinator's topic. Each key type is one row below (its topic and how a key maps to a
- * partition); the transaction coordinator (issue 10) adds its row for key type 1. While the
- * topic does not exist its creation is asked for and the answer is COORDINATOR_NOT_AVAILABLE,
- * as Kafka answers then. v4 batches keys: one answer per key. */
+ * coordinator's topic, abs(javaHash(key)) % the topic's partition count. Each key type is one
+ * row of `kinds` below: its topic and how that topic is created on first use (partition
+ * count, replication factor capped at the live brokers, configs — as Kafka creates it). While
+ * the topic does not exist its creation is asked for and the answer is
+ * COORDINATOR_NOT_AVAILABLE, as Kafka answers then. Key type 1 (TRANSACTION) has no row yet:
+ * the transaction coordinator (issue 10) adds __transaction_state's and nothing else. v4
+ * batches keys: one answer per key. */
+#include <stdio.h>
 #include <string.h>
 
 #include "base/arena.h"
 #include "base/err.h"
+#include "base/props.h"
+#include "base/slog.h"
 #include "group_int.h"
 #include "meta/meta.h"
 #include "net/net.h"
 
-#define KEY_TYPE_GROUP 0
-#define KEY_TYPE_TRANSACTION 1
+/* A coordinator's topic: name, and the broker configs (Kafka's names and defaults) that
+ * shape it when it is created. */
+struct coordinator_kind {
+    int8_t key_type;
+    const char *topic;
+    const char *partitions_key;
+    int32_t partitions_def;
+    const char *replication_key;
+    int16_t replication_def;
+    const char *segment_key;
+    int32_t segment_def;
+    const char *compression; /* the topic's compression.type */
+};
+
+static const struct coordinator_kind kinds[] = {
+    {COORD_KEY_TYPE_GROUP, GROUP_TOPIC, "offsets.topic.num.partitions", 50,
+     "offsets.topic.replication.factor", 3, "offsets.topic.segment.bytes", 104857600, "producer"},
+};
+
+static const struct coordinator_kind *kind_of(int8_t key_type)
+{
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (kinds[i].key_type == key_type)
+            return &kinds[i];
+    return NULL;
+}
+
+void coord_ask_for_topic(struct group_coord *gc, int8_t key_type)
+{
+    const struct coordinator_kind *k = kind_of(key_type);
+    static const char *const keys[] = {"cleanup.policy", "segment.bytes", "compression.type"};
+    const char *values[3];
+    char seg[24];
+    int64_t now = tclock_mono_ms(gc->clock);
+    int64_t *asked;
+    int rc;
+
+    if (k == NULL || gc->ensure_topic == NULL || key_type < 0 ||
+        (size_t)key_type >= sizeof gc->ensure_asked_ms / sizeof gc->ensure_asked_ms[0])
+        return;
+    asked = &gc->ensure_asked_ms[key_type];
+    if (*asked >= 0 && now - *asked < 1000)
+        return;
+    *asked = now;
+    snprintf(seg, sizeof seg, "%lld",
+             (long long)props_get_int(gc->config, k->segment_key, k->segment_def, NULL));
+    values[0] = "compact";
+    values[1] = seg;
+    values[2] = k->compression;
+    rc = gc->ensure_topic(
+        gc->ensure_arg, k->topic,
+        (int32_t)props_get_int(gc->config, k->partitions_key, k->partitions_def, NULL),
+        (int16_t)props_get_int(gc->config, k->replication_key, k->replication_def, NULL), 3, keys,
+        values);
+    if (rc != 0)
+        slog_debug("group", "cannot create %s now: %s", k->topic, err_name(rc));
+}
 
 struct coordinator_answer {
     int16_t err;
@@ -22,14 +83,32 @@ struct coordinator_answer {
     int32_t port;
 };
 
-/* The leader of `topic`'s partition for `key`, as a FindCoordinator answer. */
-static void leader_of(struct group_coord *gc, const struct meta_topic *t, const char *key,
-                      struct coordinator_answer *a)
+static void find_one(struct group_coord *gc, int8_t key_type, const char *key,
+                     struct coordinator_answer *a)
 {
-    int32_t p = group_partition_for(key, t->n_partitions);
-    int32_t leader = t->partitions[p].leader;
-    const struct meta_broker *b = leader >= 0 ? meta_broker_by_id(gc->meta, leader) : NULL;
+    const struct coordinator_kind *k = kind_of(key_type);
+    const struct meta_topic *t;
 
+    a->node = -1;
+    a->host = "";
+    a->port = -1;
+    if (key == NULL || (k == NULL && key_type != COORD_KEY_TYPE_TRANSACTION)) {
+        a->err = ERR_INVALID_REQUEST;
+        return;
+    }
+    if (k == NULL || gc->stopping) {
+        /* No transaction coordinator yet (issue 10). */
+        a->err = ERR_COORDINATOR_NOT_AVAILABLE;
+        return;
+    }
+    t = meta_topic_by_name(gc->meta, k->topic);
+    if (t == NULL || t->n_partitions < 1) {
+        coord_ask_for_topic(gc, key_type);
+        a->err = ERR_COORDINATOR_NOT_AVAILABLE;
+        return;
+    }
+    int32_t leader = t->partitions[group_partition_for(key, t->n_partitions)].leader;
+    const struct meta_broker *b = leader >= 0 ? meta_broker_by_id(gc->meta, leader) : NULL;
     if (b == NULL || b->fenced) {
         a->err = ERR_COORDINATOR_NOT_AVAILABLE;
         return;
@@ -38,42 +117,6 @@ static void leader_of(struct group_coord *gc, const struct meta_topic *t, const 
     a->node = b->id;
     a->host = b->host;
     a->port = b->port;
-}
-
-static void find_one(struct group_coord *gc, int8_t key_type, const char *key,
-                     struct coordinator_answer *a)
-{
-    const struct meta_topic *t;
-
-    a->node = -1;
-    a->host = "";
-    a->port = -1;
-    if (key == NULL) {
-        a->err = ERR_INVALID_REQUEST;
-        return;
-    }
-    switch (key_type) {
-    case KEY_TYPE_GROUP:
-        if (gc->stopping) {
-            a->err = ERR_COORDINATOR_NOT_AVAILABLE;
-            return;
-        }
-        t = meta_topic_by_name(gc->meta, GROUP_TOPIC);
-        if (t == NULL) {
-            struct shard *unused;
-            a->err = coord_shard_for(gc, key, &unused); /* asks for the topic */
-            return;
-        }
-        leader_of(gc, t, key, a);
-        return;
-    case KEY_TYPE_TRANSACTION:
-        /* No transaction coordinator yet (issue 10). */
-        a->err = ERR_COORDINATOR_NOT_AVAILABLE;
-        return;
-    default:
-        a->err = ERR_INVALID_REQUEST;
-        return;
-    }
 }
 
 static const char *message(int16_t err)

@@ -125,5 +125,8 @@ bool group_offsets_pending(struct group_coord *gc, const char *group_id, const c
 
 /* Shards of this broker: how many are led here, and how many of those are still loading. */
 void group_coord_shards(const struct group_coord *gc, int32_t *led, int32_t *loading);
+/* Thread-pool reads the loads have made so far (each at most 1 MiB, parsed in a loop turn of
+ * its own). */
+uint64_t group_coord_load_reads(const struct group_coord *gc);
 
 #endif

@@ -123,7 +123,9 @@ void coord_append_start(struct shard *sh, const struct coord_record *recs, int32
 /* Kafka's mapping of an append error for the coordinator's answers: NOT_ENOUGH_REPLICAS*,
  * UNKNOWN_TOPIC_OR_PARTITION → COORDINATOR_NOT_AVAILABLE; NOT_LEADER_OR_FOLLOWER,
  * KAFKA_STORAGE_ERROR (ERR_IO) → NOT_COORDINATOR; too large → INVALID_COMMIT_OFFSET_SIZE for
- * offsets (`offsets` true), UNKNOWN_SERVER_ERROR for group metadata. */
+ * offsets (`offsets` true), UNKNOWN_SERVER_ERROR for group metadata; not durable within
+ * offsets.commit.timeout.ms → REQUEST_TIMED_OUT for offsets, REBALANCE_IN_PROGRESS for group
+ * metadata; other errors as they are for offsets, UNKNOWN_SERVER_ERROR for group metadata. */
 int16_t coord_append_error(int rc, bool offsets);
 
 /* ---- shards ----------------------------------------------------------------------------- */
@@ -155,8 +157,6 @@ struct group_coord {
 
     /* Configuration (static, read at creation). */
     int32_t n_partitions_cfg;   /* offsets.topic.num.partitions */
-    int16_t replication_factor; /* offsets.topic.replication.factor */
-    int32_t segment_bytes;      /* offsets.topic.segment.bytes */
     int64_t retention_ms;       /* offsets.retention.minutes × 60000 */
     int64_t retention_check_ms; /* offsets.retention.check.interval.ms */
     int32_t metadata_max_bytes; /* offset.metadata.max.bytes */
@@ -167,14 +167,24 @@ struct group_coord {
     struct shard **shards; /* indexed by partition, n_shards entries; NULL = not led here */
     int32_t n_shards;
     struct tclock_timer expiry_timer;
-    int64_t ensure_asked_ms; /* last ensure_topic call (monotonic), -1 = never */
+    int64_t ensure_asked_ms[2]; /* per key type: last ensure_topic call (monotonic), -1 = never */
     uint64_t next_incarnation;
-    unsigned reads_out; /* pool reads in flight */
+    unsigned reads_out;  /* pool reads in flight */
+    uint64_t reads_done; /* pool reads the loads made (diagnostics) */
     bool stopping;
     void (*stop_cb)(void *arg);
     void *stop_arg;
     struct slog_limit replay_warn;
 };
+
+/* FindCoordinator's key types (find_coordinator.c holds one row per coordinator kind: its
+ * topic, how it is created, how a key maps to a partition). */
+#define COORD_KEY_TYPE_GROUP 0
+#define COORD_KEY_TYPE_TRANSACTION 1
+
+/* Asks ensure_topic for the topic of coordinator kind `key_type` (its partition count,
+ * replication factor and configs from the broker config), at most once a second. */
+void coord_ask_for_topic(struct group_coord *gc, int8_t key_type);
 
 /* The partition count groups hash over: the topic's when it exists, else the config's. */
 int32_t coord_n_partitions(struct group_coord *gc);

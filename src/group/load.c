@@ -224,6 +224,7 @@ static void after_read(uv_work_t *w, int status)
 
     ld->reading = false;
     gc->reads_out--;
+    gc->reads_done++;
     partition_slice_release(ld->p, &ld->slice);
     partition_release(ld->p);
     ld->p = NULL;

@@ -33,7 +33,7 @@ SETTINGS = {"offsets.topic.num.partitions": "5", "group.initial.rebalance.delay.
 
 # (lowest, highest) version of every group API Tally serves.
 VERSIONS = {
-    "low": {OFFSET_COMMIT: 0, OFFSET_FETCH: 1, FIND_COORDINATOR: 0, JOIN_GROUP: 0,
+    "low": {OFFSET_COMMIT: 0, OFFSET_FETCH: 0, FIND_COORDINATOR: 0, JOIN_GROUP: 0,
             HEARTBEAT: 0, LEAVE_GROUP: 0, SYNC_GROUP: 0, DESCRIBE_GROUPS: 0, LIST_GROUPS: 0,
             DELETE_GROUPS: 0, OFFSET_DELETE: 0},
     "high": {OFFSET_COMMIT: 8, OFFSET_FETCH: 8, FIND_COORDINATOR: 4, JOIN_GROUP: 9,
@@ -329,3 +329,56 @@ def test_committed_offsets_and_groups_survive_kill_9(broker_factory):
         # The restored member's generation is still good for a commit.
         assert commit_parts(c, 8, grp, gen, member, {("orders", 2): 8}) == {("orders", 2): 0}
     assert "loaded __consumer_offsets-" in b.stderr_all()
+
+
+def java_hash(s):
+    h = 0
+    b = s.encode("utf-16-be")
+    for i in range(0, len(b), 2):
+        h = (31 * h + int.from_bytes(b[i:i + 2], "big")) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def test_records_are_kafkas_formats(gbroker):
+    """What the coordinator writes is Kafka's: the group's partition is abs(javaHash) % 5, an
+    offset commit is OffsetCommitKey v1 / OffsetCommitValue v3, a group's metadata
+    GroupMetadataKey v2 / GroupMetadataValue v3, and a deletion writes null values."""
+    import struct
+    group = unique("fmt-é")
+    wait_coordinator(gbroker, group)
+    part = abs(java_hash(group)) % 5
+    with gbroker.conn() as c:
+        rs = join_member(c, 9, group)
+        member, gen = rs["MemberId"], rs["GenerationId"]
+        rs = c.group(SYNC_GROUP, 5, {"GroupId": group, "GenerationId": gen, "MemberId": member,
+                                     "Assignments": [{"MemberId": member, "Assignment": b"A"}]})
+        assert rs["ErrorCode"] == 0, rs
+        assert commit_parts(c, 8, group, gen, member, {("orders", 1): 77}) == {("orders", 1): 0}
+        c.group(LEAVE_GROUP, 5, {"GroupId": group, "Members": [{"MemberId": member}]})
+        deadline = time.monotonic() + 10
+        while c.group(DELETE_GROUPS, 2, {"GroupsNames": [group]})["Results"][0]["ErrorCode"]:
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+    recs = harness.fetch_all_raw(gbroker, "__consumer_offsets", part)
+    g = group.encode()
+
+    def s16(b):
+        return struct.pack(">h", len(b)) + b
+
+    offset_key = struct.pack(">h", 1) + s16(g) + s16(b"orders") + struct.pack(">i", 1)
+    values = [r[3] for r in recs if r[2] == offset_key]
+    assert values, "no OffsetCommitKey v1 for %s in partition %d" % (group, part)
+    v = values[0]
+    version, offset, epoch = struct.unpack_from(">hqi", v, 0)
+    assert (version, offset, epoch) == (3, 77, -1), v
+    assert v[14:16 + len(b"m77")] == s16(b"m77"), v
+    group_key = struct.pack(">h", 2) + s16(g)
+    metas = [r[3] for r in recs if r[2] == group_key]
+    assert metas, "no GroupMetadataKey v2 for %s" % group
+    first = metas[0]
+    assert struct.unpack_from(">h", first, 0)[0] == 3, first
+    assert first[2:4 + len(b"consumer")] == s16(b"consumer"), first
+    assert struct.unpack_from(">i", first, 4 + len(b"consumer"))[0] == gen, first
+    assert member.encode() in first and b"kproto" in first, first
+    # DeleteGroups: tombstones (null values) for the offset and the group, last of each key.
+    assert values[-1] is None and metas[-1] is None, (values[-1:], metas[-1:])

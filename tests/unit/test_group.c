@@ -994,6 +994,7 @@ TEST(group_load_reads_in_bounded_slices)
     }
     REQUIRE(gc_stop(&f));
     REQUIRE(gc_start(&f));
+    uint64_t reads0 = group_coord_load_reads(f.gc);
     for (int i = 0; i < 50000; i++) {
         int32_t led, loading;
         group_coord_shards(f.gc, &led, &loading);
@@ -1017,11 +1018,57 @@ TEST(group_load_reads_in_bounded_slices)
         uv_run(&f.q.loop, UV_RUN_NOWAIT);
         usleep(200);
     }
-    /* About 4 MiB of records: at least four reads, each in a turn of its own. */
+    /* About 4 MiB of records: at least four reads of at most 1 MiB, each parsed in a loop
+     * turn of its own. */
+    CHECK(group_coord_load_reads(f.gc) - reads0 >= 4);
     CHECK(turns_loading >= 4);
     fetch(&f, "big", "orders", 0, false, &r);
     CHECK_EQ_INT(r.offset, 998);
     fetch(&f, "big", "orders", 1, false, &r);
     CHECK_EQ_INT(r.offset, 999);
+    gfx_close(&f);
+}
+
+/* ---- acks=all ------------------------------------------------------------------------------- */
+
+/* With a follower in the ISR the commit is answered only once the high watermark covers it
+ * (the follower fetched past it), and a commit the follower never confirms times out after
+ * offsets.commit.timeout.ms with REQUEST_TIMED_OUT — its offset not visible. */
+TEST(group_commit_answers_when_replicated)
+{
+    struct gfx f;
+    struct reply r, r2;
+    const char *g = "acked";
+    int32_t p;
+    struct partition *part;
+
+    REQUIRE(gfx_open(&f, NULL));
+    REQUIRE(coordinator_ready(&f, g));
+    struct meta_record other = broker_rec(OTHER, 9093);
+    REQUIRE(fixture_meta_propose(&f.q, &other, 1) == 0);
+    p = group_partition_for(g, N_OFFSETS_PARTITIONS);
+    REQUIRE(move_leader(&f, p, NODE) == 0); /* still here, now with broker 2 in the ISR */
+    REQUIRE(settle(&f));
+    part = replica_partition(f.rm, GROUP_TOPIC, p);
+    REQUIRE(part != NULL);
+    commit(&f, g, -1, "", "orders", 0, 21, "", &r);
+    settle(&f);
+    CHECK_EQ_INT(r.calls, 0); /* appended, not yet replicated */
+    fetch(&f, g, "orders", 0, false, &r2);
+    CHECK_EQ_INT(r2.offset, -1);
+    REQUIRE(partition_follower_fetched(part, OTHER, partition_log_end_offset(part)) == 0);
+    CHECK_EQ_INT(r.calls, 1);
+    CHECK_EQ_INT(r.perr, 0);
+    fetch(&f, g, "orders", 0, false, &r2);
+    CHECK_EQ_INT(r2.offset, 21);
+
+    commit(&f, g, -1, "", "orders", 0, 22, "", &r);
+    tclock_advance(f.clock, 4999);
+    CHECK_EQ_INT(r.calls, 0);
+    tclock_advance(f.clock, 1);
+    CHECK_EQ_INT(r.calls, 1);
+    CHECK_EQ_INT(r.perr, ERR_REQUEST_TIMED_OUT);
+    fetch(&f, g, "orders", 0, false, &r2);
+    CHECK_EQ_INT(r2.offset, 21);
     gfx_close(&f);
 }
