@@ -231,6 +231,15 @@ static void produce_partition(struct broker *b, struct arena *ar, int16_t versio
     }
     if (rc == 0)
         rc = check_batch(ar, data, &hdr, &scan, set, now, out);
+    /* The cleaner keeps the latest record per key: a keyless one has no place (Kafka's
+     * LogValidator refuses it, compressed or not; record_batch_check's walk saw it). */
+    if (rc == 0 && set->compact && scan.null_key) {
+        rc = ERR_INVALID_RECORD;
+        out->ErrorMessage = arena_printf(ar,
+                                         "Compacted topic cannot accept message without key in "
+                                         "topic partition %s-%d.",
+                                         topic, in->Index);
+    }
     if (rc != 0) {
         out->ErrorCode = (int16_t)err_wire(rc);
         slog_debug("broker", "produce to %s-%d rejected: %s", topic, in->Index, err_name(rc));

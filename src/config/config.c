@@ -41,6 +41,19 @@ static const struct config_def defs[] = {
     {"segment.ms", "log.roll.ms", CT_LONG, "604800000", 1, I64MAX, NULL, true},
     {"unclean.leader.election.enable", "unclean.leader.election.enable", CT_BOOLEAN, "false", 0, 0,
      booleans, true},
+    /* Log compaction (cleanup.policy=compact): the cleaner's topic configs, then its broker
+     * ones (src/log/compact.c, src/replica/cleaner.c). */
+    {"delete.retention.ms", "log.cleaner.delete.retention.ms", CT_LONG, "86400000", 0, I64MAX, NULL,
+     true},
+    {"min.cleanable.dirty.ratio", "log.cleaner.min.cleanable.ratio", CT_DOUBLE, "0.5", 0, 1, NULL,
+     true},
+    {"min.compaction.lag.ms", "log.cleaner.min.compaction.lag.ms", CT_LONG, "0", 0, I64MAX, NULL,
+     true},
+    {"max.compaction.lag.ms", "log.cleaner.max.compaction.lag.ms", CT_LONG, "9223372036854775807",
+     1, I64MAX, NULL, true},
+    {NULL, "log.cleaner.enable", CT_BOOLEAN, "true", 0, 0, booleans, false},
+    {NULL, "log.cleaner.backoff.ms", CT_LONG, "15000", 0, I64MAX, NULL, true},
+    {NULL, "log.cleaner.dedupe.buffer.size", CT_LONG, "134217728", 0, I64MAX, NULL, true},
     /* broker-only configs */
     {NULL, "log.retention.hours", CT_INT, "168", -1, I32MAX / 3600, NULL, false},
     {NULL, "log.roll.hours", CT_INT, "168", 1, I32MAX / 3600, NULL, false},
@@ -115,6 +128,18 @@ int config_validate(const struct config_def *d, const char *value, char *why, si
                 return 0;
         snprintf(why, whylen, "Invalid value %s for configuration %s", value, name);
         return ERR_INVALID_CONFIG;
+    }
+    if (d->type == CT_DOUBLE) {
+        char *end;
+        errno = 0;
+        double x = strtod(value, &end);
+        if (errno || end == value || *end != '\0' || !(x >= (double)d->min) ||
+            !(x <= (double)d->max)) {
+            snprintf(why, whylen,
+                     "Invalid value %s for configuration %s: expected a number in [%lld, %lld]",
+                     value, name, (long long)d->min, (long long)d->max);
+            return ERR_INVALID_CONFIG;
+        }
     }
     if (d->type == CT_INT || d->type == CT_LONG || d->type == CT_SHORT) {
         char *end;

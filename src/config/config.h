@@ -23,6 +23,7 @@ enum config_type {
     CT_INT = 3,
     CT_SHORT = 4,
     CT_LONG = 5,
+    CT_DOUBLE = 6, /* min and max bound it as integers (a ratio in [0, 1]) */
     CT_LIST = 7
 };
 enum config_source {

@@ -25,6 +25,7 @@ void log_config_default(struct log_config *cfg)
     cfg->flush_ms = INT64_MAX;
     cfg->index_interval_bytes = 4096;
     cfg->max_index_bytes = 10485760;
+    cfg->compact = false;
 }
 
 /* ---- the segment list ---------------------------------------------------------------- */
@@ -160,6 +161,8 @@ err:
 void log_set_config(struct log *l, const struct log_config *cfg)
 {
     l->cfg = *cfg;
+    for (size_t i = 0; i < l->n_segs; i++)
+        l->segs[i]->compact = cfg->compact;
 }
 
 /* Drops the flush snapshot's references; on failure the segments stay dirty so that the

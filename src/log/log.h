@@ -46,6 +46,10 @@ struct log_config {
     int64_t flush_ms;             /* flush.ms */
     int32_t index_interval_bytes; /* index.interval.bytes, 4096 */
     int32_t max_index_bytes;      /* segment.index.bytes, 10485760 */
+    /* cleanup.policy contains compact: batches may leave offset gaps in any segment (the
+     * cleaner removes batches; readers skip the holes). Sealed segments always accept gaps,
+     * since a log cleaned once keeps its holes when its policy changes. */
+    bool compact;
 };
 
 /* Fills Kafka's defaults. */
@@ -214,5 +218,78 @@ int log_checkpoint_write(const struct log_io *io, const char *path,
  * or ERR_PARSE for a malformed file. */
 int log_checkpoint_read(const struct log_io *io, const char *path,
                         struct log_checkpoint_entry **out, size_t *n);
+
+/* ---- compaction (compact.c) -------------------------------------------------------------- */
+
+/* The log cleaner for cleanup.policy=compact (compact.c says how it works and what it keeps).
+ * A clean is a job its owner drives in bounded slices: log_clean_begin on the event loop; then,
+ * in turn, log_clean_step on the thread pool (one slice: at most one segment read, at most one
+ * group of segments written) and log_clean_advance back on the loop (swaps a finished group
+ * in, prepares the next slice), until log_clean_advance returns ERR_NOTFOUND; then
+ * log_clean_end on the loop. Appends, reads and flushes go on meanwhile; retention and
+ * DeleteRecords delete no segment until log_clean_end (log_retain catches up). One clean per
+ * log at a time; end it before log_close. */
+struct log_clean_config {
+    int64_t first_dirty;         /* the cleaner checkpoint: below it the log is clean; -1 = none */
+    int64_t upper_bound;         /* nothing at or past it is cleaned (high watermark / LSO) */
+    int64_t now_ms;              /* wall clock: tombstone delete horizons */
+    int64_t min_lag_ms;          /* min.compaction.lag.ms */
+    int64_t delete_retention_ms; /* delete.retention.ms */
+    size_t map_bytes;            /* log.cleaner.dedupe.buffer.size: the key map's bound */
+    size_t max_batch;            /* the largest batch (and decompressed records) read */
+    /* Base offsets of each producer's last batch (ascending): those batches stay, empty if
+     * every record in them is cleaned, so the producer's sequence state survives. Copied. */
+    const int64_t *keep;
+    size_t n_keep;
+};
+
+/* What a scheduler weighs before starting a clean (event loop; reads one batch header). */
+struct log_clean_info {
+    int64_t first_dirty;    /* cfg first_dirty, raised to the log's first segment and start */
+    int64_t cleanable_end;  /* a segment base: below the active segment, min.compaction.lag.ms
+                               and upper_bound */
+    int64_t clean_bytes;    /* bytes of segments wholly below first_dirty */
+    int64_t dirty_bytes;    /* bytes of segments from first_dirty's to cleanable_end */
+    int64_t first_dirty_ts; /* max timestamp of the batch holding first_dirty; -1 if none */
+};
+void log_clean_info(struct log *l, int64_t first_dirty, int64_t upper_bound, int64_t now_ms,
+                    int64_t min_lag_ms, struct log_clean_info *out);
+
+struct log_clean;
+
+/* Starts a clean of every segment below the cleanable end (log_clean_info). Returns 0 and
+ * *out; ERR_NOTFOUND when there is nothing to clean (no sealed segment below the end);
+ * ERR_EXISTS if a clean of this log is in flight; ERR_NOMEM; ERR_IO. */
+int log_clean_begin(struct log *l, const struct log_clean_config *cfg, struct log_clean **out);
+/* Thread pool: one slice. Touches only the job, the descriptors log_clean_advance pinned for
+ * it and new files. Returns 0 or the error that stops the job (also kept in the job). */
+int log_clean_step(struct log_clean *c);
+/* Event loop, after each step: swaps a finished group into the log (unlinks the old
+ * segments, renames the new files in, rebuilds the segment list), then pins what the next
+ * step reads. Returns 0 (step again), ERR_NOTFOUND (done), or the job's error. */
+int log_clean_advance(struct log_clean *c);
+
+/* What a clean did. */
+struct log_clean_stats {
+    int64_t clean_upto;    /* the new cleaner checkpoint (-1 if the clean failed) */
+    int64_t bytes_read;    /* of segments, both passes */
+    int64_t bytes_written; /* of new segments */
+    int64_t records_read;  /* in the copy pass */
+    int64_t records_kept;
+    int64_t groups;       /* new segments swapped in */
+    int64_t next_horizon; /* earliest delete horizon of a kept tombstone, INT64_MAX if none */
+};
+/* Event loop: frees the job, removes its unfinished files (unless a test fault stopped it,
+ * which leaves them as a crash would), and lets retention delete segments again. Returns the
+ * job's outcome (0 when it cleaned everything it began). `st` may be NULL. */
+int log_clean_end(struct log_clean *c, struct log_clean_stats *st);
+
+/* Test-only crash points of a clean, in order: "map" (keys read, nothing written), "cleaned"
+ * (new segment written as .cleaned), "swap" (renamed to .swap: the commit point), "swapin"
+ * (old segments of the group unlinked, new files not yet renamed), "swapped" (group in place,
+ * checkpoint not yet written). With the environment variable TALLY_TEST_FAULT=cleaner:<stage>
+ * the process _exit(137)s there; log_clean_test_fault(stage) (unit tests) instead makes the
+ * job stop there with ERR_SHUTDOWN, leaving the files as the crash would. NULL clears it. */
+void log_clean_test_fault(const char *stage);
 
 #endif

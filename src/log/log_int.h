@@ -75,6 +75,7 @@ struct log_segment {
     int64_t max_ts_offset; /* last offset of the batch that holds it, -1 if none */
     int64_t roll_ms;       /* wall clock when the segment took its first batch; -1 if empty */
     bool dirty;            /* written since the last flush snapshot */
+    bool compact;          /* the log's cfg.compact (offset gaps allowed even when active) */
     bool idx_damaged;      /* set by log_seg_open: an index file is missing or misshapen */
 };
 
@@ -112,6 +113,11 @@ struct log {
     struct log_epoch_entry *epochs;
     size_t n_epochs, cap_epochs;
     bool epochs_dirty; /* changed since the file was last taken for writing */
+
+    /* compact.c: a clean in flight. Segments are then not deleted by retention or
+     * DeleteRecords (log_retain deletes them after the clean): the cleaner renames files of
+     * the segments it read, and a deletion by path would hit its new files. */
+    struct log_clean *cleaning;
 };
 
 /* Wall-clock milliseconds (segment.ms, retention.ms) and monotonic ones (flush.ms). */
@@ -122,6 +128,20 @@ static inline int64_t log_now_ms(const struct log *l)
 static inline int64_t log_mono_ms(const struct log *l)
 {
     return tclock_mono_ms(l->io->clock);
+}
+
+/* Whether batches of this segment may skip offsets (compaction removed batches): sealed
+ * segments and every segment of a compacted log. Elsewhere a batch must start where the
+ * previous one ended, which catches a base offset damaged outside the CRC. */
+static inline bool log_seg_gaps_ok(const struct log_segment *s)
+{
+    return s->sealed || s->compact;
+}
+
+/* Whether a batch starting at `base` may follow one that ended before `expect`. */
+static inline bool log_seg_follows(const struct log_segment *s, int64_t base, int64_t expect)
+{
+    return base == expect || (base > expect && log_seg_gaps_ok(s));
 }
 
 static inline struct log_segment *log_active(const struct log *l)
@@ -300,6 +320,14 @@ int log_segs_push(struct log *l, struct log_segment *s);
 void log_segs_delete(struct log *l, size_t i);
 /* Index of the segment whose base is the largest <= offset (0 if offset is below all). */
 size_t log_segs_find(const struct log *l, int64_t offset);
+
+/* ---- compact.c ------------------------------------------------------------------------- */
+
+/* Before the segments are listed at open: deletes a clean's leftovers (*.cleaned files, and
+ * .swap files without the .log.swap that commits them) and completes every committed swap
+ * (<base>.log.swap: the old segments it replaces — those with a base in (base, its last
+ * offset] — are deleted and the .swap files renamed in). 0 or ERR_IO. */
+int log_clean_recover(struct log *l);
 
 /* ---- epoch.c --------------------------------------------------------------------------- */
 

@@ -140,6 +140,9 @@ int log_recover_open(struct log *l, int64_t recovery_point, bool clean)
     size_t n = 0, first_rescan;
     int rc;
 
+    rc = log_clean_recover(l);
+    if (rc)
+        return rc;
     rc = list_bases(l, &bases, &n);
     if (rc)
         return rc;

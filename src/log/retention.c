@@ -46,6 +46,10 @@ int log_retain(struct log *l)
 {
     int deleted = 0;
 
+    /* Not while a clean is in flight (log_int.h): the next call after it does the work. */
+    if (l->cleaning != NULL)
+        return 0;
+
     /* Segments wholly below the log start offset (DeleteRecords) go first. */
     while (l->n_segs > 1 && l->segs[1]->base <= l->start) {
         delete_oldest(l, "log start offset");
@@ -78,7 +82,9 @@ int log_delete_records(struct log *l, int64_t offset)
     if (offset <= l->start)
         return 0;
     raise_start(l, offset);
-    while (l->n_segs > 1 && l->segs[1]->base <= offset)
+    /* During a clean the segments below the new start stay until log_retain deletes them
+     * (reads below the log start are refused meanwhile). */
+    while (l->cleaning == NULL && l->n_segs > 1 && l->segs[1]->base <= offset)
         delete_oldest(l, "DeleteRecords");
     return 0;
 }

@@ -78,6 +78,7 @@ static struct log_segment *seg_new(struct log *l, int64_t base)
     s->max_ts = -1;
     s->max_ts_offset = -1;
     s->roll_ms = -1;
+    s->compact = l->cfg.compact;
     return s;
 }
 
@@ -445,7 +446,7 @@ int log_seg_walk(struct log_segment *s, struct log_hdr_window *w, int64_t pos, i
         rc = log_seg_read_hdr_w(s, w, *end, limit, &h);
         if (rc == ERR_IO)
             return rc;
-        if (rc || h.base_offset != *next || log_hdr_last(&h) >= end_offset)
+        if (rc || !log_seg_follows(s, h.base_offset, *next) || log_hdr_last(&h) >= end_offset)
             return ERR_CORRUPT_MESSAGE;
         if (log_hdr_last(&h) >= max_offset || *end + log_hdr_size(&h) > max_end)
             return 0;
@@ -486,10 +487,10 @@ int log_seg_find(struct log_segment *s, int64_t offset, int64_t limit, int64_t *
             return ERR_CORRUPT_MESSAGE;
         if (rc)
             return rc;
-        /* Batches follow one another without gaps (Tally does not compact; a segment's
-         * first batch starts at its base) and stay below the segment's end: a header whose
-         * offsets do not fit was damaged, and is never served. */
-        if (h->base_offset != expect || log_hdr_last(h) >= s->next_offset)
+        /* Batches follow one another (without gaps, unless compaction may have left some:
+         * log_seg_gaps_ok) and stay below the segment's end: a header whose offsets do not
+         * fit was damaged, and is never served. */
+        if (!log_seg_follows(s, h->base_offset, expect) || log_hdr_last(h) >= s->next_offset)
             return ERR_CORRUPT_MESSAGE;
         if (log_hdr_last(h) >= offset) {
             *pos = p;
@@ -582,7 +583,7 @@ int log_seg_scan_tail(struct log *l, struct log_segment *s)
             return ERR_CORRUPT_MESSAGE;
         if (rc)
             return rc;
-        if (h.base_offset != expect)
+        if (!log_seg_follows(s, h.base_offset, expect))
             return ERR_CORRUPT_MESSAGE;
         if (h.max_timestamp > max_ts) {
             max_ts = h.max_timestamp;
@@ -668,14 +669,15 @@ int log_seg_recover(struct log *l, struct log_segment *s, int64_t end_offset, in
             rc = seg_io_error(s, "read", ".log", r < 0 ? (int)r : -EIO);
             goto out;
         }
-        if (record_batch_validate(buf, (size_t)size, &b) != 0) {
+        /* What the cleaner leaves (offset holes within a batch, empty batches) is valid. */
+        if (record_batch_validate_stored(buf, (size_t)size, &b) != 0) {
             why = "corrupt batch (CRC or records)";
             break;
         }
-        /* Offsets follow one another without gaps (no compaction): a batch that does not
-         * start where the previous one ended, or runs past the next segment's base, has a
-         * damaged header (its base offset is outside the CRC). */
-        if (h.base_offset != expect) {
+        /* Offsets follow one another (without gaps where compaction cannot have left any):
+         * a batch that starts before the previous one ended, or runs past the next
+         * segment's base, has a damaged header (its base offset is outside the CRC). */
+        if (!log_seg_follows(s, h.base_offset, expect)) {
             why = "offset out of order";
             break;
         }

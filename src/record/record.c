@@ -204,6 +204,8 @@ int record_walk(const uint8_t *p, const uint8_t *end, int32_t count, int64_t bas
 {
     int64_t max_ts = -1, min_ts = INT64_MAX;
 
+    if (scan != NULL)
+        scan->null_key = false;
     for (int32_t i = 0; i < count; i++) {
         const uint8_t *rec_end;
         int32_t length, offset_delta, n_headers;
@@ -219,6 +221,12 @@ int record_walk(const uint8_t *p, const uint8_t *end, int32_t count, int64_t bas
             goto invalid;
         if (get_varint(&p, rec_end, &offset_delta) != 0 || offset_delta != i)
             goto invalid;
+        if (scan != NULL) { /* the key's length, -1 for a null key */
+            const uint8_t *k = p;
+            int32_t key_len;
+            if (get_varint(&k, rec_end, &key_len) == 0 && key_len == -1)
+                scan->null_key = true;
+        }
         if (skip_bytes_field(&p, rec_end, -1) != 0) /* key */
             goto invalid;
         if (skip_bytes_field(&p, rec_end, -1) != 0) /* value */

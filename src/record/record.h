@@ -97,6 +97,8 @@ struct record_scan {
     int64_t min_timestamp;
     /* Bytes of the records section, decompressed. */
     size_t records_size;
+    /* Some record has a null key (a compacted topic refuses the batch: INVALID_RECORD). */
+    bool null_key;
 };
 
 /* Every check a broker makes on a batch a client produced, as Kafka's LogValidator does:
@@ -324,6 +326,13 @@ int record_iter_init(struct record_iter *it, const uint8_t *buf, size_t len,
  * were yielded; after an error every later call returns it again. Timestamps wrap rather than
  * fail on overflow (the batch was validated when it was appended). */
 int record_iter_next(struct record_iter *it, struct record_item *rec);
+
+/* record_batch_validate for a batch read back from a log, which compaction may have
+ * rewritten: CRC32C, a known codec, 0 <= recordCount <= lastOffsetDelta + 1 (retained records
+ * keep their offsets, so a cleaned batch has holes; an empty batch keeps a producer's last
+ * sequence), and for uncompressed batches a walk with record_iter_next (offsetDeltas growing
+ * within lastOffsetDelta, no bytes left). Same returns as record_batch_validate. */
+int record_batch_validate_stored(const uint8_t *buf, size_t len, struct record_batch *b);
 
 /* Frees the decompressed buffer (pointers of yielded records die with it). Idempotent. */
 void record_iter_close(struct record_iter *it);

@@ -155,3 +155,32 @@ int record_header_next(struct record_header_iter *hi, struct record_header_view 
     hi->left--;
     return 0;
 }
+
+int record_batch_validate_stored(const uint8_t *buf, size_t len, struct record_batch *b)
+{
+    struct record_batch local;
+    struct record_iter it;
+    struct record_item rec;
+    int rc;
+
+    if (b == NULL)
+        b = &local;
+    rc = record_batch_parse(buf, len, b);
+    if (rc != 0)
+        return rc;
+    if (record_crc32c(0, buf + 21, record_batch_size(b) - 21) != b->crc)
+        return ERR_CORRUPT_MESSAGE;
+    if ((b->attributes & RECORD_ATTR_COMPRESSION_MASK) > RECORD_CODEC_ZSTD)
+        return ERR_INVALID_RECORD;
+    if (b->record_count < 0 || b->last_offset_delta < 0 ||
+        (int64_t)b->record_count > (int64_t)b->last_offset_delta + 1)
+        return ERR_INVALID_RECORD;
+    /* Compressed records are checked when a reader decompresses them, as on append. */
+    if ((b->attributes & RECORD_ATTR_COMPRESSION_MASK) != 0)
+        return 0;
+    rc = record_iter_init(&it, buf, len, SIZE_MAX);
+    while (rc == 0)
+        rc = record_iter_next(&it, &rec);
+    record_iter_close(&it);
+    return rc == ERR_NOTFOUND ? 0 : ERR_INVALID_RECORD;
+}

@@ -99,6 +99,12 @@ static void log_config_for(struct partition *p, struct log_config *lc)
     lc->flush_ms = config_topic_int(c, p->topic, "flush.ms", lc->flush_ms);
     lc->index_interval_bytes =
         (int32_t)config_topic_int(c, p->topic, "index.interval.bytes", lc->index_interval_bytes);
+    /* cleanup.policy: "compact" lets the cleaner run (cleaner.c); without "delete", as in
+     * Kafka, neither retention.ms nor retention.bytes deletes segments. */
+    const char *policy = config_topic_str(c, p->topic, "cleanup.policy");
+    lc->compact = strstr(policy, "compact") != NULL;
+    if (strstr(policy, "delete") == NULL)
+        lc->retention_ms = lc->retention_bytes = -1;
 }
 
 void partition_refresh_settings(struct partition *p)
@@ -116,6 +122,7 @@ void partition_refresh_settings(struct partition *p)
     s->ts_after_max_ms = config_topic_int(c, p->topic, "message.timestamp.after.max.ms", INT64_MAX);
     s->down_conversion =
         strcmp(config_topic_str(c, p->topic, "message.downconversion.enable"), "false") != 0;
+    s->compact = strstr(config_topic_str(c, p->topic, "cleanup.policy"), "compact") != NULL;
     /* The older single bound still applies in both directions when set. */
     if (diff < s->ts_before_max_ms)
         s->ts_before_max_ms = diff;
@@ -271,6 +278,8 @@ int partition_open(struct replica_mgr *rm, const char *topic, const uint8_t id[1
     p->index = index;
     memcpy(p->topic_id, id, 16);
     p->leader_epoch = -1;
+    p->clean_offset = -1;
+    p->clean_horizon = INT64_MAX;
     partition_set_state(p, mp);
     if (p->replicas == NULL)
         goto err;

@@ -157,6 +157,7 @@ struct partition_settings {
     int64_t ts_before_max_ms; /* message.timestamp.before.max.ms (and difference.max.ms) */
     int64_t ts_after_max_ms;  /* message.timestamp.after.max.ms (and difference.max.ms) */
     bool down_conversion;     /* message.downconversion.enable: Fetch v0-3 may be served */
+    bool compact;             /* cleanup.policy contains compact: records need a key */
 };
 const struct partition_settings *partition_settings(const struct partition *p);
 

@@ -52,6 +52,12 @@ struct partition {
     bool epochs_writing;             /* its leader-epoch checkpoint is being written */
     bool online;
     bool deleted; /* its directory is gone: no snapshot at close */
+    /* cleaner.c: the cleaner checkpoint (offsets below are clean, -1 = never cleaned), the
+     * earliest delete horizon of a tombstone kept by the last clean (a clean is due then even
+     * without new dirty bytes), and whether a clean of it is in flight. */
+    int64_t clean_offset;
+    int64_t clean_horizon;
+    bool cleaning;
 };
 
 struct replica_mgr {
@@ -100,6 +106,10 @@ struct replica_mgr {
     size_t opens_queued;
     uv_idle_t ev_idle;
     bool ev_idle_open;
+    /* cleaner.c: the one clean in flight (NULL if none), when the cleaner last looked for
+     * work, and the cleaner checkpoint read at start (until the partitions took it). */
+    struct replica_clean *clean;
+    int64_t last_clean_check_ms;
     bool stopping;
     void (*stop_cb)(void *arg);
     void *stop_arg;
@@ -170,5 +180,13 @@ void replica_write_checkpoint(struct replica_mgr *rm, const char *path,
 /* replica_mgr.c: a piece of thread-pool work counted in `flushes` is over (a stop may be
  * waiting for it). */
 void replica_mgr_work_done(struct replica_mgr *rm);
+
+/* cleaner.c: log compaction's scheduling. replica_cleaner_load reads the log dir's
+ * cleaner-offset-checkpoint into the hosted partitions (at start); replica_cleaner_tick (each
+ * housekeeping tick) starts a clean of the dirtiest compacted partition when one is due and
+ * none runs. A clean in flight counts in `flushes`, so a stop waits for its slice and then
+ * ends it. */
+void replica_cleaner_load(struct replica_mgr *rm);
+void replica_cleaner_tick(struct replica_mgr *rm);
 
 #endif

@@ -5,6 +5,7 @@
  * Files it owns in the log directory:
  *   recovery-point-offset-checkpoint   offsets below which each partition is fsynced
  *   log-start-offset-checkpoint        each partition's log start offset
+ *   cleaner-offset-checkpoint          how far each compacted partition is clean (cleaner.c)
  *   .kafka_cleanshutdown               present only while stopped cleanly; removed at start,
  *                                      so its absence at the next start means a crash */
 #include <dirent.h>
@@ -629,6 +630,7 @@ static void on_tick(struct tclock_timer *h)
         rm->last_retention_ms = now;
     if (expire)
         rm->last_expiration_ms = now;
+    replica_cleaner_tick(rm);
     if (now - rm->last_checkpoint_ms >= checkpoint_every) {
         write_checkpoints(rm);
         rm->last_checkpoint_ms = now;
@@ -775,6 +777,7 @@ int replica_mgr_start(const struct replica_options *opts, struct replica_mgr **o
     const struct meta_topic *const *topics = meta_topics(rm->meta, &nt);
     for (size_t i = 0; i < nt; i++)
         sync_topic(rm, topics[i], true);
+    replica_cleaner_load(rm);
     free(rm->recovery);
     free(rm->starts);
     rm->recovery = rm->starts = NULL;
@@ -786,7 +789,7 @@ int replica_mgr_start(const struct replica_options *opts, struct replica_mgr **o
     rm->open_failed = 0;
 
     rm->last_retention_ms = rm->last_checkpoint_ms = rm->last_expiration_ms =
-        tclock_mono_ms(rm->clock);
+        rm->last_clean_check_ms = tclock_mono_ms(rm->clock);
     tclock_timer_init(rm->clock, &rm->timer, on_tick, rm);
     if (tclock_timer_start(&rm->timer, HOUSEKEEPING_MS, HOUSEKEEPING_MS) != 0)
         slog_error("replica", "out of memory starting the housekeeping timer: no retention, "

@@ -1899,6 +1899,71 @@ TEST(iter_control_batch)
     free(b);
 }
 
+TEST(check_scan_sees_null_keys_compressed_or_not)
+{
+    size_t len, klen;
+    uint8_t *with_null = sample_batch(&len), *keyed = ts_batch(&klen);
+    struct record_batch b;
+    struct record_scan scan;
+
+    REQUIRE(with_null != NULL && keyed != NULL);
+    REQUIRE(record_batch_check(with_null, len, 1 << 20, &b, &scan) == 0);
+    CHECK(scan.null_key);
+    REQUIRE(record_batch_check(keyed, klen, 1 << 20, &b, &scan) == 0);
+    CHECK(!scan.null_key);
+    for (int v = 0; v < ZV_N; v++) {
+        size_t clen;
+        uint8_t *c = compress_batch((enum zvariant)v, with_null, len, &clen);
+        REQUIRE(c != NULL);
+        CHECK_EQ_INT(record_batch_check(c, clen, 1 << 20, &b, &scan), 0);
+        CHECK(scan.null_key);
+        free(c);
+        c = compress_batch((enum zvariant)v, keyed, klen, &clen);
+        REQUIRE(c != NULL);
+        CHECK_EQ_INT(record_batch_check(c, clen, 1 << 20, &b, &scan), 0);
+        CHECK(!scan.null_key);
+        free(c);
+    }
+    free(with_null);
+    free(keyed);
+}
+
+TEST(validate_stored_accepts_holes_and_empty_batches)
+{
+    /* What the cleaner leaves: deltas 0, 2, 5 of lastOffsetDelta 6; an empty batch. */
+    const uint8_t holes[] = {0x0e, 0, 0x02, 0x00, 0x01, 0x02, 'v', 0x00,
+                             0x0e, 0, 0x04, 0x04, 0x01, 0x02, 'w', 0x00,
+                             0x0e, 0, 0x06, 0x0a, 0x01, 0x02, 'x', 0x00};
+    size_t len;
+    uint8_t *b = raw_batch(holes, sizeof holes, 3, 6, 0, &len);
+    struct record_batch h;
+
+    REQUIRE(b != NULL);
+    CHECK_EQ_INT(record_batch_validate_stored(b, len, &h), 0);
+    CHECK(record_batch_validate(b, len, NULL) != 0); /* a producer may not send it */
+    b[RECORD_BATCH_HEADER + 19] = 0x0c;              /* third delta 6: the last offset itself */
+    fix_crc(b);
+    CHECK_EQ_INT(record_batch_validate_stored(b, len, NULL), 0);
+    b[RECORD_BATCH_HEADER + 19] = 0x0e; /* delta 7 > lastOffsetDelta 6 */
+    fix_crc(b);
+    CHECK_EQ_INT(record_batch_validate_stored(b, len, NULL), ERR_INVALID_RECORD);
+    b[RECORD_BATCH_HEADER + 19] = 0x0a;
+    fix_crc(b);
+    b[30] ^= 1; /* baseTimestamp is under the CRC */
+    CHECK_EQ_INT(record_batch_validate_stored(b, len, NULL), ERR_CORRUPT_MESSAGE);
+    free(b);
+    /* 4 records claimed with lastOffsetDelta 2: more records than offsets. */
+    b = raw_batch(holes, sizeof holes, 4, 2, 0, &len);
+    REQUIRE(b != NULL);
+    CHECK_EQ_INT(record_batch_validate_stored(b, len, NULL), ERR_INVALID_RECORD);
+    free(b);
+    b = raw_batch(NULL, 0, 0, 6, 0, &len);
+    REQUIRE(b != NULL);
+    CHECK_EQ_INT(record_batch_validate_stored(b, len, &h), 0);
+    CHECK_EQ_INT(h.record_count, 0);
+    free(b);
+}
+
 /* ---- record_compress / record_batch_recompress (compression.type, issue 12) -------------- */
 
 TEST(compress_round_trip_every_codec)

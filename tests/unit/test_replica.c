@@ -1688,3 +1688,89 @@ TEST(replica_producer_expiry_on_virtual_time)
     CHECK_EQ_INT(append(p, 1, 77, 0, 2, T0, &base, NULL), ERR_UNKNOWN_PRODUCER_ID);
     rfx_fini(&f);
 }
+
+/* ---- the log cleaner's scheduling (cleaner.c) ------------------------------------------------ */
+
+static int append_key(struct partition *p, const char *key, int64_t ts)
+{
+    struct record_input rec = {.key = (const uint8_t *)key,
+                               .key_len = (int32_t)strlen(key),
+                               .value = (const uint8_t *)"value",
+                               .value_len = 5,
+                               .timestamp = ts};
+    struct record_build_options opt = {.producer_id = -1, .base_sequence = -1, .leader_epoch = -1};
+    struct record_batch hdr;
+    int64_t base, at;
+    uint8_t *b;
+    size_t len;
+    int rc;
+
+    if (record_batch_build(&opt, &rec, 1, &b, &len) != 0 || record_batch_validate(b, len, &hdr))
+        return -9999;
+    rc = partition_append(p, b, len, &hdr, &base, &at);
+    free(b);
+    return rc;
+}
+
+TEST(replica_cleaner_cleans_compacted_topics_after_backoff_and_checkpoints)
+{
+    struct rfx f;
+    struct partition *cmp, *del;
+    struct log_checkpoint_entry *e = NULL;
+    size_t n = 0;
+    char path[256], key[8];
+
+    REQUIRE(rfx_init(&f));
+    REQUIRE(props_set(f.props, "log.cleaner.backoff.ms", "1000") == 0);
+    REQUIRE(PROPOSE(&f, r_topic("cmp", 1), r_part(1, 0, true, 0), r_topic("del", 2),
+                    r_part(2, 0, true, 0), r_config(2, "cmp", "cleanup.policy", "compact"),
+                    r_config(2, "cmp", "segment.bytes", "200"),
+                    r_config(2, "del", "segment.bytes", "200")) == 0);
+    REQUIRE(rfx_rm_start(&f) == 0);
+    cmp = replica_partition(f.rm, "cmp", 0);
+    del = replica_partition(f.rm, "del", 0);
+    REQUIRE(cmp && del);
+    for (int i = 0; i < 30; i++) {
+        snprintf(key, sizeof key, "k%d", i % 3);
+        REQUIRE(append_key(cmp, key, T0) == 0);
+        REQUIRE(append_key(del, key, T0) == 0);
+    }
+    int64_t active = log_active_base(partition_log(cmp)), size = log_size_bytes(partition_log(del));
+    REQUIRE(active > 3);
+    CHECK_EQ_INT(log_size_bytes(partition_log(cmp)), size);
+
+    /* Within log.cleaner.backoff.ms of the start nothing is looked at; then the compacted
+     * topic (only) is cleaned, on the thread pool, and its checkpoint written. */
+    tclock_advance(f.clock, 800);
+    CHECK_EQ_INT(cmp->clean_offset, -1);
+    CHECK(!cmp->cleaning);
+    tclock_advance(f.clock, 200);
+    CHECK(cmp->cleaning);
+    CHECK(!del->cleaning);
+    snprintf(path, sizeof path, "%s/cleaner-offset-checkpoint", f.log_dir);
+    for (int i = 0; i < 250; i++) {
+        bool never = false;
+        if (log_checkpoint_read(log_io_default(), path, &e, &n) == 0 && n == 1)
+            break;
+        free(e);
+        e = NULL;
+        fixture_run_until(&f.q.loop, &never, 20);
+    }
+    REQUIRE(n == 1);
+    CHECK_EQ_STR(e[0].topic, "cmp");
+    CHECK_EQ_INT(e[0].offset, active);
+    free(e);
+    CHECK_EQ_INT(cmp->clean_offset, active);
+    CHECK(!cmp->cleaning);
+    CHECK(log_size_bytes(partition_log(cmp)) < size);
+    CHECK_EQ_INT(log_size_bytes(partition_log(del)), size);
+    CHECK_EQ_INT(partition_log_end_offset(cmp), 30);
+
+    /* The checkpoint is read back at start. */
+    REQUIRE(rfx_restart(&f));
+    cmp = replica_partition(f.rm, "cmp", 0);
+    REQUIRE(cmp);
+    CHECK_EQ_INT(cmp->clean_offset, active);
+    CHECK_EQ_INT(replica_partition(f.rm, "del", 0)->clean_offset, -1);
+    rfx_fini(&f);
+}
