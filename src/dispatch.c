@@ -56,6 +56,8 @@ VIA(group, group, list_groups)
 VIA(group, group, describe_groups)
 VIA(group, group, delete_groups)
 VIA(group, group, offset_delete)
+VIA(broker, broker, write_txn_markers)
+VIA(group, group, txn_offset_commit_request)
 VIA(txn, txn, init_producer_id)
 VIA(admin, admin, metadata)
 VIA(admin, admin, create_topics)
@@ -96,6 +98,9 @@ static const struct dispatch_entry table[] = {
     {PROTO_API_ListGroups, 0, 4, via_list_groups, false},
     {PROTO_API_DeleteGroups, 0, 2, via_delete_groups, false},
     {PROTO_API_OffsetDelete, 0, 0, via_offset_delete, false},
+    /* Transactions, partition side (issue 10, T2): the coordinator's marker call. */
+    {PROTO_API_WriteTxnMarkers, 0, 1, via_write_txn_markers, false},
+    {PROTO_API_TxnOffsetCommit, 0, 3, via_txn_offset_commit_request, false},
     /* Any broker answers these; only the active controller grants them. */
     {PROTO_API_BrokerRegistration, 0, 0, via_broker_registration, true},
     {PROTO_API_AllocateProducerIds, 0, 0, via_allocate_producer_ids, true},

@@ -102,6 +102,15 @@ static void on_broker_stopped(void *arg)
         on_group_stopped(t);
 }
 
+/* broker_options.txn_complete: a COMMIT/ABORT marker made durable on a __consumer_offsets
+ * partition reaches the group coordinator (the broker does not know groups). */
+static void on_group_txn_marker(void *arg, int32_t partition, int64_t producer_id, bool commit)
+{
+    struct tallyd *t = arg;
+    if (t->group)
+        group_txn_complete(t->group, partition, producer_id, commit);
+}
+
 /* group_ensure_topic_fn: the coordinators' topics are created through admin (only the
  * active controller can). */
 static int ensure_internal_topic(void *arg, const char *name, int32_t partitions,
@@ -149,6 +158,15 @@ static void start_listener(struct tallyd *t)
     }
     struct broker_options bo = {
         .loop = t->loop, .clock = t->clock, .replicas = t->replicas, .node_id = t->cfg.node_id};
+    /* Transactions, partition side: KIP-890 verification through the outbound client. */
+    bo.meta = t->meta;
+    bo.client = t->client;
+    bo.txn_verify =
+        props_get_bool(t->cfg.props, "transaction.partition.verification.enable", true, NULL);
+    bo.txn_state_partitions =
+        (int32_t)props_get_int(t->cfg.props, "transaction.state.log.num.partitions", 50, NULL);
+    bo.txn_complete = on_group_txn_marker;
+    bo.txn_complete_arg = t;
     t->admin = admin_new(t->meta, &ao);
     t->broker = broker_new(&bo);
     t->txn = txn_new(t->client, t->cfg.node_id);

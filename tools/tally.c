@@ -30,6 +30,9 @@ static const char usage_text[] =
     "  perf produce --topic T --records N --record-size B [--acks all|1|0] ...\n"
     "  perf consume --topic T --records N [--from-beginning]\n"
     "  producers describe --topic T [--partition N]\n"
+    "  groups list [--state S] | describe G | delete G | delete-offsets G --topic T\n"
+    "  groups reset-offsets G --topic T[:P] --to-earliest|--to-latest|--to-offset N|\n"
+    "         --to-datetime ISO|--shift-by N [--execute]\n"
     "\n"
     "Options (accepted anywhere on the line):\n"
     "  -b, --bootstrap-server HOST:PORT   broker to contact (default " DEFAULT_BOOTSTRAP ")\n"
@@ -301,6 +304,8 @@ int main(int argc, char **argv)
         rc = tally_perf_main(&ctx, n, rest);
     } else if (strcmp(rest[0], "producers") == 0 || strcmp(rest[0], "producer") == 0) {
         rc = tally_producers_main(&ctx, n, rest);
+    } else if (strcmp(rest[0], "groups") == 0 || strcmp(rest[0], "group") == 0) {
+        rc = tally_groups_main(&ctx, n, rest);
     } else {
         rc = tally_usage_error("unknown command '%s'", rest[0]);
     }

@@ -62,6 +62,9 @@ int tally_perf_main(const struct tally_ctx *ctx, int argc, char **argv);
 /* `producers describe` (tally_producers.c): DescribeProducers over Tally's own codec,
  * since librdkafka has no admin call for it. */
 int tally_producers_main(const struct tally_ctx *ctx, int argc, char **argv);
+/* `groups list|describe|delete|delete-offsets|reset-offsets` (tally_groups.c): consumer
+ * groups on librdkafka's group admin calls, as kafka-consumer-groups.sh shows them. */
+int tally_groups_main(const struct tally_ctx *ctx, int argc, char **argv);
 
 /* Prints the non-default ("dynamic") configs of topic on one line in
  * "k=v,k=v" form into stdout; used by `topics describe`. Returns TALLY_OK or

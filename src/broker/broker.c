@@ -56,6 +56,12 @@ struct broker *broker_new(const struct broker_options *opts)
     b->clock = opts->clock;
     b->replicas = opts->replicas;
     b->node_id = opts->node_id;
+    b->txn_complete = opts->txn_complete;
+    b->txn_complete_arg = opts->txn_complete_arg;
+    b->meta = opts->meta;
+    b->client = opts->client;
+    b->txn_verify = opts->txn_verify;
+    b->txn_state_partitions = opts->txn_state_partitions;
     b->pg = purgatory_new(opts->clock);
     if (b->pg == NULL) {
         free(b);
@@ -92,6 +98,7 @@ void broker_stop(struct broker *b, void (*cb)(void *arg), void *arg)
     /* An answer to a closed connection is "sent" at once, which may bring the counts to
      * zero inside the loop below: the broker is freed only after it. */
     b->releasing = true;
+    broker_verify_stop_all(b);
     purgatory_complete_all(b->pg);
     b->releasing = false;
     broker_maybe_finish_stop(b);

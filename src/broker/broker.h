@@ -4,11 +4,14 @@
 #ifndef TALLY_BROKER_H
 #define TALLY_BROKER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <uv.h>
 
 struct net_request;
+struct meta;
+struct net_client;
 struct replica_mgr;
 struct tclock;
 
@@ -19,6 +22,21 @@ struct broker_options {
     struct tclock *clock;         /* time service; borrowed, must outlive the broker */
     struct replica_mgr *replicas; /* borrowed; must outlive the broker */
     int32_t node_id;
+    /* Transactions. A COMMIT/ABORT marker made durable on a `__consumer_offsets` partition is
+     * reported here (main.c wires it to group_txn_complete; the broker does not know groups);
+     * NULL = nobody listens. */
+    void (*txn_complete)(void *arg, int32_t partition, int64_t producer_id, bool commit);
+    void *txn_complete_arg;
+    /* KIP-890 verification of transactional batches (transaction.partition.verification.enable,
+     * default true): asked through `client` of the leader of the transactional id's
+     * __transaction_state partition (of `txn_state_partitions`,
+     * transaction.state.log.num.partitions, 0 = 50), found in `meta`. Both borrowed; without
+     * a client nothing can be verified and transactional batches are refused with
+     * NOT_ENOUGH_REPLICAS while verification is on. */
+    struct meta *meta;
+    struct net_client *client;
+    bool txn_verify;
+    int32_t txn_state_partitions;
 };
 
 /* NULL on out of memory. */
@@ -35,5 +53,7 @@ void broker_fetch(struct broker *b, struct net_request *req);
 void broker_list_offsets(struct broker *b, struct net_request *req);
 void broker_delete_records(struct broker *b, struct net_request *req);
 void broker_describe_producers(struct broker *b, struct net_request *req);
+/* WriteTxnMarkers v0-1 (write_txn_markers.c). */
+void broker_write_txn_markers(struct broker *b, struct net_request *req);
 
 #endif

@@ -11,15 +11,26 @@
 
 struct arena;
 struct purgatory;
+struct meta;
+struct net_client;
+struct partition;
+struct broker_verify;
 
 struct broker {
     uv_loop_t *loop;
     struct tclock *clock;
     struct replica_mgr *replicas;
     int32_t node_id;
-    struct purgatory *pg;  /* deferred answers: parked Fetches, acks=all Produces */
-    unsigned live_fetches; /* Fetch calls not yet freed (parked, answering or sending) */
-    unsigned live_lookups; /* ListOffsets calls waiting for the thread pool */
+    void (*txn_complete)(void *arg, int32_t partition, int64_t producer_id, bool commit);
+    void *txn_complete_arg;
+    struct meta *meta;
+    struct net_client *client;
+    bool txn_verify;
+    int32_t txn_state_partitions;
+    struct broker_verify *verifies; /* txn_verify.c: questions out to coordinators */
+    struct purgatory *pg;           /* deferred answers: parked Fetches, acks=all Produces */
+    unsigned live_fetches;          /* Fetch calls not yet freed (parked, answering or sending) */
+    unsigned live_lookups;          /* ListOffsets calls waiting for the thread pool */
     bool stopping;
     bool releasing; /* broker_stop is completing the purgatory */
     void (*stop_cb)(void *arg);
@@ -44,6 +55,33 @@ struct broker_shape {
 };
 int broker_response_skeleton(struct arena *ar, const void *rq_topics, void *rs_topics,
                              const struct broker_shape *shape);
+
+/* ---- txn_verify.c: KIP-890 verification of transactional batches ------------------------ */
+
+/* One partition of a Produce waiting for the coordinator's word. The caller fills topic,
+ * index, p (held by the caller while waiting) and its own in/out; `token` and `error` (0 =
+ * verified: append) are set here. */
+struct broker_verify_part {
+    const char *topic;
+    int32_t index;
+    struct partition *p;
+    void *in, *out;
+    uint32_t token;
+    int16_t error;
+};
+/* Runs exactly once per broker_txn_verify, with every part's error set: later from the
+ * client's answer, at once when the question cannot be sent, or from broker_stop (`stopped`:
+ * answer now, the broker is going away). */
+typedef void (*broker_verify_cb)(void *arg, struct broker_verify_part *parts, size_t n,
+                                 bool stopped);
+/* Asks the coordinator of `tid` whether the producer's transaction holds each partition
+ * (AddPartitionsToTxn v4, VerifyOnly). `parts` must live until cb. */
+void broker_txn_verify(struct broker *b, const char *tid, int64_t producer_id, int16_t epoch,
+                       struct broker_verify_part *parts, size_t n, broker_verify_cb cb, void *arg);
+/* broker_stop: answers every question still out (REQUEST_TIMED_OUT). */
+void broker_verify_stop_all(struct broker *b);
+/* Java's String.hashCode of a UTF-8 string. */
+int32_t broker_java_string_hash(const char *s);
 
 /* broker.c: frees a stopping broker once nothing waits in its purgatory or is being sent. */
 void broker_maybe_finish_stop(struct broker *b);

@@ -170,6 +170,37 @@ static size_t evaluate(struct fetch_call *c, bool *any_error)
     return total;
 }
 
+/* read_committed: the aborted transactions overlapping what is returned, from the fetch
+ * offset up to the offset after the slice's last batch (Kafka's upper bound). */
+static void add_aborted(struct fetch_call *c, struct fetch_part *fp)
+{
+    struct FetchPartitionData *o = fp->out;
+    struct partition_aborted_txn *v = NULL;
+    size_t n = 0;
+    int rc = partition_aborted_txns(fp->p, fp->in->FetchOffset, fp->slice.next_offset, &v, &n);
+
+    if (rc != 0) {
+        static struct slog_limit lim;
+        slog_warn_limited(&lim, 10000, "broker", "%s-%d: cannot read aborted transactions: %s",
+                          partition_topic(fp->p), o->PartitionIndex, err_name(rc));
+        o->ErrorCode = (int16_t)(rc == ERR_IO ? ERR_KAFKA_STORAGE_ERROR : err_wire(rc));
+        return;
+    }
+    if (n > 0) {
+        o->AbortedTransactions.v = arena_alloc(c->req->arena, n * sizeof *o->AbortedTransactions.v);
+        if (o->AbortedTransactions.v == NULL) {
+            o->ErrorCode = ERR_UNKNOWN_SERVER_ERROR;
+            n = 0;
+        }
+        for (size_t k = 0; k < n; k++) {
+            o->AbortedTransactions.v[k].ProducerId = v[k].producer_id;
+            o->AbortedTransactions.v[k].FirstOffset = v[k].first_offset;
+        }
+        o->AbortedTransactions.n = (int32_t)n;
+    }
+    free(v);
+}
+
 static void send_answer(struct fetch_call *c)
 {
     struct FetchRequest *rq = c->req->body;
@@ -192,6 +223,9 @@ static void send_answer(struct fetch_call *c)
             }
             continue;
         }
+        if (rq->IsolationLevel == 1 && rq->ReplicaId < 0 && fp->has_slice && fp->slice.len > 0 &&
+            o->ErrorCode == 0)
+            add_aborted(c, fp);
         if (fp->has_slice && fp->slice.len > 0 && o->ErrorCode == 0) {
             fp->range.fd = fp->slice.fd;
             fp->range.pos = (int64_t)fp->slice.pos;
@@ -203,9 +237,6 @@ static void send_answer(struct fetch_call *c)
     net_respond_files(c->req, c->rs, fetch_sent, c);
 }
 
-/* Thread pool, for Fetch below v10: reads the slice (the slice pins the segment; nothing else
- * is touched) and, below v4, converts its batches one by one to magic 0/1 messages; from v4,
- * only looks for zstd. Returns 0 or the partition's error. */
 /* Fetch v4-9: whether the slice holds a zstd batch. The slice is read in one go (it is at
  * most the fetch's budget, or one batch past it) and only the batch headers are looked at. */
 static int check_zstd(const struct partition_slice *s)
@@ -242,6 +273,9 @@ out:
     return rc;
 }
 
+/* Thread pool, for Fetch below v10: reads the slice (the slice pins the segment; nothing else
+ * is touched) and, below v4, converts its batches one by one to magic 0/1 messages; from v4,
+ * only looks for zstd. Returns 0 or the partition's error. */
 static int convert_part(struct fetch_part *fp, int16_t version)
 {
     struct partition_slice s = fp->slice; /* a moving window over the held slice */

@@ -149,13 +149,51 @@ struct produce_wait {
     struct produce_wait_part parts[];
 };
 
-/* Appends one partition's records; fills `out` (ErrorCode, offsets) and may set a message.
- * When the batch is in the log (appended now or earlier, for an exact retry) and `wait` is
- * not NULL, records there what acks=all waits for. */
+/* Transactional batches waiting for the coordinator's word (KIP-890, txn_verify.c) before
+ * they are appended; the request is answered after. */
+struct produce_verify {
+    struct broker *b;
+    struct net_request *req;
+    struct ProduceResponse *rs;
+    struct produce_wait *pw;
+    int64_t now;
+    int64_t producer_id;
+    int16_t epoch;
+    size_t n;
+    struct broker_verify_part parts[];
+};
+
 static void produce_partition(struct broker *b, struct arena *ar, int16_t version,
                               const char *topic, struct PartitionProduceData *in,
                               struct PartitionProduceResponse *out, int64_t now,
-                              struct produce_wait *wait)
+                              struct produce_wait *wait, struct produce_verify *pv);
+
+/* A transactional batch of a producer whose transaction is not yet known here: parked in
+ * `pv` (the partition held) to be appended once the coordinator confirms. Returns false when
+ * it cannot wait (another producer in the same request: Kafka's requests carry one). */
+static bool defer_for_verification(struct produce_verify *pv, struct partition *p,
+                                   const char *topic, struct PartitionProduceData *in,
+                                   struct PartitionProduceResponse *out,
+                                   const struct record_batch *hdr)
+{
+    if (pv->n > 0 && (pv->producer_id != hdr->producer_id || pv->epoch != hdr->producer_epoch))
+        return false;
+    pv->producer_id = hdr->producer_id;
+    pv->epoch = hdr->producer_epoch;
+    partition_hold(p);
+    pv->parts[pv->n++] = (struct broker_verify_part){
+        .topic = topic, .index = in->Index, .p = p, .in = in, .out = out};
+    return true;
+}
+
+/* Appends one partition's records; fills `out` (ErrorCode, offsets) and may set a message.
+ * When the batch is in the log (appended now or earlier, for an exact retry) and `wait` is
+ * not NULL, records there what acks=all waits for. With `pv`, a transactional batch whose
+ * transaction this partition does not know yet is parked there instead (verification). */
+static void produce_partition(struct broker *b, struct arena *ar, int16_t version,
+                              const char *topic, struct PartitionProduceData *in,
+                              struct PartitionProduceResponse *out, int64_t now,
+                              struct produce_wait *wait, struct produce_verify *pv)
 {
     uint8_t *conv = NULL; /* a converted magic 0/1 message set */
     struct partition *p;
@@ -246,6 +284,14 @@ static void produce_partition(struct broker *b, struct arena *ar, int16_t versio
         free(conv);
         return;
     }
+    if (pv != NULL && (hdr.attributes & RECORD_ATTR_TRANSACTIONAL) && b->txn_verify &&
+        !partition_txn_verified(p, hdr.producer_id, hdr.producer_epoch)) {
+        free(conv); /* NULL: only v2 batches are transactional */
+        if (defer_for_verification(pv, p, topic, in, out, &hdr))
+            return;
+        out->ErrorCode = ERR_INVALID_TXN_STATE;
+        return;
+    }
     rc = partition_append(p, data, len, &hdr, &base, &append_time);
     free(conv); /* written (the append copies into the page cache) */
     if (rc == ERR_DUPLICATE_SEQUENCE_NUMBER) {
@@ -334,6 +380,59 @@ static void await_replication(struct broker *b, struct produce_wait *pw, int32_t
     purgatory_op_start(&pw->op, timeout_ms > 0 ? timeout_ms : 0);
 }
 
+/* Sends the answer once every partition is appended (or failed): at once, or for acks=all
+ * when replicated. */
+static void produce_answer(struct broker *b, struct net_request *req, struct ProduceResponse *rs,
+                           struct produce_wait *pw)
+{
+    struct ProduceRequest *rq = req->body;
+
+    /* With acks=0 the client reads no answer; errors are only in our log at debug level. */
+    if (rq->Acks == 0)
+        net_finish(req);
+    else if (rq->Acks == -1 && !b->stopping)
+        await_replication(b, pw, rq->TimeoutMs);
+    else
+        net_respond(req, rs);
+}
+
+/* The coordinator answered (or the broker is stopping): appends the verified batches. */
+static void on_verified(void *arg, struct broker_verify_part *parts, size_t n, bool stopped)
+{
+    struct produce_verify *pv = arg;
+
+    for (size_t i = 0; i < n; i++) {
+        struct PartitionProduceResponse *out = parts[i].out;
+        if (parts[i].error == 0 && !stopped)
+            produce_partition(pv->b, pv->req->arena, pv->req->hdr.RequestApiVersion, parts[i].topic,
+                              parts[i].in, out, pv->now, pv->pw, NULL);
+        else
+            out->ErrorCode = parts[i].error != 0 ? parts[i].error : ERR_REQUEST_TIMED_OUT;
+        partition_release(parts[i].p);
+    }
+    produce_answer(pv->b, pv->req, pv->rs, pv->pw);
+}
+
+/* Whether any partition's batch is a transactional data batch of a producer (read from the
+ * raw header: attributes at byte 21, producer id at 43). Control batches and transactional
+ * bits without a producer id are left to the batch checks (INVALID_RECORD), as Kafka's
+ * LogValidator answers them when the request names a transactional id. */
+static bool has_transactional(const struct ProduceRequest *rq)
+{
+    for (int32_t i = 0; i < rq->TopicData.n; i++)
+        for (int32_t j = 0; j < rq->TopicData.v[i].PartitionData.n; j++) {
+            const struct PartitionProduceData *pd = &rq->TopicData.v[i].PartitionData.v[j];
+            const uint8_t *d = (const uint8_t *)pd->Records.data;
+            /* attributes: int16 at byte 21 of a v2 batch */
+            if (d != NULL && pd->Records.len >= RECORD_BATCH_HEADER && d[16] == 2 &&
+                (d[22] & (RECORD_ATTR_TRANSACTIONAL | RECORD_ATTR_CONTROL)) ==
+                    RECORD_ATTR_TRANSACTIONAL &&
+                (d[43] & 0x80) == 0)
+                return true;
+        }
+    return false;
+}
+
 void broker_produce(struct broker *b, struct net_request *req)
 {
     struct ProduceRequest *rq = req->body;
@@ -343,6 +442,7 @@ void broker_produce(struct broker *b, struct net_request *req)
     int64_t now = tclock_now_ms(b->clock);
     int32_t nt = rq->TopicData.n > 0 ? rq->TopicData.n : 0;
     struct produce_wait *pw = NULL;
+    struct produce_verify *pv = NULL;
 
     static const struct broker_shape shape = {
         sizeof(struct TopicProduceData),
@@ -371,27 +471,47 @@ void broker_produce(struct broker *b, struct net_request *req)
         pw->req = req;
         pw->rs = rs;
     }
+    /* Transactions: transactional batches need the request's transactional id (Kafka
+     * answers every partition TRANSACTIONAL_ID_AUTHORIZATION_FAILED without one), and the
+     * first batch of a transaction on a partition waits for the coordinator (pv). */
+    bool txn = has_transactional(rq);
+    int16_t txn_error =
+        txn && rq->TransactionalId == NULL ? ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED : 0;
+    if (txn && txn_error == 0 && b->txn_verify) {
+        size_t n = 0;
+        for (int32_t i = 0; i < nt; i++)
+            n += rq->TopicData.v[i].PartitionData.n > 0 ? (size_t)rq->TopicData.v[i].PartitionData.n
+                                                        : 0;
+        pv = arena_alloc(ar, sizeof *pv + (n + 1) * sizeof pv->parts[0]);
+        if (pv == NULL)
+            goto err_nomem;
+        memset(pv, 0, sizeof *pv);
+        pv->b = b;
+        pv->req = req;
+        pv->rs = rs;
+        pv->pw = pw;
+        pv->now = now;
+    }
     for (int32_t i = 0; i < nt; i++) {
         struct TopicProduceData *td = &rq->TopicData.v[i];
         struct TopicProduceResponse *tr = &rs->Responses.v[i];
         for (int32_t j = 0; j < tr->PartitionResponses.n; j++) {
             struct PartitionProduceResponse *pr = &tr->PartitionResponses.v[j];
-            if (acks != 0 && acks != 1 && acks != -1) {
-                pr->ErrorCode = ERR_INVALID_REQUIRED_ACKS;
+            if ((acks != 0 && acks != 1 && acks != -1) || txn_error != 0) {
+                pr->ErrorCode = txn_error != 0 ? txn_error : ERR_INVALID_REQUIRED_ACKS;
                 pr->BaseOffset = pr->LogAppendTimeMs = pr->LogStartOffset = -1;
                 continue;
             }
             produce_partition(b, ar, req->hdr.RequestApiVersion, td->Name ? td->Name : "",
-                              &td->PartitionData.v[j], pr, now, pw);
+                              &td->PartitionData.v[j], pr, now, pw, pv);
         }
     }
-    /* With acks=0 the client reads no answer; errors are only in our log at debug level. */
-    if (acks == 0)
-        net_finish(req);
-    else if (acks == -1)
-        await_replication(b, pw, rq->TimeoutMs);
-    else
-        net_respond(req, rs);
+    if (pv != NULL && pv->n > 0) {
+        broker_txn_verify(b, rq->TransactionalId, pv->producer_id, pv->epoch, pv->parts, pv->n,
+                          on_verified, pv);
+        return;
+    }
+    produce_answer(b, req, rs, pw);
     return;
 
 err_nomem:

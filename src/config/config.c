@@ -91,6 +91,9 @@ static const struct config_def defs[] = {
     /* The thread pool's size (UV_THREADPOOL_SIZE), fixed at start: fsyncs, checkpoint and
      * snapshot writes, cold reads. libuv allows at most 1024. */
     {NULL, "num.io.threads", CT_INT, "8", 1, 1024, NULL, false},
+    /* Transactions, partition side (issue 10): KIP-890 verification of transactional batches
+     * with the coordinator. Read at start (dynamic in Kafka). */
+    {NULL, "transaction.partition.verification.enable", CT_BOOLEAN, "true", 0, 0, booleans, false},
 };
 
 const struct config_def *config_defs(size_t *n)

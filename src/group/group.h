@@ -109,6 +109,10 @@ void group_txn_offset_commit(struct group_coord *gc, const char *group_id, int64
                              const struct group_txn_offset *offsets, int32_t n, int16_t *errs,
                              group_txn_done_fn done, void *arg);
 
+/* TxnOffsetCommit v0-3 (txn_offset_commit.c): decodes the request and answers through
+ * group_txn_offset_commit. */
+void group_txn_offset_commit_request(struct group_coord *gc, struct net_request *req);
+
 /* A COMMIT (commit = true) or ABORT marker of `producer_id` landed in __consumer_offsets
  * partition `partition` (the caller appended it): the producer's pending offsets of every
  * group of that partition become committed offsets, or are dropped. A no-op when this broker

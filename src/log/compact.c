@@ -1126,6 +1126,10 @@ static int swap_in(struct log_clean *c)
     for (size_t i = 0; i < k; i++)
         if (l->segs[at + i] != c->segs[first + i].s)
             return ERR_SHUTDOWN;
+    /* Transactions (issue 10): the group's aborted-transaction entries go to the new
+     * segment's .txnindex (the first old segment's name) before the others are unlinked. */
+    if (k > 1 && log_txn_merge(l->segs + at, k) != 0)
+        return ERR_SHUTDOWN;
     for (size_t i = first + 1; i <= last; i++)
         log_seg_unlink(c->segs[i].s);
     c->swap_ready = false;
@@ -1340,10 +1344,16 @@ int log_clean_recover(struct log *l)
         rc = swap_last_offset(l, p, x, &last);
         if (rc != 0)
             goto out;
-        /* The old segments it replaces: bases in (x, last]; x's own files are renamed over. */
+        /* The old segments it replaces: bases in (x, last]; x's own files are renamed over.
+         * Their aborted transactions move into x's .txnindex first (issue 10), in order. */
+        qsort(bases, nb, sizeof *bases, cmp_i64);
         for (size_t j = 0; j < nb; j++) {
             if (bases[j] <= x || bases[j] > last)
                 continue;
+            snprintf(p, sizeof p, "%s/%020" PRId64 ".txnindex", l->dir, x);
+            snprintf(q, sizeof q, "%s/%020" PRId64 ".txnindex", l->dir, bases[j]);
+            if ((rc = log_txn_append_file(l->io, p, q)) != 0)
+                goto out;
             for (size_t e = 0; e < sizeof exts / sizeof exts[0]; e++) {
                 snprintf(q, sizeof q, "%s/%020" PRId64 "%s", l->dir, bases[j], exts[e]);
                 if (l->io->unlink(q) < 0 && errno != ENOENT)

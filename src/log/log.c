@@ -355,12 +355,12 @@ int64_t log_size_bytes(const struct log *l)
  * refused. */
 static int read_extend(struct log *l, struct log_segment *s, int64_t pos,
                        const struct log_batch_hdr *first, int64_t *end, int64_t limit,
-                       int64_t max_offset, size_t max_bytes)
+                       int64_t max_offset, size_t max_bytes, int64_t *next_out)
 {
     static struct slog_limit corrupt_warn;
     int64_t bound = (int64_t)(max_bytes > (size_t)INT64_MAX / 2 ? INT64_MAX / 2 : max_bytes);
     struct log_hdr_window w = {.at = 0, .n = 0};
-    int64_t e, next;
+    int64_t e, next, start = *end;
     int rc = log_seg_walk(s, &w, *end, log_hdr_last(first) + 1, limit, s->next_offset, max_offset,
                           pos + bound, &e, &next);
 
@@ -375,6 +375,7 @@ static int read_extend(struct log *l, struct log_segment *s, int64_t pos,
         return rc;
     if (e > *end)
         *end = e;
+    *next_out = e > start ? next : log_hdr_last(first) + 1;
     return 0;
 }
 
@@ -391,6 +392,7 @@ int log_read(struct log *l, int64_t offset, int64_t max_offset, size_t max_bytes
     out->pos = 0;
     out->len = 0;
     out->segment = NULL;
+    out->next_offset = offset;
     if (offset < l->start || offset > l->leo)
         return ERR_OFFSET_OUT_OF_RANGE;
     if (offset >= l->leo || offset >= max_offset)
@@ -416,7 +418,7 @@ int log_read(struct log *l, int64_t offset, int64_t max_offset, size_t max_bytes
     if (log_hdr_last(&h) >= max_offset)
         return 0;
     end = pos + log_hdr_size(&h); /* the first batch goes whole (KIP-74) */
-    rc = read_extend(l, s, pos, &h, &end, limit, max_offset, max_bytes);
+    rc = read_extend(l, s, pos, &h, &end, limit, max_offset, max_bytes, &out->next_offset);
     if (rc)
         return rc;
     fd = log_seg_fd(s, LOG_FILE_LOG);

@@ -105,7 +105,8 @@ struct log_slice {
     int fd;
     off_t pos;
     size_t len;
-    void *segment; /* opaque reference */
+    void *segment;       /* opaque reference */
+    int64_t next_offset; /* the offset after the slice's last batch (len 0: the one asked) */
 };
 
 /* Finds the batches starting with the one that contains `offset`, up to but not past
@@ -165,6 +166,33 @@ int log_delete_records(struct log *l, int64_t offset);
  * than now - retention.ms) and retention.bytes; never the active segment. Raises the log
  * start offset. Returns the number of segments deleted. */
 int log_retain(struct log *l);
+
+/* ---- aborted transactions (.txnindex, Kafka's format) ---------------------------------- */
+
+/* One aborted transaction, as Kafka's AbortedTxn. */
+struct log_aborted_txn {
+    int64_t producer_id;
+    int64_t first_offset;       /* its first batch */
+    int64_t last_offset;        /* its ABORT marker */
+    int64_t last_stable_offset; /* the partition's LSO right after the abort */
+};
+/* Appends an entry to the .txnindex of the segment holding t->last_offset (which must be in
+ * the log). Returns 0, ERR_OFFSET_OUT_OF_RANGE, ERR_IO or ERR_NOMEM. */
+int log_txn_append(struct log *l, const struct log_aborted_txn *t);
+/* Drops every entry whose marker is at or past `offset` (before producer-state replay from
+ * `offset` appends them again). 0, ERR_IO or ERR_NOMEM. */
+int log_txn_truncate(struct log *l, int64_t offset);
+/* The aborted transactions overlapping [from, upto): last_offset >= from and first_offset <
+ * upto, from the segment holding `from` on (Kafka's collectAbortedTransactions, stopping at
+ * an entry whose LSO reaches `upto`). *out is malloc()ed (NULL when none; the caller frees).
+ * Returns 0, ERR_IO or ERR_NOMEM. */
+int log_txn_collect(struct log *l, int64_t from, int64_t upto, struct log_aborted_txn **out,
+                    size_t *n);
+
+/* Retention as log_retain, but a segment is deleted only when it lies wholly below `bound`
+ * (the last stable offset: read_committed consumers still need what is past it, and its
+ * .txnindex entries). log_retain(l) is log_retain_below(l, INT64_MAX). */
+int log_retain_below(struct log *l, int64_t bound);
 
 /* Removes every offset >= `offset` (follower truncation later; recovery now). */
 int log_truncate_to(struct log *l, int64_t offset);

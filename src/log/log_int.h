@@ -77,6 +77,10 @@ struct log_segment {
     bool dirty;            /* written since the last flush snapshot */
     bool compact;          /* the log's cfg.compact (offset gaps allowed even when active) */
     bool idx_damaged;      /* set by log_seg_open: an index file is missing or misshapen */
+    /* txnindex.c: the .txnindex entries, read on first need. */
+    struct log_aborted_txn *txns;
+    size_t n_txns, cap_txns;
+    bool txns_loaded;
 };
 
 struct log_epoch_entry {
@@ -304,6 +308,22 @@ int log_seg_recover(struct log *l, struct log_segment *s, int64_t end_offset, in
 /* Removes every offset >= offset from this segment (cut at the start of the batch holding
  * it). 0 or ERR_IO. */
 int log_seg_truncate(struct log *l, struct log_segment *s, int64_t offset);
+
+/* ---- txnindex.c ------------------------------------------------------------------------ */
+
+#define PATH_MAX_TXN 4200
+/* Drops the entries whose marker is at or past `offset` (truncation, recovery). 0, ERR_IO or
+ * ERR_NOMEM. */
+int log_txn_truncate_seg(struct log_segment *s, int64_t offset);
+/* Frees the in-memory entries (segment freed). */
+void log_txn_free_seg(struct log_segment *s);
+/* Compaction's swap: segs[0..k) (in order) become one segment under segs[0]'s name, so the
+ * entries of segs[1..k) are appended to segs[0]'s .txnindex (an aborted transaction stays
+ * listed for read_committed while any of its batches may remain). 0, ERR_IO or ERR_NOMEM. */
+int log_txn_merge(struct log_segment *const *segs, size_t k);
+/* The same at open, on files (a swap completed by log_clean_recover): appends the whole
+ * entries of the .txnindex file `from` (missing: none) to the file `to`. 0 or ERR_IO. */
+int log_txn_append_file(const struct log_io *io, const char *to, const char *from);
 
 /* ---- recovery.c ------------------------------------------------------------------------ */
 

@@ -223,6 +223,9 @@ int log_recover_open(struct log *l, int64_t recovery_point, bool clean)
             continue;
         }
         rc = log_seg_recover(l, s, active ? INT64_MAX : next_base, &lost, &why);
+        /* Aborted transactions whose marker did not survive the rescan go too. */
+        if (rc == 0)
+            rc = log_txn_truncate_seg(s, s->next_offset);
         if (rc)
             return rc;
         if (lost > 0 && i < first_rescan) {

@@ -44,6 +44,11 @@ static void raise_start(struct log *l, int64_t offset)
 
 int log_retain(struct log *l)
 {
+    return log_retain_below(l, INT64_MAX);
+}
+
+int log_retain_below(struct log *l, int64_t bound)
+{
     int deleted = 0;
 
     /* Not while a clean is in flight (log_int.h): the next call after it does the work. */
@@ -57,14 +62,15 @@ int log_retain(struct log *l)
     }
     if (l->cfg.retention_ms >= 0) {
         int64_t horizon = log_now_ms(l) - l->cfg.retention_ms;
-        while (l->n_segs > 1 && segment_largest_ts(l->segs[0]) < horizon) {
+        while (l->n_segs > 1 && l->segs[1]->base <= bound &&
+               segment_largest_ts(l->segs[0]) < horizon) {
             delete_oldest(l, "retention.ms");
             deleted++;
         }
     }
     if (l->cfg.retention_bytes >= 0) {
         int64_t diff = log_size_bytes(l) - l->cfg.retention_bytes;
-        while (l->n_segs > 1 && diff - l->segs[0]->size >= 0) {
+        while (l->n_segs > 1 && l->segs[1]->base <= bound && diff - l->segs[0]->size >= 0) {
             diff -= l->segs[0]->size;
             delete_oldest(l, "retention.bytes");
             deleted++;

@@ -72,6 +72,7 @@ static struct log_segment *seg_new(struct log *l, int64_t base)
     for (int f = 0; f < LOG_NFILES; f++)
         s->fds[f] = -1;
     s->next_offset = base;
+    s->txns_loaded = false;
     s->oidx_last_off = -1;
     s->tidx_last_ts = -1;
     s->tidx_last_off = -1;
@@ -229,6 +230,7 @@ int log_seg_ftruncate(struct log_segment *s, enum log_file f, off_t len)
 
 static void seg_free(struct log_segment *s)
 {
+    log_txn_free_seg(s);
     seg_close_fds(s);
     free(s->path);
     free(s);
@@ -279,9 +281,8 @@ int log_seg_create(struct log *l, int64_t base, struct log_segment **out)
 
     if (!s)
         return ERR_NOMEM;
-    /* .txnindex: aborted transactions land here later; for now it exists and is empty, so
-     * the directory looks like Kafka's. No descriptor stays open: the first append opens
-     * the .log, the first index entry the index files. */
+    /* .txnindex: aborted transactions (txnindex.c); it starts empty. No descriptor stays
+     * open: the first append opens the .log, the first index entry the index files. */
     if (seg_create_file(s, ".log", O_TRUNC) || seg_create_file(s, ".index", O_TRUNC) ||
         seg_create_file(s, ".timeindex", O_TRUNC) || seg_create_file(s, ".txnindex", O_TRUNC))
         goto err;
@@ -732,6 +733,9 @@ int log_seg_truncate(struct log *l, struct log_segment *s, int64_t offset)
         return seg_io_error(s, "truncate", ".log", t);
     s->size = pos;
     s->dirty = true;
+    rc = log_txn_truncate_seg(s, new_next);
+    if (rc)
+        return rc == ERR_IO ? rc : ERR_IO;
     rc = log_seg_scan_tail(l, s);
     if (rc)
         return rc == ERR_IO ? rc : ERR_IO;

@@ -67,6 +67,7 @@ struct pstate *pstate_new(void)
         return NULL;
     }
     s->sorted = true;
+    s->first_unstable = -1;
     return s;
 }
 
@@ -85,6 +86,8 @@ void pstate_int_clear(struct pstate *s)
     s->n = 0;
     s->sorted = true;
     s->cache_valid = false;
+    s->first_unstable = -1;
+    s->unstable_dirty = false;
     memset(s->slots, 0, n_slots(s) * sizeof *s->slots);
 }
 
@@ -96,6 +99,7 @@ void pstate_int_move(struct pstate *to, struct pstate *from)
     *from = tmp;
     pstate_int_clear(from);
     to->cache_valid = false;
+    to->unstable_dirty = true;
 }
 
 /* Makes room for one more producer: the arrays and, past load 1/2, a table twice as big. */
@@ -146,6 +150,7 @@ struct pstate_producer *pstate_int_upsert(struct pstate *s, int64_t producer_id)
     p->coordinator_epoch = -1;
     p->txn_first_offset = -1;
     p->last_timestamp = -1;
+    p->verify_epoch = -1;
     if (s->n > 0 && s->prods[s->n - 1].producer_id > producer_id)
         s->sorted = false;
     for (i = slot_of(s, producer_id); s->slots[i] != 0; i = (i + 1) & (n_slots(s) - 1))
@@ -160,6 +165,7 @@ struct pstate_producer *pstate_int_upsert(struct pstate *s, int64_t producer_id)
 static void finish_removal(struct pstate *s, size_t w)
 {
     s->cache_valid = false;
+    s->unstable_dirty = true;
     if (w != s->n) {
         s->n = w;
         rehash(s);
@@ -234,6 +240,8 @@ int pstate_check(const struct pstate *s, const struct record_batch *b, struct ps
         return 0;
     if (b->producer_epoch > p->epoch)
         return first == 0 ? 0 : ERR_OUT_OF_ORDER_SEQUENCE_NUMBER;
+    if ((b->attributes & RECORD_ATTR_TRANSACTIONAL) == 0 && p->txn_first_offset >= 0)
+        return ERR_INVALID_TXN_STATE;
     for (int32_t i = 0; i < p->n_batches; i++) {
         if (p->batches[i].first_seq == first && p->batches[i].last_seq == last) {
             if (dup != NULL)
@@ -244,6 +252,133 @@ int pstate_check(const struct pstate *s, const struct record_batch *b, struct ps
     /* No batch of this epoch yet (all truncated, or only markers): the epoch starts at 0. */
     if (!in_sequence(p->n_batches > 0 ? p->batches[p->n_batches - 1].last_seq : -1, first))
         return ERR_OUT_OF_ORDER_SEQUENCE_NUMBER;
+    return 0;
+}
+
+/* Opens the producer's transaction at `offset` unless one is open. */
+static void open_txn(struct pstate *s, struct pstate_producer *p, int64_t offset)
+{
+    if (p->txn_first_offset >= 0)
+        return;
+    p->txn_first_offset = offset;
+    if (!s->unstable_dirty && (s->first_unstable < 0 || offset < s->first_unstable))
+        s->first_unstable = offset;
+}
+
+/* Closes the producer's transaction (if open) with the marker at `marker_offset`. */
+static void close_txn(struct pstate *s, struct pstate_producer *p, int64_t marker_offset,
+                      struct pstate_txn_end *end)
+{
+    int64_t first = p->txn_first_offset;
+
+    p->txn_first_offset = -1;
+    p->verify_token = 0;
+    p->verify_epoch = -1;
+    p->verified = false;
+    if (first >= 0)
+        s->unstable_dirty = true;
+    if (end != NULL) {
+        int64_t lso = pstate_first_unstable_offset(s);
+        end->first_offset = first;
+        end->last_stable_offset = lso >= 0 ? lso : marker_offset + 1;
+    }
+}
+
+int64_t pstate_first_unstable_offset(const struct pstate *s)
+{
+    /* A view of the state, like the sorted cache: see pstate_producers. */
+    struct pstate *m = (struct pstate *)s;
+
+    if (s->unstable_dirty) {
+        int64_t min = -1;
+        for (size_t k = 0; k < s->n; k++) {
+            int64_t f = s->prods[k].txn_first_offset;
+            if (f >= 0 && (min < 0 || f < min))
+                min = f;
+        }
+        m->first_unstable = min;
+        m->unstable_dirty = false;
+    }
+    return s->first_unstable;
+}
+
+bool pstate_txn_verified(const struct pstate *s, int64_t producer_id, int16_t epoch)
+{
+    const struct pstate_producer *p = find(s, producer_id);
+
+    if (p == NULL)
+        return false;
+    if (p->txn_first_offset >= 0 && p->epoch == epoch)
+        return true;
+    return p->verified && p->verify_epoch == epoch;
+}
+
+uint32_t pstate_verify_begin(struct pstate *s, int64_t producer_id, int16_t epoch)
+{
+    struct pstate_producer *p = pstate_int_upsert(s, producer_id);
+
+    if (p == NULL)
+        return 0;
+    /* A check of this epoch already out (or done) is shared, as Kafka shares its
+     * verification guard: a second request pipelined behind the first must not void it. */
+    if (p->verify_token != 0 && p->verify_epoch == epoch)
+        return p->verify_token;
+    if (++s->next_token == 0)
+        s->next_token = 1;
+    p->verify_token = s->next_token;
+    p->verify_epoch = epoch;
+    p->verified = false;
+    return p->verify_token;
+}
+
+bool pstate_verify_done(struct pstate *s, int64_t producer_id, int16_t epoch, uint32_t token)
+{
+    struct pstate_producer *p = find(s, producer_id);
+
+    if (p == NULL || token == 0 || p->verify_token != token || p->verify_epoch != epoch)
+        return false;
+    p->verified = true;
+    return true;
+}
+
+int pstate_check_marker(const struct pstate *s, int64_t producer_id, int16_t epoch,
+                        int32_t coordinator_epoch)
+{
+    const struct pstate_producer *p = find(s, producer_id);
+
+    if (p == NULL)
+        return 0;
+    if (epoch < p->epoch)
+        return ERR_INVALID_PRODUCER_EPOCH;
+    if (coordinator_epoch < p->coordinator_epoch)
+        return ERR_TRANSACTION_COORDINATOR_FENCED;
+    return 0;
+}
+
+int pstate_update_marker(struct pstate *s, const struct record_batch *b, int32_t coordinator_epoch,
+                         int64_t now_ms, struct pstate_txn_end *end)
+{
+    struct pstate_producer *p;
+
+    if (end != NULL) {
+        end->first_offset = -1;
+        end->last_stable_offset = b->base_offset + 1;
+    }
+    if (b->producer_id < 0)
+        return 0;
+    p = pstate_int_upsert(s, b->producer_id);
+    if (p == NULL)
+        return ERR_NOMEM;
+    if (b->producer_epoch != p->epoch) {
+        p->epoch = b->producer_epoch;
+        p->n_batches = 0;
+    }
+    p->last_timestamp = b->max_timestamp;
+    p->last_update_ms = now_ms;
+    if (coordinator_epoch > p->coordinator_epoch)
+        p->coordinator_epoch = coordinator_epoch;
+    s->cache_valid = false;
+    close_txn(s, p, b->base_offset, end);
     return 0;
 }
 
@@ -268,11 +403,11 @@ int pstate_update(struct pstate *s, const struct record_batch *b, int64_t now_ms
     if (is_control(b)) {
         /* A COMMIT or ABORT marker ends the producer's transaction and has no sequence, so
          * it stays out of the window (a marker's sequence -1 would break continuity). */
-        p->txn_first_offset = -1;
+        close_txn(s, p, b->base_offset, NULL);
         return 0;
     }
-    if ((b->attributes & RECORD_ATTR_TRANSACTIONAL) != 0 && p->txn_first_offset < 0)
-        p->txn_first_offset = b->base_offset;
+    if ((b->attributes & RECORD_ATTR_TRANSACTIONAL) != 0)
+        open_txn(s, p, b->base_offset);
 
     if (p->n_batches == PSTATE_MAX_BATCHES) {
         /* Shifting four 32-byte entries keeps the public oldest-first layout, which lets

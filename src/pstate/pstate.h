@@ -33,6 +33,13 @@ struct pstate_producer {
     int64_t last_update_ms;    /* wall clock of its last append, for expiration */
     int32_t coordinator_epoch; /* -1 until transactions */
     int64_t txn_first_offset;  /* first offset of its ongoing transaction, -1 if none */
+    /* KIP-890 verification (not in snapshots: a restart verifies again): a check with the
+     * coordinator in flight or done for epoch `verify_epoch`, identified by `verify_token`
+     * (0 = none); `verified` once the coordinator said the partition is in the transaction.
+     * A marker clears them, so an answer that arrives after the transaction ended is void. */
+    uint32_t verify_token;
+    int16_t verify_epoch;
+    bool verified;
 };
 
 struct pstate;
@@ -51,6 +58,9 @@ void pstate_free(struct pstate *s);
  *   ERR_OUT_OF_ORDER_SEQUENCE_NUMBER   same epoch, first sequence not last + 1 (wrapping
  *                                      INT32_MAX → 0); or a newer epoch not starting at 0;
  *   ERR_UNKNOWN_PRODUCER_ID            unknown producer id with a first sequence other than 0.
+ *   ERR_INVALID_TXN_STATE              a non-transactional batch of the current epoch while
+ *                                      the producer has an ongoing transaction (Kafka:
+ *                                      "Expected transactional write from producer").
  * Batches without a producer id (producer_id < 0) always return 0. Pure: changes nothing. */
 int pstate_check(const struct pstate *s, const struct record_batch *b, struct pstate_batch *dup);
 
@@ -65,6 +75,51 @@ const struct pstate_producer *pstate_get(const struct pstate *s, int64_t produce
 
 /* Every producer, in producer-id order; *n receives the count. Valid until the next change. */
 const struct pstate_producer *pstate_producers(const struct pstate *s, size_t *n);
+
+/* ---- transactions ---------------------------------------------------------------------- */
+
+/* Decides whether a COMMIT/ABORT marker for (producer_id, epoch) written by a coordinator at
+ * `coordinator_epoch` may be appended: 0; ERR_INVALID_PRODUCER_EPOCH when `epoch` is older
+ * than the producer's; ERR_TRANSACTION_COORDINATOR_FENCED when `coordinator_epoch` is older
+ * than the last one that wrote a marker for it (Kafka's appendEndTxnMarker order). An unknown
+ * producer, or one with no ongoing transaction, is accepted (the marker is appended anyway:
+ * an idempotent retry). Pure. */
+int pstate_check_marker(const struct pstate *s, int64_t producer_id, int16_t epoch,
+                        int32_t coordinator_epoch);
+
+/* What closing a transaction tells the caller (for the segment's .txnindex on ABORT). */
+struct pstate_txn_end {
+    int64_t first_offset;       /* first offset of the closed transaction, -1 if none was open */
+    int64_t last_stable_offset; /* the LSO right after: first offset of the earliest other open
+                                   transaction, else the marker's offset + 1 */
+};
+
+/* Records an appended control batch `b` (base offset assigned) carrying `coordinator_epoch`:
+ * moves the producer to the batch's epoch, remembers the coordinator epoch and closes its
+ * ongoing transaction; *end (may be NULL) says what was closed. Used live and on replay.
+ * Returns 0 or ERR_NOMEM. pstate_update on a control batch does the same without changing
+ * the coordinator epoch. */
+int pstate_update_marker(struct pstate *s, const struct record_batch *b, int32_t coordinator_epoch,
+                         int64_t now_ms, struct pstate_txn_end *end);
+
+/* KIP-890 part 1: before the first transactional batch of a transaction reaches this
+ * partition, the coordinator must confirm that the partition was added to the producer's
+ * ongoing transaction. pstate_txn_verified: true when no check is needed — the producer's
+ * transaction is already open here at `epoch`, or a check for `epoch` succeeded and no marker
+ * came since. pstate_verify_begin (before asking the coordinator) creates the producer if
+ * needed and returns a token (0 on ERR_NOMEM) — the same token while a check of that epoch is
+ * out or done, so pipelined requests share it; pstate_verify_done (the coordinator said yes)
+ * returns true and marks the producer verified if the token is still current (no marker and
+ * no check of another epoch came in between: Kafka's verification guard), else false (answer
+ * INVALID_TXN_STATE, append nothing). */
+bool pstate_txn_verified(const struct pstate *s, int64_t producer_id, int16_t epoch);
+uint32_t pstate_verify_begin(struct pstate *s, int64_t producer_id, int16_t epoch);
+bool pstate_verify_done(struct pstate *s, int64_t producer_id, int16_t epoch, uint32_t token);
+
+/* The first offset of the earliest ongoing transaction on the partition, or -1 when none is
+ * open: the last stable offset is this, else the high watermark. O(1) except right after a
+ * transaction closed (one pass over the producers). */
+int64_t pstate_first_unstable_offset(const struct pstate *s);
 
 /* Removes producers whose last append is older than now_ms - expiration_ms
  * (producer.id.expiration.ms) and that have no ongoing transaction. Returns how many. */

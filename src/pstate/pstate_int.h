@@ -28,6 +28,11 @@ struct pstate {
     bool sorted; /* prods is in producer-id order */
     struct pstate_producer *cache;
     bool cache_valid;
+    /* pstate_first_unstable_offset's answer (-1 = no open transaction), valid unless
+     * `unstable_dirty` (a transaction closed, producers were removed or replaced). */
+    int64_t first_unstable;
+    bool unstable_dirty;
+    uint32_t next_token; /* pstate_verify_begin's */
 };
 
 /* Returns the producer's entry, creating it (epoch 0, no batches, no transaction,

@@ -134,8 +134,70 @@ void partition_refresh_settings(struct partition *p)
     }
 }
 
+/* A COMMIT/ABORT control batch reached the log (appended here, replicated, or replayed):
+ * closes the producer's transaction with the marker's coordinator epoch and, for an ABORT,
+ * adds the aborted transaction to the segment's .txnindex. `b` has its offset assigned. */
+static int record_marker(struct partition *p, const struct record_batch *b,
+                         enum record_control_type type, int32_t coordinator_epoch, int64_t now_ms)
+{
+    struct pstate_txn_end end;
+    int rc = pstate_update_marker(p->pstate, b, coordinator_epoch, now_ms, &end);
+
+    if (rc != 0 || type != RECORD_CONTROL_ABORT)
+        return rc;
+    struct log_aborted_txn t = {
+        .producer_id = b->producer_id,
+        /* Kafka's rule: with no ongoing transaction the range starts at the marker. */
+        .first_offset = end.first_offset >= 0 ? end.first_offset : b->base_offset,
+        .last_offset = b->base_offset,
+        .last_stable_offset = end.last_stable_offset,
+    };
+    rc = log_txn_append(p->log, &t);
+    if (rc != 0)
+        slog_error("replica",
+                   "%s-%d: cannot record the aborted transaction of producer %lld "
+                   "(offsets %lld..%lld) in the .txnindex: %s",
+                   p->topic, p->index, (long long)t.producer_id, (long long)t.first_offset,
+                   (long long)t.last_offset, err_name(rc));
+    return 0; /* the marker is in the log; a restart's replay writes the entry again */
+}
+
+/* Replays a control batch found in the log: its body holds the marker type and the
+ * coordinator epoch. A control batch that does not parse is skipped with a WARN. */
+static int replay_marker(struct partition *p, struct log_batch_iter *it,
+                         const struct record_batch *b)
+{
+    enum record_control_type type;
+    int32_t coord_epoch;
+    size_t size = record_batch_size(b);
+    uint8_t *buf;
+    int rc;
+
+    if (size > 4096) {
+        slog_warn("replica", "%s-%d: control batch at offset %lld is %zu bytes; skipped", p->topic,
+                  p->index, (long long)b->base_offset, size);
+        return 0;
+    }
+    buf = malloc(size);
+    if (buf == NULL)
+        return ERR_NOMEM;
+    rc = log_batch_iter_read(it, b, buf);
+    if (rc == 0 && record_control_parse(buf, size, &type, &coord_epoch) != 0) {
+        slog_warn("replica", "%s-%d: control batch at offset %lld does not parse; skipped",
+                  p->topic, p->index, (long long)b->base_offset);
+        free(buf);
+        return 0;
+    }
+    free(buf);
+    if (rc != 0)
+        return rc;
+    return record_marker(p, b, type, coord_epoch, b->max_timestamp);
+}
+
 /* Rebuilds producer state from the newest snapshot plus the batches after it, reading only
- * batch headers (through the log's batch iterator). */
+ * batch headers (through the log's batch iterator; a control batch's body too). The
+ * .txnindex entries past the snapshot are dropped first and written again by the replayed
+ * ABORT markers, so that they match the log whatever the last stop left. */
 static int load_producers(struct partition *p)
 {
     int64_t from, leo = log_end_offset(p->log);
@@ -149,6 +211,8 @@ static int load_producers(struct partition *p)
         return rc;
     if (from < log_start_offset(p->log))
         from = log_start_offset(p->log);
+    if (from < leo && (rc = log_txn_truncate(p->log, from)) != 0)
+        return rc;
     while (from < leo) {
         struct log_slice sl;
         struct log_batch_iter it;
@@ -160,8 +224,12 @@ static int load_producers(struct partition *p)
             break;
         log_batch_iter_init(&it, log_get_io(p->log), &sl, SIZE_MAX);
         while ((rc = log_batch_iter_next(&it, &b)) == 0) {
-            if (b.producer_id >= 0 && record_batch_last_offset(&b) >= from)
-                rc = pstate_update(p->pstate, &b, b.max_timestamp);
+            if (b.producer_id >= 0 && record_batch_last_offset(&b) >= from) {
+                if (b.attributes & RECORD_ATTR_CONTROL)
+                    rc = replay_marker(p, &it, &b);
+                else
+                    rc = pstate_update(p->pstate, &b, b.max_timestamp);
+            }
             if (rc != 0)
                 break;
             next = record_batch_last_offset(&b) + 1;
@@ -343,6 +411,7 @@ int partition_open(struct replica_mgr *rm, const char *topic, const uint8_t id[1
      * learns epochs from the batches it replicates. */
     if (p->role == REPLICA_LEADER)
         log_epoch_assign(p->log, leader_epoch, log_end_offset(p->log));
+    p->opened_ms = tclock_now_ms(rm->clock);
     rc = load_producers(p);
     if (rc != 0) {
         log_close(p->log, false);
@@ -484,8 +553,28 @@ int64_t partition_high_watermark(const struct partition *p)
 }
 int64_t partition_last_stable_offset(const struct partition *p)
 {
-    /* No transactions yet: nothing is pending, so the LSO is the high watermark. */
-    return p->high_watermark;
+    /* The first offset of the earliest open transaction, else the high watermark. */
+    int64_t first = pstate_first_unstable_offset(p->pstate);
+    return first >= 0 && first < p->high_watermark ? first : p->high_watermark;
+}
+
+int partition_aborted_txns(struct partition *p, int64_t from, int64_t upto,
+                           struct partition_aborted_txn **out, size_t *n)
+{
+    struct log_aborted_txn *v;
+    int rc = log_txn_collect(p->log, from, upto, &v, n);
+
+    *out = NULL;
+    if (rc != 0 || *n == 0)
+        return rc;
+    /* The smaller struct fits in place. */
+    struct partition_aborted_txn *o = (struct partition_aborted_txn *)v;
+    for (size_t i = 0; i < *n; i++) {
+        struct partition_aborted_txn t = {v[i].producer_id, v[i].first_offset};
+        o[i] = t;
+    }
+    *out = o;
+    return 0;
 }
 int64_t partition_log_start_offset(const struct partition *p)
 {
@@ -568,6 +657,7 @@ int partition_read(struct partition *p, int64_t from, size_t max_bytes,
     out->len = sl.len;
     out->ref = sl.segment;
     out->io = log_get_io(p->log);
+    out->next_offset = sl.next_offset;
     return 0;
 }
 
@@ -651,12 +741,21 @@ int partition_append(struct partition *p, uint8_t *batch, size_t len,
     int64_t max_ts = hdr->max_timestamp, base_before = log_active_base(p->log);
     struct record_batch appended = *hdr;
     struct pstate_batch dup;
+    bool is_marker = (hdr->attributes & RECORD_ATTR_CONTROL) != 0 && hdr->producer_id >= 0;
+    enum record_control_type marker_type = RECORD_CONTROL_ABORT;
+    int32_t coord_epoch = -1;
     int rc;
 
     *append_time = -1;
     if (p->role != REPLICA_LEADER)
         return ERR_NOT_LEADER_OR_FOLLOWER;
-    if (hdr->producer_id >= 0) {
+    if (is_marker) {
+        rc = record_control_parse(batch, len, &marker_type, &coord_epoch);
+        if (rc == 0)
+            rc = pstate_check_marker(p->pstate, hdr->producer_id, hdr->producer_epoch, coord_epoch);
+        if (rc != 0)
+            return rc;
+    } else if (hdr->producer_id >= 0) {
         rc = pstate_check(p->pstate, hdr, &dup);
         if (rc == ERR_DUPLICATE_SEQUENCE_NUMBER)
             *base_offset = dup.first_offset;
@@ -681,7 +780,11 @@ int partition_append(struct partition *p, uint8_t *batch, size_t len,
     if (hdr->producer_id >= 0) {
         appended.base_offset = *base_offset;
         appended.max_timestamp = max_ts;
-        if (pstate_update(p->pstate, &appended, tclock_now_ms(p->rm->clock)) != 0)
+        if (is_marker)
+            rc = record_marker(p, &appended, marker_type, coord_epoch, tclock_now_ms(p->rm->clock));
+        else
+            rc = pstate_update(p->pstate, &appended, tclock_now_ms(p->rm->clock));
+        if (rc != 0)
             slog_error("replica", "out of memory recording producer %lld on %s-%d",
                        (long long)hdr->producer_id, p->topic, p->index);
     }
@@ -722,9 +825,20 @@ int partition_append_as_follower(struct partition *p, uint8_t *buf, size_t len, 
         if (log_active_base(p->log) != base_before)
             replica_write_snapshot(p, log_active_base(p->log)); /* as partition_append */
         /* Followers build producer state as they replicate, so it moves with leadership. */
-        if (b.producer_id >= 0 && pstate_update(p->pstate, &b, b.max_timestamp) != 0)
-            slog_error("replica", "out of memory recording producer %lld on %s-%d",
-                       (long long)b.producer_id, p->topic, p->index);
+        if (b.producer_id >= 0) {
+            enum record_control_type type;
+            int32_t coord_epoch;
+            int urc;
+            b.base_offset = base;
+            if ((b.attributes & RECORD_ATTR_CONTROL) &&
+                record_control_parse(buf + off, size, &type, &coord_epoch) == 0)
+                urc = record_marker(p, &b, type, coord_epoch, b.max_timestamp);
+            else
+                urc = pstate_update(p->pstate, &b, b.max_timestamp);
+            if (urc != 0)
+                slog_error("replica", "out of memory recording producer %lld on %s-%d",
+                           (long long)b.producer_id, p->topic, p->index);
+        }
         partition_maybe_flush(p, log_active_base(p->log) != base_before);
         off += size;
     }
@@ -753,4 +867,92 @@ int partition_follower_fetched(struct partition *p, int32_t replica_id, int64_t 
         return 0;
     }
     return ERR_NOT_LEADER_OR_FOLLOWER;
+}
+
+int partition_write_marker(struct partition *p, int64_t producer_id, int16_t producer_epoch,
+                           int32_t coordinator_epoch, bool commit, int64_t *offset)
+{
+    uint8_t *batch = NULL;
+    size_t len = 0;
+    struct record_batch hdr;
+    int64_t append_time;
+    int rc;
+
+    *offset = -1;
+    if (p->role != REPLICA_LEADER)
+        return ERR_NOT_LEADER_OR_FOLLOWER;
+    rc = record_build_control(producer_id, producer_epoch, coordinator_epoch,
+                              commit ? RECORD_CONTROL_COMMIT : RECORD_CONTROL_ABORT,
+                              tclock_now_ms(p->rm->clock), &batch, &len);
+    if (rc != 0)
+        return rc;
+    rc = record_batch_parse(batch, len, &hdr);
+    if (rc == 0)
+        rc = partition_append(p, batch, len, &hdr, offset, &append_time);
+    free(batch);
+    return rc;
+}
+
+bool partition_txn_verified(const struct partition *p, int64_t producer_id, int16_t epoch)
+{
+    return pstate_txn_verified(p->pstate, producer_id, epoch);
+}
+
+uint32_t partition_verify_begin(struct partition *p, int64_t producer_id, int16_t epoch)
+{
+    return pstate_verify_begin(p->pstate, producer_id, epoch);
+}
+
+bool partition_verify_done(struct partition *p, int64_t producer_id, int16_t epoch, uint32_t token)
+{
+    return pstate_verify_done(p->pstate, producer_id, epoch, token);
+}
+
+size_t partition_abort_hanging(struct partition *p, int64_t now_ms, int64_t older_than_ms)
+{
+    const struct pstate_producer *prods;
+    size_t n, aborted = 0, k = 0;
+    int64_t *ids;
+
+    if (p->role != REPLICA_LEADER || pstate_first_unstable_offset(p->pstate) < 0)
+        return 0;
+    prods = pstate_producers(p->pstate, &n);
+    ids = malloc((n + 1) * sizeof *ids);
+    if (ids == NULL)
+        return 0;
+    /* Chosen first, written after: each marker changes the producer table. A producer
+     * replayed from the log carries its batch's own timestamp (a client's clock), so the
+     * time counts from the partition's open at the earliest: after a restart every open
+     * transaction gets the full timeout again. */
+    for (size_t i = 0; i < n; i++) {
+        int64_t last =
+            prods[i].last_update_ms > p->opened_ms ? prods[i].last_update_ms : p->opened_ms;
+        if (prods[i].txn_first_offset >= 0 && now_ms - last > older_than_ms)
+            ids[k++] = prods[i].producer_id;
+    }
+    for (size_t i = 0; i < k; i++) {
+        const struct pstate_producer *pr = pstate_get(p->pstate, ids[i]);
+        int64_t first = pr->txn_first_offset, last = pr->last_update_ms, offset;
+        int16_t epoch = pr->epoch;
+        int32_t coord = pr->coordinator_epoch;
+        int rc = partition_write_marker(p, ids[i], epoch, coord, false, &offset);
+        if (rc == 0) {
+            aborted++;
+            slog_warn("replica",
+                      "%s-%d: aborted the hanging transaction of producer %lld (epoch %d) that "
+                      "started at offset %lld and last wrote %lld ms ago, longer than "
+                      "transaction.max.timeout.ms allows: ABORT marker at offset %lld",
+                      p->topic, p->index, (long long)ids[i], epoch, (long long)first,
+                      (long long)(now_ms - last), (long long)offset);
+        } else {
+            static struct slog_limit lim;
+            slog_warn_limited(&lim, 60000, "replica",
+                              "%s-%d: cannot abort the hanging transaction of producer %lld at "
+                              "offset %lld: %s",
+                              p->topic, p->index, (long long)ids[i], (long long)first,
+                              err_name(rc));
+        }
+    }
+    free(ids);
+    return aborted;
 }

@@ -179,8 +179,9 @@ struct partition_slice {
     int fd;
     int64_t pos;
     size_t len;
-    void *ref;      /* opaque */
-    const void *io; /* opaque */
+    void *ref;           /* opaque */
+    const void *io;      /* opaque */
+    int64_t next_offset; /* the offset after the slice's last batch */
 };
 
 /* Reads from offset `from`: the batches starting with the one that holds `from`, at most
@@ -212,10 +213,49 @@ void partition_max_timestamp(const struct partition *p, int64_t *offset, int64_t
  * negative (other than -1) or past the high watermark, or ERR_IO. */
 int partition_delete_records(struct partition *p, int64_t offset, int64_t *low_watermark);
 
+/* read_committed's aborted transactions overlapping [from, upto) (see log_txn_collect):
+ * *out malloc()ed, the caller frees. Returns 0, ERR_IO or ERR_NOMEM. */
+struct partition_aborted_txn {
+    int64_t producer_id;
+    int64_t first_offset;
+};
+int partition_aborted_txns(struct partition *p, int64_t from, int64_t upto,
+                           struct partition_aborted_txn **out, size_t *n);
+
 /* ---- writing ------------------------------------------------------------------------------ */
 
-/* Appends one validated batch (see log_append). A batch with a producer id is first checked
- * against the producer state: an exact retry of a recent batch appends nothing and returns
+/* WriteTxnMarkers' append: a COMMIT or ABORT control batch for (producer_id, producer_epoch)
+ * from the coordinator at `coordinator_epoch`, through partition_append (so the high
+ * watermark, marks and flush policy move as for any batch). It closes the producer's ongoing
+ * transaction (the last stable offset moves) and, for an ABORT, adds the transaction to the
+ * segment's .txnindex. *offset receives the marker's offset. Returns 0,
+ * NOT_LEADER_OR_FOLLOWER, INVALID_PRODUCER_EPOCH (an older producer epoch),
+ * TRANSACTION_COORDINATOR_FENCED (an older coordinator epoch than the producer's last
+ * marker), or the log's error. A producer with no ongoing transaction here still gets its
+ * marker (Kafka does: an idempotent retry). */
+int partition_write_marker(struct partition *p, int64_t producer_id, int16_t producer_epoch,
+                           int32_t coordinator_epoch, bool commit, int64_t *offset);
+
+/* Self-healing of hanging transactions (KIP-664's failure, without an operator): on a leader,
+ * aborts every ongoing transaction whose producer last wrote here more than `older_than_ms`
+ * ago (now_ms: wall clock; counted from the partition's open at the earliest, since replayed
+ * producers only carry their batches' timestamps) by writing the ABORT marker itself with the last
+ * coordinator epoch it saw, one WARN line each naming producer, partition and first offset. The
+ * caller passes transaction.max.timeout.ms plus a margin: no coordinator keeps a transaction open
+ * longer (it aborts it at its timeout, at most that), so a transaction still open here is one whose
+ * coordinator lost it. Returns how many were aborted. */
+size_t partition_abort_hanging(struct partition *p, int64_t now_ms, int64_t older_than_ms);
+
+/* KIP-890 verification state of a producer on this partition (pstate_txn_verified,
+ * pstate_verify_begin, pstate_verify_done). */
+bool partition_txn_verified(const struct partition *p, int64_t producer_id, int16_t epoch);
+uint32_t partition_verify_begin(struct partition *p, int64_t producer_id, int16_t epoch);
+bool partition_verify_done(struct partition *p, int64_t producer_id, int16_t epoch, uint32_t token);
+
+/* Appends one validated batch (see log_append). A control batch (a COMMIT/ABORT marker:
+ * partition_write_marker builds them; clients may not send them) is checked with
+ * pstate_check_marker and closes the producer's transaction. A batch with a producer id is first
+ * checked against the producer state: an exact retry of a recent batch appends nothing and returns
  * ERR_DUPLICATE_SEQUENCE_NUMBER with *base_offset set to the original batch's (the caller
  * answers success); a fenced or out-of-order one returns that error. Otherwise applies
  * LogAppendTime when configured (*append_time receives it, else -1), advances the high

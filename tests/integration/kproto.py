@@ -1827,6 +1827,100 @@ def consumer_assignment(parts):
                           lambda tp: string(tp[0]) + array(tp[1], i32)) + i32(-1)
 
 
+# ---------------------------------------------------------------- transactions, partition side
+
+WRITE_TXN_MARKERS = 27
+NOT_ENOUGH_REPLICAS = 19
+INVALID_TXN_STATE = 48
+TRANSACTION_COORDINATOR_FENCED = 52
+INVALID_RECORD = 87
+ATTR_TRANSACTIONAL = 0x10
+ATTR_CONTROL = 0x20
+
+
+def transactional_batch(n, producer_id, producer_epoch, base_sequence, prefix=b"t",
+                        base_timestamp=None):
+    """n records in a transactional batch of the producer (key None, values prefix+i)."""
+    return record_batch([(None, prefix + b"%d" % i) for i in range(n)],
+                        base_timestamp=base_timestamp, attributes=ATTR_TRANSACTIONAL,
+                        producer_id=producer_id, producer_epoch=producer_epoch,
+                        base_sequence=base_sequence)
+
+
+def control_batch(producer_id, producer_epoch, commit, coordinator_epoch=0):
+    """A COMMIT/ABORT marker as a client must never send it (key {0, type}, value {0, epoch})."""
+    key = i16(0) + i16(1 if commit else 0)
+    value = i16(0) + i32(coordinator_epoch)
+    return record_batch([(key, value)], attributes=ATTR_TRANSACTIONAL | ATTR_CONTROL,
+                        producer_id=producer_id, producer_epoch=producer_epoch,
+                        base_sequence=-1)
+
+
+def write_txn_markers_request(corr, markers, version=1):
+    """WriteTxnMarkers v0/v1. markers: list of dict(producer_id, producer_epoch, commit,
+    coordinator_epoch, topics={name: [partition, ...]})."""
+    flex = version >= 1
+    arr_ = (lambda items, enc: _compact_array(items, enc)) if flex else array
+    str_ = compact_string if flex else string
+    tags = uvarint(0) if flex else b""
+
+    def topic(kv):
+        name, parts = kv
+        return str_(name) + arr_(list(parts), i32) + tags
+
+    def marker(m):
+        return (i64(m["producer_id"]) + i16(m["producer_epoch"]) +
+                i8(1 if m["commit"] else 0) + arr_(list(m["topics"].items()), topic) +
+                i32(m["coordinator_epoch"]) + tags)
+
+    body = arr_(markers, marker) + tags
+    return frame(header(WRITE_TXN_MARKERS, version, corr, flexible=flex) + body)
+
+
+def parse_write_txn_markers(body, version=1):
+    """→ {(producer_id, topic, partition): error}"""
+    flex = version >= 1
+    r = Reader(body)
+    out = {}
+
+    def arr(rr, dec):
+        return (rr.compact_array(dec) if flex else rr.array(dec)) or []
+
+    def marker(rr):
+        pid = _r_i64(rr)
+
+        def topic(r2):
+            name = r2.compact_string() if flex else r2.string()
+
+            def part(r3):
+                p, err = r3.i32(), r3.i16()
+                if flex:
+                    r3.skip_tags()
+                out[(pid, name, p)] = err
+
+            arr(r2, part)
+            if flex:
+                r2.skip_tags()
+
+        arr(rr, topic)
+        if flex:
+            rr.skip_tags()
+
+    arr(r, marker)
+    if flex:
+        r.skip_tags()
+    return out
+
+
+def _conn_write_txn_markers(self, markers, version=1):
+    body = _roundtrip(self, write_txn_markers_request(self.next_corr(), markers, version),
+                      flexible_header=version >= 1)
+    return parse_write_txn_markers(body, version)
+
+
+Conn.write_txn_markers = _conn_write_txn_markers
+
+
 # ================================================================ old versions (Kafka 3.x serves them)
 # Message sets of magic 0/1 (plain and compressed wrappers), Produce v0..v2, Fetch v0..v3,
 # ListOffsets v0, Metadata v0 and v8 with authorized operations, CreateTopics v0/v1,

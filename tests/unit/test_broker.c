@@ -366,3 +366,561 @@ TEST(broker_fetch_old_version_closed_while_converting)
     CHECK_EQ_INT(a.how, NET_DETACHED_FINISHED);
     bfx_close(&f);
 }
+
+/* ---- transactions (issue 10): markers, read_committed, produce checks ---------------------- */
+
+/* Builds one batch of one record with the given attributes and producer; malloc()ed. */
+static uint8_t *txn_batch(int16_t attrs, int64_t pid, int16_t epoch, int32_t seq, size_t *len)
+{
+    struct record_input rec = {
+        .key_len = -1, .value = (const uint8_t *)"t", .value_len = 1, .timestamp = T0};
+    struct record_build_options opt = {.base_offset = 0,
+                                       .attributes = attrs,
+                                       .producer_id = pid,
+                                       .producer_epoch = epoch,
+                                       .base_sequence = seq,
+                                       .leader_epoch = -1};
+    uint8_t *buf;
+    if (record_batch_build(&opt, &rec, 1, &buf, len) != 0)
+        return NULL;
+    return buf;
+}
+
+static int append_txn_one(struct partition *p, int64_t pid, int16_t epoch, int32_t seq)
+{
+    size_t len;
+    uint8_t *buf = txn_batch(RECORD_ATTR_TRANSACTIONAL, pid, epoch, seq, &len);
+    struct record_batch hdr;
+    int64_t base, at;
+    int rc = buf ? record_batch_validate(buf, len, &hdr) : -9999;
+    if (rc == 0)
+        rc = partition_append(p, buf, len, &hdr, &base, &at);
+    free(buf);
+    return rc;
+}
+
+struct mk_answer {
+    int calls;
+    int16_t err[4];
+    int n;
+};
+
+static void on_markers(void *arg, enum net_detached_end how, int16_t version, const void *resp)
+{
+    struct mk_answer *a = arg;
+    const struct WriteTxnMarkersResponse *rs = resp;
+    (void)how;
+    (void)version;
+    a->calls++;
+    a->n = 0;
+    for (int32_t i = 0; rs && i < rs->Markers.n; i++)
+        for (int32_t t = 0; t < rs->Markers.v[i].Topics.n; t++)
+            for (int32_t j = 0; j < rs->Markers.v[i].Topics.v[t].Partitions.n && a->n < 4; j++)
+                a->err[a->n++] = rs->Markers.v[i].Topics.v[t].Partitions.v[j].ErrorCode;
+}
+
+/* WriteTxnMarkers with one marker on partition 0 of `topic` (and partition 7, unknown). */
+static void write_marker(struct bfx *f, const char *topic, int64_t pid, int16_t epoch, bool commit,
+                         int32_t coord_epoch, struct mk_answer *a)
+{
+    struct arena *ar = arena_new(1 << 16);
+    struct WriteTxnMarkersRequest *rq = arena_alloc(ar, sizeof *rq);
+    struct WritableTxnMarker *m = arena_alloc(ar, sizeof *m);
+    struct WritableTxnMarkerTopic *t = arena_alloc(ar, sizeof *t);
+    int32_t *idx = arena_alloc(ar, 2 * sizeof *idx);
+    idx[0] = 0;
+    idx[1] = 7;
+    *t = (struct WritableTxnMarkerTopic){.Name = arena_strndup(ar, topic, strlen(topic))};
+    t->PartitionIndexes.v = idx;
+    t->PartitionIndexes.n = 2;
+    *m = (struct WritableTxnMarker){.ProducerId = pid,
+                                    .ProducerEpoch = epoch,
+                                    .TransactionResult = commit,
+                                    .CoordinatorEpoch = coord_epoch};
+    m->Topics.v = t;
+    m->Topics.n = 1;
+    rq->Markers.v = m;
+    rq->Markers.n = 1;
+    memset(a, 0, sizeof *a);
+    broker_write_txn_markers(
+        f->b, net_request_detached_new(PROTO_API_WriteTxnMarkers, 1, rq, ar, on_markers, a));
+    spin(f);
+}
+
+TEST(broker_write_txn_markers_commit_abort_and_fencing)
+{
+    struct bfx f;
+    struct mk_answer a;
+    struct partition *p;
+
+    REQUIRE(bfx_open(&f, "mk"));
+    p = replica_partition(f.rm, "mk", 0);
+    REQUIRE(p);
+    REQUIRE(append_txn_one(p, 10, 1, 0) == 0);
+    CHECK_EQ_INT(partition_last_stable_offset(p), 0);
+    write_marker(&f, "mk", 10, 1, false, 5, &a);
+    CHECK_EQ_INT(a.calls, 1);
+    CHECK_EQ_INT(a.n, 2);
+    CHECK_EQ_INT(a.err[0], 0);
+    CHECK_EQ_INT(a.err[1], ERR_UNKNOWN_TOPIC_OR_PARTITION);
+    CHECK_EQ_INT(partition_last_stable_offset(p), 2);
+    /* A stale coordinator epoch, then a stale producer epoch. */
+    write_marker(&f, "mk", 10, 1, true, 4, &a);
+    CHECK_EQ_INT(a.err[0], ERR_TRANSACTION_COORDINATOR_FENCED);
+    write_marker(&f, "mk", 10, 0, true, 5, &a);
+    CHECK_EQ_INT(a.err[0], ERR_INVALID_PRODUCER_EPOCH);
+    CHECK_EQ_INT(partition_log_end_offset(p), 2);
+    /* A retry of the same marker is written again (Kafka does). */
+    write_marker(&f, "mk", 10, 1, false, 5, &a);
+    CHECK_EQ_INT(a.err[0], 0);
+    CHECK_EQ_INT(partition_log_end_offset(p), 3);
+    bfx_close(&f);
+}
+
+struct tc_calls {
+    int n;
+    int32_t partition;
+    int64_t pid;
+    bool commit;
+};
+static void on_txn_complete(void *arg, int32_t partition, int64_t pid, bool commit)
+{
+    struct tc_calls *c = arg;
+    c->n++;
+    c->partition = partition;
+    c->pid = pid;
+    c->commit = commit;
+}
+
+TEST(broker_write_txn_markers_tells_the_group_coordinator)
+{
+    struct bfx f;
+    struct mk_answer a;
+    struct tc_calls c = {0};
+
+    REQUIRE(bfx_open(&f, "__consumer_offsets"));
+    /* A broker wired like main.c's, on the same replica manager. */
+    bool stopped = false;
+    broker_stop(f.b, fixture_set_flag, &stopped);
+    CHECK(fixture_run_until(&f.q.loop, &stopped, 5000));
+    struct broker_options bo = {.loop = &f.q.loop,
+                                .clock = f.clock,
+                                .replicas = f.rm,
+                                .node_id = NODE,
+                                .txn_complete = on_txn_complete,
+                                .txn_complete_arg = &c};
+    f.b = broker_new(&bo);
+    REQUIRE(f.b);
+    write_marker(&f, "__consumer_offsets", 33, 0, true, 0, &a);
+    CHECK_EQ_INT(a.err[0], 0);
+    CHECK_EQ_INT(c.n, 1);
+    CHECK_EQ_INT(c.partition, 0);
+    CHECK_EQ_INT(c.pid, 33);
+    CHECK(c.commit);
+    write_marker(&f, "__consumer_offsets", 33, 0, false, -1, &a); /* fenced: not told */
+    CHECK_EQ_INT(a.err[0], ERR_TRANSACTION_COORDINATOR_FENCED);
+    CHECK_EQ_INT(c.n, 1);
+    bfx_close(&f);
+}
+
+struct rc_answer {
+    int calls;
+    int16_t err;
+    int64_t hw, lso;
+    int32_t records_len, n_aborted;
+    int64_t aborted_pid, aborted_first;
+};
+
+static void on_rc_fetch(void *arg, enum net_detached_end how, int16_t version, const void *resp)
+{
+    struct rc_answer *a = arg;
+    const struct FetchResponse *rs = resp;
+    (void)how;
+    (void)version;
+    a->calls++;
+    if (rs == NULL || rs->Responses.n < 1 || rs->Responses.v[0].Partitions.n < 1)
+        return;
+    const struct FetchPartitionData *pd = &rs->Responses.v[0].Partitions.v[0];
+    a->err = pd->ErrorCode;
+    a->hw = pd->HighWatermark;
+    a->lso = pd->LastStableOffset;
+    a->records_len = pd->Records.len;
+    a->n_aborted = pd->AbortedTransactions.n;
+    if (pd->AbortedTransactions.n > 0) {
+        a->aborted_pid = pd->AbortedTransactions.v[0].ProducerId;
+        a->aborted_first = pd->AbortedTransactions.v[0].FirstOffset;
+    }
+}
+
+static int32_t rc_partition_max_bytes = 1 << 20;
+
+static void fetch_committed(struct bfx *f, const char *topic, int64_t offset, int8_t isolation,
+                            struct rc_answer *rc)
+{
+    struct arena *ar = arena_new(1 << 20);
+    struct FetchRequest *rq = arena_alloc(ar, sizeof *rq);
+    struct FetchTopic *t = arena_alloc(ar, sizeof *t);
+    struct FetchPartition *p = arena_alloc(ar, sizeof *p);
+
+    memset(rq, 0, sizeof *rq);
+    memset(t, 0, sizeof *t);
+    *p = (struct FetchPartition){.Partition = 0,
+                                 .CurrentLeaderEpoch = -1,
+                                 .FetchOffset = offset,
+                                 .LastFetchedEpoch = -1,
+                                 .LogStartOffset = -1,
+                                 .PartitionMaxBytes = rc_partition_max_bytes};
+    t->Topic = arena_strndup(ar, topic, strlen(topic));
+    t->Partitions.v = p;
+    t->Partitions.n = 1;
+    rq->ReplicaId = -1;
+    rq->MaxBytes = 1 << 20;
+    rq->MinBytes = 1;
+    rq->IsolationLevel = isolation;
+    rq->SessionEpoch = -1;
+    rq->Topics.v = t;
+    rq->Topics.n = 1;
+    rq->RackId = "";
+    memset(rc, 0, sizeof *rc);
+    rc->n_aborted = -2;
+    broker_fetch(f->b, net_request_detached_new(API_FETCH, 11, rq, ar, on_rc_fetch, rc));
+    spin(f);
+}
+
+TEST(broker_fetch_read_committed_stops_at_lso_and_lists_aborted)
+{
+    struct bfx f;
+    struct rc_answer rc;
+    struct mk_answer a;
+    struct partition *p;
+
+    REQUIRE(bfx_open(&f, "rc"));
+    p = replica_partition(f.rm, "rc", 0);
+    REQUIRE(p);
+    REQUIRE(append_one(p) == 0);               /* 0 */
+    REQUIRE(append_txn_one(p, 20, 0, 0) == 0); /* 1: producer 20, aborted below */
+    REQUIRE(append_txn_one(p, 21, 0, 0) == 0); /* 2: producer 21, open */
+    REQUIRE(append_one(p) == 0);               /* 3 */
+    fetch_committed(&f, "rc", 0, 1, &rc);
+    CHECK_EQ_INT(rc.calls, 1);
+    CHECK_EQ_INT(rc.err, 0);
+    CHECK_EQ_INT(rc.hw, 4);
+    CHECK_EQ_INT(rc.lso, 1);
+    CHECK(rc.records_len > 0); /* offset 0 only */
+    CHECK_EQ_INT(rc.n_aborted, 0);
+    int32_t first_len = rc.records_len;
+    /* From the LSO itself: nothing yet. */
+    fetch_committed(&f, "rc", 1, 1, &rc);
+    CHECK_EQ_INT(rc.records_len, 0);
+    write_marker(&f, "rc", 20, 0, false, 0, &a); /* 4: ABORT of producer 20 */
+    CHECK_EQ_INT(a.err[0], 0);
+    fetch_committed(&f, "rc", 0, 1, &rc);
+    CHECK_EQ_INT(rc.lso, 2);
+    CHECK_EQ_INT(rc.records_len, 2 * first_len); /* offsets 0 and 1 */
+    CHECK_EQ_INT(rc.n_aborted, 1);
+    CHECK_EQ_INT(rc.aborted_pid, 20);
+    CHECK_EQ_INT(rc.aborted_first, 1);
+    write_marker(&f, "rc", 21, 0, true, 0, &a); /* 5: COMMIT of producer 21 */
+    fetch_committed(&f, "rc", 2, 1, &rc);
+    CHECK_EQ_INT(rc.lso, 6);
+    CHECK_EQ_INT(rc.n_aborted, 1); /* producer 20's range reaches offset 4 */
+    /* Only what overlaps the returned range is listed: one small batch (offset 0) ends
+     * before producer 20's transaction starts. */
+    rc_partition_max_bytes = 1;
+    fetch_committed(&f, "rc", 0, 1, &rc);
+    rc_partition_max_bytes = 1 << 20;
+    CHECK_EQ_INT(rc.records_len, first_len);
+    CHECK_EQ_INT(rc.n_aborted, 0);
+    fetch_committed(&f, "rc", 1, 1, &rc);
+    CHECK_EQ_INT(rc.n_aborted, 1);
+    /* read_uncommitted: no aborted list at all (null). */
+    fetch_committed(&f, "rc", 0, 0, &rc);
+    CHECK_EQ_INT(rc.n_aborted, -1);
+    CHECK_EQ_INT(rc.lso, 6);
+    bfx_close(&f);
+}
+
+struct pr_answer {
+    int calls;
+    int16_t err;
+    int64_t base;
+};
+
+static void on_produce(void *arg, enum net_detached_end how, int16_t version, const void *resp)
+{
+    struct pr_answer *a = arg;
+    const struct ProduceResponse *rs = resp;
+    (void)how;
+    (void)version;
+    a->calls++;
+    if (rs && rs->Responses.n > 0 && rs->Responses.v[0].PartitionResponses.n > 0) {
+        a->err = rs->Responses.v[0].PartitionResponses.v[0].ErrorCode;
+        a->base = rs->Responses.v[0].PartitionResponses.v[0].BaseOffset;
+    }
+}
+
+static bool pipelined; /* produce_one does not turn the loop after sending */
+
+static void produce_one(struct bfx *f, const char *topic, const char *tid, int16_t attrs,
+                        int64_t pid, int16_t epoch, int32_t seq, struct pr_answer *a)
+{
+    struct arena *ar = arena_new(1 << 16);
+    struct ProduceRequest *rq = arena_alloc(ar, sizeof *rq);
+    struct TopicProduceData *t = arena_alloc(ar, sizeof *t);
+    struct PartitionProduceData *pd = arena_alloc(ar, sizeof *pd);
+    size_t len;
+    uint8_t *b = txn_batch(attrs, pid, epoch, seq, &len);
+    uint8_t *copy = arena_alloc(ar, len);
+
+    memcpy(copy, b, len);
+    free(b);
+    if (attrs & RECORD_ATTR_CONTROL) { /* the builder cannot set it: patch and re-CRC */
+        copy[22] |= RECORD_ATTR_CONTROL;
+        uint32_t crc = record_crc32c(0, copy + 21, len - 21);
+        copy[17] = (uint8_t)(crc >> 24);
+        copy[18] = (uint8_t)(crc >> 16);
+        copy[19] = (uint8_t)(crc >> 8);
+        copy[20] = (uint8_t)crc;
+    }
+    *pd = (struct PartitionProduceData){.Index = 0};
+    pd->Records.data = copy;
+    pd->Records.len = (int32_t)len;
+    *t = (struct TopicProduceData){.Name = arena_strndup(ar, topic, strlen(topic))};
+    t->PartitionData.v = pd;
+    t->PartitionData.n = 1;
+    *rq = (struct ProduceRequest){.Acks = -1, .TimeoutMs = 1000};
+    rq->TransactionalId = tid ? arena_strndup(ar, tid, strlen(tid)) : NULL;
+    rq->TopicData.v = t;
+    rq->TopicData.n = 1;
+    memset(a, 0, sizeof *a);
+    broker_produce(f->b, net_request_detached_new(PROTO_API_Produce, 9, rq, ar, on_produce, a));
+    if (!pipelined)
+        spin(f);
+}
+
+TEST(broker_produce_transactional_checks)
+{
+    struct bfx f;
+    struct pr_answer a;
+
+    REQUIRE(bfx_open(&f, "pt"));
+    /* A control batch from a client: INVALID_RECORD. */
+    produce_one(&f, "pt", "tid", RECORD_ATTR_CONTROL | RECORD_ATTR_TRANSACTIONAL, 5, 0, 0, &a);
+    CHECK_EQ_INT(a.calls, 1);
+    CHECK_EQ_INT(a.err, ERR_INVALID_RECORD);
+    /* A transactional batch without a transactional id. */
+    produce_one(&f, "pt", NULL, RECORD_ATTR_TRANSACTIONAL, 5, 0, 0, &a);
+    CHECK_EQ_INT(a.err, ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+    /* Verification off (this fixture's broker): appended. */
+    produce_one(&f, "pt", "tid", RECORD_ATTR_TRANSACTIONAL, 5, 0, 0, &a);
+    CHECK_EQ_INT(a.err, 0);
+    CHECK_EQ_INT(a.base, 0);
+    /* A plain batch from a producer in a transaction. */
+    produce_one(&f, "pt", "tid", 0, 5, 0, 1, &a);
+    CHECK_EQ_INT(a.err, ERR_INVALID_TXN_STATE);
+    /* A fenced producer epoch. */
+    produce_one(&f, "pt", "tid", RECORD_ATTR_TRANSACTIONAL, 5, 0, 1, &a);
+    CHECK_EQ_INT(a.err, 0);
+    struct partition *p = replica_partition(f.rm, "pt", 0);
+    int64_t off;
+    REQUIRE(partition_write_marker(p, 5, 1, 0, false, &off) == 0);
+    produce_one(&f, "pt", "tid", RECORD_ATTR_TRANSACTIONAL, 5, 0, 2, &a);
+    CHECK_EQ_INT(a.err, ERR_INVALID_PRODUCER_EPOCH);
+    bfx_close(&f);
+}
+
+TEST(broker_produce_verification_without_a_coordinator)
+{
+    struct bfx f;
+    struct pr_answer a;
+
+    REQUIRE(bfx_open(&f, "pv"));
+    bool stopped = false;
+    broker_stop(f.b, fixture_set_flag, &stopped);
+    CHECK(fixture_run_until(&f.q.loop, &stopped, 5000));
+    struct broker_options bo = {.loop = &f.q.loop,
+                                .clock = f.clock,
+                                .replicas = f.rm,
+                                .node_id = NODE,
+                                .meta = f.q.m,
+                                .txn_verify = true};
+    f.b = broker_new(&bo);
+    REQUIRE(f.b);
+    /* No __transaction_state leader (no client, no topic): retriable NOT_ENOUGH_REPLICAS,
+     * nothing appended. */
+    produce_one(&f, "pv", "tid", RECORD_ATTR_TRANSACTIONAL, 6, 0, 0, &a);
+    CHECK_EQ_INT(a.calls, 1);
+    CHECK_EQ_INT(a.err, ERR_NOT_ENOUGH_REPLICAS);
+    CHECK_EQ_INT(partition_log_end_offset(replica_partition(f.rm, "pv", 0)), 0);
+    /* Idempotent batches are not verified. */
+    produce_one(&f, "pv", NULL, 0, 7, 0, 0, &a);
+    CHECK_EQ_INT(a.err, 0);
+    bfx_close(&f);
+}
+
+/* ---- KIP-890 verification against a fake coordinator (a real net server on loopback) ------- */
+
+struct fake_coord {
+    struct net_server *srv;
+    int port;
+    int asked;        /* AddPartitionsToTxn requests seen */
+    int16_t answer;   /* per-partition error to give */
+    bool verify_only; /* of the last request */
+    int32_t n_parts;  /* in the last request */
+};
+
+static void fake_coord_request(void *ctx, struct net_request *req)
+{
+    struct fake_coord *fc = ctx;
+    struct AddPartitionsToTxnRequest *rq = req->body;
+    struct AddPartitionsToTxnResponse *rs = arena_alloc(req->arena, sizeof *rs);
+    struct AddPartitionsToTxnResult *tr = arena_alloc(req->arena, sizeof *tr);
+
+    fc->asked++;
+    memset(rs, 0, sizeof *rs);
+    memset(tr, 0, sizeof *tr);
+    fc->n_parts = 0;
+    if (rq->Transactions.n > 0) {
+        struct AddPartitionsToTxnTransaction *t = &rq->Transactions.v[0];
+        fc->verify_only = t->VerifyOnly;
+        tr->TransactionalId = t->TransactionalId;
+        tr->TopicResults.n = t->Topics.n;
+        tr->TopicResults.v =
+            arena_alloc(req->arena, (size_t)(t->Topics.n + 1) * sizeof *tr->TopicResults.v);
+        for (int32_t i = 0; i < t->Topics.n; i++) {
+            struct AddPartitionsToTxnTopicResult *o = &tr->TopicResults.v[i];
+            o->Name = t->Topics.v[i].Name;
+            o->ResultsByPartition.n = t->Topics.v[i].Partitions.n;
+            o->ResultsByPartition.v =
+                arena_alloc(req->arena, (size_t)(o->ResultsByPartition.n + 1) *
+                                            sizeof *o->ResultsByPartition.v);
+            for (int32_t j = 0; j < o->ResultsByPartition.n; j++) {
+                o->ResultsByPartition.v[j].PartitionIndex = t->Topics.v[i].Partitions.v[j];
+                o->ResultsByPartition.v[j].PartitionErrorCode = fc->answer;
+                fc->n_parts++;
+            }
+        }
+        rs->ResultsByTransaction.v = tr;
+        rs->ResultsByTransaction.n = 1;
+    }
+    net_respond(req, rs);
+}
+
+static int fake_resolve(void *arg, int32_t id, char *host, size_t host_len, int *port)
+{
+    struct fake_coord *fc = arg;
+    (void)id;
+    snprintf(host, host_len, "127.0.0.1");
+    *port = fc->port;
+    return 0;
+}
+
+/* Runs the loop until the Produce answered. */
+static bool produce_answered(struct bfx *f, struct pr_answer *a)
+{
+    for (int i = 0; i < 2000 && a->calls == 0; i++)
+        uv_run(&f->q.loop, UV_RUN_NOWAIT);
+    return a->calls == 1;
+}
+
+TEST(broker_produce_verifies_first_transactional_batch_and_caches_until_marker)
+{
+    struct bfx f;
+    struct pr_answer a;
+    struct fake_coord fc = {0};
+    struct net_client *client = NULL;
+    struct mk_answer m;
+    bool stopped = false;
+
+    REQUIRE(bfx_open(&f, "ver"));
+    /* __transaction_state, one partition led here: every transactional id maps to it. */
+    {
+        static const int32_t here[] = {NODE};
+        struct meta_record recs[2] = {{.type = META_REC_TOPIC}, {.type = META_REC_PARTITION}};
+        recs[0].u.topic.name = "__transaction_state";
+        recs[0].u.topic.id[0] = 0x7A;
+        recs[1].u.partition.topic_id[0] = 0x7A;
+        recs[1].u.partition.leader = NODE;
+        recs[1].u.partition.n_replicas = recs[1].u.partition.n_isr = 1;
+        recs[1].u.partition.replicas = recs[1].u.partition.isr = here;
+        REQUIRE(fixture_meta_propose(&f.q, recs, 2) == 0);
+        REQUIRE(bfx_settle(&f));
+    }
+    struct net_options no = {
+        .clock = f.clock, .host = "127.0.0.1", .port = 0, .max_frame = 1 << 20};
+    REQUIRE(net_server_start(&f.q.loop, &no, fake_coord_request, &fc, &fc.srv) == 0);
+    fc.port = net_server_port(fc.srv);
+    struct net_client_options co = {
+        .clock = f.clock, .client_id = "verify", .resolve = fake_resolve, .resolve_arg = &fc};
+    REQUIRE(net_client_new(&f.q.loop, &co, &client) == 0);
+    broker_stop(f.b, fixture_set_flag, &stopped);
+    CHECK(fixture_run_until(&f.q.loop, &stopped, 5000));
+    struct broker_options bo = {.loop = &f.q.loop,
+                                .clock = f.clock,
+                                .replicas = f.rm,
+                                .node_id = NODE,
+                                .meta = f.q.m,
+                                .client = client,
+                                .txn_verify = true,
+                                .txn_state_partitions = 1};
+    f.b = broker_new(&bo);
+    REQUIRE(f.b);
+    struct partition *p = replica_partition(f.rm, "ver", 0);
+    REQUIRE(p);
+
+    /* Not added to the transaction: INVALID_TXN_STATE, nothing appended. */
+    fc.answer = ERR_INVALID_TXN_STATE;
+    produce_one(&f, "ver", "tid", RECORD_ATTR_TRANSACTIONAL, 40, 0, 0, &a);
+    REQUIRE(produce_answered(&f, &a));
+    CHECK_EQ_INT(a.err, ERR_INVALID_TXN_STATE);
+    CHECK_EQ_INT(fc.asked, 1);
+    CHECK(fc.verify_only);
+    CHECK_EQ_INT(fc.n_parts, 1);
+    CHECK_EQ_INT(partition_log_end_offset(p), 0);
+    /* Fenced at the coordinator: the producer hears INVALID_PRODUCER_EPOCH. */
+    fc.answer = ERR_PRODUCER_FENCED;
+    produce_one(&f, "ver", "tid", RECORD_ATTR_TRANSACTIONAL, 40, 0, 0, &a);
+    REQUIRE(produce_answered(&f, &a));
+    CHECK_EQ_INT(a.err, ERR_INVALID_PRODUCER_EPOCH);
+    /* Added: appended after one round trip; the next batches ask nothing. */
+    fc.answer = 0;
+    produce_one(&f, "ver", "tid", RECORD_ATTR_TRANSACTIONAL, 40, 0, 0, &a);
+    REQUIRE(produce_answered(&f, &a));
+    CHECK_EQ_INT(a.err, 0);
+    CHECK_EQ_INT(a.base, 0);
+    CHECK_EQ_INT(fc.asked, 3);
+    produce_one(&f, "ver", "tid", RECORD_ATTR_TRANSACTIONAL, 40, 0, 1, &a);
+    REQUIRE(produce_answered(&f, &a));
+    CHECK_EQ_INT(a.err, 0);
+    CHECK_EQ_INT(fc.asked, 3);
+    /* The marker ends the transaction here: the next one is verified again — and two
+     * requests pipelined before the answer share the check (neither is voided). */
+    write_marker(&f, "ver", 40, 0, true, 0, &m);
+    CHECK_EQ_INT(m.err[0], 0);
+    struct pr_answer a2;
+    pipelined = true;
+    produce_one(&f, "ver", "tid", RECORD_ATTR_TRANSACTIONAL, 40, 0, 2, &a);
+    produce_one(&f, "ver", "tid", RECORD_ATTR_TRANSACTIONAL, 40, 0, 3, &a2);
+    pipelined = false;
+    CHECK_EQ_INT(a.calls + a2.calls, 0);
+    REQUIRE(produce_answered(&f, &a));
+    REQUIRE(produce_answered(&f, &a2));
+    CHECK_EQ_INT(a.err, 0);
+    CHECK_EQ_INT(a2.err, 0);
+    CHECK_EQ_INT(a.base, 3);
+    CHECK_EQ_INT(a2.base, 4);
+    CHECK_EQ_INT(fc.asked, 5);
+
+    /* Teardown: the broker before the client, the server last. */
+    stopped = false;
+    broker_stop(f.b, fixture_set_flag, &stopped);
+    CHECK(fixture_run_until(&f.q.loop, &stopped, 5000));
+    f.b = NULL;
+    stopped = false;
+    net_client_stop(client, fixture_set_flag, &stopped);
+    CHECK(fixture_run_until(&f.q.loop, &stopped, 5000));
+    stopped = false;
+    net_server_stop(fc.srv, fixture_set_flag, &stopped);
+    CHECK(fixture_run_until(&f.q.loop, &stopped, 5000));
+    bfx_close(&f);
+}

@@ -820,3 +820,58 @@ TEST(compact_rewritten_batch_keeps_its_codec)
         teardown(dir);
     }
 }
+
+/* ---- aborted transactions through a clean (issue 10) --------------------------------------- */
+
+/* The .txnindex entries of a group's old segments end up in the new segment's .txnindex —
+ * after an uninterrupted clean, and after a crash at every stage (recovery completes the
+ * swap with them). */
+TEST(compact_keeps_aborted_transactions_of_merged_segments)
+{
+    static const char *const stages[] = {NULL, "swap", "swapin", "swapped"};
+
+    for (size_t k = 0; k < sizeof stages / sizeof stages[0]; k++) {
+        char dir[64];
+        struct log_config c;
+        struct log_clean_config cc;
+        struct log_clean *job;
+        struct log *l;
+        struct log_aborted_txn *v;
+        size_t n;
+        int rc;
+
+        setup(dir);
+        REQUIRE((l = crash_fixture(dir, &c)) != NULL);
+        /* One aborted transaction recorded in each of the six sealed segments (their "own"
+         * record's offset stands in for the marker), in marker order. */
+        for (int seg = 0; seg < 6; seg++) {
+            int64_t off = seg * 7;
+            struct log_aborted_txn t = {100 + seg, off, off, off + 1};
+            REQUIRE(log_txn_append(l, &t) == 0);
+        }
+        REQUIRE(log_txn_collect(l, 0, INT64_MAX, &v, &n) == 0);
+        CHECK_EQ_INT(n, 6);
+        free(v);
+        clean_cfg(&cc, l);
+        log_clean_test_fault(stages[k]);
+        REQUIRE(log_clean_begin(l, &cc, &job) == 0);
+        do {
+            log_clean_step(job);
+            rc = log_clean_advance(job);
+        } while (rc == 0);
+        log_clean_end(job, NULL);
+        log_clean_test_fault(NULL);
+        if (stages[k] != NULL) {
+            log_close(l, false);
+            REQUIRE((l = open_log(dir, &c, false)) != NULL);
+        }
+        REQUIRE(log_txn_collect(l, 0, INT64_MAX, &v, &n) == 0);
+        CHECK_EQ_INT(n, 6);
+        for (size_t i = 0; i < n && i < 6; i++)
+            CHECK_EQ_INT(v[i].producer_id, 100 + (int64_t)i);
+        free(v);
+        CHECK_EQ_INT(count_suffix(dir, ".txnindex"), count_suffix(dir, ".log"));
+        log_close(l, true);
+        teardown(dir);
+    }
+}

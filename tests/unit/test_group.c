@@ -228,6 +228,13 @@ static void on_reply(void *arg, enum net_detached_end how, int16_t version, cons
         }
         break;
     }
+    case PROTO_API_TxnOffsetCommit: {
+        const struct TxnOffsetCommitResponse *rs = resp;
+        r->perr = rs->Topics.n > 0 && rs->Topics.v[0].Partitions.n > 0
+                      ? rs->Topics.v[0].Partitions.v[0].ErrorCode
+                      : -999;
+        break;
+    }
     case PROTO_API_OffsetCommit: {
         const struct OffsetCommitResponse *rs = resp;
         r->perr = rs->Topics.n > 0 && rs->Topics.v[0].Partitions.n > 0
@@ -320,6 +327,9 @@ static void call(struct gfx *f, int16_t api, int16_t version, void *body, struct
         break;
     case PROTO_API_OffsetCommit:
         group_offset_commit(f->gc, req);
+        break;
+    case PROTO_API_TxnOffsetCommit:
+        group_txn_offset_commit_request(f->gc, req);
         break;
     case PROTO_API_OffsetFetch:
         group_offset_fetch(f->gc, req);
@@ -1026,6 +1036,68 @@ TEST(group_load_reads_in_bounded_slices)
     CHECK_EQ_INT(r.offset, 998);
     fetch(&f, "big", "orders", 1, false, &r);
     CHECK_EQ_INT(r.offset, 999);
+    gfx_close(&f);
+}
+
+/* ---- TxnOffsetCommit's handler (issue 10, txn_offset_commit.c) ------------------------------ */
+
+static void txn_commit(struct gfx *f, int16_t version, const char *group, int64_t pid, int32_t gen,
+                       const char *member, int64_t offset, struct reply *r)
+{
+    struct arena *ar;
+    struct TxnOffsetCommitRequest *rq = body(&ar, sizeof *rq);
+    struct TxnOffsetCommitRequestTopic *t = arena_alloc(ar, sizeof *t);
+    struct TxnOffsetCommitRequestPartition *p = arena_alloc(ar, sizeof *p);
+    rq->TransactionalId = "copier";
+    rq->GroupId = (char *)group;
+    rq->ProducerId = pid;
+    rq->ProducerEpoch = 0;
+    rq->GenerationId = gen;
+    rq->MemberId = (char *)member;
+    rq->Topics.v = t;
+    rq->Topics.n = 1;
+    t->Name = "orders";
+    t->Partitions.v = p;
+    t->Partitions.n = 1;
+    *p = (struct TxnOffsetCommitRequestPartition){0, offset, -1, NULL};
+    call(f, PROTO_API_TxnOffsetCommit, version, rq, ar, r);
+    for (int i = 0; i < 50 && r->calls == 0; i++)
+        settle(f);
+}
+
+/* KIP-447: a zombie's TxnOffsetCommit (old generation, unknown member) is refused, so its
+ * transaction aborts; the live member's offsets stay pending until the COMMIT marker. */
+TEST(group_txn_offset_commit_handler_fences_stale_members)
+{
+    struct gfx f;
+    struct reply r;
+    char member[128];
+    int32_t gen = -1;
+
+    REQUIRE(gfx_open(&f, NULL));
+    REQUIRE(coordinator_ready(&f, "zg"));
+    REQUIRE(stable_member(&f, "zg", member, sizeof member, &gen));
+    txn_commit(&f, 3, "zg", 2000, gen + 1, member, 5, &r);
+    CHECK_EQ_INT(r.calls, 1);
+    CHECK_EQ_INT(r.perr, ERR_ILLEGAL_GENERATION);
+    txn_commit(&f, 3, "zg", 2000, gen, "zombie-member", 5, &r);
+    CHECK_EQ_INT(r.perr, ERR_UNKNOWN_MEMBER_ID);
+    CHECK(!group_offsets_pending(f.gc, "zg", "orders", 0));
+    txn_commit(&f, 3, "zg", 2000, gen, member, 5, &r);
+    CHECK_EQ_INT(r.perr, 0);
+    CHECK(group_offsets_pending(f.gc, "zg", "orders", 0));
+    fetch(&f, "zg", "orders", 0, true, &r);
+    CHECK_EQ_INT(r.perr, ERR_UNSTABLE_OFFSET_COMMIT);
+    REQUIRE(marker(&f, "zg", 2000, 0, true) == 0);
+    fetch(&f, "zg", "orders", 0, true, &r);
+    CHECK_EQ_INT(r.perr, 0);
+    CHECK_EQ_INT(r.offset, 5);
+    /* v0 names no member: checked against the group only. */
+    txn_commit(&f, 0, "zg", 2001, -1, NULL, 6, &r);
+    CHECK_EQ_INT(r.perr, 0);
+    /* No group id. */
+    txn_commit(&f, 3, NULL, 2002, -1, "", 6, &r);
+    CHECK_EQ_INT(r.perr, ERR_INVALID_GROUP_ID);
     gfx_close(&f);
 }
 

@@ -1620,3 +1620,108 @@ TEST(log_batch_iter_walks_a_slice)
     log_close(l, true);
     rm_dir(dir);
 }
+
+/* ---- .txnindex (issue 10) ------------------------------------------------------------------ */
+
+TEST(log_txnindex_written_read_truncated_and_retained)
+{
+    char dir[64];
+    struct log_config c;
+    struct log *l;
+    struct log_aborted_txn *v;
+    size_t n;
+
+    tmp_dir(dir);
+    tio();
+    small_cfg(&c);
+    c.retention_ms = -1;
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    for (int i = 0; i < 30; i++) /* 90 offsets over several ~2 KiB segments */
+        REQUIRE(append_i(l, i) == 0);
+    int64_t seg2 = -1;
+    /* Entries in three places: two in the first segment, one later. */
+    struct log_aborted_txn a = {7, 0, 5, 6}, b = {8, 3, 8, 9}, d = {9, 60, 75, 76};
+    CHECK_EQ_INT(log_txn_append(l, &a), 0);
+    CHECK_EQ_INT(log_txn_append(l, &b), 0);
+    CHECK_EQ_INT(log_txn_append(l, &d), 0);
+    CHECK_EQ_INT(log_txn_append(l, &(struct log_aborted_txn){1, 0, 90, 91}),
+                 ERR_OFFSET_OUT_OF_RANGE);
+    CHECK_EQ_INT(file_size(dir, 0, ".txnindex"), 68); /* Kafka's 34-byte entries */
+    /* Overlap rule: last_offset >= from and first_offset < upto. */
+    REQUIRE(log_txn_collect(l, 0, 90, &v, &n) == 0);
+    CHECK_EQ_INT(n, 3);
+    free(v);
+    REQUIRE(log_txn_collect(l, 6, 60, &v, &n) == 0);
+    CHECK_EQ_INT(n, 1);
+    CHECK_EQ_INT(n ? v[0].producer_id : -1, 8);
+    free(v);
+    REQUIRE(log_txn_collect(l, 9, 61, &v, &n) == 0);
+    CHECK_EQ_INT(n, 1);
+    CHECK_EQ_INT(n ? v[0].producer_id : -1, 9);
+    free(v);
+    /* Read back after a reopen: the file is the truth. */
+    log_close(l, true);
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    REQUIRE(log_txn_collect(l, 0, 90, &v, &n) == 0);
+    CHECK_EQ_INT(n, 3);
+    CHECK(n == 3 && v[2].producer_id == 9 && v[2].first_offset == 60 && v[2].last_offset == 75 &&
+          v[2].last_stable_offset == 76);
+    free(v);
+    /* Truncating the log takes the entries whose marker went. */
+    CHECK_EQ_INT(log_truncate_to(l, 70), 0);
+    REQUIRE(log_txn_collect(l, 0, 90, &v, &n) == 0);
+    CHECK_EQ_INT(n, 2);
+    free(v);
+    CHECK_EQ_INT(log_txn_truncate(l, 6), 0); /* replay from 6 rewrites what follows */
+    REQUIRE(log_txn_collect(l, 0, 90, &v, &n) == 0);
+    CHECK_EQ_INT(n, 1);
+    free(v);
+    CHECK_EQ_INT(file_size(dir, 0, ".txnindex"), 34);
+    /* Retention: nothing past the bound goes; the first segment's .txnindex goes with it. */
+    c.retention_bytes = 0;
+    log_set_config(l, &c);
+    CHECK_EQ_INT(log_retain_below(l, 1), 0);
+    CHECK(file_size(dir, 0, ".txnindex") == 34);
+    CHECK(log_retain_below(l, INT64_MAX) > 0);
+    CHECK_EQ_INT(file_size(dir, 0, ".txnindex"), -1);
+    REQUIRE(log_txn_collect(l, log_start_offset(l), 90, &v, &n) == 0);
+    CHECK_EQ_INT(n, 0);
+    free(v);
+    (void)seg2;
+    log_close(l, true);
+    rm_dir(dir);
+}
+
+TEST(log_txnindex_truncated_by_unclean_recovery)
+{
+    char dir[64], path[600];
+    struct log_config c;
+    struct log *l;
+    struct log_aborted_txn *v;
+    size_t n;
+    int fd;
+
+    tmp_dir(dir);
+    tio();
+    log_config_default(&c);
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    for (int i = 0; i < 4; i++)
+        REQUIRE(append_i(l, i) == 0);
+    CHECK_EQ_INT(log_txn_append(l, &(struct log_aborted_txn){3, 0, 6, 7}), 0);
+    CHECK_EQ_INT(log_txn_append(l, &(struct log_aborted_txn){4, 1, 9, 10}), 0);
+    log_close(l, false);
+    /* Tear the last batch (offsets 9..11) away: its entry must go at the unclean open. */
+    snprintf(path, sizeof path, "%s/%020d.log", dir, 0);
+    fd = open(path, O_WRONLY);
+    REQUIRE(fd >= 0);
+    REQUIRE(ftruncate(fd, file_size(dir, 0, ".log") - 10) == 0);
+    close(fd);
+    REQUIRE((l = open_log(dir, &c, 0, false)) != NULL);
+    CHECK_EQ_INT(log_end_offset(l), 9);
+    REQUIRE(log_txn_collect(l, 0, 100, &v, &n) == 0);
+    CHECK_EQ_INT(n, 1);
+    CHECK_EQ_INT(n ? v[0].producer_id : -1, 3);
+    free(v);
+    log_close(l, true);
+    rm_dir(dir);
+}

@@ -1227,3 +1227,149 @@ TEST(pstate_snapshot_large_table)
     pstate_free(f.s);
     remove_dir(dir);
 }
+
+/* ---- transactions: the last stable offset, markers, verification (issue 10) --------------- */
+
+static int txn1(struct fake_log *f, int64_t pid, int16_t epoch, int32_t seq, int32_t n)
+{
+    struct record_batch b = batch(pid, epoch, seq, n);
+    b.attributes = RECORD_ATTR_TRANSACTIONAL;
+    return produce(f, &b, NULL);
+}
+
+/* Appends a marker at the log end; *end receives what it closed. */
+static int marker1(struct fake_log *f, int64_t pid, int16_t epoch, int32_t coord,
+                   struct pstate_txn_end *end)
+{
+    struct record_batch m = batch(pid, epoch, -1, 1);
+    int rc;
+
+    m.attributes = RECORD_ATTR_TRANSACTIONAL | RECORD_ATTR_CONTROL;
+    rc = pstate_check_marker(f->s, pid, epoch, coord);
+    if (rc != 0)
+        return rc;
+    m.base_offset = f->end++;
+    return pstate_update_marker(f->s, &m, coord, f->now_ms, end);
+}
+
+TEST(pstate_first_unstable_offset_moves_with_interleaved_transactions)
+{
+    struct fake_log f;
+    struct pstate_txn_end end;
+
+    fake_init(&f);
+    CHECK_EQ_INT(pstate_first_unstable_offset(f.s), -1);
+    REQUIRE(produce1(&f, 1, 0, 0, 1) == 0); /* 0: plain idempotent */
+    CHECK_EQ_INT(pstate_first_unstable_offset(f.s), -1);
+    REQUIRE(txn1(&f, 2, 0, 0, 2) == 0); /* 1..2: producer 2 opens */
+    CHECK_EQ_INT(pstate_first_unstable_offset(f.s), 1);
+    REQUIRE(txn1(&f, 3, 0, 0, 1) == 0); /* 3: producer 3 opens */
+    REQUIRE(txn1(&f, 2, 0, 2, 1) == 0); /* 4: producer 2 goes on */
+    CHECK_EQ_INT(pstate_first_unstable_offset(f.s), 1);
+    /* Producer 2 commits (5): producer 3's transaction holds the LSO at 3. */
+    REQUIRE(marker1(&f, 2, 0, 0, &end) == 0);
+    CHECK_EQ_INT(end.first_offset, 1);
+    CHECK_EQ_INT(end.last_stable_offset, 3);
+    CHECK_EQ_INT(pstate_first_unstable_offset(f.s), 3);
+    REQUIRE(txn1(&f, 2, 0, 3, 1) == 0); /* 6: producer 2's next transaction */
+    CHECK_EQ_INT(pstate_first_unstable_offset(f.s), 3);
+    /* Producer 3 aborts (7): the LSO is producer 2's new first offset. */
+    REQUIRE(marker1(&f, 3, 0, 0, &end) == 0);
+    CHECK_EQ_INT(end.first_offset, 3);
+    CHECK_EQ_INT(end.last_stable_offset, 6);
+    CHECK_EQ_INT(pstate_first_unstable_offset(f.s), 6);
+    REQUIRE(marker1(&f, 2, 0, 0, &end) == 0); /* 8 */
+    CHECK_EQ_INT(end.last_stable_offset, 9);  /* nothing open: after the marker */
+    CHECK_EQ_INT(pstate_first_unstable_offset(f.s), -1);
+    /* A marker with no ongoing transaction is accepted and closes nothing. */
+    REQUIRE(marker1(&f, 2, 0, 0, &end) == 0);
+    CHECK_EQ_INT(end.first_offset, -1);
+    /* Truncation below an open transaction forgets it. */
+    REQUIRE(txn1(&f, 3, 0, 1, 1) == 0); /* 10 */
+    CHECK_EQ_INT(pstate_first_unstable_offset(f.s), 10);
+    pstate_truncate(f.s, 10);
+    CHECK_EQ_INT(pstate_first_unstable_offset(f.s), -1);
+    pstate_free(f.s);
+}
+
+TEST(pstate_marker_fencing_by_epochs)
+{
+    struct fake_log f;
+
+    fake_init(&f);
+    REQUIRE(txn1(&f, 5, 3, 0, 1) == 0);
+    REQUIRE(marker1(&f, 5, 3, 7, NULL) == 0);
+    CHECK_EQ_INT(pstate_get(f.s, 5)->coordinator_epoch, 7);
+    /* An older coordinator: fenced; an older producer epoch: INVALID_PRODUCER_EPOCH first. */
+    CHECK_EQ_INT(pstate_check_marker(f.s, 5, 3, 6), ERR_TRANSACTION_COORDINATOR_FENCED);
+    CHECK_EQ_INT(pstate_check_marker(f.s, 5, 2, 6), ERR_INVALID_PRODUCER_EPOCH);
+    CHECK_EQ_INT(pstate_check_marker(f.s, 5, 3, 7), 0);
+    CHECK_EQ_INT(pstate_check_marker(f.s, 5, 4, 8), 0);
+    CHECK_EQ_INT(pstate_check_marker(f.s, 99, 0, -1), 0); /* unknown producer */
+    /* A plain batch while a transaction is open is refused (Kafka's INVALID_TXN_STATE). */
+    REQUIRE(txn1(&f, 5, 3, 1, 1) == 0);
+    CHECK_EQ_INT(check1(f.s, 5, 3, 2, 1), ERR_INVALID_TXN_STATE);
+    pstate_free(f.s);
+}
+
+TEST(pstate_verification_cache_until_marker)
+{
+    struct fake_log f;
+    uint32_t t1, t2;
+
+    fake_init(&f);
+    CHECK(!pstate_txn_verified(f.s, 4, 0));
+    t1 = pstate_verify_begin(f.s, 4, 0);
+    REQUIRE(t1 != 0);
+    CHECK(!pstate_txn_verified(f.s, 4, 0));
+    CHECK(pstate_verify_done(f.s, 4, 0, t1));
+    CHECK(pstate_txn_verified(f.s, 4, 0));
+    CHECK(!pstate_txn_verified(f.s, 4, 1)); /* per epoch */
+    REQUIRE(txn1(&f, 4, 0, 0, 1) == 0);
+    CHECK(pstate_txn_verified(f.s, 4, 0)); /* open here: no new check */
+    REQUIRE(marker1(&f, 4, 0, 0, NULL) == 0);
+    CHECK(!pstate_txn_verified(f.s, 4, 0)); /* the marker ends it */
+    /* A marker while a check is out voids its answer (the verification guard). */
+    t2 = pstate_verify_begin(f.s, 4, 0);
+    REQUIRE(marker1(&f, 4, 0, 0, NULL) == 0);
+    CHECK(!pstate_verify_done(f.s, 4, 0, t2));
+    CHECK(!pstate_txn_verified(f.s, 4, 0));
+    /* Pipelined checks of one epoch share the token (both answers count); a check of
+     * another epoch replaces it. */
+    t1 = pstate_verify_begin(f.s, 4, 0);
+    t2 = pstate_verify_begin(f.s, 4, 0);
+    CHECK(t1 == t2);
+    CHECK(pstate_verify_done(f.s, 4, 0, t1));
+    CHECK(pstate_verify_done(f.s, 4, 0, t2));
+    t2 = pstate_verify_begin(f.s, 4, 1);
+    CHECK(t1 != t2);
+    CHECK(!pstate_verify_done(f.s, 4, 0, t1));
+    CHECK(pstate_verify_done(f.s, 4, 1, t2));
+    pstate_free(f.s);
+}
+
+TEST(pstate_snapshot_keeps_ongoing_transactions_and_lso)
+{
+    struct fake_log f;
+    char dir[64];
+    struct pstate *t = pstate_new();
+    int64_t off;
+
+    REQUIRE(t != NULL);
+    REQUIRE(make_dir(dir, sizeof dir) != NULL);
+    fake_init(&f);
+    REQUIRE(txn1(&f, 1, 0, 0, 2) == 0);       /* 0..1 */
+    REQUIRE(txn1(&f, 2, 0, 0, 1) == 0);       /* 2 */
+    REQUIRE(marker1(&f, 1, 0, 4, NULL) == 0); /* 3 */
+    REQUIRE(txn1(&f, 1, 0, 2, 1) == 0);       /* 4 */
+    CHECK_EQ_INT(pstate_snapshot_write(f.s, dir, f.end), 0);
+    CHECK_EQ_INT(pstate_snapshot_load(t, dir, f.end, &off), 0);
+    CHECK_EQ_INT(off, f.end);
+    CHECK_EQ_INT(pstate_first_unstable_offset(t), 2);
+    CHECK_EQ_INT(pstate_get(t, 1)->txn_first_offset, 4);
+    CHECK_EQ_INT(pstate_get(t, 1)->coordinator_epoch, 4);
+    CHECK_EQ_INT(pstate_get(t, 2)->txn_first_offset, 2);
+    pstate_free(t);
+    pstate_free(f.s);
+    remove_dir(dir);
+}

@@ -1774,3 +1774,231 @@ TEST(replica_cleaner_cleans_compacted_topics_after_backoff_and_checkpoints)
     CHECK_EQ_INT(replica_partition(f.rm, "del", 0)->clean_offset, -1);
     rfx_fini(&f);
 }
+
+/* ---- transactions (issue 10) ------------------------------------------------------------- */
+
+/* As append, with the transactional bit. */
+static int append_txn(struct partition *p, int n, int64_t pid, int16_t epoch, int32_t seq,
+                      int64_t *base)
+{
+    struct record_input recs[16];
+    struct record_build_options opt = {.base_offset = 0,
+                                       .attributes = RECORD_ATTR_TRANSACTIONAL,
+                                       .producer_id = pid,
+                                       .producer_epoch = epoch,
+                                       .base_sequence = seq,
+                                       .leader_epoch = -1};
+    static const uint8_t val[] = "value";
+    struct record_batch hdr;
+    uint8_t *b;
+    size_t len;
+    int64_t at, dummy;
+    int rc;
+
+    for (int i = 0; i < n; i++)
+        recs[i] =
+            (struct record_input){.key_len = -1, .value = val, .value_len = 5, .timestamp = 1000};
+    if (record_batch_build(&opt, recs, n, &b, &len) != 0)
+        return -9999;
+    if (record_batch_validate(b, len, &hdr) != 0) {
+        free(b);
+        return -9998;
+    }
+    rc = partition_append(p, b, len, &hdr, base ? base : &dummy, &at);
+    free(b);
+    return rc;
+}
+
+static size_t aborted(struct partition *p, int64_t from, int64_t upto, int64_t *pid0,
+                      int64_t *first0)
+{
+    struct partition_aborted_txn *v;
+    size_t n = 0;
+    if (partition_aborted_txns(p, from, upto, &v, &n) != 0)
+        return 9999;
+    if (n > 0) {
+        *pid0 = v[0].producer_id;
+        *first0 = v[0].first_offset;
+    }
+    free(v);
+    return n;
+}
+
+TEST(replica_lso_follows_transactions_and_markers)
+{
+    struct rfx f;
+    struct partition *p;
+    int64_t base = -1, off = -1, pid = -1, first = -1;
+
+    REQUIRE(rfx_init(&f));
+    REQUIRE(make_topic(&f, "tx", 1, 1) == 0);
+    REQUIRE(rfx_rm_start(&f) == 0);
+    p = replica_partition(f.rm, "tx", 0);
+    REQUIRE(p);
+    REQUIRE(append(p, 2, -1, 0, 0, 1000, &base, NULL) == 0); /* 0..1 plain */
+    CHECK_EQ_INT(partition_last_stable_offset(p), 2);
+    REQUIRE(append_txn(p, 2, 50, 0, 0, &base) == 0); /* 2..3 producer 50 */
+    CHECK_EQ_INT(partition_last_stable_offset(p), 2);
+    CHECK_EQ_INT(partition_high_watermark(p), 4);
+    REQUIRE(append_txn(p, 1, 51, 0, 0, &base) == 0);         /* 4 producer 51 */
+    REQUIRE(append(p, 1, -1, 0, 0, 1000, &base, NULL) == 0); /* 5 plain */
+    CHECK_EQ_INT(partition_read_bound(p, PARTITION_READ_COMMITTED), 2);
+    CHECK_EQ_INT(partition_read_bound(p, PARTITION_READ_UNCOMMITTED), 6);
+    /* Producer 50 aborts: LSO moves to producer 51's first offset; the abort is indexed. */
+    REQUIRE(partition_write_marker(p, 50, 0, 3, false, &off) == 0);
+    CHECK_EQ_INT(off, 6);
+    CHECK_EQ_INT(partition_last_stable_offset(p), 4);
+    CHECK_EQ_INT(aborted(p, 0, 4, &pid, &first), 1);
+    CHECK_EQ_INT(pid, 50);
+    CHECK_EQ_INT(first, 2);
+    {
+        struct record_batch b;
+        CHECK(read_header(p, 6, &b, true));
+        CHECK((b.attributes & RECORD_ATTR_CONTROL) != 0);
+    }
+    /* Producer 51 commits: nothing open, LSO = HW; a commit adds no .txnindex entry. */
+    REQUIRE(partition_write_marker(p, 51, 0, 3, true, &off) == 0);
+    CHECK_EQ_INT(partition_last_stable_offset(p), 8);
+    CHECK_EQ_INT(aborted(p, 0, 8, &pid, &first), 1);
+    /* Fencing: an older coordinator epoch, an older producer epoch. */
+    CHECK_EQ_INT(partition_write_marker(p, 51, 0, 2, true, &off),
+                 ERR_TRANSACTION_COORDINATOR_FENCED);
+    REQUIRE(append_txn(p, 1, 51, 1, 0, &base) == 0); /* 8: new epoch */
+    CHECK_EQ_INT(partition_write_marker(p, 51, 0, 3, false, &off), ERR_INVALID_PRODUCER_EPOCH);
+    CHECK_EQ_INT(partition_last_stable_offset(p), 8);
+    /* A marker for a producer with nothing open here is written anyway. */
+    REQUIRE(partition_write_marker(p, 77, 0, 0, true, &off) == 0);
+    CHECK_EQ_INT(off, 9);
+    rfx_fini(&f);
+}
+
+TEST(replica_open_transaction_survives_restart_and_crash)
+{
+    struct rfx f;
+    struct partition *p;
+    char pdir[256], path[320];
+    int64_t base = -1, off = -1, pid = -1, first = -1;
+
+    REQUIRE(rfx_init(&f));
+    REQUIRE(make_topic(&f, "tr", 1, 1) == 0);
+    REQUIRE(rfx_rm_start(&f) == 0);
+    p = replica_partition(f.rm, "tr", 0);
+    REQUIRE(p);
+    REQUIRE(append_txn(p, 2, 60, 0, 0, &base) == 0);                /* 0..1 */
+    REQUIRE(partition_write_marker(p, 60, 0, 1, false, &off) == 0); /* 2: abort */
+    REQUIRE(append_txn(p, 1, 61, 0, 0, &base) == 0);                /* 3: stays open */
+    REQUIRE(append(p, 1, -1, 0, 0, 1000, &base, NULL) == 0);        /* 4 */
+    CHECK_EQ_INT(partition_last_stable_offset(p), 3);
+
+    /* A clean restart: the snapshot carries the open transaction. */
+    REQUIRE(rfx_restart(&f));
+    p = replica_partition(f.rm, "tr", 0);
+    REQUIRE(p);
+    CHECK_EQ_INT(partition_last_stable_offset(p), 3);
+    CHECK_EQ_INT(aborted(p, 0, 5, &pid, &first), 1);
+
+    /* A crash without snapshots: replay rebuilds the transaction, the coordinator epoch and
+     * the .txnindex (emptied here to prove it). */
+    REQUIRE(rfx_rm_stop(&f));
+    snprintf(pdir, sizeof pdir, "%s/tr-0", f.log_dir);
+    snprintf(path, sizeof path, "%s/.kafka_cleanshutdown", f.log_dir);
+    REQUIRE(unlink(path) == 0);
+    drop_snapshots(pdir);
+    snprintf(path, sizeof path, "%s/00000000000000000000.txnindex", pdir);
+    REQUIRE(truncate(path, 0) == 0);
+    REQUIRE(rfx_restart(&f));
+    p = replica_partition(f.rm, "tr", 0);
+    REQUIRE(p);
+    CHECK_EQ_INT(partition_log_end_offset(p), 5);
+    CHECK_EQ_INT(partition_last_stable_offset(p), 3);
+    CHECK_EQ_INT(aborted(p, 0, 5, &pid, &first), 1);
+    CHECK_EQ_INT(pid, 60);
+    CHECK_EQ_INT(first, 0);
+    CHECK_EQ_INT(pstate_get(partition_pstate(p), 60)->coordinator_epoch, 1);
+    CHECK_EQ_INT(partition_write_marker(p, 60, 0, 0, true, &off),
+                 ERR_TRANSACTION_COORDINATOR_FENCED);
+    /* The marker releases it. */
+    REQUIRE(partition_write_marker(p, 61, 0, 1, true, &off) == 0);
+    CHECK_EQ_INT(partition_last_stable_offset(p), 6);
+    rfx_fini(&f);
+}
+
+TEST(replica_hanging_transaction_aborted_after_max_timeout)
+{
+    struct rfx f;
+    struct partition *p;
+    int64_t base = -1, pid = -1, first = -1;
+
+    REQUIRE(rfx_init(&f));
+    REQUIRE(props_set(f.props, "transaction.max.timeout.ms", "1000") == 0);
+    REQUIRE(props_set(f.props, "transaction.abort.timed.out.transaction.cleanup.interval.ms",
+                      "100") == 0);
+    REQUIRE(make_topic(&f, "hang", 1, 1) == 0);
+    REQUIRE(rfx_rm_start(&f) == 0);
+    p = replica_partition(f.rm, "hang", 0);
+    REQUIRE(p);
+    REQUIRE(append_txn(p, 1, 70, 2, 0, &base) == 0);
+    REQUIRE(append(p, 1, -1, 0, 0, 1000, &base, NULL) == 0);
+    CHECK_EQ_INT(partition_last_stable_offset(p), 0);
+    /* Within max timeout + margin (61 s) nothing happens. */
+    tclock_advance(f.clock, 60000);
+    CHECK_EQ_INT(partition_last_stable_offset(p), 0);
+    tclock_advance(f.clock, 1400);
+    CHECK_EQ_INT(partition_last_stable_offset(p), 3);
+    CHECK_EQ_INT(partition_log_end_offset(p), 3);
+    CHECK_EQ_INT(aborted(p, 0, 3, &pid, &first), 1);
+    CHECK_EQ_INT(pid, 70);
+    {
+        struct record_batch b;
+        CHECK(read_header(p, 2, &b, true));
+        CHECK((b.attributes & RECORD_ATTR_CONTROL) != 0);
+        CHECK_EQ_INT(b.producer_epoch, 2);
+    }
+    /* After a restart (a crash: producers replayed with their batches' 1970 timestamps) an
+     * open transaction gets the whole timeout again, counted from the open. */
+    REQUIRE(append_txn(p, 1, 71, 0, 0, &base) == 0); /* 3 */
+    REQUIRE(rfx_rm_stop(&f));
+    {
+        char path[320];
+        snprintf(path, sizeof path, "%s/.kafka_cleanshutdown", f.log_dir);
+        REQUIRE(unlink(path) == 0);
+        snprintf(path, sizeof path, "%s/hang-0", f.log_dir);
+        drop_snapshots(path);
+    }
+    REQUIRE(rfx_restart(&f));
+    p = replica_partition(f.rm, "hang", 0);
+    REQUIRE(p);
+    CHECK_EQ_INT(partition_last_stable_offset(p), 3);
+    tclock_advance(f.clock, 1000);
+    CHECK_EQ_INT(partition_last_stable_offset(p), 3);
+    tclock_advance(f.clock, 61000);
+    CHECK_EQ_INT(partition_last_stable_offset(p), 5);
+    rfx_fini(&f);
+}
+
+TEST(replica_retention_keeps_segments_past_the_lso)
+{
+    struct rfx f;
+    struct partition *p;
+    int64_t base = -1, off;
+
+    REQUIRE(rfx_init(&f));
+    REQUIRE(props_set(f.props, "log.retention.check.interval.ms", "1") == 0);
+    REQUIRE(PROPOSE(&f, r_topic("rl", 1), r_part(1, 0, true, 0),
+                    r_config(2, "rl", "segment.bytes", "200"),
+                    r_config(2, "rl", "retention.ms", "1000")) == 0);
+    REQUIRE(rfx_rm_start(&f) == 0);
+    p = replica_partition(f.rm, "rl", 0);
+    REQUIRE(p);
+    REQUIRE(append(p, 2, -1, 0, 0, 1000, &base, NULL) == 0);
+    REQUIRE(append_txn(p, 2, 80, 0, 0, &base) == 0); /* opens at 2 */
+    for (int i = 0; i < 6; i++)
+        REQUIRE(append(p, 2, -1, 0, 0, 1000, &base, NULL) == 0);
+    tclock_advance(f.clock, 400);
+    /* Timestamps from 1970: all past retention.ms, but nothing at or past the LSO goes. */
+    CHECK(partition_log_start_offset(p) <= 2);
+    REQUIRE(partition_write_marker(p, 80, 0, 0, true, &off) == 0);
+    tclock_advance(f.clock, 400);
+    CHECK(partition_log_start_offset(p) > 2);
+    rfx_fini(&f);
+}

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* TxnOffsetCommit v0-3: a transactional producer's offsets for a group (sendOffsetsToTransaction).
+ * Decoded here and handed to group_txn_offset_commit, which checks the committer (KIP-447:
+ * v3 carries the member id, generation and group instance id, and a stale one gets
+ * ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID / FENCED_INSTANCE_ID, so that a zombie's
+ * transaction aborts; v0-2 name no member and are checked only against the group's
+ * existence), appends the offsets in one transactional batch of the producer, and keeps them
+ * pending until the producer's COMMIT or ABORT marker reaches the group's partition
+ * (group_txn_complete). The answer comes once the batch is durable: one error for the whole
+ * request goes into every partition; partitions with their own error
+ * (UNKNOWN_TOPIC_OR_PARTITION, OFFSET_METADATA_TOO_LARGE) keep it. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/arena.h"
+#include "base/err.h"
+#include "base/slog.h"
+#include "group_int.h"
+#include "net/net.h"
+
+struct txn_commit_call {
+    struct net_request *req;
+    struct TxnOffsetCommitResponse *rs;
+    int16_t *errs; /* one per partition, in request order */
+};
+
+static void fill(struct TxnOffsetCommitResponse *rs, int16_t err, const int16_t *errs)
+{
+    int32_t k = 0;
+    for (int32_t i = 0; i < rs->Topics.n; i++)
+        for (int32_t j = 0; j < rs->Topics.v[i].Partitions.n; j++, k++) {
+            int16_t own = errs ? errs[k] : 0;
+            rs->Topics.v[i].Partitions.v[j].ErrorCode = own != 0 ? own : err;
+        }
+}
+
+static void on_done(void *arg, int16_t err)
+{
+    struct txn_commit_call *c = arg;
+    fill(c->rs, err, c->errs);
+    net_respond(c->req, c->rs);
+}
+
+void group_txn_offset_commit_request(struct group_coord *gc, struct net_request *req)
+{
+    struct TxnOffsetCommitRequest *rq = req->body;
+    struct arena *ar = req->arena;
+    int16_t v = req->hdr.RequestApiVersion;
+    struct TxnOffsetCommitResponse *rs = arena_alloc(ar, sizeof *rs);
+    struct txn_commit_call *c = arena_alloc(ar, sizeof *c);
+    struct group_txn_offset *offs;
+    int32_t n = 0, k = 0;
+
+    if (rs == NULL || c == NULL)
+        goto err_nomem;
+    memset(rs, 0, sizeof *rs);
+    rs->Topics.n = rq->Topics.n > 0 ? rq->Topics.n : 0;
+    rs->Topics.v = arena_alloc(ar, ((size_t)rs->Topics.n + 1) * sizeof *rs->Topics.v);
+    if (rs->Topics.v == NULL)
+        goto err_nomem;
+    for (int32_t i = 0; i < rs->Topics.n; i++) {
+        struct TxnOffsetCommitRequestTopic *t = &rq->Topics.v[i];
+        struct TxnOffsetCommitResponseTopic *o = &rs->Topics.v[i];
+        o->Name = t->Name;
+        o->Partitions.n = t->Partitions.n > 0 ? t->Partitions.n : 0;
+        o->Partitions.v = arena_alloc(ar, ((size_t)o->Partitions.n + 1) * sizeof *o->Partitions.v);
+        if (o->Partitions.v == NULL)
+            goto err_nomem;
+        for (int32_t j = 0; j < o->Partitions.n; j++) {
+            o->Partitions.v[j].PartitionIndex = t->Partitions.v[j].PartitionIndex;
+            o->Partitions.v[j].ErrorCode = 0;
+        }
+        n += o->Partitions.n;
+    }
+    if (rq->GroupId == NULL || rq->TransactionalId == NULL) {
+        fill(rs, rq->GroupId == NULL ? ERR_INVALID_GROUP_ID : ERR_INVALID_REQUEST, NULL);
+        net_respond(req, rs);
+        return;
+    }
+    offs = arena_alloc(ar, ((size_t)n + 1) * sizeof *offs);
+    c->errs = arena_alloc(ar, ((size_t)n + 1) * sizeof *c->errs);
+    if (offs == NULL || c->errs == NULL)
+        goto err_nomem;
+    for (int32_t i = 0; i < rs->Topics.n; i++) {
+        struct TxnOffsetCommitRequestTopic *t = &rq->Topics.v[i];
+        for (int32_t j = 0; j < rs->Topics.v[i].Partitions.n; j++) {
+            struct TxnOffsetCommitRequestPartition *p = &t->Partitions.v[j];
+            offs[k++] = (struct group_txn_offset){
+                .topic = t->Name ? t->Name : "",
+                .partition = p->PartitionIndex,
+                .offset = p->CommittedOffset,
+                .leader_epoch = v >= 2 ? p->CommittedLeaderEpoch : -1,
+                .metadata = p->CommittedMetadata,
+            };
+        }
+    }
+    c->req = req;
+    c->rs = rs;
+    group_txn_offset_commit(gc, rq->GroupId, rq->ProducerId, rq->ProducerEpoch,
+                            v >= 3 && rq->MemberId ? rq->MemberId : "",
+                            v >= 3 ? rq->GroupInstanceId : NULL, v >= 3 ? rq->GenerationId : -1,
+                            offs, n, c->errs, on_done, c);
+    return;
+
+err_nomem:
+    slog_error("group", "out of memory in TxnOffsetCommit from %s; closing", req->peer);
+    net_close_connection(req);
+}
