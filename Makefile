@@ -45,8 +45,9 @@ $(B)/tallyd: $(MAIN_OBJ) $(LIB_OBJ)
 $(B)/asan/tallyd: $(A_MAIN) $(A_LIB)
 	$(CC) $(ASAN) -o $@ $^ $(LIBS)
 
-# `tally producers` encodes DescribeProducers with the broker's own protocol codec.
-TOOL_LIB := $(B)/rel/src/base/err.o $(B)/rel/src/base/arena.o \
+# `tally producers` encodes DescribeProducers with the broker's own protocol codec; `tally
+# configs --help` prints the broker's own config table.
+TOOL_LIB := $(B)/rel/src/base/err.o $(B)/rel/src/base/arena.o $(B)/rel/src/config/table.o \
             $(patsubst %.c,$(B)/rel/%.o,$(wildcard src/proto/*.c))
 $(B)/tally: $(TOOL_SRC:%.c=$(B)/rel/%.o) $(TOOL_LIB)
 	$(CC) $(CFLAGS) -o $@ $^ $(TOOLLIBS)

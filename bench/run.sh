@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Runs the benchmarks (all, or those named: ingest read client_view memory idempotent
-# compressed compaction groups downconvert)
+# compressed recompress compaction groups downconvert)
 # and prints a summary of their RESULT lines. Expects `make bench`'s binaries in
 # build/ and build/bench/. Exit 1 if a benchmark crashed (a target not met is reported,
 # not an error: machines are shared and noisy).
 set -u
 cd "$(dirname "$0")/.."
-all=(ingest read client_view memory idempotent compressed compaction groups downconvert)
+all=(ingest read client_view memory idempotent compressed recompress compaction groups downconvert)
 names=("$@")
 [ ${#names[@]} -eq 0 ] && names=("${all[@]}")
 

@@ -9,6 +9,8 @@
 
 #include <librdkafka/rdkafka.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 enum { TALLY_OK = 0, TALLY_FAIL = 1, TALLY_USAGE = 2 };
 
@@ -65,6 +67,18 @@ int tally_producers_main(const struct tally_ctx *ctx, int argc, char **argv);
 /* `groups list|describe|delete|delete-offsets|reset-offsets` (tally_groups.c): consumer
  * groups on librdkafka's group admin calls, as kafka-consumer-groups.sh shows them. */
 int tally_groups_main(const struct tally_ctx *ctx, int argc, char **argv);
+
+/* A blocking request/response client for requests librdkafka has no admin call for,
+ * encoded with Tally's own codec (src/proto); in tally_producers.c. tally_wire_connect
+ * connects with ctx's timeout on connect, send and receive (the socket, or -1 after
+ * printing why). tally_wire_roundtrip sends one request frame and reads the response frame
+ * (after its size prefix) into a malloc()ed buffer: 0, or TALLY_FAIL after printing why,
+ * `what` naming the peer. tally_wire_skip_tags skips a tagged-field section (response
+ * header v1): the bytes used, or 0 when malformed. */
+int tally_wire_connect(const struct tally_ctx *ctx, const char *host, int port);
+int tally_wire_roundtrip(int fd, const uint8_t *req, size_t req_len, uint8_t **resp,
+                         size_t *resp_len, const char *what);
+size_t tally_wire_skip_tags(const uint8_t *p, size_t len);
 
 /* Prints the non-default ("dynamic") configs of topic on one line in
  * "k=v,k=v" form into stdout; used by `topics describe`. Returns TALLY_OK or

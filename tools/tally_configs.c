@@ -4,23 +4,32 @@
  * dynamic configs, so the current dynamic set is read first and the change is
  * merged into it, as kafka-configs.sh did before KIP-339. */
 #include "tally.h"
+#include "base/arena.h"
+#include "config/config.h"
+#include "proto/proto.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char configs_usage[] =
     "usage: tally configs COMMAND ...\n"
     "\n"
     "  describe (--topic T | --broker ID)\n"
-    "      Print every config of the topic or broker with its source.\n"
-    "  alter (--topic T | --broker ID) [--set K=V ...] [--delete K ...]\n"
-    "      Set or remove dynamic configs; the others stay as they are.\n";
+    "      Print every config of the topic or broker with its source (a cluster-wide\n"
+    "      dynamic default shows as DYNAMIC_DEFAULT_BROKER_CONFIG).\n"
+    "  alter (--topic T | --broker ID | --broker-defaults) [--set K=V ...] [--delete K ...]\n"
+    "      Set or remove dynamic configs; the others stay as they are. --broker-defaults\n"
+    "      is the cluster-wide dynamic default of every broker.\n"
+    "  keys\n"
+    "      List every known config with its type, default and documentation (also shown\n"
+    "      by tally configs --help).\n";
 
 static const char describe_usage[] = "usage: tally configs describe (--topic T | --broker ID)\n";
-static const char alter_usage[] =
-    "usage: tally configs alter (--topic T | --broker ID) [--set K=V ...] [--delete K ...]\n";
+static const char alter_usage[] = "usage: tally configs alter (--topic T | --broker ID | "
+                                  "--broker-defaults) [--set K=V ...] [--delete K ...]\n";
 
 /* One dynamic config being edited. */
 struct kv {
@@ -183,6 +192,13 @@ static int parse_target(int argc, char **argv, int *i, rd_kafka_ResourceType_t *
 {
     const char *a = argv[*i];
     rd_kafka_ResourceType_t t;
+    if (strcmp(a, "--broker-defaults") == 0) {
+        if (*name != NULL)
+            return tally_usage_error("give exactly one of --topic or --broker");
+        *type = RD_KAFKA_RESOURCE_BROKER;
+        *name = "";
+        return 1;
+    }
     if (strcmp(a, "--topic") == 0)
         t = RD_KAFKA_RESOURCE_TOPIC;
     else if (strcmp(a, "--broker") == 0)
@@ -234,6 +250,9 @@ static int configs_describe(const struct tally_ctx *ctx, int argc, char **argv)
     }
     if (name == NULL)
         return tally_usage_error("configs describe needs --topic T or --broker ID");
+    if (*name == '\0')
+        return tally_usage_error("configs describe takes --broker ID: the cluster-wide "
+                                 "defaults show there as DYNAMIC_DEFAULT_BROKER_CONFIG");
 
     rd_kafka_t *rk = tally_connect(ctx);
     if (rk == NULL)
@@ -305,6 +324,105 @@ static int alter_resource(rd_kafka_t *rk, const struct tally_ctx *ctx, rd_kafka_
     return rc;
 }
 
+/* The address of the controller (AlterConfigs is served there). Returns 0 with host
+ * (malloc()ed) and port, or TALLY_FAIL (printed). */
+static int controller_address(rd_kafka_t *rk, const struct tally_ctx *ctx, char **host, int *port)
+{
+    const struct rd_kafka_metadata *md = tally_metadata(rk, ctx, NULL);
+    int32_t id = rd_kafka_controllerid(rk, ctx->timeout_ms);
+    int rc = tally_fail("no controller is known");
+    if (md == NULL)
+        return TALLY_FAIL;
+    for (int i = 0; i < md->broker_cnt; i++) {
+        if (md->brokers[i].id == id || (id < 0 && i == 0)) {
+            *host = strdup(md->brokers[i].host);
+            *port = md->brokers[i].port;
+            rc = *host ? TALLY_OK : tally_fail("out of memory");
+            break;
+        }
+    }
+    rd_kafka_metadata_destroy(md);
+    return rc;
+}
+
+/* --broker-defaults: IncrementalAlterConfigs on the broker resource "" (librdkafka's admin
+ * API refuses an empty resource name), encoded with Tally's own codec: each --set is a
+ * SET and each --delete a DELETE, in command-line order. */
+static int alter_broker_defaults(const struct tally_ctx *ctx, int argc, char **argv)
+{
+    const struct proto_api *api = proto_api_find(PROTO_API_IncrementalAlterConfigs);
+    struct IncrementalAlterableConfig *cfgs = calloc((size_t)argc, sizeof *cfgs);
+    struct IncrementalAlterConfigsResource res = {.ResourceType = 4, .ResourceName = ""};
+    struct IncrementalAlterConfigsRequest req = {0};
+    uint8_t *frame = NULL, *resp = NULL;
+    size_t frame_len = 0, resp_len = 0;
+    char *host = NULL, *keys[256] = {0};
+    int port = 0, n = 0, fd = -1, rc = TALLY_FAIL;
+    struct arena *a = arena_new(1 << 20);
+    rd_kafka_t *rk = NULL;
+
+    if (api == NULL || cfgs == NULL || a == NULL) {
+        rc = tally_fail("out of memory");
+        goto out;
+    }
+    for (int i = 2; i < argc && n < 256; i++) {
+        if (strcmp(argv[i], "--set") == 0) {
+            const char *v;
+            keys[n] = tally_split_kv(argv[++i], &v);
+            cfgs[n] = (struct IncrementalAlterableConfig){keys[n], 0, (char *)v};
+            n++;
+        } else if (strcmp(argv[i], "--delete") == 0) {
+            cfgs[n++] = (struct IncrementalAlterableConfig){argv[++i], 1, NULL};
+        }
+    }
+    res.Configs.v = cfgs;
+    res.Configs.n = n;
+    req.Resources.v = &res;
+    req.Resources.n = 1;
+    if (proto_encode_request(api, 0, 1, "tally", &req, &frame, &frame_len) != 0) {
+        rc = tally_fail("out of memory");
+        goto out;
+    }
+    if ((rk = tally_connect(ctx)) == NULL || controller_address(rk, ctx, &host, &port) != 0)
+        goto out;
+    if ((fd = tally_wire_connect(ctx, host, port)) < 0 ||
+        tally_wire_roundtrip(fd, frame, frame_len, &resp, &resp_len, "IncrementalAlterConfigs") !=
+            0)
+        goto out;
+    void *out = NULL;
+    int32_t corr;
+    if (proto_decode_response(api, 0, resp, resp_len, &corr, &out, a) != 0 || corr != 1) {
+        rc = tally_fail("IncrementalAlterConfigs: cannot decode the response");
+        goto out;
+    }
+    struct IncrementalAlterConfigsResponse *r = out;
+    if (r->Responses.n != 1) {
+        rc = tally_fail("alter the broker defaults: broker returned %d resources",
+                        (int)r->Responses.n);
+    } else if (r->Responses.v[0].ErrorCode != 0) {
+        const char *msg = r->Responses.v[0].ErrorMessage;
+        rc = tally_fail("cannot alter the broker defaults: %s%s%s",
+                        rd_kafka_err2name((rd_kafka_resp_err_t)r->Responses.v[0].ErrorCode),
+                        msg && *msg ? ": " : "", msg ? msg : "");
+    } else {
+        printf("Altered the cluster-wide broker defaults.\n");
+        rc = TALLY_OK;
+    }
+out:
+    if (fd >= 0)
+        close(fd);
+    if (rk != NULL)
+        rd_kafka_destroy(rk);
+    for (int i = 0; i < n && i < 256; i++)
+        free(keys[i]);
+    free(host);
+    free(frame);
+    free(resp);
+    free(cfgs);
+    arena_free(a);
+    return rc;
+}
+
 static int configs_alter(const struct tally_ctx *ctx, int argc, char **argv)
 {
     rd_kafka_ResourceType_t type = RD_KAFKA_RESOURCE_TOPIC;
@@ -345,6 +463,8 @@ static int configs_alter(const struct tally_ctx *ctx, int argc, char **argv)
         return tally_usage_error("configs alter needs --topic T or --broker ID");
     if (changes == 0)
         return tally_usage_error("configs alter needs at least one --set or --delete");
+    if (*name == '\0')
+        return alter_broker_defaults(ctx, argc, argv);
 
     rd_kafka_t *rk = tally_connect(ctx);
     if (rk == NULL)
@@ -403,8 +523,10 @@ int tally_configs_main(const struct tally_ctx *ctx, int argc, char **argv)
         fputs(configs_usage, stderr);
         return TALLY_USAGE;
     }
-    if (tally_is_help(argv[1])) {
-        fputs(configs_usage, stdout);
+    if (tally_is_help(argv[1]) || strcmp(argv[1], "keys") == 0) {
+        if (tally_is_help(argv[1]))
+            printf("%s\n", configs_usage);
+        config_print_help(stdout); /* the broker's own table (src/config/table.c) */
         return TALLY_OK;
     }
     if (strcmp(argv[1], "describe") == 0)

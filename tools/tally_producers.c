@@ -34,11 +34,11 @@ static const char producers_usage[] =
 
 static const char describe_usage[] = "usage: tally producers describe --topic T [--partition N]\n";
 
-/* ---- a blocking request/response client --------------------------------------------- */
+/* ---- a blocking request/response client (tally.h: tally_wire_*) ---------------------- */
 
 /* Connects to host:port with ctx's timeout on connect, send and receive. Returns the
  * socket or -1 after printing why. */
-static int wire_connect(const struct tally_ctx *ctx, const char *host, int port)
+int tally_wire_connect(const struct tally_ctx *ctx, const char *host, int port)
 {
     char portstr[16];
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
@@ -109,16 +109,16 @@ static int recv_all(int fd, uint8_t *p, size_t n)
 
 /* Sends one request frame and reads the response frame (after its size prefix) into a
  * malloc()ed buffer. Returns 0 or TALLY_FAIL after printing why; what names the peer. */
-static int wire_roundtrip(int fd, const uint8_t *req, size_t req_len, uint8_t **resp,
-                          size_t *resp_len, const char *what)
+int tally_wire_roundtrip(int fd, const uint8_t *req, size_t req_len, uint8_t **resp,
+                         size_t *resp_len, const char *what)
 {
     uint8_t sz[4];
     if (send_all(fd, req, req_len) != 0)
         return tally_fail("%s: send failed: %s", what, strerror(errno));
     int r = recv_all(fd, sz, 4);
     if (r == 1)
-        return tally_fail("%s: connection closed by the broker (does it support "
-                          "DescribeProducers v0?)",
+        return tally_fail("%s: connection closed by the broker (does it support this "
+                          "request's version?)",
                           what);
     if (r != 0)
         return tally_fail("%s: %s", what,
@@ -142,7 +142,7 @@ static int wire_roundtrip(int fd, const uint8_t *req, size_t req_len, uint8_t **
 
 /* Skips a tagged-field section (response header v1). Returns the bytes used or 0 when
  * malformed. */
-static size_t skip_tags(const uint8_t *p, size_t len)
+size_t tally_wire_skip_tags(const uint8_t *p, size_t len)
 {
     size_t pos = 0;
     uint64_t count = 0, v;
@@ -236,10 +236,10 @@ static int describe_at(const struct tally_ctx *ctx, const struct rd_kafka_metada
 
     snprintf(what, sizeof what, "DescribeProducers to broker %d (%s:%d)", (int)b->id, b->host,
              b->port);
-    int fd = wire_connect(ctx, b->host, b->port);
+    int fd = tally_wire_connect(ctx, b->host, b->port);
     if (fd < 0)
         goto out;
-    if (wire_roundtrip(fd, frame, frame_len, &resp, &resp_len, what) != 0)
+    if (tally_wire_roundtrip(fd, frame, frame_len, &resp, &resp_len, what) != 0)
         goto out;
 
     int32_t corr = (int32_t)((uint32_t)resp[0] << 24 | (uint32_t)resp[1] << 16 |
@@ -248,7 +248,7 @@ static int describe_at(const struct tally_ctx *ctx, const struct rd_kafka_metada
         tally_fail("%s: correlation id %d, expected 1", what, (int)corr);
         goto out;
     }
-    size_t hdr = skip_tags(resp + 4, resp_len - 4); /* response header v1 */
+    size_t hdr = tally_wire_skip_tags(resp + 4, resp_len - 4); /* response header v1 */
     if (hdr == 0) {
         tally_fail("%s: malformed response header", what);
         goto out;

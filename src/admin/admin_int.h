@@ -58,6 +58,8 @@ int topic_name_creatable(const struct admin *a, struct arena *ar, const char *na
 
 /* Integer broker settings with a default (num.partitions, ...). */
 int64_t admin_config_int(const struct admin *a, const char *key, int64_t def);
+/* One WARN line (rate limited) when a CF_DEPRECATED config is set on `resource`. */
+void admin_warn_deprecated(const struct config_def *d, const char *resource);
 bool admin_config_bool(const struct admin *a, const char *key, bool def);
 
 /* Unfenced brokers, ascending id, allocated in `ar`; *n gets the count. */

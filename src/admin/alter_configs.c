@@ -188,6 +188,8 @@ static int alter_resource(struct admin *a, struct arena *ar, int8_t rtype, const
             *why = buf;
             return ERR_INVALID_CONFIG;
         }
+        if (value && !validate_only)
+            admin_warn_deprecated(d, rname);
         struct meta_record *r = &recs[nr++];
         r->type = META_REC_CONFIG;
         r->u.config.resource_type = rtype;

@@ -7,6 +7,7 @@
 #include "admin_int.h"
 #include "base/err.h"
 #include "base/props.h"
+#include "base/slog.h"
 
 bool topic_name_valid(const char *name, const char **why)
 {
@@ -63,4 +64,15 @@ int admin_check_config(const struct props *config, char *err, size_t errlen)
             return ERR_INVALID_CONFIG;
     }
     return 0;
+}
+
+void admin_warn_deprecated(const struct config_def *d, const char *resource)
+{
+    static struct slog_limit limit;
+    if (d->flags & CF_DEPRECATED)
+        slog_warn_limited(&limit, 10000, "admin",
+                          "%s '%s': configuration %s is deprecated and ignored (batches are "
+                          "always stored in the v2 format)",
+                          d->topic_key ? "topic" : "broker", resource ? resource : "",
+                          config_name(d));
 }

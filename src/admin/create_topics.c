@@ -245,6 +245,7 @@ static int check_topic(struct admin *a, struct arena *ar, struct CreateTopicsReq
                 *why = buf;
                 return ERR_INVALID_CONFIG;
             }
+            admin_warn_deprecated(d, t->Name);
             keys[i] = cfg->Name;
             vals[i] = cfg->Value;
         }

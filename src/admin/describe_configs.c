@@ -22,37 +22,28 @@ static bool wanted(const struct DescribeConfigsResource *res, const char *key)
     return false;
 }
 
-/* Synonyms, most specific first: the topic's own value, then the broker key's value. */
+/* Synonyms, most specific first: the topic's own value, the broker key (and its coarser
+ * aliases) at each level that sets it, the built-in default. */
 static int fill_synonyms(struct admin *a, struct arena *ar, int8_t rtype, const char *rname,
                          const struct config_def *d, struct DescribeConfigsResourceResult *o)
 {
-    enum config_source src;
-    o->Synonyms.v = arena_alloc(ar, 2 * sizeof *o->Synonyms.v);
+    struct config_synonym syn[CONFIG_MAX_SYNONYMS];
+    size_t n = config_synonyms(&a->cfg, rtype, rname, d, syn, CONFIG_MAX_SYNONYMS);
+    o->Synonyms.v = arena_alloc(ar, (n + 1) * sizeof *o->Synonyms.v);
     if (o->Synonyms.v == NULL)
         return ERR_NOMEM;
-    o->Synonyms.n = 0;
-    if (rtype == RESOURCE_TOPIC) {
-        const char *own = meta_config_get(a->meta, RESOURCE_TOPIC, rname, d->topic_key);
-        if (own) {
-            struct DescribeConfigsSynonym *s = &o->Synonyms.v[o->Synonyms.n++];
-            s->Name = (char *)d->topic_key;
-            s->Value = (char *)own;
-            s->Source = CS_DYNAMIC_TOPIC;
-        }
+    o->Synonyms.n = (int32_t)n;
+    for (size_t i = 0; i < n; i++) {
+        o->Synonyms.v[i].Name = (char *)syn[i].name;
+        o->Synonyms.v[i].Value = (char *)syn[i].value;
+        o->Synonyms.v[i].Source = (int8_t)syn[i].source;
     }
-    char node[16];
-    snprintf(node, sizeof node, "%d", a->node_id);
-    const char *v = config_effective(&a->cfg, RESOURCE_BROKER,
-                                     rtype == RESOURCE_BROKER ? rname : node, d, &src);
-    struct DescribeConfigsSynonym *s = &o->Synonyms.v[o->Synonyms.n++];
-    s->Name = (char *)d->broker_key;
-    s->Value = (char *)v;
-    s->Source = (int8_t)src;
     return 0;
 }
 
 static int describe_one(struct admin *a, struct arena *ar, int16_t version, bool synonyms,
-                        const struct DescribeConfigsResource *res, struct DescribeConfigsResult *r)
+                        bool documentation, const struct DescribeConfigsResource *res,
+                        struct DescribeConfigsResult *r)
 {
     size_t nd;
     const struct config_def *d = config_defs(&nd);
@@ -98,6 +89,8 @@ static int describe_one(struct admin *a, struct arena *ar, int16_t version, bool
         o->IsSensitive = false;
         o->ConfigType = (int8_t)d[i].type;
         o->Synonyms.n = 0;
+        /* Only when asked (v3+), as Kafka: null otherwise. */
+        o->Documentation = documentation && version >= 3 ? (char *)d[i].doc : NULL;
         if (synonyms && version >= 1 &&
             fill_synonyms(a, ar, res->ResourceType, res->ResourceName, &d[i], o) != 0)
             return ERR_NOMEM;
@@ -120,7 +113,7 @@ void admin_describe_configs(struct admin *a, struct net_request *req)
         goto err_nomem;
     for (int32_t i = 0; i < n; i++)
         if (describe_one(a, ar, req->hdr.RequestApiVersion, rq->IncludeSynonyms,
-                         &rq->Resources.v[i], &rs->Results.v[i]) != 0)
+                         rq->IncludeDocumentation, &rq->Resources.v[i], &rs->Results.v[i]) != 0)
             goto err_nomem;
     net_respond(req, rs);
     return;

@@ -132,6 +132,45 @@ static int legacy_convert(struct arena *ar, int16_t version, size_t max_size, ui
     return rc;
 }
 
+/* record_batch_check, and for compression.type other than "producer" the batch rewritten in
+ * the topic's codec when it arrived in another (as Kafka's LogValidator does), from the
+ * records the check decompressed. On the event loop like the validation, bounded the same
+ * way (max.message.bytes of decompressed records); the rewritten batch must fit
+ * max.message.bytes too. It lives in the request's arena; *data, *len and *hdr then
+ * describe it. Returns 0 or the error (out->ErrorMessage set for a rewrite too large). */
+static int check_records(struct arena *ar, const struct partition_settings *set, size_t max_size,
+                         uint8_t **data, size_t *len, struct record_batch *hdr,
+                         struct record_scan *scan, struct PartitionProduceResponse *out)
+{
+    uint8_t *nb = NULL;
+    size_t nlen = 0;
+    int rc;
+
+    if (set->compression < 0)
+        return record_batch_check(*data, *len, max_size, hdr, scan);
+    rc = record_batch_check_recompress(*data, *len, max_size, set->compression, hdr, scan, &nb,
+                                       &nlen);
+    if (rc != 0 || nb == NULL)
+        return rc;
+    if (nlen > max_size) {
+        out->ErrorMessage = arena_printf(ar,
+                                         "The batch rewritten as %s (compression.type) is %zu "
+                                         "bytes, larger than max.message.bytes (%lld)",
+                                         record_codec_name(set->compression), nlen,
+                                         (long long)set->max_message_bytes);
+        free(nb);
+        return ERR_MESSAGE_TOO_LARGE;
+    }
+    *data = arena_alloc(ar, nlen);
+    if (*data != NULL)
+        memcpy(*data, nb, nlen);
+    free(nb);
+    if (*data == NULL)
+        return ERR_NOMEM;
+    *len = nlen;
+    return 0;
+}
+
 /* An acks=all answer waiting for replication. */
 struct produce_wait_part {
     struct purgatory_watch watch; /* the partition's high watermark */
@@ -220,6 +259,17 @@ static void produce_partition(struct broker *b, struct arena *ar, int16_t versio
     }
     set = partition_settings(p);
     max_size = set->max_message_bytes > 0 ? (size_t)set->max_message_bytes : 0;
+    /* acks=all needs min.insync.replicas in the ISR, checked before the batch is (Kafka's
+     * order in appendRecordsToLeader). */
+    if (wait != NULL && partition_isr_size(p) < set->min_insync) {
+        out->ErrorCode = ERR_NOT_ENOUGH_REPLICAS;
+        out->ErrorMessage =
+            arena_printf(ar,
+                         "The ISR of %s-%d has %d replica(s), fewer than min.insync.replicas "
+                         "(%lld)",
+                         topic, in->Index, (int)partition_isr_size(p), (long long)set->min_insync);
+        return;
+    }
     if (len == 0) {
         out->ErrorCode = ERR_INVALID_RECORD;
         out->ErrorMessage = "Produce request without records";
@@ -249,8 +299,8 @@ static void produce_partition(struct broker *b, struct arena *ar, int16_t versio
                                          len, (long long)set->max_message_bytes);
     }
     if (rc == 0) {
-        rc = record_batch_check(data, len, max_size, &hdr, &scan);
-        if (rc == ERR_MESSAGE_TOO_LARGE)
+        rc = check_records(ar, set, max_size, &data, &len, &hdr, &scan, out);
+        if (rc == ERR_MESSAGE_TOO_LARGE && out->ErrorMessage == NULL)
             out->ErrorMessage = arena_printf(ar,
                                              "The batch's records decompress to more than "
                                              "max.message.bytes (%lld)",

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct meta;
 struct props;
@@ -34,25 +35,44 @@ enum config_source {
     CS_DEFAULT = 5,
 };
 
-/* One known config: a topic config and the broker config that gives its default, or a
- * broker-only config (topic_key NULL). */
+/* Row flags: validation beyond type and range, and how a value is used. */
+#define CF_DEPRECATED 0x1     /* accepted, stored, described, ignored; setting it logs a WARN */
+#define CF_THROTTLED_LIST 0x2 /* "*" or partition:brokerId pairs (replication throttles) */
+#define CF_KAFKA_VERSION 0x4  /* a Kafka version string, e.g. 2.8 or 3.0-IV1 */
+#define CF_ONLY_FALSE 0x8     /* a boolean Tally cannot honour when true: "true" is refused */
+
+/* One known config: a topic config and the broker config that gives its default, a
+ * topic-only config (broker_key NULL), or a broker-only config (topic_key NULL). Rows are
+ * positional up to `dynamic`, so older rows without a doc still compile (the unit tests
+ * require every row to have one). */
 struct config_def {
     const char *topic_key;
     const char *broker_key;
     enum config_type type;
-    const char *def;
+    const char *def;            /* the built-in default; NULL = none (Kafka's null) */
     int64_t min, max;           /* for numeric types */
-    const char *const *allowed; /* for enumerated strings, NULL-terminated; NULL = any */
-    bool dynamic;               /* may be altered at run time (broker side) */
+    const char *const *allowed; /* enumerated values (each item, for CT_LIST); NULL = any */
+    bool dynamic;               /* broker side: may be altered at run time (else read-only) */
+    const char *doc;            /* DescribeConfigs' Documentation and the CLI's help */
+    unsigned flags;             /* CF_* */
 };
 
-/* The config table, in order. */
+/* The config table, in order (table.c). */
 const struct config_def *config_defs(size_t *n);
 const struct config_def *config_find_topic(const char *key);
 const struct config_def *config_find_broker(const char *key);
+/* The row's own name: its topic key, else its broker key. */
+const char *config_name(const struct config_def *d);
+/* "boolean", "string", "int", "short", "long", "double", "list" (the CLI's help). */
+const char *config_type_name(enum config_type t);
 
-/* Checks a value against a definition; returns 0 or ERR_INVALID_CONFIG with a reason. */
+/* Checks a value against a definition: type, range, enumeration (every item of a list),
+ * and the row's CF_ checks. Returns 0 or ERR_INVALID_CONFIG with a reason in why. */
 int config_validate(const struct config_def *d, const char *value, char *why, size_t whylen);
+
+/* Prints every config with its type, default, broker synonym, dynamic or read-only, and its
+ * documentation (tally configs --help). */
+void config_print_help(FILE *f);
 
 /* The effective value of a config for a resource and where it came from. For a topic:
  * its own setting, else the broker default chain; for a broker (name = node id): dynamic
@@ -70,5 +90,25 @@ int64_t config_topic_int(const struct config_ctx *c, const char *topic, const ch
                          int64_t def);
 /* The effective value of topic config `key` for `topic` (never NULL for a known key). */
 const char *config_topic_str(const struct config_ctx *c, const char *topic, const char *key);
+
+/* The effective value of broker config `key` for this node (dynamic per-broker, dynamic
+ * cluster default, static, built-in) parsed as an integer, or `def` (unknown key, no value,
+ * not a number). For dynamic broker configs read where they are used. */
+int64_t config_broker_int(const struct config_ctx *c, const char *key, int64_t def);
+
+/* One synonym of a config as DescribeConfigs lists them, most specific first. */
+struct config_synonym {
+    const char *name;
+    const char *value;
+    enum config_source source;
+};
+/* The synonyms of row d for a resource (RESOURCE_TOPIC: rname is the topic; RESOURCE_BROKER:
+ * rname is a broker id or "" for the cluster default): the topic's own value, then each
+ * level that sets the broker key or one of its coarser aliases (log.retention.hours, ...) —
+ * dynamic per-broker, dynamic cluster default, static — and last the built-in default.
+ * Writes at most cap entries (CONFIG_MAX_SYNONYMS is always enough); returns the count. */
+#define CONFIG_MAX_SYNONYMS 16
+size_t config_synonyms(const struct config_ctx *c, int8_t rtype, const char *rname,
+                       const struct config_def *d, struct config_synonym *out, size_t cap);
 
 #endif

@@ -661,37 +661,25 @@ int record_codec_by_name(const char *name)
     return -1;
 }
 
-int record_batch_recompress(const uint8_t *buf, size_t len, int codec, size_t max_records_size,
-                            uint8_t **out, size_t *out_len)
+/* The batch whose header is hdr_src's (b parsed from it) and whose records section is
+ * plain[0..plain_len) in `codec`: a new malloc()ed batch, batchLength, attributes' codec bits
+ * and the CRC set. */
+static int rebuild(const uint8_t *hdr_src, const struct record_batch *b, const uint8_t *plain,
+                   size_t plain_len, int codec, uint8_t **out, size_t *out_len)
 {
-    struct record_batch b;
-    uint8_t *plain = NULL, *packed = NULL, *batch;
-    size_t plain_len, packed_len, total;
-    int from, rc;
+    uint8_t *packed = NULL, *batch;
+    const uint8_t *section = plain;
+    size_t section_len = plain_len, total;
     uint16_t attrs;
+    int rc;
 
-    if (codec < RECORD_CODEC_NONE || codec > RECORD_CODEC_ZSTD)
-        return ERR_INVALID_RECORD;
-    rc = record_batch_parse(buf, len, &b);
-    if (rc != 0)
-        return rc;
-    from = b.attributes & RECORD_ATTR_COMPRESSION_MASK;
-    rc = record_decompress(from, buf + RECORD_BATCH_HEADER,
-                           record_batch_size(&b) - RECORD_BATCH_HEADER, max_records_size, &plain,
-                           &plain_len);
-    if (rc != 0)
-        return rc;
-    if (codec == RECORD_CODEC_NONE) {
-        packed = plain;
-        packed_len = plain_len;
-        plain = NULL;
-    } else {
-        rc = record_compress(codec, plain, plain_len, &packed, &packed_len);
-        free(plain);
+    if (codec != RECORD_CODEC_NONE) {
+        rc = record_compress(codec, plain, plain_len, &packed, &section_len);
         if (rc != 0)
             return rc;
+        section = packed;
     }
-    total = RECORD_BATCH_HEADER + packed_len;
+    total = RECORD_BATCH_HEADER + section_len;
     if (total - RECORD_BATCH_OVERHEAD > INT32_MAX) {
         free(packed);
         return ERR_MESSAGE_TOO_LARGE;
@@ -701,11 +689,11 @@ int record_batch_recompress(const uint8_t *buf, size_t len, int codec, size_t ma
         free(packed);
         return ERR_NOMEM;
     }
-    memcpy(batch, buf, RECORD_BATCH_HEADER);
-    memcpy(batch + RECORD_BATCH_HEADER, packed, packed_len);
+    memcpy(batch, hdr_src, RECORD_BATCH_HEADER);
+    memcpy(batch + RECORD_BATCH_HEADER, section, section_len);
     free(packed);
     wr32be(batch + 8, (uint32_t)(total - RECORD_BATCH_OVERHEAD));
-    attrs = (uint16_t)(((uint16_t)b.attributes & ~RECORD_ATTR_COMPRESSION_MASK) | (uint16_t)codec);
+    attrs = (uint16_t)(((uint16_t)b->attributes & ~RECORD_ATTR_COMPRESSION_MASK) | (uint16_t)codec);
     batch[OFF_ATTRIBUTES] = (uint8_t)(attrs >> 8);
     batch[OFF_ATTRIBUTES + 1] = (uint8_t)attrs;
     /* The CRC covers attributes to the end. */
@@ -713,4 +701,69 @@ int record_batch_recompress(const uint8_t *buf, size_t len, int codec, size_t ma
     *out = batch;
     *out_len = total;
     return 0;
+}
+
+int record_batch_recompress(const uint8_t *buf, size_t len, int codec, size_t max_records_size,
+                            uint8_t **out, size_t *out_len)
+{
+    struct record_batch b;
+    uint8_t *plain = NULL;
+    size_t plain_len;
+    int rc;
+
+    if (codec < RECORD_CODEC_NONE || codec > RECORD_CODEC_ZSTD)
+        return ERR_INVALID_RECORD;
+    rc = record_batch_parse(buf, len, &b);
+    if (rc != 0)
+        return rc;
+    rc = record_decompress(b.attributes & RECORD_ATTR_COMPRESSION_MASK, buf + RECORD_BATCH_HEADER,
+                           record_batch_size(&b) - RECORD_BATCH_HEADER, max_records_size, &plain,
+                           &plain_len);
+    if (rc != 0)
+        return rc;
+    rc = rebuild(buf, &b, plain, plain_len, codec, out, out_len);
+    free(plain);
+    return rc;
+}
+
+int record_batch_check_recompress(const uint8_t *buf, size_t len, size_t max_records_size,
+                                  int codec, struct record_batch *b, struct record_scan *scan,
+                                  uint8_t **out, size_t *out_len)
+{
+    const uint8_t *p, *end;
+    uint8_t *plain = NULL;
+    size_t plain_len;
+    int from, rc;
+
+    if (codec < RECORD_CODEC_NONE || codec > RECORD_CODEC_ZSTD)
+        return ERR_INVALID_RECORD;
+    rc = record_batch_check_header(buf, len, b);
+    if (rc != 0)
+        return rc;
+    from = b->attributes & RECORD_ATTR_COMPRESSION_MASK;
+    p = buf + RECORD_BATCH_HEADER;
+    end = buf + record_batch_size(b);
+    if (from != RECORD_CODEC_NONE) {
+        rc = record_decompress(from, p, (size_t)(end - p), max_records_size, &plain, &plain_len);
+        if (rc == ERR_INVALID_RECORD)
+            rc = ERR_CORRUPT_MESSAGE; /* the stream itself is damaged */
+        if (rc != 0)
+            return rc;
+        p = plain;
+        end = plain + plain_len;
+    } else if ((size_t)(end - p) > max_records_size) {
+        return ERR_MESSAGE_TOO_LARGE;
+    }
+    scan->records_size = (size_t)(end - p);
+    rc = record_walk(p, end, b->record_count, b->base_timestamp, scan);
+    if (rc == 0 && codec != from) {
+        rc = rebuild(buf, b, p, (size_t)(end - p), codec, out, out_len);
+        if (rc == 0)
+            rc = record_batch_parse(*out, *out_len, b);
+    } else if (rc == 0) {
+        *out = NULL; /* already in that codec */
+        *out_len = 0;
+    }
+    free(plain);
+    return rc;
 }

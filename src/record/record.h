@@ -368,4 +368,13 @@ int record_codec_by_name(const char *name);
 int record_batch_recompress(const uint8_t *buf, size_t len, int codec, size_t max_records_size,
                             uint8_t **out, size_t *out_len);
 
+/* record_batch_check and, when the batch passes and is not already in `codec`,
+ * record_batch_recompress from the records the check decompressed (one decompression, not
+ * two): *out is then the new malloc()ed batch (caller frees) and *b its header; when the
+ * batch already is in `codec`, *out is NULL and *b the batch's own header. *scan describes
+ * the records either way. Returns record_batch_check's errors, then record_compress's. */
+int record_batch_check_recompress(const uint8_t *buf, size_t len, size_t max_records_size,
+                                  int codec, struct record_batch *b, struct record_scan *scan,
+                                  uint8_t **out, size_t *out_len);
+
 #endif

@@ -99,6 +99,22 @@ static void log_config_for(struct partition *p, struct log_config *lc)
     lc->flush_ms = config_topic_int(c, p->topic, "flush.ms", lc->flush_ms);
     lc->index_interval_bytes =
         (int32_t)config_topic_int(c, p->topic, "index.interval.bytes", lc->index_interval_bytes);
+    lc->max_index_bytes =
+        (int32_t)config_topic_int(c, p->topic, "segment.index.bytes", lc->max_index_bytes);
+    /* segment.jitter.ms brings the time-based roll forward by up to min(jitter, segment.ms),
+     * so that partitions created together do not all roll at once. Kafka draws it at random
+     * per segment; here it is a hash of the partition's name: stable, and spread over the
+     * partitions. */
+    int64_t jitter = config_topic_int(c, p->topic, "segment.jitter.ms", 0);
+    if (jitter > 0 && lc->segment_ms > 1) {
+        uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+        for (const char *q = p->topic; *q; q++)
+            h = (h ^ (uint8_t)*q) * 1099511628211ULL;
+        h = (h ^ (uint64_t)(uint32_t)p->index) * 1099511628211ULL;
+        h ^= h >> 29;
+        lc->segment_ms -=
+            (int64_t)(h % (uint64_t)(jitter < lc->segment_ms ? jitter : lc->segment_ms));
+    }
     /* cleanup.policy: "compact" lets the cleaner run (cleaner.c); without "delete", as in
      * Kafka, neither retention.ms nor retention.bytes deletes segments. */
     const char *policy = config_topic_str(c, p->topic, "cleanup.policy");
@@ -122,6 +138,9 @@ void partition_refresh_settings(struct partition *p)
     s->ts_after_max_ms = config_topic_int(c, p->topic, "message.timestamp.after.max.ms", INT64_MAX);
     s->down_conversion =
         strcmp(config_topic_str(c, p->topic, "message.downconversion.enable"), "false") != 0;
+    /* "producer" (and anything unknown) maps to -1: keep the producer's codec. */
+    s->compression = record_codec_by_name(config_topic_str(c, p->topic, "compression.type"));
+    s->min_insync = config_topic_int(c, p->topic, "min.insync.replicas", 1);
     s->compact = strstr(config_topic_str(c, p->topic, "cleanup.policy"), "compact") != NULL;
     /* The older single bound still applies in both directions when set. */
     if (diff < s->ts_before_max_ms)
@@ -607,6 +626,10 @@ bool partition_is_replica(const struct partition *p, int32_t node)
 bool partition_in_isr(const struct partition *p, int32_t node)
 {
     return contains(p->isr, p->n_isr, node);
+}
+int32_t partition_isr_size(const struct partition *p)
+{
+    return p->n_isr;
 }
 int64_t partition_follower_offset(const struct partition *p, int32_t node)
 {

@@ -137,6 +137,8 @@ int32_t partition_partition_epoch(const struct partition *p);
 /* True if `node` is in the partition's replica set / its ISR. */
 bool partition_is_replica(const struct partition *p, int32_t node);
 bool partition_in_isr(const struct partition *p, int32_t node);
+/* The size of the partition's ISR (min.insync.replicas is checked against it). */
+int32_t partition_isr_size(const struct partition *p);
 /* The log end offset the leader last learned for follower `node` (from its fetch offset), or
  * -1 if none yet or `node` is not a follower of this partition. */
 int64_t partition_follower_offset(const struct partition *p, int32_t node);
@@ -157,6 +159,8 @@ struct partition_settings {
     int64_t ts_before_max_ms; /* message.timestamp.before.max.ms (and difference.max.ms) */
     int64_t ts_after_max_ms;  /* message.timestamp.after.max.ms (and difference.max.ms) */
     bool down_conversion;     /* message.downconversion.enable: Fetch v0-3 may be served */
+    int compression;          /* compression.type: RECORD_CODEC_*, or -1 for "producer" */
+    int64_t min_insync;       /* min.insync.replicas: acks=all needs an ISR this large */
     bool compact;             /* cleanup.policy contains compact: records need a key */
 };
 const struct partition_settings *partition_settings(const struct partition *p);

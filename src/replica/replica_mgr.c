@@ -612,7 +612,8 @@ static void on_tick(struct tclock_timer *h)
     bool retain = now - rm->last_retention_ms >= retention_every;
     int64_t expire_every =
         props_get_int(rm->cfg.props, "producer.id.expiration.check.interval.ms", 600000, NULL);
-    int64_t expiration = props_get_int(rm->cfg.props, "producer.id.expiration.ms", 86400000, NULL);
+    /* Dynamic (IncrementalAlterConfigs on the broker): read where it is used. */
+    int64_t expiration = config_broker_int(&rm->cfg, "producer.id.expiration.ms", 86400000);
     bool expire = now - rm->last_expiration_ms >= expire_every;
     /* Hanging transactions: checked as often as the coordinator checks for timed-out ones;
      * a margin past transaction.max.timeout.ms leaves the coordinator its own abort first. */

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/err.h"
 #include "base/props.h"
@@ -158,16 +159,25 @@ TEST(config_table_consistent)
     char why[256];
     REQUIRE(n > 20);
     for (size_t i = 0; i < n; i++) {
-        REQUIRE(d[i].broker_key && d[i].def);
+        REQUIRE(d[i].broker_key || d[i].topic_key);
+        /* Every key has documentation (DescribeConfigs v3+ and tally configs --help). */
+        CHECK(d[i].doc != NULL && strlen(d[i].doc) > 20);
         /* Every look-up finds its own entry. */
-        CHECK(config_find_broker(d[i].broker_key) == &d[i]);
+        if (d[i].broker_key)
+            CHECK(config_find_broker(d[i].broker_key) == &d[i]);
         if (d[i].topic_key)
             CHECK(config_find_topic(d[i].topic_key) == &d[i]);
-        /* Every built-in default passes its own validation. */
+        CHECK_EQ_STR(config_name(&d[i]), d[i].topic_key ? d[i].topic_key : d[i].broker_key);
+        /* Every built-in default passes its own validation (a broker-only key may have
+         * none, as Kafka's log.retention.minutes). */
+        if (d[i].def == NULL) {
+            CHECK(d[i].topic_key == NULL);
+            continue;
+        }
         why[0] = '\0';
         if (config_validate(&d[i], d[i].def, why, sizeof why) != 0) {
             char m[300];
-            snprintf(m, sizeof m, "default of %s: %s", d[i].broker_key, why);
+            snprintf(m, sizeof m, "default of %s: %s", config_name(&d[i]), why);
             harness_fail(__FILE__, __LINE__, m);
         }
         if (d[i].type == CT_INT || d[i].type == CT_SHORT || d[i].type == CT_LONG)
@@ -176,6 +186,160 @@ TEST(config_table_consistent)
     /* Topic configs come first, then broker-only ones. */
     for (size_t i = 1; i < n; i++)
         CHECK(!(d[i].topic_key && !d[i - 1].topic_key));
+}
+
+/* Every topic config of Kafka 3.7 (TopicConfig / LogConfig) is known, with its broker
+ * synonym (ServerTopicConfigSynonyms) where Kafka has one. */
+TEST(config_every_kafka_topic_config)
+{
+    static const char *const pairs[][2] = {
+        {"cleanup.policy", "log.cleanup.policy"},
+        {"delete.retention.ms", "log.cleaner.delete.retention.ms"},
+        {"max.compaction.lag.ms", "log.cleaner.max.compaction.lag.ms"},
+        {"min.cleanable.dirty.ratio", "log.cleaner.min.cleanable.ratio"},
+        {"min.compaction.lag.ms", "log.cleaner.min.compaction.lag.ms"},
+        {"compression.type", "compression.type"},
+        {"file.delete.delay.ms", "log.segment.delete.delay.ms"},
+        {"flush.messages", "log.flush.interval.messages"},
+        {"flush.ms", "log.flush.interval.ms"},
+        {"follower.replication.throttled.replicas", NULL},
+        {"index.interval.bytes", "log.index.interval.bytes"},
+        {"leader.replication.throttled.replicas", NULL},
+        {"local.retention.bytes", "log.local.retention.bytes"},
+        {"local.retention.ms", "log.local.retention.ms"},
+        {"max.message.bytes", "message.max.bytes"},
+        {"message.downconversion.enable", "log.message.downconversion.enable"},
+        {"message.format.version", "log.message.format.version"},
+        {"message.timestamp.after.max.ms", "log.message.timestamp.after.max.ms"},
+        {"message.timestamp.before.max.ms", "log.message.timestamp.before.max.ms"},
+        {"message.timestamp.difference.max.ms", "log.message.timestamp.difference.max.ms"},
+        {"message.timestamp.type", "log.message.timestamp.type"},
+        {"min.insync.replicas", "min.insync.replicas"},
+        {"preallocate", "log.preallocate"},
+        {"remote.storage.enable", NULL},
+        {"retention.bytes", "log.retention.bytes"},
+        {"retention.ms", "log.retention.ms"},
+        {"segment.bytes", "log.segment.bytes"},
+        {"segment.index.bytes", "log.index.size.max.bytes"},
+        {"segment.jitter.ms", "log.roll.jitter.ms"},
+        {"segment.ms", "log.roll.ms"},
+        {"unclean.leader.election.enable", "unclean.leader.election.enable"},
+    };
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+        const struct config_def *d = config_find_topic(pairs[i][0]);
+        if (d == NULL) {
+            harness_fail(__FILE__, __LINE__, pairs[i][0]);
+            continue;
+        }
+        if (pairs[i][1] == NULL)
+            CHECK(d->broker_key == NULL);
+        else
+            CHECK(d->broker_key && strcmp(d->broker_key, pairs[i][1]) == 0);
+    }
+}
+
+/* Broker configs are dynamic exactly where Kafka's DynamicBrokerConfig allows it: every
+ * broker synonym of a topic config except log.message.format.version, plus
+ * producer.id.expiration.ms; start-up settings and the coarser-unit aliases are read-only. */
+TEST(config_dynamic_broker_set)
+{
+    size_t n;
+    const struct config_def *d = config_defs(&n);
+    static const char *const read_only[] = {"log.message.format.version",
+                                            "log.retention.hours",
+                                            "log.retention.minutes",
+                                            "log.roll.hours",
+                                            "log.roll.jitter.hours",
+                                            "node.id",
+                                            "listeners",
+                                            "log.dirs",
+                                            "num.partitions",
+                                            "default.replication.factor",
+                                            "auto.create.topics.enable",
+                                            "socket.request.max.bytes",
+                                            "num.io.threads",
+                                            "producer.id.expiration.check.interval.ms"};
+    for (size_t i = 0; i < n; i++)
+        if (d[i].topic_key && d[i].broker_key &&
+            strcmp(d[i].broker_key, "log.message.format.version") != 0)
+            CHECK(d[i].dynamic);
+    for (size_t i = 0; i < sizeof read_only / sizeof read_only[0]; i++) {
+        const struct config_def *b = config_find_broker(read_only[i]);
+        REQUIRE(b != NULL);
+        CHECK(!b->dynamic);
+    }
+    CHECK(config_find_broker("producer.id.expiration.ms")->dynamic);
+    CHECK(config_find_broker("log.retention.ms")->dynamic);
+    CHECK(config_find_broker("log.flush.interval.messages")->dynamic);
+    CHECK(config_find_broker("compression.type")->dynamic);
+}
+
+TEST(config_validate_new_configs)
+{
+    char why[256];
+    const struct config_def *ct = config_find_topic("compression.type");
+    const struct config_def *thr = config_find_topic("leader.replication.throttled.replicas");
+    const struct config_def *mfv = config_find_topic("message.format.version");
+    const struct config_def *rse = config_find_topic("remote.storage.enable");
+    const struct config_def *lrm = config_find_topic("local.retention.ms");
+    const struct config_def *sib = config_find_topic("segment.index.bytes");
+    const struct config_def *cp = config_find_topic("cleanup.policy");
+    static const char *const codecs[] = {"producer", "uncompressed", "gzip",
+                                         "snappy",   "lz4",          "zstd"};
+
+    for (size_t i = 0; i < 6; i++)
+        CHECK_EQ_INT(config_validate(ct, codecs[i], why, sizeof why), 0);
+    CHECK_EQ_INT(config_validate(ct, "none", why, sizeof why), ERR_INVALID_CONFIG);
+    CHECK_EQ_INT(config_validate(ct, "brotli", why, sizeof why), ERR_INVALID_CONFIG);
+
+    CHECK_EQ_INT(config_validate(thr, "", why, sizeof why), 0);
+    CHECK_EQ_INT(config_validate(thr, "*", why, sizeof why), 0);
+    CHECK_EQ_INT(config_validate(thr, "0:1", why, sizeof why), 0);
+    CHECK_EQ_INT(config_validate(thr, "0:1, 1:2,2:3", why, sizeof why), 0);
+    CHECK_EQ_INT(config_validate(thr, "0", why, sizeof why), ERR_INVALID_CONFIG);
+    CHECK_EQ_INT(config_validate(thr, "0:x", why, sizeof why), ERR_INVALID_CONFIG);
+    CHECK_EQ_INT(config_validate(thr, "*,0:1", why, sizeof why), ERR_INVALID_CONFIG);
+    CHECK_EQ_INT(config_validate(thr, "0:1,", why, sizeof why), ERR_INVALID_CONFIG);
+
+    CHECK_EQ_INT(config_validate(mfv, "0.10.2", why, sizeof why), 0);
+    CHECK_EQ_INT(config_validate(mfv, "0.10.2-IV0", why, sizeof why), 0);
+    CHECK_EQ_INT(config_validate(mfv, "2.8", why, sizeof why), 0);
+    CHECK_EQ_INT(config_validate(mfv, "3.0-IV1", why, sizeof why), 0);
+    CHECK_EQ_INT(config_validate(mfv, "3.7", why, sizeof why), 0);
+    CHECK_EQ_INT(config_validate(mfv, "banana", why, sizeof why), ERR_INVALID_CONFIG);
+    CHECK_EQ_INT(config_validate(mfv, "0.7", why, sizeof why), ERR_INVALID_CONFIG);
+    CHECK_EQ_INT(config_validate(mfv, "9.9", why, sizeof why), ERR_INVALID_CONFIG);
+    CHECK_EQ_INT(config_validate(mfv, "3.0-IV", why, sizeof why), ERR_INVALID_CONFIG);
+    CHECK((mfv->flags & CF_DEPRECATED) != 0);
+
+    CHECK_EQ_INT(config_validate(rse, "false", why, sizeof why), 0);
+    CHECK_EQ_INT(config_validate(rse, "true", why, sizeof why), ERR_INVALID_CONFIG);
+    CHECK(strstr(why, "tiered") != NULL);
+
+    /* retention.bytes takes any long, as Kafka (no validator there). */
+    CHECK_EQ_INT(config_validate(config_find_topic("retention.bytes"), "-5", why, sizeof why), 0);
+    CHECK_EQ_INT(config_validate(config_find_topic("retention.bytes"), "1e6", why, sizeof why),
+                 ERR_INVALID_CONFIG);
+    CHECK_EQ_INT(config_validate(lrm, "-2", why, sizeof why), 0);
+    CHECK_EQ_INT(config_validate(lrm, "-3", why, sizeof why), ERR_INVALID_CONFIG);
+    CHECK_EQ_INT(config_validate(sib, "3", why, sizeof why), ERR_INVALID_CONFIG);
+    CHECK_EQ_INT(config_validate(sib, "4", why, sizeof why), 0);
+
+    /* min.cleanable.dirty.ratio is a double in [0, 1]. */
+    const struct config_def *ratio = config_find_topic("min.cleanable.dirty.ratio");
+    CHECK_EQ_INT(ratio->type, CT_DOUBLE);
+    CHECK_EQ_INT(config_validate(ratio, "0", why, sizeof why), 0);
+    CHECK_EQ_INT(config_validate(ratio, "0.25", why, sizeof why), 0);
+    CHECK_EQ_INT(config_validate(ratio, "1", why, sizeof why), 0);
+    CHECK_EQ_INT(config_validate(ratio, "1.5", why, sizeof why), ERR_INVALID_CONFIG);
+    CHECK_EQ_INT(config_validate(ratio, "-0.1", why, sizeof why), ERR_INVALID_CONFIG);
+    CHECK_EQ_INT(config_validate(ratio, "nan", why, sizeof why), ERR_INVALID_CONFIG);
+    CHECK_EQ_INT(config_validate(ratio, "half", why, sizeof why), ERR_INVALID_CONFIG);
+
+    /* cleanup.policy is a list: each item must be known. */
+    CHECK_EQ_INT(config_validate(cp, "compact, delete", why, sizeof why), 0);
+    CHECK_EQ_INT(config_validate(cp, "compact,", why, sizeof why), ERR_INVALID_CONFIG);
+    CHECK_EQ_INT(config_validate(cp, "compact,remove", why, sizeof why), ERR_INVALID_CONFIG);
 }
 
 /* ---- validation --------------------------------------------------------------------------- */
@@ -523,4 +687,108 @@ TEST(config_topic_int_and_str)
                  ERR_UNKNOWN_TOPIC_OR_PARTITION);
 
     cfx_stop(&f);
+}
+
+/* DescribeConfigs' synonyms: every level that sets the config, most specific first, the
+ * coarser static aliases after the key itself, and the built-in default last. */
+TEST(config_synonyms_every_level)
+{
+    struct cfx f;
+    struct config_synonym syn[CONFIG_MAX_SYNONYMS];
+    const struct config_def *ret = config_find_topic("retention.ms");
+    size_t n;
+
+    REQUIRE(cfx_start(&f));
+    REQUIRE(cfx_topic(&f, "t", 1) == 0);
+    n = config_synonyms(&f.ctx, RESOURCE_TOPIC, "t", ret, syn, CONFIG_MAX_SYNONYMS);
+    REQUIRE(n == 1);
+    CHECK_EQ_STR(syn[0].name, "log.retention.ms");
+    CHECK_EQ_STR(syn[0].value, "604800000");
+    CHECK_EQ_INT(syn[0].source, CS_DEFAULT);
+
+    REQUIRE(props_set(f.props, "log.retention.hours", "5") == 0);
+    REQUIRE(props_set(f.props, "log.retention.ms", "100") == 0);
+    REQUIRE(cfx_set(&f, RESOURCE_BROKER, "", "log.retention.ms", "200") == 0);
+    REQUIRE(cfx_set(&f, RESOURCE_BROKER, "1", "log.retention.ms", "300") == 0);
+    REQUIRE(cfx_set(&f, RESOURCE_TOPIC, "t", "retention.ms", "400") == 0);
+    n = config_synonyms(&f.ctx, RESOURCE_TOPIC, "t", ret, syn, CONFIG_MAX_SYNONYMS);
+    REQUIRE(n == 6);
+    CHECK_EQ_STR(syn[0].name, "retention.ms");
+    CHECK_EQ_STR(syn[0].value, "400");
+    CHECK_EQ_INT(syn[0].source, CS_DYNAMIC_TOPIC);
+    CHECK_EQ_STR(syn[1].name, "log.retention.ms");
+    CHECK_EQ_STR(syn[1].value, "300");
+    CHECK_EQ_INT(syn[1].source, CS_DYNAMIC_BROKER);
+    CHECK_EQ_STR(syn[2].value, "200");
+    CHECK_EQ_INT(syn[2].source, CS_DYNAMIC_DEFAULT_BROKER);
+    CHECK_EQ_STR(syn[3].value, "100");
+    CHECK_EQ_INT(syn[3].source, CS_STATIC_BROKER);
+    CHECK_EQ_STR(syn[4].name, "log.retention.hours");
+    CHECK_EQ_STR(syn[4].value, "5");
+    CHECK_EQ_INT(syn[4].source, CS_STATIC_BROKER);
+    CHECK_EQ_INT(syn[5].source, CS_DEFAULT);
+
+    /* The cluster-default broker resource has no per-broker level. */
+    n = config_synonyms(&f.ctx, RESOURCE_BROKER, "", ret, syn, CONFIG_MAX_SYNONYMS);
+    REQUIRE(n == 4);
+    CHECK_EQ_INT(syn[0].source, CS_DYNAMIC_DEFAULT_BROKER);
+    /* The cap is honoured. */
+    CHECK_EQ_INT(config_synonyms(&f.ctx, RESOURCE_TOPIC, "t", ret, syn, 2), 2);
+
+    /* A topic-only config: its own value, then the built-in default under its own name. */
+    const struct config_def *thr = config_find_topic("leader.replication.throttled.replicas");
+    REQUIRE(cfx_set(&f, RESOURCE_TOPIC, "t", "leader.replication.throttled.replicas", "*") == 0);
+    n = config_synonyms(&f.ctx, RESOURCE_TOPIC, "t", thr, syn, CONFIG_MAX_SYNONYMS);
+    REQUIRE(n == 2);
+    CHECK_EQ_STR(syn[0].value, "*");
+    CHECK_EQ_INT(syn[0].source, CS_DYNAMIC_TOPIC);
+    CHECK_EQ_STR(syn[1].name, "leader.replication.throttled.replicas");
+    CHECK_EQ_INT(syn[1].source, CS_DEFAULT);
+    cfx_stop(&f);
+}
+
+/* A topic-only config never reads a broker level; a broker config read with
+ * config_broker_int follows the dynamic levels (producer.id.expiration.ms). */
+TEST(config_topic_only_and_broker_int)
+{
+    struct cfx f;
+    enum config_source src;
+
+    REQUIRE(cfx_start(&f));
+    REQUIRE(cfx_topic(&f, "t", 1) == 0);
+    CHECK_EQ_STR(eff_topic(&f, "t", "remote.storage.enable", &src), "false");
+    CHECK_EQ_INT(src, CS_DEFAULT);
+    CHECK_EQ_INT(config_topic_int(&f.ctx, "t", "local.retention.ms", 0), -2);
+
+    CHECK_EQ_INT(config_broker_int(&f.ctx, "producer.id.expiration.ms", 5), 86400000);
+    REQUIRE(props_set(f.props, "producer.id.expiration.ms", "1000") == 0);
+    CHECK_EQ_INT(config_broker_int(&f.ctx, "producer.id.expiration.ms", 5), 1000);
+    REQUIRE(cfx_set(&f, RESOURCE_BROKER, "", "producer.id.expiration.ms", "2000") == 0);
+    CHECK_EQ_INT(config_broker_int(&f.ctx, "producer.id.expiration.ms", 5), 2000);
+    REQUIRE(cfx_set(&f, RESOURCE_BROKER, "1", "producer.id.expiration.ms", "3000") == 0);
+    CHECK_EQ_INT(config_broker_int(&f.ctx, "producer.id.expiration.ms", 5), 3000);
+    CHECK_EQ_INT(config_broker_int(&f.ctx, "no.such.key", 5), 5);
+    /* log.retention.minutes has no default (Kafka's null): the caller's default. */
+    CHECK_EQ_INT(config_broker_int(&f.ctx, "log.retention.minutes", 9), 9);
+    /* ... and when set, it is used for log.retention.ms before hours. */
+    REQUIRE(props_set(f.props, "log.retention.hours", "5") == 0);
+    REQUIRE(props_set(f.props, "log.retention.minutes", "2") == 0);
+    CHECK_EQ_INT(config_topic_int(&f.ctx, "t", "retention.ms", 0), 120000);
+    cfx_stop(&f);
+}
+
+TEST(config_help_lists_every_key)
+{
+    size_t n, len = 0;
+    const struct config_def *d = config_defs(&n);
+    char *buf = NULL;
+    FILE *f = open_memstream(&buf, &len);
+    REQUIRE(f != NULL);
+    config_print_help(f);
+    fclose(f);
+    for (size_t i = 0; i < n; i++) {
+        CHECK(strstr(buf, config_name(&d[i])) != NULL);
+        CHECK(strstr(buf, d[i].doc) != NULL);
+    }
+    free(buf);
 }

@@ -2002,3 +2002,120 @@ TEST(replica_retention_keeps_segments_past_the_lso)
     CHECK(partition_log_start_offset(p) > 2);
     rfx_fini(&f);
 }
+
+/* ---- flush.messages through the syscall table (issue 12) --------------------------------- */
+
+static atomic_int fsyncs_seen;
+
+static int counting_fsync(int fd)
+{
+    atomic_fetch_add(&fsyncs_seen, 1);
+    return fsync(fd);
+}
+
+/* Appends one batch and runs the loop until the durable mark covers it or `ms` pass. */
+static void append_and_settle(struct rfx *f, struct partition *p, int ms)
+{
+    bool never = false;
+    int64_t want;
+    REQUIRE(append(p, 1, -1, 0, 0, 1000, NULL, NULL) == 0);
+    want = partition_mark(p, PARTITION_LOG_END);
+    for (int i = 0; i < ms && partition_mark(p, PARTITION_DURABLE) < want; i++)
+        fixture_run_until(&f->q.loop, &never, 1);
+}
+
+/* flush.messages=1: every append is fsynced (the log's fsync, through the table replica/
+ * opens its logs with); without it, appends are not; and setting it on a running topic
+ * applies to the next append, with no restart. */
+TEST(replica_flush_messages_fsyncs_each_append)
+{
+    struct rfx f;
+    struct partition *each, *none;
+
+    REQUIRE(rfx_init(&f));
+    REQUIRE(make_topic(&f, "each", 1, 1) == 0);
+    REQUIRE(make_topic(&f, "none", 2, 1) == 0);
+    REQUIRE(PROPOSE(&f, r_config(2, "each", "flush.messages", "1")) == 0);
+    REQUIRE(rfx_rm_start(&f) == 0);
+    f.rm->log_io.fsync = counting_fsync; /* logs borrow the manager's table */
+    each = replica_partition(f.rm, "each", 0);
+    none = replica_partition(f.rm, "none", 0);
+    REQUIRE(each && none);
+
+    atomic_store(&fsyncs_seen, 0);
+    for (int i = 0; i < 5; i++) {
+        int before = atomic_load(&fsyncs_seen);
+        append_and_settle(&f, each, 2000);
+        CHECK(atomic_load(&fsyncs_seen) > before);
+        CHECK_EQ_INT(partition_mark(each, PARTITION_DURABLE), i + 1);
+    }
+
+    atomic_store(&fsyncs_seen, 0);
+    for (int i = 0; i < 5; i++)
+        append_and_settle(&f, none, 20);
+    CHECK_EQ_INT(atomic_load(&fsyncs_seen), 0);
+    CHECK_EQ_INT(partition_mark(none, PARTITION_DURABLE), 0);
+
+    /* Dynamic: the same topic gets flush.messages=1 while running. */
+    REQUIRE(PROPOSE(&f, r_config(2, "none", "flush.messages", "1")) == 0);
+    append_and_settle(&f, none, 2000);
+    CHECK(atomic_load(&fsyncs_seen) > 0);
+    CHECK_EQ_INT(partition_mark(none, PARTITION_DURABLE), 6);
+
+    f.rm->log_io.fsync = log_io_default()->fsync;
+    rfx_fini(&f);
+}
+
+/* segment.index.bytes bounds a segment's indexes (a full index rolls it), and
+ * segment.jitter.ms brings time-based rolls forward by a share that differs per partition;
+ * both reach the log through the partition's settings. */
+TEST(replica_segment_index_bytes_and_jitter)
+{
+    struct rfx f;
+    int rolled = 0, control = 0;
+
+    REQUIRE(rfx_init(&f));
+    REQUIRE(make_topic(&f, "idx", 1, 1) == 0);
+    REQUIRE(make_topic(&f, "jit", 2, 8) == 0);
+    REQUIRE(make_topic(&f, "nojit", 3, 8) == 0);
+    REQUIRE(PROPOSE(&f, r_config(2, "idx", "segment.index.bytes", "24"),
+                    r_config(2, "idx", "index.interval.bytes", "0"),
+                    r_config(2, "jit", "segment.ms", "10000"),
+                    r_config(2, "jit", "segment.jitter.ms", "10000"),
+                    r_config(2, "nojit", "segment.ms", "10000")) == 0);
+    REQUIRE(rfx_rm_start(&f) == 0);
+
+    struct partition *idx = replica_partition(f.rm, "idx", 0);
+    REQUIRE(idx);
+    for (int i = 0; i < 6; i++)
+        REQUIRE(append(idx, 1, -1, 0, 0, 1000, NULL, NULL) == 0);
+    CHECK(log_active_base(partition_log(idx)) > 0);
+
+    for (int i = 0; i < 8; i++) {
+        REQUIRE(append(replica_partition(f.rm, "jit", i), 1, -1, 0, 0, 1000, NULL, NULL) == 0);
+        REQUIRE(append(replica_partition(f.rm, "nojit", i), 1, -1, 0, 0, 1000, NULL, NULL) == 0);
+    }
+    tclock_advance(f.clock, 5000);
+    for (int i = 0; i < 8; i++) {
+        struct partition *j = replica_partition(f.rm, "jit", i);
+        struct partition *n = replica_partition(f.rm, "nojit", i);
+        REQUIRE(append(j, 1, -1, 0, 0, 1000, NULL, NULL) == 0);
+        REQUIRE(append(n, 1, -1, 0, 0, 1000, NULL, NULL) == 0);
+        rolled += log_active_base(partition_log(j)) > 0;
+        control += log_active_base(partition_log(n)) > 0;
+    }
+    /* Half of segment.ms: without jitter no partition rolls; with it, some do (those whose
+     * share is over half) and some do not. */
+    CHECK_EQ_INT(control, 0);
+    CHECK(rolled > 0 && rolled < 8);
+    /* Past segment.ms every one of them has rolled. */
+    tclock_advance(f.clock, 5001);
+    rolled = 0;
+    for (int i = 0; i < 8; i++) {
+        struct partition *j = replica_partition(f.rm, "jit", i);
+        REQUIRE(append(j, 1, -1, 0, 0, 1000, NULL, NULL) == 0);
+        rolled += log_active_base(partition_log(j)) > 0;
+    }
+    CHECK_EQ_INT(rolled, 8);
+    rfx_fini(&f);
+}
