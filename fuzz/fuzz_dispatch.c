@@ -194,7 +194,16 @@ static void start_listener(void)
         srv.start_failed = true;
         return;
     }
-    srv.txn = txn_new(srv.client, srv.cfg.node_id);
+    struct txn_options to = {
+        .loop = &srv.loop,
+        .clock = srv.clock,
+        .client = srv.client,
+        .replicas = srv.replicas,
+        .meta = srv.meta,
+        .config = srv.cfg.props,
+        .node_id = srv.cfg.node_id,
+    };
+    srv.txn = txn_new(&to);
     struct group_coord_options go = {
         .loop = &srv.loop,
         .clock = srv.clock,
@@ -258,15 +267,20 @@ static void on_replicas_stopped(void *arg)
     meta_stop(srv.meta, on_stopped, &srv.meta_stopped);
 }
 
-static void on_group_stopped(void *arg)
+static void on_txn_stopped(void *arg)
 {
     (void)arg;
-    srv.group = NULL;
-    txn_free(srv.txn);
     srv.txn = NULL;
     net_client_stop(srv.client, NULL, NULL);
     srv.client = NULL;
     replica_mgr_stop(srv.replicas, on_replicas_stopped, NULL);
+}
+
+static void on_group_stopped(void *arg)
+{
+    (void)arg;
+    srv.group = NULL;
+    txn_stop(srv.txn, on_txn_stopped, NULL);
 }
 
 static void on_broker_stopped(void *arg)

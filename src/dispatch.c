@@ -59,6 +59,11 @@ VIA(group, group, offset_delete)
 VIA(broker, broker, write_txn_markers)
 VIA(group, group, txn_offset_commit_request)
 VIA(txn, txn, init_producer_id)
+VIA(txn, txn, add_partitions_to_txn)
+VIA(txn, txn, add_offsets_to_txn)
+VIA(txn, txn, end_txn)
+VIA(txn, txn, describe_transactions)
+VIA(txn, txn, list_transactions)
 VIA(admin, admin, metadata)
 VIA(admin, admin, create_topics)
 VIA(admin, admin, delete_topics)
@@ -98,6 +103,12 @@ static const struct dispatch_entry table[] = {
     {PROTO_API_ListGroups, 0, 4, via_list_groups, false},
     {PROTO_API_DeleteGroups, 0, 2, via_delete_groups, false},
     {PROTO_API_OffsetDelete, 0, 0, via_offset_delete, false},
+    /* The transaction coordinator (issue 10). */
+    {PROTO_API_AddPartitionsToTxn, 0, 4, via_add_partitions_to_txn, false},
+    {PROTO_API_AddOffsetsToTxn, 0, 3, via_add_offsets_to_txn, false},
+    {PROTO_API_EndTxn, 0, 3, via_end_txn, false},
+    {PROTO_API_DescribeTransactions, 0, 0, via_describe_transactions, false},
+    {PROTO_API_ListTransactions, 0, 0, via_list_transactions, false},
     /* Transactions, partition side (issue 10, T2): the coordinator's marker call. */
     {PROTO_API_WriteTxnMarkers, 0, 1, via_write_txn_markers, false},
     {PROTO_API_TxnOffsetCommit, 0, 3, via_txn_offset_commit_request, false},

@@ -17,6 +17,7 @@
 #include "base/props.h"
 #include "base/tclock.h"
 #include "broker/broker.h"
+#include "base/fault.h"
 #include "group/group.h"
 #include "meta/meta.h"
 #include "net/net.h"
@@ -75,13 +76,11 @@ static void on_client_stopped(void *arg)
     (void)arg;
 }
 
-static void on_group_stopped(void *arg)
+static void on_txn_stopped(void *arg)
 {
     struct tallyd *t = arg;
-    t->group = NULL;
-    txn_free(t->txn);
     t->txn = NULL;
-    /* After txn: its pending id-block request is answered with ERR_SHUTDOWN, which frees it. */
+    /* After txn: its requests still out are answered with ERR_SHUTDOWN, which frees it. */
     if (t->client)
         net_client_stop(t->client, on_client_stopped, t);
     t->client = NULL;
@@ -89,6 +88,18 @@ static void on_group_stopped(void *arg)
         replica_mgr_stop(t->replicas, on_replicas_stopped, t);
     else if (t->meta)
         meta_stop(t->meta, on_meta_stopped, t);
+}
+
+/* The transaction coordinator goes after the group one, before the partitions both append
+ * to and before the client its requests go through. */
+static void on_group_stopped(void *arg)
+{
+    struct tallyd *t = arg;
+    t->group = NULL;
+    if (t->txn)
+        txn_stop(t->txn, on_txn_stopped, t);
+    else
+        on_txn_stopped(t);
 }
 
 /* The group coordinator answers its waiters and goes before the partitions it appends to. */
@@ -169,7 +180,16 @@ static void start_listener(struct tallyd *t)
     bo.txn_complete_arg = t;
     t->admin = admin_new(t->meta, &ao);
     t->broker = broker_new(&bo);
-    t->txn = txn_new(t->client, t->cfg.node_id);
+    struct txn_options to = {
+        .loop = t->loop,
+        .clock = t->clock,
+        .client = t->client,
+        .replicas = t->replicas,
+        .meta = t->meta,
+        .config = t->cfg.props,
+        .node_id = t->cfg.node_id,
+    };
+    t->txn = txn_new(&to);
     struct group_coord_options go = {
         .loop = t->loop,
         .clock = t->clock,
@@ -445,6 +465,7 @@ int main(int argc, char **argv)
     int rc;
 
     memset(&t, 0, sizeof t);
+    fault_init(); /* test-only crash points (TALLY_TEST_FAULT), read once */
     if (lvl && strcasecmp(lvl, "debug") == 0)
         slog_set_level(SLOG_DEBUG);
     rc = server_config_parse(argc, argv, &t.cfg);

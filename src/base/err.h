@@ -73,6 +73,7 @@
     X(CONCURRENT_TRANSACTIONS, 51)                                                                 \
     X(TRANSACTION_COORDINATOR_FENCED, 52)                                                          \
     X(TRANSACTIONAL_ID_AUTHORIZATION_FAILED, 53)                                                   \
+    X(OPERATION_NOT_ATTEMPTED, 55)                                                                 \
     X(KAFKA_STORAGE_ERROR, 56)                                                                     \
     X(UNKNOWN_PRODUCER_ID, 59)                                                                     \
     X(NON_EMPTY_GROUP, 68)                                                                         \
@@ -95,6 +96,7 @@
     X(DUPLICATE_RESOURCE, 92)                                                                      \
     X(UNKNOWN_TOPIC_ID, 100)                                                                       \
     X(DUPLICATE_BROKER_REGISTRATION, 101)                                                          \
+    X(TRANSACTIONAL_ID_NOT_FOUND, 105)                                                             \
     X(INCONSISTENT_TOPIC_ID, 103)                                                                  \
     /* Internal conditions: never on the wire as such. */                                          \
     X(NOMEM, -1001)     /* allocation failed or a per-request bound was hit */                     \

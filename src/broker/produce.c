@@ -217,6 +217,8 @@ static bool defer_for_verification(struct produce_verify *pv, struct partition *
 {
     if (pv->n > 0 && (pv->producer_id != hdr->producer_id || pv->epoch != hdr->producer_epoch))
         return false;
+    if (!partition_verify_park(p, hdr->producer_id, 1))
+        return false;
     pv->producer_id = hdr->producer_id;
     pv->epoch = hdr->producer_epoch;
     partition_hold(p);
@@ -334,8 +336,13 @@ static void produce_partition(struct broker *b, struct arena *ar, int16_t versio
         free(conv);
         return;
     }
+    /* A batch parks while its transaction is not verified here, and also while an earlier
+     * batch of the producer is still parked: appending it first would put a pipelined batch
+     * ahead of one sent before it (OUT_OF_ORDER_SEQUENCE_NUMBER for the client). Answers come
+     * back in the order the checks were sent, so the parked batches append in order. */
     if (pv != NULL && (hdr.attributes & RECORD_ATTR_TRANSACTIONAL) && b->txn_verify &&
-        !partition_txn_verified(p, hdr.producer_id, hdr.producer_epoch)) {
+        (!partition_txn_verified(p, hdr.producer_id, hdr.producer_epoch) ||
+         partition_verify_parked(p, hdr.producer_id) > 0)) {
         free(conv); /* NULL: only v2 batches are transactional */
         if (defer_for_verification(pv, p, topic, in, out, &hdr))
             return;
@@ -453,6 +460,7 @@ static void on_verified(void *arg, struct broker_verify_part *parts, size_t n, b
 
     for (size_t i = 0; i < n; i++) {
         struct PartitionProduceResponse *out = parts[i].out;
+        partition_verify_park(parts[i].p, pv->producer_id, -1);
         if (parts[i].error == 0 && !stopped)
             produce_partition(pv->b, pv->req->arena, pv->req->hdr.RequestApiVersion, parts[i].topic,
                               parts[i].in, out, pv->now, pv->pw, NULL);

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "base/jhash.h"
 #include "base/slog.h"
 #include "broker_int.h"
 #include "meta/meta.h"
@@ -37,38 +38,11 @@ struct broker_verify {
     void *arg;
 };
 
-/* Java's String.hashCode over the UTF-16 code units of a UTF-8 string (what Kafka hashes);
- * bytes that are not UTF-8 count as one unit each. */
+/* Java's String.hashCode, as the coordinators hash (base/jhash.h: one definition, so the
+ * produce path and the transaction coordinator always agree on the partition). */
 int32_t broker_java_string_hash(const char *s)
 {
-    const unsigned char *p = (const unsigned char *)s;
-    uint32_t h = 0;
-
-    while (*p) {
-        uint32_t cp = *p, need = 0;
-        if (cp >= 0xF0 && cp < 0xF8)
-            cp &= 0x07, need = 3;
-        else if (cp >= 0xE0)
-            cp &= 0x0F, need = 2;
-        else if (cp >= 0xC0)
-            cp &= 0x1F, need = 1;
-        uint32_t k = 1;
-        for (; k <= need && (p[k] & 0xC0) == 0x80; k++)
-            cp = cp << 6 | (p[k] & 0x3F);
-        if (k <= need) { /* not UTF-8: the byte alone */
-            cp = *p;
-            k = 1;
-        }
-        p += k;
-        if (cp >= 0x10000) {
-            cp -= 0x10000;
-            h = 31 * h + (0xD800 + (cp >> 10));
-            h = 31 * h + (0xDC00 + (cp & 0x3FF));
-        } else {
-            h = 31 * h + cp;
-        }
-    }
-    return (int32_t)h;
+    return java_string_hash(s);
 }
 
 static void detach(struct broker_verify *v)

@@ -305,6 +305,17 @@ static const struct config_def defs[] = {
      0},
     {NULL, "transaction.abort.timed.out.transaction.cleanup.interval.ms", CT_INT, "10000", 1,
      I32MAX, NULL, false, "How often transactions open past their timeout are looked for (ms).", 0},
+    /* The transaction coordinator (issue 10, src/txn and FindCoordinator key type 1). */
+    {NULL, "transaction.state.log.replication.factor", CT_SHORT, "3", 1, INT16_MAX, NULL, false,
+     "The replication factor __transaction_state is created with (capped at the live brokers).", 0},
+    {NULL, "transaction.state.log.min.isr", CT_INT, "2", 1, I32MAX, NULL, false,
+     "min.insync.replicas of __transaction_state (capped at the live brokers).", 0},
+    {NULL, "transaction.state.log.segment.bytes", CT_INT, "104857600", 1, I32MAX, NULL, false,
+     "The segment size __transaction_state is created with.", 0},
+    {NULL, "transactional.id.expiration.ms", CT_INT, "604800000", 1, I32MAX, NULL, false,
+     "How long a transactional id with no transaction open is kept after its last update (ms).", 0},
+    {NULL, "transaction.remove.expired.transaction.cleanup.interval.ms", CT_INT, "3600000", 1,
+     I32MAX, NULL, false, "How often expired transactional ids are removed (ms).", 0},
 };
 
 const struct config_def *config_defs(size_t *n)

@@ -8,83 +8,16 @@
 
 #include "base/arena.h"
 #include "base/err.h"
+#include "base/jhash.h"
 #include "base/props.h"
 #include "base/slog.h"
 #include "group_int.h"
 #include "meta/meta.h"
 #include "net/net.h"
 
-/* ---- javaHash ----------------------------------------------------------------------------- */
-
-/* Decodes one UTF-8 sequence at s (NUL-terminated); returns its code point and moves *s past
- * it. A byte that does not start a valid, shortest-form sequence is one U+FFFD, as Java's
- * decoder replaces a malformed input. */
-static uint32_t utf8_next(const unsigned char **s)
-{
-    const unsigned char *p = *s;
-    uint32_t c = p[0], min;
-    int n;
-
-    if (c < 0x80) {
-        *s = p + 1;
-        return c;
-    }
-    if ((c & 0xe0) == 0xc0) {
-        n = 1;
-        c &= 0x1f;
-        min = 0x80;
-    } else if ((c & 0xf0) == 0xe0) {
-        n = 2;
-        c &= 0x0f;
-        min = 0x800;
-    } else if ((c & 0xf8) == 0xf0) {
-        n = 3;
-        c &= 0x07;
-        min = 0x10000;
-    } else {
-        *s = p + 1;
-        return 0xfffd;
-    }
-    for (int i = 1; i <= n; i++) {
-        if ((p[i] & 0xc0) != 0x80) {
-            *s = p + 1;
-            return 0xfffd;
-        }
-        c = (c << 6) | (p[i] & 0x3f);
-    }
-    if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff)) {
-        *s = p + 1;
-        return 0xfffd;
-    }
-    *s = p + n + 1;
-    return c;
-}
-
-int32_t group_java_hash(const char *str)
-{
-    const unsigned char *s = (const unsigned char *)str;
-    uint32_t h = 0;
-
-    while (*s) {
-        uint32_t c = utf8_next(&s);
-        if (c >= 0x10000) {
-            /* A supplementary character is two UTF-16 code units: its surrogate pair. */
-            c -= 0x10000;
-            h = 31 * h + (0xd800 + (c >> 10));
-            h = 31 * h + (0xdc00 + (c & 0x3ff));
-        } else {
-            h = 31 * h + c;
-        }
-    }
-    return (int32_t)h;
-}
-
 int32_t group_partition_for(const char *group_id, int32_t n_partitions)
 {
-    int32_t h = group_java_hash(group_id);
-    /* Kafka's Utils.abs: INT32_MIN maps to 0 (h & 0x7fffffff), not to itself. */
-    int32_t a = h == INT32_MIN ? 0 : (h < 0 ? -h : h);
-    return n_partitions > 0 ? a % n_partitions : 0;
+    return java_partition_for(group_id, n_partitions);
 }
 
 /* ---- hash table --------------------------------------------------------------------------- */
@@ -432,46 +365,46 @@ static int shards_reserve(struct group_coord *gc, int32_t partition)
     return 0;
 }
 
-static void shard_load(struct group_coord *gc, int32_t partition, int32_t epoch)
-{
-    struct shard *sh;
-
-    if (shards_reserve(gc, partition) != 0 || (sh = calloc(1, sizeof *sh)) == NULL) {
-        slog_error("group", "out of memory loading %s-%d", GROUP_TOPIC, partition);
-        return;
-    }
-    sh->gc = gc;
-    sh->partition = partition;
-    sh->epoch = epoch;
-    sh->loading = true;
-    sh->appends.next = sh->appends.prev = &sh->appends;
-    gc->shards[partition] = sh;
-    coord_load_start(sh);
-}
-
 static void free_group_node(void *arg, struct ghash_node *n)
 {
     int16_t *err = arg;
     group_release((struct coord_group *)n, *err);
 }
 
-void coord_shard_free(struct shard *sh)
+/* coord_log ops: this broker leads `partition` now; its replay follows. */
+static void *shard_new(void *arg, int32_t partition, int32_t epoch)
 {
-    ghash_free(&sh->groups);
-    free(sh);
+    struct group_coord *gc = arg;
+    struct shard *sh;
+
+    if (shards_reserve(gc, partition) != 0 || (sh = calloc(1, sizeof *sh)) == NULL)
+        return NULL;
+    sh->gc = gc;
+    sh->partition = partition;
+    sh->epoch = epoch;
+    sh->loading = true;
+    gc->shards[partition] = sh;
+    return sh;
 }
 
-/* Leadership went: every waiter of the shard gets `err`, its state is dropped. */
-static void shard_unload(struct group_coord *gc, struct shard *sh, int16_t err)
+static void shard_loaded(void *shard, int64_t records, int64_t ms)
 {
+    struct shard *sh = shard;
+    sh->loading = false;
+    /* Fifty empty partitions load at every start: only loads with something in them say so. */
+    slog_line(records > 0 ? SLOG_INFO : SLOG_DEBUG, "group",
+              "loaded %s-%d (epoch %d): %zu groups from %lld records in %lld ms", GROUP_TOPIC,
+              sh->partition, sh->epoch, sh->groups.n, (long long)records, (long long)ms);
+}
+
+/* Leadership went (its appends have completed): every waiter of the shard gets `err`, its
+ * state is dropped. */
+static void shard_free(void *shard, int16_t err)
+{
+    struct shard *sh = shard;
+    struct group_coord *gc = sh->gc;
+
     gc->shards[sh->partition] = NULL;
-    coord_load_abandon(sh);
-    while (sh->appends.next != &sh->appends) {
-        struct coord_append *ap = sh->appends.next;
-        ap->unloaded = true;
-        ap->err = err;
-        purgatory_complete(&ap->op); /* unlinks it */
-    }
     ghash_each(&sh->groups, free_group_node, &err);
     ghash_free(&sh->groups);
     while (sh->pending) {
@@ -481,32 +414,15 @@ static void shard_unload(struct group_coord *gc, struct shard *sh, int16_t err)
     }
     if (!gc->stopping)
         slog_info("group", "unloaded %s-%d (epoch %d)", GROUP_TOPIC, sh->partition, sh->epoch);
-    if (sh->load)
-        sh->dead = true; /* a pool read is out: freed when it comes back */
-    else
-        coord_shard_free(sh);
+    free(sh);
 }
 
-static void on_leadership(void *arg, const struct replica_event *ev)
-{
-    struct group_coord *gc = arg;
-    struct shard *sh;
-
-    if (gc->stopping || strcmp(ev->topic, GROUP_TOPIC) != 0 || ev->partition < 0)
-        return;
-    sh = ev->partition < gc->n_shards ? gc->shards[ev->partition] : NULL;
-    if (ev->role == REPLICA_LEADER) {
-        if (sh && sh->epoch == ev->leader_epoch)
-            return;
-        /* A new epoch: what another leader wrote meanwhile is in the log, so load again. */
-        if (sh)
-            shard_unload(gc, sh, ERR_NOT_COORDINATOR);
-        shard_load(gc, ev->partition, ev->leader_epoch);
-        return;
-    }
-    if (sh)
-        shard_unload(gc, sh, ERR_NOT_COORDINATOR);
-}
+static const struct coord_log_ops shard_ops = {
+    .shard_new = shard_new,
+    .replay = coord_replay,
+    .loaded = shard_loaded,
+    .shard_free = shard_free,
+};
 
 /* ---- offset expiry ------------------------------------------------------------------------ */
 
@@ -648,10 +564,14 @@ static int32_t cfg_int(const struct props *p, const char *key, int64_t def, int6
     return (int32_t)(v < lo ? lo : v > hi ? hi : v);
 }
 
+static void stopped_early(void *arg)
+{
+    (void)arg;
+}
+
 struct group_coord *group_coord_new(const struct group_coord_options *o)
 {
     struct group_coord *gc = calloc(1, sizeof *gc);
-    const struct meta_topic *t;
 
     if (gc == NULL)
         return NULL;
@@ -681,49 +601,45 @@ struct group_coord *group_coord_new(const struct group_coord_options *o)
     gc->sm_cfg.initial_rebalance_delay_ms =
         cfg_int(o->config, "group.initial.rebalance.delay.ms", 3000, 0, INT32_MAX);
     gc->sm_cfg.max_size = cfg_int(o->config, "group.max.size", INT32_MAX, 1, INT32_MAX);
-    gc->pg = purgatory_new(gc->clock);
-    if (gc->pg == NULL || shards_reserve(gc, gc->n_partitions_cfg - 1) != 0)
+    if (shards_reserve(gc, gc->n_partitions_cfg - 1) != 0)
         goto err;
-    if (replica_subscribe(gc->replicas, on_leadership, gc) != 0)
+    struct coord_log_options lo = {
+        .loop = gc->loop,
+        .clock = gc->clock,
+        .replicas = gc->replicas,
+        .meta = gc->meta,
+        .topic = GROUP_TOPIC,
+        .module = "group",
+        .append_timeout_ms = gc->commit_timeout_ms > 0 ? gc->commit_timeout_ms : 5000,
+        .ops = &shard_ops,
+        .arg = gc,
+    };
+    if (coord_log_new(&lo, &gc->log) != 0)
         goto err;
-    /* Subscribers hear only of changes: the partitions led here already load now. */
-    t = meta_topic_by_name(gc->meta, GROUP_TOPIC);
-    for (int32_t i = 0; t && i < t->n_partitions; i++) {
-        struct partition *p = replica_partition(gc->replicas, GROUP_TOPIC, i);
-        if (p && partition_role(p) == REPLICA_LEADER)
-            shard_load(gc, i, partition_leader_epoch(p));
-    }
     tclock_timer_init(gc->clock, &gc->expiry_timer, on_expiry_timer, gc);
     if (tclock_timer_start(&gc->expiry_timer, gc->retention_check_ms, gc->retention_check_ms) !=
         0) {
         tclock_timer_close(&gc->expiry_timer);
-        replica_unsubscribe(gc->replicas, on_leadership, gc);
+        gc->stopping = true;
+        coord_log_stop(gc->log, stopped_early, NULL);
         goto err;
     }
     return gc;
 
 err:
-    for (int32_t i = 0; i < gc->n_shards; i++)
-        if (gc->shards[i])
-            shard_unload(gc, gc->shards[i], ERR_COORDINATOR_NOT_AVAILABLE);
-    if (gc->pg)
-        purgatory_free(gc->pg);
     free(gc->shards);
     free(gc);
     return NULL;
 }
 
-void coord_maybe_finish_stop(struct group_coord *gc)
+static void on_log_stopped(void *arg)
 {
-    if (!gc->stopping || gc->reads_out > 0 || gc->stop_cb == NULL)
-        return;
+    struct group_coord *gc = arg;
     void (*cb)(void *) = gc->stop_cb;
-    void *arg = gc->stop_arg;
-    gc->stop_cb = NULL;
-    purgatory_free(gc->pg);
+    void *cb_arg = gc->stop_arg;
     free(gc->shards);
     free(gc);
-    cb(arg);
+    cb(cb_arg);
 }
 
 void group_coord_stop(struct group_coord *gc, void (*cb)(void *arg), void *arg)
@@ -731,12 +647,8 @@ void group_coord_stop(struct group_coord *gc, void (*cb)(void *arg), void *arg)
     gc->stopping = true;
     gc->stop_cb = cb;
     gc->stop_arg = arg;
-    replica_unsubscribe(gc->replicas, on_leadership, gc);
     tclock_timer_close(&gc->expiry_timer);
-    for (int32_t i = 0; i < gc->n_shards; i++)
-        if (gc->shards[i])
-            shard_unload(gc, gc->shards[i], ERR_COORDINATOR_NOT_AVAILABLE);
-    coord_maybe_finish_stop(gc);
+    coord_log_stop(gc->log, on_log_stopped, gc);
 }
 
 void group_coord_shards(const struct group_coord *gc, int32_t *led, int32_t *loading)
@@ -803,5 +715,5 @@ void coord_nomem(struct net_request *req, const char *api)
 
 uint64_t group_coord_load_reads(const struct group_coord *gc)
 {
-    return gc->reads_done;
+    return coord_log_reads(gc->log);
 }

@@ -4,9 +4,10 @@
  * row of `kinds` below: its topic and how that topic is created on first use (partition
  * count, replication factor capped at the live brokers, configs — as Kafka creates it). While
  * the topic does not exist its creation is asked for and the answer is
- * COORDINATOR_NOT_AVAILABLE, as Kafka answers then. Key type 1 (TRANSACTION) has no row yet:
- * the transaction coordinator (issue 10) adds __transaction_state's and nothing else. v4
- * batches keys: one answer per key. */
+ * COORDINATOR_NOT_AVAILABLE, as Kafka answers then. Key type 1 (TRANSACTION) is the
+ * transaction coordinator's __transaction_state, whose min.insync.replicas
+ * (transaction.state.log.min.isr) is capped at the live brokers as its replication factor is,
+ * so one broker can run transactions. v4 batches keys: one answer per key. */
 #include <stdio.h>
 #include <string.h>
 
@@ -30,12 +31,38 @@ struct coordinator_kind {
     const char *segment_key;
     int32_t segment_def;
     const char *compression; /* the topic's compression.type */
+    const char *min_isr_key; /* the topic's min.insync.replicas, NULL = the broker's */
+    int32_t min_isr_def;
 };
 
 static const struct coordinator_kind kinds[] = {
     {COORD_KEY_TYPE_GROUP, GROUP_TOPIC, "offsets.topic.num.partitions", 50,
-     "offsets.topic.replication.factor", 3, "offsets.topic.segment.bytes", 104857600, "producer"},
+     "offsets.topic.replication.factor", 3, "offsets.topic.segment.bytes", 104857600, "producer",
+     NULL, 0},
+    {COORD_KEY_TYPE_TRANSACTION, "__transaction_state", "transaction.state.log.num.partitions", 50,
+     "transaction.state.log.replication.factor", 3, "transaction.state.log.segment.bytes",
+     104857600, "producer", "transaction.state.log.min.isr", 2},
 };
+
+/* min.insync.replicas for a new coordinator topic: the config, at most the replication
+ * factor and the live brokers (one WARN line when capped by them). */
+static int64_t capped_min_isr(struct group_coord *gc, const struct coordinator_kind *k, int64_t rf)
+{
+    size_t n = 0, live = 0;
+    const struct meta_broker *b = meta_brokers(gc->meta, &n);
+    int64_t v = props_get_int(gc->config, k->min_isr_key, k->min_isr_def, NULL);
+
+    for (size_t i = 0; i < n; i++)
+        live += !b[i].fenced;
+    if (live > 0 && v > (int64_t)live) {
+        slog_warn("group", "%s: %s %lld capped at %zu (live brokers)", k->topic, k->min_isr_key,
+                  (long long)v, live);
+        v = (int64_t)live;
+    }
+    if (v > rf)
+        v = rf;
+    return v < 1 ? 1 : v;
+}
 
 static const struct coordinator_kind *kind_of(int8_t key_type)
 {
@@ -48,9 +75,10 @@ static const struct coordinator_kind *kind_of(int8_t key_type)
 void coord_ask_for_topic(struct group_coord *gc, int8_t key_type)
 {
     const struct coordinator_kind *k = kind_of(key_type);
-    static const char *const keys[] = {"cleanup.policy", "segment.bytes", "compression.type"};
-    const char *values[3];
-    char seg[24];
+    static const char *const keys[] = {"cleanup.policy", "segment.bytes", "compression.type",
+                                       "min.insync.replicas"};
+    const char *values[4];
+    char seg[24], isr[24];
     int64_t now = tclock_mono_ms(gc->clock);
     int64_t *asked;
     int rc;
@@ -67,11 +95,15 @@ void coord_ask_for_topic(struct group_coord *gc, int8_t key_type)
     values[0] = "compact";
     values[1] = seg;
     values[2] = k->compression;
+    int64_t rf = props_get_int(gc->config, k->replication_key, k->replication_def, NULL);
+    if (k->min_isr_key) {
+        snprintf(isr, sizeof isr, "%lld", (long long)capped_min_isr(gc, k, rf));
+        values[3] = isr;
+    }
     rc = gc->ensure_topic(
         gc->ensure_arg, k->topic,
-        (int32_t)props_get_int(gc->config, k->partitions_key, k->partitions_def, NULL),
-        (int16_t)props_get_int(gc->config, k->replication_key, k->replication_def, NULL), 3, keys,
-        values);
+        (int32_t)props_get_int(gc->config, k->partitions_key, k->partitions_def, NULL), (int16_t)rf,
+        k->min_isr_key ? 4 : 3, keys, values);
     if (rc != 0)
         slog_debug("group", "cannot create %s now: %s", k->topic, err_name(rc));
 }
@@ -92,12 +124,11 @@ static void find_one(struct group_coord *gc, int8_t key_type, const char *key,
     a->node = -1;
     a->host = "";
     a->port = -1;
-    if (key == NULL || (k == NULL && key_type != COORD_KEY_TYPE_TRANSACTION)) {
+    if (key == NULL || k == NULL) {
         a->err = ERR_INVALID_REQUEST;
         return;
     }
-    if (k == NULL || gc->stopping) {
-        /* No transaction coordinator yet (issue 10). */
+    if (gc->stopping) {
         a->err = ERR_COORDINATOR_NOT_AVAILABLE;
         return;
     }

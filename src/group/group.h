@@ -57,18 +57,15 @@ struct group_coord *group_coord_new(const struct group_coord_options *opts);
  * it before the replica manager. */
 void group_coord_stop(struct group_coord *gc, void (*cb)(void *arg), void *arg);
 
-/* The __consumer_offsets partition of `group_id`: abs(javaHash) % n_partitions, where
- * javaHash is Java's String.hashCode over the UTF-16 code units of the UTF-8 group id
- * (invalid UTF-8 bytes count as U+FFFD) and abs(INT32_MIN) is 0, as Kafka's Utils.abs. */
-int32_t group_java_hash(const char *s);
+/* The __consumer_offsets partition of `group_id`: java_partition_for (base/jhash.h). */
 int32_t group_partition_for(const char *group_id, int32_t n_partitions);
 
 /* ---- request handlers (dispatch): each finishes `req` exactly once -------------------- */
 
 /* FindCoordinator v0–4. Key type 0 (GROUP): the leader of the group's partition; when
  * __consumer_offsets does not exist yet it is asked for (ensure_topic) and the answer is
- * COORDINATOR_NOT_AVAILABLE meanwhile. Key type 1 (TRANSACTION): COORDINATOR_NOT_AVAILABLE
- * until the transaction coordinator exists. Other key types: INVALID_REQUEST. */
+ * COORDINATOR_NOT_AVAILABLE meanwhile. Key type 1 (TRANSACTION): the same for
+ * __transaction_state (transaction.state.log.* settings). Other key types: INVALID_REQUEST. */
 void group_find_coordinator(struct group_coord *gc, struct net_request *req);
 void group_join_group(struct group_coord *gc, struct net_request *req);
 void group_sync_group(struct group_coord *gc, struct net_request *req);

@@ -88,18 +88,14 @@ struct coord_pending {
 
 /* ---- appends ---------------------------------------------------------------------------- */
 
-/* One append to a shard's partition that answers once durable. `done` runs exactly once:
- * err 0 when the high watermark covers the batch, else Kafka's error as the append failed
- * (see coord_append_error; unload: NOT_COORDINATOR; stop: COORDINATOR_NOT_AVAILABLE).
- * `unloaded` is true when the shard is going away (the group state is being freed: the
- * callback must not touch it). The struct is the caller's until done runs. */
+/* One append to a shard's partition that answers once durable (coord_log_append below it).
+ * `done` runs exactly once: err 0 when the high watermark covers the batch, else Kafka's error
+ * as the append failed (see coord_append_error; unload: NOT_COORDINATOR; stop:
+ * COORDINATOR_NOT_AVAILABLE). `unloaded` is true when the shard is going away (the group state
+ * is being freed: the callback must not touch it). The struct is the caller's until done runs. */
 struct coord_append {
-    struct purgatory_op op;
-    struct purgatory_watch watch;
+    struct coord_log_append la;
     struct shard *sh;
-    struct coord_append *prev, *next; /* the shard's appends in flight */
-    int64_t need;
-    int16_t err;
     bool unloaded;
     void (*done)(struct coord_append *ap, int16_t err);
     void *arg;
@@ -135,14 +131,8 @@ struct shard {
     int32_t partition;
     int32_t epoch;
     bool loading;
-    bool dead;           /* unloaded while a pool read was out: freed when it comes back */
-    struct ghash groups; /* struct coord_group */
+    struct ghash groups;           /* struct coord_group */
     struct coord_pending *pending; /* transactional offsets waiting for markers */
-    struct coord_append appends;   /* sentinel of the appends in flight */
-    /* Replay state. */
-    struct load *load;
-    int64_t load_start_ms;
-    int64_t loaded_records;
 };
 
 struct group_coord {
@@ -163,14 +153,12 @@ struct group_coord {
     int64_t commit_timeout_ms;  /* offsets.commit.timeout.ms */
     struct group_sm_config sm_cfg;
 
-    struct purgatory *pg;
+    struct coord_log *log; /* the shards' partitions: replay and appends */
     struct shard **shards; /* indexed by partition, n_shards entries; NULL = not led here */
     int32_t n_shards;
     struct tclock_timer expiry_timer;
     int64_t ensure_asked_ms[2]; /* per key type: last ensure_topic call (monotonic), -1 = never */
     uint64_t next_incarnation;
-    unsigned reads_out;  /* pool reads in flight */
-    uint64_t reads_done; /* pool reads the loads made (diagnostics) */
     bool stopping;
     void (*stop_cb)(void *arg);
     void *stop_arg;
@@ -220,20 +208,13 @@ void coord_pending_drop_group(struct shard *sh, const char *group_id);
 /* The owner callbacks every group_sm gets (persist: GroupMetadataValue append). */
 extern const struct group_sm_owner coord_sm_owner_template;
 
-/* load.c: starts replaying the shard's partition (sh->loading until done). */
-void coord_load_start(struct shard *sh);
-/* Abandons a load in progress (the shard is going away). */
-void coord_load_abandon(struct shard *sh);
-/* Frees a shard whose load came back after it was unloaded. */
-void coord_shard_free(struct shard *sh);
+/* load.c: one record of the shard's partition met during its replay (coord_log). */
+void coord_replay(void *shard, const struct coord_log_record *r);
 
 /* Applies one record of the partition (replay): a key/value pair, value NULL = tombstone;
  * producer_id >= 0 for a record of a transactional batch (held until its marker). */
 void coord_apply_record(struct shard *sh, const uint8_t *key, int32_t key_len, const uint8_t *value,
                         int32_t value_len, int64_t producer_id, int64_t timestamp);
-
-/* coord.c: frees a stopping coordinator once no pool read is out. */
-void coord_maybe_finish_stop(struct group_coord *gc);
 
 /* ---- request helpers -------------------------------------------------------------------- */
 

@@ -331,6 +331,26 @@ uint32_t pstate_verify_begin(struct pstate *s, int64_t producer_id, int16_t epoc
     return p->verify_token;
 }
 
+bool pstate_verify_park(struct pstate *s, int64_t producer_id, int delta)
+{
+    struct pstate_producer *p =
+        delta > 0 ? pstate_int_upsert(s, producer_id) : find(s, producer_id);
+
+    if (p == NULL)
+        return delta <= 0;
+    if (delta > 0)
+        p->verify_parked++;
+    else if (p->verify_parked > 0)
+        p->verify_parked--;
+    return true;
+}
+
+uint32_t pstate_verify_parked(const struct pstate *s, int64_t producer_id)
+{
+    const struct pstate_producer *p = find(s, producer_id);
+    return p ? p->verify_parked : 0;
+}
+
 bool pstate_verify_done(struct pstate *s, int64_t producer_id, int16_t epoch, uint32_t token)
 {
     struct pstate_producer *p = find(s, producer_id);

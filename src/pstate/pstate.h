@@ -40,6 +40,10 @@ struct pstate_producer {
     uint32_t verify_token;
     int16_t verify_epoch;
     bool verified;
+    /* Transactional batches of this producer parked here until the coordinator answers:
+     * while any is, later batches park behind them (even once verified), so that a
+     * pipelined batch never reaches the log before one sent ahead of it. */
+    uint32_t verify_parked;
 };
 
 struct pstate;
@@ -115,6 +119,11 @@ int pstate_update_marker(struct pstate *s, const struct record_batch *b, int32_t
 bool pstate_txn_verified(const struct pstate *s, int64_t producer_id, int16_t epoch);
 uint32_t pstate_verify_begin(struct pstate *s, int64_t producer_id, int16_t epoch);
 bool pstate_verify_done(struct pstate *s, int64_t producer_id, int16_t epoch, uint32_t token);
+/* Counts the producer's batches parked for verification: +1 when one parks (creating the
+ * producer if needed; false on ERR_NOMEM), -1 when it leaves (appended or refused).
+ * pstate_verify_parked: how many are parked now. */
+bool pstate_verify_park(struct pstate *s, int64_t producer_id, int delta);
+uint32_t pstate_verify_parked(const struct pstate *s, int64_t producer_id);
 
 /* The first offset of the earliest ongoing transaction on the partition, or -1 when none is
  * open: the last stable offset is this, else the high watermark. O(1) except right after a

@@ -926,6 +926,16 @@ uint32_t partition_verify_begin(struct partition *p, int64_t producer_id, int16_
     return pstate_verify_begin(p->pstate, producer_id, epoch);
 }
 
+bool partition_verify_park(struct partition *p, int64_t producer_id, int delta)
+{
+    return pstate_verify_park(p->pstate, producer_id, delta);
+}
+
+uint32_t partition_verify_parked(const struct partition *p, int64_t producer_id)
+{
+    return pstate_verify_parked(p->pstate, producer_id);
+}
+
 bool partition_verify_done(struct partition *p, int64_t producer_id, int16_t epoch, uint32_t token)
 {
     return pstate_verify_done(p->pstate, producer_id, epoch, token);

@@ -122,11 +122,17 @@ def test_init_producer_id_versions_give_fresh_ids(shared_broker):
 
 
 @pytest.mark.parametrize("version", [0, 1, 2, 3, 4])
-def test_init_producer_id_with_transactional_id_is_refused(shared_broker, version):
+def test_init_producer_id_with_transactional_id_goes_to_the_coordinator(shared_broker, version):
+    # The transaction coordinator answers (test_txn_coordinator_raw.py has its rules): before
+    # __transaction_state exists (FindCoordinator key type 1 creates it) or while its shard
+    # loads, a retriable coordinator error; then a producer id at epoch 0.
     with shared_broker.conn() as c:
-        r = c.init_producer_id(version, transactional_id="txn-%d" % version)
-    assert r["error"] == kp.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, r
-    assert r["producer_id"] == -1, r
+        r = c.init_producer_id(version, transactional_id="idem-txn-%d" % version)
+    assert r["error"] in (0, 14, 15), r  # COORDINATOR_LOAD_IN_PROGRESS, _NOT_AVAILABLE
+    if r["error"]:
+        assert r["producer_id"] == -1, r
+    else:
+        assert r["producer_id"] >= 0 and r["producer_epoch"] == 0, r
 
 
 # ---------------------------------------------------------------- duplicates and gaps

@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include "base/err.h"
+#include "base/fault.h"
+#include "base/jhash.h"
 #include "base/slog.h"
 
 /* Runs fn with stderr redirected; returns what it wrote (static buffer). */
@@ -109,4 +111,26 @@ TEST(err_list_names_every_code_once)
     CHECK_EQ_INT(ERR_IO, -1002);
     CHECK_EQ_STR(err_name(ERR_SHUTDOWN), "SHUTDOWN");
     CHECK_EQ_STR(err_name(12345), "UNKNOWN");
+}
+
+TEST(fault_points_armed_only_by_name_from_the_environment)
+{
+    setenv("TALLY_TEST_FAULT", "txn:after_prepare,txn:lose_entry", 1);
+    fault_init();
+    CHECK(fault_armed("txn:after_prepare"));
+    CHECK(fault_armed("txn:lose_entry"));
+    CHECK(!fault_armed("txn:after"));
+    CHECK(!fault_armed("txn:before_prepare"));
+    fault_point("txn:before_prepare"); /* not armed: returns */
+    unsetenv("TALLY_TEST_FAULT");
+    fault_init();
+    CHECK(!fault_armed("txn:lose_entry"));
+}
+
+TEST(java_partition_for_maps_int_min_to_zero)
+{
+    CHECK_EQ_INT(java_string_hash("polygenelubricants"), INT32_MIN);
+    CHECK_EQ_INT(java_partition_for("polygenelubricants", 50), 0);
+    CHECK_EQ_INT(java_partition_for("ab", 50), 3105 % 50);
+    CHECK_EQ_INT(java_partition_for("x", 0), 0);
 }

@@ -15,6 +15,7 @@
 #include "admin/admin.h"
 #include "base/arena.h"
 #include "base/err.h"
+#include "base/jhash.h"
 #include "base/props.h"
 #include "base/tclock.h"
 #include "group/group.h"
@@ -555,19 +556,19 @@ static bool stable_member(struct gfx *f, const char *group, char *member, size_t
 /* ---- javaHash ---------------------------------------------------------------------------- */
 
 /* Expected values computed from Java's definition (s[0]*31^(n-1) + ... over UTF-16 units). */
-TEST(group_java_hash_matches_java_string_hash_code)
+TEST(java_string_hash_matches_java_string_hash_code)
 {
-    CHECK_EQ_INT(group_java_hash(""), 0);
-    CHECK_EQ_INT(group_java_hash("a"), 97);
-    CHECK_EQ_INT(group_java_hash("ab"), 3105);
-    CHECK_EQ_INT(group_java_hash("h\xc3\xa9llo"), 103094734); /* héllo */
-    CHECK_EQ_INT(group_java_hash("gr\xc3\xbc\xc3\x9f"
-                                 "e-Gruppe"),
-                 -835863727);                                     /* grüße-Gruppe */
-    CHECK_EQ_INT(group_java_hash("\xf0\x9f\x98\x80x"), 54959989); /* U+1F600 'x': a pair */
-    CHECK_EQ_INT(group_java_hash("consumer-group-1"), 147483020);
+    CHECK_EQ_INT(java_string_hash(""), 0);
+    CHECK_EQ_INT(java_string_hash("a"), 97);
+    CHECK_EQ_INT(java_string_hash("ab"), 3105);
+    CHECK_EQ_INT(java_string_hash("h\xc3\xa9llo"), 103094734); /* héllo */
+    CHECK_EQ_INT(java_string_hash("gr\xc3\xbc\xc3\x9f"
+                                  "e-Gruppe"),
+                 -835863727);                                      /* grüße-Gruppe */
+    CHECK_EQ_INT(java_string_hash("\xf0\x9f\x98\x80x"), 54959989); /* U+1F600 'x': a pair */
+    CHECK_EQ_INT(java_string_hash("consumer-group-1"), 147483020);
     /* "polygenelubricants".hashCode() is Integer.MIN_VALUE: Kafka's Utils.abs gives 0. */
-    CHECK_EQ_INT(group_java_hash("polygenelubricants"), INT32_MIN);
+    CHECK_EQ_INT(java_string_hash("polygenelubricants"), INT32_MIN);
     CHECK_EQ_INT(group_partition_for("polygenelubricants", 50), 0);
     CHECK_EQ_INT(group_partition_for("grüße-Gruppe", 50), 835863727 % 50);
     CHECK_EQ_INT(group_partition_for("ab", 50), 3105 % 50);
@@ -605,7 +606,7 @@ TEST(group_find_coordinator_creates_the_topic_then_answers_this_node)
     CHECK_EQ_INT(led, N_OFFSETS_PARTITIONS);
     CHECK_EQ_INT(loading, 0);
 
-    /* v4 batches keys; key type 1 (transactions) has no coordinator yet. */
+    /* v4 batches keys; key type 1 (transactions) first asks for __transaction_state. */
     struct arena *ar;
     struct FindCoordinatorRequest *rq = body(&ar, sizeof *rq);
     char **keys = arena_alloc(ar, 2 * sizeof *keys);

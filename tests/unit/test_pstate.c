@@ -1373,3 +1373,26 @@ TEST(pstate_snapshot_keeps_ongoing_transactions_and_lso)
     pstate_free(f.s);
     remove_dir(dir);
 }
+
+/* Regression (pipelined Produce under KIP-890): batches parked for verification are counted
+ * per producer, so a later batch parks behind them instead of overtaking them once the
+ * partition is verified. */
+TEST(pstate_verify_parked_counts_per_producer)
+{
+    struct fake_log f;
+
+    fake_init(&f);
+    CHECK_EQ_INT(pstate_verify_parked(f.s, 9), 0);
+    CHECK(pstate_verify_park(f.s, 9, 1)); /* creates the producer */
+    CHECK(pstate_verify_park(f.s, 9, 1));
+    CHECK_EQ_INT(pstate_verify_parked(f.s, 9), 2);
+    CHECK_EQ_INT(pstate_verify_parked(f.s, 8), 0);
+    CHECK(pstate_verify_park(f.s, 9, -1));
+    CHECK_EQ_INT(pstate_verify_parked(f.s, 9), 1);
+    CHECK(pstate_verify_park(f.s, 9, -1));
+    CHECK(pstate_verify_park(f.s, 9, -1)); /* never below zero */
+    CHECK_EQ_INT(pstate_verify_parked(f.s, 9), 0);
+    CHECK(pstate_verify_park(f.s, 7, -1)); /* unknown producer: nothing to do */
+    CHECK_EQ_INT(pstate_verify_parked(f.s, 7), 0);
+    pstate_free(f.s);
+}
