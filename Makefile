@@ -29,7 +29,7 @@ A_UNIT   := $(UNIT_SRC:%.c=$(B)/asan/%.o)
 
 .PHONY: all deps run test unit integration bench fuzz fuzz-smoke fuzz-seeds fmt fmt-check clean
 
-all: $(B)/tallyd $(B)/tally
+all: $(B)/tallyd $(B)/tally $(B)/enricher
 
 $(B)/rel/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -51,6 +51,11 @@ TOOL_LIB := $(B)/rel/src/base/err.o $(B)/rel/src/base/arena.o $(B)/rel/src/confi
             $(patsubst %.c,$(B)/rel/%.o,$(wildcard src/proto/*.c))
 $(B)/tally: $(TOOL_SRC:%.c=$(B)/rel/%.o) $(TOOL_LIB)
 	$(CC) $(CFLAGS) -o $@ $^ $(TOOLLIBS)
+
+# The exactly-once example (docs/exactly-once.md): librdkafka only.
+$(B)/enricher: examples/enricher.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) $(CFLAGS) -o $@ $< -lrdkafka
 
 $(B)/asan/unit_tests: $(A_UNIT) $(A_LIB)
 	$(CC) $(ASAN) -o $@ $^ $(LIBS)

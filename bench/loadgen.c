@@ -5,17 +5,30 @@
  *
  *   loadgen produce --port P --topic T [--partitions K] [--connections C]
  *                   [--inflight D] [--bytes TOTAL] [--batch-bytes B] [--record-size R]
- *       Sends pre-encoded Produce v7 requests (acks=1), each holding one uncompressed
+ *                   [--mode plain|idempotent|transactional] [--txn-ms D] [--abort-every K]
+ *       Sends pre-encoded Produce v7 requests (acks=1; acks=all in the idempotent and
+ *       transactional modes), each holding one uncompressed
  *       magic-2 batch of about B bytes of R-byte records with a valid CRC32C, over C
  *       connections with D requests in flight each, until TOTAL bytes of batches are
  *       acknowledged. Connection i writes partition i % K. Any error code in a
  *       response stops the run. Against bench/baseline_server the response carries
  *       no topics, which is accepted.
+ *       --mode idempotent: each connection first gets a producer id (InitProducerId
+ *       v1 without transactional id) and its batches carry it, with sequence numbers
+ *       (patched, CRC recomputed, per request). --mode transactional: connection i is
+ *       transactional id "loadgen-<run>-<i>" (FindCoordinator until the coordinator is
+ *       ready, InitProducerId v1); each transaction adds its partition
+ *       (AddPartitionsToTxn v1, retried on CONCURRENT_TRANSACTIONS), sends transactional
+ *       batches for --txn-ms D (default 100) ms, waits for their acks and ends with
+ *       EndTxn v1: commit, or abort for every --abort-every K'th transaction (0: never).
+ *       Produce requests then carry the transactional id. The summary adds
+ *       "txns=N aborted=M endtxn_p50_ms=X endtxn_p99_ms=Y".
  *   loadgen fetch --port P --topic T [--partitions K] [--connections C]
- *                 [--max-bytes M] [--partition-max-bytes PM] [--passes N]
+ *                 [--max-bytes M] [--partition-max-bytes PM] [--passes N] [--isolation I]
  *       Fetch v4 requests: connection i reads partition i % K from offset 0 until
- *       a response is empty at the high watermark, walking the returned batches to
- *       find the next offset; N passes.
+ *       a response is empty at the high watermark (with --isolation 1, read_committed:
+ *       at the last stable offset), walking the returned batches to find the next
+ *       offset; N passes.
  *   loadgen ranges --port P --size BYTES [--connections C] [--chunk PM] [--passes N]
  *       The same read load for bench/sendfile_server: the byte range [0, BYTES) is
  *       split into C slices, each read in PM-byte requests.
@@ -62,7 +75,14 @@ struct opts {
     int32_t partition_max_bytes;
     int passes;
     int64_t size;
+    int mode; /* MODE_* */
+    int64_t txn_ms;
+    int64_t abort_every;
+    int isolation;
+    int64_t run_id;
 };
+
+enum { MODE_PLAIN, MODE_IDEMPOTENT, MODE_TRANSACTIONAL };
 
 /* Per connection: what it did, for the summary. */
 struct conn {
@@ -72,6 +92,9 @@ struct conn {
     int64_t quota;  /* produce: batch bytes this connection must send */
     int64_t lo, hi; /* ranges: the slice [lo, hi) */
     char error[256];
+    int64_t txns, aborted; /* transactional: ended transactions */
+    double *endtxn_ms;     /* their EndTxn latencies */
+    size_t n_endtxn, cap_endtxn;
 };
 
 static double now_s(void)
@@ -188,7 +211,15 @@ static const char client_id[] = "loadgen";
 /* Builds the one batch every request of a connection carries: the broker assigns
  * offsets, and the CRC does not cover the base offset, so one batch can be sent
  * again and again. */
+static int build_batch_pid(const struct opts *o, int64_t pid, int16_t epoch, bool txn,
+                           uint8_t **out, size_t *out_len);
 static int build_batch(const struct opts *o, uint8_t **out, size_t *out_len)
+{
+    return build_batch_pid(o, -1, -1, false, out, out_len);
+}
+
+static int build_batch_pid(const struct opts *o, int64_t pid, int16_t epoch, bool txn,
+                           uint8_t **out, size_t *out_len)
 {
     int n = (int)(o->batch_bytes / (o->record_size + 12));
     if (n < 1)
@@ -208,20 +239,36 @@ static int build_batch(const struct opts *o, uint8_t **out, size_t *out_len)
         recs[i].value_len = o->record_size;
         recs[i].timestamp = now_ms;
     }
-    struct record_build_options bo = {
-        .base_offset = 0, .producer_id = -1, .producer_epoch = -1, .base_sequence = -1};
+    struct record_build_options bo = {.base_offset = 0,
+                                      .attributes = txn ? 0x10 : 0,
+                                      .producer_id = pid,
+                                      .producer_epoch = epoch,
+                                      .base_sequence = pid >= 0 ? 0 : -1};
     int rc = record_batch_build(&bo, recs, n, out, out_len);
     free(recs);
     free(value);
     return rc;
 }
 
+static uint8_t *build_produce_tid(const struct opts *o, const char *tid, int partition,
+                                  const uint8_t *batch, size_t batch_len, size_t *frame_len,
+                                  size_t *batch_at);
 static uint8_t *build_produce(const struct opts *o, int partition, const uint8_t *batch,
                               size_t batch_len, size_t *frame_len)
 {
+    size_t at;
+    return build_produce_tid(o, NULL, partition, batch, batch_len, frame_len, &at);
+}
+
+static uint8_t *build_produce_tid(const struct opts *o, const char *tid, int partition,
+                                  const uint8_t *batch, size_t batch_len, size_t *frame_len,
+                                  size_t *batch_at)
+{
     size_t tlen = strlen(o->topic);
     size_t cid = sizeof client_id - 1;
-    size_t len = 4 + 2 + 2 + 4 + 2 + cid + 2 + 2 + 4 + 4 + 2 + tlen + 4 + 4 + 4 + batch_len;
+    size_t tidlen = tid ? strlen(tid) : 0;
+    size_t len =
+        4 + 2 + 2 + 4 + 2 + cid + 2 + tidlen + 2 + 4 + 4 + 2 + tlen + 4 + 4 + 4 + batch_len;
     uint8_t *f = malloc(len), *p = f;
     if (f == NULL)
         return NULL;
@@ -231,8 +278,13 @@ static uint8_t *build_produce(const struct opts *o, int partition, const uint8_t
     put32(p, 0), p += 4;
     put16(p, (int16_t)cid), p += 2;
     memcpy(p, client_id, cid), p += cid;
-    put16(p, -1), p += 2;
-    put16(p, 1), p += 2;
+    if (tid != NULL) {
+        put16(p, (int16_t)tidlen), p += 2;
+        memcpy(p, tid, tidlen), p += tidlen;
+    } else {
+        put16(p, -1), p += 2;
+    }
+    put16(p, tid != NULL || o->mode != MODE_PLAIN ? -1 : 1), p += 2; /* acks */
     put32(p, 30000), p += 4;
     put32(p, 1), p += 4;
     put16(p, (int16_t)tlen), p += 2;
@@ -241,6 +293,7 @@ static uint8_t *build_produce(const struct opts *o, int partition, const uint8_t
     put32(p, partition), p += 4;
     put32(p, (int32_t)batch_len), p += 4;
     memcpy(p, batch, batch_len);
+    *batch_at = (size_t)(p - f);
     *frame_len = len;
     return f;
 }
@@ -335,6 +388,303 @@ out:
     return NULL;
 }
 
+/* ---------------------------------------------------------------- idempotent / txn */
+
+/* A blocking request/response on fd: frame f (correlation id patched to corr), then the
+ * response into *resp. Returns the response length or -1. */
+static int64_t call(int fd, uint8_t *f, size_t len, int32_t corr, uint8_t **resp, size_t *cap)
+{
+    put32(f + 8, corr);
+    if (!write_all(fd, f, len))
+        return -1;
+    int64_t n = read_frame(fd, resp, cap);
+    if (n < 8 || get32(*resp) != corr)
+        return -1;
+    return n;
+}
+
+/* Request header v1 (non-flexible) for api/version into f; returns the bytes written. */
+static size_t put_header(uint8_t *f, int16_t api, int16_t version)
+{
+    size_t cid = sizeof client_id - 1;
+    uint8_t *p = f + 4;
+    put16(p, api), p += 2;
+    put16(p, version), p += 2;
+    put32(p, 0), p += 4;
+    put16(p, (int16_t)cid), p += 2;
+    memcpy(p, client_id, cid), p += cid;
+    return (size_t)(p - f);
+}
+
+static size_t put_str(uint8_t *p, const char *s)
+{
+    if (s == NULL) {
+        put16(p, -1);
+        return 2;
+    }
+    size_t n = strlen(s);
+    put16(p, (int16_t)n);
+    memcpy(p + 2, s, n);
+    return 2 + n;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* FindCoordinator v1 (transaction) until answered, then InitProducerId v1. Retriable
+ * coordinator errors (not available 15, loading 14, not coordinator 16, concurrent 51)
+ * are retried for up to 30 s. */
+static bool init_pid(struct conn *c, int fd, const char *tid, int64_t *pid, int16_t *epoch,
+                     int32_t *corr)
+{
+    uint8_t f[512], *resp = NULL;
+    size_t cap = 0;
+    double deadline = now_s() + 30;
+    bool ok = false;
+    if (tid != NULL) {
+        for (;;) {
+            size_t n = put_header(f, 10, 1);
+            n += put_str(f + n, tid);
+            f[n++] = 1; /* key type: transaction */
+            put32(f, (int32_t)(n - 4));
+            int64_t len = call(fd, f, n, (*corr)++, &resp, &cap);
+            if (len < 4 + 4 + 2) {
+                snprintf(c->error, sizeof c->error, "bad FindCoordinator response");
+                goto out;
+            }
+            int16_t ec = get16(resp + 8);
+            if (ec == 0)
+                break;
+            if (now_s() > deadline) {
+                snprintf(c->error, sizeof c->error, "FindCoordinator: error %d", ec);
+                goto out;
+            }
+            sleep_ms(50);
+        }
+    }
+    for (;;) {
+        size_t n = put_header(f, 22, 1);
+        n += put_str(f + n, tid);
+        put32(f + n, 60000), n += 4;
+        put32(f, (int32_t)(n - 4));
+        int64_t len = call(fd, f, n, (*corr)++, &resp, &cap);
+        if (len < 4 + 4 + 2 + 8 + 2) {
+            snprintf(c->error, sizeof c->error, "bad InitProducerId response");
+            goto out;
+        }
+        int16_t ec = get16(resp + 8);
+        if (ec == 0) {
+            *pid = get64(resp + 10);
+            *epoch = get16(resp + 18);
+            ok = true;
+            goto out;
+        }
+        if ((ec != 14 && ec != 15 && ec != 16 && ec != 51) || now_s() > deadline) {
+            snprintf(c->error, sizeof c->error, "InitProducerId: error %d", ec);
+            goto out;
+        }
+        sleep_ms(50);
+    }
+out:
+    free(resp);
+    return ok;
+}
+
+/* AddPartitionsToTxn v1 for (topic, partition), retried on CONCURRENT_TRANSACTIONS (the
+ * previous transaction still completing). */
+static bool add_partition(struct conn *c, int fd, const char *tid, int64_t pid, int16_t epoch,
+                          int partition, int32_t *corr)
+{
+    uint8_t f[512], *resp = NULL;
+    size_t cap = 0;
+    bool ok = false;
+    double deadline = now_s() + 30;
+    for (;;) {
+        size_t n = put_header(f, 24, 1);
+        n += put_str(f + n, tid);
+        put64(f + n, pid), n += 8;
+        put16(f + n, epoch), n += 2;
+        put32(f + n, 1), n += 4;
+        n += put_str(f + n, c->o->topic);
+        put32(f + n, 1), n += 4;
+        put32(f + n, partition), n += 4;
+        put32(f, (int32_t)(n - 4));
+        int64_t len = call(fd, f, n, (*corr)++, &resp, &cap);
+        /* corr, throttle, [topics: name, [partition, error]] */
+        if (len < 8 + 4 + 2) {
+            snprintf(c->error, sizeof c->error, "bad AddPartitionsToTxn response");
+            goto out;
+        }
+        int64_t pos = 8 + 4;
+        pos += 2 + get16(resp + pos);
+        if (len < pos + 4 + 4 + 2) {
+            snprintf(c->error, sizeof c->error, "short AddPartitionsToTxn response");
+            goto out;
+        }
+        int16_t ec = get16(resp + pos + 8);
+        if (ec == 0) {
+            ok = true;
+            goto out;
+        }
+        if (ec != 51 || now_s() > deadline) {
+            snprintf(c->error, sizeof c->error, "AddPartitionsToTxn: error %d", ec);
+            goto out;
+        }
+        sleep_ms(1);
+    }
+out:
+    free(resp);
+    return ok;
+}
+
+/* EndTxn v1; records its latency. */
+static bool end_txn(struct conn *c, int fd, const char *tid, int64_t pid, int16_t epoch,
+                    bool commit, int32_t *corr)
+{
+    uint8_t f[512], *resp = NULL;
+    size_t cap = 0;
+    size_t n = put_header(f, 26, 1);
+    n += put_str(f + n, tid);
+    put64(f + n, pid), n += 8;
+    put16(f + n, epoch), n += 2;
+    f[n++] = commit ? 1 : 0;
+    put32(f, (int32_t)(n - 4));
+    double t0 = now_s();
+    int64_t len = call(fd, f, n, (*corr)++, &resp, &cap);
+    double ms = (now_s() - t0) * 1000.0;
+    bool ok = false;
+    if (len < 8 + 2) {
+        snprintf(c->error, sizeof c->error, "bad EndTxn response");
+    } else if (get16(resp + 8) != 0) {
+        snprintf(c->error, sizeof c->error, "EndTxn: error %d", get16(resp + 8));
+    } else {
+        ok = true;
+        if (c->n_endtxn == c->cap_endtxn) {
+            size_t nc = c->cap_endtxn ? 2 * c->cap_endtxn : 256;
+            double *g = realloc(c->endtxn_ms, nc * sizeof *g);
+            if (g != NULL) {
+                c->endtxn_ms = g;
+                c->cap_endtxn = nc;
+            }
+        }
+        if (c->n_endtxn < c->cap_endtxn)
+            c->endtxn_ms[c->n_endtxn++] = ms;
+        c->txns++;
+        if (!commit)
+            c->aborted++;
+    }
+    free(resp);
+    return ok;
+}
+
+/* Idempotent or transactional produce: like produce_conn, but every batch carries the
+ * connection's producer id and the next sequence number (patched into the frame, CRC
+ * recomputed), and in the transactional mode the requests are grouped in transactions of
+ * --txn-ms each. Responses to Produce are read in order; the non-produce requests of the
+ * transaction are sent only when no Produce is in flight. */
+static void *produce_conn_pid(void *arg)
+{
+    struct conn *c = arg;
+    const struct opts *o = c->o;
+    bool txn = o->mode == MODE_TRANSACTIONAL;
+    uint8_t *batch = NULL, *frame = NULL, *resp = NULL;
+    size_t batch_len, frame_len, batch_at, cap = 0;
+    char tid[64];
+    int64_t pid = -1;
+    int16_t epoch = -1;
+    int32_t corr = 0, records = 0;
+    int partition = c->id % o->partitions;
+    int fd = dial(o->port);
+
+    snprintf(tid, sizeof tid, "loadgen-%" PRId64 "-%d", o->run_id, c->id);
+    if (fd < 0) {
+        snprintf(c->error, sizeof c->error, "cannot connect to port %d", o->port);
+        goto out;
+    }
+    if (!init_pid(c, fd, txn ? tid : NULL, &pid, &epoch, &corr))
+        goto out;
+    if (build_batch_pid(o, pid, epoch, txn, &batch, &batch_len) != 0) {
+        snprintf(c->error, sizeof c->error, "cannot build batch");
+        goto out;
+    }
+    records = get32(batch + 57);
+    frame =
+        build_produce_tid(o, txn ? tid : NULL, partition, batch, batch_len, &frame_len, &batch_at);
+    if (frame == NULL) {
+        snprintf(c->error, sizeof c->error, "out of memory");
+        goto out;
+    }
+    int64_t to_send = (c->quota + (int64_t)batch_len - 1) / (int64_t)batch_len;
+    int64_t sent = 0, acked = 0;
+    int32_t seq = 0;
+    uint8_t *b = frame + batch_at;
+    int32_t expect = 0; /* correlation id of the next produce response */
+    bool open = false;
+    double txn_start = 0;
+    while (acked < to_send) {
+        if (txn && !open) {
+            if (!add_partition(c, fd, tid, pid, epoch, partition, &corr))
+                goto out;
+            open = true;
+            txn_start = now_s();
+        }
+        bool closing = txn && (now_s() - txn_start) * 1000.0 >= (double)o->txn_ms;
+        if (sent == acked)
+            expect = corr; /* the next produce's; produces in flight are consecutive */
+        while (!closing && sent < to_send && sent - acked < o->inflight) {
+            put32(b + 53, seq); /* base sequence */
+            put32(b + 17, (int32_t)record_crc32c(0, b + 21, batch_len - 21));
+            seq += records;
+            put32(frame + 8, corr++);
+            if (!write_all(fd, frame, frame_len)) {
+                snprintf(c->error, sizeof c->error, "write failed: %s", strerror(errno));
+                goto out;
+            }
+            sent++;
+        }
+        if (sent > acked) {
+            int64_t n = read_frame(fd, &resp, &cap);
+            if (n < 0) {
+                snprintf(c->error, sizeof c->error, "connection closed after %" PRId64 " responses",
+                         acked);
+                goto out;
+            }
+            if (get32(resp) != expect) {
+                snprintf(c->error, sizeof c->error, "response for correlation id %d, want %d",
+                         get32(resp), expect);
+                goto out;
+            }
+            expect++;
+            if (!check_produce_response(resp, n, c->error, sizeof c->error))
+                goto out;
+            acked++;
+            c->bytes += (int64_t)batch_len;
+        }
+        if (txn && open && sent == acked && (closing || acked >= to_send)) {
+            bool commit = o->abort_every <= 0 || (c->txns + 1) % o->abort_every != 0;
+            if (!end_txn(c, fd, tid, pid, epoch, commit, &corr))
+                goto out;
+            open = false;
+        }
+    }
+out:
+    if (fd >= 0)
+        close(fd);
+    free(batch);
+    free(frame);
+    free(resp);
+    return NULL;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
 /* ---------------------------------------------------------------- fetch */
 
 /* Fetch v4 request for one partition. */
@@ -353,7 +703,7 @@ static size_t build_fetch(const struct opts *o, uint8_t *f, int32_t corr, int pa
     put32(p, 0), p += 4;            /* max_wait_ms */
     put32(p, 1), p += 4;            /* min_bytes */
     put32(p, o->max_bytes), p += 4; /* max_bytes */
-    *p++ = 0;                       /* isolation_level */
+    *p++ = (uint8_t)o->isolation;   /* isolation_level */
     put32(p, 1), p += 4;
     put16(p, (int16_t)tlen), p += 2;
     memcpy(p, o->topic, tlen), p += tlen;
@@ -367,8 +717,8 @@ static size_t build_fetch(const struct opts *o, uint8_t *f, int32_t corr, int pa
 
 /* Parses a Fetch v4 response for one partition: sets *hw, *next (the offset after
  * the last whole batch, unchanged when there is none) and *bytes (record bytes). */
-static bool parse_fetch(const uint8_t *b, int64_t len, int64_t *hw, int64_t *next, int64_t *bytes,
-                        char *err, size_t errlen)
+static bool parse_fetch(const uint8_t *b, int64_t len, int64_t *hw, int64_t *lso, int64_t *next,
+                        int64_t *bytes, char *err, size_t errlen)
 {
     int64_t pos = 4 + 4; /* correlation id, throttle_time_ms */
     if (len < pos + 4 || get32(b + pos) != 1)
@@ -384,6 +734,7 @@ static bool parse_fetch(const uint8_t *b, int64_t len, int64_t *hw, int64_t *nex
         return false;
     }
     *hw = get64(b + pos + 2);
+    *lso = get64(b + pos + 10);
     pos += 2 + 16;
     int32_t aborted = get32(b + pos);
     pos += 4 + (aborted > 0 ? (int64_t)aborted * 16 : 0);
@@ -438,10 +789,12 @@ static void *fetch_conn(void *arg)
                 goto out;
             }
             corr++;
-            int64_t hw = 0, next = offset, bytes = 0;
-            if (!parse_fetch(resp, len, &hw, &next, &bytes, c->error, sizeof c->error))
+            int64_t hw = 0, lso = 0, next = offset, bytes = 0;
+            if (!parse_fetch(resp, len, &hw, &lso, &next, &bytes, c->error, sizeof c->error))
                 goto out;
             c->bytes += bytes;
+            if (o->isolation == 1)
+                hw = lso; /* read_committed reads up to the last stable offset */
             if (next == offset) {
                 if (offset >= hw)
                     break;
@@ -546,7 +899,9 @@ int main(int argc, char **argv)
         .max_bytes = 50 << 20,
         .partition_max_bytes = 8 << 20,
         .passes = 1,
+        .txn_ms = 100,
     };
+    o.run_id = (int64_t)getpid();
     if (argc < 2)
         return usage();
     o.cmd = argv[1];
@@ -555,6 +910,18 @@ int main(int argc, char **argv)
         int64_t v = 0;
         if (strcmp(k, "--topic") == 0) {
             o.topic = argv[i + 1];
+            continue;
+        }
+        if (strcmp(k, "--mode") == 0) {
+            const char *m = argv[i + 1];
+            if (strcmp(m, "plain") == 0)
+                o.mode = MODE_PLAIN;
+            else if (strcmp(m, "idempotent") == 0)
+                o.mode = MODE_IDEMPOTENT;
+            else if (strcmp(m, "transactional") == 0)
+                o.mode = MODE_TRANSACTIONAL;
+            else
+                return usage();
             continue;
         }
         if (!num(argv[i + 1], &v))
@@ -581,12 +948,18 @@ int main(int argc, char **argv)
             o.passes = (int)v;
         else if (strcmp(k, "--size") == 0)
             o.size = v;
+        else if (strcmp(k, "--txn-ms") == 0)
+            o.txn_ms = v;
+        else if (strcmp(k, "--abort-every") == 0)
+            o.abort_every = v;
+        else if (strcmp(k, "--isolation") == 0)
+            o.isolation = (int)(v != 0);
         else
             return usage();
     }
     void *(*fn)(void *);
     if (strcmp(o.cmd, "produce") == 0)
-        fn = produce_conn;
+        fn = o.mode == MODE_PLAIN ? produce_conn : produce_conn_pid;
     else if (strcmp(o.cmd, "fetch") == 0)
         fn = fetch_conn;
     else if (strcmp(o.cmd, "ranges") == 0)
@@ -611,19 +984,39 @@ int main(int argc, char **argv)
     double t0 = now_s();
     for (int i = 0; i < o.connections; i++)
         pthread_create(&th[i], NULL, fn, &conns[i]);
-    int64_t total = 0;
+    int64_t total = 0, txns = 0, aborted = 0;
+    size_t n_lat = 0;
     int rc = 0;
     for (int i = 0; i < o.connections; i++) {
         pthread_join(th[i], NULL);
         total += conns[i].bytes;
+        txns += conns[i].txns;
+        aborted += conns[i].aborted;
+        n_lat += conns[i].n_endtxn;
         if (conns[i].error[0] != '\0') {
             fprintf(stderr, "loadgen: connection %d: %s\n", i, conns[i].error);
             rc = 1;
         }
     }
     double secs = now_s() - t0;
-    printf("bytes=%" PRId64 " seconds=%.3f MiB/s=%.1f\n", total, secs,
+    printf("bytes=%" PRId64 " seconds=%.3f MiB/s=%.1f", total, secs,
            (double)total / MIB / (secs > 0 ? secs : 1e-9));
+    if (o.mode == MODE_TRANSACTIONAL && strcmp(o.cmd, "produce") == 0) {
+        double *lat = calloc(n_lat + 1, sizeof *lat);
+        size_t k = 0;
+        for (int i = 0; lat != NULL && i < o.connections; i++)
+            for (size_t j = 0; j < conns[i].n_endtxn; j++)
+                lat[k++] = conns[i].endtxn_ms[j];
+        if (lat != NULL && k > 0)
+            qsort(lat, k, sizeof *lat, cmp_double);
+        printf(" txns=%" PRId64 " aborted=%" PRId64 " endtxn_p50_ms=%.2f endtxn_p99_ms=%.2f", txns,
+               aborted, k ? lat[k / 2] : 0.0,
+               k ? lat[(k * 99) / 100 < k ? (k * 99) / 100 : k - 1] : 0.0);
+        free(lat);
+    }
+    printf("\n");
+    for (int i = 0; i < o.connections; i++)
+        free(conns[i].endtxn_ms);
     free(conns);
     free(th);
     return rc;

@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Runs the benchmarks (all, or those named: ingest read client_view memory idempotent
-# compressed recompress compaction groups)
+# compressed recompress compaction groups txn)
 # and prints a summary of their RESULT lines. Expects `make bench`'s binaries in
 # build/ and build/bench/. Exit 1 if a benchmark crashed (a target not met is reported,
 # not an error: machines are shared and noisy).
 set -u
 cd "$(dirname "$0")/.."
-all=(ingest read client_view memory idempotent compressed recompress compaction groups)
+all=(ingest read client_view memory idempotent compressed recompress compaction groups txn)
 names=("$@")
 [ ${#names[@]} -eq 0 ] && names=("${all[@]}")
 
 for b in build/tallyd build/tally build/bench/loadgen build/bench/baseline_server \
-         build/bench/sendfile_server build/bench/mock_cluster; do
+         build/bench/sendfile_server build/bench/mock_cluster build/enricher; do
   [ -x "$b" ] || { echo "bench: $b missing (run make bench)" >&2; exit 1; }
 done
 

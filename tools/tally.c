@@ -33,6 +33,8 @@ static const char usage_text[] =
     "  groups list [--state S] | describe G | delete G | delete-offsets G --topic T\n"
     "  groups reset-offsets G --topic T[:P] --to-earliest|--to-latest|--to-offset N|\n"
     "         --to-datetime ISO|--shift-by N [--execute]\n"
+    "  transactions list [--state S] | describe ID | find-hanging [--broker N]\n"
+    "  transactions abort --topic T --partition P --start-offset O\n"
     "\n"
     "Options (accepted anywhere on the line):\n"
     "  -b, --bootstrap-server HOST:PORT   broker to contact (default " DEFAULT_BOOTSTRAP ")\n"
@@ -306,6 +308,8 @@ int main(int argc, char **argv)
         rc = tally_producers_main(&ctx, n, rest);
     } else if (strcmp(rest[0], "groups") == 0 || strcmp(rest[0], "group") == 0) {
         rc = tally_groups_main(&ctx, n, rest);
+    } else if (strcmp(rest[0], "transactions") == 0 || strcmp(rest[0], "transaction") == 0) {
+        rc = tally_txn_main(&ctx, n, rest);
     } else {
         rc = tally_usage_error("unknown command '%s'", rest[0]);
     }

@@ -80,6 +80,29 @@ int tally_wire_roundtrip(int fd, const uint8_t *req, size_t req_len, uint8_t **r
                          size_t *resp_len, const char *what);
 size_t tally_wire_skip_tags(const uint8_t *p, size_t len);
 
+/* `transactions list|describe|find-hanging|abort` (tally_txn.c), as kafka-transactions.sh. */
+int tally_txn_main(const struct tally_ctx *ctx, int argc, char **argv);
+
+/* One request to host:port over the wire client (tally_txn.c): encodes `req` (the request
+ * struct of api_key at version), decodes the response into *out, allocated in `a` (strings
+ * copied; responses with BYTES fields must not be read through it). Returns TALLY_OK or
+ * TALLY_FAIL after printing why, `what` naming the peer. */
+struct arena;
+int tally_wire_call(const struct tally_ctx *ctx, const char *host, int port, int16_t api_key,
+                    int16_t version, const void *req, struct arena *a, void **out,
+                    const char *what);
+
+/* The producer whose open transaction starts at `offset` of topic-partition, asked of the
+ * partition's leader at host:port with DescribeProducers (tally_txn.c): TALLY_OK with
+ * *producer_id and *epoch, or TALLY_FAIL (none such, or the call failed: printed). */
+int tally_open_txn_at(const struct tally_ctx *ctx, const char *host, int port, const char *topic,
+                      int32_t partition, int64_t offset, int64_t *producer_id, int16_t *epoch);
+
+/* The transactional id of producer_id, from ListTransactions on every broker of md
+ * (tally_txn.c): TALLY_OK with the id in buf, else TALLY_FAIL (nothing printed). */
+int tally_txn_id_of(const struct tally_ctx *ctx, const struct rd_kafka_metadata *md,
+                    int64_t producer_id, char *buf, size_t cap);
+
 /* Prints the non-default ("dynamic") configs of topic on one line in
  * "k=v,k=v" form into stdout; used by `topics describe`. Returns TALLY_OK or
  * TALLY_FAIL (reason printed). */

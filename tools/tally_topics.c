@@ -3,7 +3,11 @@
  * of kafka-topics.sh, on librdkafka's admin API and metadata. */
 #include "tally.h"
 
+#include "base/arena.h"
+#include "proto/proto.h"
+
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,8 +21,10 @@ static const char topics_usage[] =
     "  list\n"
     "      Print every topic name, one a line, sorted.\n"
     "  describe [NAME ...]\n"
-    "      Print partitions, leader, replicas, ISR and non-default configs of the\n"
-    "      named topics (all topics when none is named).\n"
+    "      Print partitions, leader, replicas, ISR, high watermark (HW), last stable\n"
+    "      offset (LSO; below the HW while a transaction is open, then the transaction\n"
+    "      holding it back is named) and non-default configs of the named topics (all\n"
+    "      topics when none is named).\n"
     "  delete NAME ...\n"
     "      Delete topics.\n"
     "  add-partitions NAME --partitions N\n"
@@ -206,10 +212,48 @@ static int cmp_partition(const void *a, const void *b)
     return (x->id > y->id) - (x->id < y->id);
 }
 
-/* Prints one topic in kafka-topics.sh --describe layout. Returns TALLY_OK or
+/* HW (isolation 0) or LSO (isolation 1) of every partition of t led by broker b, with
+ * ListOffsets v2 latest; out[partition] stays -1 where unknown. */
+static void latest_offsets(const struct tally_ctx *ctx, const struct rd_kafka_metadata_broker *b,
+                           const rd_kafka_metadata_topic_t *t, int8_t isolation, int64_t *out)
+{
+    struct arena *a = arena_new(16 << 20);
+    struct ListOffsetsPartition *ps = calloc((size_t)t->partition_cnt + 1, sizeof *ps);
+    int32_t np = 0;
+    void *resp_v = NULL;
+
+    if (a == NULL || ps == NULL)
+        goto out;
+    for (int i = 0; i < t->partition_cnt; i++)
+        if (t->partitions[i].leader == b->id)
+            ps[np++] = (struct ListOffsetsPartition){
+                .PartitionIndex = t->partitions[i].id, .CurrentLeaderEpoch = -1, .Timestamp = -1};
+    if (np == 0)
+        goto out;
+    struct ListOffsetsTopic lt = {.Name = t->topic, .Partitions = {ps, np}};
+    struct ListOffsetsRequest req = {
+        .ReplicaId = -1, .IsolationLevel = isolation, .Topics = {&lt, 1}};
+    if (tally_wire_call(ctx, b->host, b->port, PROTO_API_ListOffsets, 2, &req, a, &resp_v,
+                        "ListOffsets") != TALLY_OK)
+        goto out;
+    struct ListOffsetsResponse *r = resp_v;
+    for (int32_t ti = 0; ti < r->Topics.n; ti++)
+        for (int32_t pi = 0; pi < r->Topics.v[ti].Partitions.n; pi++) {
+            struct ListOffsetsPartitionResponse *pr = &r->Topics.v[ti].Partitions.v[pi];
+            if (pr->ErrorCode == 0 && pr->PartitionIndex >= 0 &&
+                pr->PartitionIndex < t->partition_cnt)
+                out[pr->PartitionIndex] = pr->Offset;
+        }
+out:
+    free(ps);
+    arena_free(a);
+}
+
+/* Prints one topic in kafka-topics.sh --describe layout, plus per partition its HW, LSO
+ * and, when the LSO is held back, the open transaction holding it. Returns TALLY_OK or
  * TALLY_FAIL (reason printed). */
 static int describe_one(rd_kafka_t *rk, const struct tally_ctx *ctx,
-                        const rd_kafka_metadata_topic_t *t)
+                        const struct rd_kafka_metadata *md, const rd_kafka_metadata_topic_t *t)
 {
     if (t->err != RD_KAFKA_RESP_ERR_NO_ERROR)
         return tally_fail("topic '%s': %s", t->topic, rd_kafka_err2name(t->err));
@@ -228,6 +272,20 @@ static int describe_one(rd_kafka_t *rk, const struct tally_ctx *ctx,
         return tally_fail("out of memory");
     memcpy(parts, t->partitions, sizeof *parts * (size_t)t->partition_cnt);
     qsort(parts, (size_t)t->partition_cnt, sizeof *parts, cmp_partition);
+    int64_t *hw = malloc(sizeof *hw * (size_t)(t->partition_cnt + 1));
+    int64_t *lso = malloc(sizeof *lso * (size_t)(t->partition_cnt + 1));
+    if (hw == NULL || lso == NULL) {
+        free(parts);
+        free(hw);
+        free(lso);
+        return tally_fail("out of memory");
+    }
+    for (int p = 0; p < t->partition_cnt; p++)
+        hw[p] = lso[p] = -1;
+    for (int i = 0; i < md->broker_cnt; i++) {
+        latest_offsets(ctx, &md->brokers[i], t, 0, hw);
+        latest_offsets(ctx, &md->brokers[i], t, 1, lso);
+    }
     for (int p = 0; p < t->partition_cnt; p++) {
         const rd_kafka_metadata_partition_t *mp = &parts[p];
         printf("\tTopic: %s\tPartition: %d\tLeader: ", t->topic, (int)mp->id);
@@ -237,11 +295,31 @@ static int describe_one(rd_kafka_t *rk, const struct tally_ctx *ctx,
             printf("none");
         print_id_list("Replicas", mp->replicas, mp->replica_cnt);
         print_id_list("Isr", mp->isrs, mp->isr_cnt);
+        int id = (int)mp->id;
+        if (id >= 0 && id < t->partition_cnt && hw[id] >= 0 && lso[id] >= 0) {
+            printf("\tHW: %" PRId64 "\tLSO: %" PRId64, hw[id], lso[id]);
+            const struct rd_kafka_metadata_broker *lb = NULL;
+            for (int i = 0; i < md->broker_cnt; i++)
+                if (md->brokers[i].id == mp->leader)
+                    lb = &md->brokers[i];
+            int64_t pid = -1;
+            int16_t epoch = -1;
+            char tid[256];
+            if (lso[id] < hw[id] && lb != NULL &&
+                tally_open_txn_at(ctx, lb->host, lb->port, t->topic, mp->id, lso[id], &pid,
+                                  &epoch) == TALLY_OK) {
+                printf("\tLSOHeldBy: producer %" PRId64 " epoch %d", pid, (int)epoch);
+                if (tally_txn_id_of(ctx, md, pid, tid, sizeof tid) == TALLY_OK)
+                    printf(" transactional.id %s", tid);
+            }
+        }
         if (mp->err != RD_KAFKA_RESP_ERR_NO_ERROR)
             printf("\tError: %s", rd_kafka_err2name(mp->err));
         printf("\n");
     }
     free(parts);
+    free(hw);
+    free(lso);
     return TALLY_OK;
 }
 
@@ -272,7 +350,7 @@ static int topics_describe(const struct tally_ctx *ctx, int argc, char **argv)
                 ts[i] = &md->topics[i];
             qsort(ts, (size_t)md->topic_cnt, sizeof *ts, cmp_topic);
             for (int i = 0; i < md->topic_cnt && rc == TALLY_OK; i++)
-                rc = describe_one(rk, ctx, ts[i]);
+                rc = describe_one(rk, ctx, md, ts[i]);
             free(ts);
         }
         rd_kafka_metadata_destroy(md);
@@ -291,7 +369,7 @@ static int topics_describe(const struct tally_ctx *ctx, int argc, char **argv)
         for (int t = 0; t < md->topic_cnt; t++)
             if (strcmp(md->topics[t].topic, argv[i]) == 0)
                 found = &md->topics[t];
-        int one = found != NULL ? describe_one(rk, ctx, found)
+        int one = found != NULL ? describe_one(rk, ctx, md, found)
                                 : tally_fail("topic '%s' does not exist", argv[i]);
         if (one != TALLY_OK)
             rc = one;

@@ -65,7 +65,7 @@ def test_topic_lifecycle(shared_broker):
     assert "retention.ms=1000" in head and "cleanup.policy=compact" in head
     assert len(parts) == 3
     for i, line in enumerate(parts):
-        assert re.search(r"Partition: %d\tLeader: 1\tReplicas: 1\tIsr: 1$" % i, line), line
+        assert re.search(r"Partition: %d\tLeader: 1\tReplicas: 1\tIsr: 1\tHW: 0\tLSO: 0$" % i, line), line
 
     ok(b.tally("topics", "add-partitions", name, "--partitions", "5"))
     out = ok(b.tally("topics", "describe", name))

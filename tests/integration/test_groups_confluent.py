@@ -126,7 +126,14 @@ class Member(threading.Thread):
     def _on_revoke(self, _c, parts):
         gone = {p.partition for p in parts}
         try:
-            if not self._commit(gone):
+            # A close() or rejoin can race a JoinGroup answer still on its way: the
+            # commit then carries the generation before it and is refused as Kafka
+            # refuses it. librdkafka takes up the new generation when the answer is
+            # read, so the commit is tried again for a few seconds before giving up.
+            deadline = time.monotonic() + 5
+            while not self._commit(gone) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            if any(p in self.pending for p in gone):
                 self.error = "%s: commit on revoke of %r failed: %s" % (
                     self.name, sorted(gone), self.last_commit_error)
         except Exception as e:  # reported by the test

@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Transactions, measured from the broker's side and from clients', in one run:
+
+  txn_cpu_ratio     broker CPU-s per GiB, transactional ÷ idempotent: bench/loadgen drives
+                    pre-encoded 1 KiB-record batches (acks=all) with a producer id, and in
+                    the transactional mode AddPartitionsToTxn + EndTxn every 100 ms
+                    (target <= 1.03). tallyd is pinned to one CPU, loadgen to the others.
+  txn_endtxn_p50/p99 EndTxn latency over those transactions (reported).
+  txn_client_ratio  `tally perf produce --transactional --transaction-duration-ms 100` ÷
+                    `--idempotent` records/s, best of BENCH_ROUNDS each (target >= 0.97).
+  txn_read_ratio    read_committed ÷ read_uncommitted Fetch throughput (loadgen fetch
+                    --isolation 1 / 0) over the same data written in 10 ms transactions
+                    with every 10th aborted (target >= 0.98), best of BENCH_ROUNDS.
+  txn_enricher_ratio examples/enricher's records/s, committing every 100 ms, ÷ the same
+                    loop with --plain (no transactions) over the same input (target >= 0.9).
+
+Scaled so that the whole file runs in a few minutes on two shared cores: BENCH_TXN_BYTES
+(default 256 MiB) per loadgen produce run instead of the issue's 1 GiB, BENCH_TXN_RECORDS
+(default 200000) client records, BENCH_TXN_ENRICH (default 100000) enricher records;
+BENCH_ROUNDS (default 3) rounds; BENCH_TXN_VERIFY=false turns partition verification off.
+Skipped (reported as such) while the broker cannot
+serve transactions."""
+import os
+import lib
+
+BYTES = int(os.environ.get("BENCH_TXN_BYTES", str(256 << 20)))
+RECORDS = int(os.environ.get("BENCH_TXN_RECORDS", "200000"))
+ENRICH = int(os.environ.get("BENCH_TXN_ENRICH", "100000"))
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
+PARTS = 4
+SETTINGS = {"transaction.state.log.replication.factor": "1",
+            "transaction.state.log.min.isr": "1",
+            "offsets.topic.replication.factor": "1",
+            "group.initial.rebalance.delay.ms": "0"}
+# BENCH_TXN_VERIFY=false sets transaction.partition.verification.enable=false (KIP-890's
+# check of the first batch per transaction and partition).
+if os.environ.get("BENCH_TXN_VERIFY", "true") == "false":
+    SETTINGS["transaction.partition.verification.enable"] = "false"
+ENRICHER = os.path.join(lib.BUILD, "enricher")
+
+
+def loadgen(*args):
+    """bench/loadgen on the client CPUs: (rc, stdout, stderr)."""
+    return lib.run([os.path.join(lib.BENCH_BIN, "loadgen")] + [str(a) for a in args],
+                   check=False, cpus=lib.CLIENT_CPUS)
+
+
+def loadgen_produce(t, topic, mode, extra=()):
+    """One loadgen produce run into a fresh topic; returns (broker CPU-s, kv summary)."""
+    t.create_topic(topic, PARTS)
+    cpu0 = lib.cpu_seconds(t.pid)
+    rc, out, err = loadgen("produce", "--port", t.port, "--topic", topic,
+                               "--partitions", PARTS, "--connections", PARTS,
+                               "--inflight", 4, "--bytes", BYTES, "--batch-bytes", 64 << 10,
+                               "--record-size", 1024, "--mode", mode, *extra)
+    cpu = lib.cpu_seconds(t.pid) - cpu0
+    if rc != 0:
+        raise RuntimeError("loadgen %s: %s" % (mode, err.strip()[-500:]))
+    return cpu, lib.kv_line(out)
+
+
+def cpu_and_latency(t):
+    best = {}
+    lat = None
+    for i in range(ROUNDS):
+        for mode in (("idempotent", "transactional") if i % 2 == 0 else
+                     ("transactional", "idempotent")):
+            topic = "lg-%s-%d" % (mode, i)
+            cpu, kv = loadgen_produce(t, topic, mode, ["--txn-ms", 100])
+            per_gib = cpu / (float(kv["bytes"]) / (1 << 30))
+            lib.log("%s: %.2f CPU-s/GiB (%s)" % (mode, per_gib, kv))
+            best[mode] = min(best.get(mode, per_gib), per_gib)
+            if mode == "transactional":
+                lat = kv
+            lib.run(t.tally("topics", "delete", topic), check=False)
+            lib.settle()
+    lib.result("txn_cpu_ratio", best["transactional"] / best["idempotent"], "x", "<=", 1.03,
+               "broker CPU-s/GiB, best of %d: transactional %.2f / idempotent %.2f "
+               "(%d MiB per run, 1 KiB records, 100 ms transactions)" % (
+                   ROUNDS, best["transactional"], best["idempotent"], BYTES >> 20))
+    lib.result("txn_endtxn_p50_ms", float(lat["endtxn_p50_ms"]), "ms", "<", 100,
+               "EndTxn latency over %s transactions" % int(lat["txns"]))
+    lib.result("txn_endtxn_p99_ms", float(lat["endtxn_p99_ms"]), "ms", "<", 100, "")
+
+
+def client_ratio(t):
+    txns, idems = [], []
+    for i in range(ROUNDS):
+        for kind in (("txn", "idem") if i % 2 == 0 else ("idem", "txn")):
+            extra = (["--transactional", "--transaction-duration-ms", "100"] if kind == "txn"
+                     else ["--idempotent"])
+            rc, rate, line = t.produce_fresh(RECORDS, extra=extra)
+            if rc != 0:
+                raise RuntimeError("perf produce %s: %s" % (kind, line))
+            lib.log("%s: %s" % (kind, line))
+            (txns if kind == "txn" else idems).append(rate)
+    lib.result("txn_client_ratio", max(txns) / max(idems), "x", ">=", 0.97,
+               "best of %d: transactional %.0f / idempotent %.0f records/s (%d x 1 KiB)" % (
+                   ROUNDS, max(txns), max(idems), RECORDS))
+
+
+def read_ratio(t):
+    topic = "lg-read"
+    # 10 ms transactions: enough of them per connection for every 10th to be aborted.
+    _cpu, kv = loadgen_produce(t, topic, "transactional", ["--txn-ms", 10, "--abort-every", 10])
+    lib.log("written: %s" % kv)
+    rates = {0: [], 1: []}
+    for i in range(ROUNDS):
+        for iso in ((1, 0) if i % 2 == 0 else (0, 1)):
+            rc, out, err = loadgen("fetch", "--port", t.port, "--topic", topic,
+                                       "--partitions", PARTS, "--connections", PARTS,
+                                       "--isolation", iso)
+            if rc != 0:
+                raise RuntimeError("loadgen fetch: %s" % err.strip()[-500:])
+            r = float(lib.kv_line(out)["MiB/s"])
+            lib.log("isolation %d: %.1f MiB/s" % (iso, r))
+            rates[iso].append(r)
+    lib.result("txn_read_ratio", max(rates[1]) / max(rates[0]), "x", ">=", 0.98,
+               "best of %d: read_committed %.0f / read_uncommitted %.0f MiB/s "
+               "(%d MiB, 10 %% of transactions aborted)" % (
+                   ROUNDS, max(rates[1]), max(rates[0]), BYTES >> 20))
+    lib.run(t.tally("topics", "delete", topic), check=False)
+
+
+def enricher_ratio(t):
+    seed = "orders-in"
+    t.create_topic(seed, PARTS)
+    rc, _out, err = lib.run([lib.TALLY, "-b", t.bootstrap, "perf", "produce", "--topic", seed,
+                             "--records", str(ENRICH), "--record-size", "64"], check=False)
+    if rc != 0:
+        raise RuntimeError("seeding orders: %s" % err.strip()[-300:])
+    rates = {"txn": [], "plain": []}
+    for i in range(ROUNDS):
+        for kind in (("txn", "plain") if i % 2 == 0 else ("plain", "txn")):
+            out_topic = "orders-out-%s-%d" % (kind, i)
+            t.create_topic(out_topic, PARTS)
+            argv = [ENRICHER, "-q", "-b", t.bootstrap, "-g", "bench-%s-%d" % (kind, i),
+                    "-i", seed, "-o", out_topic, "-t", "bench-enricher-%d" % i,
+                    "-n", "100000", "-T", "100", "--max-records", str(ENRICH)]
+            if kind == "plain":
+                argv.append("--plain")
+            rc, out, err = lib.run(argv, check=False, timeout=600)
+            if rc != 0:
+                raise RuntimeError("enricher %s: %s" % (kind, err.strip()[-500:]))
+            kv = lib.kv_line(out)
+            lib.log("enricher %s: %s" % (kind, out.strip()))
+            rates[kind].append(float(kv["rate"]))
+            lib.run(t.tally("topics", "delete", out_topic), check=False)
+    lib.result("txn_enricher_ratio", max(rates["txn"]) / max(rates["plain"]), "x", ">=", 0.9,
+               "best of %d: transactional %.0f / plain %.0f records/s (%d records, commits "
+               "every 100 ms)" % (ROUNDS, max(rates["txn"]), max(rates["plain"]), ENRICH))
+
+
+def main():
+    t = lib.Tallyd("txn", settings=SETTINGS, pin=lib.PIN)
+    try:
+        try:
+            loadgen_produce(t, "lg-probe", "transactional", ["--txn-ms", 10])
+        except RuntimeError as e:
+            lib.log("probe failed: %s" % e)
+            for name in ("txn_cpu_ratio", "txn_client_ratio", "txn_read_ratio",
+                         "txn_enricher_ratio"):
+                lib.result(name, None, "x", ">=", 0, "skipped: the broker does not serve "
+                           "transactions (%s)" % str(e)[:80])
+            return
+        lib.run(t.tally("topics", "delete", "lg-probe"), check=False)
+        cpu_and_latency(t)
+        read_ratio(t)
+        client_ratio(t)
+        if os.path.exists(ENRICHER):
+            enricher_ratio(t)
+    finally:
+        t.stop()
+
+
+if __name__ == "__main__":
+    main()
