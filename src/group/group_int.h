@@ -230,6 +230,36 @@ int16_t coord_find_group(struct group_coord *gc, const char *group_id, bool crea
                          struct shard **sh, struct coord_group **g);
 /* Closes the request's connection after an allocation failed. */
 void coord_nomem(struct net_request *req, const char *api);
+/* Defines `static int32_t name(struct arena *ar, const RQ *rq, RS *rs)`, for a request RQ and
+ * its response RS whose Topics each hold a Name and Partitions keyed by PartitionIndex (the
+ * response's with an ErrorCode): sizes rs->Topics like rq->Topics, each response partition
+ * with the request's index and ErrorCode 0, and returns the number of partitions, or -1 when
+ * out of memory. One typed copy per handler: the message structs differ by type only. */
+#define COORD_MIRROR_TOPICS_FN(name, RQ, RS)                                                       \
+    static int32_t name(struct arena *ar, const RQ *rq, RS *rs)                                    \
+    {                                                                                              \
+        int32_t n = 0;                                                                             \
+        rs->Topics.n = rq->Topics.n > 0 ? rq->Topics.n : 0;                                        \
+        rs->Topics.v = arena_alloc(ar, ((size_t)rs->Topics.n + 1) * sizeof *rs->Topics.v);         \
+        if (rs->Topics.v == NULL)                                                                  \
+            return -1;                                                                             \
+        for (int32_t i = 0; i < rs->Topics.n; i++) {                                               \
+            int32_t np = rq->Topics.v[i].Partitions.n > 0 ? rq->Topics.v[i].Partitions.n : 0;      \
+            rs->Topics.v[i].Name = rq->Topics.v[i].Name;                                           \
+            rs->Topics.v[i].Partitions.n = np;                                                     \
+            rs->Topics.v[i].Partitions.v =                                                         \
+                arena_alloc(ar, ((size_t)np + 1) * sizeof *rs->Topics.v[i].Partitions.v);          \
+            if (rs->Topics.v[i].Partitions.v == NULL)                                              \
+                return -1;                                                                         \
+            for (int32_t j = 0; j < np; j++) {                                                     \
+                rs->Topics.v[i].Partitions.v[j].PartitionIndex =                                   \
+                    rq->Topics.v[i].Partitions.v[j].PartitionIndex;                                \
+                rs->Topics.v[i].Partitions.v[j].ErrorCode = 0;                                     \
+            }                                                                                      \
+            n += np;                                                                               \
+        }                                                                                          \
+        return n;                                                                                  \
+    }
 
 /* ---- record formats (records.c) -------------------------------------------------------- */
 

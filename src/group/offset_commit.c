@@ -62,6 +62,8 @@ static void on_committed(struct coord_append *ap, int16_t err)
     net_respond(c->req, rs);
 }
 
+COORD_MIRROR_TOPICS_FN(mirror_topics, struct OffsetCommitRequest, struct OffsetCommitResponse)
+
 void group_offset_commit(struct group_coord *gc, struct net_request *req)
 {
     struct OffsetCommitRequest *rq = req->body;
@@ -81,26 +83,13 @@ void group_offset_commit(struct group_coord *gc, struct net_request *req)
         goto err_nomem;
     memset(rs, 0, sizeof *rs);
     memset(c, 0, sizeof *c);
-    rs->Topics.n = rq->Topics.n > 0 ? rq->Topics.n : 0;
-    rs->Topics.v = arena_alloc(ar, ((size_t)rs->Topics.n + 1) * sizeof *rs->Topics.v);
-    if (rs->Topics.v == NULL)
+    n = mirror_topics(ar, rq, rs);
+    if (n < 0)
         goto err_nomem;
-    for (int32_t i = 0; i < rs->Topics.n; i++) {
-        struct OffsetCommitRequestTopic *t = &rq->Topics.v[i];
-        struct OffsetCommitResponseTopic *o = &rs->Topics.v[i];
-        o->Name = t->Name;
-        o->Partitions.n = t->Partitions.n > 0 ? t->Partitions.n : 0;
-        o->Partitions.v = arena_alloc(ar, ((size_t)o->Partitions.n + 1) * sizeof *o->Partitions.v);
-        if (o->Partitions.v == NULL)
-            goto err_nomem;
-        for (int32_t j = 0; j < o->Partitions.n; j++) {
-            o->Partitions.v[j].PartitionIndex = t->Partitions.v[j].PartitionIndex;
-            o->Partitions.v[j].ErrorCode = 0;
-            if (v < 6)
-                t->Partitions.v[j].CommittedLeaderEpoch = -1;
-        }
-        n += o->Partitions.n;
-    }
+    if (v < 6)
+        for (int32_t i = 0; i < rs->Topics.n; i++)
+            for (int32_t j = 0; j < rs->Topics.v[i].Partitions.n; j++)
+                rq->Topics.v[i].Partitions.v[j].CommittedLeaderEpoch = -1;
     /* Empty group ids stay valid for offset commits (Kafka keeps them for old clients). */
     if (rq->GroupId == NULL) {
         fill_all(rs, ERR_INVALID_GROUP_ID);

@@ -26,6 +26,8 @@ static void on_written(struct coord_append *ap, int16_t err)
     net_respond(c->req, c->rs);
 }
 
+COORD_MIRROR_TOPICS_FN(mirror_topics, struct OffsetDeleteRequest, struct OffsetDeleteResponse)
+
 void group_offset_delete(struct group_coord *gc, struct net_request *req)
 {
     struct OffsetDeleteRequest *rq = req->body;
@@ -41,24 +43,9 @@ void group_offset_delete(struct group_coord *gc, struct net_request *req)
     if (rs == NULL || c == NULL)
         goto err_nomem;
     memset(rs, 0, sizeof *rs);
-    rs->Topics.n = rq->Topics.n > 0 ? rq->Topics.n : 0;
-    rs->Topics.v = arena_alloc(ar, ((size_t)rs->Topics.n + 1) * sizeof *rs->Topics.v);
-    if (rs->Topics.v == NULL)
+    n = mirror_topics(ar, rq, rs);
+    if (n < 0)
         goto err_nomem;
-    for (int32_t i = 0; i < rs->Topics.n; i++) {
-        struct OffsetDeleteRequestTopic *t = &rq->Topics.v[i];
-        struct OffsetDeleteResponseTopic *o = &rs->Topics.v[i];
-        o->Name = t->Name;
-        o->Partitions.n = t->Partitions.n > 0 ? t->Partitions.n : 0;
-        o->Partitions.v = arena_alloc(ar, ((size_t)o->Partitions.n + 1) * sizeof *o->Partitions.v);
-        if (o->Partitions.v == NULL)
-            goto err_nomem;
-        for (int32_t j = 0; j < o->Partitions.n; j++) {
-            o->Partitions.v[j].PartitionIndex = t->Partitions.v[j].PartitionIndex;
-            o->Partitions.v[j].ErrorCode = 0;
-        }
-        n += o->Partitions.n;
-    }
     err = rq->GroupId ? coord_find_group(gc, rq->GroupId, false, &sh, &g) : ERR_INVALID_GROUP_ID;
     if (err == 0 && (g == NULL || group_sm_state(g->sm) == GROUP_DEAD))
         err = ERR_GROUP_ID_NOT_FOUND;

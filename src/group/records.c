@@ -27,18 +27,6 @@
 #define OFFSET_VALUE_VERSION 3
 #define GROUP_VALUE_VERSION 3
 
-static int encode(const struct proto_record *r, int16_t version, const void *in, uint8_t **out,
-                  int32_t *len)
-{
-    size_t n = proto_record_size(r, version, in);
-    uint8_t *buf = malloc(n);
-    if (buf == NULL)
-        return ERR_NOMEM;
-    *len = (int32_t)proto_record_encode(r, version, in, buf);
-    *out = buf;
-    return 0;
-}
-
 int coord_key_decode(const uint8_t *buf, int32_t len, struct coord_key *k, struct arena *ar)
 {
     int16_t v;
@@ -83,13 +71,15 @@ int coord_offset_key_encode(const char *group, const char *topic, int32_t partit
                             int32_t *len)
 {
     struct OffsetCommitKey key = {(char *)group, (char *)topic, partition};
-    return encode(&proto_record_OffsetCommitKey, OFFSET_KEY_VERSION, &key, out, len);
+    return proto_record_encode_alloc(&proto_record_OffsetCommitKey, OFFSET_KEY_VERSION, &key, out,
+                                     len);
 }
 
 int coord_group_key_encode(const char *group, uint8_t **out, int32_t *len)
 {
     struct GroupMetadataKey key = {(char *)group};
-    return encode(&proto_record_GroupMetadataKey, PROTO_GROUP_METADATA_KEY_V, &key, out, len);
+    return proto_record_encode_alloc(&proto_record_GroupMetadataKey, PROTO_GROUP_METADATA_KEY_V,
+                                     &key, out, len);
 }
 
 int coord_offset_value_encode(const struct coord_offset_value *v, uint8_t **out, int32_t *len)
@@ -101,7 +91,8 @@ int coord_offset_value_encode(const struct coord_offset_value *v, uint8_t **out,
         .commitTimestamp = v->commit_ts,
         .expireTimestamp = -1,
     };
-    return encode(&proto_record_OffsetCommitValue, OFFSET_VALUE_VERSION, &val, out, len);
+    return proto_record_encode_alloc(&proto_record_OffsetCommitValue, OFFSET_VALUE_VERSION, &val,
+                                     out, len);
 }
 
 int coord_offset_value_decode(const uint8_t *buf, int32_t len, struct coord_offset_value *v,
@@ -151,7 +142,8 @@ int coord_group_value_encode(const struct group_sm *sm, uint8_t **out, int32_t *
     };
     val.members.v = mm;
     val.members.n = n;
-    rc = encode(&proto_record_GroupMetadataValue, GROUP_VALUE_VERSION, &val, out, len);
+    rc = proto_record_encode_alloc(&proto_record_GroupMetadataValue, GROUP_VALUE_VERSION, &val, out,
+                                   len);
     free(mm);
     return rc;
 }

@@ -41,6 +41,8 @@ static void on_done(void *arg, int16_t err)
     net_respond(c->req, c->rs);
 }
 
+COORD_MIRROR_TOPICS_FN(mirror_topics, struct TxnOffsetCommitRequest, struct TxnOffsetCommitResponse)
+
 void group_txn_offset_commit_request(struct group_coord *gc, struct net_request *req)
 {
     struct TxnOffsetCommitRequest *rq = req->body;
@@ -54,24 +56,9 @@ void group_txn_offset_commit_request(struct group_coord *gc, struct net_request 
     if (rs == NULL || c == NULL)
         goto err_nomem;
     memset(rs, 0, sizeof *rs);
-    rs->Topics.n = rq->Topics.n > 0 ? rq->Topics.n : 0;
-    rs->Topics.v = arena_alloc(ar, ((size_t)rs->Topics.n + 1) * sizeof *rs->Topics.v);
-    if (rs->Topics.v == NULL)
+    n = mirror_topics(ar, rq, rs);
+    if (n < 0)
         goto err_nomem;
-    for (int32_t i = 0; i < rs->Topics.n; i++) {
-        struct TxnOffsetCommitRequestTopic *t = &rq->Topics.v[i];
-        struct TxnOffsetCommitResponseTopic *o = &rs->Topics.v[i];
-        o->Name = t->Name;
-        o->Partitions.n = t->Partitions.n > 0 ? t->Partitions.n : 0;
-        o->Partitions.v = arena_alloc(ar, ((size_t)o->Partitions.n + 1) * sizeof *o->Partitions.v);
-        if (o->Partitions.v == NULL)
-            goto err_nomem;
-        for (int32_t j = 0; j < o->Partitions.n; j++) {
-            o->Partitions.v[j].PartitionIndex = t->Partitions.v[j].PartitionIndex;
-            o->Partitions.v[j].ErrorCode = 0;
-        }
-        n += o->Partitions.n;
-    }
     if (rq->GroupId == NULL || rq->TransactionalId == NULL) {
         fill(rs, rq->GroupId == NULL ? ERR_INVALID_GROUP_ID : ERR_INVALID_REQUEST, NULL);
         net_respond(req, rs);

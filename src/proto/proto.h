@@ -262,6 +262,11 @@ size_t proto_record_size(const struct proto_record *r, int16_t version, const vo
 size_t proto_record_encode(const struct proto_record *r, int16_t version, const void *in,
                            uint8_t *buf);
 
+/* proto_record_encode into a malloc()ed buffer of proto_record_size() bytes: 0 with *out (the
+ * caller frees it) and *len, or ERR_NOMEM. */
+int proto_record_encode_alloc(const struct proto_record *r, int16_t version, const void *in,
+                              uint8_t **out, int32_t *len);
+
 /* Decodes a framed record from buf[0..len) into `out` (zeroed by the caller, r->layout->size
  * bytes), as proto_decode does (strings and arrays in `a`, BYTES pointing into buf). Trailing
  * bytes after the struct are ignored, as Kafka ignores them. *version (may be NULL) receives

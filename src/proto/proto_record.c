@@ -3,6 +3,8 @@
  * proto_record) around the generic codec of proto.c. */
 #include "proto/proto_int.h"
 
+#include <stdlib.h>
+
 #include "base/err.h"
 
 int proto_record_version(const uint8_t *buf, size_t len, int16_t *version)
@@ -47,5 +49,17 @@ int proto_record_decode(const struct proto_record *r, const uint8_t *buf, size_t
         return rc;
     if (version)
         *version = v;
+    return 0;
+}
+
+int proto_record_encode_alloc(const struct proto_record *r, int16_t version, const void *in,
+                              uint8_t **out, int32_t *len)
+{
+    size_t n = proto_record_size(r, version, in);
+    uint8_t *buf = malloc(n);
+    if (buf == NULL)
+        return ERR_NOMEM;
+    *len = (int32_t)proto_record_encode(r, version, in, buf);
+    *out = buf;
     return 0;
 }

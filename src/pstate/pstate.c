@@ -375,6 +375,23 @@ int pstate_check_marker(const struct pstate *s, int64_t producer_id, int16_t epo
     return 0;
 }
 
+/* The entry of b's producer (created when new), stamped with b: a new epoch starts a new
+ * sequence space (the old batches can never match again). NULL when out of memory. */
+static struct pstate_producer *touch(struct pstate *s, const struct record_batch *b, int64_t now_ms)
+{
+    struct pstate_producer *p = pstate_int_upsert(s, b->producer_id);
+    if (p == NULL)
+        return NULL;
+    if (b->producer_epoch != p->epoch) {
+        p->epoch = b->producer_epoch;
+        p->n_batches = 0;
+    }
+    p->last_timestamp = b->max_timestamp;
+    p->last_update_ms = now_ms;
+    s->cache_valid = false;
+    return p;
+}
+
 int pstate_update_marker(struct pstate *s, const struct record_batch *b, int32_t coordinator_epoch,
                          int64_t now_ms, struct pstate_txn_end *end)
 {
@@ -386,18 +403,11 @@ int pstate_update_marker(struct pstate *s, const struct record_batch *b, int32_t
     }
     if (b->producer_id < 0)
         return 0;
-    p = pstate_int_upsert(s, b->producer_id);
+    p = touch(s, b, now_ms);
     if (p == NULL)
         return ERR_NOMEM;
-    if (b->producer_epoch != p->epoch) {
-        p->epoch = b->producer_epoch;
-        p->n_batches = 0;
-    }
-    p->last_timestamp = b->max_timestamp;
-    p->last_update_ms = now_ms;
     if (coordinator_epoch > p->coordinator_epoch)
         p->coordinator_epoch = coordinator_epoch;
-    s->cache_valid = false;
     close_txn(s, p, b->base_offset, end);
     return 0;
 }
@@ -408,17 +418,9 @@ int pstate_update(struct pstate *s, const struct record_batch *b, int64_t now_ms
 
     if (b->producer_id < 0)
         return 0;
-    p = pstate_int_upsert(s, b->producer_id);
+    p = touch(s, b, now_ms);
     if (p == NULL)
         return ERR_NOMEM;
-    if (b->producer_epoch != p->epoch) {
-        /* A new epoch starts a new sequence space: the old batches can never match again. */
-        p->epoch = b->producer_epoch;
-        p->n_batches = 0;
-    }
-    p->last_timestamp = b->max_timestamp;
-    p->last_update_ms = now_ms;
-    s->cache_valid = false;
 
     if (is_control(b)) {
         /* A COMMIT or ABORT marker ends the producer's transaction and has no sequence, so

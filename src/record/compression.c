@@ -370,33 +370,44 @@ int record_decompress(int codec, const uint8_t *in, size_t in_len, size_t max_ou
 
 /* ---- record_batch_check ---------------------------------------------------------------- */
 
-int record_batch_check(const uint8_t *buf, size_t len, size_t max_records_size,
-                       struct record_batch *b, struct record_scan *scan)
+/* record_batch_check's work, the plain records kept: *p..*end are the batch's records, in
+ * *plain (malloc()ed, the caller frees it; NULL when the batch is not compressed) or in buf.
+ * The error codes are record_batch_check's; *plain is NULL on an error. */
+static int check_walk(const uint8_t *buf, size_t len, size_t max_records_size,
+                      struct record_batch *b, struct record_scan *scan, const uint8_t **p,
+                      const uint8_t **end, uint8_t **plain)
 {
-    const uint8_t *p, *end;
-    uint8_t *plain = NULL;
     size_t plain_len;
     int codec, rc;
 
+    *plain = NULL;
     rc = record_batch_check_header(buf, len, b);
     if (rc != 0)
         return rc;
     codec = b->attributes & RECORD_ATTR_COMPRESSION_MASK;
-    p = buf + RECORD_BATCH_HEADER;
-    end = buf + record_batch_size(b);
+    *p = buf + RECORD_BATCH_HEADER;
+    *end = buf + record_batch_size(b);
     if (codec != RECORD_CODEC_NONE) {
-        rc = record_decompress(codec, p, (size_t)(end - p), max_records_size, &plain, &plain_len);
+        rc = record_decompress(codec, *p, (size_t)(*end - *p), max_records_size, plain, &plain_len);
         if (rc == ERR_INVALID_RECORD)
             rc = ERR_CORRUPT_MESSAGE; /* the stream itself is damaged */
         if (rc != 0)
             return rc;
-        p = plain;
-        end = plain + plain_len;
-    } else if ((size_t)(end - p) > max_records_size) {
+        *p = *plain;
+        *end = *plain + plain_len;
+    } else if ((size_t)(*end - *p) > max_records_size) {
         return ERR_MESSAGE_TOO_LARGE;
     }
-    scan->records_size = (size_t)(end - p);
-    rc = record_walk(p, end, b->record_count, b->base_timestamp, scan);
+    scan->records_size = (size_t)(*end - *p);
+    return record_walk(*p, *end, b->record_count, b->base_timestamp, scan);
+}
+
+int record_batch_check(const uint8_t *buf, size_t len, size_t max_records_size,
+                       struct record_batch *b, struct record_scan *scan)
+{
+    const uint8_t *p, *end;
+    uint8_t *plain;
+    int rc = check_walk(buf, len, max_records_size, b, scan, &p, &end, &plain);
     free(plain);
     return rc;
 }
@@ -731,36 +742,22 @@ int record_batch_check_recompress(const uint8_t *buf, size_t len, size_t max_rec
                                   uint8_t **out, size_t *out_len)
 {
     const uint8_t *p, *end;
-    uint8_t *plain = NULL;
-    size_t plain_len;
+    uint8_t *plain;
     int from, rc;
 
     if (codec < RECORD_CODEC_NONE || codec > RECORD_CODEC_ZSTD)
         return ERR_INVALID_RECORD;
-    rc = record_batch_check_header(buf, len, b);
-    if (rc != 0)
+    rc = check_walk(buf, len, max_records_size, b, scan, &p, &end, &plain);
+    if (rc != 0) {
+        free(plain);
         return rc;
-    from = b->attributes & RECORD_ATTR_COMPRESSION_MASK;
-    p = buf + RECORD_BATCH_HEADER;
-    end = buf + record_batch_size(b);
-    if (from != RECORD_CODEC_NONE) {
-        rc = record_decompress(from, p, (size_t)(end - p), max_records_size, &plain, &plain_len);
-        if (rc == ERR_INVALID_RECORD)
-            rc = ERR_CORRUPT_MESSAGE; /* the stream itself is damaged */
-        if (rc != 0)
-            return rc;
-        p = plain;
-        end = plain + plain_len;
-    } else if ((size_t)(end - p) > max_records_size) {
-        return ERR_MESSAGE_TOO_LARGE;
     }
-    scan->records_size = (size_t)(end - p);
-    rc = record_walk(p, end, b->record_count, b->base_timestamp, scan);
-    if (rc == 0 && codec != from) {
+    from = b->attributes & RECORD_ATTR_COMPRESSION_MASK;
+    if (codec != from) {
         rc = rebuild(buf, b, p, (size_t)(end - p), codec, out, out_len);
         if (rc == 0)
             rc = record_batch_parse(*out, *out_len, b);
-    } else if (rc == 0) {
+    } else {
         *out = NULL; /* already in that codec */
         *out_len = 0;
     }

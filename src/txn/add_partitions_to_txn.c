@@ -40,8 +40,7 @@ struct add_call {
 
 static void set_all(struct one *o, int16_t err)
 {
-    int16_t e = (int16_t)err_wire(
-        txn_fenced_for(err, o->call->req->hdr.RequestApiVersion, PRODUCER_FENCED_FROM));
+    int16_t e = txn_answer_code(o->call->req, err, PRODUCER_FENCED_FROM);
     for (int32_t i = 0; i < o->n_topics; i++)
         for (int32_t j = 0; j < o->results[i].ResultsByPartition.n; j++)
             o->results[i].ResultsByPartition.v[j].PartitionErrorCode = e;

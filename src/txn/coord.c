@@ -13,6 +13,7 @@
 #include "base/props.h"
 #include "base/slog.h"
 #include "meta/meta.h"
+#include "net/net.h"
 #include "txn_int.h"
 
 /* ---- sending ------------------------------------------------------------------------------ */
@@ -418,6 +419,22 @@ fail:
 int16_t txn_fenced_for(int16_t err, int16_t version, int16_t fenced_from)
 {
     return err == ERR_PRODUCER_FENCED && version < fenced_from ? ERR_INVALID_PRODUCER_EPOCH : err;
+}
+
+int16_t txn_answer_code(struct net_request *req, int16_t err, int16_t fenced_from)
+{
+    return (int16_t)err_wire(txn_fenced_for(err, req->hdr.RequestApiVersion, fenced_from));
+}
+
+void *txn_response_new(struct net_request *req, size_t size)
+{
+    void *rs = arena_alloc(req->arena, size);
+    if (rs == NULL) {
+        net_close_connection(req);
+        return NULL;
+    }
+    memset(rs, 0, size);
+    return rs;
 }
 
 void txn_after_prepare(struct tshard *sh, struct txn_meta *m)

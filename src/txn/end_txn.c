@@ -24,14 +24,10 @@ struct end_call {
 
 static void answer(struct net_request *req, int16_t err)
 {
-    struct EndTxnResponse *rs = arena_alloc(req->arena, sizeof *rs);
-    if (rs == NULL) {
-        net_close_connection(req);
+    struct EndTxnResponse *rs = txn_response_new(req, sizeof *rs);
+    if (rs == NULL)
         return;
-    }
-    memset(rs, 0, sizeof *rs);
-    rs->ErrorCode =
-        (int16_t)err_wire(txn_fenced_for(err, req->hdr.RequestApiVersion, PRODUCER_FENCED_FROM));
+    rs->ErrorCode = txn_answer_code(req, err, PRODUCER_FENCED_FROM);
     net_respond(req, rs);
 }
 

@@ -24,22 +24,10 @@
 #define KEY_VERSION 0
 #define VALUE_VERSION 0
 
-static int encode(const struct proto_record *r, int16_t version, const void *in, uint8_t **out,
-                  int32_t *len)
-{
-    size_t n = proto_record_size(r, version, in);
-    uint8_t *buf = malloc(n);
-    if (buf == NULL)
-        return ERR_NOMEM;
-    *len = (int32_t)proto_record_encode(r, version, in, buf);
-    *out = buf;
-    return 0;
-}
-
 int txn_key_encode(const char *tid, uint8_t **out, int32_t *len)
 {
     struct TransactionLogKey k = {(char *)tid};
-    return encode(&proto_record_TransactionLogKey, KEY_VERSION, &k, out, len);
+    return proto_record_encode_alloc(&proto_record_TransactionLogKey, KEY_VERSION, &k, out, len);
 }
 
 int txn_value_encode(const struct txn_transit *tr, uint8_t **out, int32_t *len)
@@ -83,7 +71,7 @@ int txn_value_encode(const struct txn_transit *tr, uint8_t **out, int32_t *len)
         v.TransactionPartitions.v = groups;
         v.TransactionPartitions.n = ng;
     }
-    rc = encode(&proto_record_TransactionLogValue, VALUE_VERSION, &v, out, len);
+    rc = proto_record_encode_alloc(&proto_record_TransactionLogValue, VALUE_VERSION, &v, out, len);
     free(groups);
     free(ids);
     return rc;

@@ -6,6 +6,7 @@
 #define TALLY_TXN_INT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "base/slog.h"
@@ -114,6 +115,12 @@ void txn_write(struct tshard *sh, struct txn_meta *m, struct txn_transit *tr, tx
 /* Maps PRODUCER_FENCED to INVALID_PRODUCER_EPOCH for versions before `fenced_from` (KIP-588:
  * older clients do not know PRODUCER_FENCED). */
 int16_t txn_fenced_for(int16_t err, int16_t version, int16_t fenced_from);
+/* The ErrorCode a handler answers for `err`: txn_fenced_for at the request's version, then
+ * err_wire. */
+int16_t txn_answer_code(struct net_request *req, int16_t err, int16_t fenced_from);
+/* A zeroed response of `size` bytes in the request's arena; NULL (the connection closed) when
+ * out of memory. */
+void *txn_response_new(struct net_request *req, size_t size);
 
 /* The Prepare* of `m` is durable: the coordinator's own abort or EndTxn's commit/abort goes
  * on to the markers (pending Complete* meanwhile). */

@@ -9,7 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include "admin/admin.h"
+#include "base/props.h"
+#include "replica/replica.h"
 
 int fixture_free_port(void)
 {
@@ -178,4 +183,76 @@ int fixture_meta_fini(struct fixture_meta *q)
     rc = uv_loop_close(&q->loop);
     fixture_rm_tree(q->base);
     return rc;
+}
+
+struct meta_record fixture_broker_rec(int32_t id, int port)
+{
+    struct meta_record r = {.type = META_REC_REGISTER_BROKER};
+    r.u.broker.id = id;
+    r.u.broker.host = "127.0.0.1";
+    r.u.broker.port = port;
+    return r;
+}
+
+bool fixture_coord_open(struct fixture_coord *c, const char *tmp_template, int64_t t0,
+                        const char *const *defaults, const char *const *kv)
+{
+    static const int32_t here[] = {1};
+    struct meta_record recs[4] = {fixture_broker_rec(1, 9092),
+                                  {.type = META_REC_TOPIC},
+                                  {.type = META_REC_PARTITION},
+                                  {.type = META_REC_PARTITION}};
+
+    memset(c, 0, sizeof *c);
+    if (!fixture_meta_open(&c->q, tmp_template, "meta", NULL, NULL))
+        return false;
+    snprintf(c->log_dir, sizeof c->log_dir, "%s/logs", c->q.base);
+    if (mkdir(c->log_dir, 0755) != 0)
+        return false;
+    c->props = props_new();
+    c->clock = tclock_virtual_new(t0);
+    if (c->props == NULL || c->clock == NULL)
+        return false;
+    for (; defaults && defaults[0]; defaults += 2)
+        props_set(c->props, defaults[0], defaults[1]);
+    for (; kv && kv[0]; kv += 2)
+        props_set(c->props, kv[0], kv[1]);
+    recs[1].u.topic.name = "orders";
+    recs[1].u.topic.id[0] = 0x0D;
+    for (int i = 0; i < 2; i++) {
+        struct meta_record *r = &recs[2 + i];
+        r->u.partition.topic_id[0] = 0x0D;
+        r->u.partition.partition = i;
+        r->u.partition.leader = 1;
+        r->u.partition.n_replicas = r->u.partition.n_isr = 1;
+        r->u.partition.replicas = r->u.partition.isr = here;
+    }
+    if (fixture_meta_propose(&c->q, recs, 4) != 0)
+        return false;
+    struct replica_options ro = {.loop = &c->q.loop,
+                                 .clock = c->clock,
+                                 .meta = c->q.m,
+                                 .config = c->props,
+                                 .node_id = 1,
+                                 .log_dir = c->log_dir};
+    struct admin_options ao = {.node_id = 1, .config = c->props};
+    if (replica_mgr_start(&ro, &c->rm) != 0)
+        return false;
+    c->admin = admin_new(c->q.m, &ao);
+    return c->admin != NULL;
+}
+
+bool fixture_coord_close(struct fixture_coord *c)
+{
+    bool ok = true, stopped = false;
+    if (c->rm) {
+        replica_mgr_stop(c->rm, fixture_set_flag, &stopped);
+        ok = fixture_run_until(&c->q.loop, &stopped, 5000) && ok;
+    }
+    admin_free(c->admin);
+    ok = fixture_meta_stop(&c->q) && ok;
+    ok = fixture_meta_fini(&c->q) == 0 && ok;
+    props_free(c->props);
+    tclock_free(c->clock);
+    return ok;
 }

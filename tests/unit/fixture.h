@@ -14,6 +14,10 @@
 #include "base/tclock.h"
 #include "meta/meta.h"
 
+struct props;
+struct replica_mgr;
+struct admin;
+
 /* A TCP port on 127.0.0.1 that was free a moment ago, or -1. */
 int fixture_free_port(void);
 
@@ -79,5 +83,30 @@ bool fixture_meta_stop(struct fixture_meta *q);
 /* Frees the clock, closes the loop (the quorum must be stopped) and removes the temporary
  * directory; returns uv_loop_close's result. */
 int fixture_meta_fini(struct fixture_meta *q);
+
+/* A broker registration record (host 127.0.0.1). */
+struct meta_record fixture_broker_rec(int32_t id, int port);
+
+/* What the coordinator tests share: a quorum (fixture_meta) with broker 1 and topic "orders"
+ * (2 partitions led by broker 1), a virtual clock at t0, props, a replica manager logging
+ * under base/logs and an admin. */
+struct fixture_coord {
+    struct fixture_meta q;
+    struct tclock *clock;
+    char log_dir[64];
+    struct props *props;
+    struct replica_mgr *rm;
+    struct admin *admin;
+};
+
+/* Zeroes c and opens all of it in a temporary directory from tmp_template; `defaults` then
+ * `kv` are config pairs (NULL-terminated, either NULL) set in that order. false on a failure
+ * (what opened is left for fixture_coord_close). */
+bool fixture_coord_open(struct fixture_coord *c, const char *tmp_template, int64_t t0,
+                        const char *const *defaults, const char *const *kv);
+
+/* Stops the replica manager (if started) and the quorum, frees the rest; true if every step
+ * succeeded in time. Whatever runs on top (a coordinator) is stopped first by the caller. */
+bool fixture_coord_close(struct fixture_coord *c);
 
 #endif

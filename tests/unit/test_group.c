@@ -33,12 +33,7 @@
 /* ---- fixture ------------------------------------------------------------------------------ */
 
 struct gfx {
-    struct fixture_meta q;
-    struct tclock *clock;
-    char log_dir[64];
-    struct props *props;
-    struct replica_mgr *rm;
-    struct admin *admin;
+    struct fixture_coord c;
     struct group_coord *gc;
 };
 
@@ -46,17 +41,17 @@ static int ensure(void *arg, const char *name, int32_t partitions, int16_t rf, i
                   const char *const *keys, const char *const *values)
 {
     struct gfx *f = arg;
-    return admin_ensure_internal_topic(f->admin, name, partitions, rf, n, keys, values);
+    return admin_ensure_internal_topic(f->c.admin, name, partitions, rf, n, keys, values);
 }
 
 static bool gc_start(struct gfx *f)
 {
     struct group_coord_options o = {
-        .loop = &f->q.loop,
-        .clock = f->clock,
-        .replicas = f->rm,
-        .meta = f->q.m,
-        .config = f->props,
+        .loop = &f->c.q.loop,
+        .clock = f->c.clock,
+        .replicas = f->c.rm,
+        .meta = f->c.q.m,
+        .config = f->c.props,
         .node_id = NODE,
         .ensure_topic = ensure,
         .ensure_arg = f,
@@ -70,7 +65,7 @@ static bool gc_stop(struct gfx *f)
     bool stopped = false;
     group_coord_stop(f->gc, fixture_set_flag, &stopped);
     f->gc = NULL;
-    return fixture_run_until(&f->q.loop, &stopped, 5000);
+    return fixture_run_until(&f->c.q.loop, &stopped, 5000);
 }
 
 /* Runs the loop until nothing is being opened, announced or loaded (5 s at most). */
@@ -80,93 +75,38 @@ static bool settle(struct gfx *f)
         int32_t led = 0, loading = 0;
         if (f->gc)
             group_coord_shards(f->gc, &led, &loading);
-        if (replica_opens_pending(f->rm) == 0 && replica_events_pending(f->rm) == 0 && loading == 0)
+        if (replica_opens_pending(f->c.rm) == 0 && replica_events_pending(f->c.rm) == 0 &&
+            loading == 0)
             return true;
-        uv_run(&f->q.loop, UV_RUN_NOWAIT);
+        uv_run(&f->c.q.loop, UV_RUN_NOWAIT);
         usleep(100);
     }
     return false;
 }
 
-static struct meta_record broker_rec(int32_t id, int port)
-{
-    struct meta_record r = {.type = META_REC_REGISTER_BROKER};
-    r.u.broker.id = id;
-    r.u.broker.host = "127.0.0.1";
-    r.u.broker.port = port;
-    return r;
-}
-
-/* A quorum with broker 1 (this node) and topic "orders" (2 partitions led here), a replica
- * manager, admin and a coordinator. `kv` are extra config pairs, NULL-terminated. */
+/* The shared coordinator fixture (fixture_coord) and a coordinator. `kv` are extra config
+ * pairs, NULL-terminated. */
 static bool gfx_open(struct gfx *f, const char *const *kv)
 {
-    static const int32_t here[] = {NODE};
-    struct meta_record recs[4] = {broker_rec(NODE, 9092),
-                                  {.type = META_REC_TOPIC},
-                                  {.type = META_REC_PARTITION},
-                                  {.type = META_REC_PARTITION}};
-
+    static const char *const defaults[] = {"offsets.topic.num.partitions", "3",
+                                           "group.initial.rebalance.delay.ms", "0", NULL};
     memset(f, 0, sizeof *f);
-    if (!fixture_meta_open(&f->q, "/tmp/tally-grp-XXXXXX", "meta", NULL, NULL))
-        return false;
-    snprintf(f->log_dir, sizeof f->log_dir, "%s/logs", f->q.base);
-    if (mkdir(f->log_dir, 0755) != 0)
-        return false;
-    f->props = props_new();
-    f->clock = tclock_virtual_new(T0);
-    if (f->props == NULL || f->clock == NULL)
-        return false;
-    props_set(f->props, "offsets.topic.num.partitions", "3");
-    props_set(f->props, "group.initial.rebalance.delay.ms", "0");
-    for (; kv && kv[0]; kv += 2)
-        props_set(f->props, kv[0], kv[1]);
-    recs[1].u.topic.name = "orders";
-    recs[1].u.topic.id[0] = 0x0D;
-    for (int i = 0; i < 2; i++) {
-        struct meta_record *r = &recs[2 + i];
-        r->u.partition.topic_id[0] = 0x0D;
-        r->u.partition.partition = i;
-        r->u.partition.leader = NODE;
-        r->u.partition.n_replicas = r->u.partition.n_isr = 1;
-        r->u.partition.replicas = r->u.partition.isr = here;
-    }
-    if (fixture_meta_propose(&f->q, recs, 4) != 0)
-        return false;
-    struct replica_options ro = {.loop = &f->q.loop,
-                                 .clock = f->clock,
-                                 .meta = f->q.m,
-                                 .config = f->props,
-                                 .node_id = NODE,
-                                 .log_dir = f->log_dir};
-    struct admin_options ao = {.node_id = NODE, .config = f->props};
-    if (replica_mgr_start(&ro, &f->rm) != 0)
-        return false;
-    f->admin = admin_new(f->q.m, &ao);
-    return f->admin && gc_start(f) && settle(f);
+    return fixture_coord_open(&f->c, "/tmp/tally-grp-XXXXXX", T0, defaults, kv) && gc_start(f) &&
+           settle(f);
 }
 
 static void gfx_close(struct gfx *f)
 {
-    bool stopped = false;
     if (f->gc)
         CHECK(gc_stop(f));
-    if (f->rm) {
-        replica_mgr_stop(f->rm, fixture_set_flag, &stopped);
-        CHECK(fixture_run_until(&f->q.loop, &stopped, 5000));
-    }
-    admin_free(f->admin);
-    CHECK(fixture_meta_stop(&f->q));
-    CHECK_EQ_INT(fixture_meta_fini(&f->q), 0);
-    props_free(f->props);
-    tclock_free(f->clock);
+    CHECK(fixture_coord_close(&f->c));
 }
 
 /* Moves leadership of __consumer_offsets partition `p` to `leader` at a new epoch. */
 static int move_leader(struct gfx *f, int32_t p, int32_t leader)
 {
     static const int32_t both[] = {NODE, OTHER};
-    const struct meta_topic *t = meta_topic_by_name(f->q.m, GROUP_TOPIC);
+    const struct meta_topic *t = meta_topic_by_name(f->c.q.m, GROUP_TOPIC);
     struct meta_record r = {.type = META_REC_PARTITION};
     if (t == NULL || p >= t->n_partitions)
         return -1;
@@ -177,7 +117,7 @@ static int move_leader(struct gfx *f, int32_t p, int32_t leader)
     r.u.partition.partition_epoch = t->partitions[p].partition_epoch + 1;
     r.u.partition.n_replicas = r.u.partition.n_isr = 2;
     r.u.partition.replicas = r.u.partition.isr = both;
-    return fixture_meta_propose(&f->q, &r, 1);
+    return fixture_meta_propose(&f->c.q, &r, 1);
 }
 
 /* ---- detached requests and their answers --------------------------------------------------- */
@@ -518,12 +458,12 @@ static bool coordinator_ready(struct gfx *f, const char *group)
         if (r.calls == 1 && r.err == 0)
             return settle(f);
         /* The creation is a metadata proposal: wait for it to apply. */
-        for (int j = 0; j < 30000 && meta_topic_by_name(f->q.m, GROUP_TOPIC) == NULL; j++) {
-            uv_run(&f->q.loop, UV_RUN_NOWAIT);
+        for (int j = 0; j < 30000 && meta_topic_by_name(f->c.q.m, GROUP_TOPIC) == NULL; j++) {
+            uv_run(&f->c.q.loop, UV_RUN_NOWAIT);
             usleep(100);
         }
         settle(f);
-        tclock_advance(f->clock, 1000); /* the topic is asked for at most once a second */
+        tclock_advance(f->c.clock, 1000); /* the topic is asked for at most once a second */
     }
     return false;
 }
@@ -543,7 +483,7 @@ static bool stable_member(struct gfx *f, const char *group, char *member, size_t
     join(f, group, member, md, len, 1, &r);
     for (int i = 0; i < 100 && r.calls == 0; i++) {
         settle(f);
-        tclock_advance(f->clock, 100);
+        tclock_advance(f->c.clock, 100);
     }
     if (r.calls != 1 || r.err != 0)
         return false;
@@ -591,12 +531,12 @@ TEST(group_find_coordinator_creates_the_topic_then_answers_this_node)
     CHECK_EQ_INT(r.err, ERR_COORDINATOR_NOT_AVAILABLE);
     CHECK_EQ_INT(r.node, -1);
     REQUIRE(coordinator_ready(&f, "g1"));
-    t = meta_topic_by_name(f.q.m, GROUP_TOPIC);
+    t = meta_topic_by_name(f.c.q.m, GROUP_TOPIC);
     REQUIRE(t != NULL);
     CHECK_EQ_INT(t->n_partitions, N_OFFSETS_PARTITIONS);
-    CHECK_EQ_STR(meta_config_get(f.q.m, 2, GROUP_TOPIC, "cleanup.policy"), "compact");
-    CHECK_EQ_STR(meta_config_get(f.q.m, 2, GROUP_TOPIC, "segment.bytes"), "104857600");
-    CHECK_EQ_STR(meta_config_get(f.q.m, 2, GROUP_TOPIC, "compression.type"), "producer");
+    CHECK_EQ_STR(meta_config_get(f.c.q.m, 2, GROUP_TOPIC, "cleanup.policy"), "compact");
+    CHECK_EQ_STR(meta_config_get(f.c.q.m, 2, GROUP_TOPIC, "segment.bytes"), "104857600");
+    CHECK_EQ_STR(meta_config_get(f.c.q.m, 2, GROUP_TOPIC, "compression.type"), "producer");
     find_coordinator(&f, "g1", &r);
     CHECK_EQ_INT(r.err, 0);
     CHECK_EQ_INT(r.node, NODE);
@@ -731,8 +671,8 @@ TEST(group_follower_event_answers_not_coordinator)
     REQUIRE(coordinator_ready(&f, g));
     /* A second broker to lead the partition (registered after the topic was created, so
      * that the topic's replicas are all here). */
-    struct meta_record other = broker_rec(OTHER, 9093);
-    REQUIRE(fixture_meta_propose(&f.q, &other, 1) == 0);
+    struct meta_record other = fixture_broker_rec(OTHER, 9093);
+    REQUIRE(fixture_meta_propose(&f.c.q, &other, 1) == 0);
     p = group_partition_for(g, N_OFFSETS_PARTITIONS);
     commit(&f, g, -1, "", "orders", 0, 5, "", &r);
     CHECK_EQ_INT(r.perr, 0);
@@ -773,10 +713,10 @@ TEST(group_expiry_writes_tombstones)
     REQUIRE(coordinator_ready(&f, "old"));
     commit(&f, "old", -1, "", "orders", 0, 11, "", &r);
     CHECK_EQ_INT(r.perr, 0);
-    tclock_advance(f.clock, 30000);
+    tclock_advance(f.c.clock, 30000);
     commit(&f, "fresh", -1, "", "orders", 0, 12, "", &r);
     CHECK_EQ_INT(r.perr, 0);
-    tclock_advance(f.clock, 31000); /* "old" is 61 s old, "fresh" 31 s */
+    tclock_advance(f.c.clock, 31000); /* "old" is 61 s old, "fresh" 31 s */
     settle(&f);
     fetch(&f, "old", "orders", 0, false, &r);
     CHECK_EQ_INT(r.offset, -1);
@@ -905,7 +845,7 @@ static void on_txn_done(void *arg, int16_t err)
 static int marker(struct gfx *f, const char *group, int64_t pid, int16_t epoch, bool commit_it)
 {
     int32_t p = group_partition_for(group, N_OFFSETS_PARTITIONS);
-    struct partition *part = replica_partition(f->rm, GROUP_TOPIC, p);
+    struct partition *part = replica_partition(f->c.rm, GROUP_TOPIC, p);
     struct record_batch hdr;
     uint8_t *buf;
     size_t len;
@@ -916,7 +856,7 @@ static int marker(struct gfx *f, const char *group, int64_t pid, int16_t epoch, 
         return -1;
     rc = record_build_control(pid, epoch, 0,
                               commit_it ? RECORD_CONTROL_COMMIT : RECORD_CONTROL_ABORT,
-                              tclock_now_ms(f->clock), &buf, &len);
+                              tclock_now_ms(f->c.clock), &buf, &len);
     if (rc != 0)
         return rc;
     rc = record_batch_validate(buf, len, &hdr);
@@ -1026,7 +966,7 @@ TEST(group_load_reads_in_bounded_slices)
             fetch(&f, "big", "orders", 0, false, &r);
             CHECK_EQ_INT(r.err, ERR_COORDINATOR_LOAD_IN_PROGRESS);
         }
-        uv_run(&f.q.loop, UV_RUN_NOWAIT);
+        uv_run(&f.c.q.loop, UV_RUN_NOWAIT);
         usleep(200);
     }
     /* About 4 MiB of records: at least four reads of at most 1 MiB, each parsed in a loop
@@ -1117,12 +1057,12 @@ TEST(group_commit_answers_when_replicated)
 
     REQUIRE(gfx_open(&f, NULL));
     REQUIRE(coordinator_ready(&f, g));
-    struct meta_record other = broker_rec(OTHER, 9093);
-    REQUIRE(fixture_meta_propose(&f.q, &other, 1) == 0);
+    struct meta_record other = fixture_broker_rec(OTHER, 9093);
+    REQUIRE(fixture_meta_propose(&f.c.q, &other, 1) == 0);
     p = group_partition_for(g, N_OFFSETS_PARTITIONS);
     REQUIRE(move_leader(&f, p, NODE) == 0); /* still here, now with broker 2 in the ISR */
     REQUIRE(settle(&f));
-    part = replica_partition(f.rm, GROUP_TOPIC, p);
+    part = replica_partition(f.c.rm, GROUP_TOPIC, p);
     REQUIRE(part != NULL);
     commit(&f, g, -1, "", "orders", 0, 21, "", &r);
     settle(&f);
@@ -1136,9 +1076,9 @@ TEST(group_commit_answers_when_replicated)
     CHECK_EQ_INT(r2.offset, 21);
 
     commit(&f, g, -1, "", "orders", 0, 22, "", &r);
-    tclock_advance(f.clock, 4999);
+    tclock_advance(f.c.clock, 4999);
     CHECK_EQ_INT(r.calls, 0);
-    tclock_advance(f.clock, 1);
+    tclock_advance(f.c.clock, 1);
     CHECK_EQ_INT(r.calls, 1);
     CHECK_EQ_INT(r.perr, ERR_REQUEST_TIMED_OUT);
     fetch(&f, g, "orders", 0, false, &r2);

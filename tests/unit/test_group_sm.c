@@ -186,6 +186,14 @@ static void join(struct fx *f, struct jw *j, const char *member_id, const struct
     join_cb(f, j, member_id, o, NULL, NULL);
 }
 
+/* Two new members join and the initial delay (extended once by the second) runs out. */
+static void join_two(struct fx *f, struct jw j[2])
+{
+    join(f, &j[0], "", NULL);
+    join(f, &j[1], "", NULL);
+    tclock_advance(f->clock, 6000);
+}
+
 static void sync_(struct fx *f, struct sw *s, const char *member_id, const char *instance,
                   int32_t gen, int n, const char *const *ids, const char *const *assign)
 {
@@ -594,9 +602,7 @@ TEST(group_sm_leader_never_syncs)
     struct fx f;
     fx_init(&f, NULL);
     struct jw j[2];
-    join(&f, &j[0], "", NULL);
-    join(&f, &j[1], "", NULL);
-    tclock_advance(f.clock, 6000);
+    join_two(&f, j);
     REQUIRE(j[1].calls == 1);
     struct sw s;
     sync_(&f, &s, j[1].member_id, NULL, 1, 0, NULL, NULL);
@@ -826,9 +832,7 @@ TEST(group_sm_persist_failure_fails_syncs_and_rebalances)
     fx_init(&f, NULL);
     f.hold = true;
     struct jw j[2];
-    join(&f, &j[0], "", NULL);
-    join(&f, &j[1], "", NULL);
-    tclock_advance(f.clock, 6000);
+    join_two(&f, j);
     struct sw s[2];
     const char *ids[] = {j[0].member_id, j[1].member_id}, *as[] = {"x", "y"};
     sync_(&f, &s[1], j[1].member_id, NULL, 1, 0, NULL, NULL);
@@ -860,9 +864,7 @@ TEST(group_sm_persist_answered_after_a_new_rebalance_is_ignored)
     fx_init(&f, NULL);
     f.hold = true;
     struct jw j[2];
-    join(&f, &j[0], "", NULL);
-    join(&f, &j[1], "", NULL);
-    tclock_advance(f.clock, 6000);
+    join_two(&f, j);
     struct sw s;
     const char *ids[] = {j[0].member_id, j[1].member_id}, *as[] = {"x", "y"};
     sync_(&f, &s, j[0].member_id, NULL, 1, 2, ids, as);
@@ -892,9 +894,7 @@ TEST(group_sm_check_commit_matrix)
     CHECK_EQ_INT(group_sm_check_commit(f.sm, "", NULL, 0, false), ERR_UNKNOWN_MEMBER_ID);
     CHECK_EQ_INT(group_sm_check_commit(f.sm, "", NULL, -1, true), 0);
     struct jw j[2];
-    join(&f, &j[0], "", NULL);
-    join(&f, &j[1], "", NULL);
-    tclock_advance(f.clock, 6000);
+    join_two(&f, j);
     /* CompletingRebalance: members with the right generation are told to wait. */
     CHECK_EQ_INT(group_sm_check_commit(f.sm, j[0].member_id, NULL, 1, false),
                  ERR_REBALANCE_IN_PROGRESS);
@@ -1088,9 +1088,7 @@ TEST(group_sm_free_fails_waiters_with_the_given_error)
     struct fx f;
     fx_init(&f, NULL);
     struct jw j[2];
-    join(&f, &j[0], "", NULL);
-    join(&f, &j[1], "", NULL);
-    tclock_advance(f.clock, 6000);
+    join_two(&f, j);
     struct sw s;
     sync_(&f, &s, j[1].member_id, NULL, 1, 0, NULL, NULL);
     struct jw late;
@@ -1110,9 +1108,7 @@ TEST(group_sm_free_fails_a_parked_sync)
     struct fx f;
     fx_init(&f, NULL);
     struct jw j[2];
-    join(&f, &j[0], "", NULL);
-    join(&f, &j[1], "", NULL);
-    tclock_advance(f.clock, 6000);
+    join_two(&f, j);
     struct sw s;
     sync_(&f, &s, j[1].member_id, NULL, 1, 0, NULL, NULL);
     CHECK_EQ_INT(s.calls, 0);
@@ -1423,9 +1419,7 @@ TEST(group_sm_follower_that_never_syncs_is_removed_even_when_stable)
     struct fx f;
     fx_init(&f, NULL);
     struct jw j[2];
-    join(&f, &j[0], "", NULL);
-    join(&f, &j[1], "", NULL);
-    tclock_advance(f.clock, 6000);
+    join_two(&f, j);
     struct sw s;
     const char *ids[] = {j[0].member_id, j[1].member_id}, *as[] = {"x", "y"};
     sync_(&f, &s, j[0].member_id, NULL, 1, 2, ids, as);

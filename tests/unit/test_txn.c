@@ -46,12 +46,7 @@ struct seen_marker {
 };
 
 struct tfx {
-    struct fixture_meta q;
-    struct tclock *clock;
-    char log_dir[64];
-    struct props *props;
-    struct replica_mgr *rm;
-    struct admin *admin;
+    struct fixture_coord c;
     struct txn *t;
     /* Answers to run from the pump (never inside the send). */
     struct {
@@ -157,13 +152,13 @@ static void answer_markers(struct seen_marker *s, int err);
 static bool txn_start(struct tfx *f)
 {
     struct txn_options o = {
-        .loop = &f->q.loop,
-        .clock = f->clock,
+        .loop = &f->c.q.loop,
+        .clock = f->c.clock,
         .send = hook,
         .send_arg = f,
-        .replicas = f->rm,
-        .meta = f->q.m,
-        .config = f->props,
+        .replicas = f->c.rm,
+        .meta = f->c.q.m,
+        .config = f->c.props,
         .node_id = NODE,
     };
     f->t = txn_new(&o);
@@ -175,7 +170,7 @@ static bool txn_stop_wait(struct tfx *f)
     bool stopped = false;
     txn_stop(f->t, fixture_set_flag, &stopped);
     f->t = NULL;
-    if (!fixture_run_until(&f->q.loop, &stopped, 5000))
+    if (!fixture_run_until(&f->c.q.loop, &stopped, 5000))
         return false;
     /* The client fails what is still out when it stops (ERR_SHUTDOWN). */
     for (int k = 0; k < f->n_markers && k < 64; k++)
@@ -191,77 +186,34 @@ static bool settle(struct tfx *f)
         pump(f);
         if (f->t)
             txn_shards(f->t, &led, &loading);
-        if (replica_opens_pending(f->rm) == 0 && replica_events_pending(f->rm) == 0 &&
+        if (replica_opens_pending(f->c.rm) == 0 && replica_events_pending(f->c.rm) == 0 &&
             loading == 0 && f->n_due == 0)
             return true;
-        uv_run(&f->q.loop, UV_RUN_NOWAIT);
+        uv_run(&f->c.q.loop, UV_RUN_NOWAIT);
         usleep(100);
     }
     return false;
 }
 
-static struct meta_record broker_rec(int32_t id, int port)
-{
-    struct meta_record r = {.type = META_REC_REGISTER_BROKER};
-    r.u.broker.id = id;
-    r.u.broker.host = "127.0.0.1";
-    r.u.broker.port = port;
-    return r;
-}
-
-/* Broker 1, topic "orders" (2 partitions led here), __transaction_state (3 partitions). */
+/* The shared coordinator fixture (fixture_coord), __transaction_state (3 partitions) and the
+ * coordinator. */
 static bool tfx_open(struct tfx *f, const char *const *kv)
 {
-    static const int32_t here[] = {NODE};
-    struct meta_record recs[4] = {broker_rec(NODE, 9092),
-                                  {.type = META_REC_TOPIC},
-                                  {.type = META_REC_PARTITION},
-                                  {.type = META_REC_PARTITION}};
+    static const char *const defaults[] = {"transaction.state.log.num.partitions", "3", NULL};
 
     memset(f, 0, sizeof *f);
     f->next_block = 1000;
-    if (!fixture_meta_open(&f->q, "/tmp/tally-txn-XXXXXX", "meta", NULL, NULL))
+    if (!fixture_coord_open(&f->c, "/tmp/tally-txn-XXXXXX", T0, defaults, kv))
         return false;
-    snprintf(f->log_dir, sizeof f->log_dir, "%s/logs", f->q.base);
-    if (mkdir(f->log_dir, 0755) != 0)
-        return false;
-    f->props = props_new();
-    f->clock = tclock_virtual_new(T0);
-    if (f->props == NULL || f->clock == NULL)
-        return false;
-    props_set(f->props, "transaction.state.log.num.partitions", "3");
-    for (; kv && kv[0]; kv += 2)
-        props_set(f->props, kv[0], kv[1]);
-    recs[1].u.topic.name = "orders";
-    recs[1].u.topic.id[0] = 0x0D;
-    for (int i = 0; i < 2; i++) {
-        struct meta_record *r = &recs[2 + i];
-        r->u.partition.topic_id[0] = 0x0D;
-        r->u.partition.partition = i;
-        r->u.partition.leader = NODE;
-        r->u.partition.n_replicas = r->u.partition.n_isr = 1;
-        r->u.partition.replicas = r->u.partition.isr = here;
-    }
-    if (fixture_meta_propose(&f->q, recs, 4) != 0)
-        return false;
-    struct replica_options ro = {.loop = &f->q.loop,
-                                 .clock = f->clock,
-                                 .meta = f->q.m,
-                                 .config = f->props,
-                                 .node_id = NODE,
-                                 .log_dir = f->log_dir};
-    struct admin_options ao = {.node_id = NODE, .config = f->props};
-    if (replica_mgr_start(&ro, &f->rm) != 0)
-        return false;
-    f->admin = admin_new(f->q.m, &ao);
-    if (f->admin == NULL || !txn_start(f))
+    if (f->c.admin == NULL || !txn_start(f))
         return false;
     static const char *const keys[] = {"cleanup.policy"};
     static const char *const values[] = {"compact"};
-    if (admin_ensure_internal_topic(f->admin, TXN_TOPIC, N_TXN_PARTITIONS, 1, 1, keys, values) != 0)
+    if (admin_ensure_internal_topic(f->c.admin, TXN_TOPIC, N_TXN_PARTITIONS, 1, 1, keys, values) !=
+        0)
         return false;
-    for (int j = 0; j < 30000 && meta_topic_by_name(f->q.m, TXN_TOPIC) == NULL; j++) {
-        uv_run(&f->q.loop, UV_RUN_NOWAIT);
+    for (int j = 0; j < 30000 && meta_topic_by_name(f->c.q.m, TXN_TOPIC) == NULL; j++) {
+        uv_run(&f->c.q.loop, UV_RUN_NOWAIT);
         usleep(100);
     }
     if (!settle(f))
@@ -273,18 +225,9 @@ static bool tfx_open(struct tfx *f, const char *const *kv)
 
 static void tfx_close(struct tfx *f)
 {
-    bool stopped = false;
     if (f->t)
         CHECK(txn_stop_wait(f));
-    if (f->rm) {
-        replica_mgr_stop(f->rm, fixture_set_flag, &stopped);
-        CHECK(fixture_run_until(&f->q.loop, &stopped, 5000));
-    }
-    admin_free(f->admin);
-    CHECK(fixture_meta_stop(&f->q));
-    CHECK_EQ_INT(fixture_meta_fini(&f->q), 0);
-    props_free(f->props);
-    tclock_free(f->clock);
+    CHECK(fixture_coord_close(&f->c));
 }
 
 /* ---- detached requests -------------------------------------------------------------------- */
@@ -421,7 +364,7 @@ static void call(struct tfx *f, int16_t api, int16_t version, void *b, struct ar
     }
     for (int i = 0; i < 30000 && r->calls == 0; i++) {
         pump(f);
-        uv_run(&f->q.loop, UV_RUN_NOWAIT);
+        uv_run(&f->c.q.loop, UV_RUN_NOWAIT);
         if (r->calls == 0)
             usleep(100);
     }
@@ -500,7 +443,7 @@ static bool markers_done(struct tfx *f)
 {
     for (int i = 0; i < 30000; i++) {
         pump(f);
-        uv_run(&f->q.loop, UV_RUN_NOWAIT);
+        uv_run(&f->c.q.loop, UV_RUN_NOWAIT);
         if (f->t && txn_markers_pending(f->t) == 0)
             return true;
         usleep(100);
@@ -561,9 +504,9 @@ TEST(txn_coord_commit_sends_markers_then_completes)
     CHECK_EQ_INT(r.err, ERR_CONCURRENT_TRANSACTIONS);
     /* A failed marker request is sent again. */
     answer_markers(&f.markers[0], ERR_NETWORK_EXCEPTION);
-    tclock_advance(f.clock, 200);
+    tclock_advance(f.c.clock, 200);
     for (int i = 0; i < 100 && f.n_markers < 2; i++) {
-        uv_run(&f.q.loop, UV_RUN_NOWAIT);
+        uv_run(&f.c.q.loop, UV_RUN_NOWAIT);
         usleep(100);
     }
     REQUIRE(f.n_markers == 2);
@@ -642,9 +585,9 @@ TEST(txn_coord_timed_out_transaction_is_aborted_with_an_epoch_bump)
 
     REQUIRE(tfx_open(&f, NULL));
     REQUIRE(ongoing(&f, "slow", 1000, &pid));
-    tclock_advance(f.clock, 5000); /* past the timeout, before the check */
+    tclock_advance(f.c.clock, 5000); /* past the timeout, before the check */
     CHECK_EQ_INT(f.n_markers, 0);
-    tclock_advance(f.clock, 5000); /* the 10 s check */
+    tclock_advance(f.c.clock, 5000); /* the 10 s check */
     REQUIRE(markers_done(&f));
     REQUIRE(f.n_markers == 1);
     CHECK(!f.markers[0].commit);
@@ -791,7 +734,7 @@ TEST(txn_coord_idle_ids_expire)
     REQUIRE(tfx_open(&f, kv));
     init_pid(&f, 4, "idle", 60000, -1, -1, &r);
     REQUIRE(r.err == 0);
-    tclock_advance(f.clock, 2000);
+    tclock_advance(f.c.clock, 2000);
     txn_check_expired(f.t);
     settle(&f);
     describe(&f, "idle", &r);
