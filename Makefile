@@ -27,7 +27,7 @@ A_LIB    := $(LIB_SRC:%.c=$(B)/asan/%.o)
 A_MAIN   := $(MAIN_SRC:%.c=$(B)/asan/%.o)
 A_UNIT   := $(UNIT_SRC:%.c=$(B)/asan/%.o)
 
-.PHONY: all deps run test unit integration bench fuzz fuzz-smoke fuzz-seeds fmt fmt-check clean
+.PHONY: all deps run test unit integration bench chaos fuzz fuzz-smoke fuzz-seeds fmt fmt-check clean
 
 all: $(B)/tallyd $(B)/tally $(B)/enricher
 
@@ -57,7 +57,8 @@ $(B)/enricher: examples/enricher.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) $(CFLAGS) -o $@ $< -lrdkafka
 
-$(B)/asan/unit_tests: $(A_UNIT) $(A_LIB)
+# The unit tests also cover the checker of `tally verify` (tools/verify_check.c, no librdkafka).
+$(B)/asan/unit_tests: $(A_UNIT) $(A_LIB) $(B)/asan/tools/verify_check.o
 	$(CC) $(ASAN) -o $@ $^ $(LIBS)
 
 # Installs the Debian packages the build and the tests need, only those missing.
@@ -80,6 +81,13 @@ unit: $(B)/asan/unit_tests
 test: deps
 	@$(MAKE) --no-print-directory all $(B)/asan/tallyd $(B)/asan/unit_tests
 	@bash tests/run.sh
+
+# The chaos suite (tests/chaos/chaos.py, docs/verify.md): `tally verify` against brokers the
+# scenarios start themselves, each >= 100,000 records and >= 20 faults; CHAOS=name... picks
+# scenarios. Not part of `make test`, which runs only the short scenario (test_verify.py).
+CHAOS ?=
+chaos: deps all
+	@python3 tests/chaos/chaos.py $(CHAOS)
 
 # Benchmark helpers (bench/README.md); not part of `make test`.
 BENCH_BIN := $(B)/bench/loadgen $(B)/bench/baseline_server $(B)/bench/sendfile_server \

@@ -35,6 +35,7 @@ static const char usage_text[] =
     "         --to-datetime ISO|--shift-by N [--execute]\n"
     "  transactions list [--state S] | describe ID | find-hanging [--broker N]\n"
     "  transactions abort --topic T --partition P --start-offset O\n"
+    "  verify [--partitions P] [--records N] [--copiers K] [--faults kill,pause,fence] ...\n"
     "\n"
     "Options (accepted anywhere on the line):\n"
     "  -b, --bootstrap-server HOST:PORT   broker to contact (default " DEFAULT_BOOTSTRAP ")\n"
@@ -304,6 +305,8 @@ int main(int argc, char **argv)
         rc = cluster_main(&ctx, n, rest);
     } else if (strcmp(rest[0], "perf") == 0) {
         rc = tally_perf_main(&ctx, n, rest);
+    } else if (strcmp(rest[0], "verify") == 0) {
+        rc = tally_verify_main(&ctx, n, rest);
     } else if (strcmp(rest[0], "producers") == 0 || strcmp(rest[0], "producer") == 0) {
         rc = tally_producers_main(&ctx, n, rest);
     } else if (strcmp(rest[0], "groups") == 0 || strcmp(rest[0], "group") == 0) {

@@ -68,6 +68,10 @@ int tally_producers_main(const struct tally_ctx *ctx, int argc, char **argv);
  * groups on librdkafka's group admin calls, as kafka-consumer-groups.sh shows them. */
 int tally_groups_main(const struct tally_ctx *ctx, int argc, char **argv);
 
+/* `verify` (tally_verify.c): the exactly-once check of issue 11 (docs/verify.md); exit 0 only
+ * when no anomaly was found. */
+int tally_verify_main(const struct tally_ctx *ctx, int argc, char **argv);
+
 /* A blocking request/response client for requests librdkafka has no admin call for,
  * encoded with Tally's own codec (src/proto); in tally_producers.c. tally_wire_connect
  * connects with ctx's timeout on connect, send and receive (the socket, or -1 after

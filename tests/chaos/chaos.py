@@ -1,0 +1,330 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The chaos suite (issue 11): `tally verify` against Tally itself, in scenarios that start
+their own brokers on loopback and inject faults while transactional copiers run.
+
+    python3 tests/chaos/chaos.py [--list] [--seed S] [--keep] [SCENARIO ...]
+
+With no scenario named, runs every long one (`make chaos`); `short` is the CI run (also
+driven by tests/integration/test_verify.py). Each scenario prints one line: records, faults
+injected, anomalies, seconds, PASS/FAIL; the exit status is 1 when any failed.
+
+A scenario is one entry of SCENARIOS: the cluster (brokers, settings, an optional small
+tmpfs for the data), the copy (records, partitions, copiers, abort ratio) and the faults
+(copier kinds, broker kinds, hook points). The runner writes DIR/<node>/cmd (the shell line
+that runs the broker) and DIR/<node>/pid for `tally verify --tally-cluster DIR`, which kills,
+pauses and restarts brokers itself; other faults go through --broker-fault-cmd. Scenarios
+with several brokers (leader kills, network partitions) are new entries once the replicated
+cluster exists: start_cluster already starts N nodes (node 1 the quorum's voter).
+
+Binaries: TALLYD (default build/tallyd) and TALLY (default build/tally).
+"""
+import argparse
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(REPO, "tests", "integration"))
+import harness  # noqa: E402
+
+TALLYD = os.environ.get("TALLYD", os.path.join(REPO, "build", "tallyd"))
+TALLY = os.environ.get("TALLY", os.path.join(REPO, "build", "tally"))
+SANITIZER_MARKS = harness.SANITIZER_MARKS
+
+# One node: coordinator topics with one replica, quick timeout aborts, no rebalance delay.
+BASE_SETTINGS = {
+    "offsets.topic.num.partitions": "5",
+    "offsets.topic.replication.factor": "1",
+    "group.initial.rebalance.delay.ms": "0",
+    "transaction.state.log.num.partitions": "5",
+    "transaction.state.log.replication.factor": "1",
+    "transaction.state.log.min.isr": "1",
+    "transaction.abort.timed.out.transaction.cleanup.interval.ms": "500",
+}
+
+HOOKS = "txn:before_prepare,txn:after_prepare,txn:after_markers,txn:before_complete"
+
+
+def scenario(records=100000, partitions=4, copiers=3, abort_ratio=0.1, copier_faults="none",
+             per_kind=5, broker_faults="", interval_ms=2000, brokers=1, settings=None,
+             small_fs_mb=0, txn_records=500, extra=(), description=""):
+    return dict(records=records, partitions=partitions, copiers=copiers,
+                abort_ratio=abort_ratio, copier_faults=copier_faults, per_kind=per_kind,
+                broker_faults=broker_faults, interval_ms=interval_ms, brokers=brokers,
+                settings=dict(settings or {}), small_fs_mb=small_fs_mb, txn_records=txn_records,
+                extra=list(extra), description=description)
+
+
+SCENARIOS = {
+    # CI (make test): 20,000 records, 5 faults of each copier kind, 2 broker kill -9s.
+    "short": scenario(records=20000, partitions=3, copier_faults="kill,pause,fence",
+                      per_kind=5, broker_faults="kill", interval_ms=2000,
+                      description="CI: copier kills, pauses and zombies, two broker kill -9"),
+    "copiers": scenario(copier_faults="kill,pause,fence", per_kind=8,
+                        description="copier kill -9, SIGSTOP past the session timeout, "
+                                    "same-id zombies"),
+    "broker-kill": scenario(copier_faults="kill", per_kind=10, broker_faults="kill,hook",
+                            interval_ms=4000, extra=["--hook-points", HOOKS],
+                            description="broker kill -9 at random points and at each stage "
+                                        "of EndTxn (TALLY_TEST_FAULT: before/after Prepare, "
+                                        "after the markers, before Complete)"),
+    "broker-pause": scenario(copier_faults="pause", per_kind=20, broker_faults="pause",
+                             interval_ms=4000,
+                             extra=["--request-timeout-ms", "5000", "--broker-pause-ms", "8000"],
+                             description="broker SIGSTOP longer than the clients' request "
+                                         "timeout"),
+    "full-disk": scenario(copier_faults="kill", per_kind=20, broker_faults="disk-full",
+                          small_fs_mb=256, interval_ms=3000,
+                          extra=["--broker-episode-ms", "3000"],
+                          description="the data disk fills for 3 s at a time, then frees"),
+    "rolling-restart": scenario(copier_faults="fence", per_kind=20, broker_faults="restart",
+                                interval_ms=3000,
+                                description="brokers restarted one at a time (SIGTERM, start)"),
+}
+
+
+def cluster_settings(node, ports, sc, data_dir, meta_dir):
+    s = dict(BASE_SETTINGS)
+    s.update(sc["settings"])
+    port, cport = ports[node]
+    s["node.id"] = str(node)
+    s["listeners"] = "PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d" % (port, cport)
+    s["controller.quorum.voters"] = "1@127.0.0.1:%d" % ports[1][1]
+    if node != 1:
+        s["controller.bootstrap.servers"] = "127.0.0.1:%d" % ports[1][0]
+    s["log.dirs"] = data_dir
+    if meta_dir:
+        s["metadata.log.dir"] = meta_dir
+    return s
+
+
+def wait_ready(port, proc_pid, timeout=30):
+    import kproto
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with kproto.Conn(port, timeout=2.0) as c:
+                err, _keys = c.api_versions(0)
+                if err == 0:
+                    md = c.metadata(version=1)
+                    if md["brokers"] and md["controller_id"] >= 0:
+                        return
+        except (OSError, ConnectionError, ValueError, AssertionError):
+            pass
+        time.sleep(0.1)
+    raise RuntimeError("broker on port %d (pid %d) not ready" % (port, proc_pid))
+
+
+class Cluster:
+    """N brokers started through DIR/<node>/cmd, as `tally verify --tally-cluster` restarts
+    them."""
+
+    def __init__(self, workdir, sc):
+        self.dir = os.path.join(workdir, "cluster")
+        self.sc = sc
+        self.mount = None
+        self.nodes = list(range(1, sc["brokers"] + 1))
+        self.ports = {}
+        used = set()
+        for n in self.nodes:
+            pair = []
+            while len(pair) < 2:
+                p = harness.free_port()
+                if p not in used:
+                    used.add(p)
+                    pair.append(p)
+            self.ports[n] = tuple(pair)
+        if sc["small_fs_mb"]:
+            self.mount = os.path.join(workdir, "disk")
+            os.makedirs(self.mount, exist_ok=True)
+            r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%dm" % sc["small_fs_mb"],
+                                "tmpfs", self.mount], capture_output=True, text=True)
+            if r.returncode != 0:
+                self.mount = None
+                raise RuntimeError("cannot mount a tmpfs (needs root): " + r.stderr.strip())
+
+    def node_dir(self, n):
+        return os.path.join(self.dir, str(n))
+
+    def start(self):
+        for n in self.nodes:
+            d = self.node_dir(n)
+            os.makedirs(d, exist_ok=True)
+            data = os.path.join(self.mount or d, "data-%d" % n)
+            meta = os.path.join(d, "meta") if self.mount else None
+            args = [TALLYD]
+            for k, v in cluster_settings(n, self.ports, self.sc, data, meta).items():
+                args += ["--set", "%s=%s" % (k, v)]
+            log = os.path.join(d, "tallyd.log")
+            cmd = "cd %s && exec %s >>%s 2>&1" % (shlex.quote(d), shlex.join(args),
+                                                  shlex.quote(log))
+            with open(os.path.join(d, "cmd"), "w") as f:
+                f.write(cmd + "\n")
+            env = dict(os.environ)
+            env["ASAN_OPTIONS"] = "abort_on_error=0:detect_leaks=0"
+            env.pop("TALLY_TEST_FAULT", None)
+            p = subprocess.Popen(["sh", "-c", cmd], env=env, start_new_session=True)
+            with open(os.path.join(d, "pid"), "w") as f:
+                f.write("%d\n" % p.pid)
+            self._popen = getattr(self, "_popen", []) + [p]
+        for n in self.nodes:
+            wait_ready(self.ports[n][0], self.pid(n))
+
+    @property
+    def bootstrap(self):
+        return ",".join("127.0.0.1:%d" % self.ports[n][0] for n in self.nodes)
+
+    def pid(self, n):
+        try:
+            with open(os.path.join(self.node_dir(n), "pid")) as f:
+                return int(f.read().strip())
+        except (OSError, ValueError):
+            return 0
+
+    def stop(self):
+        """SIGCONT + SIGTERM every broker (whoever started it last), then SIGKILL."""
+        for n in self.nodes:
+            pid = self.pid(n)
+            if pid > 0:
+                for sig in (signal.SIGCONT, signal.SIGTERM):
+                    try:
+                        os.kill(pid, sig)
+                    except ProcessLookupError:
+                        pass
+        deadline = time.monotonic() + 30
+        for n in self.nodes:
+            pid = self.pid(n)
+            while pid > 0 and time.monotonic() < deadline and alive(pid):
+                time.sleep(0.1)
+            if pid > 0 and alive(pid):
+                os.kill(pid, signal.SIGKILL)
+        for p in getattr(self, "_popen", []):
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                pass
+        if self.mount:
+            subprocess.run(["umount", "-l", self.mount], capture_output=True)
+            self.mount = None
+
+    def sanitizer_reports(self):
+        out = []
+        for n in self.nodes:
+            try:
+                with open(os.path.join(self.node_dir(n), "tallyd.log"), errors="replace") as f:
+                    text = f.read()
+            except OSError:
+                continue
+            if any(m in text for m in SANITIZER_MARKS):
+                out.append("node %d: %s" % (n, os.path.join(self.node_dir(n), "tallyd.log")))
+        return out
+
+
+def alive(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            st = f.read()
+        return st[st.rindex(")") + 2] not in "ZX"
+    except (OSError, ValueError, IndexError):
+        return False
+
+
+def run_scenario(name, workdir, seed=1, quiet=False, max_seconds=None):
+    """Runs one scenario in workdir; returns a dict: name, ok, records, faults (by kind),
+    anomalies, seconds, report (tally verify's JSON), output (its stdout+stderr)."""
+    sc = SCENARIOS[name]
+    os.makedirs(workdir, exist_ok=True)
+    cluster = Cluster(workdir, sc)
+    t0 = time.monotonic()
+    res = dict(name=name, ok=False, records=sc["records"], faults={}, anomalies=None)
+    try:
+        cluster.start()
+        jpath = os.path.join(workdir, "report.json")
+        argv = [TALLY, "-b", cluster.bootstrap, "verify",
+                "--partitions", str(sc["partitions"]), "--records", str(sc["records"]),
+                "--copiers", str(sc["copiers"]), "--abort-ratio", str(sc["abort_ratio"]),
+                "--faults", sc["copier_faults"], "--faults-per-kind", str(sc["per_kind"]),
+                "--fault-interval-ms", str(sc["interval_ms"]),
+                "--txn-records", str(sc["txn_records"]), "--seed", str(seed),
+                "--tally-cluster", cluster.dir, "--work-dir", os.path.join(workdir, "verify"),
+                "--json", jpath]
+        if max_seconds:
+            argv += ["--max-seconds", str(max_seconds)]
+        if sc["broker_faults"]:
+            argv += ["--broker-faults", sc["broker_faults"]]
+        if sc["small_fs_mb"]:
+            argv += ["--broker-fault-cmd", "sh %s %s" % (shlex.quote(os.path.join(
+                HERE, "disk_fault.sh")), shlex.quote(cluster.mount))]
+        argv += sc["extra"]
+        with open(os.path.join(workdir, "verify.log"), "w") as logf:
+            p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=logf, text=True)
+        res["output"] = p.stdout
+        res["rc"] = p.returncode
+        if os.path.exists(jpath):
+            with open(jpath) as f:
+                rep = json.load(f)
+            res["report"] = rep
+            res["anomalies"] = rep["report"]["anomalies"]
+            for ft in rep["faults"]:
+                res["faults"][ft["kind"]] = res["faults"].get(ft["kind"], 0) + 1
+        res["ok"] = p.returncode == 0 and res["anomalies"] == 0
+    finally:
+        cluster.stop()
+        res["sanitizer"] = cluster.sanitizer_reports()
+        if res["sanitizer"]:
+            res["ok"] = False
+        res["seconds"] = time.monotonic() - t0
+    if not quiet:
+        print("chaos: %-16s %7d records, %3d faults (%s), %s anomalies, %4.0f s  %s" % (
+            name, res["records"], sum(res["faults"].values()),
+            ", ".join("%s %d" % kv for kv in sorted(res["faults"].items())),
+            res["anomalies"], res["seconds"], "PASS" if res["ok"] else "FAIL"), flush=True)
+        if not res["ok"]:
+            print(res.get("output", ""))
+            for s in res["sanitizer"]:
+                print("sanitizer report in", s)
+    return res
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("scenarios", nargs="*")
+    ap.add_argument("--list", action="store_true")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--keep", action="store_true", help="keep the work directories")
+    a = ap.parse_args()
+    if a.list:
+        for n, sc in SCENARIOS.items():
+            print("%-16s %s" % (n, sc["description"]))
+        return 0
+    names = a.scenarios or [n for n in SCENARIOS if n != "short"]
+    for n in names:
+        if n not in SCENARIOS:
+            print("chaos: unknown scenario %r (see --list)" % n)
+            return 2
+    for b in (TALLYD, TALLY):
+        if not os.path.exists(b):
+            print("chaos: %s missing (make all)" % b)
+            return 2
+    failed = 0
+    for n in names:
+        wd = tempfile.mkdtemp(prefix="tally-chaos-%s-" % n)
+        res = run_scenario(n, wd, seed=a.seed)
+        failed += not res["ok"]
+        if res["ok"] and not a.keep:
+            shutil.rmtree(wd, ignore_errors=True)
+        else:
+            print("chaos: %s kept in %s" % (n, wd))
+    print("chaos: %d scenarios, %d failed" % (len(names), failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
