@@ -77,16 +77,16 @@ VIA(admin, admin, allocate_producer_ids)
 #undef VIA
 
 static const struct dispatch_entry table[] = {
-    {PROTO_API_Produce, 3, 9, via_produce, false},
-    {PROTO_API_Fetch, 4, 13, via_fetch, false},
-    {PROTO_API_ListOffsets, 1, 7, via_list_offsets, false},
+    {PROTO_API_Produce, 0, 9, via_produce, false},
+    {PROTO_API_Fetch, 0, 13, via_fetch, false},
+    {PROTO_API_ListOffsets, 0, 7, via_list_offsets, false},
     {PROTO_API_Metadata, 0, 12, via_metadata, false},
     {PROTO_API_ApiVersions, 0, 3, api_versions, false},
-    {PROTO_API_CreateTopics, 2, 7, via_create_topics, false},
-    {PROTO_API_DeleteTopics, 1, 6, via_delete_topics, false},
+    {PROTO_API_CreateTopics, 0, 7, via_create_topics, false},
+    {PROTO_API_DeleteTopics, 0, 6, via_delete_topics, false},
     {PROTO_API_DeleteRecords, 0, 2, via_delete_records, false},
     {PROTO_API_InitProducerId, 0, 4, via_init_producer_id, false},
-    {PROTO_API_DescribeConfigs, 1, 4, via_describe_configs, false},
+    {PROTO_API_DescribeConfigs, 0, 4, via_describe_configs, false},
     {PROTO_API_AlterConfigs, 0, 2, via_alter_configs, false},
     {PROTO_API_CreatePartitions, 0, 3, via_create_partitions, false},
     {PROTO_API_IncrementalAlterConfigs, 0, 1, via_incremental_alter_configs, false},

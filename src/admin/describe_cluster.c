@@ -18,7 +18,10 @@ void admin_describe_cluster(struct admin *a, struct net_request *req)
     rs->EndpointType = rq->EndpointType;
     rs->ClusterId = (char *)meta_cluster_id(a->meta);
     rs->ControllerId = meta_controller_id(a->meta);
-    rs->ClusterAuthorizedOperations = INT32_MIN;
+    /* No authorizer: every cluster operation, when asked for (as Kafka without one). */
+    rs->ClusterAuthorizedOperations = rq->IncludeClusterAuthorizedOperations
+                                          ? proto_authorized_ops(PROTO_RESOURCE_CLUSTER)
+                                          : INT32_MIN;
     if (rq->EndpointType != 1) {
         /* Only broker endpoints are served; KIP-919 controller endpoints are not. */
         rs->ErrorCode = ERR_UNSUPPORTED_VERSION;

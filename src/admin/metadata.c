@@ -28,14 +28,14 @@ static bool uuid_zero(const uint8_t id[16])
     return true;
 }
 
-static int fill_topic(struct admin *a, struct arena *ar, const struct meta_topic *t,
+static int fill_topic(struct admin *a, struct arena *ar, const struct meta_topic *t, int32_t ops,
                       struct MetadataResponseTopic *out)
 {
     out->ErrorCode = 0;
     out->Name = t->name;
     memcpy(out->TopicId.b, t->id, 16);
     out->IsInternal = topic_is_internal(t->name);
-    out->TopicAuthorizedOperations = INT32_MIN;
+    out->TopicAuthorizedOperations = ops;
     out->Partitions.n = t->n_partitions;
     out->Partitions.v = arena_alloc(ar, ((size_t)t->n_partitions + 1) * sizeof *out->Partitions.v);
     if (out->Partitions.v == NULL)
@@ -79,6 +79,11 @@ static void respond(struct metadata_call *c)
     size_t nb, nt;
     const struct meta_broker *brokers;
     bool all = rq->Topics.n < 0 || (req->hdr.RequestApiVersion == 0 && rq->Topics.n == 0);
+    /* The operation sets are answered only when asked for (v8+; the cluster's v8-10), else
+     * INT32_MIN, as Kafka does. */
+    int32_t topic_ops = rq->IncludeTopicAuthorizedOperations
+                            ? proto_authorized_ops(PROTO_RESOURCE_TOPIC)
+                            : INT32_MIN;
 
     if (rs == NULL)
         goto err_nomem;
@@ -97,7 +102,9 @@ static void respond(struct metadata_call *c)
     }
     rs->ClusterId = (char *)meta_cluster_id(a->meta);
     rs->ControllerId = meta_controller_id(a->meta);
-    rs->ClusterAuthorizedOperations = INT32_MIN;
+    rs->ClusterAuthorizedOperations = rq->IncludeClusterAuthorizedOperations
+                                          ? proto_authorized_ops(PROTO_RESOURCE_CLUSTER)
+                                          : INT32_MIN;
 
     if (all) {
         const struct meta_topic *const *topics = meta_topics(a->meta, &nt);
@@ -105,7 +112,7 @@ static void respond(struct metadata_call *c)
         if (rs->Topics.v == NULL)
             goto err_nomem;
         for (size_t i = 0; i < nt; i++)
-            if (fill_topic(a, ar, topics[i], &rs->Topics.v[rs->Topics.n++]) != 0)
+            if (fill_topic(a, ar, topics[i], topic_ops, &rs->Topics.v[rs->Topics.n++]) != 0)
                 goto err_nomem;
     } else {
         rs->Topics.v = arena_alloc(ar, ((size_t)rq->Topics.n + 1) * sizeof *rs->Topics.v);
@@ -127,7 +134,7 @@ static void respond(struct metadata_call *c)
                 }
             }
             if (t) {
-                if (fill_topic(a, ar, t, o) != 0)
+                if (fill_topic(a, ar, t, topic_ops, o) != 0)
                     goto err_nomem;
                 continue;
             }

@@ -83,6 +83,7 @@
     X(TOPIC_DELETION_DISABLED, 73)                                                                 \
     X(FENCED_LEADER_EPOCH, 74)                                                                     \
     X(UNKNOWN_LEADER_EPOCH, 75)                                                                    \
+    X(UNSUPPORTED_COMPRESSION_TYPE, 76)                                                            \
     X(MEMBER_ID_REQUIRED, 79)                                                                      \
     X(GROUP_MAX_SIZE_REACHED, 81)                                                                  \
     X(FENCED_INSTANCE_ID, 82)                                                                      \

@@ -5,10 +5,20 @@
  * the read bound of each of its partitions (log end for a follower, high watermark for a
  * consumer, last stable offset for read_committed) past what it saw; each wake looks again,
  * and it answers once: with MinBytes, on an error, at MaxWaitMs, or at a stop. A parked fetch
- * whose connection closes is dropped at once with what it holds. */
+ * whose connection closes is dropped at once with what it holds.
+ *
+ * Old versions are the exception (Kafka 3.x serves them, KIP-896 dropped them in 4.0): Fetch
+ * v0-3 clients read only magic 0/1 messages, so their data is read and converted (magic 0
+ * for v0-1, 1 for v2-3) on libuv's thread pool and sent from memory, unless the topic says
+ * message.downconversion.enable=false (UNSUPPORTED_VERSION then, as Kafka answers); Fetch v4-9
+ * clients cannot decode zstd (KIP-110), so their batches' headers are read there too and a
+ * partition holding a zstd batch answers UNSUPPORTED_COMPRESSION_TYPE. Everyone else keeps
+ * sendfile(). */
+#include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/arena.h"
 #include "base/err.h"
@@ -16,7 +26,12 @@
 #include "base/purgatory.h"
 #include "broker_int.h"
 #include "net/net.h"
+#include "record/record.h"
 #include "replica/replica.h"
+
+/* The first Fetch version whose readers take magic 2 batches, and the first that takes zstd. */
+#define FETCH_V_MAGIC2 4
+#define FETCH_V_ZSTD 10
 
 /* One requested partition. */
 struct fetch_part {
@@ -27,7 +42,9 @@ struct fetch_part {
     struct partition_slice slice;
     bool has_slice;
     struct net_file_range range;
-    struct purgatory_watch watch; /* on the partition's read bound, while parked */
+    struct purgatory_watch watch;  /* on the partition's read bound, while parked */
+    struct record_legacy_buf conv; /* Fetch v0-3: the slice as magic 0/1 messages */
+    int conv_rc;                   /* from the thread pool: 0 or the partition's error */
 };
 
 struct fetch_call {
@@ -38,6 +55,7 @@ struct fetch_call {
     int32_t n_parts;
     struct purgatory_op op; /* while parked */
     bool evaluated;         /* the slices in hand are the answer's (no second look) */
+    uv_work_t work;         /* converting or checking old versions' data on the pool */
 };
 
 static void release_slices(struct fetch_call *c)
@@ -54,6 +72,8 @@ static void release_slices(struct fetch_call *c)
 static void call_free(struct fetch_call *c)
 {
     struct broker *b = c->b;
+    for (int32_t i = 0; c->parts && i < c->n_parts; i++)
+        record_legacy_buf_free(&c->parts[i].conv);
     free(c->parts);
     free(c);
     b->live_fetches--;
@@ -111,6 +131,9 @@ static size_t evaluate(struct fetch_call *c, bool *any_error)
             continue;
         }
         rc = broker_check_epoch(partition_leader_epoch(p), fp->in->CurrentLeaderEpoch);
+        if (rc == 0 && c->req->hdr.RequestApiVersion < FETCH_V_MAGIC2 && rq->ReplicaId < 0 &&
+            !partition_settings(p)->down_conversion)
+            rc = ERR_UNSUPPORTED_VERSION; /* the client reads only what needs converting */
         o->HighWatermark = partition_high_watermark(p);
         o->LastStableOffset = partition_last_stable_offset(p);
         o->LogStartOffset = partition_log_start_offset(p);
@@ -178,9 +201,10 @@ static void add_aborted(struct fetch_call *c, struct fetch_part *fp)
     free(v);
 }
 
-static void respond(struct fetch_call *c)
+static void send_answer(struct fetch_call *c)
 {
     struct FetchRequest *rq = c->req->body;
+    bool converted = c->req->hdr.RequestApiVersion < FETCH_V_MAGIC2;
     for (int32_t i = 0; i < c->n_parts; i++) {
         struct fetch_part *fp = &c->parts[i];
         struct FetchPartitionData *o = fp->out;
@@ -188,6 +212,17 @@ static void respond(struct fetch_call *c)
         o->Records.data = NULL;
         o->Records.len = 0;
         o->Records.ext = NULL;
+        if (o->ErrorCode == 0 && fp->conv_rc != 0)
+            o->ErrorCode =
+                (int16_t)(fp->conv_rc == ERR_IO ? ERR_KAFKA_STORAGE_ERROR : err_wire(fp->conv_rc));
+        if (converted) {
+            /* From memory: the converted messages (freed with the call). */
+            if (o->ErrorCode == 0 && fp->conv.len > 0) {
+                o->Records.data = fp->conv.data;
+                o->Records.len = (int32_t)fp->conv.len;
+            }
+            continue;
+        }
         if (rq->IsolationLevel == 1 && rq->ReplicaId < 0 && fp->has_slice && fp->slice.len > 0 &&
             o->ErrorCode == 0)
             add_aborted(c, fp);
@@ -200,6 +235,114 @@ static void respond(struct fetch_call *c)
         }
     }
     net_respond_files(c->req, c->rs, fetch_sent, c);
+}
+
+/* Fetch v4-9: whether the slice holds a zstd batch. The slice is read in one go (it is at
+ * most the fetch's budget, or one batch past it) and only the batch headers are looked at. */
+static int check_zstd(const struct partition_slice *s)
+{
+    uint8_t *buf = malloc(s->len);
+    size_t got = 0, pos = 0;
+    int rc = 0;
+
+    if (buf == NULL)
+        return ERR_NOMEM;
+    while (got < s->len) {
+        ssize_t n = pread(s->fd, buf + got, s->len - got, (off_t)s->pos + (off_t)got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            rc = ERR_IO;
+            goto out;
+        }
+        got += (size_t)n;
+    }
+    while (pos < got) {
+        struct record_batch hdr;
+        rc = record_batch_parse_header(buf + pos, got - pos, &hdr);
+        if (rc != 0)
+            break;
+        if ((hdr.attributes & RECORD_ATTR_COMPRESSION_MASK) == RECORD_CODEC_ZSTD) {
+            rc = ERR_UNSUPPORTED_COMPRESSION_TYPE;
+            break;
+        }
+        pos += record_batch_size(&hdr);
+    }
+out:
+    free(buf);
+    return rc;
+}
+
+/* Thread pool, for Fetch below v10: reads the slice (the slice pins the segment; nothing else
+ * is touched) and, below v4, converts its batches one by one to magic 0/1 messages; from v4,
+ * only looks for zstd. Returns 0 or the partition's error. */
+static int convert_part(struct fetch_part *fp, int16_t version)
+{
+    struct partition_slice s = fp->slice; /* a moving window over the held slice */
+    int to_magic = version <= 1 ? 0 : 1;
+
+    if (version >= FETCH_V_MAGIC2)
+        return check_zstd(&fp->slice);
+
+    while (s.len > 0) {
+        uint8_t *buf;
+        size_t len;
+        int rc = partition_slice_first_batch(&s, s.len, &buf, &len);
+        if (rc == ERR_NOTFOUND)
+            break;
+        if (rc == 0)
+            rc = record_legacy_append_batch(&fp->conv, buf, len, to_magic, fp->in->FetchOffset,
+                                            RECORD_DECOMPRESS_MAX);
+        free(buf);
+        if (rc != 0)
+            return rc;
+        s.pos += (int64_t)len;
+        s.len -= len;
+    }
+    return 0;
+}
+
+static void convert_run(uv_work_t *w)
+{
+    struct fetch_call *c = w->data;
+    int16_t version = c->req->hdr.RequestApiVersion;
+    for (int32_t i = 0; i < c->n_parts; i++) {
+        struct fetch_part *fp = &c->parts[i];
+        if (fp->has_slice && fp->slice.len > 0 && fp->out->ErrorCode == 0)
+            fp->conv_rc = convert_part(fp, version);
+    }
+}
+
+static void convert_done(uv_work_t *w, int status)
+{
+    struct fetch_call *c = w->data;
+    if (status != 0)
+        for (int32_t i = 0; i < c->n_parts; i++)
+            c->parts[i].conv_rc = ERR_NOMEM;
+    send_answer(c);
+}
+
+/* Answers with what the fetch holds; Fetch below v10 passes through the thread pool first. */
+static void respond(struct fetch_call *c)
+{
+    bool work = false;
+
+    if (c->req->hdr.RequestApiVersion < FETCH_V_ZSTD)
+        for (int32_t i = 0; i < c->n_parts && !work; i++)
+            work = c->parts[i].has_slice && c->parts[i].slice.len > 0 &&
+                   c->parts[i].out->ErrorCode == 0;
+    if (!work) {
+        send_answer(c);
+        return;
+    }
+    /* The call stays whole until convert_done: a close now only drops the answer. */
+    net_request_on_close(c->req, NULL, NULL);
+    c->work.data = c;
+    if (uv_queue_work(c->b->loop, &c->work, convert_run, convert_done) != 0) {
+        for (int32_t i = 0; i < c->n_parts; i++)
+            c->parts[i].conv_rc = ERR_NOMEM;
+        send_answer(c);
+    }
 }
 
 /* Watches the partition's read bound for data past both the fetch offset and what the last

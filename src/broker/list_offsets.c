@@ -62,6 +62,29 @@ static void lookup_run(uv_work_t *w)
     free(buf);
 }
 
+/* v0 answers in OldStyleOffsets, a list of at most MaxNumOffsets offsets. Kafka's v0 walks
+ * segment base offsets there; Tally answers the one offset later versions answer (log start
+ * for earliest, the read bound for latest, the first offset at or after a timestamp), which
+ * is what consumers of v0 use the first element for. */
+static void fill_old_style_offsets(struct lookup_call *call)
+{
+    struct ListOffsetsRequest *rq = call->req->body;
+    struct ListOffsetsResponse *rs = call->rs;
+
+    for (int32_t i = 0; i < rs->Topics.n; i++) {
+        struct ListOffsetsTopicResponse *tr = &rs->Topics.v[i];
+        for (int32_t j = 0; j < tr->Partitions.n; j++) {
+            struct ListOffsetsPartitionResponse *o = &tr->Partitions.v[j];
+            const struct ListOffsetsPartition *in = &rq->Topics.v[i].Partitions.v[j];
+            o->OldStyleOffsets.n = 0;
+            if (o->ErrorCode != 0 || o->Offset < 0 || in->MaxNumOffsets < 1)
+                continue;
+            o->OldStyleOffsets.v = &o->Offset; /* lives in the request's arena, as o does */
+            o->OldStyleOffsets.n = 1;
+        }
+    }
+}
+
 /* Drops one pending look-up of the call; the last one answers. */
 static void call_unref(struct lookup_call *call)
 {
@@ -69,6 +92,8 @@ static void call_unref(struct lookup_call *call)
 
     if (--call->pending > 0)
         return;
+    if (call->req->hdr.RequestApiVersion == 0)
+        fill_old_style_offsets(call);
     net_respond(call->req, call->rs);
     free(call);
     b->live_lookups--;

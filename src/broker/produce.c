@@ -90,6 +90,48 @@ static int check_batch(struct arena *ar, uint8_t *data, struct record_batch *hdr
     return 0;
 }
 
+/* Produce v0-2 may carry a magic 0/1 message set: it becomes one v2 batch (malloc()ed into
+ * *conv, which the caller frees) before the usual checks, as Kafka converts to the log's
+ * format on append. Returns 0 (with *data and *len moved to the batch when converted) or the
+ * error, with out->ErrorMessage set. */
+static int legacy_convert(struct arena *ar, int16_t version, size_t max_size, uint8_t **data,
+                          size_t *len, uint8_t **conv, struct PartitionProduceResponse *out)
+{
+    int magic = record_legacy_magic(*data, *len), rc;
+    size_t conv_len;
+
+    *conv = NULL;
+    if (version >= 3 || magic < 0 || magic >= 2)
+        return 0; /* v3+ batches, and v2 batches that old versions may carry */
+    rc = record_legacy_to_batch(*data, *len, max_size, conv, &conv_len, NULL);
+    switch (rc) {
+    case 0:
+        *data = *conv;
+        *len = conv_len;
+        return 0;
+    case ERR_CORRUPT_MESSAGE:
+        out->ErrorMessage = "A message of the magic 0/1 message set is corrupt (CRC32, lengths "
+                            "or compressed contents)";
+        break;
+    case ERR_MESSAGE_TOO_LARGE:
+        out->ErrorMessage = arena_printf(ar,
+                                         "The message set is, or decompresses to, more than "
+                                         "max.message.bytes (%zu)",
+                                         max_size);
+        break;
+    case ERR_UNSUPPORTED_COMPRESSION_TYPE:
+        out->ErrorMessage = "Magic 0/1 messages cannot be compressed with zstd";
+        break;
+    case ERR_INVALID_RECORD:
+        out->ErrorMessage = "Invalid magic 0/1 message set (empty, nested compression or mixed "
+                            "magic)";
+        break;
+    default:
+        break;
+    }
+    return rc;
+}
+
 /* record_batch_check, and for compression.type other than "producer" the batch rewritten in
  * the topic's codec when it arrived in another (as Kafka's LogValidator does), from the
  * records the check decompressed. On the event loop like the validation, bounded the same
@@ -160,9 +202,10 @@ struct produce_verify {
     struct broker_verify_part parts[];
 };
 
-static void produce_partition(struct broker *b, struct arena *ar, const char *topic,
-                              struct PartitionProduceData *in, struct PartitionProduceResponse *out,
-                              int64_t now, struct produce_wait *wait, struct produce_verify *pv);
+static void produce_partition(struct broker *b, struct arena *ar, int16_t version,
+                              const char *topic, struct PartitionProduceData *in,
+                              struct PartitionProduceResponse *out, int64_t now,
+                              struct produce_wait *wait, struct produce_verify *pv);
 
 /* A transactional batch of a producer whose transaction is not yet known here: parked in
  * `pv` (the partition held) to be appended once the coordinator confirms. Returns false when
@@ -188,10 +231,12 @@ static bool defer_for_verification(struct produce_verify *pv, struct partition *
  * When the batch is in the log (appended now or earlier, for an exact retry) and `wait` is
  * not NULL, records there what acks=all waits for. With `pv`, a transactional batch whose
  * transaction this partition does not know yet is parked there instead (verification). */
-static void produce_partition(struct broker *b, struct arena *ar, const char *topic,
-                              struct PartitionProduceData *in, struct PartitionProduceResponse *out,
-                              int64_t now, struct produce_wait *wait, struct produce_verify *pv)
+static void produce_partition(struct broker *b, struct arena *ar, int16_t version,
+                              const char *topic, struct PartitionProduceData *in,
+                              struct PartitionProduceResponse *out, int64_t now,
+                              struct produce_wait *wait, struct produce_verify *pv)
 {
+    uint8_t *conv = NULL; /* a converted magic 0/1 message set */
     struct partition *p;
     struct record_batch hdr;
     struct record_scan scan;
@@ -232,9 +277,17 @@ static void produce_partition(struct broker *b, struct arena *ar, const char *to
         out->ErrorMessage = "Produce request without records";
         return;
     }
+    rc = legacy_convert(ar, version, max_size, &data, &len, &conv, out);
     /* The cheap header checks first, then the size, then the records (which for a
      * compressed batch means decompressing it, bounded by max.message.bytes). */
-    rc = record_batch_parse(data, len, &hdr);
+    if (rc == 0)
+        rc = record_batch_parse(data, len, &hdr);
+    /* zstd came with Produce v7 (KIP-110): older requests may not carry it. */
+    if (rc == 0 && version < 7 &&
+        (hdr.attributes & RECORD_ATTR_COMPRESSION_MASK) == RECORD_CODEC_ZSTD) {
+        rc = ERR_UNSUPPORTED_COMPRESSION_TYPE;
+        out->ErrorMessage = "zstd compression needs Produce v7 or later";
+    }
     if (rc == 0 && record_batch_size(&hdr) != len) {
         rc = ERR_INVALID_RECORD;
         out->ErrorMessage =
@@ -280,6 +333,7 @@ static void produce_partition(struct broker *b, struct arena *ar, const char *to
     if (rc != 0) {
         out->ErrorCode = (int16_t)err_wire(rc);
         slog_debug("broker", "produce to %s-%d rejected: %s", topic, in->Index, err_name(rc));
+        free(conv);
         return;
     }
     /* A batch parks while its transaction is not verified here, and also while an earlier
@@ -289,12 +343,14 @@ static void produce_partition(struct broker *b, struct arena *ar, const char *to
     if (pv != NULL && (hdr.attributes & RECORD_ATTR_TRANSACTIONAL) && b->txn_verify &&
         (!partition_txn_verified(p, hdr.producer_id, hdr.producer_epoch) ||
          partition_verify_parked(p, hdr.producer_id) > 0)) {
+        free(conv); /* NULL: only v2 batches are transactional */
         if (defer_for_verification(pv, p, topic, in, out, &hdr))
             return;
         out->ErrorCode = ERR_INVALID_TXN_STATE;
         return;
     }
     rc = partition_append(p, data, len, &hdr, &base, &append_time);
+    free(conv); /* written (the append copies into the page cache) */
     if (rc == ERR_DUPLICATE_SEQUENCE_NUMBER) {
         /* An exact retry: the client gets the offsets of the copy already in the log. */
         out->BaseOffset = base;
@@ -406,8 +462,8 @@ static void on_verified(void *arg, struct broker_verify_part *parts, size_t n, b
         struct PartitionProduceResponse *out = parts[i].out;
         partition_verify_park(parts[i].p, pv->producer_id, -1);
         if (parts[i].error == 0 && !stopped)
-            produce_partition(pv->b, pv->req->arena, parts[i].topic, parts[i].in, out, pv->now,
-                              pv->pw, NULL);
+            produce_partition(pv->b, pv->req->arena, pv->req->hdr.RequestApiVersion, parts[i].topic,
+                              parts[i].in, out, pv->now, pv->pw, NULL);
         else
             out->ErrorCode = parts[i].error != 0 ? parts[i].error : ERR_REQUEST_TIMED_OUT;
         partition_release(parts[i].p);
@@ -504,8 +560,8 @@ void broker_produce(struct broker *b, struct net_request *req)
                 pr->BaseOffset = pr->LogAppendTimeMs = pr->LogStartOffset = -1;
                 continue;
             }
-            produce_partition(b, ar, td->Name ? td->Name : "", &td->PartitionData.v[j], pr, now, pw,
-                              pv);
+            produce_partition(b, ar, req->hdr.RequestApiVersion, td->Name ? td->Name : "",
+                              &td->PartitionData.v[j], pr, now, pw, pv);
         }
     }
     if (pv != NULL && pv->n > 0) {

@@ -188,6 +188,38 @@ int proto_encode_request(const struct proto_api *api, int16_t version, int32_t c
 int proto_decode_response(const struct proto_api *api, int16_t version, const uint8_t *buf,
                           size_t len, int32_t *correlation_id, void **out, struct arena *a);
 
+/* ---- authorized operations ---------------------------------------------------------------- */
+
+/* Kafka's ACL resource types and operations (their wire codes). */
+enum proto_resource_type {
+    PROTO_RESOURCE_TOPIC = 2,
+    PROTO_RESOURCE_GROUP = 3,
+    PROTO_RESOURCE_CLUSTER = 4,
+    PROTO_RESOURCE_TRANSACTIONAL_ID = 5,
+    PROTO_RESOURCE_DELEGATION_TOKEN = 6,
+    PROTO_RESOURCE_USER = 7,
+};
+enum proto_acl_op {
+    PROTO_ACL_OP_READ = 3,
+    PROTO_ACL_OP_WRITE = 4,
+    PROTO_ACL_OP_CREATE = 5,
+    PROTO_ACL_OP_DELETE = 6,
+    PROTO_ACL_OP_ALTER = 7,
+    PROTO_ACL_OP_DESCRIBE = 8,
+    PROTO_ACL_OP_CLUSTER_ACTION = 9,
+    PROTO_ACL_OP_DESCRIBE_CONFIGS = 10,
+    PROTO_ACL_OP_ALTER_CONFIGS = 11,
+    PROTO_ACL_OP_IDEMPOTENT_WRITE = 12,
+    PROTO_ACL_OP_CREATE_TOKENS = 13,
+    PROTO_ACL_OP_DESCRIBE_TOKENS = 14,
+};
+
+/* The *AuthorizedOperations bit field (bit n = operation code n) for a resource of the given
+ * type when no authorizer is configured: every operation Kafka supports on that type, as
+ * Kafka answers without an authorizer (TOPIC 3576, GROUP 328, CLUSTER 8096). 0 for an
+ * unknown type. Callers answer INT32_MIN instead when the client did not ask. */
+int32_t proto_authorized_ops(int8_t resource_type);
+
 /* A versioned record format, not an API: the key or value of a record the coordinators write
  * to __consumer_offsets and __transaction_state, or the consumer's protocol metadata carried
  * opaquely in JoinGroup/SyncGroup. On the wire each is

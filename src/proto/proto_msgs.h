@@ -111,7 +111,7 @@ enum proto_api_key {
     PROTO_API_ReadShareGroupStateSummary = 87,
 };
 
-/* Produce (key 0), versions 3-9, flexible from 9. */
+/* Produce (key 0), versions 0-9, flexible from 9. */
 struct PartitionProduceData {
     int32_t Index;              /* v0+ */
     struct proto_bytes Records; /* v0+, nullable v0+ */
@@ -160,7 +160,7 @@ struct ProduceResponse {
 
 extern const struct proto_struct proto_ProduceResponse;
 
-/* Fetch (key 1), versions 4-13, flexible from 12. ReplicaState (tag 1, v15+) and
+/* Fetch (key 1), versions 0-13, flexible from 12. ReplicaState (tag 1, v15+) and
  * FetchPartition.ReplicaDirectoryId (tag 0, v17+) are past the declared versions. */
 struct FetchPartition {
     int32_t Partition;          /* v0+ */
@@ -262,7 +262,7 @@ struct FetchResponse {
 
 extern const struct proto_struct proto_FetchResponse;
 
-/* ListOffsets (key 2), versions 1-7, flexible from 6. */
+/* ListOffsets (key 2), versions 0-7, flexible from 6. */
 struct ListOffsetsPartition {
     int32_t PartitionIndex;     /* v0+ */
     int32_t CurrentLeaderEpoch; /* v4+, default -1 */
@@ -394,7 +394,7 @@ struct ApiVersionsResponse {
 
 extern const struct proto_struct proto_ApiVersionsResponse;
 
-/* CreateTopics (key 19), versions 2-7, flexible from 5. */
+/* CreateTopics (key 19), versions 0-7, flexible from 5. */
 struct CreatableReplicaAssignment {
     int32_t PartitionIndex;         /* v0+ */
     PROTO_ARRAY(int32_t) BrokerIds; /* v0+ */
@@ -447,7 +447,7 @@ struct CreateTopicsResponse {
 
 extern const struct proto_struct proto_CreateTopicsResponse;
 
-/* DeleteTopics (key 20), versions 1-6, flexible from 4. */
+/* DeleteTopics (key 20), versions 0-6, flexible from 4. */
 struct DeleteTopicState {
     char *Name;                /* v6+, nullable v6+ */
     struct proto_uuid TopicId; /* v6+ */
@@ -530,7 +530,7 @@ struct InitProducerIdResponse {
 
 extern const struct proto_struct proto_InitProducerIdResponse;
 
-/* DescribeConfigs (key 32), versions 1-4, flexible from 4. */
+/* DescribeConfigs (key 32), versions 0-4, flexible from 4. */
 struct DescribeConfigsResource {
     int8_t ResourceType;                   /* v0+ */
     char *ResourceName;                    /* v0+ */

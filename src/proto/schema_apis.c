@@ -5,9 +5,9 @@
 #include "proto/proto_int.h"
 
 static const struct proto_api apis[] = {
-    {PROTO_API_Produce, "Produce", 3, 9, 9, &proto_ProduceRequest, &proto_ProduceResponse},
-    {PROTO_API_Fetch, "Fetch", 4, 13, 12, &proto_FetchRequest, &proto_FetchResponse},
-    {PROTO_API_ListOffsets, "ListOffsets", 1, 7, 6, &proto_ListOffsetsRequest,
+    {PROTO_API_Produce, "Produce", 0, 9, 9, &proto_ProduceRequest, &proto_ProduceResponse},
+    {PROTO_API_Fetch, "Fetch", 0, 13, 12, &proto_FetchRequest, &proto_FetchResponse},
+    {PROTO_API_ListOffsets, "ListOffsets", 0, 7, 6, &proto_ListOffsetsRequest,
      &proto_ListOffsetsResponse},
     {PROTO_API_Metadata, "Metadata", 0, 12, 9, &proto_MetadataRequest, &proto_MetadataResponse},
     {PROTO_API_OffsetCommit, "OffsetCommit", 0, 8, 8, &proto_OffsetCommitRequest,
@@ -27,9 +27,9 @@ static const struct proto_api apis[] = {
      &proto_ListGroupsResponse},
     {PROTO_API_ApiVersions, "ApiVersions", 0, 3, 3, &proto_ApiVersionsRequest,
      &proto_ApiVersionsResponse},
-    {PROTO_API_CreateTopics, "CreateTopics", 2, 7, 5, &proto_CreateTopicsRequest,
+    {PROTO_API_CreateTopics, "CreateTopics", 0, 7, 5, &proto_CreateTopicsRequest,
      &proto_CreateTopicsResponse},
-    {PROTO_API_DeleteTopics, "DeleteTopics", 1, 6, 4, &proto_DeleteTopicsRequest,
+    {PROTO_API_DeleteTopics, "DeleteTopics", 0, 6, 4, &proto_DeleteTopicsRequest,
      &proto_DeleteTopicsResponse},
     {PROTO_API_DeleteRecords, "DeleteRecords", 0, 2, 2, &proto_DeleteRecordsRequest,
      &proto_DeleteRecordsResponse},
@@ -44,7 +44,7 @@ static const struct proto_api apis[] = {
      &proto_WriteTxnMarkersResponse},
     {PROTO_API_TxnOffsetCommit, "TxnOffsetCommit", 0, 3, 3, &proto_TxnOffsetCommitRequest,
      &proto_TxnOffsetCommitResponse},
-    {PROTO_API_DescribeConfigs, "DescribeConfigs", 1, 4, 4, &proto_DescribeConfigsRequest,
+    {PROTO_API_DescribeConfigs, "DescribeConfigs", 0, 4, 4, &proto_DescribeConfigsRequest,
      &proto_DescribeConfigsResponse},
     {PROTO_API_AlterConfigs, "AlterConfigs", 0, 2, 2, &proto_AlterConfigsRequest,
      &proto_AlterConfigsResponse},

@@ -214,6 +214,46 @@ int record_batch_max_timestamp(const uint8_t *buf, size_t len, size_t max_record
 int record_decompress(int codec, const uint8_t *in, size_t in_len, size_t max_out, uint8_t **out,
                       size_t *out_len);
 
+/* ---- magic 0/1 message sets: Produce v0-2 and Fetch v0-3 (legacy.c) ----------------------- */
+
+/* The magic byte of the first entry of a message set or batch at buf[0..len) (it sits at
+ * offset 16 in every format), or -1 when len is too short to hold it. */
+int record_legacy_magic(const uint8_t *buf, size_t len);
+
+/* Converts the magic 0/1 message set at buf[0..len) (as Produce v0-2 carries it: whole
+ * messages, wrappers compressed with gzip, snappy or lz4) into one uncompressed v2 batch of
+ * all its records, in order, in a malloc()ed buffer (*out, *out_len; caller frees): base
+ * offset 0, no producer id, timestamps as sent (-1 for magic 0), keys and values as sent.
+ * Every message's CRC32 is checked, inner messages of wrappers included. At most
+ * max_records_size bytes are accepted and decompressed in all. *n_records (may be NULL)
+ * receives the record count. Returns 0; ERR_CORRUPT_MESSAGE (a CRC mismatch, a truncated or
+ * inconsistent message, a wrapper that does not decompress); ERR_INVALID_RECORD (no messages,
+ * nested compression, an inner magic unlike its wrapper's, a v2 batch inside, an unknown
+ * codec); ERR_UNSUPPORTED_COMPRESSION_TYPE (zstd, which magic 0/1 cannot carry);
+ * ERR_MESSAGE_TOO_LARGE (past max_records_size); ERR_NOMEM. */
+int record_legacy_to_batch(const uint8_t *buf, size_t len, size_t max_records_size, uint8_t **out,
+                           size_t *out_len, int32_t *n_records);
+
+/* A growing message set (data malloc()ed; start zeroed, free with record_legacy_buf_free). */
+struct record_legacy_buf {
+    uint8_t *data;
+    size_t len, cap;
+};
+
+/* Appends the records of the whole v2 batch batch[0..len) whose offsets are >= first_offset
+ * to `o` as uncompressed messages of magic `to_magic` (0 or 1): absolute offsets, key and
+ * value kept, headers dropped, and for magic 1 the record's timestamp (or the batch's
+ * maxTimestamp with the LogAppendTime bit for LogAppendTime batches). Compressed batches are
+ * decompressed (at most max_records_size bytes); control batches add nothing. The CRC is not
+ * checked (the batch comes from the log). Returns 0; ERR_UNSUPPORTED_COMPRESSION_TYPE for a
+ * zstd batch; ERR_CORRUPT_MESSAGE for records that do not walk; record_decompress's errors;
+ * ERR_MESSAGE_TOO_LARGE when `o` would pass INT32_MAX bytes; ERR_NOMEM. On error `o` may hold
+ * messages of the batch's first records. */
+int record_legacy_append_batch(struct record_legacy_buf *o, const uint8_t *batch, size_t len,
+                               int to_magic, int64_t first_offset, size_t max_records_size);
+
+void record_legacy_buf_free(struct record_legacy_buf *o);
+
 /* ---- iterating over the records of one batch (record_iter.c) ---------------------------- */
 
 /* One record, as record_iter_next yields it. Pointers point into the batch the iterator was

@@ -136,6 +136,8 @@ void partition_refresh_settings(struct partition *p)
     s->ts_before_max_ms =
         config_topic_int(c, p->topic, "message.timestamp.before.max.ms", INT64_MAX);
     s->ts_after_max_ms = config_topic_int(c, p->topic, "message.timestamp.after.max.ms", INT64_MAX);
+    s->down_conversion =
+        strcmp(config_topic_str(c, p->topic, "message.downconversion.enable"), "false") != 0;
     /* "producer" (and anything unknown) maps to -1: keep the producer's codec. */
     s->compression = record_codec_by_name(config_topic_str(c, p->topic, "compression.type"));
     s->min_insync = config_topic_int(c, p->topic, "min.insync.replicas", 1);

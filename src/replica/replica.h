@@ -160,6 +160,7 @@ struct partition_settings {
     bool log_append_time;     /* message.timestamp.type=LogAppendTime */
     int64_t ts_before_max_ms; /* message.timestamp.before.max.ms (and difference.max.ms) */
     int64_t ts_after_max_ms;  /* message.timestamp.after.max.ms (and difference.max.ms) */
+    bool down_conversion;     /* message.downconversion.enable: Fetch v0-3 may be served */
     int compression;          /* compression.type: RECORD_CODEC_*, or -1 for "producer" */
     int64_t min_insync;       /* min.insync.replicas: acks=all needs an ISR this large */
     bool compact;             /* cleanup.policy contains compact: records need a key */

@@ -1919,3 +1919,247 @@ def _conn_write_txn_markers(self, markers, version=1):
 
 
 Conn.write_txn_markers = _conn_write_txn_markers
+
+
+# ================================================================ old versions (Kafka 3.x serves them)
+# Message sets of magic 0/1 (plain and compressed wrappers), Produce v0..v2, Fetch v0..v3,
+# ListOffsets v0, Metadata v0 and v8 with authorized operations, CreateTopics v0/v1,
+# DeleteTopics v0. Added for test_old_versions.py and test_authorized_ops.py.
+
+UNSUPPORTED_COMPRESSION_TYPE = 76
+CORRUPT_MESSAGE = 2
+CODEC_GZIP = 1
+
+
+def legacy_message(magic, key, value, timestamp=0, attributes=0):
+    """One magic 0/1 message, from its CRC on (without offset and size)."""
+    def b32(b):
+        return i32(-1) if b is None else i32(len(b)) + b
+    body = (i8(magic) + i8(attributes) + (i64(timestamp) if magic >= 1 else b"") + b32(key) +
+            b32(value))
+    return u32(zlib.crc32(body) & 0xFFFFFFFF) + body
+
+
+def legacy_entries(messages, first_offset=0):
+    """A message set from messages (bytes from legacy_message), offsets counted up."""
+    return b"".join(i64(first_offset + i) + i32(len(m)) + m for i, m in enumerate(messages))
+
+
+def legacy_set(records, magic=1, timestamp=None, codec=0):
+    """A magic 0/1 message set of records [(key, value)]: plain, or (codec CODEC_GZIP) one
+    gzip wrapper holding them with relative inner offsets, as producers of 0.10 send."""
+    if timestamp is None:
+        timestamp = int(time.time() * 1000)
+    inner = legacy_entries([legacy_message(magic, k, v, timestamp) for k, v in records])
+    if codec == 0:
+        return inner
+    assert codec == CODEC_GZIP
+    z = zlib.compressobj(6, zlib.DEFLATED, 31)
+    packed = z.compress(inner) + z.flush()
+    return legacy_entries([legacy_message(magic, None, packed, timestamp, codec)],
+                          first_offset=len(records) - 1)
+
+
+def parse_legacy_set(data):
+    """A magic 0/1 message set → [dict(offset, magic, attributes, timestamp, key, value)],
+    compressed wrappers unpacked. Checks every CRC (AssertionError if one is wrong); a partial
+    message at the end is ignored, as old clients do."""
+    out = []
+    pos = 0
+    while pos + 12 <= len(data):
+        offset, size = struct.unpack(">qi", data[pos:pos + 12])
+        if pos + 12 + size > len(data):
+            break
+        m = data[pos + 12:pos + 12 + size]
+        pos += 12 + size
+        crc = struct.unpack(">I", m[:4])[0]
+        assert crc == zlib.crc32(m[4:]) & 0xFFFFFFFF, "bad CRC32 at offset %d" % offset
+        magic, attributes = m[4], m[5]
+        r = Reader(m[6:])
+        ts = struct.unpack(">q", r.take(8))[0] if magic >= 1 else None
+        n = r.i32()
+        key = None if n < 0 else r.take(n)
+        n = r.i32()
+        value = None if n < 0 else r.take(n)
+        assert r.remaining() == 0
+        if attributes & 7:
+            assert attributes & 7 == CODEC_GZIP, "only gzip wrappers are unpacked here"
+            inner = parse_legacy_set(zlib.decompress(value, 47))
+            if magic >= 1:  # relative inner offsets: the wrapper holds the last one
+                for x in inner:
+                    x["offset"] += offset - inner[-1]["offset"]
+            out += inner
+            continue
+        out.append({"offset": offset, "magic": magic, "attributes": attributes,
+                    "timestamp": ts, "key": key, "value": value})
+    return out
+
+
+def produce_old_request(corr, topics, acks=-1, timeout_ms=10000, version=0):
+    """Produce v0..v2 (no transactional id). topics: {name: {partition: bytes}}."""
+    assert 0 <= version <= 2
+
+    def part(kv):
+        p, data = kv
+        return i32(p) + (i32(-1) if data is None else i32(len(data)) + data)
+
+    def topic(kv):
+        name, parts = kv
+        return string(name) + array(sorted(parts.items()), part)
+
+    body = i16(acks) + i32(timeout_ms) + array(list(topics.items()), topic)
+    return frame(header(PRODUCE, version, corr) + body)
+
+
+def parse_produce_old(body, version):
+    """→ {(topic, partition): dict(error, base_offset, log_append_time (v2))}."""
+    r = Reader(body)
+    out = {}
+    for _ in range(r.i32()):
+        name = r.string()
+        for _ in range(r.i32()):
+            d = {"partition": r.i32(), "error": r.i16(),
+                 "base_offset": struct.unpack(">q", r.take(8))[0]}
+            if version >= 2:
+                d["log_append_time"] = struct.unpack(">q", r.take(8))[0]
+            out[(name, d["partition"])] = d
+    if version >= 1:
+        r.i32()
+    assert r.remaining() == 0
+    return out
+
+
+def fetch_old_request(corr, topics, version=0, max_wait_ms=0, min_bytes=1,
+                      partition_max_bytes=1 << 20, max_bytes=64 << 20):
+    """Fetch v0..v3. topics: {name: {partition: fetch_offset}}."""
+    assert 0 <= version <= 3
+
+    def part(kv):
+        p, off = kv
+        return i32(p) + i64(off) + i32(partition_max_bytes)
+
+    def topic(kv):
+        name, parts = kv
+        return string(name) + array(sorted(parts.items()), part)
+
+    body = i32(-1) + i32(max_wait_ms) + i32(min_bytes)
+    if version >= 3:
+        body += i32(max_bytes)
+    body += array(list(topics.items()), topic)
+    return frame(header(FETCH, version, corr) + body)
+
+
+def parse_fetch_old(body, version):
+    """→ {(topic, partition): dict(error, hw, records bytes)}."""
+    r = Reader(body)
+    if version >= 1:
+        r.i32()
+    out = {}
+    for _ in range(r.i32()):
+        name = r.string()
+        for _ in range(r.i32()):
+            d = {"partition": r.i32(), "error": r.i16(),
+                 "hw": struct.unpack(">q", r.take(8))[0]}
+            n = r.i32()
+            d["records"] = b"" if n < 0 else r.take(n)
+            out[(name, d["partition"])] = d
+    assert r.remaining() == 0
+    return out
+
+
+def _conn_produce_old(self, topics, version=0, acks=-1, timeout_ms=10000):
+    body = _roundtrip(self, produce_old_request(self.next_corr(), topics, acks, timeout_ms,
+                                                version))
+    return parse_produce_old(body, version)
+
+
+def _conn_fetch_old(self, topics, version=0, **kw):
+    body = _roundtrip(self, fetch_old_request(self.next_corr(), topics, version, **kw))
+    return parse_fetch_old(body, version)
+
+
+def _conn_list_offsets_v0(self, topics, max_offsets=1):
+    """ListOffsets v0. topics: {name: {partition: timestamp}} →
+    {(topic, partition): (error, [offsets])}."""
+    def part(kv):
+        return i32(kv[0]) + i64(kv[1]) + i32(max_offsets)
+
+    def topic(kv):
+        return string(kv[0]) + array(sorted(kv[1].items()), part)
+
+    body = i32(-1) + array(list(topics.items()), topic)
+    r = Reader(_roundtrip(self, frame(header(LIST_OFFSETS, 0, self.next_corr()) + body)))
+    out = {}
+    for _ in range(r.i32()):
+        name = r.string()
+        for _ in range(r.i32()):
+            p, err = r.i32(), r.i16()
+            out[(name, p)] = (err, r.array(lambda rr: struct.unpack(">q", rr.take(8))[0]))
+    assert r.remaining() == 0
+    return out
+
+
+def _conn_metadata_v0(self, topics):
+    """Metadata v0: an empty list asks for every topic (v0 has no null)."""
+    body = _roundtrip(self, frame(header(METADATA, 0, self.next_corr()) +
+                                  array(topics, string)))
+    r = Reader(body)
+    brokers = r.array(lambda rr: (rr.i32(), rr.string(), rr.i32()))
+    topics_out = {}
+
+    def part(rr):
+        return {"error": rr.i16(), "partition": rr.i32(), "leader": rr.i32(),
+                "replicas": rr.array(lambda x: x.i32()), "isr": rr.array(lambda x: x.i32())}
+
+    for _ in range(r.i32()):
+        err, name = r.i16(), r.string()
+        topics_out[name] = {"error": err, "partitions": r.array(part)}
+    assert r.remaining() == 0
+    return {"brokers": brokers, "topics": topics_out}
+
+
+def _conn_metadata_ops(self, topics=None, version=8, cluster_ops=False, topic_ops=False):
+    """Metadata v8..v12 with the authorized-operations flags (v8 classic, v9+ flexible)."""
+    def body(e):
+        def topic(name):
+            return (ZERO_UUID if version >= 10 else b"") + e.str(name) + e.tags()
+        out = e.arr(topics, topic) + i8(0)
+        if version <= 10:
+            out += i8(1 if cluster_ops else 0)
+        return out + i8(1 if topic_ops else 0) + e.tags()
+
+    # parse_metadata_flex reads v8 too: the same fields, classic encodings.
+    return _conn_admin(self, METADATA, version, body, parse_metadata_flex)
+
+
+def _conn_create_topics_old(self, topics, version=0, timeout_ms=10000, validate_only=False):
+    """CreateTopics v0/v1 (v1 adds validateOnly). topics: [(name, partitions, rf)]."""
+    def body(e):
+        def topic(t):
+            return (e.str(t[0]) + i32(t[1]) + i16(t[2]) + e.arr([], None) + e.arr([], None))
+        out = e.arr(topics, topic) + i32(timeout_ms)
+        if version >= 1:
+            out += i8(1 if validate_only else 0)
+        return out
+    return _conn_admin(self, CREATE_TOPICS, version, body, parse_create_topics_any)
+
+
+def _conn_delete_topics_v0(self, names, timeout_ms=10000):
+    """DeleteTopics v0 → {name: error} (v0 has no throttle time)."""
+    body = array(names, string) + i32(timeout_ms)
+    r = Reader(_roundtrip(self, frame(header(DELETE_TOPICS, 0, self.next_corr()) + body)))
+    out = {}
+    for _ in range(r.i32()):
+        name = r.string()
+        out[name] = r.i16()
+    assert r.remaining() == 0
+    return out
+
+
+Conn.produce_old = _conn_produce_old
+Conn.fetch_old = _conn_fetch_old
+Conn.list_offsets_v0 = _conn_list_offsets_v0
+Conn.metadata_v0 = _conn_metadata_v0
+Conn.metadata_ops = _conn_metadata_ops
+Conn.create_topics_old = _conn_create_topics_old
+Conn.delete_topics_v0 = _conn_delete_topics_v0

@@ -8,10 +8,10 @@ import kproto
 EXPECTED_RANGES = {
     18: (0, 3),   # ApiVersions
     3: (0, 12),   # Metadata
-    19: (2, 7),   # CreateTopics
-    20: (1, 6),   # DeleteTopics
+    19: (0, 7),   # CreateTopics
+    20: (0, 6),   # DeleteTopics
     37: (0, 3),   # CreatePartitions
-    32: (1, 4),   # DescribeConfigs
+    32: (0, 4),   # DescribeConfigs
     33: (0, 2),   # AlterConfigs
     44: (0, 1),   # IncrementalAlterConfigs
     60: (0, 1),   # DescribeCluster

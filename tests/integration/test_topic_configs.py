@@ -383,8 +383,10 @@ def batch_in_codec(b, codec, records):
 
 
 def produce_raw(b, topic, batch):
+    # Produce v7: zstd batches need v7 or later (KIP-110; older ones get
+    # UNSUPPORTED_COMPRESSION_TYPE, as from Kafka).
     with b.conn() as conn:
-        res = conn.produce({topic: {0: batch}})
+        res = conn.produce({topic: {0: batch}}, version=7)
     assert res[(topic, 0)]["error"] == 0, res
 
 

@@ -114,6 +114,7 @@ struct answer {
     int32_t n_topics;
     int64_t high_watermark;
     int32_t records_len;
+    int records_magic; /* of the first entry, when the records came from memory; else -1 */
 };
 
 static void on_answer(void *arg, enum net_detached_end how, int16_t version, const void *resp)
@@ -132,12 +133,13 @@ static void on_answer(void *arg, enum net_detached_end how, int16_t version, con
         a->part_error = pd->ErrorCode;
         a->high_watermark = pd->HighWatermark;
         a->records_len = pd->Records.len;
+        a->records_magic = pd->Records.data && pd->Records.len > 16 ? pd->Records.data[16] : -1;
     }
 }
 
-/* A consumer's Fetch (v11, by name) of partition 0 of `topic` from `offset`. */
-static struct net_request *fetch_request(const char *topic, int64_t offset, int32_t max_wait_ms,
-                                         int32_t min_bytes, struct answer *a)
+/* A consumer's Fetch (by name, at `version`) of partition 0 of `topic` from `offset`. */
+static struct net_request *fetch_request_v(const char *topic, int64_t offset, int32_t max_wait_ms,
+                                           int32_t min_bytes, struct answer *a, int16_t version)
 {
     struct arena *ar = arena_new(1 << 20);
     struct FetchRequest *rq = ar ? arena_alloc(ar, sizeof *rq) : NULL;
@@ -168,7 +170,14 @@ static struct net_request *fetch_request(const char *topic, int64_t offset, int3
     rq->Topics.n = 1;
     rq->RackId = "";
     memset(a, 0, sizeof *a);
-    return net_request_detached_new(API_FETCH, 11, rq, ar, on_answer, a);
+    return net_request_detached_new(API_FETCH, version, rq, ar, on_answer, a);
+}
+
+/* The same at v11. */
+static struct net_request *fetch_request(const char *topic, int64_t offset, int32_t max_wait_ms,
+                                         int32_t min_bytes, struct answer *a)
+{
+    return fetch_request_v(topic, offset, max_wait_ms, min_bytes, a, 11);
 }
 
 /* Appends one batch of one record to `p`. */
@@ -290,6 +299,71 @@ TEST(broker_fetch_long_poll_dropped_when_connection_closes)
     REQUIRE(append_one(p) == 0);
     spin(&f);
     CHECK_EQ_INT(a.calls, 1);
+    bfx_close(&f);
+}
+
+/* ---- old Fetch versions: converted on the thread pool -------------------------------------- */
+
+/* Fetch v3 reads magic 1 messages and v1 magic 0: the batch is converted on the thread pool
+ * and sent from memory; v11 keeps the file range (no bytes in memory). */
+TEST(broker_fetch_old_versions_get_converted_messages)
+{
+    static const struct {
+        int16_t version;
+        int magic;
+    } cases[] = {{0, 0}, {1, 0}, {2, 1}, {3, 1}, {11, -1}};
+    struct bfx f;
+    struct answer a;
+    struct net_request *req;
+    struct partition *p;
+
+    REQUIRE(bfx_open(&f, "old"));
+    p = replica_partition(f.rm, "old", 0);
+    REQUIRE(p);
+    REQUIRE(append_one(p) == 0);
+    REQUIRE(append_one(p) == 0);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        bool done;
+        req = fetch_request_v("old", 1, 0, 1, &a, cases[i].version);
+        REQUIRE(req);
+        broker_fetch(f.b, req);
+        for (int k = 0; k < 100000 && a.calls == 0; k++)
+            uv_run(&f.q.loop, UV_RUN_ONCE);
+        done = a.calls == 1;
+        CHECK(done);
+        CHECK_EQ_INT(a.part_error, 0);
+        CHECK_EQ_INT(a.high_watermark, 2);
+        CHECK_EQ_INT(a.records_magic, cases[i].magic);
+        if (cases[i].magic == 0) /* one message: offset, size, crc, magic, attrs, key, value */
+            CHECK_EQ_INT(a.records_len, 12 + 4 + 1 + 1 + 4 + 4 + 1);
+        if (cases[i].magic == 1)
+            CHECK_EQ_INT(a.records_len, 12 + 4 + 1 + 1 + 8 + 4 + 4 + 1);
+    }
+    bfx_close(&f);
+}
+
+/* The client goes away while its Fetch v2 is being converted on the pool: the conversion
+ * finishes, the answer is dropped, nothing leaks (ASan). */
+TEST(broker_fetch_old_version_closed_while_converting)
+{
+    struct bfx f;
+    struct answer a;
+    struct net_request *req;
+    struct partition *p;
+
+    REQUIRE(bfx_open(&f, "oldgone"));
+    p = replica_partition(f.rm, "oldgone", 0);
+    REQUIRE(p);
+    REQUIRE(append_one(p) == 0);
+    req = fetch_request_v("oldgone", 0, 0, 1, &a, 2);
+    REQUIRE(req);
+    broker_fetch(f.b, req);
+    CHECK_EQ_INT(a.calls, 0); /* on the pool */
+    net_request_detached_close(req);
+    for (int k = 0; k < 100000 && a.calls == 0; k++)
+        uv_run(&f.q.loop, UV_RUN_ONCE);
+    CHECK_EQ_INT(a.calls, 1);
+    CHECK_EQ_INT(a.how, NET_DETACHED_FINISHED);
     bfx_close(&f);
 }
 

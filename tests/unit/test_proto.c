@@ -727,15 +727,15 @@ TEST(proto_api_table)
         CHECK(apis[i - 1].key < apis[i].key);
     CHECK(proto_api_find(PROTO_API_LeaderAndIsr) == NULL);
     REQUIRE(proto_api_find(PROTO_API_CreateTopics) != NULL);
-    CHECK_EQ_INT(proto_api_find(PROTO_API_CreateTopics)->min_version, 2);
+    CHECK_EQ_INT(proto_api_find(PROTO_API_CreateTopics)->min_version, 0);
     CHECK_EQ_INT(proto_api_find(PROTO_API_DescribeCluster)->flexible_min, 0);
 
     /* The data-path APIs, with exactly the ranges the broker advertises. */
     static const struct {
         int16_t key, min, max, flex;
     } want[] = {
-        {PROTO_API_Produce, 3, 9, 9},        {PROTO_API_Fetch, 4, 13, 12},
-        {PROTO_API_ListOffsets, 1, 7, 6},    {PROTO_API_DeleteRecords, 0, 2, 2},
+        {PROTO_API_Produce, 0, 9, 9},        {PROTO_API_Fetch, 0, 13, 12},
+        {PROTO_API_ListOffsets, 0, 7, 6},    {PROTO_API_DeleteRecords, 0, 2, 2},
         {PROTO_API_InitProducerId, 0, 4, 2}, {PROTO_API_DescribeProducers, 0, 0, 0},
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
