@@ -18,7 +18,8 @@
 Scaled so that the whole file runs in a few minutes on two shared cores: BENCH_TXN_BYTES
 (default 256 MiB) per loadgen produce run instead of the issue's 1 GiB, BENCH_TXN_RECORDS
 (default 1000000) client records, BENCH_TXN_ENRICH (default 100000) enricher records;
-BENCH_ROUNDS (default 3) rounds; BENCH_TXN_READ_PASSES (default 5) passes per read run; BENCH_TXN_VERIFY=false turns partition verification off.
+BENCH_ROUNDS (default 3) rounds; BENCH_TXN_READ_PASSES (default 5) passes per read run;
+BENCH_TXN_VERIFY=false turns partition verification off.
 Skipped (reported as such) while the broker cannot
 serve transactions."""
 import os
