@@ -75,7 +75,9 @@
     X(TRANSACTIONAL_ID_AUTHORIZATION_FAILED, 53)                                                   \
     X(OPERATION_NOT_ATTEMPTED, 55)                                                                 \
     X(KAFKA_STORAGE_ERROR, 56)                                                                     \
+    X(LOG_DIR_NOT_FOUND, 57)                                                                       \
     X(UNKNOWN_PRODUCER_ID, 59)                                                                     \
+    X(REASSIGNMENT_IN_PROGRESS, 60)                                                                \
     X(NON_EMPTY_GROUP, 68)                                                                         \
     X(GROUP_ID_NOT_FOUND, 69)                                                                      \
     X(FETCH_SESSION_ID_NOT_FOUND, 70)                                                              \
@@ -84,9 +86,15 @@
     X(FENCED_LEADER_EPOCH, 74)                                                                     \
     X(UNKNOWN_LEADER_EPOCH, 75)                                                                    \
     X(UNSUPPORTED_COMPRESSION_TYPE, 76)                                                            \
+    X(STALE_BROKER_EPOCH, 77)                                                                      \
+    X(OFFSET_NOT_AVAILABLE, 78)                                                                    \
     X(MEMBER_ID_REQUIRED, 79)                                                                      \
+    X(PREFERRED_LEADER_NOT_AVAILABLE, 80)                                                          \
     X(GROUP_MAX_SIZE_REACHED, 81)                                                                  \
     X(FENCED_INSTANCE_ID, 82)                                                                      \
+    X(ELIGIBLE_LEADERS_NOT_AVAILABLE, 83)                                                          \
+    X(ELECTION_NOT_NEEDED, 84)                                                                     \
+    X(NO_REASSIGNMENT_IN_PROGRESS, 85)                                                             \
     X(GROUP_SUBSCRIBED_TO_TOPIC, 86)                                                               \
     X(INVALID_RECORD, 87)                                                                          \
     X(UNSTABLE_OFFSET_COMMIT, 88)                                                                  \
@@ -94,10 +102,14 @@
     X(PRODUCER_FENCED, 90)                                                                         \
     X(RESOURCE_NOT_FOUND, 91)                                                                      \
     X(DUPLICATE_RESOURCE, 92)                                                                      \
+    X(INVALID_UPDATE_VERSION, 95)                                                                  \
     X(UNKNOWN_TOPIC_ID, 100)                                                                       \
     X(DUPLICATE_BROKER_REGISTRATION, 101)                                                          \
-    X(TRANSACTIONAL_ID_NOT_FOUND, 105)                                                             \
     X(INCONSISTENT_TOPIC_ID, 103)                                                                  \
+    X(INCONSISTENT_CLUSTER_ID, 104)                                                                \
+    X(TRANSACTIONAL_ID_NOT_FOUND, 105)                                                             \
+    X(INELIGIBLE_REPLICA, 107)                                                                     \
+    X(NEW_LEADER_ELECTED, 108)                                                                     \
     /* Internal conditions: never on the wire as such. */                                          \
     X(NOMEM, -1001)     /* allocation failed or a per-request bound was hit */                     \
     X(IO, -1002)        /* a system call failed; the caller logged which */                        \

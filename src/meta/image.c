@@ -440,6 +440,11 @@ static int validate(const struct meta_image *img, const struct meta_record *recs
         switch (r->type) {
         case META_REC_REGISTER_BROKER:
             break;
+        case META_REC_REGISTER_BROKER2: /* not yet */
+        case META_REC_BROKER_CHANGE:
+        case META_REC_PARTITION_CHANGE:
+            rv = ERR_INVALID_REQUEST;
+            break;
         case META_REC_FENCE_BROKER:
             if (!broker_known(img, recs, i, r->u.fence.id))
                 rv = ERR_BROKER_NOT_AVAILABLE;
@@ -606,7 +611,8 @@ static int apply_register(struct meta_image *img, const struct meta_record *r)
                 (img->n_brokers - i) * sizeof *img->brokers);
         img->n_brokers++;
     }
-    img->brokers[i] = (struct meta_broker){r->u.broker.id, host, r->u.broker.port, rack, false};
+    img->brokers[i] = (struct meta_broker){
+        .id = r->u.broker.id, .host = host, .port = r->u.broker.port, .rack = rack};
     return 0;
 oom:
     free(host);
@@ -757,6 +763,10 @@ static int apply_one(struct meta_image *img, const struct meta_record *r)
         return apply_config(img, r);
     case META_REC_PRODUCER_IDS:
         return apply_producer_ids(img, r);
+    case META_REC_REGISTER_BROKER2: /* refused by validate */
+    case META_REC_BROKER_CHANGE:
+    case META_REC_PARTITION_CHANGE:
+        break;
     }
     return ERR_PARSE;
 }

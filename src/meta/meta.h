@@ -15,6 +15,7 @@
 #include <uv.h>
 
 struct meta;
+struct meta_image;
 struct tclock;
 
 /* ---- the image ------------------------------------------------------------------------- */
@@ -34,6 +35,15 @@ struct meta_partition {
     int32_t *replicas;
     int32_t n_isr;
     int32_t *isr;
+    /* KIP-704: 0 = RECOVERED, 1 = RECOVERING (an unclean leader not yet confirmed). */
+    int8_t leader_recovery_state;
+    /* KIP-455 reassignment in progress: replicas being added (catching up, not yet in the
+     * ISR) and being removed (left once the new ones are in sync). Both are also in
+     * `replicas`. Empty when none. */
+    int32_t n_adding;
+    int32_t *adding;
+    int32_t n_removing;
+    int32_t *removing;
 };
 
 struct meta_topic {
@@ -45,12 +55,30 @@ struct meta_topic {
     struct meta_config_entry *configs;
 };
 
+/* One advertised listener of a broker, as BrokerRegistration lists them. */
+struct meta_listener {
+    char *name; /* "PLAINTEXT", ... */
+    char *host;
+    int32_t port;
+    int16_t security_protocol; /* Kafka's numbering: 0 PLAINTEXT, 1 SSL, 2 SASL_PLAINTEXT, 3 SASL_SSL */
+};
+
 struct meta_broker {
     int32_t id;
-    char *host; /* advertised Kafka listener */
+    char *host; /* advertised Kafka listener (the first of `listeners`) */
     int32_t port;
     char *rack; /* NULL = none */
     bool fenced;
+    /* The broker epoch: the metadata offset (meta_image_offset) at which its current
+     * registration applied; a later registration of the same id gets a new one. 0 for a
+     * registration of the old record type (REGISTER_BROKER). */
+    int64_t epoch;
+    uint8_t incarnation[16]; /* the registering process's random id; zeros for old records */
+    bool shutting_down;      /* in controlled shutdown (BrokerHeartbeat WantShutDown) */
+    int32_t n_listeners;
+    struct meta_listener *listeners;
+    int32_t n_dirs;
+    uint8_t (*dirs)[16]; /* its log directories' ids (meta.properties directory.id) */
 };
 
 /* Image look-ups. Returned pointers stay valid until control next returns to the event
@@ -90,13 +118,24 @@ int64_t meta_next_producer_id(const struct meta *m);
 /* ---- records and proposals -------------------------------------------------------------- */
 
 enum meta_record_type {
-    META_REC_REGISTER_BROKER = 1, /* broker: id, host, port, rack; unfenced on register */
+    META_REC_REGISTER_BROKER = 1, /* broker: id, host, port, rack; unfenced on register (old
+                                     form: read from old logs and used by tests; epoch 0) */
     META_REC_FENCE_BROKER = 2,    /* broker.id; fenced = true/false */
     META_REC_TOPIC = 3,           /* topic.name, topic.id: a new topic, no partitions yet */
-    META_REC_PARTITION = 4,       /* a new partition (or full replacement of one) */
+    META_REC_PARTITION = 4,       /* a new partition (or a change of one: see the rules) */
     META_REC_REMOVE_TOPIC = 5,    /* topic.id */
     META_REC_CONFIG = 6,          /* config.*: value NULL = delete the key */
     META_REC_PRODUCER_IDS = 7,    /* producer_ids: a block of ids handed to a broker */
+    /* A registration as BrokerRegistration makes it: broker.* with incarnation, listeners
+     * and dirs. The broker starts fenced, not shutting down, with epoch = the metadata
+     * offset of this batch. Replaces an earlier registration of the id. */
+    META_REC_REGISTER_BROKER2 = 8,
+    /* broker_change: a registered broker's fenced / shutting_down flags, for the epoch
+     * named (another epoch: STALE_BROKER_EPOCH, the whole batch refused). */
+    META_REC_BROKER_CHANGE = 9,
+    /* partition.*, all fields including recovery state and reassignment: a change of an
+     * existing partition (compare-and-set: partition_epoch must be the current one + 1). */
+    META_REC_PARTITION_CHANGE = 10,
 };
 
 /* One record, as proposed. Pointers are borrowed for the duration of meta_propose. */
@@ -106,11 +145,23 @@ struct meta_record {
         struct {
             int32_t id, port;
             const char *host, *rack;
+            /* REGISTER_BROKER2 only (host/port: the first listener's) */
+            uint8_t incarnation[16];
+            int32_t n_listeners;
+            const struct meta_listener *listeners;
+            int32_t n_dirs;
+            const uint8_t (*dirs)[16];
         } broker;
         struct {
             int32_t id;
             bool fenced;
         } fence;
+        struct {
+            int32_t id;
+            int64_t epoch;
+            int8_t fenced;        /* -1 unchanged, 0 unfence, 1 fence */
+            int8_t shutting_down; /* -1 unchanged, 0, 1 */
+        } broker_change;
         struct {
             const char *name;
             uint8_t id[16];
@@ -120,6 +171,10 @@ struct meta_record {
             int32_t partition, leader, leader_epoch, partition_epoch;
             int32_t n_replicas, n_isr;
             const int32_t *replicas, *isr;
+            /* PARTITION_CHANGE only (PARTITION: 0 and none) */
+            int8_t leader_recovery_state;
+            int32_t n_adding, n_removing;
+            const int32_t *adding, *removing;
         } partition;
         struct {
             uint8_t topic_id[16];
@@ -156,7 +211,25 @@ int meta_propose(struct meta *m, const struct meta_record *recs, size_t n, meta_
  * already in use → TOPIC_ALREADY_EXISTS; FENCE_BROKER of an unregistered broker →
  * BROKER_NOT_AVAILABLE; CONFIG on a topic (resource type 2) that does not exist →
  * UNKNOWN_TOPIC_OR_PARTITION, with an empty key → INVALID_CONFIG; PRODUCER_IDS as
- * meta_next_producer_id says. */
+ * meta_next_producer_id says.
+ * Partition changes are compare-and-set on the partition epoch, so that two decisions taken
+ * on the same state cannot both apply: a PARTITION record for a partition that exists, and
+ * every PARTITION_CHANGE, must carry partition_epoch = the current one + 1 and a leader epoch
+ * not below the current one (else INVALID_UPDATE_VERSION); PARTITION_CHANGE of a partition
+ * that does not exist → UNKNOWN_TOPIC_ID / INVALID_PARTITIONS. Replicas, ISR, adding and
+ * removing hold no duplicate; the ISR and a leader >= 0 are replicas (else INVALID_REQUEST).
+ * BROKER_CHANGE of an unregistered broker → BROKER_NOT_AVAILABLE, of another epoch than the
+ * registration's → STALE_BROKER_EPOCH. */
+
+/* The metadata offset: how many batches this image has applied (or refused) since the log
+ * began, snapshots included. Every node counts the same batches, so it orders the image's
+ * versions across the cluster: a broker's epoch is the offset of its registration, and a
+ * BrokerHeartbeat's CurrentMetadataOffset says how far the broker has applied. */
+int64_t meta_offset(const struct meta *m);
+int64_t meta_image_offset(const struct meta_image *img);
+/* The image itself, for the controller's decisions (controller/controller_sm.h), which are
+ * functions of an image. Valid until control next returns to the event loop. */
+const struct meta_image *meta_get_image(const struct meta *m);
 
 /* Called after every batch applied to the image (on every node, including during replay at
  * start, and with the records that rebuild the image after a snapshot restore), for modules

@@ -91,6 +91,10 @@ static int encode_body(struct meta_wbuf *w, const struct meta_record *r)
         meta_w_i64(w, r->u.producer_ids.first_id);
         meta_w_i32(w, r->u.producer_ids.size);
         return 0;
+    case META_REC_REGISTER_BROKER2: /* not yet: the controller issue's first step */
+    case META_REC_BROKER_CHANGE:
+    case META_REC_PARTITION_CHANGE:
+        break;
     }
     return ERR_INVALID_REQUEST;
 }
@@ -236,6 +240,10 @@ static int decode_body(struct meta_rbuf *r, struct arena *a, struct meta_record 
         rec->u.producer_ids.first_id = meta_r_i64(r);
         rec->u.producer_ids.size = meta_r_i32(r);
         return r->bad ? ERR_PARSE : 0;
+    case META_REC_REGISTER_BROKER2: /* not yet */
+    case META_REC_BROKER_CHANGE:
+    case META_REC_PARTITION_CHANGE:
+        break;
     }
     return ERR_PARSE;
 }

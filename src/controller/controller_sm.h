@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* controller_sm: the active controller's decisions as pure functions of a metadata image, the
+ * broker sessions it keeps and the time it is told — broker registration, heartbeats and
+ * fencing, replica placement (rack-aware), leader elections (clean, unclean, preferred), ISR
+ * changes (AlterPartition) and controlled shutdown. A decision is a list of metadata records
+ * to propose as one batch (struct ctl_out) and, for a request, its answer. No sockets, no
+ * raft, no clock: controller/controller.c proposes the records through meta/ and answers the
+ * RPCs; the unit tests' cluster fixture applies them to a bare meta_image on virtual time.
+ *
+ * Decisions are taken on the image as committed. Two decisions taken on the same state
+ * cannot both apply: partition changes are compare-and-set on the partition epoch and
+ * broker changes name the broker epoch (meta.h's apply rules), so the later batch is refused
+ * whole (INVALID_UPDATE_VERSION / STALE_BROKER_EPOCH) and decided again on the new image.
+ *
+ * Rules, Kafka's (KRaft's ReplicationControlManager, BrokerHeartbeatManager) unless said:
+ * - Every leader change bumps the leader epoch; an ISR-only change bumps only the partition
+ *   epoch (KAFKA-15021). Every change bumps the partition epoch by one.
+ * - A clean election picks the first replica (in replica order) that is in the ISR and
+ *   unfenced and not shutting down. With none, an unclean election (topic config
+ *   unclean.leader.election.enable, else the broker default) picks the first unfenced
+ *   replica that is not shutting down, makes the ISR that replica alone and sets
+ *   LeaderRecoveryState RECOVERING; otherwise the leader is -1 (the partition is offline;
+ *   clients get LEADER_NOT_AVAILABLE) and the ISR is left as it was. Nothing is truncated
+ *   by the controller.
+ * - Fencing a broker (session expired, or re-registered as a new incarnation): every ISR it
+ *   is in loses it, except that an ISR never becomes empty (its last member stays: that
+ *   replica holds the only complete copy); every partition it leads gets a new leader as
+ *   above. All in one batch with the fence record.
+ * - A broker starts fenced; a heartbeat whose CurrentMetadataOffset has reached the broker's
+ *   epoch (it has applied its own registration) unfences it, in one batch with the elections
+ *   of offline partitions it can now lead.
+ * - Controlled shutdown (WantShutDown): the broker is marked shutting down, leaves every ISR
+ *   (never emptying one) and its leaderships move; ShouldShutDown is answered once it leads
+ *   nothing (or no other replica could take over).
+ * - AlterPartition is accepted only from the leader, at its current leader epoch and
+ *   partition epoch, with an ISR that is a subset of the replicas, holds the leader, and
+ *   whose added members are eligible (registered, unfenced, not shutting down, and — v3 —
+ *   at the broker epoch stated).
+ * - Preferred leaders: the first replica. Every leader.imbalance.check.interval.ms (with
+ *   auto.leader.rebalance.enable) at most `rebalance_batch` partitions per tick move back to
+ *   their preferred replica, and only when it is in the ISR, unfenced, not shutting down and
+ *   has been unfenced for at least one session timeout (so that a broker that just came back
+ *   and is still catching up a cold page cache is not handed traffic at once: KAFKA-20708).
+ *
+ * Threading: one loop; nothing here is thread-safe. */
+#ifndef TALLY_CONTROLLER_SM_H
+#define TALLY_CONTROLLER_SM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "meta/meta.h"
+
+struct arena;
+struct ctl_sm;
+
+struct ctl_config {
+    const char *cluster_id;               /* copied */
+    int64_t session_timeout_ms;           /* broker.session.timeout.ms, 9000 */
+    bool unclean_leader_election;         /* unclean.leader.election.enable default, false */
+    bool auto_leader_rebalance;           /* auto.leader.rebalance.enable, true */
+    int64_t leader_imbalance_interval_ms; /* leader.imbalance.check.interval.seconds, 300 s */
+    int32_t rebalance_batch;              /* preferred elections per tick, 0: 4 */
+};
+
+/* Records of one decision, to be proposed as one batch. Record arrays and strings live in
+ * `arena`. ctl_out_reset empties it for the next decision. */
+struct ctl_out {
+    struct arena *arena;
+    struct meta_record *recs;
+    size_t n, cap;
+    bool oom; /* an allocation failed: the decision is incomplete, propose nothing */
+};
+void ctl_out_init(struct ctl_out *o);
+void ctl_out_reset(struct ctl_out *o);
+void ctl_out_free(struct ctl_out *o);
+
+/* NULL when out of memory. `cfg` is copied. */
+struct ctl_sm *ctl_sm_new(const struct ctl_config *cfg);
+void ctl_sm_free(struct ctl_sm *c);
+
+/* This node became the active controller (or the image was replaced): every registered,
+ * unfenced broker's session starts now — a new controller cannot know when it last heard
+ * from a broker, so each gets a whole session timeout to heartbeat. */
+void ctl_sm_activate(struct ctl_sm *c, const struct meta_image *img, int64_t now_ms);
+
+/* ---- registration and heartbeats ------------------------------------------------------- */
+
+struct ctl_registration {
+    int32_t broker_id;
+    const char *cluster_id;
+    uint8_t incarnation[16];
+    int32_t n_listeners;
+    const struct meta_listener *listeners; /* the first one is the broker's address */
+    const char *rack;                      /* NULL = none */
+    int32_t n_dirs;
+    const uint8_t (*dirs)[16];
+};
+
+/* BrokerRegistration. Returns 0 with a REGISTER_BROKER2 record in `out` (plus, when it
+ * replaces a live registration, the fencing of the old incarnation: its ISRs and
+ * leaderships, as above); the broker's epoch is the image offset at which the batch
+ * applies (read it from the image in the proposal's callback). Errors:
+ * INCONSISTENT_CLUSTER_ID; INVALID_REQUEST (negative id, no listener, a listener without
+ * host or port); DUPLICATE_BROKER_REGISTRATION when another incarnation of the id still
+ * holds a live session and does not have the same log directories (a broker restarted in
+ * place from its own data dir names the same directory ids and may register again at once;
+ * anyone else waits until the old session expires). Re-registering the same incarnation
+ * (a retry) answers 0 with no record. */
+int ctl_sm_register(struct ctl_sm *c, const struct meta_image *img,
+                    const struct ctl_registration *r, int64_t now_ms, struct ctl_out *out);
+
+struct ctl_heartbeat {
+    int32_t broker_id;
+    int64_t broker_epoch;
+    int64_t metadata_offset; /* CurrentMetadataOffset: meta_image_offset on the broker */
+    bool want_fence;
+    bool want_shutdown;
+};
+struct ctl_heartbeat_answer {
+    int16_t error; /* 0, STALE_BROKER_EPOCH, BROKER_NOT_AVAILABLE (not registered) */
+    bool is_caught_up;
+    bool is_fenced; /* as the image will be once `out` applies */
+    bool should_shutdown;
+};
+/* BrokerHeartbeat: renews the broker's session and decides unfence / fence / shutdown
+ * records (in `out`, possibly none). Returns ans->error. */
+int ctl_sm_heartbeat(struct ctl_sm *c, const struct meta_image *img,
+                     const struct ctl_heartbeat *hb, int64_t now_ms, struct ctl_out *out,
+                     struct ctl_heartbeat_answer *ans);
+
+/* The periodic look (call every few hundred ms): expired sessions fence their brokers,
+ * offline partitions get a leader when one is eligible, and preferred leaders come back as
+ * the config says. `out` may stay empty. */
+void ctl_sm_tick(struct ctl_sm *c, const struct meta_image *img, int64_t now_ms,
+                 struct ctl_out *out);
+
+/* When the controller wants its next tick (the earliest session expiry or rebalance). */
+int64_t ctl_sm_next_deadline(const struct ctl_sm *c, int64_t now_ms);
+
+/* ---- partitions ------------------------------------------------------------------------ */
+
+struct ctl_alter_partition {
+    int32_t broker_id;    /* the leader sending it */
+    int64_t broker_epoch; /* -1 = not checked (AlterPartition v0-1) */
+    uint8_t topic_id[16];
+    int32_t partition;
+    int32_t leader_epoch;
+    int32_t partition_epoch;
+    int32_t n_isr;
+    const int32_t *isr;
+    const int64_t *isr_epochs; /* v3 NewIsrWithEpochs: each member's broker epoch, -1 =
+                                  unchecked; NULL = none given */
+    int8_t leader_recovery_state;
+};
+/* AlterPartition for one partition. Returns 0 with the PARTITION_CHANGE in `out` (the
+ * answer's state is that record's; an ISR equal to the current one answers 0 with the
+ * current state and no record), or: STALE_BROKER_EPOCH, UNKNOWN_TOPIC_ID /
+ * UNKNOWN_TOPIC_OR_PARTITION, FENCED_LEADER_EPOCH (an older leader epoch),
+ * NOT_CONTROLLER (a newer one: this image lags), INVALID_REQUEST (not from the leader, an
+ * ISR without the leader or with a non-replica, RECOVERING -> more than the leader),
+ * INVALID_UPDATE_VERSION (another partition epoch), INELIGIBLE_REPLICA (an added member
+ * fenced, shutting down or at another broker epoch), NEW_LEADER_ELECTED (the change moved
+ * leadership, e.g. a reassignment's end). */
+int ctl_sm_alter_partition(struct ctl_sm *c, const struct meta_image *img,
+                           const struct ctl_alter_partition *a, struct ctl_out *out);
+
+/* ElectLeaders (API 43) for one partition: `unclean` false = preferred election (the first
+ * replica, if in the ISR and eligible; else PREFERRED_LEADER_NOT_AVAILABLE; already leader:
+ * ELECTION_NOT_NEEDED), true = unclean (a clean leader if possible, else any eligible
+ * replica with RECOVERING; ELECTION_NOT_NEEDED when the partition has a leader;
+ * ELIGIBLE_LEADERS_NOT_AVAILABLE when no replica is eligible). 0 with the record in `out`. */
+int ctl_sm_elect(struct ctl_sm *c, const struct meta_image *img, const uint8_t topic_id[16],
+                 int32_t partition, bool unclean, struct ctl_out *out);
+
+/* Replica placement for `n_partitions` new partitions numbered from `first_partition`, `rf`
+ * replicas each, over the registered, unfenced brokers that are not shutting down:
+ * rack-aware (Kafka's rack-alternating round robin: each partition's replicas spread over
+ * as many racks as there are, the first replica — the preferred leader — rotating over the
+ * brokers, starting at an offset drawn from `seed`). `out` gets n_partitions * rf broker ids,
+ * partition by partition. Returns 0, or INVALID_REPLICATION_FACTOR when rf < 1 or rf is
+ * larger than the eligible brokers. */
+int ctl_place_replicas(const struct meta_image *img, int32_t n_partitions, int32_t rf,
+                       int32_t first_partition, uint32_t seed, int32_t *out);
+
+/* Reading, for tests and DescribeCluster-style answers. */
+bool ctl_sm_session_alive(const struct ctl_sm *c, int32_t broker_id, int64_t now_ms);
+
+#endif
