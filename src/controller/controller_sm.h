@@ -126,9 +126,8 @@ struct ctl_heartbeat_answer {
 };
 /* BrokerHeartbeat: renews the broker's session and decides unfence / fence / shutdown
  * records (in `out`, possibly none). Returns ans->error. */
-int ctl_sm_heartbeat(struct ctl_sm *c, const struct meta_image *img,
-                     const struct ctl_heartbeat *hb, int64_t now_ms, struct ctl_out *out,
-                     struct ctl_heartbeat_answer *ans);
+int ctl_sm_heartbeat(struct ctl_sm *c, const struct meta_image *img, const struct ctl_heartbeat *hb,
+                     int64_t now_ms, struct ctl_out *out, struct ctl_heartbeat_answer *ans);
 
 /* The periodic look (call every few hundred ms): expired sessions fence their brokers,
  * offline partitions get a leader when one is eligible, and preferred leaders come back as

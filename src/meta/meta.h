@@ -60,7 +60,8 @@ struct meta_listener {
     char *name; /* "PLAINTEXT", ... */
     char *host;
     int32_t port;
-    int16_t security_protocol; /* Kafka's numbering: 0 PLAINTEXT, 1 SSL, 2 SASL_PLAINTEXT, 3 SASL_SSL */
+    int16_t
+        security_protocol; /* Kafka's numbering: 0 PLAINTEXT, 1 SSL, 2 SASL_PLAINTEXT, 3 SASL_SSL */
 };
 
 struct meta_broker {

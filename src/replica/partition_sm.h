@@ -161,8 +161,8 @@ struct psm_fetch {
     int32_t last_fetched_epoch; /* -1 = none (Fetch below v12, or an empty log) */
 };
 struct psm_fetch_verdict {
-    int16_t error; /* 0, NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH,
-                      OFFSET_OUT_OF_RANGE */
+    int16_t error;  /* 0, NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH,
+                       OFFSET_OUT_OF_RANGE */
     bool diverging; /* answer DivergingEpoch {epoch, end_offset}, and no records */
     int32_t diverging_epoch;
     int64_t diverging_end_offset;
