@@ -14,6 +14,7 @@
 #include "base/tclock.h"
 #include "group.h"
 #include "group_sm.h"
+#include "replica/coord_log.h"
 #include "replica/replica.h"
 
 struct arena;

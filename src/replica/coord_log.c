@@ -13,6 +13,7 @@
 #include "meta/meta.h"
 #include "pstate/pstate.h"
 #include "record/record.h"
+#include "coord_log.h"
 #include "replica.h"
 
 #define LOAD_READ_BYTES ((size_t)1 << 20)

@@ -3,7 +3,7 @@
  * active controller grants (AllocateProducerIds over the outbound client), so an id is never
  * given twice — across restarts or brokers. Transactional id `t` is served by the leader of
  * __transaction_state partition abs(javaHash(t)) % transaction.state.log.num.partitions; this
- * broker keeps one shard per partition it leads (replica.h's coord_log): replayed from the
+ * broker keeps one shard per partition it leads (replica/coord_log.h): replayed from the
  * log on leadership (COORDINATOR_LOAD_IN_PROGRESS meanwhile; the coordinator epoch is the
  * partition's leader epoch at load), then every state change (txn_sm) is appended there as a
  * TransactionLogKey/Value record and answered once durable (acks=all). Prepare* is the point

@@ -11,6 +11,7 @@
 
 #include "base/slog.h"
 #include "base/tclock.h"
+#include "replica/coord_log.h"
 #include "replica/replica.h"
 #include "txn.h"
 #include "txn_sm.h"
