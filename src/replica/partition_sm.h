@@ -18,7 +18,8 @@
  *   addition is pending; during a pending shrink the replicas being removed still count),
  *   leaving out members that psm_ops.replica_eligible refuses (fenced or shutting down: a
  *   replica that is shutting down does not hold the HW back); a member whose position is
- *   not known yet (no fetch since this leader epoch began) holds the HW where it is. The HW
+ *   not known yet (no fetch since this leader epoch began) holds the HW where it is. The
+ *   leader's own copy always counts, whatever replica_eligible says of it. The HW
  *   never moves backwards on a leader and never passes the leader's log end.
  *   KIP-966's rule, chosen for Tally: the HW does not advance while fewer than
  *   min.insync.replicas members count, so that no consumer reads a record that only a
@@ -29,7 +30,8 @@
  *   epoch (older: FENCED_LEADER_EPOCH, newer: UNKNOWN_LEADER_EPOCH); with LastFetchedEpoch
  *   (>= 0) the leader looks up that epoch's end offset in its own epoch cache and answers
  *   DivergingEpoch when the follower's log diverges (end offset < fetch offset, or the
- *   leader knows only an older epoch); the fetch offset lies within [log start, log end]
+ *   leader knows only an older epoch; OFFSET_OUT_OF_RANGE when it knows no epoch <= it, as
+ *   Kafka answers); the fetch offset lies within [log start, log end]
  *   (else OFFSET_OUT_OF_RANGE). Only then does the fetch offset become the follower's log
  *   end: a zombie or diverged follower can never move the HW over records it lacks.
  * - Caught up: a fetch at or past the leader's log end makes the follower caught up now; a
@@ -49,7 +51,8 @@
  * - Follower: HW = min(leader's HW, own log end), never backwards except by truncation.
  *   On DivergingEpoch(E, end) it looks up E in its own epoch cache: holding E, it truncates
  *   to min(end, its end of E); holding only an older epoch E', to its end of E' (the next
- *   fetch, with LastFetchedEpoch E', is checked again); never past its log end.
+ *   fetch, with LastFetchedEpoch E', is checked again); holding no epoch <= E, to `end`;
+ *   never past its log end.
  *
  * Threading: one loop; nothing here is thread-safe. */
 #ifndef TALLY_REPLICA_PARTITION_SM_H
@@ -83,7 +86,7 @@ struct psm_ops {
 };
 
 struct psm_config {
-    int64_t replica_lag_time_max_ms; /* replica.lag.time.max.ms, 30000 */
+    int64_t replica_lag_time_max_ms; /* replica.lag.time.max.ms, <= 0: 30000 */
     int64_t alter_retry_ms;          /* an AlterPartition without an answer this long is sent
                                         again (and after a retriable error), 0: 2000 */
     int32_t min_insync;              /* min.insync.replicas of the topic, >= 1 */
@@ -144,13 +147,17 @@ void psm_set_min_insync(struct partition_sm *sm, int32_t min_insync, int64_t now
 /* The metadata image says this about the partition. A record older than what is known (a
  * lower leader epoch, or the same leader epoch and a partition epoch not above the current
  * one) changes nothing. Otherwise the role follows from `a->leader` and the replica set:
- * leader, follower, or PSM_NONE when this broker is no longer a replica. */
+ * leader, follower, or PSM_NONE when this broker is no longer a replica. A newer record
+ * ends any AlterPartition in progress (the metadata says what is true). Out of memory
+ * (a larger replica set or ISR than before): nothing changes, the state machine stays at
+ * the old epochs, so the same or a later record applies when given again. */
 void psm_apply(struct partition_sm *sm, const struct psm_assignment *a, int64_t now_ms,
                struct psm_effects *fx);
 
 /* ---- leader ---------------------------------------------------------------------------- */
 
-/* The leader appended: its log end is now `log_end`. */
+/* The leader appended: its log end is now `log_end`, never below the previous one (an
+ * assert: only a bug in the owner can move it back). */
 void psm_appended(struct partition_sm *sm, int64_t log_end, int64_t now_ms, struct psm_effects *fx);
 
 /* A replica's Fetch for this partition, checked as the header says. */
@@ -188,28 +195,38 @@ bool psm_alter_pending(const struct partition_sm *sm);
 void psm_alter_request(const struct partition_sm *sm, struct psm_alter_request *out);
 
 /* The controller's answer to the AlterPartition in flight: err 0 with the partition as it
- * now is (applied as psm_apply would), or an error. INVALID_UPDATE_VERSION,
- * FENCED_LEADER_EPOCH, NEW_LEADER_ELECTED, INELIGIBLE_REPLICA and UNKNOWN_TOPIC_OR_PARTITION
- * drop the request (the metadata will say what is true; the next tick decides again); other
- * errors (NOT_CONTROLLER, a lost connection, a timeout) keep it and send it again after
- * alter_retry_ms. An answer when nothing is pending is ignored. */
+ * now is (applied as psm_apply would; `now->n_replicas` 0 keeps the current replica set,
+ * since AlterPartition's answer carries none; an answer at the current epochs whose ISR is
+ * not the one asked for, or older than the metadata, changes nothing), or an error.
+ * INVALID_UPDATE_VERSION, FENCED_LEADER_EPOCH, NEW_LEADER_ELECTED, INELIGIBLE_REPLICA and
+ * UNKNOWN_TOPIC_OR_PARTITION drop the request: psm_alter_pending() turns false and nothing
+ * new is decided until the metadata says what is true (psm_apply of a newer record); its
+ * ISR still counts toward the HW meanwhile, because an earlier copy of it may have been
+ * applied (as Kafka keeps its pending state); if no newer record comes within
+ * alter_retry_ms it is sent again, since an answer cannot be told from one to an older
+ * request. Other errors (NOT_CONTROLLER, a lost connection, a timeout) keep it pending and
+ * send it again after alter_retry_ms. An answer when nothing is pending is ignored. */
 void psm_alter_answered(struct partition_sm *sm, int16_t err, const struct psm_assignment *now,
                         int64_t now_ms, struct psm_effects *fx);
 
 /* Whether the HW has reached the start offset of the current leader epoch: until then a new
  * leader answers ListOffsets with OFFSET_NOT_AVAILABLE (its HW may still lag the old
- * leader's). */
+ * leader's). False when not the leader; psm_epoch_start_offset is then -1. */
 bool psm_hw_covers_epoch_start(const struct partition_sm *sm);
 int64_t psm_epoch_start_offset(const struct partition_sm *sm);
 
 /* ---- follower -------------------------------------------------------------------------- */
 
 /* The leader answered a fetch for this partition without divergence: the follower appended
- * what came, so its log end is now `log_end`; `leader_hw` and `leader_log_start` as answered. */
+ * what came, so its log end is now `log_end`; `leader_hw` and `leader_log_start` as answered.
+ * psm_log_start() follows the leader's start up, never past the HW (Kafka's follower does):
+ * the owner drops the whole segments below it as retention does. */
 void psm_fetched(struct partition_sm *sm, int64_t log_end, int64_t leader_hw,
                  int64_t leader_log_start, struct psm_effects *fx);
 
-/* The leader answered DivergingEpoch {epoch, end_offset}: fx->truncate says where to. */
+/* The leader answered DivergingEpoch {epoch, end_offset}: fx->truncate says where to —
+ * always set, even at the log end, where the epoch cache still loses the epochs that start
+ * there. Ignored unless a follower (a late answer must never truncate a leader). */
 void psm_diverging(struct partition_sm *sm, int32_t epoch, int64_t end_offset,
                    struct psm_effects *fx);
 
