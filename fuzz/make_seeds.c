@@ -461,6 +461,8 @@ static struct DeleteRecordsRequest delete_local = {{delete_orders, 1}, 30000};
 static struct DescribeProducersTopicRequest orders_producers[] = {{"orders", {one_partition, 1}}};
 static struct DescribeProducersRequest describe_orders = {{orders_producers, 1}};
 
+static struct DescribeLogDirsRequest describe_all_log_dirs = {{NULL, -1}};
+
 static int write_extra(const char *dir, int16_t key, const void *req, const char *suffix)
 {
     const struct proto_api *api = proto_api_find(key);
@@ -484,6 +486,7 @@ static int write_dispatch_extras(const char *dir)
            write_extra(dir, PROTO_API_Produce, &produce_gzip, "-gzip") ||
            write_extra(dir, PROTO_API_ListOffsets, &list_by_time, "-by-time") ||
            write_extra(dir, PROTO_API_DescribeProducers, &describe_orders, "-orders") ||
+           write_extra(dir, PROTO_API_DescribeLogDirs, &describe_all_log_dirs, "-all") ||
            write_extra(dir, PROTO_API_Fetch, &fetch_local, "-from-start") ||
            write_extra(dir, PROTO_API_DeleteRecords, &delete_local, "-local");
 }

@@ -60,6 +60,17 @@ struct partition *replica_partition_by_id(struct replica_mgr *rm, const uint8_t 
 /* Number of hosted partitions. */
 size_t replica_count(const struct replica_mgr *rm);
 
+/* Calls fn(arg, p) for every hosted partition (any role), in no particular order, until fn
+ * returns non-zero; returns that value, or 0. fn must not open or close partitions. */
+int replica_for_each(struct replica_mgr *rm, int (*fn)(void *arg, struct partition *p), void *arg);
+
+/* The log directory, for DescribeLogDirs: its absolute path into path[0..path_len) (the
+ * configured one if it cannot be resolved), and the total and usable bytes of the volume it
+ * is on (statvfs; usable = what an unprivileged writer may still take). Returns 0, or ERR_IO
+ * when the volume cannot be asked (*total and *usable are then -1). */
+int replica_log_dir(const struct replica_mgr *rm, char *path, size_t path_len, int64_t *total,
+                    int64_t *usable);
+
 /* The partition a client request (Produce, Fetch, ListOffsets, DeleteRecords,
  * DescribeProducers) must find led here. Returns 0 and *out when this broker leads it;
  * NOT_LEADER_OR_FOLLOWER when the image knows the partition but this broker does not lead
@@ -144,6 +155,8 @@ int32_t partition_isr_size(const struct partition *p);
 /* The log end offset the leader last learned for follower `node` (from its fetch offset), or
  * -1 if none yet or `node` is not a follower of this partition. */
 int64_t partition_follower_offset(const struct partition *p, int32_t node);
+/* The bytes of the partition's segment files (the .log files, as Kafka's log size counts). */
+int64_t partition_size_bytes(const struct partition *p);
 /* The partition's producer state (idempotent / transactional producers). */
 const struct pstate *partition_pstate(const struct partition *p);
 
