@@ -713,6 +713,7 @@ static const int16_t handled_keys[] = {
     PROTO_API_IncrementalAlterConfigs,
     PROTO_API_DescribeCluster,
     PROTO_API_DescribeProducers,
+    PROTO_API_DescribeLogDirs,
 };
 #define N_HANDLED (sizeof handled_keys / sizeof *handled_keys)
 

@@ -200,11 +200,43 @@ static int64_t producer_id_filters[] = {1000, 1001};
 static struct ListTransactionsRequest list_transactions = {{txn_states, 2},
                                                            {producer_id_filters, 2}};
 
+/* Replication and partition administration. */
+static struct OffsetForLeaderPartition epoch_partitions[] = {{0, 5, 4}, {1, -1, 0}};
+static struct OffsetForLeaderTopic epoch_topics[] = {{"orders", {epoch_partitions, 2}}};
+static struct OffsetForLeaderEpochRequest offset_for_leader_epoch = {-1, {epoch_topics, 1}};
+static struct DescribableLogDirTopic log_dir_topics[] = {{"orders", {partition_ids, 3}},
+                                                         {"payments", {NULL, 0}}};
+static struct DescribeLogDirsRequest describe_log_dirs = {{log_dir_topics, 2}};
+static struct ElectLeadersTopicPartitions elect_topics[] = {{"orders", {partition_ids, 2}}};
+static struct ElectLeadersRequest elect_leaders = {1, {elect_topics, 1}, 30000};
+static struct ReassignablePartition reassign_partitions[] = {{0, {broker_ids, 3}}, {1, {NULL, -1}}};
+static struct ReassignableTopic reassign_topics[] = {{"orders", {reassign_partitions, 2}}};
+static struct AlterPartitionReassignmentsRequest alter_reassignments = {30000,
+                                                                        {reassign_topics, 1}};
+static struct ListPartitionReassignmentsTopics list_reassign_topics[] = {
+    {"orders", {partition_ids, 2}}};
+static struct ListPartitionReassignmentsRequest list_reassignments = {30000,
+                                                                      {list_reassign_topics, 1}};
+static struct DescribeQuorumRequestPartitionData quorum_partitions[] = {{0}};
+static struct DescribeQuorumRequestTopicData quorum_topics[] = {
+    {"__cluster_metadata", {quorum_partitions, 1}}};
+static struct DescribeQuorumRequest describe_quorum = {{quorum_topics, 1}};
+
 /* Broker-to-controller APIs. */
+static struct BrokerState isr_with_epochs[] = {{1, 100}, {2, 101}};
+static struct AlterPartitionRequestPartitionData alter_isr[] = {
+    {0, 5, {broker_ids, 2}, {isr_with_epochs, 2}, 0, 9}};
+static struct AlterPartitionRequestTopicData alter_isr_topics[] = {
+    {"orders", {{0x4f, 0x72}}, {alter_isr, 1}}};
+static struct AlterPartitionRequest alter_partition = {1, 100, {alter_isr_topics, 1}};
 static struct BrokerRegistrationListener listeners[] = {{"PLAINTEXT", "localhost", 9092, 0}};
 static struct BrokerRegistrationFeature features[] = {{"metadata.version", 1, 20}};
+static struct proto_uuid log_dir_ids[] = {{{0x6c, 0x64}}};
 static struct BrokerRegistrationRequest broker_registration = {
-    2, "cluster-1", {{1, 2, 3}}, {listeners, 1}, {features, 1}, "rack-a"};
+    2,     "cluster-1",      {{1, 2, 3}}, {listeners, 1}, {features, 1}, "rack-a",
+    false, {log_dir_ids, 1}, 99};
+static struct BrokerHeartbeatRequest broker_heartbeat = {2,     100,   42,
+                                                         false, false, {log_dir_ids, 1}};
 static struct AllocateProducerIdsRequest allocate_producer_ids = {2, 17};
 
 static const void *request_for(int16_t key)
@@ -276,8 +308,24 @@ static const void *request_for(int16_t key)
         return &describe_transactions;
     case PROTO_API_ListTransactions:
         return &list_transactions;
+    case PROTO_API_OffsetForLeaderEpoch:
+        return &offset_for_leader_epoch;
+    case PROTO_API_DescribeLogDirs:
+        return &describe_log_dirs;
+    case PROTO_API_ElectLeaders:
+        return &elect_leaders;
+    case PROTO_API_AlterPartitionReassignments:
+        return &alter_reassignments;
+    case PROTO_API_ListPartitionReassignments:
+        return &list_reassignments;
+    case PROTO_API_DescribeQuorum:
+        return &describe_quorum;
+    case PROTO_API_AlterPartition:
+        return &alter_partition;
     case PROTO_API_BrokerRegistration:
         return &broker_registration;
+    case PROTO_API_BrokerHeartbeat:
+        return &broker_heartbeat;
     case PROTO_API_AllocateProducerIds:
         return &allocate_producer_ids;
     }
@@ -413,6 +461,8 @@ static struct DeleteRecordsRequest delete_local = {{delete_orders, 1}, 30000};
 static struct DescribeProducersTopicRequest orders_producers[] = {{"orders", {one_partition, 1}}};
 static struct DescribeProducersRequest describe_orders = {{orders_producers, 1}};
 
+static struct DescribeLogDirsRequest describe_all_log_dirs = {{NULL, -1}};
+
 static int write_extra(const char *dir, int16_t key, const void *req, const char *suffix)
 {
     const struct proto_api *api = proto_api_find(key);
@@ -436,6 +486,7 @@ static int write_dispatch_extras(const char *dir)
            write_extra(dir, PROTO_API_Produce, &produce_gzip, "-gzip") ||
            write_extra(dir, PROTO_API_ListOffsets, &list_by_time, "-by-time") ||
            write_extra(dir, PROTO_API_DescribeProducers, &describe_orders, "-orders") ||
+           write_extra(dir, PROTO_API_DescribeLogDirs, &describe_all_log_dirs, "-all") ||
            write_extra(dir, PROTO_API_Fetch, &fetch_local, "-from-start") ||
            write_extra(dir, PROTO_API_DeleteRecords, &delete_local, "-local");
 }

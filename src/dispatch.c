@@ -45,6 +45,7 @@ VIA(broker, broker, fetch)
 VIA(broker, broker, list_offsets)
 VIA(broker, broker, delete_records)
 VIA(broker, broker, describe_producers)
+VIA(broker, broker, describe_log_dirs)
 VIA(group, group, find_coordinator)
 VIA(group, group, join_group)
 VIA(group, group, sync_group)
@@ -92,6 +93,7 @@ static const struct dispatch_entry table[] = {
     {PROTO_API_IncrementalAlterConfigs, 0, 1, via_incremental_alter_configs, false},
     {PROTO_API_DescribeCluster, 0, 1, via_describe_cluster, false},
     {PROTO_API_DescribeProducers, 0, 0, via_describe_producers, false},
+    {PROTO_API_DescribeLogDirs, 0, 4, via_describe_log_dirs, false},
     {PROTO_API_OffsetCommit, 0, 8, via_offset_commit, false},
     {PROTO_API_OffsetFetch, 0, 8, via_offset_fetch, false},
     {PROTO_API_FindCoordinator, 0, 4, via_find_coordinator, false},
@@ -112,7 +114,9 @@ static const struct dispatch_entry table[] = {
     /* Transactions, partition side (issue 10, T2): the coordinator's marker call. */
     {PROTO_API_WriteTxnMarkers, 0, 1, via_write_txn_markers, false},
     {PROTO_API_TxnOffsetCommit, 0, 3, via_txn_offset_commit_request, false},
-    /* Any broker answers these; only the active controller grants them. */
+    /* Any broker answers these; only the active controller grants them. The other
+     * broker-to-controller APIs proto declares (AlterPartition, BrokerHeartbeat) have no row
+     * yet; when they get one it is internal too. */
     {PROTO_API_BrokerRegistration, 0, 0, via_broker_registration, true},
     {PROTO_API_AllocateProducerIds, 0, 0, via_allocate_producer_ids, true},
 };

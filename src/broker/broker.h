@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* broker: the data-plane APIs — Produce, Fetch (with long polling), ListOffsets,
- * DeleteRecords — answered from the partitions this node hosts (replica/). */
+ * DeleteRecords — and the requests about hosted partitions (DescribeProducers,
+ * DescribeLogDirs), answered from the partitions this node hosts (replica/). */
 #ifndef TALLY_BROKER_H
 #define TALLY_BROKER_H
 
@@ -53,6 +54,8 @@ void broker_fetch(struct broker *b, struct net_request *req);
 void broker_list_offsets(struct broker *b, struct net_request *req);
 void broker_delete_records(struct broker *b, struct net_request *req);
 void broker_describe_producers(struct broker *b, struct net_request *req);
+/* DescribeLogDirs v0-4 (describe_log_dirs.c): the log directory and its partitions' sizes. */
+void broker_describe_log_dirs(struct broker *b, struct net_request *req);
 /* WriteTxnMarkers v0-1 (write_txn_markers.c). */
 void broker_write_txn_markers(struct broker *b, struct net_request *req);
 

@@ -63,6 +63,13 @@
 #f, PROTO_STRUCT, 0, first, last, PROTO_NEVER, tag, offsetof(struct S, f), &sub, 0         \
     }
 
+/* A tagged array of scalars or uuids: written only when non-empty. */
+#define PROTO_TAGGED_ARRAY_OF(S, f, elem, first, last, tag)                                        \
+    {                                                                                              \
+#f, PROTO_ARRAY, PROTO_##elem, first, last, PROTO_NEVER, tag, offsetof(struct S, f), NULL, \
+            0                                                                                      \
+    }
+
 /* A tagged array of structs: written only when non-empty. */
 #define PROTO_TAGGED_STRUCTS(S, f, sub, first, last, tag)                                          \
     {                                                                                              \

@@ -4,7 +4,8 @@
  * so code greps straight against the protocol; nested structs keep the schema's names, with the
  * message name prefixed where two messages use one name for different layouts
  * (IncrementalAlterConfigs*, Fetch*, DescribeProducers*, DescribeTransactions*,
- * ListTransactions*, ConsumerProtocolTopicPartition). The comment on each field gives its
+ * ListTransactions*, ElectLeaders*, DescribeQuorum*, AlterPartition*,
+ * ConsumerProtocolTopicPartition). The comment on each field gives its
  * versions, the versions in which it may be null, its tag when tagged, and its default when not 0 /
  * false.
  *
@@ -746,7 +747,7 @@ struct DescribeProducersResponse {
 
 extern const struct proto_struct proto_DescribeProducersResponse;
 
-/* BrokerRegistration (key 62), version 0, flexible from 0. A broker-to-controller API. The
+/* BrokerRegistration (key 62), versions 0-3, flexible from 0. A broker-to-controller API. The
  * schema's Listener and Feature are prefixed: other messages use those names. */
 struct BrokerRegistrationListener {
     char *Name;               /* v0+ */
@@ -768,6 +769,9 @@ struct BrokerRegistrationRequest {
     PROTO_ARRAY(struct BrokerRegistrationListener) Listeners; /* v0+ */
     PROTO_ARRAY(struct BrokerRegistrationFeature) Features;   /* v0+ */
     char *Rack;                                               /* v0+, nullable v0+ */
+    bool IsMigratingZkBroker;                                 /* v1+ */
+    PROTO_ARRAY(struct proto_uuid) LogDirs;                   /* v2+ */
+    int64_t PreviousBrokerEpoch;                              /* v3+, default -1 */
 };
 
 extern const struct proto_struct proto_BrokerRegistrationRequest;
@@ -779,6 +783,28 @@ struct BrokerRegistrationResponse {
 };
 
 extern const struct proto_struct proto_BrokerRegistrationResponse;
+
+/* BrokerHeartbeat (key 63), versions 0-1, flexible from 0. A broker-to-controller API. */
+struct BrokerHeartbeatRequest {
+    int32_t BrokerId;                              /* v0+ */
+    int64_t BrokerEpoch;                           /* v0+, default -1 */
+    int64_t CurrentMetadataOffset;                 /* v0+ */
+    bool WantFence;                                /* v0+ */
+    bool WantShutDown;                             /* v0+ */
+    PROTO_ARRAY(struct proto_uuid) OfflineLogDirs; /* v1+, tag 0 */
+};
+
+extern const struct proto_struct proto_BrokerHeartbeatRequest;
+
+struct BrokerHeartbeatResponse {
+    int32_t ThrottleTimeMs; /* v0+ */
+    int16_t ErrorCode;      /* v0+ */
+    bool IsCaughtUp;        /* v0+ */
+    bool IsFenced;          /* v0+, default true */
+    bool ShouldShutDown;    /* v0+ */
+};
+
+extern const struct proto_struct proto_BrokerHeartbeatResponse;
 
 /* AllocateProducerIds (key 67), version 0, flexible from 0. A broker-to-controller API. */
 struct AllocateProducerIdsRequest {
@@ -796,6 +822,303 @@ struct AllocateProducerIdsResponse {
 };
 
 extern const struct proto_struct proto_AllocateProducerIdsResponse;
+
+/* ---------------------------------------------------------------------------------------- */
+/* Replication and partition administration (keys 23, 35, 43, 45, 46, 55, 56). */
+
+/* OffsetForLeaderEpoch (key 23), versions 0-4, flexible from 4. ReplicaId -1 is a consumer,
+ * -2 (the default, for v0-2) a debug client; a follower sends its broker id. */
+struct OffsetForLeaderPartition {
+    int32_t Partition;          /* v0+ */
+    int32_t CurrentLeaderEpoch; /* v2+, default -1 */
+    int32_t LeaderEpoch;        /* v0+ */
+};
+
+struct OffsetForLeaderTopic {
+    char *Topic;                                             /* v0+ */
+    PROTO_ARRAY(struct OffsetForLeaderPartition) Partitions; /* v0+ */
+};
+
+struct OffsetForLeaderEpochRequest {
+    int32_t ReplicaId;                               /* v3+, default -2 */
+    PROTO_ARRAY(struct OffsetForLeaderTopic) Topics; /* v0+ */
+};
+
+extern const struct proto_struct proto_OffsetForLeaderEpochRequest;
+
+/* The response partition (schema name EpochEndOffset; Fetch's DivergingEpoch, which uses the
+ * same name for another layout, is FetchEpochEndOffset). */
+struct EpochEndOffset {
+    int16_t ErrorCode;   /* v0+ */
+    int32_t Partition;   /* v0+ */
+    int32_t LeaderEpoch; /* v1+, default -1 */
+    int64_t EndOffset;   /* v0+, default -1 */
+};
+
+struct OffsetForLeaderTopicResult {
+    char *Topic;                                   /* v0+ */
+    PROTO_ARRAY(struct EpochEndOffset) Partitions; /* v0+ */
+};
+
+struct OffsetForLeaderEpochResponse {
+    int32_t ThrottleTimeMs;                                /* v2+ */
+    PROTO_ARRAY(struct OffsetForLeaderTopicResult) Topics; /* v0+ */
+};
+
+extern const struct proto_struct proto_OffsetForLeaderEpochResponse;
+
+/* DescribeLogDirs (key 35), versions 0-4, flexible from 2. Topics null = every partition. */
+struct DescribableLogDirTopic {
+    char *Topic;                     /* v0+ */
+    PROTO_ARRAY(int32_t) Partitions; /* v0+ */
+};
+
+struct DescribeLogDirsRequest {
+    PROTO_ARRAY(struct DescribableLogDirTopic) Topics; /* v0+, nullable v0+ */
+};
+
+extern const struct proto_struct proto_DescribeLogDirsRequest;
+
+struct DescribeLogDirsPartition {
+    int32_t PartitionIndex; /* v0+ */
+    int64_t PartitionSize;  /* v0+ */
+    int64_t OffsetLag;      /* v0+ */
+    bool IsFutureKey;       /* v0+ */
+};
+
+struct DescribeLogDirsTopic {
+    char *Name;                                              /* v0+ */
+    PROTO_ARRAY(struct DescribeLogDirsPartition) Partitions; /* v0+ */
+};
+
+struct DescribeLogDirsResult {
+    int16_t ErrorCode;                               /* v0+ */
+    char *LogDir;                                    /* v0+ */
+    PROTO_ARRAY(struct DescribeLogDirsTopic) Topics; /* v0+ */
+    int64_t TotalBytes;                              /* v4+, default -1 */
+    int64_t UsableBytes;                             /* v4+, default -1 */
+};
+
+struct DescribeLogDirsResponse {
+    int32_t ThrottleTimeMs;                            /* v0+ */
+    int16_t ErrorCode;                                 /* v3+ */
+    PROTO_ARRAY(struct DescribeLogDirsResult) Results; /* v0+ */
+};
+
+extern const struct proto_struct proto_DescribeLogDirsResponse;
+
+/* ElectLeaders (key 43), versions 0-2, flexible from 2. ElectionType 0 preferred, 1 unclean.
+ * The schema's TopicPartitions and PartitionResult are prefixed: other messages use those
+ * names. */
+struct ElectLeadersTopicPartitions {
+    char *Topic;                     /* v0+ */
+    PROTO_ARRAY(int32_t) Partitions; /* v0+ */
+};
+
+struct ElectLeadersRequest {
+    int8_t ElectionType;                                             /* v1+ */
+    PROTO_ARRAY(struct ElectLeadersTopicPartitions) TopicPartitions; /* v0+, nullable v0+ */
+    int32_t TimeoutMs;                                               /* v0+, default 60000 */
+};
+
+extern const struct proto_struct proto_ElectLeadersRequest;
+
+struct ElectLeadersPartitionResult {
+    int32_t PartitionId; /* v0+ */
+    int16_t ErrorCode;   /* v0+ */
+    char *ErrorMessage;  /* v0+, nullable v0+ */
+};
+
+struct ReplicaElectionResult {
+    char *Topic;                                                     /* v0+ */
+    PROTO_ARRAY(struct ElectLeadersPartitionResult) PartitionResult; /* v0+ */
+};
+
+struct ElectLeadersResponse {
+    int32_t ThrottleTimeMs;                                           /* v0+ */
+    int16_t ErrorCode;                                                /* v1+ */
+    PROTO_ARRAY(struct ReplicaElectionResult) ReplicaElectionResults; /* v0+ */
+};
+
+extern const struct proto_struct proto_ElectLeadersResponse;
+
+/* AlterPartitionReassignments (key 45), version 0, flexible from 0. Replicas null cancels the
+ * partition's reassignment. */
+struct ReassignablePartition {
+    int32_t PartitionIndex;        /* v0+ */
+    PROTO_ARRAY(int32_t) Replicas; /* v0+, nullable v0+, default null */
+};
+
+struct ReassignableTopic {
+    char *Name;                                           /* v0+ */
+    PROTO_ARRAY(struct ReassignablePartition) Partitions; /* v0+ */
+};
+
+struct AlterPartitionReassignmentsRequest {
+    int32_t TimeoutMs;                            /* v0+, default 60000 */
+    PROTO_ARRAY(struct ReassignableTopic) Topics; /* v0+ */
+};
+
+extern const struct proto_struct proto_AlterPartitionReassignmentsRequest;
+
+struct ReassignablePartitionResponse {
+    int32_t PartitionIndex; /* v0+ */
+    int16_t ErrorCode;      /* v0+ */
+    char *ErrorMessage;     /* v0+, nullable v0+ */
+};
+
+struct ReassignableTopicResponse {
+    char *Name;                                                   /* v0+ */
+    PROTO_ARRAY(struct ReassignablePartitionResponse) Partitions; /* v0+ */
+};
+
+struct AlterPartitionReassignmentsResponse {
+    int32_t ThrottleTimeMs;                                  /* v0+ */
+    int16_t ErrorCode;                                       /* v0+ */
+    char *ErrorMessage;                                      /* v0+, nullable v0+ */
+    PROTO_ARRAY(struct ReassignableTopicResponse) Responses; /* v0+ */
+};
+
+extern const struct proto_struct proto_AlterPartitionReassignmentsResponse;
+
+/* ListPartitionReassignments (key 46), version 0, flexible from 0. Topics null = every
+ * reassignment in progress. */
+struct ListPartitionReassignmentsTopics {
+    char *Name;                            /* v0+ */
+    PROTO_ARRAY(int32_t) PartitionIndexes; /* v0+ */
+};
+
+struct ListPartitionReassignmentsRequest {
+    int32_t TimeoutMs;                                           /* v0+, default 60000 */
+    PROTO_ARRAY(struct ListPartitionReassignmentsTopics) Topics; /* v0+, nullable v0+ */
+};
+
+extern const struct proto_struct proto_ListPartitionReassignmentsRequest;
+
+struct OngoingPartitionReassignment {
+    int32_t PartitionIndex;                /* v0+ */
+    PROTO_ARRAY(int32_t) Replicas;         /* v0+ */
+    PROTO_ARRAY(int32_t) AddingReplicas;   /* v0+ */
+    PROTO_ARRAY(int32_t) RemovingReplicas; /* v0+ */
+};
+
+struct OngoingTopicReassignment {
+    char *Name;                                                  /* v0+ */
+    PROTO_ARRAY(struct OngoingPartitionReassignment) Partitions; /* v0+ */
+};
+
+struct ListPartitionReassignmentsResponse {
+    int32_t ThrottleTimeMs;                              /* v0+ */
+    int16_t ErrorCode;                                   /* v0+ */
+    char *ErrorMessage;                                  /* v0+, nullable v0+ */
+    PROTO_ARRAY(struct OngoingTopicReassignment) Topics; /* v0+ */
+};
+
+extern const struct proto_struct proto_ListPartitionReassignmentsResponse;
+
+/* DescribeQuorum (key 55), versions 0-1, flexible from 0. The schema's TopicData, PartitionData
+ * (one layout in the request, another in the response) and ReplicaState are prefixed: other
+ * messages use those names. ErrorMessage, Nodes and ReplicaDirectoryId (v2+) are past the
+ * declared versions. */
+struct DescribeQuorumRequestPartitionData {
+    int32_t PartitionIndex; /* v0+ */
+};
+
+struct DescribeQuorumRequestTopicData {
+    char *TopicName;                                                   /* v0+ */
+    PROTO_ARRAY(struct DescribeQuorumRequestPartitionData) Partitions; /* v0+ */
+};
+
+struct DescribeQuorumRequest {
+    PROTO_ARRAY(struct DescribeQuorumRequestTopicData) Topics; /* v0+ */
+};
+
+extern const struct proto_struct proto_DescribeQuorumRequest;
+
+struct DescribeQuorumReplicaState {
+    int32_t ReplicaId;             /* v0+ */
+    int64_t LogEndOffset;          /* v0+ */
+    int64_t LastFetchTimestamp;    /* v1+, default -1 */
+    int64_t LastCaughtUpTimestamp; /* v1+, default -1 */
+};
+
+struct DescribeQuorumResponsePartitionData {
+    int32_t PartitionIndex;                                       /* v0+ */
+    int16_t ErrorCode;                                            /* v0+ */
+    int32_t LeaderId;                                             /* v0+ */
+    int32_t LeaderEpoch;                                          /* v0+ */
+    int64_t HighWatermark;                                        /* v0+ */
+    PROTO_ARRAY(struct DescribeQuorumReplicaState) CurrentVoters; /* v0+ */
+    PROTO_ARRAY(struct DescribeQuorumReplicaState) Observers;     /* v0+ */
+};
+
+struct DescribeQuorumResponseTopicData {
+    char *TopicName;                                                    /* v0+ */
+    PROTO_ARRAY(struct DescribeQuorumResponsePartitionData) Partitions; /* v0+ */
+};
+
+struct DescribeQuorumResponse {
+    int16_t ErrorCode;                                          /* v0+ */
+    PROTO_ARRAY(struct DescribeQuorumResponseTopicData) Topics; /* v0+ */
+};
+
+extern const struct proto_struct proto_DescribeQuorumResponse;
+
+/* AlterPartition (key 56), versions 0-3, flexible from 0. A broker-to-controller API: a leader
+ * asks for a new ISR. v0-1 name topics, v2+ use topic ids; v3 gives each ISR member with its
+ * broker epoch (NewIsrWithEpochs, KIP-903) instead of NewIsr. The schema's TopicData and
+ * PartitionData (different layouts in request and response) are prefixed. */
+struct BrokerState {
+    int32_t BrokerId;    /* v3+ */
+    int64_t BrokerEpoch; /* v3+, default -1 */
+};
+
+struct AlterPartitionRequestPartitionData {
+    int32_t PartitionIndex;                           /* v0+ */
+    int32_t LeaderEpoch;                              /* v0+ */
+    PROTO_ARRAY(int32_t) NewIsr;                      /* v0-2 */
+    PROTO_ARRAY(struct BrokerState) NewIsrWithEpochs; /* v3+ */
+    int8_t LeaderRecoveryState;                       /* v1+ */
+    int32_t PartitionEpoch;                           /* v0+ */
+};
+
+struct AlterPartitionRequestTopicData {
+    char *TopicName;                                                   /* v0-1 */
+    struct proto_uuid TopicId;                                         /* v2+ */
+    PROTO_ARRAY(struct AlterPartitionRequestPartitionData) Partitions; /* v0+ */
+};
+
+struct AlterPartitionRequest {
+    int32_t BrokerId;                                          /* v0+ */
+    int64_t BrokerEpoch;                                       /* v0+, default -1 */
+    PROTO_ARRAY(struct AlterPartitionRequestTopicData) Topics; /* v0+ */
+};
+
+extern const struct proto_struct proto_AlterPartitionRequest;
+
+struct AlterPartitionResponsePartitionData {
+    int32_t PartitionIndex;     /* v0+ */
+    int16_t ErrorCode;          /* v0+ */
+    int32_t LeaderId;           /* v0+ */
+    int32_t LeaderEpoch;        /* v0+ */
+    PROTO_ARRAY(int32_t) Isr;   /* v0+ */
+    int8_t LeaderRecoveryState; /* v1+ */
+    int32_t PartitionEpoch;     /* v0+ */
+};
+
+struct AlterPartitionResponseTopicData {
+    char *TopicName;                                                    /* v0-1 */
+    struct proto_uuid TopicId;                                          /* v2+ */
+    PROTO_ARRAY(struct AlterPartitionResponsePartitionData) Partitions; /* v0+ */
+};
+
+struct AlterPartitionResponse {
+    int32_t ThrottleTimeMs;                                     /* v0+ */
+    int16_t ErrorCode;                                          /* v0+ */
+    PROTO_ARRAY(struct AlterPartitionResponseTopicData) Topics; /* v0+ */
+};
+
+extern const struct proto_struct proto_AlterPartitionResponse;
 
 /* ---------------------------------------------------------------------------------------- */
 /* The group coordinator's APIs (keys 8-16, 42, 47). */

@@ -2163,3 +2163,65 @@ Conn.metadata_v0 = _conn_metadata_v0
 Conn.metadata_ops = _conn_metadata_ops
 Conn.create_topics_old = _conn_create_topics_old
 Conn.delete_topics_v0 = _conn_delete_topics_v0
+
+
+# ================================================================ DescribeLogDirs
+# DescribeLogDirs v0..v4 (flexible from v2; top-level ErrorCode v3+; TotalBytes /
+# UsableBytes v4+). The parser reads the body to its last byte. Added for
+# test_describe_log_dirs.py.
+
+DESCRIBE_LOG_DIRS = 35
+KAFKA_STORAGE_ERROR = 56
+_LAST_CLASSIC[DESCRIBE_LOG_DIRS] = 1
+
+
+def describe_log_dirs_body(topics):
+    """topics: {name: [partition, ...]}, or None for every hosted partition."""
+    def body(e):
+        def topic(kv):
+            return e.str(kv[0]) + e.arr(list(kv[1]), i32) + e.tags()
+        return e.arr(None if topics is None else list(topics.items()), topic) + e.tags()
+    return body
+
+
+def parse_describe_log_dirs(d, version):
+    """→ dict(throttle_ms, error, results [dict(error, log_dir, total_bytes, usable_bytes,
+    topics {name: {partition: dict(size, offset_lag, is_future)}})]); the error and the
+    byte counts are None in versions without them."""
+    out = {"throttle_ms": d.i32(), "error": d.i16() if version >= 3 else None}
+
+    def result(_r):
+        res = {"error": d.i16(), "log_dir": d.str(), "topics": {}}
+
+        def topic(_r2):
+            name = d.str()
+            parts = {}
+
+            def part(_r3):
+                p = d.i32()
+                assert p not in parts, "partition %s-%d twice" % (name, p)
+                parts[p] = {"size": _r_i64(d.r), "offset_lag": _r_i64(d.r),
+                            "is_future": d.bool()}
+                d.tags()
+
+            d.arr(part)
+            d.tags()
+            assert name not in res["topics"], "topic %s twice" % name
+            res["topics"][name] = parts
+
+        d.arr(topic)
+        res["total_bytes"] = _r_i64(d.r) if version >= 4 else None
+        res["usable_bytes"] = _r_i64(d.r) if version >= 4 else None
+        d.tags()
+        return res
+
+    out["results"] = d.arr(result)
+    return out
+
+
+def _conn_describe_log_dirs(self, topics=None, version=4):
+    return _conn_admin(self, DESCRIBE_LOG_DIRS, version, describe_log_dirs_body(topics),
+                       parse_describe_log_dirs)
+
+
+Conn.describe_log_dirs = _conn_describe_log_dirs

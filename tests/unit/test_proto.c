@@ -2337,3 +2337,796 @@ TEST(proto_vector_txn_responses)
     n = proto_encode(&proto_ListTransactionsResponse, 0, true, &lt, buf);
     check_bytes(buf, n, want_list_v0, sizeof want_list_v0, "ListTransactions v0 response");
 }
+
+/* ---------------------------------------------------------------------------------------- */
+/* Replication, partition administration and the controller's APIs (OffsetForLeaderEpoch,
+ * DescribeLogDirs, ElectLeaders, Alter/ListPartitionReassignments, DescribeQuorum,
+ * AlterPartition, BrokerRegistration, BrokerHeartbeat). Each request and response is written
+ * by hand from the Kafka 3.9 JSON schema at every version of the API, so at its lowest, first
+ * flexible and highest (a second transcription, independent of the schema_*.c tables), then
+ * compared byte for byte with what the encoder makes of the same values, decoded, and re-encoded.
+ * The C structs hold every field at a non-default value, so a field written outside its versions,
+ * a swapped field or a wrong type changes the bytes. */
+
+TEST(proto_replication_api_table)
+{
+    static const struct {
+        int16_t key, min, max, flex;
+    } want[] = {
+        {PROTO_API_OffsetForLeaderEpoch, 0, 4, 4},
+        {PROTO_API_DescribeLogDirs, 0, 4, 2},
+        {PROTO_API_ElectLeaders, 0, 2, 2},
+        {PROTO_API_AlterPartitionReassignments, 0, 0, 0},
+        {PROTO_API_ListPartitionReassignments, 0, 0, 0},
+        {PROTO_API_DescribeQuorum, 0, 1, 0},
+        {PROTO_API_AlterPartition, 0, 3, 0},
+        {PROTO_API_BrokerRegistration, 0, 3, 0},
+        {PROTO_API_BrokerHeartbeat, 0, 1, 0},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const struct proto_api *api = proto_api_find(want[i].key);
+        REQUIRE(api != NULL);
+        CHECK_EQ_INT(api->min_version, want[i].min);
+        CHECK_EQ_INT(api->max_version, want[i].max);
+        CHECK_EQ_INT(api->flexible_min, want[i].flex);
+    }
+}
+
+static void w_uuid(struct wbuf *w, uint8_t first)
+{
+    for (int i = 0; i < 16; i++)
+        w->b[w->n++] = i == 0 ? first : 0;
+}
+
+/* Every version of API `key` (its lowest, first flexible and highest among them): *n receives
+ * how many. */
+static void all_versions(int16_t key, int16_t out[8], int *n)
+{
+    const struct proto_api *api = proto_api_find(key);
+    *n = 0;
+    for (int16_t v = api->min_version; v <= api->max_version && *n < 8; v++)
+        out[(*n)++] = v;
+}
+
+/* Encodes `in` (the request, or the response, of `key`) at `version` and compares it with the
+ * hand-written w; then decodes w and checks that the result encodes to w again. Returns the
+ * decoded struct (in `a`), or NULL after recording a failure. */
+static void *check_vector(int16_t key, bool response, int16_t version, const void *in,
+                          const struct wbuf *w, struct arena *a)
+{
+    const struct proto_api *api = proto_api_find(key);
+    const struct proto_struct *s = response ? api->response : api->request;
+    bool flex = proto_api_flexible(api, version);
+    uint8_t *buf, *buf2;
+    void *out;
+    size_t n, consumed = 0;
+    char what[96];
+    int rc;
+
+    snprintf(what, sizeof what, "%s v%d", s->name, version);
+    n = proto_size(s, version, flex, in);
+    buf = malloc(n + 1);
+    n = proto_encode(s, version, flex, in, buf);
+    check_bytes(buf, n, w->b, w->n, what);
+    free(buf);
+    out = arena_alloc(a, s->size);
+    memset(out, 0, s->size);
+    rc = proto_decode(s, version, flex, w->b, w->n, &consumed, out, a);
+    if (rc != 0 || consumed != w->n) {
+        char m[160];
+        snprintf(m, sizeof m, "%s: decode rc %d, consumed %zu of %zu", what, rc, consumed, w->n);
+        harness_fail(__FILE__, __LINE__, m);
+        return NULL;
+    }
+    buf2 = malloc(w->n + 1);
+    n = proto_encode(s, version, flex, out, buf2);
+    check_bytes(buf2, n, w->b, w->n, what);
+    free(buf2);
+    return out;
+}
+
+TEST(proto_vectors_offset_for_leader_epoch)
+{
+    struct arena *a = arena_new(1 << 16);
+    struct OffsetForLeaderPartition rp = {
+        .Partition = 2, .CurrentLeaderEpoch = 9, .LeaderEpoch = 8};
+    struct OffsetForLeaderTopic rt = {.Topic = "t", .Partitions = {&rp, 1}};
+    struct OffsetForLeaderEpochRequest rq = {.ReplicaId = 7, .Topics = {&rt, 1}};
+    struct EpochEndOffset sp = {
+        .ErrorCode = 74, .Partition = 2, .LeaderEpoch = 6, .EndOffset = 300};
+    struct OffsetForLeaderTopicResult st = {.Topic = "t", .Partitions = {&sp, 1}};
+    struct OffsetForLeaderEpochResponse rs = {.ThrottleTimeMs = 5, .Topics = {&st, 1}};
+    int16_t vs[8];
+    int nv;
+
+    all_versions(PROTO_API_OffsetForLeaderEpoch, vs, &nv);
+    for (int i = 0; i < nv; i++) {
+        int16_t v = vs[i];
+        struct wbuf w = wbuf_for(PROTO_API_OffsetForLeaderEpoch, v);
+        struct OffsetForLeaderEpochRequest *d;
+        struct OffsetForLeaderEpochResponse *e;
+
+        if (v >= 3)
+            w_i32(&w, 7); /* ReplicaId */
+        w_arr(&w, 1);     /* Topics */
+        w_str(&w, "t");
+        w_arr(&w, 1); /* Partitions */
+        w_i32(&w, 2); /* Partition */
+        if (v >= 2)
+            w_i32(&w, 9); /* CurrentLeaderEpoch */
+        w_i32(&w, 8);     /* LeaderEpoch */
+        w_end(&w);
+        w_end(&w);
+        w_end(&w);
+        d = check_vector(PROTO_API_OffsetForLeaderEpoch, false, v, &rq, &w, a);
+        REQUIRE(d != NULL);
+        CHECK_EQ_INT(d->ReplicaId, v >= 3 ? 7 : -2);
+        REQUIRE(d->Topics.n == 1 && d->Topics.v[0].Partitions.n == 1);
+        CHECK_EQ_INT(d->Topics.v[0].Partitions.v[0].CurrentLeaderEpoch, v >= 2 ? 9 : -1);
+        CHECK_EQ_INT(d->Topics.v[0].Partitions.v[0].LeaderEpoch, 8);
+
+        w = wbuf_for(PROTO_API_OffsetForLeaderEpoch, v);
+        if (v >= 2)
+            w_i32(&w, 5); /* ThrottleTimeMs */
+        w_arr(&w, 1);
+        w_str(&w, "t");
+        w_arr(&w, 1);
+        w_i16(&w, 74); /* ErrorCode */
+        w_i32(&w, 2);  /* Partition */
+        if (v >= 1)
+            w_i32(&w, 6); /* LeaderEpoch */
+        w_i64(&w, 300);   /* EndOffset */
+        w_end(&w);
+        w_end(&w);
+        w_end(&w);
+        e = check_vector(PROTO_API_OffsetForLeaderEpoch, true, v, &rs, &w, a);
+        REQUIRE(e != NULL);
+        CHECK_EQ_INT(e->Topics.v[0].Partitions.v[0].LeaderEpoch, v >= 1 ? 6 : -1);
+        CHECK_EQ_INT(e->Topics.v[0].Partitions.v[0].EndOffset, 300);
+    }
+    arena_free(a);
+}
+
+/* Whole frames, header included, written byte by byte from OffsetForLeaderEpochRequest.json
+ * and OffsetForLeaderEpochResponse.json at v4 (the first flexible version: header v2 / v1). */
+TEST(proto_frame_offset_for_leader_epoch_v4)
+{
+    static const uint8_t want_req[] = {
+        0x00, 0x00, 0x00, 0x25, /* size 37 */
+        0x00, 0x17, 0x00, 0x04, /* key 23, version 4 */
+        0x00, 0x00, 0x00, 0x2a, /* correlation id 42 */
+        0x00, 0x01, 'c',        /* client id "c" (INT16 length, even in header v2) */
+        0x00,                   /* header tagged fields */
+        0x00, 0x00, 0x00, 0x03, /* ReplicaId 3 */
+        0x02,                   /* Topics: 1 */
+        0x04, 'a',  'b',  'c',  /* Topic "abc" */
+        0x02,                   /* Partitions: 1 */
+        0x00, 0x00, 0x00, 0x01, /* Partition 1 */
+        0x00, 0x00, 0x00, 0x05, /* CurrentLeaderEpoch 5 */
+        0x00, 0x00, 0x00, 0x04, /* LeaderEpoch 4 */
+        0x00, 0x00, 0x00,       /* partition, topic, request: no tagged fields */
+    };
+    static const uint8_t want_resp[] = {
+        0x00, 0x00, 0x00, 0x24,                         /* size 36 */
+        0x00, 0x00, 0x00, 0x2a,                         /* correlation id 42 */
+        0x00,                                           /* header v1 tagged fields */
+        0x00, 0x00, 0x00, 0x00,                         /* ThrottleTimeMs 0 */
+        0x02,                                           /* Topics: 1 */
+        0x04, 'a',  'b',  'c',                          /* Topic "abc" */
+        0x02,                                           /* Partitions: 1 */
+        0x00, 0x00,                                     /* ErrorCode 0 */
+        0x00, 0x00, 0x00, 0x01,                         /* Partition 1 */
+        0x00, 0x00, 0x00, 0x04,                         /* LeaderEpoch 4 */
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, /* EndOffset 256 */
+        0x00, 0x00, 0x00,                               /* no tagged fields */
+    };
+    const struct proto_api *api = proto_api_find(PROTO_API_OffsetForLeaderEpoch);
+    struct OffsetForLeaderPartition rp = {1, 5, 4};
+    struct OffsetForLeaderTopic rt = {"abc", {&rp, 1}};
+    struct OffsetForLeaderEpochRequest rq = {3, {&rt, 1}};
+    struct EpochEndOffset sp = {0, 1, 4, 256};
+    struct OffsetForLeaderTopicResult st = {"abc", {&sp, 1}};
+    struct OffsetForLeaderEpochResponse rs = {0, {&st, 1}};
+    struct arena *a = arena_new(1 << 16);
+    struct RequestHeader h;
+    struct OffsetForLeaderEpochRequest *d;
+    void *body = NULL;
+    uint8_t *frame;
+    size_t len, hdr_len;
+    int32_t corr;
+
+    REQUIRE(api != NULL);
+    REQUIRE(proto_encode_request(api, 4, 42, "c", &rq, &frame, &len) == 0);
+    check_bytes(frame, len, want_req, sizeof want_req, "OffsetForLeaderEpoch v4 request frame");
+    free(frame);
+    REQUIRE(proto_decode_request_header(want_req + 4, sizeof want_req - 4, &h, &hdr_len, a) == 0);
+    CHECK_EQ_INT(h.RequestApiKey, 23);
+    CHECK_EQ_INT(hdr_len, 12);
+    REQUIRE(proto_decode_request(api, 4, want_req + 4 + hdr_len, sizeof want_req - 4 - hdr_len,
+                                 &body, a) == 0);
+    d = body;
+    CHECK_EQ_INT(d->ReplicaId, 3);
+    REQUIRE(d->Topics.n == 1 && d->Topics.v[0].Partitions.n == 1);
+    CHECK_EQ_STR(d->Topics.v[0].Topic, "abc");
+    CHECK_EQ_INT(d->Topics.v[0].Partitions.v[0].Partition, 1);
+    CHECK_EQ_INT(d->Topics.v[0].Partitions.v[0].CurrentLeaderEpoch, 5);
+    CHECK_EQ_INT(d->Topics.v[0].Partitions.v[0].LeaderEpoch, 4);
+
+    REQUIRE(proto_encode_response(api, 4, 42, &rs, &frame, &len) == 0);
+    check_bytes(frame, len, want_resp, sizeof want_resp, "OffsetForLeaderEpoch v4 response frame");
+    free(frame);
+    body = NULL;
+    REQUIRE(proto_decode_response(api, 4, want_resp + 4, sizeof want_resp - 4, &corr, &body, a) ==
+            0);
+    CHECK_EQ_INT(corr, 42);
+    CHECK_EQ_INT(
+        ((struct OffsetForLeaderEpochResponse *)body)->Topics.v[0].Partitions.v[0].EndOffset, 256);
+    arena_free(a);
+}
+
+/* AlterPartition v3 (KIP-903): the request frame byte by byte from AlterPartitionRequest.json.
+ * NewIsr (v0-2) is set in the struct and must not be written; NewIsrWithEpochs comes in its
+ * place, before LeaderRecoveryState and PartitionEpoch. */
+TEST(proto_frame_alter_partition_v3)
+{
+    static const uint8_t want_req[] = {
+        0x00, 0x00, 0x00, 0x56,                         /* size 86 */
+        0x00, 0x38, 0x00, 0x03,                         /* key 56, version 3 */
+        0x00, 0x00, 0x00, 0x07,                         /* correlation id 7 */
+        0x00, 0x02, 'b',  '1',                          /* client id "b1" */
+        0x00,                                           /* header tagged fields */
+        0x00, 0x00, 0x00, 0x01,                         /* BrokerId 1 */
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x0a, /* BrokerEpoch 10 */
+        0x02,                                           /* Topics: 1 */
+        0xaa, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* TopicId aa00..00bb */
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xbb, /*   (no TopicName from v2 on) */
+        0x02,                                           /* Partitions: 1 */
+        0x00, 0x00, 0x00, 0x02,                         /* PartitionIndex 2 */
+        0x00, 0x00, 0x00, 0x05,                         /* LeaderEpoch 5 */
+        0x03,                                           /* NewIsrWithEpochs: 2 */
+        0x00, 0x00, 0x00, 0x01,                         /* BrokerId 1 */
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x0a, /* BrokerEpoch 10 */
+        0x00,                                           /* tagged fields */
+        0x00, 0x00, 0x00, 0x03,                         /* BrokerId 3 */
+        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, /* BrokerEpoch -1 */
+        0x00,                                           /* tagged fields */
+        0x01,                                           /* LeaderRecoveryState 1 */
+        0x00, 0x00, 0x00, 0x09,                         /* PartitionEpoch 9 */
+        0x00, 0x00, 0x00,                               /* partition, topic, request */
+    };
+    static const uint8_t want_resp[] = {
+        0x00, 0x00, 0x00, 0x38,                         /* size 56 */
+        0x00, 0x00, 0x00, 0x07,                         /* correlation id 7 */
+        0x00,                                           /* header v1 tagged fields */
+        0x00, 0x00, 0x00, 0x00,                         /* ThrottleTimeMs */
+        0x00, 0x00,                                     /* ErrorCode */
+        0x02,                                           /* Topics: 1 */
+        0xaa, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* TopicId */
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xbb, /*  */
+        0x02,                                           /* Partitions: 1 */
+        0x00, 0x00, 0x00, 0x02,                         /* PartitionIndex 2 */
+        0x00, 0x00,                                     /* ErrorCode */
+        0x00, 0x00, 0x00, 0x01,                         /* LeaderId 1 */
+        0x00, 0x00, 0x00, 0x05,                         /* LeaderEpoch 5 */
+        0x02, 0x00, 0x00, 0x00, 0x01,                   /* Isr [1] */
+        0x00,                                           /* LeaderRecoveryState 0 */
+        0x00, 0x00, 0x00, 0x0a,                         /* PartitionEpoch 10 */
+        0x00, 0x00, 0x00,                               /* no tagged fields */
+    };
+    const struct proto_api *api = proto_api_find(PROTO_API_AlterPartition);
+    int32_t old_isr[] = {1, 3};
+    struct BrokerState isr[] = {{1, 10}, {3, -1}};
+    struct AlterPartitionRequestPartitionData rp = {2, 5, {old_isr, 2}, {isr, 2}, 1, 9};
+    struct AlterPartitionRequestTopicData rt = {"ignored", {{0xaa}}, {&rp, 1}};
+    struct AlterPartitionRequest rq = {1, 10, {&rt, 1}};
+    int32_t new_isr[] = {1};
+    struct AlterPartitionResponsePartitionData sp = {2, 0, 1, 5, {new_isr, 1}, 0, 10};
+    struct AlterPartitionResponseTopicData st = {"ignored", {{0xaa}}, {&sp, 1}};
+    struct AlterPartitionResponse rs = {0, 0, {&st, 1}};
+    struct arena *a = arena_new(1 << 16);
+    struct AlterPartitionRequest *d;
+    struct RequestHeader h;
+    void *body = NULL;
+    uint8_t *frame;
+    size_t len, hdr_len;
+
+    rt.TopicId.b[15] = 0xbb;
+    st.TopicId.b[15] = 0xbb;
+    REQUIRE(api != NULL);
+    REQUIRE(proto_encode_request(api, 3, 7, "b1", &rq, &frame, &len) == 0);
+    check_bytes(frame, len, want_req, sizeof want_req, "AlterPartition v3 request frame");
+    free(frame);
+    REQUIRE(proto_decode_request_header(want_req + 4, sizeof want_req - 4, &h, &hdr_len, a) == 0);
+    REQUIRE(proto_decode_request(api, 3, want_req + 4 + hdr_len, sizeof want_req - 4 - hdr_len,
+                                 &body, a) == 0);
+    d = body;
+    CHECK_EQ_INT(d->BrokerEpoch, 10);
+    REQUIRE(d->Topics.n == 1 && d->Topics.v[0].Partitions.n == 1);
+    CHECK(d->Topics.v[0].TopicName == NULL);
+    CHECK_EQ_INT(d->Topics.v[0].TopicId.b[15], 0xbb);
+    CHECK_EQ_INT(d->Topics.v[0].Partitions.v[0].NewIsr.n, 0);
+    REQUIRE(d->Topics.v[0].Partitions.v[0].NewIsrWithEpochs.n == 2);
+    CHECK_EQ_INT(d->Topics.v[0].Partitions.v[0].NewIsrWithEpochs.v[1].BrokerId, 3);
+    CHECK_EQ_INT(d->Topics.v[0].Partitions.v[0].NewIsrWithEpochs.v[1].BrokerEpoch, -1);
+    CHECK_EQ_INT(d->Topics.v[0].Partitions.v[0].LeaderRecoveryState, 1);
+    CHECK_EQ_INT(d->Topics.v[0].Partitions.v[0].PartitionEpoch, 9);
+
+    REQUIRE(proto_encode_response(api, 3, 7, &rs, &frame, &len) == 0);
+    check_bytes(frame, len, want_resp, sizeof want_resp, "AlterPartition v3 response frame");
+    free(frame);
+    arena_free(a);
+}
+
+TEST(proto_vectors_alter_partition)
+{
+    struct arena *a = arena_new(1 << 16);
+    int32_t old_isr[] = {1, 3};
+    struct BrokerState isr[] = {{1, 10}, {3, 11}};
+    struct AlterPartitionRequestPartitionData rp = {2, 5, {old_isr, 2}, {isr, 2}, 1, 9};
+    struct AlterPartitionRequestTopicData rt = {"t", {{0xaa}}, {&rp, 1}};
+    struct AlterPartitionRequest rq = {1, 10, {&rt, 1}};
+    int32_t new_isr[] = {1, 3};
+    struct AlterPartitionResponsePartitionData sp = {2, 106, 1, 5, {new_isr, 2}, 1, 10};
+    struct AlterPartitionResponseTopicData st = {"t", {{0xaa}}, {&sp, 1}};
+    struct AlterPartitionResponse rs = {3, 41, {&st, 1}};
+    int16_t vs[8];
+    int nv;
+
+    all_versions(PROTO_API_AlterPartition, vs, &nv);
+    for (int i = 0; i < nv; i++) {
+        int16_t v = vs[i];
+        struct wbuf w = wbuf_for(PROTO_API_AlterPartition, v);
+        struct AlterPartitionRequest *d;
+
+        w_i32(&w, 1);  /* BrokerId */
+        w_i64(&w, 10); /* BrokerEpoch */
+        w_arr(&w, 1);  /* Topics */
+        if (v <= 1)
+            w_str(&w, "t"); /* TopicName */
+        else
+            w_uuid(&w, 0xaa); /* TopicId */
+        w_arr(&w, 1);         /* Partitions */
+        w_i32(&w, 2);         /* PartitionIndex */
+        w_i32(&w, 5);         /* LeaderEpoch */
+        if (v <= 2) {
+            w_arr(&w, 2); /* NewIsr */
+            w_i32(&w, 1);
+            w_i32(&w, 3);
+        } else {
+            w_arr(&w, 2); /* NewIsrWithEpochs */
+            w_i32(&w, 1);
+            w_i64(&w, 10);
+            w_end(&w);
+            w_i32(&w, 3);
+            w_i64(&w, 11);
+            w_end(&w);
+        }
+        if (v >= 1)
+            w_i8(&w, 1); /* LeaderRecoveryState */
+        w_i32(&w, 9);    /* PartitionEpoch */
+        w_end(&w);
+        w_end(&w);
+        w_end(&w);
+        d = check_vector(PROTO_API_AlterPartition, false, v, &rq, &w, a);
+        REQUIRE(d != NULL);
+        CHECK_EQ_INT(d->Topics.v[0].Partitions.v[0].LeaderRecoveryState, v >= 1 ? 1 : 0);
+        CHECK_EQ_INT(d->Topics.v[0].Partitions.v[0].NewIsr.n, v <= 2 ? 2 : 0);
+
+        w = wbuf_for(PROTO_API_AlterPartition, v);
+        w_i32(&w, 3);  /* ThrottleTimeMs */
+        w_i16(&w, 41); /* ErrorCode */
+        w_arr(&w, 1);
+        if (v <= 1)
+            w_str(&w, "t");
+        else
+            w_uuid(&w, 0xaa);
+        w_arr(&w, 1);
+        w_i32(&w, 2);   /* PartitionIndex */
+        w_i16(&w, 106); /* ErrorCode */
+        w_i32(&w, 1);   /* LeaderId */
+        w_i32(&w, 5);   /* LeaderEpoch */
+        w_arr(&w, 2);   /* Isr */
+        w_i32(&w, 1);
+        w_i32(&w, 3);
+        if (v >= 1)
+            w_i8(&w, 1); /* LeaderRecoveryState */
+        w_i32(&w, 10);   /* PartitionEpoch */
+        w_end(&w);
+        w_end(&w);
+        w_end(&w);
+        CHECK(check_vector(PROTO_API_AlterPartition, true, v, &rs, &w, a) != NULL);
+    }
+    arena_free(a);
+}
+
+TEST(proto_vectors_describe_log_dirs)
+{
+    struct arena *a = arena_new(1 << 16);
+    int32_t parts[] = {0, 4};
+    struct DescribableLogDirTopic rt = {"t", {parts, 2}};
+    struct DescribeLogDirsRequest rq = {{&rt, 1}}, all = {{NULL, -1}};
+    struct DescribeLogDirsPartition sp = {4, 123456789, 3, true};
+    struct DescribeLogDirsTopic st = {"t", {&sp, 1}};
+    struct DescribeLogDirsResult sr = {57, "/d", {&st, 1}, 1000, 600};
+    struct DescribeLogDirsResponse rs = {2, 31, {&sr, 1}};
+    int16_t vs[8];
+    int nv;
+
+    all_versions(PROTO_API_DescribeLogDirs, vs, &nv);
+    for (int i = 0; i < nv; i++) {
+        int16_t v = vs[i];
+        struct wbuf w = wbuf_for(PROTO_API_DescribeLogDirs, v);
+        struct DescribeLogDirsRequest *d;
+        struct DescribeLogDirsResponse *e;
+
+        w_arr(&w, 1); /* Topics */
+        w_str(&w, "t");
+        w_arr(&w, 2); /* Partitions */
+        w_i32(&w, 0);
+        w_i32(&w, 4);
+        w_end(&w);
+        w_end(&w);
+        CHECK(check_vector(PROTO_API_DescribeLogDirs, false, v, &rq, &w, a) != NULL);
+
+        /* A null Topics (every partition) stays null. */
+        w = wbuf_for(PROTO_API_DescribeLogDirs, v);
+        w_arr(&w, -1);
+        w_end(&w);
+        d = check_vector(PROTO_API_DescribeLogDirs, false, v, &all, &w, a);
+        REQUIRE(d != NULL);
+        CHECK_EQ_INT(d->Topics.n, -1);
+
+        w = wbuf_for(PROTO_API_DescribeLogDirs, v);
+        w_i32(&w, 2); /* ThrottleTimeMs */
+        if (v >= 3)
+            w_i16(&w, 31); /* ErrorCode */
+        w_arr(&w, 1);      /* Results */
+        w_i16(&w, 57);     /* ErrorCode */
+        w_str(&w, "/d");   /* LogDir */
+        w_arr(&w, 1);      /* Topics */
+        w_str(&w, "t");
+        w_arr(&w, 1);         /* Partitions */
+        w_i32(&w, 4);         /* PartitionIndex */
+        w_i64(&w, 123456789); /* PartitionSize */
+        w_i64(&w, 3);         /* OffsetLag */
+        w_i8(&w, 1);          /* IsFutureKey */
+        w_end(&w);
+        w_end(&w);
+        if (v >= 4) {
+            w_i64(&w, 1000); /* TotalBytes */
+            w_i64(&w, 600);  /* UsableBytes */
+        }
+        w_end(&w);
+        w_end(&w);
+        e = check_vector(PROTO_API_DescribeLogDirs, true, v, &rs, &w, a);
+        REQUIRE(e != NULL);
+        CHECK_EQ_INT(e->Results.v[0].TotalBytes, v >= 4 ? 1000 : -1);
+        CHECK_EQ_INT(e->Results.v[0].Topics.v[0].Partitions.v[0].PartitionSize, 123456789);
+    }
+    arena_free(a);
+}
+
+TEST(proto_vectors_elect_leaders)
+{
+    struct arena *a = arena_new(1 << 16);
+    int32_t parts[] = {3};
+    struct ElectLeadersTopicPartitions rt = {"t", {parts, 1}};
+    struct ElectLeadersRequest rq = {1, {&rt, 1}, 500};
+    struct ElectLeadersPartitionResult sp = {3, 84, "none"};
+    struct ReplicaElectionResult st = {"t", {&sp, 1}};
+    struct ElectLeadersResponse rs = {1, 7, {&st, 1}};
+    int16_t vs[8];
+    int nv;
+
+    all_versions(PROTO_API_ElectLeaders, vs, &nv);
+    for (int i = 0; i < nv; i++) {
+        int16_t v = vs[i];
+        struct wbuf w = wbuf_for(PROTO_API_ElectLeaders, v);
+        struct ElectLeadersRequest *d;
+
+        if (v >= 1)
+            w_i8(&w, 1); /* ElectionType */
+        w_arr(&w, 1);    /* TopicPartitions */
+        w_str(&w, "t");
+        w_arr(&w, 1); /* Partitions */
+        w_i32(&w, 3);
+        w_end(&w);
+        w_i32(&w, 500); /* TimeoutMs */
+        w_end(&w);
+        d = check_vector(PROTO_API_ElectLeaders, false, v, &rq, &w, a);
+        REQUIRE(d != NULL);
+        CHECK_EQ_INT(d->ElectionType, v >= 1 ? 1 : 0);
+        CHECK_EQ_INT(d->TimeoutMs, 500);
+
+        w = wbuf_for(PROTO_API_ElectLeaders, v);
+        w_i32(&w, 1); /* ThrottleTimeMs */
+        if (v >= 1)
+            w_i16(&w, 7); /* ErrorCode */
+        w_arr(&w, 1);     /* ReplicaElectionResults */
+        w_str(&w, "t");
+        w_arr(&w, 1);  /* PartitionResult */
+        w_i32(&w, 3);  /* PartitionId */
+        w_i16(&w, 84); /* ErrorCode */
+        w_str(&w, "none");
+        w_end(&w);
+        w_end(&w);
+        w_end(&w);
+        CHECK(check_vector(PROTO_API_ElectLeaders, true, v, &rs, &w, a) != NULL);
+    }
+    arena_free(a);
+}
+
+TEST(proto_vectors_partition_reassignments)
+{
+    struct arena *a = arena_new(1 << 16);
+    int32_t replicas[] = {1, 2}, adding[] = {2}, removing[] = {3};
+    struct ReassignablePartition ap[] = {{0, {replicas, 2}}, {1, {NULL, -1}}};
+    struct ReassignableTopic at = {"t", {ap, 2}};
+    struct AlterPartitionReassignmentsRequest arq = {700, {&at, 1}};
+    struct ReassignablePartitionResponse apr = {1, 85, NULL};
+    struct ReassignableTopicResponse atr = {"t", {&apr, 1}};
+    struct AlterPartitionReassignmentsResponse ars = {4, 0, "m", {&atr, 1}};
+    int32_t idx[] = {0};
+    struct ListPartitionReassignmentsTopics lt = {"t", {idx, 1}};
+    struct ListPartitionReassignmentsRequest lrq = {800, {&lt, 1}};
+    struct OngoingPartitionReassignment op = {0, {replicas, 2}, {adding, 1}, {removing, 1}};
+    struct OngoingTopicReassignment ot = {"t", {&op, 1}};
+    struct ListPartitionReassignmentsResponse lrs = {0, 0, NULL, {&ot, 1}};
+    struct ReassignablePartition *p;
+    struct wbuf w;
+
+    /* Version 0 is the only one, and flexible. */
+    w = wbuf_for(PROTO_API_AlterPartitionReassignments, 0);
+    CHECK(w.flex);
+    w_i32(&w, 700); /* TimeoutMs */
+    w_arr(&w, 1);   /* Topics */
+    w_str(&w, "t");
+    w_arr(&w, 2); /* Partitions */
+    w_i32(&w, 0);
+    w_arr(&w, 2); /* Replicas */
+    w_i32(&w, 1);
+    w_i32(&w, 2);
+    w_end(&w);
+    w_i32(&w, 1);
+    w_arr(&w, -1); /* Replicas: null cancels */
+    w_end(&w);
+    w_end(&w);
+    w_end(&w);
+    struct AlterPartitionReassignmentsRequest *d =
+        check_vector(PROTO_API_AlterPartitionReassignments, false, 0, &arq, &w, a);
+    REQUIRE(d != NULL && d->Topics.n == 1 && d->Topics.v[0].Partitions.n == 2);
+    p = d->Topics.v[0].Partitions.v;
+    CHECK_EQ_INT(p[0].Replicas.n, 2);
+    CHECK_EQ_INT(p[1].Replicas.n, -1);
+
+    w = wbuf_for(PROTO_API_AlterPartitionReassignments, 0);
+    w_i32(&w, 4);   /* ThrottleTimeMs */
+    w_i16(&w, 0);   /* ErrorCode */
+    w_str(&w, "m"); /* ErrorMessage */
+    w_arr(&w, 1);   /* Responses */
+    w_str(&w, "t");
+    w_arr(&w, 1);
+    w_i32(&w, 1);    /* PartitionIndex */
+    w_i16(&w, 85);   /* ErrorCode */
+    w_str(&w, NULL); /* ErrorMessage */
+    w_end(&w);
+    w_end(&w);
+    w_end(&w);
+    CHECK(check_vector(PROTO_API_AlterPartitionReassignments, true, 0, &ars, &w, a) != NULL);
+
+    w = wbuf_for(PROTO_API_ListPartitionReassignments, 0);
+    CHECK(w.flex);
+    w_i32(&w, 800);
+    w_arr(&w, 1);
+    w_str(&w, "t");
+    w_arr(&w, 1); /* PartitionIndexes */
+    w_i32(&w, 0);
+    w_end(&w);
+    w_end(&w);
+    CHECK(check_vector(PROTO_API_ListPartitionReassignments, false, 0, &lrq, &w, a) != NULL);
+
+    w = wbuf_for(PROTO_API_ListPartitionReassignments, 0);
+    w_i32(&w, 0);
+    w_i16(&w, 0);
+    w_str(&w, NULL);
+    w_arr(&w, 1); /* Topics */
+    w_str(&w, "t");
+    w_arr(&w, 1);
+    w_i32(&w, 0);
+    w_arr(&w, 2); /* Replicas */
+    w_i32(&w, 1);
+    w_i32(&w, 2);
+    w_arr(&w, 1); /* AddingReplicas */
+    w_i32(&w, 2);
+    w_arr(&w, 1); /* RemovingReplicas */
+    w_i32(&w, 3);
+    w_end(&w);
+    w_end(&w);
+    w_end(&w);
+    CHECK(check_vector(PROTO_API_ListPartitionReassignments, true, 0, &lrs, &w, a) != NULL);
+    arena_free(a);
+}
+
+TEST(proto_vectors_describe_quorum)
+{
+    struct arena *a = arena_new(1 << 16);
+    struct DescribeQuorumRequestPartitionData rp = {0};
+    struct DescribeQuorumRequestTopicData rt = {"__cluster_metadata", {&rp, 1}};
+    struct DescribeQuorumRequest rq = {{&rt, 1}};
+    struct DescribeQuorumReplicaState voter = {1, 50, 1000, 990}, observer = {4, 40, 980, 970};
+    struct DescribeQuorumResponsePartitionData sp = {0, 0, 1, 3, 45, {&voter, 1}, {&observer, 1}};
+    struct DescribeQuorumResponseTopicData st = {"__cluster_metadata", {&sp, 1}};
+    struct DescribeQuorumResponse rs = {0, {&st, 1}};
+    int16_t vs[8];
+    int nv;
+
+    all_versions(PROTO_API_DescribeQuorum, vs, &nv);
+    for (int i = 0; i < nv; i++) {
+        int16_t v = vs[i];
+        struct wbuf w = wbuf_for(PROTO_API_DescribeQuorum, v);
+        struct DescribeQuorumResponse *e;
+
+        w_arr(&w, 1);
+        w_str(&w, "__cluster_metadata");
+        w_arr(&w, 1);
+        w_i32(&w, 0);
+        w_end(&w);
+        w_end(&w);
+        w_end(&w);
+        CHECK(check_vector(PROTO_API_DescribeQuorum, false, v, &rq, &w, a) != NULL);
+
+        w = wbuf_for(PROTO_API_DescribeQuorum, v);
+        w_i16(&w, 0); /* ErrorCode */
+        w_arr(&w, 1); /* Topics */
+        w_str(&w, "__cluster_metadata");
+        w_arr(&w, 1);  /* Partitions */
+        w_i32(&w, 0);  /* PartitionIndex */
+        w_i16(&w, 0);  /* ErrorCode */
+        w_i32(&w, 1);  /* LeaderId */
+        w_i32(&w, 3);  /* LeaderEpoch */
+        w_i64(&w, 45); /* HighWatermark */
+        for (int j = 0; j < 2; j++) {
+            const struct DescribeQuorumReplicaState *r = j == 0 ? &voter : &observer;
+            w_arr(&w, 1); /* CurrentVoters, then Observers */
+            w_i32(&w, r->ReplicaId);
+            w_i64(&w, r->LogEndOffset);
+            if (v >= 1) {
+                w_i64(&w, r->LastFetchTimestamp);
+                w_i64(&w, r->LastCaughtUpTimestamp);
+            }
+            w_end(&w);
+        }
+        w_end(&w);
+        w_end(&w);
+        w_end(&w);
+        e = check_vector(PROTO_API_DescribeQuorum, true, v, &rs, &w, a);
+        REQUIRE(e != NULL);
+        CHECK_EQ_INT(e->Topics.v[0].Partitions.v[0].Observers.v[0].LastCaughtUpTimestamp,
+                     v >= 1 ? 970 : -1);
+    }
+    arena_free(a);
+}
+
+TEST(proto_vectors_broker_registration)
+{
+    struct arena *a = arena_new(1 << 16);
+    struct BrokerRegistrationListener ls = {"PLAINTEXT", "h", 9092, 0};
+    struct BrokerRegistrationFeature fs = {"metadata.version", 1, 21};
+    struct proto_uuid dirs[] = {{{0x11}}};
+    struct BrokerRegistrationRequest rq = {2,    "c",  {{0x22}},  {&ls, 1}, {&fs, 1},
+                                           NULL, true, {dirs, 1}, 77};
+    struct BrokerRegistrationResponse rs = {0, 0, 78};
+    int16_t vs[8];
+    int nv;
+
+    all_versions(PROTO_API_BrokerRegistration, vs, &nv);
+    for (int i = 0; i < nv; i++) {
+        int16_t v = vs[i];
+        struct wbuf w = wbuf_for(PROTO_API_BrokerRegistration, v);
+        struct BrokerRegistrationRequest *d;
+
+        CHECK(w.flex);
+        w_i32(&w, 2);     /* BrokerId */
+        w_str(&w, "c");   /* ClusterId */
+        w_uuid(&w, 0x22); /* IncarnationId */
+        w_arr(&w, 1);     /* Listeners */
+        w_str(&w, "PLAINTEXT");
+        w_str(&w, "h");
+        w_be(&w, 9092, 2); /* Port (uint16) */
+        w_i16(&w, 0);      /* SecurityProtocol */
+        w_end(&w);
+        w_arr(&w, 1); /* Features */
+        w_str(&w, "metadata.version");
+        w_i16(&w, 1);
+        w_i16(&w, 21);
+        w_end(&w);
+        w_str(&w, NULL); /* Rack */
+        if (v >= 1)
+            w_i8(&w, 1); /* IsMigratingZkBroker */
+        if (v >= 2) {
+            w_arr(&w, 1); /* LogDirs */
+            w_uuid(&w, 0x11);
+        }
+        if (v >= 3)
+            w_i64(&w, 77); /* PreviousBrokerEpoch */
+        w_end(&w);
+        d = check_vector(PROTO_API_BrokerRegistration, false, v, &rq, &w, a);
+        REQUIRE(d != NULL);
+        CHECK_EQ_INT(d->PreviousBrokerEpoch, v >= 3 ? 77 : -1);
+        CHECK_EQ_INT(d->LogDirs.n, v >= 2 ? 1 : 0);
+        CHECK(d->IsMigratingZkBroker == (v >= 1));
+
+        w = wbuf_for(PROTO_API_BrokerRegistration, v);
+        w_i32(&w, 0);
+        w_i16(&w, 0);
+        w_i64(&w, 78);
+        w_end(&w);
+        CHECK(check_vector(PROTO_API_BrokerRegistration, true, v, &rs, &w, a) != NULL);
+    }
+    arena_free(a);
+}
+
+TEST(proto_vectors_broker_heartbeat)
+{
+    struct arena *a = arena_new(1 << 16);
+    struct proto_uuid offline[] = {{{0x33}}};
+    struct BrokerHeartbeatRequest rq = {2, 100, 42, true, false, {offline, 1}};
+    struct BrokerHeartbeatResponse rs = {0, 0, true, false, true};
+    struct BrokerHeartbeatResponse *e;
+    int16_t vs[8];
+    int nv;
+    size_t consumed;
+
+    all_versions(PROTO_API_BrokerHeartbeat, vs, &nv);
+    for (int i = 0; i < nv; i++) {
+        int16_t v = vs[i];
+        struct wbuf w = wbuf_for(PROTO_API_BrokerHeartbeat, v);
+        struct BrokerHeartbeatRequest *d;
+
+        w_i32(&w, 2);   /* BrokerId */
+        w_i64(&w, 100); /* BrokerEpoch */
+        w_i64(&w, 42);  /* CurrentMetadataOffset */
+        w_i8(&w, 1);    /* WantFence */
+        w_i8(&w, 0);    /* WantShutDown */
+        if (v >= 1) {
+            w_uvarint(&w, 1);  /* one tagged field */
+            w_uvarint(&w, 0);  /* tag 0: OfflineLogDirs */
+            w_uvarint(&w, 17); /* its size: count + one uuid */
+            w_arr(&w, 1);
+            w_uuid(&w, 0x33);
+        } else {
+            w_end(&w);
+        }
+        d = check_vector(PROTO_API_BrokerHeartbeat, false, v, &rq, &w, a);
+        REQUIRE(d != NULL);
+        CHECK_EQ_INT(d->OfflineLogDirs.n, v >= 1 ? 1 : 0);
+
+        w = wbuf_for(PROTO_API_BrokerHeartbeat, v);
+        w_i32(&w, 0);
+        w_i16(&w, 0);
+        w_i8(&w, 1); /* IsCaughtUp */
+        w_i8(&w, 0); /* IsFenced */
+        w_i8(&w, 1); /* ShouldShutDown */
+        w_end(&w);
+        CHECK(check_vector(PROTO_API_BrokerHeartbeat, true, v, &rs, &w, a) != NULL);
+    }
+    /* An empty OfflineLogDirs is not written; IsFenced defaults to true. */
+    rq.OfflineLogDirs.n = 0;
+    {
+        struct wbuf w = wbuf_for(PROTO_API_BrokerHeartbeat, 1);
+        w_i32(&w, 2);
+        w_i64(&w, 100);
+        w_i64(&w, 42);
+        w_i8(&w, 1);
+        w_i8(&w, 0);
+        w_end(&w);
+        CHECK(check_vector(PROTO_API_BrokerHeartbeat, false, 1, &rq, &w, a) != NULL);
+    }
+    e = arena_alloc(a, sizeof *e);
+    memset(e, 0, sizeof *e);
+    static const uint8_t short_resp[] = {0, 0, 0, 0, 0, 0, 0};
+    /* Every field is required in v0; a truncated body is refused rather than defaulted. */
+    CHECK(proto_decode(&proto_BrokerHeartbeatResponse, 0, true, short_resp, sizeof short_resp,
+                       &consumed, e, a) != 0);
+    arena_free(a);
+}
