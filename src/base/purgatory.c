@@ -255,6 +255,14 @@ void purgatory_point_close(struct purgatory_point *pt)
     fire(&due, false);
 }
 
+void purgatory_point_fail(struct purgatory_point *pt)
+{
+    struct purgatory_link due;
+
+    detach(pt, pt->watches.prev, &due);
+    fire(&due, false);
+}
+
 bool purgatory_point_waited(const struct purgatory_point *pt)
 {
     return link_linked(&pt->watches);

@@ -157,6 +157,12 @@ void purgatory_point_set(struct purgatory_point *pt, int64_t value);
  * reached = false, and later arming returns true at once. Same callback rules as set. */
 void purgatory_point_close(struct purgatory_point *pt);
 
+/* Every watch armed now fires with reached = false, as at a close, but the point stays open:
+ * watches armed afterwards wait as usual (a partition whose leadership moved: the waiters of
+ * the old role can no longer be answered "reached", the point serves the new role). Same
+ * callback rules as set. */
+void purgatory_point_fail(struct purgatory_point *pt);
+
 /* Whether any watch is armed on the point. */
 bool purgatory_point_waited(const struct purgatory_point *pt);
 

@@ -387,6 +387,33 @@ TEST(purgatory_point_close_wakes_everyone)
     env_fini(&e);
 }
 
+/* Failing a point (its partition's leadership moved) fires its watches with reached = false
+ * but leaves it open: a watch armed afterwards waits for the value as usual. */
+TEST(purgatory_point_fail_wakes_everyone_and_stays_open)
+{
+    struct env e;
+    struct top a = {0}, b = {0}, c = {0};
+
+    REQUIRE(env_init(&e));
+    top_init(e.pg, &a);
+    top_init(e.pg, &b);
+    CHECK(!purgatory_watch_arm(&a.w[0], &e.hw, 1));
+    CHECK(!purgatory_watch_arm(&b.w[0], &e.hw, 1000));
+    purgatory_op_start(&a.op, 100);
+    purgatory_op_start(&b.op, 100);
+    purgatory_point_fail(&e.hw);
+    CHECK_EQ_INT(a.dones + b.dones, 2);
+    CHECK(!a.reached && !b.reached);
+    top_init(e.pg, &c);
+    CHECK(!purgatory_watch_arm(&c.w[0], &e.hw, 5));
+    purgatory_op_start(&c.op, 100);
+    CHECK_EQ_INT(c.dones, 0);
+    purgatory_point_set(&e.hw, 5);
+    CHECK_EQ_INT(c.dones, 1);
+    CHECK(c.reached);
+    env_fini(&e);
+}
+
 /* A stop completes every waiting operation, oldest first, with PURGATORY_STOPPED. */
 TEST(purgatory_complete_all_on_stop)
 {
