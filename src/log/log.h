@@ -194,8 +194,12 @@ int log_txn_collect(struct log *l, int64_t from, int64_t upto, struct log_aborte
  * .txnindex entries). log_retain(l) is log_retain_below(l, INT64_MAX). */
 int log_retain_below(struct log *l, int64_t bound);
 
-/* Removes every offset >= `offset` (follower truncation later; recovery now). */
+/* Removes every offset >= `offset` (a follower's diverged tail; recovery's torn tail). */
 int log_truncate_to(struct log *l, int64_t offset);
+/* Deletes every segment and starts again with one empty segment at `offset`, log start and
+ * end both `offset` (a follower whose leader's log starts past this log's end). Returns 0,
+ * ERR_IO (the log then refuses writes) or ERR_KAFKA_STORAGE_ERROR. */
+int log_reset(struct log *l, int64_t offset);
 
 /* Whether flush.messages / flush.ms ask for an fsync now. */
 bool log_flush_due(const struct log *l);

@@ -121,6 +121,25 @@ static int truncate_fully(struct log *l, int64_t offset)
     return 0;
 }
 
+int log_reset(struct log *l, int64_t offset)
+{
+    int rc;
+    if (atomic_load(&l->failed))
+        return ERR_KAFKA_STORAGE_ERROR;
+    if (offset < 0)
+        offset = 0;
+    l->trunc_gen++;
+    slog_info(LOG_MOD, "%s: emptied, starting again at offset %" PRId64 " (end was %" PRId64 ")",
+              l->dir, offset, l->leo);
+    rc = truncate_fully(l, offset);
+    if (rc)
+        return rc;
+    atomic_store(&l->flushed, l->leo);
+    log_epochs_truncate_end(l, l->leo, true);
+    log_epochs_truncate_start(l, l->start);
+    return 0;
+}
+
 int log_truncate_to(struct log *l, int64_t offset)
 {
     size_t i;
@@ -128,8 +147,12 @@ int log_truncate_to(struct log *l, int64_t offset)
 
     if (atomic_load(&l->failed))
         return ERR_KAFKA_STORAGE_ERROR;
-    if (offset >= l->leo)
+    if (offset >= l->leo) {
+        /* Nothing to cut, but epochs starting at the end (a leader's epoch assigned at its log
+         * end before it wrote anything) go: this replica holds no record of them. */
+        log_epochs_truncate_end(l, l->leo, true);
         return 0;
+    }
     if (offset < 0)
         offset = 0;
     l->trunc_gen++;

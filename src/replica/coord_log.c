@@ -500,6 +500,13 @@ void coord_log_append(struct coord_log *cl, int32_t partition, const struct coor
         rc = ERR_NOT_LEADER_OR_FOLLOWER;
         goto fail;
     }
+    /* A coordinator's write is an acks=all write: with fewer in-sync replicas than
+     * min.insync.replicas it is refused before it is appended, as a producer's would be (a
+     * lone leader of __transaction_state must not take a PrepareCommit it alone holds). */
+    if (partition_isr_size(p) < partition_settings(p)->min_insync) {
+        rc = ERR_NOT_ENOUGH_REPLICAS;
+        goto fail;
+    }
     in = calloc((size_t)(n > 0 ? n : 1), sizeof *in);
     if (in == NULL) {
         rc = ERR_NOMEM;

@@ -151,6 +151,12 @@ void partition_refresh_settings(struct partition *p)
         log_config_for(p, &lc);
         log_set_config(p->log, &lc);
     }
+    if (p->sm) {
+        struct psm_effects fx;
+        psm_set_min_insync(p->sm, s->min_insync > 0 ? (int32_t)s->min_insync : 1,
+                           tclock_mono_ms(p->rm->clock), &fx);
+        partition_effects(p, &fx);
+    }
 }
 
 /* A COMMIT/ABORT control batch reached the log (appended here, replicated, or replayed):
@@ -275,80 +281,77 @@ static int64_t find_checkpoint(const struct log_checkpoint_entry *e, size_t n, c
     return def;
 }
 
-/* ---- role ------------------------------------------------------------------------------- */
+/* ---- role and replication ----------------------------------------------------------------- */
 
-static bool contains(const int32_t *v, int32_t n, int32_t x)
+/* psm_ops.epoch_end: the log's leader-epoch cache. */
+static void sm_epoch_end(void *arg, int32_t epoch, int32_t *out_epoch, int64_t *out_end)
 {
-    for (int32_t i = 0; i < n; i++)
-        if (v[i] == x)
-            return true;
-    return false;
+    struct partition *p = arg;
+    log_epoch_end_offset(p->log, epoch, out_epoch, out_end);
 }
 
-/* The leader's rule: HW = min log end over the ISR (itself included), never backwards. A
- * follower in the ISR that has not fetched yet holds it where it is. Returns true if moved. */
-static bool update_hw(struct partition *p)
+/* psm_ops.replica_eligible: registered, unfenced and not shutting down, as this broker's
+ * image says. */
+static bool sm_replica_eligible(void *arg, int32_t broker)
 {
-    int64_t hw = log_end_offset(p->log);
-    if (p->role != REPLICA_LEADER)
-        return false;
-    for (int32_t i = 0; i < p->n_followers; i++)
-        if (contains(p->isr, p->n_isr, p->followers[i].id) && p->followers[i].leo < hw)
-            hw = p->followers[i].leo;
-    if (hw <= p->high_watermark)
-        return false;
-    p->high_watermark = hw;
-    return true;
+    struct partition *p = arg;
+    const struct meta_broker *b = meta_broker_by_id(p->rm->meta, broker);
+    return b != NULL && !b->fenced && !b->shutting_down;
+}
+
+static enum replica_role role_of(const struct partition *p)
+{
+    return psm_role(p->sm) == PSM_LEADER ? REPLICA_LEADER : REPLICA_FOLLOWER;
+}
+
+void partition_effects(struct partition *p, const struct psm_effects *fx)
+{
+    /* First, before anything can move a mark: a waiter of the old role or epoch must never
+     * be answered "reached" by what the new role does (an acks=all produce parked on a
+     * deposed leader would otherwise be acknowledged once the follower HW, fed by the new
+     * leader after truncation, passes its offset). */
+    if (fx->fail_waiters) {
+        purgatory_point_fail(&p->marks[PARTITION_HIGH_WATERMARK]);
+        purgatory_point_fail(&p->marks[PARTITION_LAST_STABLE]);
+        purgatory_point_fail(&p->marks[PARTITION_LOG_END]);
+    }
+    if (fx->role_changed && psm_role(p->sm) == PSM_LEADER && p->log) {
+        /* A leader's epoch starts at its log end (Kafka's makeLeader). */
+        log_epoch_assign(p->log, psm_leader_epoch(p->sm), log_end_offset(p->log));
+    }
+    if (fx->truncate)
+        partition_truncate(p, fx->truncate_to, fx->truncate_below_hw);
+    if (fx->hw_changed)
+        partition_marks_changed(p);
+    if (fx->fetch_changed)
+        replica_fetcher_update(p->rm, p);
+    if (fx->send_alter)
+        replica_alter_queue(p->rm, p);
+}
+
+static void assignment_of(const struct meta_partition *mp, struct psm_assignment *a)
+{
+    *a = (struct psm_assignment){
+        .leader = mp->leader,
+        .leader_epoch = mp->leader_epoch,
+        .partition_epoch = mp->partition_epoch,
+        .n_replicas = mp->n_replicas,
+        .replicas = mp->replicas,
+        .n_isr = mp->n_isr,
+        .isr = mp->isr,
+        .leader_recovery_state = mp->leader_recovery_state,
+    };
 }
 
 bool partition_set_state(struct partition *p, const struct meta_partition *mp)
 {
-    int32_t self = p->rm->node_id, n_rep = mp->n_replicas, n_isr = mp->n_isr;
-    int32_t *rep = malloc(((size_t)n_rep + 1) * sizeof *rep);
-    int32_t *isr = malloc(((size_t)n_isr + 1) * sizeof *isr);
-    struct partition_follower *fol = calloc((size_t)n_rep + 1, sizeof *fol);
-    enum replica_role role = mp->leader == self ? REPLICA_LEADER : REPLICA_FOLLOWER;
-    bool changed = role != p->role || mp->leader_epoch != p->leader_epoch;
-    int32_t nf = 0;
+    struct psm_assignment a;
+    struct psm_effects fx;
 
-    if (rep == NULL || isr == NULL || fol == NULL) {
-        /* Keep the old sets; the role and epochs still follow the image. */
-        slog_error("replica", "out of memory updating the replica sets of %s-%d", p->topic,
-                   p->index);
-        free(rep);
-        free(isr);
-        free(fol);
-    } else {
-        memcpy(rep, mp->replicas, (size_t)n_rep * sizeof *rep);
-        memcpy(isr, mp->isr, (size_t)n_isr * sizeof *isr);
-        for (int32_t i = 0; i < n_rep; i++) {
-            if (rep[i] == self)
-                continue;
-            fol[nf].id = rep[i];
-            /* A new leader epoch forgets what followers had fetched: they fetch again. */
-            fol[nf].leo = changed ? -1 : partition_follower_offset(p, rep[i]);
-            nf++;
-        }
-        free(p->replicas);
-        free(p->isr);
-        free(p->followers);
-        p->replicas = rep;
-        p->isr = isr;
-        p->followers = fol;
-        p->n_replicas = n_rep;
-        p->n_isr = n_isr;
-        p->n_followers = nf;
-    }
-    p->role = role;
-    p->leader_id = mp->leader;
-    p->leader_epoch = mp->leader_epoch;
-    p->partition_epoch = mp->partition_epoch;
-    if (changed && role == REPLICA_LEADER && p->log)
-        log_epoch_assign(p->log, p->leader_epoch, log_end_offset(p->log));
-    /* A shrunk ISR may let the high watermark move. */
-    if (p->log && update_hw(p))
-        partition_marks_changed(p);
-    return changed;
+    assignment_of(mp, &a);
+    psm_apply(p->sm, &a, tclock_mono_ms(p->rm->clock), &fx);
+    partition_effects(p, &fx);
+    return fx.role_changed;
 }
 
 int partition_open(struct replica_mgr *rm, const char *topic, const uint8_t id[16],
@@ -356,7 +359,7 @@ int partition_open(struct replica_mgr *rm, const char *topic, const uint8_t id[1
 {
     struct partition *p = calloc(1, sizeof *p);
     struct log_config lc;
-    int32_t index = mp->partition, leader_epoch = mp->leader_epoch;
+    int32_t index = mp->partition;
     int rc = ERR_NOMEM;
 
     if (p == NULL || (p->topic = strdup(topic)) == NULL)
@@ -364,12 +367,9 @@ int partition_open(struct replica_mgr *rm, const char *topic, const uint8_t id[1
     p->rm = rm;
     p->index = index;
     memcpy(p->topic_id, id, 16);
-    p->leader_epoch = -1;
     p->clean_offset = -1;
     p->clean_horizon = INT64_MAX;
-    partition_set_state(p, mp);
-    if (p->replicas == NULL)
-        goto err;
+    p->fetch_leader = -1;
     p->refs = 1;
     p->online = true;
     int n = snprintf(p->dir, sizeof p->dir, "%s/%s-%d", rm->dir, topic, index);
@@ -426,10 +426,6 @@ int partition_open(struct replica_mgr *rm, const char *topic, const uint8_t id[1
                   "the log start to %lld, so no record below it is served",
                   topic, index, (long long)start, (long long)log_end_offset(p->log),
                   (long long)log_start_offset(p->log));
-    /* A leader's epoch starts at its log end (Kafka's makeLeader); a follower's epoch cache
-     * learns epochs from the batches it replicates. */
-    if (p->role == REPLICA_LEADER)
-        log_epoch_assign(p->log, leader_epoch, log_end_offset(p->log));
     p->opened_ms = tclock_now_ms(rm->clock);
     rc = load_producers(p);
     if (rc != 0) {
@@ -437,24 +433,36 @@ int partition_open(struct replica_mgr *rm, const char *topic, const uint8_t id[1
         pstate_free(p->pstate);
         goto err;
     }
-    /* No replication-offset-checkpoint yet: a leader whose ISR is itself alone (one replica)
-     * has everything committed; otherwise the high watermark starts at the log start and
-     * moves as the followers' fetches (or, on a follower, the leader's) say. */
-    p->high_watermark = log_start_offset(p->log);
-    if (p->role == REPLICA_LEADER && p->n_isr <= 1)
-        p->high_watermark = log_end_offset(p->log);
+    /* The high watermark starts where the replication-offset-checkpoint left it (clamped to
+     * the log); the role, epochs and ISR come with partition_set_state once the partition is
+     * in the manager's table, and then the HW moves as replication says (a leader whose ISR
+     * is itself alone has everything committed at once). */
+    struct psm_config sc = {
+        .replica_lag_time_max_ms = rm->replica_lag_time_max_ms,
+        .alter_retry_ms = rm->alter_retry_ms,
+        .min_insync = p->settings.min_insync > 0 ? (int32_t)p->settings.min_insync : 1,
+    };
+    struct psm_ops ops = {
+        .epoch_end = sm_epoch_end, .replica_eligible = sm_replica_eligible, .arg = p};
+    int64_t hw = find_checkpoint(rm->hws, rm->n_hws, topic, index, log_start_offset(p->log));
+    if (hw < log_start_offset(p->log))
+        hw = log_start_offset(p->log);
+    p->sm = psm_new(rm->node_id, &sc, &ops, hw);
+    if (p->sm == NULL) {
+        log_close(p->log, false);
+        pstate_free(p->pstate);
+        rc = ERR_NOMEM;
+        goto err;
+    }
+    psm_set_log(p->sm, log_start_offset(p->log), log_end_offset(p->log));
     for (int m = PARTITION_LOG_END; m <= PARTITION_DURABLE; m++)
         purgatory_point_init(&p->marks[m], partition_mark(p, (enum partition_mark)m));
     *out = p;
     return 0;
 
 err:
-    if (p) {
+    if (p)
         free(p->topic);
-        free(p->replicas);
-        free(p->isr);
-        free(p->followers);
-    }
     free(p);
     return rc;
 }
@@ -473,9 +481,7 @@ static void partition_free(struct partition *p)
     pstate_free(p->pstate);
     /* A deleted partition's directory is gone: nothing to flush or trim. */
     log_close(p->log, !p->deleted);
-    free(p->replicas);
-    free(p->isr);
-    free(p->followers);
+    psm_free(p->sm);
     free(p->topic);
     free(p);
 }
@@ -498,6 +504,8 @@ bool partition_online(const struct partition *p)
 
 void partition_close(struct partition *p, bool delete_dir)
 {
+    replica_fetcher_remove(p->rm, p);
+    replica_alter_remove(p->rm, p);
     p->online = false;
     p->deleted = delete_dir;
     for (int m = PARTITION_LOG_END; m <= PARTITION_DURABLE; m++)
@@ -564,17 +572,18 @@ const uint8_t *partition_topic_id(const struct partition *p)
 }
 int32_t partition_leader_epoch(const struct partition *p)
 {
-    return p->leader_epoch;
+    return psm_leader_epoch(p->sm);
 }
 int64_t partition_high_watermark(const struct partition *p)
 {
-    return p->high_watermark;
+    return psm_high_watermark(p->sm);
 }
 int64_t partition_last_stable_offset(const struct partition *p)
 {
     /* The first offset of the earliest open transaction, else the high watermark. */
     int64_t first = pstate_first_unstable_offset(p->pstate);
-    return first >= 0 && first < p->high_watermark ? first : p->high_watermark;
+    int64_t hw = psm_high_watermark(p->sm);
+    return first >= 0 && first < hw ? first : hw;
 }
 
 int partition_aborted_txns(struct partition *p, int64_t from, int64_t upto,
@@ -609,34 +618,44 @@ struct log *partition_log(struct partition *p)
 }
 enum replica_role partition_role(const struct partition *p)
 {
-    return p->role;
+    return role_of(p);
 }
 int32_t partition_leader_id(const struct partition *p)
 {
-    return p->leader_id;
+    return psm_leader(p->sm);
 }
 int32_t partition_partition_epoch(const struct partition *p)
 {
-    return p->partition_epoch;
+    return psm_partition_epoch(p->sm);
 }
 bool partition_is_replica(const struct partition *p, int32_t node)
 {
-    return contains(p->replicas, p->n_replicas, node);
+    return psm_is_replica(p->sm, node);
 }
 bool partition_in_isr(const struct partition *p, int32_t node)
 {
-    return contains(p->isr, p->n_isr, node);
+    return psm_in_isr(p->sm, node);
 }
 int32_t partition_isr_size(const struct partition *p)
 {
-    return p->n_isr;
+    return psm_isr_count(p->sm);
 }
 int64_t partition_follower_offset(const struct partition *p, int32_t node)
 {
-    for (int32_t i = 0; i < p->n_followers; i++)
-        if (p->followers[i].id == node)
-            return p->followers[i].leo;
-    return -1;
+    return psm_follower_log_end(p->sm, node);
+}
+bool partition_leader_ready(const struct partition *p)
+{
+    return psm_role(p->sm) == PSM_LEADER && psm_hw_covers_epoch_start(p->sm);
+}
+void partition_epoch_end_offset(const struct partition *p, int32_t epoch, int32_t *out_epoch,
+                                int64_t *out_end)
+{
+    log_epoch_end_offset(p->log, epoch, out_epoch, out_end);
+}
+int32_t partition_last_fetched_epoch(const struct partition *p)
+{
+    return log_latest_epoch(p->log);
 }
 
 /* ---- reading ------------------------------------------------------------------------------ */
@@ -737,16 +756,18 @@ int partition_delete_records(struct partition *p, int64_t offset, int64_t *low_w
 {
     int rc = 0;
     *low_watermark = -1;
-    if (p->role != REPLICA_LEADER)
+    int64_t hw = psm_high_watermark(p->sm);
+    if (psm_role(p->sm) != PSM_LEADER)
         return ERR_NOT_LEADER_OR_FOLLOWER;
     if (offset == -1)
-        offset = p->high_watermark;
-    if (offset < 0 || offset > p->high_watermark)
+        offset = hw;
+    if (offset < 0 || offset > hw)
         return ERR_OFFSET_OUT_OF_RANGE;
     if (offset > log_start_offset(p->log))
         rc = log_delete_records(p->log, offset);
     if (rc == 0)
         *low_watermark = log_start_offset(p->log);
+    partition_log_moved(p);
     return rc;
 }
 const struct pstate *partition_pstate(const struct partition *p)
@@ -770,7 +791,7 @@ int partition_append(struct partition *p, uint8_t *batch, size_t len,
     int rc;
 
     *append_time = -1;
-    if (p->role != REPLICA_LEADER)
+    if (psm_role(p->sm) != PSM_LEADER)
         return ERR_NOT_LEADER_OR_FOLLOWER;
     if (is_marker) {
         rc = record_control_parse(batch, len, &marker_type, &coord_epoch);
@@ -789,7 +810,7 @@ int partition_append(struct partition *p, uint8_t *batch, size_t len,
         *append_time = max_ts = tclock_now_ms(p->rm->clock);
         record_batch_set_log_append_time(batch, max_ts);
     }
-    rc = log_append(p->log, batch, len, hdr->last_offset_delta, max_ts, p->leader_epoch,
+    rc = log_append(p->log, batch, len, hdr->last_offset_delta, max_ts, psm_leader_epoch(p->sm),
                     base_offset);
     if (rc != 0)
         return rc;
@@ -811,18 +832,23 @@ int partition_append(struct partition *p, uint8_t *batch, size_t len,
             slog_error("replica", "out of memory recording producer %lld on %s-%d",
                        (long long)hdr->producer_id, p->topic, p->index);
     }
-    update_hw(p);
+    struct psm_effects fx;
+    psm_appended(p->sm, log_end_offset(p->log), tclock_mono_ms(p->rm->clock), &fx);
     partition_maybe_flush(p, rolled);
+    /* The log end moved whatever the HW did: the marks are looked at in any case. */
     partition_marks_changed(p);
+    fx.hw_changed = false;
+    partition_effects(p, &fx);
     return 0;
 }
 
-int partition_append_as_follower(struct partition *p, uint8_t *buf, size_t len, int64_t leader_hw)
+int partition_append_as_follower(struct partition *p, uint8_t *buf, size_t len, int64_t leader_hw,
+                                 int64_t leader_log_start)
 {
     size_t off = 0;
     int rc = 0;
 
-    if (p->role != REPLICA_FOLLOWER)
+    if (psm_role(p->sm) != PSM_FOLLOWER)
         return ERR_NOT_LEADER_OR_FOLLOWER;
     while (off < len) {
         struct record_batch b;
@@ -830,11 +856,22 @@ int partition_append_as_follower(struct partition *p, uint8_t *buf, size_t len, 
         size_t size;
 
         rc = record_batch_parse(buf + off, len - off, &b);
+        if (rc == ERR_TRUNCATED && off > 0) {
+            rc = 0; /* a partial batch at the end of a response: fetched again next time */
+            break;
+        }
         if (rc != 0) {
             rc = ERR_CORRUPT_MESSAGE;
             break;
         }
         size = record_batch_size(&b);
+        /* The leader's bytes are checked as a client's would be (Kafka's appendAsFollower
+         * validates the CRC too): a batch damaged on the leader's disk or on the way is never
+         * made part of this replica. */
+        if (record_crc32c(0, buf + off + 21, size - 21) != b.crc) {
+            rc = ERR_CORRUPT_MESSAGE;
+            break;
+        }
         if (b.base_offset != log_end_offset(p->log)) {
             rc = ERR_OFFSET_OUT_OF_RANGE;
             break;
@@ -865,31 +902,121 @@ int partition_append_as_follower(struct partition *p, uint8_t *buf, size_t len, 
         partition_maybe_flush(p, log_active_base(p->log) != base_before);
         off += size;
     }
-    int64_t hw = leader_hw < log_end_offset(p->log) ? leader_hw : log_end_offset(p->log);
-    if (hw > p->high_watermark)
-        p->high_watermark = hw;
+    struct psm_effects fx;
+    psm_fetched(p->sm, log_end_offset(p->log), leader_hw, leader_log_start, &fx);
+    /* The leader's log start moved up (retention, DeleteRecords): this replica follows, as
+     * far as the state machine allows (never past the HW). */
+    if (psm_log_start(p->sm) > log_start_offset(p->log))
+        (void)log_delete_records(p->log, psm_log_start(p->sm)); /* kept by the checkpoint */
     if (off > 0)
         partition_marks_changed(p);
+    fx.hw_changed = fx.hw_changed && off == 0;
+    partition_effects(p, &fx);
     return rc;
 }
 
-int partition_follower_fetched(struct partition *p, int32_t replica_id, int64_t fetch_offset)
+int partition_follower_fetch(struct partition *p, const struct psm_fetch *f,
+                             struct psm_fetch_verdict *v)
 {
-    if (p->role != REPLICA_LEADER)
-        return ERR_NOT_LEADER_OR_FOLLOWER;
-    for (int32_t i = 0; i < p->n_followers; i++) {
-        struct partition_follower *f = &p->followers[i];
-        if (f->id != replica_id)
-            continue;
-        /* A fetch offset past the leader's end is not a position (the fetch fails with
-         * OFFSET_OUT_OF_RANGE); the follower's end never counts beyond the leader's. */
-        if (fetch_offset >= 0 && fetch_offset <= log_end_offset(p->log))
-            f->leo = fetch_offset;
-        if (update_hw(p))
-            partition_marks_changed(p);
-        return 0;
+    struct psm_effects fx;
+    int rc = psm_follower_fetch(p->sm, f, tclock_mono_ms(p->rm->clock), v, &fx);
+    partition_effects(p, &fx);
+    return rc;
+}
+
+void partition_diverging(struct partition *p, int32_t epoch, int64_t end_offset)
+{
+    struct psm_effects fx;
+    psm_diverging(p->sm, epoch, end_offset, &fx);
+    partition_effects(p, &fx);
+}
+
+/* The one way a follower's log moves down: the log, its epoch cache and .txnindex, the
+ * producer state (rebuilt from the newest snapshot at or below the cut plus the log after it,
+ * as a restart does), the high watermark and every mark, together. A cut below the old high
+ * watermark (after an unclean election) drops records a consumer may have read: one WARN line
+ * names the range. */
+int partition_truncate(struct partition *p, int64_t offset, bool below_hw)
+{
+    int64_t leo = log_end_offset(p->log), hw = psm_high_watermark(p->sm);
+    struct psm_effects fx;
+    int rc;
+
+    if (offset >= leo) {
+        /* Only epochs the log holds no record of go (psm_diverging may ask for that). */
+        rc = log_truncate_to(p->log, offset);
+        psm_truncated(p->sm, log_end_offset(p->log), &fx);
+        partition_effects(p, &fx);
+        replica_write_epochs(p);
+        return rc;
     }
-    return ERR_NOT_LEADER_OR_FOLLOWER;
+    if (below_hw)
+        slog_warn("replica",
+                  "%s-%d: truncating to offset %lld, below the high watermark %lld: records "
+                  "%lld..%lld, which consumers may have read, are dropped (an unclean leader "
+                  "election chose a leader without them)",
+                  p->topic, p->index, (long long)offset, (long long)hw, (long long)offset,
+                  (long long)(hw - 1));
+    else
+        slog_info("replica",
+                  "%s-%d: truncating the diverged tail %lld..%lld (the leader's log "
+                  "differs there)",
+                  p->topic, p->index, (long long)offset, (long long)(leo - 1));
+    rc = log_truncate_to(p->log, offset);
+    if (rc == 0) {
+        struct pstate *old = p->pstate;
+        p->pstate = NULL;
+        rc = load_producers(p);
+        if (rc == 0)
+            pstate_free(old);
+        else {
+            pstate_free(p->pstate);
+            p->pstate = old;
+            pstate_truncate(p->pstate, offset); /* the best that is left */
+        }
+    }
+    if (rc != 0)
+        slog_error("replica", "%s-%d: truncation to %lld failed: %s", p->topic, p->index,
+                   (long long)offset, err_name(rc));
+    psm_truncated(p->sm, log_end_offset(p->log), &fx);
+    partition_marks_changed(p);
+    fx.hw_changed = false;
+    partition_effects(p, &fx);
+    replica_write_epochs(p);
+    return rc;
+}
+
+int partition_reset_to(struct partition *p, int64_t offset)
+{
+    struct psm_effects fx;
+    int rc = log_reset(p->log, offset);
+    if (rc == 0) {
+        struct pstate *old = p->pstate;
+        p->pstate = NULL;
+        rc = load_producers(p);
+        if (rc == 0)
+            pstate_free(old);
+        else {
+            pstate_free(p->pstate);
+            p->pstate = old;
+            pstate_truncate(p->pstate, 0);
+        }
+    }
+    if (rc != 0)
+        slog_error("replica", "%s-%d: cannot start the log over at %lld: %s", p->topic, p->index,
+                   (long long)offset, err_name(rc));
+    psm_set_log(p->sm, log_start_offset(p->log), log_end_offset(p->log));
+    psm_truncated(p->sm, log_end_offset(p->log), &fx);
+    partition_marks_changed(p);
+    fx.hw_changed = false;
+    partition_effects(p, &fx);
+    replica_write_epochs(p);
+    return rc;
+}
+
+void partition_log_moved(struct partition *p)
+{
+    psm_set_log(p->sm, log_start_offset(p->log), log_end_offset(p->log));
 }
 
 int partition_write_marker(struct partition *p, int64_t producer_id, int16_t producer_epoch,
@@ -902,7 +1029,7 @@ int partition_write_marker(struct partition *p, int64_t producer_id, int16_t pro
     int rc;
 
     *offset = -1;
-    if (p->role != REPLICA_LEADER)
+    if (psm_role(p->sm) != PSM_LEADER)
         return ERR_NOT_LEADER_OR_FOLLOWER;
     rc = record_build_control(producer_id, producer_epoch, coordinator_epoch,
                               commit ? RECORD_CONTROL_COMMIT : RECORD_CONTROL_ABORT,
@@ -947,7 +1074,7 @@ size_t partition_abort_hanging(struct partition *p, int64_t now_ms, int64_t olde
     size_t n, aborted = 0, k = 0;
     int64_t *ids;
 
-    if (p->role != REPLICA_LEADER || pstate_first_unstable_offset(p->pstate) < 0)
+    if (psm_role(p->sm) != PSM_LEADER || pstate_first_unstable_offset(p->pstate) < 0)
         return 0;
     prods = pstate_producers(p->pstate, &n);
     ids = malloc((n + 1) * sizeof *ids);

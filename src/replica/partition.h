@@ -182,20 +182,44 @@ int partition_append(struct partition *p, uint8_t *batch, size_t len,
                      const struct record_batch *hdr, int64_t *base_offset, int64_t *append_time);
 
 /* A follower's append of batches fetched from the leader (`buf`, whole batches, as the
- * leader's log holds them): each batch keeps the leader's base offset and partition leader
- * epoch (the first must start at this log's end and each one follow the previous; the epoch
- * cache learns new epochs), and is recorded in the producer state. Then the high watermark
- * becomes min(leader_hw, log end). Returns 0, NOT_LEADER_OR_FOLLOWER on a leader,
- * OFFSET_OUT_OF_RANGE if a batch does not start at the log end, CORRUPT_MESSAGE for bytes that
- * are not whole batches, or the log's error. Batches before a failing one stay appended. */
-int partition_append_as_follower(struct partition *p, uint8_t *buf, size_t len, int64_t leader_hw);
+ * leader's log holds them; a partial batch at the end is left for the next fetch): each batch
+ * is checked (header, CRC32C), keeps the leader's base offset and partition leader epoch (the
+ * first must start at this log's end and each one follow the previous; the epoch cache learns
+ * new epochs), and is recorded in the producer state. Then the high watermark becomes
+ * min(leader_hw, log end), never backwards. Returns 0, NOT_LEADER_OR_FOLLOWER unless this
+ * broker follows the partition, OFFSET_OUT_OF_RANGE if a batch does not start at the log end,
+ * CORRUPT_MESSAGE for bytes that are not whole valid batches, or the log's error. Batches
+ * before a failing one stay appended. `buf` is patched in place. */
+int partition_append_as_follower(struct partition *p, uint8_t *buf, size_t len, int64_t leader_hw,
+                                 int64_t leader_log_start);
 
-/* On a leader: follower `replica_id` fetched from `fetch_offset`, so its log end is that
- * offset (Kafka's follower-position rule). Moves the high watermark to the minimum log end
- * over the ISR (never backwards) and moves the marks (waking their watches) if it moved. Returns 0,
- * NOT_LEADER_OR_FOLLOWER if this broker does not lead the partition or `replica_id` is not a
- * follower in its replica set. */
-int partition_follower_fetched(struct partition *p, int32_t replica_id, int64_t fetch_offset);
+/* On a leader: a replica's Fetch for this partition (struct psm_fetch, partition_sm.h),
+ * checked before it counts — leadership, replica set, CurrentLeaderEpoch, divergence by
+ * LastFetchedEpoch, offset range — and only then taken as the follower's log end (which may
+ * move the high watermark and grow the ISR). Returns v->error; v->diverging asks for a
+ * DivergingEpoch answer without records. */
+struct psm_fetch;
+struct psm_fetch_verdict;
+int partition_follower_fetch(struct partition *p, const struct psm_fetch *f,
+                             struct psm_fetch_verdict *v);
+
+/* On a follower: the leader answered DivergingEpoch {epoch, end_offset}: the log is truncated
+ * where the leader's and this replica's histories part (partition_sm.h's rule). */
+void partition_diverging(struct partition *p, int32_t epoch, int64_t end_offset);
+
+/* The epoch of the last batch this replica holds (the leader-epoch cache's latest), -1 when
+ * none: a follower's Fetch names it as LastFetchedEpoch. */
+int32_t partition_last_fetched_epoch(const struct partition *p);
+
+/* OffsetForLeaderEpoch: the largest epoch <= `epoch` this log knows and its end offset (the
+ * next epoch's start, or the log end for the latest); -1/-1 when unknown. */
+void partition_epoch_end_offset(const struct partition *p, int32_t epoch, int32_t *out_epoch,
+                                int64_t *out_end);
+
+/* A leader whose high watermark has reached the start offset of its leader epoch: before
+ * that, ListOffsets answers OFFSET_NOT_AVAILABLE (the new leader's HW may lag what the old
+ * one had exposed). */
+bool partition_leader_ready(const struct partition *p);
 
 /* The offsets a deferred request can wait for (base/purgatory.h): each is the first offset
  * not yet there (exclusive), and moves up (a follower's truncation may move the log end

@@ -20,6 +20,7 @@
 struct meta;
 struct tclock;
 struct props;
+struct net_client;
 
 struct replica_mgr;
 
@@ -30,6 +31,12 @@ struct replica_options {
     const struct props *config; /* static broker config, borrowed */
     int32_t node_id;
     const char *log_dir;
+    /* Outbound clients (net/net.h), borrowed: `client` carries AlterPartition to the
+     * controller; `fetch_client` only the follower fetcher's Fetch requests, so that a
+     * long-polling replica fetch never waits in front of coordinator traffic. NULL (unit
+     * tests): nothing is sent, followers are appended to by the caller. */
+    struct net_client *client;
+    struct net_client *fetch_client;
 };
 
 /* Opens every partition the image assigns to this node (recovering unflushed tails when
@@ -51,6 +58,17 @@ struct partition *replica_partition_by_id(struct replica_mgr *rm, const uint8_t 
                                           int32_t index);
 /* Number of hosted partitions. */
 size_t replica_count(const struct replica_mgr *rm);
+
+/* Calls fn(arg, p) for every hosted partition (any role), in no particular order, until fn
+ * returns non-zero; returns that value, or 0. fn must not open or close partitions. */
+int replica_for_each(struct replica_mgr *rm, int (*fn)(void *arg, struct partition *p), void *arg);
+
+/* The log directory, for DescribeLogDirs: its absolute path into path[0..path_len) (the
+ * configured one if it cannot be resolved), and the total and usable bytes of the volume it
+ * is on (statvfs; usable = what an unprivileged writer may still take). Returns 0, or ERR_IO
+ * when the volume cannot be asked (*total and *usable are then -1). */
+int replica_log_dir(const struct replica_mgr *rm, char *path, size_t path_len, int64_t *total,
+                    int64_t *usable);
 
 /* The partition a client request (Produce, Fetch, ListOffsets, DeleteRecords,
  * DescribeProducers) must find led here. Returns 0 and *out when this broker leads it;

@@ -9,6 +9,7 @@
 #include "base/tclock.h"
 #include "config/config.h"
 #include "log/log.h"
+#include "partition_sm.h"
 #include "replica.h"
 
 struct meta_partition;
@@ -23,12 +24,6 @@ struct replica_open_item {
     int32_t opened; /* so far, for the line logged when done */
 };
 
-/* What the leader knows of one follower. */
-struct partition_follower {
-    int32_t id;
-    int64_t leo; /* from its last fetch offset; -1 = not fetched yet */
-};
-
 struct partition {
     struct replica_mgr *rm;
     struct partition *hash_next;
@@ -38,13 +33,19 @@ struct partition {
     char dir[PATH_MAX];
     struct log *log;
     struct pstate *pstate;
-    /* Role and replica sets, from the image's partition record. */
-    enum replica_role role;
-    int32_t leader_id, leader_epoch, partition_epoch;
-    int32_t n_replicas, n_isr, n_followers;
-    int32_t *replicas, *isr;
-    struct partition_follower *followers; /* the other replicas (positions kept by a leader) */
-    int64_t high_watermark;
+    /* Role, epochs, replicas and ISR (from the image's partition records), the followers'
+     * positions (on a leader), the log end as replication sees it and the high watermark:
+     * the replication state machine. Everything that changes them goes through it and does
+     * what its effects say (partition_effects). */
+    struct partition_sm *sm;
+    /* fetcher.c: the leader whose fetch session this follower is in (-1: none), its place in
+     * that session's list, and until when a fetch error keeps it out of the requests. */
+    int32_t fetch_leader;
+    struct partition *fetch_prev, *fetch_next;
+    int64_t fetch_delay_until;
+    /* alter.c: queued for the next AlterPartition request (the sm's pending change). */
+    bool alter_queued;
+    struct partition *alter_next;
     struct partition_settings settings;
     struct purgatory_point marks[4]; /* by enum partition_mark */
     unsigned refs;                   /* the table's reference + holders */
@@ -60,6 +61,9 @@ struct partition {
     bool cleaning;
     int64_t opened_ms; /* wall clock at open: replayed producers' times are batch timestamps */
 };
+
+/* fetcher.c: one fetch session per leader broker this broker follows partitions of. */
+struct replica_fetch_session;
 
 struct replica_mgr {
     uv_loop_t *loop;
@@ -77,6 +81,7 @@ struct replica_mgr {
     struct tclock_timer timer; /* housekeeping; data is NULL once closed */
     int64_t last_retention_ms, last_checkpoint_ms, last_expiration_ms;
     int64_t last_hanging_ms; /* partition_abort_hanging's last round */
+    int64_t last_sm_tick_ms; /* tick_partitions' last round */
     unsigned flushes;        /* in flight, all partitions (and log-start checkpoint writes) */
     /* log_starts.c: a log-start-offset-checkpoint write in flight, and who waits for the
      * next one. */
@@ -115,7 +120,46 @@ struct replica_mgr {
     bool stopping;
     void (*stop_cb)(void *arg);
     void *stop_arg;
+    /* Replication (read at start): replica.lag.time.max.ms and the AlterPartition retry. */
+    int64_t replica_lag_time_max_ms, alter_retry_ms;
+    /* The replication-offset-checkpoint read at start (each partition's high watermark),
+     * until the partitions took it. */
+    struct log_checkpoint_entry *hws;
+    size_t n_hws;
+    /* fetcher.c: the follower fetcher on its own client (borrowed), its sessions and their
+     * settings (replica.fetch.*). */
+    struct net_client *fetch_client;
+    struct replica_fetch_session *sessions;
+    int32_t fetch_wait_ms, fetch_min_bytes, fetch_max_bytes, fetch_response_max_bytes;
+    int64_t fetch_backoff_ms;
+    unsigned fetches_in_flight; /* a stop waits for them */
+    bool fetch_kick;            /* replica_fetcher_kick at the next idle turn */
+    /* alter.c: AlterPartition to the controller through the shared client (borrowed): the
+     * partitions whose change waits for the next request, and whether one is in flight. */
+    struct net_client *client;
+    struct partition *alter_head;
+    bool alter_in_flight;
+    int64_t alter_backoff_until;
 };
+
+/* fetcher.c: puts `p` in the session of its leader (or takes it out of any: not a follower,
+ * no leader, leader itself), as its state machine now says. Safe to call at any time. */
+void replica_fetcher_update(struct replica_mgr *rm, struct partition *p);
+/* fetcher.c: takes `p` out of its session (it is closing). */
+void replica_fetcher_remove(struct replica_mgr *rm, struct partition *p);
+/* fetcher.c: sends the fetches that are due (the housekeeping tick calls it too). */
+void replica_fetcher_kick(struct replica_mgr *rm);
+/* fetcher.c: stops every session (answers still out are dropped); replica_fetcher_free frees
+ * them once no Fetch is out (the stop's end). */
+void replica_fetcher_stop(struct replica_mgr *rm);
+void replica_fetcher_free(struct replica_mgr *rm);
+/* partition.c: a follower whose leader's log starts past this replica's end: the log is
+ * emptied and starts at `offset` (producer state and the HW with it). */
+int partition_reset_to(struct partition *p, int64_t offset);
+/* alter.c: queues `p`'s pending AlterPartition for the next request (one at a time). */
+void replica_alter_queue(struct replica_mgr *rm, struct partition *p);
+/* alter.c: takes `p` out of the queue (it is closing). */
+void replica_alter_remove(struct replica_mgr *rm, struct partition *p);
 
 /* partition.c */
 int partition_open(struct replica_mgr *rm, const char *topic, const uint8_t id[16],
@@ -131,6 +175,13 @@ struct log *partition_log(struct partition *p);
  * directory is deleted (renamed away at once) when `delete_dir`. */
 void partition_close(struct partition *p, bool delete_dir);
 void partition_refresh_settings(struct partition *p);
+/* Does what a replication state machine call asked (partition_sm.h's effects, in order). */
+void partition_effects(struct partition *p, const struct psm_effects *fx);
+/* The one truncation routine of a follower (partition.c says what moves with the log). */
+int partition_truncate(struct partition *p, int64_t offset, bool below_hw);
+/* The log start or end moved outside an append (retention, DeleteRecords, truncation): tell
+ * the state machine. */
+void partition_log_moved(struct partition *p);
 /* Brings the marks (enum partition_mark) up to the partition's state, firing the watches
  * they reach: call whenever the log end, high watermark, last stable offset or flushed
  * offset may have moved. Safe to re-enter from a watch's callback. */
@@ -182,6 +233,9 @@ void replica_write_checkpoint(struct replica_mgr *rm, const char *path,
 /* replica_mgr.c: a piece of thread-pool work counted in `flushes` is over (a stop may be
  * waiting for it). */
 void replica_mgr_work_done(struct replica_mgr *rm);
+/* replica_mgr.c: a fetch or AlterPartition answer arrived during a stop: finish it if it was
+ * the last thing out. */
+void replica_mgr_check_stop(struct replica_mgr *rm);
 
 /* cleaner.c: log compaction's scheduling. replica_cleaner_load reads the log dir's
  * cleaner-offset-checkpoint into the hosted partitions (at start); replica_cleaner_tick (each

@@ -29,6 +29,9 @@
  * aborts it as hanging (partition_abort_hanging). */
 #define REPLICA_HANGING_MARGIN_MS 60000
 #define OPEN_RETRY_MS 5000
+/* How often every partition's replication state machine looks at its ISR (lag shrinks are
+ * decided at this granularity: replica.lag.time.max.ms is tens of seconds). */
+#define REPLICATION_TICK_MS 1000
 
 /* ---- the table -------------------------------------------------------------------------- */
 
@@ -90,7 +93,7 @@ static int leader_of(struct replica_mgr *rm, const struct meta_topic *t, int32_t
         open_one(rm, t, &t->partitions[index]);
         p = replica_partition(rm, t->name, index);
     }
-    if (p == NULL || p->role != REPLICA_LEADER || memcmp(p->topic_id, t->id, 16) != 0)
+    if (p == NULL || partition_role(p) != REPLICA_LEADER || memcmp(p->topic_id, t->id, 16) != 0)
         return ERR_NOT_LEADER_OR_FOLLOWER;
     *out = p;
     return 0;
@@ -131,14 +134,14 @@ void replica_mgr_publish(struct replica_mgr *rm, const struct partition *p, enum
     if (e == NULL || (e->topic = strdup(p->topic)) == NULL) {
         /* A subscriber that misses an event would serve a stale role: say so loudly. */
         slog_error("replica", "out of memory: leadership event for %s-%d at epoch %d lost",
-                   p->topic, p->index, p->leader_epoch);
+                   p->topic, p->index, partition_leader_epoch(p));
         free(e);
         return;
     }
     memcpy(e->topic_id, p->topic_id, 16);
     e->partition = p->index;
     e->role = role;
-    e->leader_epoch = p->leader_epoch;
+    e->leader_epoch = partition_leader_epoch(p);
     *rm->ev_tail = e;
     rm->ev_tail = &e->next;
     rm->ev_count++;
@@ -153,6 +156,10 @@ static void on_idle(uv_idle_t *h)
     size_t budget = REPLICA_EVENTS_PER_TURN;
 
     open_pending(rm, REPLICA_OPENS_PER_TURN);
+    if (rm->fetch_kick) {
+        rm->fetch_kick = false;
+        replica_fetcher_kick(rm);
+    }
     while (rm->ev_head && budget-- > 0) {
         struct replica_event_item *e = rm->ev_head;
         struct replica_event ev = {.topic = e->topic,
@@ -174,7 +181,7 @@ static void on_idle(uv_idle_t *h)
         free(e->topic);
         free(e);
     }
-    if (rm->ev_head == NULL && rm->open_head == NULL)
+    if (rm->ev_head == NULL && rm->open_head == NULL && !rm->fetch_kick)
         uv_idle_stop(h);
 }
 
@@ -324,7 +331,10 @@ static void open_one(struct replica_mgr *rm, const struct meta_topic *t,
     p->hash_next = rm->buckets[s];
     rm->buckets[s] = p;
     rm->count++;
-    replica_mgr_publish(rm, p, p->role);
+    /* In the table: now the role, epochs and ISR, with all they set going (the fetcher, an
+     * AlterPartition). */
+    partition_set_state(p, mp);
+    replica_mgr_publish(rm, p, partition_role(p));
 }
 
 /* Brings the hosted partitions of topic `t` in line with the image: roles and epochs follow
@@ -354,31 +364,43 @@ static void queue_opens(struct replica_mgr *rm, const struct meta_topic *t)
     replica_mgr_kick(rm);
 }
 
+/* Brings one hosted partition in line with its record; returns true when the partition is
+ * assigned here and not hosted yet (to be opened). */
+static bool sync_partition(struct replica_mgr *rm, const struct meta_topic *t,
+                           const struct meta_partition *mp)
+{
+    struct partition *p = replica_partition(rm, t->name, mp->partition);
+    if (p && memcmp(p->topic_id, t->id, 16) != 0) {
+        /* Same name, new topic: the old partition's data is not this topic's. */
+        table_remove(rm, p);
+        replica_mgr_publish(rm, p, REPLICA_GONE);
+        partition_close(p, true);
+        p = NULL;
+    }
+    if (p && !assigned_here(rm, mp)) {
+        /* Moved away (a reassignment removed this replica): the copy is no longer part of the
+         * partition, and a later assignment back starts from an empty log, as in Kafka. */
+        table_remove(rm, p);
+        replica_mgr_publish(rm, p, REPLICA_GONE);
+        slog_info("replica", "%s-%d is no longer assigned to this broker; deleting its replica",
+                  p->topic, p->index);
+        partition_close(p, true);
+        return false;
+    }
+    if (p) {
+        if (partition_set_state(p, mp))
+            replica_mgr_publish(rm, p, partition_role(p));
+        return false;
+    }
+    return assigned_here(rm, mp);
+}
+
 static void sync_topic(struct replica_mgr *rm, const struct meta_topic *t, bool open_now)
 {
     bool to_open = false;
     for (int32_t i = 0; i < t->n_partitions; i++) {
         const struct meta_partition *mp = &t->partitions[i];
-        struct partition *p = replica_partition(rm, t->name, mp->partition);
-        if (p && memcmp(p->topic_id, t->id, 16) != 0) {
-            /* Same name, new topic: the old partition's data is not this topic's. */
-            table_remove(rm, p);
-            replica_mgr_publish(rm, p, REPLICA_GONE);
-            partition_close(p, true);
-            p = NULL;
-        }
-        if (p && !assigned_here(rm, mp)) {
-            table_remove(rm, p);
-            replica_mgr_publish(rm, p, REPLICA_GONE);
-            partition_close(p, false);
-            continue;
-        }
-        if (p) {
-            if (partition_set_state(p, mp))
-                replica_mgr_publish(rm, p, p->role);
-            continue;
-        }
-        if (!assigned_here(rm, mp))
+        if (!sync_partition(rm, t, mp))
             continue;
         if (open_now)
             open_one(rm, t, mp);
@@ -448,11 +470,25 @@ static void refresh_topic_settings(struct replica_mgr *rm, const char *topic)
                 partition_refresh_settings(p);
 }
 
+/* Time passed, or the brokers changed: every partition's state machine looks at its ISR
+ * (shrinks by lag, AlterPartition retries) and high watermark. */
+static void tick_partitions(struct replica_mgr *rm)
+{
+    int64_t now = tclock_mono_ms(rm->clock);
+    for (size_t i = 0; i < rm->n_buckets; i++)
+        for (struct partition *p = rm->buckets[i]; p; p = p->hash_next) {
+            struct psm_effects fx;
+            psm_tick(p->sm, now, &fx);
+            partition_effects(p, &fx);
+        }
+}
+
 /* meta_apply_cb (meta_subscribe): follows every applied batch. Nothing here opens a log;
  * new partitions are queued (open_pending) and leadership events delivered after the apply. */
 static void on_meta_apply(void *arg, const struct meta_record *recs, size_t n)
 {
     struct replica_mgr *rm = arg;
+    bool brokers_changed = false;
     if (rm == NULL || rm->stopping)
         return;
     for (size_t i = 0; i < n; i++) {
@@ -464,8 +500,21 @@ static void on_meta_apply(void *arg, const struct meta_record *recs, size_t n)
                 sync_topic(rm, t, false);
             break;
         case META_REC_PARTITION:
-            if ((t = meta_topic_by_id(rm->meta, r->u.partition.topic_id)) != NULL)
-                sync_topic(rm, t, false);
+        case META_REC_PARTITION_CHANGE:
+            /* One partition changed: only it is looked at (a broker's fencing changes
+             * thousands in one batch). */
+            if ((t = meta_topic_by_id(rm->meta, r->u.partition.topic_id)) != NULL &&
+                r->u.partition.partition >= 0 && r->u.partition.partition < t->n_partitions &&
+                sync_partition(rm, t, &t->partitions[r->u.partition.partition]))
+                queue_opens(rm, t);
+            break;
+        case META_REC_REGISTER_BROKER:
+        case META_REC_REGISTER_BROKER2:
+        case META_REC_FENCE_BROKER:
+        case META_REC_BROKER_CHANGE:
+            /* Which replicas may count in an ISR changed: every led partition looks again
+             * at its high watermark and ISR (at most once per batch). */
+            brokers_changed = true;
             break;
         case META_REC_REMOVE_TOPIC:
             drop_topic_id(rm, r->u.remove_topic.topic_id);
@@ -478,6 +527,8 @@ static void on_meta_apply(void *arg, const struct meta_record *recs, size_t n)
             break;
         }
     }
+    if (brokers_changed)
+        tick_partitions(rm);
 }
 
 /* ---- flushes ------------------------------------------------------------------------------ */
@@ -542,26 +593,31 @@ void partition_maybe_flush(struct partition *p, bool force)
 
 /* ---- checkpoints -------------------------------------------------------------------------- */
 
-/* The recovery point and log start of each of `n` partitions, in two malloc()ed arrays.
- * ERR_NOMEM (nothing allocated) or 0. */
+/* The recovery point, log start and high watermark of each of `n` partitions, in three
+ * malloc()ed arrays. ERR_NOMEM (nothing allocated) or 0. */
 static int collect_checkpoints(struct partition *const *parts, size_t n,
-                               struct log_checkpoint_entry **rec, struct log_checkpoint_entry **st)
+                               struct log_checkpoint_entry **rec, struct log_checkpoint_entry **st,
+                               struct log_checkpoint_entry **hw)
 {
     *rec = calloc(n + 1, sizeof **rec);
     *st = calloc(n + 1, sizeof **st);
-    if (*rec == NULL || *st == NULL) {
+    *hw = calloc(n + 1, sizeof **hw);
+    if (*rec == NULL || *st == NULL || *hw == NULL) {
         free(*rec);
         free(*st);
-        *rec = *st = NULL;
+        free(*hw);
+        *rec = *st = *hw = NULL;
         return ERR_NOMEM;
     }
     for (size_t i = 0; i < n; i++) {
         const struct partition *p = parts[i];
         snprintf((*rec)[i].topic, sizeof(*rec)[i].topic, "%s", p->topic);
         snprintf((*st)[i].topic, sizeof(*st)[i].topic, "%s", p->topic);
-        (*rec)[i].partition = (*st)[i].partition = p->index;
+        snprintf((*hw)[i].topic, sizeof(*hw)[i].topic, "%s", p->topic);
+        (*rec)[i].partition = (*st)[i].partition = (*hw)[i].partition = p->index;
         (*rec)[i].offset = log_flushed_offset(p->log);
         (*st)[i].offset = log_start_offset(p->log);
+        (*hw)[i].offset = partition_high_watermark(p);
     }
     return 0;
 }
@@ -583,11 +639,11 @@ static struct partition **hosted(struct replica_mgr *rm)
  * order with any other write of the same file). */
 static void write_checkpoints(struct replica_mgr *rm)
 {
-    struct log_checkpoint_entry *rec, *st;
+    struct log_checkpoint_entry *rec, *st, *hw;
     struct partition **parts = hosted(rm);
     char path[PATH_MAX + 64];
 
-    if (parts == NULL || collect_checkpoints(parts, rm->count, &rec, &st) != 0) {
+    if (parts == NULL || collect_checkpoints(parts, rm->count, &rec, &st, &hw) != 0) {
         free(parts);
         return; /* written again at the next interval */
     }
@@ -595,6 +651,8 @@ static void write_checkpoints(struct replica_mgr *rm)
     replica_write_checkpoint(rm, path, rec, rm->count);
     snprintf(path, sizeof path, "%s/log-start-offset-checkpoint", rm->dir);
     replica_write_checkpoint(rm, path, st, rm->count);
+    snprintf(path, sizeof path, "%s/replication-offset-checkpoint", rm->dir);
+    replica_write_checkpoint(rm, path, hw, rm->count);
     free(parts);
 }
 
@@ -631,9 +689,11 @@ static void on_tick(struct tclock_timer *h)
                 pstate_expire(p->pstate, tclock_now_ms(rm->clock), expiration);
             if (hang)
                 partition_abort_hanging(p, tclock_now_ms(rm->clock), hang_after);
-            if (retain && log_retain_below(p->log, partition_last_stable_offset(p)) > 0)
+            if (retain && log_retain_below(p->log, partition_last_stable_offset(p)) > 0) {
                 slog_info("replica", "retention moved %s-%d's log start to %lld", p->topic,
                           p->index, (long long)log_start_offset(p->log));
+                partition_log_moved(p);
+            }
             /* Leader epochs changed by an open, an append at a new epoch, retention or
              * DeleteRecords since the last tick. */
             replica_write_epochs(p);
@@ -645,6 +705,11 @@ static void on_tick(struct tclock_timer *h)
         rm->last_expiration_ms = now;
     if (hang)
         rm->last_hanging_ms = now;
+    if (now - rm->last_sm_tick_ms >= REPLICATION_TICK_MS) {
+        tick_partitions(rm);
+        rm->last_sm_tick_ms = now;
+    }
+    replica_fetcher_kick(rm);
     replica_cleaner_tick(rm);
     if (now - rm->last_checkpoint_ms >= checkpoint_every) {
         write_checkpoints(rm);
@@ -765,6 +830,19 @@ int replica_mgr_start(const struct replica_options *opts, struct replica_mgr **o
     snprintf(rm->dir, sizeof rm->dir, "%s", opts->log_dir);
     rm->ev_tail = &rm->ev_head;
     rm->open_tail = &rm->open_head;
+    rm->client = opts->client;
+    rm->fetch_client = opts->fetch_client;
+    rm->replica_lag_time_max_ms =
+        props_get_int(opts->config, "replica.lag.time.max.ms", 30000, NULL);
+    rm->alter_retry_ms = 2000;
+    rm->fetch_wait_ms =
+        (int32_t)props_get_int(opts->config, "replica.fetch.wait.max.ms", 500, NULL);
+    rm->fetch_min_bytes = (int32_t)props_get_int(opts->config, "replica.fetch.min.bytes", 1, NULL);
+    rm->fetch_max_bytes =
+        (int32_t)props_get_int(opts->config, "replica.fetch.max.bytes", 1048576, NULL);
+    rm->fetch_response_max_bytes =
+        (int32_t)props_get_int(opts->config, "replica.fetch.response.max.bytes", 10485760, NULL);
+    rm->fetch_backoff_ms = props_get_int(opts->config, "replica.fetch.backoff.ms", 1000, NULL);
 
     snprintf(path, sizeof path, "%s/%s", rm->dir, CLEAN_MARKER);
     rm->clean_start = access(path, F_OK) == 0;
@@ -777,6 +855,12 @@ int replica_mgr_start(const struct replica_options *opts, struct replica_mgr **o
     snprintf(path, sizeof path, "%s/log-start-offset-checkpoint", rm->dir);
     if (log_checkpoint_read(log_io_default(), path, &rm->starts, &rm->n_starts) != 0)
         slog_warn("replica", "ignoring unreadable %s", path);
+    snprintf(path, sizeof path, "%s/replication-offset-checkpoint", rm->dir);
+    if (log_checkpoint_read(log_io_default(), path, &rm->hws, &rm->n_hws) != 0)
+        slog_warn("replica",
+                  "ignoring unreadable %s: high watermarks start at the log start "
+                  "and catch up as the replicas fetch",
+                  path);
     if (rc != 0)
         rm->clean_start = false;
     snprintf(path, sizeof path, "%s/recovery-point-offset-checkpoint", rm->dir);
@@ -795,8 +879,9 @@ int replica_mgr_start(const struct replica_options *opts, struct replica_mgr **o
     replica_cleaner_load(rm);
     free(rm->recovery);
     free(rm->starts);
-    rm->recovery = rm->starts = NULL;
-    rm->n_recovery = rm->n_starts = 0;
+    free(rm->hws);
+    rm->recovery = rm->starts = rm->hws = NULL;
+    rm->n_recovery = rm->n_starts = rm->n_hws = 0;
     /* Later opens (new partitions) start empty and clean. Only they are retried after a
      * failure: a partition that failed here needs the checkpoints just dropped, so it stays
      * offline until a restart. */
@@ -804,7 +889,8 @@ int replica_mgr_start(const struct replica_options *opts, struct replica_mgr **o
     rm->open_failed = 0;
 
     rm->last_retention_ms = rm->last_checkpoint_ms = rm->last_expiration_ms =
-        rm->last_clean_check_ms = rm->last_hanging_ms = tclock_mono_ms(rm->clock);
+        rm->last_clean_check_ms = rm->last_hanging_ms = rm->last_sm_tick_ms =
+            tclock_mono_ms(rm->clock);
     tclock_timer_init(rm->clock, &rm->timer, on_tick, rm);
     if (tclock_timer_start(&rm->timer, HOUSEKEEPING_MS, HOUSEKEEPING_MS) != 0)
         slog_error("replica", "out of memory starting the housekeeping timer: no retention, "
@@ -839,7 +925,7 @@ static void stop_run(uv_work_t *w)
 {
     struct stop_work *sw = (struct stop_work *)w;
     struct replica_mgr *rm = sw->rm;
-    struct log_checkpoint_entry *rec, *st;
+    struct log_checkpoint_entry *rec, *st, *hw;
     char path[PATH_MAX + 64];
     int rc = 0;
 
@@ -852,17 +938,21 @@ static void stop_run(uv_work_t *w)
             rc = ERR_IO;
     }
     if (rc == 0)
-        rc = collect_checkpoints(sw->parts, sw->n, &rec, &st);
+        rc = collect_checkpoints(sw->parts, sw->n, &rec, &st, &hw);
     if (rc == 0) {
         snprintf(path, sizeof path, "%s/recovery-point-offset-checkpoint", rm->dir);
         rc = log_checkpoint_write(log_io_default(), path, rec, sw->n);
         snprintf(path, sizeof path, "%s/log-start-offset-checkpoint", rm->dir);
         if (rc == 0)
             rc = log_checkpoint_write(log_io_default(), path, st, sw->n);
+        snprintf(path, sizeof path, "%s/replication-offset-checkpoint", rm->dir);
+        if (rc == 0)
+            rc = log_checkpoint_write(log_io_default(), path, hw, sw->n);
         if (rc != 0)
             slog_error("replica", "cannot write checkpoints in %s: %s", rm->dir, err_name(rc));
         free(rec);
         free(st);
+        free(hw);
     }
     /* The partitions' last references (taken by finish_stop): snapshots and clean closes. */
     for (size_t i = 0; i < sw->n; i++)
@@ -886,6 +976,7 @@ static void stop_after(uv_work_t *w, int status)
     (void)status;
     free(sw->parts);
     free(sw);
+    replica_fetcher_free(rm);
     events_free(rm);
     free(rm->writes);
     free(rm->buckets);
@@ -914,6 +1005,7 @@ static void finish_stop(struct replica_mgr *rm)
         }
         void (*cb)(void *) = rm->stop_cb;
         void *arg = rm->stop_arg;
+        replica_fetcher_free(rm);
         events_free(rm);
         free(rm->writes);
         free(rm->buckets);
@@ -946,8 +1038,16 @@ static void on_idle_closed(uv_handle_t *h)
 
 static void maybe_finish_stop(struct replica_mgr *rm)
 {
-    if (rm->stopping && rm->flushes == 0 && rm->timer.data == NULL && !rm->ev_idle_open)
+    /* Fetches and an AlterPartition still out hold partitions: their answers (or the
+     * clients' stop, which fails them) come first. */
+    if (rm->stopping && rm->flushes == 0 && rm->timer.data == NULL && !rm->ev_idle_open &&
+        rm->fetches_in_flight == 0 && !rm->alter_in_flight)
         finish_stop(rm);
+}
+
+void replica_mgr_check_stop(struct replica_mgr *rm)
+{
+    maybe_finish_stop(rm);
 }
 
 void replica_mgr_work_done(struct replica_mgr *rm)
@@ -962,6 +1062,7 @@ void replica_mgr_stop(struct replica_mgr *rm, void (*cb)(void *arg), void *arg)
     rm->stop_cb = cb;
     rm->stop_arg = arg;
     meta_unsubscribe(rm->meta, on_meta_apply, rm);
+    replica_fetcher_stop(rm);
     tclock_timer_close(&rm->timer);
     rm->timer.data = NULL;
     /* Queued events and opens are dropped: nothing follows the metadata any more. The stop
