@@ -56,6 +56,8 @@ void broker_delete_records(struct broker *b, struct net_request *req);
 void broker_describe_producers(struct broker *b, struct net_request *req);
 /* DescribeLogDirs v0-4 (describe_log_dirs.c): the log directory and its partitions' sizes. */
 void broker_describe_log_dirs(struct broker *b, struct net_request *req);
+/* OffsetForLeaderEpoch v0-4 (offset_for_leader_epoch.c). */
+void broker_offset_for_leader_epoch(struct broker *b, struct net_request *req);
 /* WriteTxnMarkers v0-1 (write_txn_markers.c). */
 void broker_write_txn_markers(struct broker *b, struct net_request *req);
 

@@ -27,6 +27,7 @@
 #include "broker_int.h"
 #include "net/net.h"
 #include "record/record.h"
+#include "replica/partition_sm.h"
 #include "replica/replica.h"
 
 /* The first Fetch version whose readers take magic 2 batches, and the first that takes zstd. */
@@ -45,6 +46,7 @@ struct fetch_part {
     struct purgatory_watch watch;  /* on the partition's read bound, while parked */
     struct record_legacy_buf conv; /* Fetch v0-3: the slice as magic 0/1 messages */
     int conv_rc;                   /* from the thread pool: 0 or the partition's error */
+    bool diverging;                /* a replica's log diverges: DivergingEpoch, no records */
 };
 
 struct fetch_call {
@@ -115,7 +117,8 @@ static size_t evaluate(struct fetch_call *c, bool *any_error)
         struct partition *p = fp->p;
         int rc;
 
-        if (o->ErrorCode != 0) {
+        if (o->ErrorCode != 0 || fp->diverging) {
+            /* An error, or a divergence the follower must hear of at once (no records). */
             *any_error = true;
             continue;
         }
@@ -426,6 +429,28 @@ static void park(struct broker *b, struct fetch_call *c)
     purgatory_op_start(&c->op, rq->MaxWaitMs);
 }
 
+/* A replica's fetch of one partition, through the partition's replication state machine.
+ * Returns the partition's error; a divergence is answered with DivergingEpoch and no data. */
+static int follower_fetch(struct fetch_part *fp, int32_t replica_id)
+{
+    struct psm_fetch f = {
+        .replica_id = replica_id,
+        .current_leader_epoch = fp->in->CurrentLeaderEpoch,
+        .fetch_offset = fp->in->FetchOffset,
+        .last_fetched_epoch = fp->in->LastFetchedEpoch,
+    };
+    struct psm_fetch_verdict v;
+    int rc = partition_follower_fetch(fp->p, &f, &v);
+    fp->out->HighWatermark = v.high_watermark;
+    fp->out->LogStartOffset = v.log_start;
+    if (rc == 0 && v.diverging) {
+        fp->diverging = true;
+        fp->out->DivergingEpoch.Epoch = v.diverging_epoch;
+        fp->out->DivergingEpoch.EndOffset = v.diverging_end_offset;
+    }
+    return rc;
+}
+
 /* Builds the response skeleton and resolves every requested partition. */
 static int prepare(struct broker *b, struct fetch_call *c)
 {
@@ -478,12 +503,12 @@ static int prepare(struct broker *b, struct fetch_call *c)
                                                             o->PartitionIndex, &fp->p)
                            : replica_leader_partition(b->replicas, t->Topic ? t->Topic : "",
                                                       o->PartitionIndex, &fp->p);
-            /* A follower's fetch must come from a replica of the partition; its fetch offset
-             * is its log end, which may move the high watermark. */
+            /* A replica's fetch: checked first — a replica of the partition, at the leader's
+             * epoch, whose log does not diverge — and only then is its fetch offset taken as
+             * its log end (which may move the high watermark and grow the ISR). */
             if (rc == 0 && rq->ReplicaId >= 0)
-                rc = rq->ReplicaId == b->node_id
-                         ? ERR_NOT_LEADER_OR_FOLLOWER
-                         : partition_follower_fetched(fp->p, rq->ReplicaId, fp->in->FetchOffset);
+                rc = rq->ReplicaId == b->node_id ? ERR_NOT_LEADER_OR_FOLLOWER
+                                                 : follower_fetch(fp, rq->ReplicaId);
             if (rc == 0)
                 partition_hold(fp->p);
             else {

@@ -175,6 +175,11 @@ static void list_partition(struct lookup_call *call, const char *topic, int32_t 
         return;
     }
     rc = broker_check_epoch(partition_leader_epoch(p), in->CurrentLeaderEpoch);
+    /* A new leader's high watermark may lag the one its predecessor exposed until the
+     * followers' fetches bring it to the start of its own epoch: answering "latest" from it
+     * would send consumers backwards (Kafka answers OFFSET_NOT_AVAILABLE until then). */
+    if (rc == 0 && replica_id != DEBUGGING_REPLICA_ID && !partition_leader_ready(p))
+        rc = ERR_OFFSET_NOT_AVAILABLE;
     if (rc != 0) {
         out->ErrorCode = (int16_t)rc;
         return;

@@ -389,6 +389,11 @@ static void on_replicated(struct purgatory_op *op, struct purgatory_watch *w)
         (struct produce_wait_part *)((char *)w - offsetof(struct produce_wait_part, watch));
     if (!w->reached)
         wp->out->ErrorCode = ERR_NOT_LEADER_OR_FOLLOWER;
+    else if (partition_isr_size(wp->p) < partition_settings(wp->p)->min_insync)
+        /* Replicated, but the ISR shrank below min.insync.replicas meanwhile (Kafka's
+         * checkEnoughReplicasReachOffset): the client learns that its write has fewer copies
+         * than it asked for. */
+        wp->out->ErrorCode = ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND;
     wp->done = true;
     if (--pw->pending == 0)
         purgatory_complete(op);
@@ -423,8 +428,11 @@ static void await_replication(struct broker *b, struct produce_wait *pw, int32_t
             pw->pending++;
         else if (!wp->watch.reached)
             wp->out->ErrorCode = ERR_NOT_LEADER_OR_FOLLOWER;
-        else
+        else {
+            if (partition_isr_size(wp->p) < partition_settings(wp->p)->min_insync)
+                wp->out->ErrorCode = ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND;
             wp->done = true;
+        }
     }
     if (pw->pending == 0) {
         purgatory_complete(&pw->op);
