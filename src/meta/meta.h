@@ -280,6 +280,18 @@ bool meta_dir_holds_log(const char *path);
  * and applied its own barrier); Metadata answers should wait for it. */
 bool meta_ready(const struct meta *m);
 
+/* True while this node leads the quorum and has applied, in its current term, everything
+ * committed before it took over (its own barrier): only then may the controller decide on
+ * its image. */
+bool meta_controller_ready(const struct meta *m);
+
+/* The controller's controlled shutdown: hands raft leadership to the most up-to-date other
+ * voter before this node stops (raft_transfer), so that the quorum does not wait out an
+ * election timeout. Returns ERR_NOT_CONTROLLER when this node does not lead, ERR_NOTFOUND
+ * when there is no other voter, ERR_EXISTS while one is in flight; otherwise 0 and cb(arg,
+ * err) runs once: 0 when another node leads, else ERR_REQUEST_TIMED_OUT. */
+int meta_transfer_leadership(struct meta *m, void (*cb)(void *arg, int err), void *arg);
+
 /* Closes raft and the image; `cb` runs once everything is released (m is freed by then). */
 void meta_stop(struct meta *m, void (*cb)(void *arg), void *arg);
 

@@ -69,6 +69,10 @@ struct meta_change {
 
 struct meta {
     uv_loop_t *loop;
+    /* meta_transfer_leadership: the one transfer in flight (cb NULL when none). */
+    struct raft_transfer transfer;
+    void (*transfer_cb)(void *arg, int err);
+    void *transfer_arg;
     struct raft raft;
     struct raft_io io;
     struct raft_uv_transport transport;
@@ -93,6 +97,10 @@ struct meta {
     struct raft_barrier barrier;
     bool barrier_pending;
     bool ready;
+    /* The raft term whose barrier this node applied as leader: the image holds everything
+     * committed before it took over (meta_controller_ready). */
+    raft_term barrier_term;
+    raft_term barrier_asked_term;
     bool follower_target_set;
     raft_index follower_target;
 
@@ -234,6 +242,8 @@ static void barrier_cb(struct raft_barrier *req, int status)
 {
     struct meta *m = req->data;
     m->barrier_pending = false;
+    if (status == 0)
+        m->barrier_term = m->barrier_asked_term;
     /* On failure (leadership lost) the watch timer tries again if this node leads again. */
     if (status == 0 && !m->ready) {
         m->ready = true;
@@ -262,18 +272,21 @@ static void watch_cb(struct tclock_timer *t)
         else
             slog_info("meta", "node %d: no controller known", m->node_id);
     }
-    if (m->ready)
-        return;
     if (raft_state(&m->raft) == RAFT_LEADER) {
         /* A new leader may not have applied everything its predecessors committed; the
-         * barrier entry commits after all of it, so its callback means the image is whole. */
-        if (!m->barrier_pending) {
+         * barrier entry commits after all of it, so its callback means the image is whole.
+         * Every term of leadership gets its own: the controller decides only on a whole image
+         * (meta_controller_ready). */
+        if (!m->barrier_pending && m->barrier_term != m->raft.current_term) {
             m->barrier.data = m;
+            m->barrier_asked_term = m->raft.current_term;
             if (raft_barrier(&m->raft, &m->barrier, barrier_cb) == 0)
                 m->barrier_pending = true;
         }
         return;
     }
+    if (m->ready)
+        return;
     /* A follower is ready once it has applied what was committed when it first heard from a
      * leader (every log holds at least the bootstrap configuration, so 0 means not yet). */
     if (leader == 0)
@@ -488,6 +501,9 @@ int meta_start(uv_loop_t *loop, const struct meta_options *opts, struct meta **o
     m->raft.data = m;
     raft_set_heartbeat_timeout(&m->raft, META_HEARTBEAT_MS);
     raft_set_election_timeout(&m->raft, META_ELECTION_MS);
+    /* Pre-vote (raft thesis 9.6): a voter cut off for a while asks whether it could win
+     * before it bumps its term, so its return does not depose a healthy controller. */
+    raft_set_pre_vote(&m->raft, true);
     raft_set_snapshot_threshold(&m->raft, META_SNAPSHOT_THRESHOLD);
     raft_set_snapshot_trailing(&m->raft, META_SNAPSHOT_TRAILING);
 
@@ -563,6 +579,50 @@ err:
 bool meta_ready(const struct meta *m)
 {
     return m->ready;
+}
+
+static int map_raft_err(struct meta *m, int status);
+
+static void transfer_cb(struct raft_transfer *req)
+{
+    struct meta *m = req->data;
+    void (*cb)(void *, int) = m->transfer_cb;
+    raft_id leader;
+    const char *address;
+
+    m->transfer_cb = NULL;
+    raft_leader(&m->raft, &leader, &address);
+    if (leader != 0 && leader != m->raft.id)
+        slog_info("meta", "node %d handed the controller over to node %d", m->node_id,
+                  NODE_ID(leader));
+    if (cb)
+        cb(m->transfer_arg, leader != 0 && leader != m->raft.id ? 0 : ERR_REQUEST_TIMED_OUT);
+}
+
+int meta_transfer_leadership(struct meta *m, void (*cb)(void *arg, int err), void *arg)
+{
+    int rv;
+    if (m->stopping || raft_state(&m->raft) != RAFT_LEADER)
+        return ERR_NOT_CONTROLLER;
+    if (m->transfer_cb != NULL)
+        return ERR_EXISTS;
+    m->transfer.data = m;
+    m->transfer_cb = cb;
+    m->transfer_arg = arg;
+    /* id 0: libraft picks the voter whose log is most up to date. */
+    rv = raft_transfer(&m->raft, &m->transfer, 0, transfer_cb);
+    if (rv != 0) {
+        m->transfer_cb = NULL;
+        /* A one-voter quorum has nobody to hand over to. */
+        return rv == RAFT_NOTFOUND ? ERR_NOTFOUND : map_raft_err(m, rv);
+    }
+    return 0;
+}
+
+bool meta_controller_ready(const struct meta *m)
+{
+    return m->ready && raft_state((struct raft *)&m->raft) == RAFT_LEADER &&
+           m->barrier_term == m->raft.current_term;
 }
 
 void meta_stop(struct meta *m, void (*cb)(void *arg), void *arg)
