@@ -223,6 +223,7 @@ static void start_listener(void)
     srv.dispatch.broker = srv.broker;
     srv.dispatch.group = srv.group;
     srv.dispatch.txn = srv.txn;
+    srv.dispatch.serving = true; /* registered directly: no controller, no lifecycle */
     if (net_server_start(&srv.loop, &no, dispatch_request, &srv.dispatch, &srv.net) != 0)
         srv.start_failed = true;
 }

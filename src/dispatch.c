@@ -6,6 +6,7 @@
 
 #include "admin/admin.h"
 #include "broker/broker.h"
+#include "controller/controller.h"
 #include "group/group.h"
 #include "txn/txn.h"
 #include "base/arena.h"
@@ -73,8 +74,12 @@ VIA(admin, admin, describe_configs)
 VIA(admin, admin, alter_configs)
 VIA(admin, admin, incremental_alter_configs)
 VIA(admin, admin, describe_cluster)
-VIA(admin, admin, broker_registration)
-VIA(admin, admin, allocate_producer_ids)
+VIA(controller, controller, broker_registration)
+VIA(controller, controller, broker_heartbeat)
+VIA(controller, controller, alter_partition)
+VIA(controller, controller, elect_leaders)
+VIA(controller, controller, allocate_producer_ids)
+VIA(broker, broker, offset_for_leader_epoch)
 #undef VIA
 
 static const struct dispatch_entry table[] = {
@@ -114,11 +119,15 @@ static const struct dispatch_entry table[] = {
     /* Transactions, partition side (issue 10, T2): the coordinator's marker call. */
     {PROTO_API_WriteTxnMarkers, 0, 1, via_write_txn_markers, false},
     {PROTO_API_TxnOffsetCommit, 0, 3, via_txn_offset_commit_request, false},
-    /* Any broker answers these; only the active controller grants them. The other
-     * broker-to-controller APIs proto declares (AlterPartition, BrokerHeartbeat) have no row
-     * yet; when they get one it is internal too. */
-    {PROTO_API_BrokerRegistration, 0, 0, via_broker_registration, true},
+    /* Broker-to-controller APIs: any broker answers them, only the active controller
+     * grants them (controller/controller.c). */
+    {PROTO_API_BrokerRegistration, 0, 3, via_broker_registration, true},
+    {PROTO_API_BrokerHeartbeat, 0, 1, via_broker_heartbeat, true},
+    {PROTO_API_AlterPartition, 0, 3, via_alter_partition, true},
     {PROTO_API_AllocateProducerIds, 0, 0, via_allocate_producer_ids, true},
+    /* Replication (the cluster issue). */
+    {PROTO_API_OffsetForLeaderEpoch, 0, 4, via_offset_for_leader_epoch, false},
+    {PROTO_API_ElectLeaders, 0, 2, via_elect_leaders, false},
 };
 
 static const struct dispatch_entry *entry_find(int16_t key)
@@ -175,6 +184,23 @@ void dispatch_request(void *ctx, struct net_request *req)
 
     /* ApiVersions at an unsupported version still gets its v0 answer (KIP-511). */
     if (e && (!req->version_supported || (v >= e->min_version && v <= e->max_version))) {
+        /* Before the controller has unfenced this broker only the APIs that get it there (and
+         * ApiVersions) are served: its image may still lag the cluster's. */
+        if (!d->serving && !e->internal && e->key != PROTO_API_ApiVersions) {
+            slog_debug("dispatch", "%s from %s before this broker serves; closing", req->api->name,
+                       req->peer);
+            net_close_connection(req);
+            return;
+        }
+        /* A broker-only node has no controller: it never is one. */
+        if (d->controller == NULL && e->internal && e->key != PROTO_API_ApiVersions) {
+            static struct slog_limit lim;
+            slog_warn_limited(&lim, DISPATCH_WARN_INTERVAL_MS, "dispatch",
+                              "%s from %s: this broker-only node is no controller; closing",
+                              req->api->name, req->peer);
+            net_close_connection(req);
+            return;
+        }
         e->fn(d, req);
         return;
     }

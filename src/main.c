@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tallyd: wires the modules together. Start-up order: configuration, data dir, metadata
- * quorum, broker registration, then the Kafka listener (so no client sees a broker that is
- * not yet in its own metadata). SIGTERM/SIGINT stop it in the reverse order. */
+ * quorum (and, on a voter, the controller that acts while this node leads it), registration
+ * with the controller (lifecycle.c), then, once the metadata is loaded, the partitions, the
+ * coordinators and the Kafka listener — which serves clients only once the controller has
+ * unfenced this broker. SIGTERM first asks the controller to move this broker's leaderships
+ * away (controlled shutdown) and hands the controller role over, then stops everything in
+ * the reverse order; a second signal stops at once. */
 #include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,6 +22,7 @@
 #include "base/tclock.h"
 #include "broker/broker.h"
 #include "base/fault.h"
+#include "controller/controller.h"
 #include "group/group.h"
 #include "meta/meta.h"
 #include "net/net.h"
@@ -35,15 +40,16 @@ struct tallyd {
     struct broker *broker;
     struct group_coord *group;
     struct txn *txn;
-    struct net_client *client; /* to the controller and other brokers */
-    unsigned bootstrap_next;   /* round-robin over controller.bootstrap.servers */
+    struct net_client *client;       /* to the controller and other brokers */
+    struct net_client *fetch_client; /* the follower fetcher's own connections */
+    unsigned bootstrap_next;         /* round-robin over controller.bootstrap.servers */
     struct net_server *net;
     struct dispatch dispatch;
     uv_signal_t sigterm, sigint;
     struct tclock_timer timer;
-    bool registering, registered, stopping;
-    bool registration_acked;       /* the controller accepted our BrokerRegistration */
-    int64_t registration_retry_ms; /* no BrokerRegistration before this (tclock_mono_ms) */
+    struct controller *controller; /* on a voter */
+    struct lifecycle *lc;
+    bool started, stopping, shutdown_asked;
     bool image_checked;
     int64_t start_ms, last_wait_log_ms; /* monotonic */
     int exit_code;
@@ -84,6 +90,9 @@ static void on_txn_stopped(void *arg)
     if (t->client)
         net_client_stop(t->client, on_client_stopped, t);
     t->client = NULL;
+    if (t->fetch_client)
+        net_client_stop(t->fetch_client, on_client_stopped, t);
+    t->fetch_client = NULL;
     if (t->replicas)
         replica_mgr_stop(t->replicas, on_replicas_stopped, t);
     else if (t->meta)
@@ -160,6 +169,8 @@ static void start_listener(struct tallyd *t)
         .config = t->cfg.props,
         .node_id = t->cfg.node_id,
         .log_dir = t->cfg.log_dir,
+        .client = t->client,
+        .fetch_client = t->fetch_client,
     };
     if (replica_mgr_start(&ro, &t->replicas) != 0) {
         t->replicas = NULL;
@@ -211,11 +222,25 @@ static void start_listener(struct tallyd *t)
     t->dispatch.broker = t->broker;
     t->dispatch.group = t->group;
     t->dispatch.txn = t->txn;
+    t->dispatch.controller = t->controller;
     if (net_server_start(t->loop, &no, dispatch_request, &t->dispatch, &t->net) != 0) {
         t->net = NULL;
         shutdown_tallyd(t, 1);
         return;
     }
+    slog_info("main",
+              "node %d: PLAINTEXT %s:%d listening; serving clients once the controller "
+              "unfences this broker",
+              t->cfg.node_id, t->cfg.host, net_server_port(t->net));
+}
+
+/* lifecycle: the controller unfenced this broker for the first time. */
+static void on_running(void *arg)
+{
+    struct tallyd *t = arg;
+    if (t->stopping || t->net == NULL)
+        return;
+    t->dispatch.serving = true;
     slog_info("main",
               "tallyd node %d started: cluster %s, PLAINTEXT %s:%d (advertised %s:%d), "
               "data in %s",
@@ -223,18 +248,9 @@ static void start_listener(struct tallyd *t)
               t->cfg.adv_host, t->cfg.adv_port, t->cfg.log_dir);
 }
 
-static void on_registered(void *arg, int err)
+static void on_fatal(void *arg)
 {
-    struct tallyd *t = arg;
-    t->registering = false;
-    if (t->stopping)
-        return;
-    if (err != 0) {
-        slog_warn("main", "broker registration failed (%s); retrying", err_name(err));
-        return;
-    }
-    t->registered = true;
-    start_listener(t);
+    shutdown_tallyd(arg, 1);
 }
 
 /* net_client_resolve_cb: a broker's advertised listener from the metadata image; the
@@ -246,10 +262,20 @@ static int resolve_node(void *arg, int32_t id, char *host, size_t host_len, int 
     const struct meta_broker *b;
     const char *list;
 
-    if (id == NET_CLIENT_CONTROLLER)
-        id = meta_controller_id(t->meta);
-    b = id >= 0 ? meta_broker_by_id(t->meta, id) : NULL;
-    if (b && !b->fenced) {
+    bool controller = id == NET_CLIENT_CONTROLLER;
+    if (controller)
+        id = t->meta ? meta_controller_id(t->meta) : -1;
+    /* This node's own controller: its own listener (its registration may not be in the
+     * image yet: it is what is being sent). */
+    if (id == t->cfg.node_id && t->net != NULL) {
+        snprintf(host, host_len, "%s", t->cfg.adv_host);
+        *port = t->cfg.adv_port;
+        return 0;
+    }
+    b = id >= 0 && t->meta ? meta_broker_by_id(t->meta, id) : NULL;
+    /* The controller is reached while fenced too (its broker may be catching up); another
+     * broker only once unfenced. */
+    if (b && (!b->fenced || controller)) {
         snprintf(host, host_len, "%s", b->host);
         *port = b->port;
         return 0;
@@ -273,68 +299,6 @@ static int resolve_node(void *arg, int32_t id, char *host, size_t host_len, int 
     host[colon - e] = '\0';
     *port = atoi(colon + 1);
     return *port > 0 ? 0 : -1;
-}
-
-static bool is_voter(const struct tallyd *t)
-{
-    for (size_t i = 0; i < t->cfg.n_voters; i++)
-        if (t->cfg.voters[i].id == t->cfg.node_id)
-            return true;
-    return false;
-}
-
-#define REGISTRATION_RETRY_MS 1000
-
-static void on_registration_answer(void *arg, int err, const void *resp)
-{
-    struct tallyd *t = arg;
-    const struct BrokerRegistrationResponse *rs = resp;
-
-    t->registering = false;
-    if (t->stopping)
-        return;
-    if (err == 0)
-        err = rs->ErrorCode;
-    if (err == ERR_NOT_CONTROLLER) /* the controller moved: look it up again */
-        net_client_disconnect(t->client, NET_CLIENT_CONTROLLER);
-    if (err != 0) {
-        slog_warn("main", "the controller did not register this broker (%s); retrying",
-                  err_name(err));
-        t->registration_retry_ms = tclock_mono_ms(t->clock) + REGISTRATION_RETRY_MS;
-        return;
-    }
-    slog_info("main", "registered with the controller; waiting for the metadata log");
-    t->registration_acked = true;
-}
-
-/* A broker that is not the controller asks the controller to register it (Kafka's
- * BrokerRegistration), naming its PLAINTEXT listener and its raft address (as the
- * CONTROLLER listener) so that the controller can add it to the quorum as a standby. */
-static void send_registration(struct tallyd *t)
-{
-    struct BrokerRegistrationRequest rq = {0};
-    struct BrokerRegistrationListener ls[2] = {{0}};
-    char chost[160];
-    const char *colon;
-
-    if (t->registering || tclock_mono_ms(t->clock) < t->registration_retry_ms)
-        return;
-    snprintf(chost, sizeof chost, "%s", t->cfg.controller);
-    colon = strrchr(chost, ':');
-    if (colon == NULL)
-        return;
-    chost[colon - chost] = '\0';
-    ls[0] = (struct BrokerRegistrationListener){"PLAINTEXT", t->cfg.adv_host,
-                                                (uint16_t)t->cfg.adv_port, 0};
-    ls[1] = (struct BrokerRegistrationListener){"CONTROLLER", chost, (uint16_t)atoi(colon + 1), 0};
-    rq.BrokerId = t->cfg.node_id;
-    rq.ClusterId = t->cfg.cluster_id;
-    rq.Listeners.v = ls;
-    rq.Listeners.n = 2;
-    rq.Rack = (char *)props_get(t->cfg.props, "broker.rack");
-    if (net_client_send(t->client, NET_CLIENT_CONTROLLER, PROTO_API_BrokerRegistration, 0, &rq,
-                        on_registration_answer, t) == 0)
-        t->registering = true;
 }
 
 /* A one-voter quorum this node leads is ready within milliseconds unless its log is damaged
@@ -385,20 +349,14 @@ static int check_image(struct tallyd *t)
     return 1;
 }
 
-/* Polls until the quorum is ready, then registers this broker: the controller writes its
- * own registration; any other broker sends BrokerRegistration to the controller and waits
- * until the record reaches its image. Heartbeats and fencing are not implemented yet. */
+/* Polls until the metadata is loaded, then opens the partitions, the coordinators and the
+ * listener (registration and heartbeats go on meanwhile in lifecycle.c). */
 static void on_timer(struct tclock_timer *h)
 {
     struct tallyd *t = h->data;
-    const struct meta_broker *self;
 
-    if (t->stopping || t->registered || t->registering)
+    if (t->stopping || t->started)
         return;
-    /* A node outside the voters receives the metadata log only once the controller has
-     * added it as a standby, which its registration asks for. */
-    if (!is_voter(t) && !t->registration_acked)
-        send_registration(t);
     if (!meta_ready(t->meta)) {
         watch_startup(t);
         return;
@@ -410,32 +368,40 @@ static void on_timer(struct tclock_timer *h)
         }
         t->image_checked = true;
     }
-    self = meta_broker_by_id(t->meta, t->cfg.node_id);
-    if (self && !self->fenced && self->port == t->cfg.adv_port &&
-        strcmp(self->host, t->cfg.adv_host) == 0) {
-        t->registered = true;
-        start_listener(t);
+    t->started = true;
+    start_listener(t);
+}
+
+/* Controlled shutdown, second half: the controller role goes to another voter (if this node
+ * has it), then everything stops. */
+static void on_transferred(void *arg, int err)
+{
+    struct tallyd *t = arg;
+    (void)err;
+    shutdown_tallyd(t, 0);
+}
+
+static void on_shutdown_done(void *arg)
+{
+    struct tallyd *t = arg;
+    if (t->stopping)
         return;
-    }
-    if (!meta_is_controller(t->meta)) {
-        if (!t->registration_acked)
-            send_registration(t);
+    if (t->meta && meta_is_controller(t->meta) &&
+        meta_transfer_leadership(t->meta, on_transferred, t) == 0)
         return;
-    }
-    struct meta_record rec = {.type = META_REC_REGISTER_BROKER};
-    rec.u.broker.id = t->cfg.node_id;
-    rec.u.broker.host = t->cfg.adv_host;
-    rec.u.broker.port = t->cfg.adv_port;
-    rec.u.broker.rack = props_get(t->cfg.props, "broker.rack");
-    if (meta_propose(t->meta, &rec, 1, on_registered, t) == 0)
-        t->registering = true;
+    shutdown_tallyd(t, 0);
 }
 
 static void on_signal(uv_signal_t *h, int signum)
 {
     struct tallyd *t = h->data;
     slog_info("main", "received %s; shutting down", signum == SIGTERM ? "SIGTERM" : "SIGINT");
-    shutdown_tallyd(t, 0);
+    if (t->shutdown_asked || t->lc == NULL) {
+        shutdown_tallyd(t, 0); /* a second signal: at once */
+        return;
+    }
+    t->shutdown_asked = true;
+    lifecycle_controlled_shutdown(t->lc);
 }
 
 static void shutdown_tallyd(struct tallyd *t, int code)
@@ -444,6 +410,9 @@ static void shutdown_tallyd(struct tallyd *t, int code)
         return;
     t->stopping = true;
     t->exit_code = code;
+    lifecycle_stop(t->lc);
+    controller_stop(t->controller);
+    t->dispatch.serving = false;
     /* Clients first, then the data plane, then partitions (flushed, checkpointed, marked
      * clean), then the metadata quorum; each step starts the next when done. */
     if (t->net)
@@ -530,25 +499,57 @@ int main(int argc, char **argv)
         .resolve_arg = &t,
         .max_frame = t.cfg.max_frame,
     };
-    char client_id[32];
+    char client_id[48];
     snprintf(client_id, sizeof client_id, "tally-broker-%d", t.cfg.node_id);
     co.client_id = client_id;
-    if (net_client_new(t.loop, &co, &t.client) != 0) {
-        slog_error("main", "out of memory");
+    int crc = net_client_new(t.loop, &co, &t.client);
+    if (crc == 0) {
+        /* Replica fetches long-poll for replica.fetch.wait.max.ms: their own connections. */
+        char fetch_id[48];
+        snprintf(fetch_id, sizeof fetch_id, "tally-broker-%d-fetcher", t.cfg.node_id);
+        co.client_id = fetch_id;
+        crc = net_client_new(t.loop, &co, &t.fetch_client);
+        if (crc != 0)
+            t.fetch_client = NULL;
+    } else
         t.client = NULL;
+    if (crc != 0) {
+        slog_error("main", "out of memory");
         shutdown_tallyd(&t, 1);
     } else if (meta_start(t.loop, &mo, &t.meta) != 0) {
         t.meta = NULL;
         shutdown_tallyd(&t, 1);
     } else {
+        struct controller_options cto = {
+            .loop = t.loop,
+            .clock = t.clock,
+            .meta = t.meta,
+            .config = t.cfg.props,
+            .node_id = t.cfg.node_id,
+            .cluster_id = t.cfg.cluster_id,
+        };
+        struct lifecycle_options lo = {
+            .clock = t.clock,
+            .meta = t.meta,
+            .client = t.client,
+            .cfg = &t.cfg,
+            .on_running = on_running,
+            .on_shutdown_done = on_shutdown_done,
+            .on_fatal = on_fatal,
+            .arg = &t,
+        };
         t.start_ms = tclock_mono_ms(t.clock);
-        if (tclock_timer_start(&t.timer, 0, 20) != 0) {
+        if ((!t.cfg.broker_only && controller_new(&cto, &t.controller) != 0) ||
+            lifecycle_start(&lo, &t.lc) != 0 || tclock_timer_start(&t.timer, 0, 20) != 0) {
             slog_error("main", "out of memory");
             shutdown_tallyd(&t, 1);
         }
     }
 
     uv_run(t.loop, UV_RUN_DEFAULT);
+    /* The quorum and the clients have stopped: nothing can call into these any more. */
+    controller_free(t.controller);
+    lifecycle_free(t.lc);
     admin_free(t.admin);
     uv_loop_close(t.loop);
     tclock_free(t.clock);

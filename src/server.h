@@ -32,6 +32,8 @@ struct server_config {
     char meta_dir[PATH_MAX + 32]; /* meta_parent/__cluster_metadata-0: the raft log */
     char cluster_id[64];          /* cluster.id if configured, else "" */
     size_t max_frame;             /* socket.request.max.bytes */
+    bool broker_only;             /* process.roles=broker: a standby of the quorum */
+    uint8_t dir_id[16];           /* the log dir's directory.id (meta.properties) */
     int lock_fds[2];              /* flock()ed .lock files of log_dir and meta_parent */
 };
 
@@ -63,14 +65,51 @@ size_t server_count_partition_dirs(const struct server_config *cfg);
 struct broker;
 struct group_coord;
 struct txn;
+struct controller;
 
 struct dispatch {
     struct admin *admin;
     struct broker *broker;
     struct group_coord *group;
     struct txn *txn;
+    struct controller *controller; /* NULL on a broker-only node */
+    /* False until the controller first unfenced this broker: until then only ApiVersions and
+     * the broker-to-controller APIs are served, every other request closes its connection
+     * (as a Kafka broker's client listener is not open yet), so no client is served from an
+     * image that may still be behind the cluster's. */
+    bool serving;
     struct slog_limit not_served_log; /* "is not served" lines, across all connections */
+    struct slog_limit starting_log;   /* "not serving yet" lines */
 };
+
+/* ---- lifecycle.c: this broker's registration and heartbeats ---------------------------- */
+
+struct lifecycle;
+struct net_client;
+struct tclock;
+
+struct lifecycle_options {
+    struct tclock *clock;
+    struct meta *meta;
+    struct net_client *client; /* to NET_CLIENT_CONTROLLER */
+    const struct server_config *cfg;
+    void (*on_running)(void *arg);       /* first unfenced: serve clients */
+    void (*on_shutdown_done)(void *arg); /* controlled shutdown answered (or gave up) */
+    void (*on_fatal)(void *arg);         /* refused for good (INCONSISTENT_CLUSTER_ID) */
+    void *arg;
+};
+/* Starts registering at once (retrying until a controller answers). 0 or ERR_NOMEM. */
+int lifecycle_start(const struct lifecycle_options *o, struct lifecycle **out);
+/* Whether the controller has unfenced this broker at least once. */
+bool lifecycle_running(const struct lifecycle *lc);
+/* Asks the controller to move this broker's leaderships away (WantShutDown); on_shutdown_done
+ * runs once it says ShouldShutDown, at once if the broker never ran, or after
+ * broker.session.timeout.ms. */
+void lifecycle_controlled_shutdown(struct lifecycle *lc);
+/* Stops sending (requests still out are ignored when they answer); free after the client
+ * stopped. */
+void lifecycle_stop(struct lifecycle *lc);
+void lifecycle_free(struct lifecycle *lc);
 
 /* net_request_cb: routes one decoded request to its handler. ctx is a struct dispatch. */
 void dispatch_request(void *ctx, struct net_request *req);

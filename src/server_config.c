@@ -38,6 +38,7 @@ static const char *const startup_keys[] = {
     "log.dir",
     "process.roles",
     "controller.bootstrap.servers",
+    "controller.quorum.bootstrap.servers",
     NULL,
 };
 
@@ -138,6 +139,8 @@ static void warn_unknown_keys(const struct props *p)
                       k);
     }
 }
+
+static int check_roles(struct props *p, struct server_config *cfg);
 
 int server_config_parse(int argc, char **argv, struct server_config *cfg)
 {
@@ -275,6 +278,71 @@ int server_config_parse(int argc, char **argv, struct server_config *cfg)
         snprintf(cfg->cluster_id, sizeof cfg->cluster_id, "%s", cid);
     }
     cfg->max_frame = (size_t)props_get_int(p, "socket.request.max.bytes", 104857600, NULL);
+    return check_roles(p, cfg);
+}
+
+/* process.roles, the voters and cluster.id must agree (Kafka's KRaft rules): a node with the
+ * controller role is a voter and a voter has it; a broker-only node is not a voter; a node
+ * that is not the only voter needs the cluster's id configured, or every voter would format
+ * a cluster of its own. Tally runs every controller as a broker too: "controller" alone is
+ * refused. controller.quorum.bootstrap.servers (Kafka 3.9) is taken as
+ * controller.bootstrap.servers: the Kafka (PLAINTEXT) listeners of controller nodes, since
+ * Tally's CONTROLLER listener is the raft transport and speaks no Kafka protocol. */
+static int check_roles(struct props *p, struct server_config *cfg)
+{
+    const char *roles = props_get(p, "process.roles");
+    bool broker = false, controller = false, voter = false;
+    char buf[128];
+    char *save, *item;
+
+    snprintf(buf, sizeof buf, "%s", roles ? roles : "broker,controller");
+    for (item = strtok_r(buf, ", ", &save); item; item = strtok_r(NULL, ", ", &save)) {
+        if (strcmp(item, "broker") == 0)
+            broker = true;
+        else if (strcmp(item, "controller") == 0)
+            controller = true;
+        else {
+            fprintf(stderr, "tallyd: process.roles: unknown role '%s' (broker, controller)\n",
+                    item);
+            return 2;
+        }
+    }
+    for (size_t i = 0; i < cfg->n_voters; i++)
+        voter = voter || cfg->voters[i].id == cfg->node_id;
+    if (!broker) {
+        fprintf(stderr, "tallyd: process.roles=controller (a controller-only node) is not "
+                        "implemented: every Tally controller is also a broker; use "
+                        "process.roles=broker,controller\n");
+        return 2;
+    }
+    if (controller && !voter) {
+        fprintf(stderr,
+                "tallyd: process.roles includes controller but node.id %d is not in "
+                "controller.quorum.voters\n",
+                cfg->node_id);
+        return 2;
+    }
+    if (!controller && voter) {
+        fprintf(stderr,
+                "tallyd: node.id %d is listed in controller.quorum.voters but process.roles is "
+                "broker only; a voter needs process.roles=broker,controller\n",
+                cfg->node_id);
+        return 2;
+    }
+    if ((cfg->n_voters > 1 || !voter) && cfg->cluster_id[0] == '\0') {
+        fprintf(stderr, "tallyd: cluster.id is required when the quorum has more than one voter "
+                        "or this node is broker-only: every node of a cluster must be given the "
+                        "same id (generate one with `tally cluster new-id` and set it on every "
+                        "node)\n");
+        return 2;
+    }
+    const char *qb = props_get(p, "controller.quorum.bootstrap.servers");
+    if (qb && *qb && props_get(p, "controller.bootstrap.servers") == NULL &&
+        props_set(p, "controller.bootstrap.servers", qb) != 0) {
+        fprintf(stderr, "tallyd: out of memory\n");
+        return 2;
+    }
+    cfg->broker_only = !controller;
     return 0;
 }
 
@@ -319,6 +387,29 @@ static void new_cluster_id(char out[23])
             out[o++] = b64[(v >> (6 * k)) & 63];
     }
     out[22] = '\0';
+}
+
+/* The 16 bytes of a 22-character base64url UUID (new_cluster_id's form). 0 or -1. */
+static int uuid_from_b64(const char *s, uint8_t out[16])
+{
+    static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    uint8_t b[18] = {0};
+    if (strlen(s) != 22)
+        return -1;
+    for (int i = 0, o = 0; i < 22; i += 4) {
+        uint32_t v = 0;
+        for (int k = 0; k < 4; k++) {
+            const char *c = i + k < 22 ? strchr(b64, s[i + k]) : b64;
+            if (c == NULL || *c == '\0')
+                return -1;
+            v = v << 6 | (uint32_t)(c - b64);
+        }
+        b[o++] = (uint8_t)(v >> 16);
+        b[o++] = (uint8_t)(v >> 8);
+        b[o++] = (uint8_t)v;
+    }
+    memcpy(out, b, 16);
+    return 0;
 }
 
 /* True if `dir` holds a file or directory other than "." and "..". */
@@ -477,6 +568,20 @@ int server_format_dir(struct server_config *cfg)
             goto out;
         }
         snprintf(cfg->cluster_id, sizeof cfg->cluster_id, "%s", cid);
+        /* directory.id (Kafka 3.7+): this log dir's identity, which a broker restarted in
+         * place names again in its registration. Added to an older file once. */
+        const char *did = props_get(mp, "directory.id");
+        if (did == NULL || uuid_from_b64(did, cfg->dir_id) != 0) {
+            char idstr[23];
+            new_cluster_id(idstr);
+            uuid_from_b64(idstr, cfg->dir_id);
+            if (props_set(mp, "directory.id", idstr) ||
+                props_store(mp, path, "written by tallyd") != 0) {
+                slog_error("main", "cannot add directory.id to %s (out of memory, or see above)",
+                           path);
+                goto out;
+            }
+        }
         rc = 0;
         goto out;
     }
@@ -508,8 +613,12 @@ int server_format_dir(struct server_config *cfg)
         new_cluster_id(cfg->cluster_id);
     char node[16];
     snprintf(node, sizeof node, "%d", cfg->node_id);
+    char dirid[23];
+    new_cluster_id(dirid);
+    uuid_from_b64(dirid, cfg->dir_id);
     if (props_set(mp, "version", "1") || props_set(mp, "cluster.id", cfg->cluster_id) ||
-        props_set(mp, "node.id", node) || props_store(mp, path, "written by tallyd") != 0) {
+        props_set(mp, "node.id", node) || props_set(mp, "directory.id", dirid) ||
+        props_store(mp, path, "written by tallyd") != 0) {
         slog_error("main", "cannot write %s (out of memory, or see above)", path);
         goto out;
     }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* admin: the cluster-administration and metadata APIs — Metadata, CreateTopics,
  * DeleteTopics, CreatePartitions, DescribeConfigs, AlterConfigs, IncrementalAlterConfigs,
- * DescribeCluster, and the controller's BrokerRegistration and AllocateProducerIds — answered from,
+ * DescribeCluster — answered from,
  * and written through, the metadata image (meta/). */
 #ifndef TALLY_ADMIN_H
 #define TALLY_ADMIN_H
@@ -36,12 +36,6 @@ void admin_describe_configs(struct admin *a, struct net_request *req);
 void admin_alter_configs(struct admin *a, struct net_request *req);
 void admin_incremental_alter_configs(struct admin *a, struct net_request *req);
 void admin_describe_cluster(struct admin *a, struct net_request *req);
-/* Broker-to-controller APIs (controller.c). On a node that is not the active controller
- * they answer NOT_CONTROLLER. BrokerRegistration: the PLAINTEXT listener becomes the
- * broker's registration record; a listener named CONTROLLER (the broker's raft address)
- * adds it to the metadata quorum as a standby. AllocateProducerIds: a block of 1000 ids. */
-void admin_broker_registration(struct admin *a, struct net_request *req);
-void admin_allocate_producer_ids(struct admin *a, struct net_request *req);
 
 /* Creates an internal topic (a coordinator's: __consumer_offsets, __transaction_state) unless
  * it exists: `partitions`, replication factor capped at the live brokers (one WARN line

@@ -23,7 +23,6 @@ struct admin {
     /* Metadata requests naming topics that may not be auto-created: any client can repeat
      * them, so the line saying so is rate-limited. */
     struct slog_limit refused_auto_create;
-    struct slog_limit registration_warn; /* refused BrokerRegistration requests */
 };
 
 /* Topic names: [a-zA-Z0-9._-]{1,249}, not "." or "..". */
