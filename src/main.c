@@ -146,7 +146,8 @@ static int ensure_internal_topic(void *arg, const char *name, int32_t partitions
 
 static void start_listener(struct tallyd *t)
 {
-    struct admin_options ao = {.node_id = t->cfg.node_id, .config = t->cfg.props};
+    struct admin_options ao = {
+        .node_id = t->cfg.node_id, .n_voters = (int32_t)t->cfg.n_voters, .config = t->cfg.props};
     struct net_options no = {
         .clock = t->clock,
         .host = t->cfg.host,

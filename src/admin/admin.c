@@ -17,6 +17,7 @@ struct admin *admin_new(struct meta *m, const struct admin_options *opts)
         return NULL;
     a->meta = m;
     a->node_id = opts->node_id;
+    a->n_voters = opts->n_voters;
     a->config = opts->config;
     a->cfg.meta = m;
     a->cfg.props = opts->config;
@@ -37,8 +38,9 @@ int32_t *live_broker_ids(const struct admin *a, struct arena *ar, int32_t *n)
     *n = 0;
     if (ids == NULL)
         return NULL;
+    /* Brokers in controlled shutdown take no new replicas either. */
     for (size_t i = 0; i < nb; i++)
-        if (!b[i].fenced)
+        if (!b[i].fenced && !b[i].shutting_down)
             ids[(*n)++] = b[i].id;
     return ids;
 }

@@ -17,6 +17,7 @@ struct admin;
 
 struct admin_options {
     int32_t node_id;
+    int32_t n_voters; /* controller.quorum.voters: caps internal topics' replication factor */
     /* The broker's static configuration (file + --set), used for defaults and for
      * DescribeConfigs of the broker; borrowed, must outlive the admin. */
     const struct props *config;

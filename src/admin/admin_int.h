@@ -18,6 +18,9 @@ struct meta_record;
 struct admin {
     struct meta *meta;
     int32_t node_id;
+    int32_t n_voters;                /* the metadata quorum's voters (internal topics' RF cap) */
+    struct slog_limit internal_warn; /* internal topic RF capped */
+    struct slog_limit internal_wait; /* internal topic waits for brokers */
     const struct props *config;
     struct config_ctx cfg; /* meta + static config + node id, for config look-ups */
     /* Metadata requests naming topics that may not be auto-created: any client can repeat

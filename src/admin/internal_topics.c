@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Internal topics: the coordinators' own topics (__consumer_offsets, later
- * __transaction_state), created on first use with the partition count, replication factor and
- * configs the coordinator asks for. The replication factor is capped at the live brokers
- * (with one WARN line), so that a single node works, as Kafka does for a cluster smaller than
- * offsets.topic.replication.factor during its first start. Only the active controller
- * proposes; elsewhere the caller is told ERR_NOT_CONTROLLER and retries. */
+/* Internal topics: the coordinators' own topics (__consumer_offsets, __transaction_state),
+ * created on first use with the partition count, replication factor and configs the
+ * coordinator asks for. The replication factor is capped only by the number of voters of the
+ * metadata quorum — the size the cluster was configured with, so that a one-node cluster
+ * works — never by how many brokers happen to be up: the topic is not created until that many
+ * brokers are registered and unfenced (the caller answers COORDINATOR_NOT_AVAILABLE meanwhile
+ * and asks again), so a cluster whose first broker came up alone does not get RF=1
+ * coordinator topics for good. min.insync.replicas is capped at the replication factor. Only
+ * the active controller proposes; elsewhere the caller is told ERR_NOT_CONTROLLER. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,19 +55,37 @@ int admin_ensure_internal_topic(struct admin *a, const char *name, int32_t parti
         rc = ERR_NOMEM;
         goto err;
     }
-    if (n_live < 1) {
-        rc = ERR_COORDINATOR_NOT_AVAILABLE;
-        goto err;
-    }
-    if (replication_factor > n_live) {
-        slog_warn("admin",
-                  "creating internal topic %s with replication factor %d: only %d live "
-                  "broker%s (wanted %d)",
-                  name, n_live, n_live, n_live == 1 ? "" : "s", replication_factor);
-        replication_factor = (int16_t)n_live;
+    if (a->n_voters > 0 && replication_factor > a->n_voters) {
+        slog_warn_limited(&a->internal_warn, 60000, "admin",
+                          "internal topic %s: replication factor %d capped at %d, the number "
+                          "of metadata quorum voters",
+                          name, replication_factor, a->n_voters);
+        replication_factor = (int16_t)a->n_voters;
     }
     if (replication_factor < 1)
         replication_factor = 1;
+    if (n_live < replication_factor) {
+        slog_info_limited(&a->internal_wait, 10000, "admin",
+                          "internal topic %s waits for %d unfenced brokers (%d so far)", name,
+                          replication_factor, n_live);
+        rc = ERR_COORDINATOR_NOT_AVAILABLE;
+        goto err;
+    }
+    /* The coordinator's min.insync.replicas may not exceed what the topic can have. */
+    char isr[16];
+    const char **vals = arena_alloc(ar, ((size_t)n_configs + 1) * sizeof *vals);
+    if (vals == NULL) {
+        rc = ERR_NOMEM;
+        goto err;
+    }
+    for (int32_t i = 0; i < n_configs; i++) {
+        vals[i] = values[i];
+        if (strcmp(keys[i], "min.insync.replicas") == 0 && atoll(values[i]) > replication_factor) {
+            snprintf(isr, sizeof isr, "%d", replication_factor);
+            vals[i] = isr;
+        }
+    }
+    values = vals;
     struct topic_spec spec = {
         .name = name,
         .partitions = partitions,

@@ -37,6 +37,7 @@ _Bool slog_line_limited(struct slog_limit *lim, int64_t interval_ms, enum slog_l
     __attribute__((format(printf, 5, 6)));
 
 #define slog_warn_limited(lim, ms, mod, ...) slog_line_limited(lim, ms, SLOG_WARN, mod, __VA_ARGS__)
+#define slog_info_limited(lim, ms, mod, ...) slog_line_limited(lim, ms, SLOG_INFO, mod, __VA_ARGS__)
 
 /* Copies s[0..len) into out (size cap > 4) for a log line: printable ASCII as is, every
  * other byte as \xNN, cut with "..." when it does not fit. Returns out. For client-supplied

@@ -2,12 +2,12 @@
 /* FindCoordinator v0–4: the coordinator of a key is the leader of its partition of the
  * coordinator's topic, abs(javaHash(key)) % the topic's partition count. Each key type is one
  * row of `kinds` below: its topic and how that topic is created on first use (partition
- * count, replication factor capped at the live brokers, configs — as Kafka creates it). While
+ * count, replication factor capped at the quorum's voters, configs — as Kafka creates it). While
  * the topic does not exist its creation is asked for and the answer is
  * COORDINATOR_NOT_AVAILABLE, as Kafka answers then. Key type 1 (TRANSACTION) is the
  * transaction coordinator's __transaction_state, whose min.insync.replicas
- * (transaction.state.log.min.isr) is capped at the live brokers as its replication factor is,
- * so one broker can run transactions. v4 batches keys: one answer per key. */
+ * (transaction.state.log.min.isr) is capped at its replication factor, so one broker can run
+ * transactions. v4 batches keys: one answer per key. */
 #include <stdio.h>
 #include <string.h>
 
@@ -44,21 +44,12 @@ static const struct coordinator_kind kinds[] = {
      104857600, "producer", "transaction.state.log.min.isr", 2},
 };
 
-/* min.insync.replicas for a new coordinator topic: the config, at most the replication
- * factor and the live brokers (one WARN line when capped by them). */
+/* min.insync.replicas for a new coordinator topic: the config, at most the replication factor
+ * (admin caps both at what the cluster can have: the replication factor at the quorum's
+ * voters, min.insync.replicas at the replication factor). */
 static int64_t capped_min_isr(struct group_coord *gc, const struct coordinator_kind *k, int64_t rf)
 {
-    size_t n = 0, live = 0;
-    const struct meta_broker *b = meta_brokers(gc->meta, &n);
     int64_t v = props_get_int(gc->config, k->min_isr_key, k->min_isr_def, NULL);
-
-    for (size_t i = 0; i < n; i++)
-        live += !b[i].fenced;
-    if (live > 0 && v > (int64_t)live) {
-        slog_warn("group", "%s: %s %lld capped at %zu (live brokers)", k->topic, k->min_isr_key,
-                  (long long)v, live);
-        v = (int64_t)live;
-    }
     if (v > rf)
         v = rf;
     return v < 1 ? 1 : v;
