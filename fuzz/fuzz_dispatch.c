@@ -157,7 +157,8 @@ static int ensure_internal_topic(void *arg, const char *name, int32_t partitions
 
 static void start_listener(void)
 {
-    struct admin_options ao = {.node_id = srv.cfg.node_id, .config = srv.cfg.props};
+    struct admin_options ao = {
+        .node_id = srv.cfg.node_id, .n_voters = (int32_t)srv.cfg.n_voters, .config = srv.cfg.props};
     struct net_options no = {
         .clock = srv.clock,
         .host = srv.cfg.host,

@@ -47,8 +47,7 @@ static struct ctl_override *find_override(const struct ctl_plan *pl, int32_t id)
     return NULL;
 }
 
-bool ctl_plan_override(struct ctl_plan *pl, int32_t id, bool fenced, bool shutting_down,
-                       bool evict)
+bool ctl_plan_override(struct ctl_plan *pl, int32_t id, bool fenced, bool shutting_down, bool evict)
 {
     struct ctl_override *o = find_override(pl, id);
     if (o == NULL) {

@@ -142,7 +142,8 @@ int ctl_place_replicas(const struct meta_image *img, int32_t n_partitions, int32
         racks_in = 1;
         for (int32_t r = 1; r < rf; r++) {
             for (;; k++) {
-                int32_t at = n_racks ? step(first, shift * n_racks, k, n) : step(first, shift, k, n);
+                int32_t at =
+                    n_racks ? step(first, shift * n_racks, k, n) : step(first, shift, k, n);
                 bool rack_ok = n_racks == 0 || !rack_used[list[at].rack_no] || racks_in == n_racks;
                 if (!used[at] && rack_ok) {
                     reps[r] = list[at].id;

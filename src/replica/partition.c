@@ -290,13 +290,14 @@ static void sm_epoch_end(void *arg, int32_t epoch, int32_t *out_epoch, int64_t *
     log_epoch_end_offset(p->log, epoch, out_epoch, out_end);
 }
 
-/* psm_ops.replica_eligible: registered, unfenced and not shutting down, as this broker's
- * image says. */
+/* psm_ops.replica_eligible: not known to be fenced or shutting down, as this broker's image
+ * says. A broker the image does not know counts (it holds the HW like any ISR member): only
+ * a state the controller wrote may take a member out of the count. */
 static bool sm_replica_eligible(void *arg, int32_t broker)
 {
     struct partition *p = arg;
     const struct meta_broker *b = meta_broker_by_id(p->rm->meta, broker);
-    return b != NULL && !b->fenced && !b->shutting_down;
+    return b == NULL || (!b->fenced && !b->shutting_down);
 }
 
 static enum replica_role role_of(const struct partition *p)

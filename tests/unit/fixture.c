@@ -14,6 +14,7 @@
 
 #include "admin/admin.h"
 #include "base/props.h"
+#include "replica/partition_sm.h"
 #include "replica/replica.h"
 
 int fixture_free_port(void)
@@ -185,6 +186,16 @@ int fixture_meta_fini(struct fixture_meta *q)
     return rc;
 }
 
+int fixture_follower_fetched(struct partition *p, int32_t replica, int64_t offset)
+{
+    struct psm_fetch f = {.replica_id = replica,
+                          .current_leader_epoch = -1,
+                          .fetch_offset = offset,
+                          .last_fetched_epoch = -1};
+    struct psm_fetch_verdict v;
+    return partition_follower_fetch(p, &f, &v);
+}
+
 struct meta_record fixture_broker_rec(int32_t id, int port)
 {
     struct meta_record r = {.type = META_REC_REGISTER_BROKER};
@@ -235,7 +246,7 @@ bool fixture_coord_open(struct fixture_coord *c, const char *tmp_template, int64
                                  .config = c->props,
                                  .node_id = 1,
                                  .log_dir = c->log_dir};
-    struct admin_options ao = {.node_id = 1, .config = c->props};
+    struct admin_options ao = {.node_id = 1, .n_voters = 1, .config = c->props};
     if (replica_mgr_start(&ro, &c->rm) != 0)
         return false;
     c->admin = admin_new(c->q.m, &ao);

@@ -84,6 +84,12 @@ bool fixture_meta_stop(struct fixture_meta *q);
  * directory; returns uv_loop_close's result. */
 int fixture_meta_fini(struct fixture_meta *q);
 
+/* A replica's Fetch of partition `p` from `offset` (no epoch checks: CurrentLeaderEpoch and
+ * LastFetchedEpoch -1), as the leader's Fetch handler passes it on: returns the verdict's
+ * error (0 when the position counted). */
+struct partition;
+int fixture_follower_fetched(struct partition *p, int32_t replica, int64_t offset);
+
 /* A broker registration record (host 127.0.0.1). */
 struct meta_record fixture_broker_rec(int32_t id, int port);
 

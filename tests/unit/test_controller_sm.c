@@ -236,8 +236,8 @@ static const struct meta_record *find_rec(const struct ctl_out *o, enum meta_rec
         const struct meta_record *r = &o->recs[i];
         if (r->type != type)
             continue;
-        if (type != META_REC_PARTITION_CHANGE ||
-            (memcmp(r->u.partition.topic_id, tid, 16) == 0 && r->u.partition.partition == partition))
+        if (type != META_REC_PARTITION_CHANGE || (memcmp(r->u.partition.topic_id, tid, 16) == 0 &&
+                                                  r->u.partition.partition == partition))
             return r;
     }
     return NULL;
@@ -347,8 +347,7 @@ TEST(ctl_register_refuses_a_duplicate_live_incarnation)
     /* The old incarnation's heartbeats are stale now. */
     struct ctl_heartbeat hb = {.broker_id = 1, .broker_epoch = old_epoch, .metadata_offset = 99};
     struct ctl_heartbeat_answer ans;
-    CHECK_EQ_INT(ctl_sm_heartbeat(f.c, f.img, &hb, f.now, &f.out, &ans),
-                 ERR_STALE_BROKER_EPOCH);
+    CHECK_EQ_INT(ctl_sm_heartbeat(f.c, f.img, &hb, f.now, &f.out, &ans), ERR_STALE_BROKER_EPOCH);
     CHECK_EQ_INT(ans.error, ERR_STALE_BROKER_EPOCH);
 
     /* Once a session has expired, anyone may take the id. */
@@ -379,7 +378,8 @@ TEST(ctl_heartbeat_unfences_only_when_caught_up)
     add_partition(&f, 1, 0, -1, r1, 1, r1, 1);
     epoch = do_register(&f, 1, 0x11, NULL);
 
-    hb = (struct ctl_heartbeat){.broker_id = 1, .broker_epoch = epoch, .metadata_offset = epoch - 1};
+    hb =
+        (struct ctl_heartbeat){.broker_id = 1, .broker_epoch = epoch, .metadata_offset = epoch - 1};
     CHECK_EQ_INT(ctl_sm_heartbeat(f.c, f.img, &hb, 10, &f.out, &ans), 0);
     CHECK(!ans.is_caught_up);
     CHECK(ans.is_fenced);
@@ -426,8 +426,7 @@ TEST(ctl_heartbeat_stale_epoch_renews_nothing)
     CHECK_EQ_INT(ctl_sm_heartbeat(f.c, f.img, &hb, f.now, &f.out, &ans), ERR_STALE_BROKER_EPOCH);
     CHECK_EQ_INT(f.out.n, 0);
     hb.broker_id = 7;
-    CHECK_EQ_INT(ctl_sm_heartbeat(f.c, f.img, &hb, f.now, &f.out, &ans),
-                 ERR_BROKER_NOT_AVAILABLE);
+    CHECK_EQ_INT(ctl_sm_heartbeat(f.c, f.img, &hb, f.now, &f.out, &ans), ERR_BROKER_NOT_AVAILABLE);
     CHECK_EQ_INT(ans.error, ERR_BROKER_NOT_AVAILABLE);
     /* The stale heartbeat did not keep the session alive. */
     CHECK(ctl_sm_session_alive(f.c, 1, SESSION - 1));
@@ -594,8 +593,8 @@ TEST(ctl_alter_partition_isr_change_bumps_partition_epoch_only)
     struct ctl_alter_partition a;
     REQUIRE(cfx_init(&f, NULL));
     three_brokers(&f);
-    a = (struct ctl_alter_partition){.broker_id = 1, .broker_epoch = f.epoch[1], .n_isr = 2,
-                                     .isr = r12};
+    a = (struct ctl_alter_partition){
+        .broker_id = 1, .broker_epoch = f.epoch[1], .n_isr = 2, .isr = r12};
     make_id(a.topic_id, 1);
     CHECK_EQ_INT(ctl_sm_alter_partition(f.c, f.img, &a, &f.out), 0);
     REQUIRE(f.out.n == 1);
@@ -634,8 +633,8 @@ TEST(ctl_alter_partition_errors)
     REQUIRE(cfx_init(&f, NULL));
     three_brokers(&f);
     /* p0's ISR shrinks to {1, 2} first, so that 3 is an added member below. */
-    base = (struct ctl_alter_partition){.broker_id = 1, .broker_epoch = f.epoch[1], .n_isr = 2,
-                                        .isr = r12};
+    base = (struct ctl_alter_partition){
+        .broker_id = 1, .broker_epoch = f.epoch[1], .n_isr = 2, .isr = r12};
     make_id(base.topic_id, 1);
     CHECK_EQ_INT(ctl_sm_alter_partition(f.c, f.img, &base, &f.out), 0);
     CHECK_EQ_INT(apply_out(&f), 0);
@@ -669,7 +668,7 @@ TEST(ctl_alter_partition_errors)
     ALTER(isr, r14, ERR_INVALID_REQUEST); /* 4 is no replica */
     ALTER(isr, r11, ERR_INVALID_REQUEST); /* twice the same */
     base.n_isr = 3;
-    ALTER(n_isr, 0, ERR_INVALID_REQUEST); /* empty */
+    ALTER(n_isr, 0, ERR_INVALID_REQUEST);                 /* empty */
     ALTER(leader_recovery_state, 1, ERR_INVALID_REQUEST); /* RECOVERED -> RECOVERING */
     /* Added members must be eligible: the broker epoch stated must be theirs. */
     a = base;
@@ -709,17 +708,23 @@ TEST(ctl_alter_partition_new_leader_elected)
     p = part(&f, 1, 1);
     CHECK_EQ_INT(p->leader, 1);
     /* While shutting down (not yet fenced) it may not join an ISR either. */
-    a = (struct ctl_alter_partition){.broker_id = 2, .broker_epoch = f.epoch[2], .partition = 2,
+    a = (struct ctl_alter_partition){.broker_id = 2,
+                                     .broker_epoch = f.epoch[2],
+                                     .partition = 2,
                                      .leader_epoch = part(&f, 1, 2)->leader_epoch,
                                      .partition_epoch = part(&f, 1, 2)->partition_epoch,
-                                     .n_isr = 2, .isr = r21};
+                                     .n_isr = 2,
+                                     .isr = r21};
     make_id(a.topic_id, 1);
     CHECK(ISR_IS(part(&f, 1, 2), 2));
     CHECK(!meta_image_broker_by_id(f.img, 1)->fenced);
     CHECK_EQ_INT(ctl_sm_alter_partition(f.c, f.img, &a, &f.out), ERR_INELIGIBLE_REPLICA);
-    a = (struct ctl_alter_partition){.broker_id = 1, .broker_epoch = f.epoch[1], .partition = 1,
+    a = (struct ctl_alter_partition){.broker_id = 1,
+                                     .broker_epoch = f.epoch[1],
+                                     .partition = 1,
                                      .leader_epoch = p->leader_epoch,
-                                     .partition_epoch = p->partition_epoch, .n_isr = 2,
+                                     .partition_epoch = p->partition_epoch,
+                                     .n_isr = 2,
                                      .isr = r12};
     make_id(a.topic_id, 1);
     CHECK_EQ_INT(ctl_sm_alter_partition(f.c, f.img, &a, &f.out), ERR_NEW_LEADER_ELECTED);
@@ -748,9 +753,12 @@ TEST(ctl_alter_partition_new_leader_elected)
     r.u.partition.removing = removing;
     CHECK_EQ_INT(apply_recs(f.img, &r, 1), 0);
     p = part(&f, 1, 0);
-    a = (struct ctl_alter_partition){.broker_id = 1, .broker_epoch = -1, .partition = 0,
+    a = (struct ctl_alter_partition){.broker_id = 1,
+                                     .broker_epoch = -1,
+                                     .partition = 0,
                                      .leader_epoch = p->leader_epoch,
-                                     .partition_epoch = p->partition_epoch, .n_isr = 3,
+                                     .partition_epoch = p->partition_epoch,
+                                     .n_isr = 3,
                                      .isr = r123};
     make_id(a.topic_id, 1);
     /* Broker 1 is shutting down, so the handover would happen anyway; the reassignment's
@@ -777,11 +785,12 @@ TEST(ctl_two_decisions_on_one_state_second_refused)
     three_brokers(&f);
     ctl_out_init(&second);
     /* The leader drops 3 from p0's ISR; meanwhile 2 asks for a controlled shutdown. */
-    a = (struct ctl_alter_partition){.broker_id = 1, .broker_epoch = f.epoch[1], .n_isr = 2,
-                                     .isr = r12};
+    a = (struct ctl_alter_partition){
+        .broker_id = 1, .broker_epoch = f.epoch[1], .n_isr = 2, .isr = r12};
     make_id(a.topic_id, 1);
     CHECK_EQ_INT(ctl_sm_alter_partition(f.c, f.img, &a, &f.out), 0);
-    struct ctl_heartbeat hb = {.broker_id = 2, .broker_epoch = f.epoch[2],
+    struct ctl_heartbeat hb = {.broker_id = 2,
+                               .broker_epoch = f.epoch[2],
                                .metadata_offset = meta_image_offset(f.img),
                                .want_shutdown = true};
     CHECK_EQ_INT(ctl_sm_heartbeat(f.c, f.img, &hb, f.now, &second, &ans), 0);
@@ -852,10 +861,13 @@ TEST(ctl_controlled_shutdown_moves_leaders_then_allows_shutdown)
     CHECK(ans.should_shutdown);
     CHECK_EQ_INT(f.out.n, 0);
     /* Nor can it rejoin an ISR. */
-    struct ctl_alter_partition a = {.broker_id = 2, .broker_epoch = f.epoch[2], .partition = 2,
+    struct ctl_alter_partition a = {.broker_id = 2,
+                                    .broker_epoch = f.epoch[2],
+                                    .partition = 2,
                                     .leader_epoch = part(&f, 1, 2)->leader_epoch,
                                     .partition_epoch = part(&f, 1, 2)->partition_epoch,
-                                    .n_isr = 2, .isr = r21};
+                                    .n_isr = 2,
+                                    .isr = r21};
     make_id(a.topic_id, 1);
     CHECK_EQ_INT(ctl_sm_alter_partition(f.c, f.img, &a, &f.out), ERR_INELIGIBLE_REPLICA);
     cfx_fini(&f);

@@ -1069,7 +1069,7 @@ TEST(group_commit_answers_when_replicated)
     CHECK_EQ_INT(r.calls, 0); /* appended, not yet replicated */
     fetch(&f, g, "orders", 0, false, &r2);
     CHECK_EQ_INT(r2.offset, -1);
-    REQUIRE(partition_follower_fetched(part, OTHER, partition_log_end_offset(part)) == 0);
+    REQUIRE(fixture_follower_fetched(part, OTHER, partition_log_end_offset(part)) == 0);
     CHECK_EQ_INT(r.calls, 1);
     CHECK_EQ_INT(r.perr, 0);
     fetch(&f, g, "orders", 0, false, &r2);

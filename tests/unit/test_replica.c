@@ -385,12 +385,13 @@ TEST(replica_on_apply_follows_metadata)
     REQUIRE(append(p, 2, -1, 0, 0, 1000, NULL, NULL) == 0);
     CHECK_EQ_INT(log_latest_epoch(partition_log(p)), 5);
 
-    /* Moved away: closed, but its data stays on disk (no deletion for a move). */
+    /* Moved away (a reassignment removed this replica): closed and its copy deleted, as
+     * Kafka deletes a replica that leaves the replica set. */
     REQUIRE(PROPOSE(&f, r_part(1, 1, false, 1)) == 0);
     CHECK(replica_partition(f.rm, "fresh", 1) == NULL);
     CHECK_EQ_INT(replica_count(f.rm), 3);
     snprintf(path, sizeof path, "%s/fresh-1", f.log_dir);
-    CHECK(access(path, F_OK) == 0);
+    CHECK(access(path, F_OK) != 0);
 
     /* Moved back: opened again. */
     REQUIRE(PROPOSE(&f, r_part(1, 1, true, 2)) == 0);
@@ -1255,7 +1256,7 @@ TEST(replica_role_follows_partition_records)
     CHECK_EQ_INT(partition_leader_id(p), 2);
     CHECK_EQ_INT(replica_leader_partition(f.rm, "r", 0, &q), ERR_NOT_LEADER_OR_FOLLOWER);
     CHECK_EQ_INT(append(p, 1, -1, 0, 0, 1000, NULL, NULL), ERR_NOT_LEADER_OR_FOLLOWER);
-    CHECK_EQ_INT(partition_follower_fetched(p, 2, 0), ERR_NOT_LEADER_OR_FOLLOWER);
+    CHECK_EQ_INT(fixture_follower_fetched(p, 2, 0), ERR_NOT_LEADER_OR_FOLLOWER);
     int64_t low;
     CHECK_EQ_INT(partition_delete_records(p, 0, &low), ERR_NOT_LEADER_OR_FOLLOWER);
     CHECK_EQ_INT(partition_log_end_offset(p), 0);
@@ -1286,24 +1287,27 @@ TEST(replica_hw_is_min_leo_over_isr)
 
     /* A deferred request waits for the high watermark to cover offset 2. */
     CHECK(!partition_watch(p, PARTITION_HIGH_WATERMARK, 3, &w.w));
-    CHECK_EQ_INT(partition_follower_fetched(p, 2, 5), 0);
+    CHECK_EQ_INT(fixture_follower_fetched(p, 2, 5), 0);
     CHECK_EQ_INT(partition_follower_offset(p, 2), 5);
     CHECK_EQ_INT(partition_high_watermark(p), 0); /* 3 still holds it */
     CHECK_EQ_INT(w.wakes, 0);
-    CHECK_EQ_INT(partition_follower_fetched(p, 3, 3), 0);
+    CHECK_EQ_INT(fixture_follower_fetched(p, 3, 3), 0);
     CHECK_EQ_INT(partition_high_watermark(p), 3);
     CHECK_EQ_INT(w.wakes, 1);
     CHECK(w.reached);
     /* Never backwards, never past the leader's end, only replicas count. */
-    CHECK_EQ_INT(partition_follower_fetched(p, 3, 1), 0);
+    CHECK_EQ_INT(fixture_follower_fetched(p, 3, 1), 0);
     CHECK_EQ_INT(partition_high_watermark(p), 3);
-    CHECK_EQ_INT(partition_follower_fetched(p, 3, 99), 0);
+    CHECK_EQ_INT(fixture_follower_fetched(p, 3, 99), ERR_OFFSET_OUT_OF_RANGE);
     CHECK_EQ_INT(partition_follower_offset(p, 3), 1);
-    CHECK_EQ_INT(partition_follower_fetched(p, 9, 5), ERR_NOT_LEADER_OR_FOLLOWER);
-    CHECK_EQ_INT(partition_follower_fetched(p, NODE, 5), ERR_NOT_LEADER_OR_FOLLOWER);
+    CHECK_EQ_INT(fixture_follower_fetched(p, 9, 5), ERR_NOT_LEADER_OR_FOLLOWER);
+    CHECK_EQ_INT(fixture_follower_fetched(p, NODE, 5), ERR_NOT_LEADER_OR_FOLLOWER);
 
-    /* The controller drops 3 from the ISR: the others have everything. */
-    REQUIRE(PROPOSE(&f, r_part_set(1, 0, NODE, 1, three, 3, isr12, 2)) == 0);
+    /* The controller drops 3 from the ISR (an ISR-only change: the partition epoch moves, the
+     * leader epoch stays): the others have everything. */
+    struct meta_record shrink = r_part_set(1, 0, NODE, 1, three, 3, isr12, 2);
+    shrink.u.partition.partition_epoch = 2;
+    REQUIRE(PROPOSE(&f, shrink) == 0);
     CHECK_EQ_INT(partition_high_watermark(p), 5);
     /* Follower positions survive a change that keeps the epoch. */
     CHECK_EQ_INT(partition_follower_offset(p, 2), 5);
@@ -1350,7 +1354,7 @@ TEST(replica_read_bounds_by_reader)
     CHECK_EQ_INT(partition_read_bound(p, PARTITION_READ_REPLICA), 5);
 
     /* HW 2: a consumer gets the first batch only. */
-    REQUIRE(partition_follower_fetched(p, 2, 2) == 0 && partition_follower_fetched(p, 3, 2) == 0);
+    REQUIRE(fixture_follower_fetched(p, 2, 2) == 0 && fixture_follower_fetched(p, 3, 2) == 0);
     CHECK_EQ_INT(partition_read_bound(p, PARTITION_READ_UNCOMMITTED), 2);
     CHECK_EQ_INT(partition_read(p, 0, 1 << 20, PARTITION_READ_UNCOMMITTED, &sl), 0);
     CHECK(sl.len > 0 && sl.len < all);
@@ -1418,13 +1422,13 @@ TEST(replica_follower_append_keeps_offsets_and_epochs)
     b1 = leader_batch(0, 3, 6, -1, 0, &l1);
     b2 = leader_batch(3, 2, 8, 4242, 0, &l2);
     REQUIRE(b1 && b2 && (both = malloc(l1 + l2)) != NULL);
-    CHECK_EQ_INT(partition_append_as_follower(p, b1, l1, 2), 0);
+    CHECK_EQ_INT(partition_append_as_follower(p, b1, l1, 2, 0), 0);
     CHECK_EQ_INT(partition_log_end_offset(p), 3);
     CHECK_EQ_INT(partition_high_watermark(p), 2);
     /* Two batches in one answer (the first already held: a re-sent range starts at our end,
      * so it is cut here): epochs 6 and 8, the second from a producer. */
     memcpy(both, b2, l2);
-    CHECK_EQ_INT(partition_append_as_follower(p, both, l2, 5), 0);
+    CHECK_EQ_INT(partition_append_as_follower(p, both, l2, 5, 0), 0);
     CHECK_EQ_INT(partition_log_end_offset(p), 5);
     CHECK_EQ_INT(partition_high_watermark(p), 5);
     REQUIRE(read_header(p, 0, &h, true));
@@ -1448,14 +1452,14 @@ TEST(replica_follower_append_keeps_offsets_and_epochs)
     /* A gap (offset 7 when the end is 5) and garbage are refused; the HW never passes the end. */
     b3 = leader_batch(7, 1, 8, -1, 0, &l3);
     REQUIRE(b3);
-    CHECK_EQ_INT(partition_append_as_follower(p, b3, l3, 100), ERR_OFFSET_OUT_OF_RANGE);
+    CHECK_EQ_INT(partition_append_as_follower(p, b3, l3, 100, 0), ERR_OFFSET_OUT_OF_RANGE);
     CHECK_EQ_INT(partition_log_end_offset(p), 5);
     CHECK_EQ_INT(partition_high_watermark(p), 5);
     uint8_t junk[20] = {0};
-    CHECK_EQ_INT(partition_append_as_follower(p, junk, sizeof junk, 5), ERR_CORRUPT_MESSAGE);
+    CHECK_EQ_INT(partition_append_as_follower(p, junk, sizeof junk, 5, 0), ERR_CORRUPT_MESSAGE);
     /* A leader does not take replicated batches. */
     REQUIRE(PROPOSE(&f, r_part_set(1, 0, NODE, 9, three, 3, three, 3)) == 0);
-    CHECK_EQ_INT(partition_append_as_follower(p, b3, l3, 5), ERR_NOT_LEADER_OR_FOLLOWER);
+    CHECK_EQ_INT(partition_append_as_follower(p, b3, l3, 5, 0), ERR_NOT_LEADER_OR_FOLLOWER);
     free(b1);
     free(b2);
     free(b3);
