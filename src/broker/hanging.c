@@ -205,8 +205,7 @@ static int collect(struct broker_hanging *h, struct hang_round *r)
     int rc = 0;
 
     for (size_t t = 0; t < nt && rc == 0 && r->n_cands < HANG_MAX_CANDIDATES; t++) {
-        for (int32_t i = 0; i < topics[t]->n_partitions && r->n_cands < HANG_MAX_CANDIDATES;
-             i++) {
+        for (int32_t i = 0; i < topics[t]->n_partitions && r->n_cands < HANG_MAX_CANDIDATES; i++) {
             struct partition *p;
             size_t n, room = HANG_MAX_CANDIDATES - r->n_cands;
 
