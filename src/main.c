@@ -188,6 +188,13 @@ static void start_listener(struct tallyd *t)
         props_get_bool(t->cfg.props, "transaction.partition.verification.enable", true, NULL);
     bo.txn_state_partitions =
         (int32_t)props_get_int(t->cfg.props, "transaction.state.log.num.partitions", 50, NULL);
+    /* Self-healing of hanging transactions: checked as often as the coordinator checks for
+     * timed-out ones, and only past the longest timeout any coordinator allows plus a margin
+     * (the coordinator's own abort comes first). */
+    bo.hanging_check_ms = props_get_int(
+        t->cfg.props, "transaction.abort.timed.out.transaction.cleanup.interval.ms", 10000, NULL);
+    bo.hanging_after_ms = props_get_int(t->cfg.props, "transaction.max.timeout.ms", 900000, NULL) +
+                          BROKER_HANGING_MARGIN_MS;
     bo.txn_complete = on_group_txn_marker;
     bo.txn_complete_arg = t;
     t->admin = admin_new(t->meta, &ao);

@@ -67,6 +67,11 @@ struct broker *broker_new(const struct broker_options *opts)
         free(b);
         return NULL;
     }
+    if (broker_hanging_start(b, opts->hanging_check_ms, opts->hanging_after_ms) != 0) {
+        purgatory_free(b->pg);
+        free(b);
+        return NULL;
+    }
     return b;
 }
 
@@ -98,6 +103,7 @@ void broker_stop(struct broker *b, void (*cb)(void *arg), void *arg)
     /* An answer to a closed connection is "sent" at once, which may bring the counts to
      * zero inside the loop below: the broker is freed only after it. */
     b->releasing = true;
+    broker_hanging_stop(b);
     broker_verify_stop_all(b);
     purgatory_complete_all(b->pg);
     b->releasing = false;

@@ -38,7 +38,25 @@ struct broker_options {
     struct net_client *client;
     bool txn_verify;
     int32_t txn_state_partitions;
+    /* Self-healing of hanging transactions (hanging.c): every `hanging_check_ms`
+     * (transaction.abort.timed.out.transaction.cleanup.interval.ms; 0 = never) the ongoing
+     * transactions on partitions led here whose producer has not written for longer than
+     * `hanging_after_ms` (transaction.max.timeout.ms + BROKER_HANGING_MARGIN_MS, by the
+     * monotonic clock) are looked up at every registered, unfenced broker's transaction
+     * coordinators through `client` (ListTransactions by producer id). One is aborted here
+     * (an ABORT marker written by this broker) only when two consecutive rounds found that
+     * every broker answered without error, every __transaction_state partition is led by one
+     * of them with the same leader and epoch throughout, and no coordinator has the producer
+     * in Ongoing, PrepareCommit or PrepareAbort: a transaction whose COMMIT markers are still
+     * in flight is never torn. Needs `meta` and `client`; without them nothing is aborted. */
+    int64_t hanging_check_ms;
+    int64_t hanging_after_ms;
 };
+
+/* How long past transaction.max.timeout.ms a transaction may stay open before it counts as
+ * hanging: the coordinator aborts a transaction at its timeout, at most that, so this leaves
+ * the coordinator its own abort first. */
+#define BROKER_HANGING_MARGIN_MS 60000
 
 /* NULL on out of memory. */
 struct broker *broker_new(const struct broker_options *opts);
@@ -47,6 +65,10 @@ struct broker *broker_new(const struct broker_options *opts);
  * still waiting with REQUEST_TIMED_OUT) and frees the broker once the answers are sent;
  * `cb` then runs. */
 void broker_stop(struct broker *b, void (*cb)(void *arg), void *arg);
+
+/* Rounds of the hanging-transaction check finished so far (one that found nothing idle
+ * included): for tests and diagnostics. */
+uint64_t broker_hanging_rounds(const struct broker *b);
 
 /* Request handlers: each finishes `req` exactly once. */
 void broker_produce(struct broker *b, struct net_request *req);

@@ -15,6 +15,7 @@ struct meta;
 struct net_client;
 struct partition;
 struct broker_verify;
+struct broker_hanging;
 
 struct broker {
     uv_loop_t *loop;
@@ -28,6 +29,7 @@ struct broker {
     bool txn_verify;
     int32_t txn_state_partitions;
     struct broker_verify *verifies; /* txn_verify.c: questions out to coordinators */
+    struct broker_hanging *hanging; /* hanging.c: NULL when off */
     struct purgatory *pg;           /* deferred answers: parked Fetches, acks=all Produces */
     unsigned live_fetches;          /* Fetch calls not yet freed (parked, answering or sending) */
     unsigned live_lookups;          /* ListOffsets calls waiting for the thread pool */
@@ -82,6 +84,15 @@ void broker_txn_verify(struct broker *b, const char *tid, int64_t producer_id, i
 void broker_verify_stop_all(struct broker *b);
 /* Java's String.hashCode of a UTF-8 string. */
 int32_t broker_java_string_hash(const char *s);
+
+/* ---- hanging.c: self-healing of hanging transactions (broker_options.hanging_*) -------- */
+
+/* Starts the check's timer when `hanging_check_ms` > 0 and the broker has a client and a
+ * metadata image. Returns 0 or ERR_NOMEM. */
+int broker_hanging_start(struct broker *b, int64_t check_ms, int64_t after_ms);
+/* Stops the timer and frees the check's state; a round still out is forgotten (its answers,
+ * which the client gives by its stop at the latest, abort nothing). */
+void broker_hanging_stop(struct broker *b);
 
 /* broker.c: frees a stopping broker once nothing waits in its purgatory or is being sent. */
 void broker_maybe_finish_stop(struct broker *b);

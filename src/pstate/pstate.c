@@ -150,6 +150,7 @@ struct pstate_producer *pstate_int_upsert(struct pstate *s, int64_t producer_id)
     p->coordinator_epoch = -1;
     p->txn_first_offset = -1;
     p->last_timestamp = -1;
+    p->last_write_mono_ms = -1;
     p->verify_epoch = -1;
     if (s->n > 0 && s->prods[s->n - 1].producer_id > producer_id)
         s->sorted = false;
@@ -445,6 +446,13 @@ int pstate_update(struct pstate *s, const struct record_batch *b, int64_t now_ms
         .timestamp = b->max_timestamp,
     };
     return 0;
+}
+
+void pstate_note_write(struct pstate *s, int64_t producer_id, int64_t mono_ms)
+{
+    struct pstate_producer *p = find(s, producer_id);
+    if (p != NULL)
+        p->last_write_mono_ms = mono_ms;
 }
 
 /* ---- removal --------------------------------------------------------------------------- */

@@ -30,7 +30,11 @@ struct pstate_producer {
     int32_t n_batches;                               /* 0..PSTATE_MAX_BATCHES */
     struct pstate_batch batches[PSTATE_MAX_BATCHES]; /* oldest first */
     int64_t last_timestamp;                          /* max timestamp of its last batch */
-    int64_t last_update_ms;    /* wall clock of its last append, for expiration */
+    int64_t last_update_ms; /* wall clock of its last append, for expiration */
+    /* Monotonic time of its last append on this broker as leader (pstate_note_write), -1 when
+     * none since the state was loaded: a wall-clock step cannot make a transaction look idle.
+     * Not in snapshots (a time of another process means nothing). */
+    int64_t last_write_mono_ms;
     int32_t coordinator_epoch; /* -1 until transactions */
     int64_t txn_first_offset;  /* first offset of its ongoing transaction, -1 if none */
     /* KIP-890 verification (not in snapshots: a restart verifies again): a check with the
@@ -73,6 +77,10 @@ int pstate_check(const struct pstate *s, const struct record_batch *b, struct ps
  * the oldest past 5), updates timestamps. `now_ms` is the wall clock. Also used when
  * replaying the log at start. Returns 0 or ERR_NOMEM. */
 int pstate_update(struct pstate *s, const struct record_batch *b, int64_t now_ms);
+
+/* Stamps the producer's last write on this broker with `mono_ms` (the caller's monotonic
+ * clock), right after its pstate_update on a leader append; a no-op for an unknown producer. */
+void pstate_note_write(struct pstate *s, int64_t producer_id, int64_t mono_ms);
 
 /* The producer's state, or NULL. Valid until the next call that changes `s`. */
 const struct pstate_producer *pstate_get(const struct pstate *s, int64_t producer_id);

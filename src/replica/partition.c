@@ -427,7 +427,7 @@ int partition_open(struct replica_mgr *rm, const char *topic, const uint8_t id[1
                   "the log start to %lld, so no record below it is served",
                   topic, index, (long long)start, (long long)log_end_offset(p->log),
                   (long long)log_start_offset(p->log));
-    p->opened_ms = tclock_now_ms(rm->clock);
+    p->opened_mono_ms = tclock_mono_ms(rm->clock);
     rc = load_producers(p);
     if (rc != 0) {
         log_close(p->log, false);
@@ -829,6 +829,7 @@ int partition_append(struct partition *p, uint8_t *batch, size_t len,
             rc = record_marker(p, &appended, marker_type, coord_epoch, tclock_now_ms(p->rm->clock));
         else
             rc = pstate_update(p->pstate, &appended, tclock_now_ms(p->rm->clock));
+        pstate_note_write(p->pstate, hdr->producer_id, tclock_mono_ms(p->rm->clock));
         if (rc != 0)
             slog_error("replica", "out of memory recording producer %lld on %s-%d",
                        (long long)hdr->producer_id, p->topic, p->index);
@@ -1069,51 +1070,62 @@ bool partition_verify_done(struct partition *p, int64_t producer_id, int16_t epo
     return pstate_verify_done(p->pstate, producer_id, epoch, token);
 }
 
-size_t partition_abort_hanging(struct partition *p, int64_t now_ms, int64_t older_than_ms)
+/* How long the producer has not written here, by the monotonic clock. */
+static int64_t idle_ms(const struct partition *p, const struct pstate_producer *pr, int64_t now)
+{
+    int64_t last = pr->last_write_mono_ms >= 0 ? pr->last_write_mono_ms : p->opened_mono_ms;
+    return now - last;
+}
+
+size_t partition_idle_txns(const struct partition *p, int64_t older_than_ms,
+                           struct partition_idle_txn *out, size_t max)
 {
     const struct pstate_producer *prods;
-    size_t n, aborted = 0, k = 0;
-    int64_t *ids;
+    int64_t now = tclock_mono_ms(p->rm->clock);
+    size_t n, k = 0;
 
     if (psm_role(p->sm) != PSM_LEADER || pstate_first_unstable_offset(p->pstate) < 0)
         return 0;
     prods = pstate_producers(p->pstate, &n);
-    ids = malloc((n + 1) * sizeof *ids);
-    if (ids == NULL)
-        return 0;
-    /* Chosen first, written after: each marker changes the producer table. A producer
-     * replayed from the log carries its batch's own timestamp (a client's clock), so the
-     * time counts from the partition's open at the earliest: after a restart every open
-     * transaction gets the full timeout again. */
     for (size_t i = 0; i < n; i++) {
-        int64_t last =
-            prods[i].last_update_ms > p->opened_ms ? prods[i].last_update_ms : p->opened_ms;
-        if (prods[i].txn_first_offset >= 0 && now_ms - last > older_than_ms)
-            ids[k++] = prods[i].producer_id;
+        int64_t idle = idle_ms(p, &prods[i], now);
+        if (prods[i].txn_first_offset < 0 || idle <= older_than_ms)
+            continue;
+        if (k < max)
+            out[k] = (struct partition_idle_txn){.producer_id = prods[i].producer_id,
+                                                 .producer_epoch = prods[i].epoch,
+                                                 .first_offset = prods[i].txn_first_offset,
+                                                 .idle_ms = idle};
+        k++;
     }
-    for (size_t i = 0; i < k; i++) {
-        const struct pstate_producer *pr = pstate_get(p->pstate, ids[i]);
-        int64_t first = pr->txn_first_offset, last = pr->last_update_ms, offset;
-        int16_t epoch = pr->epoch;
-        int32_t coord = pr->coordinator_epoch;
-        int rc = partition_write_marker(p, ids[i], epoch, coord, false, &offset);
-        if (rc == 0) {
-            aborted++;
-            slog_warn("replica",
-                      "%s-%d: aborted the hanging transaction of producer %lld (epoch %d) that "
-                      "started at offset %lld and last wrote %lld ms ago, longer than "
-                      "transaction.max.timeout.ms allows: ABORT marker at offset %lld",
-                      p->topic, p->index, (long long)ids[i], epoch, (long long)first,
-                      (long long)(now_ms - last), (long long)offset);
-        } else {
-            static struct slog_limit lim;
-            slog_warn_limited(&lim, 60000, "replica",
-                              "%s-%d: cannot abort the hanging transaction of producer %lld at "
-                              "offset %lld: %s",
-                              p->topic, p->index, (long long)ids[i], (long long)first,
-                              err_name(rc));
-        }
-    }
-    free(ids);
-    return aborted;
+    return k;
+}
+
+int partition_abort_txn(struct partition *p, int64_t producer_id, int64_t first_offset,
+                        int64_t older_than_ms)
+{
+    const struct pstate_producer *pr = pstate_get(p->pstate, producer_id);
+    int64_t idle, offset;
+    int16_t epoch;
+    int rc;
+
+    if (psm_role(p->sm) != PSM_LEADER)
+        return ERR_NOT_LEADER_OR_FOLLOWER;
+    if (pr == NULL || pr->txn_first_offset != first_offset || pr->verify_parked > 0)
+        return ERR_INVALID_TXN_STATE;
+    idle = idle_ms(p, pr, tclock_mono_ms(p->rm->clock));
+    if (idle <= older_than_ms)
+        return ERR_INVALID_TXN_STATE;
+    epoch = pr->epoch;
+    rc = partition_write_marker(p, producer_id, epoch, pr->coordinator_epoch, false, &offset);
+    if (rc != 0)
+        return rc;
+    slog_warn("replica",
+              "%s-%d: aborted the hanging transaction of producer %lld (epoch %d) that started "
+              "at offset %lld and last wrote here %lld ms ago, longer than "
+              "transaction.max.timeout.ms allows, and that no transaction coordinator has "
+              "open: ABORT marker at offset %lld",
+              p->topic, p->index, (long long)producer_id, epoch, (long long)first_offset,
+              (long long)idle, (long long)offset);
+    return 0;
 }

@@ -148,15 +148,35 @@ int partition_aborted_txns(struct partition *p, int64_t from, int64_t upto,
 int partition_write_marker(struct partition *p, int64_t producer_id, int16_t producer_epoch,
                            int32_t coordinator_epoch, bool commit, int64_t *offset);
 
-/* Self-healing of hanging transactions (KIP-664's failure, without an operator): on a leader,
- * aborts every ongoing transaction whose producer last wrote here more than `older_than_ms`
- * ago (now_ms: wall clock; counted from the partition's open at the earliest, since replayed
- * producers only carry their batches' timestamps) by writing the ABORT marker itself with the last
- * coordinator epoch it saw, one WARN line each naming producer, partition and first offset. The
- * caller passes transaction.max.timeout.ms plus a margin: no coordinator keeps a transaction open
- * longer (it aborts it at its timeout, at most that), so a transaction still open here is one whose
- * coordinator lost it. Returns how many were aborted. */
-size_t partition_abort_hanging(struct partition *p, int64_t now_ms, int64_t older_than_ms);
+/* Self-healing of hanging transactions (KIP-664's failure, without an operator), the partition's
+ * half; the broker (broker/hanging.c) asks the transaction coordinators in between, since only
+ * they know whether a transaction is still being decided.
+ *
+ * partition_idle_txns: on a leader, the ongoing transactions whose producer last wrote here more
+ * than `older_than_ms` ago by the monotonic clock (a producer known only from the log or from
+ * replication counts from the partition's open), in producer-id order: up to `max` go to
+ * out[], the return value is how many there are (0 on a follower). A wall-clock step changes
+ * nothing here. */
+struct partition_idle_txn {
+    int64_t producer_id;
+    int16_t producer_epoch;
+    int64_t first_offset; /* of its ongoing transaction */
+    int64_t idle_ms;      /* since its last write here */
+};
+size_t partition_idle_txns(const struct partition *p, int64_t older_than_ms,
+                           struct partition_idle_txn *out, size_t max);
+
+/* Aborts producer `producer_id`'s ongoing transaction here by writing the ABORT marker itself,
+ * at the producer's epoch and the last coordinator epoch seen, with one WARN line naming
+ * producer, partition and first offset — but only while that transaction is still the one
+ * that started at `first_offset`, still idle longer than `older_than_ms` (as
+ * partition_idle_txns counts) and no batch of it waits for KIP-890 verification: anything
+ * else means the producer came back. The caller must know that no transaction coordinator
+ * has the transaction open (Ongoing or Prepare*): a COMMIT may still be on its way.
+ * Returns 0, NOT_LEADER_OR_FOLLOWER, INVALID_TXN_STATE (not that transaction, or not idle
+ * any more: nothing written) or partition_write_marker's error. */
+int partition_abort_txn(struct partition *p, int64_t producer_id, int64_t first_offset,
+                        int64_t older_than_ms);
 
 /* KIP-890 verification state of a producer on this partition (pstate_txn_verified,
  * pstate_verify_begin, pstate_verify_done). */

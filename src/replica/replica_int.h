@@ -59,7 +59,9 @@ struct partition {
     int64_t clean_offset;
     int64_t clean_horizon;
     bool cleaning;
-    int64_t opened_ms; /* wall clock at open: replayed producers' times are batch timestamps */
+    /* Monotonic time at open: how long a producer known only from the log or from replication
+     * has been idle here counts from it (partition_idle_txns). */
+    int64_t opened_mono_ms;
 };
 
 /* fetcher.c: one fetch session per leader broker this broker follows partitions of. */
@@ -80,7 +82,6 @@ struct replica_mgr {
     struct log_io log_io;      /* the default system calls with `clock`, for every log */
     struct tclock_timer timer; /* housekeeping; data is NULL once closed */
     int64_t last_retention_ms, last_checkpoint_ms, last_expiration_ms;
-    int64_t last_hanging_ms; /* partition_abort_hanging's last round */
     int64_t last_sm_tick_ms; /* tick_partitions' last round */
     unsigned flushes;        /* in flight, all partitions (and log-start checkpoint writes) */
     /* log_starts.c: a log-start-offset-checkpoint write in flight, and who waits for the

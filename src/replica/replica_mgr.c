@@ -25,9 +25,6 @@
 
 #define CLEAN_MARKER ".kafka_cleanshutdown"
 #define HOUSEKEEPING_MS 200
-/* How long past transaction.max.timeout.ms a transaction may stay open before this broker
- * aborts it as hanging (partition_abort_hanging). */
-#define REPLICA_HANGING_MARGIN_MS 60000
 #define OPEN_RETRY_MS 5000
 /* How often every partition's replication state machine looks at its ISR (lag shrinks are
  * decided at this granularity: replica.lag.time.max.ms is tens of seconds). */
@@ -673,13 +670,6 @@ static void on_tick(struct tclock_timer *h)
     /* Dynamic (IncrementalAlterConfigs on the broker): read where it is used. */
     int64_t expiration = config_broker_int(&rm->cfg, "producer.id.expiration.ms", 86400000);
     bool expire = now - rm->last_expiration_ms >= expire_every;
-    /* Hanging transactions: checked as often as the coordinator checks for timed-out ones;
-     * a margin past transaction.max.timeout.ms leaves the coordinator its own abort first. */
-    int64_t hang_every = props_get_int(
-        rm->cfg.props, "transaction.abort.timed.out.transaction.cleanup.interval.ms", 10000, NULL);
-    int64_t hang_after = props_get_int(rm->cfg.props, "transaction.max.timeout.ms", 900000, NULL) +
-                         REPLICA_HANGING_MARGIN_MS;
-    bool hang = now - rm->last_hanging_ms >= hang_every;
 
     for (size_t i = 0; i < rm->n_buckets; i++) {
         for (struct partition *p = rm->buckets[i]; p; p = p->hash_next) {
@@ -687,8 +677,6 @@ static void on_tick(struct tclock_timer *h)
             partition_maybe_flush(p, log_flushed_offset(p->log) < log_active_base(p->log));
             if (expire)
                 pstate_expire(p->pstate, tclock_now_ms(rm->clock), expiration);
-            if (hang)
-                partition_abort_hanging(p, tclock_now_ms(rm->clock), hang_after);
             if (retain && log_retain_below(p->log, partition_last_stable_offset(p)) > 0) {
                 slog_info("replica", "retention moved %s-%d's log start to %lld", p->topic,
                           p->index, (long long)log_start_offset(p->log));
@@ -703,8 +691,6 @@ static void on_tick(struct tclock_timer *h)
         rm->last_retention_ms = now;
     if (expire)
         rm->last_expiration_ms = now;
-    if (hang)
-        rm->last_hanging_ms = now;
     if (now - rm->last_sm_tick_ms >= REPLICATION_TICK_MS) {
         tick_partitions(rm);
         rm->last_sm_tick_ms = now;
@@ -889,8 +875,7 @@ int replica_mgr_start(const struct replica_options *opts, struct replica_mgr **o
     rm->open_failed = 0;
 
     rm->last_retention_ms = rm->last_checkpoint_ms = rm->last_expiration_ms =
-        rm->last_clean_check_ms = rm->last_hanging_ms = rm->last_sm_tick_ms =
-            tclock_mono_ms(rm->clock);
+        rm->last_clean_check_ms = rm->last_sm_tick_ms = tclock_mono_ms(rm->clock);
     tclock_timer_init(rm->clock, &rm->timer, on_tick, rm);
     if (tclock_timer_start(&rm->timer, HOUSEKEEPING_MS, HOUSEKEEPING_MS) != 0)
         slog_error("replica", "out of memory starting the housekeeping timer: no retention, "

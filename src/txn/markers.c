@@ -20,8 +20,13 @@
 
 #define RETRY_MS 100
 #define COMPLETE_RETRY_MS 1000
+/* TALLY_TEST_FAULT txn:late_markers: how long every transaction's markers are held back after
+ * its Prepare*, as if their leaders could not be reached — past the partitions'
+ * hanging-transaction threshold (transaction.max.timeout.ms + 60 s) with the tests' 2 s. */
+#define LATE_MARKERS_MS 70000
 
-enum { MK_TO_SEND = 0, MK_IN_FLIGHT = 1, MK_DONE = 2 };
+/* MK_HELD: not sent yet, held by txn:late_markers. */
+enum { MK_TO_SEND = 0, MK_IN_FLIGHT = 1, MK_DONE = 2, MK_HELD = 3 };
 
 struct tmark {
     struct tmark *next;
@@ -37,6 +42,7 @@ struct tmark {
     int32_t left;
     bool completing; /* the Complete* write is out */
     bool retry_complete;
+    int64_t born_ms; /* monotonic time of txn_markers_start */
 };
 
 /* One WriteTxnMarkers request in flight: which (mark, partition) each entry is. */
@@ -389,6 +395,26 @@ nomem:
     schedule(t, RETRY_MS);
 }
 
+/* txn:late_markers: holds each mark's parts back until LATE_MARKERS_MS after its start, then
+ * lets them go. Returns whether any is still held. */
+static bool hold_late(struct txn *t)
+{
+    int64_t now = tclock_mono_ms(t->clock);
+    bool held = false;
+
+    for (struct tmark *mk = t->marks; mk; mk = mk->next) {
+        bool hold = now - mk->born_ms < LATE_MARKERS_MS;
+        for (int32_t i = 0; i < mk->n; i++) {
+            if (hold && mk->st[i] == MK_TO_SEND)
+                mk->st[i] = MK_HELD;
+            else if (!hold && mk->st[i] == MK_HELD)
+                mk->st[i] = MK_TO_SEND;
+        }
+        held = held || hold;
+    }
+    return held;
+}
+
 /* Sends every marker waiting, one request per leader node; drops those of deleted partitions. */
 static void kick(struct txn *t)
 {
@@ -396,6 +422,8 @@ static void kick(struct txn *t)
 
     if (t->stopping)
         return;
+    if (fault_armed("txn:late_markers"))
+        later = hold_late(t) || later;
     for (struct tmark *mk = t->marks; mk; mk = mk->next) {
         if (mk->retry_complete)
             later = true;
@@ -465,6 +493,7 @@ void txn_markers_start(struct tshard *sh, struct txn_meta *m)
     mk->n = n;
     mk->left = n;
     mk->seq = ++t->next_mark_seq;
+    mk->born_ms = tclock_mono_ms(t->clock);
     mk->tpart = sh->partition;
     mk->coord_epoch = sh->epoch;
     mk->pid = m->cur.producer_id;

@@ -12,7 +12,8 @@ KIP-98 properties, each a test.
   - a transaction left open past transaction.timeout.ms is aborted by the coordinator;
   - transactional and plain producers interleaved on one partition: read_committed sees the
     plain records and the committed transactions in log order, never past the LSO;
-  - hanging transactions heal themselves (txn:lose_entry), with one WARN line;
+  - hanging transactions heal themselves (txn:lose_entry), with one WARN line, but a
+    committed transaction whose markers are late (txn:late_markers) is never torn by it;
   - the exactly-once copier check with confluent-kafka copiers (kill -9 and SIGSTOP).
 """
 import os
@@ -300,6 +301,34 @@ import os; os._exit(0)  # never ends the transaction
              if "WARN" in ln and "hanging" in ln and "txn-hanging-0" in ln]
     assert len(warns) == 1, warns
     assert re.search(r"producer \d+", warns[0]) and re.search(r"offset 0\b", warns[0]), warns
+
+
+def test_commit_with_late_markers_is_not_torn_by_the_hanging_check(broker_factory, monkeypatch):
+    """A committed transaction whose COMMIT markers are held back (txn:late_markers: 70 s, as
+    behind a leader the coordinator cannot reach) stays open on its partition past the
+    hanging threshold (transaction.max.timeout.ms + 60 s). The partition leader asks the
+    coordinator, which has it in PrepareCommit, so it is not aborted: once the markers land,
+    read_committed sees every record, and no hanging-transaction WARN was logged."""
+    settings = dict(TXN_SETTINGS, **{"transaction.max.timeout.ms": "2000"})
+    b = broker_factory(settings=settings, start=False)
+    monkeypatch.setenv("TALLY_TEST_FAULT", "txn:late_markers")
+    b.start()
+    monkeypatch.delenv("TALLY_TEST_FAULT")
+    txn_lib.need_transactions(b)
+    t = _topic(b, "txn-late", parts=1)
+    p = txn_lib.txn_producer(b, "tid-late", **{"transaction.timeout.ms": 2000})
+    p.begin_transaction()
+    for i in range(3):
+        p.produce(t, value=b"late-%d" % i, partition=0)
+    p.commit_transaction(30)  # answered once PrepareCommit is durable; the markers wait
+    committed = time.monotonic()
+    plain = txn_lib.plain_producer(b)
+    assert txn_lib.produce_sync(plain, t, 0, SENTINEL) == 3
+    got = txn_lib.read_until_sentinel(b, t, [0], timeout=150)
+    waited = time.monotonic() - committed
+    assert [v for _o, v in got[0]] == [b"late-0", b"late-1", b"late-2"], (got, waited)
+    warns = [ln for ln in b.stderr_all().splitlines() if "WARN" in ln and "hanging" in ln]
+    assert warns == [], warns
 
 
 def test_copier_exactly_once_confluent_kafka(broker_factory, tmp_path):

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/arena.h"
 #include "base/err.h"
@@ -18,6 +19,7 @@
 #include "meta/meta.h"
 #include "net/net.h"
 #include "proto/proto.h"
+#include "pstate/pstate.h"
 #include "record/record.h"
 #include "replica/replica.h"
 
@@ -923,4 +925,374 @@ TEST(broker_produce_verifies_first_transactional_batch_and_caches_until_marker)
     net_server_stop(fc.srv, fixture_set_flag, &stopped);
     CHECK(fixture_run_until(&f.q.loop, &stopped, 5000));
     bfx_close(&f);
+}
+
+/* ---- hanging transactions: the coordinators are asked before any abort (hanging.c) -------- */
+
+/* Brokers 1-3 registered, 3 fenced; __transaction_state has two partitions, led by 1 and 2.
+ * Each broker is a fake: a net server answering ListTransactions from a table of what its
+ * coordinators hold, or an error code, or not at all (`down`: no address to connect to). */
+#define HANG_AFTER_MS 1000
+#define HANG_EVERY_MS 100
+
+struct fake_txn_node {
+    struct net_server *srv;
+    int port;
+    bool down;
+    int16_t error;
+    int asked;
+    int64_t filter[8]; /* the last request's ProducerIdFilters */
+    int32_t n_filter;
+    int64_t pid[4]; /* what its coordinators hold */
+    const char *state[4];
+    int n;
+};
+
+struct hfx {
+    struct bfx f;
+    struct fake_txn_node node[4]; /* by node id, 1..3 */
+    struct net_client *client;
+    struct partition *p; /* hg-0, led here */
+};
+
+static void fake_txn_request(void *ctx, struct net_request *req)
+{
+    struct fake_txn_node *fn = ctx;
+    const struct ListTransactionsRequest *rq = req->body;
+    struct ListTransactionsResponse *rs = arena_alloc(req->arena, sizeof *rs);
+
+    memset(rs, 0, sizeof *rs);
+    fn->asked++;
+    fn->n_filter = 0;
+    for (int32_t i = 0; i < rq->ProducerIdFilters.n && fn->n_filter < 8; i++)
+        fn->filter[fn->n_filter++] = rq->ProducerIdFilters.v[i];
+    rs->ErrorCode = fn->error;
+    rs->TransactionStates.v = arena_alloc(req->arena, 5 * sizeof *rs->TransactionStates.v);
+    rs->UnknownStateFilters.v = arena_alloc(req->arena, sizeof(char *));
+    for (int i = 0; i < fn->n && fn->error == 0; i++) {
+        bool hit = rq->ProducerIdFilters.n == 0;
+        for (int32_t k = 0; k < rq->ProducerIdFilters.n; k++)
+            hit = hit || rq->ProducerIdFilters.v[k] == fn->pid[i];
+        if (hit)
+            rs->TransactionStates.v[rs->TransactionStates.n++] =
+                (struct ListTransactionsTransactionState){.TransactionalId = "tid",
+                                                          .ProducerId = fn->pid[i],
+                                                          .TransactionState = (char *)fn->state[i]};
+    }
+    net_respond(req, rs);
+}
+
+static int hfx_resolve(void *arg, int32_t id, char *host, size_t host_len, int *port)
+{
+    struct hfx *h = arg;
+    if (id < 1 || id > 3 || h->node[id].down || h->node[id].srv == NULL)
+        return -1;
+    snprintf(host, host_len, "127.0.0.1");
+    *port = h->node[id].port;
+    return 0;
+}
+
+static bool hfx_open(struct hfx *h)
+{
+    static const int32_t one[] = {1}, two[] = {2};
+    struct meta_record recs[9] = {
+        {.type = META_REC_REGISTER_BROKER}, {.type = META_REC_REGISTER_BROKER},
+        {.type = META_REC_REGISTER_BROKER}, {.type = META_REC_FENCE_BROKER},
+        {.type = META_REC_TOPIC},           {.type = META_REC_PARTITION},
+        {.type = META_REC_PARTITION}};
+    bool stopped = false;
+
+    memset(h, 0, sizeof *h);
+    if (!bfx_open(&h->f, "hg"))
+        return false;
+    for (int i = 0; i < 3; i++) {
+        recs[i].u.broker.id = i + 1;
+        recs[i].u.broker.host = "127.0.0.1";
+        recs[i].u.broker.port = 9092 + i;
+    }
+    recs[3].u.fence.id = 3;
+    recs[3].u.fence.fenced = true;
+    recs[4].u.topic.name = "__transaction_state";
+    recs[4].u.topic.id[0] = 0x7A;
+    for (int i = 0; i < 2; i++) {
+        struct meta_record *r = &recs[5 + i];
+        r->u.partition.topic_id[0] = 0x7A;
+        r->u.partition.partition = i;
+        r->u.partition.leader = i + 1;
+        r->u.partition.n_replicas = r->u.partition.n_isr = 1;
+        r->u.partition.replicas = r->u.partition.isr = i == 0 ? one : two;
+    }
+    if (fixture_meta_propose(&h->f.q, recs, 7) != 0 || !bfx_settle(&h->f))
+        return false;
+    for (int id = 1; id <= 3; id++) {
+        struct net_options no = {.clock = h->f.clock,
+                                 .host = "127.0.0.1",
+                                 .port = 0,
+                                 .max_frame = 1 << 20,
+                                 .max_idle_ms = -1};
+        if (net_server_start(&h->f.q.loop, &no, fake_txn_request, &h->node[id], &h->node[id].srv) !=
+            0)
+            return false;
+        h->node[id].port = net_server_port(h->node[id].srv);
+    }
+    struct net_client_options co = {.clock = h->f.clock,
+                                    .client_id = "hanging",
+                                    .resolve = hfx_resolve,
+                                    .resolve_arg = h,
+                                    .request_timeout_ms = 1000};
+    if (net_client_new(&h->f.q.loop, &co, &h->client) != 0)
+        return false;
+    broker_stop(h->f.b, fixture_set_flag, &stopped);
+    if (!fixture_run_until(&h->f.q.loop, &stopped, 5000))
+        return false;
+    struct broker_options bo = {.loop = &h->f.q.loop,
+                                .clock = h->f.clock,
+                                .replicas = h->f.rm,
+                                .node_id = NODE,
+                                .meta = h->f.q.m,
+                                .client = h->client,
+                                .hanging_check_ms = HANG_EVERY_MS,
+                                .hanging_after_ms = HANG_AFTER_MS};
+    h->f.b = broker_new(&bo);
+    h->p = replica_partition(h->f.rm, "hg", 0);
+    return h->f.b != NULL && h->p != NULL;
+}
+
+static void hfx_close(struct hfx *h)
+{
+    bool stopped = false;
+
+    broker_stop(h->f.b, fixture_set_flag, &stopped);
+    CHECK(fixture_run_until(&h->f.q.loop, &stopped, 5000));
+    h->f.b = NULL;
+    stopped = false;
+    net_client_stop(h->client, fixture_set_flag, &stopped);
+    CHECK(fixture_run_until(&h->f.q.loop, &stopped, 5000));
+    for (int id = 1; id <= 3; id++) {
+        stopped = false;
+        net_server_stop(h->node[id].srv, fixture_set_flag, &stopped);
+        CHECK(fixture_run_until(&h->f.q.loop, &stopped, 5000));
+    }
+    bfx_close(&h->f);
+}
+
+/* Moves virtual time on, a round interval at a time, and turns the loop until the next round
+ * finished (its answers came back over loopback, or a broker that cannot be reached timed
+ * out): at most 50 intervals. Returns whether one finished. */
+static bool hfx_round(struct hfx *h)
+{
+    uint64_t before = broker_hanging_rounds(h->f.b);
+
+    for (int step = 0; step < 50 && broker_hanging_rounds(h->f.b) == before; step++) {
+        tclock_advance(h->f.clock, HANG_EVERY_MS);
+        for (int i = 0; i < 5000 && broker_hanging_rounds(h->f.b) == before; i++)
+            uv_run(&h->f.q.loop, UV_RUN_NOWAIT);
+    }
+    return broker_hanging_rounds(h->f.b) > before;
+}
+
+static bool filter_has(const struct fake_txn_node *fn, int64_t pid)
+{
+    for (int32_t i = 0; i < fn->n_filter; i++)
+        if (fn->filter[i] == pid)
+            return true;
+    return false;
+}
+
+/* Counts stderr lines holding every one of `a`, `b` and `c` in `f` (from its start). */
+static int count_lines(FILE *f, const char *a, const char *b, const char *c)
+{
+    char line[2048];
+    int n = 0;
+
+    fflush(stderr);
+    rewind(f);
+    while (fgets(line, sizeof line, f))
+        n += strstr(line, a) && strstr(line, b) && strstr(line, c);
+    return n;
+}
+
+/* A transaction idle past the threshold whose coordinator has it in PrepareCommit (its COMMIT
+ * markers still on their way) is never aborted here: that would tear it. Once the coordinator
+ * says CompleteCommit (every marker written: this partition's transaction is a leftover), it
+ * is aborted after two agreeing rounds. */
+TEST(broker_hanging_txn_in_prepare_commit_at_its_coordinator_is_not_aborted)
+{
+    struct hfx h;
+
+    REQUIRE(hfx_open(&h));
+    REQUIRE(append_txn_one(h.p, 50, 0, 0) == 0);
+    h.node[2].pid[0] = 50;
+    h.node[2].state[0] = "PrepareCommit";
+    h.node[2].n = 1;
+    for (int i = 0; i < 30; i++)
+        REQUIRE(hfx_round(&h));
+    CHECK_EQ_INT(partition_last_stable_offset(h.p), 0);
+    CHECK_EQ_INT(partition_log_end_offset(h.p), 1);
+    /* Asked: both unfenced brokers, with the producer id; never the fenced one. */
+    CHECK(h.node[1].asked >= 15);
+    CHECK(h.node[2].asked >= 15);
+    CHECK(filter_has(&h.node[2], 50));
+    CHECK_EQ_INT(h.node[3].asked, 0);
+    /* PrepareAbort and Ongoing keep it too. */
+    h.node[2].state[0] = "PrepareAbort";
+    REQUIRE(hfx_round(&h) && hfx_round(&h) && hfx_round(&h));
+    h.node[2].state[0] = "Ongoing";
+    REQUIRE(hfx_round(&h) && hfx_round(&h) && hfx_round(&h));
+    CHECK_EQ_INT(partition_log_end_offset(h.p), 1);
+
+    h.node[2].state[0] = "CompleteCommit";
+    REQUIRE(hfx_round(&h));
+    CHECK_EQ_INT(partition_log_end_offset(h.p), 1); /* one round is not enough */
+    REQUIRE(hfx_round(&h));
+    CHECK_EQ_INT(partition_log_end_offset(h.p), 2);
+    CHECK_EQ_INT(partition_last_stable_offset(h.p), 2);
+    hfx_close(&h);
+}
+
+/* No coordinator knows the producer (its entry was lost): the transaction is aborted, with
+ * one WARN line; a producer that wrote recently on the same partition is left alone. */
+TEST(broker_hanging_txn_no_coordinator_knows_is_aborted_with_one_warn)
+{
+    struct hfx h;
+    FILE *cap;
+    int saved;
+
+    REQUIRE(hfx_open(&h));
+    REQUIRE(append_txn_one(h.p, 51, 3, 0) == 0); /* 0 */
+    tclock_advance(h.f.clock, 900);
+    REQUIRE(append_txn_one(h.p, 52, 0, 0) == 0); /* 1 */
+    fflush(stderr);
+    cap = tmpfile();
+    REQUIRE(cap);
+    saved = dup(STDERR_FILENO);
+    dup2(fileno(cap), STDERR_FILENO);
+    for (int i = 0; i < 4; i++)
+        CHECK(hfx_round(&h));
+    CHECK_EQ_INT(partition_log_end_offset(h.p), 3); /* the ABORT at 2 */
+    CHECK_EQ_INT(partition_last_stable_offset(h.p), 1);
+    for (int i = 0; i < 5; i++)
+        CHECK(hfx_round(&h));
+    CHECK_EQ_INT(partition_last_stable_offset(h.p), 1); /* 52 is not idle long enough yet */
+    int warns = count_lines(cap, "WARN", "hanging", "producer 51");
+    int early = count_lines(cap, "WARN", "hanging", "producer 52");
+    /* Once it is, and nobody knows it either, it goes the same way. */
+    for (int i = 0; i < 4; i++)
+        CHECK(hfx_round(&h));
+    CHECK_EQ_INT(partition_last_stable_offset(h.p), 4);
+    int late = count_lines(cap, "WARN", "hanging", "producer 52");
+    fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    fclose(cap);
+    CHECK_EQ_INT(warns, 1);
+    CHECK_EQ_INT(early, 0);
+    CHECK_EQ_INT(late, 1);
+    {
+        const struct pstate_producer *pr = pstate_get(partition_pstate(h.p), 51);
+        REQUIRE(pr);
+        CHECK_EQ_INT(pr->txn_first_offset, -1);
+        CHECK_EQ_INT(pr->epoch, 3);
+    }
+    CHECK(filter_has(&h.node[1], 52));
+    hfx_close(&h);
+}
+
+/* Every registered, unfenced broker must answer, without error, before anything is aborted:
+ * one that cannot be reached, or that answers COORDINATOR_LOAD_IN_PROGRESS or NOT_COORDINATOR
+ * (a shard failing over), blocks the round; so does a coordinator shard led by a fenced broker.
+ * The abort waits for two clean rounds after. */
+TEST(broker_hanging_txn_not_aborted_while_a_broker_does_not_answer)
+{
+    struct hfx h;
+    int asked;
+
+    REQUIRE(hfx_open(&h));
+    REQUIRE(append_txn_one(h.p, 53, 0, 0) == 0);
+    h.node[2].down = true;
+    tclock_advance(h.f.clock, HANG_AFTER_MS);
+    /* Each round waits out the client's request timeout (1 s) for node 2. */
+    for (int i = 0; i < 5; i++)
+        REQUIRE(hfx_round(&h));
+    CHECK(h.node[1].asked >= 5);
+    CHECK_EQ_INT(partition_log_end_offset(h.p), 1);
+
+    h.node[2].down = false;
+    h.node[2].error = ERR_COORDINATOR_LOAD_IN_PROGRESS;
+    for (int i = 0; i < 10; i++)
+        REQUIRE(hfx_round(&h));
+    asked = h.node[2].asked;
+    CHECK(asked >= 5);
+    CHECK_EQ_INT(partition_log_end_offset(h.p), 1);
+    h.node[2].error = ERR_NOT_COORDINATOR;
+    for (int i = 0; i < 10; i++)
+        REQUIRE(hfx_round(&h));
+    CHECK(h.node[2].asked >= asked + 5);
+    CHECK_EQ_INT(partition_log_end_offset(h.p), 1);
+
+    /* Every answer clean, but shard 1 moves to the fenced broker 3, which is not asked. */
+    h.node[2].error = 0;
+    {
+        static const int32_t three[] = {3};
+        struct meta_record r = {.type = META_REC_PARTITION};
+        r.u.partition.topic_id[0] = 0x7A;
+        r.u.partition.partition = 1;
+        r.u.partition.leader = 3;
+        r.u.partition.leader_epoch = 1;
+        r.u.partition.partition_epoch = 1;
+        r.u.partition.n_replicas = r.u.partition.n_isr = 1;
+        r.u.partition.replicas = r.u.partition.isr = three;
+        REQUIRE(fixture_meta_propose(&h.f.q, &r, 1) == 0);
+        REQUIRE(bfx_settle(&h.f));
+    }
+    for (int i = 0; i < 10; i++)
+        REQUIRE(hfx_round(&h));
+    CHECK_EQ_INT(partition_log_end_offset(h.p), 1);
+    CHECK_EQ_INT(h.node[3].asked, 0);
+
+    /* Back to broker 2: two clean rounds, then the abort. */
+    {
+        static const int32_t two[] = {2};
+        struct meta_record r = {.type = META_REC_PARTITION};
+        r.u.partition.topic_id[0] = 0x7A;
+        r.u.partition.partition = 1;
+        r.u.partition.leader = 2;
+        r.u.partition.leader_epoch = 2;
+        r.u.partition.partition_epoch = 2;
+        r.u.partition.n_replicas = r.u.partition.n_isr = 1;
+        r.u.partition.replicas = r.u.partition.isr = two;
+        REQUIRE(fixture_meta_propose(&h.f.q, &r, 1) == 0);
+        REQUIRE(bfx_settle(&h.f));
+    }
+    REQUIRE(hfx_round(&h));
+    CHECK_EQ_INT(partition_log_end_offset(h.p), 1);
+    REQUIRE(hfx_round(&h));
+    CHECK_EQ_INT(partition_log_end_offset(h.p), 2);
+    CHECK_EQ_INT(partition_last_stable_offset(h.p), 2);
+    hfx_close(&h);
+}
+
+/* A wall-clock step of a day forward makes no transaction idle: nobody is even asked, and
+ * nothing is aborted, until the transaction has been idle that long by the monotonic clock. */
+TEST(broker_hanging_wall_clock_step_aborts_nothing)
+{
+    struct hfx h;
+
+    REQUIRE(hfx_open(&h));
+    REQUIRE(append_txn_one(h.p, 54, 0, 0) == 0);
+    REQUIRE(append_txn_one(h.p, 55, 0, 0) == 0);
+    tclock_set_wall(h.f.clock, T0 + 86400000LL);
+    for (int i = 0; i < HANG_AFTER_MS / HANG_EVERY_MS; i++)
+        REQUIRE(hfx_round(&h));
+    CHECK_EQ_INT(h.node[1].asked + h.node[2].asked, 0);
+    CHECK_EQ_INT(partition_last_stable_offset(h.p), 0);
+    CHECK_EQ_INT(partition_log_end_offset(h.p), 2);
+    /* A step back changes nothing either; past the threshold by the monotonic clock they go. */
+    tclock_set_wall(h.f.clock, T0 - 86400000LL);
+    for (int i = 0; i < 3; i++)
+        REQUIRE(hfx_round(&h));
+    CHECK(h.node[1].asked > 0);
+    CHECK_EQ_INT(partition_log_end_offset(h.p), 4);
+    CHECK_EQ_INT(partition_last_stable_offset(h.p), 4);
+    hfx_close(&h);
 }

@@ -1946,11 +1946,94 @@ TEST(replica_open_transaction_survives_restart_and_crash)
     rfx_fini(&f);
 }
 
-TEST(replica_hanging_transaction_aborted_after_max_timeout)
+/* The partition's half of the hanging-transaction check (the broker asks the coordinators in
+ * between: test_broker.c): which ongoing transactions are idle, by the monotonic clock only,
+ * and an abort that refuses a producer that came back. */
+TEST(replica_idle_transactions_count_on_the_monotonic_clock)
 {
     struct rfx f;
     struct partition *p;
+    struct partition_idle_txn idle[4];
     int64_t base = -1, pid = -1, first = -1;
+
+    REQUIRE(rfx_init(&f));
+    REQUIRE(make_topic(&f, "hang", 1, 1) == 0);
+    REQUIRE(rfx_rm_start(&f) == 0);
+    p = replica_partition(f.rm, "hang", 0);
+    REQUIRE(p);
+    REQUIRE(append_txn(p, 1, 70, 2, 0, &base) == 0);         /* 0 */
+    REQUIRE(append(p, 1, -1, 0, 0, 1000, &base, NULL) == 0); /* 1 */
+    CHECK_EQ_INT(partition_last_stable_offset(p), 0);
+    CHECK_EQ_INT(partition_idle_txns(p, 1000, idle, 4), 0);
+    /* The wall clock steps a day forward (NTP, a VM resumed): nothing looks idle. */
+    tclock_set_wall(f.clock, T0 + 86400000LL);
+    CHECK_EQ_INT(partition_idle_txns(p, 1000, idle, 4), 0);
+    tclock_advance(f.clock, 1000);
+    CHECK_EQ_INT(partition_idle_txns(p, 1000, idle, 4), 0);
+    tclock_advance(f.clock, 1);
+    REQUIRE(partition_idle_txns(p, 1000, idle, 4) == 1);
+    CHECK_EQ_INT(idle[0].producer_id, 70);
+    CHECK_EQ_INT(idle[0].producer_epoch, 2);
+    CHECK_EQ_INT(idle[0].first_offset, 0);
+    CHECK_EQ_INT(idle[0].idle_ms, 1001);
+    /* Counted, not copied, past `max`. */
+    CHECK_EQ_INT(partition_idle_txns(p, 1000, NULL, 0), 1);
+    /* The abort refuses another transaction, or one not idle that long. */
+    CHECK_EQ_INT(partition_abort_txn(p, 70, 1, 1000), ERR_INVALID_TXN_STATE);
+    CHECK_EQ_INT(partition_abort_txn(p, 70, 0, 5000), ERR_INVALID_TXN_STATE);
+    CHECK_EQ_INT(partition_abort_txn(p, 71, 0, 1000), ERR_INVALID_TXN_STATE);
+    /* The producer writes again: idle from now. */
+    REQUIRE(append_txn(p, 1, 70, 2, 1, &base) == 0); /* 2 */
+    CHECK_EQ_INT(partition_idle_txns(p, 1000, idle, 4), 0);
+    CHECK_EQ_INT(partition_abort_txn(p, 70, 0, 1000), ERR_INVALID_TXN_STATE);
+    CHECK_EQ_INT(partition_log_end_offset(p), 3);
+    tclock_advance(f.clock, 1001);
+    CHECK_EQ_INT(partition_abort_txn(p, 70, 0, 1000), 0);
+    CHECK_EQ_INT(partition_last_stable_offset(p), 4);
+    CHECK_EQ_INT(aborted(p, 0, 4, &pid, &first), 1);
+    CHECK_EQ_INT(pid, 70);
+    CHECK_EQ_INT(first, 0);
+    {
+        struct record_batch b;
+        CHECK(read_header(p, 3, &b, true));
+        CHECK((b.attributes & RECORD_ATTR_CONTROL) != 0);
+        CHECK_EQ_INT(b.producer_epoch, 2);
+    }
+    CHECK_EQ_INT(partition_idle_txns(p, 0, idle, 4), 0);
+
+    /* After a crash (producers replayed from the log, their last write unknown) an open
+     * transaction is idle from the partition's open, whatever the wall clock says. */
+    REQUIRE(append_txn(p, 1, 71, 0, 0, &base) == 0); /* 4 */
+    tclock_advance(f.clock, 5000);
+    REQUIRE(rfx_rm_stop(&f));
+    {
+        char path[320];
+        snprintf(path, sizeof path, "%s/.kafka_cleanshutdown", f.log_dir);
+        REQUIRE(unlink(path) == 0);
+        snprintf(path, sizeof path, "%s/hang-0", f.log_dir);
+        drop_snapshots(path);
+    }
+    tclock_set_wall(f.clock, T0 + 30 * 86400000LL);
+    REQUIRE(rfx_restart(&f));
+    p = replica_partition(f.rm, "hang", 0);
+    REQUIRE(p);
+    CHECK_EQ_INT(partition_last_stable_offset(p), 4);
+    CHECK_EQ_INT(partition_idle_txns(p, 1000, idle, 4), 0);
+    tclock_advance(f.clock, 1001);
+    REQUIRE(partition_idle_txns(p, 1000, idle, 4) == 1);
+    CHECK_EQ_INT(idle[0].producer_id, 71);
+    CHECK_EQ_INT(idle[0].first_offset, 4);
+    rfx_fini(&f);
+}
+
+/* The housekeeping tick no longer aborts anything by itself: a transaction idle for much
+ * longer than transaction.max.timeout.ms + the margin stays open until someone who asked the
+ * coordinators calls partition_abort_txn. */
+TEST(replica_housekeeping_never_aborts_a_transaction_alone)
+{
+    struct rfx f;
+    struct partition *p;
+    int64_t base = -1;
 
     REQUIRE(rfx_init(&f));
     REQUIRE(props_set(f.props, "transaction.max.timeout.ms", "1000") == 0);
@@ -1961,41 +2044,10 @@ TEST(replica_hanging_transaction_aborted_after_max_timeout)
     p = replica_partition(f.rm, "hang", 0);
     REQUIRE(p);
     REQUIRE(append_txn(p, 1, 70, 2, 0, &base) == 0);
-    REQUIRE(append(p, 1, -1, 0, 0, 1000, &base, NULL) == 0);
+    tclock_set_wall(f.clock, T0 + 86400000LL);
+    tclock_advance(f.clock, 120000);
     CHECK_EQ_INT(partition_last_stable_offset(p), 0);
-    /* Within max timeout + margin (61 s) nothing happens. */
-    tclock_advance(f.clock, 60000);
-    CHECK_EQ_INT(partition_last_stable_offset(p), 0);
-    tclock_advance(f.clock, 1400);
-    CHECK_EQ_INT(partition_last_stable_offset(p), 3);
-    CHECK_EQ_INT(partition_log_end_offset(p), 3);
-    CHECK_EQ_INT(aborted(p, 0, 3, &pid, &first), 1);
-    CHECK_EQ_INT(pid, 70);
-    {
-        struct record_batch b;
-        CHECK(read_header(p, 2, &b, true));
-        CHECK((b.attributes & RECORD_ATTR_CONTROL) != 0);
-        CHECK_EQ_INT(b.producer_epoch, 2);
-    }
-    /* After a restart (a crash: producers replayed with their batches' 1970 timestamps) an
-     * open transaction gets the whole timeout again, counted from the open. */
-    REQUIRE(append_txn(p, 1, 71, 0, 0, &base) == 0); /* 3 */
-    REQUIRE(rfx_rm_stop(&f));
-    {
-        char path[320];
-        snprintf(path, sizeof path, "%s/.kafka_cleanshutdown", f.log_dir);
-        REQUIRE(unlink(path) == 0);
-        snprintf(path, sizeof path, "%s/hang-0", f.log_dir);
-        drop_snapshots(path);
-    }
-    REQUIRE(rfx_restart(&f));
-    p = replica_partition(f.rm, "hang", 0);
-    REQUIRE(p);
-    CHECK_EQ_INT(partition_last_stable_offset(p), 3);
-    tclock_advance(f.clock, 1000);
-    CHECK_EQ_INT(partition_last_stable_offset(p), 3);
-    tclock_advance(f.clock, 61000);
-    CHECK_EQ_INT(partition_last_stable_offset(p), 5);
+    CHECK_EQ_INT(partition_log_end_offset(p), 1);
     rfx_fini(&f);
 }
 
