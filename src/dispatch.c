@@ -192,15 +192,6 @@ void dispatch_request(void *ctx, struct net_request *req)
             net_close_connection(req);
             return;
         }
-        /* A broker-only node has no controller: it never is one. */
-        if (d->controller == NULL && e->internal && e->key != PROTO_API_ApiVersions) {
-            static struct slog_limit lim;
-            slog_warn_limited(&lim, DISPATCH_WARN_INTERVAL_MS, "dispatch",
-                              "%s from %s: this broker-only node is no controller; closing",
-                              req->api->name, req->peer);
-            net_close_connection(req);
-            return;
-        }
         e->fn(d, req);
         return;
     }

@@ -26,6 +26,9 @@
 #define LC_FAST_MS 100
 #define LC_REGISTER_RETRY_MS 500
 #define LC_REGISTRATION_VERSION 3
+/* A controlled shutdown with no controller answering (the quorum is gone or cut off) waits
+ * this long, not a whole session. */
+#define LC_SHUTDOWN_SILENCE_MS 2000
 
 enum lc_state {
     LC_REGISTERING,
@@ -43,6 +46,7 @@ struct lifecycle {
     bool ran;      /* unfenced at least once: on_running was called */
     bool shutting; /* controlled shutdown asked */
     bool shutdown_told;
+    int64_t last_answer_ms; /* monotonic: the controller's last heartbeat answer */
     int64_t shutdown_deadline;
     int64_t next_ms; /* monotonic: no request before */
     struct tclock_timer timer;
@@ -91,6 +95,7 @@ static void on_heartbeat(void *arg, int err, const void *resp)
         lc->next_ms = mono(lc) + LC_FAST_MS;
         return;
     }
+    lc->last_answer_ms = mono(lc);
     if (rs->IsFenced != lc->fenced)
         slog_info("main", "the controller %s this broker", rs->IsFenced ? "fenced" : "unfenced");
     lc->fenced = rs->IsFenced;
@@ -204,8 +209,14 @@ static void on_timer(struct tclock_timer *t)
 
     if (lc->state == LC_STOPPED)
         return;
-    if (lc->shutting && !lc->shutdown_told && now >= lc->shutdown_deadline)
-        shutdown_done(lc, "the controller did not answer in time; stopping anyway");
+    if (lc->shutting && !lc->shutdown_told &&
+        (now >= lc->shutdown_deadline || now - lc->last_answer_ms > LC_SHUTDOWN_SILENCE_MS)) {
+        shutdown_done(lc, now >= lc->shutdown_deadline
+                              ? "the controller did not move the leaderships in time; stopping "
+                                "anyway"
+                              : "no controller answers; stopping anyway");
+        return; /* the stop may have begun: nothing more goes out */
+    }
     if (lc->in_flight || now < lc->next_ms)
         return;
     if (lc->state == LC_REGISTERING)
@@ -235,6 +246,11 @@ int lifecycle_start(const struct lifecycle_options *o, struct lifecycle **out)
     return 0;
 }
 
+int64_t lifecycle_epoch(const struct lifecycle *lc)
+{
+    return lc != NULL && lc->state == LC_REGISTERED ? lc->epoch : -2;
+}
+
 bool lifecycle_running(const struct lifecycle *lc)
 {
     return lc != NULL && lc->ran;
@@ -245,6 +261,7 @@ void lifecycle_controlled_shutdown(struct lifecycle *lc)
     if (lc->shutting)
         return;
     lc->shutting = true;
+    lc->last_answer_ms = mono(lc); /* the silence counts from now */
     lc->shutdown_deadline =
         mono(lc) + props_get_int(lc->o.cfg->props, "broker.session.timeout.ms", 9000, NULL);
     /* A broker that never ran leads nothing: nothing to move. */

@@ -50,6 +50,7 @@ struct tallyd {
     struct controller *controller; /* on a voter */
     struct lifecycle *lc;
     bool started, stopping, shutdown_asked;
+    bool modules; /* partitions and coordinators started (own registration applied) */
     bool image_checked;
     int64_t start_ms, last_wait_log_ms; /* monotonic */
     int exit_code;
@@ -144,10 +145,13 @@ static int ensure_internal_topic(void *arg, const char *name, int32_t partitions
                                        keys, values);
 }
 
+static void on_running(void *arg);
+
+/* The Kafka listener, as soon as the metadata is loaded: until this broker serves, it answers
+ * only ApiVersions and the broker-to-controller APIs (the controller's own registration comes
+ * in through it). */
 static void start_listener(struct tallyd *t)
 {
-    struct admin_options ao = {
-        .node_id = t->cfg.node_id, .n_voters = (int32_t)t->cfg.n_voters, .config = t->cfg.props};
     struct net_options no = {
         .clock = t->clock,
         .host = t->cfg.host,
@@ -163,6 +167,26 @@ static void start_listener(struct tallyd *t)
         .recv_buffer_bytes =
             (int)props_get_int(t->cfg.props, "socket.receive.buffer.bytes", -1, NULL),
     };
+    t->dispatch.controller = t->controller;
+    if (net_server_start(t->loop, &no, dispatch_request, &t->dispatch, &t->net) != 0) {
+        t->net = NULL;
+        shutdown_tallyd(t, 1);
+        return;
+    }
+    slog_info("main",
+              "node %d: PLAINTEXT %s:%d listening; serving clients once the controller "
+              "unfences this broker",
+              t->cfg.node_id, t->cfg.host, net_server_port(t->net));
+}
+
+/* The partitions and the coordinators, once this broker's own registration is in its image:
+ * only then does the image fence what an earlier incarnation of this broker led (a restarted
+ * broker must never act as the leader its old image still names: it could write records at
+ * offsets its followers already hold from that epoch, which no divergence check catches). */
+static void start_modules(struct tallyd *t)
+{
+    struct admin_options ao = {
+        .node_id = t->cfg.node_id, .n_voters = (int32_t)t->cfg.n_voters, .config = t->cfg.props};
     struct replica_options ro = {
         .loop = t->loop,
         .clock = t->clock,
@@ -230,23 +254,16 @@ static void start_listener(struct tallyd *t)
     t->dispatch.broker = t->broker;
     t->dispatch.group = t->group;
     t->dispatch.txn = t->txn;
-    t->dispatch.controller = t->controller;
-    if (net_server_start(t->loop, &no, dispatch_request, &t->dispatch, &t->net) != 0) {
-        t->net = NULL;
-        shutdown_tallyd(t, 1);
-        return;
-    }
-    slog_info("main",
-              "node %d: PLAINTEXT %s:%d listening; serving clients once the controller "
-              "unfences this broker",
-              t->cfg.node_id, t->cfg.host, net_server_port(t->net));
+    t->modules = true;
+    if (lifecycle_running(t->lc))
+        on_running(t);
 }
 
 /* lifecycle: the controller unfenced this broker for the first time. */
 static void on_running(void *arg)
 {
     struct tallyd *t = arg;
-    if (t->stopping || t->net == NULL)
+    if (t->stopping || t->net == NULL || !t->modules || t->dispatch.serving)
         return;
     t->dispatch.serving = true;
     slog_info("main",
@@ -273,11 +290,17 @@ static int resolve_node(void *arg, int32_t id, char *host, size_t host_len, int 
     bool controller = id == NET_CLIENT_CONTROLLER;
     if (controller)
         id = t->meta ? meta_controller_id(t->meta) : -1;
-    /* This node's own controller: its own listener (its registration may not be in the
-     * image yet: it is what is being sent). */
+    /* This node's own controller: its own listener, as bound (its registration may not be
+     * in the image yet: it is what is being sent; and the advertised address may be a proxy
+     * or a name only clients use). */
     if (id == t->cfg.node_id && t->net != NULL) {
-        snprintf(host, host_len, "%s", t->cfg.adv_host);
-        *port = t->cfg.adv_port;
+        const char *h = t->cfg.host;
+        if (strcmp(h, "0.0.0.0") == 0)
+            h = "127.0.0.1";
+        else if (strcmp(h, "::") == 0)
+            h = "::1";
+        snprintf(host, host_len, "%s", h);
+        *port = net_server_port(t->net);
         return 0;
     }
     b = id >= 0 && t->meta ? meta_broker_by_id(t->meta, id) : NULL;
@@ -357,13 +380,16 @@ static int check_image(struct tallyd *t)
     return 1;
 }
 
-/* Polls until the metadata is loaded, then opens the partitions, the coordinators and the
- * listener (registration and heartbeats go on meanwhile in lifecycle.c). */
+/* Polls until the metadata is loaded, then opens the listener, and once this broker's
+ * registration is in the image the partitions and the coordinators (registration and
+ * heartbeats go on meanwhile in lifecycle.c). */
 static void on_timer(struct tclock_timer *h)
 {
     struct tallyd *t = h->data;
 
-    if (t->stopping || t->started)
+    const struct meta_broker *self;
+
+    if (t->stopping || t->modules)
         return;
     if (!meta_ready(t->meta)) {
         watch_startup(t);
@@ -376,8 +402,14 @@ static void on_timer(struct tclock_timer *h)
         }
         t->image_checked = true;
     }
-    t->started = true;
-    start_listener(t);
+    if (!t->started) {
+        t->started = true;
+        start_listener(t);
+        return;
+    }
+    self = meta_broker_by_id(t->meta, t->cfg.node_id);
+    if (self != NULL && self->epoch == lifecycle_epoch(t->lc))
+        start_modules(t);
 }
 
 /* Controlled shutdown, second half: the controller role goes to another voter (if this node

@@ -100,6 +100,8 @@ struct lifecycle_options {
 };
 /* Starts registering at once (retrying until a controller answers). 0 or ERR_NOMEM. */
 int lifecycle_start(const struct lifecycle_options *o, struct lifecycle **out);
+/* The broker epoch the controller answered the registration with (-2 while not registered). */
+int64_t lifecycle_epoch(const struct lifecycle *lc);
 /* Whether the controller has unfenced this broker at least once. */
 bool lifecycle_running(const struct lifecycle *lc);
 /* Asks the controller to move this broker's leaderships away (WantShutDown); on_shutdown_done

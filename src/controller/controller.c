@@ -133,6 +133,8 @@ void controller_free(struct controller *c)
     free(c);
 }
 
+/* NULL (a broker-only node, which is never the controller) is inactive: every handler then
+ * answers NOT_CONTROLLER. */
 bool controller_active(const struct controller *c)
 {
     return c != NULL && c->active && !c->stopped && meta_controller_ready(c->meta);
@@ -298,7 +300,8 @@ static void answer_heartbeat(struct heartbeat *h, int err)
     if (err == 0)
         err = h->ans.error;
     rs->ErrorCode = (int16_t)err_wire(err);
-    b = meta_broker_by_id(h->c->meta, h->broker_id);
+    /* A broker-only node has no controller (h->c NULL): it answers NOT_CONTROLLER. */
+    b = h->c ? meta_broker_by_id(h->c->meta, h->broker_id) : NULL;
     /* As the image now says: the batch decided with the heartbeat has applied (or failed). */
     rs->IsFenced = b == NULL || b->fenced;
     rs->IsCaughtUp = err == 0 && h->ans.is_caught_up;
@@ -696,13 +699,13 @@ void controller_allocate_producer_ids(struct controller *c, struct net_request *
         return;
     }
     b = meta_broker_by_id(c->meta, rq->BrokerId);
-    if (rq->BrokerId < 0 || b == NULL) {
-        answer_grant(req, rq->BrokerId < 0 ? ERR_INVALID_REQUEST : ERR_BROKER_NOT_AVAILABLE, -1, 0);
+    if (rq->BrokerId < 0) {
+        answer_grant(req, ERR_INVALID_REQUEST, -1, 0);
         return;
     }
     /* A request naming an epoch must name the broker's current one (a zombie incarnation
      * gets nothing); -1 is an older client that does not say. */
-    if (rq->BrokerEpoch >= 0 && rq->BrokerEpoch != b->epoch) {
+    if (rq->BrokerEpoch >= 0 && (b == NULL || rq->BrokerEpoch != b->epoch)) {
         answer_grant(req, ERR_STALE_BROKER_EPOCH, -1, 0);
         return;
     }
