@@ -13,7 +13,7 @@ DEB_PKGS := build-essential pkg-config libuv1-dev libraft-dev zlib1g-dev liblz4-
             libsnappy-dev librdkafka-dev kcat python3-pytest python3-confluent-kafka \
             python3-kafka clang clang-format strace golang-go golang-github-shopify-sarama-dev
 
-MODULES  := base proto record log meta config pstate replica net broker group txn admin
+MODULES  := base proto record log meta config controller pstate replica net broker group txn admin
 LIB_SRC  := $(foreach m,$(MODULES),$(wildcard src/$(m)/*.c))
 MAIN_SRC := src/main.c src/dispatch.c src/server_config.c
 TOOL_SRC := $(wildcard tools/*.c)

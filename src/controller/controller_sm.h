@@ -31,7 +31,9 @@
  *   of offline partitions it can now lead.
  * - Controlled shutdown (WantShutDown): the broker is marked shutting down, leaves every ISR
  *   (never emptying one) and its leaderships move; ShouldShutDown is answered once it leads
- *   nothing (or no other replica could take over).
+ *   nothing (or no other replica could take over: such a partition stays with it until
+ *   then). Answering ShouldShutDown fences the broker in the same batch, as Kafka's
+ *   SHUTDOWN_NOW does, so what it still led goes offline (or to an unclean election).
  * - AlterPartition is accepted only from the leader, at its current leader epoch and
  *   partition epoch, with an ISR that is a subset of the replicas, holds the leader, and
  *   whose added members are eligible (registered, unfenced, not shutting down, and — v3 —
@@ -161,7 +163,8 @@ struct ctl_alter_partition {
  * ISR without the leader or with a non-replica, RECOVERING -> more than the leader),
  * INVALID_UPDATE_VERSION (another partition epoch), INELIGIBLE_REPLICA (an added member
  * fenced, shutting down or at another broker epoch), NEW_LEADER_ELECTED (the change moved
- * leadership, e.g. a reassignment's end). */
+ * leadership, e.g. a reassignment's end or a leader in controlled shutdown handing over; the
+ * PARTITION_CHANGE is in `out` and is proposed all the same, as Kafka writes it). */
 int ctl_sm_alter_partition(struct ctl_sm *c, const struct meta_image *img,
                            const struct ctl_alter_partition *a, struct ctl_out *out);
 

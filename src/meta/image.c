@@ -6,31 +6,44 @@
  * as in records.c (4-byte length, 0xFFFFFFFF = NULL). */
 
 /*
-** Snapshot layout:
+** Snapshot layout (version 2):
 **   OFFSET  SIZE  FIELD
-**        0     1  format version (1)
+**        0     1  format version (2)
 **        1     8  next producer id (cluster-wide)
-**        9     4  broker count B, then B brokers in id order:
-**                   i32 id, i32 port, str host, str rack, u8 fenced
+**        9     8  metadata offset (meta_image_offset)
+**       17     4  broker count B, then B brokers in id order:
+**                   i32 id, str rack, u8 fenced, u8 shutting down, i64 broker epoch,
+**                   16 incarnation, i32 listener count L (>= 1), L × (str name, str host,
+**                   i32 port, i16 security protocol), i32 dir count D, D × 16 directory id;
+**                   host and port are the first listener's
 **        …     4  topic count T, then T topics in name order:
 **                   str name, 16 topic id, i32 partition count P, then P partitions in
 **                   partition order: i32 leader, i32 leader epoch, i32 partition epoch,
-**                   i32 n_replicas, n_replicas × i32, i32 n_isr, n_isr × i32;
+**                   i32 n_replicas, n_replicas × i32, i32 n_isr, n_isr × i32,
+**                   u8 leader recovery state (0 or 1), i32 n_adding, n_adding × i32,
+**                   i32 n_removing, n_removing × i32;
 **                   then i32 config count C, C × (str key, str value)
 **        …     4  resource count R (configs of non-topic resources), R resources:
 **                   i8 resource type, str resource name, i32 count C, C × (str key, str value)
 **        …     4  producer-id block count K, K blocks in broker order:
 **                   i32 broker id, i64 first id, i32 size
 **
+** Version 1 (still read) has no metadata offset (restored as 0), brokers of i32 id, i32 port,
+** str host, str rack, u8 fenced (restored with epoch 0, no incarnation, one PLAINTEXT listener
+** at host:port, no directories, not shutting down), and partitions that end after the ISR
+** (restored RECOVERED, without reassignment).
+**
 ** Nothing may follow; a restore that finds anything malformed leaves the image untouched.
 */
 #include "meta/meta_int.h"
+
+#include <assert.h>
 
 #include "base/arena.h"
 #include "base/err.h"
 #include "base/slog.h"
 
-#define META_SNAPSHOT_VERSION 1
+#define META_SNAPSHOT_VERSION 2
 #define META_RESOURCE_TOPIC 2
 
 /* Configs of a resource other than a topic (topics keep theirs in struct meta_topic). */
@@ -59,6 +72,8 @@ struct meta_image {
     struct meta_pid_block *pids; /* sorted by broker id */
     size_t n_pids, cap_pids;
     int64_t next_producer_id;
+    int64_t offset; /* batches given to meta_image_apply (or refused before it) since the log
+                       began; the batch being applied already counts */
 };
 
 /* ---- small helpers ---------------------------------------------------------------------- */
@@ -101,6 +116,20 @@ static void free_partition(struct meta_partition *p)
 {
     free(p->replicas);
     free(p->isr);
+    free(p->adding);
+    free(p->removing);
+}
+
+static void free_broker(struct meta_broker *b)
+{
+    free(b->host);
+    free(b->rack);
+    for (int32_t i = 0; i < b->n_listeners; i++) {
+        free(b->listeners[i].name);
+        free(b->listeners[i].host);
+    }
+    free(b->listeners);
+    free(b->dirs);
 }
 
 static void free_topic(struct meta_topic *t)
@@ -121,10 +150,8 @@ static void free_contents(struct meta_image *img)
         free_topic(img->by_name[i]);
     free(img->by_name);
     free(img->by_id);
-    for (size_t i = 0; i < img->n_brokers; i++) {
-        free(img->brokers[i].host);
-        free(img->brokers[i].rack);
-    }
+    for (size_t i = 0; i < img->n_brokers; i++)
+        free_broker(&img->brokers[i]);
     free(img->brokers);
     for (size_t i = 0; i < img->n_resources; i++) {
         free(img->resources[i].name);
@@ -309,6 +336,16 @@ const char *meta_image_config_get(const struct meta_image *img, int8_t resource_
     return found ? c[i].value : NULL;
 }
 
+int64_t meta_image_offset(const struct meta_image *img)
+{
+    return img->offset;
+}
+
+void meta_image_refuse(struct meta_image *img)
+{
+    img->offset++;
+}
+
 int64_t meta_image_next_producer_id(const struct meta_image *img)
 {
     return img->next_producer_id;
@@ -328,18 +365,27 @@ bool meta_image_producer_block(const struct meta_image *img, int32_t broker_id, 
 
 /* ---- validation: the batch is checked record by record against the image as the earlier
  * records of the same batch would leave it, without touching the image. The overlay holds
- * the topics the batch has created, removed or grown so far. ------------------------------ */
+ * the topics the batch has created, removed or grown so far, and the epochs of the
+ * partitions it has created or changed. ----------------------------------------------------- */
 
 struct ov_topic {
     const char *name;
     const uint8_t *id;
     int32_t n_partitions;
     bool removed;
+    bool from_image; /* its partitions below the image's count are the image's */
+};
+
+struct ov_partition {
+    size_t topic; /* index into overlay.t */
+    int32_t partition, leader_epoch, partition_epoch;
 };
 
 struct overlay {
     struct ov_topic *t;
     size_t n;
+    struct ov_partition *p;
+    size_t n_p;
 };
 
 /* The batch's latest view of the topic with this id, pulled from the image on first use;
@@ -354,7 +400,7 @@ static struct ov_topic *ov_by_id(const struct meta_image *img, struct overlay *o
     t = meta_image_topic_by_id(img, id);
     if (t == NULL)
         return NULL;
-    ov->t[ov->n] = (struct ov_topic){t->name, t->id, t->n_partitions, false};
+    ov->t[ov->n] = (struct ov_topic){t->name, t->id, t->n_partitions, false, true};
     return &ov->t[ov->n++];
 }
 
@@ -410,44 +456,169 @@ static bool ov_name_collides(const struct meta_image *img, struct overlay *ov, c
     return false;
 }
 
-static bool broker_known(const struct meta_image *img, const struct meta_record *recs, size_t upto,
-                         int32_t id)
+/* The epochs the batch so far leaves a partition of an overlay topic with (which must hold
+ * it: partition < t->n_partitions). */
+static void ov_partition_epochs(const struct meta_image *img, const struct overlay *ov,
+                                const struct ov_topic *t, int32_t partition, int32_t *leader_epoch,
+                                int32_t *partition_epoch)
 {
-    if (meta_image_broker_by_id(img, id) != NULL)
-        return true;
-    for (size_t i = 0; i < upto; i++)
-        if (recs[i].type == META_REC_REGISTER_BROKER && recs[i].u.broker.id == id)
+    size_t ti = (size_t)(t - ov->t);
+    const struct meta_topic *it;
+    for (size_t i = ov->n_p; i-- > 0;) {
+        if (ov->p[i].topic == ti && ov->p[i].partition == partition) {
+            *leader_epoch = ov->p[i].leader_epoch;
+            *partition_epoch = ov->p[i].partition_epoch;
+            return;
+        }
+    }
+    /* Not touched by the batch, so it is one of the image's. */
+    it = meta_image_topic_by_id(img, t->id);
+    assert(t->from_image && it != NULL && partition < it->n_partitions);
+    *leader_epoch = it->partitions[partition].leader_epoch;
+    *partition_epoch = it->partitions[partition].partition_epoch;
+}
+
+static void ov_partition_set(struct overlay *ov, const struct ov_topic *t, int32_t partition,
+                             int32_t leader_epoch, int32_t partition_epoch)
+{
+    size_t ti = (size_t)(t - ov->t);
+    for (size_t i = 0; i < ov->n_p; i++) {
+        if (ov->p[i].topic == ti && ov->p[i].partition == partition) {
+            ov->p[i].leader_epoch = leader_epoch;
+            ov->p[i].partition_epoch = partition_epoch;
+            return;
+        }
+    }
+    ov->p[ov->n_p++] = (struct ov_partition){ti, partition, leader_epoch, partition_epoch};
+}
+
+static bool has_i32(const int32_t *v, int32_t n, int32_t x)
+{
+    for (int32_t i = 0; i < n; i++)
+        if (v[i] == x)
             return true;
     return false;
+}
+
+static bool distinct_i32s(const int32_t *v, int32_t n)
+{
+    for (int32_t i = 1; i < n; i++)
+        if (has_i32(v, i, v[i]))
+            return false;
+    return true;
+}
+
+/* Each of v[0..n) is one of the replicas. */
+static bool within(const int32_t *v, int32_t n, const int32_t *replicas, int32_t n_replicas)
+{
+    for (int32_t i = 0; i < n; i++)
+        if (!has_i32(replicas, n_replicas, v[i]))
+            return false;
+    return true;
+}
+
+/* The shape rules of a PARTITION or PARTITION_CHANGE, which need no image. */
+static bool partition_shape_ok(const struct meta_record *r)
+{
+    const int32_t *rep = r->u.partition.replicas;
+    int32_t n_rep = r->u.partition.n_replicas, leader = r->u.partition.leader;
+    return distinct_i32s(rep, n_rep) && distinct_i32s(r->u.partition.isr, r->u.partition.n_isr) &&
+           distinct_i32s(r->u.partition.adding, r->u.partition.n_adding) &&
+           distinct_i32s(r->u.partition.removing, r->u.partition.n_removing) &&
+           within(r->u.partition.isr, r->u.partition.n_isr, rep, n_rep) &&
+           within(r->u.partition.adding, r->u.partition.n_adding, rep, n_rep) &&
+           within(r->u.partition.removing, r->u.partition.n_removing, rep, n_rep) && leader >= -1 &&
+           (leader == -1 || has_i32(rep, n_rep, leader));
+}
+
+/* A PARTITION or PARTITION_CHANGE against the batch's view of its topic. */
+static int validate_partition(const struct meta_image *img, struct overlay *ov,
+                              const struct meta_record *r)
+{
+    struct ov_topic *t = ov_by_id(img, ov, r->u.partition.topic_id);
+    int32_t idx = r->u.partition.partition, le, pe;
+    bool change = r->type == META_REC_PARTITION_CHANGE;
+
+    if (t == NULL || t->removed)
+        return ERR_UNKNOWN_TOPIC_ID;
+    /* A PARTITION adds exactly the next partition or replaces one; a change needs one. */
+    if (idx < 0 || idx > t->n_partitions || (change && idx == t->n_partitions))
+        return ERR_INVALID_PARTITIONS;
+    if (!partition_shape_ok(r))
+        return ERR_INVALID_REQUEST;
+    if (idx < t->n_partitions) {
+        /* Compare-and-set: a decision taken on an older state of the partition is refused. */
+        ov_partition_epochs(img, ov, t, idx, &le, &pe);
+        if (pe == INT32_MAX || r->u.partition.partition_epoch != pe + 1 ||
+            r->u.partition.leader_epoch < le)
+            return ERR_INVALID_UPDATE_VERSION;
+    } else {
+        t->n_partitions++;
+    }
+    ov_partition_set(ov, t, idx, r->u.partition.leader_epoch, r->u.partition.partition_epoch);
+    return 0;
+}
+
+/* The registration of broker `id` as the batch so far leaves it: false if there is none,
+ * else true and its epoch (a REGISTER_BROKER2 earlier in the batch gets this batch's
+ * offset, an old REGISTER_BROKER 0). */
+static bool batch_broker_epoch(const struct meta_image *img, const struct meta_record *recs,
+                               size_t upto, int32_t id, int64_t *epoch)
+{
+    const struct meta_broker *b;
+    for (size_t i = upto; i-- > 0;) {
+        if (recs[i].type == META_REC_REGISTER_BROKER && recs[i].u.broker.id == id) {
+            *epoch = 0;
+            return true;
+        }
+        if (recs[i].type == META_REC_REGISTER_BROKER2 && recs[i].u.broker.id == id) {
+            *epoch = img->offset;
+            return true;
+        }
+    }
+    b = meta_image_broker_by_id(img, id);
+    if (b == NULL)
+        return false;
+    *epoch = b->epoch;
+    return true;
 }
 
 static int validate(const struct meta_image *img, const struct meta_record *recs, size_t n)
 {
     struct overlay ov = {0};
-    int64_t next_pid = img->next_producer_id;
+    int64_t next_pid = img->next_producer_id, epoch;
     struct ov_topic *t;
     int rv = 0;
 
-    /* Each record adds at most three overlay entries (a TOPIC record may pull the topics
-     * holding its id and its name from the image, then add itself). */
+    /* Each record adds at most three topic entries to the overlay (a TOPIC record may pull the
+     * topics holding its id and its name from the image, then add itself) and at most one
+     * partition entry. */
     if (n > 0) {
         ov.t = calloc(3 * n, sizeof *ov.t);
-        if (ov.t == NULL)
-            return ERR_NOMEM;
+        ov.p = calloc(n, sizeof *ov.p);
+        if (ov.t == NULL || ov.p == NULL) {
+            rv = ERR_NOMEM;
+            goto out;
+        }
     }
     for (size_t i = 0; i < n && rv == 0; i++) {
         const struct meta_record *r = &recs[i];
         switch (r->type) {
         case META_REC_REGISTER_BROKER:
             break;
-        case META_REC_REGISTER_BROKER2: /* not yet */
-        case META_REC_BROKER_CHANGE:
-        case META_REC_PARTITION_CHANGE:
-            rv = ERR_INVALID_REQUEST;
+        case META_REC_REGISTER_BROKER2:
+            if (r->u.broker.id < 0)
+                rv = ERR_INVALID_REQUEST;
             break;
         case META_REC_FENCE_BROKER:
-            if (!broker_known(img, recs, i, r->u.fence.id))
+            if (!batch_broker_epoch(img, recs, i, r->u.fence.id, &epoch))
                 rv = ERR_BROKER_NOT_AVAILABLE;
+            break;
+        case META_REC_BROKER_CHANGE:
+            if (!batch_broker_epoch(img, recs, i, r->u.broker_change.id, &epoch))
+                rv = ERR_BROKER_NOT_AVAILABLE;
+            else if (epoch != r->u.broker_change.epoch)
+                rv = ERR_STALE_BROKER_EPOCH;
             break;
         case META_REC_TOPIC:
             if (r->u.topic.name[0] == '\0') {
@@ -463,21 +634,11 @@ static int validate(const struct meta_image *img, const struct meta_record *recs
                 rv = ERR_INVALID_TOPIC_EXCEPTION;
                 break;
             }
-            ov.t[ov.n++] = (struct ov_topic){r->u.topic.name, r->u.topic.id, 0, false};
+            ov.t[ov.n++] = (struct ov_topic){r->u.topic.name, r->u.topic.id, 0, false, false};
             break;
         case META_REC_PARTITION:
-            t = ov_by_id(img, &ov, r->u.partition.topic_id);
-            if (t == NULL || t->removed) {
-                rv = ERR_UNKNOWN_TOPIC_ID;
-                break;
-            }
-            /* Contiguous: replace an existing partition or add exactly the next one. */
-            if (r->u.partition.partition < 0 || r->u.partition.partition > t->n_partitions) {
-                rv = ERR_INVALID_PARTITIONS;
-                break;
-            }
-            if (r->u.partition.partition == t->n_partitions)
-                t->n_partitions++;
+        case META_REC_PARTITION_CHANGE:
+            rv = validate_partition(img, &ov, r);
             break;
         case META_REC_REMOVE_TOPIC:
             t = ov_by_id(img, &ov, r->u.remove_topic.topic_id);
@@ -505,7 +666,9 @@ static int validate(const struct meta_image *img, const struct meta_record *recs
             break;
         }
     }
+out:
     free(ov.t);
+    free(ov.p);
     return rv;
 }
 
@@ -591,33 +754,99 @@ static int apply_config(struct meta_image *img, const struct meta_record *r)
     return rv;
 }
 
-static int apply_register(struct meta_image *img, const struct meta_record *r)
+/* Puts a complete registration in place of the id's earlier one, or inserts it. On failure
+ * the registration is freed and the image unchanged. */
+static int put_broker(struct meta_image *img, struct meta_broker *nb)
 {
     bool found;
-    size_t i = broker_pos(img, r->u.broker.id, &found);
-    char *host = strdup(r->u.broker.host);
-    char *rack = dup_or_null(r->u.broker.rack);
-
-    if (host == NULL || (r->u.broker.rack && rack == NULL))
-        goto oom;
+    size_t i = broker_pos(img, nb->id, &found);
     if (found) {
-        free(img->brokers[i].host);
-        free(img->brokers[i].rack);
+        free_broker(&img->brokers[i]);
     } else {
         if (!grow((void **)&img->brokers, &img->cap_brokers, img->n_brokers + 1,
-                  sizeof *img->brokers))
-            goto oom;
+                  sizeof *img->brokers)) {
+            free_broker(nb);
+            return ERR_NOMEM;
+        }
         memmove(&img->brokers[i + 1], &img->brokers[i],
                 (img->n_brokers - i) * sizeof *img->brokers);
         img->n_brokers++;
     }
-    img->brokers[i] = (struct meta_broker){
-        .id = r->u.broker.id, .host = host, .port = r->u.broker.port, .rack = rack};
+    img->brokers[i] = *nb;
     return 0;
+}
+
+/* Fills the listener array of `b` from `ls` (copies) and sets host/port from the first one;
+ * false on out of memory (what was copied stays in b for free_broker). */
+static bool copy_listeners(struct meta_broker *b, const struct meta_listener *ls, int32_t n)
+{
+    b->listeners = calloc((size_t)n, sizeof *b->listeners);
+    if (b->listeners == NULL)
+        return false;
+    b->n_listeners = n;
+    for (int32_t i = 0; i < n; i++) {
+        b->listeners[i].name = strdup(ls[i].name);
+        b->listeners[i].host = strdup(ls[i].host);
+        b->listeners[i].port = ls[i].port;
+        b->listeners[i].security_protocol = ls[i].security_protocol;
+        if (b->listeners[i].name == NULL || b->listeners[i].host == NULL)
+            return false;
+    }
+    b->host = strdup(ls[0].host);
+    b->port = ls[0].port;
+    return b->host != NULL;
+}
+
+/* The old registration record: unfenced at once, epoch 0, its address as the one PLAINTEXT
+ * listener. */
+static int apply_register(struct meta_image *img, const struct meta_record *r)
+{
+    struct meta_broker b = {.id = r->u.broker.id};
+    struct meta_listener l = {
+        .name = "PLAINTEXT", .host = (char *)r->u.broker.host, .port = r->u.broker.port};
+
+    b.rack = dup_or_null(r->u.broker.rack);
+    if ((r->u.broker.rack && b.rack == NULL) || !copy_listeners(&b, &l, 1))
+        goto oom;
+    return put_broker(img, &b);
 oom:
-    free(host);
-    free(rack);
+    free_broker(&b);
     return ERR_NOMEM;
+}
+
+/* BrokerRegistration's record: fenced until the controller unfences it, with this batch's
+ * offset as its epoch. */
+static int apply_register2(struct meta_image *img, const struct meta_record *r)
+{
+    struct meta_broker b = {.id = r->u.broker.id, .fenced = true, .epoch = img->offset};
+
+    memcpy(b.incarnation, r->u.broker.incarnation, 16);
+    b.rack = dup_or_null(r->u.broker.rack);
+    if ((r->u.broker.rack && b.rack == NULL) ||
+        !copy_listeners(&b, r->u.broker.listeners, r->u.broker.n_listeners))
+        goto oom;
+    if (r->u.broker.n_dirs > 0) {
+        b.dirs = malloc((size_t)r->u.broker.n_dirs * sizeof *b.dirs);
+        if (b.dirs == NULL)
+            goto oom;
+        memcpy(b.dirs, r->u.broker.dirs, (size_t)r->u.broker.n_dirs * sizeof *b.dirs);
+        b.n_dirs = r->u.broker.n_dirs;
+    }
+    return put_broker(img, &b);
+oom:
+    free_broker(&b);
+    return ERR_NOMEM;
+}
+
+static void apply_broker_change(struct meta_image *img, const struct meta_record *r)
+{
+    bool found;
+    size_t i = broker_pos(img, r->u.broker_change.id, &found);
+    assert(found);
+    if (r->u.broker_change.fenced >= 0)
+        img->brokers[i].fenced = r->u.broker_change.fenced == 1;
+    if (r->u.broker_change.shutting_down >= 0)
+        img->brokers[i].shutting_down = r->u.broker_change.shutting_down == 1;
 }
 
 /* Inserts a topic in both arrays; ERR_EXISTS if its name or id is taken (only a snapshot
@@ -673,11 +902,13 @@ static int32_t *dup_i32s(const int32_t *v, int32_t n, bool *ok)
     return out;
 }
 
+/* PARTITION (reassignment and recovery state reset) or PARTITION_CHANGE (all fields). */
 static int apply_partition(struct meta_image *img, const struct meta_record *r)
 {
     struct meta_topic *t =
         (struct meta_topic *)meta_image_topic_by_id(img, r->u.partition.topic_id);
     int32_t idx = r->u.partition.partition;
+    bool change = r->type == META_REC_PARTITION_CHANGE;
     struct meta_partition p = {
         .partition = idx,
         .leader = r->u.partition.leader,
@@ -685,12 +916,17 @@ static int apply_partition(struct meta_image *img, const struct meta_record *r)
         .partition_epoch = r->u.partition.partition_epoch,
         .n_replicas = r->u.partition.n_replicas,
         .n_isr = r->u.partition.n_isr,
+        .leader_recovery_state = change ? r->u.partition.leader_recovery_state : 0,
+        .n_adding = change ? r->u.partition.n_adding : 0,
+        .n_removing = change ? r->u.partition.n_removing : 0,
     };
-    bool ok1, ok2;
+    bool ok1, ok2, ok3, ok4;
 
     p.replicas = dup_i32s(r->u.partition.replicas, p.n_replicas, &ok1);
     p.isr = dup_i32s(r->u.partition.isr, p.n_isr, &ok2);
-    if (!ok1 || !ok2)
+    p.adding = dup_i32s(r->u.partition.adding, p.n_adding, &ok3);
+    p.removing = dup_i32s(r->u.partition.removing, p.n_removing, &ok4);
+    if (!ok1 || !ok2 || !ok3 || !ok4)
         goto oom;
     if (idx == t->n_partitions) {
         /* Partition arrays have no capacity field (public struct), so they grow by one. */
@@ -748,6 +984,11 @@ static int apply_one(struct meta_image *img, const struct meta_record *r)
     switch (r->type) {
     case META_REC_REGISTER_BROKER:
         return apply_register(img, r);
+    case META_REC_REGISTER_BROKER2:
+        return apply_register2(img, r);
+    case META_REC_BROKER_CHANGE:
+        apply_broker_change(img, r);
+        return 0;
     case META_REC_FENCE_BROKER:
         i = broker_pos(img, r->u.fence.id, &found);
         img->brokers[i].fenced = r->u.fence.fenced;
@@ -755,6 +996,7 @@ static int apply_one(struct meta_image *img, const struct meta_record *r)
     case META_REC_TOPIC:
         return apply_topic(img, r);
     case META_REC_PARTITION:
+    case META_REC_PARTITION_CHANGE:
         return apply_partition(img, r);
     case META_REC_REMOVE_TOPIC:
         apply_remove_topic(img, r);
@@ -763,10 +1005,6 @@ static int apply_one(struct meta_image *img, const struct meta_record *r)
         return apply_config(img, r);
     case META_REC_PRODUCER_IDS:
         return apply_producer_ids(img, r);
-    case META_REC_REGISTER_BROKER2: /* refused by validate */
-    case META_REC_BROKER_CHANGE:
-    case META_REC_PARTITION_CHANGE:
-        break;
     }
     return ERR_PARSE;
 }
@@ -779,6 +1017,10 @@ int meta_image_apply(struct meta_image *img, const uint8_t *buf, size_t len, met
     size_t n = 0;
     int rv;
 
+    /* Every batch counts, refused ones too: each node sees the same ones, so the offset
+     * names the same image version everywhere (and a REGISTER_BROKER2 in this batch takes
+     * it as its broker epoch). */
+    img->offset++;
     rv = meta_batch_decode(buf, len, &a, &recs, &n);
     if (rv != 0)
         goto out;
@@ -805,6 +1047,13 @@ out:
 
 /* ---- the whole image as records (for on_apply after a snapshot restore) ------------------ */
 
+/* Whether a partition's state is one a PARTITION record can say (recovered, no
+ * reassignment), or needs a PARTITION_CHANGE. */
+static bool partition_is_plain(const struct meta_partition *p)
+{
+    return p->leader_recovery_state == 0 && p->n_adding == 0 && p->n_removing == 0;
+}
+
 int meta_image_records(const struct meta_image *img, struct arena **arena,
                        struct meta_record **recs, size_t *n)
 {
@@ -812,8 +1061,9 @@ int meta_image_records(const struct meta_image *img, struct arena **arena,
     struct meta_record *out;
 
     *arena = NULL;
-    for (size_t i = 0; i < img->n_brokers; i++)
-        count += img->brokers[i].fenced ? 2 : 1;
+    /* At most three records per broker: its registration, then its fence and its shutdown
+     * as they differ from what the registration implies. */
+    count += 3 * img->n_brokers;
     for (size_t i = 0; i < img->n_topics; i++)
         count += 1 + (size_t)img->by_name[i]->n_partitions + (size_t)img->by_name[i]->n_configs;
     for (size_t i = 0; i < img->n_resources; i++)
@@ -829,15 +1079,33 @@ int meta_image_records(const struct meta_image *img, struct arena **arena,
 
     for (size_t i = 0; i < img->n_brokers; i++) {
         const struct meta_broker *b = &img->brokers[i];
-        out[k].type = META_REC_REGISTER_BROKER;
+        /* An epoch of 0 is a registration of the old record type (REGISTER_BROKER2 always
+         * applies at an offset of 1 or more): it starts unfenced. */
+        bool old = b->epoch == 0, starts_fenced = !old;
+        out[k].type = old ? META_REC_REGISTER_BROKER : META_REC_REGISTER_BROKER2;
         out[k].u.broker.id = b->id;
         out[k].u.broker.port = b->port;
         out[k].u.broker.host = b->host;
-        out[k++].u.broker.rack = b->rack;
-        if (b->fenced) {
+        out[k].u.broker.rack = b->rack;
+        if (!old) {
+            memcpy(out[k].u.broker.incarnation, b->incarnation, 16);
+            out[k].u.broker.n_listeners = b->n_listeners;
+            out[k].u.broker.listeners = b->listeners;
+            out[k].u.broker.n_dirs = b->n_dirs;
+            out[k].u.broker.dirs = (const uint8_t(*)[16])b->dirs;
+        }
+        k++;
+        if (old && b->fenced) {
             out[k].type = META_REC_FENCE_BROKER;
             out[k].u.fence.id = b->id;
             out[k++].u.fence.fenced = true;
+        }
+        if (b->fenced != starts_fenced || b->shutting_down) {
+            out[k].type = META_REC_BROKER_CHANGE;
+            out[k].u.broker_change.id = b->id;
+            out[k].u.broker_change.epoch = b->epoch;
+            out[k].u.broker_change.fenced = b->fenced == starts_fenced ? -1 : b->fenced ? 1 : 0;
+            out[k++].u.broker_change.shutting_down = b->shutting_down ? 1 : -1;
         }
     }
     for (size_t i = 0; i < img->n_topics; i++) {
@@ -847,7 +1115,9 @@ int meta_image_records(const struct meta_image *img, struct arena **arena,
         memcpy(out[k++].u.topic.id, t->id, 16);
         for (int32_t j = 0; j < t->n_partitions; j++) {
             const struct meta_partition *p = &t->partitions[j];
-            out[k].type = META_REC_PARTITION;
+            /* A partition in recovery or reassignment is told as the change that left it so;
+             * its fields are the whole state either way. */
+            out[k].type = partition_is_plain(p) ? META_REC_PARTITION : META_REC_PARTITION_CHANGE;
             memcpy(out[k].u.partition.topic_id, t->id, 16);
             out[k].u.partition.partition = p->partition;
             out[k].u.partition.leader = p->leader;
@@ -856,7 +1126,12 @@ int meta_image_records(const struct meta_image *img, struct arena **arena,
             out[k].u.partition.n_replicas = p->n_replicas;
             out[k].u.partition.replicas = p->replicas;
             out[k].u.partition.n_isr = p->n_isr;
-            out[k++].u.partition.isr = p->isr;
+            out[k].u.partition.isr = p->isr;
+            out[k].u.partition.leader_recovery_state = p->leader_recovery_state;
+            out[k].u.partition.n_adding = p->n_adding;
+            out[k].u.partition.adding = p->adding;
+            out[k].u.partition.n_removing = p->n_removing;
+            out[k++].u.partition.removing = p->removing;
         }
         for (int32_t j = 0; j < t->n_configs; j++) {
             out[k].type = META_REC_CONFIG;
@@ -882,8 +1157,9 @@ int meta_image_records(const struct meta_image *img, struct arena **arena,
         out[k].u.producer_ids.first_id = img->pids[i].first_id;
         out[k++].u.producer_ids.size = img->pids[i].size;
     }
+    assert(k <= count);
     *recs = out;
-    *n = count;
+    *n = k;
     return 0;
 }
 
@@ -898,20 +1174,39 @@ static void write_configs(struct meta_wbuf *w, const struct meta_config_entry *c
     }
 }
 
+static void write_i32s(struct meta_wbuf *w, const int32_t *v, int32_t n)
+{
+    meta_w_i32(w, n);
+    for (int32_t i = 0; i < n; i++)
+        meta_w_i32(w, v[i]);
+}
+
 int meta_image_snapshot(const struct meta_image *img, uint8_t **buf, size_t *len)
 {
     struct meta_wbuf w = {0};
 
     meta_w_u8(&w, META_SNAPSHOT_VERSION);
     meta_w_i64(&w, img->next_producer_id);
+    meta_w_i64(&w, img->offset);
     meta_w_u32(&w, (uint32_t)img->n_brokers);
     for (size_t i = 0; i < img->n_brokers; i++) {
         const struct meta_broker *b = &img->brokers[i];
         meta_w_i32(&w, b->id);
-        meta_w_i32(&w, b->port);
-        meta_w_str(&w, b->host);
         meta_w_str(&w, b->rack);
         meta_w_u8(&w, b->fenced ? 1 : 0);
+        meta_w_u8(&w, b->shutting_down ? 1 : 0);
+        meta_w_i64(&w, b->epoch);
+        meta_w_bytes(&w, b->incarnation, 16);
+        meta_w_i32(&w, b->n_listeners);
+        for (int32_t j = 0; j < b->n_listeners; j++) {
+            meta_w_str(&w, b->listeners[j].name);
+            meta_w_str(&w, b->listeners[j].host);
+            meta_w_i32(&w, b->listeners[j].port);
+            meta_w_u16(&w, (uint16_t)b->listeners[j].security_protocol);
+        }
+        meta_w_i32(&w, b->n_dirs);
+        for (int32_t j = 0; j < b->n_dirs; j++)
+            meta_w_bytes(&w, b->dirs[j], 16);
     }
     meta_w_u32(&w, (uint32_t)img->n_topics);
     for (size_t i = 0; i < img->n_topics; i++) {
@@ -924,12 +1219,11 @@ int meta_image_snapshot(const struct meta_image *img, uint8_t **buf, size_t *len
             meta_w_i32(&w, p->leader);
             meta_w_i32(&w, p->leader_epoch);
             meta_w_i32(&w, p->partition_epoch);
-            meta_w_i32(&w, p->n_replicas);
-            for (int32_t x = 0; x < p->n_replicas; x++)
-                meta_w_i32(&w, p->replicas[x]);
-            meta_w_i32(&w, p->n_isr);
-            for (int32_t x = 0; x < p->n_isr; x++)
-                meta_w_i32(&w, p->isr[x]);
+            write_i32s(&w, p->replicas, p->n_replicas);
+            write_i32s(&w, p->isr, p->n_isr);
+            meta_w_u8(&w, (uint8_t)p->leader_recovery_state);
+            write_i32s(&w, p->adding, p->n_adding);
+            write_i32s(&w, p->removing, p->n_removing);
         }
         write_configs(&w, t->configs, t->n_configs);
     }
@@ -1028,16 +1322,17 @@ static int read_i32_array(struct meta_rbuf *r, int32_t **out, int32_t *n)
     return r->bad ? ERR_PARSE : 0;
 }
 
-static int read_topic(struct meta_rbuf *r, struct meta_topic *t)
+static int read_topic(struct meta_rbuf *r, int version, struct meta_topic *t)
 {
     size_t count;
+    uint8_t state;
     int rv;
 
     rv = read_str(r, true, &t->name);
     if (rv != 0)
         return rv;
     meta_r_bytes(r, t->id, 16);
-    rv = read_count(r, 20, &count);
+    rv = read_count(r, version == 1 ? 20 : 29, &count);
     if (rv != 0)
         return rv;
     if (count > 0) {
@@ -1055,22 +1350,120 @@ static int read_topic(struct meta_rbuf *r, struct meta_topic *t)
         rv = read_i32_array(r, &p->replicas, &p->n_replicas);
         if (rv == 0)
             rv = read_i32_array(r, &p->isr, &p->n_isr);
+        if (rv == 0 && version > 1) {
+            state = meta_r_u8(r);
+            if (r->bad || state > 1)
+                return ERR_PARSE;
+            p->leader_recovery_state = (int8_t)state;
+            rv = read_i32_array(r, &p->adding, &p->n_adding);
+            if (rv == 0)
+                rv = read_i32_array(r, &p->removing, &p->n_removing);
+        }
         if (rv != 0)
             return rv;
     }
     return read_configs(r, &t->configs, &t->n_configs);
 }
 
-static int restore_into(struct meta_image *img, struct meta_rbuf *r)
+/* A version 1 broker: its address becomes its one PLAINTEXT listener. */
+static int read_broker_v1(struct meta_rbuf *r, struct meta_broker *b)
 {
+    uint8_t fenced;
+    char *host;
+    int rv;
+
+    b->id = meta_r_i32(r);
+    b->port = meta_r_i32(r);
+    rv = read_str(r, true, &b->host);
+    if (rv == 0)
+        rv = read_str(r, false, &b->rack);
+    if (rv != 0)
+        return rv;
+    fenced = meta_r_u8(r);
+    if (r->bad || fenced > 1)
+        return ERR_PARSE;
+    b->fenced = fenced == 1;
+    b->listeners = calloc(1, sizeof *b->listeners);
+    if (b->listeners == NULL)
+        return ERR_NOMEM;
+    b->n_listeners = 1;
+    b->listeners[0].port = b->port;
+    b->listeners[0].name = strdup("PLAINTEXT");
+    b->listeners[0].host = host = strdup(b->host);
+    return b->listeners[0].name && host ? 0 : ERR_NOMEM;
+}
+
+static int read_broker_v2(struct meta_rbuf *r, struct meta_broker *b)
+{
+    uint8_t fenced, shutting;
     size_t count;
     int rv;
 
-    if (meta_r_u8(r) != META_SNAPSHOT_VERSION)
+    b->id = meta_r_i32(r);
+    rv = read_str(r, false, &b->rack);
+    if (rv != 0)
+        return rv;
+    fenced = meta_r_u8(r);
+    shutting = meta_r_u8(r);
+    b->epoch = meta_r_i64(r);
+    meta_r_bytes(r, b->incarnation, 16);
+    if (r->bad || fenced > 1 || shutting > 1 || b->epoch < 0)
+        return ERR_PARSE;
+    b->fenced = fenced == 1;
+    b->shutting_down = shutting == 1;
+    rv = read_count(r, 14, &count);
+    if (rv != 0)
+        return rv;
+    if (count == 0)
+        return ERR_PARSE;
+    b->listeners = calloc(count, sizeof *b->listeners);
+    if (b->listeners == NULL)
+        return ERR_NOMEM;
+    for (size_t i = 0; i < count; i++) {
+        struct meta_listener *l = &b->listeners[i];
+        b->n_listeners = (int32_t)i + 1; /* so free_broker frees what was read so far */
+        rv = read_str(r, true, &l->name);
+        if (rv == 0)
+            rv = read_str(r, true, &l->host);
+        if (rv != 0)
+            return rv;
+        l->port = meta_r_i32(r);
+        l->security_protocol = (int16_t)meta_r_u16(r);
+    }
+    b->host = strdup(b->listeners[0].host);
+    if (b->host == NULL)
+        return ERR_NOMEM;
+    b->port = b->listeners[0].port;
+    rv = read_count(r, 16, &count);
+    if (rv != 0)
+        return rv;
+    if (count > 0) {
+        b->dirs = malloc(count * sizeof *b->dirs);
+        if (b->dirs == NULL)
+            return ERR_NOMEM;
+        for (size_t i = 0; i < count; i++)
+            meta_r_bytes(r, b->dirs[i], 16);
+        b->n_dirs = (int32_t)count;
+    }
+    return r->bad ? ERR_PARSE : 0;
+}
+
+static int restore_into(struct meta_image *img, struct meta_rbuf *r)
+{
+    size_t count;
+    uint8_t version;
+    int rv;
+
+    version = meta_r_u8(r);
+    if (r->bad || version < 1 || version > META_SNAPSHOT_VERSION)
         return ERR_PARSE;
     img->next_producer_id = meta_r_i64(r);
+    if (version > 1)
+        img->offset = meta_r_i64(r);
+    if (r->bad || img->offset < 0)
+        return ERR_PARSE;
 
-    rv = read_count(r, 17, &count);
+    rv = read_count(r, version == 1 ? 17 : 56, &count);
     if (rv != 0)
         return rv;
     if (count > 0 && (img->brokers = calloc(count, sizeof *img->brokers)) == NULL)
@@ -1078,19 +1471,12 @@ static int restore_into(struct meta_image *img, struct meta_rbuf *r)
     img->cap_brokers = count;
     for (size_t i = 0; i < count; i++) {
         struct meta_broker *b = &img->brokers[i];
-        uint8_t fenced;
         img->n_brokers = i + 1;
-        b->id = meta_r_i32(r);
-        b->port = meta_r_i32(r);
-        rv = read_str(r, true, &b->host);
-        if (rv == 0)
-            rv = read_str(r, false, &b->rack);
+        rv = version == 1 ? read_broker_v1(r, b) : read_broker_v2(r, b);
         if (rv != 0)
             return rv;
-        fenced = meta_r_u8(r);
-        if (r->bad || fenced > 1 || (i > 0 && img->brokers[i - 1].id >= b->id))
+        if (i > 0 && img->brokers[i - 1].id >= b->id)
             return ERR_PARSE;
-        b->fenced = fenced == 1;
     }
 
     rv = read_count(r, 28, &count);
@@ -1100,7 +1486,7 @@ static int restore_into(struct meta_image *img, struct meta_rbuf *r)
         struct meta_topic *t = calloc(1, sizeof *t);
         if (t == NULL)
             return ERR_NOMEM;
-        rv = read_topic(r, t);
+        rv = read_topic(r, version, t);
         if (rv == 0) {
             rv = insert_topic(img, t);
             if (rv == ERR_EXISTS)

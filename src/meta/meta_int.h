@@ -66,6 +66,15 @@ static inline void meta_w_u8(struct meta_wbuf *w, uint8_t v)
         p[0] = v;
 }
 
+static inline void meta_w_u16(struct meta_wbuf *w, uint16_t v)
+{
+    uint8_t *p = meta_w_reserve(w, 2);
+    if (p) {
+        p[0] = (uint8_t)(v >> 8);
+        p[1] = (uint8_t)v;
+    }
+}
+
 static inline void meta_w_u32(struct meta_wbuf *w, uint32_t v)
 {
     uint8_t *p = meta_w_reserve(w, 4);
@@ -138,6 +147,12 @@ static inline uint8_t meta_r_u8(struct meta_rbuf *r)
     return p ? p[0] : 0;
 }
 
+static inline uint16_t meta_r_u16(struct meta_rbuf *r)
+{
+    const uint8_t *p = meta_r_take(r, 2);
+    return p ? (uint16_t)(p[0] << 8 | p[1]) : 0;
+}
+
 static inline uint32_t meta_r_u32(struct meta_rbuf *r)
 {
     const uint8_t *p = meta_r_take(r, 4);
@@ -197,10 +212,20 @@ int meta_batch_decode(const uint8_t *buf, size_t len, struct arena **arena,
 
 /* ---- image internals (image.c) ----------------------------------------------------------- */
 
-/* Records that recreate the whole image (brokers, fences, topics, partitions, configs,
- * producer-id blocks), for telling on_apply about a restored snapshot. Borrowed pointers
- * into the image; recs itself lives in *arena. Returns 0 or ERR_NOMEM. */
+/* Records that describe the whole image (brokers with their fence and shutdown state,
+ * topics, partitions, configs, producer-id blocks), for telling on_apply about a restored
+ * snapshot: every broker as the record type that registered it (REGISTER_BROKER for epoch 0,
+ * else REGISTER_BROKER2) then FENCE_BROKER / BROKER_CHANGE as its state differs from what
+ * that record implies; every partition as PARTITION, or as PARTITION_CHANGE when it is
+ * RECOVERING or under reassignment. They describe the image rather than rebuild it (a
+ * REGISTER_BROKER2 applied elsewhere would get another epoch): a subscriber reads epochs and
+ * offsets from the image. Borrowed pointers into the image; recs itself lives in *arena.
+ * Returns 0 or ERR_NOMEM. */
 int meta_image_records(const struct meta_image *img, struct arena **arena,
                        struct meta_record **recs, size_t *n);
+
+/* Counts a batch that never reached meta_image_apply (a malformed raft envelope), so the
+ * offset still counts every batch. */
+void meta_image_refuse(struct meta_image *img);
 
 #endif

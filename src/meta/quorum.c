@@ -159,6 +159,8 @@ static int fsm_apply(struct raft_fsm *fsm, const struct raft_buffer *buf, void *
 
     if (meta_r_u32(&r) == 0 && !r.bad && blen <= meta_r_left(&r))
         rv = meta_image_apply(m->img, r.p + 8, blen, notify, m);
+    else
+        meta_image_refuse(m->img);
 
     /* A rejected batch is a normal outcome (two racing creates of one topic); the code goes
      * back to the proposer through raft_apply's result. Returning non-zero here would stop
@@ -787,6 +789,16 @@ const struct meta_config_entry *meta_configs(const struct meta *m, int8_t resour
                                              const char *name, int32_t *n)
 {
     return meta_image_configs(m->img, resource_type, name, n);
+}
+
+int64_t meta_offset(const struct meta *m)
+{
+    return meta_image_offset(m->img);
+}
+
+const struct meta_image *meta_get_image(const struct meta *m)
+{
+    return m->img;
 }
 
 int64_t meta_next_producer_id(const struct meta *m)

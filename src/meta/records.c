@@ -23,10 +23,20 @@
 **   REMOVE_TOPIC     16 topic id
 **   CONFIG           i8 resource type, str resource name, str key, str value (NULL = delete)
 **   PRODUCER_IDS     i32 broker id, i64 first id, i32 size
+**   REGISTER_BROKER2 i32 id, str rack, 16 incarnation, i32 n_listeners (>= 1), n_listeners ×
+**                    (str name, str host, i32 port, i16 security protocol), i32 n_dirs,
+**                    n_dirs × 16 directory id; the record's host and port are the first
+**                    listener's
+**   BROKER_CHANGE    i32 id, i64 broker epoch, i8 fenced, i8 shutting down (each -1 = unchanged,
+**                    0 or 1)
+**   PARTITION_CHANGE the PARTITION fields, then i8 leader recovery state (0 or 1),
+**                    i32 n_adding, n_adding × i32, i32 n_removing, n_removing × i32
 **
-** Required strings (host, topic name, resource name, key) are never NULL. A reader that meets
-** another version or an unknown record type rejects the batch (ERR_PARSE), so every node
-** either applies a batch the same way or refuses it the same way.
+** Required strings (host, topic name, resource name, key, listener name) are never NULL. A
+** reader that meets another version or an unknown record type rejects the batch (ERR_PARSE),
+** so every node either applies a batch the same way or refuses it the same way. Types 8-10
+** came later than 1-7 without a version change: a batch holding none of them reads as it
+** always did, and a reader that predates them refuses the batches that hold them.
 */
 #include "meta/meta_int.h"
 
@@ -37,8 +47,64 @@
 #define META_BATCH_HEADER 5
 #define META_RECORD_HEADER 5
 
+/* Whether an array of `n` int32s is present when it must be. */
+static bool i32s_ok(int32_t n, const int32_t *v)
+{
+    return n >= 0 && (n == 0 || v != NULL);
+}
+
+static void write_i32s(struct meta_wbuf *w, int32_t n, const int32_t *v)
+{
+    meta_w_i32(w, n);
+    for (int32_t i = 0; i < n; i++)
+        meta_w_i32(w, v[i]);
+}
+
+/* The fields PARTITION and PARTITION_CHANGE share. */
+static int encode_partition(struct meta_wbuf *w, const struct meta_record *r)
+{
+    if (!i32s_ok(r->u.partition.n_replicas, r->u.partition.replicas) ||
+        !i32s_ok(r->u.partition.n_isr, r->u.partition.isr))
+        return ERR_INVALID_REQUEST;
+    meta_w_bytes(w, r->u.partition.topic_id, 16);
+    meta_w_i32(w, r->u.partition.partition);
+    meta_w_i32(w, r->u.partition.leader);
+    meta_w_i32(w, r->u.partition.leader_epoch);
+    meta_w_i32(w, r->u.partition.partition_epoch);
+    write_i32s(w, r->u.partition.n_replicas, r->u.partition.replicas);
+    write_i32s(w, r->u.partition.n_isr, r->u.partition.isr);
+    return 0;
+}
+
+static int encode_register2(struct meta_wbuf *w, const struct meta_record *r)
+{
+    if (r->u.broker.n_listeners < 1 || r->u.broker.listeners == NULL || r->u.broker.n_dirs < 0 ||
+        (r->u.broker.n_dirs > 0 && r->u.broker.dirs == NULL))
+        return ERR_INVALID_REQUEST;
+    for (int32_t i = 0; i < r->u.broker.n_listeners; i++)
+        if (r->u.broker.listeners[i].name == NULL || r->u.broker.listeners[i].host == NULL)
+            return ERR_INVALID_REQUEST;
+    meta_w_i32(w, r->u.broker.id);
+    meta_w_str(w, r->u.broker.rack);
+    meta_w_bytes(w, r->u.broker.incarnation, 16);
+    meta_w_i32(w, r->u.broker.n_listeners);
+    for (int32_t i = 0; i < r->u.broker.n_listeners; i++) {
+        const struct meta_listener *l = &r->u.broker.listeners[i];
+        meta_w_str(w, l->name);
+        meta_w_str(w, l->host);
+        meta_w_i32(w, l->port);
+        meta_w_u16(w, (uint16_t)l->security_protocol);
+    }
+    meta_w_i32(w, r->u.broker.n_dirs);
+    for (int32_t i = 0; i < r->u.broker.n_dirs; i++)
+        meta_w_bytes(w, r->u.broker.dirs[i], 16);
+    return 0;
+}
+
 static int encode_body(struct meta_wbuf *w, const struct meta_record *r)
 {
+    int rv;
+
     switch (r->type) {
     case META_REC_REGISTER_BROKER:
         if (r->u.broker.host == NULL)
@@ -59,22 +125,7 @@ static int encode_body(struct meta_wbuf *w, const struct meta_record *r)
         meta_w_bytes(w, r->u.topic.id, 16);
         return 0;
     case META_REC_PARTITION:
-        if (r->u.partition.n_replicas < 0 || r->u.partition.n_isr < 0 ||
-            (r->u.partition.n_replicas > 0 && r->u.partition.replicas == NULL) ||
-            (r->u.partition.n_isr > 0 && r->u.partition.isr == NULL))
-            return ERR_INVALID_REQUEST;
-        meta_w_bytes(w, r->u.partition.topic_id, 16);
-        meta_w_i32(w, r->u.partition.partition);
-        meta_w_i32(w, r->u.partition.leader);
-        meta_w_i32(w, r->u.partition.leader_epoch);
-        meta_w_i32(w, r->u.partition.partition_epoch);
-        meta_w_i32(w, r->u.partition.n_replicas);
-        for (int32_t i = 0; i < r->u.partition.n_replicas; i++)
-            meta_w_i32(w, r->u.partition.replicas[i]);
-        meta_w_i32(w, r->u.partition.n_isr);
-        for (int32_t i = 0; i < r->u.partition.n_isr; i++)
-            meta_w_i32(w, r->u.partition.isr[i]);
-        return 0;
+        return encode_partition(w, r);
     case META_REC_REMOVE_TOPIC:
         meta_w_bytes(w, r->u.remove_topic.topic_id, 16);
         return 0;
@@ -91,10 +142,29 @@ static int encode_body(struct meta_wbuf *w, const struct meta_record *r)
         meta_w_i64(w, r->u.producer_ids.first_id);
         meta_w_i32(w, r->u.producer_ids.size);
         return 0;
-    case META_REC_REGISTER_BROKER2: /* not yet: the controller issue's first step */
+    case META_REC_REGISTER_BROKER2:
+        return encode_register2(w, r);
     case META_REC_BROKER_CHANGE:
+        if (r->u.broker_change.fenced < -1 || r->u.broker_change.fenced > 1 ||
+            r->u.broker_change.shutting_down < -1 || r->u.broker_change.shutting_down > 1)
+            return ERR_INVALID_REQUEST;
+        meta_w_i32(w, r->u.broker_change.id);
+        meta_w_i64(w, r->u.broker_change.epoch);
+        meta_w_u8(w, (uint8_t)r->u.broker_change.fenced);
+        meta_w_u8(w, (uint8_t)r->u.broker_change.shutting_down);
+        return 0;
     case META_REC_PARTITION_CHANGE:
-        break;
+        if (r->u.partition.leader_recovery_state < 0 || r->u.partition.leader_recovery_state > 1 ||
+            !i32s_ok(r->u.partition.n_adding, r->u.partition.adding) ||
+            !i32s_ok(r->u.partition.n_removing, r->u.partition.removing))
+            return ERR_INVALID_REQUEST;
+        rv = encode_partition(w, r);
+        if (rv != 0)
+            return rv;
+        meta_w_u8(w, (uint8_t)r->u.partition.leader_recovery_state);
+        write_i32s(w, r->u.partition.n_adding, r->u.partition.adding);
+        write_i32s(w, r->u.partition.n_removing, r->u.partition.removing);
+        return 0;
     }
     return ERR_INVALID_REQUEST;
 }
@@ -168,13 +238,96 @@ static bool read_i32s(struct meta_rbuf *r, struct arena *a, int32_t count, const
     return true;
 }
 
+/* A count, then that many int32s; 0, ERR_PARSE or ERR_NOMEM. */
+static int decode_i32s(struct meta_rbuf *r, struct arena *a, int32_t *n, const int32_t **out)
+{
+    int32_t cnt = meta_r_i32(r);
+    if (r->bad || cnt < 0 || (size_t)cnt > meta_r_left(r) / 4)
+        return ERR_PARSE;
+    *n = cnt;
+    if (!read_i32s(r, a, cnt, out))
+        return ERR_NOMEM;
+    return r->bad ? ERR_PARSE : 0;
+}
+
+static int decode_partition(struct meta_rbuf *r, struct arena *a, struct meta_record *rec)
+{
+    int rv;
+    meta_r_bytes(r, rec->u.partition.topic_id, 16);
+    rec->u.partition.partition = meta_r_i32(r);
+    rec->u.partition.leader = meta_r_i32(r);
+    rec->u.partition.leader_epoch = meta_r_i32(r);
+    rec->u.partition.partition_epoch = meta_r_i32(r);
+    rv = decode_i32s(r, a, &rec->u.partition.n_replicas, &rec->u.partition.replicas);
+    if (rv == 0)
+        rv = decode_i32s(r, a, &rec->u.partition.n_isr, &rec->u.partition.isr);
+    return rv;
+}
+
+/* The smallest encoded listener: two empty strings, a port and a protocol. */
+#define META_LISTENER_MIN 14
+
+static int decode_register2(struct meta_rbuf *r, struct arena *a, struct meta_record *rec)
+{
+    struct meta_listener *ls;
+    uint8_t(*dirs)[16];
+    const char *s;
+    size_t n;
+    int32_t cnt;
+
+    rec->u.broker.id = meta_r_i32(r);
+    meta_r_str(r, &s, &n);
+    if (r->bad)
+        return ERR_PARSE;
+    if (!dup_str(a, s, n, &rec->u.broker.rack))
+        return ERR_NOMEM;
+    meta_r_bytes(r, rec->u.broker.incarnation, 16);
+    cnt = meta_r_i32(r);
+    if (r->bad || cnt < 1 || (size_t)cnt > meta_r_left(r) / META_LISTENER_MIN)
+        return ERR_PARSE;
+    ls = arena_alloc(a, (size_t)cnt * sizeof *ls);
+    if (ls == NULL)
+        return ERR_NOMEM;
+    for (int32_t i = 0; i < cnt; i++) {
+        const char *name, *host;
+        size_t nn, nh;
+        meta_r_str(r, &name, &nn);
+        meta_r_str(r, &host, &nh);
+        ls[i].port = meta_r_i32(r);
+        ls[i].security_protocol = (int16_t)meta_r_u16(r);
+        if (r->bad || name == NULL || host == NULL)
+            return ERR_PARSE;
+        ls[i].name = arena_strndup(a, name, nn);
+        ls[i].host = arena_strndup(a, host, nh);
+        if (ls[i].name == NULL || ls[i].host == NULL)
+            return ERR_NOMEM;
+    }
+    rec->u.broker.n_listeners = cnt;
+    rec->u.broker.listeners = ls;
+    rec->u.broker.host = ls[0].host;
+    rec->u.broker.port = ls[0].port;
+    cnt = meta_r_i32(r);
+    if (r->bad || cnt < 0 || (size_t)cnt > meta_r_left(r) / 16)
+        return ERR_PARSE;
+    rec->u.broker.n_dirs = cnt;
+    if (cnt > 0) {
+        dirs = arena_alloc(a, (size_t)cnt * sizeof *dirs);
+        if (dirs == NULL)
+            return ERR_NOMEM;
+        for (int32_t i = 0; i < cnt; i++)
+            meta_r_bytes(r, dirs[i], 16);
+        rec->u.broker.dirs = (const uint8_t(*)[16])dirs;
+    }
+    return r->bad ? ERR_PARSE : 0;
+}
+
 /* Decodes one body; returns 0, ERR_PARSE or ERR_NOMEM. */
 static int decode_body(struct meta_rbuf *r, struct arena *a, struct meta_record *rec)
 {
     const char *s1, *s2, *s3;
     size_t n1, n2, n3;
-    int32_t cnt;
     uint8_t b;
+    int rv;
 
     switch (rec->type) {
     case META_REC_REGISTER_BROKER:
@@ -203,24 +356,7 @@ static int decode_body(struct meta_rbuf *r, struct arena *a, struct meta_record 
             return ERR_NOMEM;
         return 0;
     case META_REC_PARTITION:
-        meta_r_bytes(r, rec->u.partition.topic_id, 16);
-        rec->u.partition.partition = meta_r_i32(r);
-        rec->u.partition.leader = meta_r_i32(r);
-        rec->u.partition.leader_epoch = meta_r_i32(r);
-        rec->u.partition.partition_epoch = meta_r_i32(r);
-        cnt = meta_r_i32(r);
-        if (r->bad || cnt < 0 || (size_t)cnt > meta_r_left(r) / 4)
-            return ERR_PARSE;
-        rec->u.partition.n_replicas = cnt;
-        if (!read_i32s(r, a, cnt, &rec->u.partition.replicas))
-            return ERR_NOMEM;
-        cnt = meta_r_i32(r);
-        if (r->bad || cnt < 0 || (size_t)cnt > meta_r_left(r) / 4)
-            return ERR_PARSE;
-        rec->u.partition.n_isr = cnt;
-        if (!read_i32s(r, a, cnt, &rec->u.partition.isr))
-            return ERR_NOMEM;
-        return r->bad ? ERR_PARSE : 0;
+        return decode_partition(r, a, rec);
     case META_REC_REMOVE_TOPIC:
         meta_r_bytes(r, rec->u.remove_topic.topic_id, 16);
         return r->bad ? ERR_PARSE : 0;
@@ -240,10 +376,29 @@ static int decode_body(struct meta_rbuf *r, struct arena *a, struct meta_record 
         rec->u.producer_ids.first_id = meta_r_i64(r);
         rec->u.producer_ids.size = meta_r_i32(r);
         return r->bad ? ERR_PARSE : 0;
-    case META_REC_REGISTER_BROKER2: /* not yet */
+    case META_REC_REGISTER_BROKER2:
+        return decode_register2(r, a, rec);
     case META_REC_BROKER_CHANGE:
+        rec->u.broker_change.id = meta_r_i32(r);
+        rec->u.broker_change.epoch = meta_r_i64(r);
+        rec->u.broker_change.fenced = (int8_t)meta_r_u8(r);
+        rec->u.broker_change.shutting_down = (int8_t)meta_r_u8(r);
+        if (r->bad || rec->u.broker_change.fenced < -1 || rec->u.broker_change.fenced > 1 ||
+            rec->u.broker_change.shutting_down < -1 || rec->u.broker_change.shutting_down > 1)
+            return ERR_PARSE;
+        return 0;
     case META_REC_PARTITION_CHANGE:
-        break;
+        rv = decode_partition(r, a, rec);
+        if (rv != 0)
+            return rv;
+        b = meta_r_u8(r);
+        if (r->bad || b > 1)
+            return ERR_PARSE;
+        rec->u.partition.leader_recovery_state = (int8_t)b;
+        rv = decode_i32s(r, a, &rec->u.partition.n_adding, &rec->u.partition.adding);
+        if (rv == 0)
+            rv = decode_i32s(r, a, &rec->u.partition.n_removing, &rec->u.partition.removing);
+        return rv;
     }
     return ERR_PARSE;
 }
@@ -267,8 +422,12 @@ int meta_batch_decode(const uint8_t *buf, size_t len, struct arena **arena,
         return ERR_PARSE;
 
     /* Decoded strings and arrays are copies of bytes in the batch plus per-allocation
-     * rounding (at most four allocations of 16 bytes per record). */
-    limit = (size_t)count * (sizeof *out + 4 * 16) + len + 64;
+     * rounding: at most four roundings of 16 bytes per record, and for a listener (at least
+     * 14 bytes of batch) its struct and two roundings, under 72 bytes: six times the batch
+     * covers everything. */
+    if (len > SIZE_MAX / 64)
+        return ERR_PARSE;
+    limit = (size_t)count * (sizeof *out + 4 * 16) + 6 * len + 64;
     a = arena_new(limit);
     if (a == NULL)
         return ERR_NOMEM;
@@ -284,7 +443,7 @@ int meta_batch_decode(const uint8_t *buf, size_t len, struct arena **arena,
         const uint8_t *p;
 
         p = meta_r_take(&r, body);
-        if (p == NULL || type < META_REC_REGISTER_BROKER || type > META_REC_PRODUCER_IDS)
+        if (p == NULL || type < META_REC_REGISTER_BROKER || type > META_REC_PARTITION_CHANGE)
             return ERR_PARSE;
         br = (struct meta_rbuf){.p = p, .len = body};
         memset(&out[i], 0, sizeof out[i]);

@@ -96,6 +96,50 @@ static struct meta_record rec_pids(int32_t broker, int64_t first, int32_t size)
     return r;
 }
 
+static const struct meta_listener listeners2[] = {
+    {.name = "PLAINTEXT", .host = "10.0.0.1", .port = 9092, .security_protocol = 0},
+    {.name = "CONTROLLER", .host = "10.0.0.1", .port = 9093, .security_protocol = 0},
+};
+static const uint8_t dirs2[2][16] = {{0xD1, 1}, {0xD2, 2}};
+
+/* A REGISTER_BROKER2 with two listeners and two log directories; `inc` marks the
+ * incarnation. */
+static struct meta_record rec_broker2(int32_t id, uint8_t inc, const char *rack)
+{
+    struct meta_record r = {.type = META_REC_REGISTER_BROKER2};
+    r.u.broker.id = id;
+    r.u.broker.rack = rack;
+    memset(r.u.broker.incarnation, inc, 16);
+    r.u.broker.n_listeners = 2;
+    r.u.broker.listeners = listeners2;
+    r.u.broker.n_dirs = 2;
+    r.u.broker.dirs = dirs2;
+    return r;
+}
+
+static struct meta_record rec_change(int32_t id, int64_t epoch, int8_t fenced, int8_t shutting)
+{
+    struct meta_record r = {.type = META_REC_BROKER_CHANGE};
+    r.u.broker_change.id = id;
+    r.u.broker_change.epoch = epoch;
+    r.u.broker_change.fenced = fenced;
+    r.u.broker_change.shutting_down = shutting;
+    return r;
+}
+
+/* A PARTITION_CHANGE of topic `id`'s partition to leader / epochs over replicas {1,2,3} with
+ * the first `n_isr` of them in the ISR. */
+static struct meta_record rec_pchange(int id, int32_t partition, int32_t leader, int32_t le,
+                                      int32_t pe, int32_t n_isr)
+{
+    struct meta_record r = rec_partition(id, partition, leader);
+    r.type = META_REC_PARTITION_CHANGE;
+    r.u.partition.leader_epoch = le;
+    r.u.partition.partition_epoch = pe;
+    r.u.partition.n_isr = n_isr;
+    return r;
+}
+
 /* Encodes and applies; returns the apply result (or the encode error). */
 static int apply(struct meta_image *img, const struct meta_record *recs, size_t n)
 {
@@ -113,7 +157,11 @@ static int apply(struct meta_image *img, const struct meta_record *recs, size_t 
     apply(img, (struct meta_record[]){__VA_ARGS__},                                                \
           sizeof((struct meta_record[]){__VA_ARGS__}) / sizeof(struct meta_record))
 
-static bool same_snapshot(const struct meta_image *a, const struct meta_image *b)
+/* Snapshot bytes 9..16 hold the metadata offset, which every batch moves, refused or not. */
+#define SNAP_OFFSET_AT 9
+
+static bool snapshots_equal(const struct meta_image *a, const struct meta_image *b,
+                            bool with_offset)
 {
     uint8_t *pa, *pb;
     size_t la, lb;
@@ -124,10 +172,25 @@ static bool same_snapshot(const struct meta_image *a, const struct meta_image *b
         free(pa);
         return false;
     }
+    if (!with_offset && la > SNAP_OFFSET_AT + 8 && lb > SNAP_OFFSET_AT + 8) {
+        memset(pa + SNAP_OFFSET_AT, 0, 8);
+        memset(pb + SNAP_OFFSET_AT, 0, 8);
+    }
     same = la == lb && memcmp(pa, pb, la) == 0;
     free(pa);
     free(pb);
     return same;
+}
+
+static bool same_snapshot(const struct meta_image *a, const struct meta_image *b)
+{
+    return snapshots_equal(a, b, true);
+}
+
+/* The same topics, brokers, configs and blocks, whatever the offsets. */
+static bool same_contents(const struct meta_image *a, const struct meta_image *b)
+{
+    return snapshots_equal(a, b, false);
 }
 
 /* An image with one of everything, for the format tests. */
@@ -145,6 +208,15 @@ static void fill(struct meta_image *img)
                        rec_config(4, "", "num.partitions", "3"), rec_pids(1, 0, 1000),
                        rec_pids(2, 1000, 500)),
                  0);
+    /* Broker 5 registers at offset 5 and is unfenced but shutting down; partition 1 of
+     * "orders" is RECOVERING and losing replica 3. */
+    CHECK_EQ_INT(APPLY(img, rec_broker2(5, 0x55, "r2")), 0);
+    struct meta_record pc = rec_pchange(1, 1, 2, 8, 10, 2);
+    static const int32_t three[] = {3};
+    pc.u.partition.leader_recovery_state = 1;
+    pc.u.partition.n_removing = 1;
+    pc.u.partition.removing = three;
+    CHECK_EQ_INT(APPLY(img, rec_change(5, 5, 0, 1), pc), 0);
 }
 
 /* ---- image apply rules -------------------------------------------------------------------- */
@@ -233,11 +305,15 @@ TEST(meta_partitions_contiguous)
     t = meta_image_topic_by_name(img, "t");
     CHECK_EQ_INT(t->n_partitions, 3);
     CHECK_EQ_INT(t->partitions[2].leader, 3);
-    /* Replacing an existing partition. */
-    CHECK_EQ_INT(APPLY(img, rec_partition(1, 0, 2)), 0);
+    /* Replacing an existing partition: compare-and-set on its epoch (9 here). */
+    struct meta_record again = rec_partition(1, 0, 2);
+    CHECK_EQ_INT(APPLY(img, again), ERR_INVALID_UPDATE_VERSION);
+    again.u.partition.partition_epoch = 10;
+    CHECK_EQ_INT(APPLY(img, again), 0);
     t = meta_image_topic_by_name(img, "t");
     CHECK_EQ_INT(t->n_partitions, 3);
     CHECK_EQ_INT(t->partitions[0].leader, 2);
+    CHECK_EQ_INT(t->partitions[0].partition_epoch, 10);
     CHECK_EQ_INT(APPLY(img, rec_partition(9, 0, 1)), ERR_UNKNOWN_TOPIC_ID);
     CHECK_EQ_INT(APPLY(img, rec_remove(1), rec_partition(1, 3, 1)), ERR_UNKNOWN_TOPIC_ID);
     CHECK(meta_image_topic_by_name(img, "t") != NULL);
@@ -328,6 +404,203 @@ TEST(meta_brokers_register_fence)
     meta_image_free(img);
 }
 
+TEST(meta_broker_registration_epochs)
+{
+    struct meta_image *img = meta_image_new();
+    const struct meta_broker *b;
+    int64_t epoch, off;
+    REQUIRE(img);
+    CHECK_EQ_INT(meta_image_offset(img), 0);
+    CHECK_EQ_INT(APPLY(img, rec_topic("t", 1)), 0);
+    CHECK_EQ_INT(APPLY(img, rec_topic("t", 1)), ERR_TOPIC_ALREADY_EXISTS);
+    /* Refused batches count too. */
+    CHECK_EQ_INT(meta_image_offset(img), 2);
+
+    /* A registration starts fenced, its epoch the offset of its batch. */
+    CHECK_EQ_INT(APPLY(img, rec_broker2(4, 0x11, "rack-a")), 0);
+    b = meta_image_broker_by_id(img, 4);
+    REQUIRE(b);
+    epoch = b->epoch;
+    CHECK_EQ_INT(epoch, 3);
+    CHECK_EQ_INT(epoch, meta_image_offset(img));
+    CHECK(b->fenced);
+    CHECK(!b->shutting_down);
+    CHECK_EQ_STR(b->host, "10.0.0.1");
+    CHECK_EQ_INT(b->port, 9092);
+    CHECK_EQ_STR(b->rack, "rack-a");
+    CHECK_EQ_INT(b->incarnation[7], 0x11);
+    REQUIRE(b->n_listeners == 2);
+    CHECK_EQ_STR(b->listeners[1].name, "CONTROLLER");
+    CHECK_EQ_INT(b->listeners[1].port, 9093);
+    REQUIRE(b->n_dirs == 2);
+    CHECK_EQ_INT(b->dirs[1][0], 0xD2);
+
+    /* Changes name the epoch; another one refuses the whole batch. */
+    CHECK_EQ_INT(APPLY(img, rec_topic("u", 2), rec_change(4, epoch - 1, 0, -1)),
+                 ERR_STALE_BROKER_EPOCH);
+    CHECK(meta_image_topic_by_name(img, "u") == NULL);
+    CHECK(meta_image_broker_by_id(img, 4)->fenced);
+    CHECK_EQ_INT(APPLY(img, rec_change(5, 0, 0, -1)), ERR_BROKER_NOT_AVAILABLE);
+    CHECK_EQ_INT(APPLY(img, rec_change(4, epoch, 0, -1)), 0);
+    CHECK(!meta_image_broker_by_id(img, 4)->fenced);
+    CHECK_EQ_INT(APPLY(img, rec_change(4, epoch, -1, 1)), 0);
+    b = meta_image_broker_by_id(img, 4);
+    CHECK(!b->fenced);
+    CHECK(b->shutting_down);
+
+    /* Registering again: a new epoch, fenced, not shutting down; the old epoch is stale. A
+     * change later in the same batch names the new epoch. */
+    off = meta_image_offset(img);
+    CHECK_EQ_INT(APPLY(img, rec_broker2(4, 0x22, NULL), rec_change(4, epoch, 0, -1)),
+                 ERR_STALE_BROKER_EPOCH);
+    CHECK_EQ_INT(APPLY(img, rec_broker2(4, 0x22, NULL), rec_change(4, off + 2, -1, -1)), 0);
+    b = meta_image_broker_by_id(img, 4);
+    CHECK_EQ_INT(b->epoch, off + 2);
+    CHECK(b->fenced);
+    CHECK(!b->shutting_down);
+    CHECK(b->rack == NULL);
+    CHECK_EQ_INT(b->incarnation[0], 0x22);
+    CHECK_EQ_INT(APPLY(img, rec_change(4, epoch, 0, -1)), ERR_STALE_BROKER_EPOCH);
+
+    /* The old record type: epoch 0, unfenced, its address as a PLAINTEXT listener. */
+    CHECK_EQ_INT(APPLY(img, rec_broker(6, "h6", 7000, NULL), rec_change(6, 0, 1, -1)), 0);
+    b = meta_image_broker_by_id(img, 6);
+    REQUIRE(b);
+    CHECK_EQ_INT(b->epoch, 0);
+    CHECK(b->fenced);
+    REQUIRE(b->n_listeners == 1);
+    CHECK_EQ_STR(b->listeners[0].name, "PLAINTEXT");
+    CHECK_EQ_STR(b->listeners[0].host, "h6");
+    CHECK_EQ_INT(b->listeners[0].port, 7000);
+    /* FENCE_BROKER knows brokers registered earlier in the batch by either record. */
+    CHECK_EQ_INT(APPLY(img, rec_broker2(8, 1, NULL), rec_fence(8, false)), 0);
+    CHECK(!meta_image_broker_by_id(img, 8)->fenced);
+    CHECK_EQ_INT(APPLY(img, rec_broker2(-1, 1, NULL)), ERR_INVALID_REQUEST);
+    meta_image_free(img);
+}
+
+TEST(meta_register2_encoding_rules)
+{
+    uint8_t *buf = NULL;
+    size_t len;
+    struct meta_record r = rec_broker2(1, 1, NULL);
+    struct meta_listener bad[] = {{.name = "PLAINTEXT", .host = NULL, .port = 1}};
+    r.u.broker.n_listeners = 0;
+    CHECK_EQ_INT(meta_batch_encode(&r, 1, &buf, &len), ERR_INVALID_REQUEST);
+    r.u.broker.n_listeners = 1;
+    r.u.broker.listeners = bad;
+    CHECK_EQ_INT(meta_batch_encode(&r, 1, &buf, &len), ERR_INVALID_REQUEST);
+    r = rec_broker2(1, 1, NULL);
+    r.u.broker.n_dirs = 1;
+    r.u.broker.dirs = NULL;
+    CHECK_EQ_INT(meta_batch_encode(&r, 1, &buf, &len), ERR_INVALID_REQUEST);
+    r = rec_change(1, 1, 2, -1);
+    CHECK_EQ_INT(meta_batch_encode(&r, 1, &buf, &len), ERR_INVALID_REQUEST);
+    r = rec_pchange(1, 0, 1, 1, 1, 1);
+    r.u.partition.leader_recovery_state = 2;
+    CHECK_EQ_INT(meta_batch_encode(&r, 1, &buf, &len), ERR_INVALID_REQUEST);
+    r.u.partition.leader_recovery_state = 1;
+    r.u.partition.n_adding = 1;
+    CHECK_EQ_INT(meta_batch_encode(&r, 1, &buf, &len), ERR_INVALID_REQUEST);
+    CHECK(buf == NULL);
+}
+
+TEST(meta_partition_change_compare_and_set)
+{
+    struct meta_image *img = meta_image_new();
+    const struct meta_partition *p;
+    struct meta_record r;
+    static const int32_t dup[] = {1, 1};
+    static const int32_t four[] = {4};
+    static const int32_t two[] = {2};
+    REQUIRE(img);
+    /* rec_partition: leader epoch 7, partition epoch 9, ISR {1, 2}. */
+    CHECK_EQ_INT(APPLY(img, rec_topic("t", 1), rec_partition(1, 0, 1), rec_partition(1, 1, 1)), 0);
+
+    /* Epoch rules: exactly the current one + 1, a leader epoch not below the current. */
+    CHECK_EQ_INT(APPLY(img, rec_pchange(1, 0, 2, 8, 9, 2)), ERR_INVALID_UPDATE_VERSION);
+    CHECK_EQ_INT(APPLY(img, rec_pchange(1, 0, 2, 8, 11, 2)), ERR_INVALID_UPDATE_VERSION);
+    CHECK_EQ_INT(APPLY(img, rec_pchange(1, 0, 2, 6, 10, 2)), ERR_INVALID_UPDATE_VERSION);
+    CHECK_EQ_INT(APPLY(img, rec_pchange(9, 0, 2, 8, 10, 2)), ERR_UNKNOWN_TOPIC_ID);
+    CHECK_EQ_INT(APPLY(img, rec_pchange(1, 2, 2, 8, 10, 2)), ERR_INVALID_PARTITIONS);
+    CHECK_EQ_INT(APPLY(img, rec_pchange(1, -1, 2, 8, 10, 2)), ERR_INVALID_PARTITIONS);
+
+    /* Shape: no duplicates, ISR / leader / adding / removing within the replicas. */
+    r = rec_pchange(1, 0, 2, 8, 10, 2);
+    r.u.partition.isr = dup;
+    CHECK_EQ_INT(APPLY(img, r), ERR_INVALID_REQUEST);
+    r = rec_pchange(1, 0, 2, 8, 10, 2);
+    r.u.partition.replicas = dup;
+    r.u.partition.n_replicas = 2;
+    r.u.partition.n_isr = 1;
+    CHECK_EQ_INT(APPLY(img, r), ERR_INVALID_REQUEST);
+    r = rec_pchange(1, 0, 2, 8, 10, 2);
+    r.u.partition.isr = four;
+    r.u.partition.n_isr = 1;
+    CHECK_EQ_INT(APPLY(img, r), ERR_INVALID_REQUEST);
+    r = rec_pchange(1, 0, 4, 8, 10, 2);
+    CHECK_EQ_INT(APPLY(img, r), ERR_INVALID_REQUEST);
+    r = rec_pchange(1, 0, 2, 8, 10, 2);
+    r.u.partition.adding = four;
+    r.u.partition.n_adding = 1;
+    CHECK_EQ_INT(APPLY(img, r), ERR_INVALID_REQUEST);
+    r = rec_pchange(1, 0, 2, 8, 10, 2);
+    r.u.partition.removing = dup;
+    r.u.partition.n_removing = 2;
+    CHECK_EQ_INT(APPLY(img, r), ERR_INVALID_REQUEST);
+    r = rec_partition(1, 0, 2);
+    r.u.partition.partition_epoch = 10;
+    r.u.partition.isr = four;
+    r.u.partition.n_isr = 1;
+    CHECK_EQ_INT(APPLY(img, r), ERR_INVALID_REQUEST);
+    p = &meta_image_topic_by_name(img, "t")->partitions[0];
+    CHECK_EQ_INT(p->partition_epoch, 9);
+    CHECK_EQ_INT(p->leader, 1);
+
+    /* Two decisions taken on the same state: the first applies, the second is refused. */
+    CHECK_EQ_INT(APPLY(img, rec_pchange(1, 0, 2, 8, 10, 2)), 0);
+    CHECK_EQ_INT(APPLY(img, rec_pchange(1, 0, 1, 8, 10, 1)), ERR_INVALID_UPDATE_VERSION);
+    p = &meta_image_topic_by_name(img, "t")->partitions[0];
+    CHECK_EQ_INT(p->leader, 2);
+    CHECK_EQ_INT(p->leader_epoch, 8);
+    CHECK_EQ_INT(p->partition_epoch, 10);
+    CHECK_EQ_INT(p->n_isr, 2);
+
+    /* Within a batch, each change is based on the one before it. */
+    CHECK_EQ_INT(APPLY(img, rec_pchange(1, 1, 1, 7, 10, 1), rec_pchange(1, 1, 1, 7, 10, 2)),
+                 ERR_INVALID_UPDATE_VERSION);
+    CHECK_EQ_INT(APPLY(img, rec_pchange(1, 1, 1, 7, 10, 1), rec_pchange(1, 1, 2, 8, 11, 2)), 0);
+    CHECK_EQ_INT(meta_image_topic_by_name(img, "t")->partitions[1].partition_epoch, 11);
+    /* A partition created by the batch, then changed by it. */
+    CHECK_EQ_INT(APPLY(img, rec_partition(1, 2, 1), rec_pchange(1, 2, 3, 7, 9, 3)),
+                 ERR_INVALID_UPDATE_VERSION);
+    CHECK_EQ_INT(APPLY(img, rec_partition(1, 2, 1), rec_pchange(1, 2, 3, 7, 10, 3)), 0);
+    CHECK_EQ_INT(meta_image_topic_by_name(img, "t")->partitions[2].leader, 3);
+    /* A removed and re-created topic does not inherit the old partitions' epochs. */
+    CHECK_EQ_INT(APPLY(img, rec_remove(1), rec_topic("t", 1), rec_pchange(1, 0, 1, 7, 10, 1)),
+                 ERR_INVALID_PARTITIONS);
+
+    /* Recovery state and reassignment travel with PARTITION_CHANGE; PARTITION resets them. */
+    r = rec_pchange(1, 0, 1, 9, 11, 1);
+    r.u.partition.leader_recovery_state = 1;
+    r.u.partition.removing = two;
+    r.u.partition.n_removing = 1;
+    CHECK_EQ_INT(APPLY(img, r), 0);
+    p = &meta_image_topic_by_name(img, "t")->partitions[0];
+    CHECK_EQ_INT(p->leader_recovery_state, 1);
+    REQUIRE(p->n_removing == 1);
+    CHECK_EQ_INT(p->removing[0], 2);
+    CHECK_EQ_INT(p->n_adding, 0);
+    r = rec_partition(1, 0, 1);
+    r.u.partition.leader_epoch = 9;
+    r.u.partition.partition_epoch = 12;
+    CHECK_EQ_INT(APPLY(img, r), 0);
+    p = &meta_image_topic_by_name(img, "t")->partitions[0];
+    CHECK_EQ_INT(p->leader_recovery_state, 0);
+    CHECK_EQ_INT(p->n_removing, 0);
+    meta_image_free(img);
+}
+
 TEST(meta_producer_id_blocks)
 {
     struct meta_image *img = meta_image_new();
@@ -355,6 +628,8 @@ TEST(meta_producer_id_blocks)
 struct seen {
     size_t batches, records;
     enum meta_record_type last;
+    uint32_t types;                 /* bit t: a record of type t was seen */
+    int8_t shutting_down, recovery; /* the last BROKER_CHANGE's, PARTITION_CHANGE's */
 };
 
 static void on_apply(void *arg, const struct meta_record *recs, size_t n)
@@ -364,6 +639,13 @@ static void on_apply(void *arg, const struct meta_record *recs, size_t n)
     s->records += n;
     if (n)
         s->last = recs[n - 1].type;
+    for (size_t i = 0; i < n; i++) {
+        s->types |= 1u << recs[i].type;
+        if (recs[i].type == META_REC_BROKER_CHANGE)
+            s->shutting_down = recs[i].u.broker_change.shutting_down;
+        if (recs[i].type == META_REC_PARTITION_CHANGE)
+            s->recovery = recs[i].u.partition.leader_recovery_state;
+    }
 }
 
 TEST(meta_apply_hook_sees_records)
@@ -422,9 +704,16 @@ TEST(meta_malformed_batch_every_truncation)
 {
     struct meta_image *img = meta_image_new(), *before = meta_image_new();
     struct meta_record recs[] = {
-        rec_broker(3, "h3", 1, "rack"), rec_fence(3, true),           rec_topic("x", 50),
-        rec_partition(50, 0, 3),        rec_config(2, "x", "k", "v"), rec_config(4, "3", "k", NULL),
+        rec_broker(3, "h3", 1, "rack"),
+        rec_fence(3, true),
+        rec_topic("x", 50),
+        rec_partition(50, 0, 3),
+        rec_config(2, "x", "k", "v"),
+        rec_config(4, "3", "k", NULL),
         rec_pids(3, 5000, 10),
+        rec_broker2(9, 0x99, "r9"),
+        rec_change(3, 0, -1, 1),
+        rec_pchange(50, 0, 2, 7, 10, 3),
     };
     uint8_t *buf, *copy;
     size_t len;
@@ -440,7 +729,9 @@ TEST(meta_malformed_batch_every_truncation)
         CHECK_EQ_INT(meta_image_apply(img, copy, cut, NULL, NULL), ERR_PARSE);
         free(copy);
     }
-    CHECK(same_snapshot(img, before));
+    CHECK(same_contents(img, before));
+    /* Refused batches count: every node refuses the same ones, so offsets stay in step. */
+    CHECK_EQ_INT(meta_image_offset(img), meta_image_offset(before) + (int64_t)len);
     /* Trailing bytes, another version, an unknown type. */
     copy = malloc(len + 1);
     REQUIRE(copy);
@@ -452,7 +743,7 @@ TEST(meta_malformed_batch_every_truncation)
     copy[0] = 1;
     copy[5] = 99;
     CHECK_EQ_INT(meta_image_apply(img, copy, len, NULL, NULL), ERR_PARSE);
-    CHECK(same_snapshot(img, before));
+    CHECK(same_contents(img, before));
     /* Every single-byte corruption must be rejected or applied, never crash. */
     for (size_t i = 0; i < len; i++) {
         struct meta_image *scratch = meta_image_new();
@@ -516,9 +807,31 @@ TEST(meta_snapshot_restore_identical)
     CHECK_EQ_STR(meta_image_config_get(copy, 4, "1", "log.retention.ms"), "5");
     CHECK_EQ_STR(meta_image_config_get(copy, 4, "", "num.partitions"), "3");
     b = meta_image_brokers(copy, &n);
-    REQUIRE(n == 2);
+    REQUIRE(n == 3);
     CHECK_EQ_STR(b[0].rack, "r1");
     CHECK(b[1].fenced);
+    CHECK_EQ_INT(b[1].epoch, 0);
+    /* Broker epochs, incarnations, listeners, directories and states travel. */
+    CHECK_EQ_INT(b[2].id, 5);
+    CHECK_EQ_INT(b[2].epoch, 5);
+    CHECK(!b[2].fenced);
+    CHECK(b[2].shutting_down);
+    CHECK_EQ_INT(b[2].incarnation[15], 0x55);
+    CHECK_EQ_STR(b[2].rack, "r2");
+    CHECK_EQ_STR(b[2].host, "10.0.0.1");
+    REQUIRE(b[2].n_listeners == 2);
+    CHECK_EQ_STR(b[2].listeners[1].name, "CONTROLLER");
+    REQUIRE(b[2].n_dirs == 2);
+    CHECK_EQ_INT(b[2].dirs[0][0], 0xD1);
+    CHECK_EQ_INT(t->partitions[1].leader_recovery_state, 1);
+    REQUIRE(t->partitions[1].n_removing == 1);
+    CHECK_EQ_INT(t->partitions[1].removing[0], 3);
+    CHECK_EQ_INT(t->partitions[1].partition_epoch, 10);
+    /* So does the offset, and the next batch counts on from it. */
+    CHECK_EQ_INT(meta_image_offset(copy), 6);
+    CHECK_EQ_INT(meta_image_offset(copy), meta_image_offset(img));
+    CHECK_EQ_INT(APPLY(copy, rec_change(5, 5, 1, -1)), 0);
+    CHECK_EQ_INT(meta_image_offset(copy), 7);
     CHECK_EQ_INT(meta_image_next_producer_id(copy), 1500);
     REQUIRE(meta_image_producer_block(copy, 2, &first, &size));
     CHECK_EQ_INT(first, 1000);
@@ -555,6 +868,149 @@ TEST(meta_snapshot_restore_identical)
     free(snap);
     meta_image_free(img);
     meta_image_free(copy);
+}
+
+/* A hand-written writer for the version 1 snapshot layout (image.c's comment). */
+struct v1buf {
+    uint8_t b[512];
+    size_t n;
+};
+
+static void v1_u8(struct v1buf *w, uint8_t v)
+{
+    w->b[w->n++] = v;
+}
+
+static void v1_u32(struct v1buf *w, uint32_t v)
+{
+    for (int i = 3; i >= 0; i--)
+        v1_u8(w, (uint8_t)(v >> (8 * i)));
+}
+
+static void v1_i64(struct v1buf *w, int64_t v)
+{
+    v1_u32(w, (uint32_t)((uint64_t)v >> 32));
+    v1_u32(w, (uint32_t)(uint64_t)v);
+}
+
+static void v1_str(struct v1buf *w, const char *s)
+{
+    if (s == NULL) {
+        v1_u32(w, 0xFFFFFFFFu);
+        return;
+    }
+    v1_u32(w, (uint32_t)strlen(s));
+    memcpy(w->b + w->n, s, strlen(s));
+    w->n += strlen(s);
+}
+
+/* Version 1 snapshots, written before broker epochs and partition changes, still restore:
+ * epoch 0 and one PLAINTEXT listener per broker, RECOVERED partitions, offset 0. */
+TEST(meta_snapshot_version1_restores)
+{
+    struct meta_image *img = meta_image_new(), *again = meta_image_new();
+    const struct meta_broker *b;
+    const struct meta_topic *t;
+    struct v1buf w = {.n = 0};
+    uint8_t id[16], *snap;
+    size_t len, n;
+    REQUIRE(img && again);
+
+    make_id(id, 1);
+    v1_u8(&w, 1);     /* version */
+    v1_i64(&w, 2000); /* next producer id */
+    v1_u32(&w, 2);    /* brokers */
+    v1_u32(&w, 1);    /* id */
+    v1_u32(&w, 9092); /* port */
+    v1_str(&w, "h1"); /* host */
+    v1_str(&w, "r1"); /* rack */
+    v1_u8(&w, 0);     /* fenced */
+    v1_u32(&w, 2);
+    v1_u32(&w, 9093);
+    v1_str(&w, "h2");
+    v1_str(&w, NULL);
+    v1_u8(&w, 1);
+    v1_u32(&w, 1); /* topics */
+    v1_str(&w, "orders");
+    memcpy(w.b + w.n, id, 16);
+    w.n += 16;
+    v1_u32(&w, 1); /* partitions */
+    v1_u32(&w, 2); /* leader */
+    v1_u32(&w, 4); /* leader epoch */
+    v1_u32(&w, 6); /* partition epoch */
+    v1_u32(&w, 2); /* replicas */
+    v1_u32(&w, 2);
+    v1_u32(&w, 1);
+    v1_u32(&w, 1); /* ISR */
+    v1_u32(&w, 2);
+    v1_u32(&w, 1); /* topic configs */
+    v1_str(&w, "retention.ms");
+    v1_str(&w, "5");
+    v1_u32(&w, 0); /* resources */
+    v1_u32(&w, 1); /* producer-id blocks */
+    v1_u32(&w, 1);
+    v1_i64(&w, 1000);
+    v1_u32(&w, 1000);
+
+    REQUIRE(meta_image_restore(img, w.b, w.n) == 0);
+    CHECK_EQ_INT(meta_image_offset(img), 0);
+    CHECK_EQ_INT(meta_image_next_producer_id(img), 2000);
+    b = meta_image_brokers(img, &n);
+    REQUIRE(n == 2);
+    CHECK_EQ_INT(b[0].epoch, 0);
+    CHECK(!b[0].fenced);
+    CHECK(!b[0].shutting_down);
+    CHECK_EQ_STR(b[0].host, "h1");
+    CHECK_EQ_STR(b[0].rack, "r1");
+    REQUIRE(b[0].n_listeners == 1);
+    CHECK_EQ_STR(b[0].listeners[0].name, "PLAINTEXT");
+    CHECK_EQ_STR(b[0].listeners[0].host, "h1");
+    CHECK_EQ_INT(b[0].listeners[0].port, 9092);
+    CHECK_EQ_INT(b[0].n_dirs, 0);
+    CHECK(b[1].fenced);
+    CHECK(b[1].rack == NULL);
+    t = meta_image_topic_by_name(img, "orders");
+    REQUIRE(t && t->n_partitions == 1);
+    CHECK_EQ_INT(t->partitions[0].leader, 2);
+    CHECK_EQ_INT(t->partitions[0].leader_epoch, 4);
+    CHECK_EQ_INT(t->partitions[0].partition_epoch, 6);
+    CHECK_EQ_INT(t->partitions[0].n_isr, 1);
+    CHECK_EQ_INT(t->partitions[0].leader_recovery_state, 0);
+    CHECK_EQ_INT(t->partitions[0].n_adding, 0);
+    CHECK_EQ_STR(meta_image_config_get(img, 2, "orders", "retention.ms"), "5");
+
+    /* It applies on from there by today's rules: brokers at epoch 0, partitions by CAS. */
+    CHECK_EQ_INT(APPLY(img, rec_change(2, 0, 0, -1)), 0);
+    CHECK(!meta_image_broker_by_id(img, 2)->fenced);
+    struct meta_record pc = rec_pchange(1, 0, 1, 5, 7, 1);
+    static const int32_t r21[] = {2, 1};
+    pc.u.partition.replicas = r21;
+    pc.u.partition.n_replicas = 2;
+    pc.u.partition.isr = r21 + 1;
+    CHECK_EQ_INT(APPLY(img, pc), 0);
+    CHECK_EQ_INT(meta_image_offset(img), 2);
+
+    /* A snapshot taken now is version 2 and restores to the same image. */
+    REQUIRE(meta_image_snapshot(img, &snap, &len) == 0);
+    CHECK_EQ_INT(snap[0], 2);
+    CHECK_EQ_INT(meta_image_restore(again, snap, len), 0);
+    CHECK(same_snapshot(img, again));
+    free(snap);
+
+    /* Every truncation of the version 1 snapshot is refused. */
+    for (size_t k = 0; k < w.n; k++) {
+        uint8_t *cut = malloc(k ? k : 1);
+        REQUIRE(cut);
+        memcpy(cut, w.b, k);
+        CHECK_EQ_INT(meta_image_restore(again, cut, k), ERR_PARSE);
+        free(cut);
+    }
+    /* An unknown version is refused. */
+    w.b[0] = 3;
+    CHECK_EQ_INT(meta_image_restore(again, w.b, w.n), ERR_PARSE);
+    CHECK(same_snapshot(img, again));
+    meta_image_free(img);
+    meta_image_free(again);
 }
 
 /* ---- raft --------------------------------------------------------------------------------- */
@@ -597,7 +1053,7 @@ TEST(meta_raft_single_voter_replay)
     struct meta *m = NULL;
     struct node n;
     struct fixture_wait w = {.want = 1};
-    struct meta_record recs[] = {rec_topic("replayed", 1), rec_partition(1, 0, 0),
+    struct meta_record recs[] = {rec_topic("replayed", 1), rec_partition(1, 0, 1),
                                  rec_config(2, "replayed", "retention.ms", "42")};
     const struct meta_topic *t;
 
@@ -652,7 +1108,7 @@ TEST(meta_raft_refuses_a_log_without_its_segments)
     struct meta *m = NULL;
     struct node n;
     struct fixture_wait w = {.want = 1};
-    struct meta_record recs[] = {rec_topic("lost", 1), rec_partition(1, 0, 0)};
+    struct meta_record recs[] = {rec_topic("lost", 1), rec_partition(1, 0, 1)};
     DIR *d;
     struct dirent *e;
     int removed = 0;
@@ -719,6 +1175,23 @@ TEST(meta_raft_snapshot_replay)
     node_init(&n, &loop, base, 1, 1, NULL);
     REQUIRE(meta_start(&loop, &n.opts, &m) == 0);
     REQUIRE(fixture_wait_ready(&loop, m, 3000));
+    /* First a registered broker in controlled shutdown and a partition in recovery, which the
+     * restart must learn from the snapshot. */
+    struct fixture_wait w1 = {.want = 1};
+    struct meta_record first[] = {rec_topic("r", 5000), rec_partition(5000, 0, 1),
+                                  rec_broker2(3, 0x33, NULL)};
+    REQUIRE(meta_propose(m, first, 3, fixture_propose_cb, &w1) == 0);
+    REQUIRE(fixture_run_until(&loop, &w1.done, 3000));
+    REQUIRE(w1.err == 0);
+    int64_t epoch = meta_broker_by_id(m, 3)->epoch;
+    CHECK_EQ_INT(epoch, meta_offset(m));
+    struct meta_record pc = rec_pchange(5000, 0, 2, 8, 10, 1);
+    pc.u.partition.leader_recovery_state = 1;
+    struct meta_record second[] = {rec_change(3, epoch, 0, 1), pc};
+    w1 = (struct fixture_wait){.want = 1};
+    REQUIRE(meta_propose(m, second, 2, fixture_propose_cb, &w1) == 0);
+    REQUIRE(fixture_run_until(&loop, &w1.done, 3000));
+    REQUIRE(w1.err == 0);
     /* More entries than the snapshot threshold, so the restart restores a snapshot and
      * replays only the tail. */
     for (int i = 0; i < N; i++) {
@@ -729,6 +1202,8 @@ TEST(meta_raft_snapshot_replay)
     }
     REQUIRE(fixture_run_until(&loop, &w.done, 20000));
     CHECK_EQ_INT(w.err, 0);
+    int64_t offset = meta_offset(m);
+    CHECK(offset >= N + 2);
     REQUIRE(fixture_stop_meta(&loop, m));
     CHECK(has_snapshot(n.dir));
 
@@ -737,11 +1212,25 @@ TEST(meta_raft_snapshot_replay)
     REQUIRE(meta_start(&loop, &n.opts, &m) == 0);
     REQUIRE(fixture_wait_ready(&loop, m, 5000));
     meta_topics(m, &count);
-    CHECK_EQ_INT(count, N);
+    CHECK_EQ_INT(count, N + 1);
     CHECK(meta_topic_by_name(m, "s-0000") != NULL);
     CHECK(meta_topic_by_name(m, "s-1199") != NULL);
     /* on_apply heard of every topic: the restored ones as records, then the replayed tail. */
     CHECK(n.seen.records >= N);
+    /* The snapshot carried the offset (the tail replays on top of it to the same count),
+     * the broker's epoch and state, and the partition's recovery; subscribers heard of them
+     * as the new record types. */
+    CHECK_EQ_INT(meta_offset(m), offset);
+    REQUIRE(meta_broker_by_id(m, 3));
+    CHECK_EQ_INT(meta_broker_by_id(m, 3)->epoch, epoch);
+    CHECK(meta_broker_by_id(m, 3)->shutting_down);
+    CHECK(!meta_broker_by_id(m, 3)->fenced);
+    CHECK_EQ_INT(meta_topic_by_name(m, "r")->partitions[0].leader_recovery_state, 1);
+    CHECK(n.seen.types & (1u << META_REC_REGISTER_BROKER2));
+    CHECK(n.seen.types & (1u << META_REC_BROKER_CHANGE));
+    CHECK(n.seen.types & (1u << META_REC_PARTITION_CHANGE));
+    CHECK_EQ_INT(n.seen.shutting_down, 1);
+    CHECK_EQ_INT(n.seen.recovery, 1);
     REQUIRE(fixture_stop_meta(&loop, m));
     tclock_free(n.clock);
     CHECK_EQ_INT(uv_loop_close(&loop), 0);
@@ -755,7 +1244,7 @@ TEST(meta_raft_standby_follows)
     struct meta *leader = NULL, *standby = NULL;
     struct node a, b;
     struct fixture_wait w = {.want = 1};
-    struct meta_record recs[] = {rec_topic("shared", 1), rec_partition(1, 0, 0)};
+    struct meta_record recs[] = {rec_topic("shared", 1), rec_partition(1, 0, 1)};
     struct meta_voter voters[1];
     bool seen = false;
 

@@ -1,0 +1,530 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* partition_change: how the controller changes a partition — brokers leaving ISRs, clean and
+ * unclean elections, preferred leaders, AlterPartition and ElectLeaders — always as one
+ * PARTITION_CHANGE per partition and decision, computed against the image as the decision's
+ * broker overrides will leave it. The rules are controller_sm.h's. */
+#include "controller/controller_int.h"
+
+#include <string.h>
+#include <strings.h>
+
+#include "base/arena.h"
+#include "base/err.h"
+
+#define UNCLEAN_KEY "unclean.leader.election.enable"
+#define RESOURCE_TOPIC 2
+#define RESOURCE_BROKER 4
+#define RECOVERED 0
+#define RECOVERING 1
+
+/* ---- the plan and its view of the brokers ------------------------------------------------- */
+
+bool ctl_plan_init(struct ctl_plan *pl, const struct ctl_sm *c, const struct meta_image *img,
+                   struct ctl_out *out)
+{
+    size_t n;
+    meta_image_brokers(img, &n);
+    memset(pl, 0, sizeof *pl);
+    pl->c = c;
+    pl->img = img;
+    pl->out = out;
+    pl->focus = -1;
+    /* Every registered broker, and one that is registering now. */
+    pl->cap_over = n + 1;
+    pl->over = out->arena ? arena_alloc(out->arena, pl->cap_over * sizeof *pl->over) : NULL;
+    if (pl->over == NULL) {
+        out->oom = true;
+        return false;
+    }
+    return true;
+}
+
+static struct ctl_override *find_override(const struct ctl_plan *pl, int32_t id)
+{
+    for (size_t i = 0; i < pl->n_over; i++)
+        if (pl->over[i].id == id)
+            return &pl->over[i];
+    return NULL;
+}
+
+bool ctl_plan_override(struct ctl_plan *pl, int32_t id, bool fenced, bool shutting_down,
+                       bool evict)
+{
+    struct ctl_override *o = find_override(pl, id);
+    if (o == NULL) {
+        if (pl->n_over == pl->cap_over) {
+            pl->out->oom = true;
+            return false;
+        }
+        o = &pl->over[pl->n_over++];
+    }
+    *o = (struct ctl_override){id, fenced, shutting_down, evict};
+    return true;
+}
+
+/* Broker `id` as the decision leaves it: false if it is not registered. */
+static bool view(const struct ctl_plan *pl, int32_t id, bool *fenced, bool *shutting_down)
+{
+    const struct ctl_override *o = find_override(pl, id);
+    const struct meta_broker *b;
+    if (o) {
+        *fenced = o->fenced;
+        *shutting_down = o->shutting_down;
+        return true;
+    }
+    b = meta_image_broker_by_id(pl->img, id);
+    if (b == NULL)
+        return false;
+    *fenced = b->fenced;
+    *shutting_down = b->shutting_down;
+    return true;
+}
+
+bool ctl_plan_usable(const struct ctl_plan *pl, int32_t id)
+{
+    bool fenced, shutting;
+    return view(pl, id, &fenced, &shutting) && !fenced && !shutting;
+}
+
+/* Registered and unfenced, perhaps shutting down: it still serves what it leads. */
+static bool alive(const struct ctl_plan *pl, int32_t id)
+{
+    bool fenced, shutting;
+    return view(pl, id, &fenced, &shutting) && !fenced;
+}
+
+static bool evicted(const struct ctl_plan *pl, int32_t id)
+{
+    const struct ctl_override *o = find_override(pl, id);
+    return o && o->evict;
+}
+
+static bool has(const int32_t *v, int32_t n, int32_t x)
+{
+    for (int32_t i = 0; i < n; i++)
+        if (v[i] == x)
+            return true;
+    return false;
+}
+
+static bool same_list(const int32_t *a, int32_t na, const int32_t *b, int32_t nb)
+{
+    return na == nb && (na == 0 || memcmp(a, b, (size_t)na * sizeof *a) == 0);
+}
+
+static bool same_set(const int32_t *a, int32_t na, const int32_t *b, int32_t nb)
+{
+    if (na != nb)
+        return false;
+    for (int32_t i = 0; i < na; i++)
+        if (!has(b, nb, a[i]))
+            return false;
+    return true;
+}
+
+/* -1 not set (or not a boolean), 0 false, 1 true. */
+static int config_bool(const char *v)
+{
+    if (v == NULL)
+        return -1;
+    if (strcasecmp(v, "true") == 0)
+        return 1;
+    if (strcasecmp(v, "false") == 0)
+        return 0;
+    return -1;
+}
+
+/* unclean.leader.election.enable: the topic's, else the cluster-wide dynamic default, else
+ * the controller's static config. */
+static bool unclean_enabled(const struct ctl_plan *pl, const char *topic)
+{
+    int v = config_bool(meta_image_config_get(pl->img, RESOURCE_TOPIC, topic, UNCLEAN_KEY));
+    if (v < 0)
+        v = config_bool(meta_image_config_get(pl->img, RESOURCE_BROKER, "", UNCLEAN_KEY));
+    if (v < 0)
+        return pl->c->cfg.unclean_leader_election;
+    return v == 1;
+}
+
+bool ctl_leads_any(const struct meta_image *img, int32_t id)
+{
+    size_t n;
+    const struct meta_topic *const *ts = meta_image_topics(img, &n);
+    for (size_t i = 0; i < n; i++)
+        for (int32_t j = 0; j < ts[i]->n_partitions; j++)
+            if (ts[i]->partitions[j].leader == id)
+                return true;
+    return false;
+}
+
+/* ---- building one change ------------------------------------------------------------------ */
+
+/* A partition as a decision leaves it. Arrays are borrowed (from the image or the plan's
+ * scratch) until emit() copies them into the out's arena. */
+struct target {
+    int32_t leader;
+    int8_t recovery;
+    int32_t n_replicas, n_isr, n_adding, n_removing;
+    const int32_t *replicas, *adding, *removing;
+    int32_t *isr; /* room for n_replicas (at least one) */
+};
+
+/* A target equal to the partition, with room to change the ISR (the plan's scratch, which
+ * serves one target at a time); false on out of memory. */
+static bool target_of(struct ctl_plan *pl, const struct meta_partition *p, struct target *t)
+{
+    int32_t room = p->n_replicas > p->n_isr ? p->n_replicas : p->n_isr;
+    struct ctl_out *o = pl->out;
+    *t = (struct target){
+        .leader = p->leader,
+        .recovery = p->leader_recovery_state,
+        .n_replicas = p->n_replicas,
+        .replicas = p->replicas,
+        .n_isr = p->n_isr,
+        .n_adding = p->n_adding,
+        .adding = p->adding,
+        .n_removing = p->n_removing,
+        .removing = p->removing,
+    };
+    if (room < 1)
+        room = 1;
+    if (room > pl->cap_scratch) {
+        int32_t cap = room > 2 * pl->cap_scratch ? room : 2 * pl->cap_scratch;
+        pl->scratch = o->arena ? arena_alloc(o->arena, (size_t)cap * sizeof *pl->scratch) : NULL;
+        if (pl->scratch == NULL) {
+            pl->cap_scratch = 0;
+            o->oom = true;
+            return false;
+        }
+        pl->cap_scratch = cap;
+    }
+    t->isr = pl->scratch;
+    if (p->n_isr)
+        memcpy(t->isr, p->isr, (size_t)p->n_isr * sizeof *t->isr);
+    return true;
+}
+
+static bool target_changes(const struct meta_partition *p, const struct target *t)
+{
+    return t->leader != p->leader || t->recovery != p->leader_recovery_state ||
+           !same_list(t->isr, t->n_isr, p->isr, p->n_isr) ||
+           !same_list(t->replicas, t->n_replicas, p->replicas, p->n_replicas) ||
+           t->n_adding != p->n_adding || t->n_removing != p->n_removing;
+}
+
+/* Appends the PARTITION_CHANGE that turns `p` into `t`: the partition epoch goes up by one,
+ * the leader epoch only when the leader changes (KAFKA-15021). */
+static bool emit(struct ctl_out *o, const struct meta_topic *topic, const struct meta_partition *p,
+                 const struct target *t)
+{
+    struct meta_record *r = ctl_out_add(o);
+    if (r == NULL)
+        return false;
+    r->type = META_REC_PARTITION_CHANGE;
+    memcpy(r->u.partition.topic_id, topic->id, 16);
+    r->u.partition.partition = p->partition;
+    r->u.partition.leader = t->leader;
+    r->u.partition.leader_epoch = p->leader_epoch + (t->leader != p->leader ? 1 : 0);
+    r->u.partition.partition_epoch = p->partition_epoch + 1;
+    r->u.partition.leader_recovery_state = t->recovery;
+    r->u.partition.n_replicas = t->n_replicas;
+    r->u.partition.replicas = ctl_out_i32s(o, t->replicas, t->n_replicas);
+    r->u.partition.n_isr = t->n_isr;
+    r->u.partition.isr = ctl_out_i32s(o, t->isr, t->n_isr);
+    r->u.partition.n_adding = t->n_adding;
+    r->u.partition.adding = ctl_out_i32s(o, t->adding, t->n_adding);
+    r->u.partition.n_removing = t->n_removing;
+    r->u.partition.removing = ctl_out_i32s(o, t->removing, t->n_removing);
+    return !o->oom;
+}
+
+/* The evicted brokers leave the ISR, which never becomes empty: if every member goes, the
+ * leader stays when it was one (else the first member), as the one complete copy. */
+static void evict_isr(const struct ctl_plan *pl, const struct meta_partition *p, struct target *t)
+{
+    int32_t n = 0;
+    for (int32_t i = 0; i < p->n_isr; i++)
+        if (!evicted(pl, p->isr[i]))
+            t->isr[n++] = p->isr[i];
+    if (n == 0 && p->n_isr > 0) {
+        t->isr[0] = has(p->isr, p->n_isr, p->leader) ? p->leader : p->isr[0];
+        n = 1;
+    }
+    t->n_isr = n;
+}
+
+/* The first replica in replica order that is in the target ISR and usable, or -1. */
+static int32_t clean_candidate(const struct ctl_plan *pl, const struct target *t)
+{
+    for (int32_t i = 0; i < t->n_replicas; i++)
+        if (has(t->isr, t->n_isr, t->replicas[i]) && ctl_plan_usable(pl, t->replicas[i]))
+            return t->replicas[i];
+    return -1;
+}
+
+/* Elects the target's leader: clean if possible; a leader that is only shutting down keeps
+ * its partitions when no one else could take them (it still serves them, and they move at
+ * its fencing); else unclean when the topic allows it (the ISR becomes the new leader
+ * alone, RECOVERING); else none, with the ISR left as it is. */
+static void elect(const struct ctl_plan *pl, const struct meta_topic *topic,
+                  const struct meta_partition *p, struct target *t)
+{
+    int32_t cand = clean_candidate(pl, t);
+    if (cand >= 0) {
+        t->leader = cand;
+        return;
+    }
+    if (p->leader >= 0 && has(p->isr, p->n_isr, p->leader) && alive(pl, p->leader)) {
+        /* It stays in the ISR it leads, even when leaving the others'. */
+        t->leader = p->leader;
+        if (!has(t->isr, t->n_isr, t->leader))
+            t->isr[t->n_isr++] = t->leader;
+        return;
+    }
+    if (unclean_enabled(pl, topic->name)) {
+        for (int32_t i = 0; i < t->n_replicas; i++) {
+            if (ctl_plan_usable(pl, t->replicas[i])) {
+                t->leader = t->replicas[i];
+                t->isr[0] = t->leader;
+                t->n_isr = 1;
+                t->recovery = RECOVERING;
+                return;
+            }
+        }
+    }
+    t->leader = -1;
+}
+
+/* Whether the target's leader must be elected again: none, out of the ISR, fenced, or
+ * shutting down and leaving its leaderships in this decision. A leader this image does not
+ * know is left alone. */
+static bool needs_election(const struct ctl_plan *pl, const struct target *t)
+{
+    bool fenced, shutting;
+    if (t->leader < 0 || !has(t->isr, t->n_isr, t->leader))
+        return true;
+    if (!view(pl, t->leader, &fenced, &shutting))
+        return false;
+    return fenced || (shutting && evicted(pl, t->leader));
+}
+
+size_t ctl_plan_partitions(struct ctl_plan *pl)
+{
+    size_t n_topics, added = 0;
+    const struct meta_topic *const *ts = meta_image_topics(pl->img, &n_topics);
+
+    for (size_t i = 0; i < n_topics && !pl->out->oom; i++) {
+        for (int32_t j = 0; j < ts[i]->n_partitions && !pl->out->oom; j++) {
+            const struct meta_partition *p = &ts[i]->partitions[j];
+            struct target t;
+            if (pl->focus >= 0 && !has(p->replicas, p->n_replicas, pl->focus))
+                continue;
+            if (!target_of(pl, p, &t))
+                break;
+            evict_isr(pl, p, &t);
+            if (needs_election(pl, &t))
+                elect(pl, ts[i], p, &t);
+            if (!target_changes(p, &t))
+                continue;
+            if (!emit(pl->out, ts[i], p, &t))
+                break;
+            added++;
+        }
+    }
+    return added;
+}
+
+size_t ctl_plan_preferred(struct ctl_plan *pl, int32_t budget, int64_t now_ms, bool *more)
+{
+    size_t n_topics, moved = 0;
+    const struct meta_topic *const *ts = meta_image_topics(pl->img, &n_topics);
+    int64_t settle = pl->c->cfg.session_timeout_ms;
+
+    *more = false;
+    for (size_t i = 0; i < n_topics && !pl->out->oom; i++) {
+        for (int32_t j = 0; j < ts[i]->n_partitions && !pl->out->oom; j++) {
+            const struct meta_partition *p = &ts[i]->partitions[j];
+            const struct ctl_session *s;
+            struct target t;
+            int32_t pref;
+            if (p->n_replicas == 0 || (pref = p->replicas[0]) == p->leader)
+                continue;
+            if (!has(p->isr, p->n_isr, pref) || !ctl_plan_usable(pl, pref))
+                continue;
+            /* A broker back from a restart is still warming its page cache: it gets its
+             * leaderships back only after a whole session unfenced. */
+            s = ctl_session_find(pl->c, pref);
+            if (s == NULL || s->unfenced_since_ms < 0 || now_ms - s->unfenced_since_ms < settle)
+                continue;
+            if ((int32_t)moved == budget) {
+                *more = true;
+                return moved;
+            }
+            if (!target_of(pl, p, &t))
+                return moved;
+            t.leader = pref;
+            if (!emit(pl->out, ts[i], p, &t))
+                return moved;
+            moved++;
+        }
+    }
+    return moved;
+}
+
+/* ---- AlterPartition ------------------------------------------------------------------------ */
+
+/* Each member of v is in the replicas, once. */
+static bool valid_isr(const int32_t *v, int32_t n, const struct meta_partition *p)
+{
+    for (int32_t i = 0; i < n; i++)
+        if (!has(p->replicas, p->n_replicas, v[i]) || has(v, i, v[i]))
+            return false;
+    return true;
+}
+
+/* A reassignment ends once every replica being added is in the ISR: the replicas being
+ * removed leave the replicas and the ISR (unless that would empty it). */
+static void finish_reassignment(struct ctl_out *o, const struct meta_partition *p, struct target *t)
+{
+    int32_t *reps, n_reps = 0, n_isr = 0;
+    if (p->n_adding == 0 && p->n_removing == 0)
+        return;
+    for (int32_t i = 0; i < p->n_adding; i++)
+        if (!has(t->isr, t->n_isr, p->adding[i]))
+            return;
+    for (int32_t i = 0; i < t->n_isr; i++)
+        if (!has(p->removing, p->n_removing, t->isr[i]))
+            n_isr++;
+    if (n_isr == 0)
+        return;
+    reps = arena_alloc(o->arena, (size_t)(p->n_replicas ? p->n_replicas : 1) * sizeof *reps);
+    if (reps == NULL) {
+        o->oom = true;
+        return;
+    }
+    for (int32_t i = 0; i < p->n_replicas; i++)
+        if (!has(p->removing, p->n_removing, p->replicas[i]))
+            reps[n_reps++] = p->replicas[i];
+    n_isr = 0;
+    for (int32_t i = 0; i < t->n_isr; i++)
+        if (!has(p->removing, p->n_removing, t->isr[i]))
+            t->isr[n_isr++] = t->isr[i];
+    t->n_isr = n_isr;
+    t->replicas = reps;
+    t->n_replicas = n_reps;
+    t->n_adding = t->n_removing = 0;
+    t->adding = t->removing = NULL;
+}
+
+int ctl_sm_alter_partition(struct ctl_sm *c, const struct meta_image *img,
+                           const struct ctl_alter_partition *a, struct ctl_out *out)
+{
+    const struct meta_broker *b = meta_image_broker_by_id(img, a->broker_id);
+    const struct meta_topic *topic;
+    const struct meta_partition *p;
+    struct ctl_plan pl;
+    struct target t;
+
+    if (a->broker_epoch != -1 && (b == NULL || b->epoch != a->broker_epoch))
+        return ERR_STALE_BROKER_EPOCH;
+    topic = meta_image_topic_by_id(img, a->topic_id);
+    if (topic == NULL)
+        return ERR_UNKNOWN_TOPIC_ID;
+    if (a->partition < 0 || a->partition >= topic->n_partitions)
+        return ERR_UNKNOWN_TOPIC_OR_PARTITION;
+    p = &topic->partitions[a->partition];
+    /* An older leader epoch is a deposed leader; a newer one means this image lags behind
+     * the one the leader acted on. */
+    if (a->leader_epoch < p->leader_epoch)
+        return ERR_FENCED_LEADER_EPOCH;
+    if (a->leader_epoch > p->leader_epoch)
+        return ERR_NOT_CONTROLLER;
+    if (a->broker_id != p->leader)
+        return ERR_INVALID_REQUEST;
+    if (a->partition_epoch != p->partition_epoch)
+        return ERR_INVALID_UPDATE_VERSION;
+    if (a->n_isr < 1 || a->isr == NULL || !valid_isr(a->isr, a->n_isr, p) ||
+        !has(a->isr, a->n_isr, p->leader))
+        return ERR_INVALID_REQUEST;
+    /* KIP-704: a leader still recovering holds the ISR alone, and recovery never restarts. */
+    if (a->leader_recovery_state < RECOVERED || a->leader_recovery_state > RECOVERING ||
+        (a->leader_recovery_state == RECOVERING &&
+         (a->n_isr > 1 || p->leader_recovery_state == RECOVERED)))
+        return ERR_INVALID_REQUEST;
+    for (int32_t i = 0; i < a->n_isr; i++) {
+        const struct meta_broker *m;
+        if (has(p->isr, p->n_isr, a->isr[i]))
+            continue;
+        m = meta_image_broker_by_id(img, a->isr[i]);
+        if (m == NULL || m->fenced || m->shutting_down ||
+            (a->isr_epochs && a->isr_epochs[i] != -1 && a->isr_epochs[i] != m->epoch))
+            return ERR_INELIGIBLE_REPLICA;
+    }
+    if (same_set(a->isr, a->n_isr, p->isr, p->n_isr) &&
+        a->leader_recovery_state == p->leader_recovery_state)
+        return 0;
+
+    if (!ctl_plan_init(&pl, c, img, out) || !target_of(&pl, p, &t))
+        return ERR_NOMEM;
+    memcpy(t.isr, a->isr, (size_t)a->n_isr * sizeof *t.isr);
+    t.n_isr = a->n_isr;
+    t.recovery = a->leader_recovery_state;
+    finish_reassignment(out, p, &t);
+    /* The leader leaves when a reassignment removed it, or when it is shutting down and the
+     * new ISR holds someone who can take over. */
+    if (!has(t.isr, t.n_isr, t.leader) || !ctl_plan_usable(&pl, t.leader)) {
+        int32_t cand = clean_candidate(&pl, &t);
+        if (cand >= 0)
+            t.leader = cand;
+        else if (!has(t.isr, t.n_isr, t.leader))
+            t.leader = -1;
+    }
+    if (out->oom || !emit(out, topic, p, &t))
+        return ERR_NOMEM;
+    return t.leader != p->leader ? ERR_NEW_LEADER_ELECTED : 0;
+}
+
+/* ---- ElectLeaders ------------------------------------------------------------------------- */
+
+int ctl_sm_elect(struct ctl_sm *c, const struct meta_image *img, const uint8_t topic_id[16],
+                 int32_t partition, bool unclean, struct ctl_out *out)
+{
+    const struct meta_topic *topic = meta_image_topic_by_id(img, topic_id);
+    const struct meta_partition *p;
+    struct ctl_plan pl;
+    struct target t;
+    int32_t cand = -1;
+
+    if (topic == NULL || partition < 0 || partition >= topic->n_partitions)
+        return ERR_UNKNOWN_TOPIC_OR_PARTITION;
+    p = &topic->partitions[partition];
+    if (!ctl_plan_init(&pl, c, img, out) || !target_of(&pl, p, &t))
+        return ERR_NOMEM;
+    if (!unclean) {
+        int32_t pref = p->n_replicas > 0 ? p->replicas[0] : -1;
+        if (pref >= 0 && p->leader == pref)
+            return ERR_ELECTION_NOT_NEEDED;
+        if (pref < 0 || !has(p->isr, p->n_isr, pref) || !ctl_plan_usable(&pl, pref))
+            return ERR_PREFERRED_LEADER_NOT_AVAILABLE;
+        t.leader = pref;
+    } else {
+        /* An unclean election is for a partition without a (live) leader. */
+        if (p->leader >= 0 && alive(&pl, p->leader))
+            return ERR_ELECTION_NOT_NEEDED;
+        cand = clean_candidate(&pl, &t);
+        if (cand < 0) {
+            for (int32_t i = 0; i < p->n_replicas && cand < 0; i++)
+                if (ctl_plan_usable(&pl, p->replicas[i]))
+                    cand = p->replicas[i];
+            if (cand < 0)
+                return ERR_ELIGIBLE_LEADERS_NOT_AVAILABLE;
+            t.isr[0] = cand;
+            t.n_isr = 1;
+            t.recovery = RECOVERING;
+        }
+        t.leader = cand;
+    }
+    if (!emit(out, topic, p, &t))
+        return ERR_NOMEM;
+    return 0;
+}
