@@ -25,12 +25,12 @@
 #define CTL_TICK_MS 250
 #define REGISTER_RETRY_MS 1000
 #define SHUTDOWN_HB_MS 500
-#define META_POLL_MS 500    /* the controller parks a metadata fetch this long */
+#define META_POLL_MS 500     /* the controller parks a metadata fetch this long */
 #define META_TIMEOUT_MS 2000 /* a metadata fetch without an answer is sent again */
-#define RFETCH_WAIT_MS 500  /* replica.fetch.wait.max.ms */
+#define RFETCH_WAIT_MS 500   /* replica.fetch.wait.max.ms */
 #define RFETCH_TIMEOUT_MS 2000
 #define RFETCH_BACKOFF_MS 100
-#define RFETCH_MAX 64      /* records per partition per fetch (replica.fetch.max.bytes) */
+#define RFETCH_MAX 64            /* records per partition per fetch (replica.fetch.max.bytes) */
 #define PRODUCE_TIMEOUT_MS 10000 /* the request's timeout.ms (the broker's waiter) */
 #define CLIENT_TIMEOUT_MS 12000  /* the client's request.timeout.ms */
 #define DELIVERY_TIMEOUT_MS 120000
@@ -268,6 +268,13 @@ struct ack {
     int64_t at;
 };
 
+struct ack_index {
+    int32_t *epoch_broker; /* by leader epoch: the broker that acknowledged in it, 0 none */
+    int64_t n_epochs, cap_epochs;
+    uint64_t *offset_rid; /* by offset: the record acknowledged there, 0 none */
+    int64_t n_offsets, cap_offsets;
+};
+
 struct cf {
     struct cf_options o;
     uint64_t rng;
@@ -293,6 +300,7 @@ struct cf {
     /* watched while running */
     struct ack *acks;
     int64_t n_acks, cap_acks;
+    struct ack_index ack_index[CF_MAX_PARTS];
     struct cf_truncation *truncs;
     int32_t n_truncs, cap_truncs;
     struct cf_report live; /* (5), (6), (7) and anomalies, counted as they happen */
@@ -337,6 +345,24 @@ static void note(struct cf *c, int64_t *counter, const char *fmt, ...)
     int k = snprintf(c->live.first, sizeof c->live.first, "t=%lld ", (long long)c->now);
     if (k > 0 && (size_t)k < sizeof c->live.first)
         vsnprintf(c->live.first + k, sizeof c->live.first - (size_t)k, fmt, ap);
+    va_end(ap);
+}
+
+/* CF_TRACE=1 in the environment prints the cluster's story: controllers, partition changes,
+ * faults, truncations. */
+static void trace(const struct cf *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void trace(const struct cf *c, const char *fmt, ...)
+{
+    static int on = -1;
+    if (on < 0)
+        on = getenv("CF_TRACE") != NULL;
+    if (!on)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    printf("      %8.3f ", (double)c->now / 1000.0);
+    vprintf(fmt, ap);
+    printf("\n");
     va_end(ap);
 }
 
@@ -487,8 +513,8 @@ static void cache_assign(struct cf_part *p, int32_t epoch, int64_t start)
 {
     if (p->n_cache > 0 && p->cache[p->n_cache - 1].epoch == epoch)
         return;
-    while (p->n_cache > 0 && (p->cache[p->n_cache - 1].epoch >= epoch ||
-                              p->cache[p->n_cache - 1].start >= start))
+    while (p->n_cache > 0 &&
+           (p->cache[p->n_cache - 1].epoch >= epoch || p->cache[p->n_cache - 1].start >= start))
         p->n_cache--;
     GROW(p->cache, p->n_cache, p->cap_cache);
     p->cache[p->n_cache++] = (struct cf_epoch){epoch, start};
@@ -525,8 +551,8 @@ static bool op_eligible(void *arg, int32_t broker)
 static void log_append(struct cf *c, struct cf_part *p, int32_t epoch, uint64_t rid)
 {
     if (epoch < cache_latest(p))
-        note(c, &c->live.anomalies, "node %d p%d appends epoch %d after epoch %d", p->n->id,
-             p->idx, epoch, cache_latest(p));
+        note(c, &c->live.anomalies, "node %d p%d appends epoch %d after epoch %d", p->n->id, p->idx,
+             epoch, cache_latest(p));
     if (epoch > cache_latest(p))
         cache_assign(p, epoch, p->n_log);
     GROW(p->log, p->n_log, p->cap_log);
@@ -564,21 +590,32 @@ static void node_send(struct cf *c, struct cf_node *n, struct msg *m)
     net_send(c, m);
 }
 
+/* Checker (5), at every acks=all success: per partition, the record acknowledged at each
+ * offset and the broker that acknowledged in each leader epoch. */
 static void record_ack(struct cf *c, struct cf_part *p, int64_t offset, uint64_t rid)
 {
     int32_t epoch = psm_leader_epoch(p->sm);
-    for (int64_t i = 0; i < c->n_acks; i++) {
-        const struct ack *a = &c->acks[i];
-        if (a->part != p->idx)
-            continue;
-        if (a->epoch == epoch && a->broker != p->n->id)
+    struct ack_index *x = &c->ack_index[p->idx];
+    if (epoch >= 0) {
+        while (x->n_epochs <= epoch) {
+            GROW(x->epoch_broker, x->n_epochs, x->cap_epochs);
+            x->epoch_broker[x->n_epochs++] = 0;
+        }
+        int32_t b = x->epoch_broker[epoch];
+        if (b != 0 && b != p->n->id)
             note(c, &c->live.two_leaders, "p%d epoch %d acked by brokers %d and %d", p->idx, epoch,
-                 a->broker, p->n->id);
-        if (a->offset == offset && a->rid != rid)
-            note(c, &c->live.two_records, "p%d offset %lld acked as %llx (broker %d) and %llx (%d)",
-                 p->idx, (long long)offset, (unsigned long long)a->rid, a->broker,
-                 (unsigned long long)rid, p->n->id);
+                 b, p->n->id);
+        x->epoch_broker[epoch] = p->n->id;
     }
+    while (x->n_offsets <= offset) {
+        GROW(x->offset_rid, x->n_offsets, x->cap_offsets);
+        x->offset_rid[x->n_offsets++] = 0;
+    }
+    uint64_t had = x->offset_rid[offset];
+    if (had != 0 && had != rid)
+        note(c, &c->live.two_records, "p%d offset %lld acked as %llx and %llx (broker %d)", p->idx,
+             (long long)offset, (unsigned long long)had, (unsigned long long)rid, p->n->id);
+    x->offset_rid[offset] = rid;
     GROW(c->acks, c->n_acks, c->cap_acks);
     c->acks[c->n_acks++] = (struct ack){p->idx, p->n->id, epoch, offset, rid, c->now};
     p->n->acks_sent++;
@@ -699,6 +736,8 @@ static void part_effects(struct cf *c, struct cf_part *p, const struct psm_effec
         if (fx->truncate_to > p->n_log || fx->truncate_to < 0)
             note(c, &c->live.anomalies, "node %d p%d truncate to %lld of %lld", n->id, p->idx,
                  (long long)fx->truncate_to, (long long)p->n_log);
+        trace(c, "node %d p%d truncates %lld..%lld (HW %lld)", n->id, p->idx,
+              (long long)fx->truncate_to, (long long)old_end, (long long)old_hw);
         if (fx->truncate_below_hw) {
             GROW(c->truncs, c->n_truncs, c->cap_truncs);
             c->truncs[c->n_truncs++] =
@@ -718,8 +757,7 @@ static void part_effects(struct cf *c, struct cf_part *p, const struct psm_effec
         send_alter(c, p);
     /* NOT_ENOUGH_REPLICAS_AFTER_APPEND: the ISR shrank below min.insync.replicas while
      * waiting. */
-    if (p->n_w > 0 && psm_role(p->sm) == PSM_LEADER &&
-        psm_isr_count(p->sm) < topic_min_isr(n->img))
+    if (p->n_w > 0 && psm_role(p->sm) == PSM_LEADER && psm_isr_count(p->sm) < topic_min_isr(n->img))
         fail_waiters(c, p, ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND);
 }
 
@@ -740,7 +778,8 @@ static void part_open(struct cf *c, struct cf_node *n, struct cf_part *p)
     p->fetch_retry_at = c->now;
 }
 
-static void part_assign(struct cf *c, struct cf_node *n, int32_t idx, const struct psm_assignment *a)
+static void part_assign(struct cf *c, struct cf_node *n, int32_t idx,
+                        const struct psm_assignment *a)
 {
     struct cf_part *p = &n->parts[idx];
     if (p->sm == NULL) {
@@ -864,7 +903,8 @@ static void on_produce(struct cf *c, struct cf_node *n, struct msg *m)
     n->appends[m->acks == -1 ? 1 : 0]++;
     if (m->acks == -1) {
         GROW(p->w, p->n_w, p->cap_w);
-        p->w[p->n_w++] = (struct waiter){m->from, m->req, offset, m->rid, c->now + PRODUCE_TIMEOUT_MS};
+        p->w[p->n_w++] =
+            (struct waiter){m->from, m->req, offset, m->rid, c->now + PRODUCE_TIMEOUT_MS};
     }
     struct psm_effects fx;
     psm_appended(p->sm, p->n_log, c->now, &fx);
@@ -985,8 +1025,8 @@ static void on_cfetch(struct cf *c, struct cf_node *n, struct msg *m)
     if (p == NULL) {
         r->err = ERR_NOT_LEADER_OR_FOLLOWER;
     } else if (m->epoch != -1 && m->epoch != psm_leader_epoch(p->sm)) {
-        r->err = m->epoch < psm_leader_epoch(p->sm) ? ERR_FENCED_LEADER_EPOCH
-                                                    : ERR_UNKNOWN_LEADER_EPOCH;
+        r->err =
+            m->epoch < psm_leader_epoch(p->sm) ? ERR_FENCED_LEADER_EPOCH : ERR_UNKNOWN_LEADER_EPOCH;
     } else if (m->offset < 0 || m->offset > p->n_log) {
         r->err = ERR_OFFSET_OUT_OF_RANGE;
         r->hw = psm_high_watermark(p->sm);
@@ -1160,6 +1200,7 @@ static void step_down(struct cf *c)
     n->tick_in_flight = false;
     answer_meta_parked(c, n, true, ERR_NOT_CONTROLLER);
     props_drop(c);
+    trace(c, "controller %d steps down", c->controller);
     c->controller = -1;
     c->term++;
     c->lost_since = c->now;
@@ -1189,6 +1230,7 @@ static void activate(struct cf *c, struct cf_node *n)
     c->controller = n->id;
     c->term++;
     c->unreach_since = -1;
+    trace(c, "node %d is the controller", n->id);
     n->next_ctl_tick = c->now;
     n->meta_in_flight = false;
 }
@@ -1202,7 +1244,10 @@ static bool elect(struct cf *c, int32_t except)
             cand[k++] = v;
     if (k == 0)
         return false;
-    activate(c, node(c, cand[rnd_range(c, 0, k - 1)]));
+    int32_t pick = cand[rnd_range(c, 0, k - 1)];
+    if (c->n_log == 0 && c->o.first_controller > 0 && has_id(cand, k, c->o.first_controller))
+        pick = c->o.first_controller;
+    activate(c, node(c, pick));
     return true;
 }
 
@@ -1276,13 +1321,49 @@ static void propose(struct cf *c, struct cf_node *n, const struct meta_record *r
     (void)n;
 }
 
+static void trace_records(void *arg, const struct meta_record *recs, size_t nrec)
+{
+    const struct cf *c = arg;
+    for (size_t i = 0; i < nrec; i++) {
+        const struct meta_record *r = &recs[i];
+        char isr[64] = "";
+        size_t k = 0;
+        switch (r->type) {
+        case META_REC_PARTITION:
+        case META_REC_PARTITION_CHANGE:
+            for (int32_t j = 0; j < r->u.partition.n_isr && k + 8 < sizeof isr; j++)
+                k += (size_t)snprintf(isr + k, sizeof isr - k, "%s%d", j ? "," : "",
+                                      r->u.partition.isr[j]);
+            trace(c, "p%d leader %d epoch %d/%d isr [%s]%s", r->u.partition.partition,
+                  r->u.partition.leader, r->u.partition.leader_epoch,
+                  r->u.partition.partition_epoch, isr,
+                  r->u.partition.leader_recovery_state ? " RECOVERING" : "");
+            break;
+        case META_REC_REGISTER_BROKER2:
+            trace(c, "broker %d registered", r->u.broker.id);
+            break;
+        case META_REC_BROKER_CHANGE:
+            trace(c, "broker %d%s%s", r->u.broker_change.id,
+                  r->u.broker_change.fenced == 1   ? " fenced"
+                  : r->u.broker_change.fenced == 0 ? " unfenced"
+                                                   : "",
+                  r->u.broker_change.shutting_down == 1 ? " shutting down" : "");
+            break;
+        default:
+            break;
+        }
+    }
+}
+
 static void commit_one(struct cf *c, struct cf_node *ctl, struct prop *p)
 {
     GROW(c->log, c->n_log, c->cap_log);
     int64_t idx = c->n_log;
     c->log[c->n_log++] = (struct batch){p->buf, p->len};
     p->buf = NULL;
-    meta_image_apply(c->truth, c->log[idx].buf, c->log[idx].len, NULL, NULL);
+    int terr = meta_image_apply(c->truth, c->log[idx].buf, c->log[idx].len, trace_records, c);
+    if (terr != 0)
+        trace(c, "batch %lld (kind %d) refused: %s", (long long)idx, p->kind, err_name(terr));
     int err = node_apply(c, ctl, idx);
     switch (p->kind) {
     case P_REGISTER:
@@ -1529,8 +1610,8 @@ static void on_heartbeat_answer(struct cf *c, struct cf_node *n, struct msg *m)
 
 static void on_alter_answer(struct cf *c, struct cf_node *n, struct msg *m)
 {
-    struct cf_part *p = n->ready && m->part >= 0 && m->part < CF_MAX_PARTS ? &n->parts[m->part]
-                                                                            : NULL;
+    struct cf_part *p =
+        n->ready && m->part >= 0 && m->part < CF_MAX_PARTS ? &n->parts[m->part] : NULL;
     if (p == NULL || p->sm == NULL)
         return;
     struct psm_assignment a = {
@@ -1652,6 +1733,7 @@ static void node_down(struct cf *c, struct cf_node *n)
 static void node_stop_clean(struct cf *c, struct cf_node *n)
 {
     bool was_controller = c->controller == n->id;
+    trace(c, "node %d stops (controlled shutdown)", n->id);
     flush(n, c->n_parts);
     node_down(c, n);
     /* The active controller hands raft leadership over before it goes (raft_transfer). */
@@ -1861,7 +1943,8 @@ static void client_tick(struct cf *c, int32_t i)
     struct client *cl = &c->clients[i];
     int64_t every = cl->producer ? cl->interval_ms : CONSUMER_POLL_MS;
     ev_push(c, c->now + every, EV_CLIENT_TICK, i, NULL);
-    if (cl->producer && !cl->stopped && (cl->max_records == 0 || cl->st.created < cl->max_records)) {
+    if (cl->producer && !cl->stopped &&
+        (cl->max_records == 0 || cl->st.created < cl->max_records)) {
         GROW(cl->recs, cl->n_recs, cl->cap_recs);
         cl->recs[cl->n_recs++] = (struct prec){
             .rid = ((uint64_t)(i + 1) << 40) | (uint64_t)cl->st.created,
@@ -1928,8 +2011,7 @@ static void client_handle(struct cf *c, int32_t i, struct msg *m)
             } else if (m->offset == cl->next[part]) {
                 for (int32_t k = 0; k < m->n_recs; k++) {
                     GROW(cl->seen, cl->n_seen, cl->cap_seen);
-                    cl->seen[cl->n_seen++] =
-                        (struct seen){part, m->recs[k].offset, m->recs[k].rid};
+                    cl->seen[cl->n_seen++] = (struct seen){part, m->recs[k].offset, m->recs[k].rid};
                 }
                 cl->next[part] += m->n_recs;
                 if (m->n_recs == 0)
@@ -2124,6 +2206,10 @@ void cf_free(struct cf *c)
     free(c->log);
     meta_image_free(c->truth);
     free(c->acks);
+    for (int32_t i = 0; i < CF_MAX_PARTS; i++) {
+        free(c->ack_index[i].epoch_broker);
+        free(c->ack_index[i].offset_rid);
+    }
     free(c->truncs);
     free(c);
 }
@@ -2163,15 +2249,18 @@ static bool topic_led(struct cf *c, void *arg)
     return true;
 }
 
-bool cf_start(struct cf *c, int32_t partitions, int32_t rf, int32_t min_isr, bool unclean,
-              int64_t max_ms)
+bool cf_start_assigned(struct cf *c, int32_t partitions, int32_t rf, const int32_t *assignment,
+                       int32_t min_isr, bool unclean, int64_t max_ms)
 {
     int64_t end = c->now + max_ms;
-    if (partitions < 1 || partitions > CF_MAX_PARTS || !cf_run_until(c, all_unfenced, NULL, max_ms))
+    if (partitions < 1 || partitions > CF_MAX_PARTS || rf < 1 || rf > c->o.n_nodes ||
+        !cf_run_until(c, all_unfenced, NULL, max_ms))
         return false;
     struct cf_node *ctl = node(c, c->controller);
     int32_t place[CF_MAX_PARTS * CF_MAX_NODES];
-    if (ctl_place_replicas(ctl->img, partitions, rf, 0, (uint32_t)rnd(c), place) != 0)
+    if (assignment)
+        memcpy(place, assignment, (size_t)(partitions * rf) * sizeof *place);
+    else if (ctl_place_replicas(ctl->img, partitions, rf, 0, (uint32_t)rnd(c), place) != 0)
         return false;
     char min_isr_s[16];
     snprintf(min_isr_s, sizeof min_isr_s, "%d", min_isr);
@@ -2202,6 +2291,12 @@ bool cf_start(struct cf *c, int32_t partitions, int32_t rf, int32_t min_isr, boo
     c->n_parts = partitions;
     propose(c, ctl, recs, n, P_ADMIN, -1, 0, -1, NULL);
     return cf_run_until(c, topic_led, NULL, end - c->now);
+}
+
+bool cf_start(struct cf *c, int32_t partitions, int32_t rf, int32_t min_isr, bool unclean,
+              int64_t max_ms)
+{
+    return cf_start_assigned(c, partitions, rf, NULL, min_isr, unclean, max_ms);
 }
 
 static const struct meta_partition *truth_part(const struct cf *c, int32_t part)
@@ -2241,6 +2336,16 @@ int32_t cf_isr(const struct cf *c, int32_t part, int32_t *out)
     for (int32_t i = 0; i < mp->n_isr; i++)
         out[i] = mp->isr[i];
     return mp->n_isr;
+}
+
+int32_t cf_replicas(const struct cf *c, int32_t part, int32_t *out)
+{
+    const struct meta_partition *mp = truth_part(c, part);
+    if (mp == NULL)
+        return 0;
+    for (int32_t i = 0; i < mp->n_replicas; i++)
+        out[i] = mp->replicas[i];
+    return mp->n_replicas;
 }
 
 bool cf_in_isr(const struct cf *c, int32_t part, int32_t node_id)
@@ -2339,6 +2444,7 @@ void cf_kill(struct cf *c, int32_t node_id, bool lose_unflushed)
     struct cf_node *n = node(c, node_id);
     if (n->state == NODE_DOWN)
         return;
+    trace(c, "node %d killed%s", node_id, lose_unflushed ? ", losing its unflushed tail" : "");
     node_down(c, n);
     if (lose_unflushed)
         for (int32_t i = 0; i < CF_MAX_PARTS; i++)
@@ -2348,15 +2454,19 @@ void cf_kill(struct cf *c, int32_t node_id, bool lose_unflushed)
 void cf_restart(struct cf *c, int32_t node_id)
 {
     struct cf_node *n = node(c, node_id);
-    if (n->state == NODE_DOWN)
+    if (n->state == NODE_DOWN) {
+        trace(c, "node %d restarts", node_id);
         node_start(c, n);
+    }
 }
 
 void cf_pause(struct cf *c, int32_t node_id)
 {
     struct cf_node *n = node(c, node_id);
-    if (n->state == NODE_UP)
+    if (n->state == NODE_UP) {
+        trace(c, "node %d paused", node_id);
         n->state = NODE_PAUSED;
+    }
 }
 
 void cf_resume(struct cf *c, int32_t node_id)
@@ -2364,6 +2474,7 @@ void cf_resume(struct cf *c, int32_t node_id)
     struct cf_node *n = node(c, node_id);
     if (n->state != NODE_PAUSED)
         return;
+    trace(c, "node %d resumed (%d messages queued)", node_id, n->n_inbox);
     n->state = NODE_UP;
     /* What the kernel buffered while it was stopped, in order. */
     for (int32_t i = 0; i < n->n_inbox && n->state == NODE_UP; i++) {
@@ -2598,9 +2709,9 @@ void cf_check(struct cf *c, struct cf_report *r)
             if (m == mp->leader || !cf_up(c, m))
                 continue;
             const struct cf_part *q = &c->nodes[m].parts[part];
-            bool same = q->n_log == lp->n_log &&
-                        (q->n_log == 0 ||
-                         memcmp(q->log, lp->log, (size_t)q->n_log * sizeof *q->log) == 0);
+            bool same =
+                q->n_log == lp->n_log &&
+                (q->n_log == 0 || memcmp(q->log, lp->log, (size_t)q->n_log * sizeof *q->log) == 0);
             if (!same) {
                 r->isr_diverged++;
                 first(r, "(4) p%d: ISR member %d's log (%lld) differs from leader %d's (%lld)",

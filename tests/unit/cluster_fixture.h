@@ -68,6 +68,7 @@ struct cf_options {
     bool unclean;                         /* unclean.leader.election.enable default */
     bool auto_rebalance;                  /* auto.leader.rebalance.enable (default off here) */
     int64_t rebalance_interval_ms;        /* 300000 */
+    int32_t first_controller;             /* the voter the first election picks (0: any) */
 };
 
 /* One log entry: one record at `offset`, written in `epoch`, carrying a client's id. */
@@ -99,13 +100,18 @@ uint64_t cf_events(const struct cf *c);
  * replica follows. Returns true when all that happened within `max_ms`. */
 bool cf_start(struct cf *c, int32_t partitions, int32_t rf, int32_t min_isr, bool unclean,
               int64_t max_ms);
+/* The same with the replicas given (CreateTopics with assignments): partition i's replicas
+ * are assignment[i * rf .. i * rf + rf), the first one its leader. */
+bool cf_start_assigned(struct cf *c, int32_t partitions, int32_t rf, const int32_t *assignment,
+                       int32_t min_isr, bool unclean, int64_t max_ms);
 
 /* The oracle's committed view (what the controller knows). */
 int32_t cf_controller(const struct cf *c); /* -1 = none */
 int32_t cf_leader(const struct cf *c, int32_t part);
 int32_t cf_leader_epoch(const struct cf *c, int32_t part);
 int8_t cf_leader_recovery_state(const struct cf *c, int32_t part);
-int32_t cf_isr(const struct cf *c, int32_t part, int32_t *out); /* returns the count */
+int32_t cf_isr(const struct cf *c, int32_t part, int32_t *out);      /* returns the count */
+int32_t cf_replicas(const struct cf *c, int32_t part, int32_t *out); /* returns the count */
 bool cf_in_isr(const struct cf *c, int32_t part, int32_t node);
 bool cf_fenced(const struct cf *c, int32_t node);
 
