@@ -147,6 +147,8 @@ struct cf_part {
     int64_t hw_checkpoint; /* the replication-offset checkpoint, written at each flush */
     struct waiter *w;
     int32_t n_w, cap_w;
+    struct cf_entry *ghost; /* entries a crash lost from the page cache (checker 7) */
+    int64_t n_ghost, cap_ghost;
     int64_t fetch_retry_at;
     int64_t last_hw;    /* the HW when the fixture last looked (checker 7) */
     int32_t seen_epoch; /* checker (6): the leader epoch and HW last seen as leader */
@@ -661,6 +663,21 @@ static void complete_waiters(struct cf *c, struct cf_part *p)
     }
 }
 
+/* Whether replica `q` holds entry `e`, or held it until a crash lost its unflushed tail: a
+ * leader counts the position a follower reported, and cannot know what its page cache
+ * lost since (acks=all means "in memory on the ISR", as in Kafka). */
+static bool holds(const struct cf_part *q, const struct cf_entry *e)
+{
+    if (q->n_log > e->offset && q->log[e->offset].rid == e->rid &&
+        q->log[e->offset].epoch == e->epoch)
+        return true;
+    for (int64_t i = 0; i < q->n_ghost; i++)
+        if (q->ghost[i].offset == e->offset && q->ghost[i].rid == e->rid &&
+            q->ghost[i].epoch == e->epoch)
+            return true;
+    return false;
+}
+
 /* Checker (6) and (7), each time the fixture looks at a partition after an effect. */
 static void watch_hw(struct cf *c, struct cf_part *p)
 {
@@ -675,11 +692,9 @@ static void watch_hw(struct cf *c, struct cf_part *p)
             for (int64_t o = p->last_hw; o < hw; o++) {
                 const struct cf_entry *e = &p->log[o];
                 int32_t holders = 0;
-                for (int32_t id = 1; id <= c->o.n_nodes; id++) {
-                    const struct cf_part *q = &c->nodes[id].parts[p->idx];
-                    if (q->n_log > o && q->log[o].rid == e->rid && q->log[o].epoch == e->epoch)
+                for (int32_t id = 1; id <= c->o.n_nodes; id++)
+                    if (holds(&c->nodes[id].parts[p->idx], e))
                         holders++;
-                }
                 if (holders < need) {
                     note(c, &c->live.unreplicated_commit,
                          "node %d p%d HW passes offset %lld held by %d replicas (min.isr %d)",
@@ -818,6 +833,20 @@ static void node_become_ready(struct cf *c, struct cf_node *n)
         assignment_of(&t->partitions[i], &a);
         part_assign(c, n, i, &a);
     }
+}
+
+/* A broker acts on its image (opens its partitions) only once it has applied its own
+ * registration, as Kafka's broker waits for its initial catch-up to the registration's
+ * offset: a restarted broker's replayed image may still name it leader at an epoch whose
+ * tail it lost in the crash, and the registration's batch is what fences that incarnation
+ * and moves its leaderships to a new epoch. Acting earlier, it would append other records
+ * at offsets it had already written in that epoch, which no divergence check can tell
+ * apart (the cluster_restarted_leader_* tests). */
+static void maybe_ready(struct cf *c, struct cf_node *n)
+{
+    if (!n->ready && n->registered && n->broker_epoch >= 0 &&
+        meta_image_offset(n->img) >= n->broker_epoch)
+        node_become_ready(c, n);
 }
 
 struct apply_ctx {
@@ -1213,8 +1242,7 @@ static void activate(struct cf *c, struct cf_node *n)
     /* Raft elects a voter holding every committed entry; it applies them all first. */
     while (meta_image_offset(n->img) < c->n_log)
         node_apply(c, n, meta_image_offset(n->img));
-    if (!n->ready)
-        node_become_ready(c, n);
+    maybe_ready(c, n);
     struct ctl_config cfg = {
         .cluster_id = CLUSTER_ID,
         .session_timeout_ms = c->o.session_ms,
@@ -1365,6 +1393,7 @@ static void commit_one(struct cf *c, struct cf_node *ctl, struct prop *p)
     if (terr != 0)
         trace(c, "batch %lld (kind %d) refused: %s", (long long)idx, p->kind, err_name(terr));
     int err = node_apply(c, ctl, idx);
+    maybe_ready(c, ctl);
     switch (p->kind) {
     case P_REGISTER:
         reply_register(c, ctl, p->reply_to, p->req, (int16_t)err);
@@ -1581,8 +1610,7 @@ static void on_meta_fetch_answer(struct cf *c, struct cf_node *n, struct msg *m)
         return;
     for (int64_t i = 0; i < m->n_batches; i++)
         node_apply(c, n, m->from_off + i);
-    if (!n->ready && meta_image_offset(n->img) >= m->committed)
-        node_become_ready(c, n);
+    maybe_ready(c, n);
 }
 
 static void node_stop_clean(struct cf *c, struct cf_node *n);
@@ -1595,6 +1623,7 @@ static void on_register_answer(struct cf *c, struct cf_node *n, struct msg *m)
     n->registered = true;
     n->broker_epoch = m->broker_epoch;
     n->next_hb = c->now;
+    maybe_ready(c, n);
 }
 
 static void on_heartbeat_answer(struct cf *c, struct cf_node *n, struct msg *m)
@@ -2188,6 +2217,7 @@ void cf_free(struct cf *c)
         ctl_out_free(&n->out);
         for (int32_t i = 0; i < CF_MAX_PARTS; i++) {
             free(n->parts[i].log);
+            free(n->parts[i].ghost);
             free(n->parts[i].cache);
             free(n->parts[i].w);
         }
@@ -2297,6 +2327,21 @@ bool cf_start(struct cf *c, int32_t partitions, int32_t rf, int32_t min_isr, boo
               int64_t max_ms)
 {
     return cf_start_assigned(c, partitions, rf, NULL, min_isr, unclean, max_ms);
+}
+
+bool cf_set_topic_config(struct cf *c, const char *key, const char *value)
+{
+    if (c->controller < 0)
+        return false;
+    struct meta_record r;
+    memset(&r, 0, sizeof r);
+    r.type = META_REC_CONFIG;
+    r.u.config.resource_type = 2;
+    r.u.config.resource_name = TOPIC;
+    r.u.config.key = key;
+    r.u.config.value = value;
+    propose(c, node(c, c->controller), &r, 1, P_ADMIN, -1, 0, -1, NULL);
+    return true;
 }
 
 static const struct meta_partition *truth_part(const struct cf *c, int32_t part)
@@ -2446,9 +2491,14 @@ void cf_kill(struct cf *c, int32_t node_id, bool lose_unflushed)
         return;
     trace(c, "node %d killed%s", node_id, lose_unflushed ? ", losing its unflushed tail" : "");
     node_down(c, n);
-    if (lose_unflushed)
-        for (int32_t i = 0; i < CF_MAX_PARTS; i++)
-            log_truncate(&n->parts[i], n->parts[i].flushed);
+    for (int32_t i = 0; lose_unflushed && i < CF_MAX_PARTS; i++) {
+        struct cf_part *p = &n->parts[i];
+        for (int64_t o = p->flushed; o < p->n_log; o++) {
+            GROW(p->ghost, p->n_ghost, p->cap_ghost);
+            p->ghost[p->n_ghost++] = p->log[o];
+        }
+        log_truncate(p, p->flushed);
+    }
 }
 
 void cf_restart(struct cf *c, int32_t node_id)
@@ -2713,9 +2763,19 @@ void cf_check(struct cf *c, struct cf_report *r)
                 q->n_log == lp->n_log &&
                 (q->n_log == 0 || memcmp(q->log, lp->log, (size_t)q->n_log * sizeof *q->log) == 0);
             if (!same) {
+                int64_t o = 0;
+                while (o < q->n_log && o < lp->n_log &&
+                       memcmp(&q->log[o], &lp->log[o], sizeof q->log[o]) == 0)
+                    o++;
                 r->isr_diverged++;
-                first(r, "(4) p%d: ISR member %d's log (%lld) differs from leader %d's (%lld)",
-                      part, m, (long long)q->n_log, mp->leader, (long long)lp->n_log);
+                first(r,
+                      "(4) p%d: ISR member %d's log (%lld) differs from leader %d's (%lld) at "
+                      "offset %lld: epoch %d %llx, leader's epoch %d %llx",
+                      part, m, (long long)q->n_log, mp->leader, (long long)lp->n_log, (long long)o,
+                      o < q->n_log ? q->log[o].epoch : -1,
+                      o < q->n_log ? (unsigned long long)q->log[o].rid : 0ull,
+                      o < lp->n_log ? lp->log[o].epoch : -1,
+                      o < lp->n_log ? (unsigned long long)lp->log[o].rid : 0ull);
             }
         }
     }

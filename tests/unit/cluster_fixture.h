@@ -24,8 +24,8 @@
  *   image and to the controller's; every other node fetches the committed batches from the
  *   controller over the network (long-poll, in order), so its image may lag or be cut off.
  *   A node applies a batch and feeds each partition record to its partition_sm. A
- *   restarted node replays what it had applied, then opens its partitions only once a
- *   fetch shows it caught up with the committed log.
+ *   restarted node replays what it had applied and opens its partitions only once it has
+ *   applied its own registration (Kafka's initial catch-up; see maybe_ready).
  * - Per hosted partition: a partition_sm, an in-memory log of struct cf_entry and its
  *   leader-epoch cache, acks=all waiters on the HW, a follower fetcher (one Fetch in flight
  *   per leader, Kafka's fields), AlterPartition to the controller; heartbeats every
@@ -104,6 +104,10 @@ bool cf_start(struct cf *c, int32_t partitions, int32_t rf, int32_t min_isr, boo
  * are assignment[i * rf .. i * rf + rf), the first one its leader. */
 bool cf_start_assigned(struct cf *c, int32_t partitions, int32_t rf, const int32_t *assignment,
                        int32_t min_isr, bool unclean, int64_t max_ms);
+
+/* Sets a config of topic "t" (IncrementalAlterConfigs): the active controller proposes the
+ * record now. Returns false when there is no controller. */
+bool cf_set_topic_config(struct cf *c, const char *key, const char *value);
 
 /* The oracle's committed view (what the controller knows). */
 int32_t cf_controller(const struct cf *c); /* -1 = none */
