@@ -2430,6 +2430,12 @@ int64_t cf_node_hw(const struct cf *c, int32_t node_id, int32_t part)
     return p && p->sm ? psm_high_watermark(p->sm) : -1;
 }
 
+bool cf_alter_pending(const struct cf *c, int32_t node_id, int32_t part)
+{
+    const struct cf_part *p = node_part(c, node_id, part);
+    return p && p->sm && psm_alter_pending(p->sm);
+}
+
 const struct cf_entry *cf_log(const struct cf *c, int32_t node_id, int32_t part, int64_t *n)
 {
     const struct cf_part *p = node_part(c, node_id, part);

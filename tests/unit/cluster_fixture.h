@@ -123,6 +123,8 @@ bool cf_fenced(const struct cf *c, int32_t node);
 int cf_node_role(const struct cf *c, int32_t node, int32_t part); /* enum psm_role */
 int32_t cf_node_leader_epoch(const struct cf *c, int32_t node, int32_t part);
 int64_t cf_node_hw(const struct cf *c, int32_t node, int32_t part);
+/* Whether the node, as leader, has an AlterPartition in flight (psm_alter_pending). */
+bool cf_alter_pending(const struct cf *c, int32_t node, int32_t part);
 /* The node's log (kept while it is down). */
 const struct cf_entry *cf_log(const struct cf *c, int32_t node, int32_t part, int64_t *n);
 

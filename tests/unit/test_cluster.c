@@ -792,6 +792,59 @@ TEST(cluster_restarted_leader_does_not_lead_its_lost_epoch)
     }
 }
 
+/* ---- two decisions on one partition epoch -------------------------------------------------- */
+
+struct alter_of {
+    int32_t node;
+};
+
+static bool alter_in_flight(struct cf *c, void *arg)
+{
+    return cf_alter_pending(c, ((const struct alter_of *)arg)->node, 0);
+}
+
+/* Partition 0 on brokers 1 (leader), 2 and 3 of five, the controller on 5, commits slow.
+ * Broker 2 is cut off its leader; after replica.lag.time.max.ms the leader asks to shrink
+ * the ISR to {1, 3}. While that AlterPartition waits for its commit, broker 3 restarts and
+ * registers again, and the controller decides, on the same partition epoch, to fence its old
+ * incarnation out of the ISR: {1, 2}. Only one of the two may apply (the partition epoch's
+ * compare-and-set); both applying would leave the metadata naming the lagging broker 2 in
+ * the ISR while the leader commits with broker 3 — and 2 elected when the leader dies. */
+TEST(cluster_isr_change_and_fencing_on_one_partition_epoch)
+{
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+        struct cf_options o = {
+            .n_nodes = 5,
+            .seed = seed,
+            .commit_min_ms = 500,
+            .commit_max_ms = 1000,
+            .first_controller = 5,
+        };
+        struct cf *c = cf_new(&o);
+        REQUIRE(c != NULL);
+        const int32_t assign[3] = {1, 2, 3};
+        REQUIRE(cf_start_assigned(c, 1, 3, assign, 2, false, 60000));
+        REQUIRE(cf_controller(c) == 5);
+        cf_producer(c, -1, 20, 0);
+        cf_consumer(c);
+        cf_run(c, 3000);
+        cf_cut2(c, 1, 2);
+        struct alter_of w = {1};
+        CHECK(cf_run_until(c, alter_in_flight, &w, 60000));
+        cf_kill(c, 3, false);
+        cf_restart(c, 3);
+        cf_run(c, 5000);
+        CHECK(!cf_in_isr(c, 0, 2)); /* the lagging broker is out, whichever applied */
+        cf_run(c, 10000);
+        cf_kill(c, 1, false);
+        cf_run(c, 20000);
+        cf_heal(c);
+        cf_restart(c, 1);
+        verify(c, "ISR change and fencing race");
+        cf_free(c);
+    }
+}
+
 /* ---- random faults ------------------------------------------------------------------------ */
 
 static uint64_t splitmix(uint64_t *s)
