@@ -2791,11 +2791,11 @@ void cf_report_print(const struct cf *c, const struct cf_report *r, const char *
 {
     printf("    %s: t=%llds events=%llu acked_all=%lld acked_one=%lld consumed=%lld"
            " lost=%lld false=%lld cons=%lld isr=%lld 2lead=%lld 2rec=%lld hwback=%lld"
-           " unrepl=%lld anom=%lld%s%s\n",
+           " unrepl=%lld anom=%lld trunc<hw=%d%s%s\n",
            label, (long long)(c->now / 1000), (unsigned long long)c->events,
            (long long)r->acked_all, (long long)r->acked_one, (long long)r->consumed,
            (long long)r->lost_acked, (long long)r->false_acks, (long long)r->consumer_diverged,
            (long long)r->isr_diverged, (long long)r->two_leaders, (long long)r->two_records,
            (long long)r->hw_backwards, (long long)r->unreplicated_commit, (long long)r->anomalies,
-           r->first[0] ? " first: " : "", r->first);
+           c->n_truncs, r->first[0] ? " first: " : "", r->first);
 }

@@ -674,6 +674,10 @@ TEST(cluster_controlled_shutdown_each_node)
                 }
             CHECK_EQ_INT(st.failed, 0);
             CHECK_EQ_INT(st.timeouts, 0);
+            printf("    producer %d: %lld acked, %lld NOT_LEADER_OR_FOLLOWER retried, %lld refused "
+                   "connections\n",
+                   k, (long long)st.acked, (long long)st.errors[ERR_NOT_LEADER_OR_FOLLOWER],
+                   (long long)st.refused);
         }
         cf_free(c);
     }
@@ -869,6 +873,15 @@ static void random_faults(uint64_t seed, int32_t nodes)
         .delay_min_ms = 1,
         .delay_max_ms = 30,
     };
+    /* CF_WILD=1: more of the knobs vary with the seed (for long searches, not the suite). */
+    if (getenv("CF_WILD")) {
+        o.drop = (double)(seed % 5) * 0.02;
+        o.auto_rebalance = seed % 3 == 0;
+        o.rebalance_interval_ms = 20000;
+        o.lag_ms = seed % 4 == 0 ? 3000 : 30000;
+        o.commit_max_ms = seed % 7 == 0 ? 800 : 10;
+        o.delay_max_ms = seed % 2 ? 30 : 200;
+    }
     struct cf *c = boot_opts(&o, 3, 3, 2, false);
     REQUIRE(c != NULL);
     cf_producer(c, -1, 20, 0);
@@ -884,7 +897,7 @@ static void random_faults(uint64_t seed, int32_t nodes)
             cf_kill(c, n, false);
             break;
         case 1:
-            cf_kill(c, n, true);
+            cf_kill(c, n, getenv("CF_NOLOSS") == NULL);
             break;
         case 2:
         case 3:
@@ -920,14 +933,16 @@ static void random_faults(uint64_t seed, int32_t nodes)
     cf_free(c);
 }
 
-/* CF_SEED=n runs that seed alone (to trace it with CF_TRACE=1). */
+/* CF_SEED=n runs that seed alone (to trace it with CF_TRACE=1); CF_SEEDS=n runs n seeds. */
 static void random_seeds(uint64_t n, int32_t nodes)
 {
-    const char *one = getenv("CF_SEED");
+    const char *one = getenv("CF_SEED"), *many = getenv("CF_SEEDS");
     if (one) {
         random_faults(strtoull(one, NULL, 10), nodes);
         return;
     }
+    if (many)
+        n = strtoull(many, NULL, 10);
     for (uint64_t seed = 1; seed <= n; seed++)
         random_faults(seed, nodes);
 }
