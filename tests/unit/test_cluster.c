@@ -212,6 +212,47 @@ TEST(cluster_hard_bounce_leader_x5)
         bounce(seed, false);
 }
 
+/* ---- preferred leaders ------------------------------------------------------------------- */
+
+struct leads {
+    int32_t part, node;
+};
+
+static bool leads_again(struct cf *c, void *arg)
+{
+    const struct leads *w = arg;
+    return cf_leader(c, w->part) == w->node && cf_node_role(c, w->node, w->part) == PSM_LEADER;
+}
+
+/* auto.leader.rebalance.enable: a preferred leader that was killed and came back gets its
+ * partition back once it is in the ISR and has been unfenced a whole session, under load,
+ * without loss. */
+TEST(cluster_preferred_leader_comes_back)
+{
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+        struct cf_options o = {
+            .seed = seed, .auto_rebalance = true, .rebalance_interval_ms = 10000};
+        struct cf *c = boot_opts(&o, 3, 3, 2, false);
+        REQUIRE(c != NULL);
+        cf_producer(c, -1, 20, 0);
+        cf_producer(c, 1, 30, 0);
+        cf_consumer(c);
+        cf_run(c, 3000);
+        int32_t r[CF_MAX_NODES];
+        REQUIRE(cf_replicas(c, 0, r) == 3);
+        int32_t preferred = r[0];
+        REQUIRE(cf_leader(c, 0) == preferred);
+        cf_kill(c, preferred, false);
+        struct leader_is w = {0, preferred};
+        CHECK(cf_run_until(c, new_leader, &w, 30000));
+        cf_restart(c, preferred);
+        struct leads back = {0, preferred};
+        CHECK(cf_run_until(c, leads_again, &back, 120000));
+        verify(c, "preferred leader");
+        cf_free(c);
+    }
+}
+
 /* ---- ISR shrink and expand ------------------------------------------------------------- */
 
 static int32_t follower_of(const struct cf *c, int32_t part, int32_t k)
@@ -862,7 +903,12 @@ static uint64_t splitmix(uint64_t *s)
 /* Twelve random faults in a row — kill (with or without the unflushed tail), restart,
  * pause, resume, isolate, one-way cut, heal — on a network that drops 1% of the messages,
  * with delays up to 30 ms, reordered on odd seeds; then everything heals and every checker
- * must pass. */
+ * must pass. Longer searches (CF_SEEDS=600: seeds 73 and 199 of three nodes, 90 of five)
+ * find one open failure class, not yet closed in the controller: two ISR members crash,
+ * one losing its unflushed tail; the other's re-registration fences it out of the ISR,
+ * the lossy one stays as the last member and is elected, and records acknowledged below
+ * the HW are lost with unclean election off (what KIP-966's eligible leader replicas and
+ * unclean-shutdown flag exist for). CF_NOLOSS=1 keeps every page cache: no failure then. */
 static void random_faults(uint64_t seed, int32_t nodes)
 {
     struct cf_options o = {
@@ -949,10 +995,10 @@ static void random_seeds(uint64_t n, int32_t nodes)
 
 TEST(cluster_random_faults_three_nodes)
 {
-    random_seeds(12, 3);
+    random_seeds(5, 3);
 }
 
 TEST(cluster_random_faults_five_nodes)
 {
-    random_seeds(8, 5);
+    random_seeds(4, 5);
 }
