@@ -85,7 +85,9 @@ static const struct config_def defs[] = {
     {"message.format.version", "log.message.format.version", CT_STRING, "3.0-IV1", 0, 0, NULL,
      false,
      "Deprecated since Kafka 3.0 and ignored: batches are always stored in the v2 format. "
-     "Accepted (any Kafka version string) so that old tools keep working, with a warning.",
+     "Accepted (every Kafka version string Kafka 3.9 accepts, from 0.8.0 to 4.0-IV1, "
+     "0.10.0.0 and 2.8.1 included) so that old tools keep working, with a warning; stored, "
+     "no effect in Tally.",
      CF_DEPRECATED | CF_KAFKA_VERSION},
     {"message.timestamp.after.max.ms", "log.message.timestamp.after.max.ms", CT_LONG, LMAX, 0,
      I64MAX, NULL, true,
@@ -418,28 +420,57 @@ static bool throttled_list_valid(const char *v)
     }
 }
 
-/* A Kafka release or inter-broker protocol version as message.format.version takes them:
- * 0.8.0 .. 0.11.0 (with an optional third part), 1.0 .. 3.9, each optionally -IVn. */
+/* The inter-broker protocol versions of Kafka 3.9 (its MetadataVersion, as the valid values of
+ * log.message.format.version list them). A release's own name (0.10.0, 2.8, 3.9) stands for
+ * its latest -IVn; the four releases before 0.10.0 have no -IVn form. */
+static const char *const kafka_versions[] = {
+    "0.8.0",      "0.8.1",      "0.8.2",      "0.9.0",      "0.10.0-IV0", "0.10.0-IV1",
+    "0.10.1-IV0", "0.10.1-IV1", "0.10.1-IV2", "0.10.2-IV0", "0.11.0-IV0", "0.11.0-IV1",
+    "0.11.0-IV2", "1.0-IV0",    "1.1-IV0",    "2.0-IV0",    "2.0-IV1",    "2.1-IV0",
+    "2.1-IV1",    "2.1-IV2",    "2.2-IV0",    "2.2-IV1",    "2.3-IV0",    "2.3-IV1",
+    "2.4-IV0",    "2.4-IV1",    "2.5-IV0",    "2.6-IV0",    "2.7-IV0",    "2.7-IV1",
+    "2.7-IV2",    "2.8-IV0",    "2.8-IV1",    "3.0-IV0",    "3.0-IV1",    "3.1-IV0",
+    "3.2-IV0",    "3.3-IV0",    "3.3-IV1",    "3.3-IV2",    "3.3-IV3",    "3.4-IV0",
+    "3.5-IV0",    "3.5-IV1",    "3.5-IV2",    "3.6-IV0",    "3.6-IV1",    "3.6-IV2",
+    "3.7-IV0",    "3.7-IV1",    "3.7-IV2",    "3.7-IV3",    "3.7-IV4",    "3.8-IV0",
+    "3.9-IV0",    "4.0-IV0",    "4.0-IV1",    NULL,
+};
+
+/* Whether the first len bytes of key name a known version, or a release (a known version up
+ * to its "-IV"). */
+static bool kafka_version_known(const char *key, size_t len)
+{
+    for (const char *const *v = kafka_versions; *v; v++) {
+        const char *iv = strstr(*v, "-IV");
+        size_t rel = iv ? (size_t)(iv - *v) : strlen(*v);
+        if ((strlen(*v) == len || rel == len) && strncmp(*v, key, len) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* A Kafka version string as Kafka's MetadataVersion.fromVersionString reads it: only the first
+ * three dot-separated parts count for 0.x versions and the first two for later ones, so
+ * 0.10.0.0 is 0.10.0 and 2.8.1 is 2.8; what remains must be a known version or release
+ * (0.10.0, 0.10.0-IV1, 2.8-IV0, 3.0). Trailing empty parts are dropped before counting, as
+ * Java's String.split does ("2.8." has two parts and is therefore looked up whole: refused). */
 static bool kafka_version_valid(const char *v)
 {
-    unsigned a, b, c, iv;
-    int n = 0;
-    char tail[8] = "";
-
-    if (sscanf(v, "%u.%u%n", &a, &b, &n) != 2)
-        return false;
-    v += n;
-    if (a == 0 && (b < 8 || b > 11))
-        return false;
-    if (a > 3 || (a >= 1 && b > 9))
-        return false;
-    n = 0;
-    if (*v == '.' && sscanf(v, ".%u%n", &c, &n) == 1)
-        v += n;
-    if (*v == '\0')
-        return true;
-    n = 0;
-    return sscanf(v, "-IV%u%n%7s", &iv, &n, tail) == 1 && v[n] == '\0';
+    size_t len = strlen(v), stripped = len, parts = 0, keep = v[0] == '0' && v[1] == '.' ? 3 : 2;
+    while (stripped > 0 && v[stripped - 1] == '.')
+        stripped--;
+    if (stripped > 0) {
+        parts = 1;
+        for (size_t i = 0; i < stripped; i++)
+            parts += v[i] == '.';
+    }
+    if (keep >= parts)
+        return kafka_version_known(v, len);
+    size_t end = 0;
+    for (size_t dots = 0; end < len; end++)
+        if (v[end] == '.' && ++dots == keep)
+            break;
+    return kafka_version_known(v, end);
 }
 
 int config_validate(const struct config_def *d, const char *value, char *why, size_t whylen)

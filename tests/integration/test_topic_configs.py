@@ -528,6 +528,41 @@ def test_deprecated_config_warns(broker):
     assert len(read_confluent(broker, name, 5)) == 5
 
 
+# Spellings Kafka 3.x takes for message.format.version (MetadataVersion.fromVersionString:
+# only the first three parts count for 0.x, the first two after), and some it refuses.
+MFV_ACCEPTED = ["0.10.0.0", "0.10.0", "0.10.0-IV1", "0.8.2.2", "0.11.0.3", "1.0.1", "2.8-IV0",
+                "2.8.1", "3.0", "3.9-IV0"]
+MFV_REFUSED = ["0.10.3", "0.10.2-IV1", "2.8-IV2", "3.10", "2.8."]
+
+
+def test_message_format_version_every_kafka_spelling(shared_broker, admin, kadmin):
+    """Each spelling Kafka accepts is NO_ERROR at creation, through AlterConfigs
+    (confluent-kafka) and through IncrementalAlterConfigs (kafka-python's protocol classes
+    and a raw request), and is described back as given; the others are INVALID_CONFIG."""
+    b = shared_broker
+    name = unique("mfv-spell")
+    harness.create_topics(b, [(name, 1, {"message.format.version": "0.10.0.0"})])
+    assert describe_raw(b, TOPIC, name, ["message.format.version"])[
+        "message.format.version"]["value"] == "0.10.0.0"
+    for v in MFV_ACCEPTED:
+        res = ConfigResource("topic", name, set_config={"message.format.version": v})
+        admin.alter_configs([res])[res].result(timeout=30)
+        assert describe_raw(b, TOPIC, name, ["message.format.version"])[
+            "message.format.version"]["value"] == v
+        assert kp_incremental(kadmin, TOPIC, name,
+                              [("message.format.version", kp.OP_SET, v)]) == (0, None), v
+        with b.conn() as conn:
+            res = conn.incremental_alter_configs(
+                [(TOPIC, name, [("message.format.version", kp.OP_SET, v)])])
+        assert res[0][0] == 0, (v, res)
+    for v in MFV_REFUSED:
+        with b.conn() as conn:
+            res = conn.incremental_alter_configs(
+                [(TOPIC, name, [("message.format.version", kp.OP_SET, v)])])
+        assert res[0][0] == INVALID_CONFIG, (v, res)
+        assert v in res[0][1], res
+
+
 def test_remote_storage_refused_with_message(shared_broker, admin):
     fs = admin.create_topics([NewTopic(unique("tiered"), 1, 1,
                                        config={"remote.storage.enable": "true"})])

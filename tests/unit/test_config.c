@@ -274,6 +274,43 @@ TEST(config_dynamic_broker_set)
     CHECK(config_find_broker("compression.type")->dynamic);
 }
 
+/* message.format.version takes what Kafka 3.9's MetadataVersion.fromVersionString takes: a
+ * known version or release, where only the first three parts count for 0.x and the first two
+ * for later versions (issue 18: 0.10.0.0 was refused). */
+TEST(config_message_format_version_every_kafka_spelling)
+{
+    char why[256];
+    const struct config_def *mfv = config_find_topic("message.format.version");
+    const struct config_def *broker = config_find_broker("log.message.format.version");
+    static const char *const accepted[] = {
+        "0.8.0",      "0.8.2",      "0.8.2.2",    "0.8.0.x",   "0.9.0",        "0.9.0.1",
+        "0.10.0",     "0.10.0-IV0", "0.10.0-IV1", "0.10.0.0",  "0.10.0.1",     "0.10.1.1",
+        "0.10.1-IV2", "0.10.2",     "0.10.2-IV0", "0.10.2.2",  "0.11.0",       "0.11.0-IV2",
+        "0.11.0.3",   "1.0",        "1.0-IV0",    "1.0.1",     "1.1",          "1.1.1",
+        "2.0",        "2.0-IV1",    "2.1-IV2",    "2.4-IV1",   "2.8",          "2.8-IV0",
+        "2.8-IV1",    "2.8.1",      "2.8.2-IV9",  "3.0",       "3.0-IV0",      "3.0-IV1",
+        "3.0.0",      "3.3-IV3",    "3.7-IV4",    "3.8",       "3.9",          "3.9-IV0",
+        "3.9.0",      "4.0",        "4.0-IV1",    "3.0-IV1.5", "0.10.0-IV1.x",
+    };
+    static const char *const refused[] = {
+        "",           "0",      "0.",      "0.10", "0.10.3",  "0.10.0-IV2", "0.8.0-IV0",
+        "0.10.2-IV1", "0.12.0", "0.7.0",   "1",    "1.0-IV1", "1.2",        "2.8.",
+        "2.8-IV2",    "2.8-IV", "3.0-IV2", "3.10", "4.0-IV2", "4.1",        "9.9",
+        "banana",     "v3.0",   "3.0-iv1", "3-0",
+    };
+    for (size_t i = 0; i < sizeof accepted / sizeof accepted[0]; i++) {
+        if (config_validate(mfv, accepted[i], why, sizeof why) != 0)
+            harness_fail(__FILE__, __LINE__, accepted[i]);
+        CHECK_EQ_INT(config_validate(broker, accepted[i], why, sizeof why), 0);
+    }
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        if (config_validate(mfv, refused[i], why, sizeof why) != ERR_INVALID_CONFIG)
+            harness_fail(__FILE__, __LINE__, refused[i]);
+    }
+    CHECK_EQ_INT(config_validate(mfv, "0.10.3", why, sizeof why), ERR_INVALID_CONFIG);
+    CHECK(strstr(why, "0.10.3") != NULL);
+}
+
 TEST(config_validate_new_configs)
 {
     char why[256];
