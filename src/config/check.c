@@ -11,7 +11,6 @@
 #include "config.h"
 #include "base/err.h"
 
-
 const struct config_def *config_find_topic(const char *key)
 {
     size_t n;

@@ -330,11 +330,14 @@ static const struct config_def defs[] = {
     {NULL, "group.max.size", CT_INT, "2147483647", 1, I32MAX, NULL, false,
      "The most members a group may have; one more gets GROUP_MAX_SIZE_REACHED.", 0,
      "src/group/coord.c"},
-    /* The thread pool's size (UV_THREADPOOL_SIZE), fixed at start: fsyncs, checkpoint and
-     * snapshot writes, cold reads. libuv allows at most 1024. Kafka may change it at run
+    /* The thread pool's size (UV_THREADPOOL_SIZE), fixed at start: Tally's fsyncs,
+     * checkpoint and snapshot writes, and the reads moved off the loop (not libraft's term
+     * and vote fsyncs, nor a Fetch's index reads and sendfile(): those run on the loop,
+     * docs/operations.md "Threads"). libuv allows at most 1024. Kafka may change it at run
      * time; libuv's pool cannot grow, so a dynamic value is only stored. */
     {NULL, "num.io.threads", CT_INT, "8", 1, 1024, NULL, true,
-     "The size of the I/O thread pool (fsyncs, checkpoints, cold reads), read from the static "
+     "The size of the I/O thread pool (Tally's fsyncs, checkpoints and snapshots, the reads "
+     "moved off the event loop), read from the static "
      "configuration at start; libuv's pool cannot be resized, so a dynamic value is stored, no "
      "effect in Tally.",
      0, "src/main.c"},
