@@ -126,7 +126,7 @@ static int record_errors(struct arena *ar, const uint8_t *data, size_t len, size
         return ERR_INVALID_TIMESTAMP;
     }
     /* Kafka's text, with (at most) the first three errors as Java prints its RecordErrors. */
-    char *list = "";
+    const char *list = "";
     for (int32_t k = 0; k < n && k < 3 && list != NULL; k++)
         list = first[k] ? arena_printf(ar, "%s%sRecordError(batchIndex=%d, message='%s')", list,
                                        k ? ", " : "", (int)first_index[k], first[k])
