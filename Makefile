@@ -23,6 +23,9 @@ B        := build
 LIB_OBJ  := $(LIB_SRC:%.c=$(B)/rel/%.o)
 MAIN_OBJ := $(MAIN_SRC:%.c=$(B)/rel/%.o)
 ASAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+# The test build (ASan tallyd, unit tests) compiles in the fault hooks of base/fault.h
+# (TALLY_TEST_FAULT); the release tallyd has none (tests/integration/test_build_hooks.py).
+TEST_HOOKS := -DTALLY_TEST_HOOKS
 A_LIB    := $(LIB_SRC:%.c=$(B)/asan/%.o)
 A_MAIN   := $(MAIN_SRC:%.c=$(B)/asan/%.o)
 A_UNIT   := $(UNIT_SRC:%.c=$(B)/asan/%.o)
@@ -37,7 +40,7 @@ $(B)/rel/%.o: %.c
 
 $(B)/asan/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) $(WARN) -O1 -g $(ASAN) $(CPPFLAGS) -c $< -o $@
+	$(CC) $(CSTD) $(WARN) -O1 -g $(ASAN) $(TEST_HOOKS) $(CPPFLAGS) -c $< -o $@
 
 $(B)/tallyd: $(MAIN_OBJ) $(LIB_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
@@ -48,6 +51,7 @@ $(B)/asan/tallyd: $(A_MAIN) $(A_LIB)
 # `tally producers` encodes DescribeProducers with the broker's own protocol codec; `tally
 # configs --help` prints the broker's own config table.
 TOOL_LIB := $(B)/rel/src/base/err.o $(B)/rel/src/base/arena.o $(B)/rel/src/config/table.o \
+            $(B)/rel/src/config/check.o \
             $(patsubst %.c,$(B)/rel/%.o,$(wildcard src/proto/*.c))
 $(B)/tally: $(TOOL_SRC:%.c=$(B)/rel/%.o) $(TOOL_LIB)
 	$(CC) $(CFLAGS) -o $@ $^ $(TOOLLIBS)
@@ -86,7 +90,7 @@ test: deps
 # scenarios start themselves, each >= 100,000 records and >= 20 faults; CHAOS=name... picks
 # scenarios. Not part of `make test`, which runs only the short scenario (test_verify.py).
 CHAOS ?=
-chaos: deps all
+chaos: deps all $(B)/asan/tallyd
 	@python3 tests/chaos/chaos.py $(CHAOS)
 
 # Benchmark helpers (bench/README.md); not part of `make test`.

@@ -486,8 +486,11 @@ int main(int argc, char **argv)
         server_config_free(&t.cfg);
         return 1;
     }
-    /* libuv's thread pool runs every fsync, checkpoint and snapshot write and cold read; it
-     * starts with the first piece of work, at its size then. Kafka's num.io.threads sets it
+    /* libuv's thread pool runs Tally's own fsyncs, checkpoint and snapshot writes and the
+     * reads moved off the loop (ListOffsets, old-version fetches, the cleaner) — not
+     * libraft's term and vote fsyncs, nor a Fetch's index reads and sendfile(), which run on
+     * the loop (docs/operations.md, "Threads"); it starts with the first piece of work, at
+     * its size then. Kafka's num.io.threads sets it
      * (default 8, not libuv's 4, so that several slow disks cannot hold every thread);
      * UV_THREADPOOL_SIZE in the environment wins, as libuv documents it. */
     if (getenv("UV_THREADPOOL_SIZE") == NULL) {

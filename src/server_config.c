@@ -28,15 +28,10 @@
  * with less room than two of them libraft retries creating the next segment forever. */
 #define META_MIN_FREE_BYTES (16ULL << 20)
 
-/* Start-up settings read here or by main.c that are not dynamic broker configs (those are
- * known to config/). Any other key is reported once, as Kafka does, and ignored. */
+/* Start-up settings read here or by main.c that are not Kafka broker configs (those are known
+ * to config/). Any other key is reported once, as Kafka does, and ignored. */
 static const char *const startup_keys[] = {
-    "broker.id",
-    "broker.rack",
     "cluster.id",
-    "controller.listener.names",
-    "log.dir",
-    "process.roles",
     "controller.bootstrap.servers",
     "controller.quorum.bootstrap.servers",
     NULL,
@@ -124,6 +119,18 @@ static bool cluster_id_valid(const char *id)
            strspn(id, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") == n;
 }
 
+/* Whether key=value is one of the embedded defaults (not the operator's setting). */
+static bool embedded_default(const char *key, const char *value)
+{
+    size_t n = strlen(key);
+    for (const char *const *d = embedded_defaults; *d; d++)
+        if (strncmp(*d, key, n) == 0 && (*d)[n] == '=' && strcmp(*d + n + 1, value) == 0)
+            return true;
+    return false;
+}
+
+/* Reports each key that is not a known config (ignored, as Kafka does) and each Kafka config
+ * the operator set that Tally does not apply (config/table.c says so of its row). */
 static void warn_unknown_keys(const struct props *p)
 {
     for (size_t i = 0; i < props_count(p); i++) {
@@ -132,10 +139,14 @@ static void warn_unknown_keys(const struct props *p)
         props_at(p, i, &k, &v);
         for (const char *const *s = startup_keys; *s && !known; s++)
             known = strcmp(*s, k) == 0;
-        if (!known && config_find_broker(k) == NULL)
+        const struct config_def *d = config_find_broker(k);
+        if (!known && d == NULL)
             slog_warn("main",
                       "the configuration '%s' was supplied but is not a known config; "
                       "ignored",
+                      k);
+        else if (d != NULL && d->applied == NULL && !embedded_default(k, v))
+            slog_info("main", "the configuration '%s' is a Kafka config with no effect in Tally",
                       k);
     }
 }

@@ -163,6 +163,25 @@ static int alter_resource(struct admin *a, struct arena *ar, int8_t rtype, const
             *why = buf;
             return ERR_INVALID_REQUEST;
         }
+        /* Kafka's other refusals of its dynamic broker config validation, also INVALID_REQUEST:
+         * listener security configs only under a listener prefix (which Tally does not take),
+         * per-broker configs only with a broker id. */
+        if (rtype == RESOURCE_BROKER && (d->flags & CF_LISTENER_ONLY)) {
+            snprintf(buf, sizeof buf,
+                     "These security configs can be dynamically updated only per-listener using "
+                     "the listener prefix: %s",
+                     ch[i].key);
+            *why = buf;
+            return ERR_INVALID_REQUEST;
+        }
+        if (rtype == RESOURCE_BROKER && rname[0] == '\0' && (d->flags & CF_PER_BROKER)) {
+            snprintf(buf, sizeof buf,
+                     "Cannot update these configs at default cluster level, broker id must be "
+                     "specified: %s",
+                     ch[i].key);
+            *why = buf;
+            return ERR_INVALID_REQUEST;
+        }
         if (ch[i].op == OP_APPEND || ch[i].op == OP_SUBTRACT) {
             if (d->type != CT_LIST) {
                 snprintf(buf, sizeof buf, "Config %s is not a list", ch[i].key);

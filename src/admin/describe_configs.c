@@ -86,7 +86,10 @@ static int describe_one(struct admin *a, struct arena *ar, int16_t version, bool
         o->ReadOnly = res->ResourceType == RESOURCE_BROKER && !d[i].dynamic;
         o->IsDefault = src == CS_DEFAULT;
         o->ConfigSource = (int8_t)src;
-        o->IsSensitive = false;
+        /* Passwords are never shown, as Kafka: a null value, marked sensitive. */
+        o->IsSensitive = d[i].type == CT_PASSWORD;
+        if (o->IsSensitive)
+            o->Value = NULL;
         o->ConfigType = (int8_t)d[i].type;
         o->Synonyms.n = 0;
         /* Only when asked (v3+), as Kafka: null otherwise. */
@@ -94,6 +97,8 @@ static int describe_one(struct admin *a, struct arena *ar, int16_t version, bool
         if (synonyms && version >= 1 &&
             fill_synonyms(a, ar, res->ResourceType, res->ResourceName, &d[i], o) != 0)
             return ERR_NOMEM;
+        for (int32_t k = 0; o->IsSensitive && k < o->Synonyms.n; k++)
+            o->Synonyms.v[k].Value = NULL;
     }
     return 0;
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Test-only crash points (see fault.h). */
+/* Test-only crash points (see fault.h); empty unless built with -DTALLY_TEST_HOOKS. */
+#ifdef TALLY_TEST_HOOKS
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,20 +8,17 @@
 
 #include "fault.h"
 
-static bool inited;
-static const char *points; /* TALLY_TEST_FAULT, NULL when unset or empty */
+static const char *points;    /* TALLY_TEST_FAULT, NULL when unset or empty */
+static const char *stop_name; /* fault_stop_at */
 
 void fault_init(void)
 {
     const char *v = getenv("TALLY_TEST_FAULT");
     points = v && *v ? v : NULL;
-    inited = true;
 }
 
 bool fault_armed(const char *name)
 {
-    if (!inited)
-        fault_init();
     if (points == NULL)
         return false;
     size_t n = strlen(name);
@@ -38,9 +36,7 @@ bool fault_armed(const char *name)
 
 void fault_point(const char *name)
 {
-    if (!inited)
-        fault_init();
-    if (points == NULL || !fault_armed(name))
+    if (!fault_armed(name))
         return;
     char line[160];
     int len = snprintf(line, sizeof line, "TALLY_TEST_FAULT: exiting at %s\n", name);
@@ -48,3 +44,15 @@ void fault_point(const char *name)
         (void)!write(2, line, (size_t)len < sizeof line ? (size_t)len : sizeof line - 1);
     _exit(137);
 }
+
+bool fault_stop(const char *name)
+{
+    fault_point(name);
+    return stop_name != NULL && strcmp(stop_name, name) == 0;
+}
+
+void fault_stop_at(const char *name)
+{
+    stop_name = name;
+}
+#endif

@@ -33,15 +33,126 @@ static void timestamp_bounds(int64_t now, const struct partition_settings *set, 
         *hi = set->ts_after_max_ms > 0 ? INT64_MAX : INT64_MIN;
 }
 
-/* The checks Kafka's LogValidator makes on a batch from a client, on top of the record walk.
- * Returns 0 or the error, with out->ErrorMessage set. May normalise the header in place:
+/* Kafka sends a message with every record error; Tally with the first this many, and null
+ * after (clients then use the partition's ErrorMessage), so that the answer to a batch of
+ * small bad records stays about the size of the batch. */
+#define RECORD_ERROR_MESSAGES 100
+
+/* What is wrong with one record, as Kafka's LogValidator checks each: a compacted topic needs
+ * a key (checked first: a record at fault twice is listed once, for its key); with
+ * CreateTime, a timestamp other than -1 must lie within [lo, hi]; only the broker stamps
+ * LogAppendTime. Returns 0 or the error, with *why set (NULL when the message is not wanted). */
+static int record_fault(struct arena *ar, const struct record_item *rec,
+                        const struct record_batch *hdr, const struct partition_settings *set,
+                        int64_t lo, int64_t hi, const char *topic, int32_t index, bool want,
+                        const char **keyless, const char **why)
+{
+    *why = NULL;
+    if (set->compact && rec->key == NULL) {
+        if (want && *keyless == NULL)
+            *keyless = arena_printf(ar,
+                                    "Compacted topic cannot accept message without key in "
+                                    "topic partition %s-%d.",
+                                    topic, index);
+        *why = want ? *keyless : NULL;
+        return ERR_INVALID_RECORD;
+    }
+    if (hdr->attributes & RECORD_ATTR_LOG_APPEND_TIME) {
+        *why = want ? "Producers may not set the timestamp type to LogAppendTime" : NULL;
+        return ERR_INVALID_TIMESTAMP;
+    }
+    if (!set->log_append_time && rec->timestamp != -1 &&
+        (rec->timestamp < lo || rec->timestamp > hi)) {
+        if (want)
+            *why = arena_printf(ar,
+                                "Timestamp %lld of message with offset %lld is out of range. The "
+                                "timestamp should be within [%lld, %lld]",
+                                (long long)rec->timestamp, (long long)rec->offset, (long long)lo,
+                                (long long)hi);
+        return ERR_INVALID_TIMESTAMP;
+    }
+    return 0;
+}
+
+/* A batch some of whose records are at fault (the record walk's summary said so): each is
+ * listed in out->RecordErrors by its index in the batch (Produce v8+, KIP-467), so that a
+ * client fails those records with the error and can retry the others, and the partition gets
+ * Kafka's error: INVALID_TIMESTAMP if some record's timestamp is at fault, else
+ * INVALID_RECORD, with Kafka's ErrorMessage. The records are read again (decompressed again,
+ * bounded as the check was): this is the error path only. When the list does not fit the
+ * request's arena it is left empty and the partition's error stands alone. */
+static int record_errors(struct arena *ar, const uint8_t *data, size_t len, size_t max_size,
+                         const struct record_batch *hdr, const struct partition_settings *set,
+                         int64_t now, const char *topic, int32_t index,
+                         struct PartitionProduceResponse *out)
+{
+    struct record_iter it;
+    struct record_item rec;
+    struct BatchIndexAndErrorMessage *errs = NULL;
+    const char *keyless = NULL, *first[3] = {NULL, NULL, NULL};
+    int32_t n = 0, first_index[3];
+    int64_t lo, hi;
+    bool timestamp = false;
+    int rc;
+
+    timestamp_bounds(now, set, &lo, &hi);
+    if (hdr->record_count > 0)
+        errs = arena_alloc(ar, (size_t)hdr->record_count * sizeof *errs);
+    rc = record_iter_init(&it, data, len, max_size);
+    for (int32_t i = 0; rc == 0 && (rc = record_iter_next(&it, &rec)) == 0; i++) {
+        const char *why;
+        int fault = record_fault(ar, &rec, hdr, set, lo, hi, topic, index,
+                                 n < RECORD_ERROR_MESSAGES, &keyless, &why);
+        if (fault == 0)
+            continue;
+        timestamp |= fault == ERR_INVALID_TIMESTAMP;
+        if (n < 3) {
+            first[n] = why;
+            first_index[n] = i;
+        }
+        if (errs != NULL && n < hdr->record_count)
+            errs[n] = (struct BatchIndexAndErrorMessage){i, (char *)why};
+        n++;
+    }
+    record_iter_close(&it);
+    /* The walk that found the faults read these records already: a record_iter error here
+     * would be a bug, but the batch is refused either way. */
+    if (errs != NULL) {
+        out->RecordErrors.v = errs;
+        out->RecordErrors.n = n;
+    }
+    if (timestamp) {
+        out->ErrorMessage = "One or more records have been rejected due to invalid timestamp";
+        return ERR_INVALID_TIMESTAMP;
+    }
+    /* Kafka's text, with (at most) the first three errors as Java prints its RecordErrors. */
+    const char *list = "";
+    for (int32_t k = 0; k < n && k < 3 && list != NULL; k++)
+        list = first[k] ? arena_printf(ar, "%s%sRecordError(batchIndex=%d, message='%s')", list,
+                                       k ? ", " : "", (int)first_index[k], first[k])
+                        : arena_printf(ar, "%s%sRecordError(batchIndex=%d, message=null)", list,
+                                       k ? ", " : "", (int)first_index[k]);
+    out->ErrorMessage = arena_printf(ar,
+                                     "One or more records have been rejected due to %d record "
+                                     "errors in total, and only showing the first three errors "
+                                     "at most: [%s]",
+                                     (int)n, list ? list : "");
+    return ERR_INVALID_RECORD;
+}
+
+/* The checks Kafka's LogValidator makes on a batch from a client, on top of the record walk:
+ * first those of the batch as a whole, then those of each record (record_errors, when the
+ * walk's summary shows a record at fault). Returns 0 or the error, with out->ErrorMessage set
+ * (and out->RecordErrors for the records). On success normalises the header in place:
  * maxTimestamp becomes the records' own largest timestamp (Sarama, for one, sends -1) and
  * attribute bits with no meaning are dropped, as Kafka does when it rewrites the header. */
-static int check_batch(struct arena *ar, uint8_t *data, struct record_batch *hdr,
-                       const struct record_scan *scan, const struct partition_settings *set,
-                       int64_t now, struct PartitionProduceResponse *out)
+static int check_batch(struct arena *ar, uint8_t *data, size_t len, size_t max_size,
+                       struct record_batch *hdr, const struct record_scan *scan,
+                       const struct partition_settings *set, int64_t now, const char *topic,
+                       int32_t index, struct PartitionProduceResponse *out)
 {
     int16_t attributes = (int16_t)(hdr->attributes & RECORD_ATTR_KNOWN);
+    int64_t lo, hi;
 
     if (hdr->attributes & RECORD_ATTR_CONTROL) {
         out->ErrorMessage = "Clients may not write control batches";
@@ -57,26 +168,16 @@ static int check_batch(struct arena *ar, uint8_t *data, struct record_batch *hdr
                          hdr->base_sequence, (long long)hdr->producer_id);
         return ERR_INVALID_RECORD;
     }
-    /* Only the broker stamps LogAppendTime; Kafka refuses a client's batch that claims it. */
-    if (hdr->attributes & RECORD_ATTR_LOG_APPEND_TIME) {
-        out->ErrorMessage = "Producers may not set the timestamp type to LogAppendTime";
-        return ERR_INVALID_TIMESTAMP;
-    }
+    /* Records at fault: keyless ones in a compacted topic (the cleaner keeps the latest
+     * record per key: a keyless one has no place), timestamps out of range with CreateTime
+     * (records with -1, none, are not checked, as in Kafka), and every record of a batch that
+     * claims LogAppendTime, which only the broker stamps. */
+    timestamp_bounds(now, set, &lo, &hi);
+    if ((set->compact && scan->null_key) || (hdr->attributes & RECORD_ATTR_LOG_APPEND_TIME) ||
+        (!set->log_append_time && ((scan->min_timestamp != INT64_MAX && scan->min_timestamp < lo) ||
+                                   scan->max_timestamp > hi)))
+        return record_errors(ar, data, len, max_size, hdr, set, now, topic, index, out);
     if (!set->log_append_time) {
-        int64_t lo, hi;
-        timestamp_bounds(now, set, &lo, &hi);
-        /* Records with timestamp -1 (none) are not checked, as in Kafka. */
-        if ((scan->min_timestamp != INT64_MAX && scan->min_timestamp < lo) ||
-            scan->max_timestamp > hi) {
-            int64_t bad = scan->min_timestamp != INT64_MAX && scan->min_timestamp < lo
-                              ? scan->min_timestamp
-                              : scan->max_timestamp;
-            out->ErrorMessage = arena_printf(ar,
-                                             "Timestamp %lld of a record is out of range: it "
-                                             "should be within [%lld, %lld]",
-                                             (long long)bad, (long long)lo, (long long)hi);
-            return ERR_INVALID_TIMESTAMP;
-        }
         if (hdr->max_timestamp != scan->max_timestamp || attributes != hdr->attributes) {
             record_batch_set_max_timestamp(data, attributes, scan->max_timestamp);
             hdr->max_timestamp = scan->max_timestamp;
@@ -320,16 +421,7 @@ static void produce_partition(struct broker *b, struct arena *ar, int16_t versio
         out->ErrorMessage = "A produced batch must hold at least one record";
     }
     if (rc == 0)
-        rc = check_batch(ar, data, &hdr, &scan, set, now, out);
-    /* The cleaner keeps the latest record per key: a keyless one has no place (Kafka's
-     * LogValidator refuses it, compressed or not; record_batch_check's walk saw it). */
-    if (rc == 0 && set->compact && scan.null_key) {
-        rc = ERR_INVALID_RECORD;
-        out->ErrorMessage = arena_printf(ar,
-                                         "Compacted topic cannot accept message without key in "
-                                         "topic partition %s-%d.",
-                                         topic, in->Index);
-    }
+        rc = check_batch(ar, data, len, max_size, &hdr, &scan, set, now, topic, in->Index, out);
     if (rc != 0) {
         out->ErrorCode = (int16_t)err_wire(rc);
         slog_debug("broker", "produce to %s-%d rejected: %s", topic, in->Index, err_name(rc));

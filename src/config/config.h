@@ -24,8 +24,10 @@ enum config_type {
     CT_INT = 3,
     CT_SHORT = 4,
     CT_LONG = 5,
-    CT_DOUBLE = 6, /* min and max bound it as integers (a ratio in [0, 1]) */
-    CT_LIST = 7
+    CT_DOUBLE = 6, /* min and max bound it as integers (a ratio in [0, 1]); 0, 0: unbounded */
+    CT_LIST = 7,
+    CT_CLASS = 8,   /* a Java class name: any string (Tally loads no plugins) */
+    CT_PASSWORD = 9 /* any string; DescribeConfigs marks it sensitive and hides its value */
 };
 enum config_source {
     CS_DYNAMIC_TOPIC = 1,
@@ -40,11 +42,20 @@ enum config_source {
 #define CF_THROTTLED_LIST 0x2 /* "*" or partition:brokerId pairs (replication throttles) */
 #define CF_KAFKA_VERSION 0x4  /* a Kafka version string, e.g. 2.8 or 3.0-IV1 */
 #define CF_ONLY_FALSE 0x8     /* a boolean Tally cannot honour when true: "true" is refused */
+#define CF_OR_MINUS_ONE 0x10  /* numeric: -1 is allowed too, besides [min, max] */
+/* Dynamic broker configs Kafka takes per broker only: the cluster-wide default resource ("")
+ * refuses them (INVALID_REQUEST, as Kafka's DynamicBrokerConfig). */
+#define CF_PER_BROKER 0x20
+/* Kafka's listener security configs (SslConfigs.RECONFIGURABLE_CONFIGS): dynamic only under a
+ * listener.name.<listener>. prefix, so the plain name is refused (INVALID_REQUEST). */
+#define CF_LISTENER_ONLY 0x40
 
 /* One known config: a topic config and the broker config that gives its default, a
- * topic-only config (broker_key NULL), or a broker-only config (topic_key NULL). Rows are
- * positional up to `dynamic`, so older rows without a doc still compile (the unit tests
- * require every row to have one). */
+ * topic-only config (broker_key NULL), or a broker-only config (topic_key NULL). Every row
+ * has a doc, and either `applied` names the source file that reads it (the unit tests check
+ * that the file mentions the key, quoted) or `applied` is NULL and the doc says "no effect in
+ * Tally" (the unit tests check that no source file reads the key). A row applied only from
+ * the static configuration, whose dynamic value is stored without effect, says so too. */
 struct config_def {
     const char *topic_key;
     const char *broker_key;
@@ -55,15 +66,18 @@ struct config_def {
     bool dynamic;               /* broker side: may be altered at run time (else read-only) */
     const char *doc;            /* DescribeConfigs' Documentation and the CLI's help */
     unsigned flags;             /* CF_* */
+    const char *applied;        /* the source file that reads it, or NULL: no effect */
 };
 
-/* The config table, in order (table.c). */
+/* The config table, in order (table.c): topic configs first, then broker-only ones. Look-ups,
+ * validation and help are in check.c. */
 const struct config_def *config_defs(size_t *n);
 const struct config_def *config_find_topic(const char *key);
 const struct config_def *config_find_broker(const char *key);
 /* The row's own name: its topic key, else its broker key. */
 const char *config_name(const struct config_def *d);
-/* "boolean", "string", "int", "short", "long", "double", "list" (the CLI's help). */
+/* "boolean", "string", "int", "short", "long", "double", "list", "class", "password" (the
+ * CLI's help). */
 const char *config_type_name(enum config_type t);
 
 /* Checks a value against a definition: type, range, enumeration (every item of a list),

@@ -53,6 +53,7 @@
 #include <unistd.h>
 
 #include "base/err.h"
+#include "base/fault.h"
 #include "base/slog.h"
 #include "log/log_int.h"
 #include "record/record.h"
@@ -65,25 +66,19 @@
 
 /* ---- test faults ------------------------------------------------------------------------- */
 
-static const char *fault_stage; /* unit tests: log_clean_test_fault */
-
-void log_clean_test_fault(const char *stage)
-{
-    fault_stage = stage;
-}
-
-/* true: stop here as if the process died (unit tests). With TALLY_TEST_FAULT=cleaner:<stage>
- * the process dies here for real. */
+/* true: stop here as if the process died (a unit test's fault_stop_at("cleaner:<stage>")); with
+ * TALLY_TEST_FAULT=cleaner:<stage> the process dies here for real. Test builds only (fault.h):
+ * in a release build this is `false` and nothing of it is compiled. */
+#ifdef TALLY_TEST_HOOKS
 static bool fault(const char *stage)
 {
-    const char *env = getenv("TALLY_TEST_FAULT");
-
-    if (env != NULL && strncmp(env, "cleaner:", 8) == 0 && strcmp(env + 8, stage) == 0) {
-        slog_warn(LOG_MOD, "TALLY_TEST_FAULT: exiting at cleaner stage %s", stage);
-        _exit(137);
-    }
-    return fault_stage != NULL && strcmp(fault_stage, stage) == 0;
+    char name[32];
+    snprintf(name, sizeof name, "cleaner:%s", stage);
+    return fault_stop(name);
 }
+#else
+#define fault(stage) false
+#endif
 
 /* ---- the key map --------------------------------------------------------------------------- */
 

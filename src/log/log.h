@@ -319,9 +319,9 @@ int log_clean_end(struct log_clean *c, struct log_clean_stats *st);
 /* Test-only crash points of a clean, in order: "map" (keys read, nothing written), "cleaned"
  * (new segment written as .cleaned), "swap" (renamed to .swap: the commit point), "swapin"
  * (old segments of the group unlinked, new files not yet renamed), "swapped" (group in place,
- * checkpoint not yet written). With the environment variable TALLY_TEST_FAULT=cleaner:<stage>
- * the process _exit(137)s there; log_clean_test_fault(stage) (unit tests) instead makes the
- * job stop there with ERR_SHUTDOWN, leaving the files as the crash would. NULL clears it. */
-void log_clean_test_fault(const char *stage);
+ * checkpoint not yet written), named "cleaner:<stage>" in base/fault.h's mechanism (test
+ * builds only): with TALLY_TEST_FAULT=cleaner:<stage> the process _exit(137)s there;
+ * fault_stop_at("cleaner:<stage>") (unit tests) instead makes the job stop there with
+ * ERR_SHUTDOWN, leaving the files as the crash would. */
 
 #endif

@@ -2,7 +2,9 @@
 /* replica file writes: every small whole file the replica layer keeps — the per-directory
  * checkpoints, each partition's leader-epoch-checkpoint and producer snapshots — is made
  * durable (temp, fsync, rename, fsync of the directory) on libuv's thread pool, so the event
- * loop never waits for a disk. The loop takes a copy of what to write; the pool writes it;
+ * loop never waits for these files' writes or fsyncs (it still waits for the disk elsewhere:
+ * libraft's term and vote, a Fetch's reads; docs/operations.md, "Threads"). The loop takes
+ * a copy of what to write; the pool writes it;
  * the `done` callback runs back on the loop. Producer snapshots are the exception in one
  * step: the loop writes them into the page cache itself (pstate_snapshot_write_nosync) and
  * only their fsyncs run on the pool, because the segments they replace may be deleted right

@@ -16,7 +16,8 @@ pauses and restarts brokers itself; other faults go through --broker-fault-cmd. 
 with several brokers (leader kills, network partitions) are new entries once the replicated
 cluster exists: start_cluster already starts N nodes (node 1 the quorum's voter).
 
-Binaries: TALLYD (default build/tallyd) and TALLY (default build/tally).
+Binaries: TALLYD (default build/tallyd) and TALLY (default build/tally); scenarios with hook
+faults run TALLYD_HOOKS (default build/asan/tallyd), since only the test build has the hooks.
 """
 import argparse
 import json
@@ -36,6 +37,8 @@ import harness  # noqa: E402
 
 TALLYD = os.environ.get("TALLYD", os.path.join(REPO, "build", "tallyd"))
 TALLY = os.environ.get("TALLY", os.path.join(REPO, "build", "tally"))
+# The fault hooks (TALLY_TEST_FAULT) are compiled only into the test build (base/fault.h).
+TALLYD_HOOKS = os.environ.get("TALLYD_HOOKS", os.path.join(REPO, "build", "asan", "tallyd"))
 SANITIZER_MARKS = harness.SANITIZER_MARKS
 
 # One node: coordinator topics with one replica, quick timeout aborts, no rebalance delay.
@@ -159,7 +162,7 @@ class Cluster:
             os.makedirs(d, exist_ok=True)
             data = os.path.join(self.mount or d, "data-%d" % n)
             meta = os.path.join(d, "meta") if self.mount else None
-            args = [TALLYD]
+            args = [TALLYD_HOOKS if "hook" in self.sc["broker_faults"] else TALLYD]
             for k, v in cluster_settings(n, self.ports, self.sc, data, meta).items():
                 args += ["--set", "%s=%s" % (k, v)]
             log = os.path.join(d, "tallyd.log")
@@ -309,9 +312,12 @@ def main():
         if n not in SCENARIOS:
             print("chaos: unknown scenario %r (see --list)" % n)
             return 2
-    for b in (TALLYD, TALLY):
+    binaries = [TALLYD, TALLY]
+    if any("hook" in SCENARIOS[n]["broker_faults"] for n in names):
+        binaries.append(TALLYD_HOOKS)
+    for b in binaries:
         if not os.path.exists(b):
-            print("chaos: %s missing (make all)" % b)
+            print("chaos: %s missing (make all build/asan/tallyd)" % b)
             return 2
     failed = 0
     for n in names:

@@ -527,8 +527,11 @@ def records_of(data):
 # ---------------------------------------------------------------- Produce
 
 def produce_request(corr, topics, acks=-1, timeout_ms=10000, version=3, transactional_id=None):
-    """Produce v3..v8. topics: {name: {partition: records_bytes or None}}."""
-    assert 3 <= version <= 8
+    """Produce v3..v9 (v9 flexible). topics: {name: {partition: records_bytes or None}}."""
+    assert 3 <= version <= 9
+    if version >= 9:
+        return _produce_request_flexible(corr, topics, acks, timeout_ms, version,
+                                         transactional_id)
 
     def part(kv):
         p, data = kv
@@ -543,11 +546,35 @@ def produce_request(corr, topics, acks=-1, timeout_ms=10000, version=3, transact
     return frame(header(PRODUCE, version, corr) + body)
 
 
+def _produce_request_flexible(corr, topics, acks, timeout_ms, version, transactional_id):
+    def part(kv):
+        p, data = kv
+        return (i32(p) + (uvarint(0) if data is None else uvarint(len(data) + 1) + data) +
+                uvarint(0))
+
+    def topic(kv):
+        name, parts = kv
+        return compact_string(name) + _compact_array(sorted(parts.items()), part) + uvarint(0)
+
+    body = (compact_string(transactional_id) + i16(acks) + i32(timeout_ms) +
+            _compact_array(list(topics.items()), topic) + uvarint(0))
+    return frame(header(PRODUCE, version, corr, flexible=True) + body)
+
+
 def parse_produce(body, version):
     """→ ({(topic, partition): dict(error, base_offset, log_append_time,
-    log_start_offset, record_errors, error_message)}, throttle_ms)."""
+    log_start_offset, record_errors [(batch_index, message)], error_message)}, throttle_ms)."""
     r = Reader(body)
     out = {}
+    flex = version >= 9
+    arr = (lambda rr, dec: rr.compact_array(dec)) if flex else (lambda rr, dec: rr.array(dec))
+    text = (lambda rr: rr.compact_string()) if flex else (lambda rr: rr.string())
+
+    def record_error(x):
+        e = (x.i32(), text(x))
+        if flex:
+            x.skip_tags()
+        return e
 
     def part(rr, name):
         d = {"partition": rr.i32(), "error": rr.i16(), "base_offset": struct.unpack(
@@ -556,15 +583,23 @@ def parse_produce(body, version):
         if version >= 5:
             d["log_start_offset"] = struct.unpack(">q", rr.take(8))[0]
         if version >= 8:
-            d["record_errors"] = rr.array(lambda x: (x.i32(), x.string()))
-            d["error_message"] = rr.string()
+            d["record_errors"] = arr(rr, record_error)
+            d["error_message"] = text(rr)
+        if flex:
+            rr.skip_tags()
         out[(name, d["partition"])] = d
 
-    for _ in range(r.i32()):
-        name = r.string()
-        for _ in range(r.i32()):
-            part(r, name)
+    def topic(rr):
+        name = text(rr)
+        arr(rr, lambda x: part(x, name))
+        if flex:
+            rr.skip_tags()
+
+    arr(r, topic)
     throttle = r.i32()
+    if flex:
+        r.skip_tags()
+    assert r.remaining() == 0, r.remaining()
     return out, throttle
 
 
@@ -849,7 +884,7 @@ def _conn_produce(self, topics, acks=-1, timeout_ms=10000, version=3, transactio
                                   transactional_id))
         return None
     body = _roundtrip(self, produce_request(self.next_corr(), topics, acks, timeout_ms,
-                                            version, transactional_id))
+                                            version, transactional_id), version >= 9)
     return parse_produce(body, version)[0]
 
 

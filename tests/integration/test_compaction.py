@@ -182,7 +182,7 @@ def test_kill_during_clean_loses_nothing(broker_factory, monkeypatch, stage):
     b.start(wait=False)
     rc = b.proc.wait(60)
     assert rc == 137, "tallyd did not stop at stage %s (rc %r)" % (stage, rc)
-    assert "exiting at cleaner stage " + stage in b.stderr_all()
+    assert "TALLY_TEST_FAULT: exiting at cleaner:" + stage in b.stderr_all()
     monkeypatch.delenv("TALLY_TEST_FAULT")
     b.settings["log.cleaner.enable"] = "false"
     b.start()

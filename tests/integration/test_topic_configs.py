@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Every topic config Kafka 3.7 knows (issue 12), one test per config: created with it,
+"""Every topic config Kafka 3.9 knows (issues 12, 18), one test per config: created with it,
 described (value, source, synonyms, documentation), altered with AlterConfigs through
 confluent-kafka and kafka-python and with IncrementalAlterConfigs through kafka-python's
 protocol classes and raw requests (confluent-kafka 1.7 and kafka-python 2.0.2 have no
@@ -39,6 +39,9 @@ CONFIGS = {
     "cleanup.policy": ("compact", "compact,delete", "remove", "delete", 7,
                        "log.cleanup.policy"),
     "compression.type": ("zstd", "lz4", "brotli", "producer", 2, "compression.type"),
+    "compression.gzip.level": ("5", "9", "0", "-1", 3, "compression.gzip.level"),
+    "compression.lz4.level": ("4", "17", "18", "9", 3, "compression.lz4.level"),
+    "compression.zstd.level": ("10", "-5", "23", "3", 3, "compression.zstd.level"),
     "delete.retention.ms": ("1000", "2000", "-1", "86400000", 5,
                             "log.cleaner.delete.retention.ms"),
     "file.delete.delay.ms": ("1000", "2000", "-1", "60000", 5, "log.segment.delete.delay.ms"),
@@ -72,6 +75,8 @@ CONFIGS = {
     "min.insync.replicas": ("1", "2", "0", "1", 3, "min.insync.replicas"),
     "preallocate": ("true", "false", "yes", "false", 1, "log.preallocate"),
     "remote.storage.enable": ("false", "false", "true", "false", 1, None),
+    "remote.log.copy.disable": ("true", "false", "maybe", "false", 1, None),
+    "remote.log.delete.on.disable": ("true", "false", "maybe", "false", 1, None),
     "retention.bytes": ("1000000", "2000000", "1e6", "-1", 5, "log.retention.bytes"),
     "retention.ms": ("60000", "120000", "-2", "604800000", 5, "log.retention.ms"),
     "segment.bytes": ("1048576", "2097152", "13", "1073741824", 3, "log.segment.bytes"),
@@ -311,9 +316,9 @@ def test_read_only_broker_configs_refused(shared_broker):
     """Kafka answers INVALID_REQUEST for a config outside its dynamic set; the broker's own
     DescribeConfigs marks them read-only."""
     with shared_broker.conn() as conn:
-        for key, value in [("log.retention.hours", "1"), ("num.io.threads", "4"),
+        for key, value in [("log.retention.hours", "1"), ("zookeeper.connect", "zk:2181"),
                            ("log.message.format.version", "2.8"), ("node.id", "3"),
-                           ("num.partitions", "3")]:
+                           ("num.partitions", "3"), ("broker.id", "3")]:
             res = conn.incremental_alter_configs([(BROKER, "", [(key, kp.OP_SET, value)])])
             assert res[0][0] == INVALID_REQUEST, (key, res)
             assert "Cannot update these configs dynamically" in res[0][1], res
@@ -528,6 +533,41 @@ def test_deprecated_config_warns(broker):
     assert len(read_confluent(broker, name, 5)) == 5
 
 
+# Spellings Kafka 3.x takes for message.format.version (MetadataVersion.fromVersionString:
+# only the first three parts count for 0.x, the first two after), and some it refuses.
+MFV_ACCEPTED = ["0.10.0.0", "0.10.0", "0.10.0-IV1", "0.8.2.2", "0.11.0.3", "1.0.1", "2.8-IV0",
+                "2.8.1", "3.0", "3.9-IV0"]
+MFV_REFUSED = ["0.10.3", "0.10.2-IV1", "2.8-IV2", "3.10", "2.8."]
+
+
+def test_message_format_version_every_kafka_spelling(shared_broker, admin, kadmin):
+    """Each spelling Kafka accepts is NO_ERROR at creation, through AlterConfigs
+    (confluent-kafka) and through IncrementalAlterConfigs (kafka-python's protocol classes
+    and a raw request), and is described back as given; the others are INVALID_CONFIG."""
+    b = shared_broker
+    name = unique("mfv-spell")
+    harness.create_topics(b, [(name, 1, {"message.format.version": "0.10.0.0"})])
+    assert describe_raw(b, TOPIC, name, ["message.format.version"])[
+        "message.format.version"]["value"] == "0.10.0.0"
+    for v in MFV_ACCEPTED:
+        res = ConfigResource("topic", name, set_config={"message.format.version": v})
+        admin.alter_configs([res])[res].result(timeout=30)
+        assert describe_raw(b, TOPIC, name, ["message.format.version"])[
+            "message.format.version"]["value"] == v
+        assert kp_incremental(kadmin, TOPIC, name,
+                              [("message.format.version", kp.OP_SET, v)]) == (0, None), v
+        with b.conn() as conn:
+            res = conn.incremental_alter_configs(
+                [(TOPIC, name, [("message.format.version", kp.OP_SET, v)])])
+        assert res[0][0] == 0, (v, res)
+    for v in MFV_REFUSED:
+        with b.conn() as conn:
+            res = conn.incremental_alter_configs(
+                [(TOPIC, name, [("message.format.version", kp.OP_SET, v)])])
+        assert res[0][0] == INVALID_CONFIG, (v, res)
+        assert v in res[0][1], res
+
+
 def test_remote_storage_refused_with_message(shared_broker, admin):
     fs = admin.create_topics([NewTopic(unique("tiered"), 1, 1,
                                        config={"remote.storage.enable": "true"})])
@@ -613,7 +653,8 @@ def test_cli_help_lists_every_config(shared_broker):
         assert "  %s (" % key in out, key
         assert " ".join(c["doc"].split()) in " ".join(out.split()), key
     assert "producer.id.expiration.ms (int, default 86400000, dynamic)" in out
-    assert "num.io.threads (int, default 8, read-only)" in out
+    assert "num.io.threads (int, default 8, dynamic)" in out
+    assert "node.id (int, default 1, read-only)" in out
 
 
 def test_cli_alter_broker_defaults(broker):
@@ -632,7 +673,7 @@ def test_cli_alter_broker_defaults(broker):
     assert r.returncode == 0, r.stderr
     c = describe_raw(broker, BROKER, "1", ["log.retention.ms"])["log.retention.ms"]
     assert c["source"] == DEFAULT
-    r = broker.tally("configs", "alter", "--broker-defaults", "--set", "num.io.threads=2")
+    r = broker.tally("configs", "alter", "--broker-defaults", "--set", "num.partitions=2")
     assert r.returncode == 1 and "INVALID_REQUEST" in r.stderr, r.stderr
 
 

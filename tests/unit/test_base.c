@@ -127,6 +127,21 @@ TEST(fault_points_armed_only_by_name_from_the_environment)
     CHECK(!fault_armed("txn:lose_entry"));
 }
 
+/* The in-process stop (unit tests) answers for its one name only, and never arms the
+ * process-ending point of the same name. */
+TEST(fault_stop_at_names_one_point)
+{
+    unsetenv("TALLY_TEST_FAULT");
+    fault_init();
+    CHECK(!fault_stop("cleaner:swap"));
+    fault_stop_at("cleaner:swap");
+    CHECK(fault_stop("cleaner:swap"));
+    CHECK(!fault_stop("cleaner:swapin"));
+    CHECK(!fault_armed("cleaner:swap"));
+    fault_stop_at(NULL);
+    CHECK(!fault_stop("cleaner:swap"));
+}
+
 TEST(java_partition_for_maps_int_min_to_zero)
 {
     CHECK_EQ_INT(java_string_hash("polygenelubricants"), INT32_MIN);

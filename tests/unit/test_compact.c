@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "base/err.h"
+#include "base/fault.h"
 #include "base/slog.h"
 #include "base/tclock.h"
 #include "log/log.h"
@@ -45,14 +46,14 @@ static void setup(char *dir)
     tclock_free(clk);
     clk = tclock_virtual_new(1700000000000LL);
     io.clock = clk;
-    log_clean_test_fault(NULL);
+    fault_stop_at(NULL);
 }
 
 static void teardown(const char *dir)
 {
     nftw(dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
     slog_set_level(SLOG_INFO);
-    log_clean_test_fault(NULL);
+    fault_stop_at(NULL);
 }
 
 static void cfg_compact(struct log_config *c, int64_t segment_bytes)
@@ -633,7 +634,8 @@ static struct log *crash_fixture_superseded(const char *dir, struct log_config *
 
 static void crash_stages(struct log *(*fixture)(const char *, struct log_config *))
 {
-    static const char *const stages[] = {"map", "cleaned", "swap", "swapin", "swapped"};
+    static const char *const stages[] = {"cleaner:map", "cleaner:cleaned", "cleaner:swap",
+                                         "cleaner:swapin", "cleaner:swapped"};
     char dir[64], ref_dir[64];
     struct log_config c;
     struct log_clean_config cc;
@@ -661,7 +663,7 @@ static void crash_stages(struct log *(*fixture)(const char *, struct log_config 
         setup(dir);
         REQUIRE((l = fixture(dir, &c)) != NULL);
         clean_cfg(&cc, l);
-        log_clean_test_fault(stages[k]);
+        fault_stop_at(stages[k]);
         REQUIRE(log_clean_begin(l, &cc, &job) == 0);
         do {
             log_clean_step(job);
@@ -669,7 +671,7 @@ static void crash_stages(struct log *(*fixture)(const char *, struct log_config 
         } while (rc == 0);
         CHECK_EQ_INT(rc, ERR_SHUTDOWN);
         CHECK_EQ_INT(log_clean_end(job, NULL), ERR_SHUTDOWN);
-        log_clean_test_fault(NULL);
+        fault_stop_at(NULL);
         /* The process "dies" here: the log is dropped without a flush or a clean close. */
         log_close(l, false);
         REQUIRE((l = open_log(dir, &c, false)) != NULL);
@@ -828,7 +830,7 @@ TEST(compact_rewritten_batch_keeps_its_codec)
  * swap with them). */
 TEST(compact_keeps_aborted_transactions_of_merged_segments)
 {
-    static const char *const stages[] = {NULL, "swap", "swapin", "swapped"};
+    static const char *const stages[] = {NULL, "cleaner:swap", "cleaner:swapin", "cleaner:swapped"};
 
     for (size_t k = 0; k < sizeof stages / sizeof stages[0]; k++) {
         char dir[64];
@@ -853,14 +855,14 @@ TEST(compact_keeps_aborted_transactions_of_merged_segments)
         CHECK_EQ_INT(n, 6);
         free(v);
         clean_cfg(&cc, l);
-        log_clean_test_fault(stages[k]);
+        fault_stop_at(stages[k]);
         REQUIRE(log_clean_begin(l, &cc, &job) == 0);
         do {
             log_clean_step(job);
             rc = log_clean_advance(job);
         } while (rc == 0);
         log_clean_end(job, NULL);
-        log_clean_test_fault(NULL);
+        fault_stop_at(NULL);
         if (stages[k] != NULL) {
             log_close(l, false);
             REQUIRE((l = open_log(dir, &c, false)) != NULL);

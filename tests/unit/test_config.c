@@ -6,9 +6,12 @@
 #include "harness.h"
 #include "fixture.h"
 
+#include <ftw.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "base/err.h"
 #include "base/props.h"
@@ -188,7 +191,7 @@ TEST(config_table_consistent)
         CHECK(!(d[i].topic_key && !d[i - 1].topic_key));
 }
 
-/* Every topic config of Kafka 3.7 (TopicConfig / LogConfig) is known, with its broker
+/* Every topic config of Kafka 3.9 (TopicConfig / LogConfig) is known, with its broker
  * synonym (ServerTopicConfigSynonyms) where Kafka has one. */
 TEST(config_every_kafka_topic_config)
 {
@@ -199,6 +202,9 @@ TEST(config_every_kafka_topic_config)
         {"min.cleanable.dirty.ratio", "log.cleaner.min.cleanable.ratio"},
         {"min.compaction.lag.ms", "log.cleaner.min.compaction.lag.ms"},
         {"compression.type", "compression.type"},
+        {"compression.gzip.level", "compression.gzip.level"},
+        {"compression.lz4.level", "compression.lz4.level"},
+        {"compression.zstd.level", "compression.zstd.level"},
         {"file.delete.delay.ms", "log.segment.delete.delay.ms"},
         {"flush.messages", "log.flush.interval.messages"},
         {"flush.ms", "log.flush.interval.ms"},
@@ -217,6 +223,8 @@ TEST(config_every_kafka_topic_config)
         {"min.insync.replicas", "min.insync.replicas"},
         {"preallocate", "log.preallocate"},
         {"remote.storage.enable", NULL},
+        {"remote.log.copy.disable", NULL},
+        {"remote.log.delete.on.disable", NULL},
         {"retention.bytes", "log.retention.bytes"},
         {"retention.ms", "log.retention.ms"},
         {"segment.bytes", "log.segment.bytes"},
@@ -238,40 +246,475 @@ TEST(config_every_kafka_topic_config)
     }
 }
 
-/* Broker configs are dynamic exactly where Kafka's DynamicBrokerConfig allows it: every
- * broker synonym of a topic config except log.message.format.version, plus
- * producer.id.expiration.ms; start-up settings and the coarser-unit aliases are read-only. */
-TEST(config_dynamic_broker_set)
+/* Every name of Kafka 3.9's broker config table (its generated kafka_config.html, with the
+ * Update Mode of each) and its broker quota configs (DynamicConfig.Broker) is known, and is
+ * dynamic exactly when Kafka's is: per-broker ones refuse the cluster-wide default resource,
+ * the listener security configs need a listener prefix. Every broker row is one of them,
+ * except producer.id.expiration.check.interval.ms (internal in Kafka, read-only). */
+TEST(config_kafka_39_broker_table)
+{
+    static const char *const read_only[] = {
+        "alter.config.policy.class.name",
+        "alter.log.dirs.replication.quota.window.num",
+        "alter.log.dirs.replication.quota.window.size.seconds",
+        "authorizer.class.name",
+        "auto.create.topics.enable",
+        "auto.include.jmx.reporter",
+        "auto.leader.rebalance.enable",
+        "broker.heartbeat.interval.ms",
+        "broker.id",
+        "broker.id.generation.enable",
+        "broker.rack",
+        "broker.session.timeout.ms",
+        "client.quota.callback.class",
+        "connection.failed.authentication.delay.ms",
+        "connections.max.idle.ms",
+        "connections.max.reauth.ms",
+        "control.plane.listener.name",
+        "controlled.shutdown.enable",
+        "controlled.shutdown.max.retries",
+        "controlled.shutdown.retry.backoff.ms",
+        "controller.listener.names",
+        "controller.quorum.append.linger.ms",
+        "controller.quorum.bootstrap.servers",
+        "controller.quorum.election.backoff.max.ms",
+        "controller.quorum.election.timeout.ms",
+        "controller.quorum.fetch.timeout.ms",
+        "controller.quorum.request.timeout.ms",
+        "controller.quorum.retry.backoff.ms",
+        "controller.quorum.voters",
+        "controller.quota.window.num",
+        "controller.quota.window.size.seconds",
+        "controller.socket.timeout.ms",
+        "create.topic.policy.class.name",
+        "default.replication.factor",
+        "delegation.token.expiry.check.interval.ms",
+        "delegation.token.expiry.time.ms",
+        "delegation.token.master.key",
+        "delegation.token.max.lifetime.ms",
+        "delegation.token.secret.key",
+        "delete.records.purgatory.purge.interval.requests",
+        "delete.topic.enable",
+        "early.start.listeners",
+        "eligible.leader.replicas.enable",
+        "fetch.max.bytes",
+        "fetch.purgatory.purge.interval.requests",
+        "group.consumer.assignors",
+        "group.consumer.heartbeat.interval.ms",
+        "group.consumer.max.heartbeat.interval.ms",
+        "group.consumer.max.session.timeout.ms",
+        "group.consumer.max.size",
+        "group.consumer.min.heartbeat.interval.ms",
+        "group.consumer.min.session.timeout.ms",
+        "group.consumer.session.timeout.ms",
+        "group.coordinator.append.linger.ms",
+        "group.coordinator.rebalance.protocols",
+        "group.coordinator.threads",
+        "group.initial.rebalance.delay.ms",
+        "group.max.session.timeout.ms",
+        "group.max.size",
+        "group.min.session.timeout.ms",
+        "group.share.delivery.count.limit",
+        "group.share.heartbeat.interval.ms",
+        "group.share.max.groups",
+        "group.share.max.heartbeat.interval.ms",
+        "group.share.max.record.lock.duration.ms",
+        "group.share.max.session.timeout.ms",
+        "group.share.max.size",
+        "group.share.min.heartbeat.interval.ms",
+        "group.share.min.record.lock.duration.ms",
+        "group.share.min.session.timeout.ms",
+        "group.share.partition.max.record.locks",
+        "group.share.record.lock.duration.ms",
+        "group.share.session.timeout.ms",
+        "initial.broker.registration.timeout.ms",
+        "inter.broker.listener.name",
+        "inter.broker.protocol.version",
+        "kafka.metrics.polling.interval.secs",
+        "kafka.metrics.reporters",
+        "leader.imbalance.check.interval.seconds",
+        "leader.imbalance.per.broker.percentage",
+        "log.cleaner.enable",
+        "log.dir",
+        "log.dir.failure.timeout.ms",
+        "log.dirs",
+        "log.flush.offset.checkpoint.interval.ms",
+        "log.flush.scheduler.interval.ms",
+        "log.flush.start.offset.checkpoint.interval.ms",
+        "log.message.format.version",
+        "log.retention.check.interval.ms",
+        "log.retention.hours",
+        "log.retention.minutes",
+        "log.roll.hours",
+        "log.roll.jitter.hours",
+        "max.incremental.fetch.session.cache.slots",
+        "max.request.partition.size.limit",
+        "metadata.log.dir",
+        "metadata.log.max.record.bytes.between.snapshots",
+        "metadata.log.max.snapshot.interval.ms",
+        "metadata.log.segment.bytes",
+        "metadata.log.segment.ms",
+        "metadata.max.idle.interval.ms",
+        "metadata.max.retention.bytes",
+        "metadata.max.retention.ms",
+        "metrics.num.samples",
+        "metrics.recording.level",
+        "metrics.sample.window.ms",
+        "node.id",
+        "num.partitions",
+        "num.replica.alter.log.dirs.threads",
+        "offset.metadata.max.bytes",
+        "offsets.commit.required.acks",
+        "offsets.commit.timeout.ms",
+        "offsets.load.buffer.size",
+        "offsets.retention.check.interval.ms",
+        "offsets.retention.minutes",
+        "offsets.topic.compression.codec",
+        "offsets.topic.num.partitions",
+        "offsets.topic.replication.factor",
+        "offsets.topic.segment.bytes",
+        "password.encoder.cipher.algorithm",
+        "password.encoder.iterations",
+        "password.encoder.key.length",
+        "password.encoder.keyfactory.algorithm",
+        "password.encoder.old.secret",
+        "password.encoder.secret",
+        "process.roles",
+        "producer.purgatory.purge.interval.requests",
+        "queued.max.request.bytes",
+        "queued.max.requests",
+        "quota.window.num",
+        "quota.window.size.seconds",
+        "remote.log.manager.copier.thread.pool.size",
+        "remote.log.manager.copy.quota.window.num",
+        "remote.log.manager.copy.quota.window.size.seconds",
+        "remote.log.manager.expiration.thread.pool.size",
+        "remote.log.manager.fetch.quota.window.num",
+        "remote.log.manager.fetch.quota.window.size.seconds",
+        "remote.log.manager.task.interval.ms",
+        "remote.log.manager.thread.pool.size",
+        "remote.log.metadata.custom.metadata.max.bytes",
+        "remote.log.metadata.manager.class.name",
+        "remote.log.metadata.manager.class.path",
+        "remote.log.metadata.manager.impl.prefix",
+        "remote.log.metadata.manager.listener.name",
+        "remote.log.reader.max.pending.tasks",
+        "remote.log.reader.threads",
+        "remote.log.storage.manager.class.name",
+        "remote.log.storage.manager.class.path",
+        "remote.log.storage.manager.impl.prefix",
+        "remote.log.storage.system.enable",
+        "replica.fetch.backoff.ms",
+        "replica.fetch.max.bytes",
+        "replica.fetch.min.bytes",
+        "replica.fetch.response.max.bytes",
+        "replica.fetch.wait.max.ms",
+        "replica.high.watermark.checkpoint.interval.ms",
+        "replica.lag.time.max.ms",
+        "replica.selector.class",
+        "replica.socket.receive.buffer.bytes",
+        "replica.socket.timeout.ms",
+        "replication.quota.window.num",
+        "replication.quota.window.size.seconds",
+        "request.timeout.ms",
+        "reserved.broker.max.id",
+        "sasl.client.callback.handler.class",
+        "sasl.login.callback.handler.class",
+        "sasl.login.class",
+        "sasl.login.connect.timeout.ms",
+        "sasl.login.read.timeout.ms",
+        "sasl.login.retry.backoff.max.ms",
+        "sasl.login.retry.backoff.ms",
+        "sasl.mechanism.controller.protocol",
+        "sasl.oauthbearer.clock.skew.seconds",
+        "sasl.oauthbearer.expected.audience",
+        "sasl.oauthbearer.expected.issuer",
+        "sasl.oauthbearer.jwks.endpoint.refresh.ms",
+        "sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms",
+        "sasl.oauthbearer.jwks.endpoint.retry.backoff.ms",
+        "sasl.oauthbearer.jwks.endpoint.url",
+        "sasl.oauthbearer.scope.claim.name",
+        "sasl.oauthbearer.sub.claim.name",
+        "sasl.oauthbearer.token.endpoint.url",
+        "sasl.server.callback.handler.class",
+        "sasl.server.max.receive.size",
+        "security.inter.broker.protocol",
+        "security.providers",
+        "socket.connection.setup.timeout.max.ms",
+        "socket.connection.setup.timeout.ms",
+        "socket.listen.backlog.size",
+        "socket.receive.buffer.bytes",
+        "socket.request.max.bytes",
+        "socket.send.buffer.bytes",
+        "ssl.allow.dn.changes",
+        "ssl.allow.san.changes",
+        "ssl.principal.mapping.rules",
+        "telemetry.max.bytes",
+        "transaction.abort.timed.out.transaction.cleanup.interval.ms",
+        "transaction.max.timeout.ms",
+        "transaction.remove.expired.transaction.cleanup.interval.ms",
+        "transaction.state.log.load.buffer.size",
+        "transaction.state.log.min.isr",
+        "transaction.state.log.num.partitions",
+        "transaction.state.log.replication.factor",
+        "transaction.state.log.segment.bytes",
+        "transactional.id.expiration.ms",
+        "zookeeper.clientCnxnSocket",
+        "zookeeper.connect",
+        "zookeeper.connection.timeout.ms",
+        "zookeeper.max.in.flight.requests",
+        "zookeeper.metadata.migration.enable",
+        "zookeeper.session.timeout.ms",
+        "zookeeper.set.acl",
+        "zookeeper.ssl.cipher.suites",
+        "zookeeper.ssl.client.enable",
+        "zookeeper.ssl.crl.enable",
+        "zookeeper.ssl.enabled.protocols",
+        "zookeeper.ssl.endpoint.identification.algorithm",
+        "zookeeper.ssl.keystore.location",
+        "zookeeper.ssl.keystore.password",
+        "zookeeper.ssl.keystore.type",
+        "zookeeper.ssl.ocsp.enable",
+        "zookeeper.ssl.protocol",
+        "zookeeper.ssl.truststore.location",
+        "zookeeper.ssl.truststore.password",
+        "zookeeper.ssl.truststore.type",
+    };
+    static const char *const cluster_wide[] = {
+        "background.threads",
+        "compression.gzip.level",
+        "compression.lz4.level",
+        "compression.type",
+        "compression.zstd.level",
+        "follower.replication.throttled.rate",
+        "leader.replication.throttled.rate",
+        "log.cleaner.backoff.ms",
+        "log.cleaner.dedupe.buffer.size",
+        "log.cleaner.delete.retention.ms",
+        "log.cleaner.io.buffer.load.factor",
+        "log.cleaner.io.buffer.size",
+        "log.cleaner.io.max.bytes.per.second",
+        "log.cleaner.max.compaction.lag.ms",
+        "log.cleaner.min.cleanable.ratio",
+        "log.cleaner.min.compaction.lag.ms",
+        "log.cleaner.threads",
+        "log.cleanup.policy",
+        "log.flush.interval.messages",
+        "log.flush.interval.ms",
+        "log.index.interval.bytes",
+        "log.index.size.max.bytes",
+        "log.local.retention.bytes",
+        "log.local.retention.ms",
+        "log.message.downconversion.enable",
+        "log.message.timestamp.after.max.ms",
+        "log.message.timestamp.before.max.ms",
+        "log.message.timestamp.difference.max.ms",
+        "log.message.timestamp.type",
+        "log.preallocate",
+        "log.retention.bytes",
+        "log.retention.ms",
+        "log.roll.jitter.ms",
+        "log.roll.ms",
+        "log.segment.bytes",
+        "log.segment.delete.delay.ms",
+        "max.connection.creation.rate",
+        "max.connections",
+        "max.connections.per.ip",
+        "max.connections.per.ip.overrides",
+        "message.max.bytes",
+        "metric.reporters",
+        "min.insync.replicas",
+        "num.io.threads",
+        "num.network.threads",
+        "num.recovery.threads.per.data.dir",
+        "num.replica.fetchers",
+        "producer.id.expiration.ms",
+        "remote.fetch.max.wait.ms",
+        "remote.log.index.file.cache.total.size.bytes",
+        "remote.log.manager.copy.max.bytes.per.second",
+        "remote.log.manager.fetch.max.bytes.per.second",
+        "replica.alter.log.dirs.io.max.bytes.per.second",
+        "transaction.partition.verification.enable",
+        "unclean.leader.election.enable",
+    };
+    static const char *const per_broker[] = {
+        "advertised.listeners",
+        "listener.security.protocol.map",
+        "listeners",
+        "principal.builder.class",
+        "sasl.enabled.mechanisms",
+        "sasl.jaas.config",
+        "sasl.kerberos.kinit.cmd",
+        "sasl.kerberos.min.time.before.relogin",
+        "sasl.kerberos.principal.to.local.rules",
+        "sasl.kerberos.service.name",
+        "sasl.kerberos.ticket.renew.jitter",
+        "sasl.kerberos.ticket.renew.window.factor",
+        "sasl.login.refresh.buffer.seconds",
+        "sasl.login.refresh.min.period.seconds",
+        "sasl.login.refresh.window.factor",
+        "sasl.login.refresh.window.jitter",
+        "sasl.mechanism.inter.broker.protocol",
+        "ssl.cipher.suites",
+        "ssl.client.auth",
+        "ssl.enabled.protocols",
+        "ssl.endpoint.identification.algorithm",
+        "ssl.engine.factory.class",
+        "ssl.key.password",
+        "ssl.keymanager.algorithm",
+        "ssl.keystore.certificate.chain",
+        "ssl.keystore.key",
+        "ssl.keystore.location",
+        "ssl.keystore.password",
+        "ssl.keystore.type",
+        "ssl.protocol",
+        "ssl.provider",
+        "ssl.secure.random.implementation",
+        "ssl.trustmanager.algorithm",
+        "ssl.truststore.certificates",
+        "ssl.truststore.location",
+        "ssl.truststore.password",
+        "ssl.truststore.type",
+    };
+    static const char *const listener_only[] = {
+        "ssl.keystore.type",       "ssl.keystore.location",
+        "ssl.keystore.password",   "ssl.key.password",
+        "ssl.truststore.type",     "ssl.truststore.location",
+        "ssl.truststore.password", "ssl.keystore.certificate.chain",
+        "ssl.keystore.key",        "ssl.truststore.certificates"};
+    static const struct {
+        const char *const *names;
+        size_t n;
+        bool dynamic, per_broker;
+    } modes[] = {
+        {read_only, sizeof read_only / sizeof read_only[0], false, false},
+        {cluster_wide, sizeof cluster_wide / sizeof cluster_wide[0], true, false},
+        {per_broker, sizeof per_broker / sizeof per_broker[0], true, true},
+    };
+    size_t n, listed = 0;
+    const struct config_def *d = config_defs(&n);
+
+    for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++)
+        for (size_t i = 0; i < modes[m].n; i++) {
+            const struct config_def *b = config_find_broker(modes[m].names[i]);
+            if (b == NULL) {
+                harness_fail(__FILE__, __LINE__, modes[m].names[i]);
+                continue;
+            }
+            if (b->dynamic != modes[m].dynamic ||
+                ((b->flags & CF_PER_BROKER) != 0) != modes[m].per_broker)
+                harness_fail(__FILE__, __LINE__, modes[m].names[i]);
+            listed++;
+        }
+    for (size_t i = 0; i < sizeof listener_only / sizeof listener_only[0]; i++) {
+        const struct config_def *b = config_find_broker(listener_only[i]);
+        REQUIRE(b != NULL);
+        CHECK((b->flags & CF_LISTENER_ONLY) != 0);
+    }
+    size_t broker_rows = 0;
+    for (size_t i = 0; i < n; i++)
+        broker_rows += d[i].broker_key != NULL;
+    CHECK_EQ_INT(broker_rows, listed + 1);
+    CHECK(!config_find_broker("producer.id.expiration.check.interval.ms")->dynamic);
+    /* Passwords are typed so (DescribeConfigs hides them). */
+    CHECK_EQ_INT(config_find_broker("ssl.keystore.password")->type, CT_PASSWORD);
+    CHECK_EQ_INT(config_find_broker("sasl.jaas.config")->type, CT_PASSWORD);
+    CHECK_EQ_INT(config_find_broker("principal.builder.class")->type, CT_CLASS);
+}
+
+/* ---- every row applied, or saying it is not ------------------------------------------------ */
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    long len;
+    if (f == NULL)
+        return NULL;
+    if (fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+        (buf = malloc((size_t)len + 1)) != NULL) {
+        size_t got = fread(buf, 1, (size_t)len, f);
+        buf[got] = '\0';
+    }
+    fclose(f);
+    return buf;
+}
+
+/* The sources of src/ (but the table itself), for the walk below. */
+#define MAX_SOURCES 512
+static char *source_path[MAX_SOURCES];
+static char *source_text[MAX_SOURCES];
+static size_t n_sources;
+
+static int collect_source(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    size_t len = strlen(path);
+    (void)st;
+    (void)ftw;
+    if (type != FTW_F || len < 2 || (strcmp(path + len - 2, ".c") && strcmp(path + len - 2, ".h")))
+        return 0;
+    if (strcmp(path, "src/config/table.c") == 0 || n_sources == MAX_SOURCES)
+        return n_sources == MAX_SOURCES; /* stop when full: the test then fails */
+    source_path[n_sources] = strdup(path);
+    source_text[n_sources] = slurp(path);
+    n_sources++;
+    return 0;
+}
+
+/* A quoted key (as code reads it: config_topic_int(c, topic, "retention.ms", ...)). */
+static bool mentions(const char *text, const char *key)
+{
+    char quoted[256];
+    if (text == NULL || key == NULL)
+        return false;
+    snprintf(quoted, sizeof quoted, "\"%s\"", key);
+    return strstr(text, quoted) != NULL;
+}
+
+/* Issue 18: a stored-but-inert config must say so, and one that claims an effect must have
+ * it. Every row either names the source file that reads it (which must mention its key,
+ * quoted) or says "no effect in Tally" in its doc — and then no source file under src/ may
+ * read it (a row left inert after the code started reading it fails here too). Run from the
+ * repository root, as make unit and tests/run.sh do. */
+TEST(config_every_row_applied_or_no_effect)
 {
     size_t n;
     const struct config_def *d = config_defs(&n);
-    static const char *const read_only[] = {"log.message.format.version",
-                                            "log.retention.hours",
-                                            "log.retention.minutes",
-                                            "log.roll.hours",
-                                            "log.roll.jitter.hours",
-                                            "node.id",
-                                            "listeners",
-                                            "log.dirs",
-                                            "num.partitions",
-                                            "default.replication.factor",
-                                            "auto.create.topics.enable",
-                                            "socket.request.max.bytes",
-                                            "num.io.threads",
-                                            "producer.id.expiration.check.interval.ms"};
-    for (size_t i = 0; i < n; i++)
-        if (d[i].topic_key && d[i].broker_key &&
-            strcmp(d[i].broker_key, "log.message.format.version") != 0)
-            CHECK(d[i].dynamic);
-    for (size_t i = 0; i < sizeof read_only / sizeof read_only[0]; i++) {
-        const struct config_def *b = config_find_broker(read_only[i]);
-        REQUIRE(b != NULL);
-        CHECK(!b->dynamic);
+    char m[512];
+
+    n_sources = 0;
+    REQUIRE(nftw("src", collect_source, 16, FTW_PHYS) == 0);
+    REQUIRE(n_sources > 50);
+    for (size_t i = 0; i < n; i++) {
+        const char *name = config_name(&d[i]);
+        bool inert = strstr(d[i].doc, "no effect in Tally") != NULL;
+        if (d[i].applied == NULL) {
+            if (!inert) {
+                snprintf(m, sizeof m, "%s: neither applied nor marked \"no effect in Tally\"",
+                         name);
+                harness_fail(__FILE__, __LINE__, m);
+            }
+            for (size_t k = 0; k < n_sources; k++)
+                if (mentions(source_text[k], d[i].topic_key) ||
+                    mentions(source_text[k], d[i].broker_key)) {
+                    snprintf(m, sizeof m, "%s says \"no effect in Tally\" but %s reads it", name,
+                             source_path[k]);
+                    harness_fail(__FILE__, __LINE__, m);
+                }
+            continue;
+        }
+        char *text = slurp(d[i].applied);
+        if (!mentions(text, d[i].topic_key) && !mentions(text, d[i].broker_key)) {
+            snprintf(m, sizeof m, "%s: %s %s", name, d[i].applied,
+                     text ? "does not mention it" : "cannot be read");
+            harness_fail(__FILE__, __LINE__, m);
+        }
+        free(text);
     }
-    CHECK(config_find_broker("producer.id.expiration.ms")->dynamic);
-    CHECK(config_find_broker("log.retention.ms")->dynamic);
-    CHECK(config_find_broker("log.flush.interval.messages")->dynamic);
-    CHECK(config_find_broker("compression.type")->dynamic);
+    for (size_t k = 0; k < n_sources; k++) {
+        free(source_path[k]);
+        free(source_text[k]);
+    }
 }
 
 TEST(config_validate_new_configs)
