@@ -29,7 +29,7 @@ CODECS = {"gzip": GZIP, "snappy": SNAPPY, "lz4": LZ4, "zstd": ZSTD}
 def _lib(name):
     path = ctypes.util.find_library(name)
     if path is None:
-        pytest.skip("lib%s not found" % name)
+        pytest.skip("codec library lib%s not found (make deps)" % name)
     return ctypes.CDLL(path)
 
 
