@@ -58,7 +58,10 @@ static const char verify_usage[] =
     "--mock-cluster B runs against librdkafka's in-memory mock cluster of B brokers (which\n"
     "keeps no transaction markers: expect anomalies).\n"
     "Prints a progress line every second on stderr and the report on stdout; --json FILE\n"
-    "writes the same. Exit status: 0 no anomaly, 1 anomalies or a failed run, 2 bad usage.\n";
+    "writes the same. Exit status: 0 no anomaly in a complete history; 1 anomalies; 2\n"
+    "inconclusive (the history is incomplete: fewer records acknowledged than --records, a\n"
+    "reader short of a partition's end, the group's offsets not fetched, the copy cut short,\n"
+    "out of memory; or the run failed, or a bad command line).\n";
 
 volatile sig_atomic_t verify_stop;
 
@@ -200,13 +203,25 @@ static int verify_driver(const struct tally_ctx *ctx, struct verify_opts *o)
     struct vc_history *h = vc_history_new(o->partitions);
     rd_kafka_t *mock_rk = NULL, *mon = NULL;
     rd_kafka_mock_cluster_t *mc = NULL;
-    int rc = TALLY_FAIL;
+    /* Anything that stops the run before the checker's verdict leaves it inconclusive (2),
+     * never "anomalies" (1): that status means the cluster did something wrong. */
+    int rc = VC_INCONCLUSIVE;
     int64_t *coffs = calloc((size_t)o->partitions, sizeof *coffs);
-    if (r == NULL || h == NULL || coffs == NULL)
-        return tally_fail("out of memory");
+    char why[VC_VALUE_MAX];
+    if (r == NULL || h == NULL || coffs == NULL) {
+        tally_fail("out of memory");
+        free(r);
+        vc_history_free(h);
+        free(coffs);
+        return VC_INCONCLUSIVE;
+    }
     r->o = o;
     r->bootstrap = ctx->bootstrap;
     r->ends = calloc((size_t)o->partitions, sizeof *r->ends);
+    if (r->ends == NULL) {
+        tally_fail("out of memory");
+        goto out;
+    }
     ssize_t n = readlink("/proc/self/exe", r->exe, sizeof r->exe - 1);
     if (n <= 0) {
         tally_fail("cannot find my own executable");
@@ -260,6 +275,15 @@ static int verify_driver(const struct tally_ctx *ctx, struct verify_opts *o)
     fprintf(stderr,
             "verify: seeded %" PRId64 " acknowledged records (%" PRId64 " failed) in %.1f s\n",
             st.acked, st.failed, (double)(mono_ms() - t_seed) / 1000.0);
+    /* The checker vouches only for what was acknowledged: fewer than --records makes the
+     * run inconclusive (a cluster that refused every record must not pass). */
+    vc_expect_inputs(h, o->records);
+    if (st.failed > 0) {
+        snprintf(why, sizeof why,
+                 "%" PRId64 " of the %" PRId64 " seed records were not delivered (see above)",
+                 st.failed, o->records);
+        vc_note_incomplete(h, why);
+    }
 
     verify_schedule_faults(r);
     if (o->rate <= 0 && r->nfaults > 0) {
@@ -332,6 +356,14 @@ static int verify_driver(const struct tally_ctx *ctx, struct verify_opts *o)
         sleep_ms(50);
     }
     double copy_s = verify_since(r);
+    /* Records never copied are not lost by the cluster: a copy cut short proves nothing of
+     * them. */
+    if (!complete) {
+        snprintf(why, sizeof why,
+                 "the copy was %s before the group's committed offsets reached the input's end",
+                 verify_stop ? "interrupted" : "stopped by --max-seconds");
+        vc_note_incomplete(h, why);
+    }
 
     /* Stop the copiers (SIGCONT first: a stopped process does not die of SIGTERM). */
     r->stopping = true;
@@ -361,7 +393,9 @@ static int verify_driver(const struct tally_ctx *ctx, struct verify_opts *o)
     verify_brokers_restore(r);
 
     fprintf(stderr, "verify: %7.1f s  copiers stopped; reading the output\n", verify_since(r));
-    verify_wait_stable(r, o->txn_timeout_ms + 30000);
+    if (!verify_wait_stable(r, o->txn_timeout_ms + 30000))
+        vc_note_incomplete(h, "the last stable offset still trailed the high watermark when "
+                              "the output was read: transactions were left undecided");
     int64_t t_read = mono_ms();
     int64_t n_rc = verify_read_view(r, h, VC_READ_COMMITTED, "read_committed");
     int64_t n_ru = verify_read_view(r, h, VC_READ_UNCOMMITTED, "read_uncommitted");
@@ -374,20 +408,20 @@ static int verify_driver(const struct tally_ctx *ctx, struct verify_opts *o)
             sleep_ms(500);
     for (int p = 0; p < o->partitions; p++)
         vc_set_group_offset(h, p, coffs[p]);
+    if (!got)
+        vc_note_incomplete(h, "the group's committed offsets could not be fetched");
     verify_read_journal(r, h);
     double read_s = (double)(mono_ms() - t_read) / 1000.0;
-    if (n_rc < 0 || n_ru < 0 || n_2 < 0) {
-        tally_fail("cannot read the output topic");
-        goto out;
-    }
+    if (verify_stop)
+        vc_note_incomplete(h, "interrupted (SIGINT or SIGTERM)");
     struct vc_report rep;
     int64_t t_check = mono_ms();
     if (!vc_check(h, &rep)) {
-        tally_fail("out of memory while checking");
+        tally_fail("out of memory while checking: inconclusive");
         goto out;
     }
     double check_s = (double)(mono_ms() - t_check) / 1000.0;
-    int64_t read_n = n_rc + n_ru + n_2;
+    int64_t read_n = (n_rc > 0 ? n_rc : 0) + (n_ru > 0 ? n_ru : 0) + (n_2 > 0 ? n_2 : 0);
 
     printf("tally verify: seed %" PRIu64 ", %d partitions, %" PRId64
            " records, %d copiers (%s), abort ratio %g, %s\n",
@@ -406,12 +440,10 @@ static int verify_driver(const struct tally_ctx *ctx, struct verify_opts *o)
         if (r->faults[i].done_ms >= 0)
             printf("  %8.1f s  %-13s %s\n", (double)r->faults[i].done_ms / 1000.0,
                    r->faults[i].kind, r->faults[i].what);
-    if (!got)
-        printf("note: the group's committed offsets could not be fetched\n");
     vc_report_print(&rep, stdout);
     if (o->json != NULL)
         write_json(r, &rep, copy_s, read_s, check_s, read_n);
-    rc = vc_report_anomalies(&rep) == 0 && got ? TALLY_OK : TALLY_FAIL;
+    rc = vc_report_verdict(&rep);
 out:
     if (r != NULL) {
         r->stopping = true;

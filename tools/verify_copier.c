@@ -110,17 +110,19 @@ static int copier_run(const struct copier_args *a)
     char tmp[64];
     uint64_t rng = a->seed ^ ((uint64_t)a->inc << 32);
 
-    if (!verify_conf_set(cc, "bootstrap.servers", a->bootstrap) || !verify_conf_set(cc, "group.id", a->group) ||
+    if (!verify_conf_set(cc, "bootstrap.servers", a->bootstrap) ||
+        !verify_conf_set(cc, "group.id", a->group) ||
         !verify_conf_set(cc, "isolation.level", "read_committed") ||
         !verify_conf_set(cc, "enable.auto.commit", "false") ||
         !verify_conf_set(cc, "auto.offset.reset", "earliest") ||
         !verify_conf_set_int(cc, "session.timeout.ms", a->session_ms) ||
         !verify_conf_set_int(cc, "heartbeat.interval.ms", a->session_ms / 4) ||
         !verify_conf_set_int(cc, "max.poll.interval.ms",
-                      a->session_ms * 2 > 10000 ? a->session_ms * 2 : 10000))
+                             a->session_ms * 2 > 10000 ? a->session_ms * 2 : 10000))
         return 1;
     rd_kafka_conf_set_rebalance_cb(cc, c_rebalance);
-    if (!verify_conf_set(pc, "bootstrap.servers", a->bootstrap) || !verify_conf_set(pc, "linger.ms", "5") ||
+    if (!verify_conf_set(pc, "bootstrap.servers", a->bootstrap) ||
+        !verify_conf_set(pc, "linger.ms", "5") ||
         !verify_conf_set_int(pc, "request.timeout.ms", a->request_timeout_ms))
         return 1;
     if (a->transactional) {

@@ -163,7 +163,7 @@ static void broker_episode_end(struct run *r, struct broker *b)
         }
         if (broker_start(r, b, hook))
             verify_log_event(r, NULL, "broker %d started again (pid %d)%s%s", b->node, (int)b->pid,
-                      hook ? " with TALLY_TEST_FAULT=" : "", hook ? hook : "");
+                             hook ? " with TALLY_TEST_FAULT=" : "", hook ? hook : "");
         else
             b->restart_at = mono_ms() + 1000;
     }
@@ -203,13 +203,14 @@ bool verify_inject(struct run *r, struct fault *f)
         struct slot *sl = &r->slots[s];
         if (strcmp(f->kind, "kill") == 0) {
             kill(sl->pid, SIGKILL);
-            verify_log_event(r, f, "kill -9 copier %d (pid %d, instance %d)", s, (int)sl->pid, sl->inc);
+            verify_log_event(r, f, "kill -9 copier %d (pid %d, instance %d)", s, (int)sl->pid,
+                             sl->inc);
         } else if (strcmp(f->kind, "pause") == 0) {
             kill(sl->pid, SIGSTOP);
             sl->paused = true;
             sl->resume_at = now + o->pause_ms;
-            verify_log_event(r, f, "SIGSTOP copier %d (pid %d, instance %d) for %d ms", s, (int)sl->pid,
-                      sl->inc, o->pause_ms);
+            verify_log_event(r, f, "SIGSTOP copier %d (pid %d, instance %d) for %d ms", s,
+                             (int)sl->pid, sl->inc, o->pause_ms);
         } else {
             if (r->nzombies >= MAX_ZOMBIES)
                 return false;
@@ -218,9 +219,9 @@ bool verify_inject(struct run *r, struct fault *f)
             r->zombie_kill_at[r->nzombies] = now + 3 * o->pause_ms + o->txn_timeout_ms;
             r->zombies[r->nzombies++] = old;
             verify_spawn_copier(r, s);
-            verify_log_event(r, f,
-                      "fence copier %d: instance %d (pid %d) started beside instance %d (pid %d)",
-                      s, sl->inc, (int)sl->pid, old_inc, (int)old);
+            verify_log_event(
+                r, f, "fence copier %d: instance %d (pid %d) started beside instance %d (pid %d)",
+                s, sl->inc, (int)sl->pid, old_inc, (int)old);
         }
         return true;
     }
@@ -255,7 +256,7 @@ bool verify_inject(struct run *r, struct fault *f)
         b->paused = true;
         b->resume_at = now + o->broker_pause_ms;
         verify_log_event(r, f, "SIGSTOP broker %d (pid %d) for %d ms", b->node, (int)b->pid,
-                  o->broker_pause_ms);
+                         o->broker_pause_ms);
         return true;
     }
     pid_t pid = b->pid;
@@ -272,8 +273,8 @@ bool verify_inject(struct run *r, struct fault *f)
             for (const char *c = o->hook_points; c && *c; c++)
                 n += *c == ',';
             b->hook_idx = f->target / MAX_BROKERS % n;
-            verify_log_event(r, f, "kill -9 broker %d (pid %d) to restart it with a fault hook", b->node,
-                      (int)pid);
+            verify_log_event(r, f, "kill -9 broker %d (pid %d) to restart it with a fault hook",
+                             b->node, (int)pid);
         } else {
             verify_log_event(r, f, "kill -9 broker %d (pid %d)", b->node, (int)pid);
         }
@@ -296,7 +297,8 @@ void verify_reap(struct run *r)
                     r->slots[s].respawn_at = mono_ms() + 500;
                     if (!(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL))
                         fprintf(stderr, "verify: %7.1f s  copier %d (instance %d) exited (%s %d)\n",
-                                verify_since(r), s, r->slots[s].inc, WIFSIGNALED(st) ? "signal" : "status",
+                                verify_since(r), s, r->slots[s].inc,
+                                WIFSIGNALED(st) ? "signal" : "status",
                                 WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
                 }
             }
@@ -309,9 +311,9 @@ void verify_reap(struct run *r)
         for (int i = 0; i < r->nbrokers; i++) {
             struct broker *b = &r->brokers[i];
             if (b->ours && b->pid == pid && !b->down) {
-                verify_log_event(r, NULL, "broker %d (pid %d) exited by itself (%s %d)", b->node, (int)pid,
-                          WIFSIGNALED(st) ? "signal" : "status",
-                          WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+                verify_log_event(r, NULL, "broker %d (pid %d) exited by itself (%s %d)", b->node,
+                                 (int)pid, WIFSIGNALED(st) ? "signal" : "status",
+                                 WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
                 b->down = true;
                 b->armed_until = 0;
                 b->episode[0] = '\0';
@@ -369,8 +371,8 @@ void verify_brokers_restore(struct run *r)
             broker_wait_gone(b, 10000);
             b->episode[0] = '\0';
             if (broker_start(r, b, NULL))
-                verify_log_event(r, NULL, "broker %d restarted without its fault hook (pid %d)", b->node,
-                          (int)b->pid);
+                verify_log_event(r, NULL, "broker %d restarted without its fault hook (pid %d)",
+                                 b->node, (int)b->pid);
         }
     }
 }

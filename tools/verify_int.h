@@ -166,12 +166,14 @@ bool verify_seed_input(struct run *r, struct vc_history *h, struct seed_state *s
  * they could not be fetched. */
 bool verify_group_offsets(rd_kafka_t *mon, const struct run *r, int64_t *offs, int timeout_ms);
 /* Reads every output partition from the beginning to its end for this isolation level and
- * adds what was read to h as view. Returns the records read, -1 on failure. */
+ * adds what was read to h as view; a partition whose end it did not learn or reach is noted
+ * in h (vc_view_short), so the history is incomplete. Returns the records read, -1 (noted in
+ * h) when the reader could not start. */
 int64_t verify_read_view(struct run *r, struct vc_history *h, enum vc_view view,
                          const char *isolation);
 /* Waits until read_committed's end (the LSO) equals the high watermark on every output
- * partition, for up to max_ms. */
-void verify_wait_stable(struct run *r, int max_ms);
+ * partition, for up to max_ms; false when it did not. */
+bool verify_wait_stable(struct run *r, int max_ms);
 /* Adds the copiers' journal (transactions they committed or aborted) to h. */
 void verify_read_journal(struct run *r, struct vc_history *h);
 

@@ -31,7 +31,8 @@ bool verify_group_offsets(rd_kafka_t *mon, const struct run *r, int64_t *offs, i
 static rd_kafka_t *new_consumer(const struct run *r, const char *group, const char *isolation)
 {
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
-    if (!verify_conf_set(conf, "bootstrap.servers", r->bootstrap) || !verify_conf_set(conf, "group.id", group) ||
+    if (!verify_conf_set(conf, "bootstrap.servers", r->bootstrap) ||
+        !verify_conf_set(conf, "group.id", group) ||
         !verify_conf_set(conf, "isolation.level", isolation) ||
         !verify_conf_set(conf, "enable.auto.commit", "false") ||
         !verify_conf_set(conf, "enable.partition.eof", "true") ||
@@ -50,12 +51,25 @@ int64_t verify_read_view(struct run *r, struct vc_history *h, enum vc_view view,
     char group[160];
     snprintf(group, sizeof group, "%s-reader-%d", r->group, (int)view);
     rd_kafka_t *c = new_consumer(r, group, isolation);
-    if (c == NULL)
+    if (c == NULL) {
+        char why[VC_VALUE_MAX];
+        snprintf(why, sizeof why, "the %s reader of view %d could not start", isolation, (int)view);
+        vc_note_incomplete(h, why);
         return -1;
+    }
     int P = r->o->partitions;
     int64_t *hi = calloc((size_t)P, sizeof *hi);
+    int64_t *reached = calloc((size_t)P, sizeof *reached);
     bool *eof = calloc((size_t)P, sizeof *eof);
     int64_t n = 0;
+    if (hi == NULL || reached == NULL || eof == NULL) {
+        rd_kafka_destroy(c);
+        free(hi);
+        free(reached);
+        free(eof);
+        vc_note_incomplete(h, "out of memory starting a reader");
+        return -1;
+    }
     rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(P);
     for (int p = 0; p < P; p++) {
         int64_t lo = 0;
@@ -73,6 +87,9 @@ int64_t verify_read_view(struct run *r, struct vc_history *h, enum vc_view view,
         if (m == NULL)
             continue;
         last_progress = mono_ms();
+        if (m->partition >= 0 && m->partition < P && m->offset >= reached[m->partition] &&
+            (m->err == RD_KAFKA_RESP_ERR_NO_ERROR || m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF))
+            reached[m->partition] = m->offset + (m->err == RD_KAFKA_RESP_ERR_NO_ERROR);
         if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
             if (m->partition >= 0 && m->partition < P && !eof[m->partition] &&
                 m->offset >= hi[m->partition]) {
@@ -80,26 +97,31 @@ int64_t verify_read_view(struct run *r, struct vc_history *h, enum vc_view view,
                 done++;
             }
         } else if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+            /* Out of memory, the history counts the record as dropped: inconclusive. */
             vc_add_read(h, view, m->partition, m->offset, m->payload, m->len);
             n++;
         }
         rd_kafka_message_destroy(m);
     }
+    /* A view short of an end leaves the history incomplete: the run cannot pass. */
     for (int p = 0; p < P; p++)
-        if (!eof[p])
+        if (hi[p] < 0 || !eof[p]) {
             fprintf(stderr,
                     "verify: the %s reader did not reach offset %" PRId64 " of partition %d\n",
                     isolation, hi[p], p);
+            vc_view_short(h, view, p, reached[p], hi[p]);
+        }
     rd_kafka_consumer_close(c);
     rd_kafka_destroy(c);
     free(hi);
+    free(reached);
     free(eof);
     return n;
 }
 
 /* Waits until read_committed's end (the LSO) equals the high watermark on every output
  * partition, so that the readers see every decided transaction. */
-void verify_wait_stable(struct run *r, int max_ms)
+bool verify_wait_stable(struct run *r, int max_ms)
 {
     rd_kafka_t *rc = new_consumer(r, "verify-watermarks", "read_committed");
     rd_kafka_t *ru = new_consumer(r, "verify-watermarks", "read_uncommitted");
@@ -122,6 +144,7 @@ void verify_wait_stable(struct run *r, int max_ms)
         rd_kafka_destroy(rc);
     if (ru)
         rd_kafka_destroy(ru);
+    return stable;
 }
 
 void verify_read_journal(struct run *r, struct vc_history *h)
@@ -165,7 +188,8 @@ bool verify_seed_input(struct run *r, struct vc_history *h, struct seed_state *s
 {
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
     if (!verify_conf_set(conf, "bootstrap.servers", r->bootstrap) ||
-        !verify_conf_set(conf, "enable.idempotence", "true") || !verify_conf_set(conf, "linger.ms", "5") ||
+        !verify_conf_set(conf, "enable.idempotence", "true") ||
+        !verify_conf_set(conf, "linger.ms", "5") ||
         !verify_conf_set(conf, "message.timeout.ms", "120000")) {
         rd_kafka_conf_destroy(conf);
         return false;
