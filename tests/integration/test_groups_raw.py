@@ -339,6 +339,10 @@ def test_commit_at_a_stale_generation_is_refused_and_changes_nothing(gbroker):
                 {part: ILLEGAL_GENERATION}, version
             got = fetch_parts(c, 8, group, [part])
             assert got[part] == (0, 5, "m5"), (version, got)
+        # The broker says so in its log, with the generation the commit carried.
+        assert ("group %s: OffsetCommit from member %s at generation %d refused, the group is "
+                "at generation %d (ILLEGAL_GENERATION): orders-1@9" % (group, member, gen1, gen2)
+                ) in gbroker.stderr_all()
         # A generation ahead of the group's is stale the other way: refused too.
         assert commit_parts(c, 8, group, gen2 + 1, member, {part: 9}) == \
             {part: ILLEGAL_GENERATION}
