@@ -76,7 +76,8 @@ deps:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
 	fi
 
-run: deps $(B)/tallyd
+# Builds everything the README's tour uses next (tally, enricher), not only the broker.
+run: deps all
 	$(B)/tallyd --set log.dirs=./data
 
 unit: $(B)/asan/unit_tests

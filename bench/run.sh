@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Runs the benchmarks (all, or those named: ingest read client_view memory idempotent
-# compressed recompress compaction groups txn downconvert verify election)
+# compressed recompress compaction groups txn downconvert verify election timers)
 # and prints a summary of their RESULT lines. Expects `make bench`'s binaries in
 # build/ and build/bench/. Exit 1 if a benchmark crashed (a target not met is reported,
 # not an error: machines are shared and noisy).
@@ -10,6 +10,7 @@ cd "$(dirname "$0")/.."
 all=(ingest read client_view memory idempotent compressed recompress compaction groups txn)
 all+=(downconvert verify) # old-version fetches (bench/downconvert.py); tally verify (bench/verify.py)
 all+=(election) # how long a metadata-quorum election holds the event loop (bench/election.py)
+all+=(timers) # long-poll waits, idle closes, liveness under lookups (bench/timers.py)
 names=("$@")
 [ ${#names[@]} -eq 0 ] && names=("${all[@]}")
 

@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # Runs every test suite (unit under ASan+UBSan, a fuzz smoke, integration and compatibility
 # tests against real tallyd processes) and ends with one line: "N passed, N failed", followed
-# by ", N skipped" when tests were skipped. Under CI=true a test skipped for want of root or
-# node fails (tests/integration/conftest.py). Exits non-zero on any failure.
+# by ", N skipped" when tests were skipped. That line counts tests only: the fuzz smokes are
+# not tests and are reported on a line of their own just before it ("fuzz smokes: ..."); a
+# smoke that fails (or does not build) fails the run all the same. Under CI=true a test
+# skipped for want of something `make deps` installs fails (tests/integration/conftest.py).
+# Exits non-zero on any failure.
 set -u
 cd "$(dirname "$0")/.."
 passed=0
 failed=0
 skipped=0
+fuzz_ok=0
+fuzz_failed=0
 
 add() { passed=$((passed + $1)); failed=$((failed + $2)); }
 
@@ -32,14 +37,17 @@ fi
 fuzz_smoke() { # name seconds seed-dir
   echo "== fuzz smoke: $1 ($2 s)"
   if ! make --no-print-directory -s "build/$1" >"build/$1-build.log" 2>&1; then
-    tail -n 20 "build/$1-build.log"; echo "fuzz smoke $1: build FAILED"; add 0 1; return
+    tail -n 20 "build/$1-build.log"; echo "fuzz smoke $1: build FAILED"
+    fuzz_failed=$((fuzz_failed + 1)); return
   fi
   mkdir -p "build/$1-corpus"
   [ -d "$3" ] && cp "$3"/* "build/$1-corpus/" 2>/dev/null
   if "build/$1" -max_total_time="$2" -rss_limit_mb=2048 "build/$1-corpus" >"build/$1.log" 2>&1; then
-    echo "fuzz smoke $1: ok ($(grep -Eo '#[0-9]+' "build/$1.log" | tail -n 1) runs)"; add 1 0
+    echo "fuzz smoke $1: ok ($(grep -Eo '#[0-9]+' "build/$1.log" | tail -n 1) runs)"
+    fuzz_ok=$((fuzz_ok + 1))
   else
-    tail -n 40 "build/$1.log"; echo "fuzz smoke $1: FAILED"; add 0 1
+    tail -n 40 "build/$1.log"; echo "fuzz smoke $1: FAILED"
+    fuzz_failed=$((fuzz_failed + 1))
   fi
 }
 fuzz_smoke fuzz_request "${FUZZ_SMOKE_SECONDS:-20}" fuzz/seeds
@@ -80,9 +88,15 @@ else
 fi
 rm -f build/pytest.xml
 
+# The fuzz smokes are not tests: their own line, never in the count below.
+if [ "$fuzz_failed" -gt 0 ]; then
+  echo "fuzz smokes: $fuzz_ok ok, $fuzz_failed FAILED (the run fails)"
+else
+  echo "fuzz smokes: $fuzz_ok ok, none failed"
+fi
 if [ "$skipped" -gt 0 ]; then
   echo "$passed passed, $failed failed, $skipped skipped"
 else
   echo "$passed passed, $failed failed"
 fi
-[ "$failed" -eq 0 ]
+[ "$failed" -eq 0 ] && [ "$fuzz_failed" -eq 0 ]

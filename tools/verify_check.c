@@ -4,6 +4,7 @@
 #include "verify_check.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +30,12 @@ struct vc_outcome {
 
 struct vc_history {
     int in_partitions;
+    void *(*realloc_fn)(void *ptr, size_t size);
+    int64_t inputs_expected; /* -1: not said */
+    int64_t dropped;         /* records vc_add_* could not keep */
+    int64_t reasons_total;
+    int n_reasons;
+    char reasons[VC_REASONS][VC_VALUE_MAX];
     struct vc_input *inputs;
     size_t n_inputs, cap_inputs;
     struct vc_read *reads;
@@ -74,12 +81,20 @@ const char *vc_class_name(enum vc_class c)
 
 struct vc_history *vc_history_new(int in_partitions)
 {
+    return vc_history_new_with(in_partitions, realloc);
+}
+
+struct vc_history *vc_history_new_with(int in_partitions,
+                                       void *(*realloc_fn)(void *ptr, size_t size))
+{
     if (in_partitions <= 0)
         return NULL;
     struct vc_history *h = calloc(1, sizeof *h);
     if (h == NULL)
         return NULL;
     h->in_partitions = in_partitions;
+    h->realloc_fn = realloc_fn;
+    h->inputs_expected = -1;
     h->group_offsets = malloc((size_t)in_partitions * sizeof *h->group_offsets);
     if (h->group_offsets == NULL) {
         free(h);
@@ -104,12 +119,12 @@ void vc_history_free(struct vc_history *h)
 }
 
 /* Grows *arr (of elements of size elt) so that one more fits. */
-static bool grow(void **arr, size_t *cap, size_t n, size_t elt)
+static bool grow(struct vc_history *h, void **arr, size_t *cap, size_t n, size_t elt)
 {
     if (n < *cap)
         return true;
     size_t ncap = *cap ? *cap * 2 : 1024;
-    void *p = realloc(*arr, ncap * elt);
+    void *p = h->realloc_fn(*arr, ncap * elt);
     if (p == NULL)
         return false;
     *arr = p;
@@ -117,10 +132,17 @@ static bool grow(void **arr, size_t *cap, size_t n, size_t elt)
     return true;
 }
 
+/* A record the history could not keep: it is incomplete from now on. */
+static bool dropped(struct vc_history *h)
+{
+    h->dropped++;
+    return false;
+}
+
 bool vc_add_input(struct vc_history *h, int partition, int64_t seq, int64_t offset)
 {
-    if (!grow((void **)&h->inputs, &h->cap_inputs, h->n_inputs, sizeof *h->inputs))
-        return false;
+    if (!grow(h, (void **)&h->inputs, &h->cap_inputs, h->n_inputs, sizeof *h->inputs))
+        return dropped(h);
     h->inputs[h->n_inputs++] = (struct vc_input){partition, seq, offset};
     return true;
 }
@@ -128,11 +150,11 @@ bool vc_add_input(struct vc_history *h, int partition, int64_t seq, int64_t offs
 bool vc_add_read(struct vc_history *h, enum vc_view view, int partition, int64_t offset,
                  const void *value, size_t len)
 {
-    if (!grow((void **)&h->reads, &h->cap_reads, h->n_reads, sizeof *h->reads))
-        return false;
-    char *v = malloc(len + 1);
+    if (!grow(h, (void **)&h->reads, &h->cap_reads, h->n_reads, sizeof *h->reads))
+        return dropped(h);
+    char *v = h->realloc_fn(NULL, len + 1);
     if (v == NULL)
-        return false;
+        return dropped(h);
     if (len > 0)
         memcpy(v, value, len);
     v[len] = '\0';
@@ -149,10 +171,64 @@ void vc_set_group_offset(struct vc_history *h, int partition, int64_t offset)
 
 bool vc_add_txn_outcome(struct vc_history *h, int incarnation, int64_t txn, bool committed)
 {
-    if (!grow((void **)&h->outcomes, &h->cap_outcomes, h->n_outcomes, sizeof *h->outcomes))
-        return false;
+    if (!grow(h, (void **)&h->outcomes, &h->cap_outcomes, h->n_outcomes, sizeof *h->outcomes))
+        return dropped(h);
     h->outcomes[h->n_outcomes++] = (struct vc_outcome){incarnation, txn, committed};
     return true;
+}
+
+void vc_expect_inputs(struct vc_history *h, int64_t n)
+{
+    h->inputs_expected = n;
+}
+
+static void note(struct vc_history *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void note(struct vc_history *h, const char *fmt, ...)
+{
+    h->reasons_total++;
+    if (h->n_reasons >= VC_REASONS)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(h->reasons[h->n_reasons++], VC_VALUE_MAX, fmt, ap);
+    va_end(ap);
+}
+
+static const char *const view_names[VC_VIEWS] = {"read_committed", "read_uncommitted",
+                                                 "second_reader"};
+
+void vc_view_short(struct vc_history *h, enum vc_view view, int partition, int64_t reached,
+                   int64_t end)
+{
+    const char *name = (unsigned)view < VC_VIEWS ? view_names[view] : "?";
+    if (end < 0)
+        note(h, "the %s reader could not learn the end of output partition %d", name, partition);
+    else
+        note(h,
+             "the %s reader stopped at offset %" PRId64 " of output partition %d, short of its "
+             "end %" PRId64,
+             name, reached, partition, end);
+}
+
+void vc_note_incomplete(struct vc_history *h, const char *reason)
+{
+    note(h, "%s", reason);
+}
+
+/* Copies a reason into the report (the first VC_REASONS are kept as text). */
+static void report_reason(struct vc_report *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void report_reason(struct vc_report *r, const char *fmt, ...)
+{
+    r->reasons_total++;
+    if (r->n_reasons >= VC_REASONS)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->reasons[r->n_reasons++], VC_VALUE_MAX, fmt, ap);
+    va_end(ap);
 }
 
 int vc_format_output(char *buf, size_t size, int in_partition, int64_t seq, int64_t in_offset,
@@ -265,9 +341,6 @@ static int cmp_reads(const void *pa, const void *pb)
     return 0;
 }
 
-static const char *const view_names[VC_VIEWS] = {"read_committed", "read_uncommitted",
-                                                 "second_reader"};
-
 /* Inconsistent offsets: an offset of a partition read with two different values. */
 static bool check_offsets(const struct vc_history *h, struct vc_report *r)
 {
@@ -318,6 +391,13 @@ bool vc_check(const struct vc_history *h, struct vc_report *r)
 
     memset(r, 0, sizeof *r);
     r->inputs_acked = (int64_t)h->n_inputs;
+    r->inputs_expected = h->inputs_expected;
+    if (h->dropped > 0)
+        report_reason(r, "out of memory while recording the history: %" PRId64 " records dropped",
+                      h->dropped);
+    for (int i = 0; i < h->n_reasons; i++)
+        report_reason(r, "%s", h->reasons[i]);
+    r->reasons_total += h->reasons_total - h->n_reasons;
     vis = malloc((h->n_reads + 1) * sizeof *vis);
     in = malloc((h->n_inputs + 1) * sizeof *in);
     oc = malloc((h->n_outcomes + 1) * sizeof *oc);
@@ -355,9 +435,11 @@ bool vc_check(const struct vc_history *h, struct vc_report *r)
         memcpy(in, h->inputs, h->n_inputs * sizeof *in);
     qsort(in, h->n_inputs, sizeof *in, cmp_inputs);
     size_t v = 0;
+    int64_t n_distinct = 0;
     for (size_t i = 0; i < h->n_inputs; i++) {
         if (i > 0 && in[i].partition == in[i - 1].partition && in[i].seq == in[i - 1].seq)
             continue; /* acknowledged twice: one input */
+        n_distinct++;
         while (v < nv && (vis[v].in_p < in[i].partition ||
                           (vis[v].in_p == in[i].partition && vis[v].seq < in[i].seq)))
             v++;
@@ -370,6 +452,12 @@ bool vc_check(const struct vc_history *h, struct vc_report *r)
         if (p >= 0 && p < h->in_partitions && h->group_offsets[p] > in[i].offset)
             add_example(r, VC_OFFSETS_AHEAD, p, in[i].offset, val);
     }
+    /* A record the cluster did not acknowledge is one the check cannot vouch for. */
+    if (h->inputs_expected >= 0 && n_distinct != h->inputs_expected)
+        report_reason(r,
+                      "%" PRId64 " distinct inputs acknowledged of the %" PRId64
+                      " the seeder was asked to write",
+                      n_distinct, h->inputs_expected);
     for (size_t i = 0; i < nv; i++)
         if (vis[i].first && vis[i].in_off >= h->group_offsets[vis[i].in_p])
             add_example(r, VC_OFFSETS_BEHIND, vis[i].partition, vis[i].offset, vis[i].rd->value);
@@ -439,6 +527,33 @@ int64_t vc_report_anomalies(const struct vc_report *r)
     return n;
 }
 
+enum vc_verdict vc_report_verdict(const struct vc_report *r)
+{
+    /* Classes that records seen prove, whatever the history lacks: a second copy, a record of
+     * an aborted transaction, two values at one offset, a value of no known form. */
+    static const enum vc_class witnessed[] = {VC_DUPLICATED, VC_ABORTED_READ,
+                                              VC_INCONSISTENT_OFFSETS, VC_UNREADABLE};
+    for (size_t i = 0; i < sizeof witnessed / sizeof witnessed[0]; i++)
+        if (r->cls[witnessed[i]].count > 0)
+            return VC_ANOMALIES;
+    if (r->reasons_total > 0)
+        return VC_INCONCLUSIVE;
+    return vc_report_anomalies(r) > 0 ? VC_ANOMALIES : VC_PASS;
+}
+
+const char *vc_verdict_name(enum vc_verdict v)
+{
+    switch (v) {
+    case VC_PASS:
+        return "pass";
+    case VC_ANOMALIES:
+        return "anomalies";
+    case VC_INCONCLUSIVE:
+        return "inconclusive";
+    }
+    return "?";
+}
+
 void vc_report_print(const struct vc_report *r, FILE *out)
 {
     fprintf(out,
@@ -455,7 +570,17 @@ void vc_report_print(const struct vc_report *r, FILE *out)
             fprintf(out, "      partition %d offset %" PRId64 ": %s\n", cr->examples[e].partition,
                     cr->examples[e].offset, cr->examples[e].value);
     }
+    for (int i = 0; i < r->n_reasons; i++)
+        fprintf(out, "incomplete: %s\n", r->reasons[i]);
+    if (r->reasons_total > r->n_reasons)
+        fprintf(out, "incomplete: ... and %" PRId64 " more reasons\n",
+                r->reasons_total - r->n_reasons);
     fprintf(out, "anomalies: %" PRId64 "\n", vc_report_anomalies(r));
+    enum vc_verdict v = vc_report_verdict(r);
+    fprintf(out, "verdict: %s%s\n", vc_verdict_name(v),
+            v == VC_INCONCLUSIVE ? " (the history is incomplete, and what it holds proves no "
+                                   "anomaly: no verdict)"
+                                 : "");
 }
 
 static void json_string(FILE *out, const char *s)
@@ -475,11 +600,19 @@ static void json_string(FILE *out, const char *s)
 void vc_report_json(const struct vc_report *r, FILE *out)
 {
     fprintf(out,
-            "{\"anomalies\": %" PRId64 ", \"inputs_acked\": %" PRId64 ", \"visible\": %" PRId64
+            "{\"verdict\": \"%s\", \"anomalies\": %" PRId64 ", \"inputs_expected\": %" PRId64
+            ", \"inputs_acked\": %" PRId64 ", \"visible\": %" PRId64
             ", \"transactions_visible\": %" PRId64 ", \"read_uncommitted\": %" PRId64
-            ", \"aborted_seen\": %" PRId64 ", \"offsets_checked\": %" PRId64 ", \"classes\": {",
-            vc_report_anomalies(r), r->inputs_acked, r->visible, r->txns_visible, r->uncommitted,
-            r->aborted_seen, r->offsets_checked);
+            ", \"aborted_seen\": %" PRId64 ", \"offsets_checked\": %" PRId64
+            ", \"incomplete_total\": %" PRId64 ", \"incomplete\": [",
+            vc_verdict_name(vc_report_verdict(r)), vc_report_anomalies(r), r->inputs_expected,
+            r->inputs_acked, r->visible, r->txns_visible, r->uncommitted, r->aborted_seen,
+            r->offsets_checked, r->reasons_total);
+    for (int i = 0; i < r->n_reasons; i++) {
+        fputs(i ? ", " : "", out);
+        json_string(out, r->reasons[i]);
+    }
+    fputs("], \"classes\": {", out);
     for (int c = 0; c < VC_CLASSES; c++) {
         const struct vc_class_report *cr = &r->cls[c];
         fprintf(out, "%s\"%s\": {\"count\": %" PRId64 ", \"examples\": [", c ? ", " : "",

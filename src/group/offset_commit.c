@@ -10,6 +10,7 @@
 
 #include "base/arena.h"
 #include "base/err.h"
+#include "base/slog.h"
 #include "group_int.h"
 #include "net/net.h"
 
@@ -64,6 +65,37 @@ static void on_committed(struct coord_append *ap, int16_t err)
 
 COORD_MIRROR_TOPICS_FN(mirror_topics, struct OffsetCommitRequest, struct OffsetCommitResponse)
 
+/* One line for a commit refused for its generation: a member still at an old generation (a
+ * zombie, or a client racing a rebalance) loses the offsets it meant to store, and the next
+ * owner of those partitions reads from the last commit again. Names the first partitions and
+ * their offsets so that redelivery can be traced to the refusal. */
+static void log_stale_commit(const struct OffsetCommitRequest *rq, const char *member,
+                             int32_t generation, int32_t group_generation)
+{
+    char parts[256];
+    size_t used = 0;
+    int listed = 0, total = 0;
+    parts[0] = '\0';
+    for (int32_t i = 0; i < rq->Topics.n; i++)
+        for (int32_t j = 0; j < rq->Topics.v[i].Partitions.n; j++, total++) {
+            const struct OffsetCommitRequestPartition *p = &rq->Topics.v[i].Partitions.v[j];
+            int w = snprintf(parts + used, sizeof parts - used, "%s%s-%d@%lld", listed ? " " : "",
+                             rq->Topics.v[i].Name ? rq->Topics.v[i].Name : "?",
+                             (int)p->PartitionIndex, (long long)p->CommittedOffset);
+            if (w < 0 || (size_t)w >= sizeof parts - used) {
+                parts[used] = '\0';
+                continue;
+            }
+            used += (size_t)w;
+            listed++;
+        }
+    slog_info("group",
+              "group %s: OffsetCommit from member %s at generation %d refused, the group is at "
+              "generation %d (ILLEGAL_GENERATION): %s%s",
+              rq->GroupId, member, (int)generation, (int)group_generation, parts,
+              listed < total ? " ..." : "");
+}
+
 void group_offset_commit(struct group_coord *gc, struct net_request *req)
 {
     struct OffsetCommitRequest *rq = req->body;
@@ -106,6 +138,8 @@ void group_offset_commit(struct group_coord *gc, struct net_request *req)
     if (err == 0)
         err = group_sm_check_commit(g->sm, member, v >= 7 ? rq->GroupInstanceId : NULL, generation,
                                     false);
+    if (err == ERR_ILLEGAL_GENERATION && g != NULL)
+        log_stale_commit(rq, member, generation, group_sm_generation(g->sm));
     if (err != 0) {
         fill_all(rs, err);
         net_respond(req, rs);

@@ -6,7 +6,8 @@ their own brokers on loopback and inject faults while transactional copiers run.
 
 With no scenario named, runs every long one (`make chaos`); `short` is the CI run (also
 driven by tests/integration/test_verify.py). Each scenario prints one line: records, faults
-injected, anomalies, seconds, PASS/FAIL; the exit status is 1 when any failed.
+injected, anomalies, seconds, PASS/FAIL (INCONCLUSIVE when `tally verify` exited 2: no
+verdict, which fails the scenario too); the exit status is 1 when any failed.
 
 A scenario is one entry of SCENARIOS: the cluster (brokers, settings, an optional small
 tmpfs for the data), the copy (records, partitions, copiers, abort ratio) and the faults
@@ -288,7 +289,9 @@ def run_scenario(name, workdir, seed=1, quiet=False, max_seconds=None):
         print("chaos: %-16s %7d records, %3d faults (%s), %s anomalies, %4.0f s  %s" % (
             name, res["records"], sum(res["faults"].values()),
             ", ".join("%s %d" % kv for kv in sorted(res["faults"].items())),
-            res["anomalies"], res["seconds"], "PASS" if res["ok"] else "FAIL"), flush=True)
+            res["anomalies"], res["seconds"],
+            "PASS" if res["ok"] else "INCONCLUSIVE" if res.get("rc") == 2 else "FAIL"),
+            flush=True)
         if not res["ok"]:
             print(res.get("output", ""))
             for s in res["sanitizer"]:

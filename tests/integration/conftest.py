@@ -10,8 +10,8 @@
 On a test failure the brokers' stderr is printed.
 
 Under CI=true a test that skips because the machine lacks something the suite needs
-(root, node/npm: see MUST_RUN_IN_CI) counts as a failure, so that a CI image that lost
-one of them cannot pass by skipping the tests that use it.
+(root, node/npm, strace, a codec library: see MUST_RUN_IN_CI) counts as a failure, so
+that a CI image that lost one of them cannot pass by skipping the tests that use it.
 """
 import itertools
 import os
@@ -26,8 +26,10 @@ import harness  # noqa: E402
 
 
 # Skip reasons that mean "this machine lacks what the suite needs" (the wording the
-# suite's skips use today); under CI=true they fail instead.
-MUST_RUN_IN_CI = re.compile(r"needs root|node/npm not installed")
+# suite's skips use today: small_fs, the KafkaJS tests, test_loop_no_fsync.py,
+# test_batch_validation.py); under CI=true they fail instead. `make deps` installs all of them.
+MUST_RUN_IN_CI = re.compile(r"needs root|node/npm not installed|strace not installed|"
+                            r"codec library lib\S+ not found")
 
 
 def _skip_reason(rep):

@@ -251,55 +251,55 @@ def test_fetch_out_of_range_and_unknown(shared_broker, topics):
     assert ps[("pr-nothing-here", 0)]["error"] == kproto.UNKNOWN_TOPIC_OR_PARTITION, ps
 
 
-def timed_fetch(b, topic, offset, max_wait_ms, min_bytes, out):
+def parked_fetch(b, topic, offset, max_wait_ms, min_bytes, out):
     with b.conn(timeout=30) as c:
-        t0 = time.monotonic()
-        f = c.fetch({topic: {0: offset}}, version=11, max_wait_ms=max_wait_ms,
-                    min_bytes=min_bytes)
-        out.append((time.monotonic() - t0, f))
+        out.append(c.fetch({topic: {0: offset}}, version=11, max_wait_ms=max_wait_ms,
+                           min_bytes=min_bytes))
 
+
+# How long a parked fetch waits (MaxWaitMs, MinBytes) is tested on the broker's virtual clock
+# (tests/unit/test_broker.c, broker_fetch_long_poll_*) and measured in bench/timers.py; these
+# tests check what a real client gets, with no wall-clock bound.
 
 def test_long_poll_returns_when_data_arrives(shared_broker, topics):
     b = shared_broker
     t = topics("poll")
     out = []
-    th = threading.Thread(target=timed_fetch, args=(b, t, 0, 5000, 1, out))
+    # MaxWaitMs of two minutes, four times the client's own timeout: only the produce can
+    # end this wait while the test still listens.
+    th = threading.Thread(target=parked_fetch, args=(b, t, 0, 120000, 1, out))
     th.start()
     time.sleep(0.5)
     with b.conn() as c:
         assert c.produce({t: {0: batch(3)}})[(t, 0)]["error"] == 0
-    th.join(10)
-    assert out, "fetch did not return"
-    elapsed, f = out[0]
-    assert elapsed < 2.0, "long poll returned after %.2fs, not when data arrived" % elapsed
-    recs = kproto.records_of(f["partitions"][(t, 0)]["records"] or b"")
+    th.join(40)
+    assert out, "the parked fetch was not answered when data arrived"
+    recs = kproto.records_of(out[0]["partitions"][(t, 0)]["records"] or b"")
     assert [r[3] for r in recs] == [b"r-0", b"r-1", b"r-2"]
 
 
-def test_long_poll_waits_max_wait_without_data(shared_broker, topics):
+def test_long_poll_answers_empty_at_max_wait_without_data(shared_broker, topics):
     b = shared_broker
     t = topics("idle")
     out = []
-    timed_fetch(b, t, 0, 3000, 1, out)
-    elapsed, f = out[0]
-    d = f["partitions"][(t, 0)]
+    parked_fetch(b, t, 0, 300, 1, out)
+    d = out[0]["partitions"][(t, 0)]
     assert d["error"] == 0 and not kproto.records_of(d["records"] or b""), d
-    assert 0.9 * 3.0 <= elapsed < 6.0, "fetch with max_wait 3000 returned after %.2fs" % elapsed
+    assert d["hw"] == 0, d
 
 
-def test_long_poll_waits_for_min_bytes(shared_broker, topics):
+def test_long_poll_short_of_min_bytes_answers_with_what_there_is(shared_broker, topics):
     b = shared_broker
     t = topics("minb")
     out = []
-    th = threading.Thread(target=timed_fetch, args=(b, t, 0, 2500, 100_000, out))
+    th = threading.Thread(target=parked_fetch, args=(b, t, 0, 1000, 100_000, out))
     th.start()
     time.sleep(0.3)
     with b.conn() as c:
         c.produce({t: {0: batch(2)}})  # far less than min_bytes
-    th.join(10)
-    elapsed, f = out[0]
-    assert 0.9 * 2.5 <= elapsed < 5.0, elapsed
-    recs = kproto.records_of(f["partitions"][(t, 0)]["records"] or b"")
+    th.join(40)
+    assert out, "the parked fetch was never answered"
+    recs = kproto.records_of(out[0]["partitions"][(t, 0)]["records"] or b"")
     assert len(recs) == 2  # returned at max_wait with what there is
 
 
@@ -310,7 +310,8 @@ def test_long_poll_many_waiters(shared_broker, topics):
     with b.conn() as c:
         c.produce({t: {0: batch(5)}})
     outs = [[] for _ in range(8)]
-    ths = [threading.Thread(target=timed_fetch, args=(b, t, 5, 8000, 1, outs[i]))
+    # MaxWaitMs far past the client's timeout, as above: an answer is the produce's doing.
+    ths = [threading.Thread(target=parked_fetch, args=(b, t, 5, 120000, 1, outs[i]))
            for i in range(8)]
     for th in ths:
         th.start()
@@ -318,10 +319,10 @@ def test_long_poll_many_waiters(shared_broker, topics):
     with b.conn() as c:
         c.produce({t: {0: batch(1, start=5)}})
     for th in ths:
-        th.join(15)
+        th.join(40)
     for out in outs:
-        assert out and out[0][0] < 3.0, outs
-        recs = kproto.records_of(out[0][1]["partitions"][(t, 0)]["records"] or b"")
+        assert out, outs
+        recs = kproto.records_of(out[0]["partitions"][(t, 0)]["records"] or b"")
         assert [r[3] for r in recs if r[0] >= 5] == [b"r-5"]
 
 

@@ -295,6 +295,63 @@ def test_bad_inputs_get_kafkas_codes(gbroker):
     served(gbroker)
 
 
+ILLEGAL_GENERATION = 22
+
+
+def test_commit_at_a_stale_generation_is_refused_and_changes_nothing(gbroker):
+    """A member that rejoined (generation 2) and still commits with generation 1 gets
+    ILLEGAL_GENERATION (22) at every OffsetCommit version that carries a generation, and the
+    committed offset stays what generation 1 committed; the same commit at generation 2 is
+    taken. This is the OffsetCommit handler's own check, end to end."""
+    group = unique("stale")
+    wait_coordinator(gbroker, group)
+    part = ("orders", 1)
+    with gbroker.conn() as c:
+        rs = join_member(c, 9, group)
+        member, gen1 = rs["MemberId"], rs["GenerationId"]
+        assert gen1 == 1, rs
+
+        def sync(gen):
+            rs = c.group(SYNC_GROUP, 5, {
+                "GroupId": group, "GenerationId": gen, "MemberId": member,
+                "ProtocolType": "consumer", "ProtocolName": "range",
+                "Assignments": [{"MemberId": member, "Assignment": b""}]})
+            assert rs["ErrorCode"] == 0, rs
+
+        sync(gen1)
+        assert commit_parts(c, 8, group, gen1, member, {part: 5}) == {part: 0}
+
+        # The member joins again with its id: the group moves to generation 2.
+        md = kproto.consumer_subscription(["orders"])
+        rs = c.group(JOIN_GROUP, 9, {
+            "GroupId": group, "SessionTimeoutMs": 10000, "RebalanceTimeoutMs": 10000,
+            "MemberId": member, "GroupInstanceId": None, "ProtocolType": "consumer",
+            "Protocols": [{"Name": "range", "Metadata": md}], "Reason": "rejoin"})
+        assert rs["ErrorCode"] == 0 and rs["MemberId"] == member, rs
+        gen2 = rs["GenerationId"]
+        assert gen2 == gen1 + 1, rs
+        sync(gen2)
+        rs = c.group(DESCRIBE_GROUPS, 5, {"Groups": [group]})
+        assert rs["Groups"][0]["GroupState"] == "Stable", rs
+
+        for version in range(1, 9):
+            assert commit_parts(c, version, group, gen1, member, {part: 9}) == \
+                {part: ILLEGAL_GENERATION}, version
+            got = fetch_parts(c, 8, group, [part])
+            assert got[part] == (0, 5, "m5"), (version, got)
+        # The broker says so in its log, with the generation the commit carried.
+        assert ("group %s: OffsetCommit from member %s at generation %d refused, the group is "
+                "at generation %d (ILLEGAL_GENERATION): orders-1@9" % (group, member, gen1, gen2)
+                ) in gbroker.stderr_all()
+        # A generation ahead of the group's is stale the other way: refused too.
+        assert commit_parts(c, 8, group, gen2 + 1, member, {part: 9}) == \
+            {part: ILLEGAL_GENERATION}
+        assert fetch_parts(c, 8, group, [part])[part] == (0, 5, "m5")
+
+        assert commit_parts(c, 8, group, gen2, member, {part: 9}) == {part: 0}
+        assert fetch_parts(c, 8, group, [part])[part] == (0, 9, "m9")
+
+
 def test_committed_offsets_and_groups_survive_kill_9(broker_factory):
     b = broker_factory(settings=SETTINGS)
     harness.create_topics(b, [("orders", 3, None)])

@@ -124,15 +124,28 @@ def test_init_producer_id_versions_give_fresh_ids(shared_broker):
 @pytest.mark.parametrize("version", [0, 1, 2, 3, 4])
 def test_init_producer_id_with_transactional_id_goes_to_the_coordinator(shared_broker, version):
     # The transaction coordinator answers (test_txn_coordinator_raw.py has its rules): before
-    # __transaction_state exists (FindCoordinator key type 1 creates it) or while its shard
-    # loads, a retriable coordinator error; then a producer id at epoch 0.
+    # __transaction_state exists (FindCoordinator key type 1 creates it, as a client's first
+    # call does) or while its shard loads, a retriable coordinator error, asked again as a
+    # client does (bounded); then a producer id at epoch 0.
+    tid = "idem-txn-%d" % version
+    deadline = time.monotonic() + 60
     with shared_broker.conn() as c:
-        r = c.init_producer_id(version, transactional_id="idem-txn-%d" % version)
-    assert r["error"] in (0, 14, 15), r  # COORDINATOR_LOAD_IN_PROGRESS, _NOT_AVAILABLE
-    if r["error"]:
-        assert r["producer_id"] == -1, r
-    else:
-        assert r["producer_id"] >= 0 and r["producer_epoch"] == 0, r
+        while True:
+            rs = c.group(10, 3, {"Key": tid, "KeyType": 1})  # FindCoordinator
+            if rs["ErrorCode"] == 0:
+                break
+            assert rs["ErrorCode"] == 15, rs  # COORDINATOR_NOT_AVAILABLE while it is created
+            assert time.monotonic() < deadline, rs
+            time.sleep(0.1)
+        while True:
+            r = c.init_producer_id(version, transactional_id=tid)
+            if r["error"] not in (14, 15):  # COORDINATOR_LOAD_IN_PROGRESS, _NOT_AVAILABLE
+                break
+            assert r["producer_id"] == -1, r
+            assert time.monotonic() < deadline, "coordinator still not ready: %r" % r
+            time.sleep(0.1)
+    assert r["error"] == 0, r
+    assert r["producer_id"] >= 0 and r["producer_epoch"] == 0, r
 
 
 # ---------------------------------------------------------------- duplicates and gaps

@@ -172,8 +172,6 @@ def test_down_conversion_disabled_answers_unsupported_version(shared_broker):
     name = unique("old-nodown")
     with b.conn() as c:
         res = c.create_topics_v([(name, 1, 1, {"message.downconversion.enable": "false"})])
-        if res[name]["error"] == kp.INVALID_CONFIG:
-            pytest.skip("message.downconversion.enable is not in the config table yet")
         assert res[name]["error"] == 0, res
     harness.wait_leaders(b, [name])
     with b.conn() as c:

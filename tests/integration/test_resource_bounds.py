@@ -15,6 +15,7 @@ VmSize and keeps up to 256 MiB of freed memory in quarantine, so the tests measu
 over a baseline taken after a warm-up, keep the number of requests actually served while
 measuring small, and the bounds are generous.
 """
+import re
 import resource
 import socket
 import struct
@@ -305,10 +306,13 @@ def test_slow_sender_of_a_frame_is_closed_even_while_bytes_trickle_in(tmp_path):
                     break
             took = time.monotonic() - t0
             assert closed, "a trickled frame kept its connection for %.1f s" % took
-            assert took >= 0.8 * IDLE_MS / 1000, "closed after only %.2f s" % took
         print("liveness: " + probe.check())
         lines = [ln for ln in b.stderr_all().splitlines() if "still incomplete after" in ln]
-        assert len(lines) == 1 and "connections.max.idle.ms" in lines[0], lines
+        assert len(lines) == 1 and "connections.max.idle.ms is %d" % IDLE_MS in lines[0], lines
+        # Not closed early: by the broker's own clock the frame had been incomplete for a whole
+        # period (how close to it is bench/timers.py's frame_timeout figure).
+        waited = int(re.search(r"still incomplete after (\d+) ms", lines[0]).group(1))
+        assert waited >= IDLE_MS, lines[0]
     finally:
         b.stop()
 
@@ -319,11 +323,15 @@ def test_idle_timeout_spares_a_connection_waiting_for_its_answer(tmp_path):
     try:
         create_topics(b, [("waiting", 1, {})])
         with b.conn() as c:
-            t0 = time.monotonic()
+            # An empty partition and MinBytes 1: the answer comes at MaxWaitMs, three idle
+            # periods on (tests/unit/test_broker.c tests that on virtual time), so it reaching
+            # us means the connection outlived them.
             res = c.fetch({"waiting": {0: 0}}, version=4, max_wait_ms=3 * IDLE_MS,
                           min_bytes=1)
-            took = time.monotonic() - t0
-            assert res["partitions"][("waiting", 0)]["error"] == 0
-            assert took >= 2.5 * IDLE_MS / 1000, "fetch answered after %.2f s" % took
+            d = res["partitions"][("waiting", 0)]
+            assert d["error"] == 0 and not kproto.records_of(d["records"] or b""), d
+            c.api_versions(0)  # and it is still open
+            peer = "closing the connection from %s:%d: idle" % c.sock.getsockname()
+        assert peer not in b.stderr_all()
     finally:
         b.stop()

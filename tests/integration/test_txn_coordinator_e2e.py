@@ -5,8 +5,8 @@ read_uncommitted, a second instance fencing the first, and the broker killed (th
 fault hook, TALLY_TEST_FAULT: _exit(137) as kill -9) at each stage of a commit — before
 Prepare, after Prepare before the markers, after the markers, before Complete — then
 restarted: the transaction completes the way it was decided (aborted by the timeout when
-Prepare was never written, committed otherwise). Needs the partition side (WriteTxnMarkers,
-read_committed); skipped on a broker that does not serve it."""
+Prepare was never written, committed otherwise). Each test first asserts that the broker
+advertises WriteTxnMarkers (the partition side), so a dispatch table that lost it fails."""
 import gc
 import os
 import time
@@ -23,9 +23,8 @@ SETTINGS = {"transaction.state.log.num.partitions": "3",
 
 def need_markers(b):
     with b.conn() as c:
-        _err, keys = c.api_versions(0)
-    if 27 not in keys:
-        pytest.skip("WriteTxnMarkers is not served yet (the partition side)")
+        err, keys = c.api_versions(0)
+    assert err == 0 and 27 in keys, "ApiVersions (error %d) lacks WriteTxnMarkers (27)" % err
 
 
 def producer(b, tid, **extra):

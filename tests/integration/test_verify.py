@@ -3,18 +3,19 @@
 
 - Against librdkafka's in-memory mock cluster, which keeps no transaction markers (so
   read_committed sees aborted transactions) nor transactional offsets, the tool must find
-  anomalies and exit non-zero: the check can fail.
+  anomalies and exit 1: the check can fail.
+- A run that could not establish a verdict — the cluster unreachable, or every seed record
+  refused — exits 2, "inconclusive", never 0.
 - Against a real tallyd, the chaos suite's short scenario (20,000 records, 5 faults of each
   copier kind: kill -9, SIGSTOP past the session timeout, a same-id zombie; 5 broker kill -9s)
-  must find none. It needs transactions (issue 10) in the broker; until they are there it is
-  skipped, saying so.
+  must find none. The broker serves transactions: the test asserts EndTxn is advertised
+  first, so a dispatch table that lost it fails here instead of skipping the scenario.
 """
 import json
 import os
 import subprocess
 import sys
 
-import pytest
 
 import harness
 import kproto
@@ -48,6 +49,33 @@ def test_verify_usage_errors():
     assert r.returncode == 0 and "torn_transaction" in r.stdout
 
 
+def test_verify_that_cannot_reach_the_cluster_is_inconclusive(tmp_path):
+    """A run that checked nothing is inconclusive (2), never "anomalies" (1) nor a pass."""
+    r = run_verify(["--records", "10", "--work-dir", str(tmp_path / "work")], 120,
+                   bootstrap="127.0.0.1:%d" % harness.free_port())
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "cannot reach" in r.stderr, r.stderr
+
+
+def test_verify_is_inconclusive_when_the_cluster_refuses_the_seed(broker_factory, tmp_path):
+    """A broker that refuses every seed record (message.max.bytes below one batch): nothing is
+    acknowledged, nothing copied, no anomaly can be found — a vacuous pass before the checker
+    held the acknowledged inputs against --records. Now: exit 2, saying why."""
+    b = broker_factory(settings=dict(TXN_SETTINGS, **{"message.max.bytes": "20"}))
+    out = tmp_path / "report.json"
+    r = run_verify(["--records", "200", "--partitions", "2", "--copiers", "1", "--faults", "none",
+                    "--max-seconds", "5", "--txn-timeout-ms", "2000", "--work-dir",
+                    str(tmp_path / "work"), "--json", str(out)], 180, bootstrap=b.bootstrap)
+    assert r.returncode == 2, r.stdout + r.stderr
+    rep = json.loads(out.read_text())["report"]
+    assert rep["verdict"] == "inconclusive" and rep["anomalies"] == 0, rep
+    assert rep["inputs_expected"] == 200 and rep["inputs_acked"] == 0, rep
+    assert "0 distinct inputs acknowledged of the 200 the seeder was asked to write" in \
+        rep["incomplete"], rep["incomplete"]
+    assert "200 of the 200 seed records were not delivered (see above)" in rep["incomplete"]
+    assert "verdict: inconclusive" in r.stdout, r.stdout
+
+
 def test_verify_finds_anomalies_on_the_mock_cluster(tmp_path):
     out = tmp_path / "report.json"
     r = run_verify(["--mock-cluster", "1", "--partitions", "2", "--records", "2000",
@@ -65,23 +93,27 @@ def test_verify_finds_anomalies_on_the_mock_cluster(tmp_path):
     # ...and keeps no transactional offsets, so aborts rewind to the start: duplicates.
     assert classes["duplicated"]["count"] > 0 or classes["lost"]["count"] > 0, r.stdout
     assert "anomalies: %d" % rep["report"]["anomalies"] in r.stdout
+    # Cut short by --max-seconds (the mock keeps no transactional offsets, so the group never
+    # reaches the end), the history is incomplete; the aborted reads and duplicates seen hold
+    # all the same: "anomalies", not "inconclusive".
+    assert rep["report"]["verdict"] == "anomalies", rep["report"]
+    assert any("stopped by --max-seconds" in w for w in rep["report"]["incomplete"]), rep
     assert "verify: " in r.stderr and "copied" in r.stderr  # the progress line
 
 
-def broker_has_transactions(b):
+def assert_transactions_served(b):
     with b.conn() as c:
         err, keys = c.api_versions(0)
-    return err == 0 and END_TXN in keys
+    assert err == 0 and END_TXN in keys, "ApiVersions (error %d) lacks EndTxn (%d)" % (err,
+                                                                                   END_TXN)
 
 
 def test_verify_short_run_on_tally_finds_nothing(broker_factory, tmp_path):
     """The CI scenario of tests/chaos (`short`): 20,000 records, 5 copier kills, 5 pauses past
     the session timeout, 5 same-id zombies and 5 broker kill -9s, zero anomalies."""
     b = broker_factory(settings=TXN_SETTINGS)
-    has_txn = broker_has_transactions(b)
+    assert_transactions_served(b)
     b.stop()
-    if not has_txn:
-        pytest.skip("waiting for transactions (issue 10) on main: tallyd does not serve EndTxn")
     sys.path.insert(0, os.path.join(harness.REPO, "tests", "chaos"))
     import chaos
     chaos.TALLYD, chaos.TALLY = harness.TALLYD, harness.TALLY
@@ -91,6 +123,9 @@ def test_verify_short_run_on_tally_finds_nothing(broker_factory, tmp_path):
     assert res["ok"], detail
     rep = res["report"]
     assert rep["report"]["anomalies"] == 0
+    # A pass is a complete history: nothing missing that could hide an anomaly.
+    assert rep["report"]["verdict"] == "pass" and rep["report"]["incomplete"] == [], rep["report"]
+    assert rep["report"]["inputs_expected"] == 20000
     assert rep["report"]["inputs_acked"] == 20000
     assert rep["report"]["visible"] == 20000
     for k in ("kill", "pause", "fence", "broker-kill"):

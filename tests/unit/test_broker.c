@@ -304,6 +304,84 @@ TEST(broker_fetch_long_poll_dropped_when_connection_closes)
     bfx_close(&f);
 }
 
+/* A Fetch whose MinBytes the data does not reach keeps waiting after appends, answers at
+ * MaxWaitMs with what there is; one whose MinBytes the appends reach answers at once. (The
+ * behaviour test_data_protocol.py once measured with a wall clock.) */
+TEST(broker_fetch_long_poll_waits_for_min_bytes_on_virtual_time)
+{
+    struct bfx f;
+    struct answer a, b;
+    struct net_request *req, *req2;
+    struct partition *p;
+
+    REQUIRE(bfx_open(&f, "minb"));
+    p = replica_partition(f.rm, "minb", 0);
+    REQUIRE(p);
+    req = fetch_request("minb", 0, 2500, 100000, &a);
+    REQUIRE(req);
+    broker_fetch(f.b, req);
+    tclock_advance(f.clock, 300);
+    REQUIRE(append_one(p) == 0);
+    REQUIRE(append_one(p) == 0);
+    spin(&f);
+    CHECK_EQ_INT(a.calls, 0); /* two small batches: far less than MinBytes */
+    tclock_advance(f.clock, 2199);
+    spin(&f);
+    CHECK_EQ_INT(a.calls, 0);
+    tclock_advance(f.clock, 1); /* MaxWaitMs since the request */
+    spin(&f);
+    CHECK_EQ_INT(a.calls, 1);
+    CHECK_EQ_INT(a.how, NET_DETACHED_RESPONDED);
+    CHECK_EQ_INT(a.part_error, 0);
+    CHECK_EQ_INT(a.high_watermark, 2);
+    CHECK(a.records_len > 0); /* what there is, both batches */
+    int32_t two = a.records_len;
+
+    /* MinBytes of a bit more than two batches: the third append answers before MaxWaitMs. */
+    req2 = fetch_request("minb", 0, 60000, two + 1, &b);
+    REQUIRE(req2);
+    broker_fetch(f.b, req2);
+    spin(&f);
+    CHECK_EQ_INT(b.calls, 0);
+    tclock_advance(f.clock, 1000);
+    REQUIRE(append_one(p) == 0);
+    spin(&f);
+    CHECK_EQ_INT(b.calls, 1);
+    CHECK_EQ_INT(b.high_watermark, 3);
+    CHECK(b.records_len > two);
+    tclock_advance(f.clock, 120000);
+    CHECK_EQ_INT(a.calls, 1);
+    CHECK_EQ_INT(b.calls, 1);
+    bfx_close(&f);
+}
+
+/* A broker that stops answers its parked Fetches at once — no virtual time passes, so none of
+ * them waits for its MaxWaitMs. (test_deferred.py once bounded this with a wall clock.) */
+TEST(broker_fetch_long_poll_answered_when_the_broker_stops)
+{
+    struct bfx f;
+    struct answer a[3];
+    bool stopped = false;
+
+    REQUIRE(bfx_open(&f, "stop"));
+    for (int i = 0; i < 3; i++) {
+        struct net_request *req = fetch_request("stop", 0, 120000, 1, &a[i]);
+        REQUIRE(req);
+        broker_fetch(f.b, req);
+    }
+    spin(&f);
+    for (int i = 0; i < 3; i++)
+        CHECK_EQ_INT(a[i].calls, 0);
+    broker_stop(f.b, fixture_set_flag, &stopped);
+    CHECK(fixture_run_until(&f.q.loop, &stopped, 5000));
+    f.b = NULL; /* stopped: bfx_close must not stop it again */
+    for (int i = 0; i < 3; i++) {
+        CHECK_EQ_INT(a[i].calls, 1);
+        CHECK(a[i].how == NET_DETACHED_RESPONDED || a[i].how == NET_DETACHED_FINISHED);
+    }
+    bfx_close(&f);
+}
+
 /* ---- old Fetch versions: converted on the thread pool -------------------------------------- */
 
 /* Fetch v3 reads magic 1 messages and v1 magic 0: the batch is converted on the thread pool
