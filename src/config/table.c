@@ -155,10 +155,11 @@ static const struct config_def defs[] = {
      0, "src/replica/partition.c"},
     {"unclean.leader.election.enable", "unclean.leader.election.enable", CT_BOOLEAN, "false", 0, 0,
      booleans, true,
-     "Whether a replica outside the in-sync set may become leader when no in-sync replica is "
-     "left, at the price of losing data. Stored, no effect in Tally yet: its controller never "
-     "elects a replica outside the ISR (src/controller/controller_sm.h will read it).",
-     0, NULL},
+     "Whether a replica outside the ISR may be elected leader when no ISR member is left: "
+     "data acknowledged by the old ISR may then be lost, and the new leader starts "
+     "RECOVERING (KIP-704). The controller reads it at each election, the topic's value "
+     "first, then the broker's.",
+     0, "src/controller/partition_change.c"},
 
     /* Kafka 3.8's compression levels (KIP-390) and 3.9's tiered-storage switches. */
     {"compression.gzip.level", "compression.gzip.level", CT_INT, "-1", 1, 9, NULL, true,
@@ -403,18 +404,18 @@ static const struct config_def defs[] = {
      "Accepted, no effect in Tally: it has no metrics reporters.",
      0, NULL},
     {NULL, "auto.leader.rebalance.enable", CT_BOOLEAN, "true", 0, 0, booleans, false,
-     "Whether the controller moves leadership back to preferred replicas when leaders are "
-     "unbalanced. Accepted, no effect in Tally: it does not move leaders back to preferred "
-     "replicas on its own.",
-     0, NULL},
+     "Whether the controller moves leadership back to each partition's preferred (first) "
+     "replica, a few partitions per look, once that replica is in the ISR and has been "
+     "unfenced for a session timeout.",
+     0, "src/controller/controller.c"},
     {NULL, "background.threads", CT_INT, "10", 1, I32MAX, NULL, true,
      "The size of the thread pool for background tasks. Stored, no effect in Tally: its "
      "background work runs on its event loop and thread pool.",
      0, NULL},
     {NULL, "broker.heartbeat.interval.ms", CT_INT, "2000", INT32_MIN, I32MAX, NULL, false,
-     "How often a broker heartbeats to the controller (ms). Accepted, no effect in Tally: "
-     "its brokers register and heartbeat with the controller on their own schedule.",
-     0, NULL},
+     "How often a running broker heartbeats to the controller (ms); while fenced or "
+     "shutting down it heartbeats every 100 ms.",
+     0, "src/lifecycle.c"},
     {NULL, "broker.id", CT_INT, "-1", INT32_MIN, I32MAX, NULL, false,
      "This broker's id; the older name of node.id, read when node.id is not set (-1: unset).", 0,
      "src/server_config.c"},
@@ -423,14 +424,15 @@ static const struct config_def defs[] = {
      "ids are configured, never generated.",
      0, NULL},
     {NULL, "broker.rack", CT_STRING, NULL, 0, 0, NULL, false,
-     "This broker's rack, given in Metadata and DescribeCluster answers and its registration "
-     "with the controller.",
-     0, "src/main.c"},
+     "This broker's rack, given in Metadata and DescribeCluster answers and its "
+     "registration with the controller, which spreads each partition's replicas over the "
+     "racks.",
+     0, "src/lifecycle.c"},
     {NULL, "broker.session.timeout.ms", CT_INT, "9000", INT32_MIN, I32MAX, NULL, false,
-     "How long a broker's lease lasts without a heartbeat before the controller fences it "
-     "(ms). Accepted, no effect in Tally: its brokers register and heartbeat with the "
-     "controller on their own schedule.",
-     0, NULL},
+     "How long the controller waits for a broker's heartbeat before it fences the broker "
+     "(ms): the broker leaves every ISR (never emptying one) and its leaderships move. It "
+     "also bounds how long a controlled shutdown waits.",
+     0, "src/controller/controller.c"},
     {NULL, "client.quota.callback.class", CT_CLASS, NULL, 0, 0, NULL, false,
      "A class that decides client quota limits. Accepted, no effect in Tally: it applies no "
      "quotas.",
@@ -468,9 +470,11 @@ static const struct config_def defs[] = {
      "no effect in Tally: the metadata quorum runs on libraft, with its own timings.",
      0, NULL},
     {NULL, "controller.quorum.bootstrap.servers", CT_LIST, "", 0, 0, NULL, false,
-     "host:port endpoints to find the metadata quorum by (KIP-853). Accepted, no effect in "
-     "Tally: the metadata quorum runs on libraft, with its own timings.",
-     0, NULL},
+     "Kafka 3.9's name for the controllers a node contacts at first start. In Tally it "
+     "means what controller.bootstrap.servers means, the Kafka (PLAINTEXT) listeners of "
+     "controller nodes, since Tally's CONTROLLER listener is the raft transport and speaks "
+     "no Kafka protocol; used when controller.bootstrap.servers is not set.",
+     0, "src/server_config.c"},
     {NULL, "controller.quorum.election.backoff.max.ms", CT_INT, "1000", INT32_MIN, I32MAX, NULL,
      false,
      "The longest wait before a new election of the metadata quorum (ms). Accepted, no "
@@ -683,9 +687,9 @@ static const struct config_def defs[] = {
      "reporters.",
      0, NULL},
     {NULL, "leader.imbalance.check.interval.seconds", CT_LONG, "300", 1, I64MAX, NULL, false,
-     "How often the controller checks whether leaders are unbalanced (s). Accepted, no "
-     "effect in Tally: it does not move leaders back to preferred replicas on its own.",
-     0, NULL},
+     "How often the controller looks for partitions to move back to their preferred leader "
+     "(s).",
+     0, "src/controller/controller.c"},
     {NULL, "leader.imbalance.per.broker.percentage", CT_INT, "10", INT32_MIN, I32MAX, NULL, false,
      "The share of a broker's leaderships that may be away from their preferred replica "
      "before the controller rebalances (%). Accepted, no effect in Tally: it does not move "
@@ -863,10 +867,11 @@ static const struct config_def defs[] = {
      "has no SASL authentication.",
      CF_PER_BROKER, NULL},
     {NULL, "process.roles", CT_LIST, "", 0, 0, NULL, false,
-     "The roles of this node (broker, controller); every Tally node is a broker, and a voter "
-     "of the metadata quorum when controller.quorum.voters lists it. Accepted, no effect in "
-     "Tally: its brokers register and heartbeat with the controller on their own schedule.",
-     0, NULL},
+     "broker,controller (a voter of the metadata quorum that is also a broker) or broker "
+     "(a broker that follows the quorum as a standby). A controller-only node is not "
+     "implemented and refused, and so are a broker-only node listed among the voters and a "
+     "controller missing from them.",
+     0, "src/server_config.c"},
     {NULL, "producer.purgatory.purge.interval.requests", CT_INT, "1000", INT32_MIN, I32MAX, NULL,
      false,
      "How many requests go between two purges of the Produce purgatory. Accepted, no effect "
@@ -993,25 +998,21 @@ static const struct config_def defs[] = {
      "it applies no quotas.",
      0, NULL},
     {NULL, "replica.fetch.backoff.ms", CT_INT, "1000", 0, I32MAX, NULL, false,
-     "How long a follower waits after a fetch error (ms). Accepted, no effect in Tally: its "
-     "followers fetch with their own fixed settings.",
-     0, NULL},
+     "How long a follower waits before it fetches a partition again after an error (ms).", 0,
+     "src/replica/replica_mgr.c"},
     {NULL, "replica.fetch.max.bytes", CT_INT, "1048576", 0, I32MAX, NULL, false,
-     "The bytes a follower asks for per partition. Accepted, no effect in Tally: its "
-     "followers fetch with their own fixed settings.",
-     0, NULL},
+     "The most a follower asks for per partition in one fetch (bytes; a first batch larger "
+     "than this still comes whole).",
+     0, "src/replica/replica_mgr.c"},
     {NULL, "replica.fetch.min.bytes", CT_INT, "1", INT32_MIN, I32MAX, NULL, false,
-     "The least bytes a follower's fetch waits for. Accepted, no effect in Tally: its "
-     "followers fetch with their own fixed settings.",
-     0, NULL},
+     "How many bytes a follower's fetch waits for before the leader answers it.", 0,
+     "src/replica/replica_mgr.c"},
     {NULL, "replica.fetch.response.max.bytes", CT_INT, "10485760", 0, I32MAX, NULL, false,
-     "The most bytes of a follower's whole fetch answer. Accepted, no effect in Tally: its "
-     "followers fetch with their own fixed settings.",
-     0, NULL},
+     "The most a follower asks for in one fetch over all its partitions (bytes).", 0,
+     "src/replica/replica_mgr.c"},
     {NULL, "replica.fetch.wait.max.ms", CT_INT, "500", INT32_MIN, I32MAX, NULL, false,
-     "The longest a follower's fetch waits at the leader (ms). Accepted, no effect in Tally: "
-     "its followers fetch with their own fixed settings.",
-     0, NULL},
+     "How long the leader holds a follower's fetch when it has nothing new (ms).", 0,
+     "src/replica/replica_mgr.c"},
     {NULL, "replica.high.watermark.checkpoint.interval.ms", CT_LONG, "5000", INT64_MIN, I64MAX,
      NULL, false,
      "How often high watermarks are written to disk (ms). Accepted, no effect in Tally: it "
@@ -1019,10 +1020,9 @@ static const struct config_def defs[] = {
      "(log.flush.offset.checkpoint.interval.ms).",
      0, NULL},
     {NULL, "replica.lag.time.max.ms", CT_LONG, "30000", INT64_MIN, I64MAX, NULL, false,
-     "How long a follower may fail to catch up with the leader's log end before it leaves "
-     "the ISR (ms). Accepted, no effect in Tally: a follower's lag does not yet shrink the "
-     "ISR (the replication of src/replica/partition_sm.h will read it).",
-     0, NULL},
+     "How long a follower may fail to catch up with the leader's log end before the leader "
+     "has it removed from the ISR (ms).",
+     0, "src/replica/replica_mgr.c"},
     {NULL, "replica.selector.class", CT_STRING, NULL, 0, 0, NULL, false,
      "The class that picks a preferred read replica for a consumer. Accepted, no effect in "
      "Tally: it loads no Java plugins.",

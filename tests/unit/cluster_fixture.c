@@ -666,6 +666,11 @@ static void complete_waiters(struct cf *c, struct cf_part *p)
 /* Whether replica `q` holds entry `e`, or held it until a crash lost its unflushed tail: a
  * leader counts the position a follower reported, and cannot know what its page cache
  * lost since (acks=all means "in memory on the ISR", as in Kafka). */
+static bool entry_eq(const struct cf_entry *a, const struct cf_entry *b)
+{
+    return a->offset == b->offset && a->epoch == b->epoch && a->rid == b->rid;
+}
+
 static bool holds(const struct cf_part *q, const struct cf_entry *e)
 {
     if (q->n_log > e->offset && q->log[e->offset].rid == e->rid &&
@@ -2765,14 +2770,12 @@ void cf_check(struct cf *c, struct cf_report *r)
             if (m == mp->leader || !cf_up(c, m))
                 continue;
             const struct cf_part *q = &c->nodes[m].parts[part];
-            bool same =
-                q->n_log == lp->n_log &&
-                (q->n_log == 0 || memcmp(q->log, lp->log, (size_t)q->n_log * sizeof *q->log) == 0);
+            /* Field by field: struct cf_entry has padding, which memcmp would compare too. */
+            int64_t o = 0;
+            while (o < q->n_log && o < lp->n_log && entry_eq(&q->log[o], &lp->log[o]))
+                o++;
+            bool same = q->n_log == lp->n_log && o == q->n_log;
             if (!same) {
-                int64_t o = 0;
-                while (o < q->n_log && o < lp->n_log &&
-                       memcmp(&q->log[o], &lp->log[o], sizeof q->log[o]) == 0)
-                    o++;
                 r->isr_diverged++;
                 first(r,
                       "(4) p%d: ISR member %d's log (%lld) differs from leader %d's (%lld) at "
