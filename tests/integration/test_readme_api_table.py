@@ -35,10 +35,10 @@ def test_readme_api_table_matches_api_versions(shared_broker):
 
 # Declared in proto (src/proto/schema_apis.c) but without a handler in src/dispatch.c, or
 # broker-to-controller APIs served but not advertised.
-NOT_SERVED = {23: "OffsetForLeaderEpoch", 43: "ElectLeaders", 45: "AlterPartitionReassignments",
-              46: "ListPartitionReassignments", 55: "DescribeQuorum", 56: "AlterPartition",
-              63: "BrokerHeartbeat"}
-NOT_ADVERTISED = {**NOT_SERVED, 62: "BrokerRegistration", 67: "AllocateProducerIds"}
+NOT_SERVED = {45: "AlterPartitionReassignments", 46: "ListPartitionReassignments",
+              55: "DescribeQuorum"}
+NOT_ADVERTISED = {**NOT_SERVED, 56: "AlterPartition", 62: "BrokerRegistration",
+                  63: "BrokerHeartbeat", 67: "AllocateProducerIds"}
 
 
 def test_declared_but_unserved_apis_are_not_advertised(shared_broker):
