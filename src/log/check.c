@@ -52,6 +52,7 @@
 #define CHECK_IO_RETRIES 3               /* slices failed by a read error before giving up */
 
 static size_t slice_bytes = (size_t)1 << 20;
+static uint64_t total_bytes, total_damaged; /* log_check_totals */
 
 /* The logs with bytes to check, in order; event loop only. */
 static struct {
@@ -76,13 +77,13 @@ struct log_check {
     int64_t cand_pos[CHECK_CANDIDATES], cand_off[CHECK_CANDIDATES];
     size_t n_cand;
     /* Out. */
-    bool ran;                        /* log_check_run ran (else nothing changes) */
-    int rc;                          /* 0 or ERR_IO / ERR_NOMEM */
-    int64_t done_pos, done_expect;   /* checked up to (a batch boundary) */
-    bool damaged;                    /* a damaged batch at bad_pos */
-    const char *why;                 /* what was wrong with it */
-    bool resumed;                    /* where intact batches start again is known: */
-    int64_t resume_pos, resume_off;  /* there, and the first offset there */
+    bool ran;                       /* log_check_run ran (else nothing changes) */
+    int rc;                         /* 0 or ERR_IO / ERR_NOMEM */
+    int64_t done_pos, done_expect;  /* checked up to (a batch boundary) */
+    bool damaged;                   /* a damaged batch at bad_pos */
+    const char *why;                /* what was wrong with it */
+    bool resumed;                   /* where intact batches start again is known: */
+    int64_t resume_pos, resume_off; /* there, and the first offset there */
     /* The read window: buf[0..n) holds the file's bytes from `at`. */
     uint8_t *buf;
     int64_t at;
@@ -91,6 +92,12 @@ struct log_check {
 
 /* The one slice in flight (its log may close meanwhile). */
 static struct log_check *inflight;
+
+void log_check_totals(uint64_t *bytes, uint64_t *damaged)
+{
+    *bytes = total_bytes;
+    *damaged = total_damaged;
+}
 
 size_t log_check_slice_bytes(size_t bytes)
 {
@@ -134,8 +141,8 @@ bool log_seg_unchecked(const struct log *l, const struct log_segment *s)
     return l->checking && s->chk_done < s->chk_end;
 }
 
-bool log_seg_servable(const struct log *l, const struct log_segment *s, int64_t pos,
-                      int64_t limit, int64_t *serve_end)
+bool log_seg_servable(const struct log *l, const struct log_segment *s, int64_t pos, int64_t limit,
+                      int64_t *serve_end)
 {
     const struct log_hole *h = log_seg_hole_from(s, pos);
 
@@ -511,8 +518,8 @@ static int starts_again(struct log_check *c, int64_t pos, int64_t min_base, int6
     }
     if (pos <= c->bad_pos || pos > c->to || (base >= 0 && base < min_base))
         return 0;
-    rc = check_batch(c, pos, base >= 0 ? base : min_base, base >= 0, &size, first, &last,
-                     &len_size, &why);
+    rc = check_batch(c, pos, base >= 0 ? base : min_base, base >= 0, &size, first, &last, &len_size,
+                     &why);
     if (rc == ERR_CORRUPT_MESSAGE)
         return 0;
     return rc == 0 ? 1 : rc;
@@ -610,6 +617,7 @@ static void quarantine(struct log_check *c, struct log_segment *s)
     s->chk_done = h.end;
     s->chk_expect = h.end_offset;
     s->chk_bad = -1;
+    total_damaged++;
 }
 
 int log_check_done(struct log_check *c)
@@ -624,8 +632,9 @@ int log_check_done(struct log_check *c)
             /* The disk refuses to read these bytes: a reader would get the same error, so
              * after a few tries they are left to the read path rather than waited for. */
             if (++s->chk_io_errors >= CHECK_IO_RETRIES) {
-                slog_error(LOG_MOD, "%s.log: cannot be checked past position %" PRId64
-                                    " (read errors); the rest is served unchecked",
+                slog_error(LOG_MOD,
+                           "%s.log: cannot be checked past position %" PRId64
+                           " (read errors); the rest is served unchecked",
                            s->path, c->pos);
                 s->chk_done = s->chk_end;
             }
@@ -633,6 +642,7 @@ int log_check_done(struct log_check *c)
             c->why = s->chk_why;
             quarantine(c, s);
         } else {
+            total_bytes += (uint64_t)(c->done_pos - c->pos);
             s->chk_done = c->done_pos;
             s->chk_expect = c->done_expect;
             if (c->damaged && c->resumed) {

@@ -209,6 +209,8 @@ int log_check_done(struct log_check *c);
 /* Whether the log still has bytes to check; *damaged (may be NULL) receives the number of
  * ranges quarantined so far. */
 bool log_check_pending(const struct log *l, size_t *damaged);
+/* Bytes checked and ranges quarantined since the process started (diagnostics). */
+void log_check_totals(uint64_t *bytes, uint64_t *damaged);
 /* The bytes one log_check_run reads at most (a batch larger than it is read whole, in
  * pieces). Returns the previous value; 0 only reads it. Default 1 MiB. */
 size_t log_check_slice_bytes(size_t bytes);

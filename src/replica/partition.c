@@ -437,6 +437,9 @@ int partition_open(struct replica_mgr *rm, const char *topic, const uint8_t id[1
         pstate_free(p->pstate);
         goto err;
     }
+    /* What the open trusted without reading its CRC is checked from now on (replica/check.c). */
+    log_check_start(p->log);
+    replica_check_kick(rm);
     /* No replication-offset-checkpoint yet: a leader whose ISR is itself alone (one replica)
      * has everything committed; otherwise the high watermark starts at the log start and
      * moves as the followers' fetches (or, on a follower, the leader's) say. */
@@ -681,6 +684,7 @@ int partition_read(struct partition *p, int64_t from, size_t max_bytes,
     out->ref = sl.segment;
     out->io = log_get_io(p->log);
     out->next_offset = sl.next_offset;
+    out->pending = sl.pending;
     return 0;
 }
 

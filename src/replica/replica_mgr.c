@@ -646,6 +646,7 @@ static void on_tick(struct tclock_timer *h)
     if (hang)
         rm->last_hanging_ms = now;
     replica_cleaner_tick(rm);
+    replica_check_kick(rm);
     if (now - rm->last_checkpoint_ms >= checkpoint_every) {
         write_checkpoints(rm);
         rm->last_checkpoint_ms = now;
