@@ -214,3 +214,34 @@ def test_damage_past_the_recovery_point_after_kill_is_cut_at_start(broker):
     got, errors = consume_all_confluent(broker, topic, base - 1)
     assert errors == [] and got == {o: value(o) for o in range(base)}
     assert "damaged batch at position" not in broker.stderr_all()
+
+
+def test_coordinator_loads_whole_state_while_its_files_are_checked(broker):
+    """After a clean stop the coordinators' partitions are checked like any other: a
+    coordinator's load that reaches bytes not yet checked waits for them (its partition is
+    checked next) rather than take the unchecked rest for the end of its log."""
+    harness.create_topics(broker, [("bulk", 1, {"segment.bytes": str(4 << 20)})])
+    # 48 MiB queued for the check ahead of __consumer_offsets (created after it).
+    with broker.conn(timeout=60) as c:
+        for _ in range(48):
+            res = c.produce({"bulk": {0: kproto.record_batch([(None, b"b" * 1024)] * 1000)}},
+                            acks=1)
+            assert res[("bulk", 0)]["error"] == 0, res
+    from confluent_kafka import Consumer, TopicPartition
+    conf = {"bootstrap.servers": broker.bootstrap, "group.id": "dmg-coord",
+            "enable.auto.commit": False}
+    c = Consumer(conf)
+    try:
+        for k in range(50):  # fifty commit records in the group's partition
+            c.commit(offsets=[TopicPartition("bulk", 0, 1000 + k)], asynchronous=False)
+    finally:
+        c.close()
+    broker.stop()
+
+    broker.start()
+    c = Consumer(conf)
+    try:
+        got = c.committed([TopicPartition("bulk", 0)], timeout=60)
+    finally:
+        c.close()
+    assert [(t.topic, t.partition, t.offset) for t in got] == [("bulk", 0, 1049)], got
