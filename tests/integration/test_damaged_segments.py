@@ -18,7 +18,7 @@ import harness
 import kproto
 
 BATCHES, PER_BATCH = 30, 10
-VICTIM = 4  # a batch in the middle of the first (sealed) segment
+VICTIM = 2  # a batch of the first (sealed) segment, not just before an .index entry
 
 
 def value(i):
