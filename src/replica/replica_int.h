@@ -118,6 +118,10 @@ struct replica_mgr {
      * work, and the cleaner checkpoint read at start (until the partitions took it). */
     struct replica_clean *clean;
     int64_t last_clean_check_ms;
+    /* check.c: the slice of the background file check in flight (NULL if none), and before
+     * when no new one starts after a failed one. */
+    struct replica_check *check;
+    int64_t check_retry_ms;
     bool stopping;
     void (*stop_cb)(void *arg);
     void *stop_arg;
@@ -245,5 +249,11 @@ void replica_mgr_check_stop(struct replica_mgr *rm);
  * ends it. */
 void replica_cleaner_load(struct replica_mgr *rm);
 void replica_cleaner_tick(struct replica_mgr *rm);
+
+/* check.c: drives log/check.c's background check of the files the opens trusted, one slice at
+ * a time on the thread pool, back to back while there is work (counted in `flushes`, so a stop
+ * waits for the slice in flight). Call after a log_check_start and at every housekeeping tick
+ * (which resumes after a failed slice). */
+void replica_check_kick(struct replica_mgr *rm);
 
 #endif

@@ -697,6 +697,7 @@ static void on_tick(struct tclock_timer *h)
     }
     replica_fetcher_kick(rm);
     replica_cleaner_tick(rm);
+    replica_check_kick(rm);
     if (now - rm->last_checkpoint_ms >= checkpoint_every) {
         write_checkpoints(rm);
         rm->last_checkpoint_ms = now;
