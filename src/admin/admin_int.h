@@ -71,20 +71,24 @@ int32_t *live_broker_ids(const struct admin *a, struct arena *ar, int32_t *n);
 void uuid_random(uint8_t id[16]);
 
 /* Shared by CreateTopics and Metadata auto-creation: builds the records of a new topic
- * (TOPIC, PARTITION × n, CONFIG × n_configs) in `ar`; replicas go round-robin over live
- * brokers. Returns 0 with *out / *n_out, INVALID_REPLICATION_FACTOR, INVALID_PARTITIONS or
- * ERR_NOMEM. */
+ * (TOPIC, PARTITION × n, CONFIG × n_configs) in `ar`; replicas are placed by the
+ * controller's rack-aware placement (ctl_place_replicas over the unfenced brokers that are
+ * not shutting down, starting at a place drawn from the topic's name). Returns 0 with *out /
+ * *n_out, INVALID_REPLICATION_FACTOR, INVALID_PARTITIONS or ERR_NOMEM. */
 struct topic_spec {
     const char *name;
     int32_t partitions, replication_factor;
     int32_t n_configs;
     const char *const *config_keys, *const *config_values;
     const uint8_t *id; /* NULL = a fresh random id */
-    /* Explicit replica lists, one per partition (NULL = round-robin placement). */
+    /* Explicit replica lists, one per partition (NULL = ctl_place_replicas). */
     const int32_t *const *replicas;
     const int32_t *n_replicas;
 };
 int topic_records(const struct admin *a, const struct topic_spec *spec, struct arena *ar,
                   struct meta_record **out, size_t *n_out);
+/* The placement seed of a topic (from its name: partitions added later continue the same
+ * rotation of preferred leaders). */
+uint32_t topic_placement_seed(const char *name);
 
 #endif
