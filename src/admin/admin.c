@@ -23,11 +23,15 @@ struct admin *admin_new(struct meta *m, const struct admin_options *opts)
     a->cfg.meta = m;
     a->cfg.props = opts->config;
     a->cfg.node_id = opts->node_id;
+    admin_forward_setup(a, opts);
     return a;
 }
 
 void admin_free(struct admin *a)
 {
+    if (a == NULL)
+        return;
+    admin_forward_free_all(a);
     free(a);
 }
 
