@@ -201,8 +201,7 @@ static void *error_answer(struct net_request *req, int16_t err, const char *msg)
         const struct DeleteTopicsRequest *rq = req->body;
         struct DeleteTopicsResponse *rs = arena_alloc(ar, sizeof *rs);
         bool v6 = req->hdr.RequestApiVersion >= 6;
-        if (rs == NULL ||
-            ALLOC_ITEMS(rs->Responses, v6 ? rq->Topics.n : rq->TopicNames.n) == NULL)
+        if (rs == NULL || ALLOC_ITEMS(rs->Responses, v6 ? rq->Topics.n : rq->TopicNames.n) == NULL)
             return NULL;
         for (int32_t i = 0; i < rs->Responses.n; i++) {
             struct DeletableTopicResult *t = &rs->Responses.v[i];
@@ -307,8 +306,8 @@ static void own_done(struct fwd *f, int err, const char *why)
                    err_name(err));
     else
         slog_warn_limited(&f->a->forward_warn, 10000, "admin",
-                          "the controller did not create topic %s: %s%s%s", f->topic,
-                          err_name(err), why ? ": " : "", why ? why : "");
+                          "the controller did not create topic %s: %s%s%s", f->topic, err_name(err),
+                          why ? ": " : "", why ? why : "");
 }
 
 /* Ends the forward: the client gets `resp` (the controller's answer), or with resp NULL an
