@@ -196,6 +196,16 @@ def test_each_forwarded_api_gets_the_controllers_answer(cluster):
         assert [(x["PartitionId"], x["ErrorCode"]) for x in parts] == \
             [(0, ELECTION_NOT_NEEDED), (1, ELECTION_NOT_NEEDED), (2, ELECTION_NOT_NEEDED)]
 
+        # v0 has no top-level error: the refusal is in each partition, and a non-controller's
+        # own answer (to a request another broker forwarded) says so.
+        elect = {"TopicPartitions": [{"Topic": name, "Partitions": [0]}], "TimeoutMs": 10000}
+        rs = c.group(kproto.ELECT_LEADERS, 0, elect)
+        assert [x["ErrorCode"] for x in rs["ReplicaElectionResults"][0]["PartitionResult"]] \
+            == [ELECTION_NOT_NEEDED]
+        rs = c.group(kproto.ELECT_LEADERS, 0, elect, client_id="tally-broker-9")
+        assert [x["ErrorCode"] for x in rs["ReplicaElectionResults"][0]["PartitionResult"]] \
+            == [kproto.NOT_CONTROLLER]
+
         # A request another broker forwarded is not sent on: it is answered here.
         body = kproto.create_topics_body([(unique("fwd-loop"), 1, 1, None)], 7)
         raw = kproto.frame(kproto.header(kproto.CREATE_TOPICS, 7, c.next_corr(),
