@@ -42,9 +42,9 @@ struct admin_options {
 /* A new admin bound to `m` (borrowed). NULL on out of memory. */
 struct admin *admin_new(struct meta *m, const struct admin_options *opts);
 /* Stops forwarding: every forwarded request still unanswered is answered NOT_CONTROLLER
- * (dropped, as the listener is closing by then), no retry is made any more, and from now on
- * nothing is forwarded. Call it before the outbound client stops; forwards the client still
- * holds are freed when it fails them (net_client_stop). */
+ * (its client looks for another broker; the listener is closing), no retry is made any
+ * more, and from now on nothing is forwarded. Call it before the outbound client stops; forwards
+ * the client still holds are freed when it fails them (net_client_stop). */
 void admin_stop(struct admin *a);
 /* Frees the admin; call after the outbound client stopped. NULL is ignored. */
 void admin_free(struct admin *a);
