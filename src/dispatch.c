@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* dispatch: one table, API key → versions served → handler, and ApiVersions, which
  * advertises exactly the declared APIs that have a row here (proto may declare an API before
- * its handler exists), except the broker-to-controller ones. */
+ * its handler exists), except the broker-to-controller ones. On a broker that is not the
+ * active controller, what only the controller decides (CreateTopics, DeleteTopics,
+ * CreatePartitions, AlterConfigs, IncrementalAlterConfigs, ElectLeaders) is forwarded there
+ * before it reaches its handler (admin_forward). */
 #include "server.h"
 
 #include "admin/admin.h"
@@ -192,6 +195,8 @@ void dispatch_request(void *ctx, struct net_request *req)
             net_close_connection(req);
             return;
         }
+        if (!e->internal && req->version_supported && admin_forward(d->admin, req))
+            return;
         e->fn(d, req);
         return;
     }

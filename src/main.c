@@ -132,8 +132,8 @@ static void on_group_txn_marker(void *arg, int32_t partition, int64_t producer_i
         group_txn_complete(t->group, partition, producer_id, commit);
 }
 
-/* group_ensure_topic_fn: the coordinators' topics are created through admin (only the
- * active controller can). */
+/* group_ensure_topic_fn: the coordinators' topics are created through admin (the active
+ * controller proposes them; any other broker asks the controller). */
 static int ensure_internal_topic(void *arg, const char *name, int32_t partitions,
                                  int16_t replication_factor, int32_t n_configs,
                                  const char *const *keys, const char *const *values)
@@ -186,7 +186,14 @@ static void start_listener(struct tallyd *t)
 static void start_modules(struct tallyd *t)
 {
     struct admin_options ao = {
-        .node_id = t->cfg.node_id, .n_voters = (int32_t)t->cfg.n_voters, .config = t->cfg.props};
+        .node_id = t->cfg.node_id,
+        .n_voters = (int32_t)t->cfg.n_voters,
+        .config = t->cfg.props,
+        /* What a non-controller forwards goes through the shared client. */
+        .client = t->client,
+        .clock = t->clock,
+        .forward_timeout_ms = props_get_int(t->cfg.props, "request.timeout.ms", 30000, NULL),
+    };
     struct replica_options ro = {
         .loop = t->loop,
         .clock = t->clock,
@@ -451,6 +458,7 @@ static void shutdown_tallyd(struct tallyd *t, int code)
     t->stopping = true;
     t->exit_code = code;
     lifecycle_stop(t->lc);
+    admin_stop(t->admin); /* before the outbound client its forwards go through stops */
     controller_stop(t->controller);
     t->dispatch.serving = false;
     /* Clients first, then the data plane, then partitions (flushed, checkpointed, marked
@@ -543,13 +551,14 @@ int main(int argc, char **argv)
         .max_frame = t.cfg.max_frame,
     };
     char client_id[48];
-    snprintf(client_id, sizeof client_id, "tally-broker-%d", t.cfg.node_id);
+    snprintf(client_id, sizeof client_id, ADMIN_BROKER_CLIENT_ID_PREFIX "%d", t.cfg.node_id);
     co.client_id = client_id;
     int crc = net_client_new(t.loop, &co, &t.client);
     if (crc == 0) {
         /* Replica fetches long-poll for replica.fetch.wait.max.ms: their own connections. */
         char fetch_id[48];
-        snprintf(fetch_id, sizeof fetch_id, "tally-broker-%d-fetcher", t.cfg.node_id);
+        snprintf(fetch_id, sizeof fetch_id, ADMIN_BROKER_CLIENT_ID_PREFIX "%d-fetcher",
+                 t.cfg.node_id);
         co.client_id = fetch_id;
         crc = net_client_new(t.loop, &co, &t.fetch_client);
         if (crc != 0)

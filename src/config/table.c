@@ -1044,9 +1044,11 @@ static const struct config_def defs[] = {
      "applies no quotas.",
      0, NULL},
     {NULL, "request.timeout.ms", CT_INT, "30000", INT32_MIN, I32MAX, NULL, false,
-     "How long the broker's own client waits for an answer (ms). Accepted, no effect in "
-     "Tally: the broker's own requests to other brokers have fixed timeouts.",
-     0, NULL},
+     "How long a request forwarded to the active controller (CreateTopics, DeleteTopics, "
+     "CreatePartitions, AlterConfigs, IncrementalAlterConfigs, ElectLeaders, and the "
+     "broker's own topic creations) may wait for the controller's answer, retries included, "
+     "when its own timeout is not shorter (ms); 0 or less: 30000.",
+     0, "src/main.c"},
     {NULL, "reserved.broker.max.id", CT_INT, "1000", 0, I32MAX, NULL, false,
      "The largest broker id that may be configured (generated ids start above it). Accepted, "
      "no effect in Tally: node ids are configured, never generated.",

@@ -565,7 +565,33 @@ void controller_elect_leaders(struct controller *c, struct net_request *req)
     e->req = req;
     e->rs = rs;
     if (!controller_active(c)) {
+        /* In every named partition too, as Kafka's error answer: v0 has no top-level error,
+         * and a broker forwarding the request must see the refusal to retry elsewhere. */
         rs->ErrorCode = ERR_NOT_CONTROLLER;
+        int32_t n = rq->TopicPartitions.n > 0 ? rq->TopicPartitions.n : 0;
+        rs->ReplicaElectionResults.v =
+            req_alloc(req, ((size_t)n + 1) * sizeof *rs->ReplicaElectionResults.v);
+        if (rs->ReplicaElectionResults.v == NULL) {
+            net_close_connection(req);
+            return;
+        }
+        rs->ReplicaElectionResults.n = n;
+        for (int32_t i = 0; i < n; i++) {
+            const struct ElectLeadersTopicPartitions *tp = &rq->TopicPartitions.v[i];
+            struct ReplicaElectionResult *r = &rs->ReplicaElectionResults.v[i];
+            int32_t np = tp->Partitions.n > 0 ? tp->Partitions.n : 0;
+            r->Topic = tp->Topic;
+            r->PartitionResult.v = req_alloc(req, ((size_t)np + 1) * sizeof *r->PartitionResult.v);
+            if (r->PartitionResult.v == NULL) {
+                net_close_connection(req);
+                return;
+            }
+            r->PartitionResult.n = np;
+            for (int32_t j = 0; j < np; j++) {
+                r->PartitionResult.v[j].PartitionId = tp->Partitions.v[j];
+                r->PartitionResult.v[j].ErrorCode = ERR_NOT_CONTROLLER;
+            }
+        }
         net_respond(req, rs);
         return;
     }
