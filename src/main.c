@@ -419,9 +419,11 @@ static void on_timer(struct tclock_timer *h)
         start_modules(t);
 }
 
-/* Controlled shutdown, second half: the controller role goes to another voter (if this node
- * has it), then everything stops. */
-static void on_transferred(void *arg, int err)
+/* Controlled shutdown. The active controller first hands the controller role to another voter
+ * (so that the moves of its own leaderships are decided, and the quorum goes on, without an
+ * election timeout), then the broker asks the (new) controller to move its leaderships away,
+ * then everything stops. */
+static void on_transferred_last(void *arg, int err)
 {
     struct tallyd *t = arg;
     (void)err;
@@ -433,10 +435,19 @@ static void on_shutdown_done(void *arg)
     struct tallyd *t = arg;
     if (t->stopping)
         return;
+    /* Still the controller (there was no one to hand it to, or it came back): one last try. */
     if (t->meta && meta_is_controller(t->meta) &&
-        meta_transfer_leadership(t->meta, on_transferred, t) == 0)
+        meta_transfer_leadership(t->meta, on_transferred_last, t) == 0)
         return;
     shutdown_tallyd(t, 0);
+}
+
+static void on_transferred_first(void *arg, int err)
+{
+    struct tallyd *t = arg;
+    (void)err;
+    if (!t->stopping)
+        lifecycle_controlled_shutdown(t->lc);
 }
 
 static void on_signal(uv_signal_t *h, int signum)
@@ -448,6 +459,9 @@ static void on_signal(uv_signal_t *h, int signum)
         return;
     }
     t->shutdown_asked = true;
+    if (t->meta && meta_is_controller(t->meta) &&
+        meta_transfer_leadership(t->meta, on_transferred_first, t) == 0)
+        return;
     lifecycle_controlled_shutdown(t->lc);
 }
 
