@@ -107,6 +107,19 @@ struct meta {
     struct meta_proposal *proposals;
     struct meta_change *changes;
 
+    /* DescribeQuorum's LastFetchTimestamp and LastCaughtUpTimestamp, which libraft does not
+     * keep: on the leader the watch timer looks at each member's progress (track_followers).
+     * Reset with every new term. */
+    struct meta_follower {
+        raft_id id;
+        int64_t contact_ms;   /* the last look that saw libraft's recent_recv newly set */
+        int64_t caught_up_ms; /* the last look at which it was caught up */
+        bool recv;            /* recent_recv at the previous look */
+    } * followers;
+    size_t n_followers, cap_followers;
+    raft_term followers_term;
+    raft_index caught_target; /* the leader's last index at the previous look */
+
     bool stopping;
     int closing;               /* raft still closing */
     struct tclock_timer grace; /* delays the release of libraft's memory after it closed */
@@ -254,6 +267,65 @@ static void barrier_cb(struct raft_barrier *req, int status)
     }
 }
 
+static struct meta_follower *follower_find(const struct meta *m, raft_id id)
+{
+    for (size_t i = 0; i < m->n_followers; i++)
+        if (m->followers[i].id == id)
+            return &m->followers[i];
+    return NULL;
+}
+
+static struct meta_follower *follower_add(struct meta *m, raft_id id)
+{
+    if (m->n_followers == m->cap_followers) {
+        size_t cap = m->cap_followers ? m->cap_followers * 2 : 8;
+        struct meta_follower *p = realloc(m->followers, cap * sizeof *p);
+        if (p == NULL)
+            return NULL;
+        m->followers = p;
+        m->cap_followers = cap;
+    }
+    struct meta_follower *f = &m->followers[m->n_followers++];
+    *f = (struct meta_follower){.id = id, .contact_ms = -1, .caught_up_ms = -1};
+    return f;
+}
+
+/* The leader's view of each follower's liveness and position, from libraft's progress array
+ * (aligned with the configuration's servers). libraft sets a follower's recent_recv on every
+ * answer it gets from it and clears it once per election timeout, so seeing it newly set
+ * means an answer came since the previous look; and a follower whose flag is set and whose
+ * match index reached the leader's log end as of the previous look is caught up (Kafka's
+ * rule, KIP-836: its position reached what the leader had at its previous fetch). A follower
+ * that died is counted caught up for at most one election timeout more. Out of memory only
+ * loses timestamps. */
+static void track_followers(struct meta *m)
+{
+    const struct raft_configuration *conf = &m->raft.configuration;
+    int64_t now = tclock_now_ms(m->clock);
+
+    if (m->followers_term != m->raft.current_term) {
+        m->followers_term = m->raft.current_term;
+        m->n_followers = 0;
+        m->caught_target = raft_last_index(&m->raft);
+        return;
+    }
+    for (unsigned i = 0; i < conf->n; i++) {
+        const struct raft_server *s = &conf->servers[i];
+        const struct raft_progress *pr = &m->raft.leader_state.progress[i];
+        if (s->id == m->raft.id || (s->role != RAFT_VOTER && s->role != RAFT_STANDBY))
+            continue;
+        struct meta_follower *f = follower_find(m, s->id);
+        if (f == NULL && (f = follower_add(m, s->id)) == NULL)
+            continue;
+        if (pr->recent_recv && !f->recv)
+            f->contact_ms = now;
+        f->recv = pr->recent_recv;
+        if (pr->recent_recv && pr->match_index >= m->caught_target)
+            f->caught_up_ms = now;
+    }
+    m->caught_target = raft_last_index(&m->raft);
+}
+
 static void watch_cb(struct tclock_timer *t)
 {
     struct meta *m = t->data;
@@ -275,6 +347,7 @@ static void watch_cb(struct tclock_timer *t)
             slog_info("meta", "node %d: no controller known", m->node_id);
     }
     if (raft_state(&m->raft) == RAFT_LEADER) {
+        track_followers(m);
         /* A new leader may not have applied everything its predecessors committed; the
          * barrier entry commits after all of it, so its callback means the image is whole.
          * Every term of leadership gets its own: the controller decides only on a whole image
@@ -391,6 +464,7 @@ static void finish(struct meta *m)
     }
     meta_image_free(m->img);
     free(m->cluster_id);
+    free(m->followers);
     free(m);
     if (cb)
         cb(arg);
@@ -883,4 +957,48 @@ int32_t meta_controller_id(const struct meta *m)
 bool meta_is_controller(const struct meta *m)
 {
     return raft_state((struct raft *)&m->raft) == RAFT_LEADER;
+}
+
+int meta_describe_quorum(const struct meta *m, struct arena *a, struct meta_quorum *out)
+{
+    const struct raft_configuration *conf = &m->raft.configuration;
+    int64_t now = tclock_now_ms(m->clock);
+
+    memset(out, 0, sizeof *out);
+    out->leader_id = meta_controller_id(m);
+    out->leader_epoch = -1;
+    out->high_watermark = -1;
+    if (m->stopping || !meta_is_controller(m))
+        return ERR_NOT_CONTROLLER;
+    out->leader_epoch = (int32_t)m->raft.current_term;
+    out->high_watermark = (int64_t)m->raft.commit_index;
+    out->voters = arena_alloc(a, (conf->n + 1) * sizeof *out->voters);
+    out->observers = arena_alloc(a, (conf->n + 1) * sizeof *out->observers);
+    if (out->voters == NULL || out->observers == NULL)
+        return ERR_NOMEM;
+    for (unsigned i = 0; i < conf->n; i++) {
+        const struct raft_server *s = &conf->servers[i];
+        struct meta_quorum_replica *r;
+        /* Spares hold no log: they are half-done additions, not members. */
+        if (s->role == RAFT_VOTER)
+            r = &out->voters[out->n_voters++];
+        else if (s->role == RAFT_STANDBY)
+            r = &out->observers[out->n_observers++];
+        else
+            continue;
+        r->id = NODE_ID(s->id);
+        r->last_fetch_ms = -1;
+        if (s->id == m->raft.id) {
+            r->log_end_offset = (int64_t)raft_last_index((struct raft *)&m->raft);
+            r->last_caught_up_ms = now;
+            continue;
+        }
+        raft_index match = m->raft.leader_state.progress[i].match_index;
+        const struct meta_follower *f =
+            m->followers_term == m->raft.current_term ? follower_find(m, s->id) : NULL;
+        r->log_end_offset = match > 0 ? (int64_t)match : -1;
+        r->last_fetch_ms = f != NULL ? f->contact_ms : -1;
+        r->last_caught_up_ms = f != NULL ? f->caught_up_ms : -1;
+    }
+    return 0;
 }
