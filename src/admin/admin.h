@@ -2,7 +2,8 @@
 /* admin: the cluster-administration and metadata APIs — Metadata, CreateTopics,
  * DeleteTopics, CreatePartitions, DescribeConfigs, AlterConfigs, IncrementalAlterConfigs,
  * DescribeCluster — answered from,
- * and written through, the metadata image (meta/). */
+ * and written through, the metadata image (meta/); and DescribeQuorum, answered from the
+ * metadata quorum's own state. */
 #ifndef TALLY_ADMIN_H
 #define TALLY_ADMIN_H
 
@@ -37,6 +38,7 @@ void admin_describe_configs(struct admin *a, struct net_request *req);
 void admin_alter_configs(struct admin *a, struct net_request *req);
 void admin_incremental_alter_configs(struct admin *a, struct net_request *req);
 void admin_describe_cluster(struct admin *a, struct net_request *req);
+void admin_describe_quorum(struct admin *a, struct net_request *req);
 
 /* Creates an internal topic (a coordinator's: __consumer_offsets, __transaction_state) unless
  * it exists: `partitions`, replication factor capped at the live brokers (one WARN line
