@@ -116,15 +116,12 @@ struct meta_quorum_replica {
     int32_t id;
     int64_t log_end_offset; /* the leader's own last index; a follower's highest index known
                                replicated; -1 while the leader has not heard of any */
-    /* Wall-clock ms of when the leader last heard from it, as near as libraft tells (the
-     * watch timer, every META_WATCH_MS, sees its recent-receive flag newly set; libraft
-     * clears that flag once per election timeout, so this trails the last answer by up to
-     * about one election timeout); -1 for the leader itself and until heard in this term. */
+    /* Wall-clock ms of its last AppendEntries answer to this leader (Kafka's follower fetch);
+     * -1 for the leader itself and until it answered in this term. */
     int64_t last_fetch_ms;
-    /* Wall-clock ms of the last look at which it had been heard from (as above) and had
-     * everything the leader had at the look before: Kafka's "caught up" (KIP-836). Now for
-     * the leader itself; -1 until seen in this term. A member that died still counts as
-     * caught up for up to one election timeout. */
+    /* Wall-clock ms of its last answer showing it caught up: its log reached what the
+     * leader's had at its previous answer (Kafka's rule, KIP-836). Now for the leader
+     * itself; -1 until seen in this term. */
     int64_t last_caught_up_ms;
 };
 

@@ -108,17 +108,19 @@ struct meta {
     struct meta_change *changes;
 
     /* DescribeQuorum's LastFetchTimestamp and LastCaughtUpTimestamp, which libraft does not
-     * keep: on the leader the watch timer looks at each member's progress (track_followers).
-     * Reset with every new term. */
+     * keep: the leader notes each follower's AppendEntries answers as they arrive (the I/O's
+     * receive callback is wrapped: note_answer). Cleared with every new term. */
     struct meta_follower {
         raft_id id;
-        int64_t contact_ms;   /* the last look that saw libraft's recent_recv newly set */
-        int64_t caught_up_ms; /* the last look at which it was caught up */
-        bool recv;            /* recent_recv at the previous look */
+        int64_t answer_ms;     /* its last answer */
+        int64_t caught_up_ms;  /* its last answer that showed it caught up */
+        raft_index leader_end; /* the leader's last index at that follower's previous answer */
     } * followers;
     size_t n_followers, cap_followers;
     raft_term followers_term;
-    raft_index caught_target; /* the leader's last index at the previous look */
+    int (*io_start)(struct raft_io *io, unsigned msecs, raft_io_tick_cb tick,
+                    raft_io_recv_cb recv); /* libraft's own */
+    raft_io_recv_cb io_recv_cb;            /* raft's, forwarded */
 
     bool stopping;
     int closing;               /* raft still closing */
@@ -286,44 +288,30 @@ static struct meta_follower *follower_add(struct meta *m, raft_id id)
         m->cap_followers = cap;
     }
     struct meta_follower *f = &m->followers[m->n_followers++];
-    *f = (struct meta_follower){.id = id, .contact_ms = -1, .caught_up_ms = -1};
+    *f = (struct meta_follower){.id = id, .answer_ms = -1, .caught_up_ms = -1};
     return f;
 }
 
-/* The leader's view of each follower's liveness and position, from libraft's progress array
- * (aligned with the configuration's servers). libraft sets a follower's recent_recv on every
- * answer it gets from it and clears it once per election timeout, so seeing it newly set
- * means an answer came since the previous look; and a follower whose flag is set and whose
- * match index reached the leader's log end as of the previous look is caught up (Kafka's
- * rule, KIP-836: its position reached what the leader had at its previous fetch). A follower
- * that died is counted caught up for at most one election timeout more. Out of memory only
- * loses timestamps. */
-static void track_followers(struct meta *m)
+/* On the leader, an AppendEntries answer from follower `id` of this term: the time it came,
+ * and whether it shows the follower caught up, by Kafka's rule (KIP-836): its log reached what
+ * the leader's had when the follower answered before. Out of memory only loses timestamps. */
+static void note_answer(struct meta *m, raft_id id, const struct raft_append_entries_result *r)
 {
-    const struct raft_configuration *conf = &m->raft.configuration;
-    int64_t now = tclock_now_ms(m->clock);
+    struct meta_follower *f;
 
+    if (m->stopping || raft_state(&m->raft) != RAFT_LEADER || r->term != m->raft.current_term)
+        return;
     if (m->followers_term != m->raft.current_term) {
         m->followers_term = m->raft.current_term;
         m->n_followers = 0;
-        m->caught_target = raft_last_index(&m->raft);
+    }
+    f = follower_find(m, id);
+    if (f == NULL && (f = follower_add(m, id)) == NULL)
         return;
-    }
-    for (unsigned i = 0; i < conf->n; i++) {
-        const struct raft_server *s = &conf->servers[i];
-        const struct raft_progress *pr = &m->raft.leader_state.progress[i];
-        if (s->id == m->raft.id || (s->role != RAFT_VOTER && s->role != RAFT_STANDBY))
-            continue;
-        struct meta_follower *f = follower_find(m, s->id);
-        if (f == NULL && (f = follower_add(m, s->id)) == NULL)
-            continue;
-        if (pr->recent_recv && !f->recv)
-            f->contact_ms = now;
-        f->recv = pr->recent_recv;
-        if (pr->recent_recv && pr->match_index >= m->caught_target)
-            f->caught_up_ms = now;
-    }
-    m->caught_target = raft_last_index(&m->raft);
+    f->answer_ms = tclock_now_ms(m->clock);
+    if (r->rejected == 0 && r->last_log_index >= f->leader_end)
+        f->caught_up_ms = f->answer_ms;
+    f->leader_end = raft_last_index(&m->raft);
 }
 
 static void watch_cb(struct tclock_timer *t)
@@ -347,7 +335,6 @@ static void watch_cb(struct tclock_timer *t)
             slog_info("meta", "node %d: no controller known", m->node_id);
     }
     if (raft_state(&m->raft) == RAFT_LEADER) {
-        track_followers(m);
         /* A new leader may not have applied everything its predecessors committed; the
          * barrier entry commits after all of it, so its callback means the image is whole.
          * Every term of leadership gets its own: the controller decides only on a whole image
@@ -427,6 +414,24 @@ static void io_close_guarded(struct raft_io *io, raft_io_close_cb cb)
     struct meta *m = meta_of_io(io);
     m->io_closed_cb = cb;
     m->io_close(io, io_closed_once);
+}
+
+/* libraft 0.15 records no time for a follower's answers; the I/O's receive callback is
+ * wrapped to note them (note_answer) before raft handles each message. */
+static void io_recv_noting(struct raft_io *io, struct raft_message *msg)
+{
+    struct meta *m = meta_of_io(io);
+    if (msg->type == RAFT_IO_APPEND_ENTRIES_RESULT)
+        note_answer(m, msg->server_id, &msg->append_entries_result);
+    m->io_recv_cb(io, msg);
+}
+
+static int io_start_noting(struct raft_io *io, unsigned msecs, raft_io_tick_cb tick,
+                           raft_io_recv_cb recv)
+{
+    struct meta *m = meta_of_io(io);
+    m->io_recv_cb = recv;
+    return m->io_start(io, msecs, tick, io_recv_noting);
 }
 
 bool meta_dir_holds_log(const char *path)
@@ -560,6 +565,8 @@ int meta_start(uv_loop_t *loop, const struct meta_options *opts, struct meta **o
     }
     m->io_close = m->io.close;
     m->io.close = io_close_guarded;
+    m->io_start = m->io.start;
+    m->io.start = io_start_noting;
     m->fsm = (struct raft_fsm){
         .version = 2,
         .data = m,
@@ -997,7 +1004,7 @@ int meta_describe_quorum(const struct meta *m, struct arena *a, struct meta_quor
         const struct meta_follower *f =
             m->followers_term == m->raft.current_term ? follower_find(m, s->id) : NULL;
         r->log_end_offset = match > 0 ? (int64_t)match : -1;
-        r->last_fetch_ms = f != NULL ? f->contact_ms : -1;
+        r->last_fetch_ms = f != NULL ? f->answer_ms : -1;
         r->last_caught_up_ms = f != NULL ? f->caught_up_ms : -1;
     }
     return 0;

@@ -1287,9 +1287,9 @@ TEST(meta_raft_standby_follows)
 }
 
 /* DescribeQuorum's source (meta_describe_quorum): the leader reports itself among the voters
- * and its standby among the observers with their raft positions and when it last heard from
- * the standby; a standby that stops stops being caught up (and heard from) although the log
- * stays idle, and falls behind once the log moves on; a node that does not lead knows
+ * and its standby among the observers with their raft positions and when the standby last
+ * answered and was caught up; a standby that stops answering stops being caught up although
+ * the log stays idle, and falls behind once the log moves on; a node that does not lead knows
  * nobody's position but names the leader. */
 TEST(meta_raft_describe_quorum)
 {
@@ -1347,8 +1347,8 @@ TEST(meta_raft_describe_quorum)
     CHECK(q.voters[0].last_caught_up_ms > 0);    /* the leader: now */
     CHECK_EQ_INT(q.observers[0].id, 1);
 
-    /* The standby stops while the log is idle: it stays at the leader's log end, but once
-     * libraft notices the silence its timestamps stop moving. */
+    /* The standby stops while the log is idle: it stays at the leader's log end, but its
+     * timestamps stop moving. */
     REQUIRE(fixture_stop_meta(&loop, standby));
     int64_t last = -2, last_fetch = -2;
     for (int i = 0; i < 50 && !settled; i++) {
