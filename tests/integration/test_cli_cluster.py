@@ -260,6 +260,9 @@ def test_failover_then_preferred_election(cluster):
                                            "--unavailable-partitions")), topic) == {}
     desc = ok(survivor.tally("cluster", "describe"))
     assert brokers_of(desc)[old] == ("127.0.0.1:%d" % by_id[old].port, "fenced"), desc
+    # A dead broker cannot say it was fenced: the controller does.
+    assert re.search(r"broker %d \(epoch \d+\) fenced: no heartbeat" % old,
+                     survivor.stderr_all()), survivor.stderr_tail()
 
     # The preferred replica is not in the ISR: it cannot lead yet.
     r = survivor.tally("partitions", "elect-leaders", "--preferred", "--topic", topic,
