@@ -103,6 +103,10 @@ struct meta {
     raft_term barrier_asked_term;
     bool follower_target_set;
     raft_index follower_target;
+    /* The commit index of the first AppendEntries this follower got from a leader (the
+     * receive hook notes it: libraft keeps no leader's commit index on a follower whose log
+     * does not match the leader's yet). 0 until one came. */
+    raft_index leader_commit_seen;
 
     struct meta_proposal *proposals;
     struct meta_change *changes;
@@ -349,12 +353,15 @@ static void watch_cb(struct tclock_timer *t)
     }
     if (m->ready)
         return;
-    /* A follower is ready once it has applied what was committed when it first heard from a
-     * leader (every log holds at least the bootstrap configuration, so 0 means not yet). */
+    /* A follower is ready once it has applied what its leader had committed when it first
+     * heard from it: that leader's commit index as its first AppendEntries gave it. Not this
+     * node's own commit index at that moment, which a rejected AppendEntries (the leader's log
+     * ahead of this one, as after a restart that missed entries) leaves where the restart put
+     * it, short of what the cluster committed. */
     if (leader == 0)
         return;
-    if (!m->follower_target_set && m->raft.commit_index > 0) {
-        m->follower_target = m->raft.commit_index;
+    if (!m->follower_target_set && m->leader_commit_seen > 0) {
+        m->follower_target = m->leader_commit_seen;
         m->follower_target_set = true;
     }
     if (m->follower_target_set && raft_last_applied(&m->raft) >= m->follower_target) {
@@ -416,13 +423,19 @@ static void io_close_guarded(struct raft_io *io, raft_io_close_cb cb)
     m->io_close(io, io_closed_once);
 }
 
-/* libraft 0.15 records no time for a follower's answers; the I/O's receive callback is
- * wrapped to note them (note_answer) before raft handles each message. */
+/* libraft 0.15 records no time for a follower's answers, nor on a follower the commit index
+ * its leader announces; the I/O's receive callback is wrapped to note both before raft
+ * handles each message. */
 static void io_recv_noting(struct raft_io *io, struct raft_message *msg)
 {
     struct meta *m = meta_of_io(io);
     if (msg->type == RAFT_IO_APPEND_ENTRIES_RESULT)
         note_answer(m, msg->server_id, &msg->append_entries_result);
+    /* A follower's readiness target (watch_cb): the first leader's commit index heard from a
+     * leader of the current term or a later one. */
+    if (msg->type == RAFT_IO_APPEND_ENTRIES && m->leader_commit_seen == 0 &&
+        msg->append_entries.term >= m->raft.current_term)
+        m->leader_commit_seen = msg->append_entries.leader_commit;
     m->io_recv_cb(io, msg);
 }
 

@@ -1380,3 +1380,69 @@ TEST(meta_raft_describe_quorum)
     CHECK_EQ_INT(uv_loop_close(&loop), 0);
     fixture_rm_tree(base);
 }
+
+/* A voter restarted after the log moved on without it, while the leader it knew is gone: its
+ * first word from the new leader is an AppendEntries it must reject (the leader's log is
+ * ahead of its own), which tells it who leads but moves none of its commit index. It is ready
+ * only once it applied what that leader had committed — it used to count itself ready at the
+ * commit index it restarted with, so a broker restarted that way saw an image without the
+ * topics it hosts and refused to start (docs/cluster.md's unclean election showed it). */
+TEST(meta_raft_restarted_voter_ready_only_with_the_leaders_commits)
+{
+    char base[] = "/tmp/tally-meta-XXXXXX";
+    uv_loop_t loop;
+    struct meta *m[3] = {NULL, NULL, NULL};
+    struct node n[3];
+    struct meta_voter voters[3];
+    struct fixture_wait w = {.want = 1};
+    struct meta_record first[] = {rec_topic("before", 1)};
+    struct meta_record later[] = {rec_topic("while-away", 2)};
+    const bool never = false;
+    int lead = -1;
+
+    REQUIRE(mkdtemp(base) != NULL);
+    REQUIRE(uv_loop_init(&loop) == 0);
+    for (int i = 0; i < 3; i++) {
+        node_init(&n[i], &loop, base, i, 3, voters);
+        voters[i] = n[i].voter;
+    }
+    for (int i = 0; i < 3; i++)
+        REQUIRE(meta_start(&loop, &n[i].opts, &m[i]) == 0);
+    for (int k = 0; k < 300 && lead < 0; k++) {
+        fixture_run_until(&loop, &never, 20);
+        for (int i = 0; i < 3; i++)
+            if (meta_is_controller(m[i]) && meta_ready(m[i]))
+                lead = i;
+    }
+    REQUIRE(lead >= 0);
+    REQUIRE(meta_propose(m[lead], first, 1, fixture_propose_cb, &w) == 0);
+    REQUIRE(fixture_run_until(&loop, &w.done, 3000));
+
+    /* A follower goes; the log moves on without it; then the leader goes too. */
+    int away = (lead + 1) % 3;
+    REQUIRE(fixture_stop_meta(&loop, m[away]));
+    m[away] = NULL;
+    w = (struct fixture_wait){.want = 1};
+    REQUIRE(meta_propose(m[lead], later, 1, fixture_propose_cb, &w) == 0);
+    REQUIRE(fixture_run_until(&loop, &w.done, 3000));
+    CHECK_EQ_INT(w.err, 0);
+    /* Heartbeats tell the remaining voter that the batch committed (a new leader that had
+     * not heard it yet would count it committed only with its own term's first entry). */
+    fixture_run_until(&loop, &never, 300);
+    REQUIRE(fixture_stop_meta(&loop, m[lead]));
+    m[lead] = NULL;
+
+    /* The follower comes back: with the remaining voter it elects a leader again. */
+    REQUIRE(meta_start(&loop, &n[away].opts, &m[away]) == 0);
+    REQUIRE(fixture_wait_ready(&loop, m[away], 10000));
+    CHECK(meta_topic_by_name(m[away], "before") != NULL);
+    CHECK(meta_topic_by_name(m[away], "while-away") != NULL);
+
+    for (int i = 0; i < 3; i++)
+        if (m[i] != NULL)
+            REQUIRE(fixture_stop_meta(&loop, m[i]));
+    for (int i = 0; i < 3; i++)
+        tclock_free(n[i].clock);
+    CHECK_EQ_INT(uv_loop_close(&loop), 0);
+    fixture_rm_tree(base);
+}
