@@ -103,10 +103,12 @@ struct meta {
     raft_term barrier_asked_term;
     bool follower_target_set;
     raft_index follower_target;
-    /* The commit index of the first AppendEntries this follower got from a leader (the
-     * receive hook notes it: libraft keeps no leader's commit index on a follower whose log
-     * does not match the leader's yet). 0 until one came. */
+    /* A follower's readiness target, from the AppendEntries it receives (note_append): the
+     * first commit index a leader announced once that commit covered an entry of the
+     * leader's own term. 0 until then. libraft keeps nothing of the kind on a follower. */
     raft_index leader_commit_seen;
+    raft_term seen_term;   /* the term of the AppendEntries looked at */
+    raft_index term_index; /* the lowest index seen holding an entry of that term, or 0 */
 
     struct meta_proposal *proposals;
     struct meta_change *changes;
@@ -353,11 +355,11 @@ static void watch_cb(struct tclock_timer *t)
     }
     if (m->ready)
         return;
-    /* A follower is ready once it has applied what its leader had committed when it first
-     * heard from it: that leader's commit index as its first AppendEntries gave it. Not this
-     * node's own commit index at that moment, which a rejected AppendEntries (the leader's log
-     * ahead of this one, as after a restart that missed entries) leaves where the restart put
-     * it, short of what the cluster committed. */
+    /* A follower is ready once it has applied what its leader had committed, in the leader's
+     * own term, when the follower first heard of it (note_append). Not this node's own commit
+     * index, which a rejected AppendEntries (the leader's log ahead of this one, as after a
+     * restart that missed entries) leaves where the restart put it, short of what the
+     * cluster committed. */
     if (leader == 0)
         return;
     if (!m->follower_target_set && m->leader_commit_seen > 0) {
@@ -423,19 +425,44 @@ static void io_close_guarded(struct raft_io *io, raft_io_close_cb cb)
     m->io_close(io, io_closed_once);
 }
 
-/* libraft 0.15 records no time for a follower's answers, nor on a follower the commit index
- * its leader announces; the I/O's receive callback is wrapped to note both before raft
- * handles each message. */
+/* A follower's readiness target (watch_cb) from a leader's AppendEntries. A leader's commit
+ * index is complete — at least everything any earlier leader committed — only once it covers
+ * an entry of the leader's own term (raft's rule: a new leader counts earlier entries
+ * committed only through one of its own), so announced commit indexes count only from then
+ * on: after the whole quorum restarted, a new leader first announces the commit index it
+ * restarted with. An entry's term shows in the message: the entry before the new ones
+ * (prev_log_term) or the new ones themselves. */
+static void note_append(struct meta *m, const struct raft_append_entries *ae)
+{
+    raft_index first = 0;
+
+    if (m->ready || m->leader_commit_seen > 0 || ae->term < m->raft.current_term)
+        return;
+    if (ae->term != m->seen_term) {
+        m->seen_term = ae->term;
+        m->term_index = 0;
+    }
+    if (ae->prev_log_index > 0 && ae->prev_log_term == ae->term)
+        first = ae->prev_log_index;
+    for (unsigned k = 0; k < ae->n_entries && first == 0; k++)
+        if (ae->entries[k].term == ae->term)
+            first = ae->prev_log_index + 1 + k;
+    if (first > 0 && (m->term_index == 0 || first < m->term_index))
+        m->term_index = first;
+    if (m->term_index > 0 && ae->leader_commit >= m->term_index)
+        m->leader_commit_seen = ae->leader_commit;
+}
+
+/* libraft 0.15 records no time for a follower's answers, nor on a follower what its leader
+ * has committed; the I/O's receive callback is wrapped to note both before raft handles each
+ * message. */
 static void io_recv_noting(struct raft_io *io, struct raft_message *msg)
 {
     struct meta *m = meta_of_io(io);
     if (msg->type == RAFT_IO_APPEND_ENTRIES_RESULT)
         note_answer(m, msg->server_id, &msg->append_entries_result);
-    /* A follower's readiness target (watch_cb): the first leader's commit index heard from a
-     * leader of the current term or a later one. */
-    if (msg->type == RAFT_IO_APPEND_ENTRIES && m->leader_commit_seen == 0 &&
-        msg->append_entries.term >= m->raft.current_term)
-        m->leader_commit_seen = msg->append_entries.leader_commit;
+    if (msg->type == RAFT_IO_APPEND_ENTRIES)
+        note_append(m, &msg->append_entries);
     m->io_recv_cb(io, msg);
 }
 

@@ -1383,10 +1383,12 @@ TEST(meta_raft_describe_quorum)
 
 /* A voter restarted after the log moved on without it, while the leader it knew is gone: its
  * first word from the new leader is an AppendEntries it must reject (the leader's log is
- * ahead of its own), which tells it who leads but moves none of its commit index. It is ready
- * only once it applied what that leader had committed — it used to count itself ready at the
- * commit index it restarted with, so a broker restarted that way saw an image without the
- * topics it hosts and refused to start (docs/cluster.md's unclean election showed it). */
+ * ahead of its own), which tells it who leads but moves none of its commit index; and after
+ * the whole quorum restarted, the new leader's first AppendEntries announce the commit index
+ * it restarted with. A voter is ready only once it applied what a leader committed in its
+ * own term — it used to count itself ready at the commit index it restarted with, so a broker
+ * restarted that way saw an image without the topics it hosts and refused to start
+ * (docs/cluster.md's unclean election, then its restart of every node, showed both). */
 TEST(meta_raft_restarted_voter_ready_only_with_the_leaders_commits)
 {
     char base[] = "/tmp/tally-meta-XXXXXX";
@@ -1437,6 +1439,21 @@ TEST(meta_raft_restarted_voter_ready_only_with_the_leaders_commits)
     REQUIRE(fixture_wait_ready(&loop, m[away], 10000));
     CHECK(meta_topic_by_name(m[away], "before") != NULL);
     CHECK(meta_topic_by_name(m[away], "while-away") != NULL);
+
+    /* The whole quorum restarts: a new leader knows what was committed only once an entry of
+     * its own term commits, and until then announces the commit index it restarted with. */
+    for (int i = 0; i < 3; i++)
+        if (m[i] != NULL) {
+            REQUIRE(fixture_stop_meta(&loop, m[i]));
+            m[i] = NULL;
+        }
+    for (int i = 0; i < 3; i++)
+        REQUIRE(meta_start(&loop, &n[i].opts, &m[i]) == 0);
+    for (int i = 0; i < 3; i++) {
+        REQUIRE(fixture_wait_ready(&loop, m[i], 10000));
+        CHECK(meta_topic_by_name(m[i], "before") != NULL);
+        CHECK(meta_topic_by_name(m[i], "while-away") != NULL);
+    }
 
     for (int i = 0; i < 3; i++)
         if (m[i] != NULL)
