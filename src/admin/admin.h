@@ -2,8 +2,9 @@
 /* admin: the cluster-administration and metadata APIs — Metadata, CreateTopics,
  * DeleteTopics, CreatePartitions, DescribeConfigs, AlterConfigs, IncrementalAlterConfigs,
  * DescribeCluster — answered from,
- * and written through, the metadata image (meta/); and forwarding (forward.c): on a broker
- * that is not the active controller, what only the controller may decide goes there. */
+ * and written through, the metadata image (meta/); DescribeQuorum, answered from the metadata
+ * quorum's own state; and forwarding (forward.c): on a broker that is not the active
+ * controller, what only the controller may decide goes there. */
 #ifndef TALLY_ADMIN_H
 #define TALLY_ADMIN_H
 
@@ -72,6 +73,7 @@ void admin_describe_configs(struct admin *a, struct net_request *req);
 void admin_alter_configs(struct admin *a, struct net_request *req);
 void admin_incremental_alter_configs(struct admin *a, struct net_request *req);
 void admin_describe_cluster(struct admin *a, struct net_request *req);
+void admin_describe_quorum(struct admin *a, struct net_request *req);
 
 /* Creates an internal topic (a coordinator's: __consumer_offsets, __transaction_state) unless
  * it exists: `partitions`, replication factor capped at the quorum's voters (one WARN line

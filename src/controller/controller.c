@@ -33,6 +33,13 @@ struct controller {
     bool tick_in_flight; /* the periodic look's batch is being proposed */
     bool stopped;
     struct slog_limit propose_warn;
+    /* The brokers the periodic batch in flight fences (their sessions expired), logged once it
+     * applied: a dead broker cannot say so itself. */
+    struct {
+        int32_t id;
+        int64_t epoch;
+    } fencing[16];
+    int n_fencing;
 };
 
 static int64_t now_ms(const struct controller *c)
@@ -47,6 +54,27 @@ static void on_tick_applied(void *arg, int err)
     if (err != 0 && err != ERR_SHUTDOWN && err != ERR_NOT_CONTROLLER)
         /* Another decision changed the same partition first: the next look decides again. */
         slog_debug("controller", "periodic batch not applied: %s", err_name(err));
+    for (int i = 0; err == 0 && i < c->n_fencing; i++)
+        slog_info("controller",
+                  "broker %d (epoch %lld) fenced: no heartbeat for a session; it left every ISR "
+                  "and its leaderships moved",
+                  c->fencing[i].id, (long long)c->fencing[i].epoch);
+    c->n_fencing = 0;
+}
+
+/* Notes the brokers a periodic batch fences, for on_tick_applied. */
+static void note_fencing(struct controller *c, const struct ctl_out *out)
+{
+    c->n_fencing = 0;
+    for (size_t i = 0; i < out->n; i++) {
+        const struct meta_record *r = &out->recs[i];
+        if (r->type != META_REC_BROKER_CHANGE || r->u.broker_change.fenced != 1 ||
+            c->n_fencing == (int)(sizeof c->fencing / sizeof c->fencing[0]))
+            continue;
+        c->fencing[c->n_fencing].id = r->u.broker_change.id;
+        c->fencing[c->n_fencing].epoch = r->u.broker_change.epoch;
+        c->n_fencing++;
+    }
 }
 
 static void on_timer(struct tclock_timer *t)
@@ -73,8 +101,13 @@ static void on_timer(struct tclock_timer *t)
     if (out.oom)
         slog_warn_limited(&c->propose_warn, 10000, "controller",
                           "out of memory deciding the periodic changes; retried");
-    else if (out.n > 0 && meta_propose(c->meta, out.recs, out.n, on_tick_applied, c) == 0)
-        c->tick_in_flight = true;
+    else if (out.n > 0) {
+        note_fencing(c, &out);
+        if (meta_propose(c->meta, out.recs, out.n, on_tick_applied, c) == 0)
+            c->tick_in_flight = true;
+        else
+            c->n_fencing = 0;
+    }
     ctl_out_free(&out);
 }
 

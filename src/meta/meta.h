@@ -109,6 +109,38 @@ const char *meta_cluster_id(const struct meta *m);
 /* The raft leader's node id, or -1 when none is known. */
 int32_t meta_controller_id(const struct meta *m);
 bool meta_is_controller(const struct meta *m);
+
+/* One member of the metadata quorum as its leader sees it (DescribeQuorum's ReplicaState).
+ * Offsets are raft log indexes: the metadata log's own positions. */
+struct meta_quorum_replica {
+    int32_t id;
+    int64_t log_end_offset; /* the leader's own last index; a follower's highest index known
+                               replicated; -1 while the leader has not heard of any */
+    /* Wall-clock ms of its last AppendEntries answer to this leader (Kafka's follower fetch);
+     * -1 for the leader itself and until it answered in this term. */
+    int64_t last_fetch_ms;
+    /* Wall-clock ms of its last answer showing it caught up: its log reached what the
+     * leader's had at its previous answer (Kafka's rule, KIP-836). Now for the leader
+     * itself; -1 until seen in this term. */
+    int64_t last_caught_up_ms;
+};
+
+/* The quorum as DescribeQuorum answers it: the raft leader (this node), its term (Kafka's
+ * leader epoch), the commit index (Kafka's high watermark), the voters (the leader among
+ * them) and the observers (non-voting standbys), each in configuration order. */
+struct meta_quorum {
+    int32_t leader_id;
+    int32_t leader_epoch;
+    int64_t high_watermark;
+    size_t n_voters, n_observers;
+    struct meta_quorum_replica *voters, *observers; /* allocated in the caller's arena */
+};
+
+/* Fills *out from libraft's state. Only the raft leader knows its followers' positions:
+ * elsewhere returns ERR_NOT_CONTROLLER (and out->leader_id = the leader known, or -1). Returns
+ * 0, or ERR_NOMEM when `a` is full (the arrays come from `a`). */
+struct arena;
+int meta_describe_quorum(const struct meta *m, struct arena *a, struct meta_quorum *out);
 /* The first producer id no block has covered yet (the maximum of first_id + size over every
  * PRODUCER_IDS record applied; 0 before any). A broker asks for its next block by proposing
  * PRODUCER_IDS with first_id = this value; if another broker's block landed first, the apply

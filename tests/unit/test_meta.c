@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/arena.h"
 #include "base/err.h"
 #include "meta/meta.h"
 
@@ -1281,6 +1282,184 @@ TEST(meta_raft_standby_follows)
     REQUIRE(fixture_stop_meta(&loop, leader));
     tclock_free(a.clock);
     tclock_free(b.clock);
+    CHECK_EQ_INT(uv_loop_close(&loop), 0);
+    fixture_rm_tree(base);
+}
+
+/* DescribeQuorum's source (meta_describe_quorum): the leader reports itself among the voters
+ * and its standby among the observers with their raft positions and when the standby last
+ * answered and was caught up; a standby that stops answering stops being caught up although
+ * the log stays idle, and falls behind once the log moves on; a node that does not lead knows
+ * nobody's position but names the leader. */
+TEST(meta_raft_describe_quorum)
+{
+    char base[] = "/tmp/tally-meta-XXXXXX";
+    uv_loop_t loop;
+    struct meta *leader = NULL, *standby = NULL;
+    struct node a, b;
+    struct fixture_wait w = {.want = 1};
+    struct meta_record recs[] = {rec_topic("quorum", 1), rec_partition(1, 0, 1)};
+    struct meta_record more[] = {rec_topic("later", 2)};
+    struct meta_voter voters[1];
+    struct meta_quorum q;
+    struct arena *ar = arena_new(1 << 20);
+    const bool never = false;
+    bool caught = false, settled = false;
+
+    REQUIRE(ar != NULL);
+    REQUIRE(mkdtemp(base) != NULL);
+    REQUIRE(uv_loop_init(&loop) == 0);
+    node_init(&a, &loop, base, 0, 1, NULL);
+    voters[0] = a.voter;
+    node_init(&b, &loop, base, 1, 1, voters);
+    a.opts.voters = voters;
+    REQUIRE(meta_start(&loop, &a.opts, &leader) == 0);
+    REQUIRE(meta_start(&loop, &b.opts, &standby) == 0);
+    REQUIRE(fixture_wait_ready(&loop, leader, 3000));
+    REQUIRE(meta_propose(leader, recs, 2, fixture_propose_cb, &w) == 0);
+    REQUIRE(fixture_run_until(&loop, &w.done, 3000));
+    w = (struct fixture_wait){.want = 1};
+    REQUIRE(meta_add_standby(leader, 1, b.listen, fixture_propose_cb, &w) == 0);
+    REQUIRE(fixture_run_until(&loop, &w.done, 5000));
+    REQUIRE(fixture_wait_ready(&loop, standby, 5000));
+
+    /* The standby never led: it names the leader and nothing else. */
+    CHECK_EQ_INT(meta_describe_quorum(standby, ar, &q), ERR_NOT_CONTROLLER);
+    CHECK_EQ_INT(q.leader_id, 0);
+    CHECK_EQ_INT(q.n_voters + q.n_observers, 0);
+
+    for (int i = 0; i < 200 && !caught; i++) {
+        REQUIRE(meta_describe_quorum(leader, ar, &q) == 0);
+        caught = q.n_observers == 1 && q.observers[0].last_caught_up_ms >= 0 &&
+                 q.observers[0].last_fetch_ms >= 0 &&
+                 q.observers[0].log_end_offset == q.voters[0].log_end_offset;
+        if (!caught)
+            fixture_run_until(&loop, &never, 20);
+    }
+    CHECK(caught);
+    CHECK_EQ_INT(q.leader_id, 0);
+    CHECK(q.leader_epoch >= 1);
+    CHECK(q.high_watermark >= 3); /* bootstrap configuration, barrier, the batch, ... */
+    REQUIRE(q.n_voters == 1 && q.n_observers == 1);
+    CHECK_EQ_INT(q.voters[0].id, 0);
+    CHECK(q.voters[0].log_end_offset >= q.high_watermark);
+    CHECK_EQ_INT(q.voters[0].last_fetch_ms, -1); /* the leader does not fetch from itself */
+    CHECK(q.voters[0].last_caught_up_ms > 0);    /* the leader: now */
+    CHECK_EQ_INT(q.observers[0].id, 1);
+
+    /* The standby stops while the log is idle: it stays at the leader's log end, but its
+     * timestamps stop moving. */
+    REQUIRE(fixture_stop_meta(&loop, standby));
+    int64_t last = -2, last_fetch = -2;
+    for (int i = 0; i < 50 && !settled; i++) {
+        fixture_run_until(&loop, &never, 200);
+        REQUIRE(meta_describe_quorum(leader, ar, &q) == 0);
+        REQUIRE(q.n_observers == 1);
+        settled =
+            q.observers[0].last_caught_up_ms == last && q.observers[0].last_fetch_ms == last_fetch;
+        last = q.observers[0].last_caught_up_ms;
+        last_fetch = q.observers[0].last_fetch_ms;
+    }
+    CHECK(settled);
+    CHECK(q.voters[0].last_caught_up_ms > last);
+
+    /* The log moves on without it: it lags, and is no more caught up than before. */
+    w = (struct fixture_wait){.want = 1};
+    REQUIRE(meta_propose(leader, more, 1, fixture_propose_cb, &w) == 0);
+    REQUIRE(fixture_run_until(&loop, &w.done, 3000));
+    fixture_run_until(&loop, &never, 200);
+    REQUIRE(meta_describe_quorum(leader, ar, &q) == 0);
+    CHECK(q.observers[0].log_end_offset > 0);
+    CHECK(q.observers[0].log_end_offset < q.voters[0].log_end_offset);
+    CHECK_EQ_INT(q.observers[0].last_caught_up_ms, last);
+
+    REQUIRE(fixture_stop_meta(&loop, leader));
+    arena_free(ar);
+    tclock_free(a.clock);
+    tclock_free(b.clock);
+    CHECK_EQ_INT(uv_loop_close(&loop), 0);
+    fixture_rm_tree(base);
+}
+
+/* A voter restarted after the log moved on without it, while the leader it knew is gone: its
+ * first word from the new leader is an AppendEntries it must reject (the leader's log is
+ * ahead of its own), which tells it who leads but moves none of its commit index; and after
+ * the whole quorum restarted, the new leader's first AppendEntries announce the commit index
+ * it restarted with. A voter is ready only once it applied what a leader committed in its
+ * own term — it used to count itself ready at the commit index it restarted with, so a broker
+ * restarted that way saw an image without the topics it hosts and refused to start
+ * (docs/cluster.md's unclean election, then its restart of every node, showed both). */
+TEST(meta_raft_restarted_voter_ready_only_with_the_leaders_commits)
+{
+    char base[] = "/tmp/tally-meta-XXXXXX";
+    uv_loop_t loop;
+    struct meta *m[3] = {NULL, NULL, NULL};
+    struct node n[3];
+    struct meta_voter voters[3];
+    struct fixture_wait w = {.want = 1};
+    struct meta_record first[] = {rec_topic("before", 1)};
+    struct meta_record later[] = {rec_topic("while-away", 2)};
+    const bool never = false;
+    int lead = -1;
+
+    REQUIRE(mkdtemp(base) != NULL);
+    REQUIRE(uv_loop_init(&loop) == 0);
+    for (int i = 0; i < 3; i++) {
+        node_init(&n[i], &loop, base, i, 3, voters);
+        voters[i] = n[i].voter;
+    }
+    for (int i = 0; i < 3; i++)
+        REQUIRE(meta_start(&loop, &n[i].opts, &m[i]) == 0);
+    for (int k = 0; k < 300 && lead < 0; k++) {
+        fixture_run_until(&loop, &never, 20);
+        for (int i = 0; i < 3; i++)
+            if (meta_is_controller(m[i]) && meta_ready(m[i]))
+                lead = i;
+    }
+    REQUIRE(lead >= 0);
+    REQUIRE(meta_propose(m[lead], first, 1, fixture_propose_cb, &w) == 0);
+    REQUIRE(fixture_run_until(&loop, &w.done, 3000));
+
+    /* A follower goes; the log moves on without it; then the leader goes too. */
+    int away = (lead + 1) % 3;
+    REQUIRE(fixture_stop_meta(&loop, m[away]));
+    m[away] = NULL;
+    w = (struct fixture_wait){.want = 1};
+    REQUIRE(meta_propose(m[lead], later, 1, fixture_propose_cb, &w) == 0);
+    REQUIRE(fixture_run_until(&loop, &w.done, 3000));
+    CHECK_EQ_INT(w.err, 0);
+    /* Heartbeats tell the remaining voter that the batch committed (a new leader that had
+     * not heard it yet would count it committed only with its own term's first entry). */
+    fixture_run_until(&loop, &never, 300);
+    REQUIRE(fixture_stop_meta(&loop, m[lead]));
+    m[lead] = NULL;
+
+    /* The follower comes back: with the remaining voter it elects a leader again. */
+    REQUIRE(meta_start(&loop, &n[away].opts, &m[away]) == 0);
+    REQUIRE(fixture_wait_ready(&loop, m[away], 10000));
+    CHECK(meta_topic_by_name(m[away], "before") != NULL);
+    CHECK(meta_topic_by_name(m[away], "while-away") != NULL);
+
+    /* The whole quorum restarts: a new leader knows what was committed only once an entry of
+     * its own term commits, and until then announces the commit index it restarted with. */
+    for (int i = 0; i < 3; i++)
+        if (m[i] != NULL) {
+            REQUIRE(fixture_stop_meta(&loop, m[i]));
+            m[i] = NULL;
+        }
+    for (int i = 0; i < 3; i++)
+        REQUIRE(meta_start(&loop, &n[i].opts, &m[i]) == 0);
+    for (int i = 0; i < 3; i++) {
+        REQUIRE(fixture_wait_ready(&loop, m[i], 10000));
+        CHECK(meta_topic_by_name(m[i], "before") != NULL);
+        CHECK(meta_topic_by_name(m[i], "while-away") != NULL);
+    }
+
+    for (int i = 0; i < 3; i++)
+        if (m[i] != NULL)
+            REQUIRE(fixture_stop_meta(&loop, m[i]));
+    for (int i = 0; i < 3; i++)
+        tclock_free(n[i].clock);
     CHECK_EQ_INT(uv_loop_close(&loop), 0);
     fixture_rm_tree(base);
 }
