@@ -99,6 +99,7 @@ int controller_new(const struct controller_options *o, struct controller **out)
         props_get_bool(o->config, "auto.leader.rebalance.enable", true, NULL);
     cfg.leader_imbalance_interval_ms = interval_s * 1000;
     cfg.rebalance_batch = 4;
+    cfg.min_insync_replicas = (int32_t)props_get_int(o->config, "min.insync.replicas", 1, NULL);
     c->sm = ctl_sm_new(&cfg);
     if (c->sm == NULL) {
         free(c);
@@ -262,6 +263,9 @@ void controller_broker_registration(struct controller *c, struct net_request *re
     reg.rack = rq->Rack;
     reg.n_dirs = rq->LogDirs.n > 0 ? rq->LogDirs.n : 0;
     reg.dirs = (const uint8_t(*)[16])rq->LogDirs.v;
+    /* v0-2 have no such field: the decoder leaves its default, -1 (an unclean shutdown, as
+     * far as the controller can tell). */
+    reg.previous_broker_epoch = rq->PreviousBrokerEpoch;
     ctl_out_init(&out);
     rc = ctl_sm_register(c->sm, meta_get_image(c->meta), &reg, now_ms(c), &out);
     if (rc == 0 && out.oom)

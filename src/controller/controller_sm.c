@@ -281,10 +281,14 @@ int ctl_sm_register(struct ctl_sm *c, const struct meta_image *img,
         return ERR_NOMEM;
     if (b) {
         /* The old incarnation is gone: it leaves its ISRs and leaderships in the same batch
-         * (the new one starts fenced, and may have lost what it had not flushed). */
+         * (the new one starts fenced). Unless it names the epoch of the registration it
+         * stopped under — its logs lost nothing since — it may have lost what it had not
+         * flushed, and it leaves every ELR too. */
         pl.focus = b->id;
         if (!ctl_plan_override(&pl, b->id, true, false, true))
             return ERR_NOMEM;
+        if (r->previous_broker_epoch < 0 || r->previous_broker_epoch != b->epoch)
+            ctl_plan_unclean(&pl, b->id);
         ctl_plan_partitions(&pl);
     }
     if (!add_registration(out, r) || out->oom)
