@@ -156,6 +156,8 @@ struct registration {
     struct controller *c;
     struct net_request *req;
     int32_t broker_id;
+    int64_t previous_epoch; /* PreviousBrokerEpoch */
+    bool clean;             /* ... the epoch the image held for it: a clean shutdown */
     char raft_address[160]; /* "" when the broker named no CONTROLLER listener */
 };
 
@@ -213,8 +215,18 @@ static void on_registered(void *arg, int err)
         answer_registration(r->req, err == ERR_SHUTDOWN ? ERR_NOT_CONTROLLER : err, -1);
         return;
     }
-    slog_info("controller", "broker %d registered at epoch %lld", r->broker_id,
-              (long long)epoch_of(r->c, r->broker_id));
+    if (r->clean)
+        slog_info("controller",
+                  "broker %d registered at epoch %lld after a clean shutdown at "
+                  "epoch %lld",
+                  r->broker_id, (long long)epoch_of(r->c, r->broker_id),
+                  (long long)r->previous_epoch);
+    else
+        slog_info("controller",
+                  "broker %d registered at epoch %lld (previous broker epoch %lld: as after an "
+                  "unclean shutdown, out of every ELR)",
+                  r->broker_id, (long long)epoch_of(r->c, r->broker_id),
+                  (long long)r->previous_epoch);
     registered(r);
 }
 
@@ -266,6 +278,8 @@ void controller_broker_registration(struct controller *c, struct net_request *re
     /* v0-2 have no such field: the decoder leaves its default, -1 (an unclean shutdown, as
      * far as the controller can tell). */
     reg.previous_broker_epoch = rq->PreviousBrokerEpoch;
+    r->previous_epoch = reg.previous_broker_epoch;
+    r->clean = ctl_sm_clean_shutdown(meta_get_image(c->meta), &reg);
     ctl_out_init(&out);
     rc = ctl_sm_register(c->sm, meta_get_image(c->meta), &reg, now_ms(c), &out);
     if (rc == 0 && out.oom)

@@ -255,6 +255,12 @@ oom:
     return false;
 }
 
+bool ctl_sm_clean_shutdown(const struct meta_image *img, const struct ctl_registration *r)
+{
+    const struct meta_broker *b = meta_image_broker_by_id(img, r->broker_id);
+    return b != NULL && r->previous_broker_epoch >= 0 && r->previous_broker_epoch == b->epoch;
+}
+
 int ctl_sm_register(struct ctl_sm *c, const struct meta_image *img,
                     const struct ctl_registration *r, int64_t now_ms, struct ctl_out *out)
 {
@@ -287,7 +293,7 @@ int ctl_sm_register(struct ctl_sm *c, const struct meta_image *img,
         pl.focus = b->id;
         if (!ctl_plan_override(&pl, b->id, true, false, true))
             return ERR_NOMEM;
-        if (r->previous_broker_epoch < 0 || r->previous_broker_epoch != b->epoch)
+        if (!ctl_sm_clean_shutdown(img, r))
             ctl_plan_unclean(&pl, b->id);
         ctl_plan_partitions(&pl);
     }

@@ -147,6 +147,9 @@ struct ctl_registration {
  * (a retry) answers 0 with no record. */
 int ctl_sm_register(struct ctl_sm *c, const struct meta_image *img,
                     const struct ctl_registration *r, int64_t now_ms, struct ctl_out *out);
+/* Whether registration `r` follows a clean shutdown as the rules above judge it: it names
+ * the epoch the image holds for the broker (false for a broker the image does not know). */
+bool ctl_sm_clean_shutdown(const struct meta_image *img, const struct ctl_registration *r);
 
 struct ctl_heartbeat {
     int32_t broker_id;
