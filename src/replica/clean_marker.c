@@ -93,8 +93,8 @@ static int64_t read_note(const char *log_dir, char *boot)
     char path[PATH_MAX], buf[160];
     const char *sp;
     snprintf(path, sizeof path, "%s/%s", log_dir, NOTE);
-    if (read_small(path, buf, sizeof buf) <= 0 || (sp = strchr(buf, ' ')) == NULL ||
-        sp == buf || (size_t)(sp - buf) >= BOOT_ID_MAX)
+    if (read_small(path, buf, sizeof buf) <= 0 || (sp = strchr(buf, ' ')) == NULL || sp == buf ||
+        (size_t)(sp - buf) >= BOOT_ID_MAX)
         return -1;
     memcpy(boot, buf, (size_t)(sp - buf));
     boot[sp - buf] = '\0';
