@@ -344,8 +344,13 @@ static void target_elr(const struct ctl_plan *pl, const struct meta_topic *topic
                        const struct meta_partition *p, struct target *t)
 {
     int32_t n = 0;
+    bool left = false;
     t->n_elr = 0;
-    if (t->unclean_election || t->n_isr >= min_isr(pl, topic->name, p))
+    for (int32_t i = 0; i < p->n_isr && !left; i++)
+        left = !has(t->isr, t->n_isr, p->isr[i]);
+    /* Nobody had or gains a place: skip the config look-ups (every tick walks every
+     * partition). */
+    if (t->unclean_election || (p->n_elr == 0 && !left) || t->n_isr >= min_isr(pl, topic->name, p))
         return;
     for (int32_t k = 0; k < p->n_elr + p->n_isr; k++) {
         int32_t x = k < p->n_elr ? p->elr[k] : p->isr[k - p->n_elr];
