@@ -5,12 +5,11 @@
  * broker overrides will leave it. The rules are controller_sm.h's. */
 #include "controller/controller_int.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-
-#include <assert.h>
 
 #include "base/arena.h"
 #include "base/err.h"
