@@ -603,7 +603,21 @@ int main(int argc, char **argv)
             .on_shutdown_done = on_shutdown_done,
             .on_fatal = on_fatal,
             .arg = &t,
+            /* Read now: the replica manager removes the clean-shutdown marker when it opens
+             * the logs, and that comes only after the registration this is for. */
+            .previous_broker_epoch = replica_previous_broker_epoch(t.cfg.log_dir),
         };
+        if (lo.previous_broker_epoch >= 0)
+            slog_info("main",
+                      "the logs in %s lost nothing since broker epoch %lld (a clean stop, or a "
+                      "crash of this process alone): registering with it",
+                      t.cfg.log_dir, (long long)lo.previous_broker_epoch);
+        else
+            slog_info("main",
+                      "registering without a previous broker epoch: a first start, or the logs "
+                      "in %s may have lost unflushed records (this broker leaves every eligible "
+                      "leader replica set)",
+                      t.cfg.log_dir);
         t.start_ms = tclock_mono_ms(t.clock);
         if ((!t.cfg.broker_only && controller_new(&cto, &t.controller) != 0) ||
             lifecycle_start(&lo, &t.lc) != 0 || tclock_timer_start(&t.timer, 0, 20) != 0) {

@@ -132,6 +132,7 @@ int controller_new(const struct controller_options *o, struct controller **out)
         props_get_bool(o->config, "auto.leader.rebalance.enable", true, NULL);
     cfg.leader_imbalance_interval_ms = interval_s * 1000;
     cfg.rebalance_batch = 4;
+    cfg.min_insync_replicas = (int32_t)props_get_int(o->config, "min.insync.replicas", 1, NULL);
     c->sm = ctl_sm_new(&cfg);
     if (c->sm == NULL) {
         free(c);
@@ -188,6 +189,8 @@ struct registration {
     struct controller *c;
     struct net_request *req;
     int32_t broker_id;
+    int64_t previous_epoch; /* PreviousBrokerEpoch */
+    bool clean;             /* ... the epoch the image held for it: a clean shutdown */
     char raft_address[160]; /* "" when the broker named no CONTROLLER listener */
 };
 
@@ -245,8 +248,18 @@ static void on_registered(void *arg, int err)
         answer_registration(r->req, err == ERR_SHUTDOWN ? ERR_NOT_CONTROLLER : err, -1);
         return;
     }
-    slog_info("controller", "broker %d registered at epoch %lld", r->broker_id,
-              (long long)epoch_of(r->c, r->broker_id));
+    if (r->clean)
+        slog_info("controller",
+                  "broker %d registered at epoch %lld after a clean shutdown at "
+                  "epoch %lld",
+                  r->broker_id, (long long)epoch_of(r->c, r->broker_id),
+                  (long long)r->previous_epoch);
+    else
+        slog_info("controller",
+                  "broker %d registered at epoch %lld (previous broker epoch %lld: as after an "
+                  "unclean shutdown, out of every ELR)",
+                  r->broker_id, (long long)epoch_of(r->c, r->broker_id),
+                  (long long)r->previous_epoch);
     registered(r);
 }
 
@@ -295,6 +308,11 @@ void controller_broker_registration(struct controller *c, struct net_request *re
     reg.rack = rq->Rack;
     reg.n_dirs = rq->LogDirs.n > 0 ? rq->LogDirs.n : 0;
     reg.dirs = (const uint8_t(*)[16])rq->LogDirs.v;
+    /* v0-2 have no such field: the decoder leaves its default, -1 (an unclean shutdown, as
+     * far as the controller can tell). */
+    reg.previous_broker_epoch = rq->PreviousBrokerEpoch;
+    r->previous_epoch = reg.previous_broker_epoch;
+    r->clean = ctl_sm_clean_shutdown(meta_get_image(c->meta), &reg);
     ctl_out_init(&out);
     rc = ctl_sm_register(c->sm, meta_get_image(c->meta), &reg, now_ms(c), &out);
     if (rc == 0 && out.oom)

@@ -256,4 +256,10 @@ void replica_cleaner_tick(struct replica_mgr *rm);
  * (which resumes after a failed slice). */
 void replica_check_kick(struct replica_mgr *rm);
 
+/* clean_marker.c: the clean-shutdown marker's name, and its writing at the end of a clean
+ * stop (naming the broker epoch of the note lifecycle.c keeps; its format is there).
+ * Returns 0 or ERR_IO (no marker is left then). Runs on the thread pool. */
+#define REPLICA_CLEAN_MARKER ".kafka_cleanshutdown"
+int replica_write_clean_marker(const char *log_dir);
+
 #endif

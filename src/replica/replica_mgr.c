@@ -7,7 +7,9 @@
  *   log-start-offset-checkpoint        each partition's log start offset
  *   cleaner-offset-checkpoint          how far each compacted partition is clean (cleaner.c)
  *   .kafka_cleanshutdown               present only while stopped cleanly; removed at start,
- *                                      so its absence at the next start means a crash */
+ *                                      so its absence at the next start means a crash
+ *   .tally_broker_epoch                the broker epoch of the last registration and the boot
+ *                                      it was on (clean_marker.c has both formats) */
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -23,7 +25,6 @@
 #include "pstate/pstate.h"
 #include "replica_int.h"
 
-#define CLEAN_MARKER ".kafka_cleanshutdown"
 #define HOUSEKEEPING_MS 200
 #define OPEN_RETRY_MS 5000
 /* How often every partition's replication state machine looks at its ISR (lag shrinks are
@@ -831,7 +832,7 @@ int replica_mgr_start(const struct replica_options *opts, struct replica_mgr **o
         (int32_t)props_get_int(opts->config, "replica.fetch.response.max.bytes", 10485760, NULL);
     rm->fetch_backoff_ms = props_get_int(opts->config, "replica.fetch.backoff.ms", 1000, NULL);
 
-    snprintf(path, sizeof path, "%s/%s", rm->dir, CLEAN_MARKER);
+    snprintf(path, sizeof path, "%s/%s", rm->dir, REPLICA_CLEAN_MARKER);
     rm->clean_start = access(path, F_OK) == 0;
     /* From now on a crash must look like one. */
     unlink(path);
@@ -943,13 +944,11 @@ static void stop_run(uv_work_t *w)
     /* The partitions' last references (taken by finish_stop): snapshots and clean closes. */
     for (size_t i = 0; i < sw->n; i++)
         partition_release(sw->parts[i]);
-    if (rc == 0) {
-        FILE *f;
-        snprintf(path, sizeof path, "%s/%s", rm->dir, CLEAN_MARKER);
-        f = fopen(path, "w");
-        if (f)
-            fclose(f);
-    }
+    if (rc == 0 && replica_write_clean_marker(rm->dir) != 0)
+        slog_error("replica",
+                   "cannot write the clean-shutdown marker in %s: the next start "
+                   "rescans the logs and registers as after a crash",
+                   rm->dir);
 }
 
 static void stop_after(uv_work_t *w, int status)

@@ -991,9 +991,9 @@ TEST(meta_snapshot_version1_restores)
     CHECK_EQ_INT(APPLY(img, pc), 0);
     CHECK_EQ_INT(meta_image_offset(img), 2);
 
-    /* A snapshot taken now is version 2 and restores to the same image. */
+    /* A snapshot taken now is of the current version and restores to the same image. */
     REQUIRE(meta_image_snapshot(img, &snap, &len) == 0);
-    CHECK_EQ_INT(snap[0], 2);
+    CHECK_EQ_INT(snap[0], 3);
     CHECK_EQ_INT(meta_image_restore(again, snap, len), 0);
     CHECK(same_snapshot(img, again));
     free(snap);
@@ -1007,9 +1007,191 @@ TEST(meta_snapshot_version1_restores)
         free(cut);
     }
     /* An unknown version is refused. */
-    w.b[0] = 3;
+    w.b[0] = 4;
     CHECK_EQ_INT(meta_image_restore(again, w.b, w.n), ERR_PARSE);
     CHECK(same_snapshot(img, again));
+    meta_image_free(img);
+    meta_image_free(again);
+}
+
+static void v1_u16(struct v1buf *w, uint16_t v)
+{
+    v1_u8(w, (uint8_t)(v >> 8));
+    v1_u8(w, (uint8_t)v);
+}
+
+/* Version 2 snapshots, written before the ELR, still restore: every partition with an empty
+ * ELR, the rest as written. */
+TEST(meta_snapshot_version2_restores)
+{
+    struct meta_image *img = meta_image_new(), *again = meta_image_new();
+    const struct meta_partition *p;
+    const struct meta_broker *b;
+    struct v1buf w = {.n = 0};
+    uint8_t id[16], *snap;
+    size_t len, n;
+    REQUIRE(img && again);
+
+    make_id(id, 1);
+    v1_u8(&w, 2);     /* version */
+    v1_i64(&w, 3000); /* next producer id */
+    v1_i64(&w, 41);   /* metadata offset */
+    v1_u32(&w, 1);    /* brokers */
+    v1_u32(&w, 3);    /* id */
+    v1_str(&w, NULL); /* rack */
+    v1_u8(&w, 1);     /* fenced */
+    v1_u8(&w, 0);     /* shutting down */
+    v1_i64(&w, 17);   /* broker epoch */
+    for (int i = 0; i < 16; i++)
+        v1_u8(&w, (uint8_t)i); /* incarnation */
+    v1_u32(&w, 1);             /* listeners */
+    v1_str(&w, "PLAINTEXT");
+    v1_str(&w, "h3");
+    v1_u32(&w, 9094);
+    v1_u16(&w, 0);
+    v1_u32(&w, 0); /* dirs */
+    v1_u32(&w, 1); /* topics */
+    v1_str(&w, "orders");
+    memcpy(w.b + w.n, id, 16);
+    w.n += 16;
+    v1_u32(&w, 1); /* partitions */
+    v1_u32(&w, 3); /* leader */
+    v1_u32(&w, 4); /* leader epoch */
+    v1_u32(&w, 6); /* partition epoch */
+    v1_u32(&w, 2); /* replicas */
+    v1_u32(&w, 3);
+    v1_u32(&w, 1);
+    v1_u32(&w, 1); /* ISR */
+    v1_u32(&w, 3);
+    v1_u8(&w, 1);  /* RECOVERING */
+    v1_u32(&w, 1); /* adding */
+    v1_u32(&w, 1);
+    v1_u32(&w, 0); /* removing */
+    v1_u32(&w, 0); /* topic configs */
+    v1_u32(&w, 0); /* resources */
+    v1_u32(&w, 0); /* producer-id blocks */
+
+    REQUIRE(meta_image_restore(img, w.b, w.n) == 0);
+    CHECK_EQ_INT(meta_image_offset(img), 41);
+    b = meta_image_brokers(img, &n);
+    REQUIRE(n == 1);
+    CHECK_EQ_INT(b[0].epoch, 17);
+    CHECK(b[0].fenced);
+    p = &meta_image_topic_by_name(img, "orders")->partitions[0];
+    CHECK_EQ_INT(p->leader, 3);
+    CHECK_EQ_INT(p->partition_epoch, 6);
+    CHECK_EQ_INT(p->leader_recovery_state, 1);
+    CHECK_EQ_INT(p->n_adding, 1);
+    CHECK_EQ_INT(p->n_elr, 0);
+    CHECK(p->elr == NULL);
+    /* Written again, it is version 3 and restores to the same image. */
+    REQUIRE(meta_image_snapshot(img, &snap, &len) == 0);
+    CHECK_EQ_INT(snap[0], 3);
+    CHECK_EQ_INT(len, w.n + 4); /* one empty ELR more */
+    CHECK_EQ_INT(meta_image_restore(again, snap, len), 0);
+    CHECK(same_snapshot(img, again));
+    free(snap);
+    /* Every truncation of it is refused. */
+    for (size_t k = 0; k < w.n; k++)
+        CHECK_EQ_INT(meta_image_restore(again, w.b, k), ERR_PARSE);
+    meta_image_free(img);
+    meta_image_free(again);
+}
+
+/* A change of partition 0 (rec_partition's) to leader 1 alone in the ISR with `elr`. */
+static struct meta_record rec_elr_change(int32_t pe, const int32_t *elr, int32_t n_elr)
+{
+    struct meta_record r = rec_pchange(1, 0, 1, 7, pe, 1);
+    r.u.partition.elr = elr;
+    r.u.partition.n_elr = n_elr;
+    return r;
+}
+
+/* The ELR of a PARTITION_CHANGE: written only when not empty (so that a change without one
+ * is the older body), applied, held to its shape rules, kept by snapshots, and emptied by a
+ * change of min.insync.replicas wherever the partition has a leader. */
+TEST(meta_partition_change_elr)
+{
+    struct meta_image *img = meta_image_new(), *again = meta_image_new();
+    const struct meta_partition *p;
+    static const int32_t e2[] = {2}, e23[] = {2, 3}, e1[] = {1}, e4[] = {4}, e22[] = {2, 2};
+    struct meta_record r;
+    uint8_t *b0, *b1, *snap;
+    size_t l0, l1, len;
+    REQUIRE(img && again);
+    CHECK_EQ_INT(APPLY(img, rec_topic("t", 1), rec_partition(1, 0, 1), rec_partition(1, 1, 1)), 0);
+
+    /* Encoding: the ELR adds its count and members; an empty one adds nothing. */
+    r = rec_elr_change(10, NULL, 0);
+    REQUIRE(meta_batch_encode(&r, 1, &b0, &l0) == 0);
+    r = rec_elr_change(10, e2, 1);
+    REQUIRE(meta_batch_encode(&r, 1, &b1, &l1) == 0);
+    CHECK_EQ_INT(l1, l0 + 8);
+    /* An empty ELR written out has a second encoding: refused. */
+    uint8_t *odd = malloc(l0 + 4);
+    REQUIRE(odd);
+    memcpy(odd, b0, l0);
+    memset(odd + l0, 0, 4);
+    odd[8] = (uint8_t)(odd[8] + 4); /* the body length's low byte (batch header 5, type 1) */
+    CHECK_EQ_INT(meta_image_apply(img, odd, l0 + 4, NULL, NULL), ERR_PARSE);
+    free(odd);
+    /* Every truncation of the one with an ELR is refused. */
+    for (size_t k = 0; k < l1; k++)
+        CHECK_EQ_INT(meta_image_apply(img, b1, k, NULL, NULL), ERR_PARSE);
+    free(b0);
+
+    /* Shape: no duplicate, replicas only, none in the ISR (1 is). */
+    CHECK_EQ_INT(APPLY(img, rec_elr_change(10, e22, 2)), ERR_INVALID_REQUEST);
+    CHECK_EQ_INT(APPLY(img, rec_elr_change(10, e4, 1)), ERR_INVALID_REQUEST);
+    CHECK_EQ_INT(APPLY(img, rec_elr_change(10, e1, 1)), ERR_INVALID_REQUEST);
+    CHECK_EQ_INT(meta_image_topic_by_name(img, "t")->partitions[0].partition_epoch, 9);
+
+    /* Applied, it is the partition's ELR. */
+    CHECK_EQ_INT(meta_image_apply(img, b1, l1, NULL, NULL), 0);
+    free(b1);
+    p = &meta_image_topic_by_name(img, "t")->partitions[0];
+    REQUIRE(p->n_elr == 1);
+    CHECK_EQ_INT(p->elr[0], 2);
+    CHECK_EQ_INT(APPLY(img, rec_elr_change(11, e23, 2)), 0);
+    p = &meta_image_topic_by_name(img, "t")->partitions[0];
+    REQUIRE(p->n_elr == 2);
+    CHECK_EQ_INT(p->elr[1], 3);
+
+    /* Snapshots keep it. */
+    REQUIRE(meta_image_snapshot(img, &snap, &len) == 0);
+    CHECK_EQ_INT(meta_image_restore(again, snap, len), 0);
+    free(snap);
+    CHECK(same_snapshot(img, again));
+    p = &meta_image_topic_by_name(again, "t")->partitions[0];
+    REQUIRE(p->n_elr == 2);
+    CHECK_EQ_INT(p->elr[0], 2);
+
+    /* A PARTITION record replacing the partition leaves none. */
+    r = rec_partition(1, 0, 1);
+    r.u.partition.partition_epoch = 12;
+    CHECK_EQ_INT(APPLY(again, r), 0);
+    CHECK_EQ_INT(meta_image_topic_by_name(again, "t")->partitions[0].n_elr, 0);
+
+    /* min.insync.replicas changes: a led partition's ELR goes (the HW may move without it),
+     * a leaderless one's stays (its HW cannot move). Partition 1 gets an ELR, no leader. */
+    r = rec_pchange(1, 1, -1, 7, 10, 1);
+    r.u.partition.elr = e23;
+    r.u.partition.n_elr = 2;
+    CHECK_EQ_INT(APPLY(img, r), 0);
+    CHECK_EQ_INT(APPLY(img, rec_config(2, "t", "retention.ms", "5")), 0);
+    CHECK_EQ_INT(meta_image_topic_by_name(img, "t")->partitions[0].n_elr, 2);
+    CHECK_EQ_INT(APPLY(img, rec_config(2, "t", "min.insync.replicas", "1")), 0);
+    CHECK_EQ_INT(meta_image_topic_by_name(img, "t")->partitions[0].n_elr, 0);
+    CHECK(meta_image_topic_by_name(img, "t")->partitions[0].elr == NULL);
+    CHECK_EQ_INT(meta_image_topic_by_name(img, "t")->partitions[1].n_elr, 2);
+    /* The cluster-wide default, or a broker's, may be any topic's. */
+    CHECK_EQ_INT(APPLY(img, rec_elr_change(12, e2, 1)), 0);
+    CHECK_EQ_INT(APPLY(img, rec_config(4, "2", "min.insync.replicas", "2")), 0);
+    CHECK_EQ_INT(meta_image_topic_by_name(img, "t")->partitions[0].n_elr, 0);
+    CHECK_EQ_INT(APPLY(img, rec_elr_change(13, e2, 1)), 0);
+    CHECK_EQ_INT(APPLY(img, rec_config(4, "", "min.insync.replicas", NULL)), 0);
+    CHECK_EQ_INT(meta_image_topic_by_name(img, "t")->partitions[0].n_elr, 0);
+    CHECK_EQ_INT(meta_image_topic_by_name(img, "t")->partitions[1].n_elr, 2);
     meta_image_free(img);
     meta_image_free(again);
 }
