@@ -635,7 +635,11 @@ static struct partition **hosted(struct replica_mgr *rm)
 
 /* Queues both checkpoint files for writing on the thread pool (file_writes.c keeps them in
  * order with any other write of the same file). */
-static void write_checkpoints(struct replica_mgr *rm)
+/* `all`: the recovery points and log starts too (log.flush.offset.checkpoint.interval.ms);
+ * otherwise only the high watermarks (replica.high.watermark.checkpoint.interval.ms, Kafka's
+ * 5 s: a restarted replica's HW is then at most that stale, which is what tells a truncation
+ * below it — records consumers may have read — from one of a diverged tail). */
+static void write_checkpoints(struct replica_mgr *rm, bool all)
 {
     struct log_checkpoint_entry *rec, *st, *hw;
     struct partition **parts = hosted(rm);
@@ -645,10 +649,15 @@ static void write_checkpoints(struct replica_mgr *rm)
         free(parts);
         return; /* written again at the next interval */
     }
-    snprintf(path, sizeof path, "%s/recovery-point-offset-checkpoint", rm->dir);
-    replica_write_checkpoint(rm, path, rec, rm->count);
-    snprintf(path, sizeof path, "%s/log-start-offset-checkpoint", rm->dir);
-    replica_write_checkpoint(rm, path, st, rm->count);
+    if (all) {
+        snprintf(path, sizeof path, "%s/recovery-point-offset-checkpoint", rm->dir);
+        replica_write_checkpoint(rm, path, rec, rm->count);
+        snprintf(path, sizeof path, "%s/log-start-offset-checkpoint", rm->dir);
+        replica_write_checkpoint(rm, path, st, rm->count);
+    } else {
+        free(rec);
+        free(st);
+    }
     snprintf(path, sizeof path, "%s/replication-offset-checkpoint", rm->dir);
     replica_write_checkpoint(rm, path, hw, rm->count);
     free(parts);
@@ -663,6 +672,8 @@ static void on_tick(struct tclock_timer *h)
     int64_t now = tclock_mono_ms(rm->clock);
     int64_t retention_every =
         props_get_int(rm->cfg.props, "log.retention.check.interval.ms", 300000, NULL);
+    int64_t hw_checkpoint_every =
+        props_get_int(rm->cfg.props, "replica.high.watermark.checkpoint.interval.ms", 5000, NULL);
     int64_t checkpoint_every =
         props_get_int(rm->cfg.props, "log.flush.offset.checkpoint.interval.ms", 60000, NULL);
     bool retain = now - rm->last_retention_ms >= retention_every;
@@ -700,8 +711,11 @@ static void on_tick(struct tclock_timer *h)
     replica_cleaner_tick(rm);
     replica_check_kick(rm);
     if (now - rm->last_checkpoint_ms >= checkpoint_every) {
-        write_checkpoints(rm);
-        rm->last_checkpoint_ms = now;
+        write_checkpoints(rm, true);
+        rm->last_checkpoint_ms = rm->last_hw_checkpoint_ms = now;
+    } else if (now - rm->last_hw_checkpoint_ms >= hw_checkpoint_every) {
+        write_checkpoints(rm, false);
+        rm->last_hw_checkpoint_ms = now;
     }
     if (rm->open_failed > 0 && now - rm->last_open_retry_ms >= OPEN_RETRY_MS) {
         size_t nt;
@@ -876,8 +890,9 @@ int replica_mgr_start(const struct replica_options *opts, struct replica_mgr **o
     rm->clean_start = true;
     rm->open_failed = 0;
 
-    rm->last_retention_ms = rm->last_checkpoint_ms = rm->last_expiration_ms =
-        rm->last_clean_check_ms = rm->last_sm_tick_ms = tclock_mono_ms(rm->clock);
+    rm->last_retention_ms = rm->last_checkpoint_ms = rm->last_hw_checkpoint_ms =
+        rm->last_expiration_ms = rm->last_clean_check_ms = rm->last_sm_tick_ms =
+            tclock_mono_ms(rm->clock);
     tclock_timer_init(rm->clock, &rm->timer, on_tick, rm);
     if (tclock_timer_start(&rm->timer, HOUSEKEEPING_MS, HOUSEKEEPING_MS) != 0)
         slog_error("replica", "out of memory starting the housekeeping timer: no retention, "
