@@ -459,6 +459,10 @@ static void on_signal(uv_signal_t *h, int signum)
         return;
     }
     t->shutdown_asked = true;
+    if (!props_get_bool(t->cfg.props, "controlled.shutdown.enable", true, NULL)) {
+        shutdown_tallyd(t, 0);
+        return;
+    }
     if (t->meta && meta_is_controller(t->meta) &&
         meta_transfer_leadership(t->meta, on_transferred_first, t) == 0)
         return;
