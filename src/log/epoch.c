@@ -55,7 +55,7 @@ int log_epochs_load(struct log *l)
 
     epoch_path(l, path, sizeof path);
     l->n_epochs = 0;
-    rc = log_io_read_file(l->io, path, &buf, &len);
+    rc = sysio_read_file(l->io, LOG_MOD, path, LOG_SMALL_FILE_MAX, &buf, &len);
     if (rc == ERR_NOTFOUND)
         return 0;
     if (rc)
@@ -151,13 +151,13 @@ void log_epochs_retry(struct log *l)
     l->epochs_dirty = true;
 }
 
-int log_epochs_write(const struct log_io *io, const char *dir, const char *buf, size_t len)
+int log_epochs_write(const struct sysio *io, const char *dir, const char *buf, size_t len)
 {
     char path[4096];
 
     if (snprintf(path, sizeof path, "%s/" EPOCH_FILE, dir) >= (int)sizeof path)
         return ERR_IO;
-    return log_io_write_atomic(io, path, buf, len);
+    return sysio_write_atomic(io, LOG_MOD, path, buf, len);
 }
 
 void log_epochs_truncate_end(struct log *l, int64_t offset, bool inclusive)

@@ -37,8 +37,8 @@ static int idx_io_error(struct log_segment *s, const char *what, const char *ext
 int log_oidx_entry(struct log_segment *s, int64_t i, int64_t *offset, int64_t *pos)
 {
     uint8_t e[LOG_OIDX_ENTRY];
-    ssize_t r = log_io_pread_full(s->io, log_seg_fd(s, LOG_FILE_IDX), e, sizeof e,
-                                  (off_t)(i * LOG_OIDX_ENTRY));
+    ssize_t r = sysio_pread_full(s->io, log_seg_fd(s, LOG_FILE_IDX), e, sizeof e,
+                                 (off_t)(i * LOG_OIDX_ENTRY));
     if (r < 0)
         return idx_io_error(s, "read", ".index", (int)r);
     if (r != (ssize_t)sizeof e)
@@ -55,7 +55,7 @@ int log_oidx_append(struct log_segment *s, int64_t offset, int64_t pos)
 
     log_put32(e, (uint32_t)(int32_t)(offset - s->base));
     log_put32(e + 4, (uint32_t)(int32_t)pos);
-    int w = log_io_pwrite_all(s->io, log_seg_fd(s, LOG_FILE_IDX), e, sizeof e, at);
+    int w = sysio_pwrite_all(s->io, log_seg_fd(s, LOG_FILE_IDX), e, sizeof e, at);
     if (w < 0) {
         int rc = idx_io_error(s, "write", ".index", w);
         log_seg_ftruncate(s, LOG_FILE_IDX, at);
@@ -133,8 +133,8 @@ int log_oidx_truncate(struct log_segment *s, int64_t n)
 int log_tidx_entry(struct log_segment *s, int64_t i, int64_t *ts, int64_t *offset)
 {
     uint8_t e[LOG_TIDX_ENTRY];
-    ssize_t r = log_io_pread_full(s->io, log_seg_fd(s, LOG_FILE_TIDX), e, sizeof e,
-                                  (off_t)(i * LOG_TIDX_ENTRY));
+    ssize_t r = sysio_pread_full(s->io, log_seg_fd(s, LOG_FILE_TIDX), e, sizeof e,
+                                 (off_t)(i * LOG_TIDX_ENTRY));
     if (r < 0)
         return idx_io_error(s, "read", ".timeindex", (int)r);
     if (r != (ssize_t)sizeof e)
@@ -151,7 +151,7 @@ int log_tidx_append(struct log_segment *s, int64_t ts, int64_t offset)
 
     log_put64(e, (uint64_t)ts);
     log_put32(e + 8, (uint32_t)(int32_t)(offset - s->base));
-    int w = log_io_pwrite_all(s->io, log_seg_fd(s, LOG_FILE_TIDX), e, sizeof e, at);
+    int w = sysio_pwrite_all(s->io, log_seg_fd(s, LOG_FILE_TIDX), e, sizeof e, at);
     if (w < 0) {
         int rc = idx_io_error(s, "write", ".timeindex", w);
         log_seg_ftruncate(s, LOG_FILE_TIDX, at);

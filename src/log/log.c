@@ -106,14 +106,15 @@ int log_open(const char *dir, const struct log_config *cfg, const struct log_io 
         l->cfg = *cfg;
     else
         log_config_default(&l->cfg);
-    assert(io != NULL && io->clock != NULL);
-    l->io = io;
+    assert(io != NULL && io->sys != NULL && io->clock != NULL);
+    l->io = io->sys;
+    l->clock = io->clock;
     l->start = log_start_offset;
     atomic_init(&l->flushed, 0);
     atomic_init(&l->failed, false);
     atomic_init(&l->flush_result, 0);
 
-    if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+    if (l->io->mkdir(dir, 0755) < 0 && errno != EEXIST) {
         slog_error(LOG_MOD, "mkdir %s failed: %s", dir, strerror(errno));
         rc = ERR_IO;
         goto err;
@@ -285,7 +286,7 @@ int log_append(struct log *l, uint8_t *batch, size_t len, int32_t last_offset_de
         return ERR_IO; /* cannot open it (EMFILE, ...): logged, nothing written */
     record_batch_set_base_offset(batch, l->leo);
     record_batch_set_leader_epoch(batch, leader_epoch);
-    rc = log_io_pwrite_all(l->io, fd, batch, len, (off_t)pos);
+    rc = sysio_pwrite_all(l->io, fd, batch, len, (off_t)pos);
     if (rc < 0) {
         slog_error(LOG_MOD, "write of %s.log at %" PRId64 " failed: %s", s->path, pos,
                    strerror(-rc));
@@ -581,7 +582,7 @@ int log_flush_run(struct log *l, int64_t upto)
             }
         }
     }
-    int rc = l->flush_dir ? log_io_fsync_dir(l->io, l->dir) : 0;
+    int rc = l->flush_dir ? sysio_fsync_dir(l->io, l->dir) : 0;
     if (rc < 0) {
         slog_error(LOG_MOD, "fsync of directory %s failed: %s; refusing writes", l->dir,
                    strerror(-rc));

@@ -306,7 +306,7 @@ static int64_t seg_file_size(const struct log_segment *s, const char *ext)
     struct stat st;
 
     seg_file(s, ext, p, sizeof p);
-    if (stat(p, &st) < 0)
+    if (s->io->stat(p, &st) < 0)
         return -errno;
     return st.st_size;
 }
@@ -317,7 +317,7 @@ int64_t log_seg_mtime_ms(const struct log_segment *s)
     struct stat st;
 
     seg_file(s, ".log", p, sizeof p);
-    if (stat(p, &st) < 0)
+    if (s->io->stat(p, &st) < 0)
         return -1;
     return (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
 }
@@ -408,7 +408,7 @@ int log_seg_read_hdr(struct log_segment *s, int64_t pos, int64_t limit, struct l
 
     if (pos < 0 || limit - pos < RECORD_BATCH_HEADER)
         return ERR_TRUNCATED;
-    r = log_io_pread_full(s->io, log_seg_fd(s, LOG_FILE_LOG), b, sizeof b, (off_t)pos);
+    r = sysio_pread_full(s->io, log_seg_fd(s, LOG_FILE_LOG), b, sizeof b, (off_t)pos);
     if (r < 0)
         return seg_io_error(s, "read", ".log", (int)r);
     if (r != (ssize_t)sizeof b)
@@ -426,7 +426,7 @@ int log_seg_read_hdr_w(struct log_segment *s, struct log_hdr_window *w, int64_t 
         return ERR_TRUNCATED;
     if (pos < w->at || pos + RECORD_BATCH_HEADER > w->at + w->n) {
         want = limit - pos < (int64_t)sizeof w->buf ? (size_t)(limit - pos) : sizeof w->buf;
-        r = log_io_pread_full(s->io, log_seg_fd(s, LOG_FILE_LOG), w->buf, want, (off_t)pos);
+        r = sysio_pread_full(s->io, log_seg_fd(s, LOG_FILE_LOG), w->buf, want, (off_t)pos);
         if (r < 0)
             return seg_io_error(s, "read", ".log", (int)r);
         w->at = pos;
@@ -679,7 +679,7 @@ int log_seg_recover(struct log *l, struct log_segment *s, int64_t end_offset, in
             cap = (size_t)size;
         }
         ssize_t r =
-            log_io_pread_full(s->io, log_seg_fd(s, LOG_FILE_LOG), buf, (size_t)size, (off_t)pos);
+            sysio_pread_full(s->io, log_seg_fd(s, LOG_FILE_LOG), buf, (size_t)size, (off_t)pos);
         if (r != size) {
             /* A short read is no system call failing: say EIO rather than a stale errno. */
             rc = seg_io_error(s, "read", ".log", r < 0 ? (int)r : -EIO);

@@ -231,7 +231,7 @@ static int load_producers(struct partition *p)
     p->pstate = pstate_new();
     if (p->pstate == NULL)
         return ERR_NOMEM;
-    rc = pstate_snapshot_load(p->pstate, p->dir, leo, &from);
+    rc = pstate_snapshot_load(p->pstate, &p->rm->sys, p->dir, leo, &from);
     if (rc != 0)
         return rc;
     if (from < log_start_offset(p->log))
@@ -480,8 +480,8 @@ static void partition_free(struct partition *p)
     pstate_producers(p->pstate, &n_producers);
     bool never_written = log_end_offset(p->log) == 0 && n_producers == 0;
     if (!p->deleted && !never_written &&
-        pstate_snapshot_write(p->pstate, p->dir, log_end_offset(p->log)) == 0)
-        pstate_snapshot_prune(p->dir, 2);
+        pstate_snapshot_write(p->pstate, &p->rm->sys, p->dir, log_end_offset(p->log)) == 0)
+        pstate_snapshot_prune(&p->rm->sys, p->dir, 2);
     pstate_free(p->pstate);
     /* A deleted partition's directory is gone: nothing to flush or trim. */
     log_close(p->log, !p->deleted);

@@ -6,6 +6,7 @@
 #include <limits.h>
 
 #include "base/purgatory.h"
+#include "base/sysio.h"
 #include "base/tclock.h"
 #include "config/config.h"
 #include "log/log.h"
@@ -78,8 +79,12 @@ struct replica_mgr {
     struct log_checkpoint_entry *recovery, *starts; /* read at start, for opening logs */
     size_t n_recovery, n_starts;
     bool clean_start;
-    struct tclock *clock;      /* borrowed */
-    struct log_io log_io;      /* the default system calls with `clock`, for every log */
+    struct tclock *clock; /* borrowed */
+    /* The one table of file system calls (base/sysio.h) every log, producer snapshot and
+     * file of this manager goes through, a copy of sysio_default() that tests may change;
+     * log_io is it with `clock`, for every log. */
+    struct sysio sys;
+    struct log_io log_io;
     struct tclock_timer timer; /* housekeeping; data is NULL once closed */
     int64_t last_retention_ms, last_checkpoint_ms, last_expiration_ms;
     int64_t last_sm_tick_ms; /* tick_partitions' last round */

@@ -10,6 +10,7 @@
  *                                      so its absence at the next start means a crash */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -720,7 +721,7 @@ static void move_stray(struct replica_mgr *rm, const char *path, const char *why
 {
     char aside[PATH_MAX * 2 + 64];
     snprintf(aside, sizeof aside, "%s.%lld-stray", path, (long long)tclock_now_ms(rm->clock));
-    if (rename(path, aside) == 0)
+    if (rm->sys.rename(path, aside) == 0)
         slog_warn("replica", "%s: %s; moved it aside to %s (delete it once it is not needed)", path,
                   why, aside);
     else
@@ -733,11 +734,11 @@ static void move_stray(struct replica_mgr *rm, const char *path, const char *why
  * metadata does not place here. Those are never deleted: the metadata may be what is wrong. */
 static void remove_orphans(struct replica_mgr *rm)
 {
-    DIR *d = opendir(rm->dir);
+    DIR *d = rm->sys.opendir(rm->dir);
     struct dirent *e;
     if (d == NULL)
         return;
-    while ((e = readdir(d)) != NULL) {
+    while ((e = rm->sys.readdir(d)) != NULL) {
         char name[256], path[PATH_MAX * 2];
         char *dash;
         if (e->d_name[0] == '.' || (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN) ||
@@ -762,7 +763,7 @@ static void remove_orphans(struct replica_mgr *rm)
             continue; /* not "<topic>-<partition>" */
         if (e->d_type == DT_UNKNOWN) {
             struct stat st;
-            if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+            if (rm->sys.stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
                 continue;
         }
         const struct meta_topic *t = meta_topic_by_name(rm->meta, name);
@@ -772,25 +773,25 @@ static void remove_orphans(struct replica_mgr *rm)
         else if (index >= t->n_partitions || !assigned_here(rm, &t->partitions[index]))
             move_stray(rm, path, "the metadata does not place this partition on this broker");
     }
-    closedir(d);
+    rm->sys.closedir(d);
 }
 
 /* True if the log dir holds any partition directory (live or being deleted). */
 static bool has_partition_dirs(const struct replica_mgr *rm)
 {
-    DIR *d = opendir(rm->dir);
+    DIR *d = rm->sys.opendir(rm->dir);
     struct dirent *e;
     bool any = false;
     if (d == NULL)
         return false;
-    while (!any && (e = readdir(d)) != NULL) {
+    while (!any && (e = rm->sys.readdir(d)) != NULL) {
         const char *dash = strrchr(e->d_name, '-');
         char path[PATH_MAX * 2];
         snprintf(path, sizeof path, "%s/%s", rm->dir, e->d_name);
         any = e->d_name[0] != '.' && dash && dash[1] >= '0' && dash[1] <= '9' &&
               strncmp(e->d_name, "__cluster_metadata", 18) != 0 && !meta_dir_holds_log(path);
     }
-    closedir(d);
+    rm->sys.closedir(d);
     return any;
 }
 
@@ -798,6 +799,7 @@ int replica_mgr_start(const struct replica_options *opts, struct replica_mgr **o
 {
     struct replica_mgr *rm = calloc(1, sizeof *rm);
     char path[PATH_MAX + 64];
+    struct stat st;
     size_t nt;
     int rc;
 
@@ -807,7 +809,8 @@ int replica_mgr_start(const struct replica_options *opts, struct replica_mgr **o
     }
     rm->loop = opts->loop;
     rm->clock = opts->clock;
-    rm->log_io = *log_io_default();
+    rm->sys = *sysio_default();
+    rm->log_io.sys = &rm->sys;
     rm->log_io.clock = opts->clock;
     rm->meta = opts->meta;
     rm->cfg.meta = opts->meta;
@@ -832,18 +835,18 @@ int replica_mgr_start(const struct replica_options *opts, struct replica_mgr **o
     rm->fetch_backoff_ms = props_get_int(opts->config, "replica.fetch.backoff.ms", 1000, NULL);
 
     snprintf(path, sizeof path, "%s/%s", rm->dir, CLEAN_MARKER);
-    rm->clean_start = access(path, F_OK) == 0;
+    rm->clean_start = rm->sys.stat(path, &st) == 0;
     /* From now on a crash must look like one. */
-    unlink(path);
+    rm->sys.unlink(path);
     snprintf(path, sizeof path, "%s/recovery-point-offset-checkpoint", rm->dir);
-    rc = log_checkpoint_read(log_io_default(), path, &rm->recovery, &rm->n_recovery);
+    rc = log_checkpoint_read(&rm->sys, path, &rm->recovery, &rm->n_recovery);
     if (rc != 0)
         slog_warn("replica", "ignoring unreadable %s: every log will be rescanned", path);
     snprintf(path, sizeof path, "%s/log-start-offset-checkpoint", rm->dir);
-    if (log_checkpoint_read(log_io_default(), path, &rm->starts, &rm->n_starts) != 0)
+    if (log_checkpoint_read(&rm->sys, path, &rm->starts, &rm->n_starts) != 0)
         slog_warn("replica", "ignoring unreadable %s", path);
     snprintf(path, sizeof path, "%s/replication-offset-checkpoint", rm->dir);
-    if (log_checkpoint_read(log_io_default(), path, &rm->hws, &rm->n_hws) != 0)
+    if (log_checkpoint_read(&rm->sys, path, &rm->hws, &rm->n_hws) != 0)
         slog_warn("replica",
                   "ignoring unreadable %s: high watermarks start at the log start "
                   "and catch up as the replicas fetch",
@@ -853,7 +856,7 @@ int replica_mgr_start(const struct replica_options *opts, struct replica_mgr **o
     snprintf(path, sizeof path, "%s/recovery-point-offset-checkpoint", rm->dir);
     /* Without checkpoints a dir is new only if it holds no partition yet; with partitions,
      * it was killed before its first checkpoint. */
-    if (access(path, F_OK) != 0 && !rm->clean_start && !has_partition_dirs(rm))
+    if (rm->sys.stat(path, &st) != 0 && !rm->clean_start && !has_partition_dirs(rm))
         slog_info("replica", "opening logs in %s: first start (no checkpoints yet)", rm->dir);
     else
         slog_info("replica", "opening logs in %s after %s shutdown", rm->dir,
@@ -927,13 +930,13 @@ static void stop_run(uv_work_t *w)
         rc = collect_checkpoints(sw->parts, sw->n, &rec, &st, &hw);
     if (rc == 0) {
         snprintf(path, sizeof path, "%s/recovery-point-offset-checkpoint", rm->dir);
-        rc = log_checkpoint_write(log_io_default(), path, rec, sw->n);
+        rc = log_checkpoint_write(&rm->sys, path, rec, sw->n);
         snprintf(path, sizeof path, "%s/log-start-offset-checkpoint", rm->dir);
         if (rc == 0)
-            rc = log_checkpoint_write(log_io_default(), path, st, sw->n);
+            rc = log_checkpoint_write(&rm->sys, path, st, sw->n);
         snprintf(path, sizeof path, "%s/replication-offset-checkpoint", rm->dir);
         if (rc == 0)
-            rc = log_checkpoint_write(log_io_default(), path, hw, sw->n);
+            rc = log_checkpoint_write(&rm->sys, path, hw, sw->n);
         if (rc != 0)
             slog_error("replica", "cannot write checkpoints in %s: %s", rm->dir, err_name(rc));
         free(rec);
@@ -944,11 +947,10 @@ static void stop_run(uv_work_t *w)
     for (size_t i = 0; i < sw->n; i++)
         partition_release(sw->parts[i]);
     if (rc == 0) {
-        FILE *f;
         snprintf(path, sizeof path, "%s/%s", rm->dir, CLEAN_MARKER);
-        f = fopen(path, "w");
-        if (f)
-            fclose(f);
+        int fd = rm->sys.open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd >= 0)
+            rm->sys.close(fd);
     }
 }
 

@@ -22,6 +22,7 @@
 #include "base/err.h"
 #include "base/props.h"
 #include "base/purgatory.h"
+#include "base/sysio.h"
 #include "base/tclock.h"
 #include "log/log.h"
 #include "meta/meta.h"
@@ -773,7 +774,7 @@ TEST(replica_stop_writes_marker_checkpoints_snapshot)
 
     CHECK(exists(f.log_dir, ".kafka_cleanshutdown"));
     snprintf(path, sizeof path, "%s/recovery-point-offset-checkpoint", f.log_dir);
-    REQUIRE(log_checkpoint_read(log_io_default(), path, &e, &n) == 0);
+    REQUIRE(log_checkpoint_read(sysio_default(), path, &e, &n) == 0);
     CHECK_EQ_INT(n, 2);
     for (size_t i = 0; i < n; i++) {
         CHECK_EQ_STR(e[i].topic, "ck");
@@ -782,7 +783,7 @@ TEST(replica_stop_writes_marker_checkpoints_snapshot)
     free(e);
     e = NULL;
     snprintf(path, sizeof path, "%s/log-start-offset-checkpoint", f.log_dir);
-    REQUIRE(log_checkpoint_read(log_io_default(), path, &e, &n) == 0);
+    REQUIRE(log_checkpoint_read(sysio_default(), path, &e, &n) == 0);
     CHECK_EQ_INT(n, 2);
     for (size_t i = 0; i < n; i++)
         CHECK_EQ_INT(e[i].offset, 0);
@@ -945,7 +946,7 @@ TEST(replica_stop_waits_for_flushes)
     REQUIRE(rfx_rm_stop(&f));
     CHECK(exists(f.log_dir, ".kafka_cleanshutdown"));
     snprintf(path, sizeof path, "%s/recovery-point-offset-checkpoint", f.log_dir);
-    REQUIRE(log_checkpoint_read(log_io_default(), path, &e, &n) == 0);
+    REQUIRE(log_checkpoint_read(sysio_default(), path, &e, &n) == 0);
     REQUIRE(n == 1);
     CHECK_EQ_INT(e[0].offset, 20);
     free(e);
@@ -1177,7 +1178,7 @@ TEST(replica_housekeeping_retention_expiry_checkpoints)
     snprintf(path, sizeof path, "%s/log-start-offset-checkpoint", f.log_dir);
     for (int i = 0; i < 250; i++) {
         bool never = false;
-        REQUIRE(log_checkpoint_read(log_io_default(), path, &e, &n) == 0);
+        REQUIRE(log_checkpoint_read(sysio_default(), path, &e, &n) == 0);
         if (n == 1 && e[0].offset == partition_log_start_offset(p))
             break;
         free(e);
@@ -1773,7 +1774,7 @@ TEST(replica_cleaner_cleans_compacted_topics_after_backoff_and_checkpoints)
     snprintf(path, sizeof path, "%s/cleaner-offset-checkpoint", f.log_dir);
     for (int i = 0; i < 250; i++) {
         bool never = false;
-        if (log_checkpoint_read(log_io_default(), path, &e, &n) == 0 && n == 1)
+        if (log_checkpoint_read(sysio_default(), path, &e, &n) == 0 && n == 1)
             break;
         free(e);
         e = NULL;
@@ -2112,7 +2113,7 @@ TEST(replica_flush_messages_fsyncs_each_append)
     REQUIRE(make_topic(&f, "none", 2, 1) == 0);
     REQUIRE(PROPOSE(&f, r_config(2, "each", "flush.messages", "1")) == 0);
     REQUIRE(rfx_rm_start(&f) == 0);
-    f.rm->log_io.fsync = counting_fsync; /* logs borrow the manager's table */
+    f.rm->sys.fsync = counting_fsync; /* logs borrow the manager's table */
     each = replica_partition(f.rm, "each", 0);
     none = replica_partition(f.rm, "none", 0);
     REQUIRE(each && none);
@@ -2137,7 +2138,7 @@ TEST(replica_flush_messages_fsyncs_each_append)
     CHECK(atomic_load(&fsyncs_seen) > 0);
     CHECK_EQ_INT(partition_mark(none, PARTITION_DURABLE), 6);
 
-    f.rm->log_io.fsync = log_io_default()->fsync;
+    f.rm->sys.fsync = sysio_default()->fsync;
     rfx_fini(&f);
 }
 
