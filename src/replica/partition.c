@@ -35,55 +35,68 @@ static void topic_id_string(const uint8_t id[16], char out[23])
     out[22] = '\0';
 }
 
-/* 1 if dir holds a partition.metadata naming another topic id, 0 if it matches or is new. */
-static int check_metadata_file(const char *dir, const uint8_t id[16])
+/* 1 if dir holds a partition.metadata naming another topic id, 0 if it matches or is new
+ * (no file, or no topic_id line in it), ERR_IO if it cannot be read (logged). */
+static int check_metadata_file(const struct sysio *io, const char *dir, const uint8_t id[16])
 {
-    char path[PATH_MAX + 32], want[23], line[128];
-    FILE *f;
-    int other = 0;
+    char path[PATH_MAX + 32], want[23], *buf;
+    size_t len;
+    int other = 0, rc;
+
     snprintf(path, sizeof path, "%s/partition.metadata", dir);
     topic_id_string(id, want);
-    f = fopen(path, "r");
-    if (f == NULL)
+    rc = sysio_read_file(io, "replica", path, 4096, &buf, &len);
+    if (rc == ERR_NOTFOUND)
         return 0;
-    while (fgets(line, sizeof line, f))
+    if (rc != 0)
+        return ERR_IO;
+    for (const char *line = buf; line != NULL && *line != '\0';) {
         if (strncmp(line, "topic_id: ", 10) == 0)
             other = strncmp(line + 10, want, 22) != 0;
-    fclose(f);
+        line = strchr(line, '\n');
+        if (line != NULL)
+            line++;
+    }
+    free(buf);
     return other;
 }
 
-/* 0 or -errno (base/err.h). */
-static int write_metadata_file(const char *dir, const uint8_t id[16])
+/* 0 or -errno (base/err.h). Not fsynced, as before: a torn file names no topic id, which
+ * reads as a new directory and is written again. */
+static int write_metadata_file(const struct sysio *io, const char *dir, const uint8_t id[16])
 {
-    char path[PATH_MAX + 32], idstr[23];
-    FILE *f;
+    char path[PATH_MAX + 32], idstr[23], text[64];
+    int fd, n, rc;
+
     snprintf(path, sizeof path, "%s/partition.metadata", dir);
     topic_id_string(id, idstr);
-    f = fopen(path, "w");
-    if (f == NULL)
+    n = snprintf(text, sizeof text, "version: 0\ntopic_id: %s\n", idstr);
+    fd = io->open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0)
         return -errno;
-    fprintf(f, "version: 0\ntopic_id: %s\n", idstr);
-    return fclose(f) == 0 ? 0 : -errno;
+    rc = sysio_pwrite_all(io, fd, text, (size_t)n, 0);
+    if (io->close(fd) != 0 && rc == 0)
+        rc = -errno;
+    return rc;
 }
 
 /* Removes a partition directory: its files, then itself. Partition directories are flat. */
-void partition_remove_dir(const char *dir)
+void partition_remove_dir(const struct sysio *io, const char *dir)
 {
-    DIR *d = opendir(dir);
+    DIR *d = io->opendir(dir);
     struct dirent *e;
     char path[PATH_MAX * 2];
     if (d == NULL)
         return;
-    while ((e = readdir(d)) != NULL) {
+    while ((e = io->readdir(d)) != NULL) {
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
             continue;
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        if (unlink(path) != 0)
+        if (io->unlink(path) != 0)
             slog_warn("replica", "cannot delete %s: %s", path, strerror(errno));
     }
-    closedir(d);
-    if (rmdir(dir) != 0)
+    io->closedir(d);
+    if (io->rmdir(dir) != 0)
         slog_warn("replica", "cannot delete %s: %s", dir, strerror(errno));
 }
 
@@ -380,14 +393,17 @@ int partition_open(struct replica_mgr *rm, const char *topic, const uint8_t id[1
         goto err;
     }
 
-    if (check_metadata_file(p->dir, id)) {
+    rc = check_metadata_file(&rm->sys, p->dir, id);
+    if (rc == ERR_IO)
+        goto err; /* logged: what the directory holds cannot be told, so it is not served */
+    if (rc != 0) {
         /* Another topic's data (a deleted topic of the same name, or a directory copied in by
          * hand): not ours to serve, and not ours to delete either. It is moved aside and this
          * partition stays offline until an operator has looked. */
         char aside[PATH_MAX + 64];
         snprintf(aside, sizeof aside, "%s.%lld-mismatch", p->dir,
                  (long long)tclock_now_ms(rm->clock));
-        if (rename(p->dir, aside) == 0)
+        if (rm->sys.rename(p->dir, aside) == 0)
             slog_error("replica",
                        "%s/partition.metadata names another topic id than topic %s's; moved the "
                        "directory aside to %s and left %s-%d offline",
@@ -400,12 +416,12 @@ int partition_open(struct replica_mgr *rm, const char *topic, const uint8_t id[1
         rc = ERR_IO;
         goto err;
     }
-    if (mkdir(p->dir, 0755) != 0 && errno != EEXIST) {
+    if (rm->sys.mkdir(p->dir, 0755) != 0 && errno != EEXIST) {
         slog_error("replica", "cannot create %s: %s", p->dir, strerror(errno));
         rc = ERR_IO;
         goto err;
     }
-    if ((rc = write_metadata_file(p->dir, id)) != 0) {
+    if ((rc = write_metadata_file(&rm->sys, p->dir, id)) != 0) {
         slog_error("replica", "cannot write %s/partition.metadata: %s", p->dir, strerror(-rc));
         rc = ERR_IO;
         goto err;
@@ -517,9 +533,9 @@ void partition_close(struct partition *p, bool delete_dir)
     if (delete_dir) {
         char gone[PATH_MAX + 64];
         int n = snprintf(gone, sizeof gone, "%s.%lld-delete", p->dir, (long long)getpid());
-        if (n > 0 && (size_t)n < sizeof p->dir && rename(p->dir, gone) == 0)
+        if (n > 0 && (size_t)n < sizeof p->dir && p->rm->sys.rename(p->dir, gone) == 0)
             memcpy(p->dir, gone, (size_t)n + 1);
-        partition_remove_dir(p->dir);
+        partition_remove_dir(&p->rm->sys, p->dir);
     }
     partition_release(p);
 }

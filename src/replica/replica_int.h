@@ -172,6 +172,9 @@ void replica_alter_queue(struct replica_mgr *rm, struct partition *p);
 void replica_alter_remove(struct replica_mgr *rm, struct partition *p);
 
 /* partition.c */
+/* Opens (creating if new) the partition's directory, partition.metadata, log and producer
+ * state. Returns 0 and *out; ERR_IO after one ERROR line naming what failed (the file and the
+ * reason), the partition then stays offline; or ERR_NOMEM. */
 int partition_open(struct replica_mgr *rm, const char *topic, const uint8_t id[16],
                    const struct meta_partition *mp, struct partition **out);
 /* Takes role, epochs, replicas and ISR from the image's record (keeping known follower
@@ -196,7 +199,9 @@ void partition_log_moved(struct partition *p);
  * they reach: call whenever the log end, high watermark, last stable offset or flushed
  * offset may have moved. Safe to re-enter from a watch's callback. */
 void partition_marks_changed(struct partition *p);
-void partition_remove_dir(const char *dir);
+/* Removes a partition directory (flat: its files, then itself) through `io`; what cannot be
+ * removed is logged (WARN) and left. */
+void partition_remove_dir(const struct sysio *io, const char *dir);
 /* Starts a thread-pool fsync if flush.messages / flush.ms ask for one, or with `force`
  * (after a roll: the sealed segment's data becomes recovered-for-good, so that a crash
  * rescans at most the active segment, as Kafka does). */

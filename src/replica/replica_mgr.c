@@ -315,10 +315,12 @@ static void open_one(struct replica_mgr *rm, const struct meta_topic *t,
         slog_error("replica", "out of memory opening %s-%d", t->name, mp->partition);
         return;
     }
-    if (partition_open(rm, t->name, t->id, mp, &p) != 0) {
-        /* Thousands may fail together (EMFILE): one line per 10 s, the rest counted. */
+    int rc = partition_open(rm, t->name, t->id, mp, &p);
+    if (rc != 0) {
+        /* Thousands may fail together (EMFILE): one line per 10 s, the rest counted. An
+         * ERR_IO has had its ERROR line (the file and the reason): this one says what follows. */
         static struct slog_limit open_fail;
-        slog_line_limited(&open_fail, 10000, SLOG_ERROR, "replica",
+        slog_line_limited(&open_fail, 10000, rc == ERR_IO ? SLOG_WARN : SLOG_ERROR, "replica",
                           "cannot open partition %s-%d; it stays offline (retried every "
                           "%d s)",
                           t->name, mp->partition, OPEN_RETRY_MS / 1000);
@@ -751,7 +753,7 @@ static void remove_orphans(struct replica_mgr *rm)
         /* A live partition directory ends in its partition number; one renamed away for
          * deletion ends in "-delete" (a topic may well contain "-delete" in its name). */
         if (len > 7 && strcmp(e->d_name + len - 7, "-delete") == 0) {
-            partition_remove_dir(path);
+            partition_remove_dir(&rm->sys, path);
             continue;
         }
         snprintf(name, sizeof name, "%s", e->d_name);

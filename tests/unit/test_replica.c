@@ -11,6 +11,7 @@
 #include "fixture.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -1030,6 +1031,84 @@ TEST(replica_start_removes_leftover_directories)
     p = replica_partition(f.rm, "renewed", 0);
     REQUIRE(p);
     CHECK_EQ_INT(partition_log_end_offset(p), 0);
+    rfx_fini(&f);
+}
+
+/* partition.metadata cannot be written when a partition opens (here: the disk is full). The
+ * partition stays offline — not in the table, no log created in its directory — with one ERROR
+ * line that names the file and the reason; the housekeeping opens it again once the disk takes
+ * writes. Every file access of the manager goes through f.rm->sys. */
+static bool metadata_disk_full;
+
+static int metadata_open(const char *path, int flags, mode_t mode)
+{
+    const char *name = strrchr(path, '/');
+    if (metadata_disk_full && name != NULL && strcmp(name, "/partition.metadata") == 0 &&
+        (flags & O_ACCMODE) != O_RDONLY) {
+        errno = ENOSPC;
+        return -1;
+    }
+    return sysio_default()->open(path, flags, mode);
+}
+
+/* Lines of `out` holding all of a, b and c. */
+static int lines_with(const char *out, const char *a, const char *b, const char *c)
+{
+    int n = 0;
+    for (const char *l = out; l != NULL && *l != '\0';) {
+        const char *end = strchr(l, '\n');
+        size_t len = end ? (size_t)(end - l) : strlen(l);
+        char line[1024];
+        snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line ? len : sizeof line - 1), l);
+        n += strstr(line, a) && strstr(line, b) && strstr(line, c);
+        l = end ? end + 1 : NULL;
+    }
+    return n;
+}
+
+TEST(replica_partition_metadata_write_failure_keeps_partition_offline)
+{
+    struct rfx f;
+    char path[256], out[16384];
+    FILE *cap = tmpfile();
+    int saved = dup(STDERR_FILENO);
+    size_t n;
+
+    REQUIRE(cap != NULL && saved >= 0);
+    REQUIRE(rfx_init(&f));
+    REQUIRE(rfx_rm_start(&f) == 0);
+    f.rm->sys.open = metadata_open;
+    metadata_disk_full = true;
+    fflush(stderr);
+    dup2(fileno(cap), STDERR_FILENO);
+    int rc = make_topic(&f, "nometa", 1, 1);
+    fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    rewind(cap);
+    n = fread(out, 1, sizeof out - 1, cap);
+    out[n] = '\0';
+    fclose(cap);
+    CHECK_EQ_INT(rc, 0);
+    CHECK(replica_partition(f.rm, "nometa", 0) == NULL);
+    CHECK_EQ_INT(lines_with(out, "ERROR", "", ""), 1);
+    CHECK_EQ_INT(lines_with(out, "ERROR", "nometa-0/partition.metadata", strerror(ENOSPC)), 1);
+    snprintf(path, sizeof path, "%s/nometa-0", f.log_dir);
+    CHECK_EQ_INT(count_files(path, ".log", true), 0);
+    CHECK(!exists(path, "partition.metadata"));
+
+    /* The disk takes writes again: the next retry (every 5 s) opens it. */
+    metadata_disk_full = false;
+    for (int i = 0; i < 30 && replica_partition(f.rm, "nometa", 0) == NULL; i++) {
+        tclock_advance(f.clock, 200);
+        CHECK(rfx_settle(&f));
+    }
+    struct partition *p = replica_partition(f.rm, "nometa", 0);
+    REQUIRE(p != NULL);
+    CHECK(exists(path, "partition.metadata"));
+    CHECK_EQ_INT(append(p, 2, -1, 0, 0, 1000, NULL, NULL), 0);
+    CHECK_EQ_INT(partition_log_end_offset(p), 2);
+    f.rm->sys.open = sysio_default()->open;
     rfx_fini(&f);
 }
 
