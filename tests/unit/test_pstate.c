@@ -1147,6 +1147,67 @@ TEST(pstate_snapshot_write_failures)
     remove_dir(dir);
 }
 
+/* A snapshot whose rename fails (the last step before it counts) returns ERR_IO with one
+ * ERROR line naming the rename and its reason, leaves no temporary file, and the partition
+ * falls back to the newest snapshot that was written whole: the one before. */
+static int eio_rename(const char *from, const char *to)
+{
+    (void)from, (void)to;
+    errno = EIO;
+    return -1;
+}
+
+static int count_lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+TEST(pstate_snapshot_rename_failure_keeps_the_previous_snapshot)
+{
+    char dirbuf[64], *dir = make_dir(dirbuf, sizeof dirbuf);
+    struct fake_log f;
+    struct pstate *before = pstate_new(), *t = pstate_new();
+    int64_t off = -1, first;
+    const char *out;
+
+    REQUIRE(dir != NULL && before != NULL && t != NULL);
+    fill(&f);
+    first = f.end;
+    REQUIRE(pstate_snapshot_write(f.s, &tsys, dir, first) == 0);
+    REQUIRE(pstate_snapshot_load(before, &tsys, dir, first, &off) == 0 && off == first);
+    REQUIRE(produce1(&f, 500, 3, 14, 2) == 0);
+    REQUIRE(produce1(&f, 21, 0, 0, 1) == 0);
+
+    tsys.rename = eio_rename;
+    tsys.unlink = clobbering_unlink;
+    capture_begin();
+    CHECK_EQ_INT(pstate_snapshot_write(f.s, &tsys, dir, f.end), ERR_IO);
+    out = capture_end();
+    CHECK_EQ_INT(count_lines(out), 1);
+    CHECK(strstr(out, "ERROR") != NULL && strstr(out, "rename") != NULL);
+    CHECK(strstr(out, strerror(EIO)) != NULL && strstr(out, strerror(EPERM)) == NULL);
+    capture_begin();
+    CHECK_EQ_INT(pstate_snapshot_write_nosync(f.s, &tsys, dir, f.end), ERR_IO);
+    out = capture_end();
+    CHECK_EQ_INT(count_lines(out), 1);
+    CHECK(strstr(out, "rename") != NULL);
+    tsys = *sysio_default();
+
+    CHECK_EQ_INT(count_files(dir), 1); /* the first snapshot, no temporary file */
+    CHECK(file_exists(dir, "00000000000000000022.snapshot"));
+    CHECK_EQ_INT(pstate_snapshot_load(t, &tsys, dir, f.end, &off), 0);
+    CHECK_EQ_INT(off, first);
+    CHECK(same_state(t, before));
+    CHECK(pstate_get(t, 21) == NULL); /* replayed from the log after `first`, not from here */
+    pstate_free(before);
+    pstate_free(t);
+    pstate_free(f.s);
+    remove_dir(dir);
+}
+
 /* The two halves used off the event loop (write into the page cache on the loop, fsync on
  * the pool) make the same file as pstate_snapshot_write, byte for byte; the first calls no
  * fsync at all, the second fsyncs the file and its directory. */
