@@ -183,6 +183,33 @@ static inline struct log_segment *log_active(const struct log *l)
     return l->segs[l->n_segs - 1];
 }
 
+/* The log's offsets as every call leaves them (for assert(); an invariant, not a check of
+ * anything read from a file or a request):
+ * - the first segment starts at or below the log start, which is at or below the log end: the
+ *   start only rises (retention and DeleteRecords raise it to a segment base or an offset <=
+ *   the end, and delete only segments wholly below it); only a truncation lowers it, to the
+ *   new end;
+ * - the flushed offset is at or below the log end: a flush records at most the end it
+ *   snapshotted, and a truncation lowers it with the end;
+ * - the log end is the active segment's next offset: an append advances both by the batch,
+ *   a roll starts the new segment at the end, a truncation sets both;
+ * - the active segment is not sealed and the one before it is: log_segs_push seals the old
+ *   active segment as it pushes the new one, a truncation unseals the segment it makes
+ *   active.
+ * A log that has failed (`failed`: an I/O error in the middle of a change) is exempt: it
+ * refuses writes, and its memory holds what the failure left. */
+static inline bool log_offsets_ordered(const struct log *l)
+{
+    const struct log_segment *a;
+
+    if (atomic_load(&l->failed))
+        return true;
+    a = l->n_segs > 0 ? log_active(l) : NULL;
+    return a != NULL && l->segs[0]->base <= l->start && l->start <= l->leo &&
+           atomic_load(&l->flushed) <= l->leo && a->next_offset == l->leo && !a->sealed &&
+           (l->n_segs < 2 || l->segs[l->n_segs - 2]->sealed);
+}
+
 /* Big-endian helpers. */
 static inline uint32_t log_be32(const uint8_t *p)
 {

@@ -14,6 +14,7 @@
  * slice or a flush in flight, nothing written since its last fsync — is closed to make
  * room. A file written since its last fsync stays open, since an fsync through a
  * descriptor opened after a writeback error may not report that error. */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -519,6 +520,12 @@ int log_seg_index_batch(struct log *l, struct log_segment *s, int64_t pos,
     int64_t last = log_hdr_last(h), size = log_hdr_size(h);
     bool entry = s->bytes_since_index > l->cfg.index_interval_bytes;
 
+    /* Batches are accounted for in file order, each where the last one ended and starting at
+     * or past its end offset — never below: log_append writes at the end with the log end as
+     * base offset, the rescan of recovery takes a batch only once log_seg_follows said so. An
+     * offset that went backwards here would be served twice and break every index. */
+    assert(pos == s->size && log_seg_follows(s, h->base_offset, s->next_offset));
+
     if (max_ts > new_max) {
         new_max = max_ts;
         new_max_off = last;
@@ -741,6 +748,18 @@ int log_seg_truncate(struct log *l, struct log_segment *s, int64_t offset)
         rc = log_oidx_truncate(s, n_oidx);
     if (rc == 0)
         rc = log_tidx_truncate(s, n_tidx);
+    /* The counts binary-search the files, which assumes sorted entries; a damaged index file
+     * can leave a last entry at or past the cut. Appends after the cut must follow the last
+     * entry, so such an index goes (it is sparse: lookups scan without it). */
+    if (rc == 0 && ((s->oidx_n > 0 && (s->oidx_last_off >= new_next || s->oidx_last_pos >= pos)) ||
+                    (s->tidx_n > 0 && s->tidx_last_off >= new_next))) {
+        slog_warn(LOG_MOD,
+                  "%s: index entries past the cut at offset %" PRId64 "; dropping the index",
+                  s->path, new_next);
+        rc = log_oidx_truncate(s, 0);
+        if (rc == 0)
+            rc = log_tidx_truncate(s, 0);
+    }
     if (rc)
         return rc;
     int t = log_seg_ftruncate(s, LOG_FILE_LOG, (off_t)pos);
