@@ -30,7 +30,10 @@
  **       24     8  max timestamp
  **
  ** A file is valid when it is exactly as long as its counts say, its version is 1, its CRC
- ** matches, every batch count is in 0 .. 5 and no producer id repeats. */
+ ** matches, every batch count is in 0 .. 5, no producer id repeats, and each producer's
+ ** batches are in offset order (first <= last, each past the one before) below the offset in
+ ** the file's name, as is its ongoing transaction's first offset: the state as of that offset
+ ** can hold nothing at or past it, and the replay that follows appends from there. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -222,9 +225,10 @@ static size_t encode_producer(uint8_t *p, const struct pstate_producer *pr)
     return (size_t)(q - p);
 }
 
-/* Decodes buf[0..len) into `s` (empty). Returns 0, 1 if the contents are invalid (*why says
- * how), or ERR_NOMEM. */
-static int decode(const uint8_t *buf, size_t len, struct pstate *s, const char **why)
+/* Decodes buf[0..len), the snapshot as of `offset`, into `s` (empty). Returns 0, 1 if the
+ * contents are invalid (*why says how), or ERR_NOMEM. */
+static int decode(const uint8_t *buf, size_t len, int64_t offset, struct pstate *s,
+                  const char **why)
 {
     const uint8_t *p, *end = buf + len;
     uint32_t count;
@@ -275,6 +279,10 @@ static int decode(const uint8_t *buf, size_t len, struct pstate *s, const char *
         pr->last_timestamp = (int64_t)get64(p + 22);
         pr->last_update_ms = (int64_t)get64(p + 30);
         pr->n_batches = (int32_t)nb;
+        if (pr->txn_first_offset < -1 || pr->txn_first_offset >= offset) {
+            *why = "ongoing transaction outside the log the snapshot covers";
+            return 1;
+        }
         p += SNAP_PRODUCER;
         for (uint32_t i = 0; i < nb; i++, p += SNAP_BATCH) {
             struct pstate_batch *b = &pr->batches[i];
@@ -283,6 +291,12 @@ static int decode(const uint8_t *buf, size_t len, struct pstate *s, const char *
             b->first_offset = (int64_t)get64(p + 8);
             b->last_offset = (int64_t)get64(p + 16);
             b->timestamp = (int64_t)get64(p + 24);
+            if (b->first_offset < 0 || b->last_offset < b->first_offset ||
+                b->last_offset >= offset ||
+                (i > 0 && b->first_offset <= pr->batches[i - 1].last_offset)) {
+                *why = "batches out of order or past the snapshot's offset";
+                return 1;
+            }
         }
     }
     if (p != end) {
@@ -450,7 +464,7 @@ int pstate_snapshot_load(struct pstate *s, const struct sysio *io, const char *d
             continue;
         if (r != 0)
             goto out;
-        r = decode((const uint8_t *)buf, len, tmp, &why);
+        r = decode((const uint8_t *)buf, len, offs[i], tmp, &why);
         free(buf);
         if (r < 0)
             goto out;

@@ -975,6 +975,36 @@ static size_t edit_same_id(uint8_t *b, size_t len)
     return len;
 }
 
+/* The window's order and bounds (the snapshot is as of offset 3; producer 1's one batch holds
+ * offset 0): a batch past the snapshot's offset, a batch ending before it starts, a second
+ * batch that does not follow the first, an ongoing transaction past the snapshot's offset. */
+static size_t edit_batch_past_offset(uint8_t *b, size_t len)
+{
+    b[10 + 42 + 16 + 7] = 3; /* last offset = the snapshot's offset */
+    return len;
+}
+
+static size_t edit_batch_reversed(uint8_t *b, size_t len)
+{
+    b[10 + 42 + 8 + 7] = 1; /* first offset 1 > last offset 0 */
+    return len;
+}
+
+static size_t edit_batches_out_of_order(uint8_t *b, size_t len)
+{
+    memmove(b + 84 + 32, b + 84, len - 84); /* room for a second batch of producer 1 */
+    memcpy(b + 84, b + 52, 32);             /* the same offsets again */
+    b[10 + 41] = 2;
+    return len + 32;
+}
+
+static size_t edit_txn_past_offset(uint8_t *b, size_t len)
+{
+    memset(b + 10 + 14, 0, 8);
+    b[10 + 14 + 7] = 3; /* ongoing transaction from offset 3 */
+    return len;
+}
+
 static size_t edit_nothing(uint8_t *b, size_t len)
 {
     (void)b;
@@ -984,8 +1014,10 @@ static size_t edit_nothing(uint8_t *b, size_t len)
 TEST(pstate_snapshot_structure_checked_beyond_crc)
 {
     char dirbuf[64], *dir = make_dir(dirbuf, sizeof dirbuf);
-    size_t (*edits[])(uint8_t *, size_t) = {edit_count_up, edit_batches_6, edit_batches_2,
-                                            edit_trailing, edit_same_id};
+    size_t (*edits[])(uint8_t *, size_t) = {
+        edit_count_up,       edit_batches_6,         edit_batches_2,      edit_trailing,
+        edit_same_id,        edit_batch_past_offset, edit_batch_reversed, edit_batches_out_of_order,
+        edit_txn_past_offset};
     struct fake_log f;
     struct pstate *t = pstate_new();
     struct pstate_producer *p;
@@ -996,7 +1028,7 @@ TEST(pstate_snapshot_structure_checked_beyond_crc)
     REQUIRE(produce1(&f, 1, 0, 0, 1) == 0);
     p = pstate_int_upsert(f.s, 2);
     REQUIRE(p != NULL);
-    fprintf(stderr, "    (five WARN lines expected)\n");
+    fprintf(stderr, "    (nine WARN lines expected)\n");
     for (size_t i = 0; i < sizeof edits / sizeof *edits; i++) {
         CHECK_EQ_INT(pstate_snapshot_write(f.s, &tsys, dir, 3), 0);
         rewrite_with_crc(dir, "00000000000000000003.snapshot", edits[i]);
@@ -1134,13 +1166,13 @@ TEST(pstate_snapshot_write_failures)
 
     /* Short writes and interrupted short reads still make a whole, loadable file. */
     tsys.pwrite = short_write;
-    CHECK_EQ_INT(pstate_snapshot_write(f.s, &tsys, dir, 10), 0);
+    CHECK_EQ_INT(pstate_snapshot_write(f.s, &tsys, dir, f.end), 0);
     tsys = *sysio_default();
     tsys.pread = eintr_read;
     calls = 0;
-    CHECK_EQ_INT(pstate_snapshot_load(t, &tsys, dir, 10, &off), 0);
+    CHECK_EQ_INT(pstate_snapshot_load(t, &tsys, dir, f.end, &off), 0);
     tsys = *sysio_default();
-    CHECK_EQ_INT(off, 10);
+    CHECK_EQ_INT(off, f.end);
     CHECK(same_state(t, f.s));
     pstate_free(t);
     pstate_free(f.s);
