@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* partition: one hosted partition — its log, high watermark, settings and the marks deferred
  * requests wait on. */
+#include <assert.h>
 #include <errno.h>
 #include <dirent.h>
 #include <fcntl.h>
@@ -567,8 +568,21 @@ bool partition_watch(struct partition *p, enum partition_mark mark, int64_t offs
     return false;
 }
 
+/* log start <= LSO <= HW <= LEO, the order every reader's bound rests on (for assert()): the
+ * state machine keeps the log start <= HW <= its log end, which is this log's end or behind it
+ * until the next psm_appended / psm_fetched; the LSO is the HW or an open transaction's first
+ * offset held between the log start and the HW; retention deletes only below the LSO and
+ * DeleteRecords only up to the HW, and both tell the state machine (partition_log_moved). */
+static bool offsets_ordered(const struct partition *p)
+{
+    int64_t start = log_start_offset(p->log), lso = partition_last_stable_offset(p);
+    int64_t hw = psm_high_watermark(p->sm);
+    return start <= lso && lso <= hw && hw <= log_end_offset(p->log);
+}
+
 void partition_marks_changed(struct partition *p)
 {
+    assert(offsets_ordered(p));
     /* Each value is read when its turn comes: a callback of an earlier mark may have moved
      * the later ones (an append from within a wake). */
     for (int m = PARTITION_LOG_END; m <= PARTITION_DURABLE; m++)
@@ -600,9 +614,13 @@ int64_t partition_high_watermark(const struct partition *p)
 }
 int64_t partition_last_stable_offset(const struct partition *p)
 {
-    /* The first offset of the earliest open transaction, else the high watermark. */
+    /* The first offset of the earliest open transaction, else the high watermark. A
+     * transaction whose first batches are gone (DeleteRecords moved the log start past them)
+     * holds the LSO at the log start, as Kafka's does: nothing below it can be read anyway. */
     int64_t first = pstate_first_unstable_offset(p->pstate);
-    int64_t hw = psm_high_watermark(p->sm);
+    int64_t hw = psm_high_watermark(p->sm), start = log_start_offset(p->log);
+    if (first >= 0 && first < start)
+        first = start;
     return first >= 0 && first < hw ? first : hw;
 }
 
@@ -1039,6 +1057,7 @@ int partition_reset_to(struct partition *p, int64_t offset)
 void partition_log_moved(struct partition *p)
 {
     psm_set_log(p->sm, log_start_offset(p->log), log_end_offset(p->log));
+    assert(offsets_ordered(p));
 }
 
 int partition_write_marker(struct partition *p, int64_t producer_id, int16_t producer_epoch,

@@ -1927,6 +1927,36 @@ static size_t aborted(struct partition *p, int64_t from, int64_t upto, int64_t *
     return n;
 }
 
+/* DeleteRecords may move the log start past the first offset of a transaction still open (a
+ * client's choice, up to the HW): the LSO is then the log start, as Kafka's is, never below it
+ * — a read_committed reader at the log start must not be told the stable end lies before it. */
+TEST(replica_lso_never_below_log_start_after_delete_records)
+{
+    struct rfx f;
+    struct partition *p;
+    int64_t base = -1, low = -1, off = -1;
+
+    REQUIRE(rfx_init(&f));
+    REQUIRE(make_topic(&f, "txdel", 1, 1) == 0);
+    REQUIRE(rfx_rm_start(&f) == 0);
+    p = replica_partition(f.rm, "txdel", 0);
+    REQUIRE(p);
+    REQUIRE(append_txn(p, 2, 60, 0, 0, &base) == 0);         /* 0..1, open */
+    REQUIRE(append(p, 3, -1, 0, 0, 1000, &base, NULL) == 0); /* 2..4 plain */
+    CHECK_EQ_INT(partition_last_stable_offset(p), 0);
+    CHECK_EQ_INT(partition_high_watermark(p), 5);
+    CHECK_EQ_INT(partition_delete_records(p, 3, &low), 0);
+    CHECK_EQ_INT(low, 3);
+    CHECK_EQ_INT(partition_log_start_offset(p), 3);
+    CHECK_EQ_INT(partition_last_stable_offset(p), 3);
+    CHECK_EQ_INT(partition_read_bound(p, PARTITION_READ_COMMITTED), 3);
+    /* The transaction ends: the LSO is the HW again. */
+    REQUIRE(partition_write_marker(p, 60, 0, 1, true, &off) == 0);
+    CHECK_EQ_INT(off, 5);
+    CHECK_EQ_INT(partition_last_stable_offset(p), 6);
+    rfx_fini(&f);
+}
+
 TEST(replica_lso_follows_transactions_and_markers)
 {
     struct rfx f;
