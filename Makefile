@@ -1,6 +1,17 @@
 # Tally: make | make run | make test | make bench | make fuzz | make fmt
 # `make run` and `make test` first install any missing Debian package (make deps).
 
+# Asserts (CONVENTIONS.md: assert() only for what a bug in Tally alone can break — an offset of
+# the log moving backwards, a state-machine transition that cannot happen — never for what a
+# client, a file or the clock can cause, which get an error path and a test):
+# - every build compiles them in: the test build (ASan objects, unit tests, fuzzers) and the
+#   release tallyd alike. NDEBUG is never defined. Where SQLite drops its asserts from release
+#   builds for speed, a broker that finds its own state broken has nothing right left to serve
+#   from it: stopping (a restart recovers from the files, replication moves leadership) beats
+#   acknowledging writes on a log whose offsets went backwards;
+# - so an assert costs O(1), or O(a small bound) such as one producer's window of 5 batches or
+#   one leader-epoch cache: nothing that walks a log, a table of producers or a directory;
+# - each sits where its invariant would first be broken, with a comment saying why it holds.
 CC       ?= cc
 CSTD     := -std=c11 -D_GNU_SOURCE
 WARN     := -Wall -Wextra -Werror -Wshadow

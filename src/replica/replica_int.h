@@ -6,6 +6,7 @@
 #include <limits.h>
 
 #include "base/purgatory.h"
+#include "base/sysio.h"
 #include "base/tclock.h"
 #include "config/config.h"
 #include "log/log.h"
@@ -78,8 +79,12 @@ struct replica_mgr {
     struct log_checkpoint_entry *recovery, *starts; /* read at start, for opening logs */
     size_t n_recovery, n_starts;
     bool clean_start;
-    struct tclock *clock;      /* borrowed */
-    struct log_io log_io;      /* the default system calls with `clock`, for every log */
+    struct tclock *clock; /* borrowed */
+    /* The one table of file system calls (base/sysio.h) every log, producer snapshot and
+     * file of this manager goes through, a copy of sysio_default() that tests may change;
+     * log_io is it with `clock`, for every log. */
+    struct sysio sys;
+    struct log_io log_io;
     struct tclock_timer timer; /* housekeeping; data is NULL once closed */
     int64_t last_retention_ms, last_checkpoint_ms, last_expiration_ms;
     int64_t last_sm_tick_ms; /* tick_partitions' last round */
@@ -168,6 +173,9 @@ void replica_alter_queue(struct replica_mgr *rm, struct partition *p);
 void replica_alter_remove(struct replica_mgr *rm, struct partition *p);
 
 /* partition.c */
+/* Opens (creating if new) the partition's directory, partition.metadata, log and producer
+ * state. Returns 0 and *out; ERR_IO after one ERROR line naming what failed (the file and the
+ * reason), the partition then stays offline; or ERR_NOMEM. */
 int partition_open(struct replica_mgr *rm, const char *topic, const uint8_t id[16],
                    const struct meta_partition *mp, struct partition **out);
 /* Takes role, epochs, replicas and ISR from the image's record (keeping known follower
@@ -192,7 +200,9 @@ void partition_log_moved(struct partition *p);
  * they reach: call whenever the log end, high watermark, last stable offset or flushed
  * offset may have moved. Safe to re-enter from a watch's callback. */
 void partition_marks_changed(struct partition *p);
-void partition_remove_dir(const char *dir);
+/* Removes a partition directory (flat: its files, then itself) through `io`; what cannot be
+ * removed is logged (WARN) and left. */
+void partition_remove_dir(const struct sysio *io, const char *dir);
 /* Starts a thread-pool fsync if flush.messages / flush.ms ask for one, or with `force`
  * (after a roll: the sealed segment's data becomes recovered-for-good, so that a crash
  * rescans at most the active segment, as Kafka does). */
