@@ -4,8 +4,9 @@ replicated cluster (tests/integration/test_cluster_replication.py) and the long 
 `make chaos` (tests/chaos/chaos.py).
 
 A Cluster is N harness.TallyBroker processes that share a cluster.id and whose
-controller.quorum.voters name every node's raft (CONTROLLER) listener, each on free ports
-in its own directory. Every node is both broker and controller voter. It can stop
+controller.quorum.voters name the voters' raft (CONTROLLER) listeners, each on free ports
+in its own directory: nodes 1..V are broker and controller voters (V = N unless asked), the
+others broker-only (process.roles=broker). It can stop
 (SIGTERM: a controlled shutdown), kill -9, SIGSTOP, SIGCONT and restart one node; answer
 who leads a partition, what its ISR is and which node is the controller, as every running
 node's Metadata says; wait for those to become something; compare the replicas' segment
@@ -76,25 +77,35 @@ def _distinct_ports(n):
 
 
 class Cluster:
-    def __init__(self, workdir, n=3, settings=None, node_settings=None,
+    def __init__(self, workdir, n=3, settings=None, node_settings=None, voters=None,
                  cluster_id=CLUSTER_ID, tallyd=None):
-        """settings: for every node (over FAST_SETTINGS); node_settings: {node: {k: v}}."""
+        """Nodes 1..voters (default: all n) are broker and controller voters; the others
+        are broker-only (process.roles=broker), finding the controller through the voters'
+        Kafka listeners. settings: for every node (over FAST_SETTINGS); node_settings:
+        {node: {k: v}}; tallyd: the binary (default harness.TALLYD)."""
         self.workdir = str(workdir)
         self.cluster_id = cluster_id
         self.ids = list(range(1, n + 1))
+        self.voters = self.ids[:voters or n]
         self.nodes = {}
         self.paused = set()
         ports = _distinct_ports(2 * n)
-        voters = ",".join("%d@127.0.0.1:%d" % (i, ports[2 * (i - 1) + 1]) for i in self.ids)
+        kafka = {i: ports[2 * (i - 1)] for i in self.ids}
+        raft = {i: ports[2 * (i - 1) + 1] for i in self.ids}
+        quorum = ",".join("%d@127.0.0.1:%d" % (i, raft[i]) for i in self.voters)
         for i in self.ids:
             s = dict(FAST_SETTINGS)
             s.update(settings or {})
             s.update((node_settings or {}).get(i, {}))
             s["cluster.id"] = cluster_id
-            s["controller.quorum.voters"] = voters
+            s["controller.quorum.voters"] = quorum
+            if i not in self.voters:
+                s["process.roles"] = "broker"
+                s["controller.bootstrap.servers"] = ",".join(
+                    "127.0.0.1:%d" % kafka[v] for v in self.voters)
             b = harness.TallyBroker(os.path.join(self.workdir, "node%d" % i), node_id=i,
                                     settings=s)
-            b.port, b.controller_port = ports[2 * (i - 1)], ports[2 * (i - 1) + 1]
+            b.port, b.controller_port = kafka[i], raft[i]
             if tallyd:
                 b.tallyd = tallyd
             self.nodes[i] = b
@@ -317,6 +328,22 @@ class Cluster:
         self.note("created %s (%d partitions, RF %d, %r, %r)" % (name, partitions, rf, cfg,
                                                                   assignments))
         self.wait_full_isr(name, len(assignments) if assignments else partitions, timeout)
+
+    def describe_isr(self, topic, partition):
+        """The ISR `tally topics describe` prints for topic-partition (sorted), None when it
+        prints no line for it."""
+        r = self.nodes[self.running()[0]].tally("topics", "describe", topic, timeout=30)
+        if r.returncode != 0:
+            return None
+        for line in r.stdout.splitlines():
+            f = dict(x.split(": ", 1) for x in line.strip().split("\t") if ": " in x)
+            if f.get("Topic") == topic and f.get("Partition") == str(partition):
+                return sorted(int(x) for x in f["Isr"].split(",") if x)
+        return None
+
+    def others(self, *exclude):
+        """The voters other than `exclude` (sorted)."""
+        return [v for v in self.voters if v not in exclude]
 
     # ------------------------------------------------------------ segment files
 
@@ -612,16 +639,22 @@ def pick_victim(cl, topic, partitions, controller):
                        (topic, "is" if controller else "is not", ctl))
 
 
+def rotations(nodes, partitions):
+    """Explicit assignments: partition p on `nodes` rotated by p (each node leads one)."""
+    return {p: nodes[p % len(nodes):] + nodes[:p % len(nodes)] for p in range(partitions)}
+
+
 def run_matrix(cl, case, topic, partitions=3, stops=1, controller=False, rate=1000,
-               per_phase=1000, log=print):
-    """Kafka's replication_test.py on cl: topic with `partitions` partitions, RF=3,
+               per_phase=1000, nodes=(1, 2, 3), log=print):
+    """Kafka's replication_test.py on cl: topic with `partitions` partitions on `nodes`, RF=3,
     min.insync.replicas=2, an idempotent acks=all producer and a tail consumer; `stops`
     times the leader of one partition (the controller too when `controller`) gets SIGTERM
     or SIGKILL (MATRIX[case]) and, in the bounce cases, starts again; between faults the
     producer must get `per_phase` more records acknowledged. Every node runs again at the
     end. Raises ClusterError on any problem; returns a summary dict."""
     sig, bounce = MATRIX[case]
-    cl.create_topic(topic, partitions, 3, {"min.insync.replicas": "2"})
+    cl.create_topic(topic, partitions, 3, {"min.insync.replicas": "2"},
+                    assignments=rotations(list(nodes), partitions))
     prod = AckedProducer(cl.bootstrap, topic, partitions, rate=rate,
                          max_records=per_phase * (stops + 3) + rate * 120).start()
     tail = TailConsumer(cl.bootstrap, topic, partitions).start()
