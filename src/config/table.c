@@ -1015,10 +1015,9 @@ static const struct config_def defs[] = {
      "src/replica/replica_mgr.c"},
     {NULL, "replica.high.watermark.checkpoint.interval.ms", CT_LONG, "5000", INT64_MIN, I64MAX,
      NULL, false,
-     "How often high watermarks are written to disk (ms). Accepted, no effect in Tally: it "
-     "writes the replication-offset checkpoint with the recovery point "
-     "(log.flush.offset.checkpoint.interval.ms).",
-     0, NULL},
+     "How often the high watermarks are written to the replication-offset checkpoint (ms); "
+     "a broker restarted after a crash starts from them.",
+     0, "src/replica/replica_mgr.c"},
     {NULL, "replica.lag.time.max.ms", CT_LONG, "30000", INT64_MIN, I64MAX, NULL, false,
      "How long a follower may fail to catch up with the leader's log end before the leader "
      "has it removed from the ISR (ms).",

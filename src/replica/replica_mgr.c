@@ -5,6 +5,7 @@
  * Files it owns in the log directory:
  *   recovery-point-offset-checkpoint   offsets below which each partition is fsynced
  *   log-start-offset-checkpoint        each partition's log start offset
+ *   replication-offset-checkpoint      each partition's high watermark
  *   cleaner-offset-checkpoint          how far each compacted partition is clean (cleaner.c)
  *   .kafka_cleanshutdown               present only while stopped cleanly; removed at start,
  *                                      so its absence at the next start means a crash */
@@ -632,9 +633,10 @@ static struct partition **hosted(struct replica_mgr *rm)
     return v;
 }
 
-/* Queues both checkpoint files for writing on the thread pool (file_writes.c keeps them in
- * order with any other write of the same file). */
-static void write_checkpoints(struct replica_mgr *rm)
+/* Queues checkpoint files for writing on the thread pool (file_writes.c keeps them in order
+ * with any other write of the same file): with `offsets` the recovery points and log starts,
+ * with `hws` the high watermarks (replication-offset-checkpoint). */
+static void write_checkpoints(struct replica_mgr *rm, bool offsets, bool hws)
 {
     struct log_checkpoint_entry *rec, *st, *hw;
     struct partition **parts = hosted(rm);
@@ -644,12 +646,20 @@ static void write_checkpoints(struct replica_mgr *rm)
         free(parts);
         return; /* written again at the next interval */
     }
-    snprintf(path, sizeof path, "%s/recovery-point-offset-checkpoint", rm->dir);
-    replica_write_checkpoint(rm, path, rec, rm->count);
-    snprintf(path, sizeof path, "%s/log-start-offset-checkpoint", rm->dir);
-    replica_write_checkpoint(rm, path, st, rm->count);
-    snprintf(path, sizeof path, "%s/replication-offset-checkpoint", rm->dir);
-    replica_write_checkpoint(rm, path, hw, rm->count);
+    if (offsets) {
+        snprintf(path, sizeof path, "%s/recovery-point-offset-checkpoint", rm->dir);
+        replica_write_checkpoint(rm, path, rec, rm->count);
+        snprintf(path, sizeof path, "%s/log-start-offset-checkpoint", rm->dir);
+        replica_write_checkpoint(rm, path, st, rm->count);
+    } else {
+        free(rec);
+        free(st);
+    }
+    if (hws) {
+        snprintf(path, sizeof path, "%s/replication-offset-checkpoint", rm->dir);
+        replica_write_checkpoint(rm, path, hw, rm->count);
+    } else
+        free(hw);
     free(parts);
 }
 
@@ -664,6 +674,8 @@ static void on_tick(struct tclock_timer *h)
         props_get_int(rm->cfg.props, "log.retention.check.interval.ms", 300000, NULL);
     int64_t checkpoint_every =
         props_get_int(rm->cfg.props, "log.flush.offset.checkpoint.interval.ms", 60000, NULL);
+    int64_t hw_checkpoint_every =
+        props_get_int(rm->cfg.props, "replica.high.watermark.checkpoint.interval.ms", 5000, NULL);
     bool retain = now - rm->last_retention_ms >= retention_every;
     int64_t expire_every =
         props_get_int(rm->cfg.props, "producer.id.expiration.check.interval.ms", 600000, NULL);
@@ -697,9 +709,17 @@ static void on_tick(struct tclock_timer *h)
     }
     replica_fetcher_kick(rm);
     replica_cleaner_tick(rm);
-    if (now - rm->last_checkpoint_ms >= checkpoint_every) {
-        write_checkpoints(rm);
-        rm->last_checkpoint_ms = now;
+    /* The high watermarks on Kafka's shorter schedule: a broker that crashes remembers its
+     * HW that much older, and after an unclean election it can only report truncations
+     * below the HW it remembers. */
+    bool offsets = now - rm->last_checkpoint_ms >= checkpoint_every;
+    bool hws = now - rm->last_hw_checkpoint_ms >= hw_checkpoint_every;
+    if (offsets || hws) {
+        write_checkpoints(rm, offsets, hws);
+        if (offsets)
+            rm->last_checkpoint_ms = now;
+        if (hws)
+            rm->last_hw_checkpoint_ms = now;
     }
     if (rm->open_failed > 0 && now - rm->last_open_retry_ms >= OPEN_RETRY_MS) {
         size_t nt;
@@ -874,8 +894,9 @@ int replica_mgr_start(const struct replica_options *opts, struct replica_mgr **o
     rm->clean_start = true;
     rm->open_failed = 0;
 
-    rm->last_retention_ms = rm->last_checkpoint_ms = rm->last_expiration_ms =
-        rm->last_clean_check_ms = rm->last_sm_tick_ms = tclock_mono_ms(rm->clock);
+    rm->last_retention_ms = rm->last_checkpoint_ms = rm->last_hw_checkpoint_ms =
+        rm->last_expiration_ms = rm->last_clean_check_ms = rm->last_sm_tick_ms =
+            tclock_mono_ms(rm->clock);
     tclock_timer_init(rm->clock, &rm->timer, on_tick, rm);
     if (tclock_timer_start(&rm->timer, HOUSEKEEPING_MS, HOUSEKEEPING_MS) != 0)
         slog_error("replica", "out of memory starting the housekeeping timer: no retention, "
