@@ -36,6 +36,7 @@ FAST_SETTINGS = {
     "broker.heartbeat.interval.ms": "500",
     "broker.session.timeout.ms": "4000",
     "replica.lag.time.max.ms": "3000",
+    "replica.high.watermark.checkpoint.interval.ms": "1000",
     "offsets.topic.num.partitions": "3",
     "transaction.state.log.num.partitions": "3",
     "group.initial.rebalance.delay.ms": "0",
@@ -48,7 +49,8 @@ class ClusterError(AssertionError):
 
 def wait_for(pred, timeout, what, interval=0.1):
     """Calls pred until it returns something true; returns that. Raises ClusterError after
-    timeout seconds, naming what it waited for and pred's last answer."""
+    timeout seconds, naming what it waited for (a string, or a function that says it then)
+    and pred's last answer."""
     deadline = time.monotonic() + timeout
     last = None
     while True:
@@ -61,7 +63,8 @@ def wait_for(pred, timeout, what, interval=0.1):
             return got
         if time.monotonic() > deadline:
             raise ClusterError("timed out after %.0f s waiting for %s (last: %s)" %
-                               (timeout, what, last if last is not None else got))
+                               (timeout, what() if callable(what) else what,
+                                last if last is not None else got))
         time.sleep(interval)
 
 
@@ -274,8 +277,8 @@ class Cluster:
     def wait_isr(self, topic, partition, isr, timeout=30):
         want = sorted(isr)
         return wait_for(lambda: self.isr(topic, partition) == want, timeout,
-                        "ISR of %s-%d to be %r (is %r)" % (topic, partition, want,
-                                                           self._isr_or_none(topic, partition)))
+                        lambda: "ISR of %s-%d to be %r (is %r)" % (
+                            topic, partition, want, self._isr_or_none(topic, partition)))
 
     def _isr_or_none(self, topic, partition):
         try:
@@ -339,6 +342,21 @@ class Cluster:
             f = dict(x.split(": ", 1) for x in line.strip().split("\t") if ": " in x)
             if f.get("Topic") == topic and f.get("Partition") == str(partition):
                 return sorted(int(x) for x in f["Isr"].split(",") if x)
+        return None
+
+    def checkpointed_hw(self, node, topic, partition):
+        """The high watermark node's replication-offset-checkpoint holds for topic-partition
+        (what it starts from after a crash); None when it holds none."""
+        path = os.path.join(self.nodes[node].data_dir, "replication-offset-checkpoint")
+        try:
+            with open(path) as f:
+                lines = f.read().split("\n")
+        except OSError:
+            return None
+        for line in lines[2:]:
+            f = line.split()
+            if len(f) == 3 and f[0] == topic and f[1] == str(partition):
+                return int(f[2])
         return None
 
     def others(self, *exclude):
@@ -427,7 +445,7 @@ class AckedProducer:
         c = {"bootstrap.servers": bootstrap, "enable.idempotence": True, "acks": "all",
              "linger.ms": 5, "message.timeout.ms": 120000, "request.timeout.ms": 10000,
              "retry.backoff.ms": 100, "topic.metadata.refresh.interval.ms": 1000,
-             "log_level": 0}
+             "socket.timeout.ms": 10000, "log_level": 0}
         c.update(conf or {})
         self.errors = []
         c["error_cb"] = self._on_error
@@ -458,6 +476,12 @@ class AckedProducer:
             return sum(len(v) for v in self.acked.values())
 
     def _run(self):
+        try:
+            self._produce()
+        except Exception as e:  # a fatal client error: the application saw it
+            self.errors.append("producer thread: %r" % (e,))
+
+    def _produce(self):
         nxt = {p: 0 for p in range(self.partitions)}
         t0 = time.monotonic()
         while not self._stop.is_set() and self.sent < self.max_records:
@@ -481,14 +505,17 @@ class AckedProducer:
         return self
 
     def wait_acked(self, n, timeout=60):
-        wait_for(lambda: self.n_acked() >= n, timeout, "%d acknowledged records (have %d)" %
-                 (n, self.n_acked()), 0.05)
+        wait_for(lambda: self.n_acked() >= n, timeout,
+                 lambda: "%d acknowledged records (have %d; errors %r)" %
+                 (n, self.n_acked(), self.errors[:5]), 0.05)
 
     def stop(self, flush_timeout=120):
         """Stops producing and waits for every outstanding record's delivery report."""
         self._stop.set()
         if self._thread:
             self._thread.join()
+        if self.p is None:
+            return self  # stopped already
         left = self.p.flush(flush_timeout)
         if left:
             self.errors.append("%d records still undelivered after %d s" % (left, flush_timeout))
@@ -506,7 +533,7 @@ class TailConsumer:
         c = {"bootstrap.servers": bootstrap, "group.id": "tail-%s" % topic,
              "enable.auto.commit": False, "auto.offset.reset": "earliest",
              "enable.partition.eof": False, "topic.metadata.refresh.interval.ms": 1000,
-             "fetch.wait.max.ms": 100, "log_level": 0}
+             "fetch.wait.max.ms": 100, "socket.timeout.ms": 10000, "log_level": 0}
         c.update(conf or {})
         self.c = Consumer(c)
         self.topic, self.partitions = topic, partitions

@@ -8,12 +8,14 @@ One cluster of four (three voters and a broker-only node) serves the whole modul
 running); a test that fails dumps what the nodes logged during it. The long variants (100k
 records, 5 bounces) are `make chaos` scenarios (tests/chaos/chaos.py)."""
 import os
+import re
 import subprocess
 import time
 
 import pytest
 
 import cluster as clu
+import harness
 import kproto as kp
 
 
@@ -78,6 +80,46 @@ def produce_raw(node, topic, partition, values, acks=-1, timeout_ms=10000):
     return res[(topic, partition)]
 
 
+def test_paused_follower_leaves_and_rejoins_the_isr(cl):
+    """A follower SIGSTOP'd past replica.lag.time.max.ms leaves the ISR (Metadata and
+    `tally topics describe`) and joins again after SIGCONT; with min.insync.replicas=2 and
+    both followers stopped acks=all gets NOT_ENOUGH_REPLICAS, and nothing acknowledged is
+    lost when they return."""
+    topic = "isr-pause"
+    ctl = cl.wait_controller()
+    lead, voter_f = cl.others(ctl)
+    cl.create_topic(topic, config={"min.insync.replicas": "2"},
+                    assignments={0: [lead, 4, voter_f]})
+    prod = clu.AckedProducer(cl.bootstrap, topic, 1, rate=300, max_records=60000).start()
+    tail = clu.TailConsumer(cl.bootstrap, topic, 1).start()
+    try:
+        prod.wait_acked(300)
+        cl.pause_node(4)
+        cl.wait_isr(topic, 0, [lead, voter_f])
+        assert cl.describe_isr(topic, 0) == sorted([lead, voter_f])
+        n = prod.n_acked()
+        prod.wait_acked(n + 300)  # two in sync: acks=all goes on
+        cl.resume_node(4)
+        cl.wait_isr(topic, 0, [lead, 4, voter_f])
+        assert cl.describe_isr(topic, 0) == sorted([lead, 4, voter_f])
+
+        cl.pause_node(4)
+        cl.pause_node(voter_f)
+        cl.wait_isr(topic, 0, [lead])
+        assert cl.describe_isr(topic, 0) == [lead]
+        r = produce_raw(cl[lead], topic, 0, [b"p0-800000000"])
+        assert r["error"] == kp.NOT_ENOUGH_REPLICAS, r
+        cl.resume_node(4)
+        cl.resume_node(voter_f)
+        cl.wait_isr(topic, 0, [lead, 4, voter_f])
+        n = prod.n_acked()
+        prod.wait_acked(n + 300)
+    finally:
+        prod.stop()
+    s = clu.finish_check(cl, topic, 1, prod, tail, {"test": "isr"})
+    assert s["acked"] >= 900, s
+
+
 def test_broker_only_follower_fetches_from_a_restarted_leader(cl):
     """Regression: a broker-only node (controller.bootstrap.servers set) whose fetcher still
     had a Fetch queued for a leader that was kill -9'd and then fenced resolved that leader's
@@ -98,3 +140,176 @@ def test_broker_only_follower_fetches_from_a_restarted_leader(cl):
     cl.create_topic("refetch-b", 1, 3, assignments={0: [lead, 4, other]})
     assert produce_raw(cl[lead], "refetch-b", 0, [b"p0-000000000"])["error"] == kp.NONE
     cl.wait_replicas_identical("refetch-b", 1)
+
+
+# ---------------------------------------------------------------- the zombie leader
+
+ZOMBIE = 900000000  # sequence numbers of what is written to the zombie
+
+
+def recv_produce(conn, version=3):
+    _corr, body = conn.recv_response()
+    return next(iter(kp.parse_produce(body, version)[0].values()))
+
+
+def test_zombie_leader_acknowledges_nothing_and_loses_its_tail(cl):
+    """The leader SIGSTOP'd while the others fence it and elect a new leader. On SIGCONT, none
+    of its acks=all writes — those that waited in its socket while it was stopped, and new
+    ones — is acknowledged; the acks=1 writes it took on its own are truncated away once it
+    follows the new leader; no consumer saw a record past the HW that was later removed; the
+    replicas end byte for byte the same."""
+    topic = "zombie"
+    ctl = cl.wait_controller()
+    zombie, other = cl.others(ctl)
+    cl.create_topic(topic, 1, 3, {"min.insync.replicas": "2"},
+                    assignments={0: [zombie, other, 4]})
+    prod = clu.AckedProducer(cl.bootstrap, topic, 1, rate=300, max_records=60000).start()
+    tail = clu.TailConsumer(cl.bootstrap, topic, 1).start()
+    c_all, c_one, c_read = cl[zombie].conn(30), cl[zombie].conn(30), cl[zombie].conn(30)
+    try:
+        prod.wait_acked(300)
+        old_epoch = cl.partition(topic, 0)["leader_epoch"]
+        cl.pause_node(zombie)
+        # Written while it is stopped: they wait in its sockets.
+        c_all.send(kp.produce_request(c_all.next_corr(), {topic: {0: kp.record_batch(
+            [(None, clu.value_of(0, ZOMBIE))])}}, acks=-1, timeout_ms=8000))
+        for k in range(1, 4):
+            c_one.send(kp.produce_request(c_one.next_corr(), {topic: {0: kp.record_batch(
+                [(None, clu.value_of(0, ZOMBIE + k))])}}, acks=1, timeout_ms=8000))
+        new = cl.wait_leader(topic, 0, lambda x: x not in (zombie, -1), timeout=60,
+                             what="a leader other than the zombie %d" % zombie)
+        assert cl.partition(topic, 0)["leader_epoch"] > old_epoch
+        n = prod.n_acked()
+        prod.wait_acked(n + 300)  # the new leader takes acks=all writes
+        # The producer stops before the zombie wakes: librdkafka 2.0.2 takes the zombie's
+        # stale Metadata (it checks no leader epochs there), sends it its next batch, gets
+        # OUT_OF_ORDER_SEQUENCE_NUMBER (the zombie holds that producer's timed-out batches)
+        # and raises it as fatal — as it would against a Kafka zombie.
+        prod.stop()
+        cl.resume_node(zombie)
+        # New writes, right after it wakes, before it may have heard of the new leader.
+        c_all.send(kp.produce_request(c_all.next_corr(), {topic: {0: kp.record_batch(
+            [(None, clu.value_of(0, ZOMBIE + 10))])}}, acks=-1, timeout_ms=8000))
+        c_read.send(kp.fetch_request(c_read.next_corr(), {topic: {0: 0}}, max_wait_ms=0))
+        all_answers = [recv_produce(c_all), recv_produce(c_all)]
+        one_answers = [recv_produce(c_one) for _ in range(3)]
+        _corr, body = c_read.recv_response()
+        zombie_read = kp.parse_fetch(body, 4)["partitions"][(topic, 0)]
+        cl.wait_isr(topic, 0, [zombie, other, 4], timeout=60)
+    finally:
+        prod.stop()
+        for c in (c_all, c_one, c_read):
+            c.close()
+    for a in all_answers:
+        assert a["error"] != kp.NONE, ("the zombie acknowledged an acks=all write", a)
+    s = clu.finish_check(cl, topic, 1, prod, tail, {"test": "zombie"})
+    final = clu.read_back(cl.bootstrap, topic, 1)[0]
+    assert not [x for x in final if x[1] >= ZOMBIE], "a zombie write survived: %r" % (
+        [x for x in final if x[1] >= ZOMBIE],)
+    # What the zombie served a consumer after waking is what the partition holds.
+    served = [(r[0], clu.seq_of(r[3])) for r in kp.records_of(zombie_read["records"] or b"")]
+    assert all(r[0] < zombie_read["hw"] for r in served), (zombie_read["hw"], served[-3:])
+    assert clu.check_seen({0: served}, {0: final}) == []
+    # The acks=1 writes it took alone were at offsets the new leader filled with other
+    # records, and the zombie logged the truncation of its diverged tail.
+    took = [a for a in one_answers if a["error"] == kp.NONE]
+    assert took, ("the zombie took none of its acks=1 writes, so nothing diverged: the test "
+                  "did not test truncation", one_answers)
+    offs = [a["base_offset"] for a in took]
+    cut = [(int(a), int(b)) for a, b in re.findall(
+        r"%s-0: truncating the diverged tail (\d+)\.\.(\d+)" % topic, cl.log_text(zombie))]
+    assert any(a <= min(offs) and max(offs) <= b for a, b in cut), (offs, cut)
+    print("zombie: acks=all answers %r, acks=1 answers %r, new leader %d; %r" % (
+        [a["error"] for a in all_answers], [(a["error"], a["base_offset"]) for a in one_answers],
+        new, s))
+
+
+# ---------------------------------------------------------------- unclean leader election
+
+def produce_batches(node, topic, first, n, per_batch=10):
+    """n records in batches of per_batch straight to node, acks=all: values value_of(0, k)
+    for k in [first, first + n); asserts each is acknowledged; returns the base offsets."""
+    out = []
+    for k in range(first, first + n, per_batch):
+        r = produce_raw(node, topic, 0, [clu.value_of(0, j) for j in
+                                         range(k, min(first + n, k + per_batch))])
+        assert r["error"] == kp.NONE, r
+        out.append(r["base_offset"])
+    return out
+
+
+def last_isr_member_dies(cl, topic, unclean):
+    """Topic on [4, y] (y a voter that is not the controller), min.insync.replicas=1: 50
+    records in sync, then y dies and the ISR shrinks to [4], 30 records on 4 alone, then 4
+    dies: the partition is offline. Returns (y, hw of 4 when it died)."""
+    ctl = cl.wait_controller()
+    y = cl.others(ctl)[0]
+    cfg = {"min.insync.replicas": "1"}
+    if unclean:
+        cfg["unclean.leader.election.enable"] = "true"
+    cl.create_topic(topic, 1, 2, cfg, assignments={0: [4, y]})
+    produce_batches(cl[4], topic, 0, 50)
+    cl.wait_replicas_identical(topic, 1)
+    cl.kill_node(y)
+    cl.wait_isr(topic, 0, [4])
+    produce_batches(cl[4], topic, 50, 30)
+    hw = harness.list_offset(cl[4], topic, 0)
+    assert hw[0] == kp.NONE and hw[2] == 80, hw
+    # What it will remember of its HW after the crash (replica.high.watermark.checkpoint.
+    # interval.ms): only a truncation below it can be reported as one.
+    clu.wait_for(lambda: cl.checkpointed_hw(4, topic, 0) == 80, 30,
+                 "node 4's replication-offset-checkpoint to hold HW 80")
+    cl.kill_node(4)
+
+    def offline():
+        p = cl.partition(topic, 0)
+        return p and p["leader"] == -1 and p["error"] == kp.LEADER_NOT_AVAILABLE and \
+            p["isr"] == [4]
+    clu.wait_for(offline, 30, "%s-0 offline with ISR [4]" % topic)
+    return y, 80
+
+
+def test_unclean_election_off_last_isr_member_dead_is_offline(cl):
+    """The last ISR member dead and unclean.leader.election.enable off: the partition is
+    offline (LEADER_NOT_AVAILABLE), the returning out-of-sync replica does not lead it and
+    nothing is truncated; once the last ISR member is back every acknowledged record is
+    there."""
+    topic = "unclean-off"
+    y, hw = last_isr_member_dies(cl, topic, unclean=False)
+    before = cl.replica_logs(topic, 0, y)
+    cl.start_node(y)
+    # y is back, registered and unfenced: the controller has looked at the partition with
+    # it eligible (it elects at every broker change). It must stay offline.
+    for _ in range(20):
+        p = cl.partition(topic, 0)
+        assert p is None or (p["leader"] == -1 and p["error"] == kp.LEADER_NOT_AVAILABLE), p
+        time.sleep(0.1)
+    assert cl.replica_logs(topic, 0, y) == before, "the out-of-sync replica's log changed"
+    with cl[y].conn() as c:
+        r = c.produce({topic: {0: kp.record_batch([(None, b"p0-000000999")])}}, acks=1)
+    assert r[(topic, 0)]["error"] == kp.NOT_LEADER_OR_FOLLOWER, r
+    cl.start_node(4)
+    cl.wait_leader(topic, 0, lambda x: x == 4, what="the last ISR member leading again")
+    cl.wait_replicas_identical(topic, 1)
+    got = clu.read_back(cl.bootstrap, topic, 1)[0]
+    assert [s for _o, s in got] == list(range(hw)), got[-5:]
+    assert "below the high watermark" not in cl.log_text(y) + cl.log_text(4)
+
+
+def test_unclean_election_on_elects_an_out_of_sync_replica(cl):
+    """unclean.leader.election.enable=true on the topic: the out-of-sync replica becomes
+    leader once it is back; the old leader, returning, truncates the records above the new
+    leader's log and logs one WARN line naming the range it dropped below its old HW."""
+    topic = "unclean-on"
+    y, hw = last_isr_member_dies(cl, topic, unclean=True)
+    cl.start_node(y)
+    cl.wait_leader(topic, 0, lambda x: x == y, what="the out-of-sync replica %d elected" % y)
+    produce_batches(cl[y], topic, 1000, 20)  # offsets 50..69 on the new leader
+    cl.start_node(4)
+    cl.wait_replicas_identical(topic, 1)
+    got = [s for _o, s in clu.read_back(cl.bootstrap, topic, 1)[0]]
+    assert got == list(range(50)) + list(range(1000, 1020)), got
+    warn = [line for line in cl.log_text(4).splitlines() if "below the high watermark" in line]
+    assert len(warn) == 1 and "WARN" in warn[0], warn
+    assert "%s-0: truncating to offset 50, below the high watermark %d: records 50..%d" % (
+        topic, hw, hw - 1) in warn[0], warn
