@@ -359,6 +359,27 @@ class Cluster:
                 return int(f[2])
         return None
 
+    def find_coordinator(self, key, key_type=0, timeout=60):
+        """The node FindCoordinator names for a group (key_type 0) or transactional id (1),
+        asked of the running nodes until one answers without error (the first question
+        creates the internal topic)."""
+        def ask():
+            for i in self.running():
+                with kp.Conn(self.nodes[i].port, timeout=10.0) as c:
+                    rs = c.group(10, 3, {"Key": key, "KeyType": key_type})
+                if rs["ErrorCode"] == 0:
+                    return rs["NodeId"] + 1  # 0 is a node id: wait_for wants a true value
+            return None
+        return wait_for(ask, timeout, "a coordinator for %r" % key) - 1
+
+    def last_log(self, node):
+        """What node logged since it was last started."""
+        try:
+            with open(self.nodes[node].log_paths[-1], "rb") as f:
+                return f.read().decode(errors="replace")
+        except (OSError, IndexError):
+            return ""
+
     def others(self, *exclude):
         """The voters other than `exclude` (sorted)."""
         return [v for v in self.voters if v not in exclude]
@@ -602,24 +623,28 @@ def read_back(bootstrap, topic, partitions, timeout=120, conf=None):
     return out
 
 
-def check_acked(acked, records):
+def check_acked(acked, records, exactly_once=True):
     """Kafka's replication_test.py check, made stricter by idempotence: in each partition
     every acknowledged sequence number is present exactly once, no sequence number appears
-    twice, and the sequence numbers are in the order produced. Returns a list of problems
-    (empty: the check passed)."""
+    twice, and the sequence numbers are in the order produced. exactly_once=False (a
+    producer without idempotence, whose retries may write a batch twice): every
+    acknowledged one is present, at least once. Returns a list of problems (empty: the
+    check passed)."""
     problems = []
     for p, want in acked.items():
         seqs = [s for _o, s in records.get(p, [])]
         count = {}
         for s in seqs:
             count[s] = count.get(s, 0) + 1
-        dups = sorted(s for s, k in count.items() if k > 1)
-        if dups:
-            problems.append("partition %d: sequence numbers twice: %r" % (p, dups[:20]))
         lost = sorted(s for s in want if s not in count)
         if lost:
             problems.append("partition %d: %d acknowledged records lost: %r" %
                             (p, len(lost), lost[:20]))
+        if not exactly_once:
+            continue
+        dups = sorted(s for s, k in count.items() if k > 1)
+        if dups:
+            problems.append("partition %d: sequence numbers twice: %r" % (p, dups[:20]))
         if seqs != sorted(seqs):
             bad = next(k for k in range(1, len(seqs)) if seqs[k] < seqs[k - 1])
             problems.append("partition %d: out of order at index %d: %r" %

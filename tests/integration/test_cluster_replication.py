@@ -7,6 +7,7 @@ wiring: sockets, files, signals, the follower fetcher, the controller's timers.
 One cluster of four (three voters and a broker-only node) serves the whole module (each test makes its own topics and leaves every node
 running); a test that fails dumps what the nodes logged during it. The long variants (100k
 records, 5 bounces) are `make chaos` scenarios (tests/chaos/chaos.py)."""
+import json
 import os
 import re
 import subprocess
@@ -313,3 +314,241 @@ def test_unclean_election_on_elects_an_out_of_sync_replica(cl):
     assert len(warn) == 1 and "WARN" in warn[0], warn
     assert "%s-0: truncating to offset 50, below the high watermark %d: records 50..%d" % (
         topic, hw, hw - 1) in warn[0], warn
+
+
+# ---------------------------------------------------------------- controlled shutdown
+
+def test_controlled_shutdown_of_each_node_under_load(cl):
+    """SIGTERM of each node in turn (the controller too) while an idempotent acks=all
+    producer writes: no produce error reaches the application (librdkafka retries
+    NOT_LEADER_OR_FOLLOWER itself), each stop is a controlled one (the controller moved the
+    node's leaderships away before it stopped, rather than the stop giving up on it), and
+    every acknowledged record is there once, in order."""
+    topic = "controlled"
+    cl.create_topic(topic, 4, 3, {"min.insync.replicas": "2"})
+    prod = clu.AckedProducer(cl.bootstrap, topic, 4, rate=400, max_records=100000).start()
+    tail = clu.TailConsumer(cl.bootstrap, topic, 4).start()
+    took = {}
+    try:
+        for node in cl.ids:
+            n = prod.n_acked()
+            prod.wait_acked(n + 300)
+            was_controller = cl.wait_controller() == node
+            took[node] = cl.stop_node(node)
+            log = cl.last_log(node)
+            assert "controlled shutdown: the controller moved this broker's leaderships " \
+                   "away" in log, log[-3000:]
+            assert "stopping anyway" not in log, log[-3000:]
+            if was_controller:
+                assert "handed the controller over to node" in log, log[-3000:]
+            n = prod.n_acked()
+            prod.wait_acked(n + 300)  # three nodes serve on
+            cl.start_node(node)
+            cl.wait_full_isr(topic, 4)
+        n = prod.n_acked()
+        prod.wait_acked(n + 300)
+    finally:
+        prod.stop()
+    assert prod.errors == [], prod.errors[:10]
+    s = clu.finish_check(cl, topic, 4, prod, tail, {"test": "controlled shutdown"})
+    print("controlled shutdown: seconds from SIGTERM to exit by node %r; %r" % (
+        {k: round(v, 2) for k, v in took.items()}, s))
+
+
+# ---------------------------------------------------------------- clients ride through
+
+KAFKAJS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "compat", "kafkajs")
+
+
+def ride_setup(cl, name):
+    """A group whose coordinator is node C and a topic (3 partitions, RF=3, min ISR 2)
+    whose partition 0 C leads: killing C kills a data leader and the group's coordinator."""
+    group = name + "-group"
+    coord = cl.find_coordinator(group)
+    others = [n for n in cl.ids if n != coord]
+    cl.create_topic(name, 3, 3, {"min.insync.replicas": "2"},
+                    assignments=clu.rotations([coord] + others[:2], 3))
+    assert cl.wait_leader(name, 0) == coord
+    return name, group, coord
+
+
+def kill_leader_and_return(cl, topic, victim, progress, step=200):
+    """Once progress() (records acknowledged) moved `step` on: kill -9 of the victim, a new
+    leader of partition 0, `step` more, the victim back and every ISR full again."""
+    clu.wait_for(lambda: progress() >= step, 60, "%d records acknowledged" % step, 0.05)
+    n = progress()
+    cl.kill_node(victim)
+    cl.wait_leader(topic, 0, lambda x: x not in (victim, -1), timeout=60,
+                   what="a new leader (not %d)" % victim)
+    clu.wait_for(lambda: progress() >= n + step, 90, "%d more acknowledged" % step, 0.05)
+    cl.start_node(victim)
+    cl.wait_full_isr(topic, 3)
+    n = progress()
+    clu.wait_for(lambda: progress() >= n + step, 90, "%d more acknowledged" % step, 0.05)
+
+
+class GroupReader:
+    """A group member on its own thread (poll_fn returns [(partition, offset, value)] and
+    raises what reaches the application); keeps what it saw and every error."""
+
+    def __init__(self, poll_fn, close_fn):
+        import threading
+        self.poll_fn, self.close_fn = poll_fn, close_fn
+        self.seen = {}
+        self.errors = []
+        self._stop = threading.Event()
+        self._t = threading.Thread(target=self._run, daemon=True)
+        self._t.start()
+
+    def _run(self):
+        while not self._stop.is_set():
+            try:
+                for p, off, v in self.poll_fn():
+                    self.seen.setdefault(p, set()).add(clu.seq_of(v))
+            except Exception as e:  # noqa: BLE001 - what the application would see
+                self.errors.append(repr(e))
+                time.sleep(0.2)
+        self.close_fn()
+
+    def has_all(self, acked):
+        return all(set(v) <= self.seen.get(p, set()) for p, v in acked.items())
+
+    def stop(self):
+        self._stop.set()
+        self._t.join(30)
+
+
+def ride_check(cl, topic, acked, reader_has_all, exactly_once):
+    clu.wait_for(reader_has_all, 120, "the group member to see every acknowledged record")
+    records = clu.read_back(cl.bootstrap, topic, 3)
+    problems = clu.check_acked(acked, records, exactly_once=exactly_once)
+    assert not problems, problems
+
+
+def test_librdkafka_clients_ride_through_a_leader_kill(cl):
+    from confluent_kafka import Consumer
+    topic, group, victim = ride_setup(cl, "ride-librdkafka")
+    prod = clu.AckedProducer(cl.bootstrap, topic, 3, rate=300).start()
+    c = Consumer({"bootstrap.servers": cl.bootstrap, "group.id": group,
+                  "auto.offset.reset": "earliest", "auto.commit.interval.ms": 500,
+                  "session.timeout.ms": 10000, "heartbeat.interval.ms": 500,
+                  "socket.timeout.ms": 10000, "topic.metadata.refresh.interval.ms": 1000,
+                  "log_level": 0})
+    c.subscribe([topic])
+
+    def poll():
+        out = []
+        for m in c.consume(num_messages=500, timeout=0.2):
+            if m.error():
+                raise RuntimeError(str(m.error()))
+            out.append((m.partition(), m.offset(), m.value()))
+        return out
+    reader = GroupReader(poll, c.close)
+    try:
+        kill_leader_and_return(cl, topic, victim, prod.n_acked)
+    finally:
+        prod.stop()
+    try:
+        ride_check(cl, topic, prod.acked, lambda: reader.has_all(prod.acked), True)
+    finally:
+        reader.stop()
+    assert prod.errors == [] and reader.errors == [], (prod.errors[:5], reader.errors[:5])
+
+
+def test_kafka_python_clients_ride_through_a_leader_kill(cl):
+    """kafka-python 2.0.2 has no idempotent producer: its retries may write a batch twice,
+    so the check is at least once."""
+    import threading
+    from kafka import KafkaConsumer, KafkaProducer
+    topic, group, victim = ride_setup(cl, "ride-kafka-python")
+    servers = cl.bootstrap.split(",")
+    prod = KafkaProducer(bootstrap_servers=servers, acks="all", retries=100, linger_ms=5,
+                         retry_backoff_ms=200, request_timeout_ms=10000,
+                         max_in_flight_requests_per_connection=1, metadata_max_age_ms=1000)
+    acked = {p: [] for p in range(3)}
+    errors = []
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def on_ack(seq, md):  # kafka-python passes the callback's own arguments first
+        with lock:
+            acked[md.partition].append(seq)
+
+    def produce():
+        k = 0
+        while not stop.is_set() and k < 60000:
+            p = k % 3
+            f = prod.send(topic, clu.value_of(p, k // 3), partition=p)
+            f.add_callback(on_ack, k // 3)
+            f.add_errback(lambda e: errors.append(repr(e)))
+            k += 1
+            time.sleep(1 / 300)
+    t = threading.Thread(target=produce, daemon=True)
+    t.start()
+    cons = KafkaConsumer(topic, group_id=group, bootstrap_servers=servers,
+                         auto_offset_reset="earliest", enable_auto_commit=True,
+                         auto_commit_interval_ms=500, session_timeout_ms=10000,
+                         heartbeat_interval_ms=500, request_timeout_ms=30000,
+                         metadata_max_age_ms=1000)
+
+    def poll():
+        return [(r.partition, r.offset, r.value) for rs in cons.poll(timeout_ms=200).values()
+                for r in rs]
+    reader = GroupReader(poll, cons.close)
+    try:
+        kill_leader_and_return(cl, topic, victim,
+                               lambda: sum(len(v) for v in acked.values()))
+    finally:
+        stop.set()
+        t.join()
+        prod.flush(60)
+        prod.close(10)
+    try:
+        ride_check(cl, topic, acked, lambda: reader.has_all(acked), False)
+    finally:
+        reader.stop()
+    assert errors == [] and reader.errors == [], (errors[:5], reader.errors[:5])
+
+
+def test_kafkajs_clients_ride_through_a_leader_kill(cl):
+    import shutil
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        pytest.skip("node/npm not installed: cannot run the KafkaJS ride-through test")
+    if not os.path.isdir(os.path.join(KAFKAJS, "node_modules", "kafkajs")):
+        r = subprocess.run([npm, "install", "--no-audit", "--no-fund"], cwd=KAFKAJS,
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr[-2000:]
+    topic, group, victim = ride_setup(cl, "ride-kafkajs")
+    proc = subprocess.Popen([node, "ride.js", cl.bootstrap, topic, group, "2400", "3"],
+                            cwd=KAFKAJS, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=dict(os.environ, KAFKAJS_NO_PARTITIONER_WARNING="1"))
+    state = {"acked": 0, "seen": 0, "last": None}
+    import threading
+
+    def read():
+        for line in proc.stdout:
+            if line.startswith("progress "):
+                state["acked"], state["seen"] = map(int, line.split()[1:3])
+            else:
+                state["last"] = line
+    t = threading.Thread(target=read, daemon=True)
+    t.start()
+    try:
+        kill_leader_and_return(cl, topic, victim, lambda: state["acked"])
+        try:
+            rc = proc.wait(240)
+        except subprocess.TimeoutExpired:
+            rc = "timed out at %r" % state
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    t.join(10)
+    err = proc.stderr.read()
+    assert rc == 0 and state["last"], (rc, err[-3000:])
+    out = json.loads(state["last"])
+    acked = {int(p): [clu.seq_of(v.encode()) for v in vs] for p, vs in out["acked"].items()}
+    assert out["errors"] == [], out["errors"][:10]
+    records = clu.read_back(cl.bootstrap, topic, 3)
+    problems = clu.check_acked(acked, records)
+    assert not problems, problems
