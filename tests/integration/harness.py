@@ -49,13 +49,14 @@ class TallyBroker:
         self.proc = None
         self.starts = 0
         self.log_paths = []
+        self.tallyd = TALLYD
 
     @property
     def bootstrap(self):
         return "127.0.0.1:%d" % self.port
 
     def argv(self):
-        args = [TALLYD]
+        args = [self.tallyd]
         if self.config_file:
             args += ["--config", self.config_file]
         base = {
@@ -75,8 +76,9 @@ class TallyBroker:
 
     def start(self, wait=True):
         assert self.proc is None or self.proc.poll() is not None, "already running"
-        if not os.path.exists(TALLYD):
-            raise RuntimeError("%s not built (make build/asan/tallyd, or set TALLYD)" % TALLYD)
+        if not os.path.exists(self.tallyd):
+            raise RuntimeError("%s not built (make build/asan/tallyd, or set TALLYD)" %
+                               self.tallyd)
         self.starts += 1
         log = os.path.join(self.workdir, "tallyd.%d.stderr" % self.starts)
         self.log_paths.append(log)

@@ -1372,6 +1372,59 @@ TEST(replica_housekeeping_retention_expiry_checkpoints)
     rfx_fini(&f);
 }
 
+/* Regression: the high watermarks went to disk only with the recovery points (every
+ * log.flush.offset.checkpoint.interval.ms, 60 s), so a broker killed within a minute of its
+ * writes restarted remembering an old HW and, after an unclean election chose a leader
+ * without those records, reported their truncation as an ordinary diverged tail instead of
+ * the WARN for records dropped below the HW (the process test
+ * test_unclean_election_on_elects_an_out_of_sync_replica). They follow
+ * replica.high.watermark.checkpoint.interval.ms, Kafka's shorter schedule. */
+TEST(replica_high_watermarks_checkpointed_on_their_own_interval)
+{
+    struct rfx f;
+    struct partition *p;
+    struct log_checkpoint_entry *e = NULL;
+    size_t n = 0;
+    char hw_path[256], rec_path[256];
+    int64_t base = -1;
+    struct stat st;
+
+    REQUIRE(rfx_init(&f));
+    REQUIRE(props_set(f.props, "log.flush.offset.checkpoint.interval.ms", "3600000") == 0);
+    REQUIRE(props_set(f.props, "replica.high.watermark.checkpoint.interval.ms", "1000") == 0);
+    REQUIRE(PROPOSE(&f, r_topic("hwck", 1), r_part(1, 0, true, 0)) == 0);
+    REQUIRE(rfx_rm_start(&f) == 0);
+    p = replica_partition(f.rm, "hwck", 0);
+    REQUIRE(p);
+    REQUIRE(append(p, 5, -1, 0, 0, 1000, &base, NULL) == 0);
+    CHECK_EQ_INT(partition_high_watermark(p), 5);
+    snprintf(hw_path, sizeof hw_path, "%s/replication-offset-checkpoint", f.log_dir);
+    snprintf(rec_path, sizeof rec_path, "%s/recovery-point-offset-checkpoint", f.log_dir);
+    unlink(hw_path);
+    unlink(rec_path);
+
+    /* Not before the interval; at it, on the thread pool (wait for it). */
+    CHECK_EQ_INT(tclock_advance(f.clock, 800), 4);
+    CHECK(stat(hw_path, &st) != 0);
+    CHECK_EQ_INT(tclock_advance(f.clock, 200), 1);
+    for (int i = 0; i < 250; i++) {
+        bool never = false;
+        if (log_checkpoint_read(sysio_default(), hw_path, &e, &n) == 0 && n == 1)
+            break;
+        free(e);
+        e = NULL;
+        n = 0;
+        fixture_run_until(&f.q.loop, &never, 20);
+    }
+    REQUIRE(n == 1);
+    CHECK_EQ_STR(e[0].topic, "hwck");
+    CHECK_EQ_INT(e[0].offset, 5);
+    free(e);
+    /* The recovery points keep their own, longer schedule. */
+    CHECK(stat(rec_path, &st) != 0);
+    rfx_fini(&f);
+}
+
 /* ---- roles, ISR and the high watermark ------------------------------------------------------ */
 
 static struct meta_record r_part_set(int id, int32_t index, int32_t leader, int32_t epoch,
