@@ -47,6 +47,7 @@ struct fetch_part {
     struct record_legacy_buf conv; /* Fetch v0-3: the slice as magic 0/1 messages */
     int conv_rc;                   /* from the thread pool: 0 or the partition's error */
     bool diverging;                /* a replica's log diverges: DivergingEpoch, no records */
+    bool throttle_counted;         /* its bytes count toward the leader's replication quota */
 };
 
 struct fetch_call {
@@ -108,6 +109,7 @@ static size_t evaluate(struct fetch_call *c, bool *any_error)
 {
     struct FetchRequest *rq = c->req->body;
     size_t total = 0, max_total = rq->MaxBytes > 0 ? (size_t)rq->MaxBytes : 0;
+    size_t throttled = 0; /* bytes of partitions whose bytes count toward the leader's quota */
     enum partition_reader reader = fetch_reader(rq);
 
     *any_error = false;
@@ -150,10 +152,21 @@ static size_t evaluate(struct fetch_call *c, bool *any_error)
             fp->has_slice = false;
         }
         size_t budget = fp->in->PartitionMaxBytes > 0 ? (size_t)fp->in->PartitionMaxBytes : 0;
+        bool held = false;
         if (total >= max_total && total > 0)
             budget = 0; /* only the offset is checked */
         else if (max_total - total < budget)
             budget = max_total - total;
+        /* Replication throttles (Kafka's ReplicationQuotaManager): a follower out of the ISR
+         * of a throttled partition gets what leader.replication.throttled.rate still allows,
+         * nothing once it is spent (the fetch then waits like one that found no data). */
+        fp->throttle_counted = false;
+        if (reader == PARTITION_READ_REPLICA && budget > 0) {
+            size_t allowed = partition_leader_throttle(p, rq->ReplicaId, budget, throttled,
+                                                       &fp->throttle_counted);
+            held = allowed == 0;
+            budget = held ? 0 : allowed;
+        }
         rc = partition_read(p, fp->in->FetchOffset, budget, reader, &fp->slice);
         if (rc != 0) {
             o->ErrorCode = (int16_t)(rc == ERR_IO ? ERR_KAFKA_STORAGE_ERROR : err_wire(rc));
@@ -162,13 +175,16 @@ static size_t evaluate(struct fetch_call *c, bool *any_error)
         }
         fp->has_slice = true;
         /* Only the first partition with data may exceed the limits (KIP-74: so that a batch
-         * larger than the limits can still be consumed). */
-        if ((total >= max_total && total > 0) || (total > 0 && fp->slice.len > budget)) {
+         * larger than the limits can still be consumed); a throttled one held back sends
+         * nothing (its offset was checked). */
+        if (held || (total >= max_total && total > 0) || (total > 0 && fp->slice.len > budget)) {
             partition_slice_release(p, &fp->slice);
             fp->has_slice = false;
             continue;
         }
         total += fp->slice.len;
+        if (fp->throttle_counted)
+            throttled += fp->slice.len;
     }
     return total;
 }
@@ -230,6 +246,10 @@ static void send_answer(struct fetch_call *c)
             o->ErrorCode == 0)
             add_aborted(c, fp);
         if (fp->has_slice && fp->slice.len > 0 && o->ErrorCode == 0) {
+            /* Every byte of a throttled partition counts, an in-sync follower's too (Kafka:
+             * the whole replication traffic of throttled replicas stays under the rate). */
+            if (fp->throttle_counted)
+                partition_leader_sent(fp->p, fp->slice.len);
             fp->range.fd = fp->slice.fd;
             fp->range.pos = (int64_t)fp->slice.pos;
             fp->range.len = fp->slice.len;
