@@ -29,6 +29,7 @@
 #include "record/record.h"
 #include "replica/partition_sm.h"
 #include "replica/replica.h"
+#include "replica/throttle.h"
 
 /* The first Fetch version whose readers take magic 2 batches, and the first that takes zstd. */
 #define FETCH_V_MAGIC2 4
@@ -58,6 +59,7 @@ struct fetch_call {
     int32_t n_parts;
     struct purgatory_op op; /* while parked */
     bool evaluated;         /* the slices in hand are the answer's (no second look) */
+    bool held;              /* a partition was held back by a replication throttle */
     uv_work_t work;         /* converting or checking old versions' data on the pool */
 };
 
@@ -166,6 +168,7 @@ static size_t evaluate(struct fetch_call *c, bool *any_error)
                                                        &fp->throttle_counted);
             held = allowed == 0;
             budget = held ? 0 : allowed;
+            c->held = c->held || held;
         }
         rc = partition_read(p, fp->in->FetchOffset, budget, reader, &fp->slice);
         if (rc != 0) {
@@ -446,7 +449,10 @@ static void park(struct broker *b, struct fetch_call *c)
         purgatory_complete(&c->op);
         return;
     }
-    purgatory_op_start(&c->op, rq->MaxWaitMs);
+    /* Held back by a throttle: the quota frees up slot by slot whether data comes or not, so
+     * the fetch looks again after a slot rather than replica.fetch.wait.max.ms. */
+    purgatory_op_start(&c->op, c->held && rq->MaxWaitMs > THROTTLE_SLOT_MS ? THROTTLE_SLOT_MS
+                                                                           : rq->MaxWaitMs);
 }
 
 /* A replica's fetch of one partition, through the partition's replication state machine.

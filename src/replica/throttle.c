@@ -31,21 +31,29 @@ void throttle_record(struct throttle_meter *m, int64_t now_ms, int64_t bytes)
         m->bytes[i] += bytes;
 }
 
-int64_t throttle_window_bytes(const struct throttle_meter *m, int64_t now_ms)
+/* The bytes of the slots within the last `span` ms (whole slots) up to now_ms's. */
+static int64_t bytes_within(const struct throttle_meter *m, int64_t now_ms, int64_t span)
 {
     int64_t newest = slot_of(now_ms), sum = 0;
     for (int i = 0; i < THROTTLE_SLOTS; i++)
-        if (m->slot_start[i] >= 0 && m->slot_start[i] <= newest &&
-            m->slot_start[i] > newest - THROTTLE_WINDOW_MS)
+        if (m->slot_start[i] >= 0 && m->slot_start[i] <= newest && m->slot_start[i] > newest - span)
             sum += m->bytes[i];
     return sum;
 }
 
+int64_t throttle_window_bytes(const struct throttle_meter *m, int64_t now_ms)
+{
+    return bytes_within(m, now_ms, THROTTLE_WINDOW_MS);
+}
+
 int64_t throttle_headroom(const struct throttle_meter *m, int64_t now_ms, int64_t rate)
 {
+    int64_t window, burst;
     if (rate < 0 || rate > INT64_MAX / THROTTLE_WINDOW_MS)
         return INT64_MAX;
-    return rate * THROTTLE_WINDOW_MS / 1000 - throttle_window_bytes(m, now_ms);
+    window = rate * THROTTLE_WINDOW_MS / 1000 - bytes_within(m, now_ms, THROTTLE_WINDOW_MS);
+    burst = rate * THROTTLE_BURST_MS / 1000 - bytes_within(m, now_ms, THROTTLE_BURST_MS);
+    return window < burst ? window : burst;
 }
 
 /* A decimal number of [s, s + len), or -1 (not one, or empty). */

@@ -15,9 +15,11 @@
  *   the whole replication traffic of throttled partitions stays under the rate.
  * - Only a replica out of the ISR is ever held back: an in-sync replica is never throttled (it
  *   would fall out of the ISR and stall acks=all producers).
- * - Tally's own refinement: Kafka lets a whole fetch through while the measured rate is below
- *   the quota; Tally lets through only what the window still allows (at least one batch,
- *   KIP-74), so one fetch of replica.fetch.max.bytes cannot overshoot a small quota.
+ * - Tally's own refinements: Kafka lets a whole fetch through while the measured rate is below
+ *   the quota; Tally lets through only what the meter still allows (at least one batch,
+ *   KIP-74), so one fetch of replica.fetch.max.bytes cannot overshoot a small quota, and the
+ *   allowance is bounded over the last fifth of a second too, so that it comes in small steps
+ *   (Kafka measures over 11 s and lets whole fetches through: seconds of bursts and stalls).
  *
  * Threading: one loop; nothing here is thread-safe. */
 #ifndef TALLY_REPLICA_THROTTLE_H
@@ -26,10 +28,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* The meter's window: THROTTLE_SLOTS slots of THROTTLE_SLOT_MS (1 s), sliding by slot. */
+/* The meter's window: THROTTLE_SLOTS slots of THROTTLE_SLOT_MS (1 s), sliding by slot; and
+ * its last THROTTLE_BURST_MS, which bounds how much passes at once. */
 #define THROTTLE_SLOTS 10
 #define THROTTLE_SLOT_MS 100
 #define THROTTLE_WINDOW_MS (THROTTLE_SLOTS * THROTTLE_SLOT_MS)
+#define THROTTLE_BURST_MS (2 * THROTTLE_SLOT_MS)
 
 struct throttle_meter {
     int64_t slot_start[THROTTLE_SLOTS]; /* the slot's first ms (a multiple of the slot), -1 */
@@ -41,9 +45,11 @@ void throttle_meter_init(struct throttle_meter *m);
 void throttle_record(struct throttle_meter *m, int64_t now_ms, int64_t bytes);
 /* The bytes recorded within the window that ends at now_ms (its THROTTLE_SLOTS slots). */
 int64_t throttle_window_bytes(const struct throttle_meter *m, int64_t now_ms);
-/* What may still pass at now_ms under `rate` bytes/s: rate over the window less what the
- * window holds (<= 0: the quota is exceeded); INT64_MAX when the rate is unlimited (negative,
- * or so large that the window's allowance overflows: Kafka's default Long.MAX_VALUE). */
+/* What may still pass at now_ms under `rate` bytes/s: the smaller of the rate over the window
+ * less what the window holds and the rate over THROTTLE_BURST_MS less what its last
+ * THROTTLE_BURST_MS hold, so that a quiet second is not spent in one burst (<= 0: the quota is
+ * exceeded); INT64_MAX when the rate is unlimited (negative, or so large that the window's
+ * allowance overflows: Kafka's default Long.MAX_VALUE). */
 int64_t throttle_headroom(const struct throttle_meter *m, int64_t now_ms, int64_t rate);
 
 /* Whether a throttled-replicas config value names `partition` on `broker`: "*" names every

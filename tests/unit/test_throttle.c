@@ -32,21 +32,30 @@ TEST(throttle_meter_window_slides_by_slot)
     CHECK_EQ_INT(throttle_window_bytes(&m, 100000), 0);
 }
 
-TEST(throttle_headroom_is_the_window_allowance_left)
+/* The allowance is the smaller of the rate over the 1 s window and over its last 200 ms. */
+TEST(throttle_headroom_is_the_allowance_left)
 {
     struct throttle_meter m;
     throttle_meter_init(&m);
-    CHECK_EQ_INT(throttle_headroom(&m, 0, 1000), 1000); /* 1000 B/s over a 1 s window */
-    throttle_record(&m, 10, 600);
-    CHECK_EQ_INT(throttle_headroom(&m, 20, 1000), 400);
-    throttle_record(&m, 30, 500);
-    CHECK_EQ_INT(throttle_headroom(&m, 40, 1000), -100);
-    CHECK_EQ_INT(throttle_headroom(&m, 1000, 1000), 1000);
+    /* 10000 B/s: 10000 per window, 2000 per 200 ms. */
+    CHECK_EQ_INT(throttle_headroom(&m, 0, 10000), 2000);
+    throttle_record(&m, 10, 1500);
+    CHECK_EQ_INT(throttle_headroom(&m, 20, 10000), 500);
+    throttle_record(&m, 30, 600);
+    CHECK_EQ_INT(throttle_headroom(&m, 40, 10000), -100); /* the burst bound is exceeded */
+    CHECK_EQ_INT(throttle_headroom(&m, 200, 10000), 2000);
+    /* A busy start leaves less than a burst of the window. */
+    throttle_meter_init(&m);
+    for (int64_t t = 0; t < 800; t += 100)
+        throttle_record(&m, t, 1200);
+    CHECK_EQ_INT(throttle_headroom(&m, 950, 10000), 400);
+    CHECK_EQ_INT(throttle_headroom(&m, 1000, 10000), 1600); /* t=0's slot left */
+    CHECK_EQ_INT(throttle_headroom(&m, 1800, 10000), 2000);
     /* Kafka's default Long.MAX_VALUE, and anything the window cannot hold, is unlimited. */
     CHECK_EQ_INT(throttle_headroom(&m, 40, INT64_MAX), INT64_MAX);
     CHECK_EQ_INT(throttle_headroom(&m, 40, INT64_MAX / 100), INT64_MAX);
     CHECK_EQ_INT(throttle_headroom(&m, 40, -1), INT64_MAX);
-    CHECK_EQ_INT(throttle_headroom(&m, 40, 0), -1100); /* rate 0: nothing passes */
+    CHECK(throttle_headroom(&m, 950, 0) < 0); /* rate 0: nothing passes */
 }
 
 TEST(throttle_listed_reads_the_config_forms)
