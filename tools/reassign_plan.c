@@ -68,7 +68,8 @@ const struct rp_move *rp_plan_find(const struct rp_plan *p, const char *topic, i
     return NULL;
 }
 
-/* ---- a small JSON reader ---------------------------------------------------------------------- */
+/* ---- a small JSON reader ----------------------------------------------------------------------
+ */
 
 struct jp {
     const char *s;
@@ -333,8 +334,7 @@ static bool jint_array(struct jp *j, int32_t *v, int32_t *n, int32_t cap)
 static bool check_version(struct jp *j, int64_t version)
 {
     if (version != 1) {
-        snprintf(j->err, j->errlen, "Not supported version field value %lld",
-                 (long long)version);
+        snprintf(j->err, j->errlen, "Not supported version field value %lld", (long long)version);
         j->failed = true;
         return false;
     }
@@ -348,7 +348,8 @@ static bool jend(struct jp *j)
     return j->s[j->i] == '\0' || jfail(j, "trailing characters");
 }
 
-/* ---- the reassignment file -------------------------------------------------------------------- */
+/* ---- the reassignment file --------------------------------------------------------------------
+ */
 
 /* One element of "partitions" into the plan. */
 static bool parse_partition(struct jp *j, struct rp_plan *out)
@@ -394,7 +395,9 @@ static bool parse_partition(struct jp *j, struct rp_plan *out)
         return false;
     if (!have_topic || !have_partition || n_replicas < 0) {
         snprintf(j->err, j->errlen, "a partition of the reassignment lacks \"%s\"",
-                 !have_topic ? "topic" : !have_partition ? "partition" : "replicas");
+                 !have_topic       ? "topic"
+                 : !have_partition ? "partition"
+                                   : "replicas");
         j->failed = true;
         return false;
     }
@@ -482,7 +485,8 @@ err:
     return -1;
 }
 
-/* ---- the topics file -------------------------------------------------------------------------- */
+/* ---- the topics file --------------------------------------------------------------------------
+ */
 
 void rp_free_topics(char **topics, size_t n)
 {
@@ -530,8 +534,7 @@ int rp_parse_topics(const char *json, char ***topics, size_t *n, char *err, size
                 for (size_t i = 0; i < *n; i++)
                     if (strcmp((*topics)[i], name) == 0) {
                         snprintf(err, errlen,
-                                 "List of topics to reassign contains duplicate entries: %s",
-                                 name);
+                                 "List of topics to reassign contains duplicate entries: %s", name);
                         goto err;
                     }
                 if (*n == cap) {
@@ -568,7 +571,8 @@ err:
     return -1;
 }
 
-/* ---- writing ---------------------------------------------------------------------------------- */
+/* ---- writing ----------------------------------------------------------------------------------
+ */
 
 static void print_string(FILE *f, const char *s)
 {
@@ -610,7 +614,8 @@ void rp_print_json(FILE *f, const struct rp_plan *p)
     free(v);
 }
 
-/* ---- --generate ------------------------------------------------------------------------------- */
+/* ---- --generate -------------------------------------------------------------------------------
+ */
 
 static int cmp_i32(const void *x, const void *y)
 {
@@ -647,7 +652,8 @@ int rp_assign(const int32_t *brokers, int32_t n_brokers, int32_t n_partitions, i
     return 0;
 }
 
-/* ---- --execute's throttles -------------------------------------------------------------------- */
+/* ---- --execute's throttles --------------------------------------------------------------------
+ */
 
 static int cmp_str(const void *x, const void *y)
 {

@@ -70,6 +70,9 @@ struct run {
     rd_kafka_t *rk;
     const struct rd_kafka_metadata *md;
     struct arena *a;
+    /* The controller's own Metadata answer: the replicas as the image that decides holds
+     * them (another broker's may lag a batch behind just after a change). */
+    const struct MetadataResponse *wm;
 };
 
 /* ---- the command line ------------------------------------------------------------------------ */
@@ -213,13 +216,31 @@ static const struct rd_kafka_metadata_topic *md_topic(const struct run *r, const
     return NULL;
 }
 
-static const rd_kafka_metadata_partition_t *md_partition(const struct run *r, const char *topic,
-                                                         int32_t partition)
+/* The controller's Metadata, asked once per command. */
+static int controller_view(struct run *r)
 {
-    const struct rd_kafka_metadata_topic *t = md_topic(r, topic);
-    for (int i = 0; t && i < t->partition_cnt; i++)
-        if (t->partitions[i].id == partition)
-            return &t->partitions[i];
+    if (r->wm != NULL)
+        return TALLY_OK;
+    return tally_wire_metadata(r->ctx, r->md, rd_kafka_controllerid(r->rk, r->ctx->timeout_ms),
+                               r->a, &r->wm);
+}
+
+/* A partition's replicas in the controller's view, or NULL (*n 0) when it has none such. */
+static const int32_t *replicas_of(struct run *r, const char *topic, int32_t partition, int32_t *n)
+{
+    *n = 0;
+    if (controller_view(r) != TALLY_OK)
+        return NULL;
+    for (int32_t i = 0; i < r->wm->Topics.n; i++) {
+        const struct MetadataResponseTopic *t = &r->wm->Topics.v[i];
+        if (t->ErrorCode != 0 || t->Name == NULL || strcmp(t->Name, topic) != 0)
+            continue;
+        for (int32_t j = 0; j < t->Partitions.n; j++)
+            if (t->Partitions.v[j].PartitionIndex == partition) {
+                *n = t->Partitions.v[j].ReplicaNodes.n;
+                return t->Partitions.v[j].ReplicaNodes.v;
+            }
+    }
     return NULL;
 }
 
@@ -432,8 +453,8 @@ static int clear_throttles(struct run *r, const struct rp_plan *plan)
 /* Kafka's modifyReassignmentThrottle: the topics' throttled-replicas lists (the moving
  * partitions' sources on the leader side, their new replicas on the follower side) and the
  * rate on every broker involved. `sources` and `targets` as rp_throttles takes them. */
-static int set_throttles(struct run *r, const struct rp_plan *sources, const struct rp_plan *targets,
-                         int64_t rate)
+static int set_throttles(struct run *r, const struct rp_plan *sources,
+                         const struct rp_plan *targets, int64_t rate)
 {
     struct rp_throttle *t = NULL;
     size_t n = 0, nb, cap = 1;
@@ -461,8 +482,8 @@ static int set_throttles(struct run *r, const struct rp_plan *sources, const str
                                                           OP_SET, t[i].leader};
         cfgs[2 * i + 1] = (struct IncrementalAlterableConfig){
             "follower.replication.throttled.replicas", OP_SET, t[i].follower};
-        res[i] = (struct IncrementalAlterConfigsResource){RESOURCE_TOPIC, t[i].topic,
-                                                          {&cfgs[2 * i], 2}};
+        res[i] =
+            (struct IncrementalAlterConfigsResource){RESOURCE_TOPIC, t[i].topic, {&cfgs[2 * i], 2}};
     }
     if (alter_configs(r, res, (int32_t)n) != TALLY_OK)
         goto out;
@@ -470,8 +491,8 @@ static int set_throttles(struct run *r, const struct rp_plan *sources, const str
     for (size_t i = 0; i < nb; i++) {
         cfgs[2 * i] = (struct IncrementalAlterableConfig){"leader.replication.throttled.rate",
                                                           OP_SET, rate_s};
-        cfgs[2 * i + 1] = (struct IncrementalAlterableConfig){
-            "follower.replication.throttled.rate", OP_SET, rate_s};
+        cfgs[2 * i + 1] = (struct IncrementalAlterableConfig){"follower.replication.throttled.rate",
+                                                              OP_SET, rate_s};
         res[i] = (struct IncrementalAlterConfigsResource){
             RESOURCE_BROKER, arena_printf(r->a, "%d", (int)ids[i]), {&cfgs[2 * i], 2}};
         if (res[i].ResourceName == NULL) {
@@ -548,10 +569,12 @@ static int current_of(struct run *r, const struct rp_plan *plan, struct rp_plan 
 {
     for (size_t i = 0; i < plan->n; i++) {
         const struct rp_move *m = &plan->moves[i];
-        const rd_kafka_metadata_partition_t *p = md_partition(r, m->topic, m->partition);
-        if (p == NULL)
+        int32_t n;
+        const int32_t *reps = replicas_of(r, m->topic, m->partition, &n);
+        if (reps == NULL)
             return tally_fail("Unable to find partition: %s-%d", m->topic, (int)m->partition);
-        if (rp_plan_add(current, m->topic, m->partition, p->replicas, p->replica_cnt) != 0)
+        if (rp_plan_add(current, m->topic, m->partition, reps,
+                        n > RP_MAX_REPLICAS ? RP_MAX_REPLICAS : n) != 0)
             return tally_fail("out of memory");
     }
     return TALLY_OK;
@@ -651,21 +674,22 @@ static int verify(struct run *r, const struct args *args, const struct rp_plan *
     printf("Status of partition reassignment:\n");
     for (size_t i = 0; i < plan->n; i++) {
         const struct rp_move *m = &plan->moves[i];
-        const rd_kafka_metadata_partition_t *p;
+        const int32_t *reps;
+        int32_t n;
         if (ongoing(l, m->topic, m->partition) != NULL) {
             printf("Reassignment of partition %s-%d is still in progress.\n", m->topic,
                    (int)m->partition);
             continue;
         }
-        p = md_partition(r, m->topic, m->partition);
-        if (p != NULL && same_list(p->replicas, p->replica_cnt, m->replicas, m->n_replicas)) {
+        reps = replicas_of(r, m->topic, m->partition, &n);
+        if (reps != NULL && same_list(reps, n, m->replicas, m->n_replicas)) {
             printf("Reassignment of partition %s-%d is completed.\n", m->topic, (int)m->partition);
             continue;
         }
         printf("There is no active reassignment of partition %s-%d, but replica set is ", m->topic,
                (int)m->partition);
-        if (p != NULL)
-            print_ids(p->replicas, (size_t)p->replica_cnt);
+        if (reps != NULL)
+            print_ids(reps, (size_t)n);
         printf(" rather than ");
         print_ids(m->replicas, (size_t)m->n_replicas);
         printf(".\n");
@@ -693,9 +717,9 @@ static int cancel(struct run *r, const struct args *args, const struct rp_plan *
         }
     if (active.n > 0) {
         if (alter_reassignments(r, &active, true,
-                                active.n == 1 ? "Error cancelling partition reassignment for:"
-                                              : "Error cancelling partition reassignments for:") !=
-            TALLY_OK)
+                                active.n == 1
+                                    ? "Error cancelling partition reassignment for:"
+                                    : "Error cancelling partition reassignments for:") != TALLY_OK)
             goto out;
         printf("Successfully cancelled partition reassignment%s for: ", active.n == 1 ? "" : "s");
         for (size_t i = 0; i < active.n; i++)
@@ -722,8 +746,8 @@ static int list(struct run *r)
     }
     for (int32_t i = 0; i < l->Topics.n; i++)
         for (int32_t j = 0; j < l->Topics.v[i].Partitions.n; j++)
-            if (rp_plan_add(&rows, l->Topics.v[i].Name, l->Topics.v[i].Partitions.v[j].PartitionIndex,
-                            NULL, 0) != 0) {
+            if (rp_plan_add(&rows, l->Topics.v[i].Name,
+                            l->Topics.v[i].Partitions.v[j].PartitionIndex, NULL, 0) != 0) {
                 rp_plan_free(&rows);
                 return tally_fail("out of memory");
             }

@@ -111,14 +111,14 @@ TEST(rp_topics_file)
     CHECK_EQ_STR(t[0], "x");
     CHECK_EQ_STR(t[1], "y");
     rp_free_topics(t, n);
-    CHECK_EQ_INT(rp_parse_topics("{\"topics\":[{\"topic\":\"x\"},{\"topic\":\"x\"}]}", &t, &n,
-                                 err, sizeof err),
+    CHECK_EQ_INT(rp_parse_topics("{\"topics\":[{\"topic\":\"x\"},{\"topic\":\"x\"}]}", &t, &n, err,
+                                 sizeof err),
                  -1);
     CHECK(strstr(err, "duplicate entries: x") != NULL);
     CHECK_EQ_INT(rp_parse_topics("{\"topics\":[]}", &t, &n, err, sizeof err), -1);
-    CHECK_EQ_INT(rp_parse_topics("{\"version\":3,\"topics\":[{\"topic\":\"x\"}]}", &t, &n, err,
-                                 sizeof err),
-                 -1);
+    CHECK_EQ_INT(
+        rp_parse_topics("{\"version\":3,\"topics\":[{\"topic\":\"x\"}]}", &t, &n, err, sizeof err),
+        -1);
     CHECK(strstr(err, "version field value 3") != NULL);
 }
 
