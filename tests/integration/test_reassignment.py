@@ -74,8 +74,8 @@ def wait_for(cond, what, timeout=60.0):
         try:
             if cond():
                 return
-        except (OSError, ConnectionError, ValueError):
-            pass
+        except (OSError, ConnectionError, ValueError, KeyError, IndexError):
+            pass  # not there yet (a broker that has not applied the topic)
         assert time.monotonic() < deadline, "timed out waiting for " + what
         time.sleep(0.1)
 
@@ -248,7 +248,9 @@ def test_reassignment_under_load_throttled_loses_nothing(cluster, tmp_path):
          "RemovingReplicas": [1]}]}], lst
     r = tally(cluster, "partitions", "reassign", "--list")
     assert "moved-0: replicas: 2,3,4,1. adding: 4. removing: 1." in r.stdout, r.stdout
-    assert throttles(cluster[0], topic) == ("0:1,0:2,0:3", "0:4", str(THROTTLE), str(THROTTLE))
+    # Read from the controller, which answered once its own image had them.
+    ctl_node = next(n for n in cluster if n.node_id == ctl)
+    assert throttles(ctl_node, topic) == ("0:1,0:2,0:3", "0:4", str(THROTTLE), str(THROTTLE))
 
     # The move, watched: node 4's log on disk, and the ISR, which keeps 2 and 3 throughout
     # (in-sync replicas are never throttled) and 1 until the end.
@@ -279,7 +281,8 @@ def test_reassignment_under_load_throttled_loses_nothing(cluster, tmp_path):
     assert "Clearing broker-level throttles on brokers 1,2,3,4" in r.stdout, r.stdout
     assert "Clearing topic-level throttles on topic moved" in r.stdout, r.stdout
     unlimited = str(2 ** 63 - 1)
-    assert throttles(cluster[0], topic) == ("", "", unlimited, unlimited)
+    ctl_node = next(n for n in cluster if n.node_id == metadata(cluster[0])["controller_id"])
+    assert throttles(ctl_node, topic) == ("", "", unlimited, unlimited)
 
     load.finish()
     assert not load.failed, load.failed[:5]
@@ -333,11 +336,14 @@ def test_reassignment_cancelled_half_way_reverts(cluster, tmp_path):
 
 
 def test_reassignment_refusals(cluster, tmp_path):
-    """What the controller refuses, as Kafka: an unknown broker, a broker twice, a cancel with
-    nothing in progress; and --execute while another reassignment runs needs --additional."""
+    """What the controller refuses, as Kafka (asked of another broker, which forwards): an
+    unknown broker, a cancel with nothing in progress, an unknown topic; and the tool refuses a
+    plan naming a broker twice."""
     topic = "refused"
     create_on(cluster, topic, [1, 2, 3])
-    with cluster[1].conn() as c:
+    ctl = metadata(cluster[0])["controller_id"]
+    other = next(n for n in cluster if n.node_id != ctl)  # forwarded to the controller
+    with other.conn() as c:
         rs = c.group(kproto.ALTER_PARTITION_REASSIGNMENTS, 0, {"TimeoutMs": 10000, "Topics": [
             {"Name": topic, "Partitions": [{"PartitionIndex": 0, "Replicas": [2, 9]},
                                            {"PartitionIndex": 0, "Replicas": None}]},
