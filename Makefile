@@ -73,8 +73,10 @@ $(B)/enricher: examples/enricher.c
 	$(CC) $(CSTD) $(WARN) $(CFLAGS) -o $@ $< -lrdkafka
 
 # The unit tests also cover the checker of `tally verify` (tools/verify_check.c) and the pure
-# pieces of the cluster commands (tools/cluster_view.c); neither uses librdkafka.
-$(B)/asan/unit_tests: $(A_UNIT) $(A_LIB) $(B)/asan/tools/verify_check.o $(B)/asan/tools/cluster_view.o
+# pieces of the cluster commands (tools/cluster_view.c) and of `tally partitions reassign`
+# (tools/reassign_plan.c); none uses librdkafka.
+$(B)/asan/unit_tests: $(A_UNIT) $(A_LIB) $(B)/asan/tools/verify_check.o $(B)/asan/tools/cluster_view.o \
+                      $(B)/asan/tools/reassign_plan.o
 	$(CC) $(ASAN) -o $@ $^ $(LIBS)
 
 # Installs the Debian packages the build and the tests need, only those missing.

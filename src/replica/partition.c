@@ -156,6 +156,12 @@ void partition_refresh_settings(struct partition *p)
     s->compression = record_codec_by_name(config_topic_str(c, p->topic, "compression.type"));
     s->min_insync = config_topic_int(c, p->topic, "min.insync.replicas", 1);
     s->compact = strstr(config_topic_str(c, p->topic, "cleanup.policy"), "compact") != NULL;
+    p->leader_throttled =
+        throttle_listed(config_topic_str(c, p->topic, "leader.replication.throttled.replicas"),
+                        p->index, p->rm->node_id);
+    p->follower_throttled =
+        throttle_listed(config_topic_str(c, p->topic, "follower.replication.throttled.replicas"),
+                        p->index, p->rm->node_id);
     /* The older single bound still applies in both directions when set. */
     if (diff < s->ts_before_max_ms)
         s->ts_before_max_ms = diff;
@@ -962,6 +968,50 @@ int partition_follower_fetch(struct partition *p, const struct psm_fetch *f,
     int rc = psm_follower_fetch(p->sm, f, tclock_mono_ms(p->rm->clock), v, &fx);
     partition_effects(p, &fx);
     return rc;
+}
+
+/* ---- replication throttles (throttle.h) ---------------------------------------------------- */
+
+size_t partition_leader_throttle(struct partition *p, int32_t replica_id, size_t budget,
+                                 size_t claimed, bool *counted)
+{
+    struct replica_mgr *rm = p->rm;
+    int64_t now, rate;
+    *counted = p->leader_throttled;
+    if (!p->leader_throttled)
+        return budget;
+    /* A dynamic broker config, read where it is used (per broker, then cluster-wide). */
+    rate = config_broker_int(&rm->cfg, "leader.replication.throttled.rate", INT64_MAX);
+    now = tclock_mono_ms(rm->clock);
+    return (size_t)throttle_budget(true, psm_in_isr(p->sm, replica_id),
+                                   throttle_headroom(&rm->leader_quota, now, rate),
+                                   (int64_t)claimed, (int64_t)budget);
+}
+
+void partition_leader_sent(struct partition *p, size_t bytes)
+{
+    if (p->leader_throttled)
+        throttle_record(&p->rm->leader_quota, tclock_mono_ms(p->rm->clock), (int64_t)bytes);
+}
+
+int64_t partition_follower_throttle(struct partition *p, int64_t budget, int64_t claimed,
+                                    bool *counted)
+{
+    struct replica_mgr *rm = p->rm;
+    int64_t now, rate;
+    *counted = p->follower_throttled;
+    if (!p->follower_throttled)
+        return budget;
+    rate = config_broker_int(&rm->cfg, "follower.replication.throttled.rate", INT64_MAX);
+    now = tclock_mono_ms(rm->clock);
+    return throttle_budget(true, psm_in_isr(p->sm, rm->node_id),
+                           throttle_headroom(&rm->follower_quota, now, rate), claimed, budget);
+}
+
+void partition_follower_fetched(struct partition *p, size_t bytes)
+{
+    if (p->follower_throttled)
+        throttle_record(&p->rm->follower_quota, tclock_mono_ms(p->rm->clock), (int64_t)bytes);
 }
 
 void partition_diverging(struct partition *p, int32_t epoch, int64_t end_offset)

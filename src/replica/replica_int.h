@@ -12,6 +12,7 @@
 #include "log/log.h"
 #include "partition_sm.h"
 #include "replica.h"
+#include "throttle.h"
 
 struct meta_partition;
 
@@ -44,6 +45,9 @@ struct partition {
     int32_t fetch_leader;
     struct partition *fetch_prev, *fetch_next;
     int64_t fetch_delay_until;
+    /* Replication throttles (throttle.h): the topic's leader/follower.replication.throttled.
+     * replicas name this partition on this broker (refreshed with the settings). */
+    bool leader_throttled, follower_throttled;
     /* alter.c: queued for the next AlterPartition request (the sm's pending change). */
     bool alter_queued;
     struct partition *alter_next;
@@ -140,6 +144,9 @@ struct replica_mgr {
      * settings (replica.fetch.*). */
     struct net_client *fetch_client;
     struct replica_fetch_session *sessions;
+    /* Replication throttles (throttle.h): what this broker sent as a leader and fetched as a
+     * follower of throttled partitions, against leader/follower.replication.throttled.rate. */
+    struct throttle_meter leader_quota, follower_quota;
     int32_t fetch_wait_ms, fetch_min_bytes, fetch_max_bytes, fetch_response_max_bytes;
     int64_t fetch_backoff_ms;
     unsigned fetches_in_flight; /* a stop waits for them */
@@ -163,6 +170,15 @@ void replica_fetcher_kick(struct replica_mgr *rm);
  * them once no Fetch is out (the stop's end). */
 void replica_fetcher_stop(struct replica_mgr *rm);
 void replica_fetcher_free(struct replica_mgr *rm);
+/* partition.c: the follower's side of the replication throttles — the bytes of `p` the next
+ * Fetch may ask for (PartitionMaxBytes), out of `budget`, after `claimed` bytes the throttled
+ * partitions before it in the same request took: less only when the topic's
+ * follower.replication.throttled.replicas names `p` on this broker and this replica is not in
+ * the ISR (0: leave it out this time). *counted says whether its bytes count toward
+ * follower.replication.throttled.rate; partition_follower_fetched records them. */
+int64_t partition_follower_throttle(struct partition *p, int64_t budget, int64_t claimed,
+                                    bool *counted);
+void partition_follower_fetched(struct partition *p, size_t bytes);
 /* partition.c: a follower whose leader's log starts past this replica's end: the log is
  * emptied and starts at `offset` (producer state and the HW with it). */
 int partition_reset_to(struct partition *p, int64_t offset);

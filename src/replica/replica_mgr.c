@@ -850,6 +850,8 @@ int replica_mgr_start(const struct replica_options *opts, struct replica_mgr **o
     rm->fetch_response_max_bytes =
         (int32_t)props_get_int(opts->config, "replica.fetch.response.max.bytes", 10485760, NULL);
     rm->fetch_backoff_ms = props_get_int(opts->config, "replica.fetch.backoff.ms", 1000, NULL);
+    throttle_meter_init(&rm->leader_quota);
+    throttle_meter_init(&rm->follower_quota);
 
     snprintf(path, sizeof path, "%s/%s", rm->dir, REPLICA_CLEAN_MARKER);
     rm->clean_start = rm->sys.stat(path, &st) == 0;

@@ -1590,9 +1590,12 @@ Conn.broker_registration = _conn_broker_registration
 # request dict encodes as its zero value (-1 for generation, epoch and offset names).
 
 GROUP_FLEXIBLE = {8: 8, 9: 6, 10: 3, 11: 6, 12: 4, 13: 4, 14: 4, 15: 5, 16: 3, 42: 2, 47: 99,
-                  43: 2}
-# Not a group API, but the same walker encodes it: ElectLeaders (43) v0-v2.
+                  43: 2, 45: 0, 46: 0}
+# Not group APIs, but the same walker encodes them: ElectLeaders (43) v0-v2,
+# AlterPartitionReassignments (45) and ListPartitionReassignments (46) v0.
 ELECT_LEADERS = 43
+ALTER_PARTITION_REASSIGNMENTS = 45
+LIST_PARTITION_REASSIGNMENTS = 46
 INF = 99
 
 _OC_PART_RQ = [("PartitionIndex", "i32", 0, INF), ("CommittedOffset", "i64", 0, INF),
@@ -1715,6 +1718,30 @@ GROUP_SCHEMAS = {
                                                      ("ErrorCode", "i16", 0, INF),
                                                      ("ErrorMessage", "nstr", 0, INF)]),
                        0, INF)]), 0, INF)]),
+    45: ([("TimeoutMs", "i32", 0, INF),
+          ("Topics", ("array", [("Name", "str", 0, INF),
+                                ("Partitions", ("array", [("PartitionIndex", "i32", 0, INF),
+                                                          ("Replicas", ("narray", "i32"), 0,
+                                                           INF)]), 0, INF)]), 0, INF)],
+         [("ThrottleTimeMs", "i32", 0, INF), ("ErrorCode", "i16", 0, INF),
+          ("ErrorMessage", "nstr", 0, INF),
+          ("Responses", ("array", [("Name", "str", 0, INF),
+                                   ("Partitions", ("array", [("PartitionIndex", "i32", 0, INF),
+                                                             ("ErrorCode", "i16", 0, INF),
+                                                             ("ErrorMessage", "nstr", 0, INF)]),
+                                    0, INF)]), 0, INF)]),
+    46: ([("TimeoutMs", "i32", 0, INF),
+          ("Topics", ("narray", [("Name", "str", 0, INF),
+                                 ("PartitionIndexes", ("array", "i32"), 0, INF)]), 0, INF)],
+         [("ThrottleTimeMs", "i32", 0, INF), ("ErrorCode", "i16", 0, INF),
+          ("ErrorMessage", "nstr", 0, INF),
+          ("Topics", ("array", [("Name", "str", 0, INF),
+                                ("Partitions", ("array", [("PartitionIndex", "i32", 0, INF),
+                                                          ("Replicas", ("array", "i32"), 0, INF),
+                                                          ("AddingReplicas", ("array", "i32"), 0,
+                                                           INF),
+                                                          ("RemovingReplicas", ("array", "i32"),
+                                                           0, INF)]), 0, INF)]), 0, INF)]),
 }
 
 
