@@ -34,7 +34,8 @@ static const char verify_usage[] =
     "                    [--broker-pause-ms MS] [--broker-episode-ms MS] [--txn-timeout-ms MS]\n"
     "                    [--request-timeout-ms MS]\n"
     "                    [--replication-factor N] [--no-transactions] [--mock-cluster BROKERS]\n"
-    "                    [--work-dir DIR] [--max-seconds S] [--json FILE]\n"
+    "                    [--work-dir DIR] [--max-seconds S] [--max-transactions T]\n"
+    "                    [--json FILE]\n"
     "\n"
     "Proves exactly-once copying on a cluster: seeds an input topic (values encode partition\n"
     "and sequence) with an idempotent producer, runs K transactional copiers (consume\n"
@@ -57,6 +58,9 @@ static const char verify_usage[] =
     "  episode ends, `CMD NAME end NODE`.\n"
     "--mock-cluster B runs against librdkafka's in-memory mock cluster of B brokers (which\n"
     "keeps no transaction markers: expect anomalies).\n"
+    "--max-seconds S stops the copy after S seconds, --max-transactions T once the copiers\n"
+    "have committed or aborted T transactions (either leaves the history incomplete unless\n"
+    "the group's offsets reached the input's end first).\n"
     "Prints a progress line every second on stderr and the report on stdout; --json FILE\n"
     "writes the same. Exit status: 0 no anomaly in a complete history; 1 anomalies; 2\n"
     "inconclusive (the history is incomplete: fewer records acknowledged than --records, a\n"
@@ -313,6 +317,7 @@ static int verify_driver(const struct tally_ctx *ctx, struct verify_opts *o)
     for (int p = 0; p < o->partitions; p++)
         total += r->ends[p];
     bool complete = false;
+    const char *stopped_by = "interrupted";
     while (!verify_stop) {
         verify_reap(r);
         verify_tick(r);
@@ -342,15 +347,28 @@ static int verify_driver(const struct tally_ctx *ctx, struct verify_opts *o)
             }
             fprintf(stderr,
                     "verify: %7.1f s  copied %" PRId64 "/%" PRId64
-                    " (%.0f%%)  copiers %d live, %d paused, %d zombies  faults %d/%d\n",
+                    " (%.0f%%)  transactions %" PRId64 " committed, %" PRId64
+                    " aborted  copiers %d live, %d paused, %d zombies  faults %d/%d\n",
                     verify_since(r), copied, total,
-                    total ? 100.0 * (double)copied / (double)total : 100.0, live, paused,
-                    r->nzombies, next_fault, r->nfaults);
+                    total ? 100.0 * (double)copied / (double)total : 100.0, r->txns_committed,
+                    r->txns_aborted, live, paused, r->nzombies, next_fault, r->nfaults);
         }
         if (complete && next_fault >= r->nfaults && verify_brokers_settled(r))
             break;
         if (o->max_seconds > 0 && verify_since(r) > o->max_seconds) {
+            stopped_by = "--max-seconds";
             fprintf(stderr, "verify: stopping after --max-seconds %d\n", o->max_seconds);
+            break;
+        }
+        /* Counted from the journal, not the clock: on a slow machine the copiers take longer
+         * to join the group and get going, and the run simply lasts longer. */
+        verify_count_journal(r);
+        if (o->max_transactions > 0 && r->txns_committed + r->txns_aborted >= o->max_transactions) {
+            stopped_by = "--max-transactions";
+            fprintf(stderr,
+                    "verify: stopping after --max-transactions %d (%" PRId64 " committed, %" PRId64
+                    " aborted)\n",
+                    o->max_transactions, r->txns_committed, r->txns_aborted);
             break;
         }
         sleep_ms(50);
@@ -359,9 +377,11 @@ static int verify_driver(const struct tally_ctx *ctx, struct verify_opts *o)
     /* Records never copied are not lost by the cluster: a copy cut short proves nothing of
      * them. */
     if (!complete) {
+        if (verify_stop)
+            stopped_by = "interrupted";
         snprintf(why, sizeof why,
-                 "the copy was %s before the group's committed offsets reached the input's end",
-                 verify_stop ? "interrupted" : "stopped by --max-seconds");
+                 "the copy was %s%s before the group's committed offsets reached the input's end",
+                 verify_stop ? "" : "stopped by ", stopped_by);
         vc_note_incomplete(h, why);
     }
 
@@ -546,6 +566,7 @@ int tally_verify_main(const struct tally_ctx *ctx, int argc, char **argv)
         INTOPT("--replication-factor", replication_factor, 1, 100)
         INTOPT("--mock-cluster", mock_brokers, 1, 16)
         INTOPT("--max-seconds", max_seconds, 1, 86400)
+        INTOPT("--max-transactions", max_transactions, 1, 100000000)
 #undef INTOPT
         if (strcmp(a, "--seed") == 0) {
             if (!parse_int(val, 0, LLONG_MAX, &v))

@@ -72,6 +72,7 @@ struct verify_opts {
     int session_ms, pause_ms, broker_pause_ms, broker_episode_ms, txn_timeout_ms,
         request_timeout_ms;
     int replication_factor, mock_brokers, max_seconds;
+    int max_transactions; /* 0: none; else the copy stops once the journal holds this many */
 };
 
 struct fault {
@@ -116,6 +117,10 @@ struct run {
     int64_t t0;
     int64_t *ends; /* input end offsets */
     bool stopping;
+    /* The copiers' journal as read so far (verify_count_journal): the offset after its last
+     * complete line, and the transactions those lines say were decided. */
+    long journal_off;
+    int64_t txns_committed, txns_aborted;
 };
 
 /* Seconds since the copy phase started. */
@@ -176,5 +181,9 @@ int64_t verify_read_view(struct run *r, struct vc_history *h, enum vc_view view,
 bool verify_wait_stable(struct run *r, int max_ms);
 /* Adds the copiers' journal (transactions they committed or aborted) to h. */
 void verify_read_journal(struct run *r, struct vc_history *h);
+/* Reads the journal's lines written since the last call into r->txns_committed and
+ * r->txns_aborted: how far the copy has got, whether or not the cluster keeps the group's
+ * offsets (librdkafka's mock keeps no transactional ones). */
+void verify_count_journal(struct run *r);
 
 #endif
