@@ -61,8 +61,9 @@ $(B)/enricher: examples/enricher.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) $(CFLAGS) -o $@ $< -lrdkafka
 
-# The unit tests also cover the checker of `tally verify` (tools/verify_check.c, no librdkafka).
-$(B)/asan/unit_tests: $(A_UNIT) $(A_LIB) $(B)/asan/tools/verify_check.o
+# The unit tests also cover the checker of `tally verify` (tools/verify_check.c) and the pure
+# pieces of the cluster commands (tools/cluster_view.c); neither uses librdkafka.
+$(B)/asan/unit_tests: $(A_UNIT) $(A_LIB) $(B)/asan/tools/verify_check.o $(B)/asan/tools/cluster_view.o
 	$(CC) $(ASAN) -o $@ $^ $(LIBS)
 
 # Installs the Debian packages the build and the tests need, only those missing.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Runs the benchmarks (all, or those named: ingest read client_view memory idempotent
-# compressed recompress compaction groups txn downconvert verify election timers)
+# compressed recompress compaction groups txn downconvert verify election timers; startup only
+# when named)
 # and prints a summary of their RESULT lines. Expects `make bench`'s binaries in
 # build/ and build/bench/. Exit 1 if a benchmark crashed (a target not met is reported,
 # not an error: machines are shared and noisy).

@@ -63,7 +63,7 @@ static struct IncrementalAlterConfigsResource incremental_resources[] = {
 static struct IncrementalAlterConfigsRequest incremental_alter_configs = {
     {incremental_resources, 1}, true};
 
-static struct DescribeClusterRequest describe_cluster = {true, 1};
+static struct DescribeClusterRequest describe_cluster = {true, 1, true};
 
 /* A RecordBatch v2 holding one record (key null, value "hello"), so Produce seeds carry
  * what a real producer sends; its CRC is filled in by make_record_batch(). */

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* dispatch: one table, API key → versions served → handler, and ApiVersions, which
  * advertises exactly the declared APIs that have a row here (proto may declare an API before
- * its handler exists), except the broker-to-controller ones. */
+ * its handler exists), except the broker-to-controller ones. On a broker that is not the
+ * active controller, what only the controller decides (CreateTopics, DeleteTopics,
+ * CreatePartitions, AlterConfigs, IncrementalAlterConfigs, ElectLeaders) is forwarded there
+ * before it reaches its handler (admin_forward). */
 #include "server.h"
 
 #include "admin/admin.h"
@@ -74,6 +77,7 @@ VIA(admin, admin, describe_configs)
 VIA(admin, admin, alter_configs)
 VIA(admin, admin, incremental_alter_configs)
 VIA(admin, admin, describe_cluster)
+VIA(admin, admin, describe_quorum)
 VIA(controller, controller, broker_registration)
 VIA(controller, controller, broker_heartbeat)
 VIA(controller, controller, alter_partition)
@@ -96,7 +100,7 @@ static const struct dispatch_entry table[] = {
     {PROTO_API_AlterConfigs, 0, 2, via_alter_configs, false},
     {PROTO_API_CreatePartitions, 0, 3, via_create_partitions, false},
     {PROTO_API_IncrementalAlterConfigs, 0, 1, via_incremental_alter_configs, false},
-    {PROTO_API_DescribeCluster, 0, 1, via_describe_cluster, false},
+    {PROTO_API_DescribeCluster, 0, 2, via_describe_cluster, false},
     {PROTO_API_DescribeProducers, 0, 0, via_describe_producers, false},
     {PROTO_API_DescribeLogDirs, 0, 4, via_describe_log_dirs, false},
     {PROTO_API_OffsetCommit, 0, 8, via_offset_commit, false},
@@ -128,6 +132,8 @@ static const struct dispatch_entry table[] = {
     /* Replication (the cluster issue). */
     {PROTO_API_OffsetForLeaderEpoch, 0, 4, via_offset_for_leader_epoch, false},
     {PROTO_API_ElectLeaders, 0, 2, via_elect_leaders, false},
+    /* The metadata quorum, answered by its leader (admin/describe_quorum.c). */
+    {PROTO_API_DescribeQuorum, 0, 1, via_describe_quorum, false},
 };
 
 static const struct dispatch_entry *entry_find(int16_t key)
@@ -192,6 +198,8 @@ void dispatch_request(void *ctx, struct net_request *req)
             net_close_connection(req);
             return;
         }
+        if (!e->internal && req->version_supported && admin_forward(d->admin, req))
+            return;
         e->fn(d, req);
         return;
     }

@@ -7,8 +7,10 @@
  * no client (main.c gates the listener). Heartbeats go every broker.heartbeat.interval.ms
  * once running, every LC_FAST_MS while fenced or shutting down. A broker the controller no
  * longer knows at its epoch (STALE_BROKER_EPOCH: fenced and re-registered meanwhile, e.g.
- * after a long pause) registers again. Controlled shutdown asks with WantShutDown until the
- * controller says ShouldShutDown (its leaderships have moved), bounded by
+ * after a long pause) registers again; each registration names the epoch of the previous
+ * one when the logs lost nothing since (PreviousBrokerEpoch, KIP-966) and is noted in the
+ * log directory for the next start (replica.h). Controlled shutdown asks with WantShutDown
+ * until the controller says ShouldShutDown (its leaderships have moved), bounded by
  * broker.session.timeout.ms. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +23,7 @@
 #include "base/tclock.h"
 #include "meta/meta.h"
 #include "net/net.h"
+#include "replica/replica.h"
 #include "server.h"
 
 #define LC_FAST_MS 100
@@ -159,6 +162,12 @@ static void on_registered(void *arg, int err, const void *resp)
     lc->epoch = rs->BrokerEpoch;
     lc->state = LC_REGISTERED;
     lc->fenced = true;
+    /* So that the next start can name this epoch, if nothing is lost meanwhile. */
+    if (replica_note_broker_epoch(lc->o.cfg->log_dir, lc->epoch) != 0)
+        slog_warn("main",
+                  "cannot note broker epoch %lld in %s: a restart after a crash will register "
+                  "as after an unclean shutdown",
+                  (long long)lc->epoch, lc->o.cfg->log_dir);
     slog_info("main",
               "registered with the controller at broker epoch %lld; fenced until "
               "caught up with the metadata log",
@@ -194,7 +203,11 @@ static void send_registration(struct lifecycle *lc)
     rq.Rack = (char *)props_get(cfg->props, "broker.rack");
     rq.LogDirs.v = &dir;
     rq.LogDirs.n = 1;
-    rq.PreviousBrokerEpoch = lc->epoch > 0 ? lc->epoch : -1;
+    /* KIP-966: the controller keeps a broker that does not name the epoch it last registered
+     * at out of every ELR, since its logs may have lost their unflushed tails. A process
+     * registering again (fenced meanwhile) lost nothing; a new one knows from the log
+     * directory. */
+    rq.PreviousBrokerEpoch = lc->epoch > 0 ? lc->epoch : lc->o.previous_broker_epoch;
     if (net_client_send(lc->o.client, NET_CLIENT_CONTROLLER, PROTO_API_BrokerRegistration,
                         LC_REGISTRATION_VERSION, &rq, on_registered, lc) == 0)
         lc->in_flight = true;

@@ -132,8 +132,8 @@ static void on_group_txn_marker(void *arg, int32_t partition, int64_t producer_i
         group_txn_complete(t->group, partition, producer_id, commit);
 }
 
-/* group_ensure_topic_fn: the coordinators' topics are created through admin (only the
- * active controller can). */
+/* group_ensure_topic_fn: the coordinators' topics are created through admin (the active
+ * controller proposes them; any other broker asks the controller). */
 static int ensure_internal_topic(void *arg, const char *name, int32_t partitions,
                                  int16_t replication_factor, int32_t n_configs,
                                  const char *const *keys, const char *const *values)
@@ -186,7 +186,14 @@ static void start_listener(struct tallyd *t)
 static void start_modules(struct tallyd *t)
 {
     struct admin_options ao = {
-        .node_id = t->cfg.node_id, .n_voters = (int32_t)t->cfg.n_voters, .config = t->cfg.props};
+        .node_id = t->cfg.node_id,
+        .n_voters = (int32_t)t->cfg.n_voters,
+        .config = t->cfg.props,
+        /* What a non-controller forwards goes through the shared client. */
+        .client = t->client,
+        .clock = t->clock,
+        .forward_timeout_ms = props_get_int(t->cfg.props, "request.timeout.ms", 30000, NULL),
+    };
     struct replica_options ro = {
         .loop = t->loop,
         .clock = t->clock,
@@ -418,9 +425,11 @@ static void on_timer(struct tclock_timer *h)
         start_modules(t);
 }
 
-/* Controlled shutdown, second half: the controller role goes to another voter (if this node
- * has it), then everything stops. */
-static void on_transferred(void *arg, int err)
+/* Controlled shutdown. The active controller first hands the controller role to another voter
+ * (so that the moves of its own leaderships are decided, and the quorum goes on, without an
+ * election timeout), then the broker asks the (new) controller to move its leaderships away,
+ * then everything stops. */
+static void on_transferred_last(void *arg, int err)
 {
     struct tallyd *t = arg;
     (void)err;
@@ -432,10 +441,19 @@ static void on_shutdown_done(void *arg)
     struct tallyd *t = arg;
     if (t->stopping)
         return;
+    /* Still the controller (there was no one to hand it to, or it came back): one last try. */
     if (t->meta && meta_is_controller(t->meta) &&
-        meta_transfer_leadership(t->meta, on_transferred, t) == 0)
+        meta_transfer_leadership(t->meta, on_transferred_last, t) == 0)
         return;
     shutdown_tallyd(t, 0);
+}
+
+static void on_transferred_first(void *arg, int err)
+{
+    struct tallyd *t = arg;
+    (void)err;
+    if (!t->stopping)
+        lifecycle_controlled_shutdown(t->lc);
 }
 
 static void on_signal(uv_signal_t *h, int signum)
@@ -447,6 +465,13 @@ static void on_signal(uv_signal_t *h, int signum)
         return;
     }
     t->shutdown_asked = true;
+    if (!props_get_bool(t->cfg.props, "controlled.shutdown.enable", true, NULL)) {
+        shutdown_tallyd(t, 0);
+        return;
+    }
+    if (t->meta && meta_is_controller(t->meta) &&
+        meta_transfer_leadership(t->meta, on_transferred_first, t) == 0)
+        return;
     lifecycle_controlled_shutdown(t->lc);
 }
 
@@ -457,6 +482,7 @@ static void shutdown_tallyd(struct tallyd *t, int code)
     t->stopping = true;
     t->exit_code = code;
     lifecycle_stop(t->lc);
+    admin_stop(t->admin); /* before the outbound client its forwards go through stops */
     controller_stop(t->controller);
     t->dispatch.serving = false;
     /* Clients first, then the data plane, then partitions (flushed, checkpointed, marked
@@ -549,13 +575,14 @@ int main(int argc, char **argv)
         .max_frame = t.cfg.max_frame,
     };
     char client_id[48];
-    snprintf(client_id, sizeof client_id, "tally-broker-%d", t.cfg.node_id);
+    snprintf(client_id, sizeof client_id, ADMIN_BROKER_CLIENT_ID_PREFIX "%d", t.cfg.node_id);
     co.client_id = client_id;
     int crc = net_client_new(t.loop, &co, &t.client);
     if (crc == 0) {
         /* Replica fetches long-poll for replica.fetch.wait.max.ms: their own connections. */
         char fetch_id[48];
-        snprintf(fetch_id, sizeof fetch_id, "tally-broker-%d-fetcher", t.cfg.node_id);
+        snprintf(fetch_id, sizeof fetch_id, ADMIN_BROKER_CLIENT_ID_PREFIX "%d-fetcher",
+                 t.cfg.node_id);
         co.client_id = fetch_id;
         crc = net_client_new(t.loop, &co, &t.fetch_client);
         if (crc != 0)
@@ -586,7 +613,21 @@ int main(int argc, char **argv)
             .on_shutdown_done = on_shutdown_done,
             .on_fatal = on_fatal,
             .arg = &t,
+            /* Read now: the replica manager removes the clean-shutdown marker when it opens
+             * the logs, and that comes only after the registration this is for. */
+            .previous_broker_epoch = replica_previous_broker_epoch(t.cfg.log_dir),
         };
+        if (lo.previous_broker_epoch >= 0)
+            slog_info("main",
+                      "the logs in %s lost nothing since broker epoch %lld (a clean stop, or a "
+                      "crash of this process alone): registering with it",
+                      t.cfg.log_dir, (long long)lo.previous_broker_epoch);
+        else
+            slog_info("main",
+                      "registering without a previous broker epoch: a first start, or the logs "
+                      "in %s may have lost unflushed records (this broker leaves every eligible "
+                      "leader replica set)",
+                      t.cfg.log_dir);
         t.start_ms = tclock_mono_ms(t.clock);
         if ((!t.cfg.broker_only && controller_new(&cto, &t.controller) != 0) ||
             lifecycle_start(&lo, &t.lc) != 0 || tclock_timer_start(&t.timer, 0, 20) != 0) {

@@ -97,6 +97,10 @@ struct lifecycle_options {
     void (*on_shutdown_done)(void *arg); /* controlled shutdown answered (or gave up) */
     void (*on_fatal)(void *arg);         /* refused for good (INCONSISTENT_CLUSTER_ID) */
     void *arg;
+    /* PreviousBrokerEpoch of this process's first registration: what the log directory says
+     * of the last stop (replica_previous_broker_epoch), -1 = unclean or unknown. Later
+     * registrations of the same process (fenced meanwhile) name its own last epoch. */
+    int64_t previous_broker_epoch;
 };
 /* Starts registering at once (retrying until a controller answers). 0 or ERR_NOMEM. */
 int lifecycle_start(const struct lifecycle_options *o, struct lifecycle **out);

@@ -129,7 +129,10 @@ NOTES = {
     "EndTxn": "transaction coordinator",
     "WriteTxnMarkers": "coordinator \u2192 partition leader",
     "DescribeLogDirs": "the broker's log directory; volume sizes from v4",
-    "DescribeCluster": "authorized operations when asked",
+    "DescribeCluster": "authorized operations when asked; v2 (Kafka 4.0, KIP-1073) lists "
+                       "fenced brokers",
+    "DescribeQuorum": "the metadata quorum, answered by its raft leader",
+    "ElectLeaders": "preferred and unclean, answered by the controller",
 }
 
 

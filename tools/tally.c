@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tally: entry point of the admin CLI. Parses the global options, dispatches to
- * the noun commands and implements `cluster describe` and the shared librdkafka
- * helpers declared in tally.h. */
+ * the noun commands and implements the shared librdkafka helpers declared in tally.h. */
 #include "tally.h"
 
 #include <errno.h>
@@ -21,12 +20,13 @@ static const char usage_text[] =
     "Commands:\n"
     "  topics create NAME [--partitions N] [--replication-factor N] [--config K=V ...]\n"
     "  topics list\n"
-    "  topics describe [NAME ...]\n"
+    "  topics describe [NAME ...] [--under-replicated-partitions] [--unavailable-partitions]\n"
     "  topics delete NAME ...\n"
     "  topics add-partitions NAME --partitions N\n"
     "  configs describe (--topic T | --broker ID)\n"
     "  configs alter (--topic T | --broker ID) [--set K=V ...] [--delete K ...]\n"
-    "  cluster describe\n"
+    "  cluster describe | new-id\n"
+    "  partitions elect-leaders [--preferred|--unclean] (--topic T [--partition P] | --all)\n"
     "  perf produce --topic T --records N --record-size B [--acks all|1|0] ...\n"
     "  perf consume --topic T --records N [--from-beginning]\n"
     "  producers describe --topic T [--partition N]\n"
@@ -43,11 +43,6 @@ static const char usage_text[] =
     "  -h, --help                         help for tally or for the command given\n"
     "\n"
     "Exit status: 0 ok, 1 the operation failed, 2 bad command line.\n";
-
-static const char cluster_usage[] =
-    "usage: tally cluster describe\n"
-    "\n"
-    "Prints the cluster id, the controller and the brokers with their addresses.\n";
 
 int tally_fail(const char *fmt, ...)
 {
@@ -198,57 +193,6 @@ rd_kafka_event_t *tally_admin_wait(rd_kafka_queue_t *q, const struct tally_ctx *
     return ev;
 }
 
-static int cluster_describe(const struct tally_ctx *ctx)
-{
-    int rc = TALLY_FAIL;
-    rd_kafka_t *rk = tally_connect(ctx);
-    if (rk == NULL)
-        return TALLY_FAIL;
-
-    const struct rd_kafka_metadata *md = tally_metadata(rk, ctx, NULL);
-    if (md == NULL)
-        goto out;
-
-    /* The metadata we just fetched carries both ids, so these return at once. */
-    char *cluster_id = rd_kafka_clusterid(rk, ctx->timeout_ms);
-    int32_t controller = rd_kafka_controllerid(rk, ctx->timeout_ms);
-
-    printf("Cluster ID: %s\n", cluster_id != NULL ? cluster_id : "(none)");
-    if (controller >= 0)
-        printf("Controller: %d\n", (int)controller);
-    else
-        printf("Controller: (none)\n");
-    printf("Brokers: %d\n", md->broker_cnt);
-    for (int i = 0; i < md->broker_cnt; i++)
-        printf("  %d\t%s:%d%s\n", (int)md->brokers[i].id, md->brokers[i].host, md->brokers[i].port,
-               md->brokers[i].id == controller ? "\t(controller)" : "");
-    if (cluster_id != NULL)
-        rd_kafka_mem_free(rk, cluster_id);
-    rd_kafka_metadata_destroy(md);
-    rc = TALLY_OK;
-out:
-    rd_kafka_destroy(rk);
-    return rc;
-}
-
-static int cluster_main(const struct tally_ctx *ctx, int argc, char **argv)
-{
-    if (argc < 2 || tally_is_help(argv[1])) {
-        fputs(cluster_usage, argc < 2 ? stderr : stdout);
-        return argc < 2 ? TALLY_USAGE : TALLY_OK;
-    }
-    if (strcmp(argv[1], "describe") != 0)
-        return tally_usage_error("unknown cluster command '%s'", argv[1]);
-    for (int i = 2; i < argc; i++) {
-        if (tally_is_help(argv[i])) {
-            fputs(cluster_usage, stdout);
-            return TALLY_OK;
-        }
-        return tally_usage_error("unexpected argument '%s'", argv[i]);
-    }
-    return cluster_describe(ctx);
-}
-
 /* Parses a positive int; returns false on junk or overflow. */
 static bool parse_positive(const char *s, int *out)
 {
@@ -302,7 +246,9 @@ int main(int argc, char **argv)
     } else if (strcmp(rest[0], "configs") == 0 || strcmp(rest[0], "config") == 0) {
         rc = tally_configs_main(&ctx, n, rest);
     } else if (strcmp(rest[0], "cluster") == 0) {
-        rc = cluster_main(&ctx, n, rest);
+        rc = tally_cluster_main(&ctx, n, rest);
+    } else if (strcmp(rest[0], "partitions") == 0 || strcmp(rest[0], "partition") == 0) {
+        rc = tally_partitions_main(&ctx, n, rest);
     } else if (strcmp(rest[0], "perf") == 0) {
         rc = tally_perf_main(&ctx, n, rest);
     } else if (strcmp(rest[0], "verify") == 0) {

@@ -57,6 +57,10 @@ rd_kafka_event_t *tally_admin_wait(rd_kafka_queue_t *q, const struct tally_ctx *
 char *tally_split_kv(const char *arg, const char **value);
 
 /* The noun commands: argv[0] is the noun ("topics", "configs"). */
+/* `cluster describe|new-id` (tally_cluster.c). */
+int tally_cluster_main(const struct tally_ctx *ctx, int argc, char **argv);
+/* `partitions elect-leaders` (tally_partitions.c): ElectLeaders over Tally's own codec. */
+int tally_partitions_main(const struct tally_ctx *ctx, int argc, char **argv);
 int tally_topics_main(const struct tally_ctx *ctx, int argc, char **argv);
 int tally_configs_main(const struct tally_ctx *ctx, int argc, char **argv);
 /* `perf produce|consume` (tally_perf.c): load generators with a summary line on stdout. */
@@ -83,6 +87,25 @@ int tally_wire_connect(const struct tally_ctx *ctx, const char *host, int port);
 int tally_wire_roundtrip(int fd, const uint8_t *req, size_t req_len, uint8_t **resp,
                          size_t *resp_len, const char *what);
 size_t tally_wire_skip_tags(const uint8_t *p, size_t len);
+
+/* Metadata for every topic (no auto-creation) over the wire client, at the highest version
+ * both sides serve, from broker `prefer` of md when it answers, else from the first other
+ * broker that does (tally_topics.c). TALLY_OK and *out allocated in `a`, or TALLY_FAIL
+ * (printed). */
+struct arena;
+struct MetadataResponse;
+int tally_wire_metadata(const struct tally_ctx *ctx, const struct rd_kafka_metadata *md,
+                        int32_t prefer, struct arena *a, const struct MetadataResponse **out);
+
+/* The broker of md with that id, or NULL (tally_cluster.c). */
+const struct rd_kafka_metadata_broker *tally_md_broker(const struct rd_kafka_metadata *md,
+                                                       int32_t id);
+
+/* The highest version of api_key, at most `want`, that the broker at host:port serves (its
+ * ApiVersions answer), or -1 when it serves none up to `want` or cannot be asked (the
+ * reason printed) (tally_cluster.c). */
+int16_t tally_api_version(const struct tally_ctx *ctx, const char *host, int port, int16_t api_key,
+                          int16_t want);
 
 /* `transactions list|describe|find-hanging|abort` (tally_txn.c), as kafka-transactions.sh. */
 int tally_txn_main(const struct tally_ctx *ctx, int argc, char **argv);

@@ -4,6 +4,7 @@
 #include "tally.h"
 
 #include "base/arena.h"
+#include "cluster_view.h"
 #include "proto/proto.h"
 
 #include <errno.h>
@@ -20,11 +21,16 @@ static const char topics_usage[] =
     "      num.partitions / default.replication.factor apply.\n"
     "  list\n"
     "      Print every topic name, one a line, sorted.\n"
-    "  describe [NAME ...]\n"
-    "      Print partitions, leader, replicas, ISR, high watermark (HW), last stable\n"
-    "      offset (LSO; below the HW while a transaction is open, then the transaction\n"
-    "      holding it back is named) and non-default configs of the named topics (all\n"
-    "      topics when none is named).\n"
+    "  describe [NAME ...] [--under-replicated-partitions] [--unavailable-partitions]\n"
+    "      Print partitions, leader, leader epoch, replicas, ISR, offline replicas (on\n"
+    "      fenced or unknown brokers), status (ok, under-replicated: fewer in-sync\n"
+    "      replicas than replicas; offline: no leader, or one that is not a live broker),\n"
+    "      high watermark (HW), last stable offset (LSO; below the HW while a transaction\n"
+    "      is open, then the transaction holding it back is named) and non-default configs\n"
+    "      of the named topics (all topics when none is named), as the controller's\n"
+    "      Metadata answer has them. With --under-replicated-partitions or\n"
+    "      --unavailable-partitions only the partitions of that status are printed (either\n"
+    "      status when both are given), without the topic lines, as kafka-topics.sh does.\n"
     "  delete NAME ...\n"
     "      Delete topics.\n"
     "  add-partitions NAME --partitions N\n"
@@ -34,7 +40,9 @@ static const char create_usage[] =
     "usage: tally topics create NAME [--partitions N] [--replication-factor N]\n"
     "                           [--config K=V ...]\n";
 static const char list_usage[] = "usage: tally topics list\n";
-static const char describe_usage[] = "usage: tally topics describe [NAME ...]\n";
+static const char describe_usage[] =
+    "usage: tally topics describe [NAME ...] [--under-replicated-partitions]\n"
+    "                             [--unavailable-partitions]\n";
 static const char delete_usage[] = "usage: tally topics delete NAME ...\n";
 static const char addp_usage[] = "usage: tally topics add-partitions NAME --partitions N\n";
 
@@ -157,13 +165,6 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-static int cmp_topic(const void *a, const void *b)
-{
-    const rd_kafka_metadata_topic_t *x = *(const rd_kafka_metadata_topic_t *const *)a;
-    const rd_kafka_metadata_topic_t *y = *(const rd_kafka_metadata_topic_t *const *)b;
-    return strcmp(x->topic, y->topic);
-}
-
 static int topics_list(const struct tally_ctx *ctx, int argc, char **argv)
 {
     if (wants_help(argc, argv, list_usage))
@@ -199,49 +200,112 @@ out:
     return rc;
 }
 
-static void print_id_list(const char *label, const int32_t *ids, int cnt)
+static void print_id_list(const char *label, const int32_t *ids, int32_t cnt)
 {
     printf("\t%s: ", label);
-    for (int i = 0; i < cnt; i++)
+    for (int32_t i = 0; i < cnt; i++)
         printf("%s%d", i ? "," : "", (int)ids[i]);
 }
 
-static int cmp_partition(const void *a, const void *b)
+/* ---- Metadata over the wire client --------------------------------------------------------- */
+
+/* librdkafka 2.0.2's metadata has no leader epoch (Metadata v7+) nor offline replicas, so
+ * `describe` asks for Metadata itself (tally.h). */
+int tally_wire_metadata(const struct tally_ctx *ctx, const struct rd_kafka_metadata *md,
+                        int32_t prefer, struct arena *a, const struct MetadataResponse **out)
 {
-    const rd_kafka_metadata_partition_t *x = a, *y = b;
-    return (x->id > y->id) - (x->id < y->id);
+    struct MetadataRequest rq = {.Topics = {NULL, -1}, .AllowAutoTopicCreation = false};
+
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < md->broker_cnt; i++) {
+            const struct rd_kafka_metadata_broker *b = &md->brokers[i];
+            /* First the preferred broker, then the others in turn. */
+            if ((pass == 0) != (b->id == prefer))
+                continue;
+            int16_t v = tally_api_version(ctx, b->host, b->port, PROTO_API_Metadata, 12);
+            void *resp = NULL;
+            char what[300];
+            snprintf(what, sizeof what, "Metadata from broker %d (%s:%d)", (int)b->id, b->host,
+                     b->port);
+            if (v >= 1 && tally_wire_call(ctx, b->host, b->port, PROTO_API_Metadata, v, &rq, a,
+                                          &resp, what) == TALLY_OK) {
+                *out = resp;
+                return TALLY_OK;
+            }
+        }
+    }
+    return tally_fail("no broker answered a Metadata request");
+}
+
+/* ---- describe --------------------------------------------------------------------------- */
+
+static int cmp_wire_partition(const void *a, const void *b)
+{
+    const struct MetadataResponsePartition *x = a, *y = b;
+    return (x->PartitionIndex > y->PartitionIndex) - (x->PartitionIndex < y->PartitionIndex);
+}
+
+static int cmp_wire_topic(const void *a, const void *b)
+{
+    const struct MetadataResponseTopic *x = *(const struct MetadataResponseTopic *const *)a;
+    const struct MetadataResponseTopic *y = *(const struct MetadataResponseTopic *const *)b;
+    return strcmp(x->Name ? x->Name : "", y->Name ? y->Name : "");
+}
+
+/* What `describe` prints: every partition with the topic lines, or (the filters) only the
+ * partitions whose TALLY_PART_* flags meet `only`. */
+struct describe_opts {
+    unsigned only;
+    /* Brokers a ListOffsets failed to reach (said once): not asked again by this command. */
+    int32_t unreachable[64];
+    int n_unreachable;
+};
+
+static bool unreachable(const struct describe_opts *o, int32_t id)
+{
+    for (int i = 0; i < o->n_unreachable; i++)
+        if (o->unreachable[i] == id)
+            return true;
+    return false;
 }
 
 /* HW (isolation 0) or LSO (isolation 1) of every partition of t led by broker b, with
- * ListOffsets v2 latest; out[partition] stays -1 where unknown. */
-static void latest_offsets(const struct tally_ctx *ctx, const struct rd_kafka_metadata_broker *b,
-                           const rd_kafka_metadata_topic_t *t, int8_t isolation, int64_t *out)
+ * ListOffsets v2 latest; out[partition] stays -1 where unknown. A broker that cannot be
+ * asked goes on o's unreachable list. */
+static void latest_offsets(const struct tally_ctx *ctx, const struct MetadataResponseBroker *b,
+                           const struct MetadataResponseTopic *t, int8_t isolation, int64_t *out,
+                           struct describe_opts *o)
 {
     struct arena *a = arena_new(16 << 20);
-    struct ListOffsetsPartition *ps = calloc((size_t)t->partition_cnt + 1, sizeof *ps);
+    struct ListOffsetsPartition *ps = calloc((size_t)t->Partitions.n + 1, sizeof *ps);
     int32_t np = 0;
     void *resp_v = NULL;
 
     if (a == NULL || ps == NULL)
         goto out;
-    for (int i = 0; i < t->partition_cnt; i++)
-        if (t->partitions[i].leader == b->id)
-            ps[np++] = (struct ListOffsetsPartition){
-                .PartitionIndex = t->partitions[i].id, .CurrentLeaderEpoch = -1, .Timestamp = -1};
-    if (np == 0)
+    for (int32_t i = 0; i < t->Partitions.n; i++)
+        if (t->Partitions.v[i].LeaderId == b->NodeId)
+            ps[np++] =
+                (struct ListOffsetsPartition){.PartitionIndex = t->Partitions.v[i].PartitionIndex,
+                                              .CurrentLeaderEpoch = -1,
+                                              .Timestamp = -1};
+    if (np == 0 || unreachable(o, b->NodeId))
         goto out;
-    struct ListOffsetsTopic lt = {.Name = t->topic, .Partitions = {ps, np}};
+    struct ListOffsetsTopic lt = {.Name = t->Name, .Partitions = {ps, np}};
     struct ListOffsetsRequest req = {
         .ReplicaId = -1, .IsolationLevel = isolation, .Topics = {&lt, 1}};
-    if (tally_wire_call(ctx, b->host, b->port, PROTO_API_ListOffsets, 2, &req, a, &resp_v,
-                        "ListOffsets") != TALLY_OK)
+    if (tally_wire_call(ctx, b->Host, b->Port, PROTO_API_ListOffsets, 2, &req, a, &resp_v,
+                        "ListOffsets") != TALLY_OK) {
+        if (o->n_unreachable < (int)(sizeof o->unreachable / sizeof o->unreachable[0]))
+            o->unreachable[o->n_unreachable++] = b->NodeId;
         goto out;
+    }
     struct ListOffsetsResponse *r = resp_v;
     for (int32_t ti = 0; ti < r->Topics.n; ti++)
         for (int32_t pi = 0; pi < r->Topics.v[ti].Partitions.n; pi++) {
             struct ListOffsetsPartitionResponse *pr = &r->Topics.v[ti].Partitions.v[pi];
             if (pr->ErrorCode == 0 && pr->PartitionIndex >= 0 &&
-                pr->PartitionIndex < t->partition_cnt)
+                pr->PartitionIndex < t->Partitions.n)
                 out[pr->PartitionIndex] = pr->Offset;
         }
 out:
@@ -249,131 +313,162 @@ out:
     arena_free(a);
 }
 
-/* Prints one topic in kafka-topics.sh --describe layout, plus per partition its HW, LSO
- * and, when the LSO is held back, the open transaction holding it. Returns TALLY_OK or
- * TALLY_FAIL (reason printed). */
+/* Prints one topic in kafka-topics.sh --describe layout, plus per partition its leader epoch,
+ * offline replicas, status, HW, LSO and, when the LSO is held back, the open transaction
+ * holding it. Returns TALLY_OK or TALLY_FAIL (reason printed). */
 static int describe_one(rd_kafka_t *rk, const struct tally_ctx *ctx,
-                        const struct rd_kafka_metadata *md, const rd_kafka_metadata_topic_t *t)
+                        const struct rd_kafka_metadata *md, const struct MetadataResponse *wm,
+                        struct MetadataResponseTopic *t, struct describe_opts *o)
 {
-    if (t->err != RD_KAFKA_RESP_ERR_NO_ERROR)
-        return tally_fail("topic '%s': %s", t->topic, rd_kafka_err2name(t->err));
+    int32_t n = t->Partitions.n;
+    int rc = TALLY_FAIL;
 
-    int rf = t->partition_cnt > 0 ? t->partitions[0].replica_cnt : 0;
-    printf("Topic: %s\tPartitionCount: %d\tReplicationFactor: %d\tConfigs: ", t->topic,
-           t->partition_cnt, rf);
-    if (tally_print_topic_configs(rk, ctx, t->topic) != TALLY_OK)
-        return TALLY_FAIL;
-    printf("\n");
-
-    /* librdkafka keeps partitions in broker order; print them by id. */
-    rd_kafka_metadata_partition_t *parts =
-        malloc(sizeof *parts * (size_t)(t->partition_cnt > 0 ? t->partition_cnt : 1));
-    if (parts == NULL)
-        return tally_fail("out of memory");
-    memcpy(parts, t->partitions, sizeof *parts * (size_t)t->partition_cnt);
-    qsort(parts, (size_t)t->partition_cnt, sizeof *parts, cmp_partition);
-    int64_t *hw = malloc(sizeof *hw * (size_t)(t->partition_cnt + 1));
-    int64_t *lso = malloc(sizeof *lso * (size_t)(t->partition_cnt + 1));
-    if (hw == NULL || lso == NULL) {
-        free(parts);
-        free(hw);
-        free(lso);
-        return tally_fail("out of memory");
+    if (t->ErrorCode != 0)
+        return tally_fail("topic '%s': %s", t->Name,
+                          rd_kafka_err2name((rd_kafka_resp_err_t)t->ErrorCode));
+    int32_t *live = calloc((size_t)wm->Brokers.n + 1, sizeof *live);
+    int64_t *hw = malloc(sizeof *hw * (size_t)(n + 1));
+    int64_t *lso = malloc(sizeof *lso * (size_t)(n + 1));
+    if (live == NULL || hw == NULL || lso == NULL) {
+        tally_fail("out of memory");
+        goto out;
     }
-    for (int p = 0; p < t->partition_cnt; p++)
+    for (int32_t i = 0; i < wm->Brokers.n; i++)
+        live[i] = wm->Brokers.v[i].NodeId;
+    qsort(t->Partitions.v, (size_t)n, sizeof *t->Partitions.v, cmp_wire_partition);
+
+    if (o->only == 0) {
+        int rf = n > 0 ? (int)t->Partitions.v[0].ReplicaNodes.n : 0;
+        printf("Topic: %s\tPartitionCount: %d\tReplicationFactor: %d\tConfigs: ", t->Name, (int)n,
+               rf);
+        if (tally_print_topic_configs(rk, ctx, t->Name) != TALLY_OK)
+            goto out;
+        printf("\n");
+    }
+    for (int32_t p = 0; p < n; p++)
         hw[p] = lso[p] = -1;
-    for (int i = 0; i < md->broker_cnt; i++) {
-        latest_offsets(ctx, &md->brokers[i], t, 0, hw);
-        latest_offsets(ctx, &md->brokers[i], t, 1, lso);
+    for (int32_t i = 0; i < wm->Brokers.n; i++) {
+        latest_offsets(ctx, &wm->Brokers.v[i], t, 0, hw, o);
+        latest_offsets(ctx, &wm->Brokers.v[i], t, 1, lso, o);
     }
-    for (int p = 0; p < t->partition_cnt; p++) {
-        const rd_kafka_metadata_partition_t *mp = &parts[p];
-        printf("\tTopic: %s\tPartition: %d\tLeader: ", t->topic, (int)mp->id);
-        if (mp->leader >= 0)
-            printf("%d", (int)mp->leader);
+    for (int32_t p = 0; p < n; p++) {
+        const struct MetadataResponsePartition *mp = &t->Partitions.v[p];
+        unsigned flags = tally_partition_flags(mp->LeaderId, mp->ReplicaNodes.n, mp->IsrNodes.n,
+                                               live, wm->Brokers.n);
+        if (o->only != 0 && (flags & o->only) == 0)
+            continue;
+        printf("\tTopic: %s\tPartition: %d\tLeader: ", t->Name, (int)mp->PartitionIndex);
+        if (mp->LeaderId >= 0)
+            printf("%d", (int)mp->LeaderId);
         else
             printf("none");
-        print_id_list("Replicas", mp->replicas, mp->replica_cnt);
-        print_id_list("Isr", mp->isrs, mp->isr_cnt);
-        int id = (int)mp->id;
-        if (id >= 0 && id < t->partition_cnt && hw[id] >= 0 && lso[id] >= 0) {
+        if (mp->LeaderEpoch >= 0)
+            printf("\tLeaderEpoch: %d", (int)mp->LeaderEpoch);
+        else
+            printf("\tLeaderEpoch: -");
+        print_id_list("Replicas", mp->ReplicaNodes.v, mp->ReplicaNodes.n);
+        print_id_list("Isr", mp->IsrNodes.v, mp->IsrNodes.n);
+        if (mp->OfflineReplicas.n > 0)
+            print_id_list("Offline", mp->OfflineReplicas.v, mp->OfflineReplicas.n);
+        printf("\tStatus: %s", tally_partition_status(flags));
+        int id = (int)mp->PartitionIndex;
+        if (id >= 0 && id < n && hw[id] >= 0 && lso[id] >= 0) {
             printf("\tHW: %" PRId64 "\tLSO: %" PRId64, hw[id], lso[id]);
-            const struct rd_kafka_metadata_broker *lb = NULL;
-            for (int i = 0; i < md->broker_cnt; i++)
-                if (md->brokers[i].id == mp->leader)
-                    lb = &md->brokers[i];
+            const struct rd_kafka_metadata_broker *lb = tally_md_broker(md, mp->LeaderId);
             int64_t pid = -1;
             int16_t epoch = -1;
             char tid[256];
             if (lso[id] < hw[id] && lb != NULL &&
-                tally_open_txn_at(ctx, lb->host, lb->port, t->topic, mp->id, lso[id], &pid,
-                                  &epoch) == TALLY_OK) {
+                tally_open_txn_at(ctx, lb->host, lb->port, t->Name, mp->PartitionIndex, lso[id],
+                                  &pid, &epoch) == TALLY_OK) {
                 printf("\tLSOHeldBy: producer %" PRId64 " epoch %d", pid, (int)epoch);
                 if (tally_txn_id_of(ctx, md, pid, tid, sizeof tid) == TALLY_OK)
                     printf(" transactional.id %s", tid);
             }
         }
-        if (mp->err != RD_KAFKA_RESP_ERR_NO_ERROR)
-            printf("\tError: %s", rd_kafka_err2name(mp->err));
+        if (mp->ErrorCode != 0 && mp->ErrorCode != RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE)
+            printf("\tError: %s", rd_kafka_err2name((rd_kafka_resp_err_t)mp->ErrorCode));
         printf("\n");
     }
-    free(parts);
+    rc = TALLY_OK;
+out:
+    free(live);
     free(hw);
     free(lso);
-    return TALLY_OK;
+    return rc;
 }
 
 static int topics_describe(const struct tally_ctx *ctx, int argc, char **argv)
 {
+    struct describe_opts o = {0};
+    int n_names = 0;
+
     if (wants_help(argc, argv, describe_usage))
         return TALLY_OK;
-    for (int i = 2; i < argc; i++)
-        if (argv[i][0] == '-')
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--under-replicated-partitions") == 0)
+            o.only |= TALLY_PART_UNDER_REPLICATED;
+        else if (strcmp(argv[i], "--unavailable-partitions") == 0)
+            o.only |= TALLY_PART_OFFLINE;
+        else if (argv[i][0] == '-')
             return tally_usage_error("unknown option '%s'", argv[i]);
+        else
+            n_names++;
+    }
 
     rd_kafka_t *rk = tally_connect(ctx);
     if (rk == NULL)
         return TALLY_FAIL;
     int rc = TALLY_OK;
-
-    if (argc == 2) {
-        const struct rd_kafka_metadata *md = tally_metadata(rk, ctx, NULL);
-        if (md == NULL) {
-            rc = TALLY_FAIL;
-            goto out;
-        }
-        const rd_kafka_metadata_topic_t **ts = calloc((size_t)md->topic_cnt + 1, sizeof *ts);
-        if (ts == NULL) {
-            rc = tally_fail("out of memory");
-        } else {
-            for (int i = 0; i < md->topic_cnt; i++)
-                ts[i] = &md->topics[i];
-            qsort(ts, (size_t)md->topic_cnt, sizeof *ts, cmp_topic);
-            for (int i = 0; i < md->topic_cnt && rc == TALLY_OK; i++)
-                rc = describe_one(rk, ctx, md, ts[i]);
-            free(ts);
-        }
-        rd_kafka_metadata_destroy(md);
-        goto out;
-    }
-
-    /* A per-topic metadata request could make the broker auto-create a missing
-     * name, so look the names up in the full list instead. */
+    struct arena *a = NULL;
+    const struct MetadataResponse *wm = NULL;
+    struct MetadataResponseTopic **ts = NULL;
+    /* A per-topic metadata request could make the broker auto-create a missing name, so the
+     * names are looked up in the full list; the controller's answer is the most recent. */
     const struct rd_kafka_metadata *md = tally_metadata(rk, ctx, NULL);
     if (md == NULL) {
         rc = TALLY_FAIL;
         goto out;
     }
+    a = arena_new(256 << 20);
+    if (a == NULL) {
+        rc = tally_fail("out of memory");
+        goto out_md;
+    }
+    if (tally_wire_metadata(ctx, md, rd_kafka_controllerid(rk, ctx->timeout_ms), a, &wm) !=
+        TALLY_OK) {
+        rc = TALLY_FAIL;
+        goto out_md;
+    }
+    ts = calloc((size_t)wm->Topics.n + 1, sizeof *ts);
+    if (ts == NULL) {
+        rc = tally_fail("out of memory");
+        goto out_md;
+    }
+    for (int32_t i = 0; i < wm->Topics.n; i++)
+        ts[i] = &wm->Topics.v[i];
+    qsort(ts, (size_t)wm->Topics.n, sizeof *ts, cmp_wire_topic);
+
+    if (n_names == 0) {
+        for (int32_t i = 0; i < wm->Topics.n && rc == TALLY_OK; i++)
+            rc = describe_one(rk, ctx, md, wm, ts[i], &o);
+        goto out_md;
+    }
     for (int i = 2; i < argc; i++) {
-        const rd_kafka_metadata_topic_t *found = NULL;
-        for (int t = 0; t < md->topic_cnt; t++)
-            if (strcmp(md->topics[t].topic, argv[i]) == 0)
-                found = &md->topics[t];
-        int one = found != NULL ? describe_one(rk, ctx, md, found)
+        if (argv[i][0] == '-')
+            continue;
+        struct MetadataResponseTopic *found = NULL;
+        for (int32_t t = 0; t < wm->Topics.n; t++)
+            if (ts[t]->Name != NULL && strcmp(ts[t]->Name, argv[i]) == 0)
+                found = ts[t];
+        int one = found != NULL ? describe_one(rk, ctx, md, wm, found, &o)
                                 : tally_fail("topic '%s' does not exist", argv[i]);
         if (one != TALLY_OK)
             rc = one;
     }
+out_md:
+    free(ts);
+    arena_free(a);
     rd_kafka_metadata_destroy(md);
 out:
     rd_kafka_destroy(rk);

@@ -8,6 +8,7 @@
 #include "admin_int.h"
 #include "base/arena.h"
 #include "base/err.h"
+#include "controller/controller_sm.h"
 #include "meta/meta.h"
 
 struct admin *admin_new(struct meta *m, const struct admin_options *opts)
@@ -22,11 +23,15 @@ struct admin *admin_new(struct meta *m, const struct admin_options *opts)
     a->cfg.meta = m;
     a->cfg.props = opts->config;
     a->cfg.node_id = opts->node_id;
+    admin_forward_setup(a, opts);
     return a;
 }
 
 void admin_free(struct admin *a)
 {
+    if (a == NULL)
+        return;
+    admin_forward_free_all(a);
     free(a);
 }
 
@@ -59,21 +64,37 @@ void uuid_random(uint8_t id[16])
     } while (id[0] == 0 && id[1] == 0);
 }
 
+/* The seed of a topic's placement: a hash of its name, so that partitions added later
+ * (CreatePartitions) continue the same rotation. */
+uint32_t topic_placement_seed(const char *name)
+{
+    uint32_t seed = 0;
+    for (const char *c = name; *c; c++)
+        seed = seed * 31 + (uint8_t)*c;
+    return seed;
+}
+
 int topic_records(const struct admin *a, const struct topic_spec *spec, struct arena *ar,
                   struct meta_record **out, size_t *n_out)
 {
-    int32_t n_live, rf = spec->replication_factor, np = spec->partitions;
-    int32_t *live = live_broker_ids(a, ar, &n_live);
+    int32_t rf = spec->replication_factor, np = spec->partitions;
+    int32_t *placed = NULL;
     struct meta_record *recs;
     size_t n = 0;
-    uint32_t start = 0;
+    int rc;
 
-    if (live == NULL)
-        return ERR_NOMEM;
     if (np < 1)
         return ERR_INVALID_PARTITIONS;
-    if (spec->replicas == NULL && (rf < 1 || rf > n_live))
-        return ERR_INVALID_REPLICATION_FACTOR;
+    if (spec->replicas == NULL) {
+        /* The controller's rack-aware placement over the brokers that may take replicas. */
+        placed = arena_alloc(ar, (size_t)np * (size_t)(rf > 0 ? rf : 1) * sizeof *placed);
+        if (placed == NULL)
+            return ERR_NOMEM;
+        rc = ctl_place_replicas(meta_get_image(a->meta), np, rf, 0,
+                                topic_placement_seed(spec->name), placed);
+        if (rc != 0)
+            return rc;
+    }
     recs = arena_alloc(ar, (1 + (size_t)np + (size_t)spec->n_configs) * sizeof *recs);
     if (recs == NULL)
         return ERR_NOMEM;
@@ -87,20 +108,13 @@ int topic_records(const struct admin *a, const struct topic_spec *spec, struct a
     const uint8_t *tid = recs[n].u.topic.id;
     n++;
 
-    /* Spread leaders: start at a place derived from the name, then round-robin. */
-    for (const char *c = spec->name; *c; c++)
-        start = start * 31 + (uint8_t)*c;
     for (int32_t p = 0; p < np; p++) {
         int32_t *replicas;
         if (spec->replicas) {
             rf = spec->n_replicas[p];
             replicas = (int32_t *)spec->replicas[p];
         } else {
-            replicas = arena_alloc(ar, (size_t)rf * sizeof *replicas);
-            if (replicas == NULL)
-                return ERR_NOMEM;
-            for (int32_t r = 0; r < rf; r++)
-                replicas[r] = live[(start + (uint32_t)p + (uint32_t)r) % (uint32_t)n_live];
+            replicas = &placed[(size_t)p * (size_t)rf];
         }
         struct meta_record *rec = &recs[n++];
         rec->type = META_REC_PARTITION;

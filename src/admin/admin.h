@@ -2,16 +2,21 @@
 /* admin: the cluster-administration and metadata APIs — Metadata, CreateTopics,
  * DeleteTopics, CreatePartitions, DescribeConfigs, AlterConfigs, IncrementalAlterConfigs,
  * DescribeCluster — answered from,
- * and written through, the metadata image (meta/). */
+ * and written through, the metadata image (meta/); DescribeQuorum, answered from the metadata
+ * quorum's own state; and forwarding (forward.c): on a broker that is not the active
+ * controller, what only the controller may decide goes there. */
 #ifndef TALLY_ADMIN_H
 #define TALLY_ADMIN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct meta;
+struct net_client;
 struct net_request;
 struct props;
+struct tclock;
 
 struct admin;
 
@@ -21,11 +26,42 @@ struct admin_options {
     /* The broker's static configuration (file + --set), used for defaults and for
      * DescribeConfigs of the broker; borrowed, must outlive the admin. */
     const struct props *config;
+    /* Forwarding to the active controller: the shared outbound client (borrowed, must
+     * outlive the admin's use of it: see admin_stop) and the clock of its deadlines. NULL
+     * client: nothing is forwarded (a non-controller answers NOT_CONTROLLER). */
+    struct net_client *client;
+    struct tclock *clock;
+    /* request.timeout.ms: the longest a forwarded request waits for the controller, retries
+     * included (0: 30000). */
+    int64_t forward_timeout_ms;
 };
+
+/* Every broker's own outbound client sends this ClientId prefix, followed by its node id
+ * ("tally-broker-2"); a request carrying it is never forwarded again (forward.c). */
+#define ADMIN_BROKER_CLIENT_ID_PREFIX "tally-broker-"
 
 /* A new admin bound to `m` (borrowed). NULL on out of memory. */
 struct admin *admin_new(struct meta *m, const struct admin_options *opts);
+/* Stops forwarding: every forwarded request still unanswered is answered NOT_CONTROLLER
+ * (its client looks for another broker; the listener is closing), no retry is made any
+ * more, and from now on nothing is forwarded. Call it before the outbound client stops; forwards
+ * the client still holds are freed when it fails them (net_client_stop). */
+void admin_stop(struct admin *a);
+/* Frees the admin; call after the outbound client stopped. NULL is ignored. */
 void admin_free(struct admin *a);
+
+/* Forwarding (Kafka's ForwardingManager, without KIP-590's envelope). When this node is not
+ * the active controller and `req` is CreateTopics, DeleteTopics, CreatePartitions,
+ * AlterConfigs, IncrementalAlterConfigs or ElectLeaders from a client, sends the decoded
+ * request, at its own version, to the controller (NET_CLIENT_CONTROLLER) and returns true:
+ * `req` is then finished with the controller's answer, or — once the request's own timeout
+ * (at most forward_timeout_ms) has passed without one, NOT_CONTROLLER answers and lost
+ * connections retried until then — with REQUEST_TIMED_OUT in every item. Returns false,
+ * leaving `req` to the caller's handler, on the controller, for any other API, without a
+ * client, once stopped, and for a request another broker forwarded here (ClientId
+ * ADMIN_BROKER_CLIENT_ID_PREFIX...): that one is answered here, NOT_CONTROLLER, so that two
+ * brokers that take each other for the controller cannot bounce it. */
+bool admin_forward(struct admin *a, struct net_request *req);
 
 /* Request handlers: each finishes `req` exactly once (now or after a metadata proposal
  * applies). The request's API must match the handler. */
@@ -37,14 +73,18 @@ void admin_describe_configs(struct admin *a, struct net_request *req);
 void admin_alter_configs(struct admin *a, struct net_request *req);
 void admin_incremental_alter_configs(struct admin *a, struct net_request *req);
 void admin_describe_cluster(struct admin *a, struct net_request *req);
+void admin_describe_quorum(struct admin *a, struct net_request *req);
 
 /* Creates an internal topic (a coordinator's: __consumer_offsets, __transaction_state) unless
- * it exists: `partitions`, replication factor capped at the live brokers (one WARN line
- * when capped), configs as parallel key/value arrays (copied). Returns 0 when the topic exists
- * or its creation was proposed (it appears in the image once applied; a failed proposal is
- * logged), ERR_NOT_CONTROLLER on a node that is not the active controller,
- * ERR_COORDINATOR_NOT_AVAILABLE with no live broker, ERR_INVALID_REQUEST or ERR_NOMEM. The
- * shape of group.h's group_ensure_topic_fn, with the admin as its argument. */
+ * it exists: `partitions`, replication factor capped at the quorum's voters (one WARN line
+ * when capped), min.insync.replicas capped at that, configs as parallel key/value arrays
+ * (copied). Returns 0 when the topic exists or its creation was proposed — on the active
+ * controller — or sent to the controller as a CreateTopics — elsewhere; it appears in the
+ * image once applied, and a refusal is logged —, ERR_COORDINATOR_NOT_AVAILABLE while fewer
+ * brokers than the replication factor are unfenced (as this node's image sees them),
+ * ERR_NOT_CONTROLLER on a non-controller that cannot forward (no client, stopping),
+ * ERR_INVALID_REQUEST or ERR_NOMEM. The shape of group.h's group_ensure_topic_fn, with the
+ * admin as its argument. */
 int admin_ensure_internal_topic(struct admin *a, const char *name, int32_t partitions,
                                 int16_t replication_factor, int32_t n_configs,
                                 const char *const *keys, const char *const *values);

@@ -14,6 +14,7 @@
 struct arena;
 struct meta;
 struct meta_record;
+struct fwd;
 
 struct admin {
     struct meta *meta;
@@ -26,6 +27,14 @@ struct admin {
     /* Metadata requests naming topics that may not be auto-created: any client can repeat
      * them, so the line saying so is rate-limited. */
     struct slog_limit refused_auto_create;
+    /* Forwarding (forward.c). */
+    struct net_client *client;
+    struct tclock *clock;
+    int64_t forward_timeout_ms;
+    struct fwd *forwards;   /* live forwards, newest first */
+    int32_t n_own_forwards; /* of which this broker's own creations */
+    bool stopping;          /* admin_stop was called */
+    struct slog_limit forward_warn;
 };
 
 /* Topic names: [a-zA-Z0-9._-]{1,249}, not "." or "..". */
@@ -70,21 +79,40 @@ int32_t *live_broker_ids(const struct admin *a, struct arena *ar, int32_t *n);
 /* Fills a random (version 4) UUID that is not all zero. */
 void uuid_random(uint8_t id[16]);
 
+/* forward.c: admin_new's part (the options' client, clock and timeout), and admin_free's
+ * (every forward still held: only once the outbound client has stopped). */
+void admin_forward_setup(struct admin *a, const struct admin_options *opts);
+void admin_forward_free_all(struct admin *a);
+
+/* A broker's own CreateTopics, sent to the controller and forgotten (Kafka's
+ * AutoTopicCreationManager): one topic, `partitions` and `replication_factor` as given (-1:
+ * the controller's defaults), configs copied. At most one per topic is out at a time: a
+ * second call while one is returns 0 too. The caller answers its own client meanwhile; the
+ * topic appears in the image once created, and a refusal is logged (rate-limited). Returns 0,
+ * ERR_NOT_CONTROLLER (no client, or stopping) or ERR_NOMEM (including too many out). */
+int admin_forward_create(struct admin *a, const char *name, int32_t partitions,
+                         int16_t replication_factor, int32_t n_configs, const char *const *keys,
+                         const char *const *values);
+
 /* Shared by CreateTopics and Metadata auto-creation: builds the records of a new topic
- * (TOPIC, PARTITION × n, CONFIG × n_configs) in `ar`; replicas go round-robin over live
- * brokers. Returns 0 with *out / *n_out, INVALID_REPLICATION_FACTOR, INVALID_PARTITIONS or
- * ERR_NOMEM. */
+ * (TOPIC, PARTITION × n, CONFIG × n_configs) in `ar`; replicas are placed by the
+ * controller's rack-aware placement (ctl_place_replicas over the unfenced brokers that are
+ * not shutting down, starting at a place drawn from the topic's name). Returns 0 with *out /
+ * *n_out, INVALID_REPLICATION_FACTOR, INVALID_PARTITIONS or ERR_NOMEM. */
 struct topic_spec {
     const char *name;
     int32_t partitions, replication_factor;
     int32_t n_configs;
     const char *const *config_keys, *const *config_values;
     const uint8_t *id; /* NULL = a fresh random id */
-    /* Explicit replica lists, one per partition (NULL = round-robin placement). */
+    /* Explicit replica lists, one per partition (NULL = ctl_place_replicas). */
     const int32_t *const *replicas;
     const int32_t *n_replicas;
 };
 int topic_records(const struct admin *a, const struct topic_spec *spec, struct arena *ar,
                   struct meta_record **out, size_t *n_out);
+/* The placement seed of a topic (from its name: partitions added later continue the same
+ * rotation of preferred leaders). */
+uint32_t topic_placement_seed(const char *name);
 
 #endif

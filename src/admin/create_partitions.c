@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* CreatePartitions: grows topics; new partitions follow the round-robin placement (or the
- * explicit assignments) and are proposed as one batch per topic. */
+/* CreatePartitions: grows topics; new partitions follow the controller's placement
+ * (ctl_place_replicas, continuing the topic's rotation) or the explicit assignments, and are
+ * proposed as one batch per topic. */
 #include <stdio.h>
 #include <string.h>
 
@@ -8,6 +9,7 @@
 #include "base/arena.h"
 #include "base/err.h"
 #include "base/slog.h"
+#include "controller/controller_sm.h"
 #include "meta/meta.h"
 #include "net/net.h"
 
@@ -46,18 +48,25 @@ static int grow_records(struct admin *a, struct arena *ar, const struct meta_top
 {
     int32_t add = want->Count - t->n_partitions;
     int32_t rf = t->n_partitions > 0 ? t->partitions[0].n_replicas : 1;
-    int32_t n_live, *live = live_broker_ids(a, ar, &n_live);
     struct meta_record *recs = arena_alloc(ar, (size_t)add * sizeof *recs);
+    int32_t *placed = NULL;
 
-    if (live == NULL || recs == NULL)
+    if (recs == NULL)
         return ERR_NOMEM;
     if (want->Assignments.n >= 0 && want->Assignments.n != add) {
         *why = "Assignments must list exactly the new partitions.";
         return ERR_INVALID_REPLICA_ASSIGNMENT;
     }
-    if (want->Assignments.n < 0 && rf > n_live) {
-        *why = "Not enough live brokers for the topic's replication factor.";
-        return ERR_INVALID_REPLICATION_FACTOR;
+    if (want->Assignments.n < 0) {
+        placed = arena_alloc(ar, (size_t)add * (size_t)rf * sizeof *placed);
+        if (placed == NULL)
+            return ERR_NOMEM;
+        int rc = ctl_place_replicas(meta_get_image(a->meta), add, rf, t->n_partitions,
+                                    topic_placement_seed(t->name), placed);
+        if (rc == ERR_INVALID_REPLICATION_FACTOR)
+            *why = "Not enough live brokers for the topic's replication factor.";
+        if (rc != 0)
+            return rc;
     }
     for (int32_t i = 0; i < add; i++) {
         struct meta_record *rec = &recs[i];
@@ -77,11 +86,7 @@ static int grow_records(struct admin *a, struct arena *ar, const struct meta_top
                 }
         } else {
             n = rf;
-            replicas = arena_alloc(ar, (size_t)rf * sizeof *replicas);
-            if (replicas == NULL)
-                return ERR_NOMEM;
-            for (int32_t r = 0; r < rf; r++)
-                replicas[r] = live[(uint32_t)(t->n_partitions + i + r) % (uint32_t)n_live];
+            replicas = &placed[(size_t)i * (size_t)rf];
         }
         rec->type = META_REC_PARTITION;
         memcpy(rec->u.partition.topic_id, t->id, 16);

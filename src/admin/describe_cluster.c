@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* DescribeCluster: cluster id, controller and the live brokers. */
+/* DescribeCluster: cluster id, controller and the unfenced brokers; from v2 (KIP-1073), when
+ * asked (IncludeFencedBrokers), the fenced ones too, each with IsFenced. */
 #include "admin_int.h"
 #include "base/arena.h"
 #include "base/err.h"
@@ -32,14 +33,16 @@ void admin_describe_cluster(struct admin *a, struct net_request *req)
     rs->Brokers.v = arena_alloc(req->arena, (nb + 1) * sizeof *rs->Brokers.v);
     if (rs->Brokers.v == NULL)
         goto err_nomem;
+    bool with_fenced = req->hdr.RequestApiVersion >= 2 && rq->IncludeFencedBrokers;
     for (size_t i = 0; i < nb; i++) {
-        if (b[i].fenced)
+        if (b[i].fenced && !with_fenced)
             continue;
         struct DescribeClusterBroker *o = &rs->Brokers.v[rs->Brokers.n++];
         o->BrokerId = b[i].id;
         o->Host = b[i].host;
         o->Port = b[i].port;
         o->Rack = b[i].rack;
+        o->IsFenced = b[i].fenced;
     }
     net_respond(req, rs);
     return;

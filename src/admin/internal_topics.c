@@ -6,8 +6,17 @@
  * works — never by how many brokers happen to be up: the topic is not created until that many
  * brokers are registered and unfenced (the caller answers COORDINATOR_NOT_AVAILABLE meanwhile
  * and asks again), so a cluster whose first broker came up alone does not get RF=1
- * coordinator topics for good. min.insync.replicas is capped at the replication factor. Only
- * the active controller proposes; elsewhere the caller is told ERR_NOT_CONTROLLER. */
+ * coordinator topics for good. min.insync.replicas is capped at the replication factor.
+ *
+ * The active controller proposes the topic itself. Any other broker sends the controller a
+ * CreateTopics with the same partitions, replication factor and configs (forward.c), as
+ * Kafka's brokers do through their AutoTopicCreationManager, and its coordinator answers
+ * COORDINATOR_NOT_AVAILABLE until the topic is in its image. The controller treats that
+ * CreateTopics as any client's: Tally, like Kafka, lets clients create the coordinators'
+ * topics with CreateTopics (only __cluster_metadata is refused), so a broker needs no proof
+ * of being one — which it could not give: without authentication, whatever a broker sends a
+ * client could send too. What a client gets wrong there (too few partitions) it gets wrong
+ * in Kafka as well; the coordinators read the partition count from the image. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +46,7 @@ int admin_ensure_internal_topic(struct admin *a, const char *name, int32_t parti
                                 const char *const *keys, const char *const *values)
 {
     struct arena *ar;
-    struct internal_create *c;
+    struct internal_create *c = NULL;
     struct meta_record *recs;
     size_t n;
     int32_t n_live;
@@ -45,13 +54,10 @@ int admin_ensure_internal_topic(struct admin *a, const char *name, int32_t parti
 
     if (meta_topic_by_name(a->meta, name))
         return 0;
-    if (!meta_is_controller(a->meta))
-        return ERR_NOT_CONTROLLER;
     if (strlen(name) >= sizeof c->name || partitions < 1)
         return ERR_INVALID_REQUEST;
     ar = arena_new(1 << 20);
-    c = calloc(1, sizeof *c);
-    if (ar == NULL || c == NULL || live_broker_ids(a, ar, &n_live) == NULL) {
+    if (ar == NULL || live_broker_ids(a, ar, &n_live) == NULL) {
         rc = ERR_NOMEM;
         goto err;
     }
@@ -64,6 +70,8 @@ int admin_ensure_internal_topic(struct admin *a, const char *name, int32_t parti
     }
     if (replication_factor < 1)
         replication_factor = 1;
+    /* On a non-controller this is its own image's view; the controller checks again (and
+     * answers INVALID_REPLICATION_FACTOR if it sees fewer: the coordinator asks again). */
     if (n_live < replication_factor) {
         slog_info_limited(&a->internal_wait, 10000, "admin",
                           "internal topic %s waits for %d unfenced brokers (%d so far)", name,
@@ -86,6 +94,11 @@ int admin_ensure_internal_topic(struct admin *a, const char *name, int32_t parti
         }
     }
     values = vals;
+    if (!meta_is_controller(a->meta)) {
+        rc = admin_forward_create(a, name, partitions, replication_factor, n_configs, keys, values);
+        arena_free(ar);
+        return rc;
+    }
     struct topic_spec spec = {
         .name = name,
         .partitions = partitions,
@@ -97,6 +110,11 @@ int admin_ensure_internal_topic(struct admin *a, const char *name, int32_t parti
     rc = topic_records(a, &spec, ar, &recs, &n);
     if (rc != 0)
         goto err;
+    c = calloc(1, sizeof *c);
+    if (c == NULL) {
+        rc = ERR_NOMEM;
+        goto err;
+    }
     memcpy(c->name, name, strlen(name) + 1);
     /* The records are encoded before meta_propose returns: the arena may go now. */
     rc = meta_propose(a->meta, recs, n, on_internal_created, c);
@@ -107,6 +125,5 @@ int admin_ensure_internal_topic(struct admin *a, const char *name, int32_t parti
 
 err:
     arena_free(ar);
-    free(c);
     return rc;
 }

@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Metadata: brokers, cluster id, controller and topics from the image; topics a client asks
- * for that do not exist are created first when auto-creation is allowed. */
+ * for that do not exist are created first when auto-creation is allowed — on the active
+ * controller proposed here (the answer waits for them), elsewhere asked of the controller
+ * with a CreateTopics (forward.c, this broker's num.partitions and
+ * default.replication.factor, as Kafka's AutoTopicCreationManager sends) and answered
+ * LEADER_NOT_AVAILABLE at once: the client asks again and finds the topic once created. */
 #include <string.h>
 
 #include "admin_int.h"
@@ -192,8 +196,8 @@ void admin_metadata(struct admin *a, struct net_request *req)
     c->a = a;
     c->req = req;
     c->pending = 1; /* held while proposals are being made */
-    if (allow && rq->Topics.n > 0 && admin_config_bool(a, "auto.create.topics.enable", true) &&
-        meta_is_controller(a->meta)) {
+    bool controller = meta_is_controller(a->meta);
+    if (allow && rq->Topics.n > 0 && admin_config_bool(a, "auto.create.topics.enable", true)) {
         for (int32_t i = 0; i < rq->Topics.n; i++) {
             const char *name = rq->Topics.v[i].Name, *why;
             int rc;
@@ -231,6 +235,14 @@ void admin_metadata(struct admin *a, struct net_request *req)
                 .partitions = (int32_t)admin_config_int(a, "num.partitions", 1),
                 .replication_factor = (int32_t)admin_config_int(a, "default.replication.factor", 1),
             };
+            if (!controller) {
+                /* Asked of the controller (0: LEADER_NOT_AVAILABLE in the answer); when it
+                 * cannot be asked now the topic is simply not there yet. */
+                rc = admin_forward_create(a, name, spec.partitions,
+                                          (int16_t)spec.replication_factor, 0, NULL, NULL);
+                c->create_err[i] = rc == 0 ? 0 : NOT_ATTEMPTED;
+                continue;
+            }
             struct meta_record *recs;
             size_t n;
             struct create_one *one = arena_alloc(ar, sizeof *one);

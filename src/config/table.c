@@ -296,8 +296,9 @@ static const struct config_def defs[] = {
      "leader of partition abs(hash(group id)) % this. Do not change it once the topic exists.",
      0, "src/group/coord.c"},
     {NULL, "offsets.topic.replication.factor", CT_SHORT, "3", 1, INT16_MAX, NULL, false,
-     "The replication factor __consumer_offsets is created with (capped at the live brokers, "
-     "with a warning, so that a single node works).",
+     "The replication factor __consumer_offsets is created with: capped (with a warning) at "
+     "the number of metadata quorum voters, so that a single node works; the topic waits until "
+     "that many brokers are unfenced.",
      0, "src/group/find_coordinator.c"},
     {NULL, "offsets.topic.segment.bytes", CT_INT, "104857600", 1, I32MAX, NULL, false,
      "The segment size of __consumer_offsets (small, so compaction and loading stay quick).", 0,
@@ -364,10 +365,11 @@ static const struct config_def defs[] = {
      "src/txn/coord.c"},
     /* The transaction coordinator (issue 10, src/txn and FindCoordinator key type 1). */
     {NULL, "transaction.state.log.replication.factor", CT_SHORT, "3", 1, INT16_MAX, NULL, false,
-     "The replication factor __transaction_state is created with (capped at the live brokers).", 0,
-     "src/group/find_coordinator.c"},
+     "The replication factor __transaction_state is created with: capped at the number of "
+     "metadata quorum voters; the topic waits until that many brokers are unfenced.",
+     0, "src/group/find_coordinator.c"},
     {NULL, "transaction.state.log.min.isr", CT_INT, "2", 1, I32MAX, NULL, false,
-     "min.insync.replicas of __transaction_state (capped at the live brokers).", 0,
+     "min.insync.replicas of __transaction_state (capped at its replication factor).", 0,
      "src/group/find_coordinator.c"},
     {NULL, "transaction.state.log.segment.bytes", CT_INT, "104857600", 1, I32MAX, NULL, false,
      "The segment size __transaction_state is created with.", 0, "src/group/find_coordinator.c"},
@@ -450,12 +452,15 @@ static const struct config_def defs[] = {
      "Tally: it has no ZooKeeper (its metadata lives in a raft quorum).",
      0, NULL},
     {NULL, "controlled.shutdown.enable", CT_BOOLEAN, "true", 0, 0, booleans, false,
-     "Whether a stopping broker first moves its leaderships away. Accepted, no effect in "
-     "Tally: its brokers stop without a controlled shutdown step.",
-     0, NULL},
+     "Whether SIGTERM first asks the controller to move this broker's leaderships away "
+     "(BrokerHeartbeat WantShutDown until ShouldShutDown, bounded by "
+     "broker.session.timeout.ms); false: it stops at once, and its partitions move only "
+     "when its session expires.",
+     0, "src/main.c"},
     {NULL, "controlled.shutdown.max.retries", CT_INT, "3", INT32_MIN, I32MAX, NULL, false,
-     "How many times a controlled shutdown is tried. Accepted, no effect in Tally: its "
-     "brokers stop without a controlled shutdown step.",
+     "How many times a controlled shutdown is tried. Accepted, no effect in Tally: as in "
+     "KRaft, the broker heartbeats WantShutDown until the controller answers or "
+     "broker.session.timeout.ms passes.",
      0, NULL},
     {NULL, "controlled.shutdown.retry.backoff.ms", CT_LONG, "5000", INT64_MIN, I64MAX, NULL, false,
      "The wait between two tries of a controlled shutdown (ms). Accepted, no effect in "
@@ -1015,8 +1020,8 @@ static const struct config_def defs[] = {
      "src/replica/replica_mgr.c"},
     {NULL, "replica.high.watermark.checkpoint.interval.ms", CT_LONG, "5000", INT64_MIN, I64MAX,
      NULL, false,
-     "How often the high watermarks are written to the replication-offset checkpoint (ms); "
-     "a broker restarted after a crash starts from them.",
+     "How often every hosted partition's high watermark is written to the log dir's "
+     "replication-offset-checkpoint (ms).",
      0, "src/replica/replica_mgr.c"},
     {NULL, "replica.lag.time.max.ms", CT_LONG, "30000", INT64_MIN, I64MAX, NULL, false,
      "How long a follower may fail to catch up with the leader's log end before the leader "
@@ -1043,9 +1048,11 @@ static const struct config_def defs[] = {
      "applies no quotas.",
      0, NULL},
     {NULL, "request.timeout.ms", CT_INT, "30000", INT32_MIN, I32MAX, NULL, false,
-     "How long the broker's own client waits for an answer (ms). Accepted, no effect in "
-     "Tally: the broker's own requests to other brokers have fixed timeouts.",
-     0, NULL},
+     "How long a request forwarded to the active controller (CreateTopics, DeleteTopics, "
+     "CreatePartitions, AlterConfigs, IncrementalAlterConfigs, ElectLeaders, and the "
+     "broker's own topic creations) may wait for the controller's answer, retries included, "
+     "when its own timeout is not shorter (ms); 0 or less: 30000.",
+     0, "src/main.c"},
     {NULL, "reserved.broker.max.id", CT_INT, "1000", 0, I32MAX, NULL, false,
      "The largest broker id that may be configured (generated ids start above it). Accepted, "
      "no effect in Tally: node ids are configured, never generated.",

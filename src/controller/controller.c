@@ -33,6 +33,13 @@ struct controller {
     bool tick_in_flight; /* the periodic look's batch is being proposed */
     bool stopped;
     struct slog_limit propose_warn;
+    /* The brokers the periodic batch in flight fences (their sessions expired), logged once it
+     * applied: a dead broker cannot say so itself. */
+    struct {
+        int32_t id;
+        int64_t epoch;
+    } fencing[16];
+    int n_fencing;
 };
 
 static int64_t now_ms(const struct controller *c)
@@ -47,6 +54,27 @@ static void on_tick_applied(void *arg, int err)
     if (err != 0 && err != ERR_SHUTDOWN && err != ERR_NOT_CONTROLLER)
         /* Another decision changed the same partition first: the next look decides again. */
         slog_debug("controller", "periodic batch not applied: %s", err_name(err));
+    for (int i = 0; err == 0 && i < c->n_fencing; i++)
+        slog_info("controller",
+                  "broker %d (epoch %lld) fenced: no heartbeat for a session; it left every ISR "
+                  "and its leaderships moved",
+                  c->fencing[i].id, (long long)c->fencing[i].epoch);
+    c->n_fencing = 0;
+}
+
+/* Notes the brokers a periodic batch fences, for on_tick_applied. */
+static void note_fencing(struct controller *c, const struct ctl_out *out)
+{
+    c->n_fencing = 0;
+    for (size_t i = 0; i < out->n; i++) {
+        const struct meta_record *r = &out->recs[i];
+        if (r->type != META_REC_BROKER_CHANGE || r->u.broker_change.fenced != 1 ||
+            c->n_fencing == (int)(sizeof c->fencing / sizeof c->fencing[0]))
+            continue;
+        c->fencing[c->n_fencing].id = r->u.broker_change.id;
+        c->fencing[c->n_fencing].epoch = r->u.broker_change.epoch;
+        c->n_fencing++;
+    }
 }
 
 static void on_timer(struct tclock_timer *t)
@@ -73,8 +101,13 @@ static void on_timer(struct tclock_timer *t)
     if (out.oom)
         slog_warn_limited(&c->propose_warn, 10000, "controller",
                           "out of memory deciding the periodic changes; retried");
-    else if (out.n > 0 && meta_propose(c->meta, out.recs, out.n, on_tick_applied, c) == 0)
-        c->tick_in_flight = true;
+    else if (out.n > 0) {
+        note_fencing(c, &out);
+        if (meta_propose(c->meta, out.recs, out.n, on_tick_applied, c) == 0)
+            c->tick_in_flight = true;
+        else
+            c->n_fencing = 0;
+    }
     ctl_out_free(&out);
 }
 
@@ -99,6 +132,7 @@ int controller_new(const struct controller_options *o, struct controller **out)
         props_get_bool(o->config, "auto.leader.rebalance.enable", true, NULL);
     cfg.leader_imbalance_interval_ms = interval_s * 1000;
     cfg.rebalance_batch = 4;
+    cfg.min_insync_replicas = (int32_t)props_get_int(o->config, "min.insync.replicas", 1, NULL);
     c->sm = ctl_sm_new(&cfg);
     if (c->sm == NULL) {
         free(c);
@@ -155,6 +189,8 @@ struct registration {
     struct controller *c;
     struct net_request *req;
     int32_t broker_id;
+    int64_t previous_epoch; /* PreviousBrokerEpoch */
+    bool clean;             /* ... the epoch the image held for it: a clean shutdown */
     char raft_address[160]; /* "" when the broker named no CONTROLLER listener */
 };
 
@@ -212,8 +248,18 @@ static void on_registered(void *arg, int err)
         answer_registration(r->req, err == ERR_SHUTDOWN ? ERR_NOT_CONTROLLER : err, -1);
         return;
     }
-    slog_info("controller", "broker %d registered at epoch %lld", r->broker_id,
-              (long long)epoch_of(r->c, r->broker_id));
+    if (r->clean)
+        slog_info("controller",
+                  "broker %d registered at epoch %lld after a clean shutdown at "
+                  "epoch %lld",
+                  r->broker_id, (long long)epoch_of(r->c, r->broker_id),
+                  (long long)r->previous_epoch);
+    else
+        slog_info("controller",
+                  "broker %d registered at epoch %lld (previous broker epoch %lld: as after an "
+                  "unclean shutdown, out of every ELR)",
+                  r->broker_id, (long long)epoch_of(r->c, r->broker_id),
+                  (long long)r->previous_epoch);
     registered(r);
 }
 
@@ -262,6 +308,11 @@ void controller_broker_registration(struct controller *c, struct net_request *re
     reg.rack = rq->Rack;
     reg.n_dirs = rq->LogDirs.n > 0 ? rq->LogDirs.n : 0;
     reg.dirs = (const uint8_t(*)[16])rq->LogDirs.v;
+    /* v0-2 have no such field: the decoder leaves its default, -1 (an unclean shutdown, as
+     * far as the controller can tell). */
+    reg.previous_broker_epoch = rq->PreviousBrokerEpoch;
+    r->previous_epoch = reg.previous_broker_epoch;
+    r->clean = ctl_sm_clean_shutdown(meta_get_image(c->meta), &reg);
     ctl_out_init(&out);
     rc = ctl_sm_register(c->sm, meta_get_image(c->meta), &reg, now_ms(c), &out);
     if (rc == 0 && out.oom)
@@ -565,7 +616,33 @@ void controller_elect_leaders(struct controller *c, struct net_request *req)
     e->req = req;
     e->rs = rs;
     if (!controller_active(c)) {
+        /* In every named partition too, as Kafka's error answer: v0 has no top-level error,
+         * and a broker forwarding the request must see the refusal to retry elsewhere. */
         rs->ErrorCode = ERR_NOT_CONTROLLER;
+        int32_t n = rq->TopicPartitions.n > 0 ? rq->TopicPartitions.n : 0;
+        rs->ReplicaElectionResults.v =
+            req_alloc(req, ((size_t)n + 1) * sizeof *rs->ReplicaElectionResults.v);
+        if (rs->ReplicaElectionResults.v == NULL) {
+            net_close_connection(req);
+            return;
+        }
+        rs->ReplicaElectionResults.n = n;
+        for (int32_t i = 0; i < n; i++) {
+            const struct ElectLeadersTopicPartitions *tp = &rq->TopicPartitions.v[i];
+            struct ReplicaElectionResult *r = &rs->ReplicaElectionResults.v[i];
+            int32_t np = tp->Partitions.n > 0 ? tp->Partitions.n : 0;
+            r->Topic = tp->Topic;
+            r->PartitionResult.v = req_alloc(req, ((size_t)np + 1) * sizeof *r->PartitionResult.v);
+            if (r->PartitionResult.v == NULL) {
+                net_close_connection(req);
+                return;
+            }
+            r->PartitionResult.n = np;
+            for (int32_t j = 0; j < np; j++) {
+                r->PartitionResult.v[j].PartitionId = tp->Partitions.v[j];
+                r->PartitionResult.v[j].ErrorCode = ERR_NOT_CONTROLLER;
+            }
+        }
         net_respond(req, rs);
         return;
     }

@@ -29,11 +29,12 @@ struct ctl_sm {
 };
 
 /* How a decision changes a broker before its records apply: partition changes are computed
- * against the image as it will be. `evict` brokers leave every ISR (never emptying one) and
- * lose their leaderships. */
+ * against the image as it will be. `evict` brokers leave every ISR (the rules of
+ * controller_sm.h say when one may become empty) and lose their leaderships; `unclean` ones
+ * (registering after an unclean shutdown) also leave every ELR. */
 struct ctl_override {
     int32_t id;
-    bool fenced, shutting_down, evict;
+    bool fenced, shutting_down, evict, unclean;
 };
 
 /* One decision under way: the image it is taken on, the overrides, and the records. */
@@ -45,7 +46,7 @@ struct ctl_plan {
     size_t n_over, cap_over;
     /* Partitions to consider: those with this broker among their replicas (-1: all). */
     int32_t focus;
-    int32_t *scratch; /* the ISR of the partition being planned, in out's arena */
+    int32_t *scratch; /* the ISR and ELR of the partition being planned, in out's arena */
     int32_t cap_scratch;
 };
 
@@ -67,6 +68,8 @@ bool ctl_plan_init(struct ctl_plan *pl, const struct ctl_sm *c, const struct met
 /* Sets how broker `id` will be once the decision applies (false on out of memory). */
 bool ctl_plan_override(struct ctl_plan *pl, int32_t id, bool fenced, bool shutting_down,
                        bool evict);
+/* Marks broker `id`, overridden already, as registering after an unclean shutdown. */
+void ctl_plan_unclean(struct ctl_plan *pl, int32_t id);
 /* Whether broker `id` can lead or join an ISR once the decision applies: registered,
  * unfenced, not shutting down. */
 bool ctl_plan_usable(const struct ctl_plan *pl, int32_t id);

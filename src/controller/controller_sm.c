@@ -255,6 +255,12 @@ oom:
     return false;
 }
 
+bool ctl_sm_clean_shutdown(const struct meta_image *img, const struct ctl_registration *r)
+{
+    const struct meta_broker *b = meta_image_broker_by_id(img, r->broker_id);
+    return b != NULL && r->previous_broker_epoch >= 0 && r->previous_broker_epoch == b->epoch;
+}
+
 int ctl_sm_register(struct ctl_sm *c, const struct meta_image *img,
                     const struct ctl_registration *r, int64_t now_ms, struct ctl_out *out)
 {
@@ -281,10 +287,14 @@ int ctl_sm_register(struct ctl_sm *c, const struct meta_image *img,
         return ERR_NOMEM;
     if (b) {
         /* The old incarnation is gone: it leaves its ISRs and leaderships in the same batch
-         * (the new one starts fenced, and may have lost what it had not flushed). */
+         * (the new one starts fenced). Unless it names the epoch of the registration it
+         * stopped under — its logs lost nothing since — it may have lost what it had not
+         * flushed, and it leaves every ELR too. */
         pl.focus = b->id;
         if (!ctl_plan_override(&pl, b->id, true, false, true))
             return ERR_NOMEM;
+        if (!ctl_sm_clean_shutdown(img, r))
+            ctl_plan_unclean(&pl, b->id);
         ctl_plan_partitions(&pl);
     }
     if (!add_registration(out, r) || out->oom)

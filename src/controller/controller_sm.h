@@ -16,16 +16,46 @@
  * - Every leader change bumps the leader epoch; an ISR-only change bumps only the partition
  *   epoch (KAFKA-15021). Every change bumps the partition epoch by one.
  * - A clean election picks the first replica (in replica order) that is in the ISR and
- *   unfenced and not shutting down. With none, an unclean election (topic config
- *   unclean.leader.election.enable, else the broker default) picks the first unfenced
- *   replica that is not shutting down, makes the ISR that replica alone and sets
- *   LeaderRecoveryState RECOVERING; otherwise the leader is -1 (the partition is offline;
- *   clients get LEADER_NOT_AVAILABLE) and the ISR is left as it was. Nothing is truncated
- *   by the controller.
+ *   unfenced and not shutting down; with none, the first such replica in the ELR (below),
+ *   which becomes the ISR alone — a clean election, not RECOVERING: it holds every committed
+ *   record. With none, an unclean election (topic config unclean.leader.election.enable,
+ *   else the broker default) picks the first unfenced replica that is not shutting down,
+ *   makes the ISR that replica alone, empties the ELR and sets LeaderRecoveryState
+ *   RECOVERING; otherwise the leader is -1 (the partition is offline; clients get
+ *   LEADER_NOT_AVAILABLE) and the ISR is left as it was. Nothing is truncated by the
+ *   controller.
+ * - KIP-966's eligible leader replicas (ELR). The HW does not advance while the committed
+ *   ISR is below min.insync.replicas (partition_sm.h), so a replica that leaves the ISR
+ *   while the ISR that remains is below the minimum (equivalently, for one leaving, while
+ *   the ISR is at or below it) holds every record committed until then and from then on:
+ *   it joins the ELR. Every change keeps that set: ISR members that leave join it, a replica
+ *   back in the ISR (or no longer a replica) leaves it, an ISR at or above the minimum
+ *   empties it (the HW moves on without its members), and so does an unclean election. A
+ *   fenced ELR member stays in it. The minimum is the topic's min.insync.replicas, else the
+ *   lowest of the cluster-wide dynamic default (else ctl_config's) and its replicas'
+ *   per-broker dynamic values: a leader enforcing a lower minimum than the controller
+ *   assumes would break the rule, so the brokers' static min.insync.replicas must not be
+ *   below the controller's (Kafka forbids per-broker values with ELR on for this reason).
+ * - Unclean shutdown (KIP-966): a registration whose PreviousBrokerEpoch is not the epoch
+ *   of the registration the image holds for that broker may have lost its unflushed tail
+ *   (the broker sends its last epoch only when its logs lost nothing since: lifecycle.c),
+ *   so the broker leaves every ELR, and it is never elected from one.
  * - Fencing a broker (session expired, or re-registered as a new incarnation): every ISR it
- *   is in loses it, except that an ISR never becomes empty (its last member stays: that
- *   replica holds the only complete copy); every partition it leads gets a new leader as
- *   above. All in one batch with the fence record.
+ *   is in loses it (joining the ELR as above), but an ISR does not become empty: its last
+ *   member stays, as the one complete copy, elected again when it comes back. One
+ *   exception, the case that loses acknowledged records without ELR: the last member
+ *   registers after an unclean shutdown while the ELR holds a member with a clean record
+ *   (two ISR members crash, the one that kept its log re-registers first and leaves the ISR
+ *   for the ELR, the other lost its unflushed tail). Then the ISR becomes empty and the ELR
+ *   member is elected once it is unfenced — never the lossy one, whose log may lack records
+ *   the ELR member holds and would truncate them away. Without such an ELR member the lossy
+ *   last member stays in the ISR and is elected when it comes back, as before ELR existed,
+ *   rather than the partition staying offline until an unclean election is allowed: no
+ *   replica is known to hold more (the others left the ISR while the HW moved on), it lost
+ *   at most its unflushed tail, and a one-broker cluster (or the last replica standing)
+ *   must come back after a crash. Likewise an empty ISR whose last ELR member registers
+ *   uncleanly gets it back as its ISR. Every partition it leads gets a new leader as above.
+ *   All in one batch with the fence (or registration) record.
  * - A broker starts fenced; a heartbeat whose CurrentMetadataOffset has reached the broker's
  *   epoch (it has applied its own registration) unfences it, in one batch with the elections
  *   of offline partitions it can now lead.
@@ -64,6 +94,7 @@ struct ctl_config {
     bool auto_leader_rebalance;           /* auto.leader.rebalance.enable, true */
     int64_t leader_imbalance_interval_ms; /* leader.imbalance.check.interval.seconds, 300 s */
     int32_t rebalance_batch;              /* preferred elections per tick, 0: 4 */
+    int32_t min_insync_replicas;          /* min.insync.replicas default, 0: 1 */
 };
 
 /* Records of one decision, to be proposed as one batch. Record arrays and strings live in
@@ -98,11 +129,15 @@ struct ctl_registration {
     const char *rack;                      /* NULL = none */
     int32_t n_dirs;
     const uint8_t (*dirs)[16];
+    /* PreviousBrokerEpoch (v3; -1 for older versions): the epoch the broker last registered
+     * with, sent only when its logs lost nothing since; -1 = unknown or an unclean shutdown */
+    int64_t previous_broker_epoch;
 };
 
 /* BrokerRegistration. Returns 0 with a REGISTER_BROKER2 record in `out` (plus, when it
- * replaces a live registration, the fencing of the old incarnation: its ISRs and
- * leaderships, as above); the broker's epoch is the image offset at which the batch
+ * replaces a registration, the fencing of the old incarnation: its ISRs and leaderships,
+ * and its ELR places after an unclean shutdown, as above); the broker's epoch is the image
+ * offset at which the batch
  * applies (read it from the image in the proposal's callback). Errors:
  * INCONSISTENT_CLUSTER_ID; INVALID_REQUEST (negative id, no listener, a listener without
  * host or port); DUPLICATE_BROKER_REGISTRATION when another incarnation of the id still
@@ -112,6 +147,9 @@ struct ctl_registration {
  * (a retry) answers 0 with no record. */
 int ctl_sm_register(struct ctl_sm *c, const struct meta_image *img,
                     const struct ctl_registration *r, int64_t now_ms, struct ctl_out *out);
+/* Whether registration `r` follows a clean shutdown as the rules above judge it: it names
+ * the epoch the image holds for the broker (false for a broker the image does not know). */
+bool ctl_sm_clean_shutdown(const struct meta_image *img, const struct ctl_registration *r);
 
 struct ctl_heartbeat {
     int32_t broker_id;

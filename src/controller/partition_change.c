@@ -5,6 +5,9 @@
  * broker overrides will leave it. The rules are controller_sm.h's. */
 #include "controller/controller_int.h"
 
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -12,6 +15,7 @@
 #include "base/err.h"
 
 #define UNCLEAN_KEY "unclean.leader.election.enable"
+#define MIN_ISR_KEY "min.insync.replicas"
 #define RESOURCE_TOPIC 2
 #define RESOURCE_BROKER 4
 #define RECOVERED 0
@@ -57,8 +61,15 @@ bool ctl_plan_override(struct ctl_plan *pl, int32_t id, bool fenced, bool shutti
         }
         o = &pl->over[pl->n_over++];
     }
-    *o = (struct ctl_override){id, fenced, shutting_down, evict};
+    *o = (struct ctl_override){id, fenced, shutting_down, evict, false};
     return true;
+}
+
+void ctl_plan_unclean(struct ctl_plan *pl, int32_t id)
+{
+    struct ctl_override *o = find_override(pl, id);
+    assert(o != NULL);
+    o->unclean = true;
 }
 
 /* Broker `id` as the decision leaves it: false if it is not registered. */
@@ -96,6 +107,12 @@ static bool evicted(const struct ctl_plan *pl, int32_t id)
 {
     const struct ctl_override *o = find_override(pl, id);
     return o && o->evict;
+}
+
+static bool unclean(const struct ctl_plan *pl, int32_t id)
+{
+    const struct ctl_override *o = find_override(pl, id);
+    return o && o->unclean;
 }
 
 static bool has(const int32_t *v, int32_t n, int32_t x)
@@ -145,6 +162,41 @@ static bool unclean_enabled(const struct ctl_plan *pl, const char *topic)
     return v == 1;
 }
 
+/* min.insync.replicas as a parsed value >= 1, or 0 when `v` is not one. */
+static int32_t config_min_isr(const char *v)
+{
+    char *end;
+    long long x;
+    if (v == NULL || *v == '\0')
+        return 0;
+    x = strtoll(v, &end, 10);
+    return *end == '\0' && x >= 1 && x <= INT32_MAX ? (int32_t)x : 0;
+}
+
+/* The min.insync.replicas the partition's leader enforces, as low as it may be: the topic's,
+ * else the lowest of the cluster-wide dynamic default (else the controller's static config)
+ * and the per-broker dynamic values of its replicas (a broker's own static value cannot be
+ * seen from here: controller_sm.h says why it must not be lower). A lower value only keeps
+ * replicas out of the ELR, which is the safe side. */
+static int32_t min_isr(const struct ctl_plan *pl, const char *topic, const struct meta_partition *p)
+{
+    int32_t v = config_min_isr(meta_image_config_get(pl->img, RESOURCE_TOPIC, topic, MIN_ISR_KEY));
+    char id[16];
+    if (v > 0)
+        return v;
+    v = config_min_isr(meta_image_config_get(pl->img, RESOURCE_BROKER, "", MIN_ISR_KEY));
+    if (v == 0)
+        v = pl->c->cfg.min_insync_replicas > 0 ? pl->c->cfg.min_insync_replicas : 1;
+    for (int32_t i = 0; i < p->n_replicas; i++) {
+        snprintf(id, sizeof id, "%d", p->replicas[i]);
+        int32_t b =
+            config_min_isr(meta_image_config_get(pl->img, RESOURCE_BROKER, id, MIN_ISR_KEY));
+        if (b > 0 && b < v)
+            v = b;
+    }
+    return v;
+}
+
 bool ctl_leads_any(const struct meta_image *img, int32_t id)
 {
     size_t n;
@@ -163,9 +215,11 @@ bool ctl_leads_any(const struct meta_image *img, int32_t id)
 struct target {
     int32_t leader;
     int8_t recovery;
-    int32_t n_replicas, n_isr, n_adding, n_removing;
+    int32_t n_replicas, n_isr, n_adding, n_removing, n_elr;
     const int32_t *replicas, *adding, *removing;
     int32_t *isr; /* room for n_replicas (at least one) */
+    int32_t *elr; /* as much room; set by target_elr() once the ISR and leader are decided */
+    bool unclean_election; /* the new leader was elected uncleanly: no ELR survives it */
 };
 
 /* A target equal to the partition, with room to change the ISR (the plan's scratch, which
@@ -174,6 +228,8 @@ static bool target_of(struct ctl_plan *pl, const struct meta_partition *p, struc
 {
     int32_t room = p->n_replicas > p->n_isr ? p->n_replicas : p->n_isr;
     struct ctl_out *o = pl->out;
+    if (p->n_elr > room)
+        room = p->n_elr;
     *t = (struct target){
         .leader = p->leader,
         .recovery = p->leader_recovery_state,
@@ -184,11 +240,12 @@ static bool target_of(struct ctl_plan *pl, const struct meta_partition *p, struc
         .adding = p->adding,
         .n_removing = p->n_removing,
         .removing = p->removing,
+        .n_elr = p->n_elr,
     };
     if (room < 1)
         room = 1;
-    if (room > pl->cap_scratch) {
-        int32_t cap = room > 2 * pl->cap_scratch ? room : 2 * pl->cap_scratch;
+    if (2 * room > pl->cap_scratch) {
+        int32_t cap = 2 * room > 2 * pl->cap_scratch ? 2 * room : 2 * pl->cap_scratch;
         pl->scratch = o->arena ? arena_alloc(o->arena, (size_t)cap * sizeof *pl->scratch) : NULL;
         if (pl->scratch == NULL) {
             pl->cap_scratch = 0;
@@ -198,8 +255,11 @@ static bool target_of(struct ctl_plan *pl, const struct meta_partition *p, struc
         pl->cap_scratch = cap;
     }
     t->isr = pl->scratch;
+    t->elr = pl->scratch + pl->cap_scratch / 2;
     if (p->n_isr)
         memcpy(t->isr, p->isr, (size_t)p->n_isr * sizeof *t->isr);
+    if (p->n_elr)
+        memcpy(t->elr, p->elr, (size_t)p->n_elr * sizeof *t->elr);
     return true;
 }
 
@@ -207,6 +267,7 @@ static bool target_changes(const struct meta_partition *p, const struct target *
 {
     return t->leader != p->leader || t->recovery != p->leader_recovery_state ||
            !same_list(t->isr, t->n_isr, p->isr, p->n_isr) ||
+           !same_list(t->elr, t->n_elr, p->elr, p->n_elr) ||
            !same_list(t->replicas, t->n_replicas, p->replicas, p->n_replicas) ||
            t->n_adding != p->n_adding || t->n_removing != p->n_removing;
 }
@@ -234,11 +295,27 @@ static bool emit(struct ctl_out *o, const struct meta_topic *topic, const struct
     r->u.partition.adding = ctl_out_i32s(o, t->adding, t->n_adding);
     r->u.partition.n_removing = t->n_removing;
     r->u.partition.removing = ctl_out_i32s(o, t->removing, t->n_removing);
+    r->u.partition.n_elr = t->n_elr;
+    r->u.partition.elr = ctl_out_i32s(o, t->elr, t->n_elr);
     return !o->oom;
 }
 
-/* The evicted brokers leave the ISR, which never becomes empty: if every member goes, the
- * leader stays when it was one (else the first member), as the one complete copy. */
+/* Whether the partition keeps an ELR member with a clean record once this decision applies:
+ * one that is not registering after an unclean shutdown and is still a replica. */
+static bool clean_elr_left(const struct ctl_plan *pl, const struct meta_partition *p)
+{
+    for (int32_t i = 0; i < p->n_elr; i++)
+        if (!unclean(pl, p->elr[i]) && has(p->replicas, p->n_replicas, p->elr[i]))
+            return true;
+    return false;
+}
+
+/* The evicted brokers leave the ISR. When every member goes, the last one (the leader when
+ * it was one, else the first member) stays as the one complete copy — unless it registers
+ * after an unclean shutdown while the ELR keeps a member with a clean record: then the ISR
+ * becomes empty and that member will lead. A partition whose ISR is empty already and whose
+ * last ELR member registers uncleanly gets that member back as its ISR (the last copy known,
+ * as for an ISR member). */
 static void evict_isr(const struct ctl_plan *pl, const struct meta_partition *p, struct target *t)
 {
     int32_t n = 0;
@@ -246,10 +323,42 @@ static void evict_isr(const struct ctl_plan *pl, const struct meta_partition *p,
         if (!evicted(pl, p->isr[i]))
             t->isr[n++] = p->isr[i];
     if (n == 0 && p->n_isr > 0) {
-        t->isr[0] = has(p->isr, p->n_isr, p->leader) ? p->leader : p->isr[0];
-        n = 1;
+        int32_t last = has(p->isr, p->n_isr, p->leader) ? p->leader : p->isr[0];
+        if (!unclean(pl, last) || !clean_elr_left(pl, p))
+            t->isr[n++] = last;
+    } else if (p->n_isr == 0 && p->n_elr > 0 && !clean_elr_left(pl, p)) {
+        t->isr[n++] = p->elr[0];
     }
     t->n_isr = n;
+}
+
+/* The target's ELR, from the partition's and the ISR and leader the decision chose: while the
+ * new ISR is below min.insync.replicas the HW does not advance, so whoever was in the ISR or
+ * the ELR until now holds every committed record and stays eligible — the old ELR and the
+ * members leaving the ISR — except a replica back in the ISR, one registering after an
+ * unclean shutdown and one no longer a replica. At or above the minimum the HW moves on
+ * without them: no ELR. An unclean election leaves none either (the new leader's log is the
+ * partition's history from then on). */
+static void target_elr(const struct ctl_plan *pl, const struct meta_topic *topic,
+                       const struct meta_partition *p, struct target *t)
+{
+    int32_t n = 0;
+    bool left = false;
+    t->n_elr = 0;
+    for (int32_t i = 0; i < p->n_isr && !left; i++)
+        left = !has(t->isr, t->n_isr, p->isr[i]);
+    /* Nobody had or gains a place: skip the config look-ups (every tick walks every
+     * partition). */
+    if (t->unclean_election || (p->n_elr == 0 && !left) || t->n_isr >= min_isr(pl, topic->name, p))
+        return;
+    for (int32_t k = 0; k < p->n_elr + p->n_isr; k++) {
+        int32_t x = k < p->n_elr ? p->elr[k] : p->isr[k - p->n_elr];
+        if (has(t->isr, t->n_isr, x) || unclean(pl, x) || !has(t->replicas, t->n_replicas, x) ||
+            has(t->elr, n, x))
+            continue;
+        t->elr[n++] = x;
+    }
+    t->n_elr = n;
 }
 
 /* The first replica in replica order that is in the target ISR and usable, or -1. */
@@ -261,16 +370,36 @@ static int32_t clean_candidate(const struct ctl_plan *pl, const struct target *t
     return -1;
 }
 
-/* Elects the target's leader: clean if possible; a leader that is only shutting down keeps
- * its partitions when no one else could take them (it still serves them, and they move at
- * its fencing); else unclean when the topic allows it (the ISR becomes the new leader
- * alone, RECOVERING); else none, with the ISR left as it is. */
+/* The first replica in replica order that is in the partition's ELR, usable, and not
+ * registering after an unclean shutdown in this decision, or -1. */
+static int32_t elr_candidate(const struct ctl_plan *pl, const struct meta_partition *p,
+                             const struct target *t)
+{
+    for (int32_t i = 0; i < t->n_replicas; i++)
+        if (has(p->elr, p->n_elr, t->replicas[i]) && !unclean(pl, t->replicas[i]) &&
+            ctl_plan_usable(pl, t->replicas[i]))
+            return t->replicas[i];
+    return -1;
+}
+
+/* Elects the target's leader: clean if possible, from the ISR, else from the ELR (the ISR
+ * becomes that replica alone: it holds every committed record); a leader that is only
+ * shutting down keeps its partitions when no one else could take them (it still serves
+ * them, and they move at its fencing); else unclean when the topic allows it (the ISR
+ * becomes the new leader alone, RECOVERING); else none, with the ISR left as it is. */
 static void elect(const struct ctl_plan *pl, const struct meta_topic *topic,
                   const struct meta_partition *p, struct target *t)
 {
     int32_t cand = clean_candidate(pl, t);
     if (cand >= 0) {
         t->leader = cand;
+        return;
+    }
+    cand = elr_candidate(pl, p, t);
+    if (cand >= 0) {
+        t->leader = cand;
+        t->isr[0] = cand;
+        t->n_isr = 1;
         return;
     }
     if (p->leader >= 0 && has(p->isr, p->n_isr, p->leader) && alive(pl, p->leader)) {
@@ -287,6 +416,7 @@ static void elect(const struct ctl_plan *pl, const struct meta_topic *topic,
                 t->isr[0] = t->leader;
                 t->n_isr = 1;
                 t->recovery = RECOVERING;
+                t->unclean_election = true;
                 return;
             }
         }
@@ -323,6 +453,7 @@ size_t ctl_plan_partitions(struct ctl_plan *pl)
             evict_isr(pl, p, &t);
             if (needs_election(pl, &t))
                 elect(pl, ts[i], p, &t);
+            target_elr(pl, ts[i], p, &t);
             if (!target_changes(p, &t))
                 continue;
             if (!emit(pl->out, ts[i], p, &t))
@@ -362,6 +493,7 @@ size_t ctl_plan_preferred(struct ctl_plan *pl, int32_t budget, int64_t now_ms, b
             if (!target_of(pl, p, &t))
                 return moved;
             t.leader = pref;
+            target_elr(pl, ts[i], p, &t);
             if (!emit(pl->out, ts[i], p, &t))
                 return moved;
             moved++;
@@ -478,6 +610,7 @@ int ctl_sm_alter_partition(struct ctl_sm *c, const struct meta_image *img,
         else if (!has(t.isr, t.n_isr, t.leader))
             t.leader = -1;
     }
+    target_elr(&pl, topic, p, &t);
     if (out->oom || !emit(out, topic, p, &t))
         return ERR_NOMEM;
     return t.leader != p->leader ? ERR_NEW_LEADER_ELECTED : 0;
@@ -511,7 +644,10 @@ int ctl_sm_elect(struct ctl_sm *c, const struct meta_image *img, const uint8_t t
         if (p->leader >= 0 && alive(&pl, p->leader))
             return ERR_ELECTION_NOT_NEEDED;
         cand = clean_candidate(&pl, &t);
-        if (cand < 0) {
+        if (cand < 0 && (cand = elr_candidate(&pl, p, &t)) >= 0) {
+            t.isr[0] = cand;
+            t.n_isr = 1;
+        } else if (cand < 0) {
             for (int32_t i = 0; i < p->n_replicas && cand < 0; i++)
                 if (ctl_plan_usable(&pl, p->replicas[i]))
                     cand = p->replicas[i];
@@ -520,9 +656,11 @@ int ctl_sm_elect(struct ctl_sm *c, const struct meta_image *img, const uint8_t t
             t.isr[0] = cand;
             t.n_isr = 1;
             t.recovery = RECOVERING;
+            t.unclean_election = true;
         }
         t.leader = cand;
     }
+    target_elr(&pl, topic, p, &t);
     if (!emit(out, topic, p, &t))
         return ERR_NOMEM;
     return 0;

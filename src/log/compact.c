@@ -211,6 +211,8 @@ struct seg_reader {
     uint8_t *buf;
     size_t cap, at, n; /* buf[at..n) holds unread bytes */
     size_t max_batch;
+    const struct log_hole *holes; /* the segment's quarantined ranges (check.c): skipped */
+    size_t n_holes, hole;         /* the next hole not yet passed */
 };
 
 /* The next whole batch: *batch points into the reader's buffer until the next call. Returns 0,
@@ -221,6 +223,14 @@ static int reader_next(struct seg_reader *r, const uint8_t **batch, size_t *len)
     struct record_batch b;
     size_t need;
 
+    /* A quarantined range is not copied: the new segment holds the batches around it. */
+    while (r->hole < r->n_holes && r->holes[r->hole].pos <= r->pos + (int64_t)r->at) {
+        if (r->holes[r->hole].end > r->pos + (int64_t)r->at) {
+            r->pos = r->holes[r->hole].end;
+            r->at = r->n = 0;
+        }
+        r->hole++;
+    }
     if (r->pos + (int64_t)r->at >= r->end)
         return ERR_NOTFOUND;
     /* At most two refills: one for the header, one for a batch larger than the first. */
@@ -276,6 +286,8 @@ static int reader_next(struct seg_reader *r, const uint8_t **batch, size_t *len)
 struct clean_seg {
     struct log_segment *s; /* referenced */
     int64_t base, next, size;
+    struct log_hole *holes; /* a copy of its quarantined ranges at begin (the pool reads it) */
+    size_t n_holes;
 };
 
 enum clean_phase { PH_MAP, PH_COPY, PH_DONE };
@@ -429,8 +441,13 @@ int log_clean_begin(struct log *l, const struct log_clean_config *cfg, struct lo
     if (atomic_load(&l->failed))
         return ERR_KAFKA_STORAGE_ERROR;
     log_clean_info(l, cfg->first_dirty, cfg->upper_bound, cfg->now_ms, cfg->min_lag_ms, &info);
-    while (n + 1 < l->n_segs && l->segs[n]->base < info.cleanable_end)
+    while (n + 1 < l->n_segs && l->segs[n]->base < info.cleanable_end) {
+        /* Not before the background check has read the segments (check.c): a damaged base
+         * offset is outside the CRC the cleaner checks, and what it writes is trusted. */
+        if (log_seg_unchecked(l, l->segs[n]))
+            return ERR_NOTFOUND;
         n++;
+    }
     if (n == 0)
         return ERR_NOTFOUND;
     c = calloc(1, sizeof *c);
@@ -469,8 +486,17 @@ int log_clean_begin(struct log *l, const struct log_clean_config *cfg, struct lo
     for (size_t i = 0; i < n; i++) {
         struct log_segment *s = l->segs[i];
         log_seg_ref(s);
-        c->segs[i] = (struct clean_seg){s, s->base, l->segs[i + 1]->base, s->size};
+        c->segs[i] = (struct clean_seg){s, s->base, l->segs[i + 1]->base, s->size, NULL, 0};
         c->n_segs++;
+        if (s->n_holes > 0) {
+            c->segs[i].holes = malloc(s->n_holes * sizeof *s->holes);
+            if (c->segs[i].holes == NULL) {
+                rc = ERR_NOMEM;
+                goto err;
+            }
+            memcpy(c->segs[i].holes, s->holes, s->n_holes * sizeof *s->holes);
+            c->segs[i].n_holes = s->n_holes;
+        }
     }
     c->rd.io = l->io;
     c->rd.max_batch = c->cfg.max_batch;
@@ -493,8 +519,10 @@ int log_clean_begin(struct log *l, const struct log_clean_config *cfg, struct lo
     return 0;
 
 err:
-    for (size_t i = 0; i < c->n_segs; i++)
+    for (size_t i = 0; i < c->n_segs; i++) {
         log_seg_unref(c->segs[i].s);
+        free(c->segs[i].holes);
+    }
     free(c->segs);
     free(c->keep);
     free(c->wbuf);
@@ -523,6 +551,9 @@ static void reader_start(struct log_clean *c, size_t i)
     c->rd.pos = 0;
     c->rd.at = c->rd.n = 0;
     c->rd.end = c->segs[i].size;
+    c->rd.holes = c->segs[i].holes;
+    c->rd.n_holes = c->segs[i].n_holes;
+    c->rd.hole = 0;
 }
 
 /* Adds the keys of segs[cur]'s records in [first_dirty, end) to the map. *full: the map
@@ -1219,8 +1250,10 @@ int log_clean_end(struct log_clean *c, struct log_clean_stats *st)
         rc = ERR_SHUTDOWN;
     if (st != NULL)
         *st = c->st;
-    for (size_t i = 0; i < c->n_segs; i++)
+    for (size_t i = 0; i < c->n_segs; i++) {
         log_seg_unref(c->segs[i].s);
+        free(c->segs[i].holes);
+    }
     c->l->cleaning = NULL;
     free(c->segs);
     free(c->keep);

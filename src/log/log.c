@@ -205,6 +205,7 @@ void log_close(struct log *l, bool clean)
 {
     if (!l)
         return;
+    log_check_forget(l);
     if (l->flush_busy) {
         /* The caller must wait for log_flush_done first; if it did not, at least do not
          * leak the snapshot. */
@@ -387,12 +388,14 @@ int log_read(struct log *l, int64_t offset, int64_t max_offset, size_t max_bytes
     struct log_batch_hdr h;
     int64_t pos = 0, end, limit = 0;
     int fd, rc = ERR_NOTFOUND;
+    bool servable;
 
     out->fd = -1;
     out->pos = 0;
     out->len = 0;
     out->segment = NULL;
     out->next_offset = offset;
+    out->pending = false;
     if (offset < l->start || offset > l->leo)
         return ERR_OFFSET_OUT_OF_RANGE;
     if (offset >= l->leo || offset >= max_offset)
@@ -406,6 +409,15 @@ int log_read(struct log *l, int64_t offset, int64_t max_offset, size_t max_bytes
     }
     if (rc == ERR_NOTFOUND)
         return 0;
+    /* Bytes the background check has not passed are not served, nor is a damaged header
+     * found in them refused: the check gets there first (this segment next) and quarantines
+     * what is damaged; the reader comes back. */
+    if ((rc == 0 || rc == ERR_CORRUPT_MESSAGE) && log_seg_unchecked(l, s) &&
+        (rc != 0 || !log_seg_servable(l, s, pos, limit, &limit))) {
+        log_check_want(l, s);
+        out->pending = true;
+        return 0;
+    }
     if (rc) {
         /* A damaged batch header is refused, never served; the line is rate-limited since
          * a consumer retries the same read. */
@@ -417,6 +429,11 @@ int log_read(struct log *l, int64_t offset, int64_t max_offset, size_t max_bytes
     }
     if (log_hdr_last(&h) >= max_offset)
         return 0;
+    /* A read stops before a quarantined range and before bytes not yet checked (the next read
+     * starts there: it skips the range, or waits). */
+    servable = log_seg_servable(l, s, pos, limit, &limit);
+    assert(servable); /* log_seg_find skips holes; unchecked bytes were answered above */
+    (void)servable;
     end = pos + log_hdr_size(&h); /* the first batch goes whole (KIP-74) */
     rc = read_extend(l, s, pos, &h, &end, limit, max_offset, max_bytes, &out->next_offset);
     if (rc)
@@ -469,6 +486,7 @@ int log_offset_for_time(struct log *l, int64_t ts, int64_t *out_offset, int64_t 
                 return 0;
             }
             p += log_hdr_size(&h);
+            log_seg_skip_holes(s, &p, NULL);
             if (p >= s->size)
                 break;
             rc = log_seg_read_hdr(s, p, s->size, &h);

@@ -107,14 +107,21 @@ struct log_slice {
     size_t len;
     void *segment;       /* opaque reference */
     int64_t next_offset; /* the offset after the slice's last batch (len 0: the one asked) */
+    /* len 0 because the batch asked for is not checked yet (log_check_*): read again later,
+     * this is not the end of the log. */
+    bool pending;
 };
 
 /* Finds the batches starting with the one that contains `offset`, up to but not past
  * `max_offset` (the high watermark / LSO: batches whose last offset >= max_offset are not
  * included), at most `max_bytes` — except that the first batch is always included whole if
  * it is below max_offset, even when larger than max_bytes (KIP-74). Reads do not cross a
- * segment boundary (the caller fetches again). Returns 0 (slice may be empty when offset ==
- * max_offset or the log end), ERR_OFFSET_OUT_OF_RANGE if offset < log start or > log end. */
+ * segment boundary (the caller fetches again), nor a quarantined range (log_check_*: its
+ * offsets are skipped, as a compaction gap is), nor bytes the background check has not
+ * reached: a read of those returns an empty slice with `pending` set (and asks for that
+ * segment to be checked next). Returns 0 (slice may be empty when offset == max_offset or
+ * the log end), ERR_OFFSET_OUT_OF_RANGE if offset < log start or > log end,
+ * ERR_CORRUPT_MESSAGE for a damaged batch header in checked bytes (never served), ERR_IO. */
 int log_read(struct log *l, int64_t offset, int64_t max_offset, size_t max_bytes,
              struct log_slice *out);
 void log_slice_release(struct log *l, struct log_slice *s);
@@ -166,6 +173,47 @@ int log_delete_records(struct log *l, int64_t offset);
  * than now - retention.ms) and retention.bytes; never the active segment. Raises the log
  * start offset. Returns the number of segments deleted. */
 int log_retain(struct log *l);
+
+/* ---- the background check of trusted bytes (check.c) ------------------------------------- */
+
+/* An open trusts what it does not rescan: after a clean stop every segment, after an unclean
+ * one those below the recovery point, are taken on their index and a few batch headers. The
+ * background check reads every batch of those bytes once — header, offsets in order, CRC32C
+ * — and quarantines a damaged one: its bytes are never served and reads skip its offsets (one
+ * ERROR line per damaged range names the file, the position and the offsets); the batches
+ * around it stay readable and appends go on. Until the check has passed a batch, a read of
+ * it waits (log_read's `pending`).
+ *
+ * One check runs at a time in the process, in slices: log_check_next on the event loop takes
+ * the next slice (a segment a reader waits for first, else the oldest unchecked segment of
+ * the first log queued) and pins its file; log_check_run on the thread pool reads at most
+ * log_check_slice_bytes of it (touching only the job and the pinned descriptor);
+ * log_check_done back on the loop records the result and frees the job. */
+struct log_check;
+
+/* Queues the bytes log_open trusted for checking and gates reads of them. Call once, after
+ * the log's own start-up reads (producer-state replay): reads before it are not gated.
+ * Nothing to check (a new or fully rescanned log): nothing happens. Event loop. */
+void log_check_start(struct log *l);
+/* True while any log has bytes to check (then log_check_next has work). */
+bool log_check_queued(void);
+/* Takes the next slice. Returns 0 and *out, ERR_NOTFOUND when nothing is left to check,
+ * ERR_NOMEM, or ERR_IO (a file cannot be opened now: logged; try again later). */
+int log_check_next(struct log_check **out);
+/* Thread pool: checks the slice. */
+void log_check_run(struct log_check *c);
+/* Event loop: applies the slice's result (quarantining a damaged batch) and frees the job.
+ * Returns 0, or the slice's ERR_IO / ERR_NOMEM (logged; its bytes are checked again later:
+ * the caller waits a while before the next slice). */
+int log_check_done(struct log_check *c);
+/* Whether the log still has bytes to check; *damaged (may be NULL) receives the number of
+ * ranges quarantined so far. */
+bool log_check_pending(const struct log *l, size_t *damaged);
+/* Bytes checked and ranges quarantined since the process started (diagnostics). */
+void log_check_totals(uint64_t *bytes, uint64_t *damaged);
+/* The bytes one log_check_run reads at most (a batch larger than it is read whole, in
+ * pieces). Returns the previous value; 0 only reads it. Default 1 MiB. */
+size_t log_check_slice_bytes(size_t bytes);
 
 /* ---- aborted transactions (.txnindex, Kafka's format) ---------------------------------- */
 
@@ -290,7 +338,8 @@ void log_clean_info(struct log *l, int64_t first_dirty, int64_t upper_bound, int
 struct log_clean;
 
 /* Starts a clean of every segment below the cleanable end (log_clean_info). Returns 0 and
- * *out; ERR_NOTFOUND when there is nothing to clean (no sealed segment below the end);
+ * *out; ERR_NOTFOUND when there is nothing to clean (no sealed segment below the end) or
+ * nothing yet (the background check, log_check_*, has not read every segment below the end);
  * ERR_EXISTS if a clean of this log is in flight; ERR_NOMEM; ERR_IO. */
 int log_clean_begin(struct log *l, const struct log_clean_config *cfg, struct log_clean **out);
 /* Thread pool: one slice. Touches only the job, the descriptors log_clean_advance pinned for

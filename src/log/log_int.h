@@ -45,6 +45,14 @@ static inline int64_t log_hdr_last(const struct log_batch_hdr *h)
 
 enum log_file { LOG_FILE_LOG, LOG_FILE_IDX, LOG_FILE_TIDX, LOG_NFILES };
 
+/* A quarantined range of a segment (check.c): bytes [pos, end) of its .log, which held (as
+ * far as the batches around it tell) the offsets [offset, end_offset). `end` is the start of
+ * the next intact batch or the end of the checked bytes. */
+struct log_hole {
+    int64_t pos, end;
+    int64_t offset, end_offset;
+};
+
 /* One segment: <base>.log, <base>.index, <base>.timeindex and an empty <base>.txnindex.
  * Reference counted: the log holds one reference while the segment is in its list; a
  * log_slice and a pending flush each hold one. The last unref closes the descriptors, so a
@@ -81,6 +89,19 @@ struct log_segment {
     struct log_aborted_txn *txns;
     size_t n_txns, cap_txns;
     bool txns_loaded;
+    /* check.c: the background check of the bytes the open trusted without reading their CRC.
+     * Bytes [0, chk_end) were trusted (0: nothing to check); batches in [chk_done, chk_end)
+     * are not served while the log is being checked. The batch at chk_done must start at or
+     * after offset chk_expect, and every batch below chk_end ends below chk_end_offset.
+     * chk_bad is the position of a damaged batch whose end the check still looks for (-1 if
+     * none); chk_gen changes when a truncation makes a check in flight stale. */
+    int64_t chk_end, chk_done, chk_expect, chk_end_offset, chk_bad, chk_bad_offset;
+    const char *chk_why; /* what was wrong with the batch at chk_bad (a static string) */
+    uint64_t chk_gen;
+    int chk_io_errors;
+    /* Damaged ranges the check found: never served, skipped by every walk (by position). */
+    struct log_hole *holes;
+    size_t n_holes;
 };
 
 struct log_epoch_entry {
@@ -122,6 +143,13 @@ struct log {
      * DeleteRecords (log_retain deletes them after the clean): the cleaner renames files of
      * the segments it read, and a deletion by path would hit its new files. */
     struct log_clean *cleaning;
+
+    /* check.c: queued for (or in) the background check; reads are then gated (a batch not yet
+     * checked is not served). chk_want is the base of a segment a reader waits for (checked
+     * next), -1 if none. */
+    bool checking;
+    struct log *chk_prev, *chk_next;
+    int64_t chk_want;
 };
 
 /* Wall-clock milliseconds (segment.ms, retention.ms) and monotonic ones (flush.ms). */
@@ -331,6 +359,30 @@ int log_txn_append_file(const struct log_io *io, const char *to, const char *fro
  * (clean: index sanity checks only; unclean: rescan from the recovery point). Fills
  * segs, leo. 0, ERR_IO or ERR_NOMEM. */
 int log_recover_open(struct log *l, int64_t recovery_point, bool clean);
+
+/* ---- check.c: the background check and its quarantined ranges ------------------------- */
+
+/* The hole holding byte `pos` of s, or the first one after it; NULL if none. */
+const struct log_hole *log_seg_hole_from(const struct log_segment *s, int64_t pos);
+/* If `pos` lies in a hole, moves it (and *expect, when not NULL) to the hole's end and returns
+ * true (repeatedly: holes may touch). */
+bool log_seg_skip_holes(const struct log_segment *s, int64_t *pos, int64_t *expect);
+/* Whether the batch at `pos` (found by log_seg_find) may be served, and the position a read
+ * starting there must stop before (the next hole or the first byte not yet checked; at most
+ * `limit`). */
+bool log_seg_servable(const struct log *l, const struct log_segment *s, int64_t pos, int64_t limit,
+                      int64_t *serve_end);
+/* Whether s still has bytes to check while its log is being checked. */
+bool log_seg_unchecked(const struct log *l, const struct log_segment *s);
+/* A reader waits for segment s: check it next. */
+void log_check_want(struct log *l, const struct log_segment *s);
+/* A truncation cut s at byte `pos` (offset `next` is its new end): the check state and the
+ * holes past it go, and a check in flight on s is stale. */
+void log_seg_check_cut(struct log_segment *s, int64_t pos, int64_t next);
+/* The log closes: leaves the queue; a check in flight on it drops its result. */
+void log_check_forget(struct log *l);
+/* Frees the segment's holes (segment freed). */
+void log_seg_holes_free(struct log_segment *s);
 
 /* ---- log.c / retention.c --------------------------------------------------------------- */
 

@@ -16,7 +16,13 @@
  * truncated at the first torn or corrupt batch, deleting any later segment.
  *
  * Either way, a segment whose index is missing, misshapen or disagrees with the .log is
- * rescanned like an unclean one. */
+ * rescanned like an unclean one.
+ *
+ * What is not rescanned is trusted only until the background check (check.c) has read it:
+ * every segment taken on its index here gets its bytes queued for that check, which
+ * quarantines a damaged batch rather than truncating. Only the end of the log is cut here
+ * (the active segment's batches after its last index entry, and everything from the first
+ * torn or corrupt batch past the recovery point): the open must know where the log ends. */
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -209,17 +215,24 @@ int log_recover_open(struct log *l, int64_t recovery_point, bool clean)
         } else if (!rescan && !tail_looks_sane(s, next_base, &rc)) {
             if (rc)
                 return rc;
-            /* Treated as after an unclean stop: the rescan truncates at the damaged batch. */
-            slog_warn(LOG_MOD,
-                      "%s: batch headers at the end of the segment do not fit (offsets out of "
-                      "order or past the next segment's base %" PRId64 "); rescanning the "
-                      "segment",
-                      s->path, next_base);
-            rescan = true;
+            /* A damaged batch in a sealed segment, as anywhere else in one: the background
+             * check quarantines it and says so (check.c), keeping the batches around it, and
+             * reads do not serve it meanwhile. Its end offset is the next segment's base
+             * whatever its last batches say, so nothing here depends on them. */
+            slog_debug(LOG_MOD,
+                       "%s: batch headers at the end of the segment do not fit; left to "
+                       "the check",
+                       s->path);
         }
         if (!rescan) {
             s->next_offset = active ? s->next_offset : next_base;
             s->bytes_since_index = s->oidx_n > 0 ? s->size - s->oidx_last_pos : s->size;
+            /* Trusted on its index and a few headers: every batch of it is checked in the
+             * background once the log is started (log_check_start). */
+            s->chk_end = s->size;
+            s->chk_done = 0;
+            s->chk_expect = s->base;
+            s->chk_end_offset = s->next_offset;
             continue;
         }
         rc = log_seg_recover(l, s, active ? INT64_MAX : next_base, &lost, &why);

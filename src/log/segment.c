@@ -80,6 +80,8 @@ static struct log_segment *seg_new(struct log *l, int64_t base)
     s->max_ts_offset = -1;
     s->roll_ms = -1;
     s->compact = l->cfg.compact;
+    s->chk_expect = base;
+    s->chk_bad = -1;
     return s;
 }
 
@@ -231,6 +233,7 @@ int log_seg_ftruncate(struct log_segment *s, enum log_file f, off_t len)
 static void seg_free(struct log_segment *s)
 {
     log_txn_free_seg(s);
+    log_seg_holes_free(s);
     seg_close_fds(s);
     free(s->path);
     free(s);
@@ -470,7 +473,13 @@ int log_seg_find(struct log_segment *s, int64_t offset, int64_t limit, int64_t *
     from_index = epos > 0 && epos < limit;
     p = from_index ? epos : 0;
     expect = from_index ? eoff : s->base;
+    /* An entry inside a quarantined range names a batch that is not served: the first batch
+     * after the range is the answer (its offsets are past the entry's). */
+    if (log_seg_skip_holes(s, &p, &expect))
+        from_index = false;
     while (p < limit) {
+        if (log_seg_skip_holes(s, &p, &expect))
+            continue;
         rc = log_seg_read_hdr(s, p, limit, h);
         if (from_index && p == epos && (rc != 0 || h->base_offset != eoff)) {
             /* The index points at something that is not the batch it names: do not trust
@@ -579,6 +588,10 @@ int log_seg_scan_tail(struct log *l, struct log_segment *s)
     if (p > s->size)
         return ERR_CORRUPT_MESSAGE;
     while (p < s->size) {
+        if (log_seg_skip_holes(s, &p, &expect)) {
+            next = expect;
+            continue;
+        }
         rc = log_seg_read_hdr_w(s, &w, p, s->size, &h);
         if (rc == ERR_TRUNCATED)
             return ERR_CORRUPT_MESSAGE;
@@ -615,6 +628,8 @@ int log_seg_recover(struct log *l, struct log_segment *s, int64_t end_offset, in
 
     *lost = 0;
     *why_out = NULL;
+    /* Every batch kept is checked here, CRC included: nothing is left to the background check. */
+    s->chk_end = s->chk_done = 0;
     if (file_size == 0 && s->oidx_n == 0 && s->tidx_n == 0 && !s->idx_damaged) {
         /* Empty and intact: nothing to rebuild, and no descriptor to open (after a crash,
          * thousands of idle partitions must not each pin two). */
@@ -733,6 +748,8 @@ int log_seg_truncate(struct log *l, struct log_segment *s, int64_t offset)
         return seg_io_error(s, "truncate", ".log", t);
     s->size = pos;
     s->dirty = true;
+    /* What is appended from here on was never trusted: the check stops at the cut. */
+    log_seg_check_cut(s, pos, new_next);
     rc = log_txn_truncate_seg(s, new_next);
     if (rc)
         return rc == ERR_IO ? rc : ERR_IO;

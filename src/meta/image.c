@@ -6,9 +6,9 @@
  * as in records.c (4-byte length, 0xFFFFFFFF = NULL). */
 
 /*
-** Snapshot layout (version 2):
+** Snapshot layout (version 3):
 **   OFFSET  SIZE  FIELD
-**        0     1  format version (2)
+**        0     1  format version (3)
 **        1     8  next producer id (cluster-wide)
 **        9     8  metadata offset (meta_image_offset)
 **       17     4  broker count B, then B brokers in id order:
@@ -21,14 +21,15 @@
 **                   partition order: i32 leader, i32 leader epoch, i32 partition epoch,
 **                   i32 n_replicas, n_replicas × i32, i32 n_isr, n_isr × i32,
 **                   u8 leader recovery state (0 or 1), i32 n_adding, n_adding × i32,
-**                   i32 n_removing, n_removing × i32;
+**                   i32 n_removing, n_removing × i32, i32 n_elr, n_elr × i32;
 **                   then i32 config count C, C × (str key, str value)
 **        …     4  resource count R (configs of non-topic resources), R resources:
 **                   i8 resource type, str resource name, i32 count C, C × (str key, str value)
 **        …     4  producer-id block count K, K blocks in broker order:
 **                   i32 broker id, i64 first id, i32 size
 **
-** Version 1 (still read) has no metadata offset (restored as 0), brokers of i32 id, i32 port,
+** Version 2 (still read) is version 3 without the ELR (restored empty). Version 1 (still
+** read) has no metadata offset (restored as 0), brokers of i32 id, i32 port,
 ** str host, str rack, u8 fenced (restored with epoch 0, no incarnation, one PLAINTEXT listener
 ** at host:port, no directories, not shutting down), and partitions that end after the ISR
 ** (restored RECOVERED, without reassignment).
@@ -43,8 +44,10 @@
 #include "base/err.h"
 #include "base/slog.h"
 
-#define META_SNAPSHOT_VERSION 2
+#define META_SNAPSHOT_VERSION 3
 #define META_RESOURCE_TOPIC 2
+#define META_RESOURCE_BROKER 4
+#define MIN_ISR_KEY "min.insync.replicas"
 
 /* Configs of a resource other than a topic (topics keep theirs in struct meta_topic). */
 struct meta_resource {
@@ -118,6 +121,7 @@ static void free_partition(struct meta_partition *p)
     free(p->isr);
     free(p->adding);
     free(p->removing);
+    free(p->elr);
 }
 
 static void free_broker(struct meta_broker *b)
@@ -517,12 +521,25 @@ static bool within(const int32_t *v, int32_t n, const int32_t *replicas, int32_t
     return true;
 }
 
+/* No member of v[0..n) is in w[0..nw). */
+static bool disjoint(const int32_t *v, int32_t n, const int32_t *w, int32_t nw)
+{
+    for (int32_t i = 0; i < n; i++)
+        if (has_i32(w, nw, v[i]))
+            return false;
+    return true;
+}
+
 /* The shape rules of a PARTITION or PARTITION_CHANGE, which need no image. */
 static bool partition_shape_ok(const struct meta_record *r)
 {
     const int32_t *rep = r->u.partition.replicas;
     int32_t n_rep = r->u.partition.n_replicas, leader = r->u.partition.leader;
+    int32_t n_elr = r->type == META_REC_PARTITION_CHANGE ? r->u.partition.n_elr : 0;
+    const int32_t *elr = r->u.partition.elr;
     return distinct_i32s(rep, n_rep) && distinct_i32s(r->u.partition.isr, r->u.partition.n_isr) &&
+           distinct_i32s(elr, n_elr) && within(elr, n_elr, rep, n_rep) &&
+           disjoint(elr, n_elr, r->u.partition.isr, r->u.partition.n_isr) &&
            distinct_i32s(r->u.partition.adding, r->u.partition.n_adding) &&
            distinct_i32s(r->u.partition.removing, r->u.partition.n_removing) &&
            within(r->u.partition.isr, r->u.partition.n_isr, rep, n_rep) &&
@@ -715,18 +732,39 @@ static int set_config(struct meta_config_entry **c, int32_t *n, const char *key,
     return 0;
 }
 
+/* Empties the ELR of the topic's partitions that have a leader (meta.h's rule for a change
+ * of min.insync.replicas). */
+static void clear_elrs(struct meta_topic *t)
+{
+    for (int32_t j = 0; j < t->n_partitions; j++) {
+        struct meta_partition *p = &t->partitions[j];
+        if (p->leader < 0)
+            continue;
+        free(p->elr);
+        p->elr = NULL;
+        p->n_elr = 0;
+    }
+}
+
 static int apply_config(struct meta_image *img, const struct meta_record *r)
 {
     struct meta_resource *res;
     bool found;
+    bool min_isr = strcmp(r->u.config.key, MIN_ISR_KEY) == 0;
     size_t i;
     int rv;
 
     if (r->u.config.resource_type == META_RESOURCE_TOPIC) {
         struct meta_topic *t =
             (struct meta_topic *)meta_image_topic_by_name(img, r->u.config.resource_name);
+        if (min_isr)
+            clear_elrs(t);
         return set_config(&t->configs, &t->n_configs, r->u.config.key, r->u.config.value);
     }
+    /* A broker's (or the cluster-wide) minimum may be any topic's. */
+    if (min_isr && r->u.config.resource_type == META_RESOURCE_BROKER)
+        for (size_t k = 0; k < img->n_topics; k++)
+            clear_elrs(img->by_name[k]);
     i = resource_pos(img, r->u.config.resource_type, r->u.config.resource_name, &found);
     if (!found) {
         if (r->u.config.value == NULL)
@@ -902,7 +940,7 @@ static int32_t *dup_i32s(const int32_t *v, int32_t n, bool *ok)
     return out;
 }
 
-/* PARTITION (reassignment and recovery state reset) or PARTITION_CHANGE (all fields). */
+/* PARTITION (reassignment, recovery state and ELR reset) or PARTITION_CHANGE (all fields). */
 static int apply_partition(struct meta_image *img, const struct meta_record *r)
 {
     struct meta_topic *t =
@@ -919,14 +957,16 @@ static int apply_partition(struct meta_image *img, const struct meta_record *r)
         .leader_recovery_state = change ? r->u.partition.leader_recovery_state : 0,
         .n_adding = change ? r->u.partition.n_adding : 0,
         .n_removing = change ? r->u.partition.n_removing : 0,
+        .n_elr = change ? r->u.partition.n_elr : 0,
     };
-    bool ok1, ok2, ok3, ok4;
+    bool ok1, ok2, ok3, ok4, ok5;
 
     p.replicas = dup_i32s(r->u.partition.replicas, p.n_replicas, &ok1);
     p.isr = dup_i32s(r->u.partition.isr, p.n_isr, &ok2);
     p.adding = dup_i32s(r->u.partition.adding, p.n_adding, &ok3);
     p.removing = dup_i32s(r->u.partition.removing, p.n_removing, &ok4);
-    if (!ok1 || !ok2 || !ok3 || !ok4)
+    p.elr = dup_i32s(r->u.partition.elr, p.n_elr, &ok5);
+    if (!ok1 || !ok2 || !ok3 || !ok4 || !ok5)
         goto oom;
     if (idx == t->n_partitions) {
         /* Partition arrays have no capacity field (public struct), so they grow by one. */
@@ -1051,7 +1091,7 @@ out:
  * reassignment), or needs a PARTITION_CHANGE. */
 static bool partition_is_plain(const struct meta_partition *p)
 {
-    return p->leader_recovery_state == 0 && p->n_adding == 0 && p->n_removing == 0;
+    return p->leader_recovery_state == 0 && p->n_adding == 0 && p->n_removing == 0 && p->n_elr == 0;
 }
 
 int meta_image_records(const struct meta_image *img, struct arena **arena,
@@ -1115,7 +1155,8 @@ int meta_image_records(const struct meta_image *img, struct arena **arena,
         memcpy(out[k++].u.topic.id, t->id, 16);
         for (int32_t j = 0; j < t->n_partitions; j++) {
             const struct meta_partition *p = &t->partitions[j];
-            /* A partition in recovery or reassignment is told as the change that left it so;
+            /* A partition in recovery or reassignment, or with an ELR, is told as the change
+             * that left it so;
              * its fields are the whole state either way. */
             out[k].type = partition_is_plain(p) ? META_REC_PARTITION : META_REC_PARTITION_CHANGE;
             memcpy(out[k].u.partition.topic_id, t->id, 16);
@@ -1131,7 +1172,9 @@ int meta_image_records(const struct meta_image *img, struct arena **arena,
             out[k].u.partition.n_adding = p->n_adding;
             out[k].u.partition.adding = p->adding;
             out[k].u.partition.n_removing = p->n_removing;
-            out[k++].u.partition.removing = p->removing;
+            out[k].u.partition.removing = p->removing;
+            out[k].u.partition.n_elr = p->n_elr;
+            out[k++].u.partition.elr = p->elr;
         }
         for (int32_t j = 0; j < t->n_configs; j++) {
             out[k].type = META_REC_CONFIG;
@@ -1224,6 +1267,7 @@ int meta_image_snapshot(const struct meta_image *img, uint8_t **buf, size_t *len
             meta_w_u8(&w, (uint8_t)p->leader_recovery_state);
             write_i32s(&w, p->adding, p->n_adding);
             write_i32s(&w, p->removing, p->n_removing);
+            write_i32s(&w, p->elr, p->n_elr);
         }
         write_configs(&w, t->configs, t->n_configs);
     }
@@ -1332,7 +1376,7 @@ static int read_topic(struct meta_rbuf *r, int version, struct meta_topic *t)
     if (rv != 0)
         return rv;
     meta_r_bytes(r, t->id, 16);
-    rv = read_count(r, version == 1 ? 20 : 29, &count);
+    rv = read_count(r, version == 1 ? 20 : version == 2 ? 29 : 33, &count);
     if (rv != 0)
         return rv;
     if (count > 0) {
@@ -1359,6 +1403,8 @@ static int read_topic(struct meta_rbuf *r, int version, struct meta_topic *t)
             if (rv == 0)
                 rv = read_i32_array(r, &p->removing, &p->n_removing);
         }
+        if (rv == 0 && version > 2)
+            rv = read_i32_array(r, &p->elr, &p->n_elr);
         if (rv != 0)
             return rv;
     }

@@ -44,6 +44,12 @@ struct meta_partition {
     int32_t *adding;
     int32_t n_removing;
     int32_t *removing;
+    /* KIP-966 eligible leader replicas: replicas outside the ISR that hold every record
+     * committed so far (they left the ISR while it fell below min.insync.replicas, after
+     * which the HW does not advance, and have not registered after an unclean shutdown
+     * since). Disjoint from the ISR; empty when none. controller_sm.h has the rules. */
+    int32_t n_elr;
+    int32_t *elr;
 };
 
 struct meta_topic {
@@ -109,6 +115,38 @@ const char *meta_cluster_id(const struct meta *m);
 /* The raft leader's node id, or -1 when none is known. */
 int32_t meta_controller_id(const struct meta *m);
 bool meta_is_controller(const struct meta *m);
+
+/* One member of the metadata quorum as its leader sees it (DescribeQuorum's ReplicaState).
+ * Offsets are raft log indexes: the metadata log's own positions. */
+struct meta_quorum_replica {
+    int32_t id;
+    int64_t log_end_offset; /* the leader's own last index; a follower's highest index known
+                               replicated; -1 while the leader has not heard of any */
+    /* Wall-clock ms of its last AppendEntries answer to this leader (Kafka's follower fetch);
+     * -1 for the leader itself and until it answered in this term. */
+    int64_t last_fetch_ms;
+    /* Wall-clock ms of its last answer showing it caught up: its log reached what the
+     * leader's had at its previous answer (Kafka's rule, KIP-836). Now for the leader
+     * itself; -1 until seen in this term. */
+    int64_t last_caught_up_ms;
+};
+
+/* The quorum as DescribeQuorum answers it: the raft leader (this node), its term (Kafka's
+ * leader epoch), the commit index (Kafka's high watermark), the voters (the leader among
+ * them) and the observers (non-voting standbys), each in configuration order. */
+struct meta_quorum {
+    int32_t leader_id;
+    int32_t leader_epoch;
+    int64_t high_watermark;
+    size_t n_voters, n_observers;
+    struct meta_quorum_replica *voters, *observers; /* allocated in the caller's arena */
+};
+
+/* Fills *out from libraft's state. Only the raft leader knows its followers' positions:
+ * elsewhere returns ERR_NOT_CONTROLLER (and out->leader_id = the leader known, or -1). Returns
+ * 0, or ERR_NOMEM when `a` is full (the arrays come from `a`). */
+struct arena;
+int meta_describe_quorum(const struct meta *m, struct arena *a, struct meta_quorum *out);
 /* The first producer id no block has covered yet (the maximum of first_id + size over every
  * PRODUCER_IDS record applied; 0 before any). A broker asks for its next block by proposing
  * PRODUCER_IDS with first_id = this value; if another broker's block landed first, the apply
@@ -134,7 +172,7 @@ enum meta_record_type {
     /* broker_change: a registered broker's fenced / shutting_down flags, for the epoch
      * named (another epoch: STALE_BROKER_EPOCH, the whole batch refused). */
     META_REC_BROKER_CHANGE = 9,
-    /* partition.*, all fields including recovery state and reassignment: a change of an
+    /* partition.*, all fields including recovery state, reassignment and ELR: a change of an
      * existing partition (compare-and-set: partition_epoch must be the current one + 1). */
     META_REC_PARTITION_CHANGE = 10,
 };
@@ -176,6 +214,8 @@ struct meta_record {
             int8_t leader_recovery_state;
             int32_t n_adding, n_removing;
             const int32_t *adding, *removing;
+            int32_t n_elr;
+            const int32_t *elr;
         } partition;
         struct {
             uint8_t topic_id[16];
@@ -217,8 +257,13 @@ int meta_propose(struct meta *m, const struct meta_record *recs, size_t n, meta_
  * on the same state cannot both apply: a PARTITION record for a partition that exists, and
  * every PARTITION_CHANGE, must carry partition_epoch = the current one + 1 and a leader epoch
  * not below the current one (else INVALID_UPDATE_VERSION); PARTITION_CHANGE of a partition
- * that does not exist → UNKNOWN_TOPIC_ID / INVALID_PARTITIONS. Replicas, ISR, adding and
- * removing hold no duplicate; the ISR and a leader >= 0 are replicas (else INVALID_REQUEST).
+ * that does not exist → UNKNOWN_TOPIC_ID / INVALID_PARTITIONS. Replicas, ISR, adding,
+ * removing and ELR hold no duplicate; the ISR, the ELR and a leader >= 0 are replicas, and no
+ * replica is in both the ISR and the ELR (else INVALID_REQUEST). A PARTITION record leaves
+ * the ELR empty. A CONFIG record that sets or deletes min.insync.replicas (of a topic, or of
+ * a broker resource, the cluster-wide default included) empties the ELR of every partition
+ * it may concern that has a leader: with a lower minimum the HW may advance without them (a
+ * leaderless partition's HW cannot move, so its ELR stays valid and is kept).
  * BROKER_CHANGE of an unregistered broker → BROKER_NOT_AVAILABLE, of another epoch than the
  * registration's → STALE_BROKER_EPOCH. */
 

@@ -103,9 +103,30 @@ struct meta {
     raft_term barrier_asked_term;
     bool follower_target_set;
     raft_index follower_target;
+    /* A follower's readiness target, from the AppendEntries it receives (note_append): the
+     * first commit index a leader announced once that commit covered an entry of the
+     * leader's own term. 0 until then. libraft keeps nothing of the kind on a follower. */
+    raft_index leader_commit_seen;
+    raft_term seen_term;   /* the term of the AppendEntries looked at */
+    raft_index term_index; /* the lowest index seen holding an entry of that term, or 0 */
 
     struct meta_proposal *proposals;
     struct meta_change *changes;
+
+    /* DescribeQuorum's LastFetchTimestamp and LastCaughtUpTimestamp, which libraft does not
+     * keep: the leader notes each follower's AppendEntries answers as they arrive (the I/O's
+     * receive callback is wrapped: note_answer). Cleared with every new term. */
+    struct meta_follower {
+        raft_id id;
+        int64_t answer_ms;     /* its last answer */
+        int64_t caught_up_ms;  /* its last answer that showed it caught up */
+        raft_index leader_end; /* the leader's last index at that follower's previous answer */
+    } * followers;
+    size_t n_followers, cap_followers;
+    raft_term followers_term;
+    int (*io_start)(struct raft_io *io, unsigned msecs, raft_io_tick_cb tick,
+                    raft_io_recv_cb recv); /* libraft's own */
+    raft_io_recv_cb io_recv_cb;            /* raft's, forwarded */
 
     bool stopping;
     int closing;               /* raft still closing */
@@ -254,6 +275,51 @@ static void barrier_cb(struct raft_barrier *req, int status)
     }
 }
 
+static struct meta_follower *follower_find(const struct meta *m, raft_id id)
+{
+    for (size_t i = 0; i < m->n_followers; i++)
+        if (m->followers[i].id == id)
+            return &m->followers[i];
+    return NULL;
+}
+
+static struct meta_follower *follower_add(struct meta *m, raft_id id)
+{
+    if (m->n_followers == m->cap_followers) {
+        size_t cap = m->cap_followers ? m->cap_followers * 2 : 8;
+        struct meta_follower *p = realloc(m->followers, cap * sizeof *p);
+        if (p == NULL)
+            return NULL;
+        m->followers = p;
+        m->cap_followers = cap;
+    }
+    struct meta_follower *f = &m->followers[m->n_followers++];
+    *f = (struct meta_follower){.id = id, .answer_ms = -1, .caught_up_ms = -1};
+    return f;
+}
+
+/* On the leader, an AppendEntries answer from follower `id` of this term: the time it came,
+ * and whether it shows the follower caught up, by Kafka's rule (KIP-836): its log reached what
+ * the leader's had when the follower answered before. Out of memory only loses timestamps. */
+static void note_answer(struct meta *m, raft_id id, const struct raft_append_entries_result *r)
+{
+    struct meta_follower *f;
+
+    if (m->stopping || raft_state(&m->raft) != RAFT_LEADER || r->term != m->raft.current_term)
+        return;
+    if (m->followers_term != m->raft.current_term) {
+        m->followers_term = m->raft.current_term;
+        m->n_followers = 0;
+    }
+    f = follower_find(m, id);
+    if (f == NULL && (f = follower_add(m, id)) == NULL)
+        return;
+    f->answer_ms = tclock_now_ms(m->clock);
+    if (r->rejected == 0 && r->last_log_index >= f->leader_end)
+        f->caught_up_ms = f->answer_ms;
+    f->leader_end = raft_last_index(&m->raft);
+}
+
 static void watch_cb(struct tclock_timer *t)
 {
     struct meta *m = t->data;
@@ -289,12 +355,15 @@ static void watch_cb(struct tclock_timer *t)
     }
     if (m->ready)
         return;
-    /* A follower is ready once it has applied what was committed when it first heard from a
-     * leader (every log holds at least the bootstrap configuration, so 0 means not yet). */
+    /* A follower is ready once it has applied what its leader had committed, in the leader's
+     * own term, when the follower first heard of it (note_append). Not this node's own commit
+     * index, which a rejected AppendEntries (the leader's log ahead of this one, as after a
+     * restart that missed entries) leaves where the restart put it, short of what the
+     * cluster committed. */
     if (leader == 0)
         return;
-    if (!m->follower_target_set && m->raft.commit_index > 0) {
-        m->follower_target = m->raft.commit_index;
+    if (!m->follower_target_set && m->leader_commit_seen > 0) {
+        m->follower_target = m->leader_commit_seen;
         m->follower_target_set = true;
     }
     if (m->follower_target_set && raft_last_applied(&m->raft) >= m->follower_target) {
@@ -356,6 +425,55 @@ static void io_close_guarded(struct raft_io *io, raft_io_close_cb cb)
     m->io_close(io, io_closed_once);
 }
 
+/* A follower's readiness target (watch_cb) from a leader's AppendEntries. A leader's commit
+ * index is complete — at least everything any earlier leader committed — only once it covers
+ * an entry of the leader's own term (raft's rule: a new leader counts earlier entries
+ * committed only through one of its own), so announced commit indexes count only from then
+ * on: after the whole quorum restarted, a new leader first announces the commit index it
+ * restarted with. An entry's term shows in the message: the entry before the new ones
+ * (prev_log_term) or the new ones themselves. */
+static void note_append(struct meta *m, const struct raft_append_entries *ae)
+{
+    raft_index first = 0;
+
+    if (m->ready || m->leader_commit_seen > 0 || ae->term < m->raft.current_term)
+        return;
+    if (ae->term != m->seen_term) {
+        m->seen_term = ae->term;
+        m->term_index = 0;
+    }
+    if (ae->prev_log_index > 0 && ae->prev_log_term == ae->term)
+        first = ae->prev_log_index;
+    for (unsigned k = 0; k < ae->n_entries && first == 0; k++)
+        if (ae->entries[k].term == ae->term)
+            first = ae->prev_log_index + 1 + k;
+    if (first > 0 && (m->term_index == 0 || first < m->term_index))
+        m->term_index = first;
+    if (m->term_index > 0 && ae->leader_commit >= m->term_index)
+        m->leader_commit_seen = ae->leader_commit;
+}
+
+/* libraft 0.15 records no time for a follower's answers, nor on a follower what its leader
+ * has committed; the I/O's receive callback is wrapped to note both before raft handles each
+ * message. */
+static void io_recv_noting(struct raft_io *io, struct raft_message *msg)
+{
+    struct meta *m = meta_of_io(io);
+    if (msg->type == RAFT_IO_APPEND_ENTRIES_RESULT)
+        note_answer(m, msg->server_id, &msg->append_entries_result);
+    if (msg->type == RAFT_IO_APPEND_ENTRIES)
+        note_append(m, &msg->append_entries);
+    m->io_recv_cb(io, msg);
+}
+
+static int io_start_noting(struct raft_io *io, unsigned msecs, raft_io_tick_cb tick,
+                           raft_io_recv_cb recv)
+{
+    struct meta *m = meta_of_io(io);
+    m->io_recv_cb = recv;
+    return m->io_start(io, msecs, tick, io_recv_noting);
+}
+
 bool meta_dir_holds_log(const char *path)
 {
     static const char *const marks[] = {"metadata1", "metadata2", "__cluster_metadata-0"};
@@ -391,6 +509,7 @@ static void finish(struct meta *m)
     }
     meta_image_free(m->img);
     free(m->cluster_id);
+    free(m->followers);
     free(m);
     if (cb)
         cb(arg);
@@ -486,6 +605,8 @@ int meta_start(uv_loop_t *loop, const struct meta_options *opts, struct meta **o
     }
     m->io_close = m->io.close;
     m->io.close = io_close_guarded;
+    m->io_start = m->io.start;
+    m->io.start = io_start_noting;
     m->fsm = (struct raft_fsm){
         .version = 2,
         .data = m,
@@ -883,4 +1004,48 @@ int32_t meta_controller_id(const struct meta *m)
 bool meta_is_controller(const struct meta *m)
 {
     return raft_state((struct raft *)&m->raft) == RAFT_LEADER;
+}
+
+int meta_describe_quorum(const struct meta *m, struct arena *a, struct meta_quorum *out)
+{
+    const struct raft_configuration *conf = &m->raft.configuration;
+    int64_t now = tclock_now_ms(m->clock);
+
+    memset(out, 0, sizeof *out);
+    out->leader_id = meta_controller_id(m);
+    out->leader_epoch = -1;
+    out->high_watermark = -1;
+    if (m->stopping || !meta_is_controller(m))
+        return ERR_NOT_CONTROLLER;
+    out->leader_epoch = (int32_t)m->raft.current_term;
+    out->high_watermark = (int64_t)m->raft.commit_index;
+    out->voters = arena_alloc(a, (conf->n + 1) * sizeof *out->voters);
+    out->observers = arena_alloc(a, (conf->n + 1) * sizeof *out->observers);
+    if (out->voters == NULL || out->observers == NULL)
+        return ERR_NOMEM;
+    for (unsigned i = 0; i < conf->n; i++) {
+        const struct raft_server *s = &conf->servers[i];
+        struct meta_quorum_replica *r;
+        /* Spares hold no log: they are half-done additions, not members. */
+        if (s->role == RAFT_VOTER)
+            r = &out->voters[out->n_voters++];
+        else if (s->role == RAFT_STANDBY)
+            r = &out->observers[out->n_observers++];
+        else
+            continue;
+        r->id = NODE_ID(s->id);
+        r->last_fetch_ms = -1;
+        if (s->id == m->raft.id) {
+            r->log_end_offset = (int64_t)raft_last_index((struct raft *)&m->raft);
+            r->last_caught_up_ms = now;
+            continue;
+        }
+        raft_index match = m->raft.leader_state.progress[i].match_index;
+        const struct meta_follower *f =
+            m->followers_term == m->raft.current_term ? follower_find(m, s->id) : NULL;
+        r->log_end_offset = match > 0 ? (int64_t)match : -1;
+        r->last_fetch_ms = f != NULL ? f->answer_ms : -1;
+        r->last_caught_up_ms = f != NULL ? f->caught_up_ms : -1;
+    }
+    return 0;
 }

@@ -30,13 +30,17 @@
 **   BROKER_CHANGE    i32 id, i64 broker epoch, i8 fenced, i8 shutting down (each -1 = unchanged,
 **                    0 or 1)
 **   PARTITION_CHANGE the PARTITION fields, then i8 leader recovery state (0 or 1),
-**                    i32 n_adding, n_adding × i32, i32 n_removing, n_removing × i32
+**                    i32 n_adding, n_adding × i32, i32 n_removing, n_removing × i32,
+**                    then, only when the ELR is not empty, i32 n_elr (>= 1), n_elr × i32
 **
 ** Required strings (host, topic name, resource name, key, listener name) are never NULL. A
 ** reader that meets another version or an unknown record type rejects the batch (ERR_PARSE),
 ** so every node either applies a batch the same way or refuses it the same way. Types 8-10
 ** came later than 1-7 without a version change: a batch holding none of them reads as it
-** always did, and a reader that predates them refuses the batches that hold them.
+** always did, and a reader that predates them refuses the batches that hold them. The ELR
+** of PARTITION_CHANGE came later still, the same way: written only when not empty, so a
+** change without one is the older body, and a reader that predates it refuses (the body is
+** not consumed exactly) the changes that carry one.
 */
 #include "meta/meta_int.h"
 
@@ -156,7 +160,8 @@ static int encode_body(struct meta_wbuf *w, const struct meta_record *r)
     case META_REC_PARTITION_CHANGE:
         if (r->u.partition.leader_recovery_state < 0 || r->u.partition.leader_recovery_state > 1 ||
             !i32s_ok(r->u.partition.n_adding, r->u.partition.adding) ||
-            !i32s_ok(r->u.partition.n_removing, r->u.partition.removing))
+            !i32s_ok(r->u.partition.n_removing, r->u.partition.removing) ||
+            !i32s_ok(r->u.partition.n_elr, r->u.partition.elr))
             return ERR_INVALID_REQUEST;
         rv = encode_partition(w, r);
         if (rv != 0)
@@ -164,6 +169,8 @@ static int encode_body(struct meta_wbuf *w, const struct meta_record *r)
         meta_w_u8(w, (uint8_t)r->u.partition.leader_recovery_state);
         write_i32s(w, r->u.partition.n_adding, r->u.partition.adding);
         write_i32s(w, r->u.partition.n_removing, r->u.partition.removing);
+        if (r->u.partition.n_elr > 0)
+            write_i32s(w, r->u.partition.n_elr, r->u.partition.elr);
         return 0;
     }
     return ERR_INVALID_REQUEST;
@@ -398,6 +405,13 @@ static int decode_body(struct meta_rbuf *r, struct arena *a, struct meta_record 
         rv = decode_i32s(r, a, &rec->u.partition.n_adding, &rec->u.partition.adding);
         if (rv == 0)
             rv = decode_i32s(r, a, &rec->u.partition.n_removing, &rec->u.partition.removing);
+        /* The ELR, present only when not empty (an empty one written out is malformed, so
+         * that each change has one encoding). */
+        if (rv == 0 && meta_r_left(r) > 0) {
+            rv = decode_i32s(r, a, &rec->u.partition.n_elr, &rec->u.partition.elr);
+            if (rv == 0 && rec->u.partition.n_elr == 0)
+                rv = ERR_PARSE;
+        }
         return rv;
     }
     return ERR_PARSE;
@@ -422,12 +436,13 @@ int meta_batch_decode(const uint8_t *buf, size_t len, struct arena **arena,
         return ERR_PARSE;
 
     /* Decoded strings and arrays are copies of bytes in the batch plus per-allocation
-     * rounding: at most four roundings of 16 bytes per record, and for a listener (at least
+     * rounding: at most five roundings of 16 bytes per record (a PARTITION_CHANGE's five
+     * arrays), and for a listener (at least
      * 14 bytes of batch) its struct and two roundings, under 72 bytes: six times the batch
      * covers everything. */
     if (len > SIZE_MAX / 64)
         return ERR_PARSE;
-    limit = (size_t)count * (sizeof *out + 4 * 16) + 6 * len + 64;
+    limit = (size_t)count * (sizeof *out + 5 * 16) + 6 * len + 64;
     a = arena_new(limit);
     if (a == NULL)
         return ERR_NOMEM;

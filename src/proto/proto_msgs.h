@@ -678,10 +678,12 @@ struct IncrementalAlterConfigsResponse {
 
 extern const struct proto_struct proto_IncrementalAlterConfigsResponse;
 
-/* DescribeCluster (key 60), versions 0-1, flexible from 0. */
+/* DescribeCluster (key 60), versions 0-2, flexible from 0. v2 (Kafka 4.0, KIP-1073) lists
+ * fenced brokers too when asked, each with IsFenced. */
 struct DescribeClusterRequest {
     bool IncludeClusterAuthorizedOperations; /* v0+ */
     int8_t EndpointType;                     /* v1+, default 1 */
+    bool IncludeFencedBrokers;               /* v2+ */
 };
 
 extern const struct proto_struct proto_DescribeClusterRequest;
@@ -691,6 +693,7 @@ struct DescribeClusterBroker {
     char *Host;       /* v0+ */
     int32_t Port;     /* v0+ */
     char *Rack;       /* v0+, nullable v0+ */
+    bool IsFenced;    /* v2+ */
 };
 
 struct DescribeClusterResponse {

@@ -8,6 +8,7 @@ static const struct proto_field DescribeClusterRequest_fields[] = {
     PROTO_FIELD(DescribeClusterRequest, IncludeClusterAuthorizedOperations, BOOL, 0, PROTO_VMAX,
                 PROTO_NEVER, 0),
     PROTO_FIELD(DescribeClusterRequest, EndpointType, INT8, 1, PROTO_VMAX, PROTO_NEVER, 1),
+    PROTO_FIELD(DescribeClusterRequest, IncludeFencedBrokers, BOOL, 2, PROTO_VMAX, PROTO_NEVER, 0),
 };
 const struct proto_struct proto_DescribeClusterRequest = PROTO_LAYOUT(DescribeClusterRequest);
 
@@ -16,6 +17,7 @@ static const struct proto_field DescribeClusterBroker_fields[] = {
     PROTO_FIELD(DescribeClusterBroker, Host, STRING, 0, PROTO_VMAX, PROTO_NEVER, 0),
     PROTO_FIELD(DescribeClusterBroker, Port, INT32, 0, PROTO_VMAX, PROTO_NEVER, 0),
     PROTO_FIELD(DescribeClusterBroker, Rack, STRING, 0, PROTO_VMAX, 0, 0),
+    PROTO_FIELD(DescribeClusterBroker, IsFenced, BOOL, 2, PROTO_VMAX, PROTO_NEVER, 0),
 };
 static const struct proto_struct proto_DescribeClusterBroker = PROTO_LAYOUT(DescribeClusterBroker);
 

@@ -20,6 +20,9 @@
 /* After a failed read the load tries again this much later (the owner answers
  * COORDINATOR_LOAD_IN_PROGRESS meanwhile). */
 #define LOAD_RETRY_MS 1000
+/* A read that waits for the background check of the partition's files (log/check.c): that
+ * segment is checked next, so look again soon. */
+#define LOAD_PENDING_MS 20
 
 struct cl_load;
 
@@ -252,6 +255,12 @@ static void load_step(struct cl_load *ld)
         ld->slice.len = 0, rc = 0;
     if (rc != 0) {
         retry_later(ld, err_name(rc));
+        return;
+    }
+    if (ld->slice.len == 0 && ld->slice.pending) {
+        partition_slice_release(p, &ld->slice);
+        if (tclock_timer_start(&ld->retry, LOAD_PENDING_MS, 0) != 0)
+            slog_error(cl->module, "out of memory: %s-%d stays loading", cl->topic, sh->partition);
         return;
     }
     if (ld->slice.len == 0) {

@@ -434,6 +434,9 @@ int partition_open(struct replica_mgr *rm, const char *topic, const uint8_t id[1
         pstate_free(p->pstate);
         goto err;
     }
+    /* What the open trusted without reading its CRC is checked from now on (replica/check.c). */
+    log_check_start(p->log);
+    replica_check_kick(rm);
     /* The high watermark starts where the replication-offset-checkpoint left it (clamped to
      * the log); the role, epochs and ISR come with partition_set_state once the partition is
      * in the manager's table, and then the HW moves as replication says (a leader whose ISR
@@ -701,6 +704,7 @@ int partition_read(struct partition *p, int64_t from, size_t max_bytes,
     out->ref = sl.segment;
     out->io = log_get_io(p->log);
     out->next_offset = sl.next_offset;
+    out->pending = sl.pending;
     return 0;
 }
 

@@ -94,13 +94,18 @@ struct partition_slice {
     void *ref;           /* opaque */
     const void *io;      /* opaque */
     int64_t next_offset; /* the offset after the slice's last batch */
+    /* len 0 because the batch there waits for the background check of the partition's files
+     * (log_check_*): not the end of what there is to read; read again later. */
+    bool pending;
 };
 
 /* Reads from offset `from`: the batches starting with the one that holds `from`, at most
  * `max_bytes` (but the first batch whole, KIP-74), never past the reader's bound and never
- * across a segment (read again from the next offset). Returns 0 (len 0 when `from` is at or
- * past the bound), OFFSET_OUT_OF_RANGE when `from` is below the log start or past the log
- * end, or the log's error (ERR_IO). The slice must be released. */
+ * across a segment (read again from the next offset). A damaged batch the background check
+ * quarantined is never served: its offsets are skipped as a compaction gap is. Returns 0
+ * (len 0 when `from` is at or past the bound, or `pending` when the batch there is not
+ * checked yet), OFFSET_OUT_OF_RANGE when `from` is below the log start or past the log end,
+ * or the log's error (ERR_IO). The slice must be released. */
 int partition_read(struct partition *p, int64_t from, size_t max_bytes,
                    enum partition_reader reader, struct partition_slice *out);
 void partition_slice_release(struct partition *p, struct partition_slice *s);

@@ -156,7 +156,14 @@ static void leader_update_hw(struct partition_sm *sm, struct psm_effects *fx)
         return;
     struct hw_scan s = {.hw = sm->log_end, .blocked = false};
     int32_t counted = 1 + count_maximal(sm, scan_member, &s); /* 1: the leader itself */
-    if (s.blocked || counted < sm->cfg.min_insync)
+    int32_t committed = 1;
+    /* The committed ISR must reach the minimum too, not only the maximal one: a member whose
+     * addition is still pending is not in the controller's ISR, so records it helped commit
+     * would be missing from the replicas the controller holds eligible (the ELR). */
+    for (int32_t i = 0; i < sm->n_isr; i++)
+        if (count_eligible(sm, sm->isr[i], NULL))
+            committed++;
+    if (s.blocked || counted < sm->cfg.min_insync || committed < sm->cfg.min_insync)
         return;
     if (s.hw > sm->hw) {
         sm->hw = s.hw;

@@ -22,9 +22,12 @@
  *   leader's own copy always counts, whatever replica_eligible says of it. The HW
  *   never moves backwards on a leader and never passes the leader's log end.
  *   KIP-966's rule, chosen for Tally: the HW does not advance while fewer than
- *   min.insync.replicas members count, so that no consumer reads a record that only a
- *   minority of replicas holds; acks=all writes are refused with NOT_ENOUGH_REPLICAS before
- *   they are appended in that state anyway.
+ *   min.insync.replicas members count, in the maximal ISR and in the committed one (a
+ *   member whose addition is pending counts only once the controller has it), so that no
+ *   consumer reads a record that only a minority of replicas holds, and so that every
+ *   replica that left the ISR below the minimum holds every committed record (the
+ *   controller's eligible leader replicas, controller_sm.h); acks=all writes are refused
+ *   with NOT_ENOUGH_REPLICAS before they are appended in that state anyway.
  * - A follower's fetch is checked before it counts (in this order): the partition is led
  *   here; the fetcher is a replica; CurrentLeaderEpoch (-1 = unchecked) equals the leader
  *   epoch (older: FENCED_LEADER_EPOCH, newer: UNKNOWN_LEADER_EPOCH); with LastFetchedEpoch

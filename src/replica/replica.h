@@ -48,9 +48,23 @@ int replica_mgr_start(const struct replica_options *opts, struct replica_mgr **o
  * every batch applied brings the hosted partitions in line (new partitions, roles and
  * epochs, deleted topics, changed configs). */
 
-/* Flushes and closes every log, writes checkpoints and the clean-shutdown marker, then
- * frees; `cb` runs when done (pending thread-pool flushes are waited for). */
+/* Flushes and closes every log, writes checkpoints and the clean-shutdown marker (naming the
+ * broker epoch of the last replica_note_broker_epoch), then frees; `cb` runs when done
+ * (pending thread-pool flushes are waited for). */
 void replica_mgr_stop(struct replica_mgr *rm, void (*cb)(void *arg), void *arg);
+
+/* BrokerRegistration's PreviousBrokerEpoch from the log directory (clean_marker.c): the
+ * broker epoch the previous process of this broker was registered at, when its logs cannot
+ * have lost anything since — it stopped cleanly (the clean-shutdown marker names the epoch),
+ * or it was killed but the machine did not restart (the note of replica_note_broker_epoch
+ * is from this boot, so the page cache kept every write) — else -1. Read it at start before
+ * replica_mgr_start, which removes the marker. Blocking file reads: call before the loop
+ * serves anything. */
+int64_t replica_previous_broker_epoch(const char *log_dir);
+/* Notes in the log directory that this broker registered at `epoch`, with this boot's id.
+ * Not fsynced (clean_marker.c says why). Returns 0, or ERR_IO (no note is left then, and the
+ * next start after a crash registers as unclean). */
+int replica_note_broker_epoch(const char *log_dir, int64_t epoch);
 
 /* Look-ups; NULL when this broker does not host the partition (in any role). */
 struct partition *replica_partition(struct replica_mgr *rm, const char *topic, int32_t index);

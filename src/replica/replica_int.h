@@ -83,7 +83,8 @@ struct replica_mgr {
     struct tclock_timer timer; /* housekeeping; data is NULL once closed */
     int64_t last_retention_ms, last_checkpoint_ms, last_hw_checkpoint_ms, last_expiration_ms;
     int64_t last_sm_tick_ms; /* tick_partitions' last round */
-    unsigned flushes;        /* in flight, all partitions (and log-start checkpoint writes) */
+    int64_t last_hw_checkpoint_ms;
+    unsigned flushes; /* in flight, all partitions (and log-start checkpoint writes) */
     /* log_starts.c: a log-start-offset-checkpoint write in flight, and who waits for the
      * next one. */
     bool starts_busy;
@@ -118,6 +119,10 @@ struct replica_mgr {
      * work, and the cleaner checkpoint read at start (until the partitions took it). */
     struct replica_clean *clean;
     int64_t last_clean_check_ms;
+    /* check.c: the slice of the background file check in flight (NULL if none), and before
+     * when no new one starts after a failed one. */
+    struct replica_check *check;
+    int64_t check_retry_ms;
     bool stopping;
     void (*stop_cb)(void *arg);
     void *stop_arg;
@@ -245,5 +250,17 @@ void replica_mgr_check_stop(struct replica_mgr *rm);
  * ends it. */
 void replica_cleaner_load(struct replica_mgr *rm);
 void replica_cleaner_tick(struct replica_mgr *rm);
+
+/* check.c: drives log/check.c's background check of the files the opens trusted, one slice at
+ * a time on the thread pool, back to back while there is work (counted in `flushes`, so a stop
+ * waits for the slice in flight). Call after a log_check_start and at every housekeeping tick
+ * (which resumes after a failed slice). */
+void replica_check_kick(struct replica_mgr *rm);
+
+/* clean_marker.c: the clean-shutdown marker's name, and its writing at the end of a clean
+ * stop (naming the broker epoch of the note lifecycle.c keeps; its format is there).
+ * Returns 0 or ERR_IO (no marker is left then). Runs on the thread pool. */
+#define REPLICA_CLEAN_MARKER ".kafka_cleanshutdown"
+int replica_write_clean_marker(const char *log_dir);
 
 #endif

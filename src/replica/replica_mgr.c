@@ -5,10 +5,11 @@
  * Files it owns in the log directory:
  *   recovery-point-offset-checkpoint   offsets below which each partition is fsynced
  *   log-start-offset-checkpoint        each partition's log start offset
- *   replication-offset-checkpoint      each partition's high watermark
  *   cleaner-offset-checkpoint          how far each compacted partition is clean (cleaner.c)
  *   .kafka_cleanshutdown               present only while stopped cleanly; removed at start,
- *                                      so its absence at the next start means a crash */
+ *                                      so its absence at the next start means a crash
+ *   .tally_broker_epoch                the broker epoch of the last registration and the boot
+ *                                      it was on (clean_marker.c has both formats) */
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -24,7 +25,6 @@
 #include "pstate/pstate.h"
 #include "replica_int.h"
 
-#define CLEAN_MARKER ".kafka_cleanshutdown"
 #define HOUSEKEEPING_MS 200
 #define OPEN_RETRY_MS 5000
 /* How often every partition's replication state machine looks at its ISR (lag shrinks are
@@ -633,10 +633,13 @@ static struct partition **hosted(struct replica_mgr *rm)
     return v;
 }
 
-/* Queues checkpoint files for writing on the thread pool (file_writes.c keeps them in order
- * with any other write of the same file): with `offsets` the recovery points and log starts,
- * with `hws` the high watermarks (replication-offset-checkpoint). */
-static void write_checkpoints(struct replica_mgr *rm, bool offsets, bool hws)
+/* Queues both checkpoint files for writing on the thread pool (file_writes.c keeps them in
+ * order with any other write of the same file). */
+/* `all`: the recovery points and log starts too (log.flush.offset.checkpoint.interval.ms);
+ * otherwise only the high watermarks (replica.high.watermark.checkpoint.interval.ms, Kafka's
+ * 5 s: a restarted replica's HW is then at most that stale, which is what tells a truncation
+ * below it — records consumers may have read — from one of a diverged tail). */
+static void write_checkpoints(struct replica_mgr *rm, bool all)
 {
     struct log_checkpoint_entry *rec, *st, *hw;
     struct partition **parts = hosted(rm);
@@ -646,7 +649,7 @@ static void write_checkpoints(struct replica_mgr *rm, bool offsets, bool hws)
         free(parts);
         return; /* written again at the next interval */
     }
-    if (offsets) {
+    if (all) {
         snprintf(path, sizeof path, "%s/recovery-point-offset-checkpoint", rm->dir);
         replica_write_checkpoint(rm, path, rec, rm->count);
         snprintf(path, sizeof path, "%s/log-start-offset-checkpoint", rm->dir);
@@ -655,11 +658,8 @@ static void write_checkpoints(struct replica_mgr *rm, bool offsets, bool hws)
         free(rec);
         free(st);
     }
-    if (hws) {
-        snprintf(path, sizeof path, "%s/replication-offset-checkpoint", rm->dir);
-        replica_write_checkpoint(rm, path, hw, rm->count);
-    } else
-        free(hw);
+    snprintf(path, sizeof path, "%s/replication-offset-checkpoint", rm->dir);
+    replica_write_checkpoint(rm, path, hw, rm->count);
     free(parts);
 }
 
@@ -672,10 +672,10 @@ static void on_tick(struct tclock_timer *h)
     int64_t now = tclock_mono_ms(rm->clock);
     int64_t retention_every =
         props_get_int(rm->cfg.props, "log.retention.check.interval.ms", 300000, NULL);
-    int64_t checkpoint_every =
-        props_get_int(rm->cfg.props, "log.flush.offset.checkpoint.interval.ms", 60000, NULL);
     int64_t hw_checkpoint_every =
         props_get_int(rm->cfg.props, "replica.high.watermark.checkpoint.interval.ms", 5000, NULL);
+    int64_t checkpoint_every =
+        props_get_int(rm->cfg.props, "log.flush.offset.checkpoint.interval.ms", 60000, NULL);
     bool retain = now - rm->last_retention_ms >= retention_every;
     int64_t expire_every =
         props_get_int(rm->cfg.props, "producer.id.expiration.check.interval.ms", 600000, NULL);
@@ -709,17 +709,13 @@ static void on_tick(struct tclock_timer *h)
     }
     replica_fetcher_kick(rm);
     replica_cleaner_tick(rm);
-    /* The high watermarks on Kafka's shorter schedule: a broker that crashes remembers its
-     * HW that much older, and after an unclean election it can only report truncations
-     * below the HW it remembers. */
-    bool offsets = now - rm->last_checkpoint_ms >= checkpoint_every;
-    bool hws = now - rm->last_hw_checkpoint_ms >= hw_checkpoint_every;
-    if (offsets || hws) {
-        write_checkpoints(rm, offsets, hws);
-        if (offsets)
-            rm->last_checkpoint_ms = now;
-        if (hws)
-            rm->last_hw_checkpoint_ms = now;
+    replica_check_kick(rm);
+    if (now - rm->last_checkpoint_ms >= checkpoint_every) {
+        write_checkpoints(rm, true);
+        rm->last_checkpoint_ms = rm->last_hw_checkpoint_ms = now;
+    } else if (now - rm->last_hw_checkpoint_ms >= hw_checkpoint_every) {
+        write_checkpoints(rm, false);
+        rm->last_hw_checkpoint_ms = now;
     }
     if (rm->open_failed > 0 && now - rm->last_open_retry_ms >= OPEN_RETRY_MS) {
         size_t nt;
@@ -850,7 +846,7 @@ int replica_mgr_start(const struct replica_options *opts, struct replica_mgr **o
         (int32_t)props_get_int(opts->config, "replica.fetch.response.max.bytes", 10485760, NULL);
     rm->fetch_backoff_ms = props_get_int(opts->config, "replica.fetch.backoff.ms", 1000, NULL);
 
-    snprintf(path, sizeof path, "%s/%s", rm->dir, CLEAN_MARKER);
+    snprintf(path, sizeof path, "%s/%s", rm->dir, REPLICA_CLEAN_MARKER);
     rm->clean_start = access(path, F_OK) == 0;
     /* From now on a crash must look like one. */
     unlink(path);
@@ -963,13 +959,11 @@ static void stop_run(uv_work_t *w)
     /* The partitions' last references (taken by finish_stop): snapshots and clean closes. */
     for (size_t i = 0; i < sw->n; i++)
         partition_release(sw->parts[i]);
-    if (rc == 0) {
-        FILE *f;
-        snprintf(path, sizeof path, "%s/%s", rm->dir, CLEAN_MARKER);
-        f = fopen(path, "w");
-        if (f)
-            fclose(f);
-    }
+    if (rc == 0 && replica_write_clean_marker(rm->dir) != 0)
+        slog_error("replica",
+                   "cannot write the clean-shutdown marker in %s: the next start "
+                   "rescans the logs and registers as after a crash",
+                   rm->dir);
 }
 
 static void stop_after(uv_work_t *w, int status)

@@ -1520,6 +1520,7 @@ Conn.metadata_flex = _conn_metadata_flex
 BROKER_REGISTRATION = 62
 ALLOCATE_PRODUCER_IDS = 67
 NOT_CONTROLLER = 41
+REQUEST_TIMED_OUT = 7
 INVALID_REQUEST = 42
 NOT_LEADER_OR_FOLLOWER = 6
 DUPLICATE_BROKER_REGISTRATION = 101
@@ -1588,7 +1589,10 @@ Conn.broker_registration = _conn_broker_registration
 # empty tagged-field sections. Values are dicts keyed by field name; a field missing from a
 # request dict encodes as its zero value (-1 for generation, epoch and offset names).
 
-GROUP_FLEXIBLE = {8: 8, 9: 6, 10: 3, 11: 6, 12: 4, 13: 4, 14: 4, 15: 5, 16: 3, 42: 2, 47: 99}
+GROUP_FLEXIBLE = {8: 8, 9: 6, 10: 3, 11: 6, 12: 4, 13: 4, 14: 4, 15: 5, 16: 3, 42: 2, 47: 99,
+                  43: 2}
+# Not a group API, but the same walker encodes it: ElectLeaders (43) v0-v2.
+ELECT_LEADERS = 43
 INF = 99
 
 _OC_PART_RQ = [("PartitionIndex", "i32", 0, INF), ("CommittedOffset", "i64", 0, INF),
@@ -1700,6 +1704,17 @@ GROUP_SCHEMAS = {
                                 ("Partitions", ("array", [("PartitionIndex", "i32", 0, INF),
                                                           ("ErrorCode", "i16", 0, INF)]),
                                  0, INF)]), 0, INF)]),
+    43: ([("ElectionType", "i8", 1, INF),
+          ("TopicPartitions", ("narray", [("Topic", "str", 0, INF),
+                                          ("Partitions", ("array", "i32"), 0, INF)]), 0, INF),
+          ("TimeoutMs", "i32", 0, INF)],
+         [("ThrottleTimeMs", "i32", 0, INF), ("ErrorCode", "i16", 1, INF),
+          ("ReplicaElectionResults",
+           ("array", [("Topic", "str", 0, INF),
+                      ("PartitionResult", ("array", [("PartitionId", "i32", 0, INF),
+                                                     ("ErrorCode", "i16", 0, INF),
+                                                     ("ErrorMessage", "nstr", 0, INF)]),
+                       0, INF)]), 0, INF)]),
 }
 
 

@@ -65,7 +65,8 @@ def test_topic_lifecycle(shared_broker):
     assert "retention.ms=1000" in head and "cleanup.policy=compact" in head
     assert len(parts) == 3
     for i, line in enumerate(parts):
-        assert re.search(r"Partition: %d\tLeader: 1\tReplicas: 1\tIsr: 1\tHW: 0\tLSO: 0$" % i, line), line
+        assert re.search(r"Partition: %d\tLeader: 1\tLeaderEpoch: 0\tReplicas: 1\tIsr: 1\t"
+                         r"Status: ok\tHW: 0\tLSO: 0$" % i, line), line
 
     ok(b.tally("topics", "add-partitions", name, "--partitions", "5"))
     out = ok(b.tally("topics", "describe", name))
@@ -136,7 +137,12 @@ def test_cluster_describe(shared_broker):
     m = re.search(r"^Cluster ID: (\S+)$", out, re.M)
     assert m and m.group(1) != "(none)", out
     assert re.search(r"^Controller: 1$", out, re.M), out
-    assert re.search(r"^\s+1\t127\.0\.0\.1:%d\b" % shared_broker.port, out, re.M), out
+    assert re.search(r"^\s+1\s+127\.0\.0\.1:%d\s+-\s+unfenced \(controller\)$" % shared_broker.port,
+                     out, re.M), out
+    # One voter, the leader of its own quorum.
+    assert re.search(r"^  Leader: 1\tLeaderEpoch: \d+\tHighWatermark: \d+\tMaxFollowerLag: 0$", out,
+                     re.M), out
+    assert re.search(r"^  1\s+Leader\s+\d+\s+0\s", out, re.M), out
     with shared_broker.conn() as c:
         assert c.metadata(version=4)["cluster_id"] == m.group(1)
 
@@ -154,6 +160,12 @@ def test_unreachable_broker_fails_with_one_line():
     ["topics", "delete"], ["configs", "describe"], ["configs", "alter", "--topic", "x"],
     ["configs", "alter", "--topic", "x", "--set", "novalue"],
     ["configs", "describe", "--broker", "one"], ["cluster"], ["-b"],
+    ["cluster", "new-id", "x"], ["partitions"], ["partitions", "elect-leaders"],
+    ["partitions", "elect-leaders", "--all", "--topic", "t"],
+    ["partitions", "elect-leaders", "--partition", "0"],
+    ["partitions", "elect-leaders", "--topic", "t", "--partition", "-1"],
+    ["partitions", "elect-leaders", "--preferred", "--unclean", "--all"],
+    ["topics", "describe", "--under-replicated"],
 ])
 def test_usage_errors_exit_2(args):
     r = tally_raw(*args)
@@ -166,7 +178,8 @@ def test_usage_errors_exit_2(args):
     ["topics", "list", "--help"], ["topics", "describe", "--help"],
     ["topics", "delete", "--help"], ["topics", "add-partitions", "--help"],
     ["configs", "--help"], ["configs", "describe", "--help"], ["configs", "alter", "--help"],
-    ["cluster", "--help"], ["cluster", "describe", "--help"],
+    ["cluster", "--help"], ["cluster", "describe", "--help"], ["cluster", "new-id", "--help"],
+    ["partitions", "--help"], ["partitions", "elect-leaders", "--help"],
 ])
 def test_help_everywhere(args):
     r = tally_raw(*args)

@@ -69,7 +69,7 @@ def test_list_and_describe(broker_factory):
     def p1_offsets():
         line = next(ln for ln in ok(b.tally("topics", "describe", t)).splitlines()
                     if "Partition: 1\t" in ln)
-        return line.split("Isr: 1")[1]
+        return line.split("Status: ok")[1]
 
     txn_lib.eventually(p1_offsets, "\tHW: 2\tLSO: 2", what="partition 1 after the commit")
     txn_lib.eventually(lambda: rows(ok(b.tally("transactions", "describe", "cli-open")))[0][

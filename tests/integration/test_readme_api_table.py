@@ -35,8 +35,7 @@ def test_readme_api_table_matches_api_versions(shared_broker):
 
 # Declared in proto (src/proto/schema_apis.c) but without a handler in src/dispatch.c, or
 # broker-to-controller APIs served but not advertised.
-NOT_SERVED = {45: "AlterPartitionReassignments", 46: "ListPartitionReassignments",
-              55: "DescribeQuorum"}
+NOT_SERVED = {45: "AlterPartitionReassignments", 46: "ListPartitionReassignments"}
 NOT_ADVERTISED = {**NOT_SERVED, 56: "AlterPartition", 62: "BrokerRegistration",
                   63: "BrokerHeartbeat", 67: "AllocateProducerIds"}
 

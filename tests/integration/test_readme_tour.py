@@ -85,8 +85,8 @@ def check_count(_t, r):
 def check_topics_describe(t, r):
     assert "Topic: orders\tPartitionCount: 6\tReplicationFactor: 1" in r.stdout, r.stdout
     hw = {}
-    for m in re.finditer(r"Partition: (\d+)\tLeader: 1\tReplicas: 1\tIsr: 1\tHW: (\d+)\tLSO: (\d+)",
-                         r.stdout):
+    for m in re.finditer(r"Partition: (\d+)\tLeader: 1\tLeaderEpoch: 0\tReplicas: 1\tIsr: 1\t"
+                         r"Status: ok\tHW: (\d+)\tLSO: (\d+)", r.stdout):
         assert m.group(2) == m.group(3), r.stdout  # no transaction holds the LSO
         hw[int(m.group(1))] = int(m.group(2))
     assert sorted(hw) == list(range(6)) and sum(hw.values()) == 100000, r.stdout
@@ -109,8 +109,10 @@ def check_configs_describe(_t, r):
 
 def check_cluster(t, r):
     assert re.search(r"^Cluster ID: \S{22}$", r.stdout, re.M), r.stdout
-    assert "Controller: 1\nBrokers: 1\n  1\t%s\t(controller)" % t.b.bootstrap in r.stdout, \
-        r.stdout
+    assert re.search(r"^Controller: 1\nBrokers: 1 \(DescribeCluster v2\)\n.*\n  1\s+%s\s+-\s+"
+                     r"unfenced \(controller\)$" % re.escape(t.b.bootstrap), r.stdout, re.M), r.stdout
+    # The metadata quorum: one voter, its own leader.
+    assert re.search(r"^  1\s+Leader\s+\d+\s+0\s", r.stdout, re.M), r.stdout
 
 
 def check_perf_produce(_t, r):

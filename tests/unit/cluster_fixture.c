@@ -99,6 +99,7 @@ struct msg {
     int32_t n_parts;
     int64_t from_off, n_batches, committed; /* metadata fetch */
     int64_t broker_epoch, meta_offset;
+    int64_t prev_epoch; /* registration: PreviousBrokerEpoch */
     bool want_shutdown, fenced, should_shutdown, caught_up;
     uint8_t incarnation[16], dir[16];
     enum msg_kind orig; /* M_REFUSED: the request refused */
@@ -164,6 +165,12 @@ struct cf_node {
     uint8_t incarnation[16], dir[16];
     bool registered;
     int64_t broker_epoch;
+    /* What its log directory says of the last stop: the epoch it was registered at then, and
+     * whether its logs lost nothing (a controlled shutdown, or a kill that kept the page
+     * cache); the PreviousBrokerEpoch of its first registration after a start. */
+    int64_t last_epoch;
+    bool logs_intact;
+    int64_t prev_epoch;
     int64_t next_register, next_hb;
     bool shutting_down;
     bool meta_in_flight;
@@ -1484,6 +1491,7 @@ static void on_register(struct cf *c, struct cf_node *n, struct msg *m)
         .listeners = &l,
         .n_dirs = 1,
         .dirs = (const uint8_t(*)[16])m->dir,
+        .previous_broker_epoch = m->prev_epoch,
     };
     memcpy(r.incarnation, m->incarnation, 16);
     ctl_out_reset(&n->out);
@@ -1577,6 +1585,8 @@ static void send_register(struct cf *c, struct cf_node *n)
     m->req = ++n->next_req;
     memcpy(m->incarnation, n->incarnation, 16);
     memcpy(m->dir, n->dir, 16);
+    /* Registering again without a restart (fenced meanwhile): the process kept everything. */
+    m->prev_epoch = n->broker_epoch >= 0 ? n->broker_epoch : n->prev_epoch;
     node_send(c, n, m);
 }
 
@@ -1769,6 +1779,8 @@ static void node_stop_clean(struct cf *c, struct cf_node *n)
     bool was_controller = c->controller == n->id;
     trace(c, "node %d stops (controlled shutdown)", n->id);
     flush(n, c->n_parts);
+    n->last_epoch = n->broker_epoch;
+    n->logs_intact = true;
     node_down(c, n);
     /* The active controller hands raft leadership over before it goes (raft_transfer). */
     if (was_controller)
@@ -1796,6 +1808,7 @@ static void node_start(struct cf *c, struct cf_node *n)
     new_incarnation(c, n);
     n->ready = false;
     n->registered = false;
+    n->prev_epoch = n->logs_intact ? n->last_epoch : -1;
     n->broker_epoch = -1;
     n->next_register = c->now;
     n->next_flush = c->now + c->o.flush_ms;
@@ -2200,6 +2213,7 @@ struct cf *cf_new(const struct cf_options *o)
             n->parts[i] = (struct cf_part){.c = c, .n = n, .idx = i, .seen_epoch = -1};
         }
         ctl_out_init(&n->out);
+        n->last_epoch = -1; /* a new log directory */
         node_start(c, n);
         ev_push(c, rnd_range(c, 0, NODE_TICK_MS - 1), EV_NODE_TICK, id, NULL);
     }
@@ -2501,6 +2515,11 @@ void cf_kill(struct cf *c, int32_t node_id, bool lose_unflushed)
     if (n->state == NODE_DOWN)
         return;
     trace(c, "node %d killed%s", node_id, lose_unflushed ? ", losing its unflushed tail" : "");
+    /* A kill that keeps the page cache is a process crash on a machine that stays up: the
+     * broker finds the same boot id and names its last epoch (lifecycle.c); one that loses
+     * the tail is the machine's crash: a new boot, no clean-shutdown marker, -1. */
+    n->last_epoch = n->broker_epoch;
+    n->logs_intact = !lose_unflushed;
     node_down(c, n);
     for (int32_t i = 0; lose_unflushed && i < CF_MAX_PARTS; i++) {
         struct cf_part *p = &n->parts[i];

@@ -14,7 +14,10 @@
  * - Brokers 1..n_nodes, every one a voter and a broker (process.roles=broker,controller).
  *   A broker is up, paused (SIGSTOP: messages queue and are handled on resume, its timers
  *   stop) or down (killed: its metadata and every log survive, except an unflushed tail
- *   when the kill says so; the rest is gone).
+ *   when the kill says so; the rest is gone). Its registration names its last broker epoch
+ *   (PreviousBrokerEpoch, lifecycle.c) after a controlled shutdown and after a kill that
+ *   keeps the unflushed tail (a process crash on a machine that stays up: the broker finds
+ *   the same boot id), and -1 after one that loses it (the machine crashed).
  * - Raft is an oracle: one committed batch log. The active controller's proposal commits
  *   after [commit_min_ms, commit_max_ms] if the controller reaches a majority of voters
  *   (both directions of each link up, the voter up); a controller that does not for

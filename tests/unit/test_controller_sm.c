@@ -1010,6 +1010,329 @@ TEST(ctl_elect_leaders_preferred_and_unclean)
     cfx_fini(&f);
 }
 
+/* ---- eligible leader replicas (KIP-966) ------------------------------------------------------ */
+
+#define MIN_ISR "min.insync.replicas"
+
+static bool elr_is(const struct meta_partition *p, const int32_t *v, int32_t n)
+{
+    return p && p->n_elr == n && (n == 0 || memcmp(p->elr, v, (size_t)n * sizeof *v) == 0);
+}
+
+#define ELR_IS(p, ...)                                                                             \
+    elr_is(p, (int32_t[]){__VA_ARGS__}, sizeof((int32_t[]){__VA_ARGS__}) / sizeof(int32_t))
+#define ELR_EMPTY(p) elr_is(p, NULL, 0)
+
+/* Broker `id` asks to be fenced (WantFence): the decision applied. */
+static void fence_one(struct cfx *f, int32_t id)
+{
+    struct ctl_heartbeat_answer ans;
+    CHECK_EQ_INT(heartbeat(f, id, true, false, &ans), 0);
+    CHECK(ans.is_fenced);
+    CHECK_EQ_INT(apply_out(f), 0);
+}
+
+/* A fenced broker's heartbeat, caught up: unfenced, with what it can lead now (applied). */
+static void unfence_one(struct cfx *f, int32_t id)
+{
+    struct ctl_heartbeat_answer ans;
+    CHECK_EQ_INT(heartbeat(f, id, false, false, &ans), 0);
+    CHECK(!ans.is_fenced);
+    CHECK_EQ_INT(apply_out(f), 0);
+}
+
+/* A new incarnation of broker `id` registers naming `previous` as PreviousBrokerEpoch
+ * (applied); returns the number of records its decision held. */
+static size_t reregister(struct cfx *f, int32_t id, uint8_t incarnation, int64_t previous)
+{
+    struct regbuf b;
+    const struct ctl_registration *r = reg_of(&b, id, incarnation, NULL, (uint8_t)id);
+    size_t n;
+    b.r.previous_broker_epoch = previous;
+    CHECK_EQ_INT(ctl_sm_register(f->c, f->img, r, f->now, &f->out), 0);
+    n = f->out.n;
+    CHECK_EQ_INT(apply_out(f), 0);
+    f->epoch[id] = meta_image_broker_by_id(f->img, id)->epoch;
+    return n;
+}
+
+/* Replicas leave the ISR below min.insync.replicas into the ELR (not at or above it); an
+ * election without an eligible ISR member takes the first unfenced ELR member, cleanly, and
+ * the ISR member it replaces joins the ELR; an ISR back at the minimum empties it. The
+ * minimum comes from the topic, else the cluster-wide default or the controller's config,
+ * lowered by a replica's own dynamic value. */
+TEST(ctl_elr_joined_below_min_isr_and_elected_from)
+{
+    for (int variant = 0; variant < 4; variant++) {
+        struct ctl_config cfg = default_cfg;
+        struct cfx f;
+        const struct meta_partition *p;
+        cfg.min_insync_replicas = variant >= 2 ? 2 : 1;
+        REQUIRE(cfx_init(&f, &cfg));
+        join(&f, 1, NULL);
+        join(&f, 2, NULL);
+        join(&f, 3, NULL);
+        add_topic(&f, "t", 1);
+        if (variant == 0)
+            set_config(&f, 2, "t", MIN_ISR, "2");
+        if (variant == 1)
+            set_config(&f, 4, "", MIN_ISR, "2");
+        if (variant == 3) /* broker 2 (a replica) enforces 1: the HW may move with one */
+            set_config(&f, 4, "2", MIN_ISR, "1");
+        add_partition(&f, 1, 0, 1, r123, 3, r123, 3);
+
+        /* 3 leaves: the ISR stays at the minimum, the HW moves on without 3. */
+        fence_one(&f, 3);
+        p = part(&f, 1, 0);
+        CHECK(ISR_IS(p, 1, 2));
+        CHECK(ELR_EMPTY(p));
+        /* 2 leaves: below it; the HW stops, so 2 holds every committed record. */
+        fence_one(&f, 2);
+        p = part(&f, 1, 0);
+        CHECK(ISR_IS(p, 1));
+        if (variant == 3) {
+            CHECK(ELR_EMPTY(p));
+            cfx_fini(&f);
+            continue;
+        }
+        CHECK(ELR_IS(p, 2));
+        CHECK_EQ_INT(p->partition_epoch, 2);
+        /* 1, the last member, stays; the partition is offline. */
+        fence_one(&f, 1);
+        p = part(&f, 1, 0);
+        CHECK_EQ_INT(p->leader, -1);
+        CHECK(ISR_IS(p, 1));
+        CHECK(ELR_IS(p, 2));
+        /* 3 comes back: not eligible, nothing changes. */
+        unfence_one(&f, 3);
+        CHECK_EQ_INT(part(&f, 1, 0)->leader, -1);
+        CHECK_EQ_INT(part(&f, 1, 0)->partition_epoch, 3);
+        /* 2 comes back: elected from the ELR, a clean election; 1 leaves the ISR for it. */
+        unfence_one(&f, 2);
+        p = part(&f, 1, 0);
+        CHECK_EQ_INT(p->leader, 2);
+        CHECK_EQ_INT(p->leader_epoch, 2);
+        CHECK_EQ_INT(p->leader_recovery_state, 0);
+        CHECK(ISR_IS(p, 2));
+        CHECK(ELR_IS(p, 1));
+        /* 2 takes 3 back in: at the minimum again, nobody outside the ISR is complete. */
+        struct ctl_alter_partition a = {.broker_id = 2,
+                                        .broker_epoch = f.epoch[2],
+                                        .partition = 0,
+                                        .leader_epoch = p->leader_epoch,
+                                        .partition_epoch = p->partition_epoch,
+                                        .n_isr = 2,
+                                        .isr = (const int32_t[]){2, 3}};
+        make_id(a.topic_id, 1);
+        CHECK_EQ_INT(ctl_sm_alter_partition(f.c, f.img, &a, &f.out), 0);
+        CHECK_EQ_INT(apply_out(&f), 0);
+        p = part(&f, 1, 0);
+        CHECK(ISR_IS(p, 2, 3));
+        CHECK(ELR_EMPTY(p));
+        /* A shrink back below it: the member the leader drops joins the ELR. */
+        a.partition_epoch = p->partition_epoch;
+        a.n_isr = 1;
+        CHECK_EQ_INT(ctl_sm_alter_partition(f.c, f.img, &a, &f.out), 0);
+        CHECK_EQ_INT(apply_out(&f), 0);
+        p = part(&f, 1, 0);
+        CHECK(ISR_IS(p, 2));
+        CHECK(ELR_IS(p, 3));
+        /* An ELR member taken back into the ISR leaves the ELR. */
+        a.partition_epoch = p->partition_epoch;
+        a.isr = (const int32_t[]){2, 3};
+        a.n_isr = 2;
+        CHECK_EQ_INT(ctl_sm_alter_partition(f.c, f.img, &a, &f.out), 0);
+        CHECK_EQ_INT(apply_out(&f), 0);
+        CHECK(ELR_EMPTY(part(&f, 1, 0)));
+        cfx_fini(&f);
+    }
+}
+
+/* The fixture's failure class: two ISR members crash, the one that kept its log registers
+ * first (naming its last epoch) and leaves the ISR for the ELR; the other registers after
+ * an unclean shutdown. Its ISR place is not kept: the partition waits for the ELR member,
+ * and the lossy one is not elected even when it is unfenced first. */
+TEST(ctl_elr_member_preferred_over_a_lossy_last_isr_member)
+{
+    struct cfx f;
+    const struct meta_partition *p;
+    REQUIRE(cfx_init(&f, NULL));
+    join(&f, 1, NULL);
+    join(&f, 2, NULL);
+    join(&f, 3, NULL);
+    add_topic(&f, "t", 1);
+    set_config(&f, 2, "t", MIN_ISR, "2");
+    add_partition(&f, 1, 0, 1, r123, 3, r12, 2);
+
+    /* 1 back in place with its log intact: fenced out of the ISR, into the ELR; 2 (whose
+     * session still lives) takes over. */
+    reregister(&f, 1, 0x31, f.epoch[1]);
+    p = part(&f, 1, 0);
+    CHECK(ISR_IS(p, 2));
+    CHECK(ELR_IS(p, 1));
+    CHECK_EQ_INT(p->leader, 2);
+    /* 2 back after an unclean shutdown: the ISR empties, nobody leads. */
+    reregister(&f, 2, 0x32, -1);
+    p = part(&f, 1, 0);
+    CHECK_EQ_INT(p->n_isr, 0);
+    CHECK(ELR_IS(p, 1));
+    CHECK_EQ_INT(p->leader, -1);
+    /* 2 unfenced first: it is in neither set, so nothing changes. */
+    struct ctl_heartbeat_answer ans;
+    CHECK_EQ_INT(heartbeat(&f, 2, false, false, &ans), 0);
+    CHECK(!ans.is_fenced);
+    CHECK(find_rec(&f.out, META_REC_PARTITION_CHANGE, 1, 0) == NULL);
+    CHECK_EQ_INT(apply_out(&f), 0);
+    /* Nor does a tick. */
+    ctl_sm_tick(f.c, f.img, f.now, &f.out);
+    CHECK(find_rec(&f.out, META_REC_PARTITION_CHANGE, 1, 0) == NULL);
+    CHECK_EQ_INT(apply_out(&f), 0);
+    /* 1 unfenced: it leads, cleanly, alone in the ISR. */
+    unfence_one(&f, 1);
+    p = part(&f, 1, 0);
+    CHECK_EQ_INT(p->leader, 1);
+    CHECK_EQ_INT(p->leader_recovery_state, 0);
+    CHECK(ISR_IS(p, 1));
+    CHECK(ELR_EMPTY(p));
+    cfx_fini(&f);
+}
+
+/* A registration after an unclean shutdown (no PreviousBrokerEpoch, or another epoch than
+ * the image's) takes the broker out of every ELR; one naming its epoch keeps it there. */
+TEST(ctl_elr_left_on_unclean_shutdown_kept_on_a_clean_one)
+{
+    struct cfx f;
+    static const int32_t r12_3[] = {1, 2, 3};
+    REQUIRE(cfx_init(&f, NULL));
+    join(&f, 1, NULL);
+    join(&f, 2, NULL);
+    join(&f, 3, NULL);
+    add_topic(&f, "t", 1);
+    set_config(&f, 2, "t", MIN_ISR, "3");
+    add_partition(&f, 1, 0, 1, r12_3, 3, r12_3, 3);
+    fence_one(&f, 3);
+    fence_one(&f, 2);
+    CHECK(ELR_IS(part(&f, 1, 0), 3, 2));
+    /* 3 in place, clean: stays. */
+    reregister(&f, 3, 0x43, f.epoch[3]);
+    CHECK(ELR_IS(part(&f, 1, 0), 3, 2));
+    /* 3 again, naming an older epoch: out. */
+    int64_t old = f.epoch[3];
+    reregister(&f, 3, 0x53, old - 1);
+    CHECK(ELR_IS(part(&f, 1, 0), 2));
+    /* 2, naming none: out. */
+    reregister(&f, 2, 0x42, -1);
+    CHECK(ELR_EMPTY(part(&f, 1, 0)));
+    CHECK(ISR_IS(part(&f, 1, 0), 1));
+    cfx_fini(&f);
+}
+
+/* Without an ELR member with a clean record, a lossy last member is elected as before ELR
+ * existed (a one-broker cluster after kill -9 or a crash comes back); an empty ISR whose
+ * last ELR member registers uncleanly gets it back as its ISR, and it leads. */
+TEST(ctl_elr_lossy_last_copy_still_elected)
+{
+    struct cfx f;
+    const struct meta_partition *p;
+    REQUIRE(cfx_init(&f, NULL));
+    join(&f, 1, NULL);
+    join(&f, 2, NULL);
+    add_topic(&f, "t", 1);
+    add_topic(&f, "u", 2);
+    set_config(&f, 2, "u", MIN_ISR, "2");
+    add_partition(&f, 1, 0, 1, r1, 1, r1, 1);
+    add_partition(&f, 2, 0, 1, r12, 2, r12, 2);
+
+    /* u: 2 leaves below the minimum (ELR {2}); 1 re-registers uncleanly: ISR empty. */
+    fence_one(&f, 2);
+    CHECK(ELR_IS(part(&f, 2, 0), 2));
+    reregister(&f, 1, 0x61, -1);
+    /* t: the one replica stays in its ISR; offline while it is fenced. */
+    p = part(&f, 1, 0);
+    CHECK(ISR_IS(p, 1));
+    CHECK_EQ_INT(p->leader, -1);
+    p = part(&f, 2, 0);
+    CHECK_EQ_INT(p->n_isr, 0);
+    CHECK(ELR_IS(p, 2));
+    unfence_one(&f, 1);
+    CHECK_EQ_INT(part(&f, 1, 0)->leader, 1);
+    CHECK_EQ_INT(part(&f, 1, 0)->leader_recovery_state, 0);
+    CHECK_EQ_INT(part(&f, 2, 0)->leader, -1); /* u waits for 2 */
+    /* u: 2 re-registers uncleanly too: no clean copy is left, 2 is its ISR and leads. */
+    reregister(&f, 2, 0x62, -1);
+    p = part(&f, 2, 0);
+    CHECK(ISR_IS(p, 2));
+    CHECK(ELR_EMPTY(p));
+    unfence_one(&f, 2);
+    p = part(&f, 2, 0);
+    CHECK_EQ_INT(p->leader, 2);
+    CHECK_EQ_INT(p->leader_recovery_state, 0);
+    cfx_fini(&f);
+}
+
+/* An unclean election (automatic or ElectLeaders) comes only when no ISR or ELR member is
+ * unfenced, and leaves no ELR; ElectLeaders takes an unfenced ELR member first, cleanly. */
+TEST(ctl_elr_before_unclean_election_which_empties_it)
+{
+    for (int via_elect = 0; via_elect < 2; via_elect++) {
+        struct ctl_config cfg = default_cfg;
+        struct cfx f;
+        const struct meta_partition *p;
+        uint8_t tid[16];
+        cfg.unclean_leader_election = via_elect == 0;
+        REQUIRE(cfx_init(&f, &cfg));
+        join(&f, 1, NULL);
+        join(&f, 2, NULL);
+        join(&f, 3, NULL);
+        add_topic(&f, "t", 1);
+        set_config(&f, 2, "t", MIN_ISR, "2");
+        add_partition(&f, 1, 0, 1, r123, 3, r12, 2);
+        make_id(tid, 1);
+        fence_one(&f, 2);
+        CHECK(ELR_IS(part(&f, 1, 0), 2));
+        fence_one(&f, 1);
+        p = part(&f, 1, 0);
+        if (via_elect == 0) {
+            /* Unclean election on: with 1 and 2 fenced, 3 leads, RECOVERING, ELR gone. */
+            CHECK_EQ_INT(p->leader, 3);
+            CHECK_EQ_INT(p->leader_recovery_state, 1);
+            CHECK(ISR_IS(p, 3));
+            CHECK(ELR_EMPTY(p));
+            cfx_fini(&f);
+            continue;
+        }
+        CHECK_EQ_INT(p->leader, -1);
+        CHECK(ISR_IS(p, 1));
+        CHECK(ELR_IS(p, 2));
+        /* 2 unfenced behind the controller's back (as an older controller's record would
+         * leave it): ElectLeaders unclean takes it, cleanly; 1 leaves the ISR for the ELR. */
+        struct meta_record r = {.type = META_REC_BROKER_CHANGE};
+        r.u.broker_change.id = 2;
+        r.u.broker_change.epoch = f.epoch[2];
+        r.u.broker_change.fenced = 0;
+        r.u.broker_change.shutting_down = -1;
+        CHECK_EQ_INT(apply_recs(f.img, &r, 1), 0);
+        CHECK_EQ_INT(ctl_sm_elect(f.c, f.img, tid, 0, true, &f.out), 0);
+        CHECK_EQ_INT(apply_out(&f), 0);
+        p = part(&f, 1, 0);
+        CHECK_EQ_INT(p->leader, 2);
+        CHECK_EQ_INT(p->leader_recovery_state, 0);
+        CHECK(ISR_IS(p, 2));
+        CHECK(ELR_IS(p, 1));
+        /* 2 fenced again: with no ISR or ELR member unfenced, an unclean election of 3. */
+        fence_one(&f, 2);
+        CHECK_EQ_INT(part(&f, 1, 0)->leader, -1);
+        CHECK_EQ_INT(ctl_sm_elect(f.c, f.img, tid, 0, true, &f.out), 0);
+        CHECK_EQ_INT(apply_out(&f), 0);
+        p = part(&f, 1, 0);
+        CHECK_EQ_INT(p->leader, 3);
+        CHECK_EQ_INT(p->leader_recovery_state, 1);
+        CHECK(ISR_IS(p, 3));
+        CHECK(ELR_EMPTY(p));
+        cfx_fini(&f);
+    }
+}
+
 /* ---- placement ----------------------------------------------------------------------------- */
 
 static int rack_of(struct cfx *f, int32_t id)

@@ -336,6 +336,33 @@ TEST(partition_sm_kip966_hw_holds_while_fewer_than_min_insync_count)
     psm_free(sm);
 }
 
+/* Below min.insync.replicas, a member whose addition is pending counts for the maximal ISR
+ * but not for the minimum: the HW waits until the controller has it in the ISR (until then
+ * the controller holds the replicas that left below the minimum eligible, and they lack what
+ * the new member would have helped commit). */
+TEST(partition_sm_kip966_pending_member_does_not_make_min_insync)
+{
+    struct fake fk;
+    struct psm_effects fx;
+    struct partition_sm *sm = mk(&fk, 1, 2, 10, 10);
+    REQUIRE(sm);
+    assign(sm, 1, 5, 10, "1,2,3", "1", 0, &fx);
+    append(sm, &fk, 20, 1, &fx);
+    CHECK_EQ_INT(fetch_at(sm, 3, 20, 2, &fx), 0);
+    REQUIRE(psm_alter_pending(sm));
+    CHECK(alter_isr_is(sm, "1,3"));
+    CHECK_EQ_INT(psm_isr_count(sm), 2); /* acks=all may append ... */
+    CHECK(!fx.hw_changed);
+    CHECK_EQ_INT(psm_high_watermark(sm), 10); /* ... but nothing commits yet */
+    append(sm, &fk, 25, 3, &fx);
+    fetch_at(sm, 3, 25, 4, &fx);
+    CHECK_EQ_INT(psm_high_watermark(sm), 10);
+    answer(sm, 0, 11, "1,3", 5, &fx);
+    CHECK(fx.hw_changed);
+    CHECK_EQ_INT(psm_high_watermark(sm), 25);
+    psm_free(sm);
+}
+
 TEST(partition_sm_kip966_ineligible_members_do_not_make_min_insync)
 {
     struct fake fk;

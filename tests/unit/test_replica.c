@@ -793,6 +793,97 @@ TEST(replica_stop_writes_marker_checkpoints_snapshot)
     rfx_fini(&f);
 }
 
+/* Writes `text` to dir/name (NULL: removes it). */
+static void put_file(const char *dir, const char *name, const char *text)
+{
+    char path[512];
+    FILE *fp;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (text == NULL) {
+        unlink(path);
+        return;
+    }
+    fp = fopen(path, "w");
+    REQUIRE(fp != NULL);
+    fputs(text, fp);
+    fclose(fp);
+}
+
+static void read_file(const char *dir, const char *name, char *buf, size_t cap)
+{
+    char path[512];
+    FILE *fp;
+    size_t n = 0;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    buf[0] = '\0';
+    fp = fopen(path, "r");
+    if (fp == NULL)
+        return;
+    n = fread(buf, 1, cap - 1, fp);
+    buf[n] = '\0';
+    fclose(fp);
+}
+
+/* PreviousBrokerEpoch from the log directory (KIP-966): the epoch the clean-shutdown marker
+ * names; without one, the registration note's when it was written on this boot (a crash of
+ * the process alone), -1 when on another (a crash of the machine) or when anything is
+ * missing or malformed. */
+TEST(replica_previous_broker_epoch_from_marker_or_same_boot)
+{
+    struct rfx f;
+    char boot[64], note[128], buf[128];
+    REQUIRE(rfx_init(&f));
+    read_file("/proc/sys/kernel/random", "boot_id", boot, sizeof boot);
+    boot[strcspn(boot, "\n")] = '\0';
+    REQUIRE(boot[0] != '\0'); /* Linux: the kernel's boot id */
+
+    CHECK_EQ_INT(replica_previous_broker_epoch(f.log_dir), -1); /* a new directory */
+    CHECK_EQ_INT(replica_note_broker_epoch(f.log_dir, 42), 0);
+    read_file(f.log_dir, ".tally_broker_epoch", buf, sizeof buf);
+    snprintf(note, sizeof note, "%s 42\n", boot);
+    CHECK_EQ_STR(buf, note);
+    CHECK(!exists(f.log_dir, ".tally_broker_epoch.tmp"));
+    CHECK_EQ_INT(replica_previous_broker_epoch(f.log_dir), 42); /* killed, same boot */
+    /* Another boot, or a note that is not one: the page cache may be gone. */
+    put_file(f.log_dir, ".tally_broker_epoch", "00000000-0000-0000-0000-000000000000 42\n");
+    CHECK_EQ_INT(replica_previous_broker_epoch(f.log_dir), -1);
+    snprintf(note, sizeof note, "%s\n", boot);
+    put_file(f.log_dir, ".tally_broker_epoch", note);
+    CHECK_EQ_INT(replica_previous_broker_epoch(f.log_dir), -1);
+    snprintf(note, sizeof note, "%s -3\n", boot);
+    put_file(f.log_dir, ".tally_broker_epoch", note);
+    CHECK_EQ_INT(replica_previous_broker_epoch(f.log_dir), -1);
+    snprintf(note, sizeof note, "%s 42", boot);
+    put_file(f.log_dir, ".tally_broker_epoch", note); /* torn: no newline */
+    CHECK_EQ_INT(replica_previous_broker_epoch(f.log_dir), -1);
+
+    /* A clean stop writes the marker with the noted epoch, which counts on any boot. */
+    CHECK_EQ_INT(replica_note_broker_epoch(f.log_dir, 77), 0);
+    REQUIRE(rfx_rm_start(&f) == 0);
+    CHECK_EQ_INT(replica_note_broker_epoch(f.log_dir, 78), 0); /* registered again */
+    REQUIRE(rfx_rm_stop(&f));
+    read_file(f.log_dir, ".kafka_cleanshutdown", buf, sizeof buf);
+    CHECK_EQ_STR(buf, "{\"version\":0,\"brokerEpoch\":78}");
+    put_file(f.log_dir, ".tally_broker_epoch", "00000000-0000-0000-0000-000000000000 99\n");
+    CHECK_EQ_INT(replica_previous_broker_epoch(f.log_dir), 78);
+    /* The start consumes the marker: then only a note of this boot counts. */
+    REQUIRE(rfx_rm_start(&f) == 0);
+    CHECK_EQ_INT(replica_previous_broker_epoch(f.log_dir), -1);
+    REQUIRE(rfx_rm_stop(&f));
+    read_file(f.log_dir, ".kafka_cleanshutdown", buf, sizeof buf);
+    CHECK_EQ_STR(buf, "{\"version\":0,\"brokerEpoch\":99}");
+    /* A marker naming no epoch (an older version's empty one, or no note at the stop). */
+    put_file(f.log_dir, ".kafka_cleanshutdown", "");
+    CHECK_EQ_INT(replica_previous_broker_epoch(f.log_dir), -1);
+    put_file(f.log_dir, ".tally_broker_epoch", NULL);
+    REQUIRE(rfx_rm_start(&f) == 0);
+    REQUIRE(rfx_rm_stop(&f));
+    read_file(f.log_dir, ".kafka_cleanshutdown", buf, sizeof buf);
+    CHECK_EQ_STR(buf, "{\"version\":0,\"brokerEpoch\":-1}");
+    CHECK_EQ_INT(replica_previous_broker_epoch(f.log_dir), -1);
+    rfx_fini(&f);
+}
+
 TEST(replica_restart_recovers_leo_and_producers)
 {
     struct rfx f;
