@@ -83,8 +83,7 @@ struct replica_mgr {
     struct tclock_timer timer; /* housekeeping; data is NULL once closed */
     int64_t last_retention_ms, last_checkpoint_ms, last_hw_checkpoint_ms, last_expiration_ms;
     int64_t last_sm_tick_ms; /* tick_partitions' last round */
-    int64_t last_hw_checkpoint_ms;
-    unsigned flushes; /* in flight, all partitions (and log-start checkpoint writes) */
+    unsigned flushes;        /* in flight, all partitions (and log-start checkpoint writes) */
     /* log_starts.c: a log-start-offset-checkpoint write in flight, and who waits for the
      * next one. */
     bool starts_busy;
