@@ -11,7 +11,8 @@ TOOLLIBS := -lrdkafka
 
 DEB_PKGS := build-essential pkg-config libuv1-dev libraft-dev zlib1g-dev liblz4-dev libzstd-dev \
             libsnappy-dev librdkafka-dev kcat python3-pytest python3-confluent-kafka \
-            python3-kafka clang clang-format strace golang-go golang-github-shopify-sarama-dev
+            python3-kafka clang clang-format strace golang-go golang-github-shopify-sarama-dev \
+            iproute2 nftables
 
 MODULES  := base proto record log meta config controller pstate replica net broker group txn admin
 LIB_SRC  := $(foreach m,$(MODULES),$(wildcard src/$(m)/*.c))
