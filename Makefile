@@ -51,7 +51,8 @@ $(B)/asan/tallyd: $(A_MAIN) $(A_LIB)
 
 # `tally producers` encodes DescribeProducers with the broker's own protocol codec; `tally
 # configs --help` prints the broker's own config table.
-TOOL_LIB := $(B)/rel/src/base/err.o $(B)/rel/src/base/arena.o $(B)/rel/src/config/table.o \
+TOOL_LIB := $(B)/rel/src/base/err.o $(B)/rel/src/base/arena.o $(B)/rel/src/base/jhash.o \
+            $(B)/rel/src/config/table.o \
             $(B)/rel/src/config/check.o \
             $(patsubst %.c,$(B)/rel/%.o,$(wildcard src/proto/*.c))
 $(B)/tally: $(TOOL_SRC:%.c=$(B)/rel/%.o) $(TOOL_LIB)
