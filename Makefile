@@ -91,11 +91,13 @@ test: deps
 	@bash tests/run.sh
 
 # The chaos suite (tests/chaos/chaos.py, docs/verify.md): `tally verify` against brokers the
-# scenarios start themselves, each >= 100,000 records and >= 20 faults; CHAOS=name... picks
-# scenarios. Not part of `make test`, which runs only the short scenario (test_verify.py).
+# scenarios start themselves, each >= 100,000 records and >= 20 faults, and the replicated
+# cluster's process tests at length (rep-*); CHAOS=name... picks scenarios. Not part of
+# `make test`, which runs only their short versions. Debian's Python, as tests/run.sh: the
+# rep-* scenarios drive the cluster with its confluent-kafka.
 CHAOS ?=
 chaos: deps all $(B)/asan/tallyd
-	@python3 tests/chaos/chaos.py $(CHAOS)
+	@/usr/bin/python3 tests/chaos/chaos.py $(CHAOS)
 
 # Benchmark helpers (bench/README.md); not part of `make test`.
 BENCH_BIN := $(B)/bench/loadgen $(B)/bench/baseline_server $(B)/bench/sendfile_server \

@@ -13,9 +13,12 @@ A scenario is one entry of SCENARIOS: the cluster (brokers, settings, an optiona
 tmpfs for the data), the copy (records, partitions, copiers, abort ratio) and the faults
 (copier kinds, broker kinds, hook points). The runner writes DIR/<node>/cmd (the shell line
 that runs the broker) and DIR/<node>/pid for `tally verify --tally-cluster DIR`, which kills,
-pauses and restarts brokers itself; other faults go through --broker-fault-cmd. Scenarios
-with several brokers (leader kills, network partitions) are new entries once the replicated
-cluster exists: start_cluster already starts N nodes (node 1 the quorum's voter).
+pauses and restarts brokers itself; other faults go through --broker-fault-cmd.
+
+The rep-* scenarios are the replicated cluster's process tests at length
+(tests/integration/cluster.py, run_matrix: Kafka's replication_test.py matrix on three nodes,
+100k records each), without tally verify; their short versions run in `make test`
+(tests/integration/test_cluster_replication.py).
 
 Binaries: TALLYD (default build/tallyd) and TALLY (default build/tally); scenarios with hook
 faults run TALLYD_HOOKS (default build/asan/tallyd), since only the test build has the hooks.
@@ -66,6 +69,15 @@ def scenario(records=100000, partitions=4, copiers=3, abort_ratio=0.1, copier_fa
                 extra=list(extra), description=description)
 
 
+def replication(case, stops, controller=False, records=100000, rate=4000, description=""):
+    """A scenario of the replicated cluster's process tests at length (cluster.run_matrix):
+    Kafka's replication_test.py case on three nodes, `records` acknowledged records over the
+    faults, no tally verify."""
+    return dict(kind="replication", case=case, stops=stops, controller=controller,
+                records=records, rate=rate, brokers=3, broker_faults="",
+                description=description)
+
+
 SCENARIOS = {
     # CI (make test): 20,000 records, 5 faults of each copier kind, 2 broker kill -9s.
     "short": scenario(records=20000, partitions=3, copier_faults="kill,pause,fence",
@@ -91,6 +103,23 @@ SCENARIOS = {
     "rolling-restart": scenario(copier_faults="fence", per_kind=20, broker_faults="restart",
                                 interval_ms=3000,
                                 description="brokers restarted one at a time (SIGTERM, start)"),
+    # The replicated cluster (issue 16): three nodes, a topic of 3 partitions, RF=3, min ISR 2,
+    # an idempotent acks=all producer and a tail consumer; every acknowledged record once and
+    # in order, what the consumer saw still there, the replicas' segment files identical.
+    "rep-clean-shutdown": replication("clean_shutdown", 1,
+                                      description="SIGTERM of a partition leader"),
+    "rep-hard-shutdown": replication("hard_shutdown", 1,
+                                     description="kill -9 of a partition leader"),
+    "rep-clean-bounce": replication("clean_bounce", 5,
+                                    description="a partition leader SIGTERM'd and restarted, 5 "
+                                                "times"),
+    "rep-hard-bounce": replication("hard_bounce", 5,
+                                   description="a partition leader kill -9'd and restarted, 5 "
+                                               "times"),
+    "rep-controller-bounce": replication("hard_bounce", 5, controller=True,
+                                         description="the node that is both the controller "
+                                                     "and a partition leader kill -9'd and "
+                                                     "restarted, 5 times"),
 }
 
 
@@ -240,10 +269,59 @@ def alive(pid):
         return False
 
 
+def run_replication(name, workdir, quiet=False):
+    """A replication scenario: a fresh three-node cluster (tests/integration/cluster.py) on
+    TALLYD and cluster.run_matrix. Same result dict as run_scenario; anomalies is the number
+    of problems the checks found (the nodes' logs go to workdir/cluster.log on a failure)."""
+    import cluster as clu
+    sc = SCENARIOS[name]
+    os.makedirs(workdir, exist_ok=True)
+    c = clu.Cluster(os.path.join(workdir, "cluster"), 3, tallyd=TALLYD)
+    t0 = time.monotonic()
+    res = dict(name=name, ok=False, records=0, faults={}, anomalies=None)
+    try:
+        c.start()
+        per_phase = sc["records"] // (sc["stops"] + 2)
+        s = clu.run_matrix(c, sc["case"], "chaos-%s" % sc["case"], stops=sc["stops"],
+                           controller=sc["controller"], rate=sc["rate"], per_phase=per_phase,
+                           log=(lambda *_a: None) if quiet else print)
+        res.update(ok=True, anomalies=0, records=s["acked"], summary=s)
+        res["faults"]["SIGTERM" if clu.MATRIX[sc["case"]][0] == "term" else "SIGKILL"] = \
+            len(s["failovers"])
+    except (clu.ClusterError, RuntimeError) as e:
+        res["output"] = str(e)
+        res["anomalies"] = len(str(e).splitlines())
+        import contextlib
+        import io
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            c.dump_logs(2000)
+        with open(os.path.join(workdir, "cluster.log"), "w") as f:
+            f.write(buf.getvalue())
+    finally:
+        problems = c.shutdown()
+        res["sanitizer"] = problems
+        if problems:
+            res["ok"] = False
+        res["seconds"] = time.monotonic() - t0
+    if not quiet:
+        print("chaos: %-16s %7d records, %3d faults (%s), %s anomalies, %4.0f s  %s" % (
+            name, res["records"], sum(res["faults"].values()),
+            ", ".join("%s %d" % kv for kv in sorted(res["faults"].items())),
+            res["anomalies"], res["seconds"], "PASS" if res["ok"] else "FAIL"), flush=True)
+        if not res["ok"]:
+            print(res.get("output", ""))
+            for p in res["sanitizer"]:
+                print(p)
+    return res
+
+
 def run_scenario(name, workdir, seed=1, quiet=False, max_seconds=None):
     """Runs one scenario in workdir; returns a dict: name, ok, records, faults (by kind),
     anomalies, seconds, report (tally verify's JSON), output (its stdout+stderr)."""
     sc = SCENARIOS[name]
+    if sc.get("kind") == "replication":
+        return run_replication(name, workdir, quiet)
     os.makedirs(workdir, exist_ok=True)
     cluster = Cluster(workdir, sc)
     t0 = time.monotonic()
@@ -308,7 +386,7 @@ def main():
     a = ap.parse_args()
     if a.list:
         for n, sc in SCENARIOS.items():
-            print("%-16s %s" % (n, sc["description"]))
+            print("%-22s %s" % (n, sc["description"]))
         return 0
     names = a.scenarios or [n for n in SCENARIOS if n != "short"]
     for n in names:

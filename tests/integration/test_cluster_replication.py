@@ -110,6 +110,21 @@ def test_paused_follower_leaves_and_rejoins_the_isr(cl):
         assert cl.describe_isr(topic, 0) == [lead]
         r = produce_raw(cl[lead], topic, 0, [b"p0-800000000"])
         assert r["error"] == kp.NOT_ENOUGH_REPLICAS, r
+        # A stopped follower's Fetch arriving late, as a diverged follower sends it: its log
+        # (it says) goes past the leader's. The leader answers DivergingEpoch (or
+        # OFFSET_OUT_OF_RANGE) and must not count that position: counted, the follower
+        # would be caught up, back in the (maximal) ISR, and the acks=all write below
+        # acknowledged with one copy.
+        epoch = cl.partition(topic, 0)["leader_epoch"]
+        end = harness.list_offset(cl[lead], topic, 0)[2] + 1000
+        with cl[lead].conn() as c:
+            v = c.replica_fetch(topic, 0, voter_f, end, current_leader_epoch=epoch,
+                                last_fetched_epoch=epoch)
+        assert v["error"] == kp.OFFSET_OUT_OF_RANGE or (v["error"] == kp.NONE and
+                                                        v["diverging"]), v
+        r = produce_raw(cl[lead], topic, 0, [b"p0-800000001"])
+        assert r["error"] == kp.NOT_ENOUGH_REPLICAS, r
+        assert cl.isr(topic, 0) == [lead]
         cl.resume_node(4)
         cl.resume_node(voter_f)
         cl.wait_isr(topic, 0, [lead, 4, voter_f])
