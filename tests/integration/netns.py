@@ -23,9 +23,10 @@ empties:
                      still ask h what it believes);
   split(A, B)        every host of group A from every host of group B, both ways;
   link_down(h)       h's veth down: the cable pulled (no rule, no path at all).
-Teardown (close(), also at interpreter exit) deletes the namespaces, which takes their
-veths and nft tables with them, and the root namespace's veth; namespaces left behind by a
-test process that died (their names carry its pid) are removed by the next Net.
+Teardown (close(), also at interpreter exit) kills whatever still runs in the namespaces and
+deletes them, which takes their veths and nft tables with them, and the root namespace's
+veth; namespaces left behind by a test process that died (their names carry its pid) are
+removed, with what runs in them, by the next Net.
 
 Nothing here depends on pytest. As a command, `python3 netns.py fault STATE NAME PHASE
 NODE` is the --broker-fault-cmd of `tally verify` for the chaos scenarios (STATE: the JSON
@@ -77,6 +78,18 @@ def _pid_alive(pid):
         return True
 
 
+def _delete_ns(name):
+    """Kills what still runs in namespace name (a broker a dead test left behind would keep
+    it alive), then deletes it."""
+    r = _run(["ip", "netns", "pids", name], check=False)
+    for pid in r.stdout.split():
+        try:
+            os.kill(int(pid), 9)
+        except (ProcessLookupError, ValueError):
+            pass
+    _run(["ip", "netns", "del", name], check=False)
+
+
 def sweep_stale():
     """Deletes namespaces (and root-namespace veths) of earlier test processes that died
     without tearing down: only names of this module's pattern whose pid is gone."""
@@ -85,7 +98,7 @@ def sweep_stale():
         name = line.split()[0] if line.strip() else ""
         m = re.match(r"^%s(\d+)x\d+-" % PREFIX, name)
         if m and not _pid_alive(int(m.group(1))):
-            _run(["ip", "netns", "del", name], check=False)
+            _delete_ns(name)
     r = _run(["ip", "-o", "link", "show"], check=False)
     for line in r.stdout.splitlines():
         m = re.match(r"^\d+: (%s(\d+)x\d+r)[@:]" % PREFIX, line)
@@ -265,7 +278,7 @@ class Net:
             _open.remove(self)
         _run(["ip", "link", "del", self.root_if], check=False)
         for ns in reversed(self.created):
-            _run(["ip", "netns", "del", ns], check=False)
+            _delete_ns(ns)
         self.created = []
         # Deleting a namespace is finished by the kernel in the background: wait until its
         # veths are gone, so that the next Net can take the same names and subnet.
