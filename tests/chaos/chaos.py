@@ -184,6 +184,21 @@ SCENARIOS = {
         broker_per_kind=8, interval_ms=4000, extra=["--broker-episode-ms", "8000"],
         description="3 brokers: cut off 8 s (both ways, only inbound, only outbound) the "
                     "controller, the coordinators' leaders, partition leaders, in turn"),
+    "cluster-mixed": cluster_scenario(
+        copier_faults="kill,pause,fence", per_kind=4,
+        broker_faults="kill,pause,cut,cut-in,cut-out,restart", broker_per_kind=5,
+        interval_ms=3000,
+        extra=["--broker-pause-ms", "7000", "--broker-episode-ms", "6000",
+               "--broker-settle-ms", "0"],
+        description="3 brokers: every broker fault kind, one after another without waiting "
+                    "for the cluster to recover, and every copier fault"),
+    "cluster-hook": cluster_scenario(
+        copier_faults="kill", per_kind=6, broker_faults="kill,hook", broker_per_kind=12,
+        interval_ms=4000, targets="txn-coordinator,controller,group-coordinator",
+        extra=["--hook-points", HOOKS],
+        description="3 brokers: the transaction coordinator (and the controller, the group "
+                    "coordinator) kill -9'd, and restarted armed to stop at a stage of EndTxn "
+                    "(TALLY_TEST_FAULT)"),
 }
 
 
