@@ -22,7 +22,8 @@ TOOLLIBS := -lrdkafka
 
 DEB_PKGS := build-essential pkg-config libuv1-dev libraft-dev zlib1g-dev liblz4-dev libzstd-dev \
             libsnappy-dev librdkafka-dev kcat python3-pytest python3-confluent-kafka \
-            python3-kafka clang clang-format strace golang-go golang-github-shopify-sarama-dev
+            python3-kafka clang clang-format strace golang-go golang-github-shopify-sarama-dev \
+            iproute2 nftables
 
 MODULES  := base proto record log meta config controller pstate replica net broker group txn admin
 LIB_SRC  := $(foreach m,$(MODULES),$(wildcard src/$(m)/*.c))
@@ -61,7 +62,8 @@ $(B)/asan/tallyd: $(A_MAIN) $(A_LIB)
 
 # `tally producers` encodes DescribeProducers with the broker's own protocol codec; `tally
 # configs --help` prints the broker's own config table.
-TOOL_LIB := $(B)/rel/src/base/err.o $(B)/rel/src/base/arena.o $(B)/rel/src/config/table.o \
+TOOL_LIB := $(B)/rel/src/base/err.o $(B)/rel/src/base/arena.o $(B)/rel/src/base/jhash.o \
+            $(B)/rel/src/config/table.o \
             $(B)/rel/src/config/check.o \
             $(patsubst %.c,$(B)/rel/%.o,$(wildcard src/proto/*.c))
 $(B)/tally: $(TOOL_SRC:%.c=$(B)/rel/%.o) $(TOOL_LIB)

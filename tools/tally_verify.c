@@ -28,8 +28,10 @@
 static const char verify_usage[] =
     "usage: tally verify [--partitions P] [--records N] [--copiers K] [--abort-ratio R]\n"
     "                    [--faults kill,pause,fence|none] [--faults-per-kind F]\n"
+    "                    [--broker-faults-per-kind F]\n"
     "                    [--fault-interval-ms MS] [--seed S] [--txn-records M] [--rate R]\n"
     "                    [--broker-faults LIST] [--broker-fault-cmd CMD] [--tally-cluster DIR]\n"
+    "                    [--broker-targets LIST] [--broker-settle-ms MS]\n"
     "                    [--hook-points LIST] [--session-timeout-ms MS] [--pause-ms MS]\n"
     "                    [--broker-pause-ms MS] [--broker-episode-ms MS] [--txn-timeout-ms MS]\n"
     "                    [--request-timeout-ms MS]\n"
@@ -56,6 +58,13 @@ static const char verify_usage[] =
     "  hook (restart with TALLY_TEST_FAULT set to one of --hook-points, test builds only);\n"
     "  with --broker-fault-cmd CMD: any name; runs `CMD NAME start NODE` and, when the\n"
     "  episode ends, `CMD NAME end NODE`.\n"
+    "  --broker-targets LIST: whom the faults of each kind hit, in turn: any (the seeded\n"
+    "  draw's broker), controller, txn-coordinator (the leader of a copier's\n"
+    "  __transaction_state partition), group-coordinator (of the copiers' group's\n"
+    "  __consumer_offsets partition), input-leader, output-leader (of a partition), as the\n"
+    "  cluster's Metadata names them when the fault comes. A broker fault waits until\n"
+    "  every partition has a leader and its whole ISR and every broker is back, at most\n"
+    "  --broker-settle-ms (default 60000; 0: no wait).\n"
     "--mock-cluster B runs against librdkafka's in-memory mock cluster of B brokers (which\n"
     "keeps no transaction markers: expect anomalies).\n"
     "--max-seconds S stops the copy after S seconds, --max-transactions T once the copiers\n"
@@ -119,7 +128,7 @@ double verify_since(const struct run *r)
 
 void verify_log_event(struct run *r, struct fault *f, const char *fmt, ...)
 {
-    char buf[128];
+    char buf[200];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
@@ -309,6 +318,20 @@ static int verify_driver(const struct tally_ctx *ctx, struct verify_opts *o)
             goto out;
     }
 
+    if (o->broker_faults[0] != '\0' && o->mock_brokers == 0) {
+        /* Whom a broker fault hits, and whether the cluster is whole again, come from its
+         * Metadata: a client of its own, so that nothing else waits on those answers. */
+        rd_kafka_conf_t *conf = rd_kafka_conf_new();
+        if (!verify_conf_set(conf, "bootstrap.servers", r->bootstrap) ||
+            !verify_conf_set(conf, "topic.metadata.refresh.interval.ms", "1000")) {
+            rd_kafka_conf_destroy(conf);
+            goto out;
+        }
+        r->meta = verify_new_client(RD_KAFKA_PRODUCER, conf);
+        if (r->meta == NULL)
+            goto out;
+    }
+
     r->t0 = mono_ms();
     for (int s = 0; s < o->copiers; s++)
         verify_spawn_copier(r, s);
@@ -477,6 +500,8 @@ out:
             waitpid(r->zombies[z], NULL, 0);
         }
         free(r->ends);
+        if (r->meta != NULL)
+            rd_kafka_destroy(r->meta);
     }
     if (mon != NULL) {
         rd_kafka_destroy(mon);
@@ -528,6 +553,8 @@ int tally_verify_main(const struct tally_ctx *ctx, int argc, char **argv)
         .request_timeout_ms = 5000,
         .replication_factor = 1,
         .max_seconds = 1800,
+        .broker_settle_ms = 60000,
+        .broker_faults_per_kind = -1,
     };
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -555,6 +582,7 @@ int tally_verify_main(const struct tally_ctx *ctx, int argc, char **argv)
         INTOPT("--records", records, 1, 1000000000LL)
         INTOPT("--copiers", copiers, 1, MAX_COPIERS)
         INTOPT("--faults-per-kind", faults_per_kind, 0, 1000)
+        INTOPT("--broker-faults-per-kind", broker_faults_per_kind, 0, 1000)
         INTOPT("--fault-interval-ms", fault_interval_ms, 10, 3600000)
         INTOPT("--txn-records", txn_records, 1, 100000)
         INTOPT("--session-timeout-ms", session_ms, 1000, 3600000)
@@ -567,6 +595,7 @@ int tally_verify_main(const struct tally_ctx *ctx, int argc, char **argv)
         INTOPT("--mock-cluster", mock_brokers, 1, 16)
         INTOPT("--max-seconds", max_seconds, 1, 86400)
         INTOPT("--max-transactions", max_transactions, 1, 100000000)
+        INTOPT("--broker-settle-ms", broker_settle_ms, 0, 3600000)
 #undef INTOPT
         if (strcmp(a, "--seed") == 0) {
             if (!parse_int(val, 0, LLONG_MAX, &v))
@@ -586,6 +615,12 @@ int tally_verify_main(const struct tally_ctx *ctx, int argc, char **argv)
                 return tally_usage_error("--faults takes kill,pause,fence or none");
         } else if (strcmp(a, "--broker-faults") == 0) {
             snprintf(o.broker_faults, sizeof o.broker_faults, "%s", val);
+        } else if (strcmp(a, "--broker-targets") == 0) {
+            if (!verify_parse_targets(&o, val))
+                return tally_usage_error("--broker-targets takes any, controller, "
+                                         "txn-coordinator, group-coordinator, input-leader or "
+                                         "output-leader (at most %d)",
+                                         MAX_TARGETS);
         } else if (strcmp(a, "--broker-fault-cmd") == 0) {
             o.broker_fault_cmd = val;
         } else if (strcmp(a, "--tally-cluster") == 0) {

@@ -81,11 +81,13 @@ def _distinct_ports(n):
 
 class Cluster:
     def __init__(self, workdir, n=3, settings=None, node_settings=None, voters=None,
-                 cluster_id=CLUSTER_ID, tallyd=None):
+                 cluster_id=CLUSTER_ID, tallyd=None, net=None):
         """Nodes 1..voters (default: all n) are broker and controller voters; the others
         are broker-only (process.roles=broker), finding the controller through the voters'
         Kafka listeners. settings: for every node (over FAST_SETTINGS); node_settings:
-        {node: {k: v}}; tallyd: the binary (default harness.TALLYD)."""
+        {node: {k: v}}; tallyd: the binary (default harness.TALLYD); net: a netns.Net with
+        hosts 1..n, node i then runs in host i's namespace on its address (else every node
+        is on 127.0.0.1)."""
         self.workdir = str(workdir)
         self.cluster_id = cluster_id
         self.ids = list(range(1, n + 1))
@@ -95,7 +97,9 @@ class Cluster:
         ports = _distinct_ports(2 * n)
         kafka = {i: ports[2 * (i - 1)] for i in self.ids}
         raft = {i: ports[2 * (i - 1) + 1] for i in self.ids}
-        quorum = ",".join("%d@127.0.0.1:%d" % (i, raft[i]) for i in self.voters)
+        self.net = net
+        host = {i: net.addr(i) if net else "127.0.0.1" for i in self.ids}
+        quorum = ",".join("%d@%s:%d" % (i, host[i], raft[i]) for i in self.voters)
         for i in self.ids:
             s = dict(FAST_SETTINGS)
             s.update(settings or {})
@@ -105,10 +109,12 @@ class Cluster:
             if i not in self.voters:
                 s["process.roles"] = "broker"
                 s["controller.bootstrap.servers"] = ",".join(
-                    "127.0.0.1:%d" % kafka[v] for v in self.voters)
+                    "%s:%d" % (host[v], kafka[v]) for v in self.voters)
             b = harness.TallyBroker(os.path.join(self.workdir, "node%d" % i), node_id=i,
                                     settings=s)
-            b.port, b.controller_port = kafka[i], raft[i]
+            b.port, b.controller_port, b.host = kafka[i], raft[i], host[i]
+            if net:
+                b.wrap = lambda argv, i=i: net.wrap(i, argv)
             if tallyd:
                 b.tallyd = tallyd
             self.nodes[i] = b
@@ -242,7 +248,7 @@ class Cluster:
 
     def metadata(self, node, topics=None):
         """Node's Metadata v12 answer (kproto.parse_metadata_flex), topics by name."""
-        with kp.Conn(self.nodes[node].port, timeout=5.0) as c:
+        with kp.Conn(self.nodes[node].port, host=self.nodes[node].host, timeout=5.0) as c:
             md = c.metadata_flex(None if topics is None else [(None, t) for t in topics],
                                  version=12)
         md["topics"] = {t["name"]: t for t in md["topics"]}
@@ -319,7 +325,7 @@ class Cluster:
         while True:
             ctl = self.wait_controller(timeout=timeout)
             try:
-                with kp.Conn(self.nodes[ctl].port, timeout=15.0) as c:
+                with kp.Conn(self.nodes[ctl].port, host=self.nodes[ctl].host, timeout=15.0) as c:
                     err = c.create_topics_v([spec], version=5, timeout_ms=10000)[name]["error"]
             except (OSError, ConnectionError) as e:
                 err = repr(e)
@@ -365,7 +371,7 @@ class Cluster:
         creates the internal topic)."""
         def ask():
             for i in self.running():
-                with kp.Conn(self.nodes[i].port, timeout=10.0) as c:
+                with kp.Conn(self.nodes[i].port, host=self.nodes[i].host, timeout=10.0) as c:
                     rs = c.group(10, 3, {"Key": key, "KeyType": key_type})
                 if rs["ErrorCode"] == 0:
                     return rs["NodeId"] + 1  # 0 is a node id: wait_for wants a true value
