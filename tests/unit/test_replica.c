@@ -1691,6 +1691,61 @@ TEST(replica_follower_append_keeps_offsets_and_epochs)
     rfx_fini(&f);
 }
 
+/* Safety: an acks=all write parked on a leader that is deposed must never be answered
+ * "reached". Its watch on the high watermark fails (not reached) in the same call that applies
+ * the new leader's record — before any follower append or truncation — and the follower HW
+ * the new leader then hands down, which passes the parked offset, wakes nothing. */
+TEST(replica_deposed_leader_fails_parked_waiters_before_following)
+{
+    struct rfx f;
+    struct partition *p;
+    struct tclock *clock = tclock_virtual_new(0);
+    struct purgatory *pg = clock ? purgatory_new(clock) : NULL;
+    struct mw hw, lso, end;
+    size_t len;
+
+    REQUIRE(pg);
+    mw_init(pg, &hw);
+    mw_init(pg, &lso);
+    mw_init(pg, &end);
+    REQUIRE(rfx_init(&f));
+    REQUIRE(rfx_rm_start(&f) == 0);
+    REQUIRE(PROPOSE(&f, r_topic("dz", 1), r_part_set(1, 0, NODE, 1, three, 3, three, 3)) == 0);
+    p = replica_partition(f.rm, "dz", 0);
+    REQUIRE(p);
+    REQUIRE(append(p, 5, -1, 0, 0, 1000, NULL, NULL) == 0);
+    CHECK_EQ_INT(partition_high_watermark(p), 0); /* no follower has fetched */
+    CHECK(!partition_watch(p, PARTITION_HIGH_WATERMARK, 3, &hw.w));
+    CHECK(!partition_watch(p, PARTITION_LAST_STABLE, 3, &lso.w));
+    CHECK(!partition_watch(p, PARTITION_LOG_END, 9, &end.w));
+
+    /* Broker 2 leads at epoch 2: every waiter fails now, none reached. */
+    REQUIRE(PROPOSE(&f, r_part_set(1, 0, 2, 2, three, 3, three, 3)) == 0);
+    REQUIRE(partition_role(p) == REPLICA_FOLLOWER);
+    CHECK_EQ_INT(hw.wakes, 1);
+    CHECK(!hw.reached);
+    CHECK_EQ_INT(lso.wakes, 1);
+    CHECK(!lso.reached);
+    CHECK_EQ_INT(end.wakes, 1);
+    CHECK(!end.reached);
+
+    /* The new leader's data, with its HW past the parked offset: nothing more wakes. */
+    uint8_t *b = leader_batch(5, 2, 2, -1, 0, &len);
+    REQUIRE(b);
+    CHECK_EQ_INT(partition_append_as_follower(p, b, len, 7, 0), 0);
+    CHECK_EQ_INT(partition_high_watermark(p), 7);
+    CHECK_EQ_INT(hw.wakes, 1);
+    CHECK(!hw.reached);
+    CHECK_EQ_INT(end.wakes, 1);
+    free(b);
+    rfx_fini(&f);
+    struct mw *all[] = {&hw, &lso, &end};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        purgatory_cancel(&all[i]->op);
+    purgatory_free(pg);
+    tclock_free(clock);
+}
+
 /* ---- leadership events ---------------------------------------------------------------------- */
 
 #define EV_MAX 1024

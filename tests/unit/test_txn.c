@@ -21,6 +21,7 @@
 #include "meta/meta.h"
 #include "net/net.h"
 #include "proto/proto.h"
+#include "replica/partition.h"
 #include "replica/replica.h"
 #include "txn/txn.h"
 
@@ -521,6 +522,45 @@ TEST(txn_coord_commit_sends_markers_then_completes)
     CHECK_EQ_INT(r.err, 0);
     end_txn(&f, 3, "tx-1", pid, 0, false, &r);
     CHECK_EQ_INT(r.err, ERR_INVALID_TXN_STATE);
+    tfx_close(&f);
+}
+
+/* Safety: a coordinator's write is an acks=all write. With fewer in-sync replicas than the
+ * topic's min.insync.replicas (here 1 < 2, set on __transaction_state behind the admin's cap),
+ * InitProducerId appends nothing and answers COORDINATOR_NOT_AVAILABLE (retriable), as
+ * Kafka's coordinator maps NOT_ENOUGH_REPLICAS; once the ISR is enough again it succeeds. A
+ * lone leader taking a PrepareCommit only it holds would lose the decision with it. */
+TEST(txn_coord_refuses_to_write_below_min_isr)
+{
+    struct tfx f;
+    struct reply r;
+    int64_t ends[N_TXN_PARTITIONS];
+
+    REQUIRE(tfx_open(&f, NULL));
+    struct meta_record cfg = {.type = META_REC_CONFIG};
+    cfg.u.config.resource_type = 2; /* TOPIC */
+    cfg.u.config.resource_name = TXN_TOPIC;
+    cfg.u.config.key = "min.insync.replicas";
+    cfg.u.config.value = "2";
+    REQUIRE(fixture_meta_propose(&f.c.q, &cfg, 1) == 0);
+    REQUIRE(settle(&f));
+    for (int i = 0; i < N_TXN_PARTITIONS; i++) {
+        struct partition *p = replica_partition(f.c.rm, TXN_TOPIC, i);
+        REQUIRE(p != NULL);
+        REQUIRE(partition_settings(p)->min_insync == 2);
+        ends[i] = partition_log_end_offset(p);
+    }
+    init_pid(&f, 4, "tx-lonely", 60000, -1, -1, &r);
+    CHECK_EQ_INT(r.err, ERR_COORDINATOR_NOT_AVAILABLE);
+    REQUIRE(settle(&f));
+    for (int i = 0; i < N_TXN_PARTITIONS; i++)
+        CHECK_EQ_INT(partition_log_end_offset(replica_partition(f.c.rm, TXN_TOPIC, i)), ends[i]);
+
+    cfg.u.config.value = "1";
+    REQUIRE(fixture_meta_propose(&f.c.q, &cfg, 1) == 0);
+    REQUIRE(settle(&f));
+    init_pid(&f, 4, "tx-lonely", 60000, -1, -1, &r);
+    CHECK_EQ_INT(r.err, 0);
     tfx_close(&f);
 }
 
