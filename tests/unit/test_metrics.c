@@ -41,8 +41,8 @@ TEST(metrics_renders_counters_and_gauges_exactly)
     const char *tp[] = {"topic", "partition"};
     struct metrics_family *req = metrics_family_new(m, METRICS_COUNTER, "tally_requests_total",
                                                     "Requests received.", 1, api, 0, NULL);
-    struct metrics_family *up = metrics_family_new(m, METRICS_GAUGE, "tally_up", "Always 1.", 0,
-                                                   NULL, 0, NULL);
+    struct metrics_family *up =
+        metrics_family_new(m, METRICS_GAUGE, "tally_up", "Always 1.", 0, NULL, 0, NULL);
     struct metrics_family *hw = metrics_family_new(m, METRICS_GAUGE, "tally_partition_hw",
                                                    "High watermark.", 2, tp, 0, NULL);
     REQUIRE(req && up && hw);
@@ -54,16 +54,16 @@ TEST(metrics_renders_counters_and_gauges_exactly)
     metrics_set(metrics_series2(hw, "orders", "1"), -1);
     char *text = render(m);
     CHECK_TEXT(text, "# HELP tally_requests_total Requests received.\n"
-                       "# TYPE tally_requests_total counter\n"
-                       "tally_requests_total{api=\"Produce\"} 3\n"
-                       "tally_requests_total{api=\"Fetch\"} 1\n"
-                       "# HELP tally_up Always 1.\n"
-                       "# TYPE tally_up gauge\n"
-                       "tally_up 1\n"
-                       "# HELP tally_partition_hw High watermark.\n"
-                       "# TYPE tally_partition_hw gauge\n"
-                       "tally_partition_hw{topic=\"orders\",partition=\"0\"} 1234567890123\n"
-                       "tally_partition_hw{topic=\"orders\",partition=\"1\"} -1\n");
+                     "# TYPE tally_requests_total counter\n"
+                     "tally_requests_total{api=\"Produce\"} 3\n"
+                     "tally_requests_total{api=\"Fetch\"} 1\n"
+                     "# HELP tally_up Always 1.\n"
+                     "# TYPE tally_up gauge\n"
+                     "tally_up 1\n"
+                     "# HELP tally_partition_hw High watermark.\n"
+                     "# TYPE tally_partition_hw gauge\n"
+                     "tally_partition_hw{topic=\"orders\",partition=\"0\"} 1234567890123\n"
+                     "tally_partition_hw{topic=\"orders\",partition=\"1\"} -1\n");
     free(text);
     CHECK(metrics_value(metrics_series1(req, "Produce")) == 3);
     metrics_free(m);
@@ -78,7 +78,7 @@ TEST(metrics_family_without_labels_renders_zero)
     REQUIRE(metrics_family_new(m, METRICS_GAUGE, "y", "Y.", 1, l, 0, NULL));
     char *text = render(m);
     CHECK_TEXT(text, "# HELP x_total X.\n# TYPE x_total counter\nx_total 0\n"
-                       "# HELP y Y.\n# TYPE y gauge\n");
+                     "# HELP y Y.\n# TYPE y gauge\n");
     free(text);
     metrics_free(m);
 }
@@ -88,17 +88,16 @@ TEST(metrics_escapes_label_values_and_help)
     struct metrics *m = metrics_new(0);
     REQUIRE(m);
     const char *l[] = {"topic"};
-    struct metrics_family *f = metrics_family_new(m, METRICS_COUNTER, "t_total",
-                                                  "Back\\slash and\nnewline \"kept\".", 1, l, 0,
-                                                  NULL);
+    struct metrics_family *f = metrics_family_new(
+        m, METRICS_COUNTER, "t_total", "Back\\slash and\nnewline \"kept\".", 1, l, 0, NULL);
     REQUIRE(f);
     metrics_add(metrics_series1(f, "a\"b\\c\nd"), 1);
     metrics_add(metrics_series1(f, ""), 1);
     char *text = render(m);
     CHECK_TEXT(text, "# HELP t_total Back\\\\slash and\\nnewline \"kept\".\n"
-                       "# TYPE t_total counter\n"
-                       "t_total{topic=\"a\\\"b\\\\c\\nd\"} 1\n"
-                       "t_total{topic=\"\"} 1\n");
+                     "# TYPE t_total counter\n"
+                     "t_total{topic=\"a\\\"b\\\\c\\nd\"} 1\n"
+                     "t_total{topic=\"\"} 1\n");
     free(text);
     metrics_free(m);
 }
@@ -120,13 +119,13 @@ TEST(metrics_histogram_buckets_are_cumulative)
     metrics_add(s, 7);       /* not a counter: ignored */
     char *text = render(m);
     CHECK_TEXT(text, "# HELP lat_seconds Latency.\n"
-                       "# TYPE lat_seconds histogram\n"
-                       "lat_seconds_bucket{api=\"Produce\",le=\"0.125\"} 2\n"
-                       "lat_seconds_bucket{api=\"Produce\",le=\"0.5\"} 2\n"
-                       "lat_seconds_bucket{api=\"Produce\",le=\"1\"} 3\n"
-                       "lat_seconds_bucket{api=\"Produce\",le=\"+Inf\"} 4\n"
-                       "lat_seconds_sum{api=\"Produce\"} 3.4375\n"
-                       "lat_seconds_count{api=\"Produce\"} 4\n");
+                     "# TYPE lat_seconds histogram\n"
+                     "lat_seconds_bucket{api=\"Produce\",le=\"0.125\"} 2\n"
+                     "lat_seconds_bucket{api=\"Produce\",le=\"0.5\"} 2\n"
+                     "lat_seconds_bucket{api=\"Produce\",le=\"1\"} 3\n"
+                     "lat_seconds_bucket{api=\"Produce\",le=\"+Inf\"} 4\n"
+                     "lat_seconds_sum{api=\"Produce\"} 3.4375\n"
+                     "lat_seconds_count{api=\"Produce\"} 4\n");
     free(text);
     CHECK(metrics_value(s) == 4);
     metrics_free(m);
@@ -143,11 +142,11 @@ TEST(metrics_histogram_without_labels)
     metrics_observe(metrics_series0(f), 1.5);
     char *text = render(m);
     CHECK_TEXT(text, "# HELP h_seconds H.\n# TYPE h_seconds histogram\n"
-                       "h_seconds_bucket{le=\"1\"} 0\n"
-                       "h_seconds_bucket{le=\"2\"} 1\n"
-                       "h_seconds_bucket{le=\"+Inf\"} 1\n"
-                       "h_seconds_sum 1.5\n"
-                       "h_seconds_count 1\n");
+                     "h_seconds_bucket{le=\"1\"} 0\n"
+                     "h_seconds_bucket{le=\"2\"} 1\n"
+                     "h_seconds_bucket{le=\"+Inf\"} 1\n"
+                     "h_seconds_sum 1.5\n"
+                     "h_seconds_count 1\n");
     free(text);
     metrics_free(m);
 }
@@ -199,8 +198,8 @@ TEST(metrics_index_finds_many_series)
     struct metrics *m = metrics_new(0);
     REQUIRE(m);
     const char *l[] = {"topic", "partition"};
-    struct metrics_family *f = metrics_family_new(m, METRICS_COUNTER, "c_total", "C.", 2, l, 0,
-                                                  NULL);
+    struct metrics_family *f =
+        metrics_family_new(m, METRICS_COUNTER, "c_total", "C.", 2, l, 0, NULL);
     REQUIRE(f);
     char t[32], p[16];
     for (int round = 0; round < 3; round++)
