@@ -327,3 +327,15 @@ def test_metrics_cluster_one_active_controller(cluster3m):
         assert set(follower_lags(got[leader], "metrics-rep", p).values()) == {0}
         for i in {1, 2, 3} - {leader}:
             assert follower_lags(got[i], "metrics-rep", p) == {}, "a follower reports lag"
+
+
+def test_metrics_docs_list_every_series(broker_factory):
+    """docs/metrics.md names every family the endpoint serves, and serves every one it names."""
+    b = metrics_broker(broker_factory)
+    harness.create_topics(b, [("metrics-doc", 1, {})])
+    text = scrape(b.metrics_port)
+    served = set(re.findall(r"^# TYPE (\S+) ", text, re.M))
+    with open(os.path.join(harness.REPO, "docs", "metrics.md")) as f:
+        doc = f.read()
+    documented = set(re.findall(r"^\| `(tally_[a-z_]+)` \|", doc, re.M))
+    assert served == documented, (sorted(served - documented), sorted(documented - served))
