@@ -28,9 +28,8 @@
 
 static const double lag_buckets[] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
                                      0.25,  0.5,    1,     2.5,  5,     10};
-static const double local_buckets[] = {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025,
-                                       0.005,   0.01,   0.025,   0.05,   0.1,   0.25,
-                                       0.5,     1,      2.5};
+static const double local_buckets[] = {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
+                                       0.025,   0.05,   0.1,     0.25,   0.5,   1,      2.5};
 
 struct exporter {
     uv_loop_t *loop;
@@ -84,9 +83,9 @@ static bool declare(struct exporter *e)
     static const char *const api_error[] = {"api", "error"};
     static const char *const tpf[] = {"topic", "partition", "follower"};
 
-    e->f_requests = metrics_family_new(e->m, METRICS_COUNTER, "tally_requests_total",
-                                       "Requests that reached their handler, by API.", 1, api, 0,
-                                       NULL);
+    e->f_requests =
+        metrics_family_new(e->m, METRICS_COUNTER, "tally_requests_total",
+                           "Requests that reached their handler, by API.", 1, api, 0, NULL);
     e->f_errors = metrics_family_new(
         e->m, METRICS_COUNTER, "tally_request_errors_total",
         "Non-zero error codes in answers (every level: a Produce answer counts each failed "
@@ -133,8 +132,8 @@ static bool declare(struct exporter *e)
     e->f_lso = partition_gauge(e, "tally_partition_last_stable_offset",
                                "The last stable offset: the first offset of the earliest open "
                                "transaction, or the high watermark.");
-    e->f_size = partition_gauge(e, "tally_partition_size_bytes",
-                                "Bytes of the partition's segment files.");
+    e->f_size =
+        partition_gauge(e, "tally_partition_size_bytes", "Bytes of the partition's segment files.");
     e->f_follower_lag = metrics_family_new(
         e->m, METRICS_GAUGE, "tally_partition_follower_lag_records",
         "On the leader: its log end offset minus each follower's, as the follower's last fetch "
@@ -147,8 +146,7 @@ static bool declare(struct exporter *e)
                          "How long the previous scrape held the event loop to render.");
     e->s_dropped = metrics_series0(metrics_family_new(
         e->m, METRICS_COUNTER, "tally_metrics_series_dropped_total",
-        "Series not created because their family reached the registry's cap.", 0, NULL, 0,
-        NULL));
+        "Series not created because their family reached the registry's cap.", 0, NULL, 0, NULL));
     return e->f_requests && e->f_errors && e->f_local && e->s_lag && e->s_fds && e->s_max_fds &&
            e->s_rss && e->s_q_leader && e->s_q_term && e->s_q_commit && e->s_q_applied &&
            e->s_active && e->s_offline && e->s_under && e->s_partitions && e->s_leaders &&
@@ -241,8 +239,7 @@ static int collect_partition(void *arg, struct partition *p)
                 (double)partition_log_start_offset(p));
     metrics_set(metrics_series2(e->f_leo, topic, index), (double)leo);
     metrics_set(metrics_series2(e->f_hw, topic, index), (double)partition_high_watermark(p));
-    metrics_set(metrics_series2(e->f_lso, topic, index),
-                (double)partition_last_stable_offset(p));
+    metrics_set(metrics_series2(e->f_lso, topic, index), (double)partition_last_stable_offset(p));
     metrics_set(metrics_series2(e->f_size, topic, index), (double)partition_size_bytes(p));
     if (partition_role(p) != REPLICA_LEADER)
         return 0;
@@ -356,8 +353,7 @@ static void walk_errors(struct exporter *e, const char *api, const struct proto_
     }
 }
 
-void exporter_response(void *arg, const struct net_request *req, int16_t version,
-                       const void *resp)
+void exporter_response(void *arg, const struct net_request *req, int16_t version, const void *resp)
 {
     struct exporter *e = arg;
     if (e == NULL || e->stopped || resp == NULL)
@@ -432,8 +428,9 @@ int exporter_start(const struct exporter_options *o, struct exporter **out)
     /* Neither handle keeps the loop running: shutdown closes them, but nothing waits on
      * them. */
     uv_unref((uv_handle_t *)&e->lag_timer);
-    slog_info("exporter", strchr(host, ':') ? "metrics on http://[%s]:%d/metrics"
-                                            : "metrics on http://%s:%d/metrics",
+    slog_info("exporter",
+              strchr(host, ':') ? "metrics on http://[%s]:%d/metrics"
+                                : "metrics on http://%s:%d/metrics",
               host, exporter_http_port(e->http));
     *out = e;
     return 0;

@@ -51,8 +51,8 @@ static const char not_found[] = "Not found: this listener serves /metrics only.\
 static const char not_allowed[] = "Method not allowed: use GET.\n";
 static const char unavailable[] = "The broker did not render its metrics in time.\n";
 
-static enum MHD_Result answer_static(struct MHD_Connection *conn, unsigned status,
-                                     const char *body, bool allow)
+static enum MHD_Result answer_static(struct MHD_Connection *conn, unsigned status, const char *body,
+                                     bool allow)
 {
     struct MHD_Response *r =
         MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_PERSISTENT);
@@ -93,9 +93,8 @@ out:
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
-                                  const char *method, const char *version,
-                                  const char *upload_data, size_t *upload_data_size,
-                                  void **con_cls)
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls)
 {
     struct exporter_http *h = cls;
     (void)version;
@@ -212,15 +211,17 @@ int exporter_http_start(uv_loop_t *loop, const char *host, int port, exporter_re
         return 1;
     }
     h->async.data = h;
-    h->daemon = MHD_start_daemon(
-        flags, 0, NULL, NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER, on_log, NULL,
-        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned)HTTP_MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT,
-        (unsigned)HTTP_IDLE_TIMEOUT_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-        (size_t)HTTP_CONN_MEMORY, MHD_OPTION_END);
+    h->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER,
+                                 on_log, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+                                 MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MAX_CONNECTIONS,
+                                 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_IDLE_TIMEOUT_S,
+                                 MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONN_MEMORY,
+                                 MHD_OPTION_END);
     if (h->daemon == NULL) {
-        slog_error("exporter", "metrics.listener: cannot listen on %s:%d (in use, or not an "
-                   "address of this host)", host, port);
+        slog_error("exporter",
+                   "metrics.listener: cannot listen on %s:%d (in use, or not an "
+                   "address of this host)",
+                   host, port);
         uv_close((uv_handle_t *)&h->async, on_async_closed);
         return 1;
     }
