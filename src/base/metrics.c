@@ -414,7 +414,15 @@ static void out_str(struct out *o, const char *s)
 /* Label values escape \, " and newline; help text \ and newline (the format's rules). */
 static void out_escaped(struct out *o, const char *s, bool quote)
 {
+    const char *special = quote ? "\\\n\"" : "\\\n";
     for (const char *p = s; *p; p++) {
+        size_t run = strcspn(p, special); /* copied as they are, in one go */
+        if (run) {
+            out_put(o, p, run);
+            p += run;
+            if (*p == '\0')
+                break;
+        }
         if (*p == '\\')
             out_put(o, "\\\\", 2);
         else if (*p == '\n')

@@ -93,11 +93,15 @@ TEST(metrics_escapes_label_values_and_help)
     REQUIRE(f);
     metrics_add(metrics_series1(f, "a\"b\\c\nd"), 1);
     metrics_add(metrics_series1(f, ""), 1);
+    metrics_add(metrics_series1(f, "\"first and last\\"), 1);
+    metrics_add(metrics_series1(f, "\n\n"), 1);
     char *text = render(m);
     CHECK_TEXT(text, "# HELP t_total Back\\\\slash and\\nnewline \"kept\".\n"
                      "# TYPE t_total counter\n"
                      "t_total{topic=\"a\\\"b\\\\c\\nd\"} 1\n"
-                     "t_total{topic=\"\"} 1\n");
+                     "t_total{topic=\"\"} 1\n"
+                     "t_total{topic=\"\\\"first and last\\\\\"} 1\n"
+                     "t_total{topic=\"\\n\\n\"} 1\n");
     free(text);
     metrics_free(m);
 }
