@@ -20,6 +20,7 @@ struct metrics_series {
     char *key; /* the label values, each NUL-terminated, one after the other */
     size_t key_len;
     uint64_t hash;
+    bool used;                              /* looked up since metrics_family_mark */
     const char *values[METRICS_MAX_LABELS]; /* into key */
     double value;                           /* counter, gauge; histogram: the sum */
     uint64_t count;                         /* histogram: observations */
@@ -250,6 +251,7 @@ struct metrics_series *metrics_series(struct metrics_family *f, const char *cons
             struct metrics_series *c = f->series[f->index[slot] - 1];
             if (c->hash == h && c->key_len == len && memcmp(c->key, key, len) == 0) {
                 s = c;
+                s->used = true;
                 goto out;
             }
             slot = (slot + 1) & (f->index_cap - 1);
@@ -281,6 +283,7 @@ struct metrics_series *metrics_series(struct metrics_family *f, const char *cons
     memcpy(s->key, key, len);
     s->key_len = len;
     s->hash = h;
+    s->used = true;
     s->f = f;
     for (size_t i = 0, at = 0; i < f->n_labels; i++) {
         s->values[i] = s->key + at;
@@ -321,6 +324,39 @@ void metrics_family_reset(struct metrics_family *f)
     /* The one series of a family without labels exists from the start, so it stays. */
     if (f->n_labels == 0)
         (void)metrics_series(f, NULL);
+}
+
+void metrics_family_mark(struct metrics_family *f)
+{
+    for (size_t i = 0; f && i < f->n; i++)
+        f->series[i]->used = f->n_labels == 0;
+}
+
+void metrics_family_sweep(struct metrics_family *f)
+{
+    size_t kept = 0;
+    if (f == NULL)
+        return;
+    for (size_t i = 0; i < f->n; i++) {
+        struct metrics_series *s = f->series[i];
+        if (s->used || f->n_labels == 0) {
+            f->series[kept++] = s;
+            continue;
+        }
+        free(s->key);
+        free(s);
+    }
+    if (kept == f->n)
+        return;
+    f->n = kept;
+    /* The positions moved: index them again (the index is at least as large as needed). */
+    memset(f->index, 0, f->index_cap * sizeof *f->index);
+    for (size_t i = 0; i < f->n; i++) {
+        size_t slot = f->series[i]->hash & (f->index_cap - 1);
+        while (f->index[slot])
+            slot = (slot + 1) & (f->index_cap - 1);
+        f->index[slot] = (uint32_t)(i + 1);
+    }
 }
 
 void metrics_add(struct metrics_series *s, double v)

@@ -66,6 +66,15 @@ struct metrics_series *metrics_series2(struct metrics_family *f, const char *v0,
  * go too. Invalidates the family's series pointers. */
 void metrics_family_reset(struct metrics_family *f);
 
+/* For collectors that rebuild a family at every scrape (one series per hosted partition)
+ * without freeing and allocating each series every time: metrics_family_mark(f) marks every
+ * series unused, each metrics_series* lookup marks its series used again, and
+ * metrics_family_sweep(f) then removes the series still unused (a partition gone) and
+ * invalidates their pointers; the others stay where they are, with their values. A family
+ * without labels keeps its one series. */
+void metrics_family_mark(struct metrics_family *f);
+void metrics_family_sweep(struct metrics_family *f);
+
 /* Counter or gauge: adds `v` (a counter only grows: v >= 0 is the caller's duty). */
 void metrics_add(struct metrics_series *s, double v);
 /* Counter or gauge: sets the value (a collector copying a count kept elsewhere). */

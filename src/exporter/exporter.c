@@ -264,16 +264,19 @@ static int collect_partition(void *arg, struct partition *p)
 static void collect_partitions(struct exporter *e)
 {
     struct partition_walk w = {.e = e, .left = e->partition_max};
-    metrics_family_reset(e->f_log_start);
-    metrics_family_reset(e->f_leo);
-    metrics_family_reset(e->f_hw);
-    metrics_family_reset(e->f_lso);
-    metrics_family_reset(e->f_size);
-    metrics_family_reset(e->f_follower_lag);
+    struct metrics_family *fams[] = {e->f_log_start, e->f_leo,  e->f_hw,
+                                     e->f_lso,       e->f_size, e->f_follower_lag};
+    size_t n_fams = sizeof fams / sizeof fams[0];
+
+    /* Series of partitions still hosted are set again; those of partitions gone go. */
+    for (size_t i = 0; i < n_fams; i++)
+        metrics_family_mark(fams[i]);
     if (e->partition_level && e->replicas)
         replica_for_each(e->replicas, collect_partition, &w);
     else if (e->replicas)
         w.omitted = (long)replica_count(e->replicas);
+    for (size_t i = 0; i < n_fams; i++)
+        metrics_family_sweep(fams[i]);
     metrics_set(e->s_omitted, (double)w.omitted);
 }
 

@@ -180,7 +180,9 @@ int exporter_http_start(uv_loop_t *loop, const char *host, int port, exporter_re
     struct sockaddr_storage ss;
     struct sockaddr_in *v4 = (struct sockaddr_in *)&ss;
     struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&ss;
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+    /* MHD_USE_AUTO: epoll (not select, which fails on descriptors past FD_SETSIZE, and a
+     * broker holding thousands of segment files has those). */
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG;
 
     memset(&ss, 0, sizeof ss);
     if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {

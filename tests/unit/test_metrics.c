@@ -257,3 +257,44 @@ TEST(metrics_refuses_invalid_declarations)
     CHECK(metrics_series1(NULL, "x") == NULL);
     metrics_free(m);
 }
+
+TEST(metrics_mark_and_sweep_keeps_what_was_looked_up)
+{
+    struct metrics *m = metrics_new(0);
+    REQUIRE(m);
+    const char *l[] = {"p"};
+    struct metrics_family *f = metrics_family_new(m, METRICS_GAUGE, "g", "G.", 1, l, 0, NULL);
+    struct metrics_family *u = metrics_family_new(m, METRICS_GAUGE, "u", "U.", 0, NULL, 0, NULL);
+    REQUIRE(f && u);
+    char name[16];
+    for (int i = 0; i < 40; i++) {
+        snprintf(name, sizeof name, "%d", i);
+        metrics_set(metrics_series1(f, name), i);
+    }
+    struct metrics_series *keep = metrics_series1(f, "7");
+    metrics_set(metrics_series0(u), 5);
+    /* A scrape that finds only 7 and 30 (in another order), and a new one, 99. */
+    metrics_family_mark(f);
+    metrics_family_mark(u);
+    metrics_set(metrics_series1(f, "30"), 300);
+    CHECK(metrics_series1(f, "7") == keep); /* the same series, not a new one */
+    metrics_set(metrics_series1(f, "99"), 99);
+    metrics_family_sweep(f);
+    metrics_family_sweep(u); /* a family without labels keeps its series */
+    CHECK(metrics_value(keep) == 7);
+    char *text = render(m);
+    CHECK_TEXT(text, "# HELP g G.\n# TYPE g gauge\ng{p=\"7\"} 7\ng{p=\"30\"} 300\ng{p=\"99\"} 99\n"
+                     "# HELP u U.\n# TYPE u gauge\nu 5\n");
+    free(text);
+    /* The index still finds every series left, and a removed one comes back at zero. */
+    CHECK(metrics_series1(f, "30") != NULL && metrics_value(metrics_series1(f, "30")) == 300);
+    CHECK(metrics_value(metrics_series1(f, "99")) == 99);
+    CHECK(metrics_value(metrics_series1(f, "8")) == 0);
+    /* Nothing looked up: all go. */
+    metrics_family_mark(f);
+    metrics_family_sweep(f);
+    text = render(m);
+    CHECK_TEXT(text, "# HELP g G.\n# TYPE g gauge\n# HELP u U.\n# TYPE u gauge\nu 5\n");
+    free(text);
+    metrics_free(m);
+}
