@@ -11,6 +11,7 @@
 #include "admin/admin.h"
 #include "broker/broker.h"
 #include "controller/controller.h"
+#include "exporter/exporter.h"
 #include "group/group.h"
 #include "txn/txn.h"
 #include "base/arena.h"
@@ -204,9 +205,15 @@ void dispatch_request(void *ctx, struct net_request *req)
             net_close_connection(req);
             return;
         }
-        if (!e->internal && req->version_supported && admin_forward(d->admin, req))
+        /* The API, not req: a handler that answers at once frees the request. */
+        const struct proto_api *api = req->api;
+        uint64_t t0 = d->exporter ? uv_hrtime() : 0;
+        if (!e->internal && req->version_supported && admin_forward(d->admin, req)) {
+            exporter_request(d->exporter, api, d->exporter ? uv_hrtime() - t0 : 0);
             return;
+        }
         e->fn(d, req);
+        exporter_request(d->exporter, api, d->exporter ? uv_hrtime() - t0 : 0);
         return;
     }
     /* Declared in proto but not served (not advertised either): the client ignored

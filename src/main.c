@@ -23,6 +23,7 @@
 #include "broker/broker.h"
 #include "base/fault.h"
 #include "controller/controller.h"
+#include "exporter/exporter.h"
 #include "group/group.h"
 #include "meta/meta.h"
 #include "net/net.h"
@@ -48,6 +49,7 @@ struct tallyd {
     uv_signal_t sigterm, sigint;
     struct tclock_timer timer;
     struct controller *controller; /* on a voter */
+    struct exporter *exporter;     /* the /metrics listener; NULL when metrics.listener is unset */
     struct lifecycle *lc;
     bool started, stopping, shutdown_asked;
     bool modules; /* partitions and coordinators started (own registration applied) */
@@ -166,6 +168,9 @@ static void start_listener(struct tallyd *t)
          * (bench/README.md, client_view). */
         .recv_buffer_bytes =
             (int)props_get_int(t->cfg.props, "socket.receive.buffer.bytes", -1, NULL),
+        /* Error codes of every answer, for /metrics. */
+        .on_response = t->exporter ? exporter_response : NULL,
+        .on_response_arg = t->exporter,
     };
     t->dispatch.controller = t->controller;
     if (net_server_start(t->loop, &no, dispatch_request, &t->dispatch, &t->net) != 0) {
@@ -203,6 +208,7 @@ static void start_modules(struct tallyd *t)
         .log_dir = t->cfg.log_dir,
         .client = t->client,
         .fetch_client = t->fetch_client,
+        .metrics = exporter_metrics(t->exporter),
     };
     if (replica_mgr_start(&ro, &t->replicas) != 0) {
         t->replicas = NULL;
@@ -210,8 +216,10 @@ static void start_modules(struct tallyd *t)
         shutdown_tallyd(t, 1);
         return;
     }
+    exporter_set_replicas(t->exporter, t->replicas);
     struct broker_options bo = {
         .loop = t->loop, .clock = t->clock, .replicas = t->replicas, .node_id = t->cfg.node_id};
+    bo.metrics = exporter_metrics(t->exporter);
     /* Transactions, partition side: KIP-890 verification through the outbound client. */
     bo.meta = t->meta;
     bo.client = t->client;
@@ -481,6 +489,9 @@ static void shutdown_tallyd(struct tallyd *t, int code)
         return;
     t->stopping = true;
     t->exit_code = code;
+    /* First: no scrape may read a module that is stopping. */
+    exporter_stop(t->exporter);
+    t->dispatch.exporter = NULL;
     lifecycle_stop(t->lc);
     admin_stop(t->admin); /* before the outbound client its forwards go through stops */
     controller_stop(t->controller);
@@ -595,7 +606,16 @@ int main(int argc, char **argv)
     } else if (meta_start(t.loop, &mo, &t.meta) != 0) {
         t.meta = NULL;
         shutdown_tallyd(&t, 1);
+    } else if (exporter_wanted(t.cfg.props) &&
+               exporter_start(&(struct exporter_options){.loop = t.loop,
+                                                         .config = t.cfg.props,
+                                                         .meta = t.meta,
+                                                         .node_id = t.cfg.node_id},
+                              &t.exporter) != 0) {
+        t.exporter = NULL;
+        shutdown_tallyd(&t, 1);
     } else {
+        t.dispatch.exporter = t.exporter;
         struct controller_options cto = {
             .loop = t.loop,
             .clock = t.clock,
@@ -640,6 +660,7 @@ int main(int argc, char **argv)
     /* The quorum and the clients have stopped: nothing can call into these any more. */
     controller_free(t.controller);
     lifecycle_free(t.lc);
+    exporter_free(t.exporter);
     admin_free(t.admin);
     uv_loop_close(t.loop);
     tclock_free(t.clock);

@@ -63,6 +63,7 @@ int server_check_start(const struct server_config *cfg);
 size_t server_count_partition_dirs(const struct server_config *cfg);
 
 struct broker;
+struct exporter;
 struct group_coord;
 struct txn;
 struct controller;
@@ -73,6 +74,7 @@ struct dispatch {
     struct group_coord *group;
     struct txn *txn;
     struct controller *controller; /* NULL on a broker-only node */
+    struct exporter *exporter;     /* NULL when metrics.listener is unset */
     /* False until the controller first unfenced this broker: until then only ApiVersions and
      * the broker-to-controller APIs are served, every other request closes its connection
      * (as a Kafka broker's client listener is not open yet), so no client is served from an

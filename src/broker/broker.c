@@ -62,6 +62,22 @@ struct broker *broker_new(const struct broker_options *opts)
     b->client = opts->client;
     b->txn_verify = opts->txn_verify;
     b->txn_state_partitions = opts->txn_state_partitions;
+    /* Kafka's BrokerTopicMetrics (docs/metrics.md). */
+    static const char *const topic[] = {"topic"};
+    b->m_bytes_in =
+        metrics_family_new(opts->metrics, METRICS_COUNTER, "tally_topic_bytes_in_total",
+                           "Bytes of record batches appended by producers.", 1, topic, 0, NULL);
+    b->m_records_in =
+        metrics_family_new(opts->metrics, METRICS_COUNTER, "tally_topic_records_in_total",
+                           "Records appended by producers (retries of a batch already in the "
+                           "log not counted).",
+                           1, topic, 0, NULL);
+    b->m_bytes_out = metrics_family_new(
+        opts->metrics, METRICS_COUNTER, "tally_topic_bytes_out_total",
+        "Bytes of record batches sent to consumers in Fetch answers.", 1, topic, 0, NULL);
+    b->m_replication_out = metrics_series0(metrics_family_new(
+        opts->metrics, METRICS_COUNTER, "tally_replication_bytes_out_total",
+        "Bytes of record batches sent to follower replicas in Fetch answers.", 0, NULL, 0, NULL));
     b->pg = purgatory_new(opts->clock);
     if (b->pg == NULL) {
         free(b);

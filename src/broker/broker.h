@@ -10,6 +10,7 @@
 
 #include <uv.h>
 
+struct metrics;
 struct net_request;
 struct meta;
 struct net_client;
@@ -51,6 +52,9 @@ struct broker_options {
      * in flight is never torn. Needs `meta` and `client`; without them nothing is aborted. */
     int64_t hanging_check_ms;
     int64_t hanging_after_ms;
+    /* Where the per-topic traffic counters go (docs/metrics.md: bytes in and out, records
+     * in); borrowed, must outlive the broker. NULL: not counted. */
+    struct metrics *metrics;
 };
 
 /* How long past transaction.max.timeout.ms a transaction may stay open before it counts as

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/metrics.h"
 #include "broker.h"
 
 struct arena;
@@ -33,6 +34,10 @@ struct broker {
     struct purgatory *pg;           /* deferred answers: parked Fetches, acks=all Produces */
     unsigned live_fetches;          /* Fetch calls not yet freed (parked, answering or sending) */
     unsigned live_lookups;          /* ListOffsets calls waiting for the thread pool */
+    /* Per-topic traffic (base/metrics.h), NULL when metrics are off: bytes of batches
+     * appended and records in them; bytes sent to consumers and to followers. */
+    struct metrics_family *m_bytes_in, *m_records_in, *m_bytes_out;
+    struct metrics_series *m_replication_out;
     bool stopping;
     bool releasing; /* broker_stop is completing the purgatory */
     void (*stop_cb)(void *arg);

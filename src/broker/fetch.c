@@ -223,6 +223,24 @@ static void add_aborted(struct fetch_call *c, struct fetch_part *fp)
     free(v);
 }
 
+/* docs/metrics.md: bytes of records answered, to consumers per topic, to followers in all. */
+static void count_bytes_out(struct fetch_call *c)
+{
+    struct FetchRequest *rq = c->req->body;
+    if (c->b->m_bytes_out == NULL)
+        return;
+    for (int32_t i = 0; i < c->n_parts; i++) {
+        const struct fetch_part *fp = &c->parts[i];
+        if (fp->p == NULL || fp->out->Records.len <= 0)
+            continue;
+        if (rq->ReplicaId >= 0)
+            metrics_add(c->b->m_replication_out, fp->out->Records.len);
+        else
+            metrics_add(metrics_series1(c->b->m_bytes_out, partition_topic(fp->p)),
+                        fp->out->Records.len);
+    }
+}
+
 static void send_answer(struct fetch_call *c)
 {
     struct FetchRequest *rq = c->req->body;
@@ -260,6 +278,7 @@ static void send_answer(struct fetch_call *c)
             o->Records.ext = &fp->range;
         }
     }
+    count_bytes_out(c);
     net_respond_files(c->req, c->rs, fetch_sent, c);
 }
 

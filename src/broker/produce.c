@@ -461,6 +461,10 @@ static void produce_partition(struct broker *b, struct arena *ar, int16_t versio
     out->BaseOffset = base;
     out->LogAppendTimeMs = append_time;
     out->LogStartOffset = partition_log_start_offset(p);
+    if (b->m_bytes_in) {
+        metrics_add(metrics_series1(b->m_bytes_in, topic), (double)len);
+        metrics_add(metrics_series1(b->m_records_in, topic), (double)hdr.record_count);
+    }
 
 wait:
     if (wait) {

@@ -800,6 +800,20 @@ static const struct config_def defs[] = {
      0, NULL},
     {NULL, "metric.reporters", CT_LIST, "", 0, 0, NULL, true,
      "Metrics reporter classes. Stored, no effect in Tally: it has no metrics reporters.", 0, NULL},
+    /* Tally's own (issue 19): the Prometheus endpoint. */
+    {NULL, "metrics.listener", CT_STRING, "", 0, 0, NULL, false,
+     "The host:port of the HTTP listener serving GET /metrics in the Prometheus text format "
+     "(docs/metrics.md), e.g. 127.0.0.1:9644; empty (the default) opens no port. Port 0 "
+     "picks a free one (the log line names it).",
+     0, "src/exporter/exporter.c"},
+    {NULL, "metrics.partition.level", CT_BOOLEAN, "true", 0, 0, booleans, false,
+     "Whether /metrics has per-partition series (log start, LEO, HW, LSO, follower lag); off "
+     "leaves only the per-topic and broker-wide ones.",
+     0, "src/exporter/exporter.c"},
+    {NULL, "metrics.partition.max.series", CT_INT, "10000", 0, I32MAX, NULL, false,
+     "The most partitions /metrics reports per-partition series for; the rest are counted in "
+     "tally_metrics_partitions_omitted.",
+     0, "src/exporter/exporter.c"},
     {NULL, "metrics.num.samples", CT_INT, "2", 1, I32MAX, NULL, false,
      "How many samples a metric keeps. Accepted, no effect in Tally: it has no metrics "
      "reporters.",

@@ -147,6 +147,15 @@ struct meta_quorum {
  * 0, or ERR_NOMEM when `a` is full (the arrays come from `a`). */
 struct arena;
 int meta_describe_quorum(const struct meta *m, struct arena *a, struct meta_quorum *out);
+/* This node's view of the metadata quorum's raft log, for metrics: the current term (Kafka's
+ * quorum epoch), the highest index known committed, and the last index applied to the image
+ * (raft log indexes). Any node, any time after meta_start. */
+struct meta_raft_state {
+    uint64_t term;
+    uint64_t commit_index;
+    uint64_t applied_index;
+};
+void meta_raft_state(const struct meta *m, struct meta_raft_state *out);
 /* The first producer id no block has covered yet (the maximum of first_id + size over every
  * PRODUCER_IDS record applied; 0 before any). A broker asks for its next block by proposing
  * PRODUCER_IDS with first_id = this value; if another broker's block landed first, the apply

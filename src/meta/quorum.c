@@ -972,6 +972,15 @@ const struct meta_config_entry *meta_configs(const struct meta *m, int8_t resour
     return meta_image_configs(m->img, resource_type, name, n);
 }
 
+void meta_raft_state(const struct meta *m, struct meta_raft_state *out)
+{
+    /* libraft's accessor takes a non-const handle but only reads. */
+    struct raft *r = (struct raft *)&m->raft;
+    out->term = r->current_term;
+    out->commit_index = r->commit_index;
+    out->applied_index = raft_last_applied(r);
+}
+
 int64_t meta_offset(const struct meta *m)
 {
     return meta_image_offset(m->img);

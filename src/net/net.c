@@ -108,6 +108,8 @@ static void respond(struct net_request *pub, int16_t version, const void *resp, 
         detached_finish(r, NET_DETACHED_RESPONDED, version, resp, files);
         return;
     }
+    if (r->conn->srv->opts.on_response)
+        r->conn->srv->opts.on_response(r->conn->srv->opts.on_response_arg, pub, version, resp);
     if (!r->conn->closing) {
         int rc = files
                      ? proto_encode_response_holes(pub->api, version, pub->hdr.CorrelationId, resp,

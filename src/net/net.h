@@ -49,6 +49,12 @@ struct net_options {
      * connection, so the kernel too holds a bounded amount per connection. 0 or less: the
      * OS default (which autotunes up to megabytes). */
     int send_buffer_bytes, recv_buffer_bytes;
+    /* Told of every answer given with net_respond* on a connection, before it is encoded
+     * (metrics: the error codes it carries); `resp` has the layout of req->api->response at
+     * `version` and is valid during the call only. NULL: nobody is told. */
+    void (*on_response)(void *arg, const struct net_request *req, int16_t version,
+                        const void *resp);
+    void *on_response_arg;
 };
 
 /* Binds and listens. Returns 0 and *out, or an error after logging why. */

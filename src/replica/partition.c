@@ -348,6 +348,10 @@ void partition_effects(struct partition *p, const struct psm_effects *fx)
         replica_fetcher_update(p->rm, p);
     if (fx->send_alter)
         replica_alter_queue(p->rm, p);
+    if (fx->isr_shrink_requested)
+        metrics_add(p->rm->m_isr_shrinks, 1);
+    if (fx->isr_expand_requested)
+        metrics_add(p->rm->m_isr_expands, 1);
 }
 
 static void assignment_of(const struct meta_partition *mp, struct psm_assignment *a)

@@ -18,6 +18,7 @@
 #include "replica/partition.h"
 
 struct meta;
+struct metrics;
 struct tclock;
 struct props;
 struct net_client;
@@ -37,6 +38,9 @@ struct replica_options {
      * tests): nothing is sent, followers are appended to by the caller. */
     struct net_client *client;
     struct net_client *fetch_client;
+    /* Where the ISR change counters go (docs/metrics.md); borrowed, must outlive the
+     * manager. NULL: not counted. */
+    struct metrics *metrics;
 };
 
 /* Opens every partition the image assigns to this node (recovering unflushed tails when

@@ -5,6 +5,7 @@
 
 #include <limits.h>
 
+#include "base/metrics.h"
 #include "base/purgatory.h"
 #include "base/sysio.h"
 #include "base/tclock.h"
@@ -74,6 +75,8 @@ struct replica_fetch_session;
 
 struct replica_mgr {
     uv_loop_t *loop;
+    /* ISR changes this broker asked for as a leader (NULL when metrics are off). */
+    struct metrics_series *m_isr_shrinks, *m_isr_expands;
     struct meta *meta;
     struct config_ctx cfg;
     int32_t node_id;

@@ -839,6 +839,15 @@ int replica_mgr_start(const struct replica_options *opts, struct replica_mgr **o
     rm->open_tail = &rm->open_head;
     rm->client = opts->client;
     rm->fetch_client = opts->fetch_client;
+    /* Kafka's ReplicaManager IsrShrinksPerSec / IsrExpandsPerSec (docs/metrics.md). */
+    rm->m_isr_shrinks = metrics_series0(metrics_family_new(
+        opts->metrics, METRICS_COUNTER, "tally_isr_shrinks_total",
+        "ISR shrinks this broker proposed as a partition leader (AlterPartition).", 0, NULL, 0,
+        NULL));
+    rm->m_isr_expands = metrics_series0(metrics_family_new(
+        opts->metrics, METRICS_COUNTER, "tally_isr_expands_total",
+        "ISR expansions this broker proposed as a partition leader (AlterPartition).", 0, NULL, 0,
+        NULL));
     rm->replica_lag_time_max_ms =
         props_get_int(opts->config, "replica.lag.time.max.ms", 30000, NULL);
     rm->alter_retry_ms = 2000;

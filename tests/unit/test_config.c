@@ -611,10 +611,18 @@ TEST(config_kafka_39_broker_table)
         REQUIRE(b != NULL);
         CHECK((b->flags & CF_LISTENER_ONLY) != 0);
     }
+    /* Tally's own broker configs, not Kafka's (issue 19's metrics endpoint), read-only. */
+    static const char *const tally_own[] = {"metrics.listener", "metrics.partition.level",
+                                            "metrics.partition.max.series"};
+    for (size_t i = 0; i < sizeof tally_own / sizeof tally_own[0]; i++) {
+        const struct config_def *b = config_find_broker(tally_own[i]);
+        REQUIRE(b != NULL);
+        CHECK(!b->dynamic && b->topic_key == NULL);
+    }
     size_t broker_rows = 0;
     for (size_t i = 0; i < n; i++)
         broker_rows += d[i].broker_key != NULL;
-    CHECK_EQ_INT(broker_rows, listed + 1);
+    CHECK_EQ_INT(broker_rows, listed + 1 + sizeof tally_own / sizeof tally_own[0]);
     CHECK(!config_find_broker("producer.id.expiration.check.interval.ms")->dynamic);
     /* Passwords are typed so (DescribeConfigs hides them). */
     CHECK_EQ_INT(config_find_broker("ssl.keystore.password")->type, CT_PASSWORD);

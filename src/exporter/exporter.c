@@ -1,0 +1,475 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* exporter: the registry, the series read at scrape time, the per-API counters and the event
+ * loop's lag. docs/metrics.md is the list of every series; a name changed here must change
+ * there. */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "base/err.h"
+#include "base/metrics.h"
+#include "base/props.h"
+#include "base/slog.h"
+#include "exporter.h"
+#include "meta/meta.h"
+#include "net/net.h"
+#include "proto/proto.h"
+#include "replica/replica.h"
+
+/* The loop's lag is sampled by a timer this often: each firing observes how late it came. */
+#define LAG_INTERVAL_MS 100
+/* Per-API series are cached by API key below this (Kafka's keys are well under it). */
+#define API_SLOTS 128
+/* ErrorCode fields are looked for this deep in an answer (Fetch: topics, partitions). */
+#define ERROR_WALK_DEPTH 6
+
+static const double lag_buckets[] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+                                     0.25,  0.5,    1,     2.5,  5,     10};
+static const double local_buckets[] = {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
+                                       0.025,   0.05,   0.1,     0.25,   0.5,   1,      2.5};
+
+struct exporter {
+    uv_loop_t *loop;
+    struct meta *meta;
+    struct replica_mgr *replicas;
+    int32_t node_id;
+    bool partition_level;
+    int64_t partition_max;
+    bool stopped;
+    struct metrics *m;
+    struct exporter_http *http;
+    uv_timer_t lag_timer;
+    uint64_t lag_due_ns; /* when the lag timer should fire next (uv_hrtime), 0 = not yet */
+
+    /* Per API (label api). */
+    struct metrics_family *f_requests, *f_errors, *f_local;
+    struct metrics_series *s_requests[API_SLOTS], *s_local[API_SLOTS];
+    /* The process and the loop. */
+    struct metrics_series *s_lag, *s_fds, *s_max_fds, *s_rss, *s_render, *s_dropped;
+    /* The metadata quorum. */
+    struct metrics_series *s_q_leader, *s_q_term, *s_q_commit, *s_q_applied;
+    /* The cluster as the image shows it, and this broker's share of it. */
+    struct metrics_series *s_active, *s_under, *s_offline, *s_partitions, *s_leaders;
+    /* Per partition (labels topic, partition; follower lag adds follower). */
+    struct metrics_family *f_log_start, *f_leo, *f_hw, *f_lso, *f_size, *f_follower_lag;
+    struct metrics_series *s_omitted;
+};
+
+bool exporter_wanted(const struct props *config)
+{
+    const char *l = props_get(config, "metrics.listener");
+    return l != NULL && *l != '\0';
+}
+
+static struct metrics_series *gauge0(struct exporter *e, const char *name, const char *help)
+{
+    return metrics_series0(metrics_family_new(e->m, METRICS_GAUGE, name, help, 0, NULL, 0, NULL));
+}
+
+static struct metrics_family *partition_gauge(struct exporter *e, const char *name,
+                                              const char *help)
+{
+    static const char *const tp[] = {"topic", "partition"};
+    return metrics_family_new(e->m, METRICS_GAUGE, name, help, 2, tp, 0, NULL);
+}
+
+/* Every family the exporter owns, in the order they render. False when out of memory. */
+static bool declare(struct exporter *e)
+{
+    static const char *const api[] = {"api"};
+    static const char *const api_error[] = {"api", "error"};
+    static const char *const tpf[] = {"topic", "partition", "follower"};
+
+    e->f_requests =
+        metrics_family_new(e->m, METRICS_COUNTER, "tally_requests_total",
+                           "Requests that reached their handler, by API.", 1, api, 0, NULL);
+    e->f_errors = metrics_family_new(
+        e->m, METRICS_COUNTER, "tally_request_errors_total",
+        "Non-zero error codes in answers (every level: a Produce answer counts each failed "
+        "partition), by API and error name.",
+        2, api_error, 0, NULL);
+    e->f_local = metrics_family_new(
+        e->m, METRICS_HISTOGRAM, "tally_request_local_seconds",
+        "Time a request's handler ran on the event loop when it arrived (local work only: "
+        "queueing, waiting in the purgatory and sending are not in it), by API.",
+        1, api, sizeof local_buckets / sizeof local_buckets[0], local_buckets);
+    e->s_lag = metrics_series0(metrics_family_new(
+        e->m, METRICS_HISTOGRAM, "tally_event_loop_lag_seconds",
+        "How late a 100 ms timer on the event loop fired: how long the loop was held by other "
+        "work when it should have run.",
+        0, NULL, sizeof lag_buckets / sizeof lag_buckets[0], lag_buckets));
+    e->s_fds = gauge0(e, "tally_process_open_fds", "Open file descriptors of the process.");
+    e->s_max_fds = gauge0(e, "tally_process_max_fds", "The process's open file limit (soft).");
+    e->s_rss = gauge0(e, "tally_process_resident_memory_bytes", "Resident memory of the process.");
+    e->s_q_leader = gauge0(e, "tally_metadata_quorum_leader",
+                           "Node id of the metadata quorum's leader (the active controller), "
+                           "-1 when none is known.");
+    e->s_q_term = gauge0(e, "tally_metadata_quorum_term",
+                         "The metadata quorum's current raft term (Kafka's quorum epoch).");
+    e->s_q_commit = gauge0(e, "tally_metadata_quorum_commit_index",
+                           "The highest metadata log index this node knows committed.");
+    e->s_q_applied = gauge0(e, "tally_metadata_quorum_applied_index",
+                            "The last metadata log index applied to this node's image.");
+    e->s_active = gauge0(e, "tally_active_controller",
+                         "1 on the active controller (the quorum's leader), else 0.");
+    e->s_offline = gauge0(e, "tally_offline_partitions",
+                          "Partitions without a leader; reported by the active controller "
+                          "only (0 elsewhere).");
+    e->s_under = gauge0(e, "tally_under_replicated_partitions",
+                        "Partitions led by this broker whose ISR is smaller than their "
+                        "replica set.");
+    e->s_partitions = gauge0(e, "tally_partitions", "Partitions hosted by this broker.");
+    e->s_leaders = gauge0(e, "tally_leader_partitions", "Partitions led by this broker.");
+    e->f_log_start = partition_gauge(e, "tally_partition_log_start_offset",
+                                     "The first offset the partition's log holds.");
+    e->f_leo = partition_gauge(e, "tally_partition_log_end_offset",
+                               "The offset the next record appended will get (LEO).");
+    e->f_hw = partition_gauge(e, "tally_partition_high_watermark",
+                              "The high watermark: records below it are replicated to the ISR.");
+    e->f_lso = partition_gauge(e, "tally_partition_last_stable_offset",
+                               "The last stable offset: the first offset of the earliest open "
+                               "transaction, or the high watermark.");
+    e->f_size =
+        partition_gauge(e, "tally_partition_size_bytes", "Bytes of the partition's segment files.");
+    e->f_follower_lag = metrics_family_new(
+        e->m, METRICS_GAUGE, "tally_partition_follower_lag_records",
+        "On the leader: its log end offset minus each follower's, as the follower's last fetch "
+        "showed it.",
+        3, tpf, 0, NULL);
+    e->s_omitted = gauge0(e, "tally_metrics_partitions_omitted",
+                          "Partitions left out of the per-partition series "
+                          "(metrics.partition.max.series).");
+    e->s_render = gauge0(e, "tally_metrics_render_seconds",
+                         "How long the previous scrape held the event loop to render.");
+    e->s_dropped = metrics_series0(metrics_family_new(
+        e->m, METRICS_COUNTER, "tally_metrics_series_dropped_total",
+        "Series not created because their family reached the registry's cap.", 0, NULL, 0, NULL));
+    return e->f_requests && e->f_errors && e->f_local && e->s_lag && e->s_fds && e->s_max_fds &&
+           e->s_rss && e->s_q_leader && e->s_q_term && e->s_q_commit && e->s_q_applied &&
+           e->s_active && e->s_offline && e->s_under && e->s_partitions && e->s_leaders &&
+           e->f_log_start && e->f_leo && e->f_hw && e->f_lso && e->f_size && e->f_follower_lag &&
+           e->s_omitted && e->s_render && e->s_dropped;
+}
+
+/* ---- read at scrape time ------------------------------------------------------------------ */
+
+static void collect_process(struct exporter *e)
+{
+    long n = 0;
+    DIR *d = opendir("/proc/self/fd");
+    if (d) {
+        struct dirent *de;
+        while ((de = readdir(d)) != NULL)
+            n += de->d_name[0] != '.';
+        closedir(d);
+        n--; /* the directory stream's own descriptor */
+        metrics_set(e->s_fds, (double)n);
+    }
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+        metrics_set(e->s_max_fds, rl.rlim_cur == RLIM_INFINITY ? -1 : (double)rl.rlim_cur);
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f) {
+        unsigned long size, resident;
+        if (fscanf(f, "%lu %lu", &size, &resident) == 2)
+            metrics_set(e->s_rss, (double)resident * (double)sysconf(_SC_PAGESIZE));
+        fclose(f);
+    }
+}
+
+static void collect_quorum(struct exporter *e)
+{
+    struct meta_raft_state rs;
+    meta_raft_state(e->meta, &rs);
+    metrics_set(e->s_q_leader, meta_controller_id(e->meta));
+    metrics_set(e->s_q_term, (double)rs.term);
+    metrics_set(e->s_q_commit, (double)rs.commit_index);
+    metrics_set(e->s_q_applied, (double)rs.applied_index);
+}
+
+/* From the image: what this broker leads, what is under-replicated, what has no leader. */
+static void collect_cluster(struct exporter *e)
+{
+    size_t n_topics;
+    const struct meta_topic *const *topics = meta_topics(e->meta, &n_topics);
+    long leaders = 0, under = 0, offline = 0;
+    bool controller = meta_is_controller(e->meta);
+
+    for (size_t i = 0; i < n_topics; i++)
+        for (int32_t k = 0; k < topics[i]->n_partitions; k++) {
+            const struct meta_partition *mp = &topics[i]->partitions[k];
+            if (mp->leader < 0)
+                offline++;
+            if (mp->leader != e->node_id)
+                continue;
+            leaders++;
+            under += mp->n_isr < mp->n_replicas;
+        }
+    metrics_set(e->s_active, controller ? 1 : 0);
+    metrics_set(e->s_offline, controller ? (double)offline : 0);
+    metrics_set(e->s_under, (double)under);
+    metrics_set(e->s_leaders, (double)leaders);
+    metrics_set(e->s_partitions, e->replicas ? (double)replica_count(e->replicas) : 0);
+}
+
+struct partition_walk {
+    struct exporter *e;
+    int64_t left;
+    long omitted;
+};
+
+static int collect_partition(void *arg, struct partition *p)
+{
+    struct partition_walk *w = arg;
+    struct exporter *e = w->e;
+    const char *topic = partition_topic(p);
+    char index[16];
+
+    if (w->left <= 0) {
+        w->omitted++;
+        return 0;
+    }
+    w->left--;
+    snprintf(index, sizeof index, "%d", partition_index(p));
+    int64_t leo = partition_log_end_offset(p);
+    metrics_set(metrics_series2(e->f_log_start, topic, index),
+                (double)partition_log_start_offset(p));
+    metrics_set(metrics_series2(e->f_leo, topic, index), (double)leo);
+    metrics_set(metrics_series2(e->f_hw, topic, index), (double)partition_high_watermark(p));
+    metrics_set(metrics_series2(e->f_lso, topic, index), (double)partition_last_stable_offset(p));
+    metrics_set(metrics_series2(e->f_size, topic, index), (double)partition_size_bytes(p));
+    if (partition_role(p) != REPLICA_LEADER)
+        return 0;
+    const struct meta_topic *mt = meta_topic_by_name(e->meta, topic);
+    if (mt == NULL || partition_index(p) >= mt->n_partitions)
+        return 0;
+    const struct meta_partition *mp = &mt->partitions[partition_index(p)];
+    for (int32_t r = 0; r < mp->n_replicas; r++) {
+        if (mp->replicas[r] == e->node_id)
+            continue;
+        int64_t at = partition_follower_offset(p, mp->replicas[r]);
+        if (at < 0)
+            continue;
+        char follower[16];
+        snprintf(follower, sizeof follower, "%d", mp->replicas[r]);
+        const char *v[3] = {topic, index, follower};
+        metrics_set(metrics_series(e->f_follower_lag, v), (double)(leo > at ? leo - at : 0));
+    }
+    return 0;
+}
+
+static void collect_partitions(struct exporter *e)
+{
+    struct partition_walk w = {.e = e, .left = e->partition_max};
+    struct metrics_family *fams[] = {e->f_log_start, e->f_leo,  e->f_hw,
+                                     e->f_lso,       e->f_size, e->f_follower_lag};
+    size_t n_fams = sizeof fams / sizeof fams[0];
+
+    /* Series of partitions still hosted are set again; those of partitions gone go. */
+    for (size_t i = 0; i < n_fams; i++)
+        metrics_family_mark(fams[i]);
+    if (e->partition_level && e->replicas)
+        replica_for_each(e->replicas, collect_partition, &w);
+    else if (e->replicas)
+        w.omitted = (long)replica_count(e->replicas);
+    for (size_t i = 0; i < n_fams; i++)
+        metrics_family_sweep(fams[i]);
+    metrics_set(e->s_omitted, (double)w.omitted);
+}
+
+/* exporter_render_fn, on the loop. */
+static int render(void *arg, char **text, size_t *len)
+{
+    struct exporter *e = arg;
+    uint64_t t0 = uv_hrtime();
+
+    if (e->stopped)
+        return ERR_SHUTDOWN;
+    collect_process(e);
+    collect_quorum(e);
+    collect_cluster(e);
+    collect_partitions(e);
+    metrics_set(e->s_dropped, (double)metrics_dropped(e->m));
+    int rc = metrics_render(e->m, text, len);
+    metrics_set(e->s_render, (double)(uv_hrtime() - t0) / 1e9);
+    return rc;
+}
+
+static void on_lag_timer(uv_timer_t *t)
+{
+    struct exporter *e = t->data;
+    uint64_t now = uv_hrtime();
+    if (e->lag_due_ns)
+        metrics_observe(e->s_lag, now > e->lag_due_ns ? (double)(now - e->lag_due_ns) / 1e9 : 0);
+    e->lag_due_ns = now + (uint64_t)LAG_INTERVAL_MS * 1000000u;
+}
+
+/* ---- per request --------------------------------------------------------------------------- */
+
+static struct metrics_series *api_series(struct metrics_family *f, struct metrics_series **cache,
+                                         const struct proto_api *api)
+{
+    if (api->key < 0 || api->key >= API_SLOTS)
+        return metrics_series1(f, api->name);
+    if (cache[api->key] == NULL)
+        cache[api->key] = metrics_series1(f, api->name);
+    return cache[api->key];
+}
+
+void exporter_request(struct exporter *e, const struct proto_api *api, uint64_t local_ns)
+{
+    if (e == NULL || e->stopped)
+        return;
+    metrics_add(api_series(e->f_requests, e->s_requests, api), 1);
+    metrics_observe(api_series(e->f_local, e->s_local, api), (double)local_ns / 1e9);
+}
+
+/* Visits every ErrorCode (INT16) field present at `version`, in structs and arrays of structs
+ * of the answer. */
+static void walk_errors(struct exporter *e, const char *api, const struct proto_struct *s,
+                        int16_t version, bool flexible, const void *in, int depth)
+{
+    if (s == NULL || in == NULL || depth > ERROR_WALK_DEPTH)
+        return;
+    for (uint16_t i = 0; i < s->nfields; i++) {
+        const struct proto_field *f = &s->fields[i];
+        const char *at = (const char *)in + f->offset;
+        if (version < f->min_version || version > f->max_version || (f->tag >= 0 && !flexible))
+            continue;
+        if (f->type == PROTO_INT16 && strcmp(f->name, "ErrorCode") == 0) {
+            int16_t code;
+            memcpy(&code, at, sizeof code);
+            if (code != 0)
+                metrics_add(metrics_series2(e->f_errors, api, err_name(code)), 1);
+        } else if (f->type == PROTO_STRUCT) {
+            walk_errors(e, api, f->sub, version, flexible, at, depth + 1);
+        } else if (f->type == PROTO_ARRAY && f->elem_type == PROTO_STRUCT && f->sub) {
+            PROTO_ARRAY(char) arr;
+            memcpy(&arr, at, sizeof arr);
+            for (int32_t k = 0; k < arr.n; k++)
+                walk_errors(e, api, f->sub, version, flexible, arr.v + (size_t)k * f->sub->size,
+                            depth + 1);
+        }
+    }
+}
+
+void exporter_response(void *arg, const struct net_request *req, int16_t version, const void *resp)
+{
+    struct exporter *e = arg;
+    if (e == NULL || e->stopped || resp == NULL)
+        return;
+    walk_errors(e, req->api->name, req->api->response, version,
+                proto_api_flexible(req->api, version), resp, 0);
+}
+
+/* ---- lifecycle ----------------------------------------------------------------------------- */
+
+/* host:port or [v6]:port into host (no brackets) and *port. */
+static int parse_listener(const char *s, char *host, size_t host_len, int *port)
+{
+    const char *colon, *h = s;
+    size_t hl;
+    if (*s == '[') {
+        const char *close = strchr(s, ']');
+        if (close == NULL || close[1] != ':')
+            return -1;
+        h = s + 1;
+        hl = (size_t)(close - h);
+        colon = close + 1;
+    } else {
+        colon = strrchr(s, ':');
+        if (colon == NULL)
+            return -1;
+        hl = (size_t)(colon - s);
+    }
+    if (hl == 0 || hl >= host_len)
+        return -1;
+    char *end;
+    long p = strtol(colon + 1, &end, 10);
+    if (colon[1] == '\0' || *end != '\0' || p < 0 || p > 65535)
+        return -1;
+    memcpy(host, h, hl);
+    host[hl] = '\0';
+    *port = (int)p;
+    return 0;
+}
+
+int exporter_start(const struct exporter_options *o, struct exporter **out)
+{
+    const char *listener = props_get(o->config, "metrics.listener");
+    char host[64];
+    int port;
+
+    if (listener == NULL || parse_listener(listener, host, sizeof host, &port) != 0) {
+        slog_error("exporter", "metrics.listener \"%s\": not host:port", listener ? listener : "");
+        return 1;
+    }
+    struct exporter *e = calloc(1, sizeof *e);
+    if (e == NULL || (e->m = metrics_new(0)) == NULL || !declare(e)) {
+        if (e)
+            metrics_free(e->m);
+        free(e);
+        slog_error("exporter", "out of memory");
+        return 1;
+    }
+    e->loop = o->loop;
+    e->meta = o->meta;
+    e->node_id = o->node_id;
+    e->partition_level = props_get_bool(o->config, "metrics.partition.level", true, NULL);
+    e->partition_max = props_get_int(o->config, "metrics.partition.max.series", 10000, NULL);
+    if (exporter_http_start(o->loop, host, port, render, e, &e->http) != 0) {
+        metrics_free(e->m);
+        free(e);
+        return 1;
+    }
+    uv_timer_init(o->loop, &e->lag_timer);
+    e->lag_timer.data = e;
+    uv_timer_start(&e->lag_timer, on_lag_timer, LAG_INTERVAL_MS, LAG_INTERVAL_MS);
+    /* Neither handle keeps the loop running: shutdown closes them, but nothing waits on
+     * them. */
+    uv_unref((uv_handle_t *)&e->lag_timer);
+    slog_info("exporter",
+              strchr(host, ':') ? "metrics on http://[%s]:%d/metrics"
+                                : "metrics on http://%s:%d/metrics",
+              host, exporter_http_port(e->http));
+    *out = e;
+    return 0;
+}
+
+struct metrics *exporter_metrics(struct exporter *e)
+{
+    return e ? e->m : NULL;
+}
+
+int exporter_port(const struct exporter *e)
+{
+    return exporter_http_port(e->http);
+}
+
+void exporter_set_replicas(struct exporter *e, struct replica_mgr *rm)
+{
+    if (e)
+        e->replicas = rm;
+}
+
+void exporter_stop(struct exporter *e)
+{
+    if (e == NULL || e->stopped)
+        return;
+    e->stopped = true;
+    e->replicas = NULL;
+    exporter_http_stop(e->http);
+    e->http = NULL;
+    uv_close((uv_handle_t *)&e->lag_timer, NULL);
+}
+
+void exporter_free(struct exporter *e)
+{
+    if (e == NULL)
+        return;
+    metrics_free(e->m);
+    free(e);
+}

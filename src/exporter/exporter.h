@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* exporter: the Prometheus endpoint (issue 19). Owns the metrics registry (base/metrics.h)
+ * the modules count into, adds what is read at scrape time (partition offsets, the cluster's
+ * health as the metadata image shows it, the metadata quorum's raft state, the process's
+ * file descriptors and memory, the event loop's lag) and serves GET /metrics in the text
+ * format 0.0.4 on `metrics.listener` through libmicrohttpd (http.c). docs/metrics.md lists
+ * every series.
+ *
+ * Threads: libmicrohttpd answers on a thread of its own; everything else, rendering
+ * included, runs on the event loop: a scrape wakes the loop (uv_async), the loop renders
+ * and hands the text back under a mutex. The HTTP thread never reads broker state. */
+#ifndef TALLY_EXPORTER_H
+#define TALLY_EXPORTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <uv.h>
+
+struct meta;
+struct metrics;
+struct net_request;
+struct props;
+struct replica_mgr;
+
+struct exporter;
+
+struct exporter_options {
+    uv_loop_t *loop;
+    const struct props *config; /* metrics.listener, metrics.partition.*; borrowed */
+    struct meta *meta;          /* borrowed; read only while the exporter runs */
+    int32_t node_id;
+};
+
+/* Whether `config` asks for the endpoint (metrics.listener set and not empty). */
+bool exporter_wanted(const struct props *config);
+
+/* Parses metrics.listener (host:port, [v6]:port; port 0 = any free one), creates the
+ * registry, binds and starts the HTTP thread. Returns 0 and *out, or 1 after logging why
+ * (bad address, port taken, out of memory). */
+int exporter_start(const struct exporter_options *opts, struct exporter **out);
+
+/* The registry the modules are given (broker_options.metrics, replica_options.metrics). */
+struct metrics *exporter_metrics(struct exporter *e);
+/* The port bound. */
+int exporter_port(const struct exporter *e);
+
+/* The partitions to report (from start_modules on; NULL once they stop). NULL e: no-op. */
+void exporter_set_replicas(struct exporter *e, struct replica_mgr *rm);
+
+/* dispatch: a request of `api` reached its handler (or was forwarded to the controller), whose
+ * synchronous part took `local_ns` (docs/metrics.md: requests and the local-time histogram,
+ * by API). Takes the API, not the request: a handler that answered at once freed it. NULL e:
+ * no-op. */
+struct proto_api;
+void exporter_request(struct exporter *e, const struct proto_api *api, uint64_t local_ns);
+/* net_options.on_response (arg: the exporter): counts the non-zero ErrorCode fields of an
+ * answer, every level of it (a Produce answer's per-partition codes too), by API and name. */
+void exporter_response(void *arg, const struct net_request *req, int16_t version, const void *resp);
+
+/* Closes the listener (joining the HTTP thread; a scrape waiting for the loop gets 503) and
+ * stops reading any module: call first in shutdown, before the modules stop. The handles
+ * close on the loop; free after uv_run returned. NULL: no-op. */
+void exporter_stop(struct exporter *e);
+/* Frees the exporter and its registry (after exporter_stop and the loop ran). NULL: no-op. */
+void exporter_free(struct exporter *e);
+
+/* ---- http.c: the listener, for exporter.c ------------------------------------------------ */
+
+struct exporter_http;
+/* Renders the current text into a fresh buffer (caller frees), on the loop. 0 or an error. */
+typedef int (*exporter_render_fn)(void *arg, char **text, size_t *len);
+/* Binds host:port (numeric IPv4 or IPv6) and starts the HTTP thread; scrapes call `render`
+ * on `loop`. 0 and *out, or 1 after logging why. */
+int exporter_http_start(uv_loop_t *loop, const char *host, int port, exporter_render_fn render,
+                        void *arg, struct exporter_http **out);
+int exporter_http_port(const struct exporter_http *h);
+/* Stops the thread (waiting scrapes get 503), closes the async handle; frees itself once
+ * closed. */
+void exporter_http_stop(struct exporter_http *h);
+
+#endif

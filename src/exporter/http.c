@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* exporter http: the /metrics listener on libmicrohttpd, which parses HTTP and runs its own
+ * polling thread. A scrape on that thread asks the loop for a fresh rendering (uv_async_send,
+ * the one libuv call safe from another thread), waits on a condition variable until the loop
+ * published it under the mutex, and answers with a copy. The loop never blocks on the HTTP
+ * thread. Only GET (and HEAD) of /metrics is served: another path is 404, another method 405;
+ * requests are bounded by libmicrohttpd's per-connection memory limit (oversized headers
+ * refused), a connection limit and an idle timeout, none of which touches the Kafka
+ * listeners. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include <microhttpd.h>
+
+#include "base/slog.h"
+#include "exporter.h"
+
+/* A scrape waits this long for the loop before it answers 503 (a loop blocked this long is
+ * what the endpoint exists to show, but the HTTP thread must not hang with it). */
+#define HTTP_RENDER_WAIT_S 10
+#define HTTP_MAX_CONNECTIONS 16
+#define HTTP_IDLE_TIMEOUT_S 30
+#define HTTP_CONN_MEMORY 32768 /* request line and headers must fit */
+
+struct exporter_http {
+    uv_loop_t *loop;
+    struct MHD_Daemon *daemon;
+    uv_async_t async;
+    exporter_render_fn render;
+    void *arg;
+    int port;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    /* Under mu: scrapes asked and renderings published (a scrape waits until rendered
+     * reaches the number it took); the last text; stopping (no more async sends). */
+    uint64_t asked, rendered;
+    char *text;
+    size_t len;
+    bool stopping;
+};
+
+static const char not_found[] = "Not found: this listener serves /metrics only.\n";
+static const char not_allowed[] = "Method not allowed: use GET.\n";
+static const char unavailable[] = "The broker did not render its metrics in time.\n";
+
+static enum MHD_Result answer_static(struct MHD_Connection *conn, unsigned status, const char *body,
+                                     bool allow)
+{
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_PERSISTENT);
+    if (r == NULL)
+        return MHD_NO;
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+    if (allow)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+    enum MHD_Result rc = MHD_queue_response(conn, status, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
+/* On the HTTP thread: a fresh rendering from the loop, copied; NULL when the loop did not
+ * answer in time, the exporter is stopping, or out of memory. */
+static char *scrape(struct exporter_http *h, size_t *len)
+{
+    char *copy = NULL;
+    struct timespec until;
+
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += HTTP_RENDER_WAIT_S;
+    pthread_mutex_lock(&h->mu);
+    if (h->stopping)
+        goto out;
+    uint64_t mine = ++h->asked;
+    uv_async_send(&h->async);
+    while (!h->stopping && h->rendered < mine)
+        if (pthread_cond_timedwait(&h->cv, &h->mu, &until) == ETIMEDOUT)
+            break;
+    if (h->rendered >= mine && h->text && (copy = malloc(h->len + 1)) != NULL) {
+        memcpy(copy, h->text, h->len + 1);
+        *len = h->len;
+    }
+out:
+    pthread_mutex_unlock(&h->mu);
+    return copy;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls)
+{
+    struct exporter_http *h = cls;
+    (void)version;
+    (void)upload_data;
+    (void)upload_data_size;
+    (void)con_cls;
+
+    if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+        return answer_static(conn, MHD_HTTP_METHOD_NOT_ALLOWED, not_allowed, true);
+    if (strcmp(url, "/metrics") != 0)
+        return answer_static(conn, MHD_HTTP_NOT_FOUND, not_found, false);
+    size_t len = 0;
+    char *text = scrape(h, &len);
+    if (text == NULL)
+        return answer_static(conn, MHD_HTTP_SERVICE_UNAVAILABLE, unavailable, false);
+    struct MHD_Response *r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+    if (r == NULL) {
+        free(text);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+                            "text/plain; version=0.0.4; charset=utf-8");
+    enum MHD_Result rc = MHD_queue_response(conn, MHD_HTTP_OK, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
+/* On the loop: render for every scrape asked so far (uv_async coalesces wake-ups). */
+static void on_async(uv_async_t *a)
+{
+    struct exporter_http *h = a->data;
+    char *text = NULL;
+    size_t len = 0;
+
+    pthread_mutex_lock(&h->mu);
+    uint64_t want = h->asked;
+    bool stop = h->stopping;
+    pthread_mutex_unlock(&h->mu);
+    if (stop)
+        return;
+    if (h->render(h->arg, &text, &len) != 0)
+        text = NULL; /* published as "no text": the waiting scrapes answer 503 */
+    pthread_mutex_lock(&h->mu);
+    free(h->text);
+    h->text = text;
+    h->len = len;
+    h->rendered = want;
+    pthread_cond_broadcast(&h->cv);
+    pthread_mutex_unlock(&h->mu);
+}
+
+/* libmicrohttpd's messages (refused requests among them): at most one line per 10 s, as a
+ * client can cause them at will. Only the HTTP thread logs through here (the start-up
+ * messages come before it runs), so the limit needs no lock. */
+static void on_log(void *cls, const char *fmt, va_list ap)
+{
+    static struct slog_limit limit;
+    char line[512];
+    (void)cls;
+    vsnprintf(line, sizeof line, fmt, ap);
+    size_t n = strlen(line);
+    while (n && line[n - 1] == '\n')
+        line[--n] = '\0';
+    slog_warn_limited(&limit, 10000, "exporter", "http: %s", line);
+}
+
+static void http_free(struct exporter_http *h)
+{
+    pthread_mutex_destroy(&h->mu);
+    pthread_cond_destroy(&h->cv);
+    free(h->text);
+    free(h);
+}
+
+static void on_async_closed(uv_handle_t *handle)
+{
+    http_free(handle->data);
+}
+
+int exporter_http_start(uv_loop_t *loop, const char *host, int port, exporter_render_fn render,
+                        void *arg, struct exporter_http **out)
+{
+    struct sockaddr_storage ss;
+    struct sockaddr_in *v4 = (struct sockaddr_in *)&ss;
+    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&ss;
+    /* MHD_USE_AUTO: epoll (not select, which fails on descriptors past FD_SETSIZE, and a
+     * broker holding thousands of segment files has those). */
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG;
+
+    memset(&ss, 0, sizeof ss);
+    if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons((uint16_t)port);
+    } else if (inet_pton(AF_INET6, host, &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons((uint16_t)port);
+        flags |= MHD_USE_IPv6;
+    } else {
+        slog_error("exporter", "metrics.listener: \"%s\" is not a numeric IPv4 or IPv6 address",
+                   host);
+        return 1;
+    }
+    struct exporter_http *h = calloc(1, sizeof *h);
+    if (h == NULL) {
+        slog_error("exporter", "out of memory");
+        return 1;
+    }
+    h->loop = loop;
+    h->render = render;
+    h->arg = arg;
+    pthread_mutex_init(&h->mu, NULL);
+    pthread_cond_init(&h->cv, NULL);
+    if (uv_async_init(loop, &h->async, on_async) != 0) {
+        http_free(h);
+        slog_error("exporter", "cannot create the scrape wake-up handle");
+        return 1;
+    }
+    h->async.data = h;
+    h->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER,
+                                 on_log, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+                                 MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MAX_CONNECTIONS,
+                                 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_IDLE_TIMEOUT_S,
+                                 MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONN_MEMORY,
+                                 MHD_OPTION_END);
+    if (h->daemon == NULL) {
+        slog_error("exporter",
+                   "metrics.listener: cannot listen on %s:%d (in use, or not an "
+                   "address of this host)",
+                   host, port);
+        uv_close((uv_handle_t *)&h->async, on_async_closed);
+        return 1;
+    }
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_BIND_PORT);
+    h->port = info ? info->port : port;
+    *out = h;
+    return 0;
+}
+
+int exporter_http_port(const struct exporter_http *h)
+{
+    return h->port;
+}
+
+void exporter_http_stop(struct exporter_http *h)
+{
+    if (h == NULL)
+        return;
+    pthread_mutex_lock(&h->mu);
+    h->stopping = true;
+    pthread_cond_broadcast(&h->cv);
+    pthread_mutex_unlock(&h->mu);
+    /* Joins the HTTP thread: a scrape waiting for the loop saw `stopping` and answers 503. */
+    MHD_stop_daemon(h->daemon);
+    h->daemon = NULL;
+    uv_close((uv_handle_t *)&h->async, on_async_closed);
+}

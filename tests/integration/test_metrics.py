@@ -1,0 +1,341 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The Prometheus endpoint (issue 19, docs/metrics.md): a real tallyd with metrics.listener
+on a free loopback port; records produced with confluent-kafka show up as the records-in
+counter and the partition's high watermark; `promtool check metrics` finds nothing wrong
+with the text; a real Prometheus server scrapes it and its HTTP API answers the records-in
+series with the number produced. Error codes of answers are counted by API and name.
+Another path is 404, another method 405, an oversized request is refused, and the broker
+keeps serving Kafka clients and scrapes meanwhile. With metrics.listener unset the process
+listens on its two Kafka ports only. In a 3-node cluster exactly one node reports
+tally_active_controller 1 (the one every node names), and none reports an under-replicated
+partition once the ISR is full.
+
+Debian's prometheus package brings /usr/bin/prometheus and promtool (`make deps`); without
+it the tests skip, which counts as a failure under CI=true (conftest.py)."""
+import http.client
+import json
+import os
+import re
+import shutil
+import subprocess
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+import pytest
+
+import cluster as clu
+import harness
+import kproto as kp
+
+PROMETHEUS = "/usr/bin/prometheus"
+PROMTOOL = shutil.which("promtool") or "/usr/bin/promtool"
+SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$')
+LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+
+
+def need_prometheus():
+    if not (os.path.exists(PROMETHEUS) and os.path.exists(PROMTOOL)):
+        pytest.skip("prometheus not installed (Debian's prometheus package: make deps)")
+
+
+def metrics_broker(broker_factory, **extra):
+    port = harness.free_port()
+    settings = {"metrics.listener": "127.0.0.1:%d" % port}
+    settings.update(extra)
+    b = broker_factory(settings=settings)
+    b.metrics_port = port
+    return b
+
+
+def get(port, path="/metrics", method="GET", headers=None, body=None):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        c.request(method, path, body=body, headers=headers or {})
+        r = c.getresponse()
+        return r.status, r.read().decode(), dict(r.getheaders())
+    finally:
+        c.close()
+
+
+def scrape(port):
+    status, text, headers = get(port)
+    assert status == 200, (status, text)
+    assert headers.get("Content-Type", "").startswith("text/plain; version=0.0.4"), headers
+    return text
+
+
+def parse(text):
+    """{(name, frozenset(labels)): value} of every sample line."""
+    out = {}
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        m = SAMPLE.match(line)
+        assert m, "not a sample line: %r" % line
+        labels = frozenset(LABEL.findall(m.group(2) or ""))
+        key = (m.group(1), labels)
+        assert key not in out, "duplicate series %r" % (key,)
+        out[key] = float(m.group(3))
+    return out
+
+
+def value(samples, name, **labels):
+    return samples.get((name, frozenset(labels.items())))
+
+
+def produce(b, topic, n):
+    from confluent_kafka import Producer
+    p = Producer({"bootstrap.servers": b.bootstrap, "acks": "all", "linger.ms": 5})
+    errors = []
+    for i in range(n):
+        p.produce(topic, value=b"record-%d" % i, partition=0,
+                  on_delivery=lambda err, msg: err and errors.append(err))
+    assert p.flush(60) == 0
+    assert not errors, errors
+
+
+def test_metrics_records_in_promtool_and_prometheus(broker_factory, tmp_path):
+    need_prometheus()
+    b = metrics_broker(broker_factory)
+    n = 237
+    harness.create_topics(b, [("metrics-in", 1, {})])
+    produce(b, "metrics-in", n)
+
+    text = scrape(b.metrics_port)
+    s = parse(text)
+    assert value(s, "tally_topic_records_in_total", topic="metrics-in") == n, text
+    assert value(s, "tally_partition_high_watermark", topic="metrics-in", partition="0") == n
+    assert value(s, "tally_partition_log_end_offset", topic="metrics-in", partition="0") == n
+    assert value(s, "tally_partition_last_stable_offset", topic="metrics-in",
+                 partition="0") == n
+    assert value(s, "tally_partition_log_start_offset", topic="metrics-in", partition="0") == 0
+    assert value(s, "tally_topic_bytes_in_total", topic="metrics-in") > n * len(b"record-0")
+    assert value(s, "tally_requests_total", api="Produce") >= 1
+    assert value(s, "tally_request_local_seconds_count", api="Produce") == \
+        value(s, "tally_requests_total", api="Produce")
+    assert value(s, "tally_active_controller") == 1
+    assert value(s, "tally_metadata_quorum_leader") == 1
+    assert value(s, "tally_metadata_quorum_applied_index") >= 1
+    assert value(s, "tally_under_replicated_partitions") == 0
+    assert value(s, "tally_process_open_fds") > 0
+    assert value(s, "tally_process_resident_memory_bytes") > 0
+    assert value(s, "tally_event_loop_lag_seconds_count") >= 1
+    # A histogram's buckets are cumulative and end in +Inf == _count.
+    inf = value(s, "tally_event_loop_lag_seconds_bucket", le="+Inf")
+    assert inf == value(s, "tally_event_loop_lag_seconds_count")
+
+    # Consumers' bytes out follow a fetch of the topic.
+    harness.consume_assigned(b, "metrics-in", {0: 0}, {0: n})
+    s = parse(scrape(b.metrics_port))
+    assert value(s, "tally_topic_bytes_out_total", topic="metrics-in") > 0
+
+    r = subprocess.run([PROMTOOL, "check", "metrics"], input=text, capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout.strip() == "" and r.stderr.strip() == "", \
+        (r.returncode, r.stdout, r.stderr)
+
+    # A real Prometheus server scrapes it every second.
+    web = harness.free_port()
+    cfg = tmp_path / "prometheus.yml"
+    cfg.write_text("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+                   "scrape_configs:\n  - job_name: tally\n    static_configs:\n"
+                   "      - targets: ['127.0.0.1:%d']\n" % b.metrics_port)
+    log = open(tmp_path / "prometheus.log", "wb")
+    prom = subprocess.Popen([PROMETHEUS, "--config.file=%s" % cfg,
+                             "--storage.tsdb.path=%s" % (tmp_path / "tsdb"),
+                             "--web.listen-address=127.0.0.1:%d" % web],
+                            stdout=log, stderr=log, stdin=subprocess.DEVNULL)
+    try:
+        q = urllib.parse.quote('tally_topic_records_in_total{topic="metrics-in"}')
+        url = "http://127.0.0.1:%d/api/v1/query?query=%s" % (web, q)
+        last = None
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            assert prom.poll() is None, "prometheus exited: %s" % (
+                (tmp_path / "prometheus.log").read_text()[-2000:])
+            try:
+                with urllib.request.urlopen(url, timeout=10) as r:
+                    last = json.load(r)
+                res = last["data"]["result"]
+                if res:
+                    break
+            except (OSError, urllib.error.URLError, ValueError) as e:
+                last = repr(e)
+            time.sleep(0.5)
+        else:
+            raise AssertionError("prometheus never had the series: %r\n%s" % (
+                last, (tmp_path / "prometheus.log").read_text()[-2000:]))
+        assert last["status"] == "success", last
+        assert len(res) == 1, res
+        assert res[0]["metric"]["job"] == "tally"
+        assert float(res[0]["value"][1]) == n, res
+        # The scrape itself was healthy as Prometheus sees it.
+        q = urllib.parse.quote('up{job="tally"}')
+        with urllib.request.urlopen("http://127.0.0.1:%d/api/v1/query?query=%s" % (web, q),
+                                    timeout=10) as r:
+            up = json.load(r)["data"]["result"]
+        assert [float(x["value"][1]) for x in up] == [1.0], up
+    finally:
+        prom.terminate()
+        try:
+            prom.wait(30)
+        except subprocess.TimeoutExpired:
+            prom.kill()
+            prom.wait()
+        log.close()
+
+
+def test_metrics_error_codes_and_bad_http(broker_factory):
+    b = metrics_broker(broker_factory)
+    harness.create_topics(b, [("metrics-err", 1, {})])
+    # Two partitions that do not exist, one that does: two errors in one Produce answer.
+    batch = kp.record_batch([(None, b"x")])
+    with b.conn() as c:
+        res = c.produce({"metrics-err": {0: batch, 5: batch, 6: batch}}, version=3)
+    assert res[("metrics-err", 0)]["error"] == kp.NONE, res
+    assert res[("metrics-err", 5)]["error"] == kp.UNKNOWN_TOPIC_OR_PARTITION, res
+    s = parse(scrape(b.metrics_port))
+    assert value(s, "tally_request_errors_total", api="Produce",
+                 error="UNKNOWN_TOPIC_OR_PARTITION") == 2
+    assert value(s, "tally_topic_records_in_total", topic="metrics-err") == 1
+
+    for path in ("/", "/metricsx", "/metrics/", "/console"):
+        status, _body, _h = get(b.metrics_port, path)
+        assert status == 404, (path, status)
+    for method in ("POST", "PUT", "DELETE", "PATCH"):
+        status, _body, h = get(b.metrics_port, method=method, body=b"x" * 100)
+        assert status == 405, (method, status)
+        assert "GET" in h.get("Allow", ""), h
+    status, _body, _h = get(b.metrics_port, headers={"X-Big": "a" * 200000})
+    assert 400 <= status < 500, status
+    # Malformed request line: refused or closed, never a crash.
+    import socket
+    with socket.create_connection(("127.0.0.1", b.metrics_port), timeout=10) as sock:
+        sock.sendall(b"\x00\xff garbage\r\n\r\n")
+        try:
+            data = sock.recv(4096)
+        except (ConnectionResetError, socket.timeout):
+            data = b""
+        assert data == b"" or data.startswith(b"HTTP/1.1 4"), data[:80]
+
+    # The broker and the endpoint keep serving.
+    with b.conn() as c:
+        err, keys = c.api_versions(0)
+    assert err == 0 and kp.METADATA in keys
+    s = parse(scrape(b.metrics_port))
+    assert value(s, "tally_requests_total", api="ApiVersions") >= 1
+    assert value(s, "tally_request_errors_total", api="Produce",
+                 error="UNKNOWN_TOPIC_OR_PARTITION") == 2
+
+
+def listening_ports(pid):
+    """The TCP ports process `pid` listens on (its socket inodes in /proc/net/tcp{,6})."""
+    inodes = set()
+    for fd in os.listdir("/proc/%d/fd" % pid):
+        try:
+            t = os.readlink("/proc/%d/fd/%s" % (pid, fd))
+        except OSError:
+            continue
+        if t.startswith("socket:["):
+            inodes.add(t[8:-1])
+    ports = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as f:
+            next(f)
+            for line in f:
+                cols = line.split()
+                if cols[3] == "0A" and cols[9] in inodes:  # LISTEN
+                    ports.add(int(cols[1].rsplit(":", 1)[1], 16))
+    return ports
+
+
+def test_metrics_listener_unset_opens_no_port(broker_factory):
+    off = broker_factory()
+    assert listening_ports(off.proc.pid) == {off.port, off.controller_port}
+    assert "metrics on" not in off.stderr_all()
+    # The same check sees the metrics port when it is set.
+    on = metrics_broker(broker_factory)
+    assert listening_ports(on.proc.pid) == {on.port, on.controller_port, on.metrics_port}
+
+
+def test_metrics_partition_level_off(broker_factory):
+    b = metrics_broker(broker_factory, **{"metrics.partition.level": "false"})
+    harness.create_topics(b, [("metrics-lvl", 2, {})])
+    s = parse(scrape(b.metrics_port))
+    assert not [k for k in s if k[0].startswith("tally_partition_")], s
+    assert value(s, "tally_metrics_partitions_omitted") == 2
+    assert value(s, "tally_partitions") == 2
+
+
+@pytest.fixture
+def cluster3m(tmp_path):
+    ports = {i: harness.free_port() for i in (1, 2, 3)}
+    c = clu.Cluster(tmp_path / "cluster", 3, node_settings={
+        i: {"metrics.listener": "127.0.0.1:%d" % p} for i, p in ports.items()})
+    c.metrics_ports = ports
+    try:
+        c.start()
+    except Exception:
+        c.dump_logs()
+        c.shutdown()
+        raise
+    yield c
+    problems = c.shutdown()
+    assert not problems, problems
+
+
+def follower_lags(s, topic, p):
+    """{follower: lag} as the leader's scrape `s` reports them for topic-p."""
+    out = {}
+    for (name, labels), v in s.items():
+        d = dict(labels)
+        if (name == "tally_partition_follower_lag_records" and d["topic"] == topic and
+                d["partition"] == str(p)):
+            out[int(d["follower"])] = v
+    return out
+
+
+def test_metrics_cluster_one_active_controller(cluster3m):
+    c = cluster3m
+    c.create_topic("metrics-rep", partitions=3, rf=3)
+
+    def settled():
+        ctl = c.controller()
+        if ctl is None:
+            return None
+        got = {i: parse(scrape(p)) for i, p in c.metrics_ports.items()}
+        active = [i for i, s in got.items() if value(s, "tally_active_controller") == 1]
+        under = sum(value(s, "tally_under_replicated_partitions") for s in got.values())
+        leaders = {value(s, "tally_metadata_quorum_leader") for s in got.values()}
+        if active != [ctl] or under != 0 or leaders != {ctl}:
+            return None
+        # Each partition's leader knows where both followers are once they have fetched.
+        for p in range(3):
+            leader = c.leader("metrics-rep", p)
+            if set(follower_lags(got[leader], "metrics-rep", p)) != {1, 2, 3} - {leader}:
+                return None
+        return got, ctl
+    got, ctl = clu.wait_for(settled, 60, "one active controller, nothing under-replicated, "
+                            "every follower's lag known")
+    assert all(value(s, "tally_active_controller") == 0 for i, s in got.items() if i != ctl)
+    assert sum(value(s, "tally_offline_partitions") for s in got.values()) == 0
+    # Nothing was produced: every follower is at the leader's log end.
+    for p in range(3):
+        leader = c.leader("metrics-rep", p)
+        assert set(follower_lags(got[leader], "metrics-rep", p).values()) == {0}
+        for i in {1, 2, 3} - {leader}:
+            assert follower_lags(got[i], "metrics-rep", p) == {}, "a follower reports lag"
+
+
+def test_metrics_docs_list_every_series(broker_factory):
+    """docs/metrics.md names every family the endpoint serves, and serves every one it names."""
+    b = metrics_broker(broker_factory)
+    harness.create_topics(b, [("metrics-doc", 1, {})])
+    text = scrape(b.metrics_port)
+    served = set(re.findall(r"^# TYPE (\S+) ", text, re.M))
+    with open(os.path.join(harness.REPO, "docs", "metrics.md")) as f:
+        doc = f.read()
+    documented = set(re.findall(r"^\| `(tally_[a-z_]+)` \|", doc, re.M))
+    assert served == documented, (sorted(served - documented), sorted(documented - served))
