@@ -15,8 +15,13 @@ report is one JSON line on OUT, written as it happens, with the time on the mono
     {"fatal": "error", "t": t}              a fatal client error
 SIGTERM stops producing; the producer then waits up to 150 s for every outstanding delivery
 report and exits (0; 3 when some were still outstanding; 4 after a fatal error).
+
+NETNS_PRODUCER_DEBUG (off by default) is librdkafka's `debug` list (e.g. "eos,msg,protocol,
+broker"): its log lines then go to stderr, which the test keeps beside OUT (OUT.stderr), to
+see what a stuck partition waits for.
 """
 import json
+import os
 import signal
 import sys
 import time
@@ -29,6 +34,12 @@ stop = False
 def on_term(_sig, _frm):
     global stop
     stop = True
+
+
+def debug_conf():
+    """librdkafka's debug contexts from NETNS_PRODUCER_DEBUG, logged to stderr; {} if unset."""
+    contexts = os.environ.get("NETNS_PRODUCER_DEBUG", "")
+    return {"debug": contexts, "log_level": 7} if contexts else {}
 
 
 def main():
@@ -55,7 +66,7 @@ def main():
                   "request.timeout.ms": request_timeout_ms, "retry.backoff.ms": 100,
                   "topic.metadata.refresh.interval.ms": 1000,
                   "socket.timeout.ms": request_timeout_ms, "log_level": 0,
-                  "error_cb": on_error})
+                  "error_cb": on_error, **debug_conf()})
 
     def on_delivery(err, msg):
         part, k = msg.partition(), int(msg.value().rsplit(b"-", 1)[1])

@@ -401,3 +401,28 @@ TEST(net_client_disconnect_reconnects_without_backoff)
     CHECK_EQ_INT(f.srv.accepted, 2);
     fx_stop(&f);
 }
+
+/* What lifecycle.c relies on when the quorum names a new controller: a request written to the
+ * old one, which was cut off and answers nothing (TCP says nothing for minutes), fails at
+ * once with NETWORK_EXCEPTION when the connection is dropped — not after request.timeout.ms,
+ * by which time the new controller has fenced this broker — and the request sent next goes
+ * to the address the resolver names now, with no backoff. */
+TEST(net_client_disconnect_fails_a_request_the_cut_off_peer_never_answers)
+{
+    struct fx f;
+    struct answer a = {0}, b = {0};
+    REQUIRE(fx_start(&f, SRV_SILENT));
+    REQUIRE(send_alloc(&f, NET_CLIENT_CONTROLLER, 1, &a) == 0);
+    REQUIRE(run_until_int(&f, &f.srv.frames, 1)); /* written, never to be answered */
+    CHECK(!a.done);
+    net_client_disconnect(f.client, NET_CLIENT_CONTROLLER);
+    CHECK(a.done); /* no time passed: failed by the disconnect itself */
+    CHECK_EQ_INT(a.err, ERR_NETWORK_EXCEPTION);
+    f.srv.mode = SRV_ANSWER; /* the new controller */
+    REQUIRE(send_alloc(&f, NET_CLIENT_CONTROLLER, 2, &b) == 0);
+    REQUIRE(run_until(&f, &b.done));
+    CHECK_EQ_INT(b.err, 0);
+    CHECK_EQ_INT(f.resolves, 2);
+    CHECK_EQ_INT(f.srv.accepted, 2);
+    fx_stop(&f);
+}
