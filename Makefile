@@ -1,6 +1,17 @@
 # Tally: make | make run | make test | make bench | make fuzz | make fmt
 # `make run` and `make test` first install any missing Debian package (make deps).
 
+# Asserts (CONVENTIONS.md: assert() only for what a bug in Tally alone can break — an offset of
+# the log moving backwards, a state-machine transition that cannot happen — never for what a
+# client, a file or the clock can cause, which get an error path and a test):
+# - every build compiles them in: the test build (ASan objects, unit tests, fuzzers) and the
+#   release tallyd alike. NDEBUG is never defined. Where SQLite drops its asserts from release
+#   builds for speed, a broker that finds its own state broken has nothing right left to serve
+#   from it: stopping (a restart recovers from the files, replication moves leadership) beats
+#   acknowledging writes on a log whose offsets went backwards;
+# - so an assert costs O(1), or O(a small bound) such as one producer's window of 5 batches or
+#   one leader-epoch cache: nothing that walks a log, a table of producers or a directory;
+# - each sits where its invariant would first be broken, with a comment saying why it holds.
 CC       ?= cc
 CSTD     := -std=c11 -D_GNU_SOURCE
 WARN     := -Wall -Wextra -Werror -Wshadow
@@ -11,7 +22,8 @@ TOOLLIBS := -lrdkafka
 
 DEB_PKGS := build-essential pkg-config libuv1-dev libraft-dev zlib1g-dev liblz4-dev libzstd-dev \
             libsnappy-dev librdkafka-dev kcat python3-pytest python3-confluent-kafka \
-            python3-kafka clang clang-format strace golang-go golang-github-shopify-sarama-dev
+            python3-kafka clang clang-format strace golang-go golang-github-shopify-sarama-dev \
+            iproute2 nftables
 
 MODULES  := base proto record log meta config controller pstate replica net broker group txn admin
 LIB_SRC  := $(foreach m,$(MODULES),$(wildcard src/$(m)/*.c))
@@ -50,7 +62,8 @@ $(B)/asan/tallyd: $(A_MAIN) $(A_LIB)
 
 # `tally producers` encodes DescribeProducers with the broker's own protocol codec; `tally
 # configs --help` prints the broker's own config table.
-TOOL_LIB := $(B)/rel/src/base/err.o $(B)/rel/src/base/arena.o $(B)/rel/src/config/table.o \
+TOOL_LIB := $(B)/rel/src/base/err.o $(B)/rel/src/base/arena.o $(B)/rel/src/base/jhash.o \
+            $(B)/rel/src/config/table.o \
             $(B)/rel/src/config/check.o \
             $(patsubst %.c,$(B)/rel/%.o,$(wildcard src/proto/*.c))
 $(B)/tally: $(TOOL_SRC:%.c=$(B)/rel/%.o) $(TOOL_LIB)
@@ -62,8 +75,10 @@ $(B)/enricher: examples/enricher.c
 	$(CC) $(CSTD) $(WARN) $(CFLAGS) -o $@ $< -lrdkafka
 
 # The unit tests also cover the checker of `tally verify` (tools/verify_check.c) and the pure
-# pieces of the cluster commands (tools/cluster_view.c); neither uses librdkafka.
-$(B)/asan/unit_tests: $(A_UNIT) $(A_LIB) $(B)/asan/tools/verify_check.o $(B)/asan/tools/cluster_view.o
+# pieces of the cluster commands (tools/cluster_view.c) and of `tally partitions reassign`
+# (tools/reassign_plan.c); none uses librdkafka.
+$(B)/asan/unit_tests: $(A_UNIT) $(A_LIB) $(B)/asan/tools/verify_check.o $(B)/asan/tools/cluster_view.o \
+                      $(B)/asan/tools/reassign_plan.o
 	$(CC) $(ASAN) -o $@ $^ $(LIBS)
 
 # Installs the Debian packages the build and the tests need, only those missing.
@@ -89,11 +104,13 @@ test: deps
 	@bash tests/run.sh
 
 # The chaos suite (tests/chaos/chaos.py, docs/verify.md): `tally verify` against brokers the
-# scenarios start themselves, each >= 100,000 records and >= 20 faults; CHAOS=name... picks
-# scenarios. Not part of `make test`, which runs only the short scenario (test_verify.py).
+# scenarios start themselves, each >= 100,000 records and >= 20 faults, and the replicated
+# cluster's process tests at length (rep-*); CHAOS=name... picks scenarios. Not part of
+# `make test`, which runs only their short versions. Debian's Python, as tests/run.sh: the
+# rep-* scenarios drive the cluster with its confluent-kafka.
 CHAOS ?=
 chaos: deps all $(B)/asan/tallyd
-	@python3 tests/chaos/chaos.py $(CHAOS)
+	@/usr/bin/python3 tests/chaos/chaos.py $(CHAOS)
 
 # Benchmark helpers (bench/README.md); not part of `make test`.
 BENCH_BIN := $(B)/bench/loadgen $(B)/bench/baseline_server $(B)/bench/sendfile_server \

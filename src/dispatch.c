@@ -3,8 +3,9 @@
  * advertises exactly the declared APIs that have a row here (proto may declare an API before
  * its handler exists), except the broker-to-controller ones. On a broker that is not the
  * active controller, what only the controller decides (CreateTopics, DeleteTopics,
- * CreatePartitions, AlterConfigs, IncrementalAlterConfigs, ElectLeaders) is forwarded there
- * before it reaches its handler (admin_forward). */
+ * CreatePartitions, AlterConfigs, IncrementalAlterConfigs, ElectLeaders,
+ * AlterPartitionReassignments, ListPartitionReassignments) is forwarded there before it reaches
+ * its handler (admin_forward). */
 #include "server.h"
 
 #include "admin/admin.h"
@@ -83,6 +84,8 @@ VIA(controller, controller, broker_heartbeat)
 VIA(controller, controller, alter_partition)
 VIA(controller, controller, elect_leaders)
 VIA(controller, controller, allocate_producer_ids)
+VIA(controller, controller, alter_partition_reassignments)
+VIA(controller, controller, list_partition_reassignments)
 VIA(broker, broker, offset_for_leader_epoch)
 #undef VIA
 
@@ -132,6 +135,9 @@ static const struct dispatch_entry table[] = {
     /* Replication (the cluster issue). */
     {PROTO_API_OffsetForLeaderEpoch, 0, 4, via_offset_for_leader_epoch, false},
     {PROTO_API_ElectLeaders, 0, 2, via_elect_leaders, false},
+    /* Reassignments (KIP-455), decided by the controller and forwarded there. */
+    {PROTO_API_AlterPartitionReassignments, 0, 0, via_alter_partition_reassignments, false},
+    {PROTO_API_ListPartitionReassignments, 0, 0, via_list_partition_reassignments, false},
     /* The metadata quorum, answered by its leader (admin/describe_quorum.c). */
     {PROTO_API_DescribeQuorum, 0, 1, via_describe_quorum, false},
 };

@@ -51,7 +51,8 @@ struct lifecycle {
     bool shutdown_told;
     int64_t last_answer_ms; /* monotonic: the controller's last heartbeat answer */
     int64_t shutdown_deadline;
-    int64_t next_ms; /* monotonic: no request before */
+    int64_t next_ms;         /* monotonic: no request before */
+    int32_t controller_seen; /* the controller this node's quorum view last named (-1: none) */
     struct tclock_timer timer;
 };
 
@@ -222,6 +223,19 @@ static void on_timer(struct tclock_timer *t)
 
     if (lc->state == LC_STOPPED)
         return;
+    /* The controller moved. What was written to the old one — this heartbeat, an
+     * AlterPartition, a forwarded request — would wait out its request timeout on that
+     * connection (a cut-off controller answers nothing, and TCP says nothing for minutes),
+     * while the new controller fences every broker whose heartbeat does not come within a
+     * session: cutting the controller off fenced all brokers for 30 s. Dropping the
+     * connection fails those requests with NETWORK_EXCEPTION now; they go again, and
+     * NET_CLIENT_CONTROLLER resolves to the new controller. */
+    int32_t ctl = meta_controller_id(lc->o.meta);
+    if (ctl >= 0 && ctl != lc->controller_seen) {
+        if (lc->controller_seen >= 0)
+            net_client_disconnect(lc->o.client, NET_CLIENT_CONTROLLER);
+        lc->controller_seen = ctl;
+    }
     if (lc->shutting && !lc->shutdown_told &&
         (now >= lc->shutdown_deadline || now - lc->last_answer_ms > LC_SHUTDOWN_SILENCE_MS)) {
         shutdown_done(lc, now >= lc->shutdown_deadline
@@ -246,6 +260,7 @@ int lifecycle_start(const struct lifecycle_options *o, struct lifecycle **out)
     lc->o = *o;
     lc->epoch = -1;
     lc->fenced = true;
+    lc->controller_seen = -1;
     if (getrandom(lc->incarnation, sizeof lc->incarnation, 0) != (ssize_t)sizeof lc->incarnation)
         for (size_t i = 0; i < sizeof lc->incarnation; i++)
             lc->incarnation[i] = (uint8_t)rand();

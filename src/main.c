@@ -287,7 +287,11 @@ static void on_fatal(void *arg)
 
 /* net_client_resolve_cb: a broker's advertised listener from the metadata image; the
  * controller's likewise once the image names it, else (a broker that is not yet part of the
- * quorum) the entries of controller.bootstrap.servers in turn. */
+ * quorum) the entries of controller.bootstrap.servers in turn. Those entries stand for the
+ * controller only: a broker the image does not know, or knows as fenced, has no address yet
+ * (the caller backs off and asks again). Answering another broker's address for it would
+ * leave a connection labelled with this id on the wrong broker for good: a follower's
+ * fetcher then asks a broker that does not lead the partition, forever. */
 static int resolve_node(void *arg, int32_t id, char *host, size_t host_len, int *port)
 {
     struct tallyd *t = arg;
@@ -318,6 +322,8 @@ static int resolve_node(void *arg, int32_t id, char *host, size_t host_len, int 
         *port = b->port;
         return 0;
     }
+    if (!controller)
+        return -1;
     list = props_get(t->cfg.props, "controller.bootstrap.servers");
     if (list == NULL || *list == '\0')
         return -1;

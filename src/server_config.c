@@ -22,6 +22,7 @@
 #include "base/err.h"
 #include "base/slog.h"
 #include "base/props.h"
+#include "base/sysio.h"
 #include "config/config.h"
 
 /* The metadata quorum preallocates its log in segments of 8 MiB and keeps one spare ahead;
@@ -182,7 +183,7 @@ int server_config_parse(int argc, char **argv, struct server_config *cfg)
     }
     if (file) {
         int bad = 0;
-        int rc = props_load(p, file, &bad);
+        int rc = props_load(p, sysio_default(), file, &bad);
         if (rc == ERR_NOTFOUND || rc == ERR_IO) {
             /* An ERR_IO's reason is on the line props_load logged. */
             fprintf(stderr, "tallyd: cannot read config file %s%s\n", file,
@@ -540,7 +541,7 @@ int server_format_dir(struct server_config *cfg)
     mp = props_new();
     if (mp == NULL)
         return 1;
-    lrc = props_load(mp, path, &bad);
+    lrc = props_load(mp, sysio_default(), path, &bad);
     if (lrc == 0) {
         bool ok;
         int64_t node = props_get_int(mp, "node.id", -1, &ok);
@@ -587,7 +588,7 @@ int server_format_dir(struct server_config *cfg)
             new_cluster_id(idstr);
             uuid_from_b64(idstr, cfg->dir_id);
             if (props_set(mp, "directory.id", idstr) ||
-                props_store(mp, path, "written by tallyd") != 0) {
+                props_store(mp, sysio_default(), path, "written by tallyd") != 0) {
                 slog_error("main", "cannot add directory.id to %s (out of memory, or see above)",
                            path);
                 goto out;
@@ -629,7 +630,7 @@ int server_format_dir(struct server_config *cfg)
     uuid_from_b64(dirid, cfg->dir_id);
     if (props_set(mp, "version", "1") || props_set(mp, "cluster.id", cfg->cluster_id) ||
         props_set(mp, "node.id", node) || props_set(mp, "directory.id", dirid) ||
-        props_store(mp, path, "written by tallyd") != 0) {
+        props_store(mp, sysio_default(), path, "written by tallyd") != 0) {
         slog_error("main", "cannot write %s (out of memory, or see above)", path);
         goto out;
     }

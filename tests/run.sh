@@ -60,9 +60,23 @@ export TALLYD="${TALLYD:-$PWD/build/asan/tallyd}" TALLY="${TALLY:-$PWD/build/tal
 # A report left by an earlier run must never stand in for this one.
 rm -f build/pytest.xml
 /usr/bin/python3 -m pytest -q -p no:cacheprovider --junitxml=build/pytest.xml \
-  tests/integration tests/compat 2>&1 | tail -n 60
-pytest_rc=${PIPESTATUS[0]}
+  tests/integration tests/compat > build/pytest.log 2>&1
+pytest_rc=$?
+tail -n 40 build/pytest.log
 if [ -f build/pytest.xml ]; then
+  # Every failing test by name, with the first lines of its message (the whole output is in
+  # build/pytest.log): a failure must say what failed even when the tail is someone's logs.
+  /usr/bin/python3 - <<'PY'
+import xml.etree.ElementTree as ET
+r = ET.parse("build/pytest.xml").getroot()
+for tc in r.iter("testcase"):
+    for f in tc:
+        if f.tag in ("failure", "error"):
+            msg = (f.get("message") or "").strip().splitlines()
+            print("FAILED %s::%s" % (tc.get("classname"), tc.get("name")))
+            for line in msg[:6]:
+                print("    " + line[:200])
+PY
   read -r t f e s < <(/usr/bin/python3 - <<'PY'
 import xml.etree.ElementTree as ET
 r = ET.parse("build/pytest.xml").getroot()

@@ -133,6 +133,9 @@ NOTES = {
                        "fenced brokers",
     "DescribeQuorum": "the metadata quorum, answered by its raft leader",
     "ElectLeaders": "preferred and unclean, answered by the controller",
+    "AlterPartitionReassignments": "KIP-455 moves and cancellations, answered by the "
+                                   "controller",
+    "ListPartitionReassignments": "answered by the controller",
 }
 
 

@@ -27,6 +27,7 @@ static const char usage_text[] =
     "  configs alter (--topic T | --broker ID) [--set K=V ...] [--delete K ...]\n"
     "  cluster describe | new-id\n"
     "  partitions elect-leaders [--preferred|--unclean] (--topic T [--partition P] | --all)\n"
+    "  partitions reassign --generate|--execute|--verify|--cancel|--list ...\n"
     "  perf produce --topic T --records N --record-size B [--acks all|1|0] ...\n"
     "  perf consume --topic T --records N [--from-beginning]\n"
     "  producers describe --topic T [--partition N]\n"

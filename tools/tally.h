@@ -61,6 +61,10 @@ char *tally_split_kv(const char *arg, const char **value);
 int tally_cluster_main(const struct tally_ctx *ctx, int argc, char **argv);
 /* `partitions elect-leaders` (tally_partitions.c): ElectLeaders over Tally's own codec. */
 int tally_partitions_main(const struct tally_ctx *ctx, int argc, char **argv);
+/* `partitions reassign` (tally_reassign.c): kafka-reassign-partitions.sh's actions, with
+ * AlterPartitionReassignments, ListPartitionReassignments and IncrementalAlterConfigs over
+ * Tally's own codec. argv[0] is "partitions", argv[1] "reassign". */
+int tally_reassign_main(const struct tally_ctx *ctx, int argc, char **argv);
 int tally_topics_main(const struct tally_ctx *ctx, int argc, char **argv);
 int tally_configs_main(const struct tally_ctx *ctx, int argc, char **argv);
 /* `perf produce|consume` (tally_perf.c): load generators with a summary line on stdout. */

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* tally partitions elect-leaders: ElectLeaders (API 43), as kafka-leader-election.sh. Debian's
+/* tally partitions elect-leaders: ElectLeaders (API 43), as kafka-leader-election.sh (and
+ * `partitions reassign`, tally_reassign.c, dispatched from here). Debian's
  * librdkafka 2.0.2 has no admin call for it, so the request goes to the controller over the
  * wire client (tally.h: tally_wire_call) with Tally's own codec; each partition's result is
  * printed with the leader the controller's Metadata shows afterwards. */
@@ -34,7 +35,10 @@ static const char partitions_usage[] =
     "      log is lost. --topic T: every partition of T, or only P; --all: every\n"
     "      partition of the cluster. Prints each partition's result and leader; exits 1\n"
     "      when an election failed (ELECTION_NOT_NEEDED, a valid leader already leads,\n"
-    "      is not a failure).\n";
+    "      is not a failure).\n"
+    "  reassign (--generate | --execute | --verify | --cancel | --list) ...\n"
+    "      Move replicas between brokers, as kafka-reassign-partitions.sh\n"
+    "      (tally partitions reassign --help).\n";
 
 static const char elect_usage[] = "usage: tally partitions elect-leaders [--preferred | --unclean] "
                                   "(--topic T [--partition P] | --all)\n";
@@ -275,6 +279,8 @@ int tally_partitions_main(const struct tally_ctx *ctx, int argc, char **argv)
         fputs(partitions_usage, argc < 2 ? stderr : stdout);
         return argc < 2 ? TALLY_USAGE : TALLY_OK;
     }
+    if (strcmp(argv[1], "reassign") == 0)
+        return tally_reassign_main(ctx, argc, argv);
     if (strcmp(argv[1], "elect-leaders") != 0)
         return tally_usage_error("unknown partitions command '%s'", argv[1]);
     for (int i = 2; i < argc; i++)

@@ -28,13 +28,16 @@
 static const char verify_usage[] =
     "usage: tally verify [--partitions P] [--records N] [--copiers K] [--abort-ratio R]\n"
     "                    [--faults kill,pause,fence|none] [--faults-per-kind F]\n"
+    "                    [--broker-faults-per-kind F]\n"
     "                    [--fault-interval-ms MS] [--seed S] [--txn-records M] [--rate R]\n"
     "                    [--broker-faults LIST] [--broker-fault-cmd CMD] [--tally-cluster DIR]\n"
+    "                    [--broker-targets LIST] [--broker-settle-ms MS]\n"
     "                    [--hook-points LIST] [--session-timeout-ms MS] [--pause-ms MS]\n"
     "                    [--broker-pause-ms MS] [--broker-episode-ms MS] [--txn-timeout-ms MS]\n"
     "                    [--request-timeout-ms MS]\n"
     "                    [--replication-factor N] [--no-transactions] [--mock-cluster BROKERS]\n"
-    "                    [--work-dir DIR] [--max-seconds S] [--json FILE]\n"
+    "                    [--work-dir DIR] [--max-seconds S] [--max-transactions T]\n"
+    "                    [--json FILE]\n"
     "\n"
     "Proves exactly-once copying on a cluster: seeds an input topic (values encode partition\n"
     "and sequence) with an idempotent producer, runs K transactional copiers (consume\n"
@@ -55,8 +58,18 @@ static const char verify_usage[] =
     "  hook (restart with TALLY_TEST_FAULT set to one of --hook-points, test builds only);\n"
     "  with --broker-fault-cmd CMD: any name; runs `CMD NAME start NODE` and, when the\n"
     "  episode ends, `CMD NAME end NODE`.\n"
+    "  --broker-targets LIST: whom the faults of each kind hit, in turn: any (the seeded\n"
+    "  draw's broker), controller, txn-coordinator (the leader of a copier's\n"
+    "  __transaction_state partition), group-coordinator (of the copiers' group's\n"
+    "  __consumer_offsets partition), input-leader, output-leader (of a partition), as the\n"
+    "  cluster's Metadata names them when the fault comes. A broker fault waits until\n"
+    "  every partition has a leader and its whole ISR and every broker is back, at most\n"
+    "  --broker-settle-ms (default 60000; 0: no wait).\n"
     "--mock-cluster B runs against librdkafka's in-memory mock cluster of B brokers (which\n"
     "keeps no transaction markers: expect anomalies).\n"
+    "--max-seconds S stops the copy after S seconds, --max-transactions T once the copiers\n"
+    "have committed or aborted T transactions (either leaves the history incomplete unless\n"
+    "the group's offsets reached the input's end first).\n"
     "Prints a progress line every second on stderr and the report on stdout; --json FILE\n"
     "writes the same. Exit status: 0 no anomaly in a complete history; 1 anomalies; 2\n"
     "inconclusive (the history is incomplete: fewer records acknowledged than --records, a\n"
@@ -115,7 +128,7 @@ double verify_since(const struct run *r)
 
 void verify_log_event(struct run *r, struct fault *f, const char *fmt, ...)
 {
-    char buf[128];
+    char buf[200];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
@@ -305,6 +318,20 @@ static int verify_driver(const struct tally_ctx *ctx, struct verify_opts *o)
             goto out;
     }
 
+    if (o->broker_faults[0] != '\0' && o->mock_brokers == 0) {
+        /* Whom a broker fault hits, and whether the cluster is whole again, come from its
+         * Metadata: a client of its own, so that nothing else waits on those answers. */
+        rd_kafka_conf_t *conf = rd_kafka_conf_new();
+        if (!verify_conf_set(conf, "bootstrap.servers", r->bootstrap) ||
+            !verify_conf_set(conf, "topic.metadata.refresh.interval.ms", "1000")) {
+            rd_kafka_conf_destroy(conf);
+            goto out;
+        }
+        r->meta = verify_new_client(RD_KAFKA_PRODUCER, conf);
+        if (r->meta == NULL)
+            goto out;
+    }
+
     r->t0 = mono_ms();
     for (int s = 0; s < o->copiers; s++)
         verify_spawn_copier(r, s);
@@ -313,6 +340,7 @@ static int verify_driver(const struct tally_ctx *ctx, struct verify_opts *o)
     for (int p = 0; p < o->partitions; p++)
         total += r->ends[p];
     bool complete = false;
+    const char *stopped_by = "interrupted";
     while (!verify_stop) {
         verify_reap(r);
         verify_tick(r);
@@ -342,15 +370,28 @@ static int verify_driver(const struct tally_ctx *ctx, struct verify_opts *o)
             }
             fprintf(stderr,
                     "verify: %7.1f s  copied %" PRId64 "/%" PRId64
-                    " (%.0f%%)  copiers %d live, %d paused, %d zombies  faults %d/%d\n",
+                    " (%.0f%%)  transactions %" PRId64 " committed, %" PRId64
+                    " aborted  copiers %d live, %d paused, %d zombies  faults %d/%d\n",
                     verify_since(r), copied, total,
-                    total ? 100.0 * (double)copied / (double)total : 100.0, live, paused,
-                    r->nzombies, next_fault, r->nfaults);
+                    total ? 100.0 * (double)copied / (double)total : 100.0, r->txns_committed,
+                    r->txns_aborted, live, paused, r->nzombies, next_fault, r->nfaults);
         }
         if (complete && next_fault >= r->nfaults && verify_brokers_settled(r))
             break;
         if (o->max_seconds > 0 && verify_since(r) > o->max_seconds) {
+            stopped_by = "--max-seconds";
             fprintf(stderr, "verify: stopping after --max-seconds %d\n", o->max_seconds);
+            break;
+        }
+        /* Counted from the journal, not the clock: on a slow machine the copiers take longer
+         * to join the group and get going, and the run simply lasts longer. */
+        verify_count_journal(r);
+        if (o->max_transactions > 0 && r->txns_committed + r->txns_aborted >= o->max_transactions) {
+            stopped_by = "--max-transactions";
+            fprintf(stderr,
+                    "verify: stopping after --max-transactions %d (%" PRId64 " committed, %" PRId64
+                    " aborted)\n",
+                    o->max_transactions, r->txns_committed, r->txns_aborted);
             break;
         }
         sleep_ms(50);
@@ -359,9 +400,11 @@ static int verify_driver(const struct tally_ctx *ctx, struct verify_opts *o)
     /* Records never copied are not lost by the cluster: a copy cut short proves nothing of
      * them. */
     if (!complete) {
+        if (verify_stop)
+            stopped_by = "interrupted";
         snprintf(why, sizeof why,
-                 "the copy was %s before the group's committed offsets reached the input's end",
-                 verify_stop ? "interrupted" : "stopped by --max-seconds");
+                 "the copy was %s%s before the group's committed offsets reached the input's end",
+                 verify_stop ? "" : "stopped by ", stopped_by);
         vc_note_incomplete(h, why);
     }
 
@@ -457,6 +500,8 @@ out:
             waitpid(r->zombies[z], NULL, 0);
         }
         free(r->ends);
+        if (r->meta != NULL)
+            rd_kafka_destroy(r->meta);
     }
     if (mon != NULL) {
         rd_kafka_destroy(mon);
@@ -508,6 +553,8 @@ int tally_verify_main(const struct tally_ctx *ctx, int argc, char **argv)
         .request_timeout_ms = 5000,
         .replication_factor = 1,
         .max_seconds = 1800,
+        .broker_settle_ms = 60000,
+        .broker_faults_per_kind = -1,
     };
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -535,6 +582,7 @@ int tally_verify_main(const struct tally_ctx *ctx, int argc, char **argv)
         INTOPT("--records", records, 1, 1000000000LL)
         INTOPT("--copiers", copiers, 1, MAX_COPIERS)
         INTOPT("--faults-per-kind", faults_per_kind, 0, 1000)
+        INTOPT("--broker-faults-per-kind", broker_faults_per_kind, 0, 1000)
         INTOPT("--fault-interval-ms", fault_interval_ms, 10, 3600000)
         INTOPT("--txn-records", txn_records, 1, 100000)
         INTOPT("--session-timeout-ms", session_ms, 1000, 3600000)
@@ -546,6 +594,8 @@ int tally_verify_main(const struct tally_ctx *ctx, int argc, char **argv)
         INTOPT("--replication-factor", replication_factor, 1, 100)
         INTOPT("--mock-cluster", mock_brokers, 1, 16)
         INTOPT("--max-seconds", max_seconds, 1, 86400)
+        INTOPT("--max-transactions", max_transactions, 1, 100000000)
+        INTOPT("--broker-settle-ms", broker_settle_ms, 0, 3600000)
 #undef INTOPT
         if (strcmp(a, "--seed") == 0) {
             if (!parse_int(val, 0, LLONG_MAX, &v))
@@ -565,6 +615,12 @@ int tally_verify_main(const struct tally_ctx *ctx, int argc, char **argv)
                 return tally_usage_error("--faults takes kill,pause,fence or none");
         } else if (strcmp(a, "--broker-faults") == 0) {
             snprintf(o.broker_faults, sizeof o.broker_faults, "%s", val);
+        } else if (strcmp(a, "--broker-targets") == 0) {
+            if (!verify_parse_targets(&o, val))
+                return tally_usage_error("--broker-targets takes any, controller, "
+                                         "txn-coordinator, group-coordinator, input-leader or "
+                                         "output-leader (at most %d)",
+                                         MAX_TARGETS);
         } else if (strcmp(a, "--broker-fault-cmd") == 0) {
             o.broker_fault_cmd = val;
         } else if (strcmp(a, "--tally-cluster") == 0) {

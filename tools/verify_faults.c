@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The faults of `tally verify` (verify_int.h): the seeded schedule, copier faults (kill -9,
  * SIGSTOP, a same-id zombie), broker faults (kill, pause, restart, hook with --tally-cluster;
- * any name through --broker-fault-cmd), and the reaping and restarting of what they stopped. */
+ * any name through --broker-fault-cmd) aimed at a broker the schedule drew or at one the
+ * cluster's Metadata names (--broker-targets: the controller, a coordinator the copiers use,
+ * a partition's leader), and the reaping and restarting of what they stopped. */
 #include "tally.h"
 #include "verify_int.h"
+
+#include "base/jhash.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -184,6 +188,179 @@ static bool broker_busy(const struct broker *b)
            (b->started_at != 0 && now - b->started_at < 3000) || now < b->armed_until;
 }
 
+/* ---- broker targets */
+
+static const char *const target_names[] = {
+    [VT_ANY] = "any",
+    [VT_CONTROLLER] = "controller",
+    [VT_TXN_COORDINATOR] = "txn-coordinator",
+    [VT_GROUP_COORDINATOR] = "group-coordinator",
+    [VT_INPUT_LEADER] = "input-leader",
+    [VT_OUTPUT_LEADER] = "output-leader",
+};
+
+bool verify_parse_targets(struct verify_opts *o, const char *s)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", s);
+    o->ntargets = 0;
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        size_t k = 0;
+        while (k < sizeof target_names / sizeof *target_names && strcmp(t, target_names[k]) != 0)
+            k++;
+        if (k == sizeof target_names / sizeof *target_names || o->ntargets == MAX_TARGETS)
+            return false;
+        o->targets[o->ntargets++] = (int)k;
+    }
+    return o->ntargets > 0;
+}
+
+static const struct rd_kafka_metadata_topic *md_topic(const struct rd_kafka_metadata *md,
+                                                      const char *name)
+{
+    for (int i = 0; i < md->topic_cnt; i++)
+        if (strcmp(md->topics[i].topic, name) == 0 && md->topics[i].err == 0)
+            return &md->topics[i];
+    return NULL;
+}
+
+/* The leader of topic-partition in md, -1 when it has none (or md does not know it). */
+static int32_t md_leader(const struct rd_kafka_metadata *md, const char *topic, int32_t part)
+{
+    const struct rd_kafka_metadata_topic *t = md_topic(md, topic);
+    for (int i = 0; t != NULL && i < t->partition_cnt; i++)
+        if (t->partitions[i].id == part)
+            return t->partitions[i].err == 0 ? t->partitions[i].leader : -1;
+    return -1;
+}
+
+/* The node fault f is aimed at, from a fresh Metadata answer, described in what; -1 when it
+ * cannot be told now (no Metadata, no leader, no controller). */
+static int32_t resolve_target(struct run *r, const struct fault *f, char *what, size_t len)
+{
+    const struct rd_kafka_metadata *md = NULL;
+    int32_t node = -1;
+    if (r->meta == NULL || rd_kafka_metadata(r->meta, 1, NULL, &md, 5000) != 0)
+        return -1;
+    int k = f->target;
+    switch ((enum verify_target)f->target_class) {
+    case VT_ANY:
+        break;
+    case VT_CONTROLLER:
+        /* The Metadata answer just fetched has updated librdkafka's view of it. */
+        node = rd_kafka_controllerid(r->meta, 2000);
+        snprintf(what, len, "the controller");
+        break;
+    case VT_TXN_COORDINATOR:
+    case VT_GROUP_COORDINATOR: {
+        /* Kafka's rule (and Tally's): the coordinator of a key is the leader of partition
+         * abs(javaHash(key)) % partitions of the coordinators' topic. */
+        bool txn = f->target_class == VT_TXN_COORDINATOR;
+        const char *topic = txn ? "__transaction_state" : "__consumer_offsets";
+        const struct rd_kafka_metadata_topic *t = md_topic(md, topic);
+        char key[200];
+        if (txn)
+            snprintf(key, sizeof key, "%s-copier-%d", r->group, k % r->o->copiers);
+        else
+            snprintf(key, sizeof key, "%s", r->group);
+        if (t == NULL || t->partition_cnt < 1)
+            break;
+        int32_t part = java_partition_for(key, t->partition_cnt);
+        node = md_leader(md, topic, part);
+        if (txn)
+            snprintf(what, len, "the transaction coordinator of copier %d (%s-%d)",
+                     k % r->o->copiers, topic, part);
+        else
+            snprintf(what, len, "the group coordinator (%s-%d)", topic, part);
+        break;
+    }
+    case VT_INPUT_LEADER:
+    case VT_OUTPUT_LEADER: {
+        const char *topic = f->target_class == VT_INPUT_LEADER ? r->in : r->out;
+        int32_t part = k % r->o->partitions;
+        node = md_leader(md, topic, part);
+        snprintf(what, len, "the leader of %.80s-%d", topic, part);
+        break;
+    }
+    }
+    rd_kafka_metadata_destroy(md);
+    return node;
+}
+
+/* The broker fault f goes to: the seeded draw's (VT_ANY), or the node its target class names
+ * now. With --broker-fault-cmd alone, node ids are the cluster's own: a node not seen before
+ * gets an entry. NULL (try again later) when the target cannot be told; a target that stays
+ * unknown for 30 s falls back to the draw. */
+static struct broker *pick_broker(struct run *r, struct fault *f, char *what, size_t len)
+{
+    what[0] = '\0';
+    if (f->target_class != VT_ANY) {
+        int32_t node = resolve_target(r, f, what, len);
+        for (int i = 0; node >= 0 && i < r->nbrokers; i++)
+            if (r->brokers[i].node == node)
+                return &r->brokers[i];
+        if (node >= 0 && r->o->tally_cluster == NULL && r->nbrokers < MAX_BROKERS) {
+            struct broker *b = &r->brokers[r->nbrokers++];
+            memset(b, 0, sizeof *b);
+            b->node = node;
+            return b;
+        }
+        int64_t now = mono_ms();
+        if (f->tried_ms == 0)
+            f->tried_ms = now;
+        if (now - f->tried_ms < 30000)
+            return NULL;
+        fprintf(stderr, "verify: %7.1f s  %s: no broker known for 30 s; any broker instead\n",
+                verify_since(r), what[0] ? what : target_names[f->target_class]);
+        what[0] = '\0';
+    }
+    if (r->nbrokers == 0) { /* --broker-fault-cmd alone: node ids are the user's */
+        r->nbrokers = 1;
+        r->brokers[0].node = 1;
+    }
+    return &r->brokers[f->target % r->nbrokers];
+}
+
+/* Whether the cluster has recovered from the last broker fault: every partition of the two
+ * topics and of the coordinators' topics has a leader and its whole replica set in sync, and
+ * (with --tally-cluster) every broker is in the Metadata (unfenced). A fault that finds it
+ * still recovering waits, at most --broker-settle-ms: faults then meet a whole cluster, so
+ * that each one tests a failover of its own rather than piling up into an outage. */
+static bool cluster_settled(struct run *r)
+{
+    if (r->meta == NULL || r->o->broker_settle_ms <= 0)
+        return true;
+    const struct rd_kafka_metadata *md = NULL;
+    bool ok = rd_kafka_metadata(r->meta, 1, NULL, &md, 5000) == 0;
+    if (ok && r->o->tally_cluster != NULL && md->broker_cnt < r->nbrokers)
+        ok = false;
+    const char *topics[] = {r->in, r->out, "__consumer_offsets", "__transaction_state"};
+    for (size_t i = 0; ok && i < sizeof topics / sizeof *topics; i++) {
+        const struct rd_kafka_metadata_topic *t = md_topic(md, topics[i]);
+        for (int j = 0; ok && t != NULL && j < t->partition_cnt; j++) {
+            const struct rd_kafka_metadata_partition *pt = &t->partitions[j];
+            ok = pt->err == 0 && pt->leader >= 0 && pt->isr_cnt >= pt->replica_cnt;
+        }
+    }
+    if (md != NULL)
+        rd_kafka_metadata_destroy(md);
+    int64_t now = mono_ms();
+    if (ok) {
+        r->unsettled_since = 0;
+        return true;
+    }
+    if (r->unsettled_since == 0)
+        r->unsettled_since = now;
+    if (now - r->unsettled_since < r->o->broker_settle_ms)
+        return false;
+    fprintf(stderr,
+            "verify: %7.1f s  the cluster has not settled (a partition without a leader or "
+            "its whole ISR, or a broker missing) for %d ms; the next broker fault goes now\n",
+            verify_since(r), r->o->broker_settle_ms);
+    r->unsettled_since = 0;
+    return true;
+}
+
 /* Injects fault f; false when its target is not available now (try again later). */
 bool verify_inject(struct run *r, struct fault *f)
 {
@@ -229,14 +406,17 @@ bool verify_inject(struct run *r, struct fault *f)
     const char *name = f->kind + 7;
     if (r->nbrokers == 0 && o->broker_fault_cmd == NULL)
         return true;
-    if (r->nbrokers == 0) { /* --broker-fault-cmd alone: node ids are the user's */
-        r->nbrokers = 1;
-        r->brokers[0].node = 1;
-    }
-    struct broker *b = &r->brokers[f->target % r->nbrokers];
     for (int i = 0; i < r->nbrokers; i++)
         if (broker_busy(&r->brokers[i]))
             return false; /* one broker episode at a time */
+    if (!cluster_settled(r))
+        return false;
+    char aim[120], on[140];
+    struct broker *b = pick_broker(r, f, aim, sizeof aim);
+    if (b == NULL)
+        return false;
+    /* "; <whom the target class named>" after the broker, in the event line. */
+    snprintf(on, sizeof on, "%s%s", aim[0] ? ", " : "", aim);
     snprintf(b->episode, sizeof b->episode, "%s", name);
     bool builtin =
         o->tally_cluster != NULL && (strcmp(name, "kill") == 0 || strcmp(name, "pause") == 0 ||
@@ -248,14 +428,15 @@ bool verify_inject(struct run *r, struct fault *f)
         b->via_cmd = true;
         b->resume_at =
             now + (strcmp(name, "pause") == 0 ? o->broker_pause_ms : o->broker_episode_ms);
-        verify_log_event(r, f, "broker %d: %s started (%s)", b->node, name, o->broker_fault_cmd);
+        verify_log_event(r, f, "broker %d%s: %s started (%s)", b->node, on, name,
+                         o->broker_fault_cmd);
         return true;
     }
     if (strcmp(name, "pause") == 0) {
         kill(b->pid, SIGSTOP);
         b->paused = true;
         b->resume_at = now + o->broker_pause_ms;
-        verify_log_event(r, f, "SIGSTOP broker %d (pid %d) for %d ms", b->node, (int)b->pid,
+        verify_log_event(r, f, "SIGSTOP broker %d (pid %d%s) for %d ms", b->node, (int)b->pid, on,
                          o->broker_pause_ms);
         return true;
     }
@@ -264,7 +445,7 @@ bool verify_inject(struct run *r, struct fault *f)
     if (strcmp(name, "restart") == 0) {
         kill(pid, SIGTERM);
         broker_wait_gone(b, 30000);
-        verify_log_event(r, f, "restart broker %d (SIGTERM, pid %d)", b->node, (int)pid);
+        verify_log_event(r, f, "restart broker %d (SIGTERM, pid %d%s)", b->node, (int)pid, on);
     } else {
         kill(pid, SIGKILL);
         broker_wait_gone(b, 10000);
@@ -273,10 +454,10 @@ bool verify_inject(struct run *r, struct fault *f)
             for (const char *c = o->hook_points; c && *c; c++)
                 n += *c == ',';
             b->hook_idx = f->target / MAX_BROKERS % n;
-            verify_log_event(r, f, "kill -9 broker %d (pid %d) to restart it with a fault hook",
-                             b->node, (int)pid);
+            verify_log_event(r, f, "kill -9 broker %d (pid %d%s) to restart it with a fault hook",
+                             b->node, (int)pid, on);
         } else {
-            verify_log_event(r, f, "kill -9 broker %d (pid %d)", b->node, (int)pid);
+            verify_log_event(r, f, "kill -9 broker %d (pid %d%s)", b->node, (int)pid, on);
         }
     }
     b->restart_at = mono_ms() + o->broker_episode_ms;
@@ -430,15 +611,24 @@ void verify_schedule_faults(struct run *r)
     for (char *save = NULL, *t = strtok_r(bf, ",", &save); t && nk < 32;
          t = strtok_r(NULL, ",", &save))
         kinds[nk++] = t;
-    for (int k = 0; k < nk; k++)
-        for (int i = 0; i < o->faults_per_kind && r->nfaults < MAX_FAULTS; i++) {
+    for (int k = 0; k < nk; k++) {
+        int per_kind = k >= first_broker && o->broker_faults_per_kind >= 0
+                           ? o->broker_faults_per_kind
+                           : o->faults_per_kind;
+        for (int i = 0; i < per_kind && r->nfaults < MAX_FAULTS; i++) {
             struct fault *f = &r->faults[r->nfaults++];
             /* Broker faults and copier faults share names (kill, pause): tag them. */
             snprintf(f->kind, sizeof f->kind, "%s%.16s", k >= first_broker ? "broker-" : "",
                      kinds[k]);
             f->target = (int)(rng_next(&rng) % (uint64_t)(MAX_BROKERS * 64));
+            /* The faults of one kind take the --broker-targets in turn, each kind from the
+             * next target on: a few faults of several kinds still cover every target. */
+            f->target_class = k >= first_broker && o->ntargets > 0
+                                  ? o->targets[(i + k - first_broker) % o->ntargets]
+                                  : VT_ANY;
             f->done_ms = -1;
         }
+    }
     for (int i = r->nfaults - 1; i > 0; i--) { /* Fisher-Yates */
         int j = (int)(rng_next(&rng) % (uint64_t)(i + 1));
         struct fault t = r->faults[i];

@@ -23,6 +23,18 @@
 #define MAX_BROKERS 16
 #define MAX_FAULTS 4096
 #define MAX_ZOMBIES 64
+#define MAX_TARGETS 8
+
+/* --broker-targets: whom a broker fault hits. Resolved from the cluster's Metadata when the
+ * fault is injected (verify_faults.c). */
+enum verify_target {
+    VT_ANY,               /* the broker the seeded draw picks */
+    VT_CONTROLLER,        /* the active controller */
+    VT_TXN_COORDINATOR,   /* the leader of a copier's __transaction_state partition */
+    VT_GROUP_COORDINATOR, /* the leader of the copiers' group's __consumer_offsets partition */
+    VT_INPUT_LEADER,      /* the leader of an input partition */
+    VT_OUTPUT_LEADER,     /* the leader of an output partition */
+};
 
 /* Set by SIGINT/SIGTERM (verify_on_signal): every loop of the driver and the copier ends. */
 extern volatile sig_atomic_t verify_stop;
@@ -63,6 +75,7 @@ rd_kafka_t *verify_new_client(rd_kafka_type_t type, rd_kafka_conf_t *conf);
 
 struct verify_opts {
     int partitions, copiers, txn_records, faults_per_kind, fault_interval_ms;
+    int broker_faults_per_kind; /* -1: faults_per_kind */
     int64_t records;
     double abort_ratio, rate;
     uint64_t seed;
@@ -72,14 +85,19 @@ struct verify_opts {
     int session_ms, pause_ms, broker_pause_ms, broker_episode_ms, txn_timeout_ms,
         request_timeout_ms;
     int replication_factor, mock_brokers, max_seconds;
+    int max_transactions; /* 0: none; else the copy stops once the journal holds this many */
+    int targets[MAX_TARGETS], ntargets; /* --broker-targets; none: VT_ANY */
+    int broker_settle_ms;               /* --broker-settle-ms */
 };
 
 struct fault {
     int64_t at_ms; /* from the start of the copy phase */
     char kind[24];
-    int target;      /* copier slot, or broker index */
-    int64_t done_ms; /* -1 until injected */
-    char what[128];
+    int target;       /* copier slot, or broker index (the seeded draw) */
+    int target_class; /* broker faults: enum verify_target */
+    int64_t done_ms;  /* -1 until injected */
+    int64_t tried_ms; /* first attempt whose target could not be resolved (0: none) */
+    char what[200];
 };
 
 struct slot {
@@ -116,6 +134,12 @@ struct run {
     int64_t t0;
     int64_t *ends; /* input end offsets */
     bool stopping;
+    /* The copiers' journal as read so far (verify_count_journal): the offset after its last
+     * complete line, and the transactions those lines say were decided. */
+    long journal_off;
+    int64_t txns_committed, txns_aborted;
+    rd_kafka_t *meta;        /* Metadata for broker targets and settling; NULL: none */
+    int64_t unsettled_since; /* first look at a cluster not settled yet (0: settled) */
 };
 
 /* Seconds since the copy phase started. */
@@ -150,6 +174,9 @@ bool verify_load_cluster(struct run *r);
 void verify_schedule_faults(struct run *r);
 /* Parses --faults (kill,pause,fence or none) into o; false on an unknown kind. */
 bool verify_parse_kinds(struct verify_opts *o, const char *s);
+/* Parses --broker-targets (any, controller, txn-coordinator, group-coordinator,
+ * input-leader, output-leader) into o; false on an unknown name or too many. */
+bool verify_parse_targets(struct verify_opts *o, const char *s);
 
 /* ---- readers (verify_readers.c) */
 
@@ -176,5 +203,9 @@ int64_t verify_read_view(struct run *r, struct vc_history *h, enum vc_view view,
 bool verify_wait_stable(struct run *r, int max_ms);
 /* Adds the copiers' journal (transactions they committed or aborted) to h. */
 void verify_read_journal(struct run *r, struct vc_history *h);
+/* Reads the journal's lines written since the last call into r->txns_committed and
+ * r->txns_aborted: how far the copy has got, whether or not the cluster keeps the group's
+ * offsets (librdkafka's mock keeps no transactional ones). */
+void verify_count_journal(struct run *r);
 
 #endif

@@ -52,7 +52,8 @@ void admin_free(struct admin *a);
 
 /* Forwarding (Kafka's ForwardingManager, without KIP-590's envelope). When this node is not
  * the active controller and `req` is CreateTopics, DeleteTopics, CreatePartitions,
- * AlterConfigs, IncrementalAlterConfigs or ElectLeaders from a client, sends the decoded
+ * AlterConfigs, IncrementalAlterConfigs, ElectLeaders, AlterPartitionReassignments or
+ * ListPartitionReassignments from a client, sends the decoded
  * request, at its own version, to the controller (NET_CLIENT_CONTROLLER) and returns true:
  * `req` is then finished with the controller's answer, or — once the request's own timeout
  * (at most forward_timeout_ms) has passed without one, NOT_CONTROLLER answers and lost

@@ -41,13 +41,17 @@ static void on_applied(void *arg, int err)
         net_respond(one->call->req, one->call->rs);
 }
 
-/* Builds the PARTITION records for partitions [t->n_partitions, count). */
+/* Builds the PARTITION records for partitions [t->n_partitions, count). Explicit assignments
+ * pass the controller's check (ctl_check_assignment, as Kafka's createPartitions), with the
+ * replication factor of the topic's first partition (its target's, during a reassignment). */
 static int grow_records(struct admin *a, struct arena *ar, const struct meta_topic *t,
                         const struct CreatePartitionsTopic *want, struct meta_record **out,
                         const char **why)
 {
     int32_t add = want->Count - t->n_partitions;
-    int32_t rf = t->n_partitions > 0 ? t->partitions[0].n_replicas : 1;
+    int32_t rf =
+        t->n_partitions > 0 ? t->partitions[0].n_replicas - t->partitions[0].n_removing : 1;
+    static char buf[256];
     struct meta_record *recs = arena_alloc(ar, (size_t)add * sizeof *recs);
     int32_t *placed = NULL;
 
@@ -75,15 +79,12 @@ static int grow_records(struct admin *a, struct arena *ar, const struct meta_top
         if (want->Assignments.n >= 0) {
             replicas = want->Assignments.v[i].BrokerIds.v;
             n = want->Assignments.v[i].BrokerIds.n;
-            if (n < 1) {
-                *why = "Every new partition needs at least one replica.";
-                return ERR_INVALID_REPLICA_ASSIGNMENT;
+            int rc =
+                ctl_check_assignment(meta_get_image(a->meta), replicas, n, rf, buf, sizeof buf);
+            if (rc != 0) {
+                *why = buf;
+                return rc;
             }
-            for (int32_t r = 0; r < n; r++)
-                if (meta_broker_by_id(a->meta, replicas[r]) == NULL) {
-                    *why = "A replica assignment names an unknown broker.";
-                    return ERR_INVALID_REPLICA_ASSIGNMENT;
-                }
         } else {
             n = rf;
             replicas = &placed[(size_t)i * (size_t)rf];

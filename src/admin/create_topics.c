@@ -8,6 +8,7 @@
 #include "base/arena.h"
 #include "base/err.h"
 #include "base/slog.h"
+#include "controller/controller_sm.h"
 #include "meta/meta.h"
 #include "net/net.h"
 
@@ -176,21 +177,18 @@ static int check_topic(struct admin *a, struct arena *ar, struct CreateTopicsReq
         for (int32_t i = 0; i < n; i++) {
             struct CreatableReplicaAssignment *as = &t->Assignments.v[i];
             int32_t p = as->PartitionIndex;
-            if (p < 0 || p >= n || lens[p] >= 0 || as->BrokerIds.n < 1) {
-                *why = "Partitions must be numbered consecutively from 0, each with replicas.";
+            if (p < 0 || p >= n || lens[p] >= 0) {
+                *why = "Partitions must be numbered consecutively from 0.";
                 return ERR_INVALID_REPLICA_ASSIGNMENT;
             }
-            for (int32_t r = 0; r < as->BrokerIds.n; r++) {
-                const struct meta_broker *b = meta_broker_by_id(a->meta, as->BrokerIds.v[r]);
-                for (int32_t q = 0; q < r; q++)
-                    if (as->BrokerIds.v[q] == as->BrokerIds.v[r]) {
-                        *why = "Duplicate brokers in a replica assignment.";
-                        return ERR_INVALID_REPLICA_ASSIGNMENT;
-                    }
-                if (b == NULL) {
-                    *why = "A replica assignment names an unknown broker.";
-                    return ERR_INVALID_REPLICA_ASSIGNMENT;
-                }
+            /* The controller's check (Kafka's validateManualPartitionAssignment): the first
+             * list given sets the replication factor of the others. */
+            rc = ctl_check_assignment(meta_get_image(a->meta), as->BrokerIds.v, as->BrokerIds.n,
+                                      i == 0 ? -1 : t->Assignments.v[0].BrokerIds.n, buf,
+                                      sizeof buf);
+            if (rc != 0) {
+                *why = buf;
+                return rc;
             }
             reps[p] = as->BrokerIds.v;
             lens[p] = as->BrokerIds.n;

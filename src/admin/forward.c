@@ -7,7 +7,8 @@
  *
  * Two kinds of forward share one mechanism (struct fwd):
  * - a client's request (CreateTopics, DeleteTopics, CreatePartitions, AlterConfigs,
- *   IncrementalAlterConfigs, ElectLeaders), answered with the controller's answer;
+ *   IncrementalAlterConfigs, ElectLeaders, AlterPartitionReassignments,
+ *   ListPartitionReassignments), answered with the controller's answer;
  * - a broker's own CreateTopics (Metadata auto-creation, a coordinator's internal topic),
  *   sent and forgotten: the caller answered its client already (LEADER_NOT_AVAILABLE,
  *   COORDINATOR_NOT_AVAILABLE) and the topic shows up in the image once created. At most one
@@ -20,7 +21,8 @@
  * may not have been processed, and Kafka retries it too). A request waiting for a
  * connection stays queued in the client, which resolves the controller at every attempt.
  * Everything ends by the deadline: the request's own timeout (CreateTopics, DeleteTopics,
- * CreatePartitions, ElectLeaders), at most request.timeout.ms; past it the client gets
+ * CreatePartitions, ElectLeaders and both reassignment APIs), at most request.timeout.ms; past
+ * it the client gets
  * REQUEST_TIMED_OUT in every item, as Kafka answers a forwarding timeout.
  *
  * Loops: a request that another broker forwarded here (ClientId "tally-broker-<id>", what
@@ -80,6 +82,8 @@ static bool api_forwarded(int16_t key)
     case PROTO_API_AlterConfigs:
     case PROTO_API_IncrementalAlterConfigs:
     case PROTO_API_ElectLeaders:
+    case PROTO_API_AlterPartitionReassignments:
+    case PROTO_API_ListPartitionReassignments:
         return true;
     default:
         return false;
@@ -105,6 +109,10 @@ static int64_t own_timeout_ms(int16_t key, const void *body)
         return ((const struct CreatePartitionsRequest *)body)->TimeoutMs;
     case PROTO_API_ElectLeaders:
         return ((const struct ElectLeadersRequest *)body)->TimeoutMs;
+    case PROTO_API_AlterPartitionReassignments:
+        return ((const struct AlterPartitionReassignmentsRequest *)body)->TimeoutMs;
+    case PROTO_API_ListPartitionReassignments:
+        return ((const struct ListPartitionReassignmentsRequest *)body)->TimeoutMs;
     default:
         return 0;
     }
@@ -161,6 +169,21 @@ static bool says_not_controller(int16_t key, int16_t version, const void *resp)
         }
         return false;
     }
+    case PROTO_API_AlterPartitionReassignments: {
+        const struct AlterPartitionReassignmentsResponse *r = resp;
+        if (r->ErrorCode == ERR_NOT_CONTROLLER)
+            return true;
+        for (int32_t i = 0; i < r->Responses.n; i++) {
+            const struct ReassignableTopicResponse *t = &r->Responses.v[i];
+            for (int32_t j = 0; j < t->Partitions.n; j++)
+                if (t->Partitions.v[j].ErrorCode == ERR_NOT_CONTROLLER)
+                    return true;
+        }
+        return false;
+    }
+    case PROTO_API_ListPartitionReassignments:
+        return ((const struct ListPartitionReassignmentsResponse *)resp)->ErrorCode ==
+               ERR_NOT_CONTROLLER;
     default:
         return false;
     }
@@ -272,6 +295,35 @@ static void *error_answer(struct net_request *req, int16_t err, const char *msg)
                 t->PartitionResult.v[j].ErrorMessage = m;
             }
         }
+        return rs;
+    }
+    case PROTO_API_AlterPartitionReassignments: {
+        const struct AlterPartitionReassignmentsRequest *rq = req->body;
+        struct AlterPartitionReassignmentsResponse *rs = arena_alloc(ar, sizeof *rs);
+        if (rs == NULL || ALLOC_ITEMS(rs->Responses, rq->Topics.n) == NULL)
+            return NULL;
+        rs->ErrorCode = err;
+        rs->ErrorMessage = m;
+        for (int32_t i = 0; i < rs->Responses.n; i++) {
+            const struct ReassignableTopic *tp = &rq->Topics.v[i];
+            struct ReassignableTopicResponse *t = &rs->Responses.v[i];
+            t->Name = tp->Name;
+            if (ALLOC_ITEMS(t->Partitions, tp->Partitions.n) == NULL)
+                return NULL;
+            for (int32_t j = 0; j < t->Partitions.n; j++) {
+                t->Partitions.v[j].PartitionIndex = tp->Partitions.v[j].PartitionIndex;
+                t->Partitions.v[j].ErrorCode = err;
+                t->Partitions.v[j].ErrorMessage = m;
+            }
+        }
+        return rs;
+    }
+    case PROTO_API_ListPartitionReassignments: {
+        struct ListPartitionReassignmentsResponse *rs = arena_alloc(ar, sizeof *rs);
+        if (rs == NULL)
+            return NULL;
+        rs->ErrorCode = err;
+        rs->ErrorMessage = m;
         return rs;
     }
     default:

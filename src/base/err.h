@@ -12,8 +12,8 @@
  *   that value on the spot, and returns ERR_IO;
  * - a caller that gets ERR_IO never looks at errno: the reason is already logged. A reason a
  *   caller must act on gets its own code instead (ERR_NOTFOUND for a missing file).
- * The tables of system calls that tests replace (struct log_io, pstate_sys) are the system
- * calls themselves and keep POSIX's -1-and-errno. */
+ * The table of system calls that tests replace (struct sysio, base/sysio.h) holds the system
+ * calls themselves and keeps POSIX's -1-and-errno. */
 #ifndef TALLY_BASE_ERR_H
 #define TALLY_BASE_ERR_H
 

@@ -4,15 +4,13 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <unistd.h>
 
 #include "err.h"
-#include "slog.h"
+#include "sysio.h"
 
 struct entry {
     char *key, *value;
@@ -98,83 +96,64 @@ int props_set_line(struct props *p, const char *line)
     return props_set(p, k, trim(sep + 1));
 }
 
-int props_load(struct props *p, const char *path, int *bad_line)
+/* A properties file holds at most this many bytes; a larger one is refused. */
+#define PROPS_FILE_MAX ((size_t)1 << 20)
+
+int props_load(struct props *p, const struct sysio *io, const char *path, int *bad_line)
 {
-    FILE *f = fopen(path, "r");
-    char line[4096];
-    int no = 0, rc = 0;
-    if (f == NULL) {
-        int e = errno;
-        if (e == ENOENT)
-            return ERR_NOTFOUND;
-        slog_error("props", "cannot open %s: %s", path, strerror(e));
-        return ERR_IO;
+    char *buf, *line, *next;
+    size_t len;
+    int no = 0, rc = sysio_read_file(io, "props", path, PROPS_FILE_MAX, &buf, &len);
+
+    if (rc != 0)
+        return rc;
+    if (strlen(buf) != len) {
+        /* A NUL byte in a text file: say where, as for any line that does not parse. */
+        no = 1;
+        for (const char *q = buf; *q; q++)
+            no += *q == '\n';
+        rc = ERR_PARSE;
+        goto out;
     }
-    while (fgets(line, sizeof line, f)) {
-        char *s = trim(line);
+    for (line = buf; line != NULL && *line != '\0'; line = next) {
+        char *s;
+        next = strchr(line, '\n');
+        if (next != NULL)
+            *next++ = '\0';
         no++;
+        s = trim(line);
         if (*s == '\0' || *s == '#' || *s == '!')
             continue;
         rc = props_set_line(p, s);
-        if (rc != 0) {
-            if (bad_line)
-                *bad_line = no;
+        if (rc != 0)
             break;
-        }
     }
-    fclose(f);
+out:
+    if (rc != 0 && bad_line)
+        *bad_line = no;
+    free(buf);
     return rc;
 }
 
-int props_store(const struct props *p, const char *path, const char *comment)
+int props_store(const struct props *p, const struct sysio *io, const char *path,
+                const char *comment)
 {
-    char tmp[4096];
-    const char *what;
-    FILE *f;
-    int fd, e;
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    f = fopen(tmp, "w");
-    if (f == NULL) {
-        e = errno;
-        what = "create";
-        goto err;
-    }
-    if (comment)
-        fprintf(f, "# %s\n", comment);
-    for (size_t i = 0; i < p->n; i++)
-        fprintf(f, "%s=%s\n", p->v[i].key, p->v[i].value);
-    if (fflush(f) != 0 || fsync(fileno(f)) != 0) {
-        e = errno; /* before fclose, which may change it */
-        what = "write";
-        fclose(f);
-        goto err;
-    }
-    if (fclose(f) != 0) {
-        e = errno;
-        what = "write";
-        goto err;
-    }
-    if (rename(tmp, path) != 0) {
-        e = errno;
-        what = "rename";
-        goto err;
-    }
-    /* Make the rename itself durable. */
-    snprintf(tmp, sizeof tmp, "%s", path);
-    char *slash = strrchr(tmp, '/');
-    if (slash) {
-        *slash = '\0';
-        fd = open(tmp[0] ? tmp : "/", O_RDONLY | O_DIRECTORY);
-        if (fd >= 0) {
-            fsync(fd);
-            close(fd);
-        }
-    }
-    return 0;
+    size_t cap = 64 + (comment ? strlen(comment) : 0), len = 0;
+    char *buf;
+    int rc;
 
-err:
-    slog_error("props", "cannot %s %s: %s", what, tmp, strerror(e));
-    return ERR_IO;
+    for (size_t i = 0; i < p->n; i++)
+        cap += strlen(p->v[i].key) + strlen(p->v[i].value) + 2;
+    buf = malloc(cap);
+    if (buf == NULL)
+        return ERR_NOMEM;
+    if (comment)
+        len += (size_t)snprintf(buf + len, cap - len, "# %s\n", comment);
+    for (size_t i = 0; i < p->n; i++)
+        len += (size_t)snprintf(buf + len, cap - len, "%s=%s\n", p->v[i].key, p->v[i].value);
+    rc = sysio_write_atomic(io, "props", path, buf, len);
+    free(buf);
+    return rc;
 }
 
 const char *props_get(const struct props *p, const char *key)

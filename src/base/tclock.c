@@ -124,6 +124,15 @@ int64_t tclock_next_due(const struct tclock *c)
 static void on_uv_timer(uv_timer_t *h)
 {
     struct tclock_timer *t = h->data;
+    /* libuv counts a timeout from the loop's cached time, which lags the monotonic clock by
+     * however long the loop has run since it last read it; a timer started late in a busy
+     * iteration would fire that much before due_ms. A caller comparing tclock_mono_ms with
+     * its own deadline would then see the deadline not reached yet: wait for the rest. */
+    int64_t now = tclock_mono_ms(t->clock);
+    if (t->repeat_ms <= 0 && now < t->due_ms) {
+        uv_timer_start(h, on_uv_timer, (uint64_t)(t->due_ms - now), 0);
+        return;
+    }
     if (t->repeat_ms <= 0)
         t->active = false;
     t->cb(t);

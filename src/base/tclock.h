@@ -49,8 +49,10 @@ int64_t tclock_mono_ms(const struct tclock *c);
 
 void tclock_timer_init(struct tclock *c, struct tclock_timer *t, tclock_cb cb, void *data);
 
-/* (Re)arms the timer to fire after `after_ms` (>= 0), then every `repeat_ms` if > 0.
- * Returns 0, or ERR_NOMEM (real clock: no handle could be allocated). */
+/* (Re)arms the timer to fire after `after_ms` (>= 0), then every `repeat_ms` if > 0; a
+ * one-shot timer never fires before tclock_mono_ms has reached its due time (start time +
+ * after_ms), on the real clock too. Returns 0, or ERR_NOMEM (real clock: no handle could be
+ * allocated). */
 int tclock_timer_start(struct tclock_timer *t, int64_t after_ms, int64_t repeat_ms);
 
 /* Disarms the timer; a no-op when it is not armed. */

@@ -29,6 +29,7 @@
 #include "record/record.h"
 #include "replica/partition_sm.h"
 #include "replica/replica.h"
+#include "replica/throttle.h"
 
 /* The first Fetch version whose readers take magic 2 batches, and the first that takes zstd. */
 #define FETCH_V_MAGIC2 4
@@ -47,6 +48,7 @@ struct fetch_part {
     struct record_legacy_buf conv; /* Fetch v0-3: the slice as magic 0/1 messages */
     int conv_rc;                   /* from the thread pool: 0 or the partition's error */
     bool diverging;                /* a replica's log diverges: DivergingEpoch, no records */
+    bool throttle_counted;         /* its bytes count toward the leader's replication quota */
 };
 
 struct fetch_call {
@@ -57,6 +59,7 @@ struct fetch_call {
     int32_t n_parts;
     struct purgatory_op op; /* while parked */
     bool evaluated;         /* the slices in hand are the answer's (no second look) */
+    bool held;              /* a partition was held back by a replication throttle */
     uv_work_t work;         /* converting or checking old versions' data on the pool */
 };
 
@@ -108,6 +111,7 @@ static size_t evaluate(struct fetch_call *c, bool *any_error)
 {
     struct FetchRequest *rq = c->req->body;
     size_t total = 0, max_total = rq->MaxBytes > 0 ? (size_t)rq->MaxBytes : 0;
+    size_t throttled = 0; /* bytes of partitions whose bytes count toward the leader's quota */
     enum partition_reader reader = fetch_reader(rq);
 
     *any_error = false;
@@ -150,10 +154,22 @@ static size_t evaluate(struct fetch_call *c, bool *any_error)
             fp->has_slice = false;
         }
         size_t budget = fp->in->PartitionMaxBytes > 0 ? (size_t)fp->in->PartitionMaxBytes : 0;
+        bool held = false;
         if (total >= max_total && total > 0)
             budget = 0; /* only the offset is checked */
         else if (max_total - total < budget)
             budget = max_total - total;
+        /* Replication throttles (Kafka's ReplicationQuotaManager): a follower out of the ISR
+         * of a throttled partition gets what leader.replication.throttled.rate still allows,
+         * nothing once it is spent (the fetch then waits like one that found no data). */
+        fp->throttle_counted = false;
+        if (reader == PARTITION_READ_REPLICA && budget > 0) {
+            size_t allowed = partition_leader_throttle(p, rq->ReplicaId, budget, throttled,
+                                                       &fp->throttle_counted);
+            held = allowed == 0;
+            budget = held ? 0 : allowed;
+            c->held = c->held || held;
+        }
         rc = partition_read(p, fp->in->FetchOffset, budget, reader, &fp->slice);
         if (rc != 0) {
             o->ErrorCode = (int16_t)(rc == ERR_IO ? ERR_KAFKA_STORAGE_ERROR : err_wire(rc));
@@ -162,13 +178,16 @@ static size_t evaluate(struct fetch_call *c, bool *any_error)
         }
         fp->has_slice = true;
         /* Only the first partition with data may exceed the limits (KIP-74: so that a batch
-         * larger than the limits can still be consumed). */
-        if ((total >= max_total && total > 0) || (total > 0 && fp->slice.len > budget)) {
+         * larger than the limits can still be consumed); a throttled one held back sends
+         * nothing (its offset was checked). */
+        if (held || (total >= max_total && total > 0) || (total > 0 && fp->slice.len > budget)) {
             partition_slice_release(p, &fp->slice);
             fp->has_slice = false;
             continue;
         }
         total += fp->slice.len;
+        if (fp->throttle_counted)
+            throttled += fp->slice.len;
     }
     return total;
 }
@@ -230,6 +249,10 @@ static void send_answer(struct fetch_call *c)
             o->ErrorCode == 0)
             add_aborted(c, fp);
         if (fp->has_slice && fp->slice.len > 0 && o->ErrorCode == 0) {
+            /* Every byte of a throttled partition counts, an in-sync follower's too (Kafka:
+             * the whole replication traffic of throttled replicas stays under the rate). */
+            if (fp->throttle_counted)
+                partition_leader_sent(fp->p, fp->slice.len);
             fp->range.fd = fp->slice.fd;
             fp->range.pos = (int64_t)fp->slice.pos;
             fp->range.len = fp->slice.len;
@@ -426,7 +449,10 @@ static void park(struct broker *b, struct fetch_call *c)
         purgatory_complete(&c->op);
         return;
     }
-    purgatory_op_start(&c->op, rq->MaxWaitMs);
+    /* Held back by a throttle: the quota frees up slot by slot whether data comes or not, so
+     * the fetch looks again after a slot rather than replica.fetch.wait.max.ms. */
+    purgatory_op_start(&c->op, c->held && rq->MaxWaitMs > THROTTLE_SLOT_MS ? THROTTLE_SLOT_MS
+                                                                           : rq->MaxWaitMs);
 }
 
 /* A replica's fetch of one partition, through the partition's replication state machine.

@@ -57,18 +57,21 @@ static const struct config_def defs[] = {
      "src/replica/partition.c"},
     {"follower.replication.throttled.replicas", NULL, CT_LIST, "", 0, 0, NULL, true,
      "Replicas whose follower-side log replication is throttled: a list of "
-     "partition:brokerId pairs, or \"*\" for every replica of the topic. Stored, no effect in "
-     "Tally: it applies no replication quota.",
-     CF_THROTTLED_LIST, NULL},
+     "partition:brokerId pairs, or \"*\" for every replica of the topic. A listed replica out "
+     "of the ISR fetches only what its broker's follower.replication.throttled.rate allows; "
+     "in-sync replicas are never held back, but what they fetch counts toward the rate.",
+     CF_THROTTLED_LIST, "src/replica/partition.c"},
     {"index.interval.bytes", "log.index.interval.bytes", CT_INT, "4096", 0, I32MAX, NULL, true,
      "How many bytes of batches go between two entries of the offset index: smaller means a "
      "larger index and more exact positioning of reads.",
      0, "src/replica/partition.c"},
     {"leader.replication.throttled.replicas", NULL, CT_LIST, "", 0, 0, NULL, true,
      "Replicas whose leader-side log replication is throttled: a list of partition:brokerId "
-     "pairs, or \"*\" for every replica of the topic. Stored, no effect in Tally: it applies no "
-     "replication quota.",
-     CF_THROTTLED_LIST, NULL},
+     "pairs, or \"*\" for every replica of the topic. A leader listed for a partition sends its "
+     "followers that are out of the ISR only what its leader.replication.throttled.rate "
+     "allows; in-sync followers are never held back, but what they are sent counts toward "
+     "the rate.",
+     CF_THROTTLED_LIST, "src/replica/partition.c"},
     {"local.retention.bytes", "log.local.retention.bytes", CT_LONG, "-2", -2, I64MAX, NULL, true,
      "With tiered storage, the most bytes a partition keeps locally (-2: retention.bytes). "
      "Stored, no effect in Tally: it has no tiered storage.",
@@ -565,9 +568,9 @@ static const struct config_def defs[] = {
      0, NULL},
     {NULL, "follower.replication.throttled.rate", CT_LONG, LMAX, 0, I64MAX, NULL, true,
      "The replication rate limit on the follower side for the replicas listed in "
-     "follower.replication.throttled.replicas (bytes/s). Stored, no effect in Tally: it "
-     "applies no quotas.",
-     0, NULL},
+     "follower.replication.throttled.replicas (bytes/s), measured over a 1 s window of what "
+     "this broker fetches of them.",
+     0, "src/replica/partition.c"},
     {NULL, "group.consumer.assignors", CT_LIST,
      "org.apache.kafka.coordinator.group.assignor.UniformAssignor,org.apache.kafka.coordinator."
      "group.assignor.RangeAssignor",
@@ -702,9 +705,9 @@ static const struct config_def defs[] = {
      0, NULL},
     {NULL, "leader.replication.throttled.rate", CT_LONG, LMAX, 0, I64MAX, NULL, true,
      "The replication rate limit on the leader side for the replicas listed in "
-     "leader.replication.throttled.replicas (bytes/s). Stored, no effect in Tally: it "
-     "applies no quotas.",
-     0, NULL},
+     "leader.replication.throttled.replicas (bytes/s), measured over a 1 s window of what "
+     "this broker sends its followers of them.",
+     0, "src/replica/partition.c"},
     {NULL, "listener.security.protocol.map", CT_STRING,
      "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT", 0, 0, NULL,
      true,

@@ -791,3 +791,204 @@ void controller_allocate_producer_ids(struct controller *c, struct net_request *
     g->broker_id = rq->BrokerId;
     propose_grant(g);
 }
+
+/* ---- AlterPartitionReassignments, ListPartitionReassignments ------------------------------ */
+
+struct reassign {
+    struct controller *c;
+    struct net_request *req;
+    struct AlterPartitionReassignmentsResponse *rs;
+};
+
+/* Logs what a reassignment request changed, once applied: each partition's replicas as the
+ * image now holds them. */
+static void log_reassignments(struct reassign *r)
+{
+    const struct AlterPartitionReassignmentsRequest *rq = r->req->body;
+    for (int32_t i = 0; i < r->rs->Responses.n; i++) {
+        const struct ReassignableTopicResponse *t = &r->rs->Responses.v[i];
+        const struct meta_topic *mt = t->Name ? meta_topic_by_name(r->c->meta, t->Name) : NULL;
+        for (int32_t j = 0; mt && j < t->Partitions.n; j++) {
+            const struct ReassignablePartitionResponse *o = &t->Partitions.v[j];
+            const struct meta_partition *p;
+            char reps[128];
+            size_t k = 0;
+            if (o->ErrorCode != 0 || o->PartitionIndex < 0 || o->PartitionIndex >= mt->n_partitions)
+                continue;
+            p = &mt->partitions[o->PartitionIndex];
+            reps[0] = '\0';
+            for (int32_t x = 0; x < p->n_replicas && k + 12 < sizeof reps; x++)
+                k += (size_t)snprintf(reps + k, sizeof reps - k, "%s%d", x ? "," : "",
+                                      p->replicas[x]);
+            slog_info("controller", "%s-%d: reassignment %s: replicas [%s], %d adding, %d removing",
+                      t->Name, o->PartitionIndex,
+                      rq->Topics.v[i].Partitions.v[j].Replicas.n < 0 ? "cancelled" : "accepted",
+                      reps, p->n_adding, p->n_removing);
+        }
+    }
+}
+
+static void on_reassign_applied(void *arg, int err)
+{
+    struct reassign *r = arg;
+    int16_t code = (int16_t)(err == ERR_SHUTDOWN ? ERR_NOT_CONTROLLER : err_wire(err));
+    if (err != 0) {
+        /* Refused whole (a concurrent change of one of its partitions won the compare-and-set,
+         * or leadership was lost): every partition that had a change says so; the client
+         * retries. */
+        for (int32_t i = 0; i < r->rs->Responses.n; i++) {
+            struct ReassignableTopicResponse *t = &r->rs->Responses.v[i];
+            for (int32_t j = 0; j < t->Partitions.n; j++)
+                if (t->Partitions.v[j].ErrorCode == 0)
+                    t->Partitions.v[j].ErrorCode = code;
+        }
+    } else {
+        log_reassignments(r);
+    }
+    net_respond(r->req, r->rs);
+}
+
+void controller_alter_partition_reassignments(struct controller *c, struct net_request *req)
+{
+    struct AlterPartitionReassignmentsRequest *rq = req->body;
+    struct reassign *r = req_alloc(req, sizeof *r);
+    struct AlterPartitionReassignmentsResponse *rs = req_alloc(req, sizeof *rs);
+    int32_t nt = rq->Topics.n > 0 ? rq->Topics.n : 0;
+    bool active = controller_active(c);
+    struct ctl_out out;
+    char why[512];
+
+    if (r == NULL || rs == NULL ||
+        (rs->Responses.v = req_alloc(req, ((size_t)nt + 1) * sizeof *rs->Responses.v)) == NULL) {
+        net_close_connection(req);
+        return;
+    }
+    r->c = c;
+    r->req = req;
+    r->rs = rs;
+    rs->Responses.n = nt;
+    /* Not the controller: the error at the top and in every partition, as Kafka's error
+     * answer, so that a broker forwarding it sees the refusal and retries elsewhere. */
+    if (!active)
+        rs->ErrorCode = ERR_NOT_CONTROLLER;
+    ctl_out_init(&out);
+    for (int32_t i = 0; i < nt; i++) {
+        const struct ReassignableTopic *t = &rq->Topics.v[i];
+        struct ReassignableTopicResponse *tr = &rs->Responses.v[i];
+        int32_t np = t->Partitions.n > 0 ? t->Partitions.n : 0;
+        tr->Name = t->Name;
+        tr->Partitions.v = req_alloc(req, ((size_t)np + 1) * sizeof *tr->Partitions.v);
+        if (tr->Partitions.v == NULL)
+            goto oom;
+        tr->Partitions.n = np;
+        for (int32_t j = 0; j < np; j++) {
+            const struct ReassignablePartition *pd = &t->Partitions.v[j];
+            struct ReassignablePartitionResponse *o = &tr->Partitions.v[j];
+            int rc;
+            o->PartitionIndex = pd->PartitionIndex;
+            if (!active) {
+                o->ErrorCode = ERR_NOT_CONTROLLER;
+                continue;
+            }
+            rc = ctl_sm_reassign(c->sm, meta_get_image(c->meta), t->Name, pd->PartitionIndex,
+                                 pd->Replicas.v, pd->Replicas.n < 0 ? -1 : pd->Replicas.n, &out,
+                                 why, sizeof why);
+            if (rc == ERR_NOMEM || out.oom)
+                goto oom;
+            o->ErrorCode = (int16_t)err_wire(rc);
+            if (rc != 0 && why[0] != '\0' &&
+                (o->ErrorMessage = arena_strndup(req->arena, why, strlen(why))) == NULL)
+                goto oom;
+        }
+    }
+    if (out.n == 0)
+        net_respond(req, rs);
+    else if (meta_propose(c->meta, out.recs, out.n, on_reassign_applied, r) != 0)
+        on_reassign_applied(r, ERR_NOT_CONTROLLER);
+    ctl_out_free(&out);
+    return;
+
+oom:
+    ctl_out_free(&out);
+    slog_error("controller", "out of memory in AlterPartitionReassignments from %s; closing",
+               req->peer);
+    net_close_connection(req);
+}
+
+/* One topic's partitions in progress among `idx` (NULL: all of them) into `o`; false when
+ * out of memory. o->Partitions.n is 0 when none is. */
+static bool list_topic(struct net_request *req, const struct meta_topic *t, const int32_t *idx,
+                       int32_t n_idx, struct OngoingTopicReassignment *o)
+{
+    int32_t n = idx ? n_idx : t->n_partitions;
+    o->Name = t->name;
+    o->Partitions.n = 0;
+    o->Partitions.v = req_alloc(req, ((size_t)(n > 0 ? n : 0) + 1) * sizeof *o->Partitions.v);
+    if (o->Partitions.v == NULL)
+        return false;
+    for (int32_t k = 0; k < n; k++) {
+        int32_t i = idx ? idx[k] : k;
+        const struct meta_partition *p;
+        struct OngoingPartitionReassignment *x;
+        if (i < 0 || i >= t->n_partitions || !ctl_reassigning(&t->partitions[i]))
+            continue;
+        p = &t->partitions[i];
+        x = &o->Partitions.v[o->Partitions.n++];
+        x->PartitionIndex = i;
+        /* The image's arrays stay valid until control returns to the loop: the answer is
+         * encoded before that. */
+        x->Replicas.v = p->replicas;
+        x->Replicas.n = p->n_replicas;
+        x->AddingReplicas.v = p->adding;
+        x->AddingReplicas.n = p->n_adding;
+        x->RemovingReplicas.v = p->removing;
+        x->RemovingReplicas.n = p->n_removing;
+    }
+    return true;
+}
+
+void controller_list_partition_reassignments(struct controller *c, struct net_request *req)
+{
+    struct ListPartitionReassignmentsRequest *rq = req->body;
+    struct ListPartitionReassignmentsResponse *rs = req_alloc(req, sizeof *rs);
+    const struct meta_topic *const *topics = NULL;
+    size_t n_topics = 0;
+    int32_t n;
+
+    if (rs == NULL) {
+        net_close_connection(req);
+        return;
+    }
+    if (!controller_active(c)) {
+        rs->ErrorCode = ERR_NOT_CONTROLLER;
+        net_respond(req, rs);
+        return;
+    }
+    /* Null: every reassignment in progress (Kafka's listing of all); else the topics named,
+     * those unknown left out. */
+    if (rq->Topics.n < 0)
+        topics = meta_topics(c->meta, &n_topics);
+    n = rq->Topics.n < 0 ? (int32_t)n_topics : rq->Topics.n;
+    rs->Topics.v = req_alloc(req, ((size_t)n + 1) * sizeof *rs->Topics.v);
+    if (rs->Topics.v == NULL) {
+        net_close_connection(req);
+        return;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        const struct ListPartitionReassignmentsTopics *want =
+            rq->Topics.n < 0 ? NULL : &rq->Topics.v[i];
+        const struct meta_topic *t =
+            want ? (want->Name ? meta_topic_by_name(c->meta, want->Name) : NULL) : topics[i];
+        struct OngoingTopicReassignment *o = &rs->Topics.v[rs->Topics.n];
+        if (t == NULL)
+            continue;
+        if (!list_topic(req, t, want ? want->PartitionIndexes.v : NULL,
+                        want ? want->PartitionIndexes.n : 0, o)) {
+            net_close_connection(req);
+            return;
+        }
+        if (o->Partitions.n > 0)
+            rs->Topics.n++;
+    }
+    net_respond(req, rs);
+}

@@ -3,9 +3,10 @@
  * has applied everything committed before it took over: meta_controller_ready) it keeps the
  * broker sessions of controller_sm.h, looks every CONTROLLER_TICK_MS for expired sessions,
  * offline partitions and preferred leaders to restore, and answers the broker-to-controller
- * APIs — BrokerRegistration, BrokerHeartbeat, AlterPartition, ElectLeaders and
- * AllocateProducerIds — by proposing the records its decisions return and answering once they
- * applied. On any other node those APIs answer NOT_CONTROLLER (the caller looks the
+ * APIs — BrokerRegistration, BrokerHeartbeat, AlterPartition, ElectLeaders,
+ * AllocateProducerIds and the reassignments' AlterPartitionReassignments and
+ * ListPartitionReassignments — by proposing the records its decisions return and answering
+ * once they applied. On any other node those APIs answer NOT_CONTROLLER (the caller looks the
  * controller up again). */
 #ifndef TALLY_CONTROLLER_H
 #define TALLY_CONTROLLER_H
@@ -50,5 +51,9 @@ void controller_broker_heartbeat(struct controller *c, struct net_request *req);
 void controller_alter_partition(struct controller *c, struct net_request *req);
 void controller_elect_leaders(struct controller *c, struct net_request *req);
 void controller_allocate_producer_ids(struct controller *c, struct net_request *req);
+/* AlterPartitionReassignments (45) and ListPartitionReassignments (46), client APIs that only
+ * the controller answers (other brokers forward them: admin/forward.c). */
+void controller_alter_partition_reassignments(struct controller *c, struct net_request *req);
+void controller_list_partition_reassignments(struct controller *c, struct net_request *req);
 
 #endif

@@ -2,10 +2,11 @@
 /* controller_sm: the active controller's decisions as pure functions of a metadata image, the
  * broker sessions it keeps and the time it is told — broker registration, heartbeats and
  * fencing, replica placement (rack-aware), leader elections (clean, unclean, preferred), ISR
- * changes (AlterPartition) and controlled shutdown. A decision is a list of metadata records
- * to propose as one batch (struct ctl_out) and, for a request, its answer. No sockets, no
- * raft, no clock: controller/controller.c proposes the records through meta/ and answers the
- * RPCs; the unit tests' cluster fixture applies them to a bare meta_image on virtual time.
+ * changes (AlterPartition), controlled shutdown and reassignments. A decision is a list of
+ * metadata records to propose as one batch (struct ctl_out) and, for a request, its answer.
+ * No sockets, no raft, no clock: controller/controller.c proposes the records through meta/
+ * and answers the RPCs; the unit tests' cluster fixture applies them to a bare meta_image on
+ * virtual time.
  *
  * Decisions are taken on the image as committed. Two decisions taken on the same state
  * cannot both apply: partition changes are compare-and-set on the partition epoch and
@@ -13,8 +14,10 @@
  * whole (INVALID_UPDATE_VERSION / STALE_BROKER_EPOCH) and decided again on the new image.
  *
  * Rules, Kafka's (KRaft's ReplicationControlManager, BrokerHeartbeatManager) unless said:
- * - Every leader change bumps the leader epoch; an ISR-only change bumps only the partition
- *   epoch (KAFKA-15021). Every change bumps the partition epoch by one.
+ * - Every leader change bumps the leader epoch, and so does a change that takes a replica out
+ *   of the replicas (a reassignment's end or cancellation, as Kafka's PartitionChangeBuilder
+ *   does); an ISR-only change bumps only the partition epoch (KAFKA-15021). Every change
+ *   bumps the partition epoch by one.
  * - A clean election picks the first replica (in replica order) that is in the ISR and
  *   unfenced and not shutting down; with none, the first such replica in the ELR (below),
  *   which becomes the ISR alone — a clean election, not RECOVERING: it holds every committed
@@ -213,6 +216,54 @@ int ctl_sm_alter_partition(struct ctl_sm *c, const struct meta_image *img,
  * ELIGIBLE_LEADERS_NOT_AVAILABLE when no replica is eligible). 0 with the record in `out`. */
 int ctl_sm_elect(struct ctl_sm *c, const struct meta_image *img, const uint8_t topic_id[16],
                  int32_t partition, bool unclean, struct ctl_out *out);
+
+/* ---- reassignment (KIP-455) ------------------------------------------------------------- */
+
+/* Checks a replica list given by hand — a CreateTopics or CreatePartitions assignment, a
+ * reassignment's target — as Kafka's validateManualPartitionAssignment does: at least one
+ * replica, no broker twice, every broker registered (a fenced one too), and, when rf >= 0,
+ * exactly rf replicas (a new partition of an existing topic, or of a topic whose other
+ * partitions are given, has the replication factor of its siblings). Returns 0, or
+ * INVALID_REPLICA_ASSIGNMENT with the reason written into why[0..why_len). */
+int ctl_check_assignment(const struct meta_image *img, const int32_t *replicas, int32_t n,
+                         int32_t rf, char *why, size_t why_len);
+
+/* AlterPartitionReassignments (API 45) for one partition, Kafka's KRaft rules (its
+ * ReplicationControlManager and PartitionReassignmentReplicas):
+ * - A target (n_target >= 0, checked by ctl_check_assignment) starts a reassignment: the
+ *   replicas become the target followed by the current replicas it leaves out (those are
+ *   `removing`), the target's replicas that are new are `adding`, and the ISR and leader
+ *   stay. The current replicas are the partition's replicas as they are, so a second target
+ *   given while one is in progress replaces it: a replica the first one was adding and the
+ *   second leaves out is removed again, and the original replicas it leaves out stay
+ *   removing.
+ * - It completes once every replica of the target is in the ISR — in the same decision when
+ *   that holds already (a reordering, a replica dropped), else in the AlterPartition or the
+ *   periodic look that finds it so (a fencing's, a registration's, a tick's): the replicas
+ *   become the target, the removed ones leave the ISR, the leader epoch goes up (a replica
+ *   left), and a leader that was removed hands over to the first target replica in the ISR
+ *   that is usable. Tally completes only into a partition that keeps a leader; Kafka would
+ *   complete into an offline one.
+ * - n_target < 0 cancels: the replicas that were being added leave the replicas and the ISR
+ *   (the replica order is the reassignment's: Kafka keeps no other), nothing is removing,
+ *   and the leader moves if it was one of the added. NO_REASSIGNMENT_IN_PROGRESS when none
+ *   is. When the ISR would become empty (only added replicas were in sync) the revert is an
+ *   unclean election: refused (INVALID_REPLICA_ASSIGNMENT) unless
+ *   unclean.leader.election.enable holds for the topic; then the first usable replica of the
+ *   original ones becomes the ISR and leader, RECOVERING (Kafka takes the first one
+ *   whatever its state).
+ * Returns 0 with the PARTITION_CHANGE in `out` (none when nothing changes: the target is the
+ * current assignment), or UNKNOWN_TOPIC_OR_PARTITION, INVALID_REPLICA_ASSIGNMENT (why set),
+ * NO_REASSIGNMENT_IN_PROGRESS, INVALID_REQUEST (`out` already changes this partition: one
+ * request named it twice), ERR_NOMEM. Records of several calls into one `out` apply as one
+ * batch. */
+int ctl_sm_reassign(struct ctl_sm *c, const struct meta_image *img, const char *topic,
+                    int32_t partition, const int32_t *target, int32_t n_target, struct ctl_out *out,
+                    char *why, size_t why_len);
+
+/* Whether a reassignment of the partition is in progress (ListPartitionReassignments lists
+ * those: replicas, adding, removing as the image holds them). */
+bool ctl_reassigning(const struct meta_partition *p);
 
 /* Replica placement for `n_partitions` new partitions numbered from `first_partition`, `rf`
  * replicas each, over the registered, unfenced brokers that are not shutting down:

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* partition_change: how the controller changes a partition — brokers leaving ISRs, clean and
- * unclean elections, preferred leaders, AlterPartition and ElectLeaders — always as one
- * PARTITION_CHANGE per partition and decision, computed against the image as the decision's
- * broker overrides will leave it. The rules are controller_sm.h's. */
+ * unclean elections, preferred leaders, AlterPartition, ElectLeaders and reassignments —
+ * always as one PARTITION_CHANGE per partition and decision, computed against the image as
+ * the decision's broker overrides will leave it. The rules are controller_sm.h's. */
 #include "controller/controller_int.h"
 
 #include <assert.h>
@@ -138,6 +138,15 @@ static bool same_set(const int32_t *a, int32_t na, const int32_t *b, int32_t nb)
     return true;
 }
 
+/* Every member of b is in a. */
+static bool has_all(const int32_t *a, int32_t na, const int32_t *b, int32_t nb)
+{
+    for (int32_t i = 0; i < nb; i++)
+        if (!has(a, na, b[i]))
+            return false;
+    return true;
+}
+
 /* -1 not set (or not a boolean), 0 false, 1 true. */
 static int config_bool(const char *v)
 {
@@ -269,11 +278,14 @@ static bool target_changes(const struct meta_partition *p, const struct target *
            !same_list(t->isr, t->n_isr, p->isr, p->n_isr) ||
            !same_list(t->elr, t->n_elr, p->elr, p->n_elr) ||
            !same_list(t->replicas, t->n_replicas, p->replicas, p->n_replicas) ||
-           t->n_adding != p->n_adding || t->n_removing != p->n_removing;
+           !same_list(t->adding, t->n_adding, p->adding, p->n_adding) ||
+           !same_list(t->removing, t->n_removing, p->removing, p->n_removing);
 }
 
 /* Appends the PARTITION_CHANGE that turns `p` into `t`: the partition epoch goes up by one,
- * the leader epoch only when the leader changes (KAFKA-15021). */
+ * the leader epoch when the leader changes or a replica leaves the replicas (Kafka's
+ * PartitionChangeBuilder: the removed replica's fetches are fenced), never for the ISR alone
+ * (KAFKA-15021). */
 static bool emit(struct ctl_out *o, const struct meta_topic *topic, const struct meta_partition *p,
                  const struct target *t)
 {
@@ -284,7 +296,11 @@ static bool emit(struct ctl_out *o, const struct meta_topic *topic, const struct
     memcpy(r->u.partition.topic_id, topic->id, 16);
     r->u.partition.partition = p->partition;
     r->u.partition.leader = t->leader;
-    r->u.partition.leader_epoch = p->leader_epoch + (t->leader != p->leader ? 1 : 0);
+    r->u.partition.leader_epoch =
+        p->leader_epoch +
+        (t->leader != p->leader || !has_all(t->replicas, t->n_replicas, p->replicas, p->n_replicas)
+             ? 1
+             : 0);
     r->u.partition.partition_epoch = p->partition_epoch + 1;
     r->u.partition.leader_recovery_state = t->recovery;
     r->u.partition.n_replicas = t->n_replicas;
@@ -437,6 +453,72 @@ static bool needs_election(const struct ctl_plan *pl, const struct target *t)
     return fenced || (shutting && evicted(pl, t->leader));
 }
 
+/* ---- a reassignment's end ---------------------------------------------------------------- */
+
+/* Kafka's rule (PartitionReassignmentReplicas.maybeCompleteReassignment): a reassignment in
+ * progress in `t` is done once, with the replicas being removed left out of the replicas and
+ * the ISR, neither is empty and the ISR holds every replica that stays; the target's replicas
+ * and ISR become those and nothing is adding or removing any more. Tally adds that some
+ * replica that stays is usable, so that a reassignment never ends in an offline partition (it
+ * ends at a later look). False only on out of memory. */
+static bool try_complete(struct ctl_plan *pl, struct target *t)
+{
+    int32_t *reps, n_reps = 0, n_isr = 0;
+    bool usable = false;
+
+    if (t->n_adding == 0 && t->n_removing == 0)
+        return true;
+    for (int32_t i = 0; i < t->n_isr; i++)
+        n_isr += !has(t->removing, t->n_removing, t->isr[i]);
+    for (int32_t i = 0; i < t->n_replicas; i++) {
+        int32_t r = t->replicas[i];
+        if (has(t->removing, t->n_removing, r))
+            continue;
+        if (!has(t->isr, t->n_isr, r))
+            return true; /* a replica that stays is not in sync yet */
+        n_reps++;
+        usable = usable || ctl_plan_usable(pl, r);
+    }
+    if (n_isr == 0 || n_reps == 0 || !usable)
+        return true;
+    reps = arena_alloc(pl->out->arena, (size_t)n_reps * sizeof *reps);
+    if (reps == NULL) {
+        pl->out->oom = true;
+        return false;
+    }
+    n_reps = 0;
+    for (int32_t i = 0; i < t->n_replicas; i++)
+        if (!has(t->removing, t->n_removing, t->replicas[i]))
+            reps[n_reps++] = t->replicas[i];
+    n_isr = 0;
+    for (int32_t i = 0; i < t->n_isr; i++)
+        if (!has(t->removing, t->n_removing, t->isr[i]))
+            t->isr[n_isr++] = t->isr[i];
+    t->n_isr = n_isr;
+    t->replicas = reps;
+    t->n_replicas = n_reps;
+    t->adding = t->removing = NULL;
+    t->n_adding = t->n_removing = 0;
+    return true;
+}
+
+/* After a change of the replicas or the ISR the leader asked for: it stays while it is a
+ * replica in the ISR and usable; otherwise the first usable replica in the ISR takes over;
+ * with none, a leader still in the ISR keeps it (it is shutting down: the periodic look moves
+ * it once someone can take over), else the partition is offline. */
+static void settle_leader(const struct ctl_plan *pl, struct target *t)
+{
+    bool in = has(t->isr, t->n_isr, t->leader) && has(t->replicas, t->n_replicas, t->leader);
+    int32_t cand;
+    if (in && ctl_plan_usable(pl, t->leader))
+        return;
+    cand = clean_candidate(pl, t);
+    if (cand >= 0)
+        t->leader = cand;
+    else if (!in)
+        t->leader = -1;
+}
+
 size_t ctl_plan_partitions(struct ctl_plan *pl)
 {
     size_t n_topics, added = 0;
@@ -451,6 +533,11 @@ size_t ctl_plan_partitions(struct ctl_plan *pl)
             if (!target_of(pl, p, &t))
                 break;
             evict_isr(pl, p, &t);
+            /* A reassignment may end with any change of the ISR (Kafka's builder looks at
+             * every change): one whose adding replica joined while a removed one was still
+             * needed, or whose last laggard was fenced out. */
+            if (!try_complete(pl, &t))
+                break;
             if (needs_election(pl, &t))
                 elect(pl, ts[i], p, &t);
             target_elr(pl, ts[i], p, &t);
@@ -513,40 +600,6 @@ static bool valid_isr(const int32_t *v, int32_t n, const struct meta_partition *
     return true;
 }
 
-/* A reassignment ends once every replica being added is in the ISR: the replicas being
- * removed leave the replicas and the ISR (unless that would empty it). */
-static void finish_reassignment(struct ctl_out *o, const struct meta_partition *p, struct target *t)
-{
-    int32_t *reps, n_reps = 0, n_isr = 0;
-    if (p->n_adding == 0 && p->n_removing == 0)
-        return;
-    for (int32_t i = 0; i < p->n_adding; i++)
-        if (!has(t->isr, t->n_isr, p->adding[i]))
-            return;
-    for (int32_t i = 0; i < t->n_isr; i++)
-        if (!has(p->removing, p->n_removing, t->isr[i]))
-            n_isr++;
-    if (n_isr == 0)
-        return;
-    reps = arena_alloc(o->arena, (size_t)(p->n_replicas ? p->n_replicas : 1) * sizeof *reps);
-    if (reps == NULL) {
-        o->oom = true;
-        return;
-    }
-    for (int32_t i = 0; i < p->n_replicas; i++)
-        if (!has(p->removing, p->n_removing, p->replicas[i]))
-            reps[n_reps++] = p->replicas[i];
-    n_isr = 0;
-    for (int32_t i = 0; i < t->n_isr; i++)
-        if (!has(p->removing, p->n_removing, t->isr[i]))
-            t->isr[n_isr++] = t->isr[i];
-    t->n_isr = n_isr;
-    t->replicas = reps;
-    t->n_replicas = n_reps;
-    t->n_adding = t->n_removing = 0;
-    t->adding = t->removing = NULL;
-}
-
 int ctl_sm_alter_partition(struct ctl_sm *c, const struct meta_image *img,
                            const struct ctl_alter_partition *a, struct ctl_out *out)
 {
@@ -600,16 +653,12 @@ int ctl_sm_alter_partition(struct ctl_sm *c, const struct meta_image *img,
     memcpy(t.isr, a->isr, (size_t)a->n_isr * sizeof *t.isr);
     t.n_isr = a->n_isr;
     t.recovery = a->leader_recovery_state;
-    finish_reassignment(out, p, &t);
-    /* The leader leaves when a reassignment removed it, or when it is shutting down and the
-     * new ISR holds someone who can take over. */
-    if (!has(t.isr, t.n_isr, t.leader) || !ctl_plan_usable(&pl, t.leader)) {
-        int32_t cand = clean_candidate(&pl, &t);
-        if (cand >= 0)
-            t.leader = cand;
-        else if (!has(t.isr, t.n_isr, t.leader))
-            t.leader = -1;
-    }
+    /* A reassignment whose last replica joins the ISR ends here; the leader leaves when it
+     * ended the leader's place, or when it is shutting down and the new ISR holds someone who
+     * can take over. */
+    if (!try_complete(&pl, &t))
+        return ERR_NOMEM;
+    settle_leader(&pl, &t);
     target_elr(&pl, topic, p, &t);
     if (out->oom || !emit(out, topic, p, &t))
         return ERR_NOMEM;
@@ -661,6 +710,196 @@ int ctl_sm_elect(struct ctl_sm *c, const struct meta_image *img, const uint8_t t
         t.leader = cand;
     }
     target_elr(&pl, topic, p, &t);
+    if (!emit(out, topic, p, &t))
+        return ERR_NOMEM;
+    return 0;
+}
+
+/* ---- reassignments ------------------------------------------------------------------------ */
+
+int ctl_check_assignment(const struct meta_image *img, const int32_t *replicas, int32_t n,
+                         int32_t rf, char *why, size_t why_len)
+{
+    if (n < 1 || replicas == NULL) {
+        snprintf(why, why_len, "The manual partition assignment includes an empty replica list.");
+        return ERR_INVALID_REPLICA_ASSIGNMENT;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        if (has(replicas, i, replicas[i])) {
+            snprintf(why, why_len,
+                     "The manual partition assignment includes the broker %d more than once.",
+                     replicas[i]);
+            return ERR_INVALID_REPLICA_ASSIGNMENT;
+        }
+        if (meta_image_broker_by_id(img, replicas[i]) == NULL) {
+            snprintf(why, why_len,
+                     "The manual partition assignment includes broker %d, but no such broker is "
+                     "registered.",
+                     replicas[i]);
+            return ERR_INVALID_REPLICA_ASSIGNMENT;
+        }
+    }
+    if (rf >= 0 && n != rf) {
+        snprintf(why, why_len,
+                 "The manual partition assignment includes a partition with %d replica(s), but "
+                 "this is not consistent with previous partitions, which have %d replica(s).",
+                 n, rf);
+        return ERR_INVALID_REPLICA_ASSIGNMENT;
+    }
+    return 0;
+}
+
+bool ctl_reassigning(const struct meta_partition *p)
+{
+    return p->n_adding > 0 || p->n_removing > 0;
+}
+
+/* `n` int32s of out's arena (at least one), or NULL with out->oom set. */
+static int32_t *out_array(struct ctl_out *o, int32_t n)
+{
+    int32_t *v = o->arena ? arena_alloc(o->arena, (size_t)(n > 0 ? n : 1) * sizeof *v) : NULL;
+    if (v == NULL)
+        o->oom = true;
+    return v;
+}
+
+static void sort_ids(int32_t *v, int32_t n)
+{
+    for (int32_t i = 1; i < n; i++)
+        for (int32_t j = i; j > 0 && v[j - 1] > v[j]; j--) {
+            int32_t x = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = x;
+        }
+}
+
+/* A new target in `t`, as Kafka's PartitionReassignmentReplicas computes it from the
+ * partition's replicas as they are: removing = the current replicas the target leaves out,
+ * adding = the target's replicas that are not current ones (each in id order), replicas = the
+ * target followed by the removing ones. */
+static bool start_target(struct ctl_out *o, const struct meta_partition *p, struct target *t,
+                         const int32_t *target, int32_t n_target)
+{
+    int32_t *reps = out_array(o, n_target + p->n_replicas);
+    int32_t *adding = out_array(o, n_target), *removing = out_array(o, p->n_replicas);
+    int32_t n_reps = 0, n_adding = 0, n_removing = 0;
+
+    if (reps == NULL || adding == NULL || removing == NULL)
+        return false;
+    for (int32_t i = 0; i < n_target; i++)
+        if (!has(p->replicas, p->n_replicas, target[i]))
+            adding[n_adding++] = target[i];
+    for (int32_t i = 0; i < p->n_replicas; i++)
+        if (!has(target, n_target, p->replicas[i]))
+            removing[n_removing++] = p->replicas[i];
+    sort_ids(adding, n_adding);
+    sort_ids(removing, n_removing);
+    for (int32_t i = 0; i < n_target; i++)
+        reps[n_reps++] = target[i];
+    for (int32_t i = 0; i < n_removing; i++)
+        reps[n_reps++] = removing[i];
+    t->replicas = reps;
+    t->n_replicas = n_reps;
+    t->adding = adding;
+    t->n_adding = n_adding;
+    t->removing = removing;
+    t->n_removing = n_removing;
+    return true;
+}
+
+/* Kafka's PartitionReassignmentRevert into `t`: the replicas and the ISR without the replicas
+ * being added; nothing adding or removing. Returns 0, or INVALID_REPLICA_ASSIGNMENT when only
+ * added replicas are in sync and the topic does not allow the unclean election the revert
+ * would then be (with it: the first usable original replica alone, RECOVERING). */
+static int revert_target(struct ctl_plan *pl, const struct meta_topic *topic,
+                         const struct meta_partition *p, struct target *t, char *why,
+                         size_t why_len)
+{
+    int32_t *reps = out_array(pl->out, p->n_replicas);
+    int32_t n_reps = 0, n_isr = 0;
+
+    if (reps == NULL)
+        return ERR_NOMEM;
+    for (int32_t i = 0; i < p->n_replicas; i++)
+        if (!has(p->adding, p->n_adding, p->replicas[i]))
+            reps[n_reps++] = p->replicas[i];
+    for (int32_t i = 0; i < p->n_isr; i++)
+        if (!has(p->adding, p->n_adding, p->isr[i]))
+            t->isr[n_isr++] = p->isr[i];
+    t->n_isr = n_isr;
+    t->replicas = reps;
+    t->n_replicas = n_reps;
+    t->adding = t->removing = NULL;
+    t->n_adding = t->n_removing = 0;
+    if (n_isr > 0)
+        return 0;
+    if (!unclean_enabled(pl, topic->name)) {
+        snprintf(why, why_len,
+                 "Unable to revert partition assignment for %s:%d because it would require an "
+                 "unclean leader election.",
+                 topic->name, p->partition);
+        return ERR_INVALID_REPLICA_ASSIGNMENT;
+    }
+    for (int32_t i = 0; i < n_reps; i++)
+        if (ctl_plan_usable(pl, reps[i])) {
+            t->isr[0] = t->leader = reps[i];
+            t->n_isr = 1;
+            t->recovery = RECOVERING;
+            t->unclean_election = true;
+            return 0;
+        }
+    snprintf(why, why_len,
+             "Unable to revert partition assignment for %s:%d: no replica of the original "
+             "assignment is available to lead.",
+             topic->name, p->partition);
+    return ERR_INVALID_REPLICA_ASSIGNMENT;
+}
+
+int ctl_sm_reassign(struct ctl_sm *c, const struct meta_image *img, const char *topic_name,
+                    int32_t partition, const int32_t *target, int32_t n_target, struct ctl_out *out,
+                    char *why, size_t why_len)
+{
+    const struct meta_topic *topic = topic_name ? meta_image_topic_by_name(img, topic_name) : NULL;
+    const struct meta_partition *p;
+    struct ctl_plan pl;
+    struct target t;
+    int rc;
+
+    if (why_len > 0)
+        why[0] = '\0';
+    if (topic == NULL || partition < 0 || partition >= topic->n_partitions)
+        return ERR_UNKNOWN_TOPIC_OR_PARTITION;
+    p = &topic->partitions[partition];
+    /* Both records would be decided on the same partition epoch: the batch would be refused
+     * whole. */
+    for (size_t i = 0; i < out->n; i++)
+        if (out->recs[i].type == META_REC_PARTITION_CHANGE &&
+            memcmp(out->recs[i].u.partition.topic_id, topic->id, 16) == 0 &&
+            out->recs[i].u.partition.partition == partition) {
+            snprintf(why, why_len, "The partition %s:%d is named twice.", topic->name, partition);
+            return ERR_INVALID_REQUEST;
+        }
+    if (n_target >= 0 && (rc = ctl_check_assignment(img, target, n_target, -1, why, why_len)) != 0)
+        return rc;
+    if (n_target < 0 && !ctl_reassigning(p))
+        return ERR_NO_REASSIGNMENT_IN_PROGRESS;
+    if (!ctl_plan_init(&pl, c, img, out) || !target_of(&pl, p, &t))
+        return ERR_NOMEM;
+    if (n_target < 0) {
+        if ((rc = revert_target(&pl, topic, p, &t, why, why_len)) != 0)
+            return rc;
+    } else if (!start_target(out, p, &t, target, n_target)) {
+        return ERR_NOMEM;
+    }
+    /* A reassignment that adds nothing new to the ISR (a reordering, a replica dropped) ends
+     * at once. */
+    if (!try_complete(&pl, &t))
+        return ERR_NOMEM;
+    if (!t.unclean_election)
+        settle_leader(&pl, &t);
+    target_elr(&pl, topic, p, &t);
+    if (!target_changes(p, &t))
+        return out->oom ? ERR_NOMEM : 0;
     if (!emit(out, topic, p, &t))
         return ERR_NOMEM;
     return 0;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The batch iterator: walks the record batches of a log slice by their headers, reading
- * through the log's struct log_io. Headers of small batches are read through one 4 KiB
+ * through the log's system calls. Headers of small batches are read through one 4 KiB
  * window, so a walk costs one pread per window rather than one per batch. */
 #include <string.h>
 
@@ -8,12 +8,12 @@
 #include "log/log_int.h"
 #include "record/record.h"
 
-const struct log_io *log_get_io(const struct log *l)
+const struct sysio *log_get_io(const struct log *l)
 {
     return l->io;
 }
 
-void log_batch_iter_init(struct log_batch_iter *it, const struct log_io *io,
+void log_batch_iter_init(struct log_batch_iter *it, const struct sysio *io,
                          const struct log_slice *s, size_t max_batch)
 {
     memset(it, 0, sizeof *it);
@@ -38,7 +38,7 @@ static int fill(struct log_batch_iter *it)
         it->pos + RECORD_BATCH_HEADER <= it->win_at + (off_t)it->win_n)
         return 0;
     want = it->end - it->pos < (off_t)sizeof it->win ? (size_t)(it->end - it->pos) : sizeof it->win;
-    r = log_io_pread_full(it->io, it->fd, it->win, want, it->pos);
+    r = sysio_pread_full(it->io, it->fd, it->win, want, it->pos);
     if (r < 0)
         return ERR_IO;
     it->win_at = it->pos;
@@ -72,6 +72,6 @@ int log_batch_iter_read(const struct log_batch_iter *it, const struct record_bat
                         uint8_t *buf)
 {
     size_t size = record_batch_size(hdr);
-    ssize_t r = log_io_pread_full(it->io, it->fd, buf, size, it->cur);
+    ssize_t r = sysio_pread_full(it->io, it->fd, buf, size, it->cur);
     return r == (ssize_t)size ? 0 : ERR_IO;
 }

@@ -62,7 +62,7 @@ static struct {
 struct log_check {
     struct log *l;         /* NULL once the log closed */
     struct log_segment *s; /* referenced and pinned for the slice */
-    const struct log_io *io;
+    const struct sysio *io;
     int fd;
     bool fd_was_open; /* else closed again after the slice, if idle */
     uint64_t gen;
@@ -408,7 +408,7 @@ static int window(struct log_check *c, int64_t pos, size_t len, const uint8_t **
     want = c->to - pos < (int64_t)CHECK_WINDOW ? (size_t)(c->to - pos) : CHECK_WINDOW;
     if (want < len)
         want = len;
-    r = log_io_pread_full(c->io, c->fd, c->buf, want, (off_t)pos);
+    r = sysio_pread_full(c->io, c->fd, c->buf, want, (off_t)pos);
     if (r < 0) {
         slog_error(LOG_MOD, "check: read of %s.log at %" PRId64 " failed: %s", c->s->path, pos,
                    strerror((int)-r));

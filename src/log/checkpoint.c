@@ -75,7 +75,7 @@ int log_ckpt_parse_head(const char *buf, int64_t *count, const char **lines)
     return 0;
 }
 
-int log_checkpoint_write(const struct log_io *io, const char *path,
+int log_checkpoint_write(const struct sysio *io, const char *path,
                          const struct log_checkpoint_entry *e, size_t n)
 {
     size_t cap = 32 + n * (sizeof e->topic + 40), len;
@@ -97,13 +97,13 @@ int log_checkpoint_write(const struct log_io *io, const char *path,
                      e[i].partition, e[i].offset);
         len += (size_t)w;
     }
-    rc = log_io_write_atomic(io, path, buf, len);
+    rc = sysio_write_atomic(io, LOG_MOD, path, buf, len);
     free(buf);
     return rc;
 }
 
-int log_checkpoint_read(const struct log_io *io, const char *path,
-                        struct log_checkpoint_entry **out, size_t *n)
+int log_checkpoint_read(const struct sysio *io, const char *path, struct log_checkpoint_entry **out,
+                        size_t *n)
 {
     struct log_checkpoint_entry *e = NULL;
     const char *p;
@@ -115,7 +115,7 @@ int log_checkpoint_read(const struct log_io *io, const char *path,
 
     *out = NULL;
     *n = 0;
-    rc = log_io_read_file(io, path, &buf, &len);
+    rc = sysio_read_file(io, LOG_MOD, path, LOG_SMALL_FILE_MAX, &buf, &len);
     if (rc == ERR_NOTFOUND)
         return 0;
     if (rc)

@@ -44,6 +44,7 @@
  * slice keeps the old file open after it. The pool only reads old .log files (through a
  * descriptor the loop opened and pinned) and writes new files. */
 #include <dirent.h>
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -205,7 +206,7 @@ static bool map_get(const struct key_map *m, uint64_t a, uint64_t b, int64_t *of
 /* ---- reading batches from a segment (pool) ------------------------------------------------ */
 
 struct seg_reader {
-    const struct log_io *io;
+    const struct sysio *io;
     int fd;
     int64_t pos, end; /* file position of buf[at], end of the segment's bytes */
     uint8_t *buf;
@@ -267,7 +268,7 @@ static int reader_next(struct seg_reader *r, const uint8_t **batch, size_t *len)
             r->buf = nb;
             r->cap = want;
         }
-        ssize_t got = log_io_pread_full(r->io, r->fd, r->buf, want, (off_t)file_at);
+        ssize_t got = sysio_pread_full(r->io, r->fd, r->buf, want, (off_t)file_at);
         if (got < 0) {
             slog_error(LOG_MOD, "cleaner: read of a segment failed: %s", strerror((int)-got));
             return ERR_IO;
@@ -609,7 +610,7 @@ static int out_flush(struct log_clean *c)
 
     if (c->wlen == 0)
         return 0;
-    w = log_io_pwrite_all(c->l->io, c->out_fd, c->wbuf, c->wlen, (off_t)(c->out_size - c->wlen));
+    w = sysio_pwrite_all(c->l->io, c->out_fd, c->wbuf, c->wlen, (off_t)(c->out_size - c->wlen));
     if (w < 0) {
         slog_error(LOG_MOD, "cleaner: write of %s.log.cleaned failed: %s", c->grp_path,
                    strerror(-w));
@@ -948,7 +949,7 @@ static int write_file(struct log_clean *c, const char *path, const char *ext, co
         slog_error(LOG_MOD, "cleaner: cannot create %s: %s", p, strerror(errno));
         return ERR_IO;
     }
-    if (len > 0 && log_io_pwrite_all(c->l->io, fd, buf, len, 0) < 0)
+    if (len > 0 && sysio_pwrite_all(c->l->io, fd, buf, len, 0) < 0)
         rc = ERR_IO;
     if (rc == 0 && c->l->io->fsync(fd) < 0)
         rc = ERR_IO;
@@ -1008,7 +1009,7 @@ static int finish_group(struct log_clean *c)
         rc = rename_ext(c, c->grp_path, ".timeindex.cleaned", ".timeindex.swap");
     if (rc == 0)
         rc = rename_ext(c, c->grp_path, ".log.cleaned", ".log.swap");
-    if (rc == 0 && log_io_fsync_dir(c->l->io, c->l->dir) < 0) {
+    if (rc == 0 && sysio_fsync_dir(c->l->io, c->l->dir) < 0) {
         slog_error(LOG_MOD, "cleaner: fsync of directory %s failed", c->l->dir);
         rc = ERR_IO;
     }
@@ -1197,6 +1198,8 @@ static int swap_in(struct log_clean *c)
         c->crashed = true;
         return ERR_SHUTDOWN;
     }
+    /* A swap replaces sealed segments by one of the same offsets: no offset of the log moved. */
+    assert(log_offsets_ordered(l));
     return 0;
 }
 
@@ -1322,7 +1325,7 @@ static int swap_last_offset(struct log *l, const char *path, int64_t base, int64
 int log_clean_recover(struct log *l)
 {
     static const char *const exts[] = {".log", ".index", ".timeindex", ".txnindex"};
-    DIR *d = opendir(l->dir);
+    DIR *d = l->io->opendir(l->dir);
     struct dirent *de;
     int64_t *bases = NULL, *swaps = NULL;
     size_t nb = 0, ns = 0, cb = 0, cs = 0;
@@ -1332,7 +1335,7 @@ int log_clean_recover(struct log *l)
 
     if (d == NULL)
         return 0; /* list_bases reports it */
-    while ((de = readdir(d)) != NULL) {
+    while ((de = l->io->readdir(d)) != NULL) {
         int64_t base;
         snprintf(p, sizeof p, "%s/%s", l->dir, de->d_name);
         if (ends_with(de->d_name, ".cleaned")) {
@@ -1410,19 +1413,22 @@ int log_clean_recover(struct log *l)
                   l->dir, x, last);
         changed = true;
     }
-    /* Index .swap files without their .log.swap: a group that did not commit. */
-    rewinddir(d);
-    while ((de = readdir(d)) != NULL) {
+    /* Index .swap files without their .log.swap: a group that did not commit. The directory
+     * is listed again (it changed). */
+    l->io->closedir(d);
+    d = l->io->opendir(l->dir);
+    while (d != NULL && (de = l->io->readdir(d)) != NULL) {
         if (!ends_with(de->d_name, ".swap"))
             continue;
         snprintf(p, sizeof p, "%s/%s", l->dir, de->d_name);
         if (l->io->unlink(p) == 0)
             changed = true;
     }
-    if (changed && log_io_fsync_dir(l->io, l->dir) < 0)
+    if (changed && sysio_fsync_dir(l->io, l->dir) < 0)
         slog_warn(LOG_MOD, "fsync of directory %s failed", l->dir);
 out:
-    closedir(d);
+    if (d != NULL)
+        l->io->closedir(d);
     free(bases);
     free(swaps);
     return rc;

@@ -12,6 +12,7 @@
  * disk, so the owner takes the new contents (log_epochs_take) and writes them on the thread
  * pool (log_epochs_write); log_close(l, true) writes a dirty cache itself. The memory copy
  * is authoritative: a failed write is reported and retried (log_epochs_retry). */
+#include <assert.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,23 @@
 static void epoch_path(const struct log *l, char *buf, size_t cap)
 {
     snprintf(buf, cap, "%s/" EPOCH_FILE, l->dir);
+}
+
+/* Entries strictly increase in epoch and in start offset, and none starts past the log end:
+ * OffsetForLeaderEpoch and follower truncation search the cache on that (for assert()). The
+ * file is checked as it is loaded; a new entry drops those it contradicts; truncation drops
+ * from the end, and from the start only moves the first kept entry up to the new log start,
+ * still below the next one. */
+static bool epochs_ordered(const struct log *l)
+{
+    for (size_t i = 0; i < l->n_epochs; i++) {
+        if (l->epochs[i].start > l->leo)
+            return false;
+        if (i > 0 && (l->epochs[i].epoch <= l->epochs[i - 1].epoch ||
+                      l->epochs[i].start <= l->epochs[i - 1].start))
+            return false;
+    }
+    return true;
 }
 
 static int epochs_reserve(struct log *l, size_t n)
@@ -55,7 +73,7 @@ int log_epochs_load(struct log *l)
 
     epoch_path(l, path, sizeof path);
     l->n_epochs = 0;
-    rc = log_io_read_file(l->io, path, &buf, &len);
+    rc = sysio_read_file(l->io, LOG_MOD, path, LOG_SMALL_FILE_MAX, &buf, &len);
     if (rc == ERR_NOTFOUND)
         return 0;
     if (rc)
@@ -74,8 +92,8 @@ int log_epochs_load(struct log *l)
             sscanf(line, "%lld %lld%c", &epoch, &start, &tail) != 2 || epoch < 0 ||
             epoch > INT32_MAX || start < 0)
             goto err_parse;
-        if (l->n_epochs > 0 &&
-            (epoch <= l->epochs[l->n_epochs - 1].epoch || start < l->epochs[l->n_epochs - 1].start))
+        if (l->n_epochs > 0 && (epoch <= l->epochs[l->n_epochs - 1].epoch ||
+                                start <= l->epochs[l->n_epochs - 1].start))
             goto err_parse;
         l->epochs[l->n_epochs].epoch = (int32_t)epoch;
         l->epochs[l->n_epochs].start = start;
@@ -151,13 +169,13 @@ void log_epochs_retry(struct log *l)
     l->epochs_dirty = true;
 }
 
-int log_epochs_write(const struct log_io *io, const char *dir, const char *buf, size_t len)
+int log_epochs_write(const struct sysio *io, const char *dir, const char *buf, size_t len)
 {
     char path[4096];
 
     if (snprintf(path, sizeof path, "%s/" EPOCH_FILE, dir) >= (int)sizeof path)
         return ERR_IO;
-    return log_io_write_atomic(io, path, buf, len);
+    return sysio_write_atomic(io, LOG_MOD, path, buf, len);
 }
 
 void log_epochs_truncate_end(struct log *l, int64_t offset, bool inclusive)
@@ -170,6 +188,7 @@ void log_epochs_truncate_end(struct log *l, int64_t offset, bool inclusive)
         l->n_epochs = n;
         log_epochs_store(l);
     }
+    assert(epochs_ordered(l));
 }
 
 void log_epochs_truncate_start(struct log *l, int64_t offset)
@@ -187,6 +206,7 @@ void log_epochs_truncate_start(struct log *l, int64_t offset)
     l->n_epochs -= keep;
     l->epochs[0].start = offset;
     log_epochs_store(l);
+    assert(epochs_ordered(l));
 }
 
 int log_epoch_assign(struct log *l, int32_t epoch, int64_t start_offset)
@@ -208,6 +228,8 @@ int log_epoch_assign(struct log *l, int32_t epoch, int64_t start_offset)
     l->epochs[l->n_epochs].start = start_offset;
     l->n_epochs++;
     log_epochs_store(l);
+    /* Callers assign an epoch at the log end (a new leader) or at the batch just appended. */
+    assert(epochs_ordered(l));
     return 0;
 }
 

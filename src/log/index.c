@@ -18,6 +18,7 @@
  * leaves no zero-filled tail. The entries are not kept in memory; lookups binary-search
  * the file with pread (the page cache keeps hot indexes in memory, as Kafka's mmap does),
  * so an open segment costs O(1) memory however large it is. */
+#include <assert.h>
 #include <errno.h>
 #include <string.h>
 
@@ -37,8 +38,8 @@ static int idx_io_error(struct log_segment *s, const char *what, const char *ext
 int log_oidx_entry(struct log_segment *s, int64_t i, int64_t *offset, int64_t *pos)
 {
     uint8_t e[LOG_OIDX_ENTRY];
-    ssize_t r = log_io_pread_full(s->io, log_seg_fd(s, LOG_FILE_IDX), e, sizeof e,
-                                  (off_t)(i * LOG_OIDX_ENTRY));
+    ssize_t r = sysio_pread_full(s->io, log_seg_fd(s, LOG_FILE_IDX), e, sizeof e,
+                                 (off_t)(i * LOG_OIDX_ENTRY));
     if (r < 0)
         return idx_io_error(s, "read", ".index", (int)r);
     if (r != (ssize_t)sizeof e)
@@ -53,9 +54,15 @@ int log_oidx_append(struct log_segment *s, int64_t offset, int64_t pos)
     uint8_t e[LOG_OIDX_ENTRY];
     off_t at = (off_t)(s->oidx_n * LOG_OIDX_ENTRY);
 
+    /* Entries strictly increase in offset and position, which the binary searches rest on.
+     * An entry is added for a batch being accounted for at the end of the segment
+     * (log_seg_index_batch: past every batch before it), and the last entry is always one of
+     * an earlier batch: a truncation keeps only entries below the cut, an open checks the
+     * last entry against the batch it names. */
+    assert(s->oidx_n == 0 || (offset > s->oidx_last_off && pos > s->oidx_last_pos));
     log_put32(e, (uint32_t)(int32_t)(offset - s->base));
     log_put32(e + 4, (uint32_t)(int32_t)pos);
-    int w = log_io_pwrite_all(s->io, log_seg_fd(s, LOG_FILE_IDX), e, sizeof e, at);
+    int w = sysio_pwrite_all(s->io, log_seg_fd(s, LOG_FILE_IDX), e, sizeof e, at);
     if (w < 0) {
         int rc = idx_io_error(s, "write", ".index", w);
         log_seg_ftruncate(s, LOG_FILE_IDX, at);
@@ -133,8 +140,8 @@ int log_oidx_truncate(struct log_segment *s, int64_t n)
 int log_tidx_entry(struct log_segment *s, int64_t i, int64_t *ts, int64_t *offset)
 {
     uint8_t e[LOG_TIDX_ENTRY];
-    ssize_t r = log_io_pread_full(s->io, log_seg_fd(s, LOG_FILE_TIDX), e, sizeof e,
-                                  (off_t)(i * LOG_TIDX_ENTRY));
+    ssize_t r = sysio_pread_full(s->io, log_seg_fd(s, LOG_FILE_TIDX), e, sizeof e,
+                                 (off_t)(i * LOG_TIDX_ENTRY));
     if (r < 0)
         return idx_io_error(s, "read", ".timeindex", (int)r);
     if (r != (ssize_t)sizeof e)
@@ -149,9 +156,12 @@ int log_tidx_append(struct log_segment *s, int64_t ts, int64_t offset)
     uint8_t e[LOG_TIDX_ENTRY];
     off_t at = (off_t)(s->tidx_n * LOG_TIDX_ENTRY);
 
+    /* Timestamps strictly increase: an entry is added only when the segment's largest
+     * timestamp grew past the last entry's (log_seg_index_batch, log_seg_finish). */
+    assert(ts > s->tidx_last_ts);
     log_put64(e, (uint64_t)ts);
     log_put32(e + 8, (uint32_t)(int32_t)(offset - s->base));
-    int w = log_io_pwrite_all(s->io, log_seg_fd(s, LOG_FILE_TIDX), e, sizeof e, at);
+    int w = sysio_pwrite_all(s->io, log_seg_fd(s, LOG_FILE_TIDX), e, sizeof e, at);
     if (w < 0) {
         int rc = idx_io_error(s, "write", ".timeindex", w);
         log_seg_ftruncate(s, LOG_FILE_TIDX, at);

@@ -106,14 +106,15 @@ int log_open(const char *dir, const struct log_config *cfg, const struct log_io 
         l->cfg = *cfg;
     else
         log_config_default(&l->cfg);
-    assert(io != NULL && io->clock != NULL);
-    l->io = io;
+    assert(io != NULL && io->sys != NULL && io->clock != NULL);
+    l->io = io->sys;
+    l->clock = io->clock;
     l->start = log_start_offset;
     atomic_init(&l->flushed, 0);
     atomic_init(&l->failed, false);
     atomic_init(&l->flush_result, 0);
 
-    if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+    if (l->io->mkdir(dir, 0755) < 0 && errno != EEXIST) {
         slog_error(LOG_MOD, "mkdir %s failed: %s", dir, strerror(errno));
         rc = ERR_IO;
         goto err;
@@ -143,6 +144,7 @@ int log_open(const char *dir, const struct log_config *cfg, const struct log_io 
     for (size_t i = 0; i < l->n_segs; i++)
         log_seg_close_idle(l->segs[i]);
 
+    assert(log_offsets_ordered(l));
     /* A new partition's empty log is not news (a topic of thousands of partitions would
      * write thousands of lines; replica/ says what it created); an existing one is. */
     if (l->created)
@@ -279,13 +281,16 @@ int log_append(struct log *l, uint8_t *batch, size_t len, int32_t last_offset_de
             return ERR_IO;
     }
     s = log_active(l);
+    /* A sealed segment is never written again (its end is the next segment's base, its
+     * indexes are final): only the active one takes batches, and it is never sealed. */
+    assert(!s->sealed && s->next_offset == l->leo);
     pos = s->size;
     fd = log_seg_fd(s, LOG_FILE_LOG);
     if (fd < 0)
         return ERR_IO; /* cannot open it (EMFILE, ...): logged, nothing written */
     record_batch_set_base_offset(batch, l->leo);
     record_batch_set_leader_epoch(batch, leader_epoch);
-    rc = log_io_pwrite_all(l->io, fd, batch, len, (off_t)pos);
+    rc = sysio_pwrite_all(l->io, fd, batch, len, (off_t)pos);
     if (rc < 0) {
         slog_error(LOG_MOD, "write of %s.log at %" PRId64 " failed: %s", s->path, pos,
                    strerror(-rc));
@@ -302,6 +307,8 @@ int log_append(struct log *l, uint8_t *batch, size_t len, int32_t last_offset_de
         s->roll_ms = log_now_ms(l);
     *base_offset = l->leo;
     l->leo += (int64_t)last_offset_delta + 1;
+    /* The end moved forward by the batch, exactly where the segment's end did. */
+    assert(l->leo > *base_offset && log_offsets_ordered(l));
     if (leader_epoch >= 0 && leader_epoch > log_latest_epoch(l))
         log_epoch_assign(l, leader_epoch, *base_offset);
     return 0;
@@ -581,7 +588,7 @@ int log_flush_run(struct log *l, int64_t upto)
             }
         }
     }
-    int rc = l->flush_dir ? log_io_fsync_dir(l->io, l->dir) : 0;
+    int rc = l->flush_dir ? sysio_fsync_dir(l->io, l->dir) : 0;
     if (rc < 0) {
         slog_error(LOG_MOD, "fsync of directory %s failed: %s; refusing writes", l->dir,
                    strerror(-rc));
@@ -602,10 +609,13 @@ void log_flush_done(struct log *l, int64_t upto)
     if (!ok)
         return;
     l->last_flush_ms = log_mono_ms(l);
-    /* A truncation since prepare may have replaced what was flushed. */
+    /* A truncation since prepare may have replaced what was flushed. Without one, the
+     * flushed offset only moves forward: it was at most the end when prepare took `upto`,
+     * and the end has not moved down since. */
     if (l->flush_gen == l->trunc_gen) {
         int64_t f = upto < l->leo ? upto : l->leo;
-        if (f > atomic_load(&l->flushed))
-            atomic_store(&l->flushed, f);
+        assert(f >= atomic_load(&l->flushed));
+        atomic_store(&l->flushed, f);
     }
+    assert(log_offsets_ordered(l));
 }

@@ -4,8 +4,9 @@
  * (timestamp → offset), an empty-able .txnindex slot, and leader-epoch-checkpoint — plus the
  * per-directory checkpoint files. Batches arrive already validated (record/); the log
  * assigns offsets, appends, rolls, retains, recovers, and hands out file ranges for
- * sendfile(). No network code. All file and clock access goes through struct log_io so
- * tests can inject short writes, fsync failure, ENOSPC and run on virtual time. */
+ * sendfile(). No network code. All file and clock access goes through struct log_io (the
+ * system-call table of base/sysio.h and a clock) so tests can inject short writes, fsync
+ * failure, ENOSPC and run on virtual time. */
 #ifndef TALLY_LOG_H
 #define TALLY_LOG_H
 
@@ -15,26 +16,18 @@
 #include <sys/types.h>
 
 struct log;
+struct sysio;
 struct tclock;
 
-/* System calls and clock, overridable by tests (default: log_io_default()). Each function
- * returns what the system call returns, with errno set on failure. */
+/* What a log reaches the outside through: the system calls (base/sysio.h; tests replace them
+ * to inject short writes, fsync failure, ENOSPC) and the time service — wall time for
+ * segment.ms and retention.ms, monotonic time for flush.ms. Both borrowed; log_open requires
+ * both. The functions of this header that take a bare `const struct sysio *` (checkpoints,
+ * the epoch file, the batch iterator) read no time. */
 struct log_io {
-    int (*open)(const char *path, int flags, mode_t mode);
-    ssize_t (*pwrite)(int fd, const void *buf, size_t len, off_t off);
-    ssize_t (*pread)(int fd, void *buf, size_t len, off_t off);
-    int (*fsync)(int fd);
-    int (*ftruncate)(int fd, off_t len);
-    int (*close)(int fd);
-    int (*unlink)(const char *path);
-    int (*rename)(const char *from, const char *to);
-    /* The time service: wall time for segment.ms and retention.ms, monotonic time for
-     * flush.ms. Borrowed; log_open requires it, the checkpoint functions read no time. */
+    const struct sysio *sys;
     struct tclock *clock;
 };
-/* The system calls of the OS and no clock (clock is NULL): copy it and set `clock` to open
- * a log. */
-const struct log_io *log_io_default(void);
 
 /* Per-partition settings (Kafka topic config names in comments). */
 struct log_config {
@@ -127,7 +120,7 @@ int log_read(struct log *l, int64_t offset, int64_t max_offset, size_t max_bytes
 void log_slice_release(struct log *l, struct log_slice *s);
 
 /* The batch iterator: walks the record batches of a slice (from log_read) in order, by their
- * headers, reading through the log's struct log_io — the one way code above log/ reads batch
+ * headers, reading through the log's system calls — the one way code above log/ reads batch
  * headers or whole batches back from a segment (producer-state replay, coordinator replay,
  * ListOffsets' narrowing, compaction). next/read touch only the iterator, `io` and the
  * slice's descriptor, so they may run on the thread pool while the slice is held. Bounded: no batch
@@ -135,7 +128,7 @@ void log_slice_release(struct log *l, struct log_slice *s);
  * nothing to free. */
 struct record_batch;
 struct log_batch_iter {
-    const struct log_io *io;
+    const struct sysio *io;
     int fd;
     off_t pos, cur, end; /* next batch, batch last returned, end of the range */
     size_t max_batch;
@@ -143,10 +136,10 @@ struct log_batch_iter {
     size_t win_n;
     uint8_t win[4096];
 };
-void log_batch_iter_init(struct log_batch_iter *it, const struct log_io *io,
+void log_batch_iter_init(struct log_batch_iter *it, const struct sysio *io,
                          const struct log_slice *s, size_t max_batch);
-/* The struct log_io a log was opened with (for log_batch_iter_init). */
-const struct log_io *log_get_io(const struct log *l);
+/* The system calls a log was opened with (for log_batch_iter_init). */
+const struct sysio *log_get_io(const struct log *l);
 /* The next batch's header (CRC not checked). Returns 0 with *hdr; ERR_NOTFOUND at the end of
  * the slice; ERR_IO; ERR_CORRUPT_MESSAGE if the bytes there are not a whole batch inside the
  * slice; ERR_MESSAGE_TOO_LARGE if the batch is larger than max_batch (the walk cannot go on
@@ -274,7 +267,7 @@ int log_epoch_assign(struct log *l, int32_t epoch, int64_t start_offset);
  * snapshot never lands after a newer one. log_close(l, true) writes a changed cache itself
  * (blocking: call it where blocking is allowed). */
 int log_epochs_take(struct log *l, char **buf, size_t *len);
-int log_epochs_write(const struct log_io *io, const char *dir, const char *buf, size_t len);
+int log_epochs_write(const struct sysio *io, const char *dir, const char *buf, size_t len);
 void log_epochs_retry(struct log *l);
 /* The directory the log was opened in. */
 const char *log_dir(const struct log *l);
@@ -292,12 +285,12 @@ struct log_checkpoint_entry {
     int64_t offset;
 };
 /* Writes atomically (temp, fsync, rename). Returns 0 or ERR_IO. */
-int log_checkpoint_write(const struct log_io *io, const char *path,
+int log_checkpoint_write(const struct sysio *io, const char *path,
                          const struct log_checkpoint_entry *e, size_t n);
 /* Reads; a missing file gives n = 0. *out is malloc()ed (caller frees). Returns 0, ERR_IO,
  * or ERR_PARSE for a malformed file. */
-int log_checkpoint_read(const struct log_io *io, const char *path,
-                        struct log_checkpoint_entry **out, size_t *n);
+int log_checkpoint_read(const struct sysio *io, const char *path, struct log_checkpoint_entry **out,
+                        size_t *n);
 
 /* ---- compaction (compact.c) -------------------------------------------------------------- */
 

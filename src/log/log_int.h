@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* log internals: the segment and log structures shared by the files of src/log/, the
  * index primitives (index.c), segment primitives (segment.c), open-time recovery
- * (recovery.c), the leader epoch cache (epoch.c) and the system-call helpers (io.c).
+ * (recovery.c) and the leader epoch cache (epoch.c). File access goes through base/sysio.h.
  *
  * Threading: everything here belongs to the event loop thread, except what
  * log_flush_run touches from a pool thread: the descriptors log_flush_prepare copied for it
@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "base/sysio.h"
 #include "base/tclock.h"
 #include "log/log.h"
 
@@ -59,7 +60,7 @@ struct log_hole {
  * segment deleted by retention (files unlinked at once) stays readable under a slice. */
 struct log_segment {
     atomic_int refs;
-    const struct log_io *io;
+    const struct sysio *io;
     char *path; /* "<dir>/<20-digit base>", no extension */
     int64_t base;
     /* Descriptors of .log, .index, .timeindex; -1 until first needed (log_seg_fd). */
@@ -112,7 +113,8 @@ struct log_epoch_entry {
 struct log {
     char *dir;
     struct log_config cfg;
-    const struct log_io *io;
+    const struct sysio *io; /* the system calls (struct log_io's `sys`) */
+    struct tclock *clock;   /* the time service (struct log_io's `clock`) */
 
     struct log_segment **segs; /* sorted by base; the last one is the active segment */
     size_t n_segs, cap_segs;
@@ -155,11 +157,11 @@ struct log {
 /* Wall-clock milliseconds (segment.ms, retention.ms) and monotonic ones (flush.ms). */
 static inline int64_t log_now_ms(const struct log *l)
 {
-    return tclock_now_ms(l->io->clock);
+    return tclock_now_ms(l->clock);
 }
 static inline int64_t log_mono_ms(const struct log *l)
 {
-    return tclock_mono_ms(l->io->clock);
+    return tclock_mono_ms(l->clock);
 }
 
 /* Whether batches of this segment may skip offsets (compaction removed batches): sealed
@@ -179,6 +181,33 @@ static inline bool log_seg_follows(const struct log_segment *s, int64_t base, in
 static inline struct log_segment *log_active(const struct log *l)
 {
     return l->segs[l->n_segs - 1];
+}
+
+/* The log's offsets as every call leaves them (for assert(); an invariant, not a check of
+ * anything read from a file or a request):
+ * - the first segment starts at or below the log start, which is at or below the log end: the
+ *   start only rises (retention and DeleteRecords raise it to a segment base or an offset <=
+ *   the end, and delete only segments wholly below it); only a truncation lowers it, to the
+ *   new end;
+ * - the flushed offset is at or below the log end: a flush records at most the end it
+ *   snapshotted, and a truncation lowers it with the end;
+ * - the log end is the active segment's next offset: an append advances both by the batch,
+ *   a roll starts the new segment at the end, a truncation sets both;
+ * - the active segment is not sealed and the one before it is: log_segs_push seals the old
+ *   active segment as it pushes the new one, a truncation unseals the segment it makes
+ *   active.
+ * A log that has failed (`failed`: an I/O error in the middle of a change) is exempt: it
+ * refuses writes, and its memory holds what the failure left. */
+static inline bool log_offsets_ordered(const struct log *l)
+{
+    const struct log_segment *a;
+
+    if (atomic_load(&l->failed))
+        return true;
+    a = l->n_segs > 0 ? log_active(l) : NULL;
+    return a != NULL && l->segs[0]->base <= l->start && l->start <= l->leo &&
+           atomic_load(&l->flushed) <= l->leo && a->next_offset == l->leo && !a->sealed &&
+           (l->n_segs < 2 || l->segs[l->n_segs - 2]->sealed);
 }
 
 /* Big-endian helpers. */
@@ -203,26 +232,15 @@ static inline void log_put64(uint8_t *p, uint64_t v)
     log_put32(p + 4, (uint32_t)v);
 }
 
-/* ---- io.c: system calls through struct log_io ----------------------------------------- */
+/* ---- system calls ---------------------------------------------------------------------- */
 
-/* These helpers return -errno of the call that failed, taken at the call (base/err.h); the
- * caller logs strerror(-rc) and returns ERR_IO. A negative `fd` (log_seg_fd's -errno) is
- * passed through as the result, so `helper(io, log_seg_fd(s, f), ...)` reports the open. */
+/* Every file access of src/log/ goes through the table the log was opened with (l->io, and a
+ * copy in each segment and pool job), with base/sysio.h's helpers: those return -errno of the
+ * call that failed, and a negative `fd` (log_seg_fd's -errno) is passed through as the result,
+ * so `sysio_pwrite_all(s->io, log_seg_fd(s, f), ...)` reports the open. */
 
-/* Writes all of buf at off, retrying short writes and EINTR. 0 or -errno (-ENOSPC for a
- * write that makes no progress). */
-int log_io_pwrite_all(const struct log_io *io, int fd, const void *buf, size_t len, off_t off);
-/* Reads up to len bytes at off, retrying short reads until EOF. Bytes read, or -errno. */
-ssize_t log_io_pread_full(const struct log_io *io, int fd, void *buf, size_t len, off_t off);
-/* fsyncs a directory (so that created, renamed and unlinked names are durable). 0 or
- * -errno. */
-int log_io_fsync_dir(const struct log_io *io, const char *dir);
-/* Replaces `path` with buf atomically: write path.tmp, fsync, rename, fsync the directory.
- * Returns 0 or ERR_IO (logged). */
-int log_io_write_atomic(const struct log_io *io, const char *path, const char *buf, size_t len);
-/* Reads a whole (small) file into a malloc()ed, NUL-terminated buffer. Returns 0,
- * ERR_NOTFOUND if it does not exist, ERR_IO (logged) or ERR_NOMEM. */
-int log_io_read_file(const struct log_io *io, const char *path, char **out, size_t *len);
+/* The checkpoint files and leader-epoch-checkpoint are small; a larger one is refused. */
+#define LOG_SMALL_FILE_MAX ((size_t)64 << 20)
 
 /* ---- checkpoint.c: the text format shared by checkpoint files and leader-epoch-checkpoint */
 
@@ -351,7 +369,7 @@ void log_txn_free_seg(struct log_segment *s);
 int log_txn_merge(struct log_segment *const *segs, size_t k);
 /* The same at open, on files (a swap completed by log_clean_recover): appends the whole
  * entries of the .txnindex file `from` (missing: none) to the file `to`. 0 or ERR_IO. */
-int log_txn_append_file(const struct log_io *io, const char *to, const char *from);
+int log_txn_append_file(const struct sysio *io, const char *to, const char *from);
 
 /* ---- recovery.c ------------------------------------------------------------------------ */
 

@@ -60,7 +60,7 @@ static bool segment_name(const char *name, int64_t *base)
 
 static int list_bases(struct log *l, int64_t **out, size_t *n)
 {
-    DIR *d = opendir(l->dir);
+    DIR *d = l->io->opendir(l->dir);
     struct dirent *de;
     int64_t *bases = NULL;
     size_t cap = 0;
@@ -70,8 +70,11 @@ static int list_bases(struct log *l, int64_t **out, size_t *n)
         slog_error(LOG_MOD, "opendir %s failed: %s", l->dir, strerror(errno));
         return ERR_IO;
     }
-    while ((de = readdir(d)) != NULL) {
+    for (;;) {
         int64_t base;
+        errno = 0; /* readdir reports an error only through errno */
+        if ((de = l->io->readdir(d)) == NULL)
+            break;
         if (!segment_name(de->d_name, &base))
             continue;
         if (*n == cap) {
@@ -79,7 +82,7 @@ static int list_bases(struct log *l, int64_t **out, size_t *n)
             int64_t *nb = realloc(bases, nc * sizeof *nb);
             if (!nb) {
                 free(bases);
-                closedir(d);
+                l->io->closedir(d);
                 return ERR_NOMEM;
             }
             bases = nb;
@@ -87,7 +90,15 @@ static int list_bases(struct log *l, int64_t **out, size_t *n)
         }
         bases[(*n)++] = base;
     }
-    closedir(d);
+    if (errno != 0) {
+        /* A listing cut short would open the log without some of its segments. */
+        slog_error(LOG_MOD, "readdir %s failed: %s", l->dir, strerror(errno));
+        free(bases);
+        l->io->closedir(d);
+        *n = 0;
+        return ERR_IO;
+    }
+    l->io->closedir(d);
     if (*n > 1)
         qsort(bases, *n, sizeof *bases, cmp_i64);
     *out = bases;

@@ -3,6 +3,7 @@
  * DeleteRecords (the log start offset moves, whole segments below it go) and truncation
  * from the end (recovery, follower divergence). Deleted segments are unlinked at once; a
  * reader's slice or a flush in flight keeps the descriptor alive (segment.c). */
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -78,6 +79,7 @@ int log_retain_below(struct log *l, int64_t bound)
     }
     if (deleted)
         raise_start(l, l->segs[0]->base);
+    assert(log_offsets_ordered(l));
     return deleted;
 }
 
@@ -92,6 +94,7 @@ int log_delete_records(struct log *l, int64_t offset)
      * (reads below the log start are refused meanwhile). */
     while (l->cleaning == NULL && l->n_segs > 1 && l->segs[1]->base <= offset)
         delete_oldest(l, "DeleteRecords");
+    assert(l->start == offset && log_offsets_ordered(l));
     return 0;
 }
 
@@ -137,6 +140,7 @@ int log_reset(struct log *l, int64_t offset)
     atomic_store(&l->flushed, l->leo);
     log_epochs_truncate_end(l, l->leo, true);
     log_epochs_truncate_start(l, l->start);
+    assert(log_offsets_ordered(l));
     return 0;
 }
 
@@ -186,5 +190,7 @@ int log_truncate_to(struct log *l, int64_t offset)
     if (atomic_load(&l->flushed) > l->leo)
         atomic_store(&l->flushed, l->leo);
     log_epochs_truncate_end(l, l->leo, true);
+    /* The one way the end moves down: it is now at or below the cut. */
+    assert(l->leo <= offset && log_offsets_ordered(l));
     return 0;
 }

@@ -14,6 +14,7 @@
  * slice or a flush in flight, nothing written since its last fsync — is closed to make
  * room. A file written since its last fsync stays open, since an fsync through a
  * descriptor opened after a writeback error may not report that error. */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -306,7 +307,7 @@ static int64_t seg_file_size(const struct log_segment *s, const char *ext)
     struct stat st;
 
     seg_file(s, ext, p, sizeof p);
-    if (stat(p, &st) < 0)
+    if (s->io->stat(p, &st) < 0)
         return -errno;
     return st.st_size;
 }
@@ -317,7 +318,7 @@ int64_t log_seg_mtime_ms(const struct log_segment *s)
     struct stat st;
 
     seg_file(s, ".log", p, sizeof p);
-    if (stat(p, &st) < 0)
+    if (s->io->stat(p, &st) < 0)
         return -1;
     return (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
 }
@@ -408,7 +409,7 @@ int log_seg_read_hdr(struct log_segment *s, int64_t pos, int64_t limit, struct l
 
     if (pos < 0 || limit - pos < RECORD_BATCH_HEADER)
         return ERR_TRUNCATED;
-    r = log_io_pread_full(s->io, log_seg_fd(s, LOG_FILE_LOG), b, sizeof b, (off_t)pos);
+    r = sysio_pread_full(s->io, log_seg_fd(s, LOG_FILE_LOG), b, sizeof b, (off_t)pos);
     if (r < 0)
         return seg_io_error(s, "read", ".log", (int)r);
     if (r != (ssize_t)sizeof b)
@@ -426,7 +427,7 @@ int log_seg_read_hdr_w(struct log_segment *s, struct log_hdr_window *w, int64_t 
         return ERR_TRUNCATED;
     if (pos < w->at || pos + RECORD_BATCH_HEADER > w->at + w->n) {
         want = limit - pos < (int64_t)sizeof w->buf ? (size_t)(limit - pos) : sizeof w->buf;
-        r = log_io_pread_full(s->io, log_seg_fd(s, LOG_FILE_LOG), w->buf, want, (off_t)pos);
+        r = sysio_pread_full(s->io, log_seg_fd(s, LOG_FILE_LOG), w->buf, want, (off_t)pos);
         if (r < 0)
             return seg_io_error(s, "read", ".log", (int)r);
         w->at = pos;
@@ -518,6 +519,12 @@ int log_seg_index_batch(struct log *l, struct log_segment *s, int64_t pos,
     int64_t new_max = s->max_ts, new_max_off = s->max_ts_offset;
     int64_t last = log_hdr_last(h), size = log_hdr_size(h);
     bool entry = s->bytes_since_index > l->cfg.index_interval_bytes;
+
+    /* Batches are accounted for in file order, each where the last one ended and starting at
+     * or past its end offset — never below: log_append writes at the end with the log end as
+     * base offset, the rescan of recovery takes a batch only once log_seg_follows said so. An
+     * offset that went backwards here would be served twice and break every index. */
+    assert(pos == s->size && log_seg_follows(s, h->base_offset, s->next_offset));
 
     if (max_ts > new_max) {
         new_max = max_ts;
@@ -679,7 +686,7 @@ int log_seg_recover(struct log *l, struct log_segment *s, int64_t end_offset, in
             cap = (size_t)size;
         }
         ssize_t r =
-            log_io_pread_full(s->io, log_seg_fd(s, LOG_FILE_LOG), buf, (size_t)size, (off_t)pos);
+            sysio_pread_full(s->io, log_seg_fd(s, LOG_FILE_LOG), buf, (size_t)size, (off_t)pos);
         if (r != size) {
             /* A short read is no system call failing: say EIO rather than a stale errno. */
             rc = seg_io_error(s, "read", ".log", r < 0 ? (int)r : -EIO);
@@ -741,6 +748,18 @@ int log_seg_truncate(struct log *l, struct log_segment *s, int64_t offset)
         rc = log_oidx_truncate(s, n_oidx);
     if (rc == 0)
         rc = log_tidx_truncate(s, n_tidx);
+    /* The counts binary-search the files, which assumes sorted entries; a damaged index file
+     * can leave a last entry at or past the cut. Appends after the cut must follow the last
+     * entry, so such an index goes (it is sparse: lookups scan without it). */
+    if (rc == 0 && ((s->oidx_n > 0 && (s->oidx_last_off >= new_next || s->oidx_last_pos >= pos)) ||
+                    (s->tidx_n > 0 && s->tidx_last_off >= new_next))) {
+        slog_warn(LOG_MOD,
+                  "%s: index entries past the cut at offset %" PRId64 "; dropping the index",
+                  s->path, new_next);
+        rc = log_oidx_truncate(s, 0);
+        if (rc == 0)
+            rc = log_tidx_truncate(s, 0);
+    }
     if (rc)
         return rc;
     int t = log_seg_ftruncate(s, LOG_FILE_LOG, (off_t)pos);

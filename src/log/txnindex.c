@@ -80,7 +80,7 @@ static int load(struct log_segment *s)
         return ERR_IO;
     }
     for (;;) {
-        ssize_t r = log_io_pread_full(s->io, fd, buf, sizeof buf, at);
+        ssize_t r = sysio_pread_full(s->io, fd, buf, sizeof buf, at);
         if (r < 0) {
             slog_error(LOG_MOD, "read of %s failed: %s", path, strerror((int)-r));
             rc = ERR_IO;
@@ -133,7 +133,7 @@ static int write_from(struct log_segment *s, size_t from)
     }
     for (size_t i = from; i < s->n_txns && rc == 0; i++) {
         encode(b, &s->txns[i]);
-        int w = log_io_pwrite_all(s->io, fd, b, sizeof b, (off_t)(i * TXN_ENTRY));
+        int w = sysio_pwrite_all(s->io, fd, b, sizeof b, (off_t)(i * TXN_ENTRY));
         if (w < 0) {
             slog_error(LOG_MOD, "write of %s failed: %s", path, strerror(-w));
             rc = ERR_IO;
@@ -270,7 +270,7 @@ int log_txn_merge(struct log_segment *const *segs, size_t k)
     return rc;
 }
 
-int log_txn_append_file(const struct log_io *io, const char *to, const char *from)
+int log_txn_append_file(const struct sysio *io, const char *to, const char *from)
 {
     uint8_t buf[TXN_ENTRY * 64];
     off_t at = 0, out;
@@ -281,7 +281,7 @@ int log_txn_append_file(const struct log_io *io, const char *to, const char *fro
     if (src < 0)
         return errno == ENOENT ? 0 : ERR_IO;
     dst = io->open(to, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-    if (dst < 0 || fstat(dst, &st) != 0) {
+    if (dst < 0 || io->fstat(dst, &st) != 0) {
         slog_error(LOG_MOD, "open of %s failed: %s", to, strerror(errno));
         if (dst >= 0)
             io->close(dst);
@@ -290,13 +290,13 @@ int log_txn_append_file(const struct log_io *io, const char *to, const char *fro
     }
     out = st.st_size - st.st_size % TXN_ENTRY; /* a torn last entry is written over */
     for (;;) {
-        ssize_t r = log_io_pread_full(io, src, buf, sizeof buf, at);
+        ssize_t r = sysio_pread_full(io, src, buf, sizeof buf, at);
         if (r < 0) {
             rc = ERR_IO;
             break;
         }
         r -= r % TXN_ENTRY;
-        if (r > 0 && log_io_pwrite_all(io, dst, buf, (size_t)r, out) < 0) {
+        if (r > 0 && sysio_pwrite_all(io, dst, buf, (size_t)r, out) < 0) {
             rc = ERR_IO;
             break;
         }

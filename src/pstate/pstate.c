@@ -3,6 +3,7 @@
  * ProducerStateManager / ProducerAppendInfo — epoch fencing, duplicate detection over the
  * last 5 batches, sequence continuity with wrap-around at INT32_MAX — plus expiration and
  * truncation. Snapshot files are in snapshot.c. */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -432,6 +433,14 @@ int pstate_update(struct pstate *s, const struct record_batch *b, int64_t now_ms
     if ((b->attributes & RECORD_ATTR_TRANSACTIONAL) != 0)
         open_txn(s, p, b->base_offset);
 
+    /* The window is ordered: a producer's batches are appended in the order of the log, at
+     * increasing offsets — the log assigns each append the offset past the last, a replay
+     * reads the log forward from a snapshot whose batches all lie below its offset (checked
+     * at load), and a truncation drops the batches at or past the cut first. A batch at or
+     * below the last one's end is a bug of the caller (a replay from the wrong offset, a
+     * batch applied twice), and duplicate detection would then match the wrong batch. */
+    assert(b->base_offset >= 0 && record_batch_last_offset(b) >= b->base_offset);
+    assert(p->n_batches == 0 || b->base_offset > p->batches[p->n_batches - 1].last_offset);
     if (p->n_batches == PSTATE_MAX_BATCHES) {
         /* Shifting four 32-byte entries keeps the public oldest-first layout, which lets
          * pstate_get hand out the entry itself; it costs no more than ring arithmetic. */

@@ -148,10 +148,16 @@ void pstate_truncate(struct pstate *s, int64_t offset);
 
 /* ---- snapshots ------------------------------------------------------------------------ */
 
+/* Every file access of the snapshot functions goes through `io` (base/sysio.h), so tests can
+ * inject short writes, fsync failure or ENOSPC; the broker passes the replica manager's table. */
+struct sysio;
+
 /* Writes `<dir>/<20-digit offset>.snapshot` holding the whole state as of `offset` (the log
  * end offset at the time: every batch below it is included). Written to a temporary file,
- * fsynced, renamed. Returns 0 or ERR_IO (the failed call logged with its reason). */
-int pstate_snapshot_write(const struct pstate *s, const char *dir, int64_t offset);
+ * fsynced, renamed. Returns 0 or ERR_IO (the failed call logged with its reason; the temporary
+ * file is removed and an older snapshot of the same offset, if any, is left as it was). */
+int pstate_snapshot_write(const struct pstate *s, const struct sysio *io, const char *dir,
+                          int64_t offset);
 
 /* The same snapshot in two halves, so that the event loop never waits for the disk:
  * pstate_snapshot_write_nosync (the state's owner, on the loop) writes the file into the
@@ -159,19 +165,21 @@ int pstate_snapshot_write(const struct pstate *s, const char *dir, int64_t offse
  * a power loss at worst leaves a file that fails its CRC at load and is skipped;
  * pstate_snapshot_sync (any thread: it touches no pstate) then fsyncs the file and `dir`.
  * Both return 0 or ERR_IO (the failed call logged with its reason). */
-int pstate_snapshot_write_nosync(const struct pstate *s, const char *dir, int64_t offset);
-int pstate_snapshot_sync(const char *dir, int64_t offset);
+int pstate_snapshot_write_nosync(const struct pstate *s, const struct sysio *io, const char *dir,
+                                 int64_t offset);
+int pstate_snapshot_sync(const struct sysio *io, const char *dir, int64_t offset);
 
 /* Replaces the state with the newest valid snapshot in `dir` whose offset is <= `max_offset`
  * (the log end offset after recovery); snapshots past it are deleted, and so are corrupt
- * ones (CRC mismatch, bad length: one WARN line each), falling back to the next older.
- * *offset receives the snapshot's offset, or -1 if none was usable (state left empty): the
- * caller then replays the log from that offset (or from its start). Returns 0, ERR_IO or
- * ERR_NOMEM. */
-int pstate_snapshot_load(struct pstate *s, const char *dir, int64_t max_offset, int64_t *offset);
+ * ones (CRC mismatch, bad length, a window out of order: one WARN line each), falling back to
+ * the next older. *offset receives the snapshot's offset, or -1 if none was usable (state
+ * left empty): the caller then replays the log from that offset (or from its start). Returns
+ * 0, ERR_IO or ERR_NOMEM. */
+int pstate_snapshot_load(struct pstate *s, const struct sysio *io, const char *dir,
+                         int64_t max_offset, int64_t *offset);
 
 /* Deletes all snapshots in `dir` except the newest `keep` (state is whole in each, so old
  * ones only cost disk). Returns the number deleted. */
-int pstate_snapshot_prune(const char *dir, int keep);
+int pstate_snapshot_prune(const struct sysio *io, const char *dir, int keep);
 
 #endif

@@ -1,14 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* pstate internals: the producer table shared by pstate.c (rules, table) and snapshot.c
- * (file format), and the system-call table through which snapshot files are written and
- * read so that tests can inject failures. */
+ * (file format). */
 #ifndef TALLY_PSTATE_INT_H
 #define TALLY_PSTATE_INT_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/types.h>
 
 #include "pstate/pstate.h"
 
@@ -48,27 +46,5 @@ void pstate_int_clear(struct pstate *s);
 /* Last sequence of a batch of `delta` + 1 records starting at `first`: sequences wrap from
  * INT32_MAX to 0, as Kafka's DefaultRecordBatch.incrementSequence does. */
 int32_t pstate_int_last_seq(int32_t first, int32_t delta);
-
-/* ---- system calls (snapshot.c) --------------------------------------------------------- */
-
-/* Every file access of snapshot.c goes through this table (SQLite's aSyscall[]): tests
- * replace entries to inject short writes, fsync failure or ENOSPC. The calls follow POSIX
- * (return -1 and set errno on failure). */
-struct pstate_sys {
-    int (*open)(const char *path, int flags, mode_t mode);
-    ssize_t (*read)(int fd, void *buf, size_t len);
-    ssize_t (*write)(int fd, const void *buf, size_t len);
-    int (*fsync)(int fd);
-    int (*close)(int fd);
-    int (*rename)(const char *from, const char *to);
-    int (*unlink)(const char *path);
-};
-
-/* The table in use; initially the real system calls. Not thread-safe to change while
- * snapshots are written: tests only. */
-extern struct pstate_sys pstate_sys;
-
-/* The real system calls, to restore pstate_sys after a test. */
-extern const struct pstate_sys pstate_sys_default;
 
 #endif

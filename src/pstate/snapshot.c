@@ -30,18 +30,20 @@
  **       24     8  max timestamp
  **
  ** A file is valid when it is exactly as long as its counts say, its version is 1, its CRC
- ** matches, every batch count is in 0 .. 5 and no producer id repeats. */
-#include <dirent.h>
+ ** matches, every batch count is in 0 .. 5, no producer id repeats, and each producer's
+ ** batches are in offset order (first <= last, each past the one before) below the offset in
+ ** the file's name, as is its ongoing transaction's first offset: the state as of that offset
+ ** can hold nothing at or past it, and the replay that follows appends from there. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "base/err.h"
 #include "base/slog.h"
+#include "base/sysio.h"
 #include "pstate/pstate.h"
 #include "pstate/pstate_int.h"
 #include "record/record.h"
@@ -57,32 +59,7 @@
 #define SNAP_TMP_SUFFIX ".snapshot.tmp"
 #define SNAP_DIGITS 20
 
-/* ---- system calls ---------------------------------------------------------------------- */
-
-static int sys_open(const char *path, int flags, mode_t mode)
-{
-    return open(path, flags | O_CLOEXEC, mode);
-}
-
-const struct pstate_sys pstate_sys_default = {
-    .open = sys_open,
-    .read = read,
-    .write = write,
-    .fsync = fsync,
-    .close = close,
-    .rename = rename,
-    .unlink = unlink,
-};
-
-struct pstate_sys pstate_sys = {
-    .open = sys_open,
-    .read = read,
-    .write = write,
-    .fsync = fsync,
-    .close = close,
-    .rename = rename,
-    .unlink = unlink,
-};
+/* ---- system calls (through the caller's struct sysio) --------------------------------- */
 
 /* Logs a failed system call, given the errno it left (taken right at the call, see
  * base/err.h), and returns ERR_IO. */
@@ -92,38 +69,11 @@ static int io_fail(const char *call, const char *path, int e)
     return ERR_IO;
 }
 
-/* 0 or -errno of the write that failed (-EIO for one that makes no progress). */
-static int write_all(int fd, const uint8_t *p, size_t len)
+static int fsync_dir(const struct sysio *io, const char *dir)
 {
-    while (len > 0) {
-        ssize_t w = pstate_sys.write(fd, p, len);
-        if (w < 0) {
-            int e = errno;
-            if (e == EINTR)
-                continue;
-            return -e;
-        }
-        if (w == 0)
-            return -EIO;
-        p += w;
-        len -= (size_t)w;
-    }
-    return 0;
-}
+    int e = -sysio_fsync_dir(io, dir);
 
-static int fsync_dir(const char *dir)
-{
-    int fd = pstate_sys.open(dir, O_RDONLY | O_DIRECTORY, 0);
-
-    if (fd < 0)
-        return io_fail("open", dir, errno);
-    if (pstate_sys.fsync(fd) != 0) {
-        int e = errno;
-        pstate_sys.close(fd);
-        return io_fail("fsync", dir, e);
-    }
-    pstate_sys.close(fd);
-    return 0;
+    return e != 0 ? io_fail("fsync", dir, e) : 0;
 }
 
 /* ---- names ----------------------------------------------------------------------------- */
@@ -164,9 +114,10 @@ static int cmp_offset(const void *a, const void *b)
  * NULL when there are none). A missing directory holds none. With `remove_tmp`, leftover
  * temporary files of interrupted writes are deleted on the way. Returns 0, ERR_IO or
  * ERR_NOMEM. */
-static int list_snapshots(const char *dir, bool remove_tmp, int64_t **out, size_t *n_out)
+static int list_snapshots(const struct sysio *io, const char *dir, bool remove_tmp, int64_t **out,
+                          size_t *n_out)
 {
-    DIR *d = opendir(dir);
+    DIR *d = io->opendir(dir);
     struct dirent *e;
     int64_t *v = NULL, off;
     size_t n = 0, cap = 0;
@@ -179,7 +130,7 @@ static int list_snapshots(const char *dir, bool remove_tmp, int64_t **out, size_
         return err == ENOENT ? 0 : io_fail("opendir", dir, err);
     }
     errno = 0;
-    while ((e = readdir(d)) != NULL) {
+    while ((e = io->readdir(d)) != NULL) {
         if (parse_name(e->d_name, SNAP_SUFFIX, &off)) {
             if (n == cap) {
                 size_t c = cap ? cap * 2 : 16;
@@ -192,17 +143,17 @@ static int list_snapshots(const char *dir, bool remove_tmp, int64_t **out, size_
             v[n++] = off;
         } else if (remove_tmp && parse_name(e->d_name, SNAP_TMP_SUFFIX, &off) &&
                    snap_path(path, sizeof path, dir, off, SNAP_TMP_SUFFIX) == 0) {
-            pstate_sys.unlink(path); /* best effort: an orphan is only wasted space */
+            io->unlink(path); /* best effort: an orphan is only wasted space */
         }
         errno = 0; /* readdir reports an error only through errno */
     }
     if (errno != 0) {
         int r = io_fail("readdir", dir, errno);
         free(v);
-        closedir(d);
+        io->closedir(d);
         return r;
     }
-    closedir(d);
+    io->closedir(d);
     if (n > 1)
         qsort(v, n, sizeof *v, cmp_offset);
     *out = v;
@@ -211,7 +162,7 @@ static int list_snapshots(const char *dir, bool remove_tmp, int64_t **out, size_
 
 err_nomem:
     free(v);
-    closedir(d);
+    io->closedir(d);
     return ERR_NOMEM;
 }
 
@@ -274,9 +225,10 @@ static size_t encode_producer(uint8_t *p, const struct pstate_producer *pr)
     return (size_t)(q - p);
 }
 
-/* Decodes buf[0..len) into `s` (empty). Returns 0, 1 if the contents are invalid (*why says
- * how), or ERR_NOMEM. */
-static int decode(const uint8_t *buf, size_t len, struct pstate *s, const char **why)
+/* Decodes buf[0..len), the snapshot as of `offset`, into `s` (empty). Returns 0, 1 if the
+ * contents are invalid (*why says how), or ERR_NOMEM. */
+static int decode(const uint8_t *buf, size_t len, int64_t offset, struct pstate *s,
+                  const char **why)
 {
     const uint8_t *p, *end = buf + len;
     uint32_t count;
@@ -327,6 +279,10 @@ static int decode(const uint8_t *buf, size_t len, struct pstate *s, const char *
         pr->last_timestamp = (int64_t)get64(p + 22);
         pr->last_update_ms = (int64_t)get64(p + 30);
         pr->n_batches = (int32_t)nb;
+        if (pr->txn_first_offset < -1 || pr->txn_first_offset >= offset) {
+            *why = "ongoing transaction outside the log the snapshot covers";
+            return 1;
+        }
         p += SNAP_PRODUCER;
         for (uint32_t i = 0; i < nb; i++, p += SNAP_BATCH) {
             struct pstate_batch *b = &pr->batches[i];
@@ -335,6 +291,12 @@ static int decode(const uint8_t *buf, size_t len, struct pstate *s, const char *
             b->first_offset = (int64_t)get64(p + 8);
             b->last_offset = (int64_t)get64(p + 16);
             b->timestamp = (int64_t)get64(p + 24);
+            if (b->first_offset < 0 || b->last_offset < b->first_offset ||
+                b->last_offset >= offset ||
+                (i > 0 && b->first_offset <= pr->batches[i - 1].last_offset)) {
+                *why = "batches out of order or past the snapshot's offset";
+                return 1;
+            }
         }
     }
     if (p != end) {
@@ -346,12 +308,14 @@ static int decode(const uint8_t *buf, size_t len, struct pstate *s, const char *
 
 /* ---- write ----------------------------------------------------------------------------- */
 
-static int snapshot_write(const struct pstate *s, const char *dir, int64_t offset, bool sync)
+static int snapshot_write(const struct pstate *s, const struct sysio *io, const char *dir,
+                          int64_t offset, bool sync)
 {
     char tmp[PATH_MAX], path[PATH_MAX];
     uint8_t buf[65536], one[SNAP_PRODUCER_MAX];
     const struct pstate_producer *prods;
     size_t n, used;
+    off_t at = 0;
     uint32_t crc;
     int fd, e;
 
@@ -371,125 +335,86 @@ static int snapshot_write(const struct pstate *s, const char *dir, int64_t offse
     for (size_t k = 0; k < n; k++)
         crc = record_crc32c(crc, one, encode_producer(one, &prods[k]));
 
-    fd = pstate_sys.open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    fd = io->open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0)
         return io_fail("open", tmp, errno);
     put32(put32(put16(buf, SNAP_VERSION), crc), (uint32_t)n);
     used = SNAP_HEADER;
     for (size_t k = 0; k < n; k++) {
         if (sizeof buf - used < SNAP_PRODUCER_MAX) {
-            if ((e = -write_all(fd, buf, used)) != 0)
+            if ((e = -sysio_pwrite_all(io, fd, buf, used, at)) != 0)
                 goto err_write;
+            at += (off_t)used;
             used = 0;
         }
         used += encode_producer(buf + used, &prods[k]);
     }
-    if ((e = -write_all(fd, buf, used)) != 0)
+    if ((e = -sysio_pwrite_all(io, fd, buf, used, at)) != 0)
         goto err_write;
-    if (sync && pstate_sys.fsync(fd) != 0) {
+    if (sync && io->fsync(fd) != 0) {
         io_fail("fsync", tmp, errno);
         goto err_after_open;
     }
-    if (pstate_sys.close(fd) != 0) {
+    if (io->close(fd) != 0) {
         io_fail("close", tmp, errno);
         goto err_after_close;
     }
-    if (pstate_sys.rename(tmp, path) != 0) {
+    if (io->rename(tmp, path) != 0) {
         io_fail("rename", tmp, errno);
         goto err_after_close;
     }
-    return sync ? fsync_dir(dir) : 0;
+    return sync ? fsync_dir(io, dir) : 0;
 
 err_write:
     io_fail("write", tmp, e);
 err_after_open:
-    pstate_sys.close(fd);
+    io->close(fd);
 err_after_close:
-    pstate_sys.unlink(tmp);
+    io->unlink(tmp);
     return ERR_IO;
 }
 
-int pstate_snapshot_write(const struct pstate *s, const char *dir, int64_t offset)
+int pstate_snapshot_write(const struct pstate *s, const struct sysio *io, const char *dir,
+                          int64_t offset)
 {
-    return snapshot_write(s, dir, offset, true);
+    return snapshot_write(s, io, dir, offset, true);
 }
 
-int pstate_snapshot_write_nosync(const struct pstate *s, const char *dir, int64_t offset)
+int pstate_snapshot_write_nosync(const struct pstate *s, const struct sysio *io, const char *dir,
+                                 int64_t offset)
 {
-    return snapshot_write(s, dir, offset, false);
+    return snapshot_write(s, io, dir, offset, false);
 }
 
-int pstate_snapshot_sync(const char *dir, int64_t offset)
+int pstate_snapshot_sync(const struct sysio *io, const char *dir, int64_t offset)
 {
     char path[PATH_MAX];
     int fd;
 
     if (snap_path(path, sizeof path, dir, offset, SNAP_SUFFIX) != 0)
         return io_fail("snapshot path in", dir, ENAMETOOLONG);
-    fd = pstate_sys.open(path, O_RDONLY, 0);
+    fd = io->open(path, O_RDONLY, 0);
     if (fd < 0)
         return io_fail("open", path, errno);
-    if (pstate_sys.fsync(fd) != 0) {
+    if (io->fsync(fd) != 0) {
         int e = errno;
-        pstate_sys.close(fd);
+        io->close(fd);
         return io_fail("fsync", path, e);
     }
-    pstate_sys.close(fd);
-    return fsync_dir(dir);
+    io->close(fd);
+    return fsync_dir(io, dir);
 }
 
 /* ---- load ------------------------------------------------------------------------------ */
 
-/* Reads the whole file at `path` into a malloc()ed buffer. Returns 0, ERR_NOTFOUND (it is
- * gone), ERR_IO or ERR_NOMEM. */
-static int read_file(const char *path, uint8_t **out, size_t *len_out)
-{
-    uint8_t *buf = NULL;
-    size_t len = 0, cap = 0;
-    int fd = pstate_sys.open(path, O_RDONLY, 0);
-
-    if (fd < 0) {
-        int e = errno;
-        return e == ENOENT ? ERR_NOTFOUND : io_fail("open", path, e);
-    }
-    for (;;) {
-        ssize_t r;
-
-        if (len == cap) {
-            size_t c = cap ? cap * 2 : 4096;
-            uint8_t *nb = realloc(buf, c);
-            if (nb == NULL) {
-                free(buf);
-                pstate_sys.close(fd);
-                return ERR_NOMEM;
-            }
-            buf = nb;
-            cap = c;
-        }
-        r = pstate_sys.read(fd, buf + len, cap - len);
-        if (r < 0) {
-            int e = errno;
-            if (e == EINTR)
-                continue;
-            io_fail("read", path, e);
-            free(buf);
-            pstate_sys.close(fd);
-            return ERR_IO;
-        }
-        if (r == 0)
-            break;
-        len += (size_t)r;
-    }
-    pstate_sys.close(fd);
-    *out = buf;
-    *len_out = len;
-    return 0;
-}
+/* A snapshot file holds at most this many bytes (about 5 million producers at full windows);
+ * a larger one is refused rather than read. */
+#define SNAP_FILE_MAX ((size_t)1 << 30)
 
 /* Deletes a snapshot that must not be used again. Returns 0 or ERR_IO. */
-static int remove_snapshot(const char *path)
+static int remove_snapshot(const struct sysio *io, const char *path)
 {
-    if (pstate_sys.unlink(path) != 0) {
+    if (io->unlink(path) != 0) {
         int e = errno;
         if (e != ENOENT)
             return io_fail("unlink", path, e);
@@ -497,7 +422,8 @@ static int remove_snapshot(const char *path)
     return 0;
 }
 
-int pstate_snapshot_load(struct pstate *s, const char *dir, int64_t max_offset, int64_t *offset)
+int pstate_snapshot_load(struct pstate *s, const struct sysio *io, const char *dir,
+                         int64_t max_offset, int64_t *offset)
 {
     struct pstate *tmp = NULL;
     int64_t *offs = NULL;
@@ -507,7 +433,7 @@ int pstate_snapshot_load(struct pstate *s, const char *dir, int64_t max_offset, 
     int r;
 
     *offset = -1;
-    r = list_snapshots(dir, true, &offs, &n);
+    r = list_snapshots(io, dir, true, &offs, &n);
     if (r != 0)
         return r;
     tmp = pstate_new();
@@ -516,7 +442,7 @@ int pstate_snapshot_load(struct pstate *s, const char *dir, int64_t max_offset, 
         goto out;
     }
     for (size_t i = n; i-- > 0 && !found;) {
-        uint8_t *buf = NULL;
+        char *buf = NULL;
         size_t len = 0;
         const char *why = NULL;
 
@@ -527,18 +453,18 @@ int pstate_snapshot_load(struct pstate *s, const char *dir, int64_t max_offset, 
         if (offs[i] > max_offset) {
             /* It describes log that is gone: it must not come back once the log regrows
              * past its offset with different contents. */
-            r = remove_snapshot(path);
+            r = remove_snapshot(io, path);
             if (r != 0)
                 goto out;
             removed = true;
             continue;
         }
-        r = read_file(path, &buf, &len);
+        r = sysio_read_file(io, "pstate", path, SNAP_FILE_MAX, &buf, &len);
         if (r == ERR_NOTFOUND)
             continue;
         if (r != 0)
             goto out;
-        r = decode(buf, len, tmp, &why);
+        r = decode((const uint8_t *)buf, len, offs[i], tmp, &why);
         free(buf);
         if (r < 0)
             goto out;
@@ -546,14 +472,14 @@ int pstate_snapshot_load(struct pstate *s, const char *dir, int64_t max_offset, 
             slog_warn("pstate", "snapshot %s is corrupt (%s): deleted, trying an older one", path,
                       why);
             pstate_int_clear(tmp);
-            if (remove_snapshot(path) == 0)
+            if (remove_snapshot(io, path) == 0)
                 removed = true;
             continue;
         }
         found = true;
         *offset = offs[i];
     }
-    r = removed ? fsync_dir(dir) : 0;
+    r = removed ? fsync_dir(io, dir) : 0;
     if (r != 0) {
         *offset = -1;
         goto out;
@@ -571,7 +497,7 @@ out:
 
 /* ---- prune ----------------------------------------------------------------------------- */
 
-int pstate_snapshot_prune(const char *dir, int keep)
+int pstate_snapshot_prune(const struct sysio *io, const char *dir, int keep)
 {
     int64_t *offs;
     size_t n;
@@ -580,12 +506,12 @@ int pstate_snapshot_prune(const char *dir, int keep)
 
     if (keep < 0)
         keep = 0;
-    if (list_snapshots(dir, false, &offs, &n) != 0)
+    if (list_snapshots(io, dir, false, &offs, &n) != 0)
         return 0; /* logged; old snapshots only cost disk, next time will do */
     for (size_t i = 0; i + (size_t)keep < n; i++) {
         if (snap_path(path, sizeof path, dir, offs[i], SNAP_SUFFIX) != 0)
             continue;
-        if (pstate_sys.unlink(path) == 0) {
+        if (io->unlink(path) == 0) {
             deleted++;
         } else {
             int e = errno;

@@ -23,6 +23,7 @@
  * This file stays apart from record.c so that record.c links without the codec libraries
  * (-lz -lsnappy -llz4 -lzstd are needed only with this file).
  */
+#include <assert.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -586,6 +587,9 @@ static int snappy_compress_framed(const uint8_t *in, size_t in_len, uint8_t **ou
         }
         wr32be(w, (uint32_t)clen);
         w += 4 + clen;
+        /* Each block compresses to at most snappy_max_compressed_length of a whole block, the
+         * room `cap` gave every block. */
+        assert((size_t)(w - p) <= cap);
     }
     *out = p;
     *out_len = (size_t)(w - p);

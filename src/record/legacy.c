@@ -20,6 +20,7 @@
  * message set of uncompressed inner messages of the wrapper's magic. Producers number inner
  * messages as they like (magic 1: 0 .. n-1 relative); the broker assigns offsets, so they are
  * ignored here. Magic 0 has no timestamps: its records become v2 records with timestamp -1. */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -312,6 +313,9 @@ static int put_message(struct record_legacy_buf *o, int magic, int64_t offset, i
     p += 4;
     if (vlen)
         memcpy(p, value, vlen);
+    /* The message is exactly the size its length field says (the header, the timestamp of
+     * v1, the two length-prefixed fields), which out_reserve made room for. */
+    assert(p + vlen == m + size);
     wr32(m, crc32_ieee(m + 4, size - 4));
     o->len += LEGACY_LOG_OVERHEAD + size;
     return 0;

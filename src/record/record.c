@@ -44,6 +44,7 @@
  * bits set and exactly one record) has a 4-byte key {int16 version 0, int16 type
  * (0 abort, 1 commit)} and a 6-byte value {int16 version 0, int32 coordinatorEpoch}.
  */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -457,6 +458,10 @@ int record_batch_build(const struct record_build_options *opt, const struct reco
     p = buf + RECORD_BATCH_HEADER;
     for (int32_t i = 0; i < n; i++)
         p = put_record(p, &recs[i], i, base_ts, record_body_size(&recs[i], i, base_ts));
+    /* The sizing pass above and put_record write the same fields with the same varints, so the
+     * records end exactly where batchLength said: anything else would leave bytes outside the
+     * CRC (or write past the buffer). */
+    assert((size_t)(p - buf) == size);
     update_crc(buf);
     *out = buf;
     *out_len = size;

@@ -66,7 +66,7 @@ void replica_cleaner_load(struct replica_mgr *rm)
     size_t n = 0;
 
     snprintf(path, sizeof path, "%s/%s", rm->dir, CHECKPOINT_NAME);
-    if (log_checkpoint_read(log_io_default(), path, &e, &n) != 0) {
+    if (log_checkpoint_read(&rm->sys, path, &e, &n) != 0) {
         slog_warn("replica", "ignoring unreadable %s: compacted logs are cleaned from the start",
                   path);
         return;

@@ -30,6 +30,7 @@ struct sent_part {
     struct partition *p; /* held until the answer */
     int32_t leader_epoch;
     int64_t fetch_offset;
+    int32_t max_bytes; /* PartitionMaxBytes: replica.fetch.max.bytes, or less when throttled */
 };
 
 struct replica_fetch_session {
@@ -190,6 +191,10 @@ static void apply_part(struct replica_fetch_session *s, struct sent_part *sp,
             partition_diverging(p, d->DivergingEpoch.Epoch, d->DivergingEpoch.EndOffset);
             return;
         }
+        /* What a throttled partition fetched counts toward follower.replication.throttled.
+         * rate, in sync or not. */
+        if (d->Records.len > 0)
+            partition_follower_fetched(p, (size_t)d->Records.len);
         rc = partition_append_as_follower(p, (uint8_t *)d->Records.data,
                                           d->Records.len > 0 ? (size_t)d->Records.len : 0,
                                           d->HighWatermark, d->LogStartOffset);
@@ -271,6 +276,7 @@ static void send_fetch(struct replica_fetch_session *s)
     struct FetchRequest rq = {0};
     struct arena *ar = NULL;
     size_t n = 0, nt = 0;
+    int64_t claimed = 0; /* by throttled partitions of this request */
     int rc;
 
     if (s->in_flight || s->n_parts == 0 || now < s->backoff_until || rm->stopping)
@@ -279,9 +285,20 @@ static void send_fetch(struct replica_fetch_session *s)
     if (s->sent == NULL)
         goto oom;
     for (struct partition *p = s->head; p; p = p->fetch_next) {
+        bool counted;
+        int64_t max;
         if (p->fetch_delay_until > now)
             continue;
-        s->sent[n++] = (struct sent_part){p, psm_leader_epoch(p->sm), partition_log_end_offset(p)};
+        /* Replication throttles (Kafka's ReplicaFetcherThread): a replica out of the ISR of a
+         * throttled partition asks only for what follower.replication.throttled.rate still
+         * allows, and is left out once it is spent (the housekeeping tick sends again). */
+        max = partition_follower_throttle(p, rm->fetch_max_bytes, claimed, &counted);
+        if (max == 0)
+            continue;
+        if (counted && !partition_in_isr(p, rm->node_id))
+            claimed += max;
+        s->sent[n++] = (struct sent_part){p, psm_leader_epoch(p->sm), partition_log_end_offset(p),
+                                          (int32_t)max};
     }
     if (n == 0) {
         free(s->sent);
@@ -324,7 +341,7 @@ static void send_fetch(struct replica_fetch_session *s)
             .FetchOffset = sp->fetch_offset,
             .LastFetchedEpoch = partition_last_fetched_epoch(p),
             .LogStartOffset = partition_log_start_offset(p),
-            .PartitionMaxBytes = rm->fetch_max_bytes,
+            .PartitionMaxBytes = sp->max_bytes,
         };
         partition_hold(p);
     }

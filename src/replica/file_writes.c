@@ -209,16 +209,17 @@ struct epochs_write {
  * is nothing to write then, and no error to report. (The check narrows the window; a
  * directory removed during the write costs one logged error, and a directory of the same
  * name made for a new topic gets its own, later write of this file.) */
-static bool dir_gone(const char *dir)
+static bool dir_gone(const struct sysio *io, const char *dir)
 {
-    return access(dir, F_OK) != 0 && errno == ENOENT;
+    struct stat st;
+    return io->stat(dir, &st) != 0 && errno == ENOENT;
 }
 
 static void epochs_run(struct replica_write *w)
 {
     struct epochs_write *ew = (struct epochs_write *)w;
-    if (!dir_gone(ew->dir))
-        w->rc = log_epochs_write(log_io_default(), ew->dir, ew->buf, ew->len);
+    if (!dir_gone(&w->rm->sys, ew->dir))
+        w->rc = log_epochs_write(&w->rm->sys, ew->dir, ew->buf, ew->len);
 }
 
 static void epochs_done(struct replica_write *w)
@@ -270,10 +271,10 @@ struct snapshot_sync {
 static void snapshot_run(struct replica_write *w)
 {
     struct snapshot_sync *ss = (struct snapshot_sync *)w;
-    if (dir_gone(ss->dir))
+    if (dir_gone(&w->rm->sys, ss->dir))
         return;
-    w->rc = pstate_snapshot_sync(ss->dir, ss->offset);
-    pstate_snapshot_prune(ss->dir, 2);
+    w->rc = pstate_snapshot_sync(&w->rm->sys, ss->dir, ss->offset);
+    pstate_snapshot_prune(&w->rm->sys, ss->dir, 2);
 }
 
 static void snapshot_done(struct replica_write *w)
@@ -295,7 +296,7 @@ void replica_write_snapshot(struct partition *p, int64_t offset)
 
     /* Into the page cache now, so that a killed process keeps it (the segments it stands
      * for may be deleted soon after); made durable on the pool. */
-    if (pstate_snapshot_write_nosync(p->pstate, p->dir, offset) != 0) {
+    if (pstate_snapshot_write_nosync(p->pstate, &p->rm->sys, p->dir, offset) != 0) {
         slog_warn("replica", "cannot write the producer snapshot of %s-%d (see above)", p->topic,
                   p->index);
         return;
@@ -326,7 +327,7 @@ struct checkpoint_write {
 static void checkpoint_run(struct replica_write *w)
 {
     struct checkpoint_write *cw = (struct checkpoint_write *)w;
-    w->rc = log_checkpoint_write(log_io_default(), cw->path, cw->e, cw->n);
+    w->rc = log_checkpoint_write(&w->rm->sys, cw->path, cw->e, cw->n);
 }
 
 static void checkpoint_done(struct replica_write *w)

@@ -54,7 +54,7 @@ static void answer(struct replica_start_sync *w, int rc)
 static void starts_run(struct replica_write *req)
 {
     struct starts_work *sw = (struct starts_work *)req;
-    sw->rc = log_checkpoint_write(log_io_default(), sw->path, sw->e, sw->n);
+    sw->rc = log_checkpoint_write(&sw->rm->sys, sw->path, sw->e, sw->n);
 }
 
 static void start_write(struct replica_mgr *rm);
@@ -89,7 +89,7 @@ static void write_now(struct replica_mgr *rm, struct replica_start_sync *waiters
 
     snprintf(path, sizeof path, "%s/log-start-offset-checkpoint", rm->dir);
     if (e != NULL)
-        rc = log_checkpoint_write(log_io_default(), path, e, n);
+        rc = log_checkpoint_write(&rm->sys, path, e, n);
     if (rc != 0)
         slog_error("replica", "cannot write %s: %s", path, err_name(rc));
     free(e);

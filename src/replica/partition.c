@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* partition: one hosted partition — its log, high watermark, settings and the marks deferred
  * requests wait on. */
+#include <assert.h>
 #include <errno.h>
 #include <dirent.h>
 #include <fcntl.h>
@@ -35,55 +36,68 @@ static void topic_id_string(const uint8_t id[16], char out[23])
     out[22] = '\0';
 }
 
-/* 1 if dir holds a partition.metadata naming another topic id, 0 if it matches or is new. */
-static int check_metadata_file(const char *dir, const uint8_t id[16])
+/* 1 if dir holds a partition.metadata naming another topic id, 0 if it matches or is new
+ * (no file, or no topic_id line in it), ERR_IO if it cannot be read (logged). */
+static int check_metadata_file(const struct sysio *io, const char *dir, const uint8_t id[16])
 {
-    char path[PATH_MAX + 32], want[23], line[128];
-    FILE *f;
-    int other = 0;
+    char path[PATH_MAX + 32], want[23], *buf;
+    size_t len;
+    int other = 0, rc;
+
     snprintf(path, sizeof path, "%s/partition.metadata", dir);
     topic_id_string(id, want);
-    f = fopen(path, "r");
-    if (f == NULL)
+    rc = sysio_read_file(io, "replica", path, 4096, &buf, &len);
+    if (rc == ERR_NOTFOUND)
         return 0;
-    while (fgets(line, sizeof line, f))
+    if (rc != 0)
+        return ERR_IO;
+    for (const char *line = buf; line != NULL && *line != '\0';) {
         if (strncmp(line, "topic_id: ", 10) == 0)
             other = strncmp(line + 10, want, 22) != 0;
-    fclose(f);
+        line = strchr(line, '\n');
+        if (line != NULL)
+            line++;
+    }
+    free(buf);
     return other;
 }
 
-/* 0 or -errno (base/err.h). */
-static int write_metadata_file(const char *dir, const uint8_t id[16])
+/* 0 or -errno (base/err.h). Not fsynced, as before: a torn file names no topic id, which
+ * reads as a new directory and is written again. */
+static int write_metadata_file(const struct sysio *io, const char *dir, const uint8_t id[16])
 {
-    char path[PATH_MAX + 32], idstr[23];
-    FILE *f;
+    char path[PATH_MAX + 32], idstr[23], text[64];
+    int fd, n, rc;
+
     snprintf(path, sizeof path, "%s/partition.metadata", dir);
     topic_id_string(id, idstr);
-    f = fopen(path, "w");
-    if (f == NULL)
+    n = snprintf(text, sizeof text, "version: 0\ntopic_id: %s\n", idstr);
+    fd = io->open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0)
         return -errno;
-    fprintf(f, "version: 0\ntopic_id: %s\n", idstr);
-    return fclose(f) == 0 ? 0 : -errno;
+    rc = sysio_pwrite_all(io, fd, text, (size_t)n, 0);
+    if (io->close(fd) != 0 && rc == 0)
+        rc = -errno;
+    return rc;
 }
 
 /* Removes a partition directory: its files, then itself. Partition directories are flat. */
-void partition_remove_dir(const char *dir)
+void partition_remove_dir(const struct sysio *io, const char *dir)
 {
-    DIR *d = opendir(dir);
+    DIR *d = io->opendir(dir);
     struct dirent *e;
     char path[PATH_MAX * 2];
     if (d == NULL)
         return;
-    while ((e = readdir(d)) != NULL) {
+    while ((e = io->readdir(d)) != NULL) {
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
             continue;
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        if (unlink(path) != 0)
+        if (io->unlink(path) != 0)
             slog_warn("replica", "cannot delete %s: %s", path, strerror(errno));
     }
-    closedir(d);
-    if (rmdir(dir) != 0)
+    io->closedir(d);
+    if (io->rmdir(dir) != 0)
         slog_warn("replica", "cannot delete %s: %s", dir, strerror(errno));
 }
 
@@ -142,6 +156,12 @@ void partition_refresh_settings(struct partition *p)
     s->compression = record_codec_by_name(config_topic_str(c, p->topic, "compression.type"));
     s->min_insync = config_topic_int(c, p->topic, "min.insync.replicas", 1);
     s->compact = strstr(config_topic_str(c, p->topic, "cleanup.policy"), "compact") != NULL;
+    p->leader_throttled =
+        throttle_listed(config_topic_str(c, p->topic, "leader.replication.throttled.replicas"),
+                        p->index, p->rm->node_id);
+    p->follower_throttled =
+        throttle_listed(config_topic_str(c, p->topic, "follower.replication.throttled.replicas"),
+                        p->index, p->rm->node_id);
     /* The older single bound still applies in both directions when set. */
     if (diff < s->ts_before_max_ms)
         s->ts_before_max_ms = diff;
@@ -231,7 +251,7 @@ static int load_producers(struct partition *p)
     p->pstate = pstate_new();
     if (p->pstate == NULL)
         return ERR_NOMEM;
-    rc = pstate_snapshot_load(p->pstate, p->dir, leo, &from);
+    rc = pstate_snapshot_load(p->pstate, &p->rm->sys, p->dir, leo, &from);
     if (rc != 0)
         return rc;
     if (from < log_start_offset(p->log))
@@ -380,14 +400,17 @@ int partition_open(struct replica_mgr *rm, const char *topic, const uint8_t id[1
         goto err;
     }
 
-    if (check_metadata_file(p->dir, id)) {
+    rc = check_metadata_file(&rm->sys, p->dir, id);
+    if (rc == ERR_IO)
+        goto err; /* logged: what the directory holds cannot be told, so it is not served */
+    if (rc != 0) {
         /* Another topic's data (a deleted topic of the same name, or a directory copied in by
          * hand): not ours to serve, and not ours to delete either. It is moved aside and this
          * partition stays offline until an operator has looked. */
         char aside[PATH_MAX + 64];
         snprintf(aside, sizeof aside, "%s.%lld-mismatch", p->dir,
                  (long long)tclock_now_ms(rm->clock));
-        if (rename(p->dir, aside) == 0)
+        if (rm->sys.rename(p->dir, aside) == 0)
             slog_error("replica",
                        "%s/partition.metadata names another topic id than topic %s's; moved the "
                        "directory aside to %s and left %s-%d offline",
@@ -400,12 +423,12 @@ int partition_open(struct replica_mgr *rm, const char *topic, const uint8_t id[1
         rc = ERR_IO;
         goto err;
     }
-    if (mkdir(p->dir, 0755) != 0 && errno != EEXIST) {
+    if (rm->sys.mkdir(p->dir, 0755) != 0 && errno != EEXIST) {
         slog_error("replica", "cannot create %s: %s", p->dir, strerror(errno));
         rc = ERR_IO;
         goto err;
     }
-    if ((rc = write_metadata_file(p->dir, id)) != 0) {
+    if ((rc = write_metadata_file(&rm->sys, p->dir, id)) != 0) {
         slog_error("replica", "cannot write %s/partition.metadata: %s", p->dir, strerror(-rc));
         rc = ERR_IO;
         goto err;
@@ -480,8 +503,8 @@ static void partition_free(struct partition *p)
     pstate_producers(p->pstate, &n_producers);
     bool never_written = log_end_offset(p->log) == 0 && n_producers == 0;
     if (!p->deleted && !never_written &&
-        pstate_snapshot_write(p->pstate, p->dir, log_end_offset(p->log)) == 0)
-        pstate_snapshot_prune(p->dir, 2);
+        pstate_snapshot_write(p->pstate, &p->rm->sys, p->dir, log_end_offset(p->log)) == 0)
+        pstate_snapshot_prune(&p->rm->sys, p->dir, 2);
     pstate_free(p->pstate);
     /* A deleted partition's directory is gone: nothing to flush or trim. */
     log_close(p->log, !p->deleted);
@@ -517,9 +540,9 @@ void partition_close(struct partition *p, bool delete_dir)
     if (delete_dir) {
         char gone[PATH_MAX + 64];
         int n = snprintf(gone, sizeof gone, "%s.%lld-delete", p->dir, (long long)getpid());
-        if (n > 0 && (size_t)n < sizeof p->dir && rename(p->dir, gone) == 0)
+        if (n > 0 && (size_t)n < sizeof p->dir && p->rm->sys.rename(p->dir, gone) == 0)
             memcpy(p->dir, gone, (size_t)n + 1);
-        partition_remove_dir(p->dir);
+        partition_remove_dir(&p->rm->sys, p->dir);
     }
     partition_release(p);
 }
@@ -551,8 +574,21 @@ bool partition_watch(struct partition *p, enum partition_mark mark, int64_t offs
     return false;
 }
 
+/* log start <= LSO <= HW <= LEO, the order every reader's bound rests on (for assert()): the
+ * state machine keeps the log start <= HW <= its log end, which is this log's end or behind it
+ * until the next psm_appended / psm_fetched; the LSO is the HW or an open transaction's first
+ * offset held between the log start and the HW; retention deletes only below the LSO and
+ * DeleteRecords only up to the HW, and both tell the state machine (partition_log_moved). */
+static bool offsets_ordered(const struct partition *p)
+{
+    int64_t start = log_start_offset(p->log), lso = partition_last_stable_offset(p);
+    int64_t hw = psm_high_watermark(p->sm);
+    return start <= lso && lso <= hw && hw <= log_end_offset(p->log);
+}
+
 void partition_marks_changed(struct partition *p)
 {
+    assert(offsets_ordered(p));
     /* Each value is read when its turn comes: a callback of an earlier mark may have moved
      * the later ones (an append from within a wake). */
     for (int m = PARTITION_LOG_END; m <= PARTITION_DURABLE; m++)
@@ -584,9 +620,13 @@ int64_t partition_high_watermark(const struct partition *p)
 }
 int64_t partition_last_stable_offset(const struct partition *p)
 {
-    /* The first offset of the earliest open transaction, else the high watermark. */
+    /* The first offset of the earliest open transaction, else the high watermark. A
+     * transaction whose first batches are gone (DeleteRecords moved the log start past them)
+     * holds the LSO at the log start, as Kafka's does: nothing below it can be read anyway. */
     int64_t first = pstate_first_unstable_offset(p->pstate);
-    int64_t hw = psm_high_watermark(p->sm);
+    int64_t hw = psm_high_watermark(p->sm), start = log_start_offset(p->log);
+    if (first >= 0 && first < start)
+        first = start;
     return first >= 0 && first < hw ? first : hw;
 }
 
@@ -930,6 +970,50 @@ int partition_follower_fetch(struct partition *p, const struct psm_fetch *f,
     return rc;
 }
 
+/* ---- replication throttles (throttle.h) ---------------------------------------------------- */
+
+size_t partition_leader_throttle(struct partition *p, int32_t replica_id, size_t budget,
+                                 size_t claimed, bool *counted)
+{
+    struct replica_mgr *rm = p->rm;
+    int64_t now, rate;
+    *counted = p->leader_throttled;
+    if (!p->leader_throttled)
+        return budget;
+    /* A dynamic broker config, read where it is used (per broker, then cluster-wide). */
+    rate = config_broker_int(&rm->cfg, "leader.replication.throttled.rate", INT64_MAX);
+    now = tclock_mono_ms(rm->clock);
+    return (size_t)throttle_budget(true, psm_in_isr(p->sm, replica_id),
+                                   throttle_headroom(&rm->leader_quota, now, rate),
+                                   (int64_t)claimed, (int64_t)budget);
+}
+
+void partition_leader_sent(struct partition *p, size_t bytes)
+{
+    if (p->leader_throttled)
+        throttle_record(&p->rm->leader_quota, tclock_mono_ms(p->rm->clock), (int64_t)bytes);
+}
+
+int64_t partition_follower_throttle(struct partition *p, int64_t budget, int64_t claimed,
+                                    bool *counted)
+{
+    struct replica_mgr *rm = p->rm;
+    int64_t now, rate;
+    *counted = p->follower_throttled;
+    if (!p->follower_throttled)
+        return budget;
+    rate = config_broker_int(&rm->cfg, "follower.replication.throttled.rate", INT64_MAX);
+    now = tclock_mono_ms(rm->clock);
+    return throttle_budget(true, psm_in_isr(p->sm, rm->node_id),
+                           throttle_headroom(&rm->follower_quota, now, rate), claimed, budget);
+}
+
+void partition_follower_fetched(struct partition *p, size_t bytes)
+{
+    if (p->follower_throttled)
+        throttle_record(&p->rm->follower_quota, tclock_mono_ms(p->rm->clock), (int64_t)bytes);
+}
+
 void partition_diverging(struct partition *p, int32_t epoch, int64_t end_offset)
 {
     struct psm_effects fx;
@@ -1023,6 +1107,7 @@ int partition_reset_to(struct partition *p, int64_t offset)
 void partition_log_moved(struct partition *p)
 {
     psm_set_log(p->sm, log_start_offset(p->log), log_end_offset(p->log));
+    assert(offsets_ordered(p));
 }
 
 int partition_write_marker(struct partition *p, int64_t producer_id, int16_t producer_epoch,

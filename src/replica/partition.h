@@ -228,6 +228,18 @@ struct psm_fetch_verdict;
 int partition_follower_fetch(struct partition *p, const struct psm_fetch *f,
                              struct psm_fetch_verdict *v);
 
+/* Replication throttles, the leader's side (replica/throttle.h has the rules): the bytes of
+ * `p` that an answer to follower `replica_id` may carry now, out of `budget`, after `claimed`
+ * bytes the throttled partitions before it in the same answer took — less than `budget` only
+ * when the topic's leader.replication.throttled.replicas names `p` on this broker and the
+ * follower is not in the ISR (0: nothing this time; the fetch waits). *counted says whether
+ * `p`'s bytes count toward leader.replication.throttled.rate (partition_leader_sent). */
+size_t partition_leader_throttle(struct partition *p, int32_t replica_id, size_t budget,
+                                 size_t claimed, bool *counted);
+/* An answer to a follower carried `bytes` of `p`, whose bytes count (above): recorded in the
+ * leader's rate meter. */
+void partition_leader_sent(struct partition *p, size_t bytes);
+
 /* On a follower: the leader answered DivergingEpoch {epoch, end_offset}: the log is truncated
  * where the leader's and this replica's histories part (partition_sm.h's rule). */
 void partition_diverging(struct partition *p, int32_t epoch, int64_t end_offset);

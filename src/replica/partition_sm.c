@@ -62,6 +62,17 @@ struct partition_sm {
 
 /* ---- small helpers --------------------------------------------------------------------- */
 
+/* log start <= HW <= log end, on a leader and on a follower, once psm_set_log has told the log
+ * (for assert()). The HW rises only to a member's log end no higher than the leader's own
+ * (leader) or to min(leader's HW, own log end) (follower); the log start rises only to at
+ * most the HW (psm_fetched; a leader's owner moves it by retention below the LSO and by
+ * DeleteRecords up to the HW); psm_set_log and psm_truncated pull the HW into the log's
+ * bounds when the owner moves them. */
+static bool offsets_ordered(const struct partition_sm *sm)
+{
+    return sm->log_start <= sm->hw && sm->hw <= sm->log_end;
+}
+
 static bool contains(const int32_t *v, int32_t n, int32_t x)
 {
     for (int32_t i = 0; i < n; i++)
@@ -169,6 +180,7 @@ static void leader_update_hw(struct partition_sm *sm, struct psm_effects *fx)
         sm->hw = s.hw;
         fx->hw_changed = true;
     }
+    assert(offsets_ordered(sm));
 }
 
 /* ---- AlterPartition -------------------------------------------------------------------- */
@@ -320,10 +332,16 @@ static void zero_fx(struct psm_effects *fx)
 
 void psm_set_log(struct partition_sm *sm, int64_t log_start, int64_t log_end)
 {
+    assert(log_start <= log_end);
     sm->log_start = log_start;
     sm->log_end = log_end;
+    /* The HW stays within the log, as Kafka's updateHighWatermark keeps it: a follower whose
+     * log starts over past its HW (its leader's log starts there) has nothing below it. */
     if (sm->hw > log_end)
         sm->hw = log_end;
+    if (sm->hw < log_start)
+        sm->hw = log_start;
+    assert(offsets_ordered(sm));
 }
 
 void psm_set_min_insync(struct partition_sm *sm, int32_t min_insync, int64_t now_ms,
@@ -455,6 +473,7 @@ void psm_appended(struct partition_sm *sm, int64_t log_end, int64_t now_ms, stru
     assert(log_end >= sm->log_end);
     sm->log_end = log_end;
     leader_update_hw(sm, fx);
+    assert(offsets_ordered(sm));
 }
 
 static void verdict_marks(const struct partition_sm *sm, struct psm_fetch_verdict *v)
@@ -632,7 +651,10 @@ void psm_fetched(struct partition_sm *sm, int64_t log_end, int64_t leader_hw,
                  int64_t leader_log_start, struct psm_effects *fx)
 {
     zero_fx(fx);
-    sm->log_end = log_end; /* the local log's end, whatever the role */
+    /* The local log's end, whatever the role. It moves down only through psm_truncated (or
+     * psm_set_log when the log starts over), never between two fetches. */
+    assert(log_end >= sm->log_end);
+    sm->log_end = log_end;
     if (sm->role != PSM_FOLLOWER)
         return;
     int64_t hw = leader_hw < log_end ? leader_hw : log_end;
@@ -645,6 +667,7 @@ void psm_fetched(struct partition_sm *sm, int64_t log_end, int64_t leader_hw,
     int64_t start = leader_log_start < sm->hw ? leader_log_start : sm->hw;
     if (start > sm->log_start)
         sm->log_start = start;
+    assert(offsets_ordered(sm));
 }
 
 void psm_diverging(struct partition_sm *sm, int32_t epoch, int64_t end_offset,
@@ -693,6 +716,7 @@ void psm_truncated(struct partition_sm *sm, int64_t log_end, struct psm_effects 
         sm->hw = log_end;
         fx->hw_changed = true;
     }
+    assert(offsets_ordered(sm));
 }
 
 /* ---- reading --------------------------------------------------------------------------- */

@@ -134,14 +134,16 @@ struct psm_effects {
 };
 
 /* A new partition on broker `node_id`, with no role (PSM_NONE) until psm_apply, log end and
- * start 0, HW `hw` (from the replication-offset checkpoint, 0 if none; clamped to the log end
- * by psm_set_log). `cfg` and `ops` are copied. NULL when out of memory. */
+ * start 0, HW `hw` (from the replication-offset checkpoint, 0 if none; clamped into the log
+ * by psm_set_log, which must come before any other call). `cfg` and `ops` are copied. NULL
+ * when out of memory. */
 struct partition_sm *psm_new(int32_t node_id, const struct psm_config *cfg,
                              const struct psm_ops *ops, int64_t hw);
 void psm_free(struct partition_sm *sm);
 
-/* The local log's start and end offsets (at open, after retention or DeleteRecords). The HW
- * is clamped to the end. */
+/* The local log's start and end offsets (at open, after retention, DeleteRecords or a log
+ * started over), start <= end. The HW is clamped into [start, end], as Kafka keeps it. From
+ * here on every call keeps log start <= HW <= log end (asserted). */
 void psm_set_log(struct partition_sm *sm, int64_t log_start, int64_t log_end);
 /* min.insync.replicas changed (topic config). The HW may move: `fx`. */
 void psm_set_min_insync(struct partition_sm *sm, int32_t min_insync, int64_t now_ms,

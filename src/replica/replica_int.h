@@ -6,11 +6,13 @@
 #include <limits.h>
 
 #include "base/purgatory.h"
+#include "base/sysio.h"
 #include "base/tclock.h"
 #include "config/config.h"
 #include "log/log.h"
 #include "partition_sm.h"
 #include "replica.h"
+#include "throttle.h"
 
 struct meta_partition;
 
@@ -43,6 +45,9 @@ struct partition {
     int32_t fetch_leader;
     struct partition *fetch_prev, *fetch_next;
     int64_t fetch_delay_until;
+    /* Replication throttles (throttle.h): the topic's leader/follower.replication.throttled.
+     * replicas name this partition on this broker (refreshed with the settings). */
+    bool leader_throttled, follower_throttled;
     /* alter.c: queued for the next AlterPartition request (the sm's pending change). */
     bool alter_queued;
     struct partition *alter_next;
@@ -78,13 +83,16 @@ struct replica_mgr {
     struct log_checkpoint_entry *recovery, *starts; /* read at start, for opening logs */
     size_t n_recovery, n_starts;
     bool clean_start;
-    struct tclock *clock;      /* borrowed */
-    struct log_io log_io;      /* the default system calls with `clock`, for every log */
+    struct tclock *clock; /* borrowed */
+    /* The one table of file system calls (base/sysio.h) every log, producer snapshot and
+     * file of this manager goes through, a copy of sysio_default() that tests may change;
+     * log_io is it with `clock`, for every log. */
+    struct sysio sys;
+    struct log_io log_io;
     struct tclock_timer timer; /* housekeeping; data is NULL once closed */
-    int64_t last_retention_ms, last_checkpoint_ms, last_expiration_ms;
+    int64_t last_retention_ms, last_checkpoint_ms, last_hw_checkpoint_ms, last_expiration_ms;
     int64_t last_sm_tick_ms; /* tick_partitions' last round */
-    int64_t last_hw_checkpoint_ms;
-    unsigned flushes; /* in flight, all partitions (and log-start checkpoint writes) */
+    unsigned flushes;        /* in flight, all partitions (and log-start checkpoint writes) */
     /* log_starts.c: a log-start-offset-checkpoint write in flight, and who waits for the
      * next one. */
     bool starts_busy;
@@ -136,6 +144,9 @@ struct replica_mgr {
      * settings (replica.fetch.*). */
     struct net_client *fetch_client;
     struct replica_fetch_session *sessions;
+    /* Replication throttles (throttle.h): what this broker sent as a leader and fetched as a
+     * follower of throttled partitions, against leader/follower.replication.throttled.rate. */
+    struct throttle_meter leader_quota, follower_quota;
     int32_t fetch_wait_ms, fetch_min_bytes, fetch_max_bytes, fetch_response_max_bytes;
     int64_t fetch_backoff_ms;
     unsigned fetches_in_flight; /* a stop waits for them */
@@ -159,6 +170,15 @@ void replica_fetcher_kick(struct replica_mgr *rm);
  * them once no Fetch is out (the stop's end). */
 void replica_fetcher_stop(struct replica_mgr *rm);
 void replica_fetcher_free(struct replica_mgr *rm);
+/* partition.c: the follower's side of the replication throttles — the bytes of `p` the next
+ * Fetch may ask for (PartitionMaxBytes), out of `budget`, after `claimed` bytes the throttled
+ * partitions before it in the same request took: less only when the topic's
+ * follower.replication.throttled.replicas names `p` on this broker and this replica is not in
+ * the ISR (0: leave it out this time). *counted says whether its bytes count toward
+ * follower.replication.throttled.rate; partition_follower_fetched records them. */
+int64_t partition_follower_throttle(struct partition *p, int64_t budget, int64_t claimed,
+                                    bool *counted);
+void partition_follower_fetched(struct partition *p, size_t bytes);
 /* partition.c: a follower whose leader's log starts past this replica's end: the log is
  * emptied and starts at `offset` (producer state and the HW with it). */
 int partition_reset_to(struct partition *p, int64_t offset);
@@ -168,6 +188,9 @@ void replica_alter_queue(struct replica_mgr *rm, struct partition *p);
 void replica_alter_remove(struct replica_mgr *rm, struct partition *p);
 
 /* partition.c */
+/* Opens (creating if new) the partition's directory, partition.metadata, log and producer
+ * state. Returns 0 and *out; ERR_IO after one ERROR line naming what failed (the file and the
+ * reason), the partition then stays offline; or ERR_NOMEM. */
 int partition_open(struct replica_mgr *rm, const char *topic, const uint8_t id[16],
                    const struct meta_partition *mp, struct partition **out);
 /* Takes role, epochs, replicas and ISR from the image's record (keeping known follower
@@ -192,7 +215,9 @@ void partition_log_moved(struct partition *p);
  * they reach: call whenever the log end, high watermark, last stable offset or flushed
  * offset may have moved. Safe to re-enter from a watch's callback. */
 void partition_marks_changed(struct partition *p);
-void partition_remove_dir(const char *dir);
+/* Removes a partition directory (flat: its files, then itself) through `io`; what cannot be
+ * removed is logged (WARN) and left. */
+void partition_remove_dir(const struct sysio *io, const char *dir);
 /* Starts a thread-pool fsync if flush.messages / flush.ms ask for one, or with `force`
  * (after a roll: the sealed segment's data becomes recovered-for-good, so that a crash
  * rescans at most the active segment, as Kafka does). */

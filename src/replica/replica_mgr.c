@@ -12,6 +12,7 @@
  *                                      it was on (clean_marker.c has both formats) */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -315,10 +316,12 @@ static void open_one(struct replica_mgr *rm, const struct meta_topic *t,
         slog_error("replica", "out of memory opening %s-%d", t->name, mp->partition);
         return;
     }
-    if (partition_open(rm, t->name, t->id, mp, &p) != 0) {
-        /* Thousands may fail together (EMFILE): one line per 10 s, the rest counted. */
+    int rc = partition_open(rm, t->name, t->id, mp, &p);
+    if (rc != 0) {
+        /* Thousands may fail together (EMFILE): one line per 10 s, the rest counted. An
+         * ERR_IO has had its ERROR line (the file and the reason): this one says what follows. */
         static struct slog_limit open_fail;
-        slog_line_limited(&open_fail, 10000, SLOG_ERROR, "replica",
+        slog_line_limited(&open_fail, 10000, rc == ERR_IO ? SLOG_WARN : SLOG_ERROR, "replica",
                           "cannot open partition %s-%d; it stays offline (retried every "
                           "%d s)",
                           t->name, mp->partition, OPEN_RETRY_MS / 1000);
@@ -735,7 +738,7 @@ static void move_stray(struct replica_mgr *rm, const char *path, const char *why
 {
     char aside[PATH_MAX * 2 + 64];
     snprintf(aside, sizeof aside, "%s.%lld-stray", path, (long long)tclock_now_ms(rm->clock));
-    if (rename(path, aside) == 0)
+    if (rm->sys.rename(path, aside) == 0)
         slog_warn("replica", "%s: %s; moved it aside to %s (delete it once it is not needed)", path,
                   why, aside);
     else
@@ -748,11 +751,11 @@ static void move_stray(struct replica_mgr *rm, const char *path, const char *why
  * metadata does not place here. Those are never deleted: the metadata may be what is wrong. */
 static void remove_orphans(struct replica_mgr *rm)
 {
-    DIR *d = opendir(rm->dir);
+    DIR *d = rm->sys.opendir(rm->dir);
     struct dirent *e;
     if (d == NULL)
         return;
-    while ((e = readdir(d)) != NULL) {
+    while ((e = rm->sys.readdir(d)) != NULL) {
         char name[256], path[PATH_MAX * 2];
         char *dash;
         if (e->d_name[0] == '.' || (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN) ||
@@ -765,7 +768,7 @@ static void remove_orphans(struct replica_mgr *rm)
         /* A live partition directory ends in its partition number; one renamed away for
          * deletion ends in "-delete" (a topic may well contain "-delete" in its name). */
         if (len > 7 && strcmp(e->d_name + len - 7, "-delete") == 0) {
-            partition_remove_dir(path);
+            partition_remove_dir(&rm->sys, path);
             continue;
         }
         snprintf(name, sizeof name, "%s", e->d_name);
@@ -777,7 +780,7 @@ static void remove_orphans(struct replica_mgr *rm)
             continue; /* not "<topic>-<partition>" */
         if (e->d_type == DT_UNKNOWN) {
             struct stat st;
-            if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+            if (rm->sys.stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
                 continue;
         }
         const struct meta_topic *t = meta_topic_by_name(rm->meta, name);
@@ -787,25 +790,25 @@ static void remove_orphans(struct replica_mgr *rm)
         else if (index >= t->n_partitions || !assigned_here(rm, &t->partitions[index]))
             move_stray(rm, path, "the metadata does not place this partition on this broker");
     }
-    closedir(d);
+    rm->sys.closedir(d);
 }
 
 /* True if the log dir holds any partition directory (live or being deleted). */
 static bool has_partition_dirs(const struct replica_mgr *rm)
 {
-    DIR *d = opendir(rm->dir);
+    DIR *d = rm->sys.opendir(rm->dir);
     struct dirent *e;
     bool any = false;
     if (d == NULL)
         return false;
-    while (!any && (e = readdir(d)) != NULL) {
+    while (!any && (e = rm->sys.readdir(d)) != NULL) {
         const char *dash = strrchr(e->d_name, '-');
         char path[PATH_MAX * 2];
         snprintf(path, sizeof path, "%s/%s", rm->dir, e->d_name);
         any = e->d_name[0] != '.' && dash && dash[1] >= '0' && dash[1] <= '9' &&
               strncmp(e->d_name, "__cluster_metadata", 18) != 0 && !meta_dir_holds_log(path);
     }
-    closedir(d);
+    rm->sys.closedir(d);
     return any;
 }
 
@@ -813,6 +816,7 @@ int replica_mgr_start(const struct replica_options *opts, struct replica_mgr **o
 {
     struct replica_mgr *rm = calloc(1, sizeof *rm);
     char path[PATH_MAX + 64];
+    struct stat st;
     size_t nt;
     int rc;
 
@@ -822,7 +826,8 @@ int replica_mgr_start(const struct replica_options *opts, struct replica_mgr **o
     }
     rm->loop = opts->loop;
     rm->clock = opts->clock;
-    rm->log_io = *log_io_default();
+    rm->sys = *sysio_default();
+    rm->log_io.sys = &rm->sys;
     rm->log_io.clock = opts->clock;
     rm->meta = opts->meta;
     rm->cfg.meta = opts->meta;
@@ -845,20 +850,22 @@ int replica_mgr_start(const struct replica_options *opts, struct replica_mgr **o
     rm->fetch_response_max_bytes =
         (int32_t)props_get_int(opts->config, "replica.fetch.response.max.bytes", 10485760, NULL);
     rm->fetch_backoff_ms = props_get_int(opts->config, "replica.fetch.backoff.ms", 1000, NULL);
+    throttle_meter_init(&rm->leader_quota);
+    throttle_meter_init(&rm->follower_quota);
 
     snprintf(path, sizeof path, "%s/%s", rm->dir, REPLICA_CLEAN_MARKER);
-    rm->clean_start = access(path, F_OK) == 0;
+    rm->clean_start = rm->sys.stat(path, &st) == 0;
     /* From now on a crash must look like one. */
-    unlink(path);
+    rm->sys.unlink(path);
     snprintf(path, sizeof path, "%s/recovery-point-offset-checkpoint", rm->dir);
-    rc = log_checkpoint_read(log_io_default(), path, &rm->recovery, &rm->n_recovery);
+    rc = log_checkpoint_read(&rm->sys, path, &rm->recovery, &rm->n_recovery);
     if (rc != 0)
         slog_warn("replica", "ignoring unreadable %s: every log will be rescanned", path);
     snprintf(path, sizeof path, "%s/log-start-offset-checkpoint", rm->dir);
-    if (log_checkpoint_read(log_io_default(), path, &rm->starts, &rm->n_starts) != 0)
+    if (log_checkpoint_read(&rm->sys, path, &rm->starts, &rm->n_starts) != 0)
         slog_warn("replica", "ignoring unreadable %s", path);
     snprintf(path, sizeof path, "%s/replication-offset-checkpoint", rm->dir);
-    if (log_checkpoint_read(log_io_default(), path, &rm->hws, &rm->n_hws) != 0)
+    if (log_checkpoint_read(&rm->sys, path, &rm->hws, &rm->n_hws) != 0)
         slog_warn("replica",
                   "ignoring unreadable %s: high watermarks start at the log start "
                   "and catch up as the replicas fetch",
@@ -868,7 +875,7 @@ int replica_mgr_start(const struct replica_options *opts, struct replica_mgr **o
     snprintf(path, sizeof path, "%s/recovery-point-offset-checkpoint", rm->dir);
     /* Without checkpoints a dir is new only if it holds no partition yet; with partitions,
      * it was killed before its first checkpoint. */
-    if (access(path, F_OK) != 0 && !rm->clean_start && !has_partition_dirs(rm))
+    if (rm->sys.stat(path, &st) != 0 && !rm->clean_start && !has_partition_dirs(rm))
         slog_info("replica", "opening logs in %s: first start (no checkpoints yet)", rm->dir);
     else
         slog_info("replica", "opening logs in %s after %s shutdown", rm->dir,
@@ -943,13 +950,13 @@ static void stop_run(uv_work_t *w)
         rc = collect_checkpoints(sw->parts, sw->n, &rec, &st, &hw);
     if (rc == 0) {
         snprintf(path, sizeof path, "%s/recovery-point-offset-checkpoint", rm->dir);
-        rc = log_checkpoint_write(log_io_default(), path, rec, sw->n);
+        rc = log_checkpoint_write(&rm->sys, path, rec, sw->n);
         snprintf(path, sizeof path, "%s/log-start-offset-checkpoint", rm->dir);
         if (rc == 0)
-            rc = log_checkpoint_write(log_io_default(), path, st, sw->n);
+            rc = log_checkpoint_write(&rm->sys, path, st, sw->n);
         snprintf(path, sizeof path, "%s/replication-offset-checkpoint", rm->dir);
         if (rc == 0)
-            rc = log_checkpoint_write(log_io_default(), path, hw, sw->n);
+            rc = log_checkpoint_write(&rm->sys, path, hw, sw->n);
         if (rc != 0)
             slog_error("replica", "cannot write checkpoints in %s: %s", rm->dir, err_name(rc));
         free(rec);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The per-transactional-id state machine (see txn_sm.h): Kafka's TransactionMetadata rules,
  * pure. */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -407,12 +408,25 @@ int txn_sm_dead(const struct txn_meta *m, int64_t now, struct txn_transit *out)
 
 void txn_sm_begin(struct txn_meta *m, const struct txn_transit *t)
 {
+    /* Every transit is made by a rule above from the current state, and each rule makes only
+     * the transitions the header lists (checked with txn_sm_valid_transition or by its switch):
+     * a transit that is not one of them is a bug in a rule, and writing it would put a state
+     * into __transaction_state that no coordinator can continue from. A pending transit is
+     * begun again only as itself (a Complete* written again after a failed write). */
+    assert(txn_sm_valid_transition(m->cur.state, t->state));
+    assert(!m->pending || m->pending_state == t->state);
     m->pending = true;
     m->pending_state = t->state;
 }
 
 void txn_sm_apply(struct txn_meta *m, struct txn_transit *t)
 {
+    /* A live write applies the transit it began (which was allowed then, and the state has not
+     * moved since: every other request is refused while it is pending). A replay of the log
+     * applies what the log says, pending nothing: a record is data, not a transition to check
+     * here. */
+    assert(!m->pending ||
+           (t->state == m->pending_state && txn_sm_valid_transition(m->cur.state, t->state)));
     txn_transit_clear(&m->cur);
     m->cur = *t;
     memset(t, 0, sizeof *t);

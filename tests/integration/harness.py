@@ -49,21 +49,26 @@ class TallyBroker:
         self.proc = None
         self.starts = 0
         self.log_paths = []
+        self.tallyd = TALLYD
+        # The address it listens on, and what runs it (netns.Net.wrap puts it in a network
+        # namespace): loopback and the binary itself unless a cluster says otherwise.
+        self.host = "127.0.0.1"
+        self.wrap = None
 
     @property
     def bootstrap(self):
-        return "127.0.0.1:%d" % self.port
+        return "%s:%d" % (self.host, self.port)
 
     def argv(self):
-        args = [TALLYD]
+        args = [self.tallyd]
         if self.config_file:
             args += ["--config", self.config_file]
         base = {
             "node.id": str(self.node_id),
-            "listeners": "PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d" %
-                         (self.port, self.controller_port),
-            "controller.quorum.voters": "%d@127.0.0.1:%d" % (self.node_id,
-                                                             self.controller_port),
+            "listeners": "PLAINTEXT://%s:%d,CONTROLLER://%s:%d" %
+                         (self.host, self.port, self.host, self.controller_port),
+            "controller.quorum.voters": "%d@%s:%d" % (self.node_id, self.host,
+                                                      self.controller_port),
             "log.dirs": self.data_dir,
         }
         base.update(self.settings)
@@ -75,8 +80,9 @@ class TallyBroker:
 
     def start(self, wait=True):
         assert self.proc is None or self.proc.poll() is not None, "already running"
-        if not os.path.exists(TALLYD):
-            raise RuntimeError("%s not built (make build/asan/tallyd, or set TALLYD)" % TALLYD)
+        if not os.path.exists(self.tallyd):
+            raise RuntimeError("%s not built (make build/asan/tallyd, or set TALLYD)" %
+                               self.tallyd)
         self.starts += 1
         log = os.path.join(self.workdir, "tallyd.%d.stderr" % self.starts)
         self.log_paths.append(log)
@@ -84,7 +90,8 @@ class TallyBroker:
         env["ASAN_OPTIONS"] = "abort_on_error=0:detect_leaks=1"
         env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1")
         with open(log, "wb") as errf:
-            self.proc = subprocess.Popen(self.argv(), cwd=self.workdir, stdin=subprocess.DEVNULL,
+            argv = self.argv()
+            self.proc = subprocess.Popen(self.wrap(argv) if self.wrap else argv, cwd=self.workdir, stdin=subprocess.DEVNULL,
                                          stdout=errf, stderr=errf)
         if wait:
             self.wait_ready()
@@ -100,7 +107,7 @@ class TallyBroker:
                 raise RuntimeError("tallyd exited with %d during startup:\n%s" %
                                    (self.proc.returncode, self.stderr_tail()))
             try:
-                with kproto.Conn(self.port, timeout=2.0) as c:
+                with kproto.Conn(self.port, host=self.host, timeout=2.0) as c:
                     err, keys = c.api_versions(0)
                     if err == 0 and kproto.METADATA in keys:
                         md = c.metadata(version=1)
@@ -174,7 +181,7 @@ class TallyBroker:
     # ------------------------------------------------------------ clients
 
     def conn(self, timeout=10.0):
-        return kproto.Conn(self.port, timeout=timeout)
+        return kproto.Conn(self.port, host=self.host, timeout=timeout)
 
     def tally(self, *args, timeout=60):
         """Runs the tally CLI against this broker; returns CompletedProcess."""

@@ -1590,9 +1590,12 @@ Conn.broker_registration = _conn_broker_registration
 # request dict encodes as its zero value (-1 for generation, epoch and offset names).
 
 GROUP_FLEXIBLE = {8: 8, 9: 6, 10: 3, 11: 6, 12: 4, 13: 4, 14: 4, 15: 5, 16: 3, 42: 2, 47: 99,
-                  43: 2}
-# Not a group API, but the same walker encodes it: ElectLeaders (43) v0-v2.
+                  43: 2, 45: 0, 46: 0}
+# Not group APIs, but the same walker encodes them: ElectLeaders (43) v0-v2,
+# AlterPartitionReassignments (45) and ListPartitionReassignments (46) v0.
 ELECT_LEADERS = 43
+ALTER_PARTITION_REASSIGNMENTS = 45
+LIST_PARTITION_REASSIGNMENTS = 46
 INF = 99
 
 _OC_PART_RQ = [("PartitionIndex", "i32", 0, INF), ("CommittedOffset", "i64", 0, INF),
@@ -1715,6 +1718,30 @@ GROUP_SCHEMAS = {
                                                      ("ErrorCode", "i16", 0, INF),
                                                      ("ErrorMessage", "nstr", 0, INF)]),
                        0, INF)]), 0, INF)]),
+    45: ([("TimeoutMs", "i32", 0, INF),
+          ("Topics", ("array", [("Name", "str", 0, INF),
+                                ("Partitions", ("array", [("PartitionIndex", "i32", 0, INF),
+                                                          ("Replicas", ("narray", "i32"), 0,
+                                                           INF)]), 0, INF)]), 0, INF)],
+         [("ThrottleTimeMs", "i32", 0, INF), ("ErrorCode", "i16", 0, INF),
+          ("ErrorMessage", "nstr", 0, INF),
+          ("Responses", ("array", [("Name", "str", 0, INF),
+                                   ("Partitions", ("array", [("PartitionIndex", "i32", 0, INF),
+                                                             ("ErrorCode", "i16", 0, INF),
+                                                             ("ErrorMessage", "nstr", 0, INF)]),
+                                    0, INF)]), 0, INF)]),
+    46: ([("TimeoutMs", "i32", 0, INF),
+          ("Topics", ("narray", [("Name", "str", 0, INF),
+                                 ("PartitionIndexes", ("array", "i32"), 0, INF)]), 0, INF)],
+         [("ThrottleTimeMs", "i32", 0, INF), ("ErrorCode", "i16", 0, INF),
+          ("ErrorMessage", "nstr", 0, INF),
+          ("Topics", ("array", [("Name", "str", 0, INF),
+                                ("Partitions", ("array", [("PartitionIndex", "i32", 0, INF),
+                                                          ("Replicas", ("array", "i32"), 0, INF),
+                                                          ("AddingReplicas", ("array", "i32"), 0,
+                                                           INF),
+                                                          ("RemovingReplicas", ("array", "i32"),
+                                                           0, INF)]), 0, INF)]), 0, INF)]),
 }
 
 
@@ -2275,3 +2302,63 @@ def _conn_describe_log_dirs(self, topics=None, version=4):
 
 
 Conn.describe_log_dirs = _conn_describe_log_dirs
+
+
+# ================================================================ replica Fetch v12
+# A follower's Fetch (ReplicaId, CurrentLeaderEpoch, LastFetchedEpoch) and the partition's
+# DivergingEpoch in the answer: the process tests send what a stale or diverged follower
+# would, straight to a leader.
+
+def replica_fetch_request(corr, topic, partition, replica_id, fetch_offset,
+                          current_leader_epoch=-1, last_fetched_epoch=-1, max_wait_ms=0):
+    part = (i32(partition) + i32(current_leader_epoch) + i64(fetch_offset) +
+            i32(last_fetched_epoch) + i64(-1) + i32(1 << 20) + uvarint(0))
+    t = compact_string(topic) + _compact_array([part], lambda x: x) + uvarint(0)
+    body = (i32(replica_id) + i32(max_wait_ms) + i32(1) + i32(1 << 20) + i8(0) + i32(0) +
+            i32(-1) + _compact_array([t], lambda x: x) + _compact_array([], None) +
+            compact_string("") + uvarint(0))
+    return frame(header(FETCH, 12, corr, flexible=True) + body)
+
+
+def parse_replica_fetch(body):
+    """Fetch v12 answer of one partition → dict(error, hw, diverging (epoch, end_offset) or
+    None, records bytes or None)."""
+    r = Reader(body)
+    r.i32()
+    top_err = r.i16()
+    r.i32()
+    out = {}
+
+    def part(r2):
+        d = {"partition": r2.i32(), "error": r2.i16(), "diverging": None}
+        d["hw"] = struct.unpack(">q", r2.take(8))[0]
+        r2.take(16)  # last stable offset, log start offset
+        r2.compact_array(lambda r3: (r3.take(16), r3.skip_tags()))
+        r2.i32()  # preferred read replica
+        n = r2.uvarint()
+        d["records"] = None if n == 0 else r2.take(n - 1)
+        for _ in range(r2.uvarint()):
+            tag, size = r2.uvarint(), r2.uvarint()
+            raw = Reader(r2.take(size))
+            if tag == 0:
+                d["diverging"] = (raw.i32(), struct.unpack(">q", raw.take(8))[0])
+        out.update(d)
+
+    def topic(rr):
+        rr.compact_string()
+        rr.compact_array(part)
+        rr.skip_tags()
+
+    r.compact_array(topic)
+    out["top_error"] = top_err
+    return out
+
+
+def _conn_replica_fetch(self, topic, partition, replica_id, fetch_offset, **kw):
+    body = _roundtrip(self, replica_fetch_request(self.next_corr(), topic, partition,
+                                                  replica_id, fetch_offset, **kw),
+                      flexible_header=True)
+    return parse_replica_fetch(body)
+
+
+Conn.replica_fetch = _conn_replica_fetch

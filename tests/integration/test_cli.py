@@ -165,6 +165,11 @@ def test_unreachable_broker_fails_with_one_line():
     ["partitions", "elect-leaders", "--partition", "0"],
     ["partitions", "elect-leaders", "--topic", "t", "--partition", "-1"],
     ["partitions", "elect-leaders", "--preferred", "--unclean", "--all"],
+    ["partitions", "reassign"], ["partitions", "reassign", "--verify"],
+    ["partitions", "reassign", "--execute", "--verify", "--reassignment-json-file", "f"],
+    ["partitions", "reassign", "--generate", "--broker-list", "1"],
+    ["partitions", "reassign", "--execute", "--reassignment-json-file", "f", "--throttle", "-5"],
+    ["partitions", "reassign", "--list", "--additional"],
     ["topics", "describe", "--under-replicated"],
 ])
 def test_usage_errors_exit_2(args):
@@ -180,6 +185,7 @@ def test_usage_errors_exit_2(args):
     ["configs", "--help"], ["configs", "describe", "--help"], ["configs", "alter", "--help"],
     ["cluster", "--help"], ["cluster", "describe", "--help"], ["cluster", "new-id", "--help"],
     ["partitions", "--help"], ["partitions", "elect-leaders", "--help"],
+    ["partitions", "reassign", "--help"],
 ])
 def test_help_everywhere(args):
     r = tally_raw(*args)

@@ -223,8 +223,11 @@ def check_make_run_builds_what_the_readme_uses(tmp_path):
     """`make -n` with the build dir moved to an empty one lists what `make run` would build
     from nothing: every build/ program the README names must be among them."""
     out = tmp_path / "fresh-build"
-    r = subprocess.run(["make", "-n", "B=%s" % out, "run"], cwd=harness.REPO,
-                       capture_output=True, text=True, timeout=120)
+    # A make of its own: under `make test` the parent's MAKEFLAGS/MAKELEVEL would make it
+    # print "Entering/Leaving directory" lines around what it lists.
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
+    r = subprocess.run(["make", "--no-print-directory", "-n", "B=%s" % out, "run"],
+                       cwd=harness.REPO, capture_output=True, text=True, timeout=120, env=env)
     assert r.returncode == 0, r.stderr
     programs = sorted(set(re.findall(r"\bbuild/([a-z_]+)\b(?!/)", open(README).read())))
     assert "tally" in programs and "tallyd" in programs, programs

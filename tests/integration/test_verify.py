@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 
 import harness
 import kproto
@@ -77,27 +78,45 @@ def test_verify_is_inconclusive_when_the_cluster_refuses_the_seed(broker_factory
 
 
 def test_verify_finds_anomalies_on_the_mock_cluster(tmp_path):
+    """The mock keeps no transactional offsets, so the group never reaches the end: the copy is
+    stopped after 20 decided transactions, counted from the copiers' journal. A stop by the
+    clock (--max-seconds 8, as before) let a loaded machine stop it before any transaction:
+    the mock waits 3 s before its first generation, and when a follower's SyncGroup reaches it
+    after the leader's it refuses the follower, which then rejoins, and the next generation
+    comes 5 s (session.timeout.ms - 1 s) later. --max-seconds stays as a bound only.
+    Transactions keep the tool's default timeout (10 s): with 1 s a starved copier's
+    transactions time out in the client, and every copier restarted costs a rebalance."""
     out = tmp_path / "report.json"
+    work = tmp_path / "work"
     r = run_verify(["--mock-cluster", "1", "--partitions", "2", "--records", "2000",
                     "--copiers", "2", "--faults", "none", "--abort-ratio", "0.5",
-                    "--txn-records", "20", "--max-seconds", "8", "--txn-timeout-ms", "1000",
-                    "--work-dir", str(tmp_path / "work"), "--json", str(out)], 180)
+                    "--txn-records", "20", "--max-transactions", "20", "--max-seconds", "300",
+                    "--work-dir", str(work), "--json", str(out)], 420)
     assert r.returncode == 1, r.stdout + r.stderr
     rep = json.loads(out.read_text())
     classes = rep["report"]["classes"]
     assert rep["report"]["anomalies"] > 0
-    # The mock returns aborted transactions to read_committed readers...
+    # The mock returns aborted transactions to read_committed readers: each example is a
+    # record of a transaction its copier meant to abort (a=1) or journaled as aborted (one
+    # whose send or commit failed on a slow machine, say).
     assert classes["aborted_read"]["count"] > 0, r.stdout
-    ex = classes["aborted_read"]["examples"][0]
-    assert " a=1" in ex["value"] and ex["offset"] >= 0
+    journaled = {(int(e), int(t)) for what, e, t in
+                 (line.split() for line in (work / "journal").read_text().splitlines())
+                 if what == "A"}
+    for ex in classes["aborted_read"]["examples"]:
+        fields = dict(f.split("=") for f in ex["value"].split()[1:])
+        assert ex["offset"] >= 0 and (fields["a"] == "1" or (
+            int(fields["e"]), int(fields["t"])) in journaled), (ex, sorted(journaled))
     # ...and keeps no transactional offsets, so aborts rewind to the start: duplicates.
     assert classes["duplicated"]["count"] > 0 or classes["lost"]["count"] > 0, r.stdout
     assert "anomalies: %d" % rep["report"]["anomalies"] in r.stdout
-    # Cut short by --max-seconds (the mock keeps no transactional offsets, so the group never
-    # reaches the end), the history is incomplete; the aborted reads and duplicates seen hold
-    # all the same: "anomalies", not "inconclusive".
+    # Cut short by --max-transactions, the history is incomplete; the aborted reads and
+    # duplicates seen hold all the same: "anomalies", not "inconclusive".
     assert rep["report"]["verdict"] == "anomalies", rep["report"]
-    assert any("stopped by --max-seconds" in w for w in rep["report"]["incomplete"]), rep
+    assert rep["report"]["incomplete"] == [
+        "the copy was stopped by --max-transactions before the group's committed offsets "
+        "reached the input's end"], rep["report"]
+    assert "stopping after --max-transactions 20" in r.stderr, r.stderr
     assert "verify: " in r.stderr and "copied" in r.stderr  # the progress line
 
 
@@ -132,4 +151,36 @@ def test_verify_short_run_on_tally_finds_nothing(broker_factory, tmp_path):
         assert res["faults"].get(k, 0) >= 5, res["faults"]
     # Aborted attempts were written and hidden from read_committed.
     assert rep["report"]["aborted_seen"] > 0
+    assert not res["sanitizer"], res["sanitizer"]
+
+
+def test_verify_on_the_three_node_cluster_finds_nothing(tmp_path):
+    """The chaos suite's cluster-short scenario: three brokers, all voters, each in its own
+    network namespace, RF=3 topics with min.insync.replicas=2 (the coordinators' topics too);
+    the transaction coordinator of a copier, the copiers' group coordinator and the
+    controller are kill -9'd, SIGSTOP'd past the session timeout and cut off (both ways), two
+    each, found through the cluster's Metadata when each fault comes; copiers are killed too.
+    Zero anomalies in a complete history."""
+    sys.path.insert(0, os.path.join(harness.REPO, "tests", "chaos"))
+    import chaos
+    import netns
+    why = netns.unavailable()
+    if why:
+        pytest.skip(why)
+    chaos.TALLYD, chaos.TALLY = harness.TALLYD, harness.TALLY
+    res = chaos.run_scenario("cluster-short", str(tmp_path / "chaos"), seed=5, quiet=True,
+                             max_seconds=170)
+    detail = res.get("output", "") + "\n" + \
+        open(str(tmp_path / "chaos" / "verify.log")).read()[-6000:]
+    assert res["ok"], detail
+    rep = res["report"]
+    assert rep["report"]["verdict"] == "pass" and rep["report"]["incomplete"] == [], detail
+    assert rep["report"]["inputs_acked"] == 10000 and rep["report"]["visible"] == 10000
+    for k in ("broker-kill", "broker-pause", "broker-cut", "kill"):
+        assert res["faults"].get(k, 0) >= 2, (res["faults"], detail)
+    # Each broker fault hit the broker its target named, as the cluster said then.
+    aims = [f["what"] for f in rep["faults"] if f["kind"].startswith("broker-")]
+    for aim in ("the transaction coordinator of copier", "the group coordinator",
+                "the controller"):
+        assert any(aim in w for w in aims), aims
     assert not res["sanitizer"], res["sanitizer"]

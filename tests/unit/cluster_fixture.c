@@ -1361,6 +1361,8 @@ static void propose(struct cf *c, struct cf_node *n, const struct meta_record *r
     (void)n;
 }
 
+static const struct meta_partition *truth_part(const struct cf *c, int32_t part);
+
 static void trace_records(void *arg, const struct meta_record *recs, size_t nrec)
 {
     const struct cf *c = arg;
@@ -1374,9 +1376,10 @@ static void trace_records(void *arg, const struct meta_record *recs, size_t nrec
             for (int32_t j = 0; j < r->u.partition.n_isr && k + 8 < sizeof isr; j++)
                 k += (size_t)snprintf(isr + k, sizeof isr - k, "%s%d", j ? "," : "",
                                       r->u.partition.isr[j]);
-            trace(c, "p%d leader %d epoch %d/%d isr [%s]%s", r->u.partition.partition,
-                  r->u.partition.leader, r->u.partition.leader_epoch,
-                  r->u.partition.partition_epoch, isr,
+            trace(c, "p%d leader %d epoch %d/%d isr [%s] replicas %d (+%d -%d)%s",
+                  r->u.partition.partition, r->u.partition.leader, r->u.partition.leader_epoch,
+                  r->u.partition.partition_epoch, isr, r->u.partition.n_replicas,
+                  r->u.partition.n_adding, r->u.partition.n_removing,
                   r->u.partition.leader_recovery_state ? " RECOVERING" : "");
             break;
         case META_REC_REGISTER_BROKER2:
@@ -1395,15 +1398,74 @@ static void trace_records(void *arg, const struct meta_record *recs, size_t nrec
     }
 }
 
+/* A partition's replicas before a batch, and those it was adding: checker (8). */
+struct replicas_before {
+    int32_t n, n_adding;
+    int32_t ids[CF_MAX_NODES], adding[CF_MAX_NODES];
+};
+
+static void replicas_snapshot(const struct cf *c, struct replicas_before *rb)
+{
+    for (int32_t part = 0; part < CF_MAX_PARTS; part++) {
+        const struct meta_partition *mp = truth_part(c, part);
+        rb[part].n = rb[part].n_adding = 0;
+        for (int32_t k = 0; mp && k < mp->n_replicas && k < CF_MAX_NODES; k++)
+            rb[part].ids[rb[part].n++] = mp->replicas[k];
+        for (int32_t k = 0; mp && k < mp->n_adding && k < CF_MAX_NODES; k++)
+            rb[part].adding[rb[part].n_adding++] = mp->adding[k];
+    }
+}
+
+/* Checker (8), after a batch applied to the oracle: when a replica left the replicas that was
+ * not one a reassignment was adding (those leave on a cancellation), a reassignment ended —
+ * every replica that stays must then be in the ISR and hold the leader's log up to the
+ * leader's HW. */
+static void check_removals(struct cf *c, const struct replicas_before *rb)
+{
+    for (int32_t part = 0; part < CF_MAX_PARTS; part++) {
+        const struct meta_partition *mp = truth_part(c, part);
+        bool ended = false;
+        for (int32_t k = 0; mp && k < rb[part].n; k++)
+            ended = ended || (!has_id(mp->replicas, mp->n_replicas, rb[part].ids[k]) &&
+                              !has_id(rb[part].adding, rb[part].n_adding, rb[part].ids[k]));
+        if (!ended)
+            continue;
+        const struct cf_part *lp = NULL;
+        for (int32_t id = 1; id <= c->o.n_nodes; id++) {
+            const struct cf_part *q = &c->nodes[id].parts[part];
+            if (q->sm && psm_role(q->sm) == PSM_LEADER &&
+                (lp == NULL || psm_leader_epoch(q->sm) > psm_leader_epoch(lp->sm)))
+                lp = q;
+        }
+        for (int32_t k = 0; k < mp->n_replicas; k++) {
+            int32_t r = mp->replicas[k];
+            const struct cf_part *q = &c->nodes[r].parts[part];
+            int64_t hw = lp ? psm_high_watermark(lp->sm) : 0, o = 0;
+            while (lp && o < hw && o < q->n_log && o < lp->n_log &&
+                   entry_eq(&q->log[o], &lp->log[o]))
+                o++;
+            if (!has_id(mp->isr, mp->n_isr, r) || (lp && o < hw))
+                note(c, &c->live.early_removal,
+                     "p%d: a reassignment ended with replica %d %s (holds %lld of HW %lld)", part,
+                     r, has_id(mp->isr, mp->n_isr, r) ? "behind" : "out of the ISR", (long long)o,
+                     (long long)hw);
+        }
+    }
+}
+
 static void commit_one(struct cf *c, struct cf_node *ctl, struct prop *p)
 {
+    struct replicas_before rb[CF_MAX_PARTS];
     GROW(c->log, c->n_log, c->cap_log);
     int64_t idx = c->n_log;
     c->log[c->n_log++] = (struct batch){p->buf, p->len};
     p->buf = NULL;
+    replicas_snapshot(c, rb);
     int terr = meta_image_apply(c->truth, c->log[idx].buf, c->log[idx].len, trace_records, c);
     if (terr != 0)
         trace(c, "batch %lld (kind %d) refused: %s", (long long)idx, p->kind, err_name(terr));
+    else
+        check_removals(c, rb);
     int err = node_apply(c, ctl, idx);
     maybe_ready(c, ctl);
     switch (p->kind) {
@@ -2363,10 +2425,49 @@ bool cf_set_topic_config(struct cf *c, const char *key, const char *value)
     return true;
 }
 
+int cf_reassign(struct cf *c, int32_t part, const int32_t *target, int32_t n)
+{
+    char why[256];
+    if (c->controller < 0)
+        return ERR_NOT_CONTROLLER;
+    struct cf_node *ctl = node(c, c->controller);
+    if (!node_is_controller(c, ctl))
+        return ERR_NOT_CONTROLLER;
+    ctl_out_reset(&ctl->out);
+    int rv =
+        ctl_sm_reassign(ctl->ctl, ctl->img, TOPIC, part, target, n, &ctl->out, why, sizeof why);
+    if (ctl->out.oom)
+        abort();
+    trace(c, "reassignment of p%d: %s%s%s", part, err_name(rv), why[0] ? ": " : "", why);
+    if (rv == 0 && ctl->out.n > 0)
+        propose(c, ctl, ctl->out.recs, ctl->out.n, P_ADMIN, -1, 0, -1, NULL);
+    return rv;
+}
+
 static const struct meta_partition *truth_part(const struct cf *c, int32_t part)
 {
     const struct meta_topic *t = topic_of(c->truth);
     return t && part >= 0 && part < t->n_partitions ? &t->partitions[part] : NULL;
+}
+
+int32_t cf_adding(const struct cf *c, int32_t part, int32_t *out)
+{
+    const struct meta_partition *mp = truth_part(c, part);
+    if (mp == NULL)
+        return 0;
+    if (mp->n_adding > 0)
+        memcpy(out, mp->adding, (size_t)mp->n_adding * sizeof *out);
+    return mp->n_adding;
+}
+
+int32_t cf_removing(const struct cf *c, int32_t part, int32_t *out)
+{
+    const struct meta_partition *mp = truth_part(c, part);
+    if (mp == NULL)
+        return 0;
+    if (mp->n_removing > 0)
+        memcpy(out, mp->removing, (size_t)mp->n_removing * sizeof *out);
+    return mp->n_removing;
 }
 
 int32_t cf_controller(const struct cf *c)
@@ -2813,11 +2914,12 @@ void cf_report_print(const struct cf *c, const struct cf_report *r, const char *
 {
     printf("    %s: t=%llds events=%llu acked_all=%lld acked_one=%lld consumed=%lld"
            " lost=%lld false=%lld cons=%lld isr=%lld 2lead=%lld 2rec=%lld hwback=%lld"
-           " unrepl=%lld anom=%lld trunc<hw=%d%s%s\n",
+           " unrepl=%lld early=%lld anom=%lld trunc<hw=%d%s%s\n",
            label, (long long)(c->now / 1000), (unsigned long long)c->events,
            (long long)r->acked_all, (long long)r->acked_one, (long long)r->consumed,
            (long long)r->lost_acked, (long long)r->false_acks, (long long)r->consumer_diverged,
            (long long)r->isr_diverged, (long long)r->two_leaders, (long long)r->two_records,
-           (long long)r->hw_backwards, (long long)r->unreplicated_commit, (long long)r->anomalies,
-           c->n_truncs, r->first[0] ? " first: " : "", r->first);
+           (long long)r->hw_backwards, (long long)r->unreplicated_commit,
+           (long long)r->early_removal, (long long)r->anomalies, c->n_truncs,
+           r->first[0] ? " first: " : "", r->first);
 }

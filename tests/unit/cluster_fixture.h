@@ -131,6 +131,18 @@ bool cf_alter_pending(const struct cf *c, int32_t node, int32_t part);
 /* The node's log (kept while it is down). */
 const struct cf_entry *cf_log(const struct cf *c, int32_t node, int32_t part, int64_t *n);
 
+/* ---- reassignment ---------------------------------------------------------------------- */
+
+/* AlterPartitionReassignments of partition `part` of "t" on the active controller: its
+ * decision (ctl_sm_reassign; n < 0 cancels) now, on its image, and the records proposed at
+ * once. Returns the decision's answer (0 or its error), ERR_NOT_CONTROLLER without a
+ * controller. A proposal the compare-and-set refuses when it commits (a concurrent change of
+ * the partition) changes nothing: look at the oracle's view. */
+int cf_reassign(struct cf *c, int32_t part, const int32_t *target, int32_t n);
+/* The oracle's adding / removing replicas of a partition; each returns the count. */
+int32_t cf_adding(const struct cf *c, int32_t part, int32_t *out);
+int32_t cf_removing(const struct cf *c, int32_t part, int32_t *out);
+
 /* ---- faults ---------------------------------------------------------------------------- */
 
 void cf_cut(struct cf *c, int32_t from, int32_t to); /* one way */
@@ -218,6 +230,11 @@ struct cf_report {
     /* (7) a leader's HW passing an offset that fewer than min.insync.replicas replicas hold
      *     with the leader's record there (commit without replication) */
     int64_t unreplicated_commit;
+    /* (8) a committed change that took a replica out of the replicas (one a reassignment
+     *     was not adding: it ended one) while a replica that stays was out of the ISR or did
+     *     not hold the leader's log up to its HW: the old copies went before the new ones
+     *     had caught up */
+    int64_t early_removal;
     /* the fixture's own consistency (a follower appending an older epoch after a newer one,
      * an effect that cannot be carried out) */
     int64_t anomalies;

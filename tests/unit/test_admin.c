@@ -215,6 +215,14 @@ TEST(admin_create_partitions_continues_placement_or_keeps_assignments)
     CHECK_EQ_INT(t->partitions[6].replicas[1], 1);
     CHECK_EQ_INT(t->partitions[7].replicas[0], 4);
     CHECK_EQ_INT(t->partitions[7].leader, 4);
+    /* The controller's check of a manual assignment (ctl_check_assignment, as Kafka's
+     * createPartitions): no broker twice, every broker registered, the topic's replication
+     * factor. */
+    static const int32_t twice[] = {1, 1}, unknown[] = {1, 9}, one[] = {3};
+    CHECK_EQ_INT(grow(&f, "grown", 9, 1, 2, twice), ERR_INVALID_REPLICA_ASSIGNMENT);
+    CHECK_EQ_INT(grow(&f, "grown", 9, 1, 2, unknown), ERR_INVALID_REPLICA_ASSIGNMENT);
+    CHECK_EQ_INT(grow(&f, "grown", 9, 1, 1, one), ERR_INVALID_REPLICA_ASSIGNMENT);
+    CHECK_EQ_INT(meta_topic_by_name(f.q.m, "grown")->n_partitions, 8);
     afx_close(&f);
 }
 

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* base unit tests: the error list, log lines escape what a client could use to forge a line, and a
- * rate limit holds back repeats and counts them. Lines are captured by pointing stderr at a
+/* base unit tests: the error list, log lines escape what a client could use to forge a line, a
+ * rate limit holds back repeats and counts them, and properties files load and store through
+ * the system-call table (failures injected). Lines are captured by pointing stderr at a
  * temporary file. */
 #include "harness.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -11,7 +14,9 @@
 #include "base/err.h"
 #include "base/fault.h"
 #include "base/jhash.h"
+#include "base/props.h"
 #include "base/slog.h"
+#include "base/sysio.h"
 
 /* Runs fn with stderr redirected; returns what it wrote (static buffer). */
 static const char *capture(void (*fn)(void))
@@ -148,4 +153,156 @@ TEST(java_partition_for_maps_int_min_to_zero)
     CHECK_EQ_INT(java_partition_for("polygenelubricants", 50), 0);
     CHECK_EQ_INT(java_partition_for("ab", 50), 3105 % 50);
     CHECK_EQ_INT(java_partition_for("x", 0), 0);
+}
+
+/* ---- props: server.properties and meta.properties through the system-call table ---------- */
+
+static int count_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int n = 0;
+    if (d == NULL)
+        return -1;
+    while ((e = readdir(d)) != NULL)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+TEST(props_load_parses_lines_and_names_the_bad_one)
+{
+    char dir[] = "/tmp/tally_props_XXXXXX", path[128];
+    struct props *p = props_new();
+    FILE *f;
+    int bad = 0;
+
+    REQUIRE(p != NULL && mkdtemp(dir) != NULL);
+    snprintf(path, sizeof path, "%s/server.properties", dir);
+    CHECK_EQ_INT(props_load(p, sysio_default(), path, &bad), ERR_NOTFOUND);
+    REQUIRE((f = fopen(path, "w")) != NULL);
+    fputs("# a comment\n! another\n\n  node.id = 3 \r\nlog.dirs: /data\nlast=no newline", f);
+    fclose(f);
+    CHECK_EQ_INT(props_load(p, sysio_default(), path, &bad), 0);
+    CHECK_EQ_STR(props_get(p, "node.id"), "3");
+    CHECK_EQ_STR(props_get(p, "log.dirs"), "/data");
+    CHECK_EQ_STR(props_get(p, "last"), "no newline");
+    CHECK_EQ_INT(props_count(p), 3);
+    REQUIRE((f = fopen(path, "w")) != NULL);
+    fputs("a=1\n\nnot a pair\nb=2\n", f);
+    fclose(f);
+    CHECK_EQ_INT(props_load(p, sysio_default(), path, &bad), ERR_PARSE);
+    CHECK_EQ_INT(bad, 3);
+    unlink(path);
+    rmdir(dir);
+    props_free(p);
+}
+
+/* A store that fails — disk full, a failed fsync, a failed rename — says which call failed and
+ * why in one line, leaves meta.properties as it was (it still loads, with its old values) and
+ * no temporary file beside it. */
+static struct sysio props_sys;
+static struct props *props_under_test;
+static char props_path[128];
+static int props_rc;
+
+static ssize_t full_pwrite(int fd, const void *buf, size_t len, off_t off)
+{
+    (void)fd, (void)buf, (void)len, (void)off;
+    errno = ENOSPC;
+    return -1;
+}
+
+static int eio_fsync(int fd)
+{
+    (void)fd;
+    errno = EIO;
+    return -1;
+}
+
+static int eio_rename(const char *from, const char *to)
+{
+    (void)from, (void)to;
+    errno = EIO;
+    return -1;
+}
+
+static ssize_t eio_pread(int fd, void *buf, size_t len, off_t off)
+{
+    (void)fd, (void)buf, (void)len, (void)off;
+    errno = EIO;
+    return -1;
+}
+
+static void store_meta(void)
+{
+    props_rc = props_store(props_under_test, &props_sys, props_path, "written by tallyd");
+}
+
+static void load_meta(void)
+{
+    int bad = 0;
+    props_rc = props_load(props_under_test, &props_sys, props_path, &bad);
+}
+
+TEST(props_store_failure_leaves_meta_properties_as_it_was)
+{
+    char dir[] = "/tmp/tally_props_XXXXXX";
+    struct props *p = props_new(), *back = props_new();
+    const char *out;
+    int bad = 0;
+
+    REQUIRE(p != NULL && back != NULL && mkdtemp(dir) != NULL);
+    snprintf(props_path, sizeof props_path, "%s/meta.properties", dir);
+    REQUIRE(props_set(p, "node.id", "1") == 0 && props_set(p, "cluster.id", "abc") == 0);
+    REQUIRE(props_store(p, sysio_default(), props_path, "written by tallyd") == 0);
+    REQUIRE(props_set(p, "directory.id", "xyz") == 0);
+    props_under_test = p;
+
+    props_sys = *sysio_default();
+    props_sys.pwrite = full_pwrite;
+    out = capture(store_meta);
+    CHECK_EQ_INT(props_rc, ERR_IO);
+    CHECK_EQ_INT(count_lines(out), 1);
+    CHECK(strstr(out, "ERROR") != NULL && strstr(out, "write of") != NULL);
+    CHECK(strstr(out, "meta.properties") != NULL && strstr(out, strerror(ENOSPC)) != NULL);
+
+    props_sys = *sysio_default();
+    props_sys.fsync = eio_fsync;
+    out = capture(store_meta);
+    CHECK_EQ_INT(props_rc, ERR_IO);
+    CHECK_EQ_INT(count_lines(out), 1);
+    CHECK(strstr(out, "fsync of") != NULL && strstr(out, strerror(EIO)) != NULL);
+
+    props_sys = *sysio_default();
+    props_sys.rename = eio_rename;
+    out = capture(store_meta);
+    CHECK_EQ_INT(props_rc, ERR_IO);
+    CHECK_EQ_INT(count_lines(out), 1);
+    CHECK(strstr(out, "rename of") != NULL && strstr(out, strerror(EIO)) != NULL);
+
+    /* The file is the one stored first, whole, and alone in its directory. */
+    CHECK_EQ_INT(count_entries(dir), 1);
+    CHECK_EQ_INT(props_load(back, sysio_default(), props_path, &bad), 0);
+    CHECK_EQ_STR(props_get(back, "node.id"), "1");
+    CHECK_EQ_STR(props_get(back, "cluster.id"), "abc");
+    CHECK(props_get(back, "directory.id") == NULL);
+
+    /* A read that fails is ERR_IO, not a missing file (which would format the directory). */
+    props_sys = *sysio_default();
+    props_sys.pread = eio_pread;
+    props_under_test = back;
+    out = capture(load_meta);
+    CHECK_EQ_INT(props_rc, ERR_IO);
+    CHECK(strstr(out, "read of") != NULL && strstr(out, strerror(EIO)) != NULL);
+    props_under_test = p;
+
+    props_sys = *sysio_default();
+    store_meta();
+    CHECK_EQ_INT(props_rc, 0);
+    CHECK_EQ_INT(count_entries(dir), 1);
+    unlink(props_path);
+    rmdir(dir);
+    props_free(p);
+    props_free(back);
 }

@@ -50,6 +50,7 @@ static void verify(struct cf *c, const char *label)
     CHECK_EQ_INT(r.two_records, 0);
     CHECK_EQ_INT(r.hw_backwards, 0);
     CHECK_EQ_INT(r.unreplicated_commit, 0);
+    CHECK_EQ_INT(r.early_removal, 0);
     CHECK_EQ_INT(r.anomalies, 0);
     CHECK(r.acked_all > 0);
 }
@@ -1116,4 +1117,180 @@ TEST(cluster_random_faults_seeds_that_lost_acknowledged_records)
     random_faults(73, 3);
     random_faults(199, 3);
     random_faults(90, 5);
+}
+
+/* ---- reassignment (KIP-455) -------------------------------------------------------------- */
+
+struct target_is {
+    int32_t part, n;
+    const int32_t *target;
+    const int32_t *gone; /* replicas that must have let go of the partition */
+    int32_t n_gone;
+};
+
+/* The partition's replicas are the target, nothing is adding or removing, its leader (a
+ * target replica) leads at the committed epoch, and the replicas that left hold it no more. */
+static bool reassigned(struct cf *c, void *arg)
+{
+    const struct target_is *w = arg;
+    int32_t reps[CF_MAX_NODES], tmp[CF_MAX_NODES];
+    int32_t n = cf_replicas(c, w->part, reps), l = cf_leader(c, w->part);
+    if (n != w->n || cf_adding(c, w->part, tmp) != 0 || cf_removing(c, w->part, tmp) != 0)
+        return false;
+    for (int32_t i = 0; i < n; i++)
+        if (reps[i] != w->target[i])
+            return false;
+    if (l < 1 || cf_node_role(c, l, w->part) != PSM_LEADER ||
+        cf_node_leader_epoch(c, l, w->part) != cf_leader_epoch(c, w->part))
+        return false;
+    for (int32_t i = 0; i < w->n_gone; i++)
+        if (cf_up(c, w->gone[i]) && cf_node_role(c, w->gone[i], w->part) != PSM_NONE)
+            return false;
+    return true;
+}
+
+/* The replicas begin with the target: the reassignment started (or is done). */
+static bool started(struct cf *c, void *arg)
+{
+    const struct target_is *w = arg;
+    int32_t reps[CF_MAX_NODES];
+    int32_t n = cf_replicas(c, w->part, reps);
+    if (n < w->n)
+        return false;
+    for (int32_t i = 0; i < w->n; i++)
+        if (reps[i] != w->target[i])
+            return false;
+    return true;
+}
+
+/* Asks for the target until the image shows it: a proposal that lost the compare-and-set to
+ * a concurrent ISR change is decided again (as an operator's tool would retry). */
+static bool start_reassign(struct cf *c, struct target_is *w)
+{
+    for (int i = 0; i < 20; i++) {
+        int rv = cf_reassign(c, w->part, w->target, w->n);
+        if (rv != 0)
+            return false;
+        if (cf_run_until(c, started, w, 500))
+            return true;
+    }
+    return false;
+}
+
+static bool cancelled(struct cf *c, void *arg)
+{
+    const struct target_is *w = arg; /* target: the original replicas, in any order */
+    int32_t reps[CF_MAX_NODES], tmp[CF_MAX_NODES];
+    int32_t n = cf_replicas(c, w->part, reps);
+    if (n != w->n || cf_adding(c, w->part, tmp) != 0 || cf_removing(c, w->part, tmp) != 0)
+        return false;
+    for (int32_t i = 0; i < w->n; i++) {
+        bool found = false;
+        for (int32_t k = 0; k < n; k++)
+            found = found || reps[k] == w->target[i];
+        if (!found)
+            return false;
+    }
+    return true;
+}
+
+/* 1,2,3 -> 2,3,4 under acks=all load: 4 catches up and joins the ISR, and only then does 1
+ * leave (checker 8); 1 led, so leadership moves to a target replica at a new epoch; nothing
+ * acknowledged is lost and the producer goes on. */
+TEST(cluster_reassignment_under_load_moves_replicas_then_leadership)
+{
+    static const int32_t assignment[] = {1, 2, 3, 2, 3, 4}, target[] = {2, 3, 4}, gone[] = {1};
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+        struct cf_options o = {.n_nodes = 4, .seed = seed, .first_controller = 3};
+        struct cf *c = cf_new(&o);
+        REQUIRE(c != NULL);
+        REQUIRE(cf_start_assigned(c, 2, 3, assignment, 2, false, 60000));
+        int32_t pa = cf_producer(c, -1, 10, 0);
+        int32_t co = cf_consumer(c);
+        cf_run(c, 5000);
+        REQUIRE(cf_leader(c, 0) == 1);
+        int32_t epoch = cf_leader_epoch(c, 0);
+        struct target_is w = {0, 3, target, gone, 1};
+        REQUIRE(start_reassign(c, &w));
+        int32_t tmp[CF_MAX_NODES];
+        /* Started, not done: 4 has a whole log to fetch. */
+        CHECK(cf_adding(c, 0, tmp) == 1 && tmp[0] == 4);
+        CHECK(cf_removing(c, 0, tmp) == 1 && tmp[0] == 1);
+        CHECK(cf_run_until(c, reassigned, &w, 60000));
+        CHECK(cf_in_isr(c, 0, 4));
+        CHECK(cf_leader(c, 0) != 1);
+        CHECK(cf_leader_epoch(c, 0) > epoch);
+        int64_t before = acked(c, pa);
+        cf_run(c, 5000);
+        CHECK(acked(c, pa) > before + 100);
+        verify(c, "reassign 1,2,3 -> 2,3,4");
+        CHECK(cf_consumed(c, co) > 500);
+        cf_free(c);
+    }
+}
+
+/* A new replica that cannot catch up (paused): the reassignment stays in progress, the
+ * cancellation takes it out again and the partition is back on 1, 2, 3, led as before. */
+TEST(cluster_reassignment_cancelled_reverts)
+{
+    static const int32_t assignment[] = {1, 2, 3}, target[] = {2, 3, 4}, original[] = {1, 2, 3},
+                         gone[] = {4};
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+        struct cf_options o = {.n_nodes = 4, .seed = seed};
+        struct cf *c = cf_new(&o);
+        REQUIRE(c != NULL);
+        REQUIRE(cf_start_assigned(c, 1, 3, assignment, 2, false, 60000));
+        cf_producer(c, -1, 10, 0);
+        cf_consumer(c);
+        cf_run(c, 3000);
+        cf_pause(c, 4);
+        struct target_is w = {0, 3, target, NULL, 0};
+        REQUIRE(start_reassign(c, &w));
+        cf_run(c, 5000);
+        int32_t tmp[CF_MAX_NODES];
+        CHECK(cf_adding(c, 0, tmp) == 1); /* still in progress */
+        CHECK(!cf_in_isr(c, 0, 4));
+        int32_t leader = cf_leader(c, 0);
+        CHECK_EQ_INT(cf_reassign(c, 0, NULL, -1), 0);
+        struct target_is back = {0, 3, original, NULL, 0};
+        CHECK(cf_run_until(c, cancelled, &back, 10000));
+        CHECK_EQ_INT(cf_leader(c, 0), leader);
+        CHECK_EQ_INT(cf_reassign(c, 0, NULL, -1), ERR_NO_REASSIGNMENT_IN_PROGRESS);
+        cf_resume(c, 4);
+        cf_run(c, 3000);
+        CHECK_EQ_INT(cf_node_role(c, 4, 0), PSM_NONE);
+        verify(c, "reassign cancelled");
+        (void)gone;
+        cf_free(c);
+    }
+}
+
+/* A second target while the first is in progress replaces it (Kafka's rule): 4, paused,
+ * never catches up; 2,3,5 is where the partition ends, 1 and 4 both let go of it. */
+TEST(cluster_reassignment_second_target_replaces_the_first)
+{
+    static const int32_t assignment[] = {1, 2, 3}, first_target[] = {2, 3, 4}, second[] = {2, 3, 5},
+                         gone[] = {1, 4};
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+        struct cf_options o = {.n_nodes = 5, .seed = seed};
+        struct cf *c = cf_new(&o);
+        REQUIRE(c != NULL);
+        REQUIRE(cf_start_assigned(c, 1, 3, assignment, 2, false, 60000));
+        cf_producer(c, -1, 10, 0);
+        cf_consumer(c);
+        cf_run(c, 3000);
+        cf_pause(c, 4);
+        struct target_is w1 = {0, 3, first_target, NULL, 0};
+        REQUIRE(start_reassign(c, &w1));
+        cf_run(c, 2000);
+        struct target_is w2 = {0, 3, second, gone, 2};
+        REQUIRE(start_reassign(c, &w2));
+        int32_t tmp[CF_MAX_NODES];
+        if (!reassigned(c, &w2))
+            CHECK(cf_removing(c, 0, tmp) == 2 && tmp[0] == 1 && tmp[1] == 4);
+        cf_resume(c, 4);
+        CHECK(cf_run_until(c, reassigned, &w2, 60000));
+        verify(c, "reassign replaced");
+        cf_free(c);
+    }
 }

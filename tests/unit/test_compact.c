@@ -19,6 +19,7 @@
 #include "base/err.h"
 #include "base/fault.h"
 #include "base/slog.h"
+#include "base/sysio.h"
 #include "base/tclock.h"
 #include "log/log.h"
 #include "record/record.h"
@@ -43,7 +44,7 @@ static void setup(char *dir)
         dir[0] = '\0';
     if (!getenv("TEST_LOG_VERBOSE"))
         slog_set_level((enum slog_level)(SLOG_ERROR + 1));
-    io = *log_io_default();
+    io.sys = sysio_default();
     tclock_free(clk);
     clk = tclock_virtual_new(1700000000000LL);
     io.clock = clk;

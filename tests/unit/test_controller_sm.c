@@ -1333,6 +1333,336 @@ TEST(ctl_elr_before_unclean_election_which_empties_it)
     }
 }
 
+/* ---- reassignment (KIP-455) ------------------------------------------------------------ */
+
+static bool list_is(const int32_t *have, int32_t n_have, const int32_t *v, int32_t n)
+{
+    return n_have == n && (n == 0 || memcmp(have, v, (size_t)n * sizeof *v) == 0);
+}
+
+#define IDS(...)                                                                                   \
+    (int32_t[]){__VA_ARGS__}, (int32_t)(sizeof((int32_t[]){__VA_ARGS__}) / sizeof(int32_t))
+#define REPLICAS_ARE(p, ...) list_is((p)->replicas, (p)->n_replicas, IDS(__VA_ARGS__))
+#define ADDING_ARE(p, ...) list_is((p)->adding, (p)->n_adding, IDS(__VA_ARGS__))
+#define REMOVING_ARE(p, ...) list_is((p)->removing, (p)->n_removing, IDS(__VA_ARGS__))
+
+/* Brokers 1..n, topic "t" (id 1) with partition 0 on 1, 2, 3 (leader 1, all in sync). */
+static void brokers(struct cfx *f, int32_t n)
+{
+    static const int32_t all[] = {1, 2, 3, 4, 5};
+    for (int32_t id = 1; id <= n; id++)
+        join(f, id, NULL);
+    add_topic(f, "t", 1);
+    add_partition(f, 1, 0, 1, r123, 3, r123, 3);
+    f->now = 5000;
+    keep_alive(f, all, n);
+}
+
+static void four_brokers(struct cfx *f)
+{
+    brokers(f, 4);
+}
+
+static char why[512];
+
+/* A reassignment of t-0 (n < 0: cancel), decided and — when 0 — applied. */
+static int reassign(struct cfx *f, const int32_t *target, int32_t n)
+{
+    int rc = ctl_sm_reassign(f->c, f->img, "t", 0, target, n, &f->out, why, sizeof why);
+    if (rc == 0)
+        CHECK_EQ_INT(apply_out(f), 0);
+    else
+        CHECK_EQ_INT(f->out.n, 0);
+    return rc;
+}
+
+/* t-0's leader asks for ISR `isr` at the current epochs; the decision applied. */
+static int alter_isr(struct cfx *f, const int32_t *isr, int32_t n)
+{
+    const struct meta_partition *p = part(f, 1, 0);
+    struct ctl_alter_partition a = {.broker_id = p->leader,
+                                    .broker_epoch = f->epoch[p->leader],
+                                    .leader_epoch = p->leader_epoch,
+                                    .partition_epoch = p->partition_epoch,
+                                    .n_isr = n,
+                                    .isr = isr};
+    int rc;
+    make_id(a.topic_id, 1);
+    rc = ctl_sm_alter_partition(f->c, f->img, &a, &f->out);
+    CHECK_EQ_INT(apply_out(f), 0);
+    return rc;
+}
+
+/* 1,2,3 -> 2,3,4: the replicas grow to the target plus the one leaving, the ISR and leader
+ * stay; 4 in sync while 3 is not completes nothing (every target replica must be in sync,
+ * Kafka's rule); once 3 is back the AlterPartition ends it: 1 leaves the replicas and the ISR
+ * and hands leadership to the first target replica in sync, at a new leader epoch. */
+TEST(ctl_reassign_adds_then_removes_and_moves_the_leader)
+{
+    struct cfx f;
+    const struct meta_partition *p;
+    static const int32_t target[] = {2, 3, 4};
+    REQUIRE(cfx_init(&f, NULL));
+    four_brokers(&f);
+    CHECK(!ctl_reassigning(part(&f, 1, 0)));
+    CHECK_EQ_INT(reassign(&f, target, 3), 0);
+    p = part(&f, 1, 0);
+    CHECK(ctl_reassigning(p));
+    CHECK(REPLICAS_ARE(p, 2, 3, 4, 1));
+    CHECK(ADDING_ARE(p, 4));
+    CHECK(REMOVING_ARE(p, 1));
+    CHECK(ISR_IS(p, 1, 2, 3));
+    CHECK_EQ_INT(p->leader, 1);
+    CHECK_EQ_INT(p->leader_epoch, 0); /* nothing left the replicas yet */
+    CHECK_EQ_INT(p->partition_epoch, 1);
+
+    /* 3 falls behind, 4 catches up: not done, 3 is a target replica. */
+    CHECK_EQ_INT(alter_isr(&f, IDS(1, 2)), 0);
+    CHECK_EQ_INT(alter_isr(&f, IDS(1, 2, 4)), 0);
+    p = part(&f, 1, 0);
+    CHECK(REPLICAS_ARE(p, 2, 3, 4, 1));
+    CHECK(ISR_IS(p, 1, 2, 4));
+    CHECK_EQ_INT(p->leader, 1);
+    CHECK_EQ_INT(p->leader_epoch, 0);
+
+    CHECK_EQ_INT(alter_isr(&f, IDS(1, 2, 4, 3)), ERR_NEW_LEADER_ELECTED);
+    p = part(&f, 1, 0);
+    CHECK(!ctl_reassigning(p));
+    CHECK(REPLICAS_ARE(p, 2, 3, 4));
+    CHECK(ISR_IS(p, 2, 4, 3));
+    CHECK_EQ_INT(p->leader, 2);
+    CHECK_EQ_INT(p->leader_epoch, 1);
+    CHECK_EQ_INT(p->partition_epoch, 4);
+    cfx_fini(&f);
+}
+
+/* A leader that stays keeps leading; its epoch still goes up when a replica leaves (the
+ * removed replica's fetches are fenced), not when one is only added. */
+TEST(ctl_reassign_leader_staying_gets_a_new_epoch_when_a_replica_leaves)
+{
+    struct cfx f;
+    const struct meta_partition *p;
+    REQUIRE(cfx_init(&f, NULL));
+    four_brokers(&f);
+    CHECK_EQ_INT(reassign(&f, IDS(1, 2, 3, 4)), 0); /* RF 3 -> 4 */
+    p = part(&f, 1, 0);
+    CHECK(ADDING_ARE(p, 4));
+    CHECK_EQ_INT(p->n_removing, 0);
+    CHECK_EQ_INT(alter_isr(&f, IDS(1, 2, 3, 4)), 0);
+    p = part(&f, 1, 0);
+    CHECK(!ctl_reassigning(p));
+    CHECK(REPLICAS_ARE(p, 1, 2, 3, 4));
+    CHECK_EQ_INT(p->leader, 1);
+    CHECK_EQ_INT(p->leader_epoch, 0);
+    /* RF 4 -> 3 without 3: nothing to add, done in the same decision. */
+    CHECK_EQ_INT(reassign(&f, IDS(1, 2, 4)), 0);
+    p = part(&f, 1, 0);
+    CHECK(!ctl_reassigning(p));
+    CHECK(REPLICAS_ARE(p, 1, 2, 4));
+    CHECK(ISR_IS(p, 1, 2, 4));
+    CHECK_EQ_INT(p->leader, 1);
+    CHECK_EQ_INT(p->leader_epoch, 1);
+    cfx_fini(&f);
+}
+
+/* A reordering or a dropped replica needs no catching up: one record, at once; the leader
+ * stays when it may (no preferred election), moves when it was dropped. The current
+ * assignment again changes nothing. */
+TEST(ctl_reassign_without_new_replicas_completes_at_once)
+{
+    struct cfx f;
+    const struct meta_partition *p;
+    REQUIRE(cfx_init(&f, NULL));
+    four_brokers(&f);
+    CHECK_EQ_INT(reassign(&f, IDS(3, 2, 1)), 0);
+    p = part(&f, 1, 0);
+    CHECK(!ctl_reassigning(p));
+    CHECK(REPLICAS_ARE(p, 3, 2, 1));
+    CHECK_EQ_INT(p->leader, 1);
+    CHECK_EQ_INT(p->leader_epoch, 0);
+    CHECK_EQ_INT(p->partition_epoch, 1);
+    CHECK_EQ_INT(reassign(&f, IDS(3, 2, 1)), 0);
+    CHECK_EQ_INT(part(&f, 1, 0)->partition_epoch, 1); /* no record */
+    CHECK_EQ_INT(reassign(&f, IDS(3, 2)), 0);
+    p = part(&f, 1, 0);
+    CHECK(REPLICAS_ARE(p, 3, 2));
+    CHECK(ISR_IS(p, 2, 3));
+    CHECK_EQ_INT(p->leader, 3);
+    CHECK_EQ_INT(p->leader_epoch, 1);
+    cfx_fini(&f);
+}
+
+/* A second target while one is in progress replaces it (Kafka's rule: computed from the
+ * replicas as they are): the replica the first was adding is removed again, the one leaving
+ * stays removing, and the new target's end is what completes. */
+TEST(ctl_reassign_second_target_replaces_the_first)
+{
+    struct cfx f;
+    const struct meta_partition *p;
+    REQUIRE(cfx_init(&f, NULL));
+    brokers(&f, 5);
+    CHECK_EQ_INT(reassign(&f, IDS(2, 3, 4)), 0);
+    CHECK_EQ_INT(reassign(&f, IDS(2, 3, 5)), 0);
+    p = part(&f, 1, 0);
+    CHECK(REPLICAS_ARE(p, 2, 3, 5, 1, 4));
+    CHECK(ADDING_ARE(p, 5));
+    CHECK(REMOVING_ARE(p, 1, 4));
+    CHECK(ISR_IS(p, 1, 2, 3));
+    CHECK_EQ_INT(p->leader_epoch, 0);
+    /* 4 caught up in between: its being in sync ends nothing any more. */
+    CHECK_EQ_INT(alter_isr(&f, IDS(1, 2, 3, 4)), 0);
+    CHECK(ctl_reassigning(part(&f, 1, 0)));
+    CHECK_EQ_INT(alter_isr(&f, IDS(1, 2, 3, 4, 5)), ERR_NEW_LEADER_ELECTED);
+    p = part(&f, 1, 0);
+    CHECK(!ctl_reassigning(p));
+    CHECK(REPLICAS_ARE(p, 2, 3, 5));
+    CHECK(ISR_IS(p, 2, 3, 5));
+    CHECK_EQ_INT(p->leader, 2);
+    cfx_fini(&f);
+}
+
+/* Cancelling takes the added replicas out of the replicas and the ISR (the order is the
+ * reassignment's, as in Kafka) and the leader stays; nothing to cancel afterwards. An added
+ * replica that led hands back. */
+TEST(ctl_reassign_cancel_reverts)
+{
+    struct cfx f;
+    const struct meta_partition *p;
+    REQUIRE(cfx_init(&f, NULL));
+    four_brokers(&f);
+    CHECK_EQ_INT(reassign(&f, NULL, -1), ERR_NO_REASSIGNMENT_IN_PROGRESS);
+    CHECK_EQ_INT(reassign(&f, IDS(2, 3, 4)), 0);
+    CHECK_EQ_INT(alter_isr(&f, IDS(1, 2, 4)), 0); /* 3 behind, 4 in sync: not done */
+    CHECK_EQ_INT(reassign(&f, NULL, -1), 0);
+    p = part(&f, 1, 0);
+    CHECK(!ctl_reassigning(p));
+    CHECK(REPLICAS_ARE(p, 2, 3, 1));
+    CHECK(ISR_IS(p, 1, 2));
+    CHECK_EQ_INT(p->leader, 1);
+    CHECK_EQ_INT(p->leader_epoch, 1); /* 4 left the replicas */
+    CHECK_EQ_INT(reassign(&f, NULL, -1), ERR_NO_REASSIGNMENT_IN_PROGRESS);
+
+    /* An added replica leading (1 handed over while in controlled shutdown): back to 2. */
+    CHECK_EQ_INT(reassign(&f, IDS(4, 2, 3)), 0);
+    CHECK_EQ_INT(alter_isr(&f, IDS(1, 2, 4)), 0);
+    {
+        uint8_t tid[16];
+        make_id(tid, 1);
+        CHECK_EQ_INT(ctl_sm_elect(f.c, f.img, tid, 0, false, &f.out), 0); /* 4 preferred */
+        CHECK_EQ_INT(apply_out(&f), 0);
+    }
+    CHECK_EQ_INT(part(&f, 1, 0)->leader, 4);
+    CHECK_EQ_INT(reassign(&f, NULL, -1), 0);
+    p = part(&f, 1, 0);
+    CHECK(REPLICAS_ARE(p, 2, 3, 1));
+    CHECK(ISR_IS(p, 1, 2));
+    CHECK_EQ_INT(p->leader, 2);
+    cfx_fini(&f);
+}
+
+/* When only added replicas are in sync, the revert is an unclean election: refused unless
+ * the topic allows one; then the first usable original replica leads alone, RECOVERING. */
+TEST(ctl_reassign_cancel_needing_an_unclean_election)
+{
+    struct cfx f;
+    const struct meta_partition *p;
+    REQUIRE(cfx_init(&f, NULL));
+    four_brokers(&f);
+    CHECK_EQ_INT(reassign(&f, IDS(2, 3, 4)), 0);
+    CHECK_EQ_INT(alter_isr(&f, IDS(1, 4)), 0);
+    /* The leader leaves the ISR (fenced): 4 alone holds everything committed. */
+    fence_one(&f, 1);
+    p = part(&f, 1, 0);
+    CHECK(ISR_IS(p, 4));
+    CHECK_EQ_INT(p->leader, 4);
+    CHECK_EQ_INT(reassign(&f, NULL, -1), ERR_INVALID_REPLICA_ASSIGNMENT);
+    CHECK(strstr(why, "unclean leader election") != NULL);
+    set_config(&f, 2, "t", UNCLEAN, "true");
+    CHECK_EQ_INT(reassign(&f, NULL, -1), 0);
+    p = part(&f, 1, 0);
+    CHECK(REPLICAS_ARE(p, 2, 3, 1));
+    CHECK(ISR_IS(p, 2)); /* 1 is fenced: the first usable original replica */
+    CHECK_EQ_INT(p->leader, 2);
+    CHECK_EQ_INT(p->leader_recovery_state, 1);
+    cfx_fini(&f);
+}
+
+/* The checks of a target (Kafka's validateManualPartitionAssignment), shared with
+ * CreateTopics and CreatePartitions; one request naming a partition twice. */
+TEST(ctl_reassign_checks_the_target)
+{
+    struct cfx f;
+    REQUIRE(cfx_init(&f, NULL));
+    four_brokers(&f);
+    CHECK_EQ_INT(ctl_sm_reassign(f.c, f.img, "nope", 0, r123, 3, &f.out, why, sizeof why),
+                 ERR_UNKNOWN_TOPIC_OR_PARTITION);
+    CHECK_EQ_INT(ctl_sm_reassign(f.c, f.img, "t", 1, r123, 3, &f.out, why, sizeof why),
+                 ERR_UNKNOWN_TOPIC_OR_PARTITION);
+    CHECK_EQ_INT(reassign(&f, r123, 0), ERR_INVALID_REPLICA_ASSIGNMENT);
+    CHECK(strstr(why, "empty replica list") != NULL);
+    CHECK_EQ_INT(reassign(&f, IDS(2, 3, 2)), ERR_INVALID_REPLICA_ASSIGNMENT);
+    CHECK(strstr(why, "broker 2 more than once") != NULL);
+    CHECK_EQ_INT(reassign(&f, IDS(2, 3, 9)), ERR_INVALID_REPLICA_ASSIGNMENT);
+    CHECK(strstr(why, "broker 9, but no such broker is registered") != NULL);
+    CHECK_EQ_INT(ctl_check_assignment(f.img, IDS(1, 2), 3, why, sizeof why),
+                 ERR_INVALID_REPLICA_ASSIGNMENT);
+    CHECK(strstr(why, "with 2 replica(s)") != NULL);
+    CHECK_EQ_INT(ctl_check_assignment(f.img, IDS(4, 1, 2), 3, why, sizeof why), 0);
+    /* Twice in one request: the second would be refused by the compare-and-set. */
+    CHECK_EQ_INT(ctl_sm_reassign(f.c, f.img, "t", 0, IDS(2, 3, 4), &f.out, why, sizeof why), 0);
+    CHECK_EQ_INT(ctl_sm_reassign(f.c, f.img, "t", 0, IDS(1, 2, 4), &f.out, why, sizeof why),
+                 ERR_INVALID_REQUEST);
+    CHECK_EQ_INT(f.out.n, 1);
+    CHECK_EQ_INT(apply_out(&f), 0);
+    cfx_fini(&f);
+}
+
+/* The periodic look ends a reassignment whose ISR already allows it (the AlterPartition that
+ * grew it could not: every staying replica was shutting down then), and Tally never ends one
+ * into an offline partition. */
+TEST(ctl_reassign_completed_by_the_tick_never_into_an_offline_partition)
+{
+    struct cfx f;
+    const struct meta_partition *p;
+    struct meta_record r = {.type = META_REC_BROKER_CHANGE};
+    REQUIRE(cfx_init(&f, NULL));
+    four_brokers(&f);
+    /* 2 and 3 marked shutting down without leaving the ISR (as an older controller could
+     * leave them): dropping 1 would leave no usable leader, so the reassignment waits. */
+    for (int32_t id = 2; id <= 3; id++) {
+        r.u.broker_change.id = id;
+        r.u.broker_change.epoch = f.epoch[id];
+        r.u.broker_change.fenced = -1;
+        r.u.broker_change.shutting_down = 1;
+        CHECK_EQ_INT(apply_recs(f.img, &r, 1), 0);
+    }
+    CHECK_EQ_INT(reassign(&f, IDS(2, 3)), 0);
+    p = part(&f, 1, 0);
+    CHECK(ctl_reassigning(p));
+    CHECK(REMOVING_ARE(p, 1));
+    CHECK_EQ_INT(p->leader, 1);
+    ctl_sm_tick(f.c, f.img, f.now, &f.out);
+    CHECK(find_rec(&f.out, META_REC_PARTITION_CHANGE, 1, 0) == NULL);
+    ctl_out_reset(&f.out);
+    for (int32_t id = 2; id <= 3; id++) {
+        r.u.broker_change.id = id;
+        r.u.broker_change.epoch = f.epoch[id];
+        r.u.broker_change.fenced = -1;
+        r.u.broker_change.shutting_down = 0;
+        CHECK_EQ_INT(apply_recs(f.img, &r, 1), 0);
+    }
+    ctl_sm_tick(f.c, f.img, f.now, &f.out);
+    REQUIRE(find_rec(&f.out, META_REC_PARTITION_CHANGE, 1, 0) != NULL);
+    CHECK_EQ_INT(apply_out(&f), 0);
+    p = part(&f, 1, 0);
+    CHECK(!ctl_reassigning(p));
+    CHECK(REPLICAS_ARE(p, 2, 3));
+    CHECK(ISR_IS(p, 2, 3));
+    CHECK_EQ_INT(p->leader, 2);
+    CHECK_EQ_INT(p->leader_epoch, 1);
+    cfx_fini(&f);
+}
+
 /* ---- placement ----------------------------------------------------------------------------- */
 
 static int rack_of(struct cfx *f, int32_t id)

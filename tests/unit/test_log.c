@@ -20,6 +20,7 @@
 
 #include "base/err.h"
 #include "base/slog.h"
+#include "base/sysio.h"
 #include "base/tclock.h"
 #include "log/log.h"
 #include "record/record.h"
@@ -63,7 +64,7 @@ static long pread_calls;
 static ssize_t t_pread(int fd, void *buf, size_t len, off_t off)
 {
     pread_calls++;
-    return log_io_default()->pread(fd, buf, len, off);
+    return sysio_default()->pread(fd, buf, len, off);
 }
 
 static ssize_t t_pwrite(int fd, const void *buf, size_t len, off_t off)
@@ -79,7 +80,7 @@ static ssize_t t_pwrite(int fd, const void *buf, size_t len, off_t off)
             len = (size_t)pwrite_budget;
         pwrite_budget -= (int64_t)len;
     }
-    return log_io_default()->pwrite(fd, buf, len, off);
+    return sysio_default()->pwrite(fd, buf, len, off);
 }
 
 static int t_fsync(int fd)
@@ -89,17 +90,20 @@ static int t_fsync(int fd)
         errno = EIO;
         return -1;
     }
-    return log_io_default()->fsync(fd);
+    return sysio_default()->fsync(fd);
 }
 
-static struct log_io test_io;
+/* test_sys is the system-call table (tests change its entries); test_io is it with the clock,
+ * as log_open takes them. */
+static struct sysio test_sys;
+static struct log_io test_io = {.sys = &test_sys};
 
 static const struct log_io *tio(void)
 {
-    test_io = *log_io_default();
-    test_io.pwrite = t_pwrite;
-    test_io.fsync = t_fsync;
-    test_io.pread = t_pread;
+    test_sys = *sysio_default();
+    test_sys.pwrite = t_pwrite;
+    test_sys.fsync = t_fsync;
+    test_sys.pread = t_pread;
     tclock_free(test_clock);
     test_clock = tclock_virtual_new((int64_t)time(NULL) * 1000);
     test_io.clock = test_clock;
@@ -988,7 +992,7 @@ TEST(log_epochs_taken_then_written_off_the_loop)
         CHECK(again == NULL); /* taken: clean until the next change */
     }
     CHECK_EQ_INT(log_epoch_assign(l, 6, 0), 0); /* changes while the write is "in flight" */
-    CHECK_EQ_INT(log_epochs_write(log_io_default(), log_dir(l), buf, len), 0);
+    CHECK_EQ_INT(log_epochs_write(sysio_default(), log_dir(l), buf, len), 0);
     free(buf);
     f = fopen(p, "r");
     REQUIRE(f != NULL);
@@ -1017,10 +1021,10 @@ TEST(log_checkpoint_file_round_trip)
     tmp_dir(dir);
     tio();
     snprintf(p, sizeof p, "%s/recovery-point-offset-checkpoint", dir);
-    CHECK_EQ_INT(log_checkpoint_read(&test_io, p, &out, &n), 0); /* missing: empty */
+    CHECK_EQ_INT(log_checkpoint_read(&test_sys, p, &out, &n), 0); /* missing: empty */
     CHECK_EQ_INT(n, 0);
-    REQUIRE(log_checkpoint_write(&test_io, p, in, 3) == 0);
-    REQUIRE(log_checkpoint_read(&test_io, p, &out, &n) == 0);
+    REQUIRE(log_checkpoint_write(&test_sys, p, in, 3) == 0);
+    REQUIRE(log_checkpoint_read(&test_sys, p, &out, &n) == 0);
     REQUIRE(n == 3);
     for (int i = 0; i < 3; i++) {
         CHECK(strcmp(out[i].topic, in[i].topic) == 0);
@@ -1037,8 +1041,8 @@ TEST(log_checkpoint_file_round_trip)
     char tmp[600];
     snprintf(tmp, sizeof tmp, "%s.tmp", p);
     CHECK(access(tmp, F_OK) != 0);
-    REQUIRE(log_checkpoint_write(&test_io, p, NULL, 0) == 0);
-    REQUIRE(log_checkpoint_read(&test_io, p, &out, &n) == 0);
+    REQUIRE(log_checkpoint_write(&test_sys, p, NULL, 0) == 0);
+    REQUIRE(log_checkpoint_read(&test_sys, p, &out, &n) == 0);
     CHECK_EQ_INT(n, 0);
     free(out);
 
@@ -1056,11 +1060,11 @@ TEST(log_checkpoint_file_round_trip)
         fputs(bad[i], f);
         fclose(f);
         out = NULL;
-        CHECK_EQ_INT(log_checkpoint_read(&test_io, p, &out, &n), ERR_PARSE);
+        CHECK_EQ_INT(log_checkpoint_read(&test_sys, p, &out, &n), ERR_PARSE);
         CHECK(out == NULL);
     }
     fail_fsync = true;
-    CHECK_EQ_INT(log_checkpoint_write(&test_io, p, in, 3), ERR_IO);
+    CHECK_EQ_INT(log_checkpoint_write(&test_sys, p, in, 3), ERR_IO);
     fail_fsync = false;
     CHECK(access(tmp, F_OK) != 0);
     rm_dir(dir);
@@ -1093,14 +1097,14 @@ TEST(log_checkpoint_write_logs_the_errno_of_the_failed_call)
     REQUIRE(cap != NULL && saved >= 0);
     tmp_dir(dir);
     tio();
-    test_io.close = t_close_clobber;
-    test_io.unlink = t_unlink_clobber;
+    test_sys.close = t_close_clobber;
+    test_sys.unlink = t_unlink_clobber;
     snprintf(p, sizeof p, "%s/log-start-offset-checkpoint", dir);
     slog_set_level(SLOG_INFO);
     fail_fsync = true;
     fflush(stderr);
     dup2(fileno(cap), STDERR_FILENO);
-    CHECK_EQ_INT(log_checkpoint_write(&test_io, p, in, 1), ERR_IO);
+    CHECK_EQ_INT(log_checkpoint_write(&test_sys, p, in, 1), ERR_IO);
     fflush(stderr);
     dup2(saved, STDERR_FILENO);
     close(saved);
@@ -1948,7 +1952,7 @@ TEST(log_batch_iter_walks_a_slice)
     CHECK_EQ_INT(n, 4);
     CHECK_EQ_INT(rc, ERR_CORRUPT_MESSAGE);
 
-    /* Reads go through the log's struct log_io. */
+    /* Reads go through the log's system calls. */
     long before = pread_calls;
     log_batch_iter_init(&it, log_get_io(l), &sl, sizeof buf);
     REQUIRE(log_batch_iter_next(&it, &h) == 0);

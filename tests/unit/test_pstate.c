@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "base/err.h"
+#include "base/sysio.h"
 #include "pstate/pstate.h"
 #include "pstate/pstate_int.h"
 #include "record/record.h"
@@ -84,8 +85,13 @@ static int32_t last_seq_of(const struct pstate *s, int64_t pid)
     return p && p->n_batches > 0 ? p->batches[p->n_batches - 1].last_seq : -1;
 }
 
+/* The system calls the snapshot functions go through: the real ones, reset by make_dir at the
+ * start of every test; a test replaces entries to inject failures. */
+static struct sysio tsys;
+
 static char *make_dir(char *buf, size_t size)
 {
+    tsys = *sysio_default();
     snprintf(buf, size, "/tmp/test_pstate.XXXXXX");
     return mkdtemp(buf);
 }
@@ -718,10 +724,10 @@ TEST(pstate_snapshot_round_trip)
 
     REQUIRE(dir != NULL);
     fill(&f);
-    CHECK_EQ_INT(pstate_snapshot_write(f.s, dir, f.end), 0);
+    CHECK_EQ_INT(pstate_snapshot_write(f.s, &tsys, dir, f.end), 0);
     CHECK(file_exists(dir, "00000000000000000022.snapshot"));
     CHECK_EQ_INT(count_files(dir), 1); /* no temporary file left */
-    REQUIRE(pstate_snapshot_load(t, dir, f.end, &off) == 0);
+    REQUIRE(pstate_snapshot_load(t, &tsys, dir, f.end, &off) == 0);
     CHECK_EQ_INT(off, 22);
     CHECK(same_state(f.s, t));
     pstate_producers(t, &n);
@@ -747,9 +753,9 @@ TEST(pstate_snapshot_empty_state_and_missing_dir)
 
     REQUIRE(dir != NULL);
     fake_init(&f);
-    CHECK_EQ_INT(pstate_snapshot_write(f.s, dir, 0), 0);
+    CHECK_EQ_INT(pstate_snapshot_write(f.s, &tsys, dir, 0), 0);
     REQUIRE(produce1(&f, 1, 0, 0, 1) == 0);
-    CHECK_EQ_INT(pstate_snapshot_load(f.s, dir, 0, &off), 0);
+    CHECK_EQ_INT(pstate_snapshot_load(f.s, &tsys, dir, 0, &off), 0);
     CHECK_EQ_INT(off, 0);
     pstate_producers(f.s, &n);
     CHECK_EQ_INT(n, 0);
@@ -757,14 +763,14 @@ TEST(pstate_snapshot_empty_state_and_missing_dir)
 
     /* No directory: nothing usable, state emptied. */
     REQUIRE(produce1(&f, 1, 0, 0, 1) == 0);
-    CHECK_EQ_INT(pstate_snapshot_load(f.s, dir, 100, &off), 0);
+    CHECK_EQ_INT(pstate_snapshot_load(f.s, &tsys, dir, 100, &off), 0);
     CHECK_EQ_INT(off, -1);
     pstate_producers(f.s, &n);
     CHECK_EQ_INT(n, 0);
     fprintf(stderr, "    (one ERROR line expected)\n");
-    CHECK_EQ_INT(pstate_snapshot_write(f.s, dir, 5), ERR_IO);
+    CHECK_EQ_INT(pstate_snapshot_write(f.s, &tsys, dir, 5), ERR_IO);
     CHECK_EQ_INT(errno, ENOENT);
-    CHECK_EQ_INT(pstate_snapshot_prune(dir, 1), 0);
+    CHECK_EQ_INT(pstate_snapshot_prune(&tsys, dir, 1), 0);
     pstate_free(f.s);
 }
 
@@ -780,13 +786,13 @@ TEST(pstate_snapshot_picks_newest_within_log_and_deletes_later)
     for (int k = 0; k < 4; k++) {
         REQUIRE(produce1(&f, 1, 0, k * 10, 10) == 0);
         offs[k] = f.end; /* 10, 20, 30, 40 */
-        CHECK_EQ_INT(pstate_snapshot_write(f.s, dir, f.end), 0);
+        CHECK_EQ_INT(pstate_snapshot_write(f.s, &tsys, dir, f.end), 0);
         at[k] = pstate_new();
-        CHECK_EQ_INT(pstate_snapshot_load(at[k], dir, f.end, &off), 0);
+        CHECK_EQ_INT(pstate_snapshot_load(at[k], &tsys, dir, f.end, &off), 0);
         CHECK_EQ_INT(off, offs[k]);
     }
     /* The log was cut back to 25 by recovery: the snapshot at 20 is used; 30, 40 deleted. */
-    CHECK_EQ_INT(pstate_snapshot_load(t, dir, 25, &off), 0);
+    CHECK_EQ_INT(pstate_snapshot_load(t, &tsys, dir, 25, &off), 0);
     CHECK_EQ_INT(off, 20);
     CHECK(same_state(t, at[1]));
     CHECK(file_exists(dir, "00000000000000000010.snapshot"));
@@ -794,10 +800,10 @@ TEST(pstate_snapshot_picks_newest_within_log_and_deletes_later)
     CHECK(!file_exists(dir, "00000000000000000030.snapshot"));
     CHECK(!file_exists(dir, "00000000000000000040.snapshot"));
     /* A snapshot exactly at max_offset is usable. */
-    CHECK_EQ_INT(pstate_snapshot_load(t, dir, 10, &off), 0);
+    CHECK_EQ_INT(pstate_snapshot_load(t, &tsys, dir, 10, &off), 0);
     CHECK_EQ_INT(off, 10);
     CHECK(same_state(t, at[0]));
-    CHECK_EQ_INT(pstate_snapshot_load(t, dir, 9, &off), 0);
+    CHECK_EQ_INT(pstate_snapshot_load(t, &tsys, dir, 9, &off), 0);
     CHECK_EQ_INT(off, -1);
     CHECK_EQ_INT(count_files(dir), 0);
     for (int k = 0; k < 4; k++)
@@ -816,19 +822,19 @@ TEST(pstate_snapshot_corrupt_newest_falls_back)
 
     REQUIRE(dir != NULL);
     fill(&f);
-    CHECK_EQ_INT(pstate_snapshot_write(f.s, dir, 100), 0);
-    CHECK_EQ_INT(pstate_snapshot_load(old, dir, 100, &off), 0);
+    CHECK_EQ_INT(pstate_snapshot_write(f.s, &tsys, dir, 100), 0);
+    CHECK_EQ_INT(pstate_snapshot_load(old, &tsys, dir, 100, &off), 0);
     REQUIRE(produce1(&f, 20, 1, 1, 1) == 0);
-    CHECK_EQ_INT(pstate_snapshot_write(f.s, dir, 200), 0);
-    CHECK_EQ_INT(pstate_snapshot_write(f.s, dir, 300), 0);
-    CHECK_EQ_INT(pstate_snapshot_write(f.s, dir, 400), 0);
-    CHECK_EQ_INT(pstate_snapshot_write(f.s, dir, 500), 0);
+    CHECK_EQ_INT(pstate_snapshot_write(f.s, &tsys, dir, 200), 0);
+    CHECK_EQ_INT(pstate_snapshot_write(f.s, &tsys, dir, 300), 0);
+    CHECK_EQ_INT(pstate_snapshot_write(f.s, &tsys, dir, 400), 0);
+    CHECK_EQ_INT(pstate_snapshot_write(f.s, &tsys, dir, 500), 0);
     damage(dir, "00000000000000000500.snapshot", -3, false); /* a flipped byte: CRC */
     damage(dir, "00000000000000000400.snapshot", -1, true);  /* torn tail: CRC */
     damage(dir, "00000000000000000300.snapshot", 1, false);  /* version */
     damage(dir, "00000000000000000200.snapshot", 4, true);   /* shorter than a header */
     fprintf(stderr, "    (four WARN lines expected)\n");
-    CHECK_EQ_INT(pstate_snapshot_load(t, dir, 1000, &off), 0);
+    CHECK_EQ_INT(pstate_snapshot_load(t, &tsys, dir, 1000, &off), 0);
     CHECK_EQ_INT(off, 100);
     CHECK(same_state(t, old));
     CHECK_EQ_INT(count_files(dir), 1);
@@ -847,9 +853,9 @@ TEST(pstate_snapshot_all_corrupt_leaves_state_empty)
 
     REQUIRE(dir != NULL);
     fill(&f);
-    CHECK_EQ_INT(pstate_snapshot_write(f.s, dir, 7), 0);
+    CHECK_EQ_INT(pstate_snapshot_write(f.s, &tsys, dir, 7), 0);
     damage(dir, "00000000000000000007.snapshot", 8, false); /* the count: CRC catches it */
-    CHECK_EQ_INT(pstate_snapshot_load(f.s, dir, 7, &off), 0);
+    CHECK_EQ_INT(pstate_snapshot_load(f.s, &tsys, dir, 7, &off), 0);
     CHECK_EQ_INT(off, -1);
     pstate_producers(f.s, &n);
     CHECK_EQ_INT(n, 0);
@@ -874,13 +880,13 @@ TEST(pstate_snapshot_ignores_other_files_and_removes_temporaries)
     }
     snprintf(path, sizeof path, "%s/00000000000000000060.snapshot.tmp", dir);
     close(open(path, O_WRONLY | O_CREAT, 0644));
-    CHECK_EQ_INT(pstate_snapshot_write(f.s, dir, 50), 0);
-    CHECK_EQ_INT(pstate_snapshot_load(f.s, dir, 1000, &off), 0);
+    CHECK_EQ_INT(pstate_snapshot_write(f.s, &tsys, dir, 50), 0);
+    CHECK_EQ_INT(pstate_snapshot_load(f.s, &tsys, dir, 1000, &off), 0);
     CHECK_EQ_INT(off, 50);
     CHECK(!file_exists(dir, "00000000000000000060.snapshot.tmp"));
     for (size_t i = 0; i < sizeof others / sizeof *others; i++)
         CHECK(file_exists(dir, others[i]));
-    CHECK_EQ_INT(pstate_snapshot_prune(dir, 0), 1);
+    CHECK_EQ_INT(pstate_snapshot_prune(&tsys, dir, 0), 1);
     CHECK_EQ_INT(count_files(dir), 5);
     pstate_free(f.s);
     remove_dir(dir);
@@ -895,17 +901,17 @@ TEST(pstate_snapshot_prune)
     REQUIRE(dir != NULL);
     fill(&f);
     /* Offsets past 10 digits of padding, written out of order: numeric, not name, order. */
-    CHECK_EQ_INT(pstate_snapshot_write(f.s, dir, 9), 0);
-    CHECK_EQ_INT(pstate_snapshot_write(f.s, dir, 12345678901234), 0);
-    CHECK_EQ_INT(pstate_snapshot_write(f.s, dir, 100), 0);
-    CHECK_EQ_INT(pstate_snapshot_write(f.s, dir, 2000), 0);
-    CHECK_EQ_INT(pstate_snapshot_prune(dir, 2), 2);
+    CHECK_EQ_INT(pstate_snapshot_write(f.s, &tsys, dir, 9), 0);
+    CHECK_EQ_INT(pstate_snapshot_write(f.s, &tsys, dir, 12345678901234), 0);
+    CHECK_EQ_INT(pstate_snapshot_write(f.s, &tsys, dir, 100), 0);
+    CHECK_EQ_INT(pstate_snapshot_write(f.s, &tsys, dir, 2000), 0);
+    CHECK_EQ_INT(pstate_snapshot_prune(&tsys, dir, 2), 2);
     CHECK(file_exists(dir, "00000000000000002000.snapshot"));
     CHECK(file_exists(dir, "00000012345678901234.snapshot"));
     CHECK_EQ_INT(count_files(dir), 2);
-    CHECK_EQ_INT(pstate_snapshot_prune(dir, 2), 0);
-    CHECK_EQ_INT(pstate_snapshot_prune(dir, 1), 1);
-    CHECK_EQ_INT(pstate_snapshot_load(f.s, dir, INT64_MAX, &off), 0);
+    CHECK_EQ_INT(pstate_snapshot_prune(&tsys, dir, 2), 0);
+    CHECK_EQ_INT(pstate_snapshot_prune(&tsys, dir, 1), 1);
+    CHECK_EQ_INT(pstate_snapshot_load(f.s, &tsys, dir, INT64_MAX, &off), 0);
     CHECK_EQ_INT(off, 12345678901234);
     pstate_free(f.s);
     remove_dir(dir);
@@ -969,6 +975,36 @@ static size_t edit_same_id(uint8_t *b, size_t len)
     return len;
 }
 
+/* The window's order and bounds (the snapshot is as of offset 3; producer 1's one batch holds
+ * offset 0): a batch past the snapshot's offset, a batch ending before it starts, a second
+ * batch that does not follow the first, an ongoing transaction past the snapshot's offset. */
+static size_t edit_batch_past_offset(uint8_t *b, size_t len)
+{
+    b[10 + 42 + 16 + 7] = 3; /* last offset = the snapshot's offset */
+    return len;
+}
+
+static size_t edit_batch_reversed(uint8_t *b, size_t len)
+{
+    b[10 + 42 + 8 + 7] = 1; /* first offset 1 > last offset 0 */
+    return len;
+}
+
+static size_t edit_batches_out_of_order(uint8_t *b, size_t len)
+{
+    memmove(b + 84 + 32, b + 84, len - 84); /* room for a second batch of producer 1 */
+    memcpy(b + 84, b + 52, 32);             /* the same offsets again */
+    b[10 + 41] = 2;
+    return len + 32;
+}
+
+static size_t edit_txn_past_offset(uint8_t *b, size_t len)
+{
+    memset(b + 10 + 14, 0, 8);
+    b[10 + 14 + 7] = 3; /* ongoing transaction from offset 3 */
+    return len;
+}
+
 static size_t edit_nothing(uint8_t *b, size_t len)
 {
     (void)b;
@@ -978,8 +1014,10 @@ static size_t edit_nothing(uint8_t *b, size_t len)
 TEST(pstate_snapshot_structure_checked_beyond_crc)
 {
     char dirbuf[64], *dir = make_dir(dirbuf, sizeof dirbuf);
-    size_t (*edits[])(uint8_t *, size_t) = {edit_count_up, edit_batches_6, edit_batches_2,
-                                            edit_trailing, edit_same_id};
+    size_t (*edits[])(uint8_t *, size_t) = {
+        edit_count_up,       edit_batches_6,         edit_batches_2,      edit_trailing,
+        edit_same_id,        edit_batch_past_offset, edit_batch_reversed, edit_batches_out_of_order,
+        edit_txn_past_offset};
     struct fake_log f;
     struct pstate *t = pstate_new();
     struct pstate_producer *p;
@@ -990,18 +1028,18 @@ TEST(pstate_snapshot_structure_checked_beyond_crc)
     REQUIRE(produce1(&f, 1, 0, 0, 1) == 0);
     p = pstate_int_upsert(f.s, 2);
     REQUIRE(p != NULL);
-    fprintf(stderr, "    (five WARN lines expected)\n");
+    fprintf(stderr, "    (nine WARN lines expected)\n");
     for (size_t i = 0; i < sizeof edits / sizeof *edits; i++) {
-        CHECK_EQ_INT(pstate_snapshot_write(f.s, dir, 3), 0);
+        CHECK_EQ_INT(pstate_snapshot_write(f.s, &tsys, dir, 3), 0);
         rewrite_with_crc(dir, "00000000000000000003.snapshot", edits[i]);
-        CHECK_EQ_INT(pstate_snapshot_load(t, dir, 3, &off), 0);
+        CHECK_EQ_INT(pstate_snapshot_load(t, &tsys, dir, 3, &off), 0);
         CHECK_EQ_INT(off, -1);
         CHECK_EQ_INT(count_files(dir), 0);
     }
     /* The same rewrite without an edit loads: the helper itself is sound. */
-    CHECK_EQ_INT(pstate_snapshot_write(f.s, dir, 3), 0);
+    CHECK_EQ_INT(pstate_snapshot_write(f.s, &tsys, dir, 3), 0);
     rewrite_with_crc(dir, "00000000000000000003.snapshot", edit_nothing);
-    CHECK_EQ_INT(pstate_snapshot_load(t, dir, 3, &off), 0);
+    CHECK_EQ_INT(pstate_snapshot_load(t, &tsys, dir, 3, &off), 0);
     CHECK_EQ_INT(off, 3);
     CHECK(same_state(t, f.s));
     pstate_free(t);
@@ -1018,26 +1056,26 @@ static int fail_fsync(int fd)
     return -1;
 }
 
-static ssize_t short_write(int fd, const void *buf, size_t len)
+static ssize_t short_write(int fd, const void *buf, size_t len, off_t off)
 {
-    return write(fd, buf, len > 7 ? 7 : len); /* at most 7 bytes a call */
+    return pwrite(fd, buf, len > 7 ? 7 : len, off); /* at most 7 bytes a call */
 }
 
-static ssize_t enospc_write(int fd, const void *buf, size_t len)
+static ssize_t enospc_write(int fd, const void *buf, size_t len, off_t off)
 {
-    (void)fd, (void)buf, (void)len;
+    (void)fd, (void)buf, (void)len, (void)off;
     errno = ENOSPC;
     return -1;
 }
 
 static int calls;
-static ssize_t eintr_read(int fd, void *buf, size_t len)
+static ssize_t eintr_read(int fd, void *buf, size_t len, off_t off)
 {
     if (calls++ % 2 == 0) {
         errno = EINTR;
         return -1;
     }
-    return read(fd, buf, len > 5 ? 5 : len);
+    return pread(fd, buf, len > 5 ? 5 : len, off);
 }
 
 /* The error path closes and unlinks after the failure; these change errno as a real close
@@ -1103,39 +1141,100 @@ TEST(pstate_snapshot_write_failures)
     fill(&f);
     /* The failed call is logged with its own errno, taken at the call (base/err.h), even
      * though the clean-up after it changes errno. */
-    pstate_sys.fsync = fail_fsync;
-    pstate_sys.close = clobbering_close;
-    pstate_sys.unlink = clobbering_unlink;
+    tsys.fsync = fail_fsync;
+    tsys.close = clobbering_close;
+    tsys.unlink = clobbering_unlink;
     capture_begin();
-    CHECK_EQ_INT(pstate_snapshot_write(f.s, dir, 10), ERR_IO);
+    CHECK_EQ_INT(pstate_snapshot_write(f.s, &tsys, dir, 10), ERR_IO);
     out = capture_end();
     CHECK(strstr(out, "fsync") != NULL);
     CHECK(strstr(out, strerror(EIO)) != NULL);
     CHECK(strstr(out, strerror(EBADF)) == NULL);
-    pstate_sys = pstate_sys_default;
+    tsys = *sysio_default();
     CHECK_EQ_INT(count_files(dir), 0); /* the temporary file is gone */
 
-    pstate_sys.write = enospc_write;
-    pstate_sys.close = clobbering_close;
-    pstate_sys.unlink = clobbering_unlink;
+    tsys.pwrite = enospc_write;
+    tsys.close = clobbering_close;
+    tsys.unlink = clobbering_unlink;
     capture_begin();
-    CHECK_EQ_INT(pstate_snapshot_write(f.s, dir, 10), ERR_IO);
+    CHECK_EQ_INT(pstate_snapshot_write(f.s, &tsys, dir, 10), ERR_IO);
     out = capture_end();
     CHECK(strstr(out, strerror(ENOSPC)) != NULL);
     CHECK(strstr(out, strerror(EPERM)) == NULL);
-    pstate_sys = pstate_sys_default;
+    tsys = *sysio_default();
     CHECK_EQ_INT(count_files(dir), 0);
 
     /* Short writes and interrupted short reads still make a whole, loadable file. */
-    pstate_sys.write = short_write;
-    CHECK_EQ_INT(pstate_snapshot_write(f.s, dir, 10), 0);
-    pstate_sys = pstate_sys_default;
-    pstate_sys.read = eintr_read;
+    tsys.pwrite = short_write;
+    CHECK_EQ_INT(pstate_snapshot_write(f.s, &tsys, dir, f.end), 0);
+    tsys = *sysio_default();
+    tsys.pread = eintr_read;
     calls = 0;
-    CHECK_EQ_INT(pstate_snapshot_load(t, dir, 10, &off), 0);
-    pstate_sys = pstate_sys_default;
-    CHECK_EQ_INT(off, 10);
+    CHECK_EQ_INT(pstate_snapshot_load(t, &tsys, dir, f.end, &off), 0);
+    tsys = *sysio_default();
+    CHECK_EQ_INT(off, f.end);
     CHECK(same_state(t, f.s));
+    pstate_free(t);
+    pstate_free(f.s);
+    remove_dir(dir);
+}
+
+/* A snapshot whose rename fails (the last step before it counts) returns ERR_IO with one
+ * ERROR line naming the rename and its reason, leaves no temporary file, and the partition
+ * falls back to the newest snapshot that was written whole: the one before. */
+static int eio_rename(const char *from, const char *to)
+{
+    (void)from, (void)to;
+    errno = EIO;
+    return -1;
+}
+
+static int count_lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+TEST(pstate_snapshot_rename_failure_keeps_the_previous_snapshot)
+{
+    char dirbuf[64], *dir = make_dir(dirbuf, sizeof dirbuf);
+    struct fake_log f;
+    struct pstate *before = pstate_new(), *t = pstate_new();
+    int64_t off = -1, first;
+    const char *out;
+
+    REQUIRE(dir != NULL && before != NULL && t != NULL);
+    fill(&f);
+    first = f.end;
+    REQUIRE(pstate_snapshot_write(f.s, &tsys, dir, first) == 0);
+    REQUIRE(pstate_snapshot_load(before, &tsys, dir, first, &off) == 0 && off == first);
+    REQUIRE(produce1(&f, 500, 3, 14, 2) == 0);
+    REQUIRE(produce1(&f, 21, 0, 0, 1) == 0);
+
+    tsys.rename = eio_rename;
+    tsys.unlink = clobbering_unlink;
+    capture_begin();
+    CHECK_EQ_INT(pstate_snapshot_write(f.s, &tsys, dir, f.end), ERR_IO);
+    out = capture_end();
+    CHECK_EQ_INT(count_lines(out), 1);
+    CHECK(strstr(out, "ERROR") != NULL && strstr(out, "rename") != NULL);
+    CHECK(strstr(out, strerror(EIO)) != NULL && strstr(out, strerror(EPERM)) == NULL);
+    capture_begin();
+    CHECK_EQ_INT(pstate_snapshot_write_nosync(f.s, &tsys, dir, f.end), ERR_IO);
+    out = capture_end();
+    CHECK_EQ_INT(count_lines(out), 1);
+    CHECK(strstr(out, "rename") != NULL);
+    tsys = *sysio_default();
+
+    CHECK_EQ_INT(count_files(dir), 1); /* the first snapshot, no temporary file */
+    CHECK(file_exists(dir, "00000000000000000022.snapshot"));
+    CHECK_EQ_INT(pstate_snapshot_load(t, &tsys, dir, f.end, &off), 0);
+    CHECK_EQ_INT(off, first);
+    CHECK(same_state(t, before));
+    CHECK(pstate_get(t, 21) == NULL); /* replayed from the log after `first`, not from here */
+    pstate_free(before);
     pstate_free(t);
     pstate_free(f.s);
     remove_dir(dir);
@@ -1176,29 +1275,29 @@ TEST(pstate_snapshot_write_nosync_then_sync)
 
     REQUIRE(a != NULL && b != NULL);
     fill(&f);
-    CHECK_EQ_INT(pstate_snapshot_write(f.s, a, f.end), 0);
+    CHECK_EQ_INT(pstate_snapshot_write(f.s, &tsys, a, f.end), 0);
     fsyncs = 0;
-    pstate_sys.fsync = count_fsync;
-    CHECK_EQ_INT(pstate_snapshot_write_nosync(f.s, b, f.end), 0);
+    tsys.fsync = count_fsync;
+    CHECK_EQ_INT(pstate_snapshot_write_nosync(f.s, &tsys, b, f.end), 0);
     CHECK_EQ_INT(fsyncs, 0);
-    CHECK_EQ_INT(pstate_snapshot_sync(b, f.end), 0);
+    CHECK_EQ_INT(pstate_snapshot_sync(&tsys, b, f.end), 0);
     CHECK_EQ_INT(fsyncs, 2); /* the file, then its directory */
-    pstate_sys = pstate_sys_default;
+    tsys = *sysio_default();
     nx = read_all(a, "00000000000000000022.snapshot", x, sizeof x);
     ny = read_all(b, "00000000000000000022.snapshot", y, sizeof y);
     CHECK(nx > 10);
     CHECK_EQ_INT(nx, ny);
     CHECK(memcmp(x, y, nx) == 0);
     CHECK_EQ_INT(count_files(b), 1); /* no temporary file left */
-    REQUIRE(pstate_snapshot_load(t, b, 22, &off) == 0);
+    REQUIRE(pstate_snapshot_load(t, &tsys, b, 22, &off) == 0);
     CHECK_EQ_INT(off, 22);
     CHECK(same_state(f.s, t));
 
     fprintf(stderr, "    (two ERROR lines expected)\n");
-    pstate_sys.fsync = fail_fsync;
-    CHECK_EQ_INT(pstate_snapshot_sync(b, 22), ERR_IO);
-    pstate_sys = pstate_sys_default;
-    CHECK_EQ_INT(pstate_snapshot_sync(b, 30), ERR_IO); /* no such snapshot */
+    tsys.fsync = fail_fsync;
+    CHECK_EQ_INT(pstate_snapshot_sync(&tsys, b, 22), ERR_IO);
+    tsys = *sysio_default();
+    CHECK_EQ_INT(pstate_snapshot_sync(&tsys, b, 30), ERR_IO); /* no such snapshot */
     pstate_free(t);
     pstate_free(f.s);
     remove_dir(a);
@@ -1219,8 +1318,8 @@ TEST(pstate_snapshot_large_table)
         for (int32_t s = 0; s < (int32_t)(id % 7); s++)
             REQUIRE(produce1(&f, id, (int16_t)(id % 5), s * (1 + (int32_t)(id % 3)),
                              1 + (int32_t)(id % 3)) == 0);
-    CHECK_EQ_INT(pstate_snapshot_write(f.s, dir, f.end), 0);
-    CHECK_EQ_INT(pstate_snapshot_load(t, dir, f.end, &off), 0);
+    CHECK_EQ_INT(pstate_snapshot_write(f.s, &tsys, dir, f.end), 0);
+    CHECK_EQ_INT(pstate_snapshot_load(t, &tsys, dir, f.end, &off), 0);
     CHECK_EQ_INT(off, f.end);
     CHECK(same_state(t, f.s));
     pstate_free(t);
@@ -1362,8 +1461,8 @@ TEST(pstate_snapshot_keeps_ongoing_transactions_and_lso)
     REQUIRE(txn1(&f, 2, 0, 0, 1) == 0);       /* 2 */
     REQUIRE(marker1(&f, 1, 0, 4, NULL) == 0); /* 3 */
     REQUIRE(txn1(&f, 1, 0, 2, 1) == 0);       /* 4 */
-    CHECK_EQ_INT(pstate_snapshot_write(f.s, dir, f.end), 0);
-    CHECK_EQ_INT(pstate_snapshot_load(t, dir, f.end, &off), 0);
+    CHECK_EQ_INT(pstate_snapshot_write(f.s, &tsys, dir, f.end), 0);
+    CHECK_EQ_INT(pstate_snapshot_load(t, &tsys, dir, f.end, &off), 0);
     CHECK_EQ_INT(off, f.end);
     CHECK_EQ_INT(pstate_first_unstable_offset(t), 2);
     CHECK_EQ_INT(pstate_get(t, 1)->txn_first_offset, 4);

@@ -11,6 +11,7 @@
 #include "fixture.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -22,6 +23,7 @@
 #include "base/err.h"
 #include "base/props.h"
 #include "base/purgatory.h"
+#include "base/sysio.h"
 #include "base/tclock.h"
 #include "log/log.h"
 #include "meta/meta.h"
@@ -773,7 +775,7 @@ TEST(replica_stop_writes_marker_checkpoints_snapshot)
 
     CHECK(exists(f.log_dir, ".kafka_cleanshutdown"));
     snprintf(path, sizeof path, "%s/recovery-point-offset-checkpoint", f.log_dir);
-    REQUIRE(log_checkpoint_read(log_io_default(), path, &e, &n) == 0);
+    REQUIRE(log_checkpoint_read(sysio_default(), path, &e, &n) == 0);
     CHECK_EQ_INT(n, 2);
     for (size_t i = 0; i < n; i++) {
         CHECK_EQ_STR(e[i].topic, "ck");
@@ -782,7 +784,7 @@ TEST(replica_stop_writes_marker_checkpoints_snapshot)
     free(e);
     e = NULL;
     snprintf(path, sizeof path, "%s/log-start-offset-checkpoint", f.log_dir);
-    REQUIRE(log_checkpoint_read(log_io_default(), path, &e, &n) == 0);
+    REQUIRE(log_checkpoint_read(sysio_default(), path, &e, &n) == 0);
     CHECK_EQ_INT(n, 2);
     for (size_t i = 0; i < n; i++)
         CHECK_EQ_INT(e[i].offset, 0);
@@ -1036,7 +1038,7 @@ TEST(replica_stop_waits_for_flushes)
     REQUIRE(rfx_rm_stop(&f));
     CHECK(exists(f.log_dir, ".kafka_cleanshutdown"));
     snprintf(path, sizeof path, "%s/recovery-point-offset-checkpoint", f.log_dir);
-    REQUIRE(log_checkpoint_read(log_io_default(), path, &e, &n) == 0);
+    REQUIRE(log_checkpoint_read(sysio_default(), path, &e, &n) == 0);
     REQUIRE(n == 1);
     CHECK_EQ_INT(e[0].offset, 20);
     free(e);
@@ -1120,6 +1122,84 @@ TEST(replica_start_removes_leftover_directories)
     p = replica_partition(f.rm, "renewed", 0);
     REQUIRE(p);
     CHECK_EQ_INT(partition_log_end_offset(p), 0);
+    rfx_fini(&f);
+}
+
+/* partition.metadata cannot be written when a partition opens (here: the disk is full). The
+ * partition stays offline — not in the table, no log created in its directory — with one ERROR
+ * line that names the file and the reason; the housekeeping opens it again once the disk takes
+ * writes. Every file access of the manager goes through f.rm->sys. */
+static bool metadata_disk_full;
+
+static int metadata_open(const char *path, int flags, mode_t mode)
+{
+    const char *name = strrchr(path, '/');
+    if (metadata_disk_full && name != NULL && strcmp(name, "/partition.metadata") == 0 &&
+        (flags & O_ACCMODE) != O_RDONLY) {
+        errno = ENOSPC;
+        return -1;
+    }
+    return sysio_default()->open(path, flags, mode);
+}
+
+/* Lines of `out` holding all of a, b and c. */
+static int lines_with(const char *out, const char *a, const char *b, const char *c)
+{
+    int n = 0;
+    for (const char *l = out; l != NULL && *l != '\0';) {
+        const char *end = strchr(l, '\n');
+        size_t len = end ? (size_t)(end - l) : strlen(l);
+        char line[1024];
+        snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line ? len : sizeof line - 1), l);
+        n += strstr(line, a) && strstr(line, b) && strstr(line, c);
+        l = end ? end + 1 : NULL;
+    }
+    return n;
+}
+
+TEST(replica_partition_metadata_write_failure_keeps_partition_offline)
+{
+    struct rfx f;
+    char path[256], out[16384];
+    FILE *cap = tmpfile();
+    int saved = dup(STDERR_FILENO);
+    size_t n;
+
+    REQUIRE(cap != NULL && saved >= 0);
+    REQUIRE(rfx_init(&f));
+    REQUIRE(rfx_rm_start(&f) == 0);
+    f.rm->sys.open = metadata_open;
+    metadata_disk_full = true;
+    fflush(stderr);
+    dup2(fileno(cap), STDERR_FILENO);
+    int rc = make_topic(&f, "nometa", 1, 1);
+    fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    rewind(cap);
+    n = fread(out, 1, sizeof out - 1, cap);
+    out[n] = '\0';
+    fclose(cap);
+    CHECK_EQ_INT(rc, 0);
+    CHECK(replica_partition(f.rm, "nometa", 0) == NULL);
+    CHECK_EQ_INT(lines_with(out, "ERROR", "", ""), 1);
+    CHECK_EQ_INT(lines_with(out, "ERROR", "nometa-0/partition.metadata", strerror(ENOSPC)), 1);
+    snprintf(path, sizeof path, "%s/nometa-0", f.log_dir);
+    CHECK_EQ_INT(count_files(path, ".log", true), 0);
+    CHECK(!exists(path, "partition.metadata"));
+
+    /* The disk takes writes again: the next retry (every 5 s) opens it. */
+    metadata_disk_full = false;
+    for (int i = 0; i < 30 && replica_partition(f.rm, "nometa", 0) == NULL; i++) {
+        tclock_advance(f.clock, 200);
+        CHECK(rfx_settle(&f));
+    }
+    struct partition *p = replica_partition(f.rm, "nometa", 0);
+    REQUIRE(p != NULL);
+    CHECK(exists(path, "partition.metadata"));
+    CHECK_EQ_INT(append(p, 2, -1, 0, 0, 1000, NULL, NULL), 0);
+    CHECK_EQ_INT(partition_log_end_offset(p), 2);
+    f.rm->sys.open = sysio_default()->open;
     rfx_fini(&f);
 }
 
@@ -1268,7 +1348,7 @@ TEST(replica_housekeeping_retention_expiry_checkpoints)
     snprintf(path, sizeof path, "%s/log-start-offset-checkpoint", f.log_dir);
     for (int i = 0; i < 250; i++) {
         bool never = false;
-        REQUIRE(log_checkpoint_read(log_io_default(), path, &e, &n) == 0);
+        REQUIRE(log_checkpoint_read(sysio_default(), path, &e, &n) == 0);
         if (n == 1 && e[0].offset == partition_log_start_offset(p))
             break;
         free(e);
@@ -1289,6 +1369,59 @@ TEST(replica_housekeeping_retention_expiry_checkpoints)
         CHECK_EQ_INT(partition_log_start_offset(p), start);
         CHECK_EQ_INT(partition_log_end_offset(p), 16);
     }
+    rfx_fini(&f);
+}
+
+/* Regression: the high watermarks went to disk only with the recovery points (every
+ * log.flush.offset.checkpoint.interval.ms, 60 s), so a broker killed within a minute of its
+ * writes restarted remembering an old HW and, after an unclean election chose a leader
+ * without those records, reported their truncation as an ordinary diverged tail instead of
+ * the WARN for records dropped below the HW (the process test
+ * test_unclean_election_on_elects_an_out_of_sync_replica). They follow
+ * replica.high.watermark.checkpoint.interval.ms, Kafka's shorter schedule. */
+TEST(replica_high_watermarks_checkpointed_on_their_own_interval)
+{
+    struct rfx f;
+    struct partition *p;
+    struct log_checkpoint_entry *e = NULL;
+    size_t n = 0;
+    char hw_path[256], rec_path[256];
+    int64_t base = -1;
+    struct stat st;
+
+    REQUIRE(rfx_init(&f));
+    REQUIRE(props_set(f.props, "log.flush.offset.checkpoint.interval.ms", "3600000") == 0);
+    REQUIRE(props_set(f.props, "replica.high.watermark.checkpoint.interval.ms", "1000") == 0);
+    REQUIRE(PROPOSE(&f, r_topic("hwck", 1), r_part(1, 0, true, 0)) == 0);
+    REQUIRE(rfx_rm_start(&f) == 0);
+    p = replica_partition(f.rm, "hwck", 0);
+    REQUIRE(p);
+    REQUIRE(append(p, 5, -1, 0, 0, 1000, &base, NULL) == 0);
+    CHECK_EQ_INT(partition_high_watermark(p), 5);
+    snprintf(hw_path, sizeof hw_path, "%s/replication-offset-checkpoint", f.log_dir);
+    snprintf(rec_path, sizeof rec_path, "%s/recovery-point-offset-checkpoint", f.log_dir);
+    unlink(hw_path);
+    unlink(rec_path);
+
+    /* Not before the interval; at it, on the thread pool (wait for it). */
+    CHECK_EQ_INT(tclock_advance(f.clock, 800), 4);
+    CHECK(stat(hw_path, &st) != 0);
+    CHECK_EQ_INT(tclock_advance(f.clock, 200), 1);
+    for (int i = 0; i < 250; i++) {
+        bool never = false;
+        if (log_checkpoint_read(sysio_default(), hw_path, &e, &n) == 0 && n == 1)
+            break;
+        free(e);
+        e = NULL;
+        n = 0;
+        fixture_run_until(&f.q.loop, &never, 20);
+    }
+    REQUIRE(n == 1);
+    CHECK_EQ_STR(e[0].topic, "hwck");
+    CHECK_EQ_INT(e[0].offset, 5);
+    free(e);
+    /* The recovery points keep their own, longer schedule. */
+    CHECK(stat(rec_path, &st) != 0);
     rfx_fini(&f);
 }
 
@@ -1864,7 +1997,7 @@ TEST(replica_cleaner_cleans_compacted_topics_after_backoff_and_checkpoints)
     snprintf(path, sizeof path, "%s/cleaner-offset-checkpoint", f.log_dir);
     for (int i = 0; i < 250; i++) {
         bool never = false;
-        if (log_checkpoint_read(log_io_default(), path, &e, &n) == 0 && n == 1)
+        if (log_checkpoint_read(sysio_default(), path, &e, &n) == 0 && n == 1)
             break;
         free(e);
         e = NULL;
@@ -1936,6 +2069,36 @@ static size_t aborted(struct partition *p, int64_t from, int64_t upto, int64_t *
     }
     free(v);
     return n;
+}
+
+/* DeleteRecords may move the log start past the first offset of a transaction still open (a
+ * client's choice, up to the HW): the LSO is then the log start, as Kafka's is, never below it
+ * — a read_committed reader at the log start must not be told the stable end lies before it. */
+TEST(replica_lso_never_below_log_start_after_delete_records)
+{
+    struct rfx f;
+    struct partition *p;
+    int64_t base = -1, low = -1, off = -1;
+
+    REQUIRE(rfx_init(&f));
+    REQUIRE(make_topic(&f, "txdel", 1, 1) == 0);
+    REQUIRE(rfx_rm_start(&f) == 0);
+    p = replica_partition(f.rm, "txdel", 0);
+    REQUIRE(p);
+    REQUIRE(append_txn(p, 2, 60, 0, 0, &base) == 0);         /* 0..1, open */
+    REQUIRE(append(p, 3, -1, 0, 0, 1000, &base, NULL) == 0); /* 2..4 plain */
+    CHECK_EQ_INT(partition_last_stable_offset(p), 0);
+    CHECK_EQ_INT(partition_high_watermark(p), 5);
+    CHECK_EQ_INT(partition_delete_records(p, 3, &low), 0);
+    CHECK_EQ_INT(low, 3);
+    CHECK_EQ_INT(partition_log_start_offset(p), 3);
+    CHECK_EQ_INT(partition_last_stable_offset(p), 3);
+    CHECK_EQ_INT(partition_read_bound(p, PARTITION_READ_COMMITTED), 3);
+    /* The transaction ends: the LSO is the HW again. */
+    REQUIRE(partition_write_marker(p, 60, 0, 1, true, &off) == 0);
+    CHECK_EQ_INT(off, 5);
+    CHECK_EQ_INT(partition_last_stable_offset(p), 6);
+    rfx_fini(&f);
 }
 
 TEST(replica_lso_follows_transactions_and_markers)
@@ -2203,7 +2366,7 @@ TEST(replica_flush_messages_fsyncs_each_append)
     REQUIRE(make_topic(&f, "none", 2, 1) == 0);
     REQUIRE(PROPOSE(&f, r_config(2, "each", "flush.messages", "1")) == 0);
     REQUIRE(rfx_rm_start(&f) == 0);
-    f.rm->log_io.fsync = counting_fsync; /* logs borrow the manager's table */
+    f.rm->sys.fsync = counting_fsync; /* logs borrow the manager's table */
     each = replica_partition(f.rm, "each", 0);
     none = replica_partition(f.rm, "none", 0);
     REQUIRE(each && none);
@@ -2228,7 +2391,7 @@ TEST(replica_flush_messages_fsyncs_each_append)
     CHECK(atomic_load(&fsyncs_seen) > 0);
     CHECK_EQ_INT(partition_mark(none, PARTITION_DURABLE), 6);
 
-    f.rm->log_io.fsync = log_io_default()->fsync;
+    f.rm->sys.fsync = sysio_default()->fsync;
     rfx_fini(&f);
 }
 

@@ -4,6 +4,7 @@
 #include "harness.h"
 
 #include <stdlib.h>
+#include <time.h>
 
 #include "base/tclock.h"
 
@@ -94,6 +95,49 @@ TEST(tclock_real_timer_fires_on_the_loop)
     uv_run(&loop, UV_RUN_DEFAULT); /* lets the handle close */
     CHECK(uv_loop_close(&loop) == 0);
     tclock_free(c);
+}
+
+/* Started from an I/O callback after the loop has been busy for 60 ms since it last read the
+ * time (libuv reads it when epoll returns, before the callbacks): libuv counts the 100 ms
+ * from that stale time, so without a check the timer fires ~60 ms early by tclock_mono_ms —
+ * and a forwarded request whose deadline timer fired early waited for the outbound client's
+ * 30 s instead of its own 3 s (test_forwarding.py, under load). */
+struct late_start {
+    uv_async_t async;
+    struct tclock *c;
+    struct rec r;
+    int64_t due;
+};
+
+static void on_async(uv_async_t *h)
+{
+    struct late_start *ls = h->data;
+    struct timespec busy = {0, 60 * 1000000L};
+    nanosleep(&busy, NULL);
+    ls->due = tclock_mono_ms(ls->c) + 100;
+    tclock_timer_start(&ls->r.t, 100, 0);
+    uv_close((uv_handle_t *)h, NULL);
+}
+
+TEST(tclock_real_timer_started_late_in_a_busy_iteration_fires_no_earlier_than_due)
+{
+    uv_loop_t loop;
+    struct late_start ls = {0};
+
+    REQUIRE(uv_loop_init(&loop) == 0);
+    ls.c = tclock_real_new(&loop);
+    REQUIRE(ls.c != NULL);
+    tclock_timer_init(ls.c, &ls.r.t, on_fire, &ls.r);
+    REQUIRE(uv_async_init(&loop, &ls.async, on_async) == 0);
+    ls.async.data = &ls;
+    REQUIRE(uv_async_send(&ls.async) == 0);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    CHECK_EQ_INT(ls.r.fired, 1);
+    CHECK(ls.r.seen_at[0] >= ls.due);
+    tclock_timer_close(&ls.r.t);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    CHECK(uv_loop_close(&loop) == 0);
+    tclock_free(ls.c);
 }
 
 TEST(tclock_virtual_wall_step_leaves_monotonic_time_and_timers)

@@ -1,0 +1,306 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* sysio: the default table of file-system calls and the helpers built on any table (whole
+ * writes and reads, directory fsync, atomic replacement, whole-file reads). */
+#include "sysio.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "slog.h"
+
+/* Wrappers rather than the libc symbols themselves: some (stat, fstat on older C libraries)
+ * are macros or inline functions whose address cannot be taken, and open adds O_CLOEXEC. */
+static int def_open(const char *path, int flags, mode_t mode)
+{
+    return open(path, flags | O_CLOEXEC, mode);
+}
+
+static ssize_t def_pread(int fd, void *buf, size_t len, off_t off)
+{
+    return pread(fd, buf, len, off);
+}
+
+static ssize_t def_pwrite(int fd, const void *buf, size_t len, off_t off)
+{
+    return pwrite(fd, buf, len, off);
+}
+
+static int def_fsync(int fd)
+{
+    return fsync(fd);
+}
+
+static int def_ftruncate(int fd, off_t len)
+{
+    return ftruncate(fd, len);
+}
+
+static int def_fstat(int fd, struct stat *st)
+{
+    return fstat(fd, st);
+}
+
+static int def_close(int fd)
+{
+    return close(fd);
+}
+
+static int def_stat(const char *path, struct stat *st)
+{
+    return stat(path, st);
+}
+
+static int def_unlink(const char *path)
+{
+    return unlink(path);
+}
+
+static int def_rename(const char *from, const char *to)
+{
+    return rename(from, to);
+}
+
+static int def_mkdir(const char *path, mode_t mode)
+{
+    return mkdir(path, mode);
+}
+
+static int def_rmdir(const char *path)
+{
+    return rmdir(path);
+}
+
+static DIR *def_opendir(const char *path)
+{
+    return opendir(path);
+}
+
+static struct dirent *def_readdir(DIR *d)
+{
+    return readdir(d);
+}
+
+static int def_closedir(DIR *d)
+{
+    return closedir(d);
+}
+
+static const struct sysio default_io = {
+    .open = def_open,
+    .pread = def_pread,
+    .pwrite = def_pwrite,
+    .fsync = def_fsync,
+    .ftruncate = def_ftruncate,
+    .fstat = def_fstat,
+    .close = def_close,
+    .stat = def_stat,
+    .unlink = def_unlink,
+    .rename = def_rename,
+    .mkdir = def_mkdir,
+    .rmdir = def_rmdir,
+    .opendir = def_opendir,
+    .readdir = def_readdir,
+    .closedir = def_closedir,
+};
+
+const struct sysio *sysio_default(void)
+{
+    return &default_io;
+}
+
+int sysio_pwrite_all(const struct sysio *io, int fd, const void *buf, size_t len, off_t off)
+{
+    const uint8_t *p = buf;
+
+    if (fd < 0)
+        return fd; /* the -errno of the open that failed */
+    while (len > 0) {
+        ssize_t w = io->pwrite(fd, p, len, off);
+        if (w < 0) {
+            int e = errno;
+            if (e == EINTR)
+                continue;
+            return -e;
+        }
+        if (w == 0)
+            return -ENOSPC; /* a write that makes no progress would loop forever */
+        p += w;
+        len -= (size_t)w;
+        off += w;
+    }
+    return 0;
+}
+
+ssize_t sysio_pread_full(const struct sysio *io, int fd, void *buf, size_t len, off_t off)
+{
+    uint8_t *p = buf;
+    size_t got = 0;
+
+    if (fd < 0)
+        return fd; /* the -errno of the open that failed */
+    while (got < len) {
+        ssize_t r = io->pread(fd, p + got, len - got, off + (off_t)got);
+        if (r < 0) {
+            int e = errno;
+            if (e == EINTR)
+                continue;
+            return -e;
+        }
+        if (r == 0)
+            break;
+        got += (size_t)r;
+    }
+    return (ssize_t)got;
+}
+
+int sysio_fsync_dir(const struct sysio *io, const char *dir)
+{
+    int fd = io->open(dir, O_RDONLY | O_DIRECTORY, 0);
+
+    if (fd < 0)
+        return -errno;
+    if (io->fsync(fd) < 0) {
+        int e = errno;
+        io->close(fd);
+        return -e;
+    }
+    io->close(fd);
+    return 0;
+}
+
+int sysio_write_atomic(const struct sysio *io, const char *module, const char *path,
+                       const void *buf, size_t len)
+{
+    char tmp[4096], dir[4096];
+    const char *what;
+    char *slash;
+    int fd, e;
+
+    /* A name of its own per write: two writers of one file (which their owners avoid, as the
+     * later one would lose) can never mix their bytes in one temporary file, and no lock
+     * makes the event loop wait for a pool thread's fsync. */
+    static atomic_uint seq;
+    if (snprintf(tmp, sizeof tmp, "%s.%u.tmp", path, atomic_fetch_add(&seq, 1)) >=
+        (int)sizeof tmp) {
+        slog_error(module, "path too long: %s", path);
+        return ERR_IO;
+    }
+    fd = io->open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) {
+        e = errno;
+        what = "open";
+        goto err;
+    }
+    if ((e = -sysio_pwrite_all(io, fd, buf, len, 0)) > 0) {
+        what = "write";
+        goto err_after_open;
+    }
+    if (io->fsync(fd) < 0) {
+        e = errno;
+        what = "fsync";
+        goto err_after_open;
+    }
+    if (io->close(fd) < 0) {
+        e = errno;
+        what = "close";
+        fd = -1;
+        goto err_after_open;
+    }
+    if (io->rename(tmp, path) < 0) {
+        e = errno;
+        what = "rename";
+        fd = -1;
+        goto err_after_open;
+    }
+    /* The rename is durable only once the directory is. */
+    snprintf(dir, sizeof dir, "%s", path);
+    slash = strrchr(dir, '/');
+    if (slash == dir)
+        slash[1] = '\0';
+    else if (slash)
+        *slash = '\0';
+    else
+        snprintf(dir, sizeof dir, ".");
+    if ((e = -sysio_fsync_dir(io, dir)) > 0) {
+        slog_error(module, "fsync of directory %s failed: %s", dir, strerror(e));
+        return ERR_IO;
+    }
+    return 0;
+
+err_after_open:
+    if (fd >= 0)
+        io->close(fd);
+    io->unlink(tmp);
+err:
+    slog_error(module, "%s of %s failed: %s", what, tmp, strerror(e));
+    return ERR_IO;
+}
+
+int sysio_read_file(const struct sysio *io, const char *module, const char *path, size_t max,
+                    char **out, size_t *len)
+{
+    size_t cap = 4096, n = 0;
+    char *buf;
+    int fd = io->open(path, O_RDONLY, 0), rc;
+
+    *out = NULL;
+    *len = 0;
+    if (fd < 0) {
+        int e = errno;
+        if (e == ENOENT)
+            return ERR_NOTFOUND;
+        slog_error(module, "open of %s failed: %s", path, strerror(e));
+        return ERR_IO;
+    }
+    buf = malloc(cap);
+    if (buf == NULL) {
+        rc = ERR_NOMEM;
+        goto err;
+    }
+    for (;;) {
+        size_t want = cap - n - 1; /* room for the NUL */
+        ssize_t r = sysio_pread_full(io, fd, buf + n, want, (off_t)n);
+        char *nb;
+
+        if (r < 0) {
+            slog_error(module, "read of %s failed: %s", path, strerror((int)-r));
+            rc = ERR_IO;
+            goto err;
+        }
+        n += (size_t)r;
+        if ((size_t)r < want)
+            break; /* the end of the file */
+        if (n > max)
+            break;
+        nb = realloc(buf, cap * 2);
+        if (nb == NULL) {
+            rc = ERR_NOMEM;
+            goto err;
+        }
+        buf = nb;
+        cap *= 2;
+    }
+    if (n > max) {
+        /* The files read whole are small; refuse to swallow one that is not. */
+        slog_error(module, "%s is larger than %zu bytes", path, max);
+        rc = ERR_IO;
+        goto err;
+    }
+    io->close(fd);
+    buf[n] = '\0';
+    *out = buf;
+    *len = n;
+    return 0;
+
+err:
+    free(buf);
+    io->close(fd);
+    return rc;
+}

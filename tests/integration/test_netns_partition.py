@@ -1,0 +1,376 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Network partitions of the replicated cluster (issue 16, "How it is checked"): three tallyd,
+each in its own network namespace on its own address (tests/integration/netns.py), cut apart
+with nft drop rules (both ways, and one way) and by pulling a veth, while an acks=all
+idempotent producer on each side of the cut — a process in that side's namespace
+(netns_producer.py) — records what it was told.
+
+For every cut:
+- the majority side elects a leader for every partition and acknowledges writes;
+- the minority acknowledges no acks=all write: nothing its producer sent after the cut is
+  acknowledged before the cut heals (the producer there reaches only the minority's broker);
+- no two leaders acknowledge writes for one partition: after the heal, every acknowledged
+  record of either side is in the partition exactly once, at the offset it was acknowledged
+  with, in the order produced, and no two acknowledgements name one offset;
+- everything heals: every ISR full again, the replicas' segment files byte for byte the
+  same, every record either producer sent finally delivered.
+
+Root only (namespaces, veths, nft): without root the tests skip saying so, and under CI=true
+that skip fails (conftest.MUST_RUN_IN_CI). Teardown of the namespaces is guaranteed, also when
+a test fails (the module fixture, and netns's exit handler)."""
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+import cluster as clu
+import netns
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PRODUCER = os.path.join(HERE, "netns_producer.py")
+PARTITIONS = 3
+
+
+@pytest.fixture(scope="module")
+def net():
+    why = netns.unavailable()
+    if why:
+        pytest.skip(why)
+    n = netns.Net([1, 2, 3])
+    try:
+        yield n
+    finally:
+        n.close()
+
+
+@pytest.fixture(scope="module")
+def cluster3(net, tmp_path_factory):
+    c = clu.Cluster(tmp_path_factory.mktemp("netns-cluster"), 3, net=net)
+    try:
+        c.start()
+    except Exception:
+        c.dump_logs()
+        c.shutdown()
+        raise
+    yield c
+    net.heal()
+    problems = c.shutdown()
+    if problems:
+        c.dump_logs()
+    assert not problems, "\n".join(problems)
+
+
+@pytest.fixture
+def cl(cluster3, net, request):
+    """The module's cluster, every cut healed afterwards (and the nodes' logs of a failed
+    test dumped, with the cuts that were in place)."""
+    c = cluster3
+    c.mark()
+    yield c
+    if getattr(request.node, "rep_call", None) is None or request.node.rep_call.failed:
+        print("cuts in place at the end:", net.cuts)
+        c.dump_logs()
+    net.heal()
+    c.wait_healthy(90)
+
+
+class SideProducer:
+    """netns_producer.py in host's namespace (None: the root namespace), and what it wrote."""
+
+    def __init__(self, net, host, cl, topic, name, workdir, rate=150, request_timeout_ms=10000):
+        self.name, self.host = name, host
+        self.path = os.path.join(str(workdir), "producer-%s.jsonl" % name)
+        argv = [sys.executable, PRODUCER, cl.bootstrap, topic, str(PARTITIONS), name,
+                self.path, str(rate), str(request_timeout_ms)]
+        self.log = open(self.path + ".stderr", "w")
+        self.proc = subprocess.Popen(net.wrap(host, argv) if host else argv,
+                                     stdout=self.log, stderr=self.log)
+
+    def read(self):
+        """{"sent": {(p, k): t}, "acks": {(p, k): (offset, t)}, "errs": [...], "fatal": [...]}"""
+        out = {"sent": {}, "acks": {}, "errs": [], "fatal": []}
+        try:
+            with open(self.path) as f:
+                lines = f.read().split("\n")
+        except OSError:
+            return out
+        for line in lines:
+            if not line.endswith("}"):
+                continue  # the line being written
+            d = json.loads(line)
+            if "sent" in d:
+                p, k, t = d["sent"]
+                out["sent"][(p, k)] = t
+            elif "ack" in d:
+                p, k, o, t = d["ack"]
+                out["acks"][(p, k)] = (o, t)
+            elif "err" in d:
+                out["errs"].append(d["err"])
+            else:
+                out["fatal"].append(d)
+        return out
+
+    def acked_after(self, t):
+        """{partition: acknowledged records sent after monotonic time t}"""
+        h = self.read()
+        n = {p: 0 for p in range(PARTITIONS)}
+        for (p, k), (_o, _ta) in h["acks"].items():
+            if h["sent"].get((p, k), 0) > t:
+                n[p] += 1
+        return n
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            rc = self.proc.wait(200)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            rc = "killed"
+        self.log.close()
+        return rc
+
+
+def value(name, p, k):
+    return b"%s-p%d-%09d" % (name.encode(), p, k)
+
+
+def check_history(records, hists, minority, t_cut, t_heal):
+    """The properties of the module docstring over the producers' histories ({name: read()})
+    and the final partitions (read_values: {p: [(offset, value)]}); a list of problems."""
+    problems = []
+    by_offset = {p: dict(records[p]) for p in range(PARTITIONS)}
+    values = {p: set(v for _o, v in records[p]) for p in range(PARTITIONS)}
+    owner = {}  # (p, offset) -> the producer whose acknowledgement names it
+    for name, h in hists.items():
+        # librdkafka 2.0.2 takes any broker's Metadata, a zombie's too (it checks no leader
+        # epochs there: KIP-320 came to it in 2.1): once the cut heals, a producer may send
+        # to the old leader before that one has heard of the new, get OUT_OF_ORDER_SEQUENCE
+        # from it and raise that as fatal, as it would against a Kafka zombie. After the heal
+        # that is the client's limit; before it, or as a failed delivery, it is a problem.
+        early = [f for f in h["fatal"] if f["t"] < t_heal]
+        if early:
+            problems.append("%s: fatal client errors during the cut: %r" % (name, early[:3]))
+        if h["errs"]:
+            problems.append("%s: %d failed deliveries: %r" % (name, len(h["errs"]),
+                                                               h["errs"][:3]))
+        if h["fatal"]:
+            print("%s went fatal after the heal (what it had acknowledged is checked): %r" %
+                  (name, h["fatal"][:1]))
+        unacked = [pk for pk in h["sent"] if pk not in h["acks"]]
+        if unacked and not h["fatal"]:
+            problems.append("%s: %d records sent but never acknowledged after the heal: %r" %
+                            (name, len(unacked), sorted(unacked)[:5]))
+        for (p, k), (o, t) in sorted(h["acks"].items(), key=lambda kv: kv[0]):
+            want = value(name, p, k)
+            if o is None:
+                # librdkafka acknowledged it without an offset: a batch whose request timed
+                # out (possibly persisted) is taken as written once a later batch of the
+                # same producer is acknowledged, sequence numbers having no gaps. It must be
+                # there, at whatever offset.
+                if want not in values[p]:
+                    problems.append("%s: record %d of partition %d was acknowledged (no "
+                                    "offset) but is not in the partition" % (name, k, p))
+            elif by_offset[p].get(o) != want:
+                problems.append("%s: record %d of partition %d was acknowledged at offset %r, "
+                                "which holds %r" % (name, k, p, o, by_offset[p].get(o)))
+            if o is not None and (p, o) in owner:
+                problems.append("partition %d offset %d acknowledged twice: to %s and to %s" %
+                                (p, o, owner[(p, o)], name))
+            owner[(p, o)] = name
+            if name in minority and h["sent"].get((p, k), 0) > t_cut and t < t_heal:
+                problems.append("the minority acknowledged %s's record %d of partition %d "
+                                "(sent %.2f s after the cut, acknowledged %.2f s before the "
+                                "heal)" % (name, k, p, h["sent"][(p, k)] - t_cut, t_heal - t))
+    for p in range(PARTITIONS):
+        seen = {}
+        for o, v in records[p]:
+            seen[v] = seen.get(v, 0) + 1
+        twice = [v for v, n in seen.items() if n > 1]
+        if twice:
+            problems.append("partition %d holds records twice: %r" % (p, twice[:5]))
+        for name in hists:
+            ks = [int(v.rsplit(b"-", 1)[1]) for _o, v in records[p]
+                  if v.startswith(name.encode() + b"-")]
+            if ks != sorted(ks):
+                problems.append("partition %d: %s's records out of order" % (p, name))
+    return problems
+
+
+def read_values(cl, topic):
+    """Every record of every partition from offset 0 to the high watermark: {p: [(offset,
+    value)]} (cluster.read_back keeps sequence numbers; these values name their producer)."""
+    from confluent_kafka import Consumer, KafkaError, TopicPartition
+    c = Consumer({"bootstrap.servers": cl.bootstrap, "group.id": "netns-read-" + topic,
+                  "enable.auto.commit": False, "enable.partition.eof": True,
+                  "auto.offset.reset": "error", "log_level": 0})
+    out = {p: [] for p in range(PARTITIONS)}
+    try:
+        ends = {p: c.get_watermark_offsets(TopicPartition(topic, p), timeout=30)[1]
+                for p in range(PARTITIONS)}
+        c.assign([TopicPartition(topic, p, 0) for p in range(PARTITIONS)])
+        pos = {p: 0 for p in range(PARTITIONS)}
+        deadline = time.monotonic() + 120
+        while any(pos[p] < ends[p] for p in range(PARTITIONS)):
+            assert time.monotonic() < deadline, "read-back stuck at %r of %r" % (pos, ends)
+            for m in c.consume(num_messages=5000, timeout=0.5):
+                if m.error():
+                    assert m.error().code() == KafkaError._PARTITION_EOF, str(m.error())
+                    continue
+                if m.offset() < ends[m.partition()]:
+                    out[m.partition()].append((m.offset(), m.value()))
+                pos[m.partition()] = m.offset() + 1
+    finally:
+        c.close()
+    return out
+
+
+def run_cut(cl, net, tmp_path, topic, minority, cut, producers, minority_producers,
+            majority_producer):
+    """One episode: topic (3 partitions, RF 3, min.insync.replicas 2, each node leading
+    one); producers {name: host or None} start; once each has acknowledgements, cut() is
+    applied; the cut holds until majority_producer has acknowledgements of records sent
+    after the cut on every partition, and every minority producer has sent records after
+    it; then net.heal(), and the checks. minority: the node on the small side (for the
+    report). A minority producer's requests wait out the cut (60 s request timeout: what
+    the cut-off leader parked is still parked when it heals); the others give up a request
+    after 10 s and go to the new leader."""
+    cl.create_topic(topic, PARTITIONS, 3, {"min.insync.replicas": "2"},
+                    assignments=clu.rotations([1, 2, 3], PARTITIONS))
+    sides = {n: SideProducer(net, h, cl, topic, n, tmp_path,
+                             request_timeout_ms=60000 if n in minority_producers else 10000)
+             for n, h in producers.items()}
+    try:
+        for s in sides.values():
+            clu.wait_for(lambda s=s: all(n >= 20 for n in s.acked_after(0).values()), 60,
+                         "acknowledgements to %s on every partition before the cut" % s.name)
+        cl.note("cut (minority %s)" % minority)
+        cut()
+        t_cut = time.monotonic()
+        maj = sides[majority_producer]
+        clu.wait_for(lambda: all(n >= 20 for n in maj.acked_after(t_cut).values()), 90,
+                     lambda: "the majority's producer %s acknowledged on every partition after "
+                             "the cut (has %r)" % (maj.name, maj.acked_after(t_cut)))
+        for n in minority_producers:
+            clu.wait_for(lambda n=n: sum(1 for t in sides[n].read()["sent"].values()
+                                         if t > t_cut) >= 30, 30,
+                         "%s to send during the cut" % n)
+        cl.note("majority acknowledged, minority sent")
+        t_heal = time.monotonic()
+        net.heal()
+        cl.note("healed")
+        cl.wait_healthy(90)
+        cl.note("healthy")
+        cl.wait_full_isr(topic, PARTITIONS, timeout=90)
+        cl.note("full ISR")
+        for n in producers:  # what was sent during the cut is delivered once it heals
+            clu.wait_for(lambda n=n: (lambda h: h["fatal"] or all(
+                pk in h["acks"] for pk in h["sent"] if h["sent"][pk] < t_heal))(
+                sides[n].read()), 120, "%s's records of the cut to be delivered" % n)
+        cl.note("delivered")
+    finally:
+        rcs = {n: s.stop() for n, s in sides.items()}
+        cl.note("producers stopped")
+    hists = {n: s.read() for n, s in sides.items()}
+    records = read_values(cl, topic)
+    # 4: a fatal client error, which check_history judges by when it came.
+    problems = ["producer %s exited with %r" % (n, rc) for n, rc in rcs.items()
+                if rc not in (0, 4)]
+    problems += check_history(records, hists, minority_producers, t_cut, t_heal)
+    assert not problems, "\n".join(problems[:30])
+    cl.wait_replicas_identical(topic, PARTITIONS, timeout=90)
+    cl.note("replicas identical")
+    return {n: len(h["acks"]) for n, h in hists.items()}
+
+
+def non_controller(cl):
+    ctl = cl.wait_controller()
+    return ctl, next(i for i in cl.ids if i != ctl)
+
+
+def test_isolated_leader_acknowledges_nothing_and_heals(cl, net, tmp_path):
+    """A broker that leads a partition, not the controller, cut off from the other two both
+    ways (nft, on both sides of each link); its own namespace's producer reaches only it
+    (the test itself still can). Its parked acks=all writes are never acknowledged; the
+    other two elect a leader and go on."""
+    ctl, m = non_controller(cl)
+    others = [i for i in cl.ids if i != m]
+
+    def cut():
+        net.split([m], others)
+    got = run_cut(cl, net, tmp_path, "netns-isolated-leader", m, cut,
+                  {"minority": m, "majority": others[0]}, ["minority"], "majority")
+    assert got["majority"] > 0 and got["minority"] > 0, got
+
+
+def fenced_for_silence(cl, node):
+    """The brokers node's controller fenced for a missed session since the test began."""
+    text = cl.nodes[node].stderr_all()[(cl._marks or {}).get(node, 0):]
+    return sorted({int(m) for m in re.findall(r"broker (\d+) \(epoch \d+\) fenced: no heartbeat",
+                                              text)})
+
+
+def test_isolated_controller_acknowledges_nothing_and_heals(cl, net, tmp_path):
+    """The controller (which leads a partition too) cut off from the others both ways: the
+    others elect a new controller and leaders; the old controller's writes are never
+    acknowledged. The new controller fences the old one only: the brokers on its side move
+    their heartbeats over at once (regression: their heartbeats waited out the request
+    timeout on the dead controller's connection, and the new controller fenced every broker
+    of the cluster, itself too, for 30 s)."""
+    ctl = cl.wait_controller()
+    others = [i for i in cl.ids if i != ctl]
+
+    def cut():
+        net.split([ctl], others)
+    got = run_cut(cl, net, tmp_path, "netns-isolated-controller", ctl, cut,
+                  {"minority": ctl, "majority": others[0]}, ["minority"], "majority")
+    assert cl.wait_controller() in cl.ids
+    assert got["majority"] > 0, got
+    for o in others:
+        assert fenced_for_silence(cl, o) in ([], [ctl]), \
+            "node %d fenced brokers of its own side: %r" % (o, fenced_for_silence(cl, o))
+
+
+def test_split_one_two_by_pulling_a_link(cl, net, tmp_path):
+    """A 1|2 split with the clients split too: broker m's veth goes down (no rule, no path:
+    not even the test reaches it), a producer on each side."""
+    ctl, m = non_controller(cl)
+    others = [i for i in cl.ids if i != m]
+
+    def cut():
+        net.link_down(m)
+    run_cut(cl, net, tmp_path, "netns-split-link", m, cut,
+            {"minority": m, "majority": others[1]}, ["minority"], "majority")
+
+
+@pytest.mark.parametrize("inbound", [True, False], ids=["inbound", "outbound"])
+def test_one_way_cut_of_a_leader(cl, net, tmp_path, inbound):
+    """One way only (nft on the leader's side): everything that arrives at the leader m is
+    dropped (inbound), or everything it sends (outbound) — the other direction flows. TCP
+    cannot work either way, but each side learns it differently (no answers, or no
+    requests)."""
+    ctl, m = non_controller(cl)
+    others = [i for i in cl.ids if i != m]
+
+    def cut():
+        net.isolate_oneway(m, inbound=inbound)
+    run_cut(cl, net, tmp_path, "netns-oneway-%s" % ("in" if inbound else "out"), m, cut,
+            {"minority": m, "majority": others[0]}, ["minority"], "majority")
+
+
+def test_one_way_cut_from_the_controller_to_a_leader(cl, net, tmp_path):
+    """What the controller sends to leader m is dropped, nothing else: m hears neither raft
+    nor heartbeat answers and is fenced; the third broker still talks to both. No minority
+    check: m's producer reaches the third broker, which may legitimately lead m's partition."""
+    ctl, m = non_controller(cl)
+    third = next(i for i in cl.ids if i not in (ctl, m))
+
+    def cut():
+        net.cut_oneway(ctl, m)
+    run_cut(cl, net, tmp_path, "netns-oneway-ctl", m, cut,
+            {"m": m, "ctl": ctl, "third": third}, [], "ctl")
