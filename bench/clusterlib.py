@@ -85,7 +85,7 @@ class Node:
         self.p = None
         self.starts = 0
 
-    def start(self, cpus=None):
+    def start(self, cpus=None, nice=0):
         c = self.cluster
         voters = ",".join("%d@127.0.0.1:%d" % (i, c.ports[i][1]) for i in sorted(c.ports))
         conf = {
@@ -102,9 +102,15 @@ class Node:
             argv += ["--set", "%s=%s" % (k, v)]
         cpus = cpus if cpus is not None else c.pins.get(self.n)
         self.log = open(self.logpath, "ab")
+        pin = lib._pinner(cpus) if cpus else None
+
+        def pre():
+            if pin:
+                pin()
+            if nice:
+                os.nice(nice)  # before exec: every thread inherits it
         self.p = subprocess.Popen(argv, cwd=c.dir, stdin=subprocess.DEVNULL, stdout=self.log,
-                                  stderr=self.log,
-                                  preexec_fn=lib._pinner(cpus) if cpus else None)
+                                  stderr=self.log, preexec_fn=pre if pin or nice else None)
         self.starts += 1
 
     @property
