@@ -4,8 +4,8 @@
 again when its leader dies or shuts down.
 
 Each round starts a fresh 3-node cluster (bench/clusterlib.py, defaults:
-broker.heartbeat.interval.ms 2000, broker.session.timeout.ms 9000) and creates one
-partition with RF=3 whose first replica (the leader) is chosen per case. Two producers
+broker.heartbeat.interval.ms 2000, broker.session.timeout.ms 9000; BENCH_FAILOVER_SET=k=v,...
+adds settings to every node) and creates one partition with RF=3 whose first replica (the leader) is chosen per case. Two producers
 write to it all along:
 - a raw prober (this script): every 10 ms it asks a live node's Metadata for the leader and
   sends that leader one acks=all Produce of one record on a new connection; the failover
@@ -39,7 +39,10 @@ import clusterlib as cl
 import lib
 
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
-SESSION_MS = 9000
+# Extra broker settings for every node, "k=v,k=v" (diagnostics, e.g. replica.fetch.backoff.ms).
+SETTINGS = dict(kv.split("=", 1) for kv in os.environ.get("BENCH_FAILOVER_SET", "").split(",")
+                if kv)
+SESSION_MS = int(SETTINGS.get("broker.session.timeout.ms", "9000"))
 TOPIC = "failover"
 
 
@@ -86,7 +89,7 @@ def client_first_ack(summary, reports, t, not_node):
 
 
 def one_round(case, i):
-    c = cl.Cluster("failover-%s-%d" % (case, i))
+    c = cl.Cluster("failover-%s-%d" % (case, i), settings=SETTINGS)
     try:
         ctl = c.controller()
         others = [n for n in sorted(c.nodes) if n != ctl]
