@@ -115,7 +115,7 @@ chaos: deps all $(B)/asan/tallyd
 
 # Benchmark helpers (bench/README.md); not part of `make test`.
 BENCH_BIN := $(B)/bench/loadgen $(B)/bench/baseline_server $(B)/bench/sendfile_server \
-             $(B)/bench/mock_cluster
+             $(B)/bench/mock_cluster $(B)/bench/latency
 $(B)/bench/loadgen: bench/loadgen.c src/record/record.c src/record/crc32c.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) -O2 -g -Isrc -pthread -o $@ $^

@@ -6,8 +6,9 @@
  *   loadgen produce --port P --topic T [--partitions K] [--connections C]
  *                   [--inflight D] [--bytes TOTAL] [--batch-bytes B] [--record-size R]
  *                   [--mode plain|idempotent|transactional] [--txn-ms D] [--abort-every K]
- *       Sends pre-encoded Produce v7 requests (acks=1; acks=all in the idempotent and
- *       transactional modes), each holding one uncompressed
+ *                   [--acks 1|all]
+ *       Sends pre-encoded Produce v7 requests (acks=1 unless --acks all; always acks=all
+ *       in the idempotent and transactional modes), each holding one uncompressed
  *       magic-2 batch of about B bytes of R-byte records with a valid CRC32C, over C
  *       connections with D requests in flight each, until TOTAL bytes of batches are
  *       acknowledged. Connection i writes partition i % K. Any error code in a
@@ -80,6 +81,7 @@ struct opts {
     int64_t abort_every;
     int isolation;
     int64_t run_id;
+    int acks; /* plain mode: 1 (default) or -1 (all) */
 };
 
 enum { MODE_PLAIN, MODE_IDEMPOTENT, MODE_TRANSACTIONAL };
@@ -284,7 +286,7 @@ static uint8_t *build_produce_tid(const struct opts *o, const char *tid, int par
     } else {
         put16(p, -1), p += 2;
     }
-    put16(p, tid != NULL || o->mode != MODE_PLAIN ? -1 : 1), p += 2; /* acks */
+    put16(p, tid != NULL || o->mode != MODE_PLAIN ? -1 : (int16_t)o->acks), p += 2; /* acks */
     put32(p, 30000), p += 4;
     put32(p, 1), p += 4;
     put16(p, (int16_t)tlen), p += 2;
@@ -900,6 +902,7 @@ int main(int argc, char **argv)
         .partition_max_bytes = 8 << 20,
         .passes = 1,
         .txn_ms = 100,
+        .acks = 1,
     };
     o.run_id = (int64_t)getpid();
     if (argc < 2)
@@ -910,6 +913,15 @@ int main(int argc, char **argv)
         int64_t v = 0;
         if (strcmp(k, "--topic") == 0) {
             o.topic = argv[i + 1];
+            continue;
+        }
+        if (strcmp(k, "--acks") == 0) {
+            if (strcmp(argv[i + 1], "all") == 0)
+                o.acks = -1;
+            else if (strcmp(argv[i + 1], "1") == 0)
+                o.acks = 1;
+            else
+                return usage();
             continue;
         }
         if (strcmp(k, "--mode") == 0) {
@@ -954,6 +966,7 @@ int main(int argc, char **argv)
             o.abort_every = v;
         else if (strcmp(k, "--isolation") == 0)
             o.isolation = (int)(v != 0);
+
         else
             return usage();
     }

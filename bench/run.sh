@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Runs the benchmarks (all, or those named: ingest read client_view memory idempotent
-# compressed recompress compaction groups txn downconvert verify election timers; startup only
-# when named)
+# compressed recompress compaction groups txn downconvert verify election timers cluster failover
+# idle; startup and catchup only when named)
 # and prints a summary of their RESULT lines. Expects `make bench`'s binaries in
 # build/ and build/bench/. Exit 1 if a benchmark crashed (a target not met is reported,
 # not an error: machines are shared and noisy).
@@ -12,11 +12,15 @@ all=(ingest read client_view memory idempotent compressed recompress compaction 
 all+=(downconvert verify) # old-version fetches (bench/downconvert.py); tally verify (bench/verify.py)
 all+=(election) # how long a metadata-quorum election holds the event loop (bench/election.py)
 all+=(timers) # long-poll waits, idle closes, liveness under lookups (bench/timers.py)
+all+=(cluster failover idle) # 3-node cluster: replication CPU and acks=all latency, failover,
+                             # idle CPU (bench/cluster.py, failover.py, idle.py); catchup.py
+                             # (a follower 5 minutes behind, about 15 min) only when named
 names=("$@")
 [ ${#names[@]} -eq 0 ] && names=("${all[@]}")
 
 for b in build/tallyd build/tally build/bench/loadgen build/bench/baseline_server \
-         build/bench/sendfile_server build/bench/mock_cluster build/enricher; do
+         build/bench/sendfile_server build/bench/mock_cluster build/bench/latency \
+         build/enricher; do
   [ -x "$b" ] || { echo "bench: $b missing (run make bench)" >&2; exit 1; }
 done
 
