@@ -59,7 +59,7 @@ echo "== integration and compatibility tests (pytest)"
 export TALLYD="${TALLYD:-$PWD/build/asan/tallyd}" TALLY="${TALLY:-$PWD/build/tally}"
 # A report left by an earlier run must never stand in for this one.
 rm -f build/pytest.xml
-/usr/bin/python3 -m pytest -q -p no:cacheprovider --junitxml=build/pytest.xml \
+/usr/bin/python3 -m pytest -q -p no:cacheprovider --durations=25 --junitxml=build/pytest.xml \
   tests/integration tests/compat > build/pytest.log 2>&1
 pytest_rc=$?
 tail -n 40 build/pytest.log

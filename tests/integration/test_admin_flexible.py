@@ -88,7 +88,7 @@ def test_api_versions_advertise_admin_ranges(shared_broker):
     want = {kp.METADATA: (0, 12), kp.CREATE_TOPICS: (0, 7), kp.DELETE_TOPICS: (0, 6),
             kp.DESCRIBE_CONFIGS: (0, 4), kp.ALTER_CONFIGS: (0, 2),
             kp.CREATE_PARTITIONS: (0, 3), kp.INCREMENTAL_ALTER_CONFIGS: (0, 1),
-            kp.DESCRIBE_CLUSTER: (0, 1)}
+            kp.DESCRIBE_CLUSTER: (0, 2)}
     assert {k: keys.get(k) for k in want} == want
 
 

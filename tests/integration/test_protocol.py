@@ -14,7 +14,7 @@ EXPECTED_RANGES = {
     32: (0, 4),   # DescribeConfigs
     33: (0, 2),   # AlterConfigs
     44: (0, 1),   # IncrementalAlterConfigs
-    60: (0, 1),   # DescribeCluster
+    60: (0, 2),   # DescribeCluster
 }
 
 
