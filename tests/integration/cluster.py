@@ -476,6 +476,16 @@ class AckedProducer:
         c.update(conf or {})
         self.errors = []
         c["error_cb"] = self._on_error
+        # TALLY_TEST_RDKAFKA_DEBUG=eos,msg,... writes librdkafka's debug log to the file
+        # TALLY_TEST_RDKAFKA_LOG names (off by default: for looking into a failure).
+        debug = os.environ.get("TALLY_TEST_RDKAFKA_DEBUG")
+        if debug:
+            import logging
+            log = logging.getLogger("rdkafka-%s" % topic)
+            log.addHandler(logging.FileHandler(
+                os.environ.get("TALLY_TEST_RDKAFKA_LOG", "/tmp/rdkafka-debug.log")))
+            log.setLevel(logging.DEBUG)
+            c.update({"debug": debug, "log_level": 7, "logger": log})
         self.p = Producer(c)
         self.acked = {p: [] for p in range(partitions)}
         self.offsets = {p: [] for p in range(partitions)}
