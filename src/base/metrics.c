@@ -67,6 +67,19 @@ static void family_free_series(struct metrics_family *f)
         memset(f->index, 0, f->index_cap * sizeof *f->index);
 }
 
+/* Frees a family with its series and names. */
+static void family_free(struct metrics_family *f)
+{
+    family_free_series(f);
+    free(f->series);
+    free(f->index);
+    for (size_t i = 0; i < f->n_labels; i++)
+        free(f->labels[i]);
+    free(f->name);
+    free(f->help);
+    free(f);
+}
+
 void metrics_free(struct metrics *m)
 {
     if (m == NULL)
@@ -74,14 +87,7 @@ void metrics_free(struct metrics *m)
     struct metrics_family *f = m->head;
     while (f) {
         struct metrics_family *next = f->next;
-        family_free_series(f);
-        free(f->series);
-        free(f->index);
-        for (size_t i = 0; i < f->n_labels; i++)
-            free(f->labels[i]);
-        free(f->name);
-        free(f->help);
-        free(f);
+        family_free(f);
         f = next;
     }
     free(m);
@@ -181,14 +187,7 @@ struct metrics_family *metrics_family_new(struct metrics *m, enum metrics_type t
     return f;
 
 err:
-    family_free_series(f);
-    free(f->series);
-    free(f->index);
-    for (size_t i = 0; i < f->n_labels; i++)
-        free(f->labels[i]);
-    free(f->name);
-    free(f->help);
-    free(f);
+    family_free(f);
     return NULL;
 }
 
