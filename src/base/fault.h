@@ -19,7 +19,7 @@
 void fault_init(void);
 
 /* True when `name` is one of the configured points (without exiting): for points whose
- * effect is not a crash (e.g. "txn:lose_entry"). */
+ * effect is not a crash (e.g. "txn:lose_entry", "log:lose_unflushed_tail"). */
 bool fault_armed(const char *name);
 
 /* Exits with _exit(137), after one line on stderr, when `name` is configured. */

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "base/err.h"
+#include "base/fault.h"
 #include "base/slog.h"
 #include "log/log_int.h"
 #include "record/record.h"
@@ -70,6 +71,36 @@ size_t log_segs_find(const struct log *l, int64_t offset)
 }
 
 /* ---- open and close ------------------------------------------------------------------- */
+
+#ifdef TALLY_TEST_HOOKS
+/* TALLY_TEST_FAULT=log:lose_unflushed_tail (test builds only): an unclean open behaves as
+ * after a crash of the machine, not of the process alone. A killed process loses nothing it
+ * had written (the page cache keeps it), so the files still hold the whole tail; a machine
+ * that goes down may lose any write not fsynced. What the log knows was fsynced lies below
+ * the checkpointed recovery point; past it, it cannot tell what a machine crash would keep,
+ * so the hook takes the worst case and cuts it all (a real crash may keep more: fsyncs since
+ * the last checkpoint). The cut goes through log_truncate_to, as a follower's truncation
+ * does, so segments, indexes and the epoch cache stay consistent; replica/ then rebuilds
+ * the producer state and clamps the high watermark to the shorter log, as after a real
+ * loss. */
+static int lose_unflushed_tail(struct log *l, int64_t recovery_point)
+{
+    const char *name = strrchr(l->dir, '/');
+    /* Below the log start nothing is served: no record there can be lost. */
+    int64_t cut = recovery_point > l->start ? recovery_point : l->start;
+    int64_t end = l->leo;
+
+    if (cut >= end)
+        return 0;
+    slog_warn(LOG_MOD,
+              "TALLY_TEST_FAULT: dropped the unflushed tail of %s: offsets %" PRId64 "..%" PRId64
+              " (the recovery point is %" PRId64 ")",
+              name ? name + 1 : l->dir, cut, end - 1, recovery_point);
+    return log_truncate_to(l, cut);
+}
+#else
+#define lose_unflushed_tail(l, recovery_point) 0
+#endif
 
 static void log_free(struct log *l)
 {
@@ -140,6 +171,9 @@ int log_open(const char *dir, const struct log_config *cfg, const struct log_io 
         goto err;
     log_epochs_truncate_end(l, l->leo, false);
     log_epochs_truncate_start(l, l->start);
+    if (!clean && fault_armed("log:lose_unflushed_tail") &&
+        (rc = lose_unflushed_tail(l, recovery_point)) != 0)
+        goto err;
     /* Opening read index entries and headers; a log at rest holds no descriptors. */
     for (size_t i = 0; i < l->n_segs; i++)
         log_seg_close_idle(l->segs[i]);

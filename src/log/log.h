@@ -56,7 +56,9 @@ void log_config_default(struct log_config *cfg);
  * opening costs O(segments), not O(bytes). Missing or damaged index files are rebuilt.
  * `log_start_offset` (from the checkpoint, -1 = unknown) is raised to the first segment's
  * base if lower. `io` (with its clock) is borrowed and must outlive the log. Returns 0 and
- * *out, or ERR_IO / ERR_NOMEM after logging a line. */
+ * *out, or ERR_IO / ERR_NOMEM after logging a line. Test builds only: with
+ * TALLY_TEST_FAULT=log:lose_unflushed_tail an unclean open then cuts the log back to
+ * `recovery_point`, as a crash of the machine could (log.c). */
 int log_open(const char *dir, const struct log_config *cfg, const struct log_io *io,
              int64_t recovery_point, int64_t log_start_offset, bool clean, struct log **out);
 

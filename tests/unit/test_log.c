@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "base/err.h"
+#include "base/fault.h"
 #include "base/slog.h"
 #include "base/sysio.h"
 #include "base/tclock.h"
@@ -1544,6 +1545,41 @@ static struct log *thirty_batches_every(const char *dir, struct log_config *c,
 static struct log *thirty_batches(const char *dir, struct log_config *c)
 {
     return thirty_batches_every(dir, c, 256);
+}
+
+/* TALLY_TEST_FAULT=log:lose_unflushed_tail (test builds): an unclean open is cut back to the
+ * recovery point, as a crash of the machine could leave the log, and the cut is on disk (an
+ * open without the hook finds the shorter log). A clean open lost nothing and keeps all. */
+TEST(log_lose_unflushed_tail_cuts_an_unclean_open_to_the_recovery_point)
+{
+    char dir[64];
+    struct log_config c;
+    struct log *l;
+
+    tmp_dir(dir);
+    tio();
+    REQUIRE((l = thirty_batches(dir, &c)) != NULL); /* 30 batches of 3 records */
+    log_close(l, false);
+    setenv("TALLY_TEST_FAULT", "log:lose_unflushed_tail", 1);
+    fault_init();
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    CHECK_EQ_INT(log_end_offset(l), 90);
+    log_close(l, false);
+    REQUIRE((l = open_log(dir, &c, 90, false)) != NULL); /* flushed to the end */
+    CHECK_EQ_INT(log_end_offset(l), 90);
+    log_close(l, false);
+    REQUIRE((l = open_log(dir, &c, 45, false)) != NULL);
+    CHECK_EQ_INT(log_end_offset(l), 45);
+    CHECK_EQ_INT(log_flushed_offset(l), 45);
+    CHECK_EQ_INT(read_all_check(l, 0, 1 << 20), 15);
+    log_close(l, false);
+    unsetenv("TALLY_TEST_FAULT");
+    fault_init();
+    REQUIRE((l = open_log(dir, &c, 0, false)) != NULL);
+    CHECK_EQ_INT(log_end_offset(l), 45);
+    CHECK_EQ_INT(read_all_check(l, 0, 1 << 20), 15);
+    log_close(l, true);
+    rm_dir(dir);
 }
 
 TEST(log_check_quarantines_a_flipped_header_after_a_clean_stop)
