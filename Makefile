@@ -43,7 +43,8 @@ A_LIB    := $(LIB_SRC:%.c=$(B)/asan/%.o)
 A_MAIN   := $(MAIN_SRC:%.c=$(B)/asan/%.o)
 A_UNIT   := $(UNIT_SRC:%.c=$(B)/asan/%.o)
 
-.PHONY: all deps run test unit integration bench chaos fuzz fuzz-smoke fuzz-seeds fmt fmt-check clean
+.PHONY: all deps run test unit integration bench chaos fuzz fuzz-smoke fuzz-seeds fmt fmt-check clean \
+        kafka-bin install
 
 all: $(B)/tallyd $(B)/tally $(B)/enricher
 
@@ -69,6 +70,25 @@ TOOL_LIB := $(B)/rel/src/base/err.o $(B)/rel/src/base/arena.o $(B)/rel/src/base/
             $(patsubst %.c,$(B)/rel/%.o,$(wildcard src/proto/*.c))
 $(B)/tally: $(TOOL_SRC:%.c=$(B)/rel/%.o) $(TOOL_LIB)
 	$(CC) $(CFLAGS) -o $@ $^ $(TOOLLIBS)
+
+# Kafka's tool names (docs/kafka-cli.md): links to tally, which runs as the tool it is called by
+# (tools/kafka_names.c). `make kafka-bin` makes them in build/kafka-bin/ for the tests; `make
+# install` puts tally and tallyd in $(PREFIX)/bin and the links in a directory of their own,
+# $(PREFIX)/lib/tally/kafka-bin/, which is on nobody's PATH unless added (a Kafka installation's
+# own kafka-*.sh are not shadowed).
+KAFKA_TOOLS := kafka-topics.sh kafka-configs.sh kafka-consumer-groups.sh kafka-transactions.sh \
+               kafka-log-dirs.sh kafka-reassign-partitions.sh
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+kafka-bin: $(B)/tally
+	@mkdir -p $(B)/kafka-bin
+	@for t in $(KAFKA_TOOLS); do ln -sfn ../tally $(B)/kafka-bin/$$t; done
+
+install: $(B)/tallyd $(B)/tally
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/tally/kafka-bin
+	install -m 755 $(B)/tally $(B)/tallyd $(DESTDIR)$(PREFIX)/bin/
+	@for t in $(KAFKA_TOOLS); do \
+	  ln -sfn ../../../bin/tally $(DESTDIR)$(PREFIX)/lib/tally/kafka-bin/$$t; done
 
 # The exactly-once example (docs/exactly-once.md): librdkafka only.
 $(B)/enricher: examples/enricher.c

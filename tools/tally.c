@@ -3,7 +3,10 @@
  * the noun commands and implements the shared librdkafka helpers declared in tally.h. */
 #include "tally.h"
 
+#include "kafka_names.h"
+
 #include <errno.h>
+#include <libgen.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +39,7 @@ static const char usage_text[] =
     "         --to-datetime ISO|--shift-by N [--execute]\n"
     "  transactions list [--state S] | describe ID | find-hanging [--broker N]\n"
     "  transactions abort --topic T --partition P --start-offset O\n"
+    "  log-dirs describe [--topic-list T,...] [--broker-list N,...]\n"
     "  verify [--partitions P] [--records N] [--copiers K] [--faults kill,pause,fence] ...\n"
     "\n"
     "Options (accepted anywhere on the line):\n"
@@ -43,7 +47,12 @@ static const char usage_text[] =
     "  --timeout MS                       per-request timeout (default 10000)\n"
     "  -h, --help                         help for tally or for the command given\n"
     "\n"
-    "Exit status: 0 ok, 1 the operation failed, 2 bad command line.\n";
+    "Exit status: 0 ok, 1 the operation failed, 2 bad command line.\n"
+    "\n"
+    "Called by the name of one of Kafka's tools (a link named kafka-topics.sh,\n"
+    "kafka-configs.sh, kafka-consumer-groups.sh, kafka-transactions.sh, kafka-log-dirs.sh or\n"
+    "kafka-reassign-partitions.sh), tally takes that tool's options and prints as it does\n"
+    "(docs/kafka-cli.md).\n";
 
 int tally_fail(const char *fmt, ...)
 {
@@ -212,6 +221,17 @@ int main(int argc, char **argv)
     char **rest = calloc((size_t)argc + 1, sizeof *rest);
     int n = 0;
 
+    /* Busybox-style: a link by one of Kafka's tool names runs that tool (kafka_names.h). */
+    if (argc > 0) {
+        char *prog = strdup(argv[0]);
+        bool kafka = prog != NULL && kafka_names_is_tool(basename(prog));
+        int krc = kafka ? kafka_names_main(basename(prog), argc, argv) : 0;
+        free(prog);
+        if (kafka) {
+            free(rest);
+            return krc;
+        }
+    }
     if (rest == NULL)
         return tally_fail("out of memory");
 
@@ -260,6 +280,8 @@ int main(int argc, char **argv)
         rc = tally_groups_main(&ctx, n, rest);
     } else if (strcmp(rest[0], "transactions") == 0 || strcmp(rest[0], "transaction") == 0) {
         rc = tally_txn_main(&ctx, n, rest);
+    } else if (strcmp(rest[0], "log-dirs") == 0) {
+        rc = tally_logdirs_main(&ctx, n, rest);
     } else {
         rc = tally_usage_error("unknown command '%s'", rest[0]);
     }

@@ -18,6 +18,9 @@ enum { TALLY_OK = 0, TALLY_FAIL = 1, TALLY_USAGE = 2 };
 struct tally_ctx {
     const char *bootstrap; /* host:port[,host:port...] */
     int timeout_ms;        /* per admin call and per metadata request */
+    /* Print as Kafka's tool of the same name does (the kafka-*.sh names of kafka_names.c):
+     * the commands that honour it say so at their printers; the data asked for is the same. */
+    bool kafka_format;
 };
 
 /* Prints "tally: <message>" on stderr and returns TALLY_FAIL. */
@@ -110,6 +113,11 @@ const struct rd_kafka_metadata_broker *tally_md_broker(const struct rd_kafka_met
  * reason printed) (tally_cluster.c). */
 int16_t tally_api_version(const struct tally_ctx *ctx, const char *host, int port, int16_t api_key,
                           int16_t want);
+
+/* `log-dirs describe [--topic-list T,...] [--broker-list N,...]` (tally_logdirs.c):
+ * DescribeLogDirs over Tally's own codec to each broker, printed as kafka-log-dirs.sh does (two
+ * header lines, then one JSON line). */
+int tally_logdirs_main(const struct tally_ctx *ctx, int argc, char **argv);
 
 /* `transactions list|describe|find-hanging|abort` (tally_txn.c), as kafka-transactions.sh. */
 int tally_txn_main(const struct tally_ctx *ctx, int argc, char **argv);

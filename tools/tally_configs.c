@@ -27,7 +27,8 @@ static const char configs_usage[] =
     "      List every known config with its type, default and documentation (also shown\n"
     "      by tally configs --help).\n";
 
-static const char describe_usage[] = "usage: tally configs describe (--topic T | --broker ID)\n";
+static const char describe_usage[] =
+    "usage: tally configs describe (--topic T | --broker ID) [--all]\n";
 static const char alter_usage[] = "usage: tally configs alter (--topic T | --broker ID | "
                                   "--broker-defaults) [--set K=V ...] [--delete K ...]\n";
 
@@ -230,10 +231,38 @@ static const char *source_name(const rd_kafka_ConfigEntry_t *e)
     return rd_kafka_ConfigSource_name(src);
 }
 
+/* kafka-configs.sh --describe: "Dynamic configs for topic T are:" (or "All configs ..." with
+ * all) and one line per config, "  k=v sensitive=false synonyms={SOURCE:k=v, ...}", only the
+ * configs set on the resource itself unless all. */
+static void print_kafka_describe(const rd_kafka_ConfigResource_t *res, rd_kafka_ResourceType_t type,
+                                 const char *name, bool all)
+{
+    size_t cnt;
+    const rd_kafka_ConfigEntry_t **entries = rd_kafka_ConfigResource_configs(res, &cnt);
+    printf("%s configs for %s %s are:\n", all ? "All" : "Dynamic", restype_word(type), name);
+    for (size_t i = 0; i < cnt; i++) {
+        const rd_kafka_ConfigEntry_t *e = entries[i];
+        if (!all && !is_dynamic(e, type))
+            continue;
+        const char *v = rd_kafka_ConfigEntry_value(e);
+        printf("  %s=%s sensitive=%s synonyms={", rd_kafka_ConfigEntry_name(e), v ? v : "null",
+               rd_kafka_ConfigEntry_is_sensitive(e) ? "true" : "false");
+        size_t ns = 0;
+        const rd_kafka_ConfigEntry_t **syn = rd_kafka_ConfigEntry_synonyms(e, &ns);
+        for (size_t j = 0; j < ns; j++) {
+            const char *sv = rd_kafka_ConfigEntry_value(syn[j]);
+            printf("%s%s:%s=%s", j ? ", " : "", source_name(syn[j]),
+                   rd_kafka_ConfigEntry_name(syn[j]), sv ? sv : "null");
+        }
+        printf("}\n");
+    }
+}
+
 static int configs_describe(const struct tally_ctx *ctx, int argc, char **argv)
 {
     rd_kafka_ResourceType_t type = RD_KAFKA_RESOURCE_TOPIC;
     const char *name = NULL;
+    bool all = false;
 
     for (int i = 2; i < argc; i++) {
         if (tally_is_help(argv[i])) {
@@ -245,7 +274,9 @@ static int configs_describe(const struct tally_ctx *ctx, int argc, char **argv)
         int r = parse_target(argc, argv, &i, &type, &name);
         if (r == TALLY_USAGE)
             return r;
-        if (r == 0)
+        if (r == 0 && strcmp(argv[i], "--all") == 0)
+            all = true; /* the default here; kafka-configs.sh's --all */
+        else if (r == 0)
             return tally_usage_error("unexpected argument '%s'", argv[i]);
     }
     if (name == NULL)
@@ -260,7 +291,10 @@ static int configs_describe(const struct tally_ctx *ctx, int argc, char **argv)
     rd_kafka_event_t *ev;
     const rd_kafka_ConfigResource_t *res;
     int rc = describe_resource(rk, ctx, type, name, &ev, &res);
-    if (rc == TALLY_OK) {
+    if (rc == TALLY_OK && ctx->kafka_format) {
+        print_kafka_describe(res, type, name, all);
+        rd_kafka_event_destroy(ev);
+    } else if (rc == TALLY_OK) {
         size_t cnt;
         const rd_kafka_ConfigEntry_t **entries = rd_kafka_ConfigResource_configs(res, &cnt);
         printf("Configs for %s %s:\n", restype_word(type), name);
@@ -313,7 +347,10 @@ static int alter_resource(rd_kafka_t *rk, const struct tally_ctx *ctx, rd_kafka_
                        rd_kafka_err2name(rd_kafka_ConfigResource_error(res[0])),
                        msg != NULL && *msg ? ": " : "", msg != NULL ? msg : "");
         } else {
-            printf("Altered configs of %s %s.\n", restype_word(type), name);
+            if (ctx->kafka_format)
+                printf("Completed updating config for %s %s.\n", restype_word(type), name);
+            else
+                printf("Altered configs of %s %s.\n", restype_word(type), name);
             rc = TALLY_OK;
         }
         rd_kafka_event_destroy(ev);
@@ -405,7 +442,8 @@ static int alter_broker_defaults(const struct tally_ctx *ctx, int argc, char **a
                         rd_kafka_err2name((rd_kafka_resp_err_t)r->Responses.v[0].ErrorCode),
                         msg && *msg ? ": " : "", msg ? msg : "");
     } else {
-        printf("Altered the cluster-wide broker defaults.\n");
+        printf(ctx->kafka_format ? "Completed updating default config for brokers in the cluster.\n"
+                                 : "Altered the cluster-wide broker defaults.\n");
         rc = TALLY_OK;
     }
 out:

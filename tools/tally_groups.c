@@ -448,6 +448,20 @@ static int owner_of(const rd_kafka_ConsumerGroupDescription_t *d, const char *to
     return -1;
 }
 
+/* Adds to rows (offset: none committed) each partition assigned to member that rows lacks. */
+static void add_assigned(rd_kafka_topic_partition_list_t *rows,
+                         const rd_kafka_MemberDescription_t *member)
+{
+    const rd_kafka_MemberAssignment_t *a = rd_kafka_MemberDescription_assignment(member);
+    const rd_kafka_topic_partition_list_t *l =
+        a != NULL ? rd_kafka_MemberAssignment_partitions(a) : NULL;
+    for (int i = 0; l != NULL && i < l->cnt; i++)
+        if (rd_kafka_topic_partition_list_find(rows, l->elems[i].topic, l->elems[i].partition) ==
+            NULL)
+            rd_kafka_topic_partition_list_add(rows, l->elems[i].topic, l->elems[i].partition)
+                ->offset = RD_KAFKA_OFFSET_INVALID;
+}
+
 static int describe_one(rd_kafka_t *rk, const struct tally_ctx *ctx, const char *group)
 {
     const rd_kafka_ConsumerGroupDescription_t *d = NULL;
@@ -469,6 +483,16 @@ static int describe_one(rd_kafka_t *rk, const struct tally_ctx *ctx, const char 
 
     const char *assignor = rd_kafka_ConsumerGroupDescription_partition_assignor(d);
     const rd_kafka_Node_t *coord = rd_kafka_ConsumerGroupDescription_coordinator(d);
+    rows = rd_kafka_topic_partition_list_copy(committed);
+    if (ctx->kafka_format) {
+        /* kafka-consumer-groups.sh --describe: only the offsets table (below), after a note when
+         * nobody is in the group. */
+        if (nmembers == 0)
+            printf("\nConsumer group '%s' has no active members.\n", group);
+        for (size_t m = 0; m < nmembers; m++)
+            add_assigned(rows, rd_kafka_ConsumerGroupDescription_member(d, m));
+        goto offsets;
+    }
     printf("Group: %s\n", group);
     printf("State: %s\n", rd_kafka_consumer_group_state_name(st));
     printf("Assignor: %s\n", assignor != NULL && *assignor ? assignor : "-");
@@ -478,7 +502,6 @@ static int describe_one(rd_kafka_t *rk, const struct tally_ctx *ctx, const char 
     printf("Members: %zu\n", nmembers);
 
     /* The members, then every partition that is assigned or has a committed offset. */
-    rows = rd_kafka_topic_partition_list_copy(committed);
     if (nmembers > 0) {
         struct table t;
         table_init(&t, 6);
@@ -491,12 +514,7 @@ static int describe_one(rd_kafka_t *rk, const struct tally_ctx *ctx, const char 
                 a != NULL ? rd_kafka_MemberAssignment_partitions(a) : NULL;
             rd_kafka_topic_partition_list_t *copy =
                 l != NULL ? rd_kafka_topic_partition_list_copy(l) : NULL;
-            for (int i = 0; copy != NULL && i < copy->cnt; i++)
-                if (rd_kafka_topic_partition_list_find(rows, copy->elems[i].topic,
-                                                       copy->elems[i].partition) == NULL)
-                    rd_kafka_topic_partition_list_add(rows, copy->elems[i].topic,
-                                                      copy->elems[i].partition)
-                        ->offset = RD_KAFKA_OFFSET_INVALID;
+            add_assigned(rows, md);
             char count[16];
             snprintf(count, sizeof count, "%d", copy != NULL ? copy->cnt : 0);
             char *text = format_assignment(copy);
@@ -513,6 +531,7 @@ static int describe_one(rd_kafka_t *rk, const struct tally_ctx *ctx, const char 
             goto out;
     }
 
+offsets:
     qsort(rows->elems, (size_t)rows->cnt, sizeof *rows->elems, cmp_tp);
     struct table t;
     table_init(&t, 9);
@@ -614,6 +633,8 @@ static int groups_delete(const struct tally_ctx *ctx, int argc, char **argv)
             if (err != NULL)
                 rc = tally_fail("cannot delete group '%s': %s: %s", g, rd_kafka_error_name(err),
                                 rd_kafka_error_string(err));
+            else if (ctx->kafka_format)
+                printf("Deletion of requested consumer groups ('%s') was successful.\n", g);
             else
                 printf("Deleted group %s.\n", g);
         }
@@ -905,8 +926,16 @@ static int groups_reset_offsets(const struct tally_ctx *ctx, int argc, char **ar
     /* The plan: each partition's new offset, kept within [log start, log end] as
      * kafka-consumer-groups.sh keeps it. */
     struct table t;
-    table_init(&t, 5);
-    table_row(&t, "GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "NEW-OFFSET");
+    if (ctx->kafka_format) {
+        /* kafka-consumer-groups.sh --reset-offsets: a blank line, then GROUP TOPIC PARTITION
+         * NEW-OFFSET. */
+        printf("\n");
+        table_init(&t, 4);
+        table_row(&t, "GROUP", "TOPIC", "PARTITION", "NEW-OFFSET");
+    } else {
+        table_init(&t, 5);
+        table_row(&t, "GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "NEW-OFFSET");
+    }
     for (int i = 0; i < parts->cnt; i++) {
         rd_kafka_topic_partition_t *p = &parts->elems[i];
         int64_t lo = 0, hi = 0, target = 0;
@@ -967,13 +996,20 @@ static int groups_reset_offsets(const struct tally_ctx *ctx, int argc, char **ar
         if (cur >= 0)
             snprintf(curs, sizeof curs, "%" PRId64, cur);
         snprintf(news, sizeof news, "%" PRId64, target);
-        table_row(&t, ta.group, p->topic, part, curs, news);
+        if (ctx->kafka_format)
+            table_row(&t, ta.group, p->topic, part, news);
+        else
+            table_row(&t, ta.group, p->topic, part, curs, news);
     }
     if (table_print(&t) != TALLY_OK)
         goto out;
-    if (!execute) {
+    if (!execute && !ctx->kafka_format) {
         fprintf(stderr,
                 "tally: dry run, nothing changed (add --execute to commit these offsets)\n");
+        rc = TALLY_OK;
+        goto out;
+    }
+    if (!execute) {
         rc = TALLY_OK;
         goto out;
     }

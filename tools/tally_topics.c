@@ -339,15 +339,23 @@ static int describe_one(rd_kafka_t *rk, const struct tally_ctx *ctx,
 
     if (o->only == 0) {
         int rf = n > 0 ? (int)t->Partitions.v[0].ReplicaNodes.n : 0;
-        printf("Topic: %s\tPartitionCount: %d\tReplicationFactor: %d\tConfigs: ", t->Name, (int)n,
-               rf);
+        printf("Topic: %s", t->Name);
+        /* kafka-topics.sh prints the id of a topic that has one (Metadata v10+). */
+        static const struct proto_uuid zero_id;
+        if (ctx->kafka_format && memcmp(&t->TopicId, &zero_id, sizeof zero_id) != 0) {
+            char id[TALLY_CLUSTER_ID_LEN + 1];
+            tally_cluster_id_encode(t->TopicId.b, id);
+            printf("\tTopicId: %s", id);
+        }
+        printf("\tPartitionCount: %d\tReplicationFactor: %d\tConfigs: ", (int)n, rf);
         if (tally_print_topic_configs(rk, ctx, t->Name) != TALLY_OK)
             goto out;
         printf("\n");
     }
     for (int32_t p = 0; p < n; p++)
         hw[p] = lso[p] = -1;
-    for (int32_t i = 0; i < wm->Brokers.n; i++) {
+    /* Kafka's layout has no offsets, so kafka-topics.sh does not ask for them. */
+    for (int32_t i = 0; i < wm->Brokers.n && !ctx->kafka_format; i++) {
         latest_offsets(ctx, &wm->Brokers.v[i], t, 0, hw, o);
         latest_offsets(ctx, &wm->Brokers.v[i], t, 1, lso, o);
     }
@@ -362,6 +370,12 @@ static int describe_one(rd_kafka_t *rk, const struct tally_ctx *ctx,
             printf("%d", (int)mp->LeaderId);
         else
             printf("none");
+        if (ctx->kafka_format) {
+            print_id_list("Replicas", mp->ReplicaNodes.v, mp->ReplicaNodes.n);
+            print_id_list("Isr", mp->IsrNodes.v, mp->IsrNodes.n);
+            printf("\n");
+            continue;
+        }
         if (mp->LeaderEpoch >= 0)
             printf("\tLeaderEpoch: %d", (int)mp->LeaderEpoch);
         else
@@ -512,7 +526,7 @@ static int topics_delete(const struct tally_ctx *ctx, int argc, char **argv)
             rd_kafka_resp_err_t err = rd_kafka_topic_result_error(res[i]);
             if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
                 rc = tally_fail("cannot delete topic '%s': %s", t, rd_kafka_err2name(err));
-            } else {
+            } else if (!ctx->kafka_format) { /* kafka-topics.sh --delete says nothing */
                 printf("Deleted topic %s.\n", t);
             }
         }
@@ -578,7 +592,8 @@ static int topics_add_partitions(const struct tally_ctx *ctx, int argc, char **a
         } else if (cnt != 1) {
             tally_fail("add partitions: broker returned %zu results", cnt);
         } else {
-            printf("Topic %s now has %d partitions.\n", name, total);
+            if (!ctx->kafka_format) /* kafka-topics.sh --alter says nothing */
+                printf("Topic %s now has %d partitions.\n", name, total);
             rc = TALLY_OK;
         }
         rd_kafka_event_destroy(ev);
