@@ -59,11 +59,7 @@ echo "== integration and compatibility tests (pytest)"
 export TALLYD="${TALLYD:-$PWD/build/asan/tallyd}" TALLY="${TALLY:-$PWD/build/tally}"
 # A report left by an earlier run must never stand in for this one.
 rm -f build/pytest.xml
-# test_netns_partition.py runs in `make chaos`, not here: under a cut one of its librdkafka
-# producers now and then stops acknowledging one partition for minutes after the heal (an open
-# defect, docs/cluster.md "Known problems"), which would fail CI by chance, and it is slow.
 /usr/bin/python3 -m pytest -q -p no:cacheprovider --durations=25 --junitxml=build/pytest.xml \
-  --ignore=tests/integration/test_netns_partition.py \
   tests/integration tests/compat > build/pytest.log 2>&1
 pytest_rc=$?
 tail -n 40 build/pytest.log
