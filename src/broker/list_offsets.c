@@ -178,14 +178,17 @@ static void list_partition(struct lookup_call *call, const char *topic, int32_t 
     /* A new leader's high watermark may lag the one its predecessor exposed until the
      * followers' fetches bring it to the start of its own epoch: answering "latest" from it
      * would send consumers backwards (Kafka answers OFFSET_NOT_AVAILABLE until then). */
-    if (rc == 0 && replica_id != DEBUGGING_REPLICA_ID && !partition_leader_ready(p))
+    if (rc == 0 && replica_id < 0 && replica_id != DEBUGGING_REPLICA_ID &&
+        !partition_leader_ready(p))
         rc = ERR_OFFSET_NOT_AVAILABLE;
     if (rc != 0) {
         out->ErrorCode = (int16_t)rc;
         return;
     }
     out->LeaderEpoch = partition_leader_epoch(p);
-    visible = partition_read_bound(p, reader);
+    /* A replica (ReplicaId >= 0: a follower after OFFSET_OUT_OF_RANGE, fetcher.c) asks for
+     * the log end, as Kafka answers it, not for what consumers may read. */
+    visible = replica_id >= 0 ? partition_log_end_offset(p) : partition_read_bound(p, reader);
     switch (in->Timestamp) {
     case EARLIEST_TIMESTAMP:
         out->Offset = partition_log_start_offset(p);

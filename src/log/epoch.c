@@ -73,9 +73,12 @@ int log_epochs_load(struct log *l)
 
     epoch_path(l, path, sizeof path);
     l->n_epochs = 0;
+    l->epochs_unknown = false;
     rc = sysio_read_file(l->io, LOG_MOD, path, LOG_SMALL_FILE_MAX, &buf, &len);
-    if (rc == ERR_NOTFOUND)
+    if (rc == ERR_NOTFOUND) {
+        l->epochs_unknown = true;
         return 0;
+    }
     if (rc)
         return rc;
     if (strlen(buf) != len || log_ckpt_parse_head(buf, &count, &p) != 0)
@@ -105,12 +108,26 @@ int log_epochs_load(struct log *l)
     return 0;
 
 err_parse:
-    /* Kafka rebuilds the cache from the batches' epochs in this case; the cache only
-     * sharpens follower truncation, so starting empty is safe. */
-    slog_warn(LOG_MOD, "%s is malformed; starting with an empty leader epoch cache", path);
+    /* Rebuilt from the batches' epochs as the open walks their headers (recovery.c). */
+    slog_warn(LOG_MOD, "%s is malformed; rebuilding the leader epoch cache from the batches", path);
     l->n_epochs = 0;
+    l->epochs_unknown = true;
     free(buf);
     return 0;
+}
+
+void log_epochs_note(struct log *l, int32_t epoch, int64_t base_offset)
+{
+    if (epoch < 0 || (l->n_epochs > 0 && epoch <= l->epochs[l->n_epochs - 1].epoch))
+        return;
+    if (epochs_reserve(l, l->n_epochs + 1) != 0)
+        return; /* out of memory: the cache stays behind, which only blunts truncation */
+    while (l->n_epochs > 0 && l->epochs[l->n_epochs - 1].start >= base_offset)
+        l->n_epochs--;
+    l->epochs[l->n_epochs].epoch = epoch;
+    l->epochs[l->n_epochs].start = base_offset;
+    l->n_epochs++;
+    log_epochs_store(l);
 }
 
 /* The file's contents for the current cache, malloc()ed. NULL when out of memory. */

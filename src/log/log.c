@@ -150,6 +150,10 @@ int log_open(const char *dir, const struct log_config *cfg, const struct log_io 
         rc = ERR_IO;
         goto err;
     }
+    /* The epoch cache first: the recovery gives it the epochs of the batches it walks. */
+    rc = log_epochs_load(l);
+    if (rc)
+        goto err;
     rc = log_recover_open(l, recovery_point, clean);
     if (rc)
         goto err;
@@ -166,9 +170,6 @@ int log_open(const char *dir, const struct log_config *cfg, const struct log_io 
     atomic_store(&l->flushed, flushed);
     l->last_flush_ms = log_mono_ms(l);
 
-    rc = log_epochs_load(l);
-    if (rc)
-        goto err;
     log_epochs_truncate_end(l, l->leo, false);
     log_epochs_truncate_start(l, l->start);
     if (!clean && fault_armed("log:lose_unflushed_tail") &&
@@ -335,6 +336,7 @@ int log_append(struct log *l, uint8_t *batch, size_t len, int32_t last_offset_de
     h.magic = 2;
     h.last_offset_delta = last_offset_delta;
     h.max_timestamp = max_timestamp;
+    h.leader_epoch = leader_epoch;
     if (log_seg_index_batch(l, s, pos, &h, max_timestamp) != 0)
         goto err_rollback;
     if (s->roll_ms < 0)

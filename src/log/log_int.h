@@ -32,6 +32,7 @@ struct log_batch_hdr {
     int8_t magic;
     int32_t last_offset_delta;
     int64_t max_timestamp;
+    int32_t leader_epoch; /* partitionLeaderEpoch, -1 when none */
 };
 
 static inline int64_t log_hdr_size(const struct log_batch_hdr *h)
@@ -140,6 +141,9 @@ struct log {
     struct log_epoch_entry *epochs;
     size_t n_epochs, cap_epochs;
     bool epochs_dirty; /* changed since the file was last taken for writing */
+    /* log_open: the leader-epoch-checkpoint was missing or malformed, so every batch the
+     * open walks past (not only the rescanned ones) gives its epoch to the cache. */
+    bool epochs_unknown;
 
     /* compact.c: a clean in flight. Segments are then not deleted by retention or
      * DeleteRecords (log_retain deletes them after the clean): the cleaner renames files of
@@ -421,7 +425,14 @@ int log_clean_recover(struct log *l);
 
 /* ---- epoch.c --------------------------------------------------------------------------- */
 
+/* Loads leader-epoch-checkpoint; a missing or malformed file leaves the cache empty and sets
+ * l->epochs_unknown. 0 or ERR_IO / ERR_NOMEM. */
 int log_epochs_load(struct log *l);
+/* Log open only (the log end is not known yet, so nothing is asserted against it): the batch
+ * at `base_offset` carries `epoch`; a newer epoch than the latest known starts there, and
+ * the entries at or past `base_offset` it contradicts go (Kafka's LogLoader assigns every
+ * batch it rescans the same way). Batches must come in offset order. */
+void log_epochs_note(struct log *l, int32_t epoch, int64_t base_offset);
 /* Marks the cache changed: the file is rewritten by its owner (log_epochs_take) or at a
  * clean close. */
 void log_epochs_store(struct log *l);

@@ -18,6 +18,13 @@
  * Either way, a segment whose index is missing, misshapen or disagrees with the .log is
  * rescanned like an unclean one.
  *
+ * The leader-epoch cache is loaded before and learns from the batches: every rescanned batch
+ * gives it its epoch (as Kafka's LogLoader assigns them), and so does every batch of the
+ * other segments when the checkpoint file is missing or malformed, or of those from where the
+ * file's latest epoch began when the log's last batch names a newer one (a file behind the
+ * log). Without that, a follower whose file had not been written yet fetches with no
+ * LastFetchedEpoch and the leader cannot tell that its log diverges.
+ *
  * What is not rescanned is trusted only until the background check (check.c) has read it:
  * every segment taken on its index here gets its bytes queued for that check, which
  * quarantines a damaged batch rather than truncating. Only the end of the log is cut here
@@ -151,6 +158,64 @@ static bool index_looks_sane(struct log_segment *s, int64_t next_base)
     return true;
 }
 
+/* Walks the batch headers of `s` from byte `pos` to its end, giving each batch's epoch to
+ * the cache when `note`; *last receives the epoch of the last batch walked (-1 if none). A
+ * header that does not fit ends the walk quietly: the open and the check deal with it.
+ * 0 or ERR_IO. */
+static int walk_epochs(struct log *l, struct log_segment *s, int64_t pos, bool note, int32_t *last)
+{
+    struct log_hdr_window w = {.at = 0, .n = 0};
+    struct log_batch_hdr h;
+
+    *last = -1;
+    while (pos < s->size) {
+        int rc = log_seg_read_hdr_w(s, &w, pos, s->size, &h);
+        if (rc == ERR_IO)
+            return rc;
+        if (rc)
+            break;
+        if (note)
+            log_epochs_note(l, h.leader_epoch, h.base_offset);
+        *last = h.leader_epoch;
+        pos += log_hdr_size(&h);
+    }
+    return 0;
+}
+
+/* The first segment whose batches must give their epochs to the cache besides the rescanned
+ * ones (which always do), or l->n_segs for none: every segment when the cache file was
+ * missing or malformed; when the last batch of the log names an epoch newer than the file's
+ * latest (the file was written before that epoch began and the broker died before the next
+ * write), the segments from the one where the file's latest epoch began. Only the tail of
+ * the last segment is read to tell: a long-lived leader's log is not walked at every open. */
+static int epoch_walk_from(struct log *l, size_t *from)
+{
+    struct log_segment *s = NULL;
+    int32_t last;
+    int rc;
+
+    *from = l->epochs_unknown ? 0 : l->n_segs;
+    if (l->epochs_unknown)
+        return 0;
+    for (size_t i = l->n_segs; i > 0 && s == NULL; i--)
+        if (l->segs[i - 1]->size > 0)
+            s = l->segs[i - 1];
+    if (s == NULL)
+        return 0;
+    rc = walk_epochs(l, s, s->oidx_n > 0 && s->oidx_last_pos < s->size ? s->oidx_last_pos : 0,
+                     false, &last);
+    if (rc)
+        return rc;
+    if (last > log_latest_epoch(l)) {
+        slog_info(LOG_MOD,
+                  "%s: leader epoch %d is newer than the leader-epoch-checkpoint; "
+                  "rebuilding the cache from the batches",
+                  l->dir, (int)last);
+        *from = l->n_epochs > 0 ? log_segs_find(l, l->epochs[l->n_epochs - 1].start) : 0;
+    }
+    return 0;
+}
+
 int log_recover_open(struct log *l, int64_t recovery_point, bool clean)
 {
     int64_t *bases = NULL;
@@ -199,6 +264,10 @@ int log_recover_open(struct log *l, int64_t recovery_point, bool clean)
     first_rescan = clean ? l->n_segs : 0;
     if (!clean && recovery_point >= 0)
         first_rescan = log_segs_find(l, recovery_point);
+    size_t epochs_from;
+    rc = epoch_walk_from(l, &epochs_from);
+    if (rc)
+        return rc;
 
     for (size_t i = 0; i < l->n_segs; i++) {
         struct log_segment *s = l->segs[i];
@@ -244,6 +313,12 @@ int log_recover_open(struct log *l, int64_t recovery_point, bool clean)
             s->chk_done = 0;
             s->chk_expect = s->base;
             s->chk_end_offset = s->next_offset;
+            if (i >= epochs_from) {
+                int32_t last;
+                rc = walk_epochs(l, s, 0, true, &last);
+                if (rc)
+                    return rc;
+            }
             continue;
         }
         rc = log_seg_recover(l, s, active ? INT64_MAX : next_base, &lost, &why);

@@ -393,6 +393,7 @@ static int hdr_decode(const uint8_t *b, int64_t pos, int64_t limit, struct log_b
     h->magic = (int8_t)b[16];
     h->last_offset_delta = (int32_t)log_be32(b + 23);
     h->max_timestamp = (int64_t)log_be64(b + 35);
+    h->leader_epoch = (int32_t)log_be32(b + 12);
     if (h->magic != 2 || h->batch_length < RECORD_BATCH_HEADER - RECORD_BATCH_OVERHEAD ||
         h->last_offset_delta < 0 || h->base_offset < 0 ||
         h->base_offset > INT64_MAX - h->last_offset_delta - 1)
@@ -711,6 +712,9 @@ int log_seg_recover(struct log *l, struct log_segment *s, int64_t end_offset, in
         rc = log_seg_index_batch(l, s, pos, &h, h.max_timestamp);
         if (rc)
             goto out;
+        /* The epoch cache learns from every batch kept, so that it covers what was written
+         * after its file was (or a file that never was). */
+        log_epochs_note(l, h.leader_epoch, h.base_offset);
         pos += size;
         expect = log_hdr_last(&h) + 1;
     }

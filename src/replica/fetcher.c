@@ -9,7 +9,9 @@
  * (partition_sm.h). The answer is applied partition by partition — records appended
  * (partition_append_as_follower), a DivergingEpoch truncated (partition_diverging), an error
  * keeps that partition out for replica.fetch.backoff.ms (at most 50 ms when the leader has not
- * applied its leadership yet) — and the next Fetch goes at once.
+ * applied its leadership yet), OFFSET_OUT_OF_RANGE asks the leader where its log runs
+ * (ListOffsets) and truncates or starts over as psm_out_of_range says — and the next Fetch
+ * goes at once.
  *
  * A response for a partition whose role, leader or leader epoch changed since the request
  * went out is dropped: it answers a question this replica no longer asks. Catch-up is bounded
@@ -190,6 +192,148 @@ static void delay(struct replica_mgr *rm, struct partition *p)
  * change and resets the delay. */
 #define FETCH_LEADER_BEHIND_MS 50
 
+/* ---- OFFSET_OUT_OF_RANGE: where the leader's log runs --------------------------------------
+ *
+ * As Kafka's follower does (fetchOffsetAndTruncate), the leader is asked with ListOffsets as
+ * a replica (ReplicaId = this broker, so that "latest" is its log end, not its HW) for its
+ * log end first, and for its start only when the end does not decide and the Fetch answer
+ * did not carry it (a Tally leader fills LogStartOffset in that answer, a Kafka leader -1).
+ * Fetch has no field for the leader's log end, so even a Tally leader is asked: one round
+ * trip more, on a rare path. The partition is left out of Fetches meanwhile; an answer for a
+ * partition whose leader, epoch or log end changed since is dropped. */
+#define REPLICA_LIST_OFFSETS_VERSION 4 /* CurrentLeaderEpoch */
+#define LIST_LATEST -1
+#define LIST_EARLIEST -2
+
+struct oor_lookup {
+    struct replica_mgr *rm;
+    struct partition *p; /* held until the lookup ends */
+    int32_t leader, leader_epoch;
+    int64_t log_end;      /* this replica's when it asked */
+    int64_t leader_start; /* -1 until known */
+    int64_t leader_end;   /* -1 until known */
+};
+
+static bool lookup_current(const struct oor_lookup *lk)
+{
+    const struct partition *p = lk->p;
+    return !lk->rm->stopping && p->online && p->fetch_leader == lk->leader &&
+           psm_role(p->sm) == PSM_FOLLOWER && psm_leader_epoch(p->sm) == lk->leader_epoch &&
+           partition_log_end_offset(p) == lk->log_end;
+}
+
+static void lookup_done(struct oor_lookup *lk, bool ok)
+{
+    struct replica_mgr *rm = lk->rm;
+    struct partition *p = lk->p;
+
+    rm->fetches_in_flight--;
+    if (lookup_current(lk)) {
+        if (ok) {
+            p->fetch_delay_until = 0;
+            partition_out_of_range(p, lk->leader_start, lk->leader_end);
+        } else {
+            delay(rm, p);
+        }
+        rm->fetch_kick = true;
+        replica_mgr_kick(rm);
+    }
+    partition_release(p);
+    free(lk);
+    replica_mgr_check_stop(rm);
+}
+
+static void on_list_answer(void *arg, int err, const void *resp);
+
+static int lookup_send(struct oor_lookup *lk, int64_t timestamp)
+{
+    struct partition *p = lk->p;
+    struct ListOffsetsPartition part = {
+        .PartitionIndex = p->index,
+        .CurrentLeaderEpoch = lk->leader_epoch,
+        .Timestamp = timestamp,
+        .MaxNumOffsets = 1,
+    };
+    struct ListOffsetsTopic t = {.Name = p->topic};
+    struct ListOffsetsRequest rq = {.ReplicaId = lk->rm->node_id, .IsolationLevel = 0};
+    t.Partitions.v = &part;
+    t.Partitions.n = 1;
+    rq.Topics.v = &t;
+    rq.Topics.n = 1;
+    return net_client_send(lk->rm->fetch_client, lk->leader, PROTO_API_ListOffsets,
+                           REPLICA_LIST_OFFSETS_VERSION, &rq, on_list_answer, lk);
+}
+
+static void on_list_answer(void *arg, int err, const void *resp)
+{
+    struct oor_lookup *lk = arg;
+    const struct ListOffsetsResponse *rs = resp;
+    int64_t off = -1;
+    int rc = err;
+
+    if (rc == 0) {
+        rc = ERR_UNKNOWN_TOPIC_OR_PARTITION;
+        for (int32_t i = 0; i < rs->Topics.n; i++)
+            for (int32_t j = 0; j < rs->Topics.v[i].Partitions.n; j++) {
+                const struct ListOffsetsPartitionResponse *pr = &rs->Topics.v[i].Partitions.v[j];
+                if (pr->PartitionIndex == lk->p->index) {
+                    rc = pr->ErrorCode;
+                    off = pr->Offset;
+                }
+            }
+        if (rc == 0 && off < 0)
+            rc = ERR_OFFSET_NOT_AVAILABLE;
+    }
+    if (rc != 0) {
+        static struct slog_limit lim;
+        slog_warn_limited(&lim, 10000, "replica",
+                          "%s-%d: cannot ask leader %d where its log runs after "
+                          "OFFSET_OUT_OF_RANGE: %s; fetching again after the backoff",
+                          lk->p->topic, lk->p->index, lk->leader, err_name(rc));
+        lookup_done(lk, false);
+        return;
+    }
+    if (lk->leader_end < 0) {
+        lk->leader_end = off;
+        if (off >= lk->log_end && lk->leader_start < 0 && lookup_current(lk)) {
+            rc = lookup_send(lk, LIST_EARLIEST);
+            if (rc == 0)
+                return;
+            lookup_done(lk, false);
+            return;
+        }
+    } else {
+        lk->leader_start = off;
+    }
+    lookup_done(lk, true);
+}
+
+/* Starts the lookup for a partition answered OFFSET_OUT_OF_RANGE; `leader_start` is the
+ * answer's LogStartOffset (-1 from a Kafka leader). 0, or an error: then the caller backs
+ * off as for any error. */
+static int lookup_start(struct replica_fetch_session *s, const struct sent_part *sp,
+                        int64_t leader_start)
+{
+    struct oor_lookup *lk = calloc(1, sizeof *lk);
+    int rc;
+
+    if (lk == NULL)
+        return ERR_NOMEM;
+    *lk = (struct oor_lookup){s->rm,        sp->p, s->leader, sp->leader_epoch, sp->fetch_offset,
+                              leader_start, -1};
+    partition_hold(lk->p);
+    s->rm->fetches_in_flight++;
+    rc = lookup_send(lk, LIST_LATEST);
+    if (rc != 0) {
+        s->rm->fetches_in_flight--;
+        partition_release(lk->p);
+        free(lk);
+        return rc;
+    }
+    lk->p->fetch_delay_until = INT64_MAX; /* until the lookup ends, or a new leader or epoch */
+    return 0;
+}
+
 /* One partition's answer. */
 static void apply_part(struct replica_fetch_session *s, struct sent_part *sp,
                        const struct FetchPartitionData *d)
@@ -223,17 +367,11 @@ static void apply_part(struct replica_fetch_session *s, struct sent_part *sp,
         }
         return;
     case ERR_OFFSET_OUT_OF_RANGE:
-        /* The leader no longer holds this offset: its log starts past this replica's end
-         * (retention, DeleteRecords while this replica was away). Start over there. */
-        if (d->LogStartOffset > sp->fetch_offset) {
-            slog_warn("replica",
-                      "%s-%d: leader %d's log starts at %lld, past this replica's end %lld; "
-                      "starting the replica over from there",
-                      p->topic, p->index, s->leader, (long long)d->LogStartOffset,
-                      (long long)sp->fetch_offset);
-            partition_reset_to(p, d->LogStartOffset);
+        /* The leader's log starts past this replica's end (retention, DeleteRecords while it
+         * was away), or ends before it (an unclean election chose a shorter log), or the
+         * leader knows no epoch at or below LastFetchedEpoch: its log end tells which. */
+        if (lookup_start(s, sp, d->LogStartOffset) == 0)
             return;
-        }
         break;
     default:
         break;
@@ -359,7 +497,7 @@ static void send_fetch(struct replica_fetch_session *s)
             .Partition = p->index,
             .CurrentLeaderEpoch = sp->leader_epoch,
             .FetchOffset = sp->fetch_offset,
-            .LastFetchedEpoch = partition_last_fetched_epoch(p),
+            .LastFetchedEpoch = partition_fetch_last_epoch(p),
             .LogStartOffset = partition_log_start_offset(p),
             .PartitionMaxBytes = sp->max_bytes,
         };

@@ -342,6 +342,8 @@ void partition_effects(struct partition *p, const struct psm_effects *fx)
     }
     if (fx->truncate)
         partition_truncate(p, fx->truncate_to, fx->truncate_below_hw);
+    if (fx->reset)
+        partition_reset_to(p, fx->reset_to);
     if (fx->hw_changed)
         partition_marks_changed(p);
     if (fx->fetch_changed)
@@ -1023,6 +1025,29 @@ void partition_diverging(struct partition *p, int32_t epoch, int64_t end_offset)
     struct psm_effects fx;
     psm_diverging(p->sm, epoch, end_offset, &fx);
     partition_effects(p, &fx);
+}
+
+void partition_out_of_range(struct partition *p, int64_t leader_log_start, int64_t leader_log_end)
+{
+    struct psm_effects fx;
+    psm_out_of_range(p->sm, leader_log_start, leader_log_end, &fx);
+    if (fx.reset)
+        slog_warn("replica",
+                  "%s-%d: leader %d's log starts at %lld, past this replica's end %lld; "
+                  "starting the replica over from there",
+                  p->topic, p->index, psm_leader(p->sm), (long long)fx.reset_to,
+                  (long long)log_end_offset(p->log));
+    else if (!fx.truncate && !psm_fetch_checks_epoch(p->sm))
+        slog_warn("replica",
+                  "%s-%d: leader %d knows no leader epoch at or below this replica's latest %d; "
+                  "fetching once without it",
+                  p->topic, p->index, psm_leader(p->sm), (int)partition_last_fetched_epoch(p));
+    partition_effects(p, &fx);
+}
+
+int32_t partition_fetch_last_epoch(const struct partition *p)
+{
+    return psm_fetch_checks_epoch(p->sm) ? log_latest_epoch(p->log) : -1;
 }
 
 /* The one way a follower's log moves down: the log, its epoch cache and .txnindex, the

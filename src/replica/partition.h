@@ -243,6 +243,13 @@ void partition_leader_sent(struct partition *p, size_t bytes);
 /* On a follower: the leader answered DivergingEpoch {epoch, end_offset}: the log is truncated
  * where the leader's and this replica's histories part (partition_sm.h's rule). */
 void partition_diverging(struct partition *p, int32_t epoch, int64_t end_offset);
+/* On a follower: the leader answered OFFSET_OUT_OF_RANGE and its log runs from
+ * `leader_log_start` (-1 when not asked) to `leader_log_end`, as ListOffsets told: truncated,
+ * started over or fetched once without LastFetchedEpoch, as psm_out_of_range decides. */
+void partition_out_of_range(struct partition *p, int64_t leader_log_start, int64_t leader_log_end);
+/* What the next Fetch names as LastFetchedEpoch: partition_last_fetched_epoch, or -1 once
+ * after the leader refused it (psm_fetch_checks_epoch). */
+int32_t partition_fetch_last_epoch(const struct partition *p);
 
 /* The epoch of the last batch this replica holds (the leader-epoch cache's latest), -1 when
  * none: a follower's Fetch names it as LastFetchedEpoch. */

@@ -45,6 +45,9 @@ struct partition_sm {
 
     int64_t log_start, log_end, hw;
     int64_t epoch_start; /* leader: its log end when the current leader epoch began; else -1 */
+    /* follower: the leader refused LastFetchedEpoch (it knows no epoch at or below it): the
+     * next fetch goes without it (psm_out_of_range) */
+    bool skip_epoch_check;
 
     /* The ISR change this leader asked for. While kind != ALTER_NONE its ISR is part of the
      * maximal ISR. in_flight: sent and not answered (psm_alter_pending); parked: answered with
@@ -436,6 +439,8 @@ static void apply(struct partition_sm *sm, const struct psm_assignment *a, int64
     }
     if ((role == PSM_FOLLOWER && moved) || (old_role == PSM_FOLLOWER && role != PSM_FOLLOWER))
         fx->fetch_changed = true;
+    if (moved)
+        sm->skip_epoch_check = false;
 
     if (role != PSM_LEADER) {
         sm->epoch_start = -1;
@@ -657,6 +662,7 @@ void psm_fetched(struct partition_sm *sm, int64_t log_end, int64_t leader_hw,
     sm->log_end = log_end;
     if (sm->role != PSM_FOLLOWER)
         return;
+    sm->skip_epoch_check = false;
     int64_t hw = leader_hw < log_end ? leader_hw : log_end;
     if (hw > sm->hw) {
         sm->hw = hw;
@@ -704,6 +710,40 @@ void psm_diverging(struct partition_sm *sm, int32_t epoch, int64_t end_offset,
     fx->truncate = true;
     fx->truncate_to = to;
     fx->truncate_below_hw = to < sm->hw;
+}
+
+void psm_out_of_range(struct partition_sm *sm, int64_t leader_log_start, int64_t leader_log_end,
+                      struct psm_effects *fx)
+{
+    zero_fx(fx);
+    if (sm->role != PSM_FOLLOWER || leader_log_end < 0)
+        return;
+    if (leader_log_end < sm->log_end) {
+        /* A leader with a shorter log (an unclean election chose it): everything past its
+         * end goes, committed as this replica saw it or not. */
+        fx->truncate = true;
+        fx->truncate_to = leader_log_end;
+        fx->truncate_below_hw = leader_log_end < sm->hw;
+        return;
+    }
+    if (leader_log_start > sm->log_end) {
+        fx->reset = true;
+        fx->reset_to = leader_log_start;
+        return;
+    }
+    /* The fetch offset is in the leader's log, so it refused LastFetchedEpoch: it knows no
+     * epoch at or below it, and where the logs diverge cannot be told. Kafka's rule for an
+     * undefined epoch end: back to the high watermark, and fetch from there unchecked. */
+    sm->skip_epoch_check = true;
+    if (sm->hw < sm->log_end) {
+        fx->truncate = true;
+        fx->truncate_to = sm->hw;
+    }
+}
+
+bool psm_fetch_checks_epoch(const struct partition_sm *sm)
+{
+    return !sm->skip_epoch_check;
 }
 
 void psm_truncated(struct partition_sm *sm, int64_t log_end, struct psm_effects *fx)

@@ -56,6 +56,7 @@
  *   to min(end, its end of E); holding only an older epoch E', to its end of E' (the next
  *   fetch, with LastFetchedEpoch E', is checked again); holding no epoch <= E, to `end`;
  *   never past its log end.
+ * - Follower, OFFSET_OUT_OF_RANGE: psm_out_of_range, from the leader's log start and end.
  *
  * Threading: one loop; nothing here is thread-safe. */
 #ifndef TALLY_REPLICA_PARTITION_SM_H
@@ -122,6 +123,10 @@ struct psm_effects {
     bool truncate;
     int64_t truncate_to;
     bool truncate_below_hw;
+    /* 3b. Follower: start the log over, empty, at `reset_to` (the leader's log starts past
+     *     this replica's end), then call psm_truncated. */
+    bool reset;
+    int64_t reset_to;
     /* 4. The HW moved (up, or down through truncation): move the marks, wake watches. */
     bool hw_changed;
     /* 5. Follower: start, restart or stop fetching: from psm_leader() at psm_leader_epoch()
@@ -234,6 +239,23 @@ void psm_fetched(struct partition_sm *sm, int64_t log_end, int64_t leader_hw,
  * there. Ignored unless a follower (a late answer must never truncate a leader). */
 void psm_diverging(struct partition_sm *sm, int32_t epoch, int64_t end_offset,
                    struct psm_effects *fx);
+
+/* The leader answered OFFSET_OUT_OF_RANGE to this follower's fetch, and its log runs from
+ * `leader_log_start` to `leader_log_end` (asked with ListOffsets, earliest and latest, as a
+ * replica: the log end, not the HW; start -1 when not asked because the end decides). As
+ * Kafka's follower does (AbstractFetcherThread.fetchOffsetAndTruncate): a leader end below
+ * this log's end truncates to it (fx->truncate_below_hw when below the HW: an unclean
+ * election chose a shorter log); else a leader start past this log's end starts the log over
+ * there (fx->reset); else the fetch offset was in range and the leader refused the fetch's
+ * LastFetchedEpoch (it knows no epoch at or below it), so the follower truncates to its HW
+ * (Kafka's rule when OffsetForLeaderEpoch answers UNDEFINED_EPOCH_OFFSET) and its next fetch
+ * goes without LastFetchedEpoch (psm_fetch_checks_epoch false until a fetch is answered or
+ * the leader or epoch changes), so that the answer cannot repeat forever. Ignored unless a
+ * follower, or with `leader_log_end` < 0. */
+void psm_out_of_range(struct partition_sm *sm, int64_t leader_log_start, int64_t leader_log_end,
+                      struct psm_effects *fx);
+/* Whether the next fetch names LastFetchedEpoch (see psm_out_of_range). */
+bool psm_fetch_checks_epoch(const struct partition_sm *sm);
 
 /* The owner truncated the log: its end is now `log_end` (the HW follows it down). */
 void psm_truncated(struct partition_sm *sm, int64_t log_end, struct psm_effects *fx);

@@ -775,6 +775,10 @@ static void part_effects(struct cf *c, struct cf_part *p, const struct psm_effec
         psm_truncated(p->sm, p->n_log, &fx2);
         part_effects(c, p, &fx2);
     }
+    if (fx->reset)
+        /* Every log here starts at 0: no leader's log can start past a follower's end. */
+        note(c, &c->live.anomalies, "node %d p%d starts its log over at %lld", n->id, p->idx,
+             (long long)fx->reset_to);
     if (fx->hw_changed)
         complete_waiters(c, p);
     watch_hw(c, p);
@@ -1125,7 +1129,7 @@ static void fetcher_pump(struct cf *c, struct cf_node *n)
             e->part = i;
             e->current_leader_epoch = psm_leader_epoch(p->sm);
             e->fetch_offset = p->n_log;
-            e->last_fetched_epoch = cache_latest(p);
+            e->last_fetched_epoch = psm_fetch_checks_epoch(p->sm) ? cache_latest(p) : -1;
         }
         if (m == NULL)
             continue;
@@ -1150,9 +1154,10 @@ static void on_rfetch_answer(struct cf *c, struct cf_node *n, struct msg *m)
             psm_leader(p->sm) != l || psm_leader_epoch(p->sm) != e->current_leader_epoch)
             continue; /* the partition's fetch state changed since it was sent */
         struct psm_effects fx;
-        if (e->err == ERR_OFFSET_OUT_OF_RANGE && p->n_log > e->log_end) {
-            /* The leader knows no epoch at or below ours: its log end is the bound. */
-            psm_diverging(p->sm, -1, e->log_end, &fx);
+        if (e->err == ERR_OFFSET_OUT_OF_RANGE) {
+            /* The real fetcher asks the leader where its log runs with ListOffsets (fetcher.c);
+             * here the answer carries it, as of the answer's time. */
+            psm_out_of_range(p->sm, e->log_start, e->log_end, &fx);
             part_effects(c, p, &fx);
         } else if (e->err != 0) {
             p->fetch_retry_at = c->now + RFETCH_BACKOFF_MS;
@@ -2630,6 +2635,16 @@ void cf_kill(struct cf *c, int32_t node_id, bool lose_unflushed)
         }
         log_truncate(p, p->flushed);
     }
+}
+
+void cf_lose_epoch_caches(struct cf *c, int32_t node_id)
+{
+    struct cf_node *n = node(c, node_id);
+    if (n->state != NODE_DOWN)
+        return;
+    trace(c, "node %d loses its leader-epoch caches", node_id);
+    for (int32_t i = 0; i < CF_MAX_PARTS; i++)
+        n->parts[i].n_cache = 0;
 }
 
 void cf_restart(struct cf *c, int32_t node_id)

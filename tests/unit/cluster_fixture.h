@@ -157,6 +157,10 @@ void cf_set_drop(struct cf *c, double p);
 
 void cf_kill(struct cf *c, int32_t node, bool lose_unflushed);
 void cf_restart(struct cf *c, int32_t node);
+/* A down node's leader-epoch caches go, its logs stay: it comes back knowing no epoch of its
+ * batches (a leader-epoch-checkpoint never written and not rebuilt), so it fetches with
+ * LastFetchedEpoch -1 and no leader can tell where its log diverges. */
+void cf_lose_epoch_caches(struct cf *c, int32_t node);
 void cf_pause(struct cf *c, int32_t node);
 void cf_resume(struct cf *c, int32_t node);
 /* Controlled shutdown: BrokerHeartbeat WantShutDown until the controller answers

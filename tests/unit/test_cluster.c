@@ -666,6 +666,81 @@ TEST(cluster_unclean_on_recovering_leader_and_reported_truncation)
     }
 }
 
+struct all_in_isr {
+    int32_t a, b;
+};
+
+static bool both_in_isr(struct cf *c, void *arg)
+{
+    const struct all_in_isr *w = arg;
+    return cf_in_isr(c, 0, w->a) && cf_in_isr(c, 0, w->b) && cf_leader(c, 0) > 0 &&
+           cf_leader_recovery_state(c, 0) == PSM_RECOVERED;
+}
+
+/* Issue 16: an unclean election chooses f2, whose log is shorter than the old leader's and
+ * f1's, and these two come back knowing no leader epoch of their batches (no checkpoint
+ * written before they died). Their fetches name no LastFetchedEpoch, so the leader skips its
+ * divergence check and answers OFFSET_OUT_OF_RANGE (the offset is past its log end): each
+ * must ask where the leader's log ends and truncate there — with a WARN, below its HW —
+ * rather than ask again forever. */
+TEST(cluster_unclean_on_longer_follower_without_epochs_truncates_to_the_leader)
+{
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+        struct cf *c = boot(seed, 5, 1, 2, true); /* five voters: the quorum outlives two */
+        REQUIRE(c != NULL);
+        int32_t prod = cf_producer(c, 1, 20, 0);
+        cf_consumer(c);
+        cf_run(c, 3000);
+        int32_t l = cf_leader(c, 0), f1 = follower_of(c, 0, 0), f2 = follower_of(c, 0, 1);
+        REQUIRE(l > 0 && f1 > 0 && f2 > 0);
+        cf_pause(c, f2);
+        struct out_of_isr w2 = {0, f2}, w1 = {0, f1};
+        REQUIRE(cf_run_until(c, left_isr, &w2, 60000));
+        cf_run(c, 5000); /* l and f1 move on without f2 */
+        cf_kill(c, f1, false);
+        REQUIRE(cf_run_until(c, left_isr, &w1, 60000));
+        cf_producer_stop(c, prod);
+        cf_run(c, 2000);
+        int64_t old_hw = cf_node_hw(c, l, 0), f2_end;
+        cf_kill(c, l, false);
+        cf_log(c, f2, 0, &f2_end);
+        REQUIRE(f2_end < old_hw);
+        cf_resume(c, f2);
+        struct leader_is w = {0, -1};
+        REQUIRE(cf_run_until(c, new_leader, &w, 60000));
+        CHECK_EQ_INT(cf_leader(c, 0), f2); /* the only replica up: elected uncleanly */
+        cf_lose_epoch_caches(c, l);
+        cf_lose_epoch_caches(c, f1);
+        cf_restart(c, l);
+        cf_restart(c, f1);
+        struct all_in_isr back = {l, f1};
+        CHECK(cf_run_until(c, both_in_isr, &back, 60000));
+        int64_t l_end, f1_end;
+        cf_log(c, l, 0, &l_end);
+        cf_log(c, f1, 0, &f1_end);
+        CHECK_EQ_INT(l_end, f1_end);
+        int32_t nt;
+        const struct cf_truncation *t = cf_truncations(c, &nt);
+        bool reported = false;
+        for (int32_t i = 0; i < nt; i++)
+            /* A producer's retry may have reached f2 since f2_end was read. */
+            if (t[i].node == l && t[i].part == 0 && t[i].to >= f2_end && t[i].to < old_hw &&
+                t[i].old_hw > t[i].to)
+                reported = true;
+        CHECK(reported); /* truncated to the leader's end, below its HW, and said so */
+        CHECK(l_end < old_hw);
+        CHECK(cf_settle(c, SETTLE_MS));
+        struct cf_report r;
+        cf_check(c, &r);
+        cf_report_print(c, &r, "longer follower without epochs");
+        CHECK_EQ_INT(r.isr_diverged, 0);
+        CHECK_EQ_INT(r.two_leaders, 0);
+        CHECK_EQ_INT(r.hw_backwards, 0);
+        CHECK_EQ_INT(r.anomalies, 0);
+        cf_free(c);
+    }
+}
+
 /* ---- KIP-966: last replica standing ------------------------------------------------------ */
 
 /* The ISR shrinks to the leader alone (its followers die one after the other: f2, the

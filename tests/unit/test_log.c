@@ -962,6 +962,90 @@ TEST(log_leader_epochs)
     rm_dir(dir);
 }
 
+/* The epochs of 1@0, 3@12, 4@30 (latest) as the cache answers them; 0 when they are. */
+static int epochs_are_1_3_4(const struct log *l)
+{
+    int32_t ep;
+    int64_t end;
+    if (log_latest_epoch(l) != 4)
+        return 1;
+    log_epoch_end_offset(l, 1, &ep, &end);
+    if (ep != 1 || end != 12)
+        return 2;
+    log_epoch_end_offset(l, 3, &ep, &end);
+    if (ep != 3 || end != 30)
+        return 3;
+    log_epoch_end_offset(l, 2, &ep, &end);
+    return ep == 1 && end == 12 ? 0 : 4;
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    REQUIRE(f != NULL);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* A broker killed before its first leader-epoch-checkpoint write (or with a file older than
+ * its log) must still know which epoch wrote which batches, or it fetches as a follower with
+ * no LastFetchedEpoch and a shorter leader cannot tell that its log diverges (issue 16): the
+ * open rebuilds the cache from the batches' epochs, rescanned or not. */
+TEST(log_recovery_rebuilds_epochs_from_batches)
+{
+    char dir[64], p[512];
+    struct log_config c;
+    struct log *l;
+    int64_t base;
+
+    tmp_dir(dir);
+    tio();
+    small_cfg(&c);
+    snprintf(p, sizeof p, "%s/leader-epoch-checkpoint", dir);
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    for (int i = 0; i < 15; i++) /* 3 records each: 1@0, 3@12, 4@30, over several segments */
+        REQUIRE(append_ts(l, 3, 1000 + i, 200, i < 4 ? 1 : i < 10 ? 3 : 4, &base) == 0);
+    REQUIRE(count_files(dir, ".log") > 2);
+    CHECK_EQ_INT(epochs_are_1_3_4(l), 0);
+    log_close(l, false); /* killed: the cache was never written */
+    REQUIRE(access(p, F_OK) != 0);
+
+    /* Unclean, everything past the recovery point 0: the rescan rebuilds it (Kafka's rule). */
+    REQUIRE((l = open_log(dir, &c, 0, false)) != NULL);
+    CHECK_EQ_INT(epochs_are_1_3_4(l), 0);
+    log_close(l, true);
+    CHECK(access(p, F_OK) == 0); /* the rebuilt cache is written like any change */
+
+    /* Unclean with the file gone and a recovery point in the last segment: the segments
+     * below it are not rescanned but their headers still give their epochs. */
+    REQUIRE(unlink(p) == 0);
+    REQUIRE((l = open_log(dir, &c, 40, false)) != NULL);
+    CHECK_EQ_INT(epochs_are_1_3_4(l), 0);
+    log_close(l, false);
+
+    /* Clean, the file missing. */
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    CHECK_EQ_INT(epochs_are_1_3_4(l), 0);
+    log_close(l, false);
+
+    /* Clean, the file behind the log (written before epochs 3 and 4 began). */
+    write_text(p, "0\n1\n1 0\n");
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    CHECK_EQ_INT(epochs_are_1_3_4(l), 0);
+    log_close(l, false);
+
+    /* Clean, a file that covers the log is taken as it is (a long-lived leader's log is not
+     * walked at every open): a made-up start for epoch 3 stays. */
+    write_text(p, "0\n3\n1 0\n3 15\n4 30\n");
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    int32_t ep;
+    int64_t end;
+    log_epoch_end_offset(l, 1, &ep, &end);
+    CHECK_EQ_INT(end, 15);
+    log_close(l, false);
+    rm_dir(dir);
+}
+
 /* Changing the epoch cache writes nothing (the event loop must not wait for a disk): the
  * owner takes the new contents once and writes them where blocking is allowed. */
 TEST(log_epochs_taken_then_written_off_the_loop)

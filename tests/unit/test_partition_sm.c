@@ -1120,6 +1120,43 @@ TEST(partition_sm_follower_hw_is_min_of_leader_hw_and_log_end_never_backwards)
     psm_free(sm);
 }
 
+/* OFFSET_OUT_OF_RANGE (issue 16), Kafka's fetchOffsetAndTruncate: a shorter leader truncates
+ * the follower to its end, a leader whose log starts past the follower's end starts it over,
+ * and an answer for an offset inside the leader's log (it refused LastFetchedEpoch) truncates
+ * to the HW and sends the next fetch without the epoch, so it cannot repeat forever. */
+TEST(partition_sm_follower_out_of_range_truncates_resets_or_drops_the_epoch_check)
+{
+    struct fake fk;
+    struct psm_effects fx;
+    struct partition_sm *sm = follower(&fk, 200, 300);
+    REQUIRE(sm);
+    CHECK(psm_fetch_checks_epoch(sm));
+    psm_out_of_range(sm, -1, 120, &fx); /* an unclean leader with a shorter log */
+    CHECK(fx.truncate && !fx.reset);
+    CHECK_EQ_INT(fx.truncate_to, 120);
+    CHECK(fx.truncate_below_hw);
+    psm_out_of_range(sm, -1, 250, &fx); /* shorter, but above the HW */
+    CHECK(fx.truncate && !fx.truncate_below_hw);
+    CHECK_EQ_INT(fx.truncate_to, 250);
+    psm_out_of_range(sm, 400, 900, &fx); /* retention moved the leader's start past us */
+    CHECK(fx.reset && !fx.truncate);
+    CHECK_EQ_INT(fx.reset_to, 400);
+    CHECK(psm_fetch_checks_epoch(sm));
+    psm_out_of_range(sm, 0, 900, &fx); /* in range: the epoch was refused */
+    CHECK(fx.truncate && !fx.truncate_below_hw);
+    CHECK_EQ_INT(fx.truncate_to, 200);
+    CHECK(!psm_fetch_checks_epoch(sm));
+    psm_truncated(sm, 200, &fx);
+    psm_out_of_range(sm, 0, 900, &fx); /* again, at the HW: nothing to cut, still unchecked */
+    CHECK(!fx.truncate && !fx.reset);
+    CHECK(!psm_fetch_checks_epoch(sm));
+    psm_fetched(sm, 210, 205, 0, &fx); /* a fetch answered: checked again */
+    CHECK(psm_fetch_checks_epoch(sm));
+    psm_out_of_range(sm, 0, -1, &fx); /* the end unknown: nothing decided */
+    CHECK(!fx.truncate && !fx.reset);
+    psm_free(sm);
+}
+
 TEST(partition_sm_follower_log_start_follows_the_leader_up_to_the_hw)
 {
     struct fake fk;
