@@ -23,8 +23,10 @@ static const char topics_usage[] =
     "      Print every topic name, one a line, sorted.\n"
     "  describe [NAME ...] [--under-replicated-partitions] [--unavailable-partitions]\n"
     "      Print partitions, leader, leader epoch, replicas, ISR, offline replicas (on\n"
-    "      fenced or unknown brokers), status (ok, under-replicated: fewer in-sync\n"
-    "      replicas than replicas; offline: no leader, or one that is not a live broker),\n"
+    "      fenced or unknown brokers), the adding and removing replicas of a reassignment\n"
+    "      in progress, status (ok, under-replicated: fewer in-sync replicas than\n"
+    "      replicas, those being added not counted; offline: no leader, or one that is not\n"
+    "      a live broker),\n"
     "      high watermark (HW), last stable offset (LSO; below the HW while a transaction\n"
     "      is open, then the transaction holding it back is named) and non-default configs\n"
     "      of the named topics (all topics when none is named), as the controller's\n"
@@ -256,6 +258,10 @@ static int cmp_wire_topic(const void *a, const void *b)
  * partitions whose TALLY_PART_* flags meet `only`. */
 struct describe_opts {
     unsigned only;
+    /* The reassignments in progress (ListPartitionReassignments), or NULL when the controller
+     * does not serve it: a partition's adding replicas are not yet part of its replication
+     * factor, so they do not make it under-replicated (Kafka's TopicCommand). */
+    const struct ListPartitionReassignmentsResponse *moving;
     /* Brokers a ListOffsets failed to reach (said once): not asked again by this command. */
     int32_t unreachable[64];
     int n_unreachable;
@@ -316,6 +322,47 @@ out:
 /* Prints one topic in kafka-topics.sh --describe layout, plus per partition its leader epoch,
  * offline replicas, status, HW, LSO and, when the LSO is held back, the open transaction
  * holding it. Returns TALLY_OK or TALLY_FAIL (reason printed). */
+/* The reassignments in progress, asked of the controller; NULL when it does not serve
+ * ListPartitionReassignments (or the call failed: printed, and describe goes on without). */
+static const struct ListPartitionReassignmentsResponse *
+reassignments(const struct tally_ctx *ctx, rd_kafka_t *rk, const struct rd_kafka_metadata *md,
+              struct arena *a)
+{
+    const struct rd_kafka_metadata_broker *b =
+        tally_md_broker(md, rd_kafka_controllerid(rk, ctx->timeout_ms));
+    struct ListPartitionReassignmentsRequest rq = {.TimeoutMs = ctx->timeout_ms,
+                                                   .Topics = {NULL, -1}};
+    void *resp = NULL;
+    char what[200];
+
+    if (b == NULL ||
+        tally_api_version(ctx, b->host, b->port, PROTO_API_ListPartitionReassignments, 0) != 0)
+        return NULL;
+    snprintf(what, sizeof what, "ListPartitionReassignments to the controller, broker %d",
+             (int)b->id);
+    if (tally_wire_call(ctx, b->host, b->port, PROTO_API_ListPartitionReassignments, 0, &rq, a,
+                        &resp, what) != TALLY_OK)
+        return NULL;
+    const struct ListPartitionReassignmentsResponse *l = resp;
+    return l->ErrorCode == 0 ? l : NULL;
+}
+
+static const struct OngoingPartitionReassignment *moving_of(const struct describe_opts *o,
+                                                            const char *topic, int32_t partition)
+{
+    if (o->moving == NULL || topic == NULL)
+        return NULL;
+    for (int32_t i = 0; i < o->moving->Topics.n; i++) {
+        const struct OngoingTopicReassignment *t = &o->moving->Topics.v[i];
+        if (t->Name == NULL || strcmp(t->Name, topic) != 0)
+            continue;
+        for (int32_t j = 0; j < t->Partitions.n; j++)
+            if (t->Partitions.v[j].PartitionIndex == partition)
+                return &t->Partitions.v[j];
+    }
+    return NULL;
+}
+
 static int describe_one(rd_kafka_t *rk, const struct tally_ctx *ctx,
                         const struct rd_kafka_metadata *md, const struct MetadataResponse *wm,
                         struct MetadataResponseTopic *t, struct describe_opts *o)
@@ -339,6 +386,10 @@ static int describe_one(rd_kafka_t *rk, const struct tally_ctx *ctx,
 
     if (o->only == 0) {
         int rf = n > 0 ? (int)t->Partitions.v[0].ReplicaNodes.n : 0;
+        const struct OngoingPartitionReassignment *m0 =
+            n > 0 ? moving_of(o, t->Name, t->Partitions.v[0].PartitionIndex) : NULL;
+        if (m0 != NULL)
+            rf -= (int)m0->AddingReplicas.n;
         printf("Topic: %s", t->Name);
         /* kafka-topics.sh prints the id of a topic that has one (Metadata v10+). */
         static const struct proto_uuid zero_id;
@@ -361,8 +412,10 @@ static int describe_one(rd_kafka_t *rk, const struct tally_ctx *ctx,
     }
     for (int32_t p = 0; p < n; p++) {
         const struct MetadataResponsePartition *mp = &t->Partitions.v[p];
-        unsigned flags = tally_partition_flags(mp->LeaderId, mp->ReplicaNodes.n, mp->IsrNodes.n,
-                                               live, wm->Brokers.n);
+        const struct OngoingPartitionReassignment *m = moving_of(o, t->Name, mp->PartitionIndex);
+        int32_t n_adding = m != NULL ? m->AddingReplicas.n : 0;
+        unsigned flags = tally_partition_flags(mp->LeaderId, mp->ReplicaNodes.n - n_adding,
+                                               mp->IsrNodes.n, live, wm->Brokers.n);
         if (o->only != 0 && (flags & o->only) == 0)
             continue;
         printf("\tTopic: %s\tPartition: %d\tLeader: ", t->Name, (int)mp->PartitionIndex);
@@ -373,6 +426,10 @@ static int describe_one(rd_kafka_t *rk, const struct tally_ctx *ctx,
         if (ctx->kafka_format) {
             print_id_list("Replicas", mp->ReplicaNodes.v, mp->ReplicaNodes.n);
             print_id_list("Isr", mp->IsrNodes.v, mp->IsrNodes.n);
+            if (m != NULL) {
+                print_id_list("Adding Replicas", m->AddingReplicas.v, m->AddingReplicas.n);
+                print_id_list("Removing Replicas", m->RemovingReplicas.v, m->RemovingReplicas.n);
+            }
             printf("\n");
             continue;
         }
@@ -384,6 +441,10 @@ static int describe_one(rd_kafka_t *rk, const struct tally_ctx *ctx,
         print_id_list("Isr", mp->IsrNodes.v, mp->IsrNodes.n);
         if (mp->OfflineReplicas.n > 0)
             print_id_list("Offline", mp->OfflineReplicas.v, mp->OfflineReplicas.n);
+        if (m != NULL) {
+            print_id_list("Adding Replicas", m->AddingReplicas.v, m->AddingReplicas.n);
+            print_id_list("Removing Replicas", m->RemovingReplicas.v, m->RemovingReplicas.n);
+        }
         printf("\tStatus: %s", tally_partition_status(flags));
         int id = (int)mp->PartitionIndex;
         if (id >= 0 && id < n && hw[id] >= 0 && lso[id] >= 0) {
@@ -454,6 +515,7 @@ static int topics_describe(const struct tally_ctx *ctx, int argc, char **argv)
         rc = TALLY_FAIL;
         goto out_md;
     }
+    o.moving = reassignments(ctx, rk, md, a);
     ts = calloc((size_t)wm->Topics.n + 1, sizeof *ts);
     if (ts == NULL) {
         rc = tally_fail("out of memory");

@@ -120,7 +120,7 @@ static bool declare(struct exporter *e)
                           "only (0 elsewhere).");
     e->s_under = gauge0(e, "tally_under_replicated_partitions",
                         "Partitions led by this broker whose ISR is smaller than their "
-                        "replica set.");
+                        "replica set (replicas a reassignment is adding not counted).");
     e->s_partitions = gauge0(e, "tally_partitions", "Partitions hosted by this broker.");
     e->s_leaders = gauge0(e, "tally_leader_partitions", "Partitions led by this broker.");
     e->f_log_start = partition_gauge(e, "tally_partition_log_start_offset",
@@ -206,7 +206,9 @@ static void collect_cluster(struct exporter *e)
             if (mp->leader != e->node_id)
                 continue;
             leaders++;
-            under += mp->n_isr < mp->n_replicas;
+            /* Replicas a reassignment is adding are not yet part of the replication factor
+             * (Kafka's UnderReplicatedPartitions counts the original replicas only). */
+            under += mp->n_isr < mp->n_replicas - mp->n_adding;
         }
     metrics_set(e->s_active, controller ? 1 : 0);
     metrics_set(e->s_offline, controller ? (double)offline : 0);

@@ -12,8 +12,10 @@ half-way and the partition is back on 1, 2, 3.
 One cluster serves the module."""
 import json
 import os
+import re
 import threading
 import time
+import urllib.request
 
 import pytest
 from confluent_kafka import Producer
@@ -42,6 +44,9 @@ def cluster(tmp_path_factory, request):
     for n in nodes:
         n.settings.update(SETTINGS)
         n.settings.update({"controller.quorum.voters": quorum, "cluster.id": CLUSTER_ID})
+    # Node 1 leads the moved partition: its /metrics tells whether it counts it under-replicated.
+    nodes[0].metrics_port = harness.free_port()
+    nodes[0].settings["metrics.listener"] = "127.0.0.1:%d" % nodes[0].metrics_port
     nodes[3].settings.update({
         "process.roles": "broker",
         "controller.quorum.bootstrap.servers": ",".join(v.bootstrap for v in voters)})
@@ -248,6 +253,23 @@ def test_reassignment_under_load_throttled_loses_nothing(cluster, tmp_path):
          "RemovingReplicas": [1]}]}], lst
     r = tally(cluster, "partitions", "reassign", "--list")
     assert "moved-0: replicas: 2,3,4,1. adding: 4. removing: 1." in r.stdout, r.stdout
+    # `topics describe` (and kafka-topics.sh) name the replicas being added and removed, and
+    # 4, which a reassignment is adding, does not make the partition under-replicated while
+    # the original three are in sync (Kafka's TopicCommand; the replication factor stays 3).
+    r = tally(cluster, "topics", "describe", topic)
+    line = next(x for x in r.stdout.splitlines() if "\tPartition: 0\t" in x)
+    fields = dict(f.split(": ", 1) for f in line.strip("\t").split("\t"))
+    assert fields["Adding Replicas"] == "4" and fields["Removing Replicas"] == "1", line
+    assert sorted(fields["Isr"].split(",")) == ["1", "2", "3"], line  # 4 is throttled
+    assert fields["Status"] == "ok", line
+    assert "ReplicationFactor: 3\t" in r.stdout, r.stdout
+    r = tally(cluster, "topics", "describe", topic, "--under-replicated-partitions")
+    assert r.stdout.strip() == "", r.stdout
+    assert fields["Leader"] == "1", line
+    page = urllib.request.urlopen("http://127.0.0.1:%d/metrics" % cluster[0].metrics_port,
+                                  timeout=30).read().decode()
+    assert re.search(r"^tally_under_replicated_partitions 0$", page, re.M), \
+        [x for x in page.splitlines() if x.startswith("tally_under")]
     # Read from the controller, which answered once its own image had them.
     ctl_node = next(n for n in cluster if n.node_id == ctl)
     assert throttles(ctl_node, topic) == ("0:1,0:2,0:3", "0:4", str(THROTTLE), str(THROTTLE))
