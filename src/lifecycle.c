@@ -61,6 +61,12 @@ static int64_t mono(const struct lifecycle *lc)
     return tclock_mono_ms(lc->o.clock);
 }
 
+bool lifecycle_out_of_touch(const struct lifecycle *lc)
+{
+    int64_t session = props_get_int(lc->o.cfg->props, "broker.session.timeout.ms", 9000, NULL);
+    return lc->ran && lc->state != LC_STOPPED && mono(lc) - lc->last_answer_ms > session;
+}
+
 static void shutdown_done(struct lifecycle *lc, const char *why)
 {
     if (lc->shutdown_told)

@@ -127,6 +127,13 @@ static void on_broker_stopped(void *arg)
 
 /* broker_options.txn_complete: a COMMIT/ABORT marker made durable on a __consumer_offsets
  * partition reaches the group coordinator (the broker does not know groups). */
+/* broker_options.out_of_touch. */
+static bool out_of_touch(void *arg)
+{
+    struct tallyd *t = arg;
+    return t->lc != NULL && lifecycle_out_of_touch(t->lc);
+}
+
 static void on_group_txn_marker(void *arg, int32_t partition, int64_t producer_id, bool commit)
 {
     struct tallyd *t = arg;
@@ -236,6 +243,8 @@ static void start_modules(struct tallyd *t)
                           BROKER_HANGING_MARGIN_MS;
     bo.txn_complete = on_group_txn_marker;
     bo.txn_complete_arg = t;
+    bo.out_of_touch = out_of_touch;
+    bo.out_of_touch_arg = t;
     t->admin = admin_new(t->meta, &ao);
     t->broker = broker_new(&bo);
     struct txn_options to = {

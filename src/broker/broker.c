@@ -58,6 +58,8 @@ struct broker *broker_new(const struct broker_options *opts)
     b->node_id = opts->node_id;
     b->txn_complete = opts->txn_complete;
     b->txn_complete_arg = opts->txn_complete_arg;
+    b->out_of_touch = opts->out_of_touch;
+    b->out_of_touch_arg = opts->out_of_touch_arg;
     b->meta = opts->meta;
     b->client = opts->client;
     b->txn_verify = opts->txn_verify;

@@ -25,6 +25,8 @@ struct broker {
     int32_t node_id;
     void (*txn_complete)(void *arg, int32_t partition, int64_t producer_id, bool commit);
     void *txn_complete_arg;
+    bool (*out_of_touch)(void *arg);
+    void *out_of_touch_arg;
     struct meta *meta;
     struct net_client *client;
     bool txn_verify;

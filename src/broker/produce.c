@@ -449,6 +449,22 @@ static void produce_partition(struct broker *b, struct arena *ar, int16_t versio
         out->LogStartOffset = partition_log_start_offset(p);
         goto wait;
     }
+    if ((rc == ERR_OUT_OF_ORDER_SEQUENCE_NUMBER || rc == ERR_UNKNOWN_PRODUCER_ID) &&
+        b->out_of_touch != NULL && b->out_of_touch(b->out_of_touch_arg)) {
+        /* A sequence that does not follow, on a leader cut off from the controller for a
+         * session: the producer has most likely written to the leader that replaced this one
+         * (a client that believed this broker's stale Metadata came back). The sequence
+         * answer would be fatal to librdkafka's idempotent producer; NOT_LEADER_OR_FOLLOWER
+         * makes it look for the leader again, which is what it must do. */
+        static struct slog_limit lim;
+        slog_warn_limited(&lim, 10000, "broker",
+                          "produce to %s-%d from producer %lld seq %d: %s while out of touch "
+                          "with the controller: answered NOT_LEADER_OR_FOLLOWER",
+                          topic, in->Index, (long long)hdr.producer_id, hdr.base_sequence,
+                          err_name(rc));
+        out->ErrorCode = ERR_NOT_LEADER_OR_FOLLOWER;
+        return;
+    }
     if (rc != 0) {
         out->ErrorCode = (int16_t)(rc == ERR_IO ? ERR_KAFKA_STORAGE_ERROR : err_wire(rc));
         if (rc == ERR_OUT_OF_ORDER_SEQUENCE_NUMBER || rc == ERR_INVALID_PRODUCER_EPOCH ||

@@ -1,0 +1,68 @@
+# SPDX-License-Identifier: Apache-2.0
+"""A leader out of touch with the controller (issue 16; docs/replication.md, "Out of touch with
+the controller"): once no heartbeat of a broker has been answered for broker.session.timeout.ms,
+the controller has most likely fenced it and moved its leaderships, which the broker cannot learn
+meanwhile. A client that took the broker's stale Metadata then comes back to it with sequences
+it wrote to the new leader; the sequence error Kafka answers there is fatal to librdkafka's
+idempotent producer, so Tally answers NOT_LEADER_OR_FOLLOWER (retriable) instead, appends
+nothing, and answers the sequence error again as soon as the controller answers once more.
+
+Three processes: node 1 is the only controller voter (and leads nothing here), nodes 2 and 3
+are broker-only and hold the partition, led by 2. SIGSTOP of node 1 leaves 2 out of touch
+without any other change (no other voter to take over, no leader moved)."""
+import time
+
+import pytest
+
+import cluster as clu
+import kproto as kp
+from test_idempotence_raw import Idem, leo, new_pid
+
+
+@pytest.fixture(scope="module")
+def cl(tmp_path_factory):
+    c = clu.Cluster(tmp_path_factory.mktemp("touch"), 3, voters=1)
+    try:
+        c.start()
+    except Exception:
+        c.dump_logs()
+        c.shutdown()
+        raise
+    yield c
+    for n in list(c.paused):
+        c.resume_node(n)
+    problems = c.shutdown()
+    if problems:
+        c.dump_logs()
+    assert not problems, "\n".join(problems)
+
+
+SESSION_S = int(clu.FAST_SETTINGS["broker.session.timeout.ms"]) / 1000.0
+
+
+def test_out_of_touch_leader_answers_a_sequence_gap_with_not_leader(cl):
+    topic = "touch"
+    cl.create_topic(topic, 1, 2, assignments={0: [2, 3]})
+    assert cl.leader(topic, 0) == 2
+    b2 = cl[2]
+    with b2.conn() as c:
+        p = Idem(c, topic, new_pid(c))
+        assert p.ok(0, 2) == 0
+        # In touch: a gap is the sequence error, as in Kafka.
+        assert p.send(5, 1)[0] == kp.OUT_OF_ORDER_SEQUENCE_NUMBER
+        end = leo(b2, topic)
+        cl.pause_node(1)
+        try:
+            time.sleep(SESSION_S + 1.5)
+            # Out of touch: the same gap is NOT_LEADER_OR_FOLLOWER, and nothing is appended.
+            assert p.send(5, 1)[0] == kp.NOT_LEADER_OR_FOLLOWER
+            assert leo(b2, topic) == end
+            assert ("while out of touch with the controller: answered NOT_LEADER_OR_FOLLOWER"
+                    in b2.stderr_all()), b2.stderr_tail()
+        finally:
+            cl.resume_node(1)
+        # In touch again once a heartbeat is answered: the sequence error comes back.
+        clu.wait_for(lambda: p.send(5, 1)[0] == kp.OUT_OF_ORDER_SEQUENCE_NUMBER, 30,
+                     "the sequence error after the controller came back")
+        assert p.ok(2, 1) == end
+        assert leo(b2, topic) == end + 1
