@@ -450,6 +450,29 @@ class Cluster:
 
 # ================================================================ clients
 
+def serve(c, request=None, before_shutdown=None):
+    """A fixture's body for cluster c: `yield from clu.serve(c, request)`. Starts c (if that
+    fails: the logs dumped, every node stopped, the error raised), yields it, then calls
+    before_shutdown() if given, stops every node and fails on any problem the stop found (a
+    node that did not exit cleanly); the nodes' logs are dumped then, and also when
+    `request`'s test failed (conftest records rep_call)."""
+    try:
+        c.start()
+    except Exception:
+        c.dump_logs()
+        c.shutdown()
+        raise
+    yield c
+    if before_shutdown is not None:
+        before_shutdown()
+    failed = request is not None and (getattr(request.node, "rep_call", None) is None or
+                                      request.node.rep_call.failed)
+    problems = c.shutdown()
+    if problems or failed:
+        c.dump_logs()
+    assert not problems, "\n".join(problems)
+
+
 def value_of(partition, seq):
     return b"p%d-%09d" % (partition, seq)
 

@@ -24,18 +24,7 @@ import kproto as kp
 def cluster3(tmp_path_factory):
     # Three voters (1-3) and a broker-only node 4: two followers of a partition can be
     # stopped while a quorum of voters keeps the controller alive.
-    c = clu.Cluster(tmp_path_factory.mktemp("cluster"), 4, voters=3)
-    try:
-        c.start()
-    except Exception:
-        c.dump_logs()
-        c.shutdown()
-        raise
-    yield c
-    problems = c.shutdown()
-    if problems:
-        c.dump_logs()
-    assert not problems, "\n".join(problems)
+    yield from clu.serve(clu.Cluster(tmp_path_factory.mktemp("cluster"), 4, voters=3))
 
 
 @pytest.fixture

@@ -39,19 +39,7 @@ SETTINGS = {
 def cl(tmp_path, request):
     """The cluster, stopped (and checked for clean exits) afterwards; the nodes' logs are
     printed when the test fails."""
-    c = clu.Cluster(tmp_path / "cluster", 3, settings=SETTINGS)
-    try:
-        c.start()
-    except Exception:
-        c.dump_logs()
-        c.shutdown()
-        raise
-    yield c
-    rep = getattr(request.node, "rep_call", None)
-    problems = c.shutdown()
-    if problems or rep is None or rep.failed:
-        c.dump_logs()
-    assert not problems, "\n".join(problems)
+    yield from clu.serve(clu.Cluster(tmp_path / "cluster", 3, settings=SETTINGS), request)
 
 
 def leader_log_end(cl, node):

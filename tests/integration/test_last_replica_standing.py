@@ -35,19 +35,7 @@ FAULT = "log:lose_unflushed_tail"
 
 @pytest.fixture
 def cl(tmp_path, request):
-    c = clu.Cluster(tmp_path, 4, voters=1)
-    try:
-        c.start()
-    except Exception:
-        c.dump_logs()
-        c.shutdown()
-        raise
-    yield c
-    failed = getattr(request.node, "rep_call", None) is None or request.node.rep_call.failed
-    problems = c.shutdown()
-    if failed or problems:
-        c.dump_logs()
-    assert not problems, "\n".join(problems)
+    yield from clu.serve(clu.Cluster(tmp_path, 4, voters=1), request)
 
 
 def produce_acked(cl, seqs):

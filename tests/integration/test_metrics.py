@@ -275,15 +275,7 @@ def cluster3m(tmp_path):
     c = clu.Cluster(tmp_path / "cluster", 3, node_settings={
         i: {"metrics.listener": "127.0.0.1:%d" % p} for i, p in ports.items()})
     c.metrics_ports = ports
-    try:
-        c.start()
-    except Exception:
-        c.dump_logs()
-        c.shutdown()
-        raise
-    yield c
-    problems = c.shutdown()
-    assert not problems, problems
+    yield from clu.serve(c)
 
 
 def follower_lags(s, topic, p):

@@ -22,19 +22,11 @@ from test_idempotence_raw import Idem, leo, new_pid
 @pytest.fixture(scope="module")
 def cl(tmp_path_factory):
     c = clu.Cluster(tmp_path_factory.mktemp("touch"), 3, voters=1)
-    try:
-        c.start()
-    except Exception:
-        c.dump_logs()
-        c.shutdown()
-        raise
-    yield c
-    for n in list(c.paused):
-        c.resume_node(n)
-    problems = c.shutdown()
-    if problems:
-        c.dump_logs()
-    assert not problems, "\n".join(problems)
+
+    def resume_all():
+        for n in list(c.paused):
+            c.resume_node(n)
+    yield from clu.serve(c, before_shutdown=resume_all)
 
 
 SESSION_S = int(clu.FAST_SETTINGS["broker.session.timeout.ms"]) / 1000.0
