@@ -28,7 +28,7 @@ DEB_PKGS := build-essential pkg-config libuv1-dev libraft-dev zlib1g-dev liblz4-
 MODULES  := base proto record log meta config sasl controller pstate replica net broker group txn admin \
             exporter
 LIB_SRC  := $(foreach m,$(MODULES),$(wildcard src/$(m)/*.c))
-MAIN_SRC := src/main.c src/dispatch.c src/server_config.c src/lifecycle.c
+MAIN_SRC := src/main.c src/dispatch.c src/dispatch_sasl.c src/server_config.c src/lifecycle.c
 TOOL_SRC := $(wildcard tools/*.c)
 UNIT_SRC := $(wildcard tests/unit/*.c)
 
@@ -153,7 +153,8 @@ $(B)/fuzz_compressed: fuzz/fuzz_compressed.c $(filter src/base/% src/record/%,$(
 # with coverage instrumentation; only the target's own file is held to -Werror under clang.
 F_FLAGS  := $(CSTD) -O1 -g -fsanitize=fuzzer-no-link,address,undefined \
             -fno-sanitize-recover=undefined -fno-omit-frame-pointer $(CPPFLAGS)
-F_OBJ    := $(patsubst %.c,$(B)/fuzz/%.o,$(LIB_SRC) src/dispatch.c src/server_config.c)
+F_OBJ    := $(patsubst %.c,$(B)/fuzz/%.o,$(LIB_SRC) src/dispatch.c src/dispatch_sasl.c \
+                                                  src/server_config.c)
 $(B)/fuzz/%.o: %.c
 	@mkdir -p $(dir $@)
 	clang $(F_FLAGS) -c $< -o $@

@@ -123,6 +123,8 @@ NOTES = {
     "Produce": "acks 0/1/all, idempotent producers; v0\u20132 magic 0/1 message sets",
     "Fetch": "long polling, zero-copy `sendfile()` reads; v0\u20133 converted to magic 0/1",
     "Metadata": "with topic auto-creation",
+    "SaslHandshake": "SASL_PLAINTEXT listeners, PLAIN (docs/security.md)",
+    "SaslAuthenticate": "KIP-152 framing; raw tokens after a v0 handshake",
     "FindCoordinator": "groups and transactions",
     "AddPartitionsToTxn": "transaction coordinator",
     "AddOffsetsToTxn": "transaction coordinator",

@@ -96,12 +96,13 @@ static void respond(struct metadata_call *c)
     if (rs->Brokers.v == NULL)
         goto err_nomem;
     for (size_t i = 0; i < nb; i++) {
-        if (brokers[i].fenced)
+        const struct meta_listener *l = meta_broker_listener(&brokers[i], req->session->listener);
+        if (brokers[i].fenced || l == NULL)
             continue;
         struct MetadataResponseBroker *b = &rs->Brokers.v[rs->Brokers.n++];
         b->NodeId = brokers[i].id;
-        b->Host = brokers[i].host;
-        b->Port = brokers[i].port;
+        b->Host = l->host;
+        b->Port = l->port;
         b->Rack = brokers[i].rack;
     }
     rs->ClusterId = (char *)meta_cluster_id(a->meta);

@@ -101,6 +101,11 @@ bool meta_topic_names_collide(const char *x, const char *y);
 /* All registered brokers in id order; *n receives the count. */
 const struct meta_broker *meta_brokers(const struct meta *m, size_t *n);
 const struct meta_broker *meta_broker_by_id(const struct meta *m, int32_t id);
+/* The advertised listener of `b` named `name` (a net_session's listener), its first one (the
+ * inter-broker listener) when `name` is NULL, or NULL when it has none of that name: a client
+ * is told only the addresses of the listener it connected to (Kafka's rule), and a broker
+ * without that listener is left out. */
+const struct meta_listener *meta_broker_listener(const struct meta_broker *b, const char *name);
 /* A config set explicitly on a resource, or NULL. resource_type uses Kafka's numbering
  * (2 = topic, 4 = broker); a broker resource name is its id in decimal, "" = cluster-wide
  * default. */

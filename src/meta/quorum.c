@@ -955,6 +955,18 @@ const struct meta_broker *meta_brokers(const struct meta *m, size_t *n)
     return meta_image_brokers(m->img, n);
 }
 
+const struct meta_listener *meta_broker_listener(const struct meta_broker *b, const char *name)
+{
+    if (b->n_listeners < 1)
+        return NULL;
+    if (name == NULL)
+        return &b->listeners[0];
+    for (int32_t i = 0; i < b->n_listeners; i++)
+        if (strcmp(b->listeners[i].name, name) == 0)
+            return &b->listeners[i];
+    return NULL;
+}
+
 const struct meta_broker *meta_broker_by_id(const struct meta *m, int32_t id)
 {
     return meta_image_broker_by_id(m->img, id);

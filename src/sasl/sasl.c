@@ -237,9 +237,8 @@ int sasl_config_add_jaas(struct sasl_config *c, enum sasl_mech m, const char *ja
             if (users[n_users - 1].name == NULL || users[n_users - 1].password == NULL)
                 goto err_nomem;
         } else if (strcmp(key, "username") != 0 && strcmp(key, "password") != 0) {
-            snprintf(why, whylen,
-                     "%s sasl.jaas.config: unknown option %s (username, password%s)", mname, key,
-                     m == SASL_MECH_PLAIN ? ", user_<name>" : "");
+            snprintf(why, whylen, "%s sasl.jaas.config: unknown option %s (username, password%s)",
+                     mname, key, m == SASL_MECH_PLAIN ? ", user_<name>" : "");
             goto err;
         }
     }
@@ -247,8 +246,7 @@ int sasl_config_add_jaas(struct sasl_config *c, enum sasl_mech m, const char *ja
     skip_space(&lx);
     if (*lx.p != '\0') {
         snprintf(why, whylen,
-                 "%s sasl.jaas.config: text after the final ';' (exactly one login module)",
-                 mname);
+                 "%s sasl.jaas.config: text after the final ';' (exactly one login module)", mname);
         goto err;
     }
     if (n_users > 0) {

@@ -58,7 +58,7 @@ struct sasl_config {
     size_t n_mechs;
     enum sasl_mech mechs[SASL_MAX_MECHS]; /* enabled, in configuration order, no repeats */
     size_t n_users;
-    struct sasl_user *users; /* PLAIN users (the JAAS config's user_<name> entries) */
+    struct sasl_user *users;           /* PLAIN users (the JAAS config's user_<name> entries) */
     sasl_scram_lookup_fn scram_lookup; /* NULL: no SCRAM user exists */
     void *scram_arg;
     /* Tests only (RFC 7677's vector): the server's part of the SCRAM nonce. NULL: 24 random

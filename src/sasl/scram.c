@@ -39,7 +39,7 @@ struct sasl_scram_state {
 
 static const EVP_MD *md_of(enum sasl_mech m)
 {
-    return m == SASL_MECH_SCRAM_SHA_256 ? EVP_sha256()
+    return m == SASL_MECH_SCRAM_SHA_256   ? EVP_sha256()
            : m == SASL_MECH_SCRAM_SHA_512 ? EVP_sha512()
                                           : NULL;
 }

@@ -74,8 +74,8 @@ TEST(sasl_jaas_plain_users)
 TEST(sasl_jaas_refuses_malformed_configs)
 {
     static const char *const bad[] = {
-        "", /* empty */
-        "org.apache.kafka.common.security.scram.ScramLoginModule required;", /* wrong class */
+        "",                                                                      /* empty */
+        "org.apache.kafka.common.security.scram.ScramLoginModule required;",     /* wrong class */
         "org.apache.kafka.common.security.plain.PlainLoginModule user_a=\"x\";", /* no flag */
         "org.apache.kafka.common.security.plain.PlainLoginModule mandatory user_a=\"x\";",
         "org.apache.kafka.common.security.plain.PlainLoginModule required user_a=\"x\"", /* ; */
@@ -144,8 +144,9 @@ TEST(sasl_plain_accepts_the_right_password_only)
     CHECK_EQ_INT(plain(&s, "admin", "alice", "alice-secret"), ERR_SASL_AUTHENTICATION_FAILED);
 
     static const char *const wrong[][2] = {
-        {"alice", "alice-secreT"}, {"alice", "alice-secret2"}, {"alice", "alice-secre"},
-        {"alice", ""},             {"mallory", "alice-secret"}, {"", "alice-secret"},
+        {"alice", "alice-secreT"},   {"alice", "alice-secret2"},
+        {"alice", "alice-secre"},    {"alice", ""},
+        {"mallory", "alice-secret"}, {"", "alice-secret"},
         {"ALICE", "alice-secret"},
     };
     for (size_t i = 0; i < sizeof wrong / sizeof wrong[0]; i++) {
@@ -251,7 +252,7 @@ TEST(sasl_scram_sha256_rfc7677_vector)
     char got[160];
     snprintf(got, sizeof got, "%.*s", (int)s.reply_len, (char *)s.reply);
     CHECK_EQ_STR(got, "r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,"
-                                  "s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096");
+                      "s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096");
     REQUIRE(step_str(&s, "c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,"
                          "p=dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ=") == 0);
     CHECK_EQ_INT(s.state, SASL_AUTHENTICATED);
@@ -287,8 +288,8 @@ TEST(sasl_scram_sha256_rfc7677_vector)
     sasl_session_free(&s);
     /* Malformed client-first messages. */
     static const char *const firsts[] = {
-        "y,,n=user,r=abc", "n,,r=abc", "n,,n=user", "n,,n=us=er,r=abc", "n,a=other,n=user,r=abc",
-        "n,,n=user,r=",
+        "y,,n=user,r=abc",        "n,,r=abc",     "n,,n=user", "n,,n=us=er,r=abc",
+        "n,a=other,n=user,r=abc", "n,,n=user,r=",
     };
     for (size_t i = 0; i < sizeof firsts / sizeof firsts[0]; i++) {
         sasl_session_init(&s, &c);
