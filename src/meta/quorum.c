@@ -955,6 +955,16 @@ const struct meta_broker *meta_brokers(const struct meta *m, size_t *n)
     return meta_image_brokers(m->img, n);
 }
 
+const struct meta_scram *meta_scram_credentials(const struct meta *m, size_t *n)
+{
+    return meta_image_scram(m->img, n);
+}
+
+const struct meta_scram *meta_scram_find(const struct meta *m, const char *user, int8_t mechanism)
+{
+    return meta_image_scram_find(m->img, user, mechanism);
+}
+
 const struct meta_listener *meta_broker_listener(const struct meta_broker *b, const char *name)
 {
     if (b->n_listeners < 1)
