@@ -4,7 +4,8 @@
  * its handler exists), except the broker-to-controller ones. On a broker that is not the
  * active controller, what only the controller decides (CreateTopics, DeleteTopics,
  * CreatePartitions, AlterConfigs, IncrementalAlterConfigs, ElectLeaders,
- * AlterPartitionReassignments, ListPartitionReassignments) is forwarded there before it reaches
+ * AlterPartitionReassignments, ListPartitionReassignments, AlterUserScramCredentials) is
+ * forwarded there before it reaches
  * its handler (admin_forward). */
 #include "server.h"
 
@@ -79,6 +80,8 @@ VIA(admin, admin, describe_configs)
 VIA(admin, admin, alter_configs)
 VIA(admin, admin, incremental_alter_configs)
 VIA(admin, admin, describe_cluster)
+VIA(admin, admin, describe_user_scram_credentials)
+VIA(admin, admin, alter_user_scram_credentials)
 VIA(admin, admin, describe_quorum)
 VIA(controller, controller, broker_registration)
 VIA(controller, controller, broker_heartbeat)
@@ -141,6 +144,9 @@ static const struct dispatch_entry table[] = {
     /* Reassignments (KIP-455), decided by the controller and forwarded there. */
     {PROTO_API_AlterPartitionReassignments, 0, 0, via_alter_partition_reassignments, false},
     {PROTO_API_ListPartitionReassignments, 0, 0, via_list_partition_reassignments, false},
+    /* SCRAM users (KIP-554), in the metadata log; Alter is forwarded to the controller. */
+    {PROTO_API_DescribeUserScramCredentials, 0, 0, via_describe_user_scram_credentials, false},
+    {PROTO_API_AlterUserScramCredentials, 0, 0, via_alter_user_scram_credentials, false},
     /* The metadata quorum, answered by its leader (admin/describe_quorum.c). */
     {PROTO_API_DescribeQuorum, 0, 1, via_describe_quorum, false},
 };

@@ -15,6 +15,7 @@
 #include "base/arena.h"
 #include "base/err.h"
 #include "base/slog.h"
+#include "meta/meta.h"
 #include "net/net.h"
 
 #define SASL_WARN_INTERVAL_MS 10000
@@ -188,4 +189,23 @@ void dispatch_sasl_authenticate(struct dispatch *d, struct net_request *req)
                    req->session->principal, sasl_mech_name(s->mech), req->session->listener);
     }
     net_respond(req, rs);
+}
+
+int dispatch_sasl_scram_lookup(void *meta, enum sasl_mech m, const char *name,
+                               struct sasl_scram_cred *out)
+{
+    int8_t km = m == SASL_MECH_SCRAM_SHA_256   ? META_SCRAM_SHA_256
+                : m == SASL_MECH_SCRAM_SHA_512 ? META_SCRAM_SHA_512
+                                               : 0;
+    const struct meta_scram *c = km ? meta_scram_find(meta, name, km) : NULL;
+    if (c == NULL || (size_t)c->key_len != sasl_scram_hash_len(m) ||
+        (size_t)c->salt_len > sizeof out->salt)
+        return -1;
+    memset(out, 0, sizeof *out);
+    out->iterations = c->iterations;
+    out->salt_len = (size_t)c->salt_len;
+    memcpy(out->salt, c->salt, out->salt_len);
+    memcpy(out->stored_key, c->stored_key, (size_t)c->key_len);
+    memcpy(out->server_key, c->server_key, (size_t)c->key_len);
+    return 0;
 }

@@ -160,6 +160,11 @@ static void start_listener(struct tallyd *t)
     t->dispatch.controller = t->controller;
     t->dispatch.cfg = &t->cfg;
     for (size_t i = 0; i < t->cfg.n_listeners; i++) {
+        /* SCRAM users are the metadata image's. */
+        t->cfg.listeners[i].sasl.scram_lookup = dispatch_sasl_scram_lookup;
+        t->cfg.listeners[i].sasl.scram_arg = t->meta;
+    }
+    for (size_t i = 0; i < t->cfg.n_listeners; i++) {
         const struct server_listener *l = &t->cfg.listeners[i];
         if (start_one_listener(t, l, &t->nets[i]) != 0) {
             t->nets[i] = NULL;

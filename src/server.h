@@ -161,5 +161,9 @@ bool dispatch_sasl_gate(struct dispatch *d, struct net_request *req);
  * connection after connection.failed.authentication.delay.ms. */
 void dispatch_sasl_handshake(struct dispatch *d, struct net_request *req);
 void dispatch_sasl_authenticate(struct dispatch *d, struct net_request *req);
+/* sasl_scram_lookup_fn over the metadata image (`meta` is a struct meta): the SCRAM users of
+ * AlterUserScramCredentials. */
+int dispatch_sasl_scram_lookup(void *meta, enum sasl_mech m, const char *name,
+                               struct sasl_scram_cred *out);
 
 #endif

@@ -105,6 +105,7 @@
     X(PRODUCER_FENCED, 90)                                                                         \
     X(RESOURCE_NOT_FOUND, 91)                                                                      \
     X(DUPLICATE_RESOURCE, 92)                                                                      \
+    X(UNACCEPTABLE_CREDENTIAL, 93)                                                                 \
     X(INVALID_UPDATE_VERSION, 95)                                                                  \
     X(UNKNOWN_TOPIC_ID, 100)                                                                       \
     X(DUPLICATE_BROKER_REGISTRATION, 101)                                                          \

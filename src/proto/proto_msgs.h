@@ -709,6 +709,74 @@ struct SaslAuthenticateResponse {
 
 extern const struct proto_struct proto_SaslAuthenticateResponse;
 
+/* DescribeUserScramCredentials (key 50), version 0, flexible from 0 (KIP-554). Users null:
+ * every user. */
+struct UserName {
+    char *Name; /* v0+ */
+};
+
+struct DescribeUserScramCredentialsRequest {
+    PROTO_ARRAY(struct UserName) Users; /* v0+, nullable v0+ */
+};
+
+extern const struct proto_struct proto_DescribeUserScramCredentialsRequest;
+
+struct CredentialInfo {
+    int8_t Mechanism;   /* v0+ */
+    int32_t Iterations; /* v0+ */
+};
+
+struct DescribeUserScramCredentialsResult {
+    char *User;                                         /* v0+ */
+    int16_t ErrorCode;                                  /* v0+ */
+    char *ErrorMessage;                                 /* v0+, nullable v0+ */
+    PROTO_ARRAY(struct CredentialInfo) CredentialInfos; /* v0+ */
+};
+
+struct DescribeUserScramCredentialsResponse {
+    int32_t ThrottleTimeMs;                                         /* v0+ */
+    int16_t ErrorCode;                                              /* v0+ */
+    char *ErrorMessage;                                             /* v0+, nullable v0+ */
+    PROTO_ARRAY(struct DescribeUserScramCredentialsResult) Results; /* v0+ */
+};
+
+extern const struct proto_struct proto_DescribeUserScramCredentialsResponse;
+
+/* AlterUserScramCredentials (key 51), version 0, flexible from 0 (KIP-554). The client sends
+ * the salted password (Hi(password, salt, i)), never the password. */
+struct ScramCredentialDeletion {
+    char *Name;       /* v0+ */
+    int8_t Mechanism; /* v0+ */
+};
+
+struct ScramCredentialUpsertion {
+    char *Name;                        /* v0+ */
+    int8_t Mechanism;                  /* v0+ */
+    int32_t Iterations;                /* v0+ */
+    struct proto_bytes Salt;           /* v0+ */
+    struct proto_bytes SaltedPassword; /* v0+ */
+};
+
+struct AlterUserScramCredentialsRequest {
+    PROTO_ARRAY(struct ScramCredentialDeletion) Deletions;   /* v0+ */
+    PROTO_ARRAY(struct ScramCredentialUpsertion) Upsertions; /* v0+ */
+};
+
+extern const struct proto_struct proto_AlterUserScramCredentialsRequest;
+
+struct AlterUserScramCredentialsResult {
+    char *User;         /* v0+ */
+    int16_t ErrorCode;  /* v0+ */
+    char *ErrorMessage; /* v0+, nullable v0+ */
+};
+
+struct AlterUserScramCredentialsResponse {
+    int32_t ThrottleTimeMs;                                      /* v0+ */
+    PROTO_ARRAY(struct AlterUserScramCredentialsResult) Results; /* v0+ */
+};
+
+extern const struct proto_struct proto_AlterUserScramCredentialsResponse;
+
 /* DescribeCluster (key 60), versions 0-2, flexible from 0. v2 (Kafka 4.0, KIP-1073) lists
  * fenced brokers too when asked, each with IsFenced. */
 struct DescribeClusterRequest {

@@ -143,6 +143,13 @@ int sasl_scram_derive(enum sasl_mech m, const uint8_t *password, size_t password
                       const uint8_t *salt, size_t salt_len, int32_t iterations,
                       struct sasl_scram_cred *out);
 
+/* The credential's keys from a salted password (SaltedPassword = Hi(password, salt, i), what
+ * AlterUserScramCredentials carries): StoredKey = H(HMAC(SaltedPassword, "Client Key")),
+ * ServerKey = HMAC(SaltedPassword, "Server Key"), each sasl_scram_hash_len(m) bytes. 0 or
+ * -1 (salted_len is not the hash's length, OpenSSL failure). */
+int sasl_scram_keys(enum sasl_mech m, const uint8_t *salted, size_t salted_len, uint8_t *stored_key,
+                    uint8_t *server_key);
+
 /* Fills buf with n random bytes from OpenSSL's RAND_bytes. 0 or -1. */
 int sasl_random(uint8_t *buf, size_t n);
 

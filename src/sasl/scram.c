@@ -6,6 +6,7 @@
  *                 client-first-bare = "n=" saslname ",r=" c-nonce [",tokenauth=..."...]
  *   server-first  "r=" c-nonce s-nonce ",s=" base64(salt) ",i=" iterations
  *   client-final  "c=" base64(gs2-header) ",r=" nonce ",p=" base64(ClientProof)
+ *                 (nonce ends with server-first's: librdkafka 2.0 puts its own in front)
  *   server-final  "v=" base64(ServerSignature)
  *
  * AuthMessage = client-first-bare "," server-first "," client-final-without-proof;
@@ -86,6 +87,23 @@ int sasl_scram_derive(enum sasl_mech m, const uint8_t *password, size_t password
     rc = 0;
 out:
     OPENSSL_cleanse(salted, sizeof salted);
+    OPENSSL_cleanse(client_key, sizeof client_key);
+    return rc;
+}
+
+int sasl_scram_keys(enum sasl_mech m, const uint8_t *salted, size_t salted_len, uint8_t *stored_key,
+                    uint8_t *server_key)
+{
+    const EVP_MD *md = md_of(m);
+    size_t h = sasl_scram_hash_len(m);
+    uint8_t client_key[SASL_SCRAM_MAX_KEY];
+    int rc = -1;
+    if (md == NULL || salted_len != h)
+        return -1;
+    if (hmac(md, salted, h, (const uint8_t *)"Client Key", 10, client_key) == 0 &&
+        hmac(md, salted, h, (const uint8_t *)"Server Key", 10, server_key) == 0 &&
+        EVP_Digest(client_key, h, stored_key, NULL, md, NULL) == 1)
+        rc = 0;
     OPENSSL_cleanse(client_key, sizeof client_key);
     return rc;
 }
@@ -182,10 +200,11 @@ int sasl_scram_first(struct sasl_session *s, const uint8_t *token, size_t len)
         return ERR_SASL_AUTHENTICATION_FAILED;
     memcpy(st->gs2, t, gs2_len);
     st->gs2[gs2_len] = '\0';
-    const char *bare = t + gs2_len;
+    /* Parsed from the NUL-terminated copy: the token itself is not terminated. */
     size_t bare_len = len - gs2_len;
-    memcpy(st->first_bare, bare, bare_len);
+    memcpy(st->first_bare, t + gs2_len, bare_len);
     st->first_bare[bare_len] = '\0';
+    const char *bare = st->first_bare;
     /* "n=" saslname ",r=" nonce [",ext..."] */
     if (bare_len < 2 || strncmp(bare, "n=", 2) != 0)
         return ERR_SASL_AUTHENTICATION_FAILED;
@@ -245,7 +264,7 @@ int sasl_scram_first(struct sasl_session *s, const uint8_t *token, size_t len)
 int sasl_scram_final(struct sasl_session *s, const uint8_t *token, size_t len)
 {
     struct sasl_scram_state *st = s->scram;
-    const char *t = (const char *)token;
+    char t[SCRAM_MAX_MSG]; /* the token, NUL-terminated */
     const EVP_MD *md = md_of(s->mech);
     size_t h = sasl_scram_hash_len(s->mech);
     char want_c[SASL_MAX_NAME * 2 + 16], auth[SCRAM_MAX_MSG * 3 + 4];
@@ -255,6 +274,8 @@ int sasl_scram_final(struct sasl_session *s, const uint8_t *token, size_t len)
 
     if (st == NULL || md == NULL || len >= SCRAM_MAX_MSG || memchr(token, 0, len) != NULL)
         goto out;
+    memcpy(t, token, len);
+    t[len] = '\0';
     /* "c=" base64(gs2-header) ",r=" nonce ",p=" proof: the proof is last. */
     const char *p = NULL;
     for (size_t i = len; i >= 3; i--)
@@ -273,8 +294,11 @@ int sasl_scram_final(struct sasl_session *s, const uint8_t *token, size_t len)
         goto out;
     const char *nonce = t + wl + 3;
     size_t nonce_len = strcspn(nonce, ",");
-    if (nonce + nonce_len > p || nonce_len != strlen(st->nonce) ||
-        memcmp(nonce, st->nonce, nonce_len) != 0)
+    /* The nonce must end with the server-first one, Kafka's check (not RFC 5802's equality):
+     * librdkafka 2.0 sends its own nonce again in front of it. */
+    size_t want = strlen(st->nonce);
+    if (nonce + nonce_len > p || nonce_len < want ||
+        memcmp(nonce + nonce_len - want, st->nonce, want) != 0)
         goto out;
     int pl = b64_decode(p + 3, len - without_proof - 3, proof, sizeof proof);
     if (pl != (int)h)

@@ -352,3 +352,241 @@ def test_ssl_listener_is_refused(broker_factory):
     with pytest.raises(RuntimeError):
         b.start()
     assert "security protocol SSL is not implemented yet" in b.stderr_all()
+
+
+# ---- SCRAM (KIP-554 credentials in the metadata log) --------------------------------------
+
+import hashlib
+import os
+
+SCRAM_MECHS = {"SCRAM-SHA-256": (1, "sha256"), "SCRAM-SHA-512": (2, "sha512")}
+
+
+def compact_bytes(b):
+    return kproto.uvarint(len(b) + 1) + b
+
+
+def alter_scram_request(corr, upsertions=(), deletions=()):
+    """AlterUserScramCredentials v0. upsertions: (name, mech, iterations, salt, salted);
+    deletions: (name, mech)."""
+    def dele(d):
+        return kproto.compact_string(d[0]) + kproto.i8(d[1]) + kproto.uvarint(0)
+
+    def ups(u):
+        return (kproto.compact_string(u[0]) + kproto.i8(u[1]) + kproto.i32(u[2]) +
+                compact_bytes(u[3]) + compact_bytes(u[4]) + kproto.uvarint(0))
+    body = (kproto._compact_array(list(deletions), dele) +
+            kproto._compact_array(list(upsertions), ups) + kproto.uvarint(0))
+    return kproto.frame(kproto.header(51, 0, corr, flexible=True) + body)
+
+
+def alter_scram(port, upsertions=(), deletions=()):
+    """→ {user: (error, message)}"""
+    with kproto.Conn(port) as c:
+        body = kproto._roundtrip(c, alter_scram_request(c.next_corr(), upsertions, deletions),
+                                 flexible_header=True)
+    r = kproto.Reader(body)
+    r.i32()
+
+    def res(rr):
+        user, err, msg = rr.compact_string(), rr.i16(), rr.compact_string()
+        rr.skip_tags()
+        return user, (err, msg)
+    return dict(r.compact_array(res))
+
+
+def describe_scram(port, users=None):
+    """→ (error, {user: (error, [(mechanism, iterations)])})"""
+    def user(u):
+        return kproto.compact_string(u) + kproto.uvarint(0)
+    body = kproto._compact_array(users, user) + kproto.uvarint(0)
+    with kproto.Conn(port) as c:
+        body = kproto._roundtrip(
+            c, kproto.frame(kproto.header(50, 0, c.next_corr(), flexible=True) + body),
+            flexible_header=True)
+    r = kproto.Reader(body)
+    r.i32()
+    err = r.i16()
+    r.compact_string()
+
+    def info(rr):
+        m, it = rr.i8(), rr.i32()
+        rr.skip_tags()
+        return m, it
+
+    def res(rr):
+        u, e = rr.compact_string(), rr.i16()
+        rr.compact_string()
+        infos = rr.compact_array(info)
+        rr.skip_tags()
+        return u, (e, infos)
+    return err, dict(r.compact_array(res) or [])
+
+
+def scram_upsertion(user, password, mech, iterations=4096):
+    num, h = SCRAM_MECHS[mech]
+    salt = os.urandom(16)
+    salted = hashlib.pbkdf2_hmac(h, password.encode(), salt, iterations)
+    return (user, num, iterations, salt, salted)
+
+
+@pytest.fixture
+def scram_broker(broker_factory):
+    b = broker_factory(start=False)
+    b.sasl_port = harness.free_port()
+    b.settings.update(sasl_settings(
+        b, b.sasl_port,
+        **{"listener.name.sasl_plaintext.sasl.enabled.mechanisms":
+           "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512"}))
+    b.start()
+    return b
+
+
+def scram_roundtrip(b, topic, mech, user, password, value):
+    from confluent_kafka import Consumer, Producer, TopicPartition
+    p = Producer(conf(b, user=user, password=password, **{"sasl.mechanism": mech}))
+    p.produce(topic, value=value, partition=0)
+    assert p.flush(30) == 0
+    c = Consumer(conf(b, user=user, password=password,
+                      **{"sasl.mechanism": mech, "group.id": "g-" + mech,
+                         "auto.offset.reset": "earliest"}))
+    c.assign([TopicPartition(topic, 0, 0)])
+    got = []
+    deadline = time.monotonic() + 30
+    while value not in got and time.monotonic() < deadline:
+        m = c.poll(1.0)
+        if m is not None and not m.error():
+            got.append(m.value())
+    c.close()
+    assert value in got
+
+
+def test_scram_users_created_with_alter_and_kept_across_a_restart(scram_broker):
+    b = scram_broker
+    harness.create_topics(b, [("sasl-scram", 1, None)])
+    res = alter_scram(b.port, [scram_upsertion("carol", "carol-256", "SCRAM-SHA-256"),
+                               scram_upsertion("carol", "carol-512", "SCRAM-SHA-512", 8192)])
+    assert res == {"carol": (0, None)}
+    err, users = describe_scram(b.port)
+    assert err == 0 and users == {"carol": (0, [(1, 4096), (2, 8192)])}
+    scram_roundtrip(b, "sasl-scram", "SCRAM-SHA-256", "carol", "carol-256", b"s256")
+    scram_roundtrip(b, "sasl-scram", "SCRAM-SHA-512", "carol", "carol-512", b"s512")
+    # Each mechanism has its own password; neither is ever accepted for the other.
+    assert not scram_login_works(b, "SCRAM-SHA-256", "carol", "carol-512")
+    assert not scram_login_works(b, "SCRAM-SHA-512", "carol", "carol-256")
+    b.restart()
+    scram_roundtrip(b, "sasl-scram", "SCRAM-SHA-512", "carol", "carol-512", b"after")
+    assert describe_scram(b.port, ["carol"])[1] == {"carol": (0, [(1, 4096), (2, 8192)])}
+    # The password is not in the metadata log or its snapshots: only salted, iterated keys.
+    for root, _, files in os.walk(os.path.join(b.data_dir, "__cluster_metadata-0")):
+        for f in files:
+            with open(os.path.join(root, f), "rb") as fh:
+                data = fh.read()
+            assert b"carol-256" not in data and b"carol-512" not in data
+
+
+def scram_login_works(b, mech, user, password):
+    """Whether a confluent-kafka client logs in with SCRAM and gets Metadata."""
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import AdminClient
+    errors = []
+    a = AdminClient(conf(b, user=user, password=password,
+                         **{"sasl.mechanism": mech, "error_cb": errors.append}))
+    try:
+        md = a.list_topics(timeout=5)
+    except KafkaException:
+        return False
+    return bool(md.brokers) and not errors
+
+
+def test_scram_wrong_password_and_unknown_user_fail(scram_broker):
+    from confluent_kafka import Producer
+    b = scram_broker
+    harness.create_topics(b, [("sasl-scram-guard", 1, None)])
+    assert alter_scram(b.port, [scram_upsertion("dan", "dan-pw", "SCRAM-SHA-256")]) == \
+        {"dan": (0, None)}
+    before = topic_end(b, "sasl-scram-guard")
+    for user, password in (("dan", "not-dan"), ("nobody", "dan-pw")):
+        errors = []
+        p = Producer(conf(b, user=user, password=password,
+                          **{"sasl.mechanism": "SCRAM-SHA-256", "error_cb": errors.append,
+                             "message.timeout.ms": 4000}))
+        p.produce("sasl-scram-guard", value=b"no")
+        p.flush(6)
+        assert any("uthentication" in e.str() for e in errors), errors
+    assert_other_client_served(b)
+    assert topic_end(b, "sasl-scram-guard") == before
+    assert scram_login_works(b, "SCRAM-SHA-256", "dan", "dan-pw")
+    # Raw, as a client that ignores the server's signature would: the broker itself refuses
+    # the proof, and the connection closes.
+    assert raw_scram(b, "dan", "dan-pw")[0] == 0
+    for user, password in (("dan", "not-dan"), ("nobody", "dan-pw")):
+        err, msg = raw_scram(b, user, password)
+        assert (err, msg) == (58, "Authentication failed: Invalid username or password")
+
+
+def raw_scram(b, user, password, mech="SCRAM-SHA-256"):
+    """One SCRAM exchange over SaslAuthenticate v1 → (error, message) of its last step."""
+    import base64
+    import hmac
+    h = SCRAM_MECHS[mech][1]
+    with kproto.Conn(b.sasl_port) as c:
+        assert handshake(c, mech)[0] == 0
+        first_bare = "n=%s,r=rawclientnonce" % user
+        err, msg, server_first, _ = authenticate(c, ("n,," + first_bare).encode())
+        if err:
+            return err, msg
+        attrs = dict(kv.split("=", 1) for kv in server_first.decode().split(","))
+        salted = hashlib.pbkdf2_hmac(h, password.encode(), base64.b64decode(attrs["s"]),
+                                     int(attrs["i"]))
+        client_key = hmac.new(salted, b"Client Key", h).digest()
+        stored = hashlib.new(h, client_key).digest()
+        without_proof = "c=biws,r=" + attrs["r"]
+        auth = ",".join([first_bare, server_first.decode(), without_proof]).encode()
+        sig = hmac.new(stored, auth, h).digest()
+        proof = bytes(x ^ y for x, y in zip(client_key, sig))
+        final = without_proof + ",p=" + base64.b64encode(proof).decode()
+        err, msg, _, _ = authenticate(c, final.encode())
+        if err:
+            assert c.is_closed_by_peer(timeout=5.0)
+        return err, msg
+
+
+def test_kafka_python_scram(scram_broker):
+    from kafka import KafkaProducer
+    b = scram_broker
+    harness.create_topics(b, [("sasl-kp-scram", 1, None)])
+    assert alter_scram(b.port, [scram_upsertion("erin", "erin-pw", "SCRAM-SHA-512")]) == \
+        {"erin": (0, None)}
+    p = KafkaProducer(bootstrap_servers="127.0.0.1:%d" % b.sasl_port,
+                      security_protocol="SASL_PLAINTEXT", sasl_mechanism="SCRAM-SHA-512",
+                      sasl_plain_username="erin", sasl_plain_password="erin-pw")
+    p.send("sasl-kp-scram", b"kp", partition=0).get(timeout=30)
+    p.close()
+    assert topic_end(b, "sasl-kp-scram") == 1
+
+
+def test_alter_scram_refusals_change_nothing(scram_broker):
+    b = scram_broker
+    ok = scram_upsertion("fay", "fay-pw", "SCRAM-SHA-256")
+    res = alter_scram(b.port, [
+        ok,
+        scram_upsertion("gus", "x", "SCRAM-SHA-256", iterations=1000),
+        ("hal", 3, 4096, b"salt", b"x" * 32),                      # unknown mechanism
+        ("ivy", 1, 4096, b"salt", b"short"),                       # salted password length
+        scram_upsertion("jo", "a", "SCRAM-SHA-256"), scram_upsertion("jo", "b", "SCRAM-SHA-256"),
+        scram_upsertion("", "a", "SCRAM-SHA-256"),
+    ], deletions=[("kim", 1)])
+    assert res["fay"] == (0, None)
+    assert res["gus"][0] == 93 and res["ivy"][0] == 93 and res[""][0] == 93
+    assert res["hal"][0] == 33
+    assert res["jo"][0] == 92
+    assert res["kim"][0] == 91
+    err, users = describe_scram(b.port)
+    assert users == {"fay": (0, [(1, 4096)])}
+    assert describe_scram(b.port, ["gus"])[1] == {"gus": (91, [])}
+    # Deletion works, and the user can no longer log in.
+    assert scram_login_works(b, "SCRAM-SHA-256", "fay", "fay-pw")
+    assert alter_scram(b.port, deletions=[("fay", 1)]) == {"fay": (0, None)}
+    assert describe_scram(b.port)[1] == {}
+    assert not scram_login_works(b, "SCRAM-SHA-256", "fay", "fay-pw")
