@@ -590,3 +590,73 @@ def test_alter_scram_refusals_change_nothing(scram_broker):
     assert alter_scram(b.port, deletions=[("fay", 1)]) == {"fay": (0, None)}
     assert describe_scram(b.port)[1] == {}
     assert not scram_login_works(b, "SCRAM-SHA-256", "fay", "fay-pw")
+
+
+def test_three_nodes_sasl_listeners_forwarded_alter_and_replicated_users(tmp_path):
+    """Three voters, each with a SASL listener: Metadata on a SASL listener names every
+    broker's SASL address (and on PLAINTEXT the PLAINTEXT ones); a SCRAM user made on a
+    broker that is not the controller (forwarded) can log in on every broker."""
+    from confluent_kafka.admin import AdminClient
+    nodes = [harness.TallyBroker(tmp_path / ("n%d" % i), node_id=i) for i in (1, 2, 3)]
+    quorum = ",".join("%d@127.0.0.1:%d" % (n.node_id, n.controller_port) for n in nodes)
+    for n in nodes:
+        n.sasl_port = harness.free_port()
+        n.settings.update(sasl_settings(
+            n, n.sasl_port, **{"listener.name.sasl_plaintext.sasl.enabled.mechanisms":
+                               "PLAIN,SCRAM-SHA-256"}))
+        n.settings.update({"controller.quorum.voters": quorum, "cluster.id": "saslThreeNodes1"})
+    try:
+        for n in nodes:
+            n.start(wait=False)
+        for n in nodes:
+            n.wait_ready(60)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            with nodes[0].conn() as c:
+                md = c.metadata(version=1)
+            if len(md["brokers"]) == 3:
+                break
+            time.sleep(0.2)
+        assert sorted(p for _, _, p in md["brokers"]) == sorted(n.port for n in nodes)
+        ctl = md["controller_id"]
+        for n in nodes:
+            deadline = time.monotonic() + 30
+            while True:
+                with kproto.Conn(n.sasl_port) as c:
+                    assert handshake(c)[0] == 0
+                    assert authenticate(c, plain_token("alice", "alice-secret"))[0] == 0
+                    smd = c.metadata(version=1)
+                got = sorted(p for _, _, p in smd["brokers"])
+                if len(got) == 3 or time.monotonic() > deadline:
+                    break
+                time.sleep(0.2)
+            assert got == sorted(x.sasl_port for x in nodes)
+
+        other = next(n for n in nodes if n.node_id != ctl)
+        assert alter_scram(other.port, [scram_upsertion("zed", "zed-pw", "SCRAM-SHA-256")]) == \
+            {"zed": (0, None)}
+        for n in nodes:
+            deadline = time.monotonic() + 30
+            while describe_scram(n.port, ["zed"])[1] != {"zed": (0, [(1, 4096)])}:
+                assert time.monotonic() < deadline, "zed never reached node %d" % n.node_id
+                time.sleep(0.1)
+            assert raw_scram_on(n, "zed", "zed-pw") == (0, None)
+        a = AdminClient({"bootstrap.servers": "127.0.0.1:%d" % nodes[2].sasl_port,
+                         "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "SCRAM-SHA-256",
+                         "sasl.username": "zed", "sasl.password": "zed-pw"})
+        assert len(a.list_topics(timeout=20).brokers) == 3
+    finally:
+        problems = []
+        for n in nodes:
+            try:
+                if n.alive():
+                    n.stop(check=True)
+            except AssertionError as e:
+                problems.append(str(e))
+        assert not problems, "\n".join(problems)
+
+
+def raw_scram_on(node, user, password):
+    class B:
+        sasl_port = node.sasl_port
+    return raw_scram(B, user, password)
