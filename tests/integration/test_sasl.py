@@ -660,3 +660,46 @@ def raw_scram_on(node, user, password):
     class B:
         sasl_port = node.sasl_port
     return raw_scram(B, user, password)
+
+
+def test_a_leader_without_the_clients_listener_is_not_available_to_it(tmp_path):
+    """Two voters, only node 1 with a SASL listener: a SASL client's Metadata lists node 1
+    alone, and a partition led by node 2 is LEADER_NOT_AVAILABLE with no leader for it,
+    while PLAINTEXT clients see both brokers and both leaders."""
+    nodes = [harness.TallyBroker(tmp_path / ("n%d" % i), node_id=i) for i in (1, 2)]
+    quorum = ",".join("%d@127.0.0.1:%d" % (n.node_id, n.controller_port) for n in nodes)
+    nodes[0].sasl_port = harness.free_port()
+    nodes[0].settings.update(sasl_settings(nodes[0], nodes[0].sasl_port))
+    for n in nodes:
+        n.settings.update({"controller.quorum.voters": quorum, "cluster.id": "saslTwoNodesHet1"})
+    try:
+        for n in nodes:
+            n.start(wait=False)
+        for n in nodes:
+            n.wait_ready(60)
+        harness.create_topics(nodes[0], [("het", 4, None)])
+        deadline = time.monotonic() + 30
+        while True:
+            with nodes[0].conn() as c:
+                md = c.metadata(["het"], version=1)
+            leaders = {p: v[1] for p, v in md["topics"]["het"][2].items()}
+            if len(md["brokers"]) == 2 and all(x >= 0 for x in leaders.values()) and \
+                    len(leaders) == 4:
+                break
+            assert time.monotonic() < deadline, md
+            time.sleep(0.2)
+        assert set(leaders.values()) == {1, 2}, leaders  # placement spreads leaders
+        with kproto.Conn(nodes[0].sasl_port) as c:
+            assert handshake(c)[0] == 0
+            assert authenticate(c, plain_token("alice", "alice-secret"))[0] == 0
+            smd = c.metadata(["het"], version=1)
+        assert [(i, p) for i, _, p in smd["brokers"]] == [(1, nodes[0].sasl_port)]
+        for p, (err, leader, _, _) in smd["topics"]["het"][2].items():
+            if leaders[p] == 1:
+                assert (err, leader) == (0, 1)
+            else:
+                assert (err, leader) == (5, -1)
+    finally:
+        for n in nodes:
+            if n.alive():
+                n.stop(check=True)
