@@ -17,18 +17,18 @@ CSTD     := -std=c11 -D_GNU_SOURCE
 WARN     := -Wall -Wextra -Werror -Wshadow
 CFLAGS   ?= -O2 -g
 CPPFLAGS += -Isrc -MMD -MP
-LIBS     := -lraft -luv -llz4 -lzstd -lsnappy -lz -lm -lmicrohttpd -lpthread
+LIBS     := -lraft -luv -llz4 -lzstd -lsnappy -lz -lm -lmicrohttpd -lcrypto -lpthread
 TOOLLIBS := -lrdkafka
 
 DEB_PKGS := build-essential pkg-config libuv1-dev libraft-dev zlib1g-dev liblz4-dev libzstd-dev \
             libsnappy-dev librdkafka-dev kcat python3-pytest python3-confluent-kafka \
             python3-kafka clang clang-format strace golang-go golang-github-shopify-sarama-dev \
-            iproute2 nftables libmicrohttpd-dev prometheus
+            iproute2 nftables libmicrohttpd-dev prometheus libssl-dev
 
-MODULES  := base proto record log meta config controller pstate replica net broker group txn admin \
+MODULES  := base proto record log meta config sasl controller pstate replica net broker group txn admin \
             exporter
 LIB_SRC  := $(foreach m,$(MODULES),$(wildcard src/$(m)/*.c))
-MAIN_SRC := src/main.c src/dispatch.c src/server_config.c src/lifecycle.c
+MAIN_SRC := src/main.c src/dispatch.c src/dispatch_sasl.c src/server_config.c src/lifecycle.c
 TOOL_SRC := $(wildcard tools/*.c)
 UNIT_SRC := $(wildcard tests/unit/*.c)
 
@@ -169,7 +169,8 @@ $(B)/fuzz_compressed: fuzz/fuzz_compressed.c $(filter src/base/% src/record/%,$(
 # with coverage instrumentation; only the target's own file is held to -Werror under clang.
 F_FLAGS  := $(CSTD) -O1 -g -fsanitize=fuzzer-no-link,address,undefined \
             -fno-sanitize-recover=undefined -fno-omit-frame-pointer $(CPPFLAGS)
-F_OBJ    := $(patsubst %.c,$(B)/fuzz/%.o,$(LIB_SRC) src/dispatch.c src/server_config.c)
+F_OBJ    := $(patsubst %.c,$(B)/fuzz/%.o,$(LIB_SRC) src/dispatch.c src/dispatch_sasl.c \
+                                                  src/server_config.c)
 $(B)/fuzz/%.o: %.c
 	@mkdir -p $(dir $@)
 	clang $(F_FLAGS) -c $< -o $@

@@ -4,7 +4,8 @@
  * its handler exists), except the broker-to-controller ones. On a broker that is not the
  * active controller, what only the controller decides (CreateTopics, DeleteTopics,
  * CreatePartitions, AlterConfigs, IncrementalAlterConfigs, ElectLeaders,
- * AlterPartitionReassignments, ListPartitionReassignments) is forwarded there before it reaches
+ * AlterPartitionReassignments, ListPartitionReassignments, AlterUserScramCredentials) is
+ * forwarded there before it reaches
  * its handler (admin_forward). */
 #include "server.h"
 
@@ -79,6 +80,8 @@ VIA(admin, admin, describe_configs)
 VIA(admin, admin, alter_configs)
 VIA(admin, admin, incremental_alter_configs)
 VIA(admin, admin, describe_cluster)
+VIA(admin, admin, describe_user_scram_credentials)
+VIA(admin, admin, alter_user_scram_credentials)
 VIA(admin, admin, describe_quorum)
 VIA(controller, controller, broker_registration)
 VIA(controller, controller, broker_heartbeat)
@@ -95,6 +98,7 @@ static const struct dispatch_entry table[] = {
     {PROTO_API_Fetch, 0, 13, via_fetch, false},
     {PROTO_API_ListOffsets, 0, 7, via_list_offsets, false},
     {PROTO_API_Metadata, 0, 12, via_metadata, false},
+    {PROTO_API_SaslHandshake, 0, 1, dispatch_sasl_handshake, false},
     {PROTO_API_ApiVersions, 0, 3, api_versions, false},
     {PROTO_API_CreateTopics, 0, 7, via_create_topics, false},
     {PROTO_API_DeleteTopics, 0, 6, via_delete_topics, false},
@@ -107,6 +111,7 @@ static const struct dispatch_entry table[] = {
     {PROTO_API_DescribeCluster, 0, 2, via_describe_cluster, false},
     {PROTO_API_DescribeProducers, 0, 0, via_describe_producers, false},
     {PROTO_API_DescribeLogDirs, 0, 4, via_describe_log_dirs, false},
+    {PROTO_API_SaslAuthenticate, 0, 2, dispatch_sasl_authenticate, false},
     {PROTO_API_OffsetCommit, 0, 8, via_offset_commit, false},
     {PROTO_API_OffsetFetch, 0, 8, via_offset_fetch, false},
     {PROTO_API_FindCoordinator, 0, 4, via_find_coordinator, false},
@@ -139,6 +144,9 @@ static const struct dispatch_entry table[] = {
     /* Reassignments (KIP-455), decided by the controller and forwarded there. */
     {PROTO_API_AlterPartitionReassignments, 0, 0, via_alter_partition_reassignments, false},
     {PROTO_API_ListPartitionReassignments, 0, 0, via_list_partition_reassignments, false},
+    /* SCRAM users (KIP-554), in the metadata log; Alter is forwarded to the controller. */
+    {PROTO_API_DescribeUserScramCredentials, 0, 0, via_describe_user_scram_credentials, false},
+    {PROTO_API_AlterUserScramCredentials, 0, 0, via_alter_user_scram_credentials, false},
     /* The metadata quorum, answered by its leader (admin/describe_quorum.c). */
     {PROTO_API_DescribeQuorum, 0, 1, via_describe_quorum, false},
 };
@@ -197,9 +205,13 @@ void dispatch_request(void *ctx, struct net_request *req)
 
     /* ApiVersions at an unsupported version still gets its v0 answer (KIP-511). */
     if (e && (!req->version_supported || (v >= e->min_version && v <= e->max_version))) {
+        /* A SASL listener serves nothing else before its client authenticated. */
+        if (!dispatch_sasl_gate(d, req))
+            return;
         /* Before the controller has unfenced this broker only the APIs that get it there (and
          * ApiVersions) are served: its image may still lag the cluster's. */
-        if (!d->serving && !e->internal && e->key != PROTO_API_ApiVersions) {
+        if (!d->serving && !e->internal && e->key != PROTO_API_ApiVersions &&
+            e->key != PROTO_API_SaslHandshake && e->key != PROTO_API_SaslAuthenticate) {
             slog_debug("dispatch", "%s from %s before this broker serves; closing", req->api->name,
                        req->peer);
             net_close_connection(req);

@@ -187,7 +187,7 @@ static void send_registration(struct lifecycle *lc)
 {
     const struct server_config *cfg = lc->o.cfg;
     struct BrokerRegistrationRequest rq = {0};
-    struct BrokerRegistrationListener ls[2] = {{0}};
+    struct BrokerRegistrationListener ls[SERVER_MAX_LISTENERS + 1] = {{0}};
     struct proto_uuid dir;
     char chost[160];
     const char *colon;
@@ -197,15 +197,21 @@ static void send_registration(struct lifecycle *lc)
     if (colon == NULL)
         return;
     chost[colon - chost] = '\0';
-    ls[0] = (struct BrokerRegistrationListener){"PLAINTEXT", (char *)cfg->adv_host,
-                                                (uint16_t)cfg->adv_port, 0};
-    ls[1] = (struct BrokerRegistrationListener){"CONTROLLER", chost, (uint16_t)atoi(colon + 1), 0};
+    /* Every Kafka listener, the inter-broker one first (the image's address of a broker is
+     * its first listener), then the raft one. */
+    size_t n = cfg->n_listeners;
+    for (size_t i = 0; i < n; i++) {
+        const struct server_listener *l = &cfg->listeners[i];
+        ls[i] = (struct BrokerRegistrationListener){(char *)l->name, (char *)l->adv_host,
+                                                    (uint16_t)l->adv_port, l->security_protocol};
+    }
+    ls[n] = (struct BrokerRegistrationListener){"CONTROLLER", chost, (uint16_t)atoi(colon + 1), 0};
     memcpy(dir.b, cfg->dir_id, 16);
     rq.BrokerId = cfg->node_id;
     rq.ClusterId = (char *)cfg->cluster_id;
     memcpy(rq.IncarnationId.b, lc->incarnation, 16);
     rq.Listeners.v = ls;
-    rq.Listeners.n = 2;
+    rq.Listeners.n = (int32_t)n + 1;
     rq.Features.n = 0;
     rq.Rack = (char *)props_get(cfg->props, "broker.rack");
     rq.LogDirs.v = &dir;

@@ -44,7 +44,8 @@ struct tallyd {
     struct net_client *client;       /* to the controller and other brokers */
     struct net_client *fetch_client; /* the follower fetcher's own connections */
     unsigned bootstrap_next;         /* round-robin over controller.bootstrap.servers */
-    struct net_server *net;
+    struct net_server *net;          /* the inter-broker (first) listener: nets[0] */
+    struct net_server *nets[SERVER_MAX_LISTENERS]; /* one per Kafka listener, as cfg.listeners */
     struct dispatch dispatch;
     uv_signal_t sigterm, sigint;
     struct tclock_timer timer;
@@ -155,16 +156,49 @@ static int ensure_internal_topic(void *arg, const char *name, int32_t partitions
 }
 
 static void on_running(void *arg);
+static int start_one_listener(struct tallyd *t, const struct server_listener *l,
+                              struct net_server **out);
 
 /* The Kafka listener, as soon as the metadata is loaded: until this broker serves, it answers
  * only ApiVersions and the broker-to-controller APIs (the controller's own registration comes
  * in through it). */
 static void start_listener(struct tallyd *t)
 {
+    t->dispatch.controller = t->controller;
+    t->dispatch.cfg = &t->cfg;
+    for (size_t i = 0; i < t->cfg.n_listeners; i++) {
+        /* SCRAM users are the metadata image's. */
+        t->cfg.listeners[i].sasl.scram_lookup = dispatch_sasl_scram_lookup;
+        t->cfg.listeners[i].sasl.scram_arg = t->meta;
+    }
+    for (size_t i = 0; i < t->cfg.n_listeners; i++) {
+        const struct server_listener *l = &t->cfg.listeners[i];
+        if (start_one_listener(t, l, &t->nets[i]) != 0) {
+            t->nets[i] = NULL;
+            shutdown_tallyd(t, 1);
+            return;
+        }
+        slog_info("main",
+                  "node %d: %s %s:%d listening (%s%s); serving clients once the controller "
+                  "unfences this broker",
+                  t->cfg.node_id, l->name, l->host, net_server_port(t->nets[i]),
+                  l->security_protocol == SERVER_SASL_PLAINTEXT ? "SASL_PLAINTEXT" : "PLAINTEXT",
+                  i == 0 ? ", inter-broker" : "");
+    }
+    t->net = t->nets[0];
+}
+
+/* One Kafka listener: its connections carry the listener's name and whether they must
+ * authenticate (net_session). */
+static int start_one_listener(struct tallyd *t, const struct server_listener *l,
+                              struct net_server **out)
+{
     struct net_options no = {
         .clock = t->clock,
-        .host = t->cfg.host,
-        .port = t->cfg.port,
+        .host = l->host,
+        .port = l->port,
+        .listener = l->name,
+        .sasl = l->security_protocol == SERVER_SASL_PLAINTEXT,
         .max_frame = t->cfg.max_frame,
         .max_inflight = 64,
         .max_idle_ms = props_get_int(t->cfg.props, "connections.max.idle.ms", 600000, NULL),
@@ -179,16 +213,7 @@ static void start_listener(struct tallyd *t)
         .on_response = t->exporter ? exporter_response : NULL,
         .on_response_arg = t->exporter,
     };
-    t->dispatch.controller = t->controller;
-    if (net_server_start(t->loop, &no, dispatch_request, &t->dispatch, &t->net) != 0) {
-        t->net = NULL;
-        shutdown_tallyd(t, 1);
-        return;
-    }
-    slog_info("main",
-              "node %d: PLAINTEXT %s:%d listening; serving clients once the controller "
-              "unfences this broker",
-              t->cfg.node_id, t->cfg.host, net_server_port(t->net));
+    return net_server_start(t->loop, &no, dispatch_request, &t->dispatch, out);
 }
 
 /* The partitions and the coordinators, once this broker's own registration is in its image:
@@ -291,10 +316,10 @@ static void on_running(void *arg)
         return;
     t->dispatch.serving = true;
     slog_info("main",
-              "tallyd node %d started: cluster %s, PLAINTEXT %s:%d (advertised %s:%d), "
+              "tallyd node %d started: cluster %s, %s %s:%d (advertised %s:%d), "
               "data in %s",
-              t->cfg.node_id, t->cfg.cluster_id, t->cfg.host, net_server_port(t->net),
-              t->cfg.adv_host, t->cfg.adv_port, t->cfg.log_dir);
+              t->cfg.node_id, t->cfg.cluster_id, t->cfg.listeners[0].name, t->cfg.host,
+              net_server_port(t->net), t->cfg.adv_host, t->cfg.adv_port, t->cfg.log_dir);
 }
 
 static void on_fatal(void *arg)
@@ -507,8 +532,11 @@ static void shutdown_tallyd(struct tallyd *t, int code)
     t->dispatch.serving = false;
     /* Clients first, then the data plane, then partitions (flushed, checkpointed, marked
      * clean), then the metadata quorum; each step starts the next when done. */
-    if (t->net)
-        net_server_stop(t->net, on_net_stopped, t);
+    for (size_t i = 0; i < SERVER_MAX_LISTENERS; i++) {
+        if (t->nets[i])
+            net_server_stop(t->nets[i], on_net_stopped, t);
+        t->nets[i] = NULL;
+    }
     t->net = NULL;
     if (t->broker)
         broker_stop(t->broker, on_broker_stopped, t);

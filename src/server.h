@@ -10,21 +10,43 @@
 
 #include "base/slog.h"
 #include "meta/meta.h"
+#include "sasl/sasl.h"
 
 struct admin;
 struct net_request;
 struct props;
 
 #define SERVER_MAX_VOTERS 16
+#define SERVER_MAX_LISTENERS 8
+
+/* Kafka's security protocol numbers (BrokerRegistration's SecurityProtocol). */
+#define SERVER_PLAINTEXT 0
+#define SERVER_SASL_PLAINTEXT 2
+
+/* One Kafka listener of `listeners` (the CONTROLLER one, raft's, is not among them). */
+struct server_listener {
+    char name[64]; /* as written in listeners, e.g. "PLAINTEXT", "SASL_PLAINTEXT" */
+    char host[128];
+    int port;
+    char adv_host[128]; /* its entry in advertised.listeners, else host:port */
+    int adv_port;
+    int16_t security_protocol; /* SERVER_PLAINTEXT or SERVER_SASL_PLAINTEXT */
+    struct sasl_config sasl;   /* SASL_PLAINTEXT: mechanisms and PLAIN users */
+};
 
 struct server_config {
     struct props *props; /* everything, after defaults, file and --set */
     int32_t node_id;
-    char host[128]; /* PLAINTEXT listener */
+    /* The Kafka listeners, the inter-broker one first (it is the first listener registered,
+     * and the address other brokers use); host, port, adv_host and adv_port repeat its. */
+    size_t n_listeners;
+    struct server_listener listeners[SERVER_MAX_LISTENERS];
+    char host[128]; /* the inter-broker listener (inter.broker.listener.name, PLAINTEXT) */
     int port;
-    char adv_host[128]; /* advertised PLAINTEXT listener (= listener unless set) */
+    char adv_host[128]; /* its advertised address (= listener unless set) */
     int adv_port;
-    char controller[160]; /* CONTROLLER listener host:port (raft) */
+    int64_t auth_failure_delay_ms; /* connection.failed.authentication.delay.ms */
+    char controller[160];          /* CONTROLLER listener host:port (raft) */
     size_t n_voters;
     struct meta_voter voters[SERVER_MAX_VOTERS];
     char log_dir[PATH_MAX];       /* first entry of log.dirs */
@@ -52,7 +74,7 @@ void server_config_free(struct server_config *cfg);
  * Returns 0, or 1 after logging why the directory is refused. */
 int server_format_dir(struct server_config *cfg);
 
-/* Checks made before the metadata quorum starts: both listener ports are free, the
+/* Checks made before the metadata quorum starts: every listener's port is free, the
  * metadata dir's file system has room for the quorum's log segments, and a data dir holding
  * partition directories has a metadata log (missing or empty metadata would start an empty
  * cluster). Returns 0, or 1 after logging why start-up is refused. */
@@ -82,6 +104,10 @@ struct dispatch {
     bool serving;
     struct slog_limit not_served_log; /* "is not served" lines, across all connections */
     struct slog_limit starting_log;   /* "not serving yet" lines */
+    /* The listeners' SASL configurations (NULL: no SASL listener, as in fuzz_dispatch). */
+    const struct server_config *cfg;
+    struct slog_limit auth_failed_log; /* failed authentications, across all connections */
+    struct slog_limit unauthed_log;    /* requests before authentication */
 };
 
 /* ---- lifecycle.c: this broker's registration and heartbeats ---------------------------- */
@@ -124,5 +150,23 @@ void lifecycle_free(struct lifecycle *lc);
 
 /* net_request_cb: routes one decoded request to its handler. ctx is a struct dispatch. */
 void dispatch_request(void *ctx, struct net_request *req);
+
+/* ---- dispatch_sasl.c: SASL on SASL_PLAINTEXT listeners --------------------------------- */
+
+/* Whether req may be served on its connection: always on a listener without SASL and once
+ * authenticated; before that only ApiVersions, SaslHandshake and SaslAuthenticate. Anything
+ * else closes the connection (one rate-limited line) and false is returned. */
+bool dispatch_sasl_gate(struct dispatch *d, struct net_request *req);
+/* SaslHandshake (17) and SaslAuthenticate (36), raw v0 tokens included: the exchange of
+ * src/sasl/ on the connection's net_session (its `auth` holds the struct sasl_session); a
+ * success sets authenticated and the principal "User:<name>"; a failure answers
+ * SASL_AUTHENTICATION_FAILED / UNSUPPORTED_SASL_MECHANISM / ILLEGAL_SASL_STATE and closes the
+ * connection after connection.failed.authentication.delay.ms. */
+void dispatch_sasl_handshake(struct dispatch *d, struct net_request *req);
+void dispatch_sasl_authenticate(struct dispatch *d, struct net_request *req);
+/* sasl_scram_lookup_fn over the metadata image (`meta` is a struct meta): the SCRAM users of
+ * AlterUserScramCredentials. */
+int dispatch_sasl_scram_lookup(void *meta, enum sasl_mech m, const char *name,
+                               struct sasl_scram_cred *out);
 
 #endif

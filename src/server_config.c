@@ -93,6 +93,265 @@ static int find_listener(const char *list, const char *name, char *host, size_t 
     return -1;
 }
 
+/* Lower-case copy of a listener name, as listener.name.<l>. prefixes write it (static buffer:
+ * for one message at a time). */
+static const char *listener_lower(const char *name)
+{
+    static char out[64];
+    size_t i;
+    for (i = 0; name[i] && i + 1 < sizeof out; i++)
+        out[i] = (char)(name[i] >= 'A' && name[i] <= 'Z' ? name[i] + 32 : name[i]);
+    out[i] = '\0';
+    return out;
+}
+
+/* Whether `name` is one of the comma-separated names of `list`. */
+static bool name_in_list(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *q = list; *q;) {
+        while (*q == ' ' || *q == ',')
+            q++;
+        size_t len = strcspn(q, ", ");
+        if (len == n && strncmp(q, name, n) == 0)
+            return true;
+        q += len;
+    }
+    return false;
+}
+
+/* Kafka's security protocol names and numbers; Tally serves PLAINTEXT and SASL_PLAINTEXT. */
+static int protocol_number(const char *name)
+{
+    static const char *const names[] = {"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"};
+    for (int i = 0; i < 4; i++)
+        if (strcmp(names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+/* The security protocol listener.security.protocol.map gives listener `name`, or NULL. */
+static const char *map_protocol(const char *map, const char *name, char *out, size_t outlen)
+{
+    char buf[1024];
+    char *save, *item;
+    snprintf(buf, sizeof buf, "%s", map);
+    for (item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        while (*item == ' ')
+            item++;
+        char *colon = strchr(item, ':');
+        if (colon == NULL)
+            continue;
+        *colon = '\0';
+        if (strcmp(item, name) == 0) {
+            char *v = colon + 1;
+            v[strcspn(v, " ")] = '\0';
+            snprintf(out, outlen, "%s", v);
+            return out;
+        }
+    }
+    return NULL;
+}
+
+/* listener.name.<listener, lower case>.<rest>, as Kafka scopes listener configs. */
+static const char *listener_prop(const struct props *p, const char *listener, const char *rest)
+{
+    char key[256];
+    snprintf(key, sizeof key, "listener.name.%s.%s", listener_lower(listener), rest);
+    return props_get(p, key);
+}
+
+/* A SASL_PLAINTEXT listener's mechanisms ("listener.name.<l>.sasl.enabled.mechanisms", else
+ * "sasl.enabled.mechanisms", whose Kafka default GSSAPI Tally does not serve) and, for PLAIN,
+ * its users ("listener.name.<l>.plain.sasl.jaas.config"). SCRAM's JAAS entry is optional (its
+ * users live in the metadata log). */
+static int parse_sasl_listener(const struct props *p, struct server_listener *l)
+{
+    char why[512];
+    const char *mechs = listener_prop(p, l->name, "sasl.enabled.mechanisms");
+    if (mechs == NULL)
+        mechs = props_get(p, "sasl.enabled.mechanisms");
+    if (mechs == NULL)
+        mechs = "GSSAPI";
+    if (sasl_config_set_mechanisms(&l->sasl, mechs, why, sizeof why) != 0) {
+        fprintf(stderr, "tallyd: listener %s: %s\n", l->name, why);
+        return -1;
+    }
+    for (size_t i = 0; i < l->sasl.n_mechs; i++) {
+        enum sasl_mech m = l->sasl.mechs[i];
+        char rest[64], lower[32];
+        const char *mn = sasl_mech_name(m);
+        size_t k;
+        for (k = 0; mn[k] && k + 1 < sizeof lower; k++)
+            lower[k] = (char)(mn[k] >= 'A' && mn[k] <= 'Z' ? mn[k] + 32 : mn[k]);
+        lower[k] = '\0';
+        snprintf(rest, sizeof rest, "%s.sasl.jaas.config", lower);
+        const char *jaas = listener_prop(p, l->name, rest);
+        if (jaas == NULL && m == SASL_MECH_PLAIN) {
+            fprintf(stderr,
+                    "tallyd: listener %s enables PLAIN but has no listener.name.%s.%s "
+                    "(PlainLoginModule with user_<name>=\"<password>\" entries)\n",
+                    l->name, listener_lower(l->name), rest);
+            return -1;
+        }
+        if (jaas && sasl_config_add_jaas(&l->sasl, m, jaas, why, sizeof why) != 0) {
+            fprintf(stderr, "tallyd: listener.name.%s.%s: %s\n", listener_lower(l->name), rest,
+                    why);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The Kafka listeners of `listeners` (all but the controller.listener.names one), each with
+ * its protocol from listener.security.protocol.map and its advertised address; the
+ * inter-broker listener goes first. SSL and SASL_SSL are refused: TLS is not implemented. */
+static int parse_listeners(const struct props *p, const char *list, struct server_config *cfg)
+{
+    char buf[1024];
+    char *save, *item;
+    const char *cnames = props_get(p, "controller.listener.names");
+    const char *map = props_get(p, "listener.security.protocol.map");
+    const char *adv = props_get(p, "advertised.listeners");
+
+    if (map == NULL || *map == '\0')
+        map = "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL";
+    snprintf(buf, sizeof buf, "%s", list ? list : "");
+    cfg->n_listeners = 0;
+    for (item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        while (*item == ' ')
+            item++;
+        char *sep = strstr(item, "://");
+        if (sep == NULL || sep == item || (size_t)(sep - item) >= sizeof cfg->listeners[0].name) {
+            fprintf(stderr, "tallyd: listeners: '%s' is not NAME://host:port\n", item);
+            return -1;
+        }
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)(sep - item), item);
+        if (name_in_list(cnames ? cnames : "CONTROLLER", name))
+            continue;
+        for (size_t i = 0; i < cfg->n_listeners; i++)
+            if (strcmp(cfg->listeners[i].name, name) == 0) {
+                fprintf(stderr, "tallyd: listeners: %s is listed twice\n", name);
+                return -1;
+            }
+        if (cfg->n_listeners == SERVER_MAX_LISTENERS) {
+            fprintf(stderr, "tallyd: listeners: at most %d Kafka listeners\n",
+                    SERVER_MAX_LISTENERS);
+            return -1;
+        }
+        struct server_listener *l = &cfg->listeners[cfg->n_listeners];
+        memset(l, 0, sizeof *l);
+        snprintf(l->name, sizeof l->name, "%s", name);
+        if (find_listener(list, name, l->host, sizeof l->host, &l->port) != 0) {
+            fprintf(stderr, "tallyd: listeners: %s must be %s://host:port\n", name, name);
+            return -1;
+        }
+        char proto[64];
+        if (map_protocol(map, name, proto, sizeof proto) == NULL) {
+            fprintf(stderr,
+                    "tallyd: listener %s has no security protocol in "
+                    "listener.security.protocol.map ('%s')\n",
+                    name, map);
+            return -1;
+        }
+        int pn = protocol_number(proto);
+        if (pn < 0) {
+            fprintf(stderr,
+                    "tallyd: listener.security.protocol.map: unknown security protocol '%s' for "
+                    "%s (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL)\n",
+                    proto, name);
+            return -1;
+        }
+        if (pn != SERVER_PLAINTEXT && pn != SERVER_SASL_PLAINTEXT) {
+            fprintf(stderr,
+                    "tallyd: listener %s: security protocol %s is not implemented yet (TLS); "
+                    "Tally serves PLAINTEXT and SASL_PLAINTEXT listeners\n",
+                    name, proto);
+            return -1;
+        }
+        l->security_protocol = (int16_t)pn;
+        cfg->n_listeners++;
+        if (pn == SERVER_SASL_PLAINTEXT && parse_sasl_listener(p, l) != 0)
+            return -1;
+        if (adv && *adv &&
+            find_listener(adv, name, l->adv_host, sizeof l->adv_host, &l->adv_port) == 0) {
+            /* advertised as configured */
+        } else {
+            memcpy(l->adv_host, l->host, sizeof l->adv_host);
+            l->adv_port = l->port;
+        }
+        if (strcmp(l->adv_host, "0.0.0.0") == 0) {
+            fprintf(stderr,
+                    "tallyd: advertised listener host 0.0.0.0 (%s) is not reachable; set "
+                    "advertised.listeners\n",
+                    name);
+            return -1;
+        }
+    }
+    if (adv && *adv) {
+        /* Every advertised name must be a listener (Kafka's rule). */
+        char ab[1024];
+        snprintf(ab, sizeof ab, "%s", adv);
+        for (item = strtok_r(ab, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+            while (*item == ' ')
+                item++;
+            char *sep = strstr(item, "://");
+            bool known = false;
+            if (sep)
+                for (size_t i = 0; i < cfg->n_listeners && !known; i++)
+                    known = strlen(cfg->listeners[i].name) == (size_t)(sep - item) &&
+                            strncmp(cfg->listeners[i].name, item, (size_t)(sep - item)) == 0;
+            if (!known) {
+                fprintf(stderr,
+                        "tallyd: advertised.listeners: '%s' names no Kafka listener of "
+                        "listeners\n",
+                        item);
+                return -1;
+            }
+        }
+    }
+    /* Inter-broker traffic: inter.broker.listener.name, else the listener named after
+     * security.inter.broker.protocol (Kafka's default), PLAINTEXT only for now. */
+    const char *ib = props_get(p, "inter.broker.listener.name");
+    if (ib == NULL || *ib == '\0')
+        ib = props_get(p, "security.inter.broker.protocol");
+    if (ib == NULL || *ib == '\0')
+        ib = "PLAINTEXT";
+    size_t ibi = cfg->n_listeners;
+    for (size_t i = 0; i < cfg->n_listeners; i++)
+        if (strcmp(cfg->listeners[i].name, ib) == 0)
+            ibi = i;
+    if (ibi == cfg->n_listeners) {
+        fprintf(stderr,
+                "tallyd: the inter-broker listener %s (inter.broker.listener.name) is not in "
+                "listeners ('%s')\n",
+                ib, list ? list : "");
+        return -1;
+    }
+    if (cfg->listeners[ibi].security_protocol != SERVER_PLAINTEXT) {
+        fprintf(stderr,
+                "tallyd: the inter-broker listener %s is SASL_PLAINTEXT: SASL between brokers is "
+                "not implemented yet; name a PLAINTEXT listener in inter.broker.listener.name\n",
+                ib);
+        return -1;
+    }
+    if (ibi != 0) {
+        struct server_listener tmp = cfg->listeners[0];
+        cfg->listeners[0] = cfg->listeners[ibi];
+        cfg->listeners[ibi] = tmp;
+    }
+    _Static_assert(sizeof cfg->host == sizeof cfg->listeners[0].host, "same size");
+    _Static_assert(sizeof cfg->adv_host == sizeof cfg->listeners[0].adv_host, "same size");
+    memcpy(cfg->host, cfg->listeners[0].host, sizeof cfg->host);
+    cfg->port = cfg->listeners[0].port;
+    memcpy(cfg->adv_host, cfg->listeners[0].adv_host, sizeof cfg->adv_host);
+    cfg->adv_port = cfg->listeners[0].adv_port;
+    cfg->auth_failure_delay_ms =
+        props_get_int(p, "connection.failed.authentication.delay.ms", 100, NULL);
+    return 0;
+}
+
 static int parse_voters(const char *list, struct server_config *cfg)
 {
     char buf[2048];
@@ -141,6 +400,15 @@ static void warn_unknown_keys(const struct props *p)
         for (const char *const *s = startup_keys; *s && !known; s++)
             known = strcmp(*s, k) == 0;
         const struct config_def *d = config_find_broker(k);
+        if (!known && d == NULL && strncmp(k, "listener.name.", 14) == 0) {
+            /* listener.name.<listener>.[<mechanism>.]<config>: Kafka's listener scoping. */
+            const char *rest = strchr(k + 14, '.');
+            const struct config_def *ld = rest ? config_find_broker(rest + 1) : NULL;
+            const char *mech_rest = rest ? strchr(rest + 1, '.') : NULL;
+            if (ld == NULL && mech_rest)
+                ld = config_find_broker(mech_rest + 1);
+            known = ld != NULL;
+        }
         if (!known && d == NULL)
             slog_warn("main",
                       "the configuration '%s' was supplied but is not a known config; "
@@ -224,27 +492,8 @@ int server_config_parse(int argc, char **argv, struct server_config *cfg)
     }
     cfg->node_id = (int32_t)node;
     const char *listeners = props_get(p, "listeners");
-    if (find_listener(listeners, "PLAINTEXT", cfg->host, sizeof cfg->host, &cfg->port) != 0) {
-        fprintf(stderr, "tallyd: listeners must contain PLAINTEXT://host:port (got '%s')\n",
-                listeners);
+    if (parse_listeners(p, listeners, cfg) != 0)
         return 2;
-    }
-    const char *adv = props_get(p, "advertised.listeners");
-    if (adv && *adv) {
-        if (find_listener(adv, "PLAINTEXT", cfg->adv_host, sizeof cfg->adv_host, &cfg->adv_port) !=
-            0) {
-            fprintf(stderr, "tallyd: advertised.listeners must contain PLAINTEXT://host:port\n");
-            return 2;
-        }
-    } else {
-        snprintf(cfg->adv_host, sizeof cfg->adv_host, "%s", cfg->host);
-        cfg->adv_port = cfg->port;
-    }
-    if (strcmp(cfg->adv_host, "0.0.0.0") == 0) {
-        fprintf(stderr, "tallyd: advertised listener host 0.0.0.0 is not reachable; set "
-                        "advertised.listeners\n");
-        return 2;
-    }
     char chost[128];
     int cport;
     const char *cname = props_get(p, "controller.listener.names");
@@ -360,6 +609,9 @@ static int check_roles(struct props *p, struct server_config *cfg)
 
 void server_config_free(struct server_config *cfg)
 {
+    for (size_t i = 0; i < cfg->n_listeners; i++)
+        sasl_config_free(&cfg->listeners[i].sasl);
+    cfg->n_listeners = 0;
     props_free(cfg->props);
     cfg->props = NULL;
     for (int i = 0; i < 2; i++) {
@@ -678,8 +930,9 @@ int server_check_start(const struct server_config *cfg)
         if (check_port("CONTROLLER", chost, atoi(colon + 1)) != 0)
             return 1;
     }
-    if (check_port("PLAINTEXT", cfg->host, cfg->port) != 0)
-        return 1;
+    for (size_t i = 0; i < cfg->n_listeners; i++)
+        if (check_port(cfg->listeners[i].name, cfg->listeners[i].host, cfg->listeners[i].port) != 0)
+            return 1;
 
     /* Missing or empty metadata beside partition data: starting would bootstrap an empty
      * cluster and then treat every partition as belonging to no topic. */

@@ -74,6 +74,15 @@ void admin_describe_configs(struct admin *a, struct net_request *req);
 void admin_alter_configs(struct admin *a, struct net_request *req);
 void admin_incremental_alter_configs(struct admin *a, struct net_request *req);
 void admin_describe_cluster(struct admin *a, struct net_request *req);
+/* KIP-554 (scram_credentials.c): DescribeUserScramCredentials answers from the image (the
+ * mechanisms and iteration counts, never a key); AlterUserScramCredentials turns each salted
+ * password into its StoredKey and ServerKey and proposes them as SCRAM records (on the
+ * controller: forwarded there). Per-user errors as Kafka's: UNACCEPTABLE_CREDENTIAL (empty
+ * name, iterations outside 4096..16384, a bad salt or salted password),
+ * UNSUPPORTED_SASL_MECHANISM, DUPLICATE_RESOURCE (a user twice in one request),
+ * RESOURCE_NOT_FOUND (deleting or describing a credential that does not exist). */
+void admin_describe_user_scram_credentials(struct admin *a, struct net_request *req);
+void admin_alter_user_scram_credentials(struct admin *a, struct net_request *req);
 void admin_describe_quorum(struct admin *a, struct net_request *req);
 
 /* Creates an internal topic (a coordinator's: __consumer_offsets, __transaction_state) unless

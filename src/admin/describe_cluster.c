@@ -35,12 +35,13 @@ void admin_describe_cluster(struct admin *a, struct net_request *req)
         goto err_nomem;
     bool with_fenced = req->hdr.RequestApiVersion >= 2 && rq->IncludeFencedBrokers;
     for (size_t i = 0; i < nb; i++) {
-        if (b[i].fenced && !with_fenced)
+        const struct meta_listener *l = meta_broker_listener(&b[i], req->session->listener);
+        if ((b[i].fenced && !with_fenced) || l == NULL)
             continue;
         struct DescribeClusterBroker *o = &rs->Brokers.v[rs->Brokers.n++];
         o->BrokerId = b[i].id;
-        o->Host = b[i].host;
-        o->Port = b[i].port;
+        o->Host = l->host;
+        o->Port = l->port;
         o->Rack = b[i].rack;
         o->IsFenced = b[i].fenced;
     }

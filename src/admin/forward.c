@@ -84,6 +84,7 @@ static bool api_forwarded(int16_t key)
     case PROTO_API_ElectLeaders:
     case PROTO_API_AlterPartitionReassignments:
     case PROTO_API_ListPartitionReassignments:
+    case PROTO_API_AlterUserScramCredentials:
         return true;
     default:
         return false;
@@ -184,6 +185,13 @@ static bool says_not_controller(int16_t key, int16_t version, const void *resp)
     case PROTO_API_ListPartitionReassignments:
         return ((const struct ListPartitionReassignmentsResponse *)resp)->ErrorCode ==
                ERR_NOT_CONTROLLER;
+    case PROTO_API_AlterUserScramCredentials: {
+        const struct AlterUserScramCredentialsResponse *r = resp;
+        for (int32_t i = 0; i < r->Results.n; i++)
+            if (r->Results.v[i].ErrorCode == ERR_NOT_CONTROLLER)
+                return true;
+        return false;
+    }
     default:
         return false;
     }
@@ -204,6 +212,30 @@ static void *error_answer(struct net_request *req, int16_t err, const char *msg)
     if (m == NULL)
         return NULL;
     switch (req->api->key) {
+    case PROTO_API_AlterUserScramCredentials: {
+        /* One result per user named, in the request's order. */
+        const struct AlterUserScramCredentialsRequest *rq = req->body;
+        struct AlterUserScramCredentialsResponse *rs = arena_alloc(ar, sizeof *rs);
+        int32_t nd = rq->Deletions.n > 0 ? rq->Deletions.n : 0;
+        int32_t nu = rq->Upsertions.n > 0 ? rq->Upsertions.n : 0;
+        if (rs == NULL || ALLOC_ITEMS(rs->Results, nd + nu) == NULL)
+            return NULL;
+        rs->ThrottleTimeMs = 0;
+        rs->Results.n = 0;
+        for (int32_t i = 0; i < nd + nu; i++) {
+            const char *u = i < nd ? rq->Deletions.v[i].Name : rq->Upsertions.v[i - nd].Name;
+            bool seen = false;
+            for (int32_t j = 0; j < rs->Results.n && !seen; j++)
+                seen = strcmp(rs->Results.v[j].User, u ? u : "") == 0;
+            if (seen)
+                continue;
+            struct AlterUserScramCredentialsResult *r = &rs->Results.v[rs->Results.n++];
+            r->User = (char *)(u ? u : "");
+            r->ErrorCode = err;
+            r->ErrorMessage = m;
+        }
+        return rs;
+    }
     case PROTO_API_CreateTopics: {
         const struct CreateTopicsRequest *rq = req->body;
         struct CreateTopicsResponse *rs = arena_alloc(ar, sizeof *rs);

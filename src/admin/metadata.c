@@ -32,8 +32,9 @@ static bool uuid_zero(const uint8_t id[16])
     return true;
 }
 
-static int fill_topic(struct admin *a, struct arena *ar, const struct meta_topic *t, int32_t ops,
-                      struct MetadataResponseTopic *out)
+/* `listener`: the client's (net_session); a leader without it is no leader for this client. */
+static int fill_topic(struct admin *a, struct arena *ar, const char *listener,
+                      const struct meta_topic *t, int32_t ops, struct MetadataResponseTopic *out)
 {
     out->ErrorCode = 0;
     out->Name = t->name;
@@ -51,6 +52,14 @@ static int fill_topic(struct admin *a, struct arena *ar, const struct meta_topic
         o->LeaderId = p->leader;
         o->LeaderEpoch = p->leader_epoch;
         o->ErrorCode = p->leader < 0 ? ERR_LEADER_NOT_AVAILABLE : 0;
+        /* A leader the client cannot reach on its listener (absent from the brokers listed):
+         * LEADER_NOT_AVAILABLE and no leader, as Kafka answers. */
+        const struct meta_broker *lb =
+            p->leader >= 0 ? meta_broker_by_id(a->meta, p->leader) : NULL;
+        if (lb && meta_broker_listener(lb, listener) == NULL) {
+            o->LeaderId = -1;
+            o->ErrorCode = ERR_LEADER_NOT_AVAILABLE;
+        }
         o->ReplicaNodes.v = (int32_t *)p->replicas;
         o->ReplicaNodes.n = p->n_replicas;
         o->IsrNodes.v = (int32_t *)p->isr;
@@ -96,12 +105,13 @@ static void respond(struct metadata_call *c)
     if (rs->Brokers.v == NULL)
         goto err_nomem;
     for (size_t i = 0; i < nb; i++) {
-        if (brokers[i].fenced)
+        const struct meta_listener *l = meta_broker_listener(&brokers[i], req->session->listener);
+        if (brokers[i].fenced || l == NULL)
             continue;
         struct MetadataResponseBroker *b = &rs->Brokers.v[rs->Brokers.n++];
         b->NodeId = brokers[i].id;
-        b->Host = brokers[i].host;
-        b->Port = brokers[i].port;
+        b->Host = l->host;
+        b->Port = l->port;
         b->Rack = brokers[i].rack;
     }
     rs->ClusterId = (char *)meta_cluster_id(a->meta);
@@ -116,7 +126,8 @@ static void respond(struct metadata_call *c)
         if (rs->Topics.v == NULL)
             goto err_nomem;
         for (size_t i = 0; i < nt; i++)
-            if (fill_topic(a, ar, topics[i], topic_ops, &rs->Topics.v[rs->Topics.n++]) != 0)
+            if (fill_topic(a, ar, req->session->listener, topics[i], topic_ops,
+                           &rs->Topics.v[rs->Topics.n++]) != 0)
                 goto err_nomem;
     } else {
         rs->Topics.v = arena_alloc(ar, ((size_t)rq->Topics.n + 1) * sizeof *rs->Topics.v);
@@ -138,7 +149,7 @@ static void respond(struct metadata_call *c)
                 }
             }
             if (t) {
-                if (fill_topic(a, ar, t, topic_ops, o) != 0)
+                if (fill_topic(a, ar, req->session->listener, t, topic_ops, o) != 0)
                     goto err_nomem;
                 continue;
             }

@@ -54,6 +54,8 @@
     X(GROUP_AUTHORIZATION_FAILED, 30)                                                              \
     X(CLUSTER_AUTHORIZATION_FAILED, 31)                                                            \
     X(INVALID_TIMESTAMP, 32)                                                                       \
+    X(UNSUPPORTED_SASL_MECHANISM, 33)                                                              \
+    X(ILLEGAL_SASL_STATE, 34)                                                                      \
     X(UNSUPPORTED_VERSION, 35)                                                                     \
     X(TOPIC_ALREADY_EXISTS, 36)                                                                    \
     X(INVALID_PARTITIONS, 37)                                                                      \
@@ -76,6 +78,7 @@
     X(OPERATION_NOT_ATTEMPTED, 55)                                                                 \
     X(KAFKA_STORAGE_ERROR, 56)                                                                     \
     X(LOG_DIR_NOT_FOUND, 57)                                                                       \
+    X(SASL_AUTHENTICATION_FAILED, 58)                                                              \
     X(UNKNOWN_PRODUCER_ID, 59)                                                                     \
     X(REASSIGNMENT_IN_PROGRESS, 60)                                                                \
     X(NON_EMPTY_GROUP, 68)                                                                         \
@@ -102,6 +105,7 @@
     X(PRODUCER_FENCED, 90)                                                                         \
     X(RESOURCE_NOT_FOUND, 91)                                                                      \
     X(DUPLICATE_RESOURCE, 92)                                                                      \
+    X(UNACCEPTABLE_CREDENTIAL, 93)                                                                 \
     X(INVALID_UPDATE_VERSION, 95)                                                                  \
     X(UNKNOWN_TOPIC_ID, 100)                                                                       \
     X(DUPLICATE_BROKER_REGISTRATION, 101)                                                          \

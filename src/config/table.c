@@ -241,8 +241,9 @@ static const struct config_def defs[] = {
      * listeners once, so a dynamic value is only stored. */
     {NULL, "listeners", CT_LIST, "PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093", 0, 0,
      NULL, true,
-     "The NAME://host:port addresses the server listens on (PLAINTEXT for clients, "
-     "CONTROLLER for the metadata quorum); an empty host means every interface. Read from the "
+     "The NAME://host:port addresses the server listens on: Kafka listeners (their protocol "
+     "from listener.security.protocol.map: PLAINTEXT or SASL_PLAINTEXT) and CONTROLLER for "
+     "the metadata quorum; an empty host means every interface. Read from the "
      "static configuration at start; a dynamic value is stored, no effect in Tally.",
      CF_PER_BROKER, "src/server_config.c"},
     {NULL, "advertised.listeners", CT_LIST, "", 0, 0, NULL, true,
@@ -443,9 +444,9 @@ static const struct config_def defs[] = {
      "quotas.",
      0, NULL},
     {NULL, "connection.failed.authentication.delay.ms", CT_INT, "100", 0, I32MAX, NULL, false,
-     "How long closing a connection whose authentication failed is delayed (ms). Accepted, "
-     "no effect in Tally: it has no SASL authentication.",
-     0, NULL},
+     "How long the answer to a failed SASL authentication, and the close of its connection, "
+     "are delayed (ms).",
+     0, "src/server_config.c"},
     {NULL, "connections.max.reauth.ms", CT_LONG, "0", INT64_MIN, I64MAX, NULL, false,
      "The longest an authenticated session lasts before the client must re-authenticate (ms; "
      "0: no limit). Accepted, no effect in Tally: it has no SASL authentication.",
@@ -679,9 +680,10 @@ static const struct config_def defs[] = {
      "the controller on their own schedule.",
      0, NULL},
     {NULL, "inter.broker.listener.name", CT_STRING, NULL, 0, 0, NULL, false,
-     "The listener brokers use to talk to each other. Accepted, no effect in Tally: its "
-     "listeners are PLAINTEXT, named by listeners and controller.listener.names.",
-     0, NULL},
+     "The listener brokers use to talk to each other (its address is the broker's in the "
+     "metadata); unset: the listener named after security.inter.broker.protocol. It must be a "
+     "PLAINTEXT listener: SASL between brokers is not implemented yet.",
+     0, "src/server_config.c"},
     {NULL, "inter.broker.protocol.version", CT_STRING, "3.9-IV0", 0, 0, NULL, false,
      "The inter-broker protocol version brokers speak to each other, a Kafka version. "
      "Accepted, no effect in Tally: it speaks one inter-broker protocol, its own.",
@@ -711,9 +713,10 @@ static const struct config_def defs[] = {
     {NULL, "listener.security.protocol.map", CT_STRING,
      "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT", 0, 0, NULL,
      true,
-     "The security protocol of each listener name. Stored, no effect in Tally: its listeners "
-     "are PLAINTEXT, named by listeners and controller.listener.names.",
-     CF_PER_BROKER, NULL},
+     "The security protocol of each listener name (NAME:PROTOCOL,...). Tally serves PLAINTEXT "
+     "and SASL_PLAINTEXT; a listener mapped to SSL or SASL_SSL is refused at start (TLS is not "
+     "implemented yet). Read at start; a dynamic value is only stored.",
+     CF_PER_BROKER, "src/server_config.c"},
     {NULL, "log.cleaner.io.buffer.load.factor", CT_DOUBLE, "0.9", 0, 0, NULL, true,
      "How full the cleaner's dedupe buffer may get. Stored, no effect in Tally: its log "
      "cleaner is one job at a time on the thread pool, bounded by "
@@ -1079,9 +1082,11 @@ static const struct config_def defs[] = {
      "authentication.",
      0, NULL},
     {NULL, "sasl.enabled.mechanisms", CT_LIST, "GSSAPI", 0, 0, NULL, true,
-     "The SASL mechanisms the broker enables. Stored, no effect in Tally: it has no SASL "
-     "authentication.",
-     CF_PER_BROKER, NULL},
+     "The SASL mechanisms SASL_PLAINTEXT listeners enable (listener.name.<listener>."
+     "sasl.enabled.mechanisms for one listener): PLAIN, SCRAM-SHA-256, SCRAM-SHA-512; GSSAPI "
+     "(Kafka's default) and OAUTHBEARER are refused at start. Read at start; a dynamic value "
+     "is only stored.",
+     CF_PER_BROKER, "src/server_config.c"},
     {NULL, "sasl.jaas.config", CT_PASSWORD, NULL, 0, 0, NULL, true,
      "JAAS login parameters of SASL connections. Stored, no effect in Tally: it has no SASL "
      "authentication.",
@@ -1210,9 +1215,9 @@ static const struct config_def defs[] = {
      0, NULL},
     {NULL, "security.inter.broker.protocol", CT_STRING, "PLAINTEXT", 0, 0, security_protocols,
      false,
-     "The security protocol between brokers. Accepted, no effect in Tally: its listeners are "
-     "PLAINTEXT, named by listeners and controller.listener.names.",
-     0, NULL},
+     "The security protocol between brokers: names the inter-broker listener when "
+     "inter.broker.listener.name is unset. Only PLAINTEXT for now.",
+     0, "src/server_config.c"},
     {NULL, "security.providers", CT_STRING, NULL, 0, 0, NULL, false,
      "Classes that provide security algorithms. Accepted, no effect in Tally: it serves "
      "PLAINTEXT only, without TLS.",

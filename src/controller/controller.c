@@ -284,12 +284,17 @@ void controller_broker_registration(struct controller *c, struct net_request *re
     r->c = c;
     r->req = req;
     r->broker_id = rq->BrokerId;
-    /* The Kafka listeners become the registration (PLAINTEXT first: the broker's address);
-     * the CONTROLLER one is the broker's raft address, for the quorum. */
+    /* The Kafka listeners become the registration in the broker's order (its inter-broker
+     * listener first: the broker's address); the CONTROLLER one is the broker's raft address,
+     * for the quorum. */
+    int32_t first = -1;
+    for (int32_t i = 0; i < n && first < 0; i++)
+        if (strcmp(rq->Listeners.v[i].Name, "CONTROLLER") != 0)
+            first = i;
     for (int pass = 0; pass < 2; pass++)
         for (int32_t i = 0; i < n; i++) {
             const struct BrokerRegistrationListener *l = &rq->Listeners.v[i];
-            bool plain = strcmp(l->Name, "PLAINTEXT") == 0;
+            bool plain = i == first;
             if (strcmp(l->Name, "CONTROLLER") == 0) {
                 if (pass == 0)
                     snprintf(r->raft_address, sizeof r->raft_address, "%s:%u", l->Host,

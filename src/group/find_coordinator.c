@@ -106,7 +106,7 @@ struct coordinator_answer {
     int32_t port;
 };
 
-static void find_one(struct group_coord *gc, int8_t key_type, const char *key,
+static void find_one(struct group_coord *gc, const char *listener, int8_t key_type, const char *key,
                      struct coordinator_answer *a)
 {
     const struct coordinator_kind *k = kind_of(key_type);
@@ -131,14 +131,16 @@ static void find_one(struct group_coord *gc, int8_t key_type, const char *key,
     }
     int32_t leader = t->partitions[group_partition_for(key, t->n_partitions)].leader;
     const struct meta_broker *b = leader >= 0 ? meta_broker_by_id(gc->meta, leader) : NULL;
-    if (b == NULL || b->fenced) {
+    /* The coordinator's address on the listener the client came in on. */
+    const struct meta_listener *l = b ? meta_broker_listener(b, listener) : NULL;
+    if (b == NULL || b->fenced || l == NULL) {
         a->err = ERR_COORDINATOR_NOT_AVAILABLE;
         return;
     }
     a->err = 0;
     a->node = b->id;
-    a->host = b->host;
-    a->port = b->port;
+    a->host = l->host;
+    a->port = l->port;
 }
 
 static const char *message(int16_t err)
@@ -165,7 +167,7 @@ void group_find_coordinator(struct group_coord *gc, struct net_request *req)
         goto err_nomem;
     memset(rs, 0, sizeof *rs);
     if (req->hdr.RequestApiVersion < 4) {
-        find_one(gc, rq->KeyType, rq->Key, &a);
+        find_one(gc, req->session->listener, rq->KeyType, rq->Key, &a);
         rs->ErrorCode = a.err;
         rs->ErrorMessage = (char *)message(a.err);
         rs->NodeId = a.node;
@@ -181,7 +183,7 @@ void group_find_coordinator(struct group_coord *gc, struct net_request *req)
         goto err_nomem;
     for (int32_t i = 0; i < n; i++) {
         struct Coordinator *c = &rs->Coordinators.v[i];
-        find_one(gc, rq->KeyType, rq->CoordinatorKeys.v[i], &a);
+        find_one(gc, req->session->listener, rq->KeyType, rq->CoordinatorKeys.v[i], &a);
         c->Key = rq->CoordinatorKeys.v[i];
         c->ErrorCode = a.err;
         c->ErrorMessage = (char *)message(a.err);

@@ -6,9 +6,9 @@
  * as in records.c (4-byte length, 0xFFFFFFFF = NULL). */
 
 /*
-** Snapshot layout (version 3):
+** Snapshot layout (version 4):
 **   OFFSET  SIZE  FIELD
-**        0     1  format version (3)
+**        0     1  format version (4)
 **        1     8  next producer id (cluster-wide)
 **        9     8  metadata offset (meta_image_offset)
 **       17     4  broker count B, then B brokers in id order:
@@ -27,7 +27,12 @@
 **                   i8 resource type, str resource name, i32 count C, C × (str key, str value)
 **        …     4  producer-id block count K, K blocks in broker order:
 **                   i32 broker id, i64 first id, i32 size
+**        …     4  SCRAM credential count S, S credentials in (user, mechanism) order:
+**                   str user, i8 mechanism (1 SHA-256, 2 SHA-512), i32 iterations,
+**                   i32 salt length L (1..64), L bytes salt, i32 key length K (32 or 64, the
+**                   mechanism's), K bytes stored key, K bytes server key
 **
+** Version 3 (still read) is version 4 without the SCRAM credentials (restored none).
 ** Version 2 (still read) is version 3 without the ELR (restored empty). Version 1 (still
 ** read) has no metadata offset (restored as 0), brokers of i32 id, i32 port,
 ** str host, str rack, u8 fenced (restored with epoch 0, no incarnation, one PLAINTEXT listener
@@ -44,7 +49,7 @@
 #include "base/err.h"
 #include "base/slog.h"
 
-#define META_SNAPSHOT_VERSION 3
+#define META_SNAPSHOT_VERSION 4
 #define META_RESOURCE_TOPIC 2
 #define META_RESOURCE_BROKER 4
 #define MIN_ISR_KEY "min.insync.replicas"
@@ -74,6 +79,8 @@ struct meta_image {
     size_t n_resources, cap_resources;
     struct meta_pid_block *pids; /* sorted by broker id */
     size_t n_pids, cap_pids;
+    struct meta_scram *scram; /* sorted by (user, mechanism) */
+    size_t n_scram, cap_scram;
     int64_t next_producer_id;
     int64_t offset; /* batches given to meta_image_apply (or refused before it) since the log
                        began; the batch being applied already counts */
@@ -163,6 +170,11 @@ static void free_contents(struct meta_image *img)
     }
     free(img->resources);
     free(img->pids);
+    for (size_t i = 0; i < img->n_scram; i++) {
+        free(img->scram[i].user);
+        memset(&img->scram[i], 0, sizeof img->scram[i]);
+    }
+    free(img->scram);
     memset(img, 0, sizeof *img);
 }
 
@@ -671,6 +683,10 @@ static int validate(const struct meta_image *img, const struct meta_record *recs
                      !ov_name_exists(img, &ov, r->u.config.resource_name))
                 rv = ERR_UNKNOWN_TOPIC_OR_PARTITION;
             break;
+        case META_REC_SCRAM:
+            if (r->u.scram.user[0] == '\0')
+                rv = ERR_INVALID_REQUEST;
+            break;
         case META_REC_PRODUCER_IDS:
             if (r->u.producer_ids.size <= 0 || r->u.producer_ids.first_id < 0 ||
                 r->u.producer_ids.first_id > INT64_MAX - r->u.producer_ids.size)
@@ -1017,6 +1033,80 @@ static int apply_producer_ids(struct meta_image *img, const struct meta_record *
     return 0;
 }
 
+/* Where (user, mechanism) is or would go in the sorted credentials. */
+static size_t scram_pos(const struct meta_image *img, const char *user, int8_t mech, bool *found)
+{
+    size_t lo = 0, hi = img->n_scram;
+    *found = false;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(img->scram[mid].user, user);
+        if (c == 0)
+            c = img->scram[mid].mechanism - mech;
+        if (c == 0) {
+            *found = true;
+            return mid;
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static int apply_scram(struct meta_image *img, const struct meta_record *r)
+{
+    bool found;
+    size_t i = scram_pos(img, r->u.scram.user, r->u.scram.mechanism, &found);
+    if (r->u.scram.iterations == 0) {
+        if (found) {
+            free(img->scram[i].user);
+            memmove(&img->scram[i], &img->scram[i + 1],
+                    (img->n_scram - i - 1) * sizeof *img->scram);
+            img->n_scram--;
+        }
+        return 0;
+    }
+    struct meta_scram c = {0};
+    c.user = strdup(r->u.scram.user);
+    if (c.user == NULL)
+        return ERR_NOMEM;
+    c.mechanism = r->u.scram.mechanism;
+    c.iterations = r->u.scram.iterations;
+    c.salt_len = r->u.scram.salt_len;
+    memcpy(c.salt, r->u.scram.salt, (size_t)c.salt_len);
+    c.key_len = r->u.scram.key_len;
+    memcpy(c.stored_key, r->u.scram.stored_key, (size_t)c.key_len);
+    memcpy(c.server_key, r->u.scram.server_key, (size_t)c.key_len);
+    if (found) {
+        free(img->scram[i].user);
+    } else {
+        if (!grow((void **)&img->scram, &img->cap_scram, img->n_scram + 1, sizeof *img->scram)) {
+            free(c.user);
+            return ERR_NOMEM;
+        }
+        memmove(&img->scram[i + 1], &img->scram[i], (img->n_scram - i) * sizeof *img->scram);
+        img->n_scram++;
+    }
+    img->scram[i] = c;
+    return 0;
+}
+
+const struct meta_scram *meta_image_scram(const struct meta_image *img, size_t *n)
+{
+    *n = img->n_scram;
+    return img->scram;
+}
+
+const struct meta_scram *meta_image_scram_find(const struct meta_image *img, const char *user,
+                                               int8_t mechanism)
+{
+    bool found;
+    size_t i = scram_pos(img, user, mechanism, &found);
+    return found ? &img->scram[i] : NULL;
+}
+
 static int apply_one(struct meta_image *img, const struct meta_record *r)
 {
     bool found;
@@ -1045,6 +1135,8 @@ static int apply_one(struct meta_image *img, const struct meta_record *r)
         return apply_config(img, r);
     case META_REC_PRODUCER_IDS:
         return apply_producer_ids(img, r);
+    case META_REC_SCRAM:
+        return apply_scram(img, r);
     }
     return ERR_PARSE;
 }
@@ -1109,6 +1201,7 @@ int meta_image_records(const struct meta_image *img, struct arena **arena,
     for (size_t i = 0; i < img->n_resources; i++)
         count += (size_t)img->resources[i].n_configs;
     count += img->n_pids;
+    count += img->n_scram;
 
     *arena = arena_new(count * sizeof *out + 64);
     if (*arena == NULL)
@@ -1200,6 +1293,18 @@ int meta_image_records(const struct meta_image *img, struct arena **arena,
         out[k].u.producer_ids.first_id = img->pids[i].first_id;
         out[k++].u.producer_ids.size = img->pids[i].size;
     }
+    for (size_t i = 0; i < img->n_scram; i++) {
+        const struct meta_scram *c = &img->scram[i];
+        out[k].type = META_REC_SCRAM;
+        out[k].u.scram.user = c->user;
+        out[k].u.scram.mechanism = c->mechanism;
+        out[k].u.scram.iterations = c->iterations;
+        out[k].u.scram.salt_len = c->salt_len;
+        out[k].u.scram.salt = c->salt;
+        out[k].u.scram.key_len = c->key_len;
+        out[k].u.scram.stored_key = c->stored_key;
+        out[k++].u.scram.server_key = c->server_key;
+    }
     assert(k <= count);
     *recs = out;
     *n = k;
@@ -1282,6 +1387,18 @@ int meta_image_snapshot(const struct meta_image *img, uint8_t **buf, size_t *len
         meta_w_i32(&w, img->pids[i].broker_id);
         meta_w_i64(&w, img->pids[i].first_id);
         meta_w_i32(&w, img->pids[i].size);
+    }
+    meta_w_u32(&w, (uint32_t)img->n_scram);
+    for (size_t i = 0; i < img->n_scram; i++) {
+        const struct meta_scram *c = &img->scram[i];
+        meta_w_str(&w, c->user);
+        meta_w_u8(&w, (uint8_t)c->mechanism);
+        meta_w_i32(&w, c->iterations);
+        meta_w_i32(&w, c->salt_len);
+        meta_w_bytes(&w, c->salt, (size_t)c->salt_len);
+        meta_w_i32(&w, c->key_len);
+        meta_w_bytes(&w, c->stored_key, (size_t)c->key_len);
+        meta_w_bytes(&w, c->server_key, (size_t)c->key_len);
     }
     if (w.oom) {
         free(w.p);
@@ -1577,6 +1694,42 @@ static int restore_into(struct meta_image *img, struct meta_rbuf *r)
         img->n_pids = i + 1;
         if (r->bad || (i > 0 && img->pids[i - 1].broker_id >= img->pids[i].broker_id))
             return ERR_PARSE;
+    }
+    if (version >= 4) {
+        rv = read_count(r, 18, &count);
+        if (rv != 0)
+            return rv;
+        if (count > 0 && (img->scram = calloc(count, sizeof *img->scram)) == NULL)
+            return ERR_NOMEM;
+        img->cap_scram = count;
+        for (size_t i = 0; i < count; i++) {
+            struct meta_scram *c = &img->scram[i];
+            img->n_scram = i + 1;
+            rv = read_str(r, true, &c->user);
+            if (rv != 0)
+                return rv;
+            c->mechanism = (int8_t)meta_r_u8(r);
+            c->iterations = meta_r_i32(r);
+            c->salt_len = meta_r_i32(r);
+            if (r->bad || c->user[0] == '\0' || c->iterations < 1 || c->salt_len < 1 ||
+                c->salt_len > META_SCRAM_MAX_SALT ||
+                (c->mechanism != META_SCRAM_SHA_256 && c->mechanism != META_SCRAM_SHA_512))
+                return ERR_PARSE;
+            meta_r_bytes(r, c->salt, (size_t)c->salt_len);
+            c->key_len = meta_r_i32(r);
+            if (r->bad || c->key_len != (c->mechanism == META_SCRAM_SHA_256 ? 32 : 64))
+                return ERR_PARSE;
+            meta_r_bytes(r, c->stored_key, (size_t)c->key_len);
+            meta_r_bytes(r, c->server_key, (size_t)c->key_len);
+            if (r->bad)
+                return ERR_PARSE;
+            if (i > 0) {
+                const struct meta_scram *p = &img->scram[i - 1];
+                int cmp = strcmp(p->user, c->user);
+                if (cmp > 0 || (cmp == 0 && p->mechanism >= c->mechanism))
+                    return ERR_PARSE;
+            }
+        }
     }
     if (r->bad || r->off != r->len)
         return ERR_PARSE;

@@ -101,6 +101,15 @@ bool meta_topic_names_collide(const char *x, const char *y);
 /* All registered brokers in id order; *n receives the count. */
 const struct meta_broker *meta_brokers(const struct meta *m, size_t *n);
 const struct meta_broker *meta_broker_by_id(const struct meta *m, int32_t id);
+/* The advertised listener of `b` named `name` (a net_session's listener), its first one (the
+ * inter-broker listener) when `name` is NULL, or NULL when it has none of that name: a client
+ * is told only the addresses of the listener it connected to (Kafka's rule), and a broker
+ * without that listener is left out. */
+const struct meta_listener *meta_broker_listener(const struct meta_broker *b, const char *name);
+/* Every SCRAM credential, sorted by user then mechanism; *n receives the count. */
+const struct meta_scram *meta_scram_credentials(const struct meta *m, size_t *n);
+/* User `user`'s credential for `mechanism`, or NULL. */
+const struct meta_scram *meta_scram_find(const struct meta *m, const char *user, int8_t mechanism);
 /* A config set explicitly on a resource, or NULL. resource_type uses Kafka's numbering
  * (2 = topic, 4 = broker); a broker resource name is its id in decimal, "" = cluster-wide
  * default. */
@@ -184,6 +193,29 @@ enum meta_record_type {
     /* partition.*, all fields including recovery state, reassignment and ELR: a change of an
      * existing partition (compare-and-set: partition_epoch must be the current one + 1). */
     META_REC_PARTITION_CHANGE = 10,
+    /* scram: a user's SCRAM credential for one mechanism (KIP-554), salted and iterated, never
+     * the password: set (replacing that user's credential for the mechanism), or deleted
+     * when iterations is 0 (deleting one that does not exist changes nothing). */
+    META_REC_SCRAM = 11,
+};
+
+/* KIP-554's mechanism numbers. */
+#define META_SCRAM_SHA_256 1
+#define META_SCRAM_SHA_512 2
+#define META_SCRAM_MAX_SALT 64
+#define META_SCRAM_MAX_KEY 64
+
+/* One SCRAM credential of the image (RFC 5802's StoredKey and ServerKey, with the salt and
+ * iteration count the client needs to derive its proof). */
+struct meta_scram {
+    char *user;
+    int8_t mechanism;   /* META_SCRAM_SHA_256 or META_SCRAM_SHA_512 */
+    int32_t iterations; /* >= 1 */
+    int32_t salt_len;   /* 1..META_SCRAM_MAX_SALT */
+    uint8_t salt[META_SCRAM_MAX_SALT];
+    int32_t key_len; /* 32 (SHA-256) or 64 (SHA-512) */
+    uint8_t stored_key[META_SCRAM_MAX_KEY];
+    uint8_t server_key[META_SCRAM_MAX_KEY];
 };
 
 /* One record, as proposed. Pointers are borrowed for the duration of meta_propose. */
@@ -238,6 +270,13 @@ struct meta_record {
             int64_t first_id; /* block covers [first_id, first_id + size) */
             int32_t size;
         } producer_ids;
+        struct {
+            const char *user;
+            int8_t mechanism;
+            int32_t iterations; /* 0: delete */
+            int32_t salt_len, key_len;
+            const uint8_t *salt, *stored_key, *server_key; /* set only */
+        } scram;
     } u;
 };
 
@@ -377,6 +416,9 @@ int meta_image_restore(struct meta_image *img, const uint8_t *buf, size_t len);
 const struct meta_topic *meta_image_topic_by_name(const struct meta_image *img, const char *name);
 const struct meta_topic *const *meta_image_topics(const struct meta_image *img, size_t *n);
 const struct meta_broker *meta_image_brokers(const struct meta_image *img, size_t *n);
+const struct meta_scram *meta_image_scram(const struct meta_image *img, size_t *n);
+const struct meta_scram *meta_image_scram_find(const struct meta_image *img, const char *user,
+                                               int8_t mechanism);
 const char *meta_image_config_get(const struct meta_image *img, int8_t resource_type,
                                   const char *name, const char *key);
 const struct meta_topic *meta_image_topic_by_id(const struct meta_image *img, const uint8_t id[16]);

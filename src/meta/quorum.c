@@ -955,6 +955,28 @@ const struct meta_broker *meta_brokers(const struct meta *m, size_t *n)
     return meta_image_brokers(m->img, n);
 }
 
+const struct meta_scram *meta_scram_credentials(const struct meta *m, size_t *n)
+{
+    return meta_image_scram(m->img, n);
+}
+
+const struct meta_scram *meta_scram_find(const struct meta *m, const char *user, int8_t mechanism)
+{
+    return meta_image_scram_find(m->img, user, mechanism);
+}
+
+const struct meta_listener *meta_broker_listener(const struct meta_broker *b, const char *name)
+{
+    if (b->n_listeners < 1)
+        return NULL;
+    if (name == NULL)
+        return &b->listeners[0];
+    for (int32_t i = 0; i < b->n_listeners; i++)
+        if (strcmp(b->listeners[i].name, name) == 0)
+            return &b->listeners[i];
+    return NULL;
+}
+
 const struct meta_broker *meta_broker_by_id(const struct meta *m, int32_t id)
 {
     return meta_image_broker_by_id(m->img, id);

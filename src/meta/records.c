@@ -32,11 +32,16 @@
 **   PARTITION_CHANGE the PARTITION fields, then i8 leader recovery state (0 or 1),
 **                    i32 n_adding, n_adding × i32, i32 n_removing, n_removing × i32,
 **                    then, only when the ELR is not empty, i32 n_elr (>= 1), n_elr × i32
+**   SCRAM            str user, i8 mechanism (1 SHA-256, 2 SHA-512), i32 iterations (0 =
+**                    delete); when iterations > 0: i32 salt length S (1..64), S bytes salt,
+**                    i32 key length K (32 or 64, the mechanism's), K bytes stored key,
+**                    K bytes server key
 **
 ** Required strings (host, topic name, resource name, key, listener name) are never NULL. A
 ** reader that meets another version or an unknown record type rejects the batch (ERR_PARSE),
 ** so every node either applies a batch the same way or refuses it the same way. Types 8-10
-** came later than 1-7 without a version change: a batch holding none of them reads as it
+** came later than 1-7 without a version change (and 11, SCRAM, later still): a batch holding none
+*of them reads as it
 ** always did, and a reader that predates them refuses the batches that hold them. The ELR
 ** of PARTITION_CHANGE came later still, the same way: written only when not empty, so a
 ** change without one is the older body, and a reader that predates it refuses (the body is
@@ -148,6 +153,28 @@ static int encode_body(struct meta_wbuf *w, const struct meta_record *r)
         return 0;
     case META_REC_REGISTER_BROKER2:
         return encode_register2(w, r);
+    case META_REC_SCRAM: {
+        int8_t m = r->u.scram.mechanism;
+        int32_t k = m == META_SCRAM_SHA_256 ? 32 : 64;
+        if (r->u.scram.user == NULL || (m != META_SCRAM_SHA_256 && m != META_SCRAM_SHA_512) ||
+            r->u.scram.iterations < 0)
+            return ERR_INVALID_REQUEST;
+        meta_w_str(w, r->u.scram.user);
+        meta_w_u8(w, (uint8_t)m);
+        meta_w_i32(w, r->u.scram.iterations);
+        if (r->u.scram.iterations == 0)
+            return 0;
+        if (r->u.scram.salt == NULL || r->u.scram.salt_len < 1 ||
+            r->u.scram.salt_len > META_SCRAM_MAX_SALT || r->u.scram.key_len != k ||
+            r->u.scram.stored_key == NULL || r->u.scram.server_key == NULL)
+            return ERR_INVALID_REQUEST;
+        meta_w_i32(w, r->u.scram.salt_len);
+        meta_w_bytes(w, r->u.scram.salt, (size_t)r->u.scram.salt_len);
+        meta_w_i32(w, k);
+        meta_w_bytes(w, r->u.scram.stored_key, (size_t)k);
+        meta_w_bytes(w, r->u.scram.server_key, (size_t)k);
+        return 0;
+    }
     case META_REC_BROKER_CHANGE:
         if (r->u.broker_change.fenced < -1 || r->u.broker_change.fenced > 1 ||
             r->u.broker_change.shutting_down < -1 || r->u.broker_change.shutting_down > 1)
@@ -385,6 +412,41 @@ static int decode_body(struct meta_rbuf *r, struct arena *a, struct meta_record 
         return r->bad ? ERR_PARSE : 0;
     case META_REC_REGISTER_BROKER2:
         return decode_register2(r, a, rec);
+    case META_REC_SCRAM: {
+        meta_r_str(r, &s1, &n1);
+        rec->u.scram.mechanism = (int8_t)meta_r_u8(r);
+        rec->u.scram.iterations = meta_r_i32(r);
+        int8_t m = rec->u.scram.mechanism;
+        if (r->bad || s1 == NULL || (m != META_SCRAM_SHA_256 && m != META_SCRAM_SHA_512) ||
+            rec->u.scram.iterations < 0)
+            return ERR_PARSE;
+        if (!dup_str(a, s1, n1, &rec->u.scram.user))
+            return ERR_NOMEM;
+        if (rec->u.scram.iterations == 0)
+            return 0;
+        int32_t sl = meta_r_i32(r);
+        if (r->bad || sl < 1 || sl > META_SCRAM_MAX_SALT)
+            return ERR_PARSE;
+        /* Copied, as the strings are: the record outlives the buffer. */
+        uint8_t *salt = arena_alloc(a, (size_t)sl);
+        if (salt == NULL)
+            return ERR_NOMEM;
+        meta_r_bytes(r, salt, (size_t)sl);
+        int32_t k = meta_r_i32(r);
+        if (r->bad || k != (m == META_SCRAM_SHA_256 ? 32 : 64))
+            return ERR_PARSE;
+        uint8_t *keys = arena_alloc(a, 2 * (size_t)k);
+        if (keys == NULL)
+            return ERR_NOMEM;
+        meta_r_bytes(r, keys, (size_t)k);
+        meta_r_bytes(r, keys + k, (size_t)k);
+        rec->u.scram.salt_len = sl;
+        rec->u.scram.salt = salt;
+        rec->u.scram.key_len = k;
+        rec->u.scram.stored_key = keys;
+        rec->u.scram.server_key = keys + k;
+        return r->bad ? ERR_PARSE : 0;
+    }
     case META_REC_BROKER_CHANGE:
         rec->u.broker_change.id = meta_r_i32(r);
         rec->u.broker_change.epoch = meta_r_i64(r);
@@ -458,7 +520,7 @@ int meta_batch_decode(const uint8_t *buf, size_t len, struct arena **arena,
         const uint8_t *p;
 
         p = meta_r_take(&r, body);
-        if (p == NULL || type < META_REC_REGISTER_BROKER || type > META_REC_PARTITION_CHANGE)
+        if (p == NULL || type < META_REC_REGISTER_BROKER || type > META_REC_SCRAM)
             return ERR_PARSE;
         br = (struct meta_rbuf){.p = p, .len = body};
         memset(&out[i], 0, sizeof out[i]);

@@ -2,6 +2,7 @@
 /* net: detached requests, which belong to no connection, so that a unit test can call a
  * request handler directly and see how it finished. They are struct req_int with conn NULL;
  * net.c's finishing calls hand them to detached_finish instead of a connection's queue. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "base/arena.h"
@@ -28,6 +29,9 @@ struct net_request *net_request_detached_new(int16_t api_key, int16_t version, v
     r->pub.body = body;
     r->pub.arena = arena;
     r->pub.peer = "detached";
+    r->detached_session.authenticated = true;
+    snprintf(r->detached_session.principal, sizeof r->detached_session.principal, "User:ANONYMOUS");
+    r->pub.session = &r->detached_session;
     r->detached_cb = cb;
     r->detached_arg = arg;
     return &r->pub;

@@ -34,6 +34,7 @@
 #include "base/err.h"
 #include "base/slog.h"
 #include "net_int.h"
+#include "proto/proto_msgs.h"
 
 /* A frame buffer starts at this size and doubles as bytes arrive. */
 #define FRAME_MIN_CAP 4096
@@ -45,6 +46,8 @@ void conn_unref(struct net_conn *c)
     struct net_server *s = c->srv;
     if (--c->refs > 0)
         return;
+    if (c->session.auth_free)
+        c->session.auth_free(c->session.auth);
     free(c->frame);
     free(c->backlog);
     free(c);
@@ -92,13 +95,55 @@ static void conn_flush(struct net_conn *c)
     }
     conn_pump(c);
     conn_input(c);
+    conn_close_if_written(c);
     conn_unref(c);
+}
+
+void conn_close_if_written(struct net_conn *c)
+{
+    if (c->close_when_written && !c->closing && c->head == NULL && c->out_head == NULL &&
+        c->writes == 0 && !c->sending_file)
+        conn_close(c);
 }
 
 static void req_finish(struct req_int *r)
 {
     r->done = true;
     conn_flush(r->conn);
+}
+
+/* Encodes the answer to r into r->resp (a raw SASL token's as a bare frame). Returns 0, or
+ * -1 after logging why (the caller closes the connection). */
+static int encode_answer(struct req_int *r, int16_t version, const void *resp, bool files)
+{
+    struct net_request *pub = &r->pub;
+    if (pub->raw_sasl) {
+        /* A raw SASL token's answer: its bytes in a size-prefixed frame, nothing else. */
+        const struct SaslAuthenticateResponse *rs = resp;
+        size_t n = rs->AuthBytes.len > 0 ? (size_t)rs->AuthBytes.len : 0;
+        if ((r->resp = malloc(4 + n)) == NULL) {
+            slog_error("net", "out of memory answering %s; closing", r->conn->peer);
+            return -1;
+        }
+        r->resp[0] = (uint8_t)(n >> 24);
+        r->resp[1] = (uint8_t)(n >> 16);
+        r->resp[2] = (uint8_t)(n >> 8);
+        r->resp[3] = (uint8_t)n;
+        if (n)
+            memcpy(r->resp + 4, rs->AuthBytes.data, n);
+        r->resp_len = 4 + n;
+        return 0;
+    }
+    int rc = files ? proto_encode_response_holes(pub->api, version, pub->hdr.CorrelationId, resp,
+                                                 &r->resp, &r->resp_len, &r->holes, &r->n_holes)
+                   : proto_encode_response(pub->api, version, pub->hdr.CorrelationId, resp,
+                                           &r->resp, &r->resp_len);
+    if (rc != 0) {
+        slog_error("net", "cannot encode %s v%d response for %s: %s; closing", pub->api->name,
+                   version, r->conn->peer, err_name(rc));
+        return -1;
+    }
+    return 0;
 }
 
 static void respond(struct net_request *pub, int16_t version, const void *resp, bool files)
@@ -110,20 +155,11 @@ static void respond(struct net_request *pub, int16_t version, const void *resp, 
     }
     if (r->conn->srv->opts.on_response)
         r->conn->srv->opts.on_response(r->conn->srv->opts.on_response_arg, pub, version, resp);
-    if (!r->conn->closing) {
-        int rc = files
-                     ? proto_encode_response_holes(pub->api, version, pub->hdr.CorrelationId, resp,
-                                                   &r->resp, &r->resp_len, &r->holes, &r->n_holes)
-                     : proto_encode_response(pub->api, version, pub->hdr.CorrelationId, resp,
-                                             &r->resp, &r->resp_len);
-        if (rc != 0) {
-            slog_error("net", "cannot encode %s v%d response for %s: %s; closing", pub->api->name,
-                       version, r->conn->peer, err_name(rc));
-            r->done = true;
-            conn_close(r->conn);
-            conn_flush(r->conn);
-            return;
-        }
+    if (!r->conn->closing && encode_answer(r, version, resp, files) != 0) {
+        r->done = true;
+        conn_close(r->conn);
+        conn_flush(r->conn);
+        return;
     }
     req_finish(r);
 }
@@ -145,6 +181,69 @@ void net_respond_files(struct net_request *pub, const void *resp, void (*sent)(v
 void net_respond(struct net_request *pub, const void *resp)
 {
     net_respond_as(pub, pub->hdr.RequestApiVersion, resp);
+}
+
+/* The delay of net_respond_close is over: the answer goes out, then the connection closes. */
+static void close_delay_over(struct net_conn *c)
+{
+    struct req_int *r = c->close_req;
+
+    c->close_req = NULL;
+    c->close_when_written = true;
+    r->done = true;
+    conn_flush(c);
+}
+
+static void on_close_delay(struct tclock_timer *t)
+{
+    struct net_conn *c = t->data;
+    c->close_timer_armed = false;
+    tclock_timer_close(&c->close_timer);
+    close_delay_over(c);
+}
+
+void net_respond_close(struct net_request *pub, const void *resp, int64_t delay_ms)
+{
+    struct req_int *r = (struct req_int *)pub;
+    struct net_conn *c = r->conn;
+
+    if (c == NULL) {
+        if (resp)
+            detached_finish(r, NET_DETACHED_RESPONDED, pub->hdr.RequestApiVersion, resp, false);
+        else
+            detached_finish(r, NET_DETACHED_CLOSED, 0, NULL, false);
+        return;
+    }
+    if (c->closing || c->close_req != NULL) {
+        /* Already going (or going after an earlier answer): no answer for this one. */
+        r->done = true;
+        conn_flush(c);
+        return;
+    }
+    if (resp) {
+        if (c->srv->opts.on_response)
+            c->srv->opts.on_response(c->srv->opts.on_response_arg, pub, pub->hdr.RequestApiVersion,
+                                     resp);
+        /* Encoded now: resp may live in the request's arena, but the answer is queued only
+         * once the delay is over. */
+        if (encode_answer(r, pub->hdr.RequestApiVersion, resp, false) != 0) {
+            r->done = true;
+            conn_close(c);
+            conn_flush(c);
+            return;
+        }
+    }
+    c->close_req = r;
+    conn_input(c); /* stops reading */
+    if (delay_ms > 0) {
+        tclock_timer_init(c->srv->opts.clock, &c->close_timer, on_close_delay, c);
+        if (tclock_timer_start(&c->close_timer, delay_ms, 0) == 0) {
+            c->close_timer_armed = true;
+            return;
+        }
+        tclock_timer_close(&c->close_timer); /* out of memory: no delay then */
+    }
+    close_delay_over(c);
 }
 
 void net_finish(struct net_request *pub)
@@ -197,6 +296,12 @@ static void on_conn_closed(uv_handle_t *h)
         cb(r->on_close_arg);
         r = c->head;
     }
+    /* An answer net_respond_close was holding goes with the connection. */
+    if (c->close_req) {
+        c->close_req->done = true;
+        c->close_req = NULL;
+        conn_flush(c);
+    }
     conn_unref(c);
 }
 
@@ -206,6 +311,10 @@ void conn_close(struct net_conn *c)
     if (c->closing)
         return;
     c->closing = true;
+    if (c->close_timer_armed) {
+        c->close_timer_armed = false;
+        tclock_timer_close(&c->close_timer);
+    }
     if (c->prev)
         c->prev->next = c->next;
     else
@@ -239,6 +348,7 @@ static void conn_dispatch(struct net_conn *c, uint8_t *frame, size_t len)
     r->conn = c;
     r->frame = frame;
     r->pub.peer = c->peer;
+    r->pub.session = &c->session;
     c->refs++;
     c->inflight++;
     if (c->tail)
@@ -247,6 +357,23 @@ static void conn_dispatch(struct net_conn *c, uint8_t *frame, size_t len)
         c->head = r;
     c->tail = r;
 
+    if (c->session.sasl_raw) {
+        /* A raw SASL token after a SaslHandshake v0: no header, the frame is the token. */
+        struct SaslAuthenticateRequest *body = arena_alloc(r->pub.arena, sizeof *body);
+        if (body == NULL)
+            goto err_close;
+        body->AuthBytes.data = frame;
+        body->AuthBytes.len = (int32_t)len;
+        body->AuthBytes.ext = NULL;
+        r->pub.hdr.RequestApiKey = PROTO_API_SaslAuthenticate;
+        r->pub.hdr.RequestApiVersion = 0;
+        r->pub.api = proto_api_find(PROTO_API_SaslAuthenticate);
+        r->pub.version_supported = true;
+        r->pub.raw_sasl = true;
+        r->pub.body = body;
+        s->cb(s->ctx, &r->pub);
+        return;
+    }
     rc = proto_decode_request_header(frame, len, &r->pub.hdr, &hdr_len, r->pub.arena);
     if (rc != 0) {
         slog_warn_limited(&s->warn.header, NET_WARN_INTERVAL_MS, "net",
@@ -496,6 +623,14 @@ void conn_input(struct net_conn *c)
 
     if (c->closing)
         return;
+    if (c->close_req || c->close_when_written) {
+        /* net_respond_close: nothing more is read. */
+        if (c->reading) {
+            uv_read_stop((uv_stream_t *)&c->tcp);
+            c->reading = false;
+        }
+        return;
+    }
     if (conn_full(c) || c->backlog) {
         /* Bytes in the backlog come before any new read, so reading waits for them. */
         if (c->reading) {
@@ -567,6 +702,10 @@ static void on_connection(uv_stream_t *server, int status)
     }
     c->srv = s;
     c->refs = 1;
+    c->session.listener = s->opts.listener ? s->opts.listener : "PLAINTEXT";
+    c->session.sasl = s->opts.sasl;
+    c->session.authenticated = !s->opts.sasl;
+    snprintf(c->session.principal, sizeof c->session.principal, "User:ANONYMOUS");
     uv_tcp_init(s->loop, &c->tcp);
     c->tcp.data = c;
     s->n_conns++;

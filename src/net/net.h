@@ -17,6 +17,33 @@ struct arena;
 struct tclock;
 struct net_server;
 
+/* Longest principal name kept on a connection ("User:" and a SASL user name). */
+#define NET_PRINCIPAL_MAX 272
+
+/* The connection a request came on: its listener and what authentication established. One
+ * per connection, valid while any request of the connection is unfinished; net fills the
+ * listener fields, the application (the SASL exchange in tallyd's dispatcher) the rest.
+ * Later slices (ACLs, quotas) read the principal from here. */
+struct net_session {
+    const char *listener; /* the listener's name, e.g. "PLAINTEXT"; NULL: a detached request */
+    /* The listener's security protocol is SASL_PLAINTEXT: until `authenticated`, only
+     * ApiVersions, SaslHandshake and SaslAuthenticate may be served. */
+    bool sasl;
+    bool authenticated;
+    /* "User:<name>" once authenticated; "User:ANONYMOUS" (Kafka's name) on a listener
+     * without authentication. */
+    char principal[NET_PRINCIPAL_MAX];
+    /* Set by the application after a SaslHandshake v0: the frames that follow are raw SASL
+     * tokens, not Kafka requests. Each is handed over as a SaslAuthenticate v0 request with
+     * req->raw_sasl set, and its answer is written as a raw frame (4-byte size, AuthBytes).
+     * The application clears it when the exchange ends. */
+    bool sasl_raw;
+    /* The application's per-connection authentication state; auth_free(auth) runs once, when
+     * the connection is freed (after its last request finished). */
+    void *auth;
+    void (*auth_free)(void *auth);
+};
+
 /* One request in flight. Everything it points to (header strings, body, arena) lives until
  * the request is finished with net_respond, net_finish or net_close_connection. */
 struct net_request {
@@ -25,9 +52,13 @@ struct net_request {
     /* False only for ApiVersions at a version outside the declared range: the body is not
      * decoded (body == NULL) and the answer must be a v0 response (net_respond_as). */
     bool version_supported;
-    void *body;          /* the decoded request, layout api->request */
-    struct arena *arena; /* per-request allocations, freed when the request finishes */
-    const char *peer;    /* "ip:port" of the client, for log lines */
+    void *body;                  /* the decoded request, layout api->request */
+    struct arena *arena;         /* per-request allocations, freed when the request finishes */
+    const char *peer;            /* "ip:port" of the client, for log lines */
+    struct net_session *session; /* never NULL (a detached request has one of its own) */
+    /* A raw SASL token (see net_session.sasl_raw): api is SaslAuthenticate, version 0, body a
+     * SaslAuthenticateRequest holding the frame; the answer's AuthBytes go back raw. */
+    bool raw_sasl;
 };
 
 /* Called for every decoded request; the callee must eventually finish it exactly once. */
@@ -37,6 +68,11 @@ struct net_options {
     struct tclock *clock; /* time service (the idle timer); borrowed */
     const char *host;
     int port;
+    /* The listener's name (net_session.listener of its connections; borrowed, must outlive
+     * the server) and whether its connections must authenticate with SASL first. NULL:
+     * "PLAINTEXT". */
+    const char *listener;
+    bool sasl;
     size_t max_frame; /* socket.request.max.bytes */
     /* Per connection: requests not yet answered plus answers not yet handed to the kernel.
      * Reading pauses while a connection is at this bound (0: 64). */
@@ -87,6 +123,13 @@ struct net_file_range {
  * ranges there. */
 void net_respond_files(struct net_request *req, const void *resp, void (*sent)(void *arg),
                        void *arg);
+
+/* Answers `req` with `resp` (NULL: no answer) after `delay_ms`, then closes its connection
+ * once the answer is written: a failed authentication (connection.failed.authentication.
+ * delay.ms), so that a client guessing passwords gets one try per delay per connection.
+ * Nothing more is read from the connection meanwhile; the delay runs on the loop's timers.
+ * A detached request is answered at once (its connection is not real). */
+void net_respond_close(struct net_request *req, const void *resp, int64_t delay_ms);
 
 /* Finishes a request that gets no response (Produce with acks=0). */
 void net_finish(struct net_request *req);

@@ -44,7 +44,8 @@ struct req_int {
     /* A detached request (detached.c) has conn NULL and reports its end here. */
     net_detached_cb detached_cb;
     void *detached_arg;
-    bool detached_closed; /* net_request_detached_close was called */
+    bool detached_closed;                /* net_request_detached_close was called */
+    struct net_session detached_session; /* a detached request's session */
 };
 
 /* One queued response frame: its buffer is shared by its pieces and freed with the last
@@ -100,6 +101,13 @@ struct net_conn {
     struct file_send *file_send; /* that send, until it ends */
 
     bool reading, closing;
+    struct net_session session;
+    /* net_respond_close: the request whose answer waits for close_timer, and whether the
+     * connection closes once every answer is written. */
+    struct req_int *close_req;
+    struct tclock_timer close_timer;
+    bool close_timer_armed;
+    bool close_when_written;
     unsigned refs; /* the handle until closed, each request not yet finished, each write */
 };
 
@@ -138,6 +146,9 @@ void conn_input(struct net_conn *c);
  * file holes if `files`), tells its callback how it ended, and frees it. */
 void detached_finish(struct req_int *r, enum net_detached_end how, int16_t version,
                      const void *resp, bool files);
+
+/* Closes a connection marked close_when_written once nothing is left to write. */
+void conn_close_if_written(struct net_conn *c);
 
 /* net_out.c */
 /* Queues a finished request's response frame (and its file pieces) for output; takes the

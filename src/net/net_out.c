@@ -70,6 +70,7 @@ static void on_write(uv_write_t *w, int status)
     c->writes--;
     conn_pump(c);
     conn_input(c);
+    conn_close_if_written(c);
     conn_unref(c);
 }
 

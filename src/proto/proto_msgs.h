@@ -357,6 +357,21 @@ struct MetadataResponse {
 
 extern const struct proto_struct proto_MetadataResponse;
 
+/* SaslHandshake (key 17), versions 0-1, never flexible. v0: the SASL tokens that follow
+ * travel as raw size-prefixed frames; v1: inside SaslAuthenticate (KIP-152). */
+struct SaslHandshakeRequest {
+    char *Mechanism; /* v0+ */
+};
+
+extern const struct proto_struct proto_SaslHandshakeRequest;
+
+struct SaslHandshakeResponse {
+    int16_t ErrorCode;              /* v0+ */
+    PROTO_ARRAY(char *) Mechanisms; /* v0+ */
+};
+
+extern const struct proto_struct proto_SaslHandshakeResponse;
+
 /* ApiVersions (key 18), versions 0-3, flexible from 3. */
 struct ApiVersionsRequest {
     char *ClientSoftwareName;    /* v3+ */
@@ -677,6 +692,90 @@ struct IncrementalAlterConfigsResponse {
 };
 
 extern const struct proto_struct proto_IncrementalAlterConfigsResponse;
+
+/* SaslAuthenticate (key 36), versions 0-2, flexible from 2. */
+struct SaslAuthenticateRequest {
+    struct proto_bytes AuthBytes; /* v0+ */
+};
+
+extern const struct proto_struct proto_SaslAuthenticateRequest;
+
+struct SaslAuthenticateResponse {
+    int16_t ErrorCode;            /* v0+ */
+    char *ErrorMessage;           /* v0+, nullable v0+ */
+    struct proto_bytes AuthBytes; /* v0+ */
+    int64_t SessionLifetimeMs;    /* v1+ */
+};
+
+extern const struct proto_struct proto_SaslAuthenticateResponse;
+
+/* DescribeUserScramCredentials (key 50), version 0, flexible from 0 (KIP-554). Users null:
+ * every user. */
+struct UserName {
+    char *Name; /* v0+ */
+};
+
+struct DescribeUserScramCredentialsRequest {
+    PROTO_ARRAY(struct UserName) Users; /* v0+, nullable v0+ */
+};
+
+extern const struct proto_struct proto_DescribeUserScramCredentialsRequest;
+
+struct CredentialInfo {
+    int8_t Mechanism;   /* v0+ */
+    int32_t Iterations; /* v0+ */
+};
+
+struct DescribeUserScramCredentialsResult {
+    char *User;                                         /* v0+ */
+    int16_t ErrorCode;                                  /* v0+ */
+    char *ErrorMessage;                                 /* v0+, nullable v0+ */
+    PROTO_ARRAY(struct CredentialInfo) CredentialInfos; /* v0+ */
+};
+
+struct DescribeUserScramCredentialsResponse {
+    int32_t ThrottleTimeMs;                                         /* v0+ */
+    int16_t ErrorCode;                                              /* v0+ */
+    char *ErrorMessage;                                             /* v0+, nullable v0+ */
+    PROTO_ARRAY(struct DescribeUserScramCredentialsResult) Results; /* v0+ */
+};
+
+extern const struct proto_struct proto_DescribeUserScramCredentialsResponse;
+
+/* AlterUserScramCredentials (key 51), version 0, flexible from 0 (KIP-554). The client sends
+ * the salted password (Hi(password, salt, i)), never the password. */
+struct ScramCredentialDeletion {
+    char *Name;       /* v0+ */
+    int8_t Mechanism; /* v0+ */
+};
+
+struct ScramCredentialUpsertion {
+    char *Name;                        /* v0+ */
+    int8_t Mechanism;                  /* v0+ */
+    int32_t Iterations;                /* v0+ */
+    struct proto_bytes Salt;           /* v0+ */
+    struct proto_bytes SaltedPassword; /* v0+ */
+};
+
+struct AlterUserScramCredentialsRequest {
+    PROTO_ARRAY(struct ScramCredentialDeletion) Deletions;   /* v0+ */
+    PROTO_ARRAY(struct ScramCredentialUpsertion) Upsertions; /* v0+ */
+};
+
+extern const struct proto_struct proto_AlterUserScramCredentialsRequest;
+
+struct AlterUserScramCredentialsResult {
+    char *User;         /* v0+ */
+    int16_t ErrorCode;  /* v0+ */
+    char *ErrorMessage; /* v0+, nullable v0+ */
+};
+
+struct AlterUserScramCredentialsResponse {
+    int32_t ThrottleTimeMs;                                      /* v0+ */
+    PROTO_ARRAY(struct AlterUserScramCredentialsResult) Results; /* v0+ */
+};
+
+extern const struct proto_struct proto_AlterUserScramCredentialsResponse;
 
 /* DescribeCluster (key 60), versions 0-2, flexible from 0. v2 (Kafka 4.0, KIP-1073) lists
  * fenced brokers too when asked, each with IsFenced. */

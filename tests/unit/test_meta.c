@@ -993,7 +993,7 @@ TEST(meta_snapshot_version1_restores)
 
     /* A snapshot taken now is of the current version and restores to the same image. */
     REQUIRE(meta_image_snapshot(img, &snap, &len) == 0);
-    CHECK_EQ_INT(snap[0], 3);
+    CHECK_EQ_INT(snap[0], 4);
     CHECK_EQ_INT(meta_image_restore(again, snap, len), 0);
     CHECK(same_snapshot(img, again));
     free(snap);
@@ -1084,10 +1084,10 @@ TEST(meta_snapshot_version2_restores)
     CHECK_EQ_INT(p->n_adding, 1);
     CHECK_EQ_INT(p->n_elr, 0);
     CHECK(p->elr == NULL);
-    /* Written again, it is version 3 and restores to the same image. */
+    /* Written again, it is version 4 and restores to the same image. */
     REQUIRE(meta_image_snapshot(img, &snap, &len) == 0);
-    CHECK_EQ_INT(snap[0], 3);
-    CHECK_EQ_INT(len, w.n + 4); /* one empty ELR more */
+    CHECK_EQ_INT(snap[0], 4);
+    CHECK_EQ_INT(len, w.n + 4 + 4); /* one empty ELR more, and no SCRAM credentials */
     CHECK_EQ_INT(meta_image_restore(again, snap, len), 0);
     CHECK(same_snapshot(img, again));
     free(snap);
@@ -1644,4 +1644,93 @@ TEST(meta_raft_restarted_voter_ready_only_with_the_leaders_commits)
         tclock_free(n[i].clock);
     CHECK_EQ_INT(uv_loop_close(&loop), 0);
     fixture_rm_tree(base);
+}
+
+/* SCRAM credentials (KIP-554): set, replaced, deleted by records; kept in snapshots (version
+ * 4) and rebuilt from them; a version-3 snapshot (none) still restores. */
+static struct meta_record rec_scram(const char *user, int8_t mech, int32_t iterations, uint8_t fill)
+{
+    /* Each call its own bytes: one APPLY builds several records before encoding them. */
+    static uint8_t salts[8][16], keys[8][128];
+    static unsigned next;
+    unsigned slot = next++ % 8;
+    uint8_t *salt = salts[slot], *k = keys[slot];
+    memset(salt, fill, 16);
+    memset(k, fill + 1, 64);
+    memset(k + 64, fill + 2, 64);
+    struct meta_record r = {.type = META_REC_SCRAM};
+    r.u.scram.user = user;
+    r.u.scram.mechanism = mech;
+    r.u.scram.iterations = iterations;
+    r.u.scram.salt_len = 16;
+    r.u.scram.salt = salt;
+    r.u.scram.key_len = mech == META_SCRAM_SHA_256 ? 32 : 64;
+    r.u.scram.stored_key = k;
+    r.u.scram.server_key = k + 64;
+    return r;
+}
+
+TEST(meta_scram_credentials_apply_snapshot_and_delete)
+{
+    struct meta_image *img = meta_image_new(), *again = meta_image_new();
+    uint8_t *snap;
+    size_t len, n;
+
+    CHECK_EQ_INT(APPLY(img, rec_scram("bob", META_SCRAM_SHA_512, 8192, 1),
+                       rec_scram("alice", META_SCRAM_SHA_256, 4096, 3),
+                       rec_scram("alice", META_SCRAM_SHA_512, 4096, 5)),
+                 0);
+    const struct meta_scram *c = meta_image_scram(img, &n);
+    REQUIRE(n == 3);
+    CHECK_EQ_STR(c[0].user, "alice");
+    CHECK_EQ_INT(c[0].mechanism, META_SCRAM_SHA_256);
+    CHECK_EQ_STR(c[2].user, "bob");
+    const struct meta_scram *b = meta_image_scram_find(img, "bob", META_SCRAM_SHA_512);
+    REQUIRE(b != NULL);
+    CHECK_EQ_INT(b->iterations, 8192);
+    CHECK_EQ_INT(b->salt[0], 1);
+    CHECK_EQ_INT(b->stored_key[63], 2);
+    CHECK_EQ_INT(b->server_key[0], 3);
+    CHECK(meta_image_scram_find(img, "bob", META_SCRAM_SHA_256) == NULL);
+    /* Replaced, then one deleted, one deletion of nothing. */
+    CHECK_EQ_INT(APPLY(img, rec_scram("bob", META_SCRAM_SHA_512, 4096, 7)), 0);
+    CHECK_EQ_INT(meta_image_scram_find(img, "bob", META_SCRAM_SHA_512)->salt[0], 7);
+    CHECK_EQ_INT(APPLY(img, rec_scram("alice", META_SCRAM_SHA_256, 0, 0),
+                       rec_scram("carol", META_SCRAM_SHA_256, 0, 0)),
+                 0);
+    meta_image_scram(img, &n);
+    CHECK_EQ_INT(n, 2);
+    CHECK(meta_image_scram_find(img, "alice", META_SCRAM_SHA_256) == NULL);
+    /* An empty user name is refused, the batch with it. */
+    CHECK_EQ_INT(APPLY(img, rec_scram("dave", META_SCRAM_SHA_256, 4096, 9),
+                       rec_scram("", META_SCRAM_SHA_256, 4096, 9)),
+                 ERR_INVALID_REQUEST);
+    CHECK(meta_image_scram_find(img, "dave", META_SCRAM_SHA_256) == NULL);
+
+    REQUIRE(meta_image_snapshot(img, &snap, &len) == 0);
+    CHECK_EQ_INT(snap[0], 4);
+    CHECK_EQ_INT(meta_image_restore(again, snap, len), 0);
+    CHECK(same_snapshot(img, again));
+    b = meta_image_scram_find(again, "bob", META_SCRAM_SHA_512);
+    REQUIRE(b != NULL);
+    CHECK_EQ_INT(b->salt[0], 7);
+    CHECK_EQ_INT(b->key_len, 64);
+    /* Every truncation is refused and leaves the image as it was. */
+    for (size_t k = 1; k < len; k++)
+        CHECK(meta_image_restore(again, snap, k) != 0);
+    CHECK(same_snapshot(img, again));
+    free(snap);
+
+    /* Version 3: the same without the credential count at the end. */
+    struct meta_image *empty = meta_image_new(), *old = meta_image_new();
+    REQUIRE(meta_image_snapshot(empty, &snap, &len) == 0);
+    snap[0] = 3;
+    CHECK_EQ_INT(meta_image_restore(old, snap, len - 4), 0);
+    meta_image_scram(old, &n);
+    CHECK_EQ_INT(n, 0);
+    free(snap);
+    meta_image_free(empty);
+    meta_image_free(old);
+    meta_image_free(again);
+    meta_image_free(img);
 }

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* sasl: the server side of SASL authentication as pure functions — the mechanisms a listener
+ * enables, PLAIN users from Kafka's JAAS syntax, and one connection's exchange as a state
+ * machine (a token in, a reply token and an outcome out). No sockets, no clock, no logging:
+ * the caller (tallyd's dispatcher) frames the tokens (SaslHandshake / SaslAuthenticate),
+ * delays the close of a failed connection and logs. */
+#ifndef TALLY_SASL_H
+#define TALLY_SASL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The mechanisms Tally knows by name. GSSAPI and OAUTHBEARER are Kafka's too, but Tally
+ * serves neither: naming them in sasl.enabled.mechanisms is a configuration error. */
+enum sasl_mech {
+    SASL_MECH_NONE = 0,
+    SASL_MECH_PLAIN,
+    SASL_MECH_SCRAM_SHA_256,
+    SASL_MECH_SCRAM_SHA_512,
+};
+
+#define SASL_MAX_MECHS 3
+/* Longest user name or password accepted (bytes); longer ones fail authentication. */
+#define SASL_MAX_NAME 255
+/* Longest token accepted from a client in one step (bytes). */
+#define SASL_MAX_TOKEN 8192
+
+/* "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512". */
+const char *sasl_mech_name(enum sasl_mech m);
+/* The mechanism named `name` (case-sensitive, as Kafka), or SASL_MECH_NONE. */
+enum sasl_mech sasl_mech_from_name(const char *name);
+
+struct sasl_user {
+    char *name;
+    char *password;
+};
+
+/* A SCRAM credential (RFC 5802 §3): what the server keeps instead of the password. */
+#define SASL_SCRAM_MAX_KEY 64 /* SHA-512 */
+#define SASL_SCRAM_MAX_SALT 64
+struct sasl_scram_cred {
+    int32_t iterations;
+    size_t salt_len;
+    uint8_t salt[SASL_SCRAM_MAX_SALT];
+    uint8_t stored_key[SASL_SCRAM_MAX_KEY]; /* H(ClientKey); length = the hash's */
+    uint8_t server_key[SASL_SCRAM_MAX_KEY];
+};
+
+/* Finds user `name`'s credential for SCRAM mechanism `m`: 0 and *out, or non-zero when the
+ * user has none. */
+typedef int (*sasl_scram_lookup_fn)(void *arg, enum sasl_mech m, const char *name,
+                                    struct sasl_scram_cred *out);
+
+/* One listener's SASL configuration. Owned by whoever filled it; sasl_config_free releases
+ * what sasl_config_set_mechanisms and sasl_config_add_jaas allocated. */
+struct sasl_config {
+    size_t n_mechs;
+    enum sasl_mech mechs[SASL_MAX_MECHS]; /* enabled, in configuration order, no repeats */
+    size_t n_users;
+    struct sasl_user *users;           /* PLAIN users (the JAAS config's user_<name> entries) */
+    sasl_scram_lookup_fn scram_lookup; /* NULL: no SCRAM user exists */
+    void *scram_arg;
+    /* Tests only (RFC 7677's vector): the server's part of the SCRAM nonce. NULL: 24 random
+     * bytes, base64. */
+    const char *scram_test_nonce;
+};
+
+/* Sets the enabled mechanisms from a comma-separated list (sasl.enabled.mechanisms). Returns 0,
+ * or -1 with a reason in why: an empty list, an unknown name, GSSAPI or OAUTHBEARER (not
+ * supported), a repeat. */
+int sasl_config_set_mechanisms(struct sasl_config *c, const char *list, char *why, size_t whylen);
+
+/* Parses a JAAS config for mechanism `m` (listener.name.<l>.<mech>.sasl.jaas.config), strictly:
+ * exactly one login module, of the mechanism's class (PlainLoginModule for PLAIN,
+ * ScramLoginModule for SCRAM), a control flag (required, requisite, sufficient, optional),
+ * options key=value with the value quoted ("..." with \" and \\ escapes) or a bare word, and
+ * a final ';'. For PLAIN each user_<name>="<password>" option adds a user; username and
+ * password (the broker's own client login) are accepted and unused. Returns 0, or -1 with a
+ * reason in why (which never contains a password); on failure `c` keeps what it had. */
+int sasl_config_add_jaas(struct sasl_config *c, enum sasl_mech m, const char *jaas, char *why,
+                         size_t whylen);
+
+/* Whether mechanism m is enabled in c. */
+bool sasl_config_enabled(const struct sasl_config *c, enum sasl_mech m);
+
+void sasl_config_free(struct sasl_config *c);
+
+/* One connection's exchange. */
+enum sasl_state {
+    SASL_WAIT_HANDSHAKE, /* nothing yet, or a handshake refused */
+    SASL_WAIT_TOKEN,     /* handshake accepted: the mechanism's first client token */
+    SASL_WAIT_FINAL,     /* SCRAM: server-first sent, waiting for client-final */
+    SASL_AUTHENTICATED,
+    SASL_FAILED, /* terminal: the connection must close */
+};
+
+struct sasl_scram_state; /* scram.c */
+
+struct sasl_session {
+    const struct sasl_config *cfg; /* borrowed; must outlive the session */
+    enum sasl_state state;
+    enum sasl_mech mech;
+    /* The user name the client gave (for the failure log line), and once authenticated the
+     * one authenticated: the principal is "User:" followed by it. */
+    char user[SASL_MAX_NAME + 1];
+    /* The reply token of the last step (empty for PLAIN; SCRAM's server-first and
+     * server-final). */
+    uint8_t reply[512];
+    size_t reply_len;
+    struct sasl_scram_state *scram; /* SCRAM between its two steps */
+};
+
+/* Starts a session on listener configuration `cfg`. */
+void sasl_session_init(struct sasl_session *s, const struct sasl_config *cfg);
+/* Releases what a session holds (a SCRAM exchange cut short). */
+void sasl_session_free(struct sasl_session *s);
+
+/* SaslHandshake: the client picks `mechanism`. Returns 0 (state SASL_WAIT_TOKEN),
+ * ERR_UNSUPPORTED_SASL_MECHANISM (unknown or not enabled here) or ERR_ILLEGAL_SASL_STATE (not
+ * at SASL_WAIT_HANDSHAKE). Either error moves the session to SASL_FAILED. */
+int sasl_handshake(struct sasl_session *s, const char *mechanism);
+
+/* One client token (SaslAuthenticate's AuthBytes, or a raw frame after a v0 handshake).
+ * Returns 0 with the reply in s->reply (the session is then SASL_AUTHENTICATED, or
+ * SASL_WAIT_FINAL for another step), ERR_ILLEGAL_SASL_STATE (no handshake yet, or after the
+ * end) or ERR_SASL_AUTHENTICATION_FAILED (bad token, unknown user, wrong password: the caller
+ * must not tell the client which). Either error moves the session to SASL_FAILED. */
+int sasl_step(struct sasl_session *s, const uint8_t *token, size_t len);
+
+/* Compares a[0..n) with b[0..n) in time that depends on n only. */
+bool sasl_equal_ct(const uint8_t *a, const uint8_t *b, size_t n);
+
+/* ---- SCRAM (scram.c, OpenSSL) -------------------------------------------------------- */
+
+/* The digest length of a SCRAM mechanism: 32 or 64. */
+size_t sasl_scram_hash_len(enum sasl_mech m);
+
+/* Derives the credential of `password` with `salt` and `iterations` (RFC 5802: SaltedPassword
+ * = Hi(password, salt, i), StoredKey = H(HMAC(SaltedPassword, "Client Key")), ServerKey =
+ * HMAC(SaltedPassword, "Server Key")). Returns 0 or -1 (bad arguments, OpenSSL failure). */
+int sasl_scram_derive(enum sasl_mech m, const uint8_t *password, size_t password_len,
+                      const uint8_t *salt, size_t salt_len, int32_t iterations,
+                      struct sasl_scram_cred *out);
+
+/* The credential's keys from a salted password (SaltedPassword = Hi(password, salt, i), what
+ * AlterUserScramCredentials carries): StoredKey = H(HMAC(SaltedPassword, "Client Key")),
+ * ServerKey = HMAC(SaltedPassword, "Server Key"), each sasl_scram_hash_len(m) bytes. 0 or
+ * -1 (salted_len is not the hash's length, OpenSSL failure). */
+int sasl_scram_keys(enum sasl_mech m, const uint8_t *salted, size_t salted_len, uint8_t *stored_key,
+                    uint8_t *server_key);
+
+/* Fills buf with n random bytes from OpenSSL's RAND_bytes. 0 or -1. */
+int sasl_random(uint8_t *buf, size_t n);
+
+/* scram.c's steps, called by sasl_step. */
+int sasl_scram_first(struct sasl_session *s, const uint8_t *token, size_t len);
+int sasl_scram_final(struct sasl_session *s, const uint8_t *token, size_t len);
+
+#endif
