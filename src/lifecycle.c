@@ -64,7 +64,10 @@ static int64_t mono(const struct lifecycle *lc)
 bool lifecycle_out_of_touch(const struct lifecycle *lc)
 {
     int64_t session = props_get_int(lc->o.cfg->props, "broker.session.timeout.ms", 9000, NULL);
-    return lc->ran && lc->state != LC_STOPPED && mono(lc) - lc->last_answer_ms > session;
+    /* Fenced after running: the controller fenced it for a missed session (its leaderships
+     * moved) and it has not caught up with the metadata log since. */
+    return lc->ran && lc->state != LC_STOPPED &&
+           (lc->fenced || mono(lc) - lc->last_answer_ms > session);
 }
 
 static void shutdown_done(struct lifecycle *lc, const char *why)

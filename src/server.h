@@ -137,7 +137,8 @@ int64_t lifecycle_epoch(const struct lifecycle *lc);
 /* Whether the controller has unfenced this broker at least once. */
 bool lifecycle_running(const struct lifecycle *lc);
 /* Whether this broker, once running, has had no heartbeat answered for longer than
- * broker.session.timeout.ms: the controller then has most likely fenced it. */
+ * broker.session.timeout.ms (the controller then has most likely fenced it), or the last
+ * answer said it is fenced (it has not caught up with the metadata log since). */
 bool lifecycle_out_of_touch(const struct lifecycle *lc);
 /* Asks the controller to move this broker's leaderships away (WantShutDown); on_shutdown_done
  * runs once it says ShouldShutDown, at once if the broker never ran, or after

@@ -56,10 +56,10 @@ struct broker_options {
      * in); borrowed, must outlive the broker. NULL: not counted. */
     struct metrics *metrics;
     /* Whether this broker has heard nothing from the controller for longer than
-     * broker.session.timeout.ms (main.c wires lifecycle_out_of_touch): the controller has then
-     * most likely fenced it and moved its leaderships, which it cannot learn meanwhile. NULL =
-     * never out of touch. Produce asks it only for a batch whose sequence does not follow
-     * (produce.c): see there. */
+     * broker.session.timeout.ms, or heard that it is fenced (main.c wires
+     * lifecycle_out_of_touch): the controller has then most likely moved its leaderships,
+     * which it has not learnt yet. NULL = never out of touch. Produce asks it only for a batch
+     * whose sequence does not follow (produce.c): see there. */
     bool (*out_of_touch)(void *arg);
     void *out_of_touch_arg;
 };

@@ -339,8 +339,11 @@ int ctl_sm_heartbeat(struct ctl_sm *c, const struct meta_image *img, const struc
     if (s == NULL)
         return ans->error = ERR_NOMEM;
     s->last_contact_ms = now_ms;
-    /* Caught up once it has applied its own registration. */
-    ans->is_caught_up = hb->metadata_offset >= b->epoch;
+    /* Caught up once it has applied its own registration (Kafka's rule) and, after being
+     * fenced, the batch that fenced it and moved its leaderships away: unfenced before that,
+     * it would serve clients as the leader its stale image still names (and its Metadata
+     * would send them back to it). */
+    ans->is_caught_up = hb->metadata_offset >= b->epoch && hb->metadata_offset >= b->fenced_at;
     ans->is_fenced = b->fenced;
 
     if (b->shutting_down && b->fenced) {

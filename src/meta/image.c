@@ -899,6 +899,8 @@ static void apply_broker_change(struct meta_image *img, const struct meta_record
     assert(found);
     if (r->u.broker_change.fenced >= 0)
         img->brokers[i].fenced = r->u.broker_change.fenced == 1;
+    if (r->u.broker_change.fenced == 1)
+        img->brokers[i].fenced_at = img->offset;
     if (r->u.broker_change.shutting_down >= 0)
         img->brokers[i].shutting_down = r->u.broker_change.shutting_down == 1;
 }

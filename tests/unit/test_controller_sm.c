@@ -523,6 +523,43 @@ TEST(ctl_session_expiry_fences_moves_leaders_shrinks_isrs)
     cfx_fini(&f);
 }
 
+/* A broker fenced for a missed session is caught up again only once it has applied the batch
+ * that fenced it (and moved its leaderships): unfenced on its registration alone (Kafka's
+ * rule), it would serve as the leader its stale image still names. */
+TEST(ctl_fenced_broker_unfenced_only_after_applying_its_fencing)
+{
+    struct cfx f;
+    struct ctl_heartbeat_answer ans;
+    struct ctl_heartbeat hb;
+    int64_t fenced_at;
+    REQUIRE(cfx_init(&f, NULL));
+    three_brokers(&f);
+
+    f.now = SESSION;
+    ctl_sm_tick(f.c, f.img, f.now, &f.out);
+    CHECK_EQ_INT(apply_out(&f), 0);
+    REQUIRE(meta_image_broker_by_id(f.img, 1)->fenced);
+    fenced_at = meta_image_broker_by_id(f.img, 1)->fenced_at;
+    CHECK(fenced_at > f.epoch[1]);
+    CHECK_EQ_INT(part(&f, 1, 0)->leader, 2);
+
+    /* Back, with its registration applied but not the fencing batch: still fenced. */
+    hb = (struct ctl_heartbeat){
+        .broker_id = 1, .broker_epoch = f.epoch[1], .metadata_offset = fenced_at - 1};
+    CHECK_EQ_INT(ctl_sm_heartbeat(f.c, f.img, &hb, f.now + 100, &f.out, &ans), 0);
+    CHECK(!ans.is_caught_up);
+    CHECK(ans.is_fenced);
+    CHECK_EQ_INT(f.out.n, 0);
+    /* Once it has applied it: unfenced. */
+    hb.metadata_offset = fenced_at;
+    CHECK_EQ_INT(ctl_sm_heartbeat(f.c, f.img, &hb, f.now + 200, &f.out, &ans), 0);
+    CHECK(ans.is_caught_up);
+    CHECK(!ans.is_fenced);
+    CHECK_EQ_INT(apply_out(&f), 0);
+    CHECK(!meta_image_broker_by_id(f.img, 1)->fenced);
+    cfx_fini(&f);
+}
+
 /* With unclean election on, an offline partition goes to the first eligible replica, which
  * becomes the ISR alone, RECOVERING; the setting comes from the topic, else the cluster-wide
  * dynamic default, else the controller's config. */
