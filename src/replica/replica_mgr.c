@@ -564,8 +564,12 @@ static void flush_after(uv_work_t *w, int status)
          * any storage error, and the produces waiting for this flush learn it
          * (KAFKA_STORAGE_ERROR). */
         purgatory_point_fail(&p->marks[PARTITION_DURABLE]);
-    } else
+    } else {
+        /* Group commit: the next round, for what was appended while this one ran, starts
+         * before this one's answers go out, so that the disk stays busy. */
+        partition_maybe_flush(p, false);
         partition_marks_changed(p); /* PARTITION_DURABLE moved */
+    }
     partition_release(p);
     free(fw);
     maybe_finish_stop(rm);
