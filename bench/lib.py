@@ -163,17 +163,20 @@ class Tallyd:
     def tally(self, *args):
         return [TALLY, "-b", self.bootstrap] + [str(a) for a in args]
 
-    def create_topic(self, name, partitions):
-        run(self.tally("topics", "create", name, "--partitions", partitions))
+    def create_topic(self, name, partitions, configs=None):
+        args = ["topics", "create", name, "--partitions", partitions]
+        for k, v in (configs or {}).items():
+            args += ["--config", "%s=%s" % (k, v)]
+        run(self.tally(*args))
 
-    def produce_fresh(self, records, extra=()):
+    def produce_fresh(self, records, extra=(), configs=None):
         """perf_produce into a new 4-partition topic that is deleted afterwards. Once a
         few GiB are dirty the kernel holds a writer to the disk's write bandwidth;
         deleting the topic drops its pages before they reach the disk, so every run
         meets the same page cache."""
         self.fresh = getattr(self, "fresh", 0) + 1
         topic = "fresh-%d" % self.fresh
-        self.create_topic(topic, 4)
+        self.create_topic(topic, 4, configs)
         try:
             return perf_produce(self.bootstrap, topic, records, extra=extra)
         finally:

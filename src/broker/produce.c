@@ -272,11 +272,23 @@ static int check_records(struct arena *ar, const struct partition_settings *set,
     return 0;
 }
 
-/* An acks=all answer waiting for replication. */
+/* One of a partition's conditions for its answer: its high watermark (acks=all) or its
+ * durable offset (the flush policy asks for an fsync) covers the batch. */
+struct produce_watch {
+    struct purgatory_watch w;
+    struct produce_wait_part *part;
+    bool durable;
+};
+
+/* A batch whose answer waits: for replication (acks=all), for an fsync (acks=1 or all, when
+ * partition_flush_required said so after its append), or both. */
 struct produce_wait_part {
-    struct purgatory_watch watch; /* the partition's high watermark */
-    struct partition *p;          /* for arming only: not held */
-    int64_t need;                 /* the high watermark that covers the batch */
+    struct produce_watch hw, flushed;
+    struct partition *p; /* for arming only: not held */
+    int64_t need;        /* the mark that covers the batch (its last offset + 1) */
+    bool replicate;      /* waits for hw */
+    bool flush;          /* waits for flushed */
+    int waits;           /* watches still armed */
     struct PartitionProduceResponse *out;
     bool done;
 };
@@ -285,7 +297,8 @@ struct produce_wait {
     struct purgatory_op op;
     struct net_request *req;
     struct ProduceResponse *rs;
-    size_t n, pending;
+    bool acks_all;
+    size_t n, pending; /* parts recorded, parts not yet done */
     struct produce_wait_part parts[];
 };
 
@@ -364,7 +377,7 @@ static void produce_partition(struct broker *b, struct arena *ar, int16_t versio
     max_size = set->max_message_bytes > 0 ? (size_t)set->max_message_bytes : 0;
     /* acks=all needs min.insync.replicas in the ISR, checked before the batch is (Kafka's
      * order in appendRecordsToLeader). */
-    if (wait != NULL && partition_isr_size(p) < set->min_insync) {
+    if (wait != NULL && wait->acks_all && partition_isr_size(p) < set->min_insync) {
         out->ErrorCode = ERR_NOT_ENOUGH_REPLICAS;
         out->ErrorMessage =
             arena_printf(ar,
@@ -484,28 +497,68 @@ static void produce_partition(struct broker *b, struct arena *ar, int16_t versio
 
 wait:
     if (wait) {
-        /* A retry has as many records as the original, so this is the original's end too. */
-        struct produce_wait_part *wp = &wait->parts[wait->n++];
-        wp->p = p;
-        wp->need = base + hdr.last_offset_delta + 1;
-        wp->out = out;
-        wp->done = false;
+        /* Kafka fsyncs inside the append when the policy says so: the ack then says the
+         * batch is on disk. Here the fsync runs on the thread pool and the answer waits for
+         * it; without a flush policy (the default) an acks=1 answer waits for nothing. */
+        bool flush = partition_flush_required(p);
+        if (wait->acks_all || flush) {
+            /* A retry has as many records as the original, so this is the original's end. */
+            struct produce_wait_part *wp = &wait->parts[wait->n++];
+            wp->p = p;
+            wp->need = base + hdr.last_offset_delta + 1;
+            wp->replicate = wait->acks_all;
+            wp->flush = flush;
+            wp->waits = 0;
+            wp->out = out;
+            wp->done = false;
+        }
     }
 }
 
-/* A partition's high watermark covers its batch (or the partition went away). */
-static void on_replicated(struct purgatory_op *op, struct purgatory_watch *w)
+/* What a watch that fired (or returned at once) means for its batch's answer: an error
+ * code, or 0 when the batch is covered. */
+static int16_t watch_outcome(const struct produce_watch *pwt)
 {
-    struct produce_wait *pw = op->data;
-    struct produce_wait_part *wp =
-        (struct produce_wait_part *)((char *)w - offsetof(struct produce_wait_part, watch));
-    if (!w->reached)
-        wp->out->ErrorCode = ERR_NOT_LEADER_OR_FOLLOWER;
-    else if (partition_isr_size(wp->p) < partition_settings(wp->p)->min_insync)
+    struct partition *p = pwt->part->p;
+    if (!pwt->w.reached) {
+        /* The durable offset failed while the partition stayed online: an fsync failed. */
+        if (pwt->durable && partition_online(p))
+            return ERR_KAFKA_STORAGE_ERROR;
+        return ERR_NOT_LEADER_OR_FOLLOWER;
+    }
+    if (!pwt->durable && partition_isr_size(p) < partition_settings(p)->min_insync)
         /* Replicated, but the ISR shrank below min.insync.replicas meanwhile (Kafka's
          * checkEnoughReplicasReachOffset): the client learns that its write has fewer copies
          * than it asked for. */
-        wp->out->ErrorCode = ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND;
+        return ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND;
+    return 0;
+}
+
+/* Records a watch's outcome; the first error wins, and ends the wait of its batch (the other
+ * watch is disarmed). Returns whether the batch's answer is now complete. */
+static bool part_settle(struct produce_wait_part *wp, struct produce_watch *pwt, bool was_armed)
+{
+    int16_t err = watch_outcome(pwt);
+    if (was_armed)
+        wp->waits--;
+    if (err != 0 && wp->out->ErrorCode == 0)
+        wp->out->ErrorCode = err;
+    if (err != 0 && wp->waits > 0) {
+        purgatory_watch_disarm(pwt == &wp->hw ? &wp->flushed.w : &wp->hw.w);
+        wp->waits = 0;
+    }
+    return wp->waits == 0;
+}
+
+/* A partition's high watermark or durable offset covers its batch (or failed). */
+static void on_covered(struct purgatory_op *op, struct purgatory_watch *w)
+{
+    struct produce_wait *pw = op->data;
+    struct produce_watch *pwt =
+        (struct produce_watch *)((char *)w - offsetof(struct produce_watch, w));
+    struct produce_wait_part *wp = pwt->part;
+    if (!part_settle(wp, pwt, true))
+        return;
     wp->done = true;
     if (--pw->pending == 0)
         purgatory_complete(op);
@@ -528,23 +581,38 @@ static void on_connection_closed(void *arg)
     net_finish(pw->req);
 }
 
-/* acks=all: answers once every appended batch is covered by its partition's high watermark,
- * or at TimeoutMs. */
-static void await_replication(struct broker *b, struct produce_wait *pw, int32_t timeout_ms)
+/* Arms one of a batch's watches, or settles it at once when partition_watch says the mark
+ * is already there (or failed). */
+static void arm(struct produce_wait *pw, struct produce_wait_part *wp, struct produce_watch *pwt,
+                enum partition_mark mark)
 {
-    purgatory_op_init(b->pg, &pw->op, on_replicated, on_answer, pw);
+    pwt->part = wp;
+    pwt->durable = mark == PARTITION_DURABLE;
+    purgatory_watch_init(&pw->op, &pwt->w);
+    if (wp->out->ErrorCode != 0)
+        return; /* the other watch failed at once: nothing more to wait for */
+    if (!partition_watch(wp->p, mark, wp->need, &pwt->w))
+        wp->waits++;
+    else
+        part_settle(wp, pwt, false);
+}
+
+/* acks=all, or a flush policy: answers once every recorded batch is covered by its
+ * partition's high watermark (acks=all) and durable offset (when the policy asked for it),
+ * or at TimeoutMs. */
+static void await_acks(struct broker *b, struct produce_wait *pw, int32_t timeout_ms)
+{
+    purgatory_op_init(b->pg, &pw->op, on_covered, on_answer, pw);
     for (size_t i = 0; i < pw->n; i++) {
         struct produce_wait_part *wp = &pw->parts[i];
-        purgatory_watch_init(&pw->op, &wp->watch);
-        if (!partition_watch(wp->p, PARTITION_HIGH_WATERMARK, wp->need, &wp->watch))
+        if (wp->replicate)
+            arm(pw, wp, &wp->hw, PARTITION_HIGH_WATERMARK);
+        if (wp->flush)
+            arm(pw, wp, &wp->flushed, PARTITION_DURABLE);
+        if (wp->waits > 0)
             pw->pending++;
-        else if (!wp->watch.reached)
-            wp->out->ErrorCode = ERR_NOT_LEADER_OR_FOLLOWER;
-        else {
-            if (partition_isr_size(wp->p) < partition_settings(wp->p)->min_insync)
-                wp->out->ErrorCode = ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND;
+        else
             wp->done = true;
-        }
     }
     if (pw->pending == 0) {
         purgatory_complete(&pw->op);
@@ -558,7 +626,7 @@ static void await_replication(struct broker *b, struct produce_wait *pw, int32_t
 }
 
 /* Sends the answer once every partition is appended (or failed): at once, or for acks=all
- * when replicated. */
+ * when replicated, and for acks=1 or all when durable where the flush policy asks for it. */
 static void produce_answer(struct broker *b, struct net_request *req, struct ProduceResponse *rs,
                            struct produce_wait *pw)
 {
@@ -567,8 +635,8 @@ static void produce_answer(struct broker *b, struct net_request *req, struct Pro
     /* With acks=0 the client reads no answer; errors are only in our log at debug level. */
     if (rq->Acks == 0)
         net_finish(req);
-    else if (rq->Acks == -1 && !b->stopping)
-        await_replication(b, pw, rq->TimeoutMs);
+    else if ((rq->Acks == -1 && !b->stopping) || (rq->Acks == 1 && pw->n > 0))
+        await_acks(b, pw, rq->TimeoutMs);
     else
         net_respond(req, rs);
 }
@@ -637,7 +705,9 @@ void broker_produce(struct broker *b, struct net_request *req)
 
     if (rs == NULL || broker_response_skeleton(ar, &rq->TopicData, &rs->Responses, &shape) != 0)
         goto err_nomem;
-    if (acks == -1) {
+    if (acks == -1 || acks == 1) {
+        /* Bump-allocated from the request's arena; an acks=1 batch is recorded in it only
+         * when the flush policy makes its answer wait. */
         size_t n = 0;
         for (int32_t i = 0; i < nt; i++)
             n += rq->TopicData.v[i].PartitionData.n > 0 ? (size_t)rq->TopicData.v[i].PartitionData.n
@@ -648,6 +718,7 @@ void broker_produce(struct broker *b, struct net_request *req)
         memset(pw, 0, sizeof *pw);
         pw->req = req;
         pw->rs = rs;
+        pw->acks_all = acks == -1;
     }
     /* Transactions: transactional batches need the request's transactional id (Kafka
      * answers every partition TRANSACTIONAL_ID_AUTHORIZATION_FAILED without one), and the

@@ -4,7 +4,9 @@
  * retention and the epoch cache live in the neighbouring files (log_int.h has the map). */
 #include <assert.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,27 +78,76 @@ size_t log_segs_find(const struct log *l, int64_t offset)
 /* TALLY_TEST_FAULT=log:lose_unflushed_tail (test builds only): an unclean open behaves as
  * after a crash of the machine, not of the process alone. A killed process loses nothing it
  * had written (the page cache keeps it), so the files still hold the whole tail; a machine
- * that goes down may lose any write not fsynced. What the log knows was fsynced lies below
- * the checkpointed recovery point; past it, it cannot tell what a machine crash would keep,
- * so the hook takes the worst case and cuts it all (a real crash may keep more: fsyncs since
- * the last checkpoint). The cut goes through log_truncate_to, as a follower's truncation
- * does, so segments, indexes and the epoch cache stay consistent; replica/ then rebuilds
- * the producer state and clamps the high watermark to the shorter log, as after a real
- * loss. */
+ * that goes down keeps what was fsynced and may lose anything else. While the hook is armed,
+ * every change of the flushed offset (a completed flush, a truncation) is written to
+ * SYNCED_NOTE in the log's directory, so a run armed before the kill knows exactly how far
+ * the last fsync reached: the cut goes there, what was fsynced survives, nothing else does.
+ * Without the note (the run before the kill was not armed) the log knows only that what lies
+ * below the checkpointed recovery point was fsynced, and takes the worst case: it cuts all
+ * past it. The cut goes through log_truncate_to, as a follower's truncation does, so
+ * segments, indexes and the epoch cache stay consistent; replica/ then rebuilds the producer
+ * state and clamps the high watermark to the shorter log, as after a real loss.
+ *
+ * The note is a decimal offset and a newline; it is itself not fsynced: it models what the
+ * disk holds, and a kill -9 keeps the page cache. */
+#define SYNCED_NOTE "tally-test-synced-offset"
+
+void log_note_synced(const struct log *l)
+{
+    char path[PATH_MAX + 32], line[32];
+    int n, fd;
+
+    if (!fault_armed("log:lose_unflushed_tail"))
+        return;
+    snprintf(path, sizeof path, "%s/%s", l->dir, SYNCED_NOTE);
+    n = snprintf(line, sizeof line, "%" PRId64 "\n", atomic_load(&l->flushed));
+    fd = l->io->open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0 || sysio_pwrite_all(l->io, fd, line, (size_t)n, 0) != 0)
+        slog_error(LOG_MOD, "TALLY_TEST_FAULT: cannot write %s", path);
+    if (fd >= 0)
+        l->io->close(fd);
+}
+
+/* The offset SYNCED_NOTE holds, or -1 without one. */
+static int64_t read_synced(const struct log *l)
+{
+    char path[PATH_MAX + 32], line[32] = {0};
+    int64_t v = -1;
+    int fd;
+
+    snprintf(path, sizeof path, "%s/%s", l->dir, SYNCED_NOTE);
+    fd = l->io->open(path, O_RDONLY, 0);
+    if (fd < 0)
+        return -1;
+    if (l->io->pread(fd, line, sizeof line - 1, 0) > 0 && sscanf(line, "%" SCNd64, &v) != 1)
+        v = -1;
+    l->io->close(fd);
+    return v;
+}
+
 static int lose_unflushed_tail(struct log *l, int64_t recovery_point)
 {
     const char *name = strrchr(l->dir, '/');
+    int64_t synced = read_synced(l);
+    int64_t known = synced >= 0 ? synced : recovery_point;
     /* Below the log start nothing is served: no record there can be lost. */
-    int64_t cut = recovery_point > l->start ? recovery_point : l->start;
+    int64_t cut = known > l->start ? known : l->start;
     int64_t end = l->leo;
+    int rc = 0;
 
-    if (cut >= end)
-        return 0;
-    slog_warn(LOG_MOD,
-              "TALLY_TEST_FAULT: dropped the unflushed tail of %s: offsets %" PRId64 "..%" PRId64
-              " (the recovery point is %" PRId64 ")",
-              name ? name + 1 : l->dir, cut, end - 1, recovery_point);
-    return log_truncate_to(l, cut);
+    if (cut < end) {
+        slog_warn(LOG_MOD,
+                  "TALLY_TEST_FAULT: dropped the unflushed tail of %s: offsets %" PRId64
+                  "..%" PRId64 " (%s %" PRId64 ")",
+                  name ? name + 1 : l->dir, cut, end - 1,
+                  synced >= 0 ? "the last fsync reached" : "the recovery point is", known);
+        rc = log_truncate_to(l, cut);
+    }
+    /* What is left was fsynced before the crash, as far as the note knows: the flushed
+     * offset (the recovery point until now) says so, and the next note keeps it. */
+    if (rc == 0 && synced >= 0 && atomic_load(&l->flushed) < l->leo)
+        atomic_store(&l->flushed, l->leo);
+    return rc;
 }
 #else
 #define lose_unflushed_tail(l, recovery_point) 0
@@ -382,6 +433,11 @@ int64_t log_flushed_offset(const struct log *l)
     return atomic_load(&l->flushed);
 }
 
+bool log_failed(const struct log *l)
+{
+    return atomic_load(&l->failed);
+}
+
 int64_t log_size_bytes(const struct log *l)
 {
     int64_t total = 0;
@@ -564,6 +620,10 @@ bool log_flush_due(const struct log *l)
         return false;
     if (unflushed >= (l->cfg.flush_messages > 0 ? l->cfg.flush_messages : 1))
         return true;
+    /* The default (never by time) costs no clock read: the produce path asks after every
+     * append whether an ack must wait (partition_flush_required). */
+    if (l->cfg.flush_ms == INT64_MAX)
+        return false;
     return log_mono_ms(l) - l->last_flush_ms >= l->cfg.flush_ms;
 }
 
@@ -573,6 +633,10 @@ int log_flush_prepare(struct log *l, int64_t *upto)
 
     if (l->flush_busy)
         return ERR_EXISTS;
+    /* After a failed fsync the page cache may have dropped the data: a later fsync that
+     * succeeds would say nothing of it. */
+    if (atomic_load(&l->failed))
+        return ERR_KAFKA_STORAGE_ERROR;
     for (size_t i = 0; i < l->n_segs; i++)
         n += l->segs[i]->dirty;
     l->flush_segs = n ? malloc(n * sizeof *l->flush_segs) : NULL;
@@ -652,6 +716,7 @@ void log_flush_done(struct log *l, int64_t upto)
         int64_t f = upto < l->leo ? upto : l->leo;
         assert(f >= atomic_load(&l->flushed));
         atomic_store(&l->flushed, f);
+        log_note_synced(l);
     }
     assert(log_offsets_ordered(l));
 }

@@ -57,8 +57,9 @@ void log_config_default(struct log_config *cfg);
  * `log_start_offset` (from the checkpoint, -1 = unknown) is raised to the first segment's
  * base if lower. `io` (with its clock) is borrowed and must outlive the log. Returns 0 and
  * *out, or ERR_IO / ERR_NOMEM after logging a line. Test builds only: with
- * TALLY_TEST_FAULT=log:lose_unflushed_tail an unclean open then cuts the log back to
- * `recovery_point`, as a crash of the machine could (log.c). */
+ * TALLY_TEST_FAULT=log:lose_unflushed_tail an unclean open then cuts the log back to what the
+ * last fsync covered, as a crash of the machine would: to the offset a run armed with the same
+ * hook noted after each flush, or without that note to `recovery_point` (log.c). */
 int log_open(const char *dir, const struct log_config *cfg, const struct log_io *io,
              int64_t recovery_point, int64_t log_start_offset, bool clean, struct log **out);
 
@@ -90,6 +91,9 @@ int64_t log_start_offset(const struct log *l);
 int64_t log_active_base(const struct log *l);
 /* Offset below which everything is fsynced. */
 int64_t log_flushed_offset(const struct log *l);
+/* Whether the log has failed (an fsync or a write it could not undo failed): it then refuses
+ * writes with ERR_KAFKA_STORAGE_ERROR and its flushed offset no longer moves. Any thread. */
+bool log_failed(const struct log *l);
 /* Total bytes of all segments. */
 int64_t log_size_bytes(const struct log *l);
 
@@ -244,12 +248,16 @@ int log_truncate_to(struct log *l, int64_t offset);
  * ERR_IO (the log then refuses writes) or ERR_KAFKA_STORAGE_ERROR. */
 int log_reset(struct log *l, int64_t offset);
 
-/* Whether flush.messages / flush.ms ask for an fsync now. */
+/* Whether flush.messages / flush.ms ask for an fsync now: the unflushed offsets reach
+ * flush.messages, or flush.ms has passed since the last flush. With neither set (the
+ * default) it is false without reading the clock. */
 bool log_flush_due(const struct log *l);
 /* fsyncs the segments up to the current end. Blocking: call it off the event loop (from
  * the thread pool); it touches only the file descriptors and an atomic flushed offset, so it
  * may run while the loop appends. Returns 0 or ERR_IO. Then call log_flush_done on the loop
- * with the offset that was passed in as `upto`. */
+ * with the offset that was passed in as `upto` (after a failed run too: it releases the
+ * snapshot). log_flush_prepare returns ERR_EXISTS while a flush is in flight, ERR_NOMEM, or
+ * ERR_KAFKA_STORAGE_ERROR once the log has failed (nothing more is flushed). */
 int log_flush_prepare(struct log *l, int64_t *upto); /* loop: snapshot what to flush */
 int log_flush_run(struct log *l, int64_t upto);      /* thread: fsync */
 void log_flush_done(struct log *l, int64_t upto);    /* loop: advance the recovery point */

@@ -187,6 +187,15 @@ static inline struct log_segment *log_active(const struct log *l)
     return l->segs[l->n_segs - 1];
 }
 
+/* Test builds, TALLY_TEST_FAULT=log:lose_unflushed_tail armed: writes the flushed offset to
+ * the log directory's note, which the hook's next unclean open cuts back to (log.c). Call on
+ * every change of `flushed` after open. */
+#ifdef TALLY_TEST_HOOKS
+void log_note_synced(const struct log *l);
+#else
+#define log_note_synced(l) ((void)0)
+#endif
+
 /* The log's offsets as every call leaves them (for assert(); an invariant, not a check of
  * anything read from a file or a request):
  * - the first segment starts at or below the log start, which is at or below the log end: the

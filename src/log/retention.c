@@ -138,6 +138,7 @@ int log_reset(struct log *l, int64_t offset)
     if (rc)
         return rc;
     atomic_store(&l->flushed, l->leo);
+    log_note_synced(l);
     log_epochs_truncate_end(l, l->leo, true);
     log_epochs_truncate_start(l, l->start);
     assert(log_offsets_ordered(l));
@@ -189,6 +190,7 @@ int log_truncate_to(struct log *l, int64_t offset)
         l->start = l->leo;
     if (atomic_load(&l->flushed) > l->leo)
         atomic_store(&l->flushed, l->leo);
+    log_note_synced(l);
     log_epochs_truncate_end(l, l->leo, true);
     /* The one way the end moves down: it is now at or below the cut. */
     assert(l->leo <= offset && log_offsets_ordered(l));

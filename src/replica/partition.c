@@ -573,11 +573,23 @@ bool partition_watch(struct partition *p, enum partition_mark mark, int64_t offs
 {
     if (purgatory_watch_arm(w, &p->marks[mark], offset))
         return true;
-    /* Nobody flushes for a waiter unless asked: flush.messages and flush.ms default to
-     * never, and durability comes from replication. */
-    if (mark == PARTITION_DURABLE)
-        partition_maybe_flush(p, true);
+    if (mark != PARTITION_DURABLE)
+        return false;
+    /* A failed log's flushed offset never moves again: its waiters are answered now. */
+    if (log_failed(p->log)) {
+        purgatory_watch_disarm(w);
+        w->reached = false;
+        return true;
+    }
+    /* The flush starts for the waiter if none runs; one that runs covers what was appended
+     * before it began, and its end starts the next for what came after (flush_after). */
+    partition_maybe_flush(p, true);
     return false;
+}
+
+bool partition_flush_required(const struct partition *p)
+{
+    return log_flush_due(p->log);
 }
 
 /* log start <= LSO <= HW <= LEO, the order every reader's bound rests on (for assert()): the

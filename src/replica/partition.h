@@ -286,10 +286,19 @@ enum partition_mark partition_reader_mark(enum partition_reader reader);
  * (value >= offset: wait for the high watermark to cover offset 41 with 42), or when the
  * partition goes offline (w->reached false). Returns true, without arming, when the mark is
  * already there or the partition is offline: the caller then acts at once. Waiting on
- * PARTITION_DURABLE starts a thread-pool flush if none runs. Marks move, and watches fire,
+ * PARTITION_DURABLE starts a thread-pool flush if none runs (at most one runs per partition:
+ * the next covers everything appended meanwhile); when a flush fails, or the log has failed
+ * already, the PARTITION_DURABLE watch fires (or returns) with w->reached false while the
+ * partition stays online: the caller answers KAFKA_STORAGE_ERROR. Marks move, and watches fire,
  * from within partition_append (and the other calls that move them) once the partition's
  * state is updated; a callback may append to the partition again. */
 bool partition_watch(struct partition *p, enum partition_mark mark, int64_t offset,
                      struct purgatory_watch *w);
+
+/* Whether the flush policy (flush.messages, flush.ms; their broker defaults
+ * log.flush.interval.messages / .ms) asks what is appended so far to be fsynced now: a produce
+ * is then acknowledged only once PARTITION_DURABLE covers its batch, as Kafka fsyncs inside
+ * the append. False by default (no policy), without reading the clock. */
+bool partition_flush_required(const struct partition *p);
 
 #endif

@@ -555,13 +555,21 @@ static void flush_after(uv_work_t *w, int status)
     struct partition *p = fw->p;
     struct replica_mgr *rm = p->rm;
     (void)status;
-    if (fw->rc == 0)
-        log_flush_done(p->log, fw->upto);
-    else
-        slog_error("replica", "fsync of %s-%d failed: %s", p->topic, p->index, err_name(fw->rc));
+    /* Releases the flush's snapshot either way (a failed log refuses the next one). */
+    log_flush_done(p->log, fw->upto);
     p->flushing--;
     rm->flushes--;
-    partition_marks_changed(p); /* PARTITION_DURABLE moved */
+    if (fw->rc != 0) {
+        /* log_flush_run said so in one line; the log refuses writes from now on, as after
+         * any storage error, and the produces waiting for this flush learn it
+         * (KAFKA_STORAGE_ERROR). */
+        purgatory_point_fail(&p->marks[PARTITION_DURABLE]);
+    } else {
+        /* Group commit: the next round, for what was appended while this one ran, starts
+         * before this one's answers go out, so that the disk stays busy. */
+        partition_maybe_flush(p, false);
+        partition_marks_changed(p); /* PARTITION_DURABLE moved */
+    }
     partition_release(p);
     free(fw);
     maybe_finish_stop(rm);

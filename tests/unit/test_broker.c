@@ -6,14 +6,18 @@
 #include "harness.h"
 #include "fixture.h"
 
+#include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/arena.h"
 #include "base/err.h"
 #include "base/props.h"
+#include "base/sysio.h"
 #include "base/tclock.h"
 #include "broker/broker.h"
 #include "meta/meta.h"
@@ -22,6 +26,7 @@
 #include "pstate/pstate.h"
 #include "record/record.h"
 #include "replica/replica.h"
+#include "replica/replica_int.h" /* the manager's syscall table: a slow or failing fsync */
 
 #define NODE 1
 /* The virtual wall clock starts years away from the real one (September 2020). */
@@ -739,7 +744,8 @@ static void on_produce(void *arg, enum net_detached_end how, int16_t version, co
     }
 }
 
-static bool pipelined; /* produce_one does not turn the loop after sending */
+static bool pipelined;            /* produce_one does not turn the loop after sending */
+static int16_t produce_acks = -1; /* what produce_one asks for */
 
 static void produce_one(struct bfx *f, const char *topic, const char *tid, int16_t attrs,
                         int64_t pid, int16_t epoch, int32_t seq, struct pr_answer *a)
@@ -768,7 +774,7 @@ static void produce_one(struct bfx *f, const char *topic, const char *tid, int16
     *t = (struct TopicProduceData){.Name = arena_strndup(ar, topic, strlen(topic))};
     t->PartitionData.v = pd;
     t->PartitionData.n = 1;
-    *rq = (struct ProduceRequest){.Acks = -1, .TimeoutMs = 1000};
+    *rq = (struct ProduceRequest){.Acks = produce_acks, .TimeoutMs = 1000};
     rq->TransactionalId = tid ? arena_strndup(ar, tid, strlen(tid)) : NULL;
     rq->TopicData.v = t;
     rq->TopicData.n = 1;
@@ -776,6 +782,86 @@ static void produce_one(struct bfx *f, const char *topic, const char *tid, int16
     broker_produce(f->b, net_request_detached_new(PROTO_API_Produce, 9, rq, ar, on_produce, a));
     if (!pipelined)
         spin(f);
+}
+
+/* ---- flush.messages: the ack waits for the fsync (issue 20) ---------------------------------- */
+
+static atomic_bool fsync_open = true;
+
+/* A pool thread's fsync that waits (bounded, 10 s) while the gate is closed: a slow disk. */
+static int gated_fsync(int fd)
+{
+    for (int i = 0; i < 10000 && !atomic_load(&fsync_open); i++)
+        nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
+    return fsync(fd);
+}
+
+static int eio_fsync(int fd)
+{
+    (void)fd;
+    errno = EIO;
+    return -1;
+}
+
+/* Runs the loop (blocking up to 1 ms a turn, for the pool's fsync) until the Produce
+ * answered or about 5 s passed. */
+static bool answered_soon(struct bfx *f, struct pr_answer *a)
+{
+    bool never = false;
+    for (int i = 0; i < 5000 && a->calls == 0; i++)
+        fixture_run_until(&f->q.loop, &never, 1);
+    return a->calls == 1;
+}
+
+/* Without a flush policy an acks=1 produce is answered at once, whatever the disk does; with
+ * flush.messages=1 it is answered only once its batch is fsynced; a failed fsync answers it
+ * KAFKA_STORAGE_ERROR, and the log refuses the next batch the same way. */
+TEST(broker_produce_ack_waits_for_fsync_under_flush_messages)
+{
+    struct bfx f;
+    struct pr_answer a;
+    struct meta_record cfg = {.type = META_REC_CONFIG};
+
+    REQUIRE(bfx_open(&f, "fl"));
+    struct partition *p = replica_partition(f.rm, "fl", 0);
+    REQUIRE(p);
+    produce_acks = 1;
+    f.rm->sys.fsync = gated_fsync; /* the logs borrow the manager's table */
+    atomic_store(&fsync_open, false);
+
+    produce_one(&f, "fl", NULL, 0, -1, -1, 0, &a);
+    CHECK_EQ_INT(a.calls, 1);
+    CHECK_EQ_INT(a.err, 0);
+    CHECK_EQ_INT(partition_mark(p, PARTITION_DURABLE), 0);
+
+    cfg.u.config.resource_type = 2; /* topic */
+    cfg.u.config.resource_name = "fl";
+    cfg.u.config.key = "flush.messages";
+    cfg.u.config.value = "1";
+    REQUIRE(fixture_meta_propose(&f.q, &cfg, 1) == 0);
+    REQUIRE(bfx_settle(&f));
+    produce_one(&f, "fl", NULL, 0, -1, -1, 0, &a);
+    for (int i = 0; i < 100; i++)
+        uv_run(&f.q.loop, UV_RUN_NOWAIT);
+    CHECK_EQ_INT(a.calls, 0); /* in the log, not yet on disk: no answer */
+    CHECK_EQ_INT(partition_log_end_offset(p), 2);
+    atomic_store(&fsync_open, true);
+    REQUIRE(answered_soon(&f, &a));
+    CHECK_EQ_INT(a.err, 0);
+    CHECK_EQ_INT(a.base, 1);
+    CHECK(partition_mark(p, PARTITION_DURABLE) >= 2);
+
+    f.rm->sys.fsync = eio_fsync;
+    produce_one(&f, "fl", NULL, 0, -1, -1, 0, &a);
+    REQUIRE(answered_soon(&f, &a));
+    CHECK_EQ_INT(a.err, ERR_KAFKA_STORAGE_ERROR);
+    produce_one(&f, "fl", NULL, 0, -1, -1, 0, &a);
+    REQUIRE(answered_soon(&f, &a));
+    CHECK_EQ_INT(a.err, ERR_KAFKA_STORAGE_ERROR);
+
+    f.rm->sys.fsync = sysio_default()->fsync;
+    produce_acks = -1;
+    bfx_close(&f);
 }
 
 TEST(broker_produce_transactional_checks)

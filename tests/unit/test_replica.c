@@ -2450,6 +2450,162 @@ TEST(replica_flush_messages_fsyncs_each_append)
     rfx_fini(&f);
 }
 
+/* ---- flush.messages: answers wait for the fsync, with group commit (issue 20) ------------- */
+
+static atomic_bool fsync_gate_open = true;
+
+/* A pool thread's fsync that waits (bounded, 10 s) while the gate is closed: a slow disk. */
+static int gated_fsync(int fd)
+{
+    atomic_fetch_add(&fsyncs_seen, 1);
+    for (int i = 0; i < 10000 && !atomic_load(&fsync_gate_open); i++)
+        nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
+    return fsync(fd);
+}
+
+/* Runs the loop until `*count` passes `n` or about `ms` pass. */
+static void run_until_count(struct rfx *f, atomic_int *count, int n, int ms)
+{
+    bool never = false;
+    for (int i = 0; i < ms && atomic_load(count) <= n; i++)
+        fixture_run_until(&f->q.loop, &never, 1);
+}
+
+/* With flush.messages=1 the policy asks for every append to be durable (the produce then
+ * waits); without a policy it asks for nothing. At most one flush runs per partition: the
+ * batches appended while one runs are all covered by the next, a single round of fsyncs, and
+ * its completion wakes every waiter (group commit). */
+TEST(replica_group_commit_one_flush_covers_appends_meanwhile)
+{
+    struct rfx f;
+    struct partition *p, *none;
+    struct tclock *clock = tclock_virtual_new(0);
+    struct purgatory *pg = clock ? purgatory_new(clock) : NULL;
+    struct mw first, all;
+    int per_round;
+    bool never = false;
+
+    REQUIRE(pg);
+    REQUIRE(rfx_init(&f));
+    REQUIRE(make_topic(&f, "gc", 1, 1) == 0);
+    REQUIRE(make_topic(&f, "nopolicy", 2, 1) == 0);
+    REQUIRE(PROPOSE(&f, r_config(2, "gc", "flush.messages", "1")) == 0);
+    REQUIRE(rfx_rm_start(&f) == 0);
+    f.rm->sys.fsync = gated_fsync;
+    p = replica_partition(f.rm, "gc", 0);
+    none = replica_partition(f.rm, "nopolicy", 0);
+    REQUIRE(p && none);
+
+    REQUIRE(append(none, 1, -1, 0, 0, 1000, NULL, NULL) == 0);
+    CHECK(!partition_flush_required(none));
+
+    /* The fsyncs of one round (the first may also sync the new directory). */
+    append_and_settle(&f, p, 2000);
+    atomic_store(&fsyncs_seen, 0);
+    append_and_settle(&f, p, 2000);
+    per_round = atomic_load(&fsyncs_seen);
+    REQUIRE(per_round > 0);
+    CHECK_EQ_INT(partition_mark(p, PARTITION_DURABLE), 2);
+
+    /* A slow disk: the first append's flush blocks in its fsync... */
+    atomic_store(&fsync_gate_open, false);
+    atomic_store(&fsyncs_seen, 0);
+    REQUIRE(append(p, 1, -1, 0, 0, 1000, NULL, NULL) == 0);
+    CHECK(partition_flush_required(p));
+    mw_init(pg, &first);
+    CHECK(!partition_watch(p, PARTITION_DURABLE, 3, &first.w));
+    run_until_count(&f, &fsyncs_seen, 0, 2000);
+    REQUIRE(atomic_load(&fsyncs_seen) == 1);
+    /* ...while ten more batches arrive, each asking to be durable. */
+    for (int i = 0; i < 10; i++) {
+        REQUIRE(append(p, 1, -1, 0, 0, 1000, NULL, NULL) == 0);
+        CHECK(partition_flush_required(p));
+    }
+    mw_init(pg, &all);
+    CHECK(!partition_watch(p, PARTITION_DURABLE, 13, &all.w));
+    for (int i = 0; i < 20; i++)
+        fixture_run_until(&f.q.loop, &never, 1);
+    CHECK_EQ_INT(atomic_load(&fsyncs_seen), 1); /* no second flush while one runs */
+    CHECK_EQ_INT(first.wakes + all.wakes, 0);
+
+    atomic_store(&fsync_gate_open, true);
+    for (int i = 0; i < 2000 && all.wakes == 0; i++)
+        fixture_run_until(&f.q.loop, &never, 1);
+    CHECK_EQ_INT(first.wakes, 1);
+    CHECK(first.reached);
+    CHECK_EQ_INT(all.wakes, 1);
+    CHECK(all.reached);
+    CHECK_EQ_INT(partition_mark(p, PARTITION_DURABLE), 13);
+    /* The blocked round and one more for the ten, not ten more. */
+    CHECK_EQ_INT(atomic_load(&fsyncs_seen), 2 * per_round);
+
+    purgatory_cancel(&first.op);
+    purgatory_cancel(&all.op);
+    f.rm->sys.fsync = sysio_default()->fsync;
+    rfx_fini(&f);
+    purgatory_free(pg);
+    tclock_free(clock);
+}
+
+static int eio_fsync(int fd)
+{
+    (void)fd;
+    errno = EIO;
+    return -1;
+}
+
+/* A failed fsync answers the durable mark's waiters (reached false, the partition still
+ * online: the produce answers KAFKA_STORAGE_ERROR), and the log refuses writes and flushes
+ * from then on: a later waiter is answered at once, and no later fsync is tried. */
+TEST(replica_failed_flush_fails_durable_waiters)
+{
+    struct rfx f;
+    struct partition *p;
+    struct tclock *clock = tclock_virtual_new(0);
+    struct purgatory *pg = clock ? purgatory_new(clock) : NULL;
+    struct mw d, late;
+    bool never = false;
+
+    REQUIRE(pg);
+    REQUIRE(rfx_init(&f));
+    REQUIRE(make_topic(&f, "eio", 1, 1) == 0);
+    REQUIRE(PROPOSE(&f, r_config(2, "eio", "flush.messages", "1")) == 0);
+    REQUIRE(rfx_rm_start(&f) == 0);
+    p = replica_partition(f.rm, "eio", 0);
+    REQUIRE(p);
+    append_and_settle(&f, p, 2000);
+    CHECK_EQ_INT(partition_mark(p, PARTITION_DURABLE), 1);
+
+    f.rm->sys.fsync = eio_fsync;
+    REQUIRE(append(p, 2, -1, 0, 0, 1000, NULL, NULL) == 0);
+    mw_init(pg, &d);
+    CHECK(!partition_watch(p, PARTITION_DURABLE, 3, &d.w));
+    for (int i = 0; i < 2000 && d.wakes == 0; i++)
+        fixture_run_until(&f.q.loop, &never, 1);
+    CHECK_EQ_INT(d.wakes, 1);
+    CHECK(!d.reached);
+    CHECK(partition_online(p));
+    CHECK(log_failed(partition_log(p)));
+    CHECK_EQ_INT(partition_mark(p, PARTITION_DURABLE), 1);
+    CHECK_EQ_INT(append(p, 1, -1, 0, 0, 1000, NULL, NULL), ERR_KAFKA_STORAGE_ERROR);
+
+    f.rm->sys.fsync = counting_fsync;
+    atomic_store(&fsyncs_seen, 0);
+    mw_init(pg, &late);
+    CHECK(partition_watch(p, PARTITION_DURABLE, 3, &late.w));
+    CHECK(!late.w.reached);
+    for (int i = 0; i < 50; i++)
+        fixture_run_until(&f.q.loop, &never, 1);
+    CHECK_EQ_INT(atomic_load(&fsyncs_seen), 0);
+
+    purgatory_cancel(&d.op);
+    purgatory_cancel(&late.op);
+    f.rm->sys.fsync = sysio_default()->fsync;
+    rfx_fini(&f);
+    purgatory_free(pg);
+    tclock_free(clock);
+}
+
 /* segment.index.bytes bounds a segment's indexes (a full index rolls it), and
  * segment.jitter.ms brings time-based rolls forward by a share that differs per partition;
  * both reach the log through the partition's settings. */
