@@ -59,20 +59,9 @@ def cluster3(net, tmp_path_factory):
     # defects"). Only a change of leader frees it: the preferred-leader check, every 300 s by
     # Kafka's default, runs every 5 s here, and moves each partition back to its first replica
     # (the cut-off node) once that is in sync again.
-    c = clu.Cluster(tmp_path_factory.mktemp("netns-cluster"), 3, net=net,
-                    settings={"leader.imbalance.check.interval.seconds": "5"})
-    try:
-        c.start()
-    except Exception:
-        c.dump_logs()
-        c.shutdown()
-        raise
-    yield c
-    net.heal()
-    problems = c.shutdown()
-    if problems:
-        c.dump_logs()
-    assert not problems, "\n".join(problems)
+    yield from clu.serve(clu.Cluster(tmp_path_factory.mktemp("netns-cluster"), 3, net=net,
+                                     settings={"leader.imbalance.check.interval.seconds": "5"}),
+                         before_shutdown=net.heal)
 
 
 @pytest.fixture

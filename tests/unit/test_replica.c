@@ -2547,9 +2547,12 @@ TEST(replica_group_commit_one_flush_covers_appends_meanwhile)
     tclock_free(clock);
 }
 
+/* A failing disk, slow as gated_fsync is (so that a test can watch before it fails). */
 static int eio_fsync(int fd)
 {
     (void)fd;
+    for (int i = 0; i < 10000 && !atomic_load(&fsync_gate_open); i++)
+        nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
     errno = EIO;
     return -1;
 }
@@ -2576,10 +2579,13 @@ TEST(replica_failed_flush_fails_durable_waiters)
     append_and_settle(&f, p, 2000);
     CHECK_EQ_INT(partition_mark(p, PARTITION_DURABLE), 1);
 
+    /* The flush starts on the pool with the append: it fails only once the watch is set. */
+    atomic_store(&fsync_gate_open, false);
     f.rm->sys.fsync = eio_fsync;
     REQUIRE(append(p, 2, -1, 0, 0, 1000, NULL, NULL) == 0);
     mw_init(pg, &d);
     CHECK(!partition_watch(p, PARTITION_DURABLE, 3, &d.w));
+    atomic_store(&fsync_gate_open, true);
     for (int i = 0; i < 2000 && d.wakes == 0; i++)
         fixture_run_until(&f.q.loop, &never, 1);
     CHECK_EQ_INT(d.wakes, 1);
