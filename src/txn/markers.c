@@ -395,15 +395,27 @@ nomem:
     schedule(t, RETRY_MS);
 }
 
-/* txn:late_markers: holds each mark's parts back until LATE_MARKERS_MS after its start, then
- * lets them go. Returns whether any is still held. */
+/* How long txn:late_markers holds markers back: LATE_MARKERS_MS, or in a test build
+ * TALLY_TEST_LATE_MARKERS_MS (with a margin shortened by TALLY_TEST_HANGING_MARGIN_MS). */
+static int64_t late_markers_ms(void)
+{
+#ifdef TALLY_TEST_HOOKS
+    const char *v = getenv("TALLY_TEST_LATE_MARKERS_MS");
+    if (v != NULL && *v != '\0')
+        return atoll(v);
+#endif
+    return LATE_MARKERS_MS;
+}
+
+/* txn:late_markers: holds each mark's parts back until late_markers_ms() after its start,
+ * then lets them go. Returns whether any is still held. */
 static bool hold_late(struct txn *t)
 {
     int64_t now = tclock_mono_ms(t->clock);
     bool held = false;
 
     for (struct tmark *mk = t->marks; mk; mk = mk->next) {
-        bool hold = now - mk->born_ms < LATE_MARKERS_MS;
+        bool hold = now - mk->born_ms < late_markers_ms();
         for (int32_t i = 0; i < mk->n; i++) {
             if (hold && mk->st[i] == MK_TO_SEND)
                 mk->st[i] = MK_HELD;

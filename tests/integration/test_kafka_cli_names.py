@@ -440,8 +440,8 @@ def test_command_line_basics(kbin, tmp_path):
     err = failed(run(kbin, "kafka-topics.sh", "--bootstrap-server", NOWHERE, "--command-config",
                      str(props), "--list"))
     assert "security.protocol" in err and "`tally topics`" in err
-    err = failed(run(kbin, "kafka-topics.sh", "--bootstrap-server", NOWHERE, "--command-config",
-                     str(empty), "--list"))
+    err = failed(run(kbin, "kafka-consumer-groups.sh", "--bootstrap-server", NOWHERE,
+                     "--command-config", str(empty), "--list", "--timeout", "1000"))
     assert "cannot reach" in err
     # --help of every tool: its usage on stdout, exit 0.
     for t in TOOLS:

@@ -266,16 +266,25 @@ def test_interleaved_transactional_and_plain_in_log_order(broker_factory):
     txn_lib.eventually(lambda: txn_lib.read_to_eof(b, t, [0]), {0: want}, what="read_committed")
 
 
+# The hanging-transaction threshold's margin and the late markers' hold in these tests (test
+# builds only: TALLY_TEST_HANGING_MARGIN_MS, TALLY_TEST_LATE_MARKERS_MS; 60 s and 70 s else).
+HANGING_MARGIN_MS = 8000
+LATE_MARKERS_MS = 20000
+
+
 def test_hanging_transaction_heals_itself(broker_factory, monkeypatch):
     """A transactional batch written while the coordinator lost the transaction's entry
     (txn:lose_entry) leaves an open transaction no coordinator will end. The partition
     leader aborts it once it is older than transaction.max.timeout.ms (plus the broker's
-    margin), with one WARN line naming producer, partition and offset."""
+    margin: 60 s, 8 s in this test build), with one WARN line naming producer, partition and
+    offset."""
     settings = dict(TXN_SETTINGS, **{"transaction.max.timeout.ms": "2000"})
     b = broker_factory(settings=settings, start=False)
     monkeypatch.setenv("TALLY_TEST_FAULT", "txn:lose_entry")
+    monkeypatch.setenv("TALLY_TEST_HANGING_MARGIN_MS", str(HANGING_MARGIN_MS))
     b.start()
     monkeypatch.delenv("TALLY_TEST_FAULT")
+    monkeypatch.delenv("TALLY_TEST_HANGING_MARGIN_MS")
     txn_lib.need_transactions(b)
     t = _topic(b, "txn-hanging", parts=1)
     client = subprocess.run([sys.executable, "-c", r"""
@@ -304,16 +313,21 @@ import os; os._exit(0)  # never ends the transaction
 
 
 def test_commit_with_late_markers_is_not_torn_by_the_hanging_check(broker_factory, monkeypatch):
-    """A committed transaction whose COMMIT markers are held back (txn:late_markers: 70 s, as
-    behind a leader the coordinator cannot reach) stays open on its partition past the
-    hanging threshold (transaction.max.timeout.ms + 60 s). The partition leader asks the
-    coordinator, which has it in PrepareCommit, so it is not aborted: once the markers land,
-    read_committed sees every record, and no hanging-transaction WARN was logged."""
+    """A committed transaction whose COMMIT markers are held back (txn:late_markers, as behind
+    a leader the coordinator cannot reach) stays open on its partition well past the hanging
+    threshold (transaction.max.timeout.ms + the margin: 2 s + 8 s in this test build, markers
+    held 20 s, the check every 0.5 s). The partition leader asks the coordinator, which has it
+    in PrepareCommit, so it is not aborted: once the markers land, read_committed sees every
+    record, and no hanging-transaction WARN was logged."""
     settings = dict(TXN_SETTINGS, **{"transaction.max.timeout.ms": "2000"})
     b = broker_factory(settings=settings, start=False)
     monkeypatch.setenv("TALLY_TEST_FAULT", "txn:late_markers")
+    monkeypatch.setenv("TALLY_TEST_HANGING_MARGIN_MS", str(HANGING_MARGIN_MS))
+    monkeypatch.setenv("TALLY_TEST_LATE_MARKERS_MS", str(LATE_MARKERS_MS))
     b.start()
     monkeypatch.delenv("TALLY_TEST_FAULT")
+    monkeypatch.delenv("TALLY_TEST_HANGING_MARGIN_MS")
+    monkeypatch.delenv("TALLY_TEST_LATE_MARKERS_MS")
     txn_lib.need_transactions(b)
     t = _topic(b, "txn-late", parts=1)
     p = txn_lib.txn_producer(b, "tid-late", **{"transaction.timeout.ms": 2000})
@@ -327,6 +341,8 @@ def test_commit_with_late_markers_is_not_torn_by_the_hanging_check(broker_factor
     got = txn_lib.read_until_sentinel(b, t, [0], timeout=150)
     waited = time.monotonic() - committed
     assert [v for _o, v in got[0]] == [b"late-0", b"late-1", b"late-2"], (got, waited)
+    # The markers really were held past the threshold (else nothing was tested).
+    assert waited * 1000 > 2000 + HANGING_MARGIN_MS, waited
     warns = [ln for ln in b.stderr_all().splitlines() if "WARN" in ln and "hanging" in ln]
     assert warns == [], warns
 
