@@ -3,7 +3,10 @@
 each in its own network namespace on its own address (tests/integration/netns.py), cut apart
 with nft drop rules (both ways, and one way) and by pulling a veth, while an acks=all
 idempotent producer on each side of the cut — a process in that side's namespace
-(netns_producer.py) — records what it was told. The same cuts run on virtual time too
+(netns_producer.py) — records what it was told. Run by `make chaos`, not `make test`
+(tests/run.sh leaves it out): in the last CI rehearsal a producer went fatal on
+OUT_OF_ORDER_SEQUENCE_NUMBER from a new leader after a one-way cut, not yet understood
+(docs/cluster.md, Known problems); the same cuts run on virtual time in make test
 (test_cluster.c: cluster_network_partitions, cluster_one_way_cuts).
 
 For every cut:
