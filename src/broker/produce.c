@@ -316,10 +316,125 @@ struct produce_verify {
     struct broker_verify_part parts[];
 };
 
-static void produce_partition(struct broker *b, struct arena *ar, int16_t version,
-                              const char *topic, struct PartitionProduceData *in,
+static void produce_partition(struct broker *b, struct net_session *sess, struct arena *ar,
+                              int16_t version, const char *topic, struct PartitionProduceData *in,
                               struct PartitionProduceResponse *out, int64_t now,
                               struct produce_wait *wait, struct produce_verify *pv);
+
+/* ---- batches turned away on a connection ----------------------------------------------------
+ * Kafka reads a connection's next request only once it has answered the one before, so a
+ * pipelined batch is judged after its predecessor's fate is sealed. Tally judges requests as
+ * they arrive (net.c), answering in order: a batch can be turned away with a retriable error
+ * (NOT_LEADER_OR_FOLLOWER while this broker does not lead yet, NOT_ENOUGH_REPLICAS) and the
+ * producer's next batch, pipelined behind it and judged a moment later once the leadership
+ * or the ISR has come, would find the gap and get OUT_OF_ORDER_SEQUENCE_NUMBER. librdkafka
+ * before 2.3 takes that for fatal when the request turned away had meanwhile timed out on its
+ * side (its issue 4438: seen when the first answer queued behind an acks=all one held for
+ * seconds). So a connection remembers the last few batches it turned away with a retriable
+ * error, and a later batch of the same producer, epoch and partition whose sequence does not
+ * follow gets that same error instead: the client retries both, in order, as it would had
+ * they both been turned away. Each is forgotten once a batch of its producer and partition
+ * is appended through the connection. */
+#define TURNED_AWAY_SLOTS 8
+
+struct turned_away {
+    char topic[250]; /* Kafka's names are at most 249 bytes; "" marks a free slot */
+    int32_t partition;
+    int64_t producer_id;
+    int16_t epoch;
+    int32_t base_seq;
+    int16_t error;
+};
+
+struct turned_away_memo {
+    struct turned_away v[TURNED_AWAY_SLOTS];
+    unsigned next; /* the slot to reuse next when all are taken */
+};
+
+/* The producer fields of a raw v2 batch header: id at byte 43, epoch at 51, base sequence
+ * at 53. False for anything else (legacy message sets, no producer id, too short). */
+static bool raw_producer(const uint8_t *d, int32_t len, int64_t *id, int16_t *epoch, int32_t *seq)
+{
+    if (d == NULL || len < RECORD_BATCH_HEADER || d[16] != 2)
+        return false;
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v = v << 8 | d[43 + i];
+    *id = (int64_t)v;
+    *epoch = (int16_t)(d[51] << 8 | d[52]);
+    *seq = (int32_t)((uint32_t)d[53] << 24 | (uint32_t)d[54] << 16 | (uint32_t)d[55] << 8 | d[56]);
+    return *id >= 0;
+}
+
+static struct turned_away *memo_find(struct turned_away_memo *m, const char *topic,
+                                     int32_t partition, int64_t id, int16_t epoch)
+{
+    if (m == NULL)
+        return NULL;
+    for (unsigned i = 0; i < TURNED_AWAY_SLOTS; i++) {
+        struct turned_away *t = &m->v[i];
+        if (t->topic[0] != '\0' && t->partition == partition && t->producer_id == id &&
+            t->epoch == epoch && strcmp(t->topic, topic) == 0)
+            return t;
+    }
+    return NULL;
+}
+
+/* Records that `in` (a batch of some producer) was turned away with the retriable `error`. */
+static void memo_turned_away(struct net_session *sess, const char *topic,
+                             const struct PartitionProduceData *in, int16_t error)
+{
+    int64_t id;
+    int16_t epoch;
+    int32_t seq;
+    struct turned_away_memo *m;
+    struct turned_away *t;
+
+    if (sess == NULL || sess->listener == NULL || strlen(topic) >= sizeof t->topic ||
+        !raw_producer((const uint8_t *)in->Records.data, in->Records.len, &id, &epoch, &seq))
+        return;
+    if (sess->app == NULL) {
+        if ((sess->app = calloc(1, sizeof *m)) == NULL)
+            return; /* a memory the connection goes without */
+        sess->app_free = free;
+    }
+    m = sess->app;
+    t = memo_find(m, topic, in->Index, id, epoch);
+    if (t == NULL) {
+        for (unsigned i = 0; i < TURNED_AWAY_SLOTS && t == NULL; i++)
+            if (m->v[i].topic[0] == '\0')
+                t = &m->v[i];
+        if (t == NULL)
+            t = &m->v[m->next++ % TURNED_AWAY_SLOTS];
+        snprintf(t->topic, sizeof t->topic, "%s", topic);
+        t->partition = in->Index;
+        t->producer_id = id;
+        t->epoch = epoch;
+        t->base_seq = seq;
+    } else if (seq < t->base_seq) {
+        t->base_seq = seq; /* the gap starts at the earliest batch turned away */
+    }
+    t->error = error;
+}
+
+/* The error an out-of-sequence batch gets instead when the connection turned away the batch
+ * before it (see above); 0 when it did not. */
+static int16_t memo_instead(struct net_session *sess, const char *topic, int32_t partition,
+                            const struct record_batch *hdr)
+{
+    struct turned_away *t =
+        sess ? memo_find(sess->app, topic, partition, hdr->producer_id, hdr->producer_epoch) : NULL;
+    return t != NULL && t->base_seq < hdr->base_sequence ? t->error : 0;
+}
+
+static void memo_appended(struct net_session *sess, const char *topic, int32_t partition,
+                          const struct record_batch *hdr)
+{
+    struct turned_away *t =
+        sess ? memo_find(sess->app, topic, partition, hdr->producer_id, hdr->producer_epoch) : NULL;
+    if (t != NULL)
+        t->topic[0] = '\0';
+}
 
 /* A transactional batch of a producer whose transaction is not yet known here: parked in
  * `pv` (the partition held) to be appended once the coordinator confirms. Returns false when
@@ -345,8 +460,8 @@ static bool defer_for_verification(struct produce_verify *pv, struct partition *
  * When the batch is in the log (appended now or earlier, for an exact retry) and `wait` is
  * not NULL, records there what acks=all waits for. With `pv`, a transactional batch whose
  * transaction this partition does not know yet is parked there instead (verification). */
-static void produce_partition(struct broker *b, struct arena *ar, int16_t version,
-                              const char *topic, struct PartitionProduceData *in,
+static void produce_partition(struct broker *b, struct net_session *sess, struct arena *ar,
+                              int16_t version, const char *topic, struct PartitionProduceData *in,
                               struct PartitionProduceResponse *out, int64_t now,
                               struct produce_wait *wait, struct produce_verify *pv)
 {
@@ -371,6 +486,8 @@ static void produce_partition(struct broker *b, struct arena *ar, int16_t versio
     rc = replica_leader_partition(b->replicas, topic, in->Index, &p);
     if (rc != 0) {
         out->ErrorCode = (int16_t)rc;
+        if (rc == ERR_NOT_LEADER_OR_FOLLOWER)
+            memo_turned_away(sess, topic, in, out->ErrorCode);
         return;
     }
     set = partition_settings(p);
@@ -384,6 +501,7 @@ static void produce_partition(struct broker *b, struct arena *ar, int16_t versio
                          "The ISR of %s-%d has %d replica(s), fewer than min.insync.replicas "
                          "(%lld)",
                          topic, in->Index, (int)partition_isr_size(p), (long long)set->min_insync);
+        memo_turned_away(sess, topic, in, out->ErrorCode);
         return;
     }
     if (len == 0) {
@@ -478,8 +596,23 @@ static void produce_partition(struct broker *b, struct arena *ar, int16_t versio
         out->ErrorCode = ERR_NOT_LEADER_OR_FOLLOWER;
         return;
     }
+    if (rc == ERR_OUT_OF_ORDER_SEQUENCE_NUMBER) {
+        int16_t instead = memo_instead(sess, topic, in->Index, &hdr);
+        if (instead != 0) {
+            /* The batch before it was turned away on this connection (see above). */
+            slog_debug("broker",
+                       "produce to %s-%d from producer %lld seq %d: out of sequence behind a "
+                       "batch turned away on this connection: answered %s",
+                       topic, in->Index, (long long)hdr.producer_id, hdr.base_sequence,
+                       err_name(instead));
+            out->ErrorCode = instead;
+            return;
+        }
+    }
     if (rc != 0) {
         out->ErrorCode = (int16_t)(rc == ERR_IO ? ERR_KAFKA_STORAGE_ERROR : err_wire(rc));
+        if (rc == ERR_IO)
+            memo_turned_away(sess, topic, in, out->ErrorCode);
         if (rc == ERR_OUT_OF_ORDER_SEQUENCE_NUMBER || rc == ERR_INVALID_PRODUCER_EPOCH ||
             rc == ERR_UNKNOWN_PRODUCER_ID)
             slog_debug("broker", "produce to %s-%d from producer %lld epoch %d seq %d: %s", topic,
@@ -490,6 +623,7 @@ static void produce_partition(struct broker *b, struct arena *ar, int16_t versio
     out->BaseOffset = base;
     out->LogAppendTimeMs = append_time;
     out->LogStartOffset = partition_log_start_offset(p);
+    memo_appended(sess, topic, in->Index, &hdr);
     if (b->m_bytes_in) {
         metrics_add(metrics_series1(b->m_bytes_in, topic), (double)len);
         metrics_add(metrics_series1(b->m_records_in, topic), (double)hdr.record_count);
@@ -650,8 +784,9 @@ static void on_verified(void *arg, struct broker_verify_part *parts, size_t n, b
         struct PartitionProduceResponse *out = parts[i].out;
         partition_verify_park(parts[i].p, pv->producer_id, -1);
         if (parts[i].error == 0 && !stopped)
-            produce_partition(pv->b, pv->req->arena, pv->req->hdr.RequestApiVersion, parts[i].topic,
-                              parts[i].in, out, pv->now, pv->pw, NULL);
+            produce_partition(pv->b, pv->req->session, pv->req->arena,
+                              pv->req->hdr.RequestApiVersion, parts[i].topic, parts[i].in, out,
+                              pv->now, pv->pw, NULL);
         else
             out->ErrorCode = parts[i].error != 0 ? parts[i].error : ERR_REQUEST_TIMED_OUT;
         partition_release(parts[i].p);
@@ -751,8 +886,8 @@ void broker_produce(struct broker *b, struct net_request *req)
                 pr->BaseOffset = pr->LogAppendTimeMs = pr->LogStartOffset = -1;
                 continue;
             }
-            produce_partition(b, ar, req->hdr.RequestApiVersion, td->Name ? td->Name : "",
-                              &td->PartitionData.v[j], pr, now, pw, pv);
+            produce_partition(b, req->session, ar, req->hdr.RequestApiVersion,
+                              td->Name ? td->Name : "", &td->PartitionData.v[j], pr, now, pw, pv);
         }
     }
     if (pv != NULL && pv->n > 0) {

@@ -48,6 +48,8 @@ void conn_unref(struct net_conn *c)
         return;
     if (c->session.auth_free)
         c->session.auth_free(c->session.auth);
+    if (c->session.app_free)
+        c->session.app_free(c->session.app);
     free(c->frame);
     free(c->backlog);
     free(c);

@@ -42,6 +42,11 @@ struct net_session {
      * the connection is freed (after its last request finished). */
     void *auth;
     void (*auth_free)(void *auth);
+    /* The application's other per-connection state (tallyd: the Produce handler's memory of
+     * batches it turned away, broker/produce.c); app_free(app) runs once, when the
+     * connection is freed. Never set on a detached request's session (listener NULL). */
+    void *app;
+    void (*app_free)(void *app);
 };
 
 /* One request in flight. Everything it points to (header strings, body, arena) lives until

@@ -185,6 +185,41 @@ def test_sequence_gap_is_out_of_order_and_appends_nothing(shared_broker):
     assert values(b, t) == list(enumerate(expected(p.pid, range(4))))
 
 
+def test_batch_pipelined_behind_one_turned_away_gets_its_error_not_out_of_order(shared_broker):
+    """Kafka judges a connection's requests one at a time; Tally judges them as they arrive
+    and answers in order. Batch 2 is turned away (NOT_ENOUGH_REPLICAS: min.insync.replicas
+    2 on one replica) while its answer waits behind a Fetch; the cause goes; batch 3 of the
+    same producer, pipelined on the same connection, gets NOT_ENOUGH_REPLICAS too, not
+    OUT_OF_ORDER_SEQUENCE_NUMBER (fatal to librdkafka before 2.3 when batch 2 had timed out
+    on its side, its issue 4438). Both retried in order then append."""
+    b = shared_broker
+    t, idle = new_topic(b), new_topic(b)
+    with b.conn() as c, b.conn() as admin:
+        p = Idem(c, t, new_pid(c))
+        assert p.ok(0, 2) == 0
+        assert admin.alter_configs([(kp.RESOURCE_TOPIC, t, {"min.insync.replicas": "2"})]) == \
+            [(0, None, kp.RESOURCE_TOPIC, t)]
+        # The head of the line: a Fetch that waits 3 s for records that do not come.
+        c.send(kp.fetch_request(1001, {idle: {0: 0}}, max_wait_ms=3000, min_bytes=1))
+        c.send(kp.produce_request(1002, {t: {0: p.batch(2, 1)}}))
+        time.sleep(0.5)  # batch 2 judged (its answer checked below says so)
+        assert admin.alter_configs([(kp.RESOURCE_TOPIC, t, {"min.insync.replicas": "1"})]) == \
+            [(0, None, kp.RESOURCE_TOPIC, t)]
+        probe = Idem(admin, t, new_pid(admin))
+        assert probe.ok(0, 1) == 2  # the ISR check passes again
+        c.send(kp.produce_request(1003, {t: {0: p.batch(3, 1)}}))
+        answers = [c.recv_response() for _ in range(3)]
+        assert [corr for corr, _ in answers] == [1001, 1002, 1003]
+        second = kp.parse_produce(answers[1][1], 3)[0][(t, 0)]["error"]
+        third = kp.parse_produce(answers[2][1], 3)[0][(t, 0)]["error"]
+        assert second == kp.NOT_ENOUGH_REPLICAS, second
+        assert third == kp.NOT_ENOUGH_REPLICAS, third
+        assert leo(b, t) == 3
+        assert p.ok(2, 1) == 3 and p.ok(3, 1) == 4  # the retries, in order
+    got = [v for _o, v in values(b, t)]
+    assert got[:2] + got[3:] == expected(p.pid, range(4)), got
+
+
 def test_older_epoch_is_invalid_producer_epoch(shared_broker):
     # A non-transactional InitProducerId always gives epoch 0, so the newer epoch is
     # simply sent: a new epoch starting at sequence 0 is accepted.
