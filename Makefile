@@ -126,15 +126,11 @@ test: deps
 
 # The chaos suite (tests/chaos/chaos.py, docs/verify.md): `tally verify` against brokers the
 # scenarios start themselves, each >= 100,000 records and >= 20 faults, and the replicated
-# cluster's process tests at length (rep-*), and first, when no CHAOS is named, the network-
-# partition process tests (tests/integration/test_netns_partition.py, out of `make test`: see
-# docs/cluster.md, Known problems); CHAOS=name... picks scenarios. Not part of
+# cluster's process tests at length (rep-*); CHAOS=name... picks scenarios. Not part of
 # `make test`, which runs only their short versions. Debian's Python, as tests/run.sh: the
 # rep-* scenarios drive the cluster with its confluent-kafka.
 CHAOS ?=
 chaos: deps all $(B)/asan/tallyd
-	@[ -n "$(CHAOS)" ] || TALLYD=$(CURDIR)/$(B)/asan/tallyd TALLY=$(CURDIR)/$(B)/tally \
-	  /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/integration/test_netns_partition.py
 	@/usr/bin/python3 tests/chaos/chaos.py $(CHAOS)
 
 # Benchmark helpers (bench/README.md); not part of `make test`.

@@ -59,12 +59,7 @@ echo "== integration and compatibility tests (pytest)"
 export TALLYD="${TALLYD:-$PWD/build/asan/tallyd}" TALLY="${TALLY:-$PWD/build/tally}"
 # A report left by an earlier run must never stand in for this one.
 rm -f build/pytest.xml
-# test_netns_partition.py runs in `make chaos`, not here: in the last CI rehearsal one of its
-# librdkafka producers went fatal (OUT_OF_ORDER_SEQUENCE_NUMBER from the new leader after a
-# one-way cut), not yet understood (docs/cluster.md, "Known problems"); its cuts run on virtual
-# time here (cluster_network_partitions, cluster_one_way_cuts).
 /usr/bin/python3 -m pytest -q -p no:cacheprovider --durations=25 --junitxml=build/pytest.xml \
-  --ignore=tests/integration/test_netns_partition.py \
   tests/integration tests/compat > build/pytest.log 2>&1
 pytest_rc=$?
 tail -n 40 build/pytest.log
