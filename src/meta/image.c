@@ -1640,6 +1640,11 @@ static int restore_into(struct meta_image *img, struct meta_rbuf *r)
         rv = version == 1 ? read_broker_v1(r, b) : read_broker_v2(r, b);
         if (rv != 0)
             return rv;
+        /* When it was fenced is not kept: a broker fenced in the snapshot counts as fenced
+         * at the snapshot's offset, a bound it must reach to be caught up (stricter than the
+         * real one, never looser). */
+        if (b->fenced)
+            b->fenced_at = img->offset;
         if (i > 0 && img->brokers[i - 1].id >= b->id)
             return ERR_PARSE;
     }

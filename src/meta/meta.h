@@ -82,9 +82,10 @@ struct meta_broker {
     int64_t epoch;
     uint8_t incarnation[16]; /* the registering process's random id; zeros for old records */
     bool shutting_down;      /* in controlled shutdown (BrokerHeartbeat WantShutDown) */
-    /* The metadata offset at which the last change that fenced it applied (0: none since
-     * this image was loaded; not kept in snapshots): the batch that fenced it also moved
-     * its leaderships, so it is caught up only once it has applied that far. */
+    /* The metadata offset at which the last change that fenced it applied (0: none; not
+     * kept in snapshots: a restored fenced broker gets the snapshot's offset): the batch
+     * that fenced it also moved its leaderships, so it is caught up only once it has applied
+     * that far. */
     int64_t fenced_at;
     int32_t n_listeners;
     struct meta_listener *listeners;

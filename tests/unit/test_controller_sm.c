@@ -560,6 +560,44 @@ TEST(ctl_fenced_broker_unfenced_only_after_applying_its_fencing)
     cfx_fini(&f);
 }
 
+/* The same after the controller's image came from a snapshot taken after the fencing (the
+ * snapshot keeps no fencing offset): the bound is then the snapshot's offset. */
+TEST(ctl_fenced_broker_restored_from_a_snapshot_still_waits_for_its_fencing)
+{
+    struct cfx f;
+    struct ctl_heartbeat_answer ans;
+    struct ctl_heartbeat hb;
+    struct meta_image *restored = meta_image_new();
+    uint8_t *snap = NULL;
+    size_t len = 0;
+    int64_t fenced_at;
+    REQUIRE(restored != NULL);
+    REQUIRE(cfx_init(&f, NULL));
+    three_brokers(&f);
+    f.now = SESSION;
+    ctl_sm_tick(f.c, f.img, f.now, &f.out);
+    CHECK_EQ_INT(apply_out(&f), 0);
+    REQUIRE(meta_image_broker_by_id(f.img, 1)->fenced);
+    fenced_at = meta_image_broker_by_id(f.img, 1)->fenced_at;
+    REQUIRE(meta_image_snapshot(f.img, &snap, &len) == 0);
+    REQUIRE(meta_image_restore(restored, snap, len) == 0);
+    CHECK(meta_image_broker_by_id(restored, 1)->fenced_at >= fenced_at);
+
+    hb = (struct ctl_heartbeat){
+        .broker_id = 1, .broker_epoch = f.epoch[1], .metadata_offset = fenced_at - 1};
+    CHECK_EQ_INT(ctl_sm_heartbeat(f.c, restored, &hb, f.now + 100, &f.out, &ans), 0);
+    CHECK(!ans.is_caught_up);
+    CHECK(ans.is_fenced);
+    CHECK_EQ_INT(f.out.n, 0);
+    hb.metadata_offset = meta_image_broker_by_id(restored, 1)->fenced_at;
+    CHECK_EQ_INT(ctl_sm_heartbeat(f.c, restored, &hb, f.now + 200, &f.out, &ans), 0);
+    CHECK(ans.is_caught_up);
+    CHECK(!ans.is_fenced);
+    free(snap);
+    meta_image_free(restored);
+    cfx_fini(&f);
+}
+
 /* With unclean election on, an offline partition goes to the first eligible replica, which
  * becomes the ISR alone, RECOVERING; the setting comes from the topic, else the cluster-wide
  * dynamic default, else the controller's config. */
