@@ -629,6 +629,8 @@ int main(int argc, char **argv)
         .resolve = resolve_node,
         .resolve_arg = &t,
         .max_frame = t.cfg.max_frame,
+        .connect_timeout_ms = t.cfg.connect_timeout_ms,
+        .connect_timeout_max_ms = t.cfg.connect_timeout_max_ms,
     };
     char client_id[48];
     snprintf(client_id, sizeof client_id, ADMIN_BROKER_CLIENT_ID_PREFIX "%d", t.cfg.node_id);

@@ -54,9 +54,11 @@ struct server_config {
     char meta_dir[PATH_MAX + 32]; /* meta_parent/__cluster_metadata-0: the raft log */
     char cluster_id[64];          /* cluster.id if configured, else "" */
     size_t max_frame;             /* socket.request.max.bytes */
-    bool broker_only;             /* process.roles=broker: a standby of the quorum */
-    uint8_t dir_id[16];           /* the log dir's directory.id (meta.properties) */
-    int lock_fds[2];              /* flock()ed .lock files of log_dir and meta_parent */
+    /* socket.connection.setup.timeout.ms / .max.ms: the broker's own connections */
+    int64_t connect_timeout_ms, connect_timeout_max_ms;
+    bool broker_only;   /* process.roles=broker: a standby of the quorum */
+    uint8_t dir_id[16]; /* the log dir's directory.id (meta.properties) */
+    int lock_fds[2];    /* flock()ed .lock files of log_dir and meta_parent */
 };
 
 /* Builds the configuration from the embedded defaults, then --config FILE, then each

@@ -539,6 +539,9 @@ int server_config_parse(int argc, char **argv, struct server_config *cfg)
         snprintf(cfg->cluster_id, sizeof cfg->cluster_id, "%s", cid);
     }
     cfg->max_frame = (size_t)props_get_int(p, "socket.request.max.bytes", 104857600, NULL);
+    cfg->connect_timeout_ms = props_get_int(p, "socket.connection.setup.timeout.ms", 10000, NULL);
+    cfg->connect_timeout_max_ms =
+        props_get_int(p, "socket.connection.setup.timeout.max.ms", 30000, NULL);
     return check_roles(p, cfg);
 }
 

@@ -1224,13 +1224,13 @@ static const struct config_def defs[] = {
      0, NULL},
     {NULL, "socket.connection.setup.timeout.max.ms", CT_LONG, "30000", INT64_MIN, I64MAX, NULL,
      false,
-     "The longest the broker's own client waits for a connection to be set up (ms). "
-     "Accepted, no effect in Tally: its followers fetch with their own fixed settings.",
-     0, NULL},
+     "The longest the broker's own client (followers, the controller channel) waits for a "
+     "connection to be set up (ms): the timeout doubles per attempt given up, to this.",
+     0, "src/server_config.c"},
     {NULL, "socket.connection.setup.timeout.ms", CT_LONG, "10000", INT64_MIN, I64MAX, NULL, false,
-     "How long the broker's own client first waits for a connection to be set up (ms). "
-     "Accepted, no effect in Tally: its followers fetch with their own fixed settings.",
-     0, NULL},
+     "How long the broker's own client (followers, the controller channel) first waits for "
+     "a connection to be set up (ms) before it gives the attempt up and tries again.",
+     0, "src/server_config.c"},
     {NULL, "socket.listen.backlog.size", CT_INT, "50", 1, I32MAX, NULL, false,
      "The backlog of pending connections of a listening socket. Accepted, no effect in "
      "Tally: its sockets use the operating system's defaults for this.",

@@ -28,6 +28,8 @@
 #define DEFAULT_TIMEOUT_MS 30000
 #define DEFAULT_BACKOFF_MS 50
 #define DEFAULT_BACKOFF_MAX_MS 1000
+#define DEFAULT_CONNECT_TIMEOUT_MS 10000
+#define DEFAULT_CONNECT_TIMEOUT_MAX_MS 30000
 #define DEFAULT_MAX_FRAME (100u << 20)
 #define READ_CHUNK 65536
 
@@ -76,6 +78,8 @@ struct nc_node {
     struct nc_req *sent_head, *sent_tail; /* written, awaiting the answer */
     int64_t backoff_ms;                   /* the next backoff */
     struct tclock_timer backoff_timer;
+    int64_t connect_timeout_ms; /* the next attempt's setup timeout */
+    struct tclock_timer connect_timer;
 };
 
 struct net_client {
@@ -94,6 +98,7 @@ struct net_client {
 static void node_kick(struct nc_node *n);
 static void node_fail(struct nc_node *n, int err);
 static void on_backoff_done(struct tclock_timer *t);
+static void on_connect_timeout(struct tclock_timer *t);
 
 int net_client_new(uv_loop_t *loop, const struct net_client_options *opts, struct net_client **out)
 {
@@ -110,6 +115,12 @@ int net_client_new(uv_loop_t *loop, const struct net_client_options *opts, struc
         c->opts.reconnect_backoff_max_ms = DEFAULT_BACKOFF_MAX_MS;
     if (c->opts.reconnect_backoff_max_ms < c->opts.reconnect_backoff_ms)
         c->opts.reconnect_backoff_max_ms = c->opts.reconnect_backoff_ms;
+    if (c->opts.connect_timeout_ms <= 0)
+        c->opts.connect_timeout_ms = DEFAULT_CONNECT_TIMEOUT_MS;
+    if (c->opts.connect_timeout_max_ms <= 0)
+        c->opts.connect_timeout_max_ms = DEFAULT_CONNECT_TIMEOUT_MAX_MS;
+    if (c->opts.connect_timeout_max_ms < c->opts.connect_timeout_ms)
+        c->opts.connect_timeout_max_ms = c->opts.connect_timeout_ms;
     if (c->opts.max_frame == 0)
         c->opts.max_frame = DEFAULT_MAX_FRAME;
     c->client_id = strdup(opts->client_id ? opts->client_id : "tally");
@@ -199,6 +210,8 @@ static struct nc_node *node_get(struct net_client *c, int32_t id)
     n->id = id;
     n->backoff_ms = c->opts.reconnect_backoff_ms;
     tclock_timer_init(c->opts.clock, &n->backoff_timer, on_backoff_done, n);
+    n->connect_timeout_ms = c->opts.connect_timeout_ms;
+    tclock_timer_init(c->opts.clock, &n->connect_timer, on_connect_timeout, n);
     n->next = c->nodes;
     c->nodes = n;
     return n;
@@ -301,6 +314,7 @@ static void node_fail(struct nc_node *n, int err)
     struct nc_req *r;
     char name[32];
 
+    tclock_timer_stop(&n->connect_timer);
     if (n->sock) {
         sock_close(n->sock);
         n->sock = NULL;
@@ -460,12 +474,14 @@ static void on_connect(uv_connect_t *req, int status)
 
     if (n == NULL)
         return; /* given up meanwhile; the handle is closing */
+    tclock_timer_stop(&n->connect_timer);
     if (status < 0 || uv_read_start((uv_stream_t *)&s->tcp, on_alloc, on_read) != 0) {
         node_fail(n, ERR_BROKER_NOT_AVAILABLE);
         return;
     }
     n->state = NODE_READY;
     n->backoff_ms = n->client->opts.reconnect_backoff_ms;
+    n->connect_timeout_ms = n->client->opts.connect_timeout_ms;
     slog_debug("net", "connected to node %d", n->id);
     node_flush(n);
 }
@@ -505,6 +521,26 @@ static void node_connect(struct nc_node *n)
     uv_tcp_nodelay(&s->tcp, 1);
     if (uv_tcp_connect(&s->connect, &s->tcp, (const struct sockaddr *)&addr, on_connect) != 0)
         node_fail(n, ERR_BROKER_NOT_AVAILABLE);
+    else
+        tclock_timer_start(&n->connect_timer, n->connect_timeout_ms, 0);
+}
+
+/* The attempt was not set up within its timeout: given up as a failed one, and the next
+ * attempt gets twice as long (to the max). */
+static void on_connect_timeout(struct tclock_timer *t)
+{
+    struct nc_node *n = t->data;
+    struct net_client *c = n->client;
+    char name[32];
+
+    if (n->state != NODE_CONNECTING || c->stopping)
+        return;
+    slog_debug("net", "connecting to %s timed out after %lld ms", node_name(n, name, sizeof name),
+               (long long)n->connect_timeout_ms);
+    n->connect_timeout_ms *= 2;
+    if (n->connect_timeout_ms > c->opts.connect_timeout_max_ms)
+        n->connect_timeout_ms = c->opts.connect_timeout_max_ms;
+    node_fail(n, ERR_BROKER_NOT_AVAILABLE);
 }
 
 static void node_kick(struct nc_node *n)
@@ -532,6 +568,7 @@ void net_client_disconnect(struct net_client *c, int32_t node_id)
         ;
     if (n == NULL || c->stopping || n->sock == NULL)
         return;
+    tclock_timer_stop(&n->connect_timer);
     sock_close(n->sock);
     n->sock = NULL;
     n->state = NODE_IDLE;
@@ -556,6 +593,7 @@ void net_client_stop(struct net_client *c, void (*done)(void *arg), void *arg)
         struct nc_req *r;
         c->nodes = n->next;
         tclock_timer_close(&n->backoff_timer);
+        tclock_timer_close(&n->connect_timer);
         if (n->sock)
             sock_close(n->sock);
         while ((r = n->sent_head) != NULL || (r = n->wait_head) != NULL) {

@@ -215,6 +215,13 @@ struct net_client_options {
      * failure up to the max; a successful connection resets it. 0: 50 and 1000. */
     int64_t reconnect_backoff_ms, reconnect_backoff_max_ms;
     size_t max_frame; /* largest response accepted; 0: 100 MiB */
+    /* socket.connection.setup.timeout.ms / .max.ms (KIP-601): a connection attempt not set
+     * up within the timeout is given up (and backed off, as a failed one); the timeout
+     * doubles per consecutive attempt given up, to the max, and a connection set up resets
+     * it. Without it an attempt whose SYNs a cut network drops waits for the kernel's
+     * retries (about two minutes), and one made during a cut may still be waiting long
+     * after the heal. 0: 10000 and 30000. */
+    int64_t connect_timeout_ms, connect_timeout_max_ms;
 };
 
 /* The answer to one request: err 0 and `resp` (layout api->response at the version sent,

@@ -4,8 +4,12 @@
  * answers AllocateProducerIds frames (or stays silent, or hangs up). Backoff is checked
  * without sockets: the resolver refuses, so each attempt fails at once and only virtual
  * time decides when the next one comes. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <uv.h>
 
@@ -173,6 +177,7 @@ struct fx {
     struct srv srv;
     bool refuse; /* the resolver says "unknown" */
     int resolves;
+    int port; /* where the resolver points when not 0 (else the test server) */
 };
 
 struct answer {
@@ -189,7 +194,7 @@ static int resolve(void *arg, int32_t id, char *host, size_t host_len, int *port
     if (f->refuse)
         return -1;
     snprintf(host, host_len, "127.0.0.1");
-    *port = f->srv.port;
+    *port = f->port ? f->port : f->srv.port;
     return 0;
 }
 
@@ -201,9 +206,9 @@ static void on_answer(void *arg, int err, const void *resp)
     a->start = err ? -1 : ((const struct AllocateProducerIdsResponse *)resp)->ProducerIdStart;
 }
 
-static bool fx_start(struct fx *f, enum srv_mode mode)
+static bool fx_start_timeout(struct fx *f, enum srv_mode mode, int64_t request_timeout_ms)
 {
-    struct net_client_options o = {0};
+    struct net_client_options o = {.request_timeout_ms = request_timeout_ms};
     memset(f, 0, sizeof *f);
     if (uv_loop_init(&f->loop) != 0 || srv_start(&f->loop, &f->srv, mode) != 0)
         return false;
@@ -213,6 +218,11 @@ static bool fx_start(struct fx *f, enum srv_mode mode)
     o.resolve = resolve;
     o.resolve_arg = f;
     return f->clock && net_client_new(&f->loop, &o, &f->client) == 0;
+}
+
+static bool fx_start(struct fx *f, enum srv_mode mode)
+{
+    return fx_start_timeout(f, mode, 0);
 }
 
 static int send_alloc(struct fx *f, int32_t node, int32_t broker_id, struct answer *a)
@@ -425,4 +435,59 @@ TEST(net_client_disconnect_fails_a_request_the_cut_off_peer_never_answers)
     CHECK_EQ_INT(f.resolves, 2);
     CHECK_EQ_INT(f.srv.accepted, 2);
     fx_stop(&f);
+}
+
+/* A listener that never completes a handshake: backlog 0 and its accept queue filled by
+ * connections nobody accepts, so the kernel drops further SYNs (as a cut network would).
+ * Returns its port (fds[0] the listener, fds[1..2] the fillers), or -1. */
+static int black_hole(int fds[3])
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    fds[0] = socket(AF_INET, SOCK_STREAM, 0);
+    if (fds[0] < 0 || bind(fds[0], (struct sockaddr *)&a, sizeof a) != 0 ||
+        listen(fds[0], 0) != 0 || getsockname(fds[0], (struct sockaddr *)&a, &len) != 0)
+        return -1;
+    for (int i = 1; i < 3; i++) {
+        fds[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+        if (fds[i] < 0)
+            return -1;
+        (void)connect(fds[i], (struct sockaddr *)&a, sizeof a);
+    }
+    uv_sleep(50);
+    return ntohs(a.sin_port);
+}
+
+/* socket.connection.setup.timeout.ms: an attempt whose SYNs are dropped is given up after
+ * the timeout (10 s, then 20 s: doubled), backed off, and made again; once the peer answers,
+ * the waiting request goes through. Without it the attempt waits for the kernel. */
+TEST(net_client_connect_attempt_gives_up_after_the_setup_timeout)
+{
+    struct fx f;
+    struct answer a = {0};
+    int fds[3] = {-1, -1, -1};
+    REQUIRE(fx_start_timeout(&f, SRV_ANSWER, 600000));
+    f.port = black_hole(fds);
+    REQUIRE(f.port > 0);
+    REQUIRE(send_alloc(&f, 1, 1, &a) == 0);
+    for (int i = 0; i < 20; i++) {
+        uv_run(&f.loop, UV_RUN_NOWAIT);
+        uv_sleep(1);
+    }
+    CHECK_EQ_INT(f.resolves, 1);
+    tclock_advance(f.clock, 9999);
+    CHECK_EQ_INT(f.resolves, 1);
+    tclock_advance(f.clock, 1 + 50); /* given up, then the first backoff */
+    CHECK_EQ_INT(f.resolves, 2);
+    tclock_advance(f.clock, 19999);
+    CHECK_EQ_INT(f.resolves, 2);
+    f.port = 0; /* the next attempt reaches the test server */
+    tclock_advance(f.clock, 1 + 100);
+    CHECK_EQ_INT(f.resolves, 3);
+    REQUIRE(run_until(&f, &a.done));
+    CHECK_EQ_INT(a.err, 0);
+    fx_stop(&f);
+    for (int i = 0; i < 3; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
 }
