@@ -49,7 +49,15 @@ struct lifecycle {
     bool ran;      /* unfenced at least once: on_running was called */
     bool shutting; /* controlled shutdown asked */
     bool shutdown_told;
-    int64_t last_answer_ms; /* monotonic: the controller's last heartbeat answer */
+    /* Monotonic: when the heartbeat last answered was sent. The answer says what the
+     * controller knew at some moment after that, no later than the send can vouch for: an
+     * answer that waited out a network cut in TCP's retransmissions arrives at the heal
+     * saying "not fenced" as of before the cut, while the controller has fenced this broker
+     * since and moved its leaderships. Counting from the answer's arrival, such an answer
+     * made a zombie leader think itself in touch again for a moment (and answer a client's
+     * sequence gap with the fatal sequence error); counting from the send, it does not. */
+    int64_t last_answer_ms;
+    int64_t hb_sent_ms; /* monotonic: when the heartbeat in flight was sent */
     int64_t shutdown_deadline;
     int64_t next_ms;         /* monotonic: no request before */
     int32_t controller_seen; /* the controller this node's quorum view last named (-1: none) */
@@ -108,7 +116,7 @@ static void on_heartbeat(void *arg, int err, const void *resp)
         lc->next_ms = mono(lc) + LC_FAST_MS;
         return;
     }
-    lc->last_answer_ms = mono(lc);
+    lc->last_answer_ms = lc->hb_sent_ms;
     if (rs->IsFenced != lc->fenced)
         slog_info("main", "the controller %s this broker", rs->IsFenced ? "fenced" : "unfenced");
     lc->fenced = rs->IsFenced;
@@ -130,6 +138,7 @@ static void send_heartbeat(struct lifecycle *lc)
     rq.CurrentMetadataOffset = meta_offset(lc->o.meta);
     rq.WantFence = false;
     rq.WantShutDown = lc->shutting;
+    lc->hb_sent_ms = mono(lc);
     if (net_client_send(lc->o.client, NET_CLIENT_CONTROLLER, PROTO_API_BrokerHeartbeat, 0, &rq,
                         on_heartbeat, lc) == 0)
         lc->in_flight = true;
