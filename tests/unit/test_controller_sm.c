@@ -526,6 +526,19 @@ TEST(ctl_session_expiry_fences_moves_leaders_shrinks_isrs)
 /* A broker fenced for a missed session is caught up again only once it has applied the batch
  * that fenced it (and moved its leaderships): unfenced on its registration alone (Kafka's
  * rule), it would serve as the leader its stale image still names. */
+/* Three brokers whose sessions all ran out but 2's and 3's: broker 1 fenced, its leadership
+ * of t-0 moved to 2. Returns the offset of the fencing. */
+static int64_t fence_broker_1(struct cfx *f)
+{
+    three_brokers(f);
+    f->now = SESSION;
+    ctl_sm_tick(f->c, f->img, f->now, &f->out);
+    CHECK_EQ_INT(apply_out(f), 0);
+    CHECK(meta_image_broker_by_id(f->img, 1)->fenced);
+    CHECK_EQ_INT(part(f, 1, 0)->leader, 2);
+    return meta_image_broker_by_id(f->img, 1)->fenced_at;
+}
+
 TEST(ctl_fenced_broker_unfenced_only_after_applying_its_fencing)
 {
     struct cfx f;
@@ -533,15 +546,8 @@ TEST(ctl_fenced_broker_unfenced_only_after_applying_its_fencing)
     struct ctl_heartbeat hb;
     int64_t fenced_at;
     REQUIRE(cfx_init(&f, NULL));
-    three_brokers(&f);
-
-    f.now = SESSION;
-    ctl_sm_tick(f.c, f.img, f.now, &f.out);
-    CHECK_EQ_INT(apply_out(&f), 0);
-    REQUIRE(meta_image_broker_by_id(f.img, 1)->fenced);
-    fenced_at = meta_image_broker_by_id(f.img, 1)->fenced_at;
+    fenced_at = fence_broker_1(&f);
     CHECK(fenced_at > f.epoch[1]);
-    CHECK_EQ_INT(part(&f, 1, 0)->leader, 2);
 
     /* Back, with its registration applied but not the fencing batch: still fenced. */
     hb = (struct ctl_heartbeat){
@@ -573,12 +579,7 @@ TEST(ctl_fenced_broker_restored_from_a_snapshot_still_waits_for_its_fencing)
     int64_t fenced_at;
     REQUIRE(restored != NULL);
     REQUIRE(cfx_init(&f, NULL));
-    three_brokers(&f);
-    f.now = SESSION;
-    ctl_sm_tick(f.c, f.img, f.now, &f.out);
-    CHECK_EQ_INT(apply_out(&f), 0);
-    REQUIRE(meta_image_broker_by_id(f.img, 1)->fenced);
-    fenced_at = meta_image_broker_by_id(f.img, 1)->fenced_at;
+    fenced_at = fence_broker_1(&f);
     REQUIRE(meta_image_snapshot(f.img, &snap, &len) == 0);
     REQUIRE(meta_image_restore(restored, snap, len) == 0);
     CHECK(meta_image_broker_by_id(restored, 1)->fenced_at >= fenced_at);
