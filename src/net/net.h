@@ -16,6 +16,7 @@
 struct arena;
 struct tclock;
 struct net_server;
+struct tls_ctx;
 
 /* Longest principal name kept on a connection ("User:" and a SASL user name). */
 #define NET_PRINCIPAL_MAX 272
@@ -73,6 +74,11 @@ struct net_options {
      * "PLAINTEXT". */
     const char *listener;
     bool sasl;
+    /* SSL and SASL_SSL listeners: every connection completes a TLS handshake on this context
+     * (net/tls.h; borrowed, must outlive the server) before its first request is read, within
+     * max_idle_ms of its accept. Without SASL its principal is the client certificate's,
+     * mapped by the context's rules ("User:ANONYMOUS" without one). NULL: plaintext. */
+    struct tls_ctx *tls;
     size_t max_frame; /* socket.request.max.bytes */
     /* Per connection: requests not yet answered plus answers not yet handed to the kernel.
      * Reading pauses while a connection is at this bound (0: 64). */
