@@ -182,7 +182,8 @@ static void start_listener(struct tallyd *t)
                   "node %d: %s %s:%d listening (%s%s); serving clients once the controller "
                   "unfences this broker",
                   t->cfg.node_id, l->name, l->host, net_server_port(t->nets[i]),
-                  l->security_protocol == SERVER_SASL_PLAINTEXT ? "SASL_PLAINTEXT" : "PLAINTEXT",
+                  (const char *const[]){"PLAINTEXT", "SSL", "SASL_PLAINTEXT",
+                                        "SASL_SSL"}[l->security_protocol],
                   i == 0 ? ", inter-broker" : "");
     }
     t->net = t->nets[0];
@@ -193,15 +194,27 @@ static void start_listener(struct tallyd *t)
 static int start_one_listener(struct tallyd *t, const struct server_listener *l,
                               struct net_server **out)
 {
+    /* listener.name.<l>.connections.max.idle.ms over connections.max.idle.ms (Kafka's
+     * scoping); on a TLS listener it also bounds the handshake. */
+    char key[128], lower[64];
+    size_t k;
+    for (k = 0; l->name[k] && k + 1 < sizeof lower; k++)
+        lower[k] = (char)(l->name[k] >= 'A' && l->name[k] <= 'Z' ? l->name[k] + 32 : l->name[k]);
+    lower[k] = '\0';
+    snprintf(key, sizeof key, "listener.name.%s.connections.max.idle.ms", lower);
+    int64_t idle_ms = props_get_int(t->cfg.props, "connections.max.idle.ms", 600000, NULL);
+    idle_ms = props_get_int(t->cfg.props, key, idle_ms, NULL);
     struct net_options no = {
         .clock = t->clock,
         .host = l->host,
         .port = l->port,
         .listener = l->name,
-        .sasl = l->security_protocol == SERVER_SASL_PLAINTEXT,
+        .sasl = l->security_protocol == SERVER_SASL_PLAINTEXT ||
+                l->security_protocol == SERVER_SASL_SSL,
+        .tls = l->tls,
         .max_frame = t->cfg.max_frame,
         .max_inflight = 64,
-        .max_idle_ms = props_get_int(t->cfg.props, "connections.max.idle.ms", 600000, NULL),
+        .max_idle_ms = idle_ms,
         .send_buffer_bytes =
             (int)props_get_int(t->cfg.props, "socket.send.buffer.bytes", 102400, NULL),
         /* Not Kafka's 102400: on Linux a fixed SO_RCVBUF turns off receive-window

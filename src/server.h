@@ -15,13 +15,16 @@
 struct admin;
 struct net_request;
 struct props;
+struct tls_ctx;
 
 #define SERVER_MAX_VOTERS 16
 #define SERVER_MAX_LISTENERS 8
 
 /* Kafka's security protocol numbers (BrokerRegistration's SecurityProtocol). */
 #define SERVER_PLAINTEXT 0
+#define SERVER_SSL 1
 #define SERVER_SASL_PLAINTEXT 2
+#define SERVER_SASL_SSL 3
 
 /* One Kafka listener of `listeners` (the CONTROLLER one, raft's, is not among them). */
 struct server_listener {
@@ -30,8 +33,11 @@ struct server_listener {
     int port;
     char adv_host[128]; /* its entry in advertised.listeners, else host:port */
     int adv_port;
-    int16_t security_protocol; /* SERVER_PLAINTEXT or SERVER_SASL_PLAINTEXT */
-    struct sasl_config sasl;   /* SASL_PLAINTEXT: mechanisms and PLAIN users */
+    int16_t security_protocol; /* SERVER_PLAINTEXT, _SSL, _SASL_PLAINTEXT or _SASL_SSL */
+    struct sasl_config sasl;   /* SASL_PLAINTEXT, SASL_SSL: mechanisms and PLAIN users */
+    /* SSL, SASL_SSL: the TLS context built from the listener's ssl.* settings (net/tls.h),
+     * for the process's lifetime; NULL on a plaintext listener. */
+    struct tls_ctx *tls;
 };
 
 struct server_config {

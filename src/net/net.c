@@ -493,7 +493,7 @@ static size_t conn_take_size(struct net_conn *c, const uint8_t *p, size_t n)
     if (c->tls == NULL && c->size_buf[0] == 0x16 && c->size_buf[1] == 0x03 &&
         (size < 0 || (size_t)size > s->opts.max_frame)) {
         /* A TLS record header (handshake, version 3.x): a client configured for SSL. */
-        slog_warn_limited(&s->warn.tls, NET_WARN_INTERVAL_MS, "net",
+        slog_warn_limited(&s->warn.tls_hello, NET_WARN_INTERVAL_MS, "net",
                           "TLS handshake from %s on listener %s, which is not a TLS listener "
                           "(security.protocol=SSL against a PLAINTEXT port?); closing",
                           c->peer, c->session.listener);
@@ -569,14 +569,16 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 static void conn_tls_fail(struct net_conn *c)
 {
     struct net_server *s = c->srv;
-    if (c->tls_up)
+    const char *why = tls_conn_error(c->tls);
+    if (!c->tls_up)
+        slog_warn_limited(tls_conn_plaintext(c->tls) ? &s->warn.tls_plain : &s->warn.tls,
+                          NET_WARN_INTERVAL_MS, "net",
+                          "TLS handshake with %s on listener %s failed: %s; closing", c->peer,
+                          c->session.listener, why);
+    else if (why[0] != '\0') /* else the client's close_notify: an orderly close */
         slog_line_limited(&s->warn.tls, NET_WARN_INTERVAL_MS, SLOG_INFO, "net",
                           "TLS connection from %s on listener %s failed: %s; closing", c->peer,
-                          c->session.listener, tls_conn_error(c->tls));
-    else
-        slog_warn_limited(&s->warn.tls, NET_WARN_INTERVAL_MS, "net",
-                          "TLS handshake with %s on listener %s failed: %s; closing", c->peer,
-                          c->session.listener, tls_conn_error(c->tls));
+                          c->session.listener, why);
     conn_tls_flush(c);
     c->close_when_written = true;
     conn_input(c); /* stops reading */

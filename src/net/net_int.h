@@ -131,7 +131,9 @@ struct net_conn {
 
 /* Per-kind limits on log lines about client misbehaviour (see NET_WARN_INTERVAL_MS). */
 struct net_warn_limits {
-    struct slog_limit frame_size, header, api_key, version, body, io, accept, tls;
+    struct slog_limit frame_size, header, api_key, version, body, io, accept;
+    /* TLS: failed handshakes, plaintext on a TLS listener, TLS on a plaintext one. */
+    struct slog_limit tls, tls_plain, tls_hello;
 };
 
 struct net_server {

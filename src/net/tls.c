@@ -166,8 +166,7 @@ static int rule_apply(const struct tls_rule *r, const char *dn, char *out, size_
         snprintf(out, out_len, "%s", dn);
         return 0;
     }
-    if (regexec(&r->re, dn, 10, m, 0) != 0 || m[0].rm_so != 0 ||
-        (size_t)m[0].rm_eo != strlen(dn))
+    if (regexec(&r->re, dn, 10, m, 0) != 0 || m[0].rm_so != 0 || (size_t)m[0].rm_eo != strlen(dn))
         return -1;
     for (const char *p = r->repl; *p && k + 1 < out_len; p++) {
         if ((*p == '$' || *p == '\\') && p[1] >= '0' && p[1] <= '9') {
@@ -246,6 +245,8 @@ static BIO *store_read(const char *key, const char *path, char *why, size_t why_
         goto out;
     }
     b = BIO_new(BIO_s_mem());
+    if (b)
+        BIO_set_flags(b, BIO_FLAGS_NONCLEAR_RST); /* BIO_reset rewinds: PEM is read twice */
     if (b == NULL || BIO_write(b, buf, (int)n) != (int)n) {
         BIO_free(b);
         b = NULL;
@@ -365,8 +366,8 @@ static int load_keystore(SSL_CTX *sc, const struct tls_config *c, char *why, siz
     } else if (!unset(c->keystore_location)) {
         where = "ssl.keystore.location";
         b = store_read(where, c->keystore_location, why, why_len);
-        if (b == NULL || store_type("ssl.keystore.type", c->keystore_type, b, &pem, why,
-                                    why_len) != 0)
+        if (b == NULL ||
+            store_type("ssl.keystore.type", c->keystore_type, b, &pem, why, why_len) != 0)
             goto out;
         if (pem) {
             const char *kp = !unset(c->key_password) ? c->key_password : c->keystore_password;
@@ -450,8 +451,8 @@ static int load_truststore(SSL_CTX *sc, const struct tls_config *c, char *why, s
     } else if (!unset(c->truststore_location)) {
         where = "ssl.truststore.location";
         b = store_read(where, c->truststore_location, why, why_len);
-        if (b == NULL || store_type("ssl.truststore.type", c->truststore_type, b, &pem, why,
-                                    why_len) != 0)
+        if (b == NULL ||
+            store_type("ssl.truststore.type", c->truststore_type, b, &pem, why, why_len) != 0)
             goto out;
         if (pem) {
             certs = pem_certs(b);
@@ -704,7 +705,7 @@ static void conn_fail(struct tls_conn *t, int ssl_err)
     else if (reason)
         snprintf(t->err, sizeof t->err, "%s", reason);
     else if (ssl_err == SSL_ERROR_ZERO_RETURN)
-        snprintf(t->err, sizeof t->err, "closed by the peer");
+        t->err[0] = '\0'; /* close_notify: an orderly end, nothing to report */
     else
         snprintf(t->err, sizeof t->err, "TLS error %d", ssl_err);
     ERR_clear_error();
@@ -816,6 +817,11 @@ int tls_conn_principal(const struct tls_conn *t, char *out, size_t out_len)
         return -1;
     }
     return 0;
+}
+
+bool tls_conn_plaintext(const struct tls_conn *t)
+{
+    return t->not_a_record;
 }
 
 const char *tls_conn_error(const struct tls_conn *t)

@@ -80,8 +80,12 @@ size_t tls_conn_take(struct tls_conn *t, void *buf, size_t cap);
  * applies to the subject (out then holds the subject, for the log line). */
 int tls_conn_principal(const struct tls_conn *t, char *out, size_t out_len);
 
+/* Whether the peer's first byte was no TLS handshake record (a plaintext client). */
+bool tls_conn_plaintext(const struct tls_conn *t);
+
 /* A short reason for the last failure ("certificate verify failed: certificate has
- * expired", "wrong version number"); "" when none. Valid until the next call on t. */
+ * expired", "wrong version number"); "" when none, and after the peer's close_notify (an
+ * orderly end). Valid until the next call on t. */
 const char *tls_conn_error(const struct tls_conn *t);
 
 #endif

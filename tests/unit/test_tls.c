@@ -55,7 +55,8 @@ static void make_cert(struct pem *p, const char *cn, const char *ou, struct pem 
         X509V3_CTX v3;
         X509V3_set_ctx_nodb(&v3);
         X509V3_set_ctx(&v3, x, x, NULL, NULL, 0);
-        X509_EXTENSION *e = X509V3_EXT_conf_nid(NULL, &v3, NID_basic_constraints, "critical,CA:TRUE");
+        X509_EXTENSION *e =
+            X509V3_EXT_conf_nid(NULL, &v3, NID_basic_constraints, "critical,CA:TRUE");
         X509_add_ext(x, e, -1);
         X509_EXTENSION_free(e);
     }
@@ -297,10 +298,10 @@ TEST(tls_principal_mapping_rules)
 {
     struct pki k;
     pki_make(&k);
-    struct tls_ctx *sc =
-        server_ctx(&k, TLS_AUTH_REQUIRED,
-                   "RULE:^CN=([a-z]+),OU=ops,O=Tally$/ops-$1/U, RULE:^CN=(.*),OU=(.*),O=Tally$/$1@$2/,"
-                   "DEFAULT");
+    struct tls_ctx *sc = server_ctx(
+        &k, TLS_AUTH_REQUIRED,
+        "RULE:^CN=([a-z]+),OU=ops,O=Tally$/ops-$1/U, RULE:^CN=(.*),OU=(.*),O=Tally$/$1@$2/,"
+        "DEFAULT");
     REQUIRE(sc);
     char out[300];
     CHECK_EQ_INT(tls_ctx_map_principal(sc, "CN=bob,OU=ops,O=Tally", out, sizeof out), 0);
