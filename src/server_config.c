@@ -669,8 +669,11 @@ static int check_roles(struct props *p, struct server_config *cfg)
 
 void server_config_free(struct server_config *cfg)
 {
-    for (size_t i = 0; i < cfg->n_listeners; i++)
+    for (size_t i = 0; i < cfg->n_listeners; i++) {
         sasl_config_free(&cfg->listeners[i].sasl);
+        tls_ctx_free(cfg->listeners[i].tls);
+        cfg->listeners[i].tls = NULL;
+    }
     cfg->n_listeners = 0;
     props_free(cfg->props);
     cfg->props = NULL;

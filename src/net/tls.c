@@ -323,9 +323,35 @@ static STACK_OF(X509) * pem_certs(BIO *b)
     return certs;
 }
 
+/* Inline PEM as a properties file can hold it, on one line ("-----BEGIN CERTIFICATE-----
+ * MIIB... -----END CERTIFICATE-----", Kafka's parser accepts that): rebuilt into the lines
+ * OpenSSL reads. PEM that has line breaks is taken as it is. */
 static BIO *mem_bio(const char *s)
 {
-    return BIO_new_mem_buf(s, -1);
+    if (strchr(s, '\n'))
+        return BIO_new_mem_buf(s, -1);
+    BIO *b = BIO_new(BIO_s_mem());
+    while (b && (s = strstr(s, "-----BEGIN ")) != NULL) {
+        const char *hend = strstr(s + 11, "-----");
+        const char *end = hend ? strstr(hend + 5, "-----END ") : NULL;
+        const char *tend = end ? strstr(end + 9, "-----") : NULL;
+        if (tend == NULL)
+            break;
+        BIO_write(b, s, (int)(hend + 5 - s));
+        int col = 0;
+        for (const char *q = hend + 5; q < end; q++) {
+            if (isspace((unsigned char)*q))
+                continue;
+            if (col++ % 64 == 0)
+                BIO_write(b, "\n", 1);
+            BIO_write(b, q, 1);
+        }
+        BIO_write(b, "\n", 1);
+        BIO_write(b, end, (int)(tend + 5 - end));
+        BIO_write(b, "\n", 1);
+        s = tend + 5;
+    }
+    return b;
 }
 
 /* The keystore: a key and its certificate chain, into the context. */

@@ -395,5 +395,18 @@ TEST(tls_config_errors_name_the_key)
     char why[512] = "";
     CHECK_EQ_INT(tls_ctx_new(&ok, &ctx, why, sizeof why), 0);
     tls_ctx_free(ctx);
+
+    /* Inline PEM on one line, as a properties file holds it. */
+    char chain[sizeof k.server.cert], key[sizeof k.server.key];
+    snprintf(chain, sizeof chain, "%s", k.server.cert);
+    snprintf(key, sizeof key, "%s", k.server.key);
+    for (char *q = chain; *q; q++)
+        *q = *q == '\n' ? ' ' : *q;
+    for (char *q = key; *q; q++)
+        *q = *q == '\n' ? ' ' : *q;
+    struct tls_config one = {.keystore_chain = chain, .keystore_key = key};
+    ctx = NULL;
+    CHECK_EQ_INT(tls_ctx_new(&one, &ctx, why, sizeof why), 0);
+    tls_ctx_free(ctx);
     pki_free(&k);
 }
