@@ -257,6 +257,34 @@ def test_kafka_python_over_ssl_and_kcat_with_a_client_certificate(tb):
     assert log_has(tb, "on listener MTLS authenticated as User:alice")
 
 
+def test_large_fetch_over_tls_reads_file_ranges_in_chunks(tb):
+    """Fetch answers carry file ranges (sendfile on PLAINTEXT); over TLS they are read on the
+    pool in 256 KiB chunks and encrypted: a few MiB must come back whole and in order."""
+    from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+    harness.create_topics(tb, [("tls-big", 1, None)])
+    pr = Producer({"bootstrap.servers": tb.bootstrap, "linger.ms": 5})
+    n = 800
+    for i in range(n):
+        pr.produce("tls-big", value=(b"%06d" % i) * 700, partition=0)  # 4200 bytes
+    assert pr.flush(30) == 0
+    c = Consumer(ssl_conf(tb, **{"group.id": "tls-big", "enable.auto.commit": False,
+                                 "fetch.max.bytes": 8 << 20,
+                                 "max.partition.fetch.bytes": 8 << 20}))
+    c.assign([TopicPartition("tls-big", 0, 0)])
+    got = 0
+    deadline = time.monotonic() + 60
+    while got < n and time.monotonic() < deadline:
+        m = c.poll(0.5)
+        if m is None:
+            continue
+        if m.error():
+            raise KafkaException(m.error())
+        assert m.offset() == got and m.value() == (b"%06d" % got) * 700, m.offset()
+        got += 1
+    c.close()
+    assert got == n
+
+
 def test_sasl_ssl_with_plain_and_scram(tb):
     from confluent_kafka import Producer
     res = alter_scram(tb.port, [scram_upsertion("bob", "bob-secret", "SCRAM-SHA-256")])
