@@ -620,6 +620,20 @@ void conn_tls_input(struct net_conn *c)
             c->tls_in_pending = true;
             return;
         }
+        if (c->in_frame && c->frame_len - c->frame_got >= 4096 &&
+            (c->frame_cap - c->frame_got >= 4096 || frame_reserve(c, c->frame_got + 4096) == 0)) {
+            /* Large remainder: decrypted straight into the frame, as on_alloc reads it. */
+            long n = tls_conn_read(c->tls, c->frame + c->frame_got, c->frame_cap - c->frame_got);
+            if (n <= 0) {
+                if (n < 0)
+                    conn_tls_fail(c);
+                return;
+            }
+            c->frame_got += (size_t)n;
+            if (c->frame_got == c->frame_len)
+                conn_frame_done(c);
+            continue;
+        }
         long n = tls_conn_read(c->tls, s->scratch, SCRATCH_SIZE);
         if (n == 0)
             return;
@@ -726,8 +740,10 @@ static void on_feed(uv_idle_t *h)
                 c->backlog_len = c->backlog_off = 0;
             }
         }
-        if (!c->closing && c->tls && c->backlog == NULL)
+        if (!c->closing && c->tls && c->backlog == NULL) {
             conn_tls_input(c);
+            conn_tls_flush(c); /* what reading produced (a TLS 1.3 key update's answer) */
+        }
         conn_input(c);
         conn_unref(c);
     }

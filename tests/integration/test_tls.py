@@ -259,10 +259,12 @@ def test_kafka_python_over_ssl_and_kcat_with_a_client_certificate(tb):
 
 def test_large_fetch_over_tls_reads_file_ranges_in_chunks(tb):
     """Fetch answers carry file ranges (sendfile on PLAINTEXT); over TLS they are read on the
-    pool in 256 KiB chunks and encrypted: a few MiB must come back whole and in order."""
+    pool in 256 KiB chunks and encrypted: a few MiB must come back whole and in order. The
+    produce batches (large frames, decrypted straight into the frame buffer) go over TLS
+    too."""
     from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
     harness.create_topics(tb, [("tls-big", 1, None)])
-    pr = Producer({"bootstrap.servers": tb.bootstrap, "linger.ms": 5})
+    pr = Producer(ssl_conf(tb, **{"linger.ms": 5, "batch.size": 1 << 20}))
     n = 800
     for i in range(n):
         pr.produce("tls-big", value=(b"%06d" % i) * 700, partition=0)  # 4200 bytes
