@@ -71,6 +71,16 @@ struct server_config {
 int server_config_parse(int argc, char **argv, struct server_config *cfg);
 void server_config_free(struct server_config *cfg);
 
+/* A dynamic config look-up (the broker's AlterConfigs values): the value of `key`, or NULL. */
+typedef const char *(*server_dynamic_fn)(void *arg, const char *key);
+/* Builds SSL / SASL_SSL listener l's TLS context from its ssl.* settings: `dyn`'s
+ * listener.name.<l>.<key> values first (NULL: none), then the static configuration's
+ * listener.name.<l>.<key>, then <key>. Returns 0 and *out (the caller's reference), or -1
+ * with a sentence in why naming the key. */
+int server_tls_ctx_build(const struct props *p, const struct server_listener *l,
+                         server_dynamic_fn dyn, void *dyn_arg, struct tls_ctx **out, char *why,
+                         size_t why_len);
+
 /* Checks or creates <log.dir>/meta.properties: node.id must match, cluster.id (if
  * configured) must match; on first start a cluster id is generated. Fills cluster_id.
  * A directory without meta.properties that already holds partitions or a metadata log is

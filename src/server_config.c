@@ -204,33 +204,47 @@ static int parse_sasl_listener(const struct props *p, struct server_listener *l)
     return 0;
 }
 
-/* A listener's ssl.* setting: listener.name.<l>.<key> over <key>, as Kafka scopes them. */
-static const char *ssl_get(const struct props *p, const struct server_listener *l, const char *key)
+struct ssl_source {
+    const struct props *p;
+    const struct server_listener *l;
+    server_dynamic_fn dyn;
+    void *dyn_arg;
+};
+
+/* A listener's ssl.* setting: a dynamic listener.name.<l>.<key>, then the static one, then
+ * <key>, as Kafka scopes them. */
+static const char *ssl_get(const struct ssl_source *src, const char *key)
 {
-    const char *v = listener_prop(p, l->name, key);
-    return v ? v : props_get(p, key);
+    char scoped[256];
+    const char *v = NULL;
+    snprintf(scoped, sizeof scoped, "listener.name.%s.%s", listener_lower(src->l->name), key);
+    if (src->dyn)
+        v = src->dyn(src->dyn_arg, scoped);
+    if (v == NULL)
+        v = props_get(src->p, scoped);
+    return v ? v : props_get(src->p, key);
 }
 
-/* An SSL or SASL_SSL listener's TLS context, from its ssl.* settings. A bad setting stops
- * the start with a line naming the key. */
-static int parse_tls_listener(const struct props *p, struct server_listener *l)
+int server_tls_ctx_build(const struct props *p, const struct server_listener *l,
+                         server_dynamic_fn dyn, void *dyn_arg, struct tls_ctx **out, char *why,
+                         size_t why_len)
 {
-    char why[512];
-    const char *auth = ssl_get(p, l, "ssl.client.auth");
+    const struct ssl_source src = {p, l, dyn, dyn_arg};
+    const char *auth = ssl_get(&src, "ssl.client.auth");
     struct tls_config tc = {
-        .keystore_type = ssl_get(p, l, "ssl.keystore.type"),
-        .keystore_location = ssl_get(p, l, "ssl.keystore.location"),
-        .keystore_password = ssl_get(p, l, "ssl.keystore.password"),
-        .key_password = ssl_get(p, l, "ssl.key.password"),
-        .keystore_chain = ssl_get(p, l, "ssl.keystore.certificate.chain"),
-        .keystore_key = ssl_get(p, l, "ssl.keystore.key"),
-        .truststore_type = ssl_get(p, l, "ssl.truststore.type"),
-        .truststore_location = ssl_get(p, l, "ssl.truststore.location"),
-        .truststore_password = ssl_get(p, l, "ssl.truststore.password"),
-        .truststore_certs = ssl_get(p, l, "ssl.truststore.certificates"),
-        .enabled_protocols = ssl_get(p, l, "ssl.enabled.protocols"),
-        .cipher_suites = ssl_get(p, l, "ssl.cipher.suites"),
-        .principal_rules = ssl_get(p, l, "ssl.principal.mapping.rules"),
+        .keystore_type = ssl_get(&src, "ssl.keystore.type"),
+        .keystore_location = ssl_get(&src, "ssl.keystore.location"),
+        .keystore_password = ssl_get(&src, "ssl.keystore.password"),
+        .key_password = ssl_get(&src, "ssl.key.password"),
+        .keystore_chain = ssl_get(&src, "ssl.keystore.certificate.chain"),
+        .keystore_key = ssl_get(&src, "ssl.keystore.key"),
+        .truststore_type = ssl_get(&src, "ssl.truststore.type"),
+        .truststore_location = ssl_get(&src, "ssl.truststore.location"),
+        .truststore_password = ssl_get(&src, "ssl.truststore.password"),
+        .truststore_certs = ssl_get(&src, "ssl.truststore.certificates"),
+        .enabled_protocols = ssl_get(&src, "ssl.enabled.protocols"),
+        .cipher_suites = ssl_get(&src, "ssl.cipher.suites"),
+        .principal_rules = ssl_get(&src, "ssl.principal.mapping.rules"),
     };
     if (auth == NULL || *auth == '\0' || strcmp(auth, "none") == 0) {
         tc.client_auth = TLS_AUTH_NONE;
@@ -239,13 +253,19 @@ static int parse_tls_listener(const struct props *p, struct server_listener *l)
     } else if (strcmp(auth, "required") == 0) {
         tc.client_auth = TLS_AUTH_REQUIRED;
     } else {
-        fprintf(stderr,
-                "tallyd: listener %s: ssl.client.auth is '%s'; it must be none, requested or "
-                "required\n",
-                l->name, auth);
+        snprintf(why, why_len, "ssl.client.auth is '%s'; it must be none, requested or required",
+                 auth);
         return -1;
     }
-    if (tls_ctx_new(&tc, &l->tls, why, sizeof why) != 0) {
+    return tls_ctx_new(&tc, out, why, why_len);
+}
+
+/* An SSL or SASL_SSL listener's TLS context, from its ssl.* settings. A bad setting stops
+ * the start with a line naming the key. */
+static int parse_tls_listener(const struct props *p, struct server_listener *l)
+{
+    char why[512];
+    if (server_tls_ctx_build(p, l, NULL, NULL, &l->tls, why, sizeof why) != 0) {
         fprintf(stderr, "tallyd: listener %s: %s\n", l->name, why);
         return -1;
     }

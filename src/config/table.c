@@ -1278,7 +1278,8 @@ static const struct config_def defs[] = {
     {NULL, "ssl.key.password", CT_PASSWORD, NULL, 0, 0, NULL, true,
      "The password of the private key (PEM keystores; a PKCS12 store uses "
      "ssl.keystore.password). Dynamic in Kafka only under a listener.name.<listener>. prefix, "
-     "so the plain name is refused by AlterConfigs; read at start.",
+     "so the plain name is refused by AlterConfigs; read at start and when altered under the "
+     "prefix.",
      CF_LISTENER_ONLY | CF_PER_BROKER, "src/server_config.c"},
     {NULL, "ssl.keymanager.algorithm", CT_STRING, "SunX509", 0, 0, NULL, true,
      "The algorithm of the TLS key manager. Stored, no effect in Tally: its TLS is OpenSSL's, "
@@ -1287,7 +1288,8 @@ static const struct config_def defs[] = {
     {NULL, "ssl.keystore.certificate.chain", CT_PASSWORD, NULL, 0, 0, NULL, true,
      "The listener's certificate chain, inline PEM (with ssl.keystore.key, instead of "
      "ssl.keystore.location). Dynamic in Kafka only under a listener.name.<listener>. prefix, "
-     "so the plain name is refused by AlterConfigs; read at start.",
+     "so the plain name is refused by AlterConfigs; read at start and when altered under the "
+     "prefix.",
      CF_LISTENER_ONLY | CF_PER_BROKER, "src/server_config.c"},
     {NULL, "ssl.keystore.key", CT_PASSWORD, NULL, 0, 0, NULL, true,
      "The listener's private key, inline PEM (with ssl.keystore.certificate.chain). Dynamic in "
@@ -1298,12 +1300,13 @@ static const struct config_def defs[] = {
      "The key store file of SSL and SASL_SSL listeners: a PEM file with the key and the "
      "certificate chain, or a PKCS12 store. Dynamic in Kafka only under a "
      "listener.name.<listener>. prefix, so the plain name is refused by AlterConfigs; read at "
-     "start (rotation without a restart is not implemented yet).",
+     "start, and again for new connections when altered under the prefix (keystore rotation, "
+     "KIP-226).",
      CF_LISTENER_ONLY | CF_PER_BROKER, "src/server_config.c"},
     {NULL, "ssl.keystore.password", CT_PASSWORD, NULL, 0, 0, NULL, true,
      "The password of a PKCS12 key store (and of a PEM key when ssl.key.password is unset). "
      "Dynamic in Kafka only under a listener.name.<listener>. prefix, so the plain name is "
-     "refused by AlterConfigs; read at start.",
+     "refused by AlterConfigs; read at start and when altered under the prefix.",
      CF_LISTENER_ONLY | CF_PER_BROKER, "src/server_config.c"},
     {NULL, "ssl.keystore.type", CT_STRING, "JKS", 0, 0, NULL, true,
      "The format of the key store: PEM or PKCS12 (JKS is refused: there is no Java here). "
@@ -1342,7 +1345,7 @@ static const struct config_def defs[] = {
     {NULL, "ssl.truststore.location", CT_STRING, NULL, 0, 0, NULL, true,
      "The trust store file client certificates are verified against: PEM certificates or a "
      "PKCS12 store. Dynamic in Kafka only under a listener.name.<listener>. prefix, so the "
-     "plain name is refused by AlterConfigs; read at start.",
+     "plain name is refused by AlterConfigs; read at start and when altered under the prefix.",
      CF_LISTENER_ONLY | CF_PER_BROKER, "src/server_config.c"},
     {NULL, "ssl.truststore.password", CT_PASSWORD, NULL, 0, 0, NULL, true,
      "The password of a PKCS12 trust store. Dynamic in Kafka only under a "

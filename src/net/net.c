@@ -957,6 +957,12 @@ int net_server_start(uv_loop_t *loop, const struct net_options *opts, net_reques
     return 0;
 }
 
+void net_server_set_tls(struct net_server *s, struct tls_ctx *ctx)
+{
+    if (s->opts.tls && ctx)
+        s->opts.tls = ctx;
+}
+
 int net_server_port(const struct net_server *s)
 {
     return s->port;

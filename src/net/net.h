@@ -103,6 +103,11 @@ struct net_options {
 int net_server_start(uv_loop_t *loop, const struct net_options *opts, net_request_cb cb, void *ctx,
                      struct net_server **out);
 
+/* Replaces the TLS context of a TLS server's new connections (keystore rotation); open
+ * connections keep theirs (net/tls.h counts references). `ctx` is borrowed as opts.tls is.
+ * No effect on a plaintext server. */
+void net_server_set_tls(struct net_server *s, struct tls_ctx *ctx);
+
 /* The port actually bound (useful when opts->port was 0). */
 int net_server_port(const struct net_server *s);
 

@@ -31,6 +31,7 @@ struct tls_rule {
 };
 
 struct tls_ctx {
+    unsigned refs; /* the owner's, and one per connection (a rotated context outlives it) */
     SSL_CTX *ssl;
     bool client;
     size_t n_rules;
@@ -617,6 +618,7 @@ int tls_ctx_new(const struct tls_config *cfg, struct tls_ctx **out, char *why, s
         return -1;
     }
     t->client = cfg->client;
+    t->refs = 1;
     n = rules_parse(cfg->principal_rules, t->rules, why, why_len);
     if (n < 0) {
         free(t);
@@ -669,7 +671,7 @@ err:
 
 void tls_ctx_free(struct tls_ctx *t)
 {
-    if (t == NULL)
+    if (t == NULL || --t->refs > 0)
         return;
     rules_free(t->rules, t->n_rules);
     SSL_CTX_free(t->ssl);
@@ -684,6 +686,7 @@ struct tls_conn *tls_conn_new(struct tls_ctx *ctx)
     if (t == NULL)
         return NULL;
     t->ctx = ctx;
+    ctx->refs++;
     t->ssl = SSL_new(ctx->ssl);
     t->rb = BIO_new(BIO_s_mem());
     t->wb = BIO_new(BIO_s_mem());
@@ -692,6 +695,7 @@ struct tls_conn *tls_conn_new(struct tls_ctx *ctx)
         BIO_free(t->wb);
         SSL_free(t->ssl);
         free(t);
+        tls_ctx_free(ctx);
         ERR_clear_error();
         return NULL;
     }
@@ -712,6 +716,7 @@ void tls_conn_free(struct tls_conn *t)
     if (t == NULL)
         return;
     SSL_free(t->ssl);
+    tls_ctx_free(t->ctx);
     free(t);
 }
 

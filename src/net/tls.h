@@ -37,6 +37,8 @@ struct tls_config {
  * fault (never a password). An accepting side needs a keystore; client_auth other than none
  * needs a truststore. JKS stores are refused (there is no Java here). */
 int tls_ctx_new(const struct tls_config *cfg, struct tls_ctx **out, char *why, size_t why_len);
+/* Drops the caller's reference: each connection holds one of its own, so a context replaced
+ * (keystore rotation) lives on until its last connection is freed. NULL: nothing. */
 void tls_ctx_free(struct tls_ctx *ctx);
 
 /* Maps a certificate subject in RFC 2253 form ("CN=alice,OU=eng,O=Tally") through the
@@ -47,8 +49,8 @@ int tls_ctx_map_principal(const struct tls_ctx *ctx, const char *dn, char *out, 
 /* Only the rules, for checking ssl.principal.mapping.rules alone: 0, or -1 and why. */
 int tls_rules_check(const char *rules, char *why, size_t why_len);
 
-/* A connection on `ctx` (which must outlive it), ready for its first bytes: an accepting side
- * waits for the ClientHello, a connecting side has its ClientHello waiting in tls_conn_take.
+/* A connection on `ctx` (referenced until tls_conn_free), ready for its first bytes: an accepting
+ * side waits for the ClientHello, a connecting side has its ClientHello waiting in tls_conn_take.
  * NULL when out of memory. */
 struct tls_conn *tls_conn_new(struct tls_ctx *ctx);
 void tls_conn_free(struct tls_conn *t);

@@ -314,6 +314,49 @@ def test_sasl_ssl_with_plain_and_scram(tb):
     assert log_has(tb, "failed authentication from 127.0.0.1")
 
 
+def peer_cn(c):
+    subject = dict(x[0] for x in c.sock.getpeercert()["subject"])
+    return subject["commonName"]
+
+
+def test_keystore_rotation_without_a_restart(tb):
+    """AlterConfigs on listener.name.ssl.ssl.keystore.location (KIP-226): new connections get
+    the new certificate, an open one keeps working; a keystore that does not load is
+    refused with a line and the last good one stays."""
+    from confluent_kafka.admin import AdminClient, ConfigResource
+    make_cert(tb.pki, "server2", "/O=Tally Test/CN=localhost-rotated", ca="ca", ext="san.ext")
+    ks2 = p(tb.pki, "server2-ks.pem")
+    with open(ks2, "w") as f:
+        f.write(open(p(tb.pki, "server2.key")).read() + open(p(tb.pki, "server2.pem")).read())
+    admin = AdminClient({"bootstrap.servers": tb.bootstrap})
+
+    def alter(value):
+        res = ConfigResource("BROKER", "1",
+                             set_config={"listener.name.ssl.ssl.keystore.location": value})
+        admin.alter_configs([res])[res].result(20)
+
+    def cn_of_new_connection():
+        with tls_conn(tb, "SSL") as c:
+            assert c.api_versions(0)[0] == 0
+            return peer_cn(c)
+
+    with tls_conn(tb, "SSL") as old:
+        assert peer_cn(old) == "localhost"
+        alter(ks2)
+        deadline = time.monotonic() + 10
+        while cn_of_new_connection() != "localhost-rotated" and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert cn_of_new_connection() == "localhost-rotated"
+        assert old.api_versions(0)[0] == 0  # the open connection keeps its session
+        assert peer_cn(old) == "localhost"
+    assert log_has(tb, "listener SSL: TLS settings reloaded")
+
+    alter(p(tb.pki, "no-such-keystore.pem"))
+    assert log_has(tb, "listener SSL: the altered TLS settings do not apply "
+                       "(ssl.keystore.location: cannot open")
+    assert cn_of_new_connection() == "localhost-rotated"
+
+
 # ---- refusals -------------------------------------------------------------------------------
 
 def refused_produce(b, cert):
