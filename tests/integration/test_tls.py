@@ -300,6 +300,16 @@ def test_sasl_ssl_with_plain_and_scram(tb):
         pr.produce("tls-t", value=mech.encode(), partition=0)
         assert pr.flush(30) == 0
         assert topic_end(tb, "tls-t", 0) == start + 1
+    # kafka-python: SaslHandshake v0, then the token as a raw frame, inside TLS.
+    from kafka import KafkaProducer
+    start = topic_end(tb, "tls-t", 0)
+    kp = KafkaProducer(bootstrap_servers="127.0.0.1:%d" % tb.ports["SASL_SSL"],
+                       security_protocol="SASL_SSL", ssl_cafile=p(tb.pki, "ca.pem"),
+                       sasl_mechanism="PLAIN", sasl_plain_username="alice",
+                       sasl_plain_password="alice-secret")
+    kp.send("tls-t", value=b"kafka-python", partition=0).get(timeout=20)
+    kp.close()
+    assert topic_end(tb, "tls-t", 0) == start + 1
     # A wrong password over TLS is refused as on SASL_PLAINTEXT.
     pr = Producer({"bootstrap.servers": "127.0.0.1:%d" % tb.ports["SASL_SSL"],
                    "security.protocol": "SASL_SSL", "ssl.ca.location": p(tb.pki, "ca.pem"),
