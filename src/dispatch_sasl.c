@@ -54,7 +54,8 @@ static struct sasl_session *session_of(struct dispatch *d, struct net_request *r
     if (ns->auth)
         return ns->auth;
     const struct server_listener *l = listener_of(d, req);
-    if (l == NULL || l->security_protocol != SERVER_SASL_PLAINTEXT)
+    if (l == NULL ||
+        (l->security_protocol != SERVER_SASL_PLAINTEXT && l->security_protocol != SERVER_SASL_SSL))
         return NULL;
     struct sasl_session *s = malloc(sizeof *s);
     if (s == NULL)

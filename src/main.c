@@ -22,11 +22,13 @@
 #include "base/tclock.h"
 #include "broker/broker.h"
 #include "base/fault.h"
+#include "config/config.h"
 #include "controller/controller.h"
 #include "exporter/exporter.h"
 #include "group/group.h"
 #include "meta/meta.h"
 #include "net/net.h"
+#include "net/tls.h"
 #include "replica/replica.h"
 #include "server.h"
 #include "txn/txn.h"
@@ -55,6 +57,7 @@ struct tallyd {
     bool started, stopping, shutdown_asked;
     bool modules; /* partitions and coordinators started (own registration applied) */
     bool image_checked;
+    bool tls_watching; /* subscribed to metadata for keystore rotation (on_tls_config) */
     int64_t start_ms, last_wait_log_ms; /* monotonic */
     int exit_code;
 };
@@ -155,7 +158,18 @@ static int ensure_internal_topic(void *arg, const char *name, int32_t partitions
                                        keys, values);
 }
 
+/* A listener name in lower case, as listener.name.<l>. prefixes write it. */
+static const char *name_lower(const char *name, char *out, size_t len)
+{
+    size_t k;
+    for (k = 0; name[k] && k + 1 < len; k++)
+        out[k] = (char)(name[k] >= 'A' && name[k] <= 'Z' ? name[k] + 32 : name[k]);
+    out[k] = '\0';
+    return out;
+}
+
 static void on_running(void *arg);
+static void on_tls_config(void *arg, const struct meta_record *recs, size_t n);
 static int start_one_listener(struct tallyd *t, const struct server_listener *l,
                               struct net_server **out);
 
@@ -182,10 +196,74 @@ static void start_listener(struct tallyd *t)
                   "node %d: %s %s:%d listening (%s%s); serving clients once the controller "
                   "unfences this broker",
                   t->cfg.node_id, l->name, l->host, net_server_port(t->nets[i]),
-                  l->security_protocol == SERVER_SASL_PLAINTEXT ? "SASL_PLAINTEXT" : "PLAINTEXT",
+                  (const char *const[]){"PLAINTEXT", "SSL", "SASL_PLAINTEXT",
+                                        "SASL_SSL"}[l->security_protocol],
                   i == 0 ? ", inter-broker" : "");
     }
     t->net = t->nets[0];
+    for (size_t i = 0; i < t->cfg.n_listeners; i++)
+        if (t->cfg.listeners[i].tls && !t->tls_watching)
+            t->tls_watching = meta_subscribe(t->meta, on_tls_config, t) == 0;
+    /* Values altered while this broker was down are in the image already. */
+    if (t->tls_watching)
+        on_tls_config(t, NULL, 0);
+}
+
+/* server_dynamic_fn: this broker's AlterConfigs values. */
+static const char *broker_dynamic(void *arg, const char *key)
+{
+    struct tallyd *t = arg;
+    char node[16];
+    snprintf(node, sizeof node, "%d", t->cfg.node_id);
+    return meta_config_get(t->meta, RESOURCE_BROKER, node, key);
+}
+
+/* Keystore rotation (KIP-226): a listener.name.<l>.ssl.* config altered on this broker
+ * rebuilds listener l's TLS context from its settings; new connections get it, open ones
+ * keep theirs. A context that does not build keeps the old one, with a line naming the key.
+ * With recs NULL, every TLS listener with dynamic ssl.* values is rebuilt (at start). */
+static void on_tls_config(void *arg, const struct meta_record *recs, size_t n)
+{
+    struct tallyd *t = arg;
+    char node[16], prefix[96];
+    snprintf(node, sizeof node, "%d", t->cfg.node_id);
+    for (size_t li = 0; li < t->cfg.n_listeners; li++) {
+        struct server_listener *l = &t->cfg.listeners[li];
+        if (l->tls == NULL || t->nets[li] == NULL)
+            continue;
+        char lower[64];
+        snprintf(prefix, sizeof prefix, "listener.name.%s.ssl.",
+                 name_lower(l->name, lower, sizeof lower));
+        bool changed = false;
+        if (recs == NULL) {
+            int32_t nset;
+            const struct meta_config_entry *e = meta_configs(t->meta, RESOURCE_BROKER, node, &nset);
+            for (int32_t i = 0; i < nset && !changed; i++)
+                changed = strncmp(e[i].key, prefix, strlen(prefix)) == 0;
+        }
+        for (size_t i = 0; recs && i < n && !changed; i++) {
+            const struct meta_record *r = &recs[i];
+            changed =
+                r->type == META_REC_CONFIG && r->u.config.resource_type == RESOURCE_BROKER &&
+                strcmp(r->u.config.resource_name ? r->u.config.resource_name : "", node) == 0 &&
+                strncmp(r->u.config.key, prefix, strlen(prefix)) == 0;
+        }
+        if (!changed)
+            continue;
+        struct tls_ctx *ctx = NULL;
+        char why[512];
+        if (server_tls_ctx_build(t->cfg.props, l, broker_dynamic, t, &ctx, why, sizeof why) != 0) {
+            slog_error("main",
+                       "listener %s: the altered TLS settings do not apply (%s); new "
+                       "connections keep the previous certificate",
+                       l->name, why);
+            continue;
+        }
+        net_server_set_tls(t->nets[li], ctx);
+        tls_ctx_free(l->tls); /* open connections hold their own references */
+        l->tls = ctx;
+        slog_info("main", "listener %s: TLS settings reloaded; new connections use them", l->name);
+    }
 }
 
 /* One Kafka listener: its connections carry the listener's name and whether they must
@@ -193,15 +271,24 @@ static void start_listener(struct tallyd *t)
 static int start_one_listener(struct tallyd *t, const struct server_listener *l,
                               struct net_server **out)
 {
+    /* listener.name.<l>.connections.max.idle.ms over connections.max.idle.ms (Kafka's
+     * scoping); on a TLS listener it also bounds the handshake. */
+    char key[128], lower[64];
+    snprintf(key, sizeof key, "listener.name.%s.connections.max.idle.ms",
+             name_lower(l->name, lower, sizeof lower));
+    int64_t idle_ms = props_get_int(t->cfg.props, "connections.max.idle.ms", 600000, NULL);
+    idle_ms = props_get_int(t->cfg.props, key, idle_ms, NULL);
     struct net_options no = {
         .clock = t->clock,
         .host = l->host,
         .port = l->port,
         .listener = l->name,
-        .sasl = l->security_protocol == SERVER_SASL_PLAINTEXT,
+        .sasl = l->security_protocol == SERVER_SASL_PLAINTEXT ||
+                l->security_protocol == SERVER_SASL_SSL,
+        .tls = l->tls,
         .max_frame = t->cfg.max_frame,
         .max_inflight = 64,
-        .max_idle_ms = props_get_int(t->cfg.props, "connections.max.idle.ms", 600000, NULL),
+        .max_idle_ms = idle_ms,
         .send_buffer_bytes =
             (int)props_get_int(t->cfg.props, "socket.send.buffer.bytes", 102400, NULL),
         /* Not Kafka's 102400: on Linux a fixed SO_RCVBUF turns off receive-window
@@ -540,6 +627,9 @@ static void shutdown_tallyd(struct tallyd *t, int code)
     t->dispatch.serving = false;
     /* Clients first, then the data plane, then partitions (flushed, checkpointed, marked
      * clean), then the metadata quorum; each step starts the next when done. */
+    if (t->tls_watching && t->meta)
+        meta_unsubscribe(t->meta, on_tls_config, t);
+    t->tls_watching = false;
     for (size_t i = 0; i < SERVER_MAX_LISTENERS; i++) {
         if (t->nets[i])
             net_server_stop(t->nets[i], on_net_stopped, t);

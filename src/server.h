@@ -15,13 +15,16 @@
 struct admin;
 struct net_request;
 struct props;
+struct tls_ctx;
 
 #define SERVER_MAX_VOTERS 16
 #define SERVER_MAX_LISTENERS 8
 
 /* Kafka's security protocol numbers (BrokerRegistration's SecurityProtocol). */
 #define SERVER_PLAINTEXT 0
+#define SERVER_SSL 1
 #define SERVER_SASL_PLAINTEXT 2
+#define SERVER_SASL_SSL 3
 
 /* One Kafka listener of `listeners` (the CONTROLLER one, raft's, is not among them). */
 struct server_listener {
@@ -30,8 +33,11 @@ struct server_listener {
     int port;
     char adv_host[128]; /* its entry in advertised.listeners, else host:port */
     int adv_port;
-    int16_t security_protocol; /* SERVER_PLAINTEXT or SERVER_SASL_PLAINTEXT */
-    struct sasl_config sasl;   /* SASL_PLAINTEXT: mechanisms and PLAIN users */
+    int16_t security_protocol; /* SERVER_PLAINTEXT, _SSL, _SASL_PLAINTEXT or _SASL_SSL */
+    struct sasl_config sasl;   /* SASL_PLAINTEXT, SASL_SSL: mechanisms and PLAIN users */
+    /* SSL, SASL_SSL: the TLS context built from the listener's ssl.* settings (net/tls.h),
+     * for the process's lifetime; NULL on a plaintext listener. */
+    struct tls_ctx *tls;
 };
 
 struct server_config {
@@ -66,6 +72,16 @@ struct server_config {
  * argument, unreadable file, invalid value). --help prints usage and returns 1. */
 int server_config_parse(int argc, char **argv, struct server_config *cfg);
 void server_config_free(struct server_config *cfg);
+
+/* A dynamic config look-up (the broker's AlterConfigs values): the value of `key`, or NULL. */
+typedef const char *(*server_dynamic_fn)(void *arg, const char *key);
+/* Builds SSL / SASL_SSL listener l's TLS context from its ssl.* settings: `dyn`'s
+ * listener.name.<l>.<key> values first (NULL: none), then the static configuration's
+ * listener.name.<l>.<key>, then <key>. Returns 0 and *out (the caller's reference), or -1
+ * with a sentence in why naming the key. */
+int server_tls_ctx_build(const struct props *p, const struct server_listener *l,
+                         server_dynamic_fn dyn, void *dyn_arg, struct tls_ctx **out, char *why,
+                         size_t why_len);
 
 /* Checks or creates <log.dir>/meta.properties: node.id must match, cluster.id (if
  * configured) must match; on first start a cluster id is generated. Fills cluster_id.

@@ -24,6 +24,7 @@
 #include "base/props.h"
 #include "base/sysio.h"
 #include "config/config.h"
+#include "net/tls.h"
 
 /* The metadata quorum preallocates its log in segments of 8 MiB and keeps one spare ahead;
  * with less room than two of them libraft retries creating the next segment forever. */
@@ -120,7 +121,7 @@ static bool name_in_list(const char *list, const char *name)
     return false;
 }
 
-/* Kafka's security protocol names and numbers; Tally serves PLAINTEXT and SASL_PLAINTEXT. */
+/* Kafka's security protocol names and numbers. */
 static int protocol_number(const char *name)
 {
     static const char *const names[] = {"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"};
@@ -203,9 +204,77 @@ static int parse_sasl_listener(const struct props *p, struct server_listener *l)
     return 0;
 }
 
+struct ssl_source {
+    const struct props *p;
+    const struct server_listener *l;
+    server_dynamic_fn dyn;
+    void *dyn_arg;
+};
+
+/* A listener's ssl.* setting: a dynamic listener.name.<l>.<key>, then the static one, then
+ * <key>, as Kafka scopes them. */
+static const char *ssl_get(const struct ssl_source *src, const char *key)
+{
+    char scoped[256];
+    const char *v = NULL;
+    snprintf(scoped, sizeof scoped, "listener.name.%s.%s", listener_lower(src->l->name), key);
+    if (src->dyn)
+        v = src->dyn(src->dyn_arg, scoped);
+    if (v == NULL)
+        v = props_get(src->p, scoped);
+    return v ? v : props_get(src->p, key);
+}
+
+int server_tls_ctx_build(const struct props *p, const struct server_listener *l,
+                         server_dynamic_fn dyn, void *dyn_arg, struct tls_ctx **out, char *why,
+                         size_t why_len)
+{
+    const struct ssl_source src = {p, l, dyn, dyn_arg};
+    const char *auth = ssl_get(&src, "ssl.client.auth");
+    struct tls_config tc = {
+        .keystore_type = ssl_get(&src, "ssl.keystore.type"),
+        .keystore_location = ssl_get(&src, "ssl.keystore.location"),
+        .keystore_password = ssl_get(&src, "ssl.keystore.password"),
+        .key_password = ssl_get(&src, "ssl.key.password"),
+        .keystore_chain = ssl_get(&src, "ssl.keystore.certificate.chain"),
+        .keystore_key = ssl_get(&src, "ssl.keystore.key"),
+        .truststore_type = ssl_get(&src, "ssl.truststore.type"),
+        .truststore_location = ssl_get(&src, "ssl.truststore.location"),
+        .truststore_password = ssl_get(&src, "ssl.truststore.password"),
+        .truststore_certs = ssl_get(&src, "ssl.truststore.certificates"),
+        .enabled_protocols = ssl_get(&src, "ssl.enabled.protocols"),
+        .cipher_suites = ssl_get(&src, "ssl.cipher.suites"),
+        .principal_rules = ssl_get(&src, "ssl.principal.mapping.rules"),
+    };
+    if (auth == NULL || *auth == '\0' || strcmp(auth, "none") == 0) {
+        tc.client_auth = TLS_AUTH_NONE;
+    } else if (strcmp(auth, "requested") == 0) {
+        tc.client_auth = TLS_AUTH_REQUESTED;
+    } else if (strcmp(auth, "required") == 0) {
+        tc.client_auth = TLS_AUTH_REQUIRED;
+    } else {
+        snprintf(why, why_len, "ssl.client.auth is '%s'; it must be none, requested or required",
+                 auth);
+        return -1;
+    }
+    return tls_ctx_new(&tc, out, why, why_len);
+}
+
+/* An SSL or SASL_SSL listener's TLS context, from its ssl.* settings. A bad setting stops
+ * the start with a line naming the key. */
+static int parse_tls_listener(const struct props *p, struct server_listener *l)
+{
+    char why[512];
+    if (server_tls_ctx_build(p, l, NULL, NULL, &l->tls, why, sizeof why) != 0) {
+        fprintf(stderr, "tallyd: listener %s: %s\n", l->name, why);
+        return -1;
+    }
+    return 0;
+}
+
 /* The Kafka listeners of `listeners` (all but the controller.listener.names one), each with
- * its protocol from listener.security.protocol.map and its advertised address; the
- * inter-broker listener goes first. SSL and SASL_SSL are refused: TLS is not implemented. */
+ * its protocol from listener.security.protocol.map (and, for SSL and SASL_SSL, its TLS
+ * context) and its advertised address; the inter-broker listener goes first. */
 static int parse_listeners(const struct props *p, const char *list, struct server_config *cfg)
 {
     char buf[1024];
@@ -263,16 +332,12 @@ static int parse_listeners(const struct props *p, const char *list, struct serve
                     proto, name);
             return -1;
         }
-        if (pn != SERVER_PLAINTEXT && pn != SERVER_SASL_PLAINTEXT) {
-            fprintf(stderr,
-                    "tallyd: listener %s: security protocol %s is not implemented yet (TLS); "
-                    "Tally serves PLAINTEXT and SASL_PLAINTEXT listeners\n",
-                    name, proto);
-            return -1;
-        }
         l->security_protocol = (int16_t)pn;
         cfg->n_listeners++;
-        if (pn == SERVER_SASL_PLAINTEXT && parse_sasl_listener(p, l) != 0)
+        if ((pn == SERVER_SSL || pn == SERVER_SASL_SSL) && parse_tls_listener(p, l) != 0)
+            return -1;
+        if ((pn == SERVER_SASL_PLAINTEXT || pn == SERVER_SASL_SSL) &&
+            parse_sasl_listener(p, l) != 0)
             return -1;
         if (adv && *adv &&
             find_listener(adv, name, l->adv_host, sizeof l->adv_host, &l->adv_port) == 0) {
@@ -330,10 +395,11 @@ static int parse_listeners(const struct props *p, const char *list, struct serve
         return -1;
     }
     if (cfg->listeners[ibi].security_protocol != SERVER_PLAINTEXT) {
+        static const char *const pnames[] = {"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"};
         fprintf(stderr,
-                "tallyd: the inter-broker listener %s is SASL_PLAINTEXT: SASL between brokers is "
+                "tallyd: the inter-broker listener %s is %s: SASL and TLS between brokers are "
                 "not implemented yet; name a PLAINTEXT listener in inter.broker.listener.name\n",
-                ib);
+                ib, pnames[cfg->listeners[ibi].security_protocol]);
         return -1;
     }
     if (ibi != 0) {
@@ -505,6 +571,20 @@ int server_config_parse(int argc, char **argv, struct server_config *cfg)
         return 2;
     }
     snprintf(cfg->controller, sizeof cfg->controller, "%s:%d", chost, cport);
+    /* The raft transport has no TLS nor authentication: anyone who reaches it can take part
+     * in the metadata quorum's votes and log. Off loopback only when the operator says the
+     * network is trusted. */
+    if (strncmp(chost, "127.", 4) != 0 && strcmp(chost, "::1") != 0 &&
+        strcmp(chost, "localhost") != 0 &&
+        !props_get_bool(p, "controller.listener.insecure.ok", false, NULL)) {
+        fprintf(stderr,
+                "tallyd: the %s listener (%s) is the metadata quorum's raft transport, which is "
+                "plaintext and unauthenticated; bind it to a loopback address, or set "
+                "controller.listener.insecure.ok=true on a network only the cluster's nodes "
+                "reach\n",
+                cname ? cname : "CONTROLLER", cfg->controller);
+        return 2;
+    }
     if (parse_voters(props_get(p, "controller.quorum.voters"), cfg) != 0) {
         fprintf(stderr, "tallyd: controller.quorum.voters must be id@host:port[,...]\n");
         return 2;
@@ -612,8 +692,11 @@ static int check_roles(struct props *p, struct server_config *cfg)
 
 void server_config_free(struct server_config *cfg)
 {
-    for (size_t i = 0; i < cfg->n_listeners; i++)
+    for (size_t i = 0; i < cfg->n_listeners; i++) {
         sasl_config_free(&cfg->listeners[i].sasl);
+        tls_ctx_free(cfg->listeners[i].tls);
+        cfg->listeners[i].tls = NULL;
+    }
     cfg->n_listeners = 0;
     props_free(cfg->props);
     cfg->props = NULL;

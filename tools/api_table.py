@@ -123,7 +123,7 @@ NOTES = {
     "Produce": "acks 0/1/all, idempotent producers; v0\u20132 magic 0/1 message sets",
     "Fetch": "long polling, zero-copy `sendfile()` reads; v0\u20133 converted to magic 0/1",
     "Metadata": "with topic auto-creation",
-    "SaslHandshake": "SASL_PLAINTEXT listeners: PLAIN, SCRAM-SHA-256/512 (docs/security.md)",
+    "SaslHandshake": "SASL_PLAINTEXT and SASL_SSL listeners: PLAIN, SCRAM-SHA-256/512 (docs/security.md)",
     "SaslAuthenticate": "KIP-152 framing; raw tokens after a v0 handshake",
     "DescribeUserScramCredentials": "SCRAM users from the metadata log (KIP-554)",
     "AlterUserScramCredentials": "salted, iterated credentials in the metadata log; forwarded to the controller",

@@ -150,6 +150,20 @@ static int alter_resource(struct admin *a, struct arena *ar, int8_t rtype, const
         const struct config_def *d =
             rtype == RESOURCE_TOPIC ? config_find_topic(ch[i].key) : config_find_broker(ch[i].key);
         const char *value = ch[i].value;
+        /* listener.name.<listener>.<config>: a listener security config (KIP-226), stored
+         * under the prefixed name; tallyd applies the keystore ones to the listener's new
+         * connections (main.c). */
+        bool listener_scoped = false;
+        if (d == NULL && rtype == RESOURCE_BROKER &&
+            strncmp(ch[i].key, "listener.name.", 14) == 0) {
+            const char *rest = strchr(ch[i].key + 14, '.');
+            const struct config_def *ld =
+                rest && rest > ch[i].key + 14 ? config_find_broker(rest + 1) : NULL;
+            if (ld && (ld->flags & CF_LISTENER_ONLY)) {
+                d = ld;
+                listener_scoped = true;
+            }
+        }
         if (d == NULL) {
             snprintf(buf, sizeof buf, "Unknown %s config name: %s",
                      rtype == RESOURCE_TOPIC ? "topic" : "broker", ch[i].key);
@@ -164,9 +178,9 @@ static int alter_resource(struct admin *a, struct arena *ar, int8_t rtype, const
             return ERR_INVALID_REQUEST;
         }
         /* Kafka's other refusals of its dynamic broker config validation, also INVALID_REQUEST:
-         * listener security configs only under a listener prefix (which Tally does not take),
-         * per-broker configs only with a broker id. */
-        if (rtype == RESOURCE_BROKER && (d->flags & CF_LISTENER_ONLY)) {
+         * listener security configs only under a listener prefix, per-broker configs only
+         * with a broker id. */
+        if (rtype == RESOURCE_BROKER && (d->flags & CF_LISTENER_ONLY) && !listener_scoped) {
             snprintf(buf, sizeof buf,
                      "These security configs can be dynamically updated only per-listener using "
                      "the listener prefix: %s",

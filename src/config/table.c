@@ -242,7 +242,8 @@ static const struct config_def defs[] = {
     {NULL, "listeners", CT_LIST, "PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093", 0, 0,
      NULL, true,
      "The NAME://host:port addresses the server listens on: Kafka listeners (their protocol "
-     "from listener.security.protocol.map: PLAINTEXT or SASL_PLAINTEXT) and CONTROLLER for "
+     "from listener.security.protocol.map: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL) and "
+     "CONTROLLER for "
      "the metadata quorum; an empty host means every interface. Read from the "
      "static configuration at start; a dynamic value is stored, no effect in Tally.",
      CF_PER_BROKER, "src/server_config.c"},
@@ -293,7 +294,10 @@ static const struct config_def defs[] = {
     {NULL, "socket.receive.buffer.bytes", CT_INT, "-1", -1, I32MAX, NULL, false,
      "SO_RCVBUF of client connections (-1: the operating system's default).", 0, "src/main.c"},
     {NULL, "connections.max.idle.ms", CT_LONG, "600000", -1, I64MAX, NULL, false,
-     "Idle client connections are closed after this long (ms); -1 never.", 0, "src/main.c"},
+     "Idle client connections are closed after this long (ms); -1 never. On a TLS listener "
+     "the handshake must also end within it. listener.name.<listener>.connections.max.idle.ms "
+     "sets one listener's.",
+     0, "src/main.c"},
     /* Group coordinator (issue 9): Kafka's names and defaults, read-only as in Kafka. */
     {NULL, "offsets.topic.num.partitions", CT_INT, "50", 1, I32MAX, NULL, false,
      "The partition count __consumer_offsets is created with; a group's coordinator is the "
@@ -470,6 +474,11 @@ static const struct config_def defs[] = {
      "The wait between two tries of a controlled shutdown (ms). Accepted, no effect in "
      "Tally: its brokers stop without a controlled shutdown step.",
      0, NULL},
+    {NULL, "controller.listener.insecure.ok", CT_BOOLEAN, "false", 0, 0, booleans, false,
+     "Tally's own: whether the CONTROLLER listener (the metadata quorum's raft transport, "
+     "plaintext and unauthenticated) may bind to an address other than loopback. Set it only "
+     "on a network that only the cluster's nodes reach.",
+     0, "src/server_config.c"},
     {NULL, "controller.listener.names", CT_STRING, NULL, 0, 0, NULL, false,
      "The names of the listeners the metadata quorum uses (the first one for outgoing "
      "connections).",
@@ -682,7 +691,7 @@ static const struct config_def defs[] = {
     {NULL, "inter.broker.listener.name", CT_STRING, NULL, 0, 0, NULL, false,
      "The listener brokers use to talk to each other (its address is the broker's in the "
      "metadata); unset: the listener named after security.inter.broker.protocol. It must be a "
-     "PLAINTEXT listener: SASL between brokers is not implemented yet.",
+     "PLAINTEXT listener: SASL and TLS between brokers are not implemented yet.",
      0, "src/server_config.c"},
     {NULL, "inter.broker.protocol.version", CT_STRING, "3.9-IV0", 0, 0, NULL, false,
      "The inter-broker protocol version brokers speak to each other, a Kafka version. "
@@ -713,9 +722,8 @@ static const struct config_def defs[] = {
     {NULL, "listener.security.protocol.map", CT_STRING,
      "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT", 0, 0, NULL,
      true,
-     "The security protocol of each listener name (NAME:PROTOCOL,...). Tally serves PLAINTEXT "
-     "and SASL_PLAINTEXT; a listener mapped to SSL or SASL_SSL is refused at start (TLS is not "
-     "implemented yet). Read at start; a dynamic value is only stored.",
+     "The security protocol of each listener name (NAME:PROTOCOL,...). Tally serves PLAINTEXT, "
+     "SSL, SASL_PLAINTEXT and SASL_SSL. Read at start; a dynamic value is only stored.",
      CF_PER_BROKER, "src/server_config.c"},
     {NULL, "log.cleaner.io.buffer.load.factor", CT_DOUBLE, "0.9", 0, 0, NULL, true,
      "How full the cleaner's dedupe buffer may get. Stored, no effect in Tally: its log "
@@ -1219,8 +1227,8 @@ static const struct config_def defs[] = {
      "inter.broker.listener.name is unset. Only PLAINTEXT for now.",
      0, "src/server_config.c"},
     {NULL, "security.providers", CT_STRING, NULL, 0, 0, NULL, false,
-     "Classes that provide security algorithms. Accepted, no effect in Tally: it serves "
-     "PLAINTEXT only, without TLS.",
+     "Classes that provide security algorithms. Accepted, no effect in Tally: its TLS is "
+     "OpenSSL's, set by the other ssl.* settings.",
      0, NULL},
     {NULL, "socket.connection.setup.timeout.max.ms", CT_LONG, "30000", INT64_MIN, I64MAX, NULL,
      false,
@@ -1237,106 +1245,119 @@ static const struct config_def defs[] = {
      0, NULL},
     {NULL, "ssl.allow.dn.changes", CT_BOOLEAN, "false", 0, 0, booleans, false,
      "Whether a reconfigured certificate may change its distinguished name. Accepted, no "
-     "effect in Tally: it serves PLAINTEXT only, without TLS.",
+     "effect in Tally: its TLS is OpenSSL's, set by the other ssl.* settings.",
      0, NULL},
     {NULL, "ssl.allow.san.changes", CT_BOOLEAN, "false", 0, 0, booleans, false,
      "Whether a reconfigured certificate may change its subject alternative names. Accepted, "
-     "no effect in Tally: it serves PLAINTEXT only, without TLS.",
+     "no effect in Tally: its TLS is OpenSSL's, set by the other ssl.* settings.",
      0, NULL},
     {NULL, "ssl.cipher.suites", CT_LIST, "", 0, 0, NULL, true,
-     "The TLS cipher suites enabled. Stored, no effect in Tally: it serves PLAINTEXT only, "
-     "without TLS.",
-     CF_PER_BROKER, NULL},
+     "The TLS cipher suites enabled on SSL and SASL_SSL listeners, Kafka's (IANA) names or "
+     "OpenSSL's; TLS 1.3 suites are TLS_AES_* and TLS_CHACHA20_*. Empty: OpenSSL's defaults. "
+     "Read at start (listener.name.<listener>. for one listener); an altered value is stored, "
+     "no effect until the next start.",
+     CF_PER_BROKER, "src/server_config.c"},
     {NULL, "ssl.client.auth", CT_STRING, "none", 0, 0, ssl_client_auths, true,
-     "Whether TLS clients must, may or need not authenticate. Stored, no effect in Tally: it "
-     "serves PLAINTEXT only, without TLS.",
-     CF_PER_BROKER, NULL},
-    {NULL, "ssl.enabled.protocols", CT_LIST, "TLSv1.2", 0, 0, NULL, true,
-     "The TLS protocol versions enabled. Stored, no effect in Tally: it serves PLAINTEXT "
-     "only, without TLS.",
-     CF_PER_BROKER, NULL},
+     "Whether TLS clients must (required), may (requested) or need not (none) present a "
+     "certificate, verified against the truststore; its subject is then the principal "
+     "(ssl.principal.mapping.rules). Read at start; an altered value is stored, no effect "
+     "until the next start.",
+     CF_PER_BROKER, "src/server_config.c"},
+    {NULL, "ssl.enabled.protocols", CT_LIST, "TLSv1.2,TLSv1.3", 0, 0, NULL, true,
+     "The TLS versions SSL and SASL_SSL listeners accept (TLSv1.2, TLSv1.3). Read at start; an "
+     "altered value is stored, no effect until the next start.",
+     CF_PER_BROKER, "src/server_config.c"},
     {NULL, "ssl.endpoint.identification.algorithm", CT_STRING, "https", 0, 0, NULL, true,
      "How a server's host name is checked against its certificate. Stored, no effect in "
-     "Tally: it serves PLAINTEXT only, without TLS.",
+     "Tally: its TLS is OpenSSL's, set by the other ssl.* settings.",
      CF_PER_BROKER, NULL},
     {NULL, "ssl.engine.factory.class", CT_CLASS, NULL, 0, 0, NULL, true,
-     "The class that provides TLS engines. Stored, no effect in Tally: it serves PLAINTEXT "
-     "only, without TLS.",
+     "The class that provides TLS engines. Stored, no effect in Tally: its TLS is OpenSSL's, "
+     "set by the other ssl.* settings.",
      CF_PER_BROKER, NULL},
     {NULL, "ssl.key.password", CT_PASSWORD, NULL, 0, 0, NULL, true,
-     "The password of the private key. Dynamic in Kafka only under a "
-     "listener.name.<listener>. prefix, so the plain name is refused; accepted in the static "
-     "configuration, no effect in Tally: it serves PLAINTEXT only, without TLS.",
-     CF_LISTENER_ONLY | CF_PER_BROKER, NULL},
+     "The password of the private key (PEM keystores; a PKCS12 store uses "
+     "ssl.keystore.password). Dynamic in Kafka only under a listener.name.<listener>. prefix, "
+     "so the plain name is refused by AlterConfigs; read at start and when altered under the "
+     "prefix.",
+     CF_LISTENER_ONLY | CF_PER_BROKER, "src/server_config.c"},
     {NULL, "ssl.keymanager.algorithm", CT_STRING, "SunX509", 0, 0, NULL, true,
-     "The algorithm of the TLS key manager. Stored, no effect in Tally: it serves PLAINTEXT "
-     "only, without TLS.",
+     "The algorithm of the TLS key manager. Stored, no effect in Tally: its TLS is OpenSSL's, "
+     "set by the other ssl.* settings.",
      CF_PER_BROKER, NULL},
     {NULL, "ssl.keystore.certificate.chain", CT_PASSWORD, NULL, 0, 0, NULL, true,
-     "The certificate chain, in the format of ssl.keystore.type. Dynamic in Kafka only under "
-     "a listener.name.<listener>. prefix, so the plain name is refused; accepted in the "
-     "static configuration, no effect in Tally: it serves PLAINTEXT only, without TLS.",
-     CF_LISTENER_ONLY | CF_PER_BROKER, NULL},
+     "The listener's certificate chain, inline PEM (with ssl.keystore.key, instead of "
+     "ssl.keystore.location). Dynamic in Kafka only under a listener.name.<listener>. prefix, "
+     "so the plain name is refused by AlterConfigs; read at start and when altered under the "
+     "prefix.",
+     CF_LISTENER_ONLY | CF_PER_BROKER, "src/server_config.c"},
     {NULL, "ssl.keystore.key", CT_PASSWORD, NULL, 0, 0, NULL, true,
-     "The private key, in the format of ssl.keystore.type. Dynamic in Kafka only under a "
-     "listener.name.<listener>. prefix, so the plain name is refused; accepted in the static "
-     "configuration, no effect in Tally: it serves PLAINTEXT only, without TLS.",
-     CF_LISTENER_ONLY | CF_PER_BROKER, NULL},
+     "The listener's private key, inline PEM (with ssl.keystore.certificate.chain). Dynamic in "
+     "Kafka only under a listener.name.<listener>. prefix, so the plain name is refused by "
+     "AlterConfigs; read at start.",
+     CF_LISTENER_ONLY | CF_PER_BROKER, "src/server_config.c"},
     {NULL, "ssl.keystore.location", CT_STRING, NULL, 0, 0, NULL, true,
-     "The key store file. Dynamic in Kafka only under a listener.name.<listener>. prefix, so "
-     "the plain name is refused; accepted in the static configuration, no effect in Tally: "
-     "it serves PLAINTEXT only, without TLS.",
-     CF_LISTENER_ONLY | CF_PER_BROKER, NULL},
+     "The key store file of SSL and SASL_SSL listeners: a PEM file with the key and the "
+     "certificate chain, or a PKCS12 store. Dynamic in Kafka only under a "
+     "listener.name.<listener>. prefix, so the plain name is refused by AlterConfigs; read at "
+     "start, and again for new connections when altered under the prefix (keystore rotation, "
+     "KIP-226).",
+     CF_LISTENER_ONLY | CF_PER_BROKER, "src/server_config.c"},
     {NULL, "ssl.keystore.password", CT_PASSWORD, NULL, 0, 0, NULL, true,
-     "The password of the key store file. Dynamic in Kafka only under a "
-     "listener.name.<listener>. prefix, so the plain name is refused; accepted in the static "
-     "configuration, no effect in Tally: it serves PLAINTEXT only, without TLS.",
-     CF_LISTENER_ONLY | CF_PER_BROKER, NULL},
+     "The password of a PKCS12 key store (and of a PEM key when ssl.key.password is unset). "
+     "Dynamic in Kafka only under a listener.name.<listener>. prefix, so the plain name is "
+     "refused by AlterConfigs; read at start and when altered under the prefix.",
+     CF_LISTENER_ONLY | CF_PER_BROKER, "src/server_config.c"},
     {NULL, "ssl.keystore.type", CT_STRING, "JKS", 0, 0, NULL, true,
-     "The format of the key store. Dynamic in Kafka only under a listener.name.<listener>. "
-     "prefix, so the plain name is refused; accepted in the static configuration, no effect "
-     "in Tally: it serves PLAINTEXT only, without TLS.",
-     CF_LISTENER_ONLY | CF_PER_BROKER, NULL},
+     "The format of the key store: PEM or PKCS12 (JKS is refused: there is no Java here). "
+     "Unset: PEM when the file starts with \"-----\", else PKCS12. Dynamic in Kafka only under "
+     "a listener.name.<listener>. prefix, so the plain name is refused by AlterConfigs; read "
+     "at start.",
+     CF_LISTENER_ONLY | CF_PER_BROKER, "src/server_config.c"},
     {NULL, "ssl.principal.mapping.rules", CT_STRING, "DEFAULT", 0, 0, NULL, false,
-     "Rules that map certificate distinguished names to short names. Accepted, no effect in "
-     "Tally: it serves PLAINTEXT only, without TLS.",
-     0, NULL},
+     "How a client certificate's subject (RFC 2253, e.g. CN=alice,OU=eng,O=Org) becomes the "
+     "principal's name: DEFAULT (the whole subject) or RULE:pattern/replacement/ with an "
+     "optional L or U (lower or upper case), first match wins; the pattern is a POSIX extended "
+     "expression matching the whole subject, $1 in the replacement its first group. A subject "
+     "no rule matches is refused.",
+     0, "src/server_config.c"},
     {NULL, "ssl.protocol", CT_STRING, "TLSv1.2", 0, 0, NULL, true,
-     "The TLS protocol of the SSL context. Stored, no effect in Tally: it serves PLAINTEXT "
-     "only, without TLS.",
+     "The TLS protocol of the SSL context. Stored, no effect in Tally: its TLS is OpenSSL's, "
+     "set by the other ssl.* settings.",
      CF_PER_BROKER, NULL},
     {NULL, "ssl.provider", CT_STRING, NULL, 0, 0, NULL, true,
-     "The security provider of TLS connections. Stored, no effect in Tally: it serves "
-     "PLAINTEXT only, without TLS.",
+     "The security provider of TLS connections. Stored, no effect in Tally: its TLS is "
+     "OpenSSL's, set by the other ssl.* settings.",
      CF_PER_BROKER, NULL},
     {NULL, "ssl.secure.random.implementation", CT_STRING, NULL, 0, 0, NULL, true,
-     "The random number generator of TLS. Stored, no effect in Tally: it serves PLAINTEXT "
-     "only, without TLS.",
+     "The random number generator of TLS. Stored, no effect in Tally: its TLS is OpenSSL's, "
+     "set by the other ssl.* settings.",
      CF_PER_BROKER, NULL},
     {NULL, "ssl.trustmanager.algorithm", CT_STRING, "PKIX", 0, 0, NULL, true,
-     "The algorithm of the TLS trust manager. Stored, no effect in Tally: it serves "
-     "PLAINTEXT only, without TLS.",
+     "The algorithm of the TLS trust manager. Stored, no effect in Tally: its TLS is "
+     "OpenSSL's, set by the other ssl.* settings.",
      CF_PER_BROKER, NULL},
     {NULL, "ssl.truststore.certificates", CT_PASSWORD, NULL, 0, 0, NULL, true,
-     "The trusted certificates, in the format of ssl.truststore.type. Dynamic in Kafka only "
-     "under a listener.name.<listener>. prefix, so the plain name is refused; accepted in "
-     "the static configuration, no effect in Tally: it serves PLAINTEXT only, without TLS.",
-     CF_LISTENER_ONLY | CF_PER_BROKER, NULL},
+     "The trusted certificates, inline PEM (instead of ssl.truststore.location). Dynamic in "
+     "Kafka only under a listener.name.<listener>. prefix, so the plain name is refused by "
+     "AlterConfigs; read at start.",
+     CF_LISTENER_ONLY | CF_PER_BROKER, "src/server_config.c"},
     {NULL, "ssl.truststore.location", CT_STRING, NULL, 0, 0, NULL, true,
-     "The trust store file. Dynamic in Kafka only under a listener.name.<listener>. prefix, "
-     "so the plain name is refused; accepted in the static configuration, no effect in "
-     "Tally: it serves PLAINTEXT only, without TLS.",
-     CF_LISTENER_ONLY | CF_PER_BROKER, NULL},
+     "The trust store file client certificates are verified against: PEM certificates or a "
+     "PKCS12 store. Dynamic in Kafka only under a listener.name.<listener>. prefix, so the "
+     "plain name is refused by AlterConfigs; read at start and when altered under the prefix.",
+     CF_LISTENER_ONLY | CF_PER_BROKER, "src/server_config.c"},
     {NULL, "ssl.truststore.password", CT_PASSWORD, NULL, 0, 0, NULL, true,
-     "The password of the trust store file. Dynamic in Kafka only under a "
-     "listener.name.<listener>. prefix, so the plain name is refused; accepted in the static "
-     "configuration, no effect in Tally: it serves PLAINTEXT only, without TLS.",
-     CF_LISTENER_ONLY | CF_PER_BROKER, NULL},
+     "The password of a PKCS12 trust store. Dynamic in Kafka only under a "
+     "listener.name.<listener>. prefix, so the plain name is refused by AlterConfigs; read at "
+     "start.",
+     CF_LISTENER_ONLY | CF_PER_BROKER, "src/server_config.c"},
     {NULL, "ssl.truststore.type", CT_STRING, "JKS", 0, 0, NULL, true,
-     "The format of the trust store. Dynamic in Kafka only under a listener.name.<listener>. "
-     "prefix, so the plain name is refused; accepted in the static configuration, no effect "
-     "in Tally: it serves PLAINTEXT only, without TLS.",
-     CF_LISTENER_ONLY | CF_PER_BROKER, NULL},
+     "The format of the trust store: PEM or PKCS12 (JKS is refused). Unset: guessed from the "
+     "content as for ssl.keystore.type. Dynamic in Kafka only under a "
+     "listener.name.<listener>. prefix, so the plain name is refused by AlterConfigs; read at "
+     "start.",
+     CF_LISTENER_ONLY | CF_PER_BROKER, "src/server_config.c"},
     {NULL, "telemetry.max.bytes", CT_INT, "1048576", 1, I32MAX, NULL, false,
      "The largest client telemetry push (bytes). Accepted, no effect in Tally: it takes no "
      "client telemetry (KIP-714).",

@@ -22,7 +22,12 @@
  *   for that long, and no request held by a handler, is closed. A frame must also arrive
  *   whole within that time of its first byte while the connection is being read: a sender
  *   that trickles a frame byte by byte cannot hold a connection and its buffer for ever.
- * - Lines about client misbehaviour are rate-limited per kind across all connections. */
+ * - Lines about client misbehaviour are rate-limited per kind across all connections.
+ *
+ * TLS listeners put tls.h between the socket and the framing: reads go to a ciphertext
+ * scratch buffer and into tls_conn_feed, and the framing takes plaintext from tls_conn_read
+ * (conn_tls_input) instead of the socket; the output side is net_out.c's. The handshake must
+ * end within connections.max.idle.ms of the accept, however slowly its bytes trickle in. */
 #include "net.h"
 
 #include <arpa/inet.h>
@@ -50,6 +55,7 @@ void conn_unref(struct net_conn *c)
         c->session.auth_free(c->session.auth);
     if (c->session.app_free)
         c->session.app_free(c->session.app);
+    tls_conn_free(c->tls);
     free(c->frame);
     free(c->backlog);
     free(c);
@@ -63,6 +69,7 @@ static void server_maybe_done(struct net_server *s)
         return;
     void (*cb)(void *) = s->stop_cb;
     void *arg = s->stop_arg;
+    free(s->tls_scratch);
     free(s);
     if (cb)
         cb(arg);
@@ -485,6 +492,16 @@ static size_t conn_take_size(struct net_conn *c, const uint8_t *p, size_t n)
     int32_t size = (int32_t)((uint32_t)c->size_buf[0] << 24 | (uint32_t)c->size_buf[1] << 16 |
                              (uint32_t)c->size_buf[2] << 8 | c->size_buf[3]);
     c->size_got = 0;
+    if (c->tls == NULL && c->size_buf[0] == 0x16 && c->size_buf[1] == 0x03 &&
+        (size < 0 || (size_t)size > s->opts.max_frame)) {
+        /* A TLS record header (handshake, version 3.x): a client configured for SSL. */
+        slog_warn_limited(&s->warn.tls_hello, NET_WARN_INTERVAL_MS, "net",
+                          "TLS handshake from %s on listener %s, which is not a TLS listener "
+                          "(security.protocol=SSL against a PLAINTEXT port?); closing",
+                          c->peer, c->session.listener);
+        conn_close(c);
+        return used;
+    }
     if (size < 0 || (size_t)size > s->opts.max_frame) {
         slog_warn_limited(&s->warn.frame_size, NET_WARN_INTERVAL_MS, "net",
                           "frame of %d bytes from %s is outside 0..%zu "
@@ -532,6 +549,10 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
     struct net_conn *c = h->data;
     (void)suggested;
+    if (c->tls) {
+        *buf = uv_buf_init((char *)c->srv->tls_scratch, SCRATCH_SIZE);
+        return;
+    }
     if (c->in_frame && c->frame_len - c->frame_got >= 4096) {
         /* Large remainder: read straight into the frame, no copy. The buffer grows only
          * once what it has is filled, so memory stays within twice the bytes received. */
@@ -543,6 +564,117 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
         /* Out of memory: the scratch path fails the connection with a line. */
     }
     *buf = uv_buf_init((char *)c->srv->scratch, SCRATCH_SIZE);
+}
+
+/* A TLS connection failed (not TLS, a refused certificate, an alert): one rate-limited line,
+ * the alert OpenSSL may have for the peer, then the close. */
+static void conn_tls_fail(struct net_conn *c)
+{
+    struct net_server *s = c->srv;
+    const char *why = tls_conn_error(c->tls);
+    if (!c->tls_up)
+        slog_warn_limited(tls_conn_plaintext(c->tls) ? &s->warn.tls_plain : &s->warn.tls,
+                          NET_WARN_INTERVAL_MS, "net",
+                          "TLS handshake with %s on listener %s failed: %s; closing", c->peer,
+                          c->session.listener, why);
+    else if (why[0] != '\0') /* else the client's close_notify: an orderly close */
+        slog_line_limited(&s->warn.tls, NET_WARN_INTERVAL_MS, SLOG_INFO, "net",
+                          "TLS connection from %s on listener %s failed: %s; closing", c->peer,
+                          c->session.listener, why);
+    conn_tls_flush(c);
+    c->close_when_written = true;
+    conn_input(c); /* stops reading */
+    conn_close_if_written(c);
+}
+
+/* The handshake just completed: the principal of a listener without SASL is the client
+ * certificate's (a subject no mapping rule applies to closes the connection). */
+static int conn_tls_up(struct net_conn *c)
+{
+    struct net_server *s = c->srv;
+    char p[NET_PRINCIPAL_MAX];
+
+    c->tls_up = true;
+    if (tls_conn_principal(c->tls, p, sizeof p) != 0) {
+        slog_warn_limited(&s->warn.tls, NET_WARN_INTERVAL_MS, "net",
+                          "no ssl.principal.mapping.rules rule applies to the certificate "
+                          "subject '%s' of %s on listener %s; closing",
+                          p, c->peer, c->session.listener);
+        conn_close(c);
+        return -1;
+    }
+    if (!c->session.sasl) {
+        memcpy(c->session.principal, p, sizeof p);
+        if (strcmp(p, "User:ANONYMOUS") != 0)
+            slog_info("net", "TLS client %s on listener %s authenticated as %s", c->peer,
+                      c->session.listener, p);
+    }
+    return 0;
+}
+
+void conn_tls_input(struct net_conn *c)
+{
+    struct net_server *s = c->srv;
+
+    c->tls_in_pending = false;
+    while (!c->closing && !c->close_when_written && c->close_req == NULL) {
+        if (conn_full(c) || c->backlog) {
+            c->tls_in_pending = true;
+            return;
+        }
+        if (c->in_frame && c->frame_len - c->frame_got >= 4096 &&
+            (c->frame_cap - c->frame_got >= 4096 || frame_reserve(c, c->frame_got + 4096) == 0)) {
+            /* Large remainder: decrypted straight into the frame, as on_alloc reads it. */
+            long n = tls_conn_read(c->tls, c->frame + c->frame_got, c->frame_cap - c->frame_got);
+            if (n <= 0) {
+                if (n < 0)
+                    conn_tls_fail(c);
+                return;
+            }
+            c->frame_got += (size_t)n;
+            if (c->frame_got == c->frame_len)
+                conn_frame_done(c);
+            continue;
+        }
+        long n = tls_conn_read(c->tls, s->scratch, SCRATCH_SIZE);
+        if (n == 0)
+            return;
+        if (n < 0) {
+            conn_tls_fail(c);
+            return;
+        }
+        size_t used = conn_feed(c, s->scratch, (size_t)n);
+        if (used < (size_t)n && !c->closing) {
+            c->backlog = malloc((size_t)n - used);
+            if (c->backlog == NULL) {
+                slog_error("net", "out of memory reading from %s; closing", c->peer);
+                conn_close(c);
+                return;
+            }
+            memcpy(c->backlog, s->scratch + used, (size_t)n - used);
+            c->backlog_len = (size_t)n - used;
+            c->backlog_off = 0;
+        }
+    }
+}
+
+/* Ciphertext read from a TLS connection's socket. */
+static void conn_tls_read(struct net_conn *c, const uint8_t *p, size_t n)
+{
+    c->refs++; /* a request answered at once may close the connection mid-way */
+    if (tls_conn_feed(c->tls, p, n) != 0) {
+        conn_tls_fail(c);
+        goto out;
+    }
+    if (!c->tls_up && tls_conn_established(c->tls) && conn_tls_up(c) != 0)
+        goto out;
+    conn_tls_flush(c); /* handshake records */
+    if (c->tls_up)
+        conn_tls_input(c);
+    conn_pump(c);
+    conn_input(c);
+out:
+    conn_unref(c);
 }
 
 static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
@@ -559,6 +691,10 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
     if (nread == 0)
         return;
     c->last_io_ms = uv_now(s->loop);
+    if (c->tls) {
+        conn_tls_read(c, (const uint8_t *)buf->base, (size_t)nread);
+        return;
+    }
     if ((const uint8_t *)buf->base == s->scratch) {
         size_t n = (size_t)nread;
         size_t used = conn_feed(c, s->scratch, n);
@@ -605,8 +741,12 @@ static void on_feed(uv_idle_t *h)
                 c->backlog = NULL;
                 c->backlog_len = c->backlog_off = 0;
             }
-            conn_input(c);
         }
+        if (!c->closing && c->tls && c->backlog == NULL) {
+            conn_tls_input(c);
+            conn_tls_flush(c); /* what reading produced (a TLS 1.3 key update's answer) */
+        }
+        conn_input(c);
         conn_unref(c);
     }
 }
@@ -633,13 +773,14 @@ void conn_input(struct net_conn *c)
         }
         return;
     }
-    if (conn_full(c) || c->backlog) {
-        /* Bytes in the backlog come before any new read, so reading waits for them. */
+    if (conn_full(c) || c->backlog || c->tls_in_pending) {
+        /* Bytes in the backlog (or plaintext inside TLS) come before any new read, so
+         * reading waits for them. */
         if (c->reading) {
             uv_read_stop((uv_stream_t *)&c->tcp);
             c->reading = false;
         }
-        if (c->backlog && !conn_full(c) && !c->feed_queued && !s->stopping) {
+        if ((c->backlog || c->tls_in_pending) && !conn_full(c) && !c->feed_queued && !s->stopping) {
             c->feed_queued = true;
             c->refs++;
             if (s->feed_tail)
@@ -666,7 +807,14 @@ static void on_idle_tick(struct tclock_timer *t)
     while (c) {
         struct net_conn *next = c->next; /* conn_close unlinks c */
         bool partial = c->in_frame || c->size_got > 0;
-        if (partial && c->reading && now - c->frame_start_ms >= limit) {
+        if (c->tls && !c->tls_up && now - c->accepted_ms >= limit) {
+            slog_info("net",
+                      "closing the connection from %s: its TLS handshake is not done after "
+                      "%llu ms (connections.max.idle.ms is %lld)",
+                      c->peer, (unsigned long long)(now - c->accepted_ms),
+                      (long long)s->opts.max_idle_ms);
+            conn_close(c);
+        } else if (partial && c->reading && now - c->frame_start_ms >= limit) {
             slog_info("net",
                       "closing the connection from %s: its request is still incomplete after "
                       "%llu ms (%zu of %zu bytes; connections.max.idle.ms is %lld)",
@@ -708,6 +856,11 @@ static void on_connection(uv_stream_t *server, int status)
     c->session.sasl = s->opts.sasl;
     c->session.authenticated = !s->opts.sasl;
     snprintf(c->session.principal, sizeof c->session.principal, "User:ANONYMOUS");
+    if (s->opts.tls && (c->tls = tls_conn_new(s->opts.tls)) == NULL) {
+        slog_error("net", "out of memory accepting a TLS connection");
+        free(c);
+        return;
+    }
     uv_tcp_init(s->loop, &c->tcp);
     c->tcp.data = c;
     s->n_conns++;
@@ -720,7 +873,7 @@ static void on_connection(uv_stream_t *server, int status)
         return;
     }
     uv_tcp_nodelay(&c->tcp, 1);
-    c->last_io_ms = uv_now(s->loop);
+    c->last_io_ms = c->accepted_ms = uv_now(s->loop);
     strcpy(c->peer, "?");
     if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &sslen) == 0) {
         char ip[48] = "?";
@@ -754,9 +907,14 @@ int net_server_start(uv_loop_t *loop, const struct net_options *opts, net_reques
         s->opts.max_inflight = 64;
     s->cb = cb;
     s->ctx = ctx;
+    if (opts->tls && (s->tls_scratch = malloc(SCRATCH_SIZE)) == NULL) {
+        free(s);
+        return ERR_NOMEM;
+    }
     if (uv_ip4_addr(opts->host, opts->port, (struct sockaddr_in *)&addr) != 0 &&
         uv_ip6_addr(opts->host, opts->port, (struct sockaddr_in6 *)&addr) != 0) {
         slog_error("net", "listener host '%s' is not an IP address", opts->host);
+        free(s->tls_scratch);
         free(s);
         return ERR_INVALID_CONFIG;
     }
@@ -799,6 +957,12 @@ int net_server_start(uv_loop_t *loop, const struct net_options *opts, net_reques
     slog_info("net", "listening on %s:%d", opts->host, s->port);
     *out = s;
     return 0;
+}
+
+void net_server_set_tls(struct net_server *s, struct tls_ctx *ctx)
+{
+    if (s->opts.tls && ctx)
+        s->opts.tls = ctx;
 }
 
 int net_server_port(const struct net_server *s)

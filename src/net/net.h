@@ -16,6 +16,7 @@
 struct arena;
 struct tclock;
 struct net_server;
+struct tls_ctx;
 
 /* Longest principal name kept on a connection ("User:" and a SASL user name). */
 #define NET_PRINCIPAL_MAX 272
@@ -78,6 +79,11 @@ struct net_options {
      * "PLAINTEXT". */
     const char *listener;
     bool sasl;
+    /* SSL and SASL_SSL listeners: every connection completes a TLS handshake on this context
+     * (net/tls.h; borrowed, must outlive the server) before its first request is read, within
+     * max_idle_ms of its accept. Without SASL its principal is the client certificate's,
+     * mapped by the context's rules ("User:ANONYMOUS" without one). NULL: plaintext. */
+    struct tls_ctx *tls;
     size_t max_frame; /* socket.request.max.bytes */
     /* Per connection: requests not yet answered plus answers not yet handed to the kernel.
      * Reading pauses while a connection is at this bound (0: 64). */
@@ -101,6 +107,11 @@ struct net_options {
 /* Binds and listens. Returns 0 and *out, or an error after logging why. */
 int net_server_start(uv_loop_t *loop, const struct net_options *opts, net_request_cb cb, void *ctx,
                      struct net_server **out);
+
+/* Replaces the TLS context of a TLS server's new connections (keystore rotation); open
+ * connections keep theirs (net/tls.h counts references). `ctx` is borrowed as opts.tls is.
+ * No effect on a plaintext server. */
+void net_server_set_tls(struct net_server *s, struct tls_ctx *ctx);
 
 /* The port actually bound (useful when opts->port was 0). */
 int net_server_port(const struct net_server *s);

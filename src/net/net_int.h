@@ -13,6 +13,7 @@
 #include "base/slog.h"
 #include "base/tclock.h"
 #include "net.h"
+#include "tls.h"
 
 #define SCRATCH_SIZE (64 * 1024)
 
@@ -24,6 +25,13 @@
 /* At most one line per this interval for each kind of client misbehaviour, across all
  * connections, so that a retrying or reconnecting client cannot flood the log. */
 #define NET_WARN_INTERVAL_MS 10000
+
+/* TLS listeners (net_options.tls): a file range of a response is read on the libuv pool in
+ * chunks of this size and encrypted, since sendfile() cannot encrypt (no kTLS here); the
+ * next chunk is read only while less than NET_TLS_FILE_WINDOW bytes of ciphertext wait in
+ * uv_writes, so a slow reader holds a bounded amount of memory. */
+#define NET_TLS_FILE_CHUNK (256u * 1024)
+#define NET_TLS_FILE_WINDOW (512u * 1024)
 
 struct net_conn;
 
@@ -100,6 +108,16 @@ struct net_conn {
     bool sending_file;           /* a file piece waits for room in the socket (net_out.c) */
     struct file_send *file_send; /* that send, until it ends */
 
+    /* TLS (NULL on a plaintext listener). The seam to tls.h is four calls: ciphertext read
+     * from the socket goes to tls_conn_feed, tls_conn_read gives the framing its plaintext
+     * (conn_tls_input), answers go through tls_conn_write, and what tls_conn_take gives goes
+     * to uv_write (conn_tls_flush). Nothing else in net/ sees OpenSSL. */
+    struct tls_conn *tls;
+    bool tls_up;           /* the handshake completed and the principal was set */
+    bool tls_in_pending;   /* plaintext may wait inside tls: drained once there is room */
+    uint64_t accepted_ms;  /* loop time of accept: the handshake must end within max_idle_ms */
+    size_t tls_wire_bytes; /* ciphertext in uv_writes not yet completed (also in out_bytes) */
+
     bool reading, closing;
     struct net_session session;
     /* net_respond_close: the request whose answer waits for close_timer, and whether the
@@ -114,6 +132,8 @@ struct net_conn {
 /* Per-kind limits on log lines about client misbehaviour (see NET_WARN_INTERVAL_MS). */
 struct net_warn_limits {
     struct slog_limit frame_size, header, api_key, version, body, io, accept;
+    /* TLS: failed handshakes, plaintext on a TLS listener, TLS on a plaintext one. */
+    struct slog_limit tls, tls_plain, tls_hello;
 };
 
 struct net_server {
@@ -134,6 +154,7 @@ struct net_server {
     void *stop_arg;
     int port;
     uint8_t scratch[SCRATCH_SIZE];
+    uint8_t *tls_scratch; /* SCRATCH_SIZE bytes of ciphertext reads (TLS listeners only) */
 };
 
 /* net.c */
@@ -158,5 +179,12 @@ void conn_queue_response(struct net_conn *c, struct req_int *r);
 void conn_pump(struct net_conn *c);
 /* Drops output that will never be sent (the connection is closing). */
 void out_discard(struct net_conn *c);
+/* TLS: hands the ciphertext tls_conn_take has to the kernel (handshake records, alerts,
+ * encrypted answers). */
+void conn_tls_flush(struct net_conn *c);
+
+/* net.c, TLS: reads plaintext out of c->tls into the framing while the connection has room
+ * (what is left waits: tls_in_pending). */
+void conn_tls_input(struct net_conn *c);
 
 #endif

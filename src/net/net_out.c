@@ -6,7 +6,14 @@
  * Memory pieces go through uv_write (several in flight); a file piece starts only once every
  * earlier write has completed. The queue is bounded from the input side: net.c stops
  * reading a connection while out_frames and out_bytes say it holds enough (conn_input), and
- * every completed piece here gives it a chance to resume. */
+ * every completed piece here gives it a chance to resume.
+ *
+ * On a TLS connection every piece is encrypted with tls_conn_write as its turn comes (the
+ * piece is then done: its memory may go) and the ciphertext goes out through uv_write
+ * (conn_tls_flush), counted in out_bytes until written. A file piece is read on the libuv
+ * pool in NET_TLS_FILE_CHUNK pieces (uv_fs_read: the loop never blocks on the disk), each
+ * encrypted once read, while less than NET_TLS_FILE_WINDOW bytes of ciphertext are in
+ * flight. */
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/sendfile.h>
@@ -14,6 +21,8 @@
 
 #include "base/slog.h"
 #include "net_int.h"
+
+static void tls_pump(struct net_conn *c);
 
 static void frame_unref(struct out_frame *f)
 {
@@ -200,6 +209,10 @@ void conn_pump(struct net_conn *c)
         out_discard(c);
         return;
     }
+    if (c->tls) {
+        tls_pump(c);
+        return;
+    }
     while (c->out_head && !c->sending_file) {
         struct out_item *it = c->out_head;
         if (it->data == NULL) {
@@ -304,4 +317,159 @@ void conn_queue_response(struct net_conn *c, struct req_int *r)
         slog_error("net", "out of memory writing to %s; closing", c->peer);
         conn_close(c);
     }
+}
+
+/* ---- TLS output ---------------------------------------------------------------------------- */
+
+struct tls_write {
+    uv_write_t w;
+    struct net_conn *conn;
+    size_t len;
+    uint8_t data[];
+};
+
+static void on_tls_write(uv_write_t *w, int status)
+{
+    struct tls_write *tw = (struct tls_write *)w;
+    struct net_conn *c = tw->conn;
+    if (status < 0 && status != UV_ECANCELED && !c->closing) {
+        slog_info("net", "write to %s failed: %s; closing", c->peer, uv_strerror(status));
+        conn_close(c);
+    }
+    if (status == 0)
+        c->last_io_ms = uv_now(c->srv->loop);
+    c->out_bytes -= tw->len;
+    c->tls_wire_bytes -= tw->len;
+    free(tw);
+    c->writes--;
+    conn_pump(c);
+    conn_input(c);
+    conn_close_if_written(c);
+    conn_unref(c);
+}
+
+void conn_tls_flush(struct net_conn *c)
+{
+    size_t n;
+    while (!c->closing && (n = tls_conn_pending(c->tls)) > 0) {
+        struct tls_write *tw = malloc(sizeof *tw + n);
+        if (tw == NULL) {
+            slog_error("net", "out of memory writing to %s; closing", c->peer);
+            conn_close(c);
+            return;
+        }
+        tw->conn = c;
+        tw->len = tls_conn_take(c->tls, tw->data, n);
+        uv_buf_t b = uv_buf_init((char *)tw->data, (unsigned)tw->len);
+        c->refs++;
+        c->writes++;
+        c->out_bytes += tw->len;
+        c->tls_wire_bytes += tw->len;
+        if (uv_write(&tw->w, (uv_stream_t *)&c->tcp, &b, 1, on_tls_write) < 0) {
+            c->refs--;
+            c->writes--;
+            c->out_bytes -= tw->len;
+            c->tls_wire_bytes -= tw->len;
+            free(tw);
+            conn_close(c);
+            return;
+        }
+    }
+}
+
+/* One chunk of a file piece being read for encryption; the piece is off the queue meanwhile
+ * (out_discard cannot free it under the read) and goes back to its head if more is left. */
+struct tls_file_read {
+    uv_fs_t fs;
+    struct net_conn *conn;
+    struct out_item *item;
+    size_t len;
+    uint8_t data[];
+};
+
+static void tls_fail_output(struct net_conn *c, const char *why)
+{
+    slog_info("net", "sending to %s failed: %s; closing", c->peer, why);
+    conn_close(c);
+    out_discard(c);
+}
+
+static void on_tls_file_read(uv_fs_t *fs)
+{
+    struct tls_file_read *fr = fs->data;
+    struct net_conn *c = fr->conn;
+    struct out_item *it = fr->item;
+    ssize_t n = fs->result;
+
+    uv_fs_req_cleanup(fs);
+    c->sending_file = false;
+    if (!c->closing) {
+        if (n <= 0) {
+            /* A file shorter than its range: never send a torn frame. */
+            tls_fail_output(c, n < 0 ? uv_strerror((int)n) : "end of file inside a range");
+        } else if (tls_conn_write(c->tls, fr->data, (size_t)n) != 0) {
+            tls_fail_output(c, tls_conn_error(c->tls));
+        } else {
+            it->pos += n;
+            it->len -= (size_t)n;
+            if (it->len > 0) {
+                it->next = c->out_head;
+                c->out_head = it;
+                if (c->out_tail == NULL)
+                    c->out_tail = it;
+                it = NULL;
+            }
+        }
+    }
+    if (it)
+        item_free(it);
+    free(fr);
+    conn_pump(c);
+    conn_input(c);
+    conn_close_if_written(c);
+    conn_unref(c);
+}
+
+static void tls_pump(struct net_conn *c)
+{
+    while (c->out_head && !c->sending_file && !c->closing) {
+        struct out_item *it = c->out_head;
+        if (it->data == NULL && c->tls_wire_bytes >= NET_TLS_FILE_WINDOW)
+            break; /* resumed by on_tls_write */
+        c->out_head = it->next;
+        if (c->out_head == NULL)
+            c->out_tail = NULL;
+        it->next = NULL;
+        if (it->data) {
+            int rc = tls_conn_write(c->tls, it->data, it->len);
+            item_free(it);
+            if (rc != 0) {
+                tls_fail_output(c, tls_conn_error(c->tls));
+                return;
+            }
+            continue;
+        }
+        size_t len = it->len < NET_TLS_FILE_CHUNK ? it->len : NET_TLS_FILE_CHUNK;
+        struct tls_file_read *fr = malloc(sizeof *fr + len);
+        if (fr == NULL) {
+            item_free(it);
+            tls_fail_output(c, "out of memory");
+            return;
+        }
+        fr->conn = c;
+        fr->item = it;
+        fr->len = len;
+        fr->fs.data = fr;
+        uv_buf_t b = uv_buf_init((char *)fr->data, (unsigned)len);
+        int rc = uv_fs_read(c->srv->loop, &fr->fs, it->fd, &b, 1, it->pos, on_tls_file_read);
+        if (rc != 0) {
+            free(fr);
+            item_free(it);
+            tls_fail_output(c, uv_strerror(rc));
+            return;
+        }
+        c->refs++;
+        c->sending_file = true;
+    }
+    conn_tls_flush(c);
 }

@@ -210,6 +210,8 @@ def cluster_settings(node, ports, hosts, sc, data_dir, meta_dir):
     voters = range(1, sc["voters"] + 1)
     s["node.id"] = str(node)
     s["listeners"] = "PLAINTEXT://%s:%d,CONTROLLER://%s:%d" % (h, port, h, cport)
+    if not h.startswith("127."):
+        s["controller.listener.insecure.ok"] = "true"  # raft off loopback
     s["controller.quorum.voters"] = ",".join("%d@%s:%d" % (v, hosts[v], ports[v][1])
                                              for v in voters)
     if sc["voters"] > 1 or node not in voters:

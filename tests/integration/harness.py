@@ -71,6 +71,9 @@ class TallyBroker:
                                                       self.controller_port),
             "log.dirs": self.data_dir,
         }
+        if not self.host.startswith("127."):
+            # The raft transport off loopback (network-namespace tests) must be allowed.
+            base["controller.listener.insecure.ok"] = "true"
         base.update(self.settings)
         for k, v in base.items():
             args += ["--set", "%s=%s" % (k, v)]

@@ -199,11 +199,11 @@ def test_read_only_broker_config_refused(shared_broker, key, value):
 
 
 def test_kafka_server_properties_starts_and_says_what_is_inert(broker_factory, tmp_path):
-    """A server.properties with Kafka's names Tally does not apply (ZooKeeper, TLS, SASL,
+    """A server.properties with Kafka's names Tally does not apply (ZooKeeper, Java TLS, SASL,
     quotas, threads) starts the broker; each is reported once as having no effect, none as
     unknown, and they are described with their static value (a password hidden)."""
     settings = {"zookeeper.connect": "localhost:2181", "num.network.threads": "8",
-                "ssl.keystore.location": "/etc/kafka/ks.jks", "ssl.keystore.password": "pw",
+                "ssl.keymanager.algorithm": "PKIX", "sasl.jaas.config": "pw",
                 "group.coordinator.rebalance.protocols": "classic",
                 "inter.broker.protocol.version": "3.9-IV0", "log.cleaner.threads": "2"}
     b = broker_factory(settings=settings)
@@ -215,5 +215,5 @@ def test_kafka_server_properties_starts_and_says_what_is_inert(broker_factory, t
     c = describe(b, "1", list(settings))
     for key, value in settings.items():
         assert c[key]["source"] == STATIC, c[key]
-        want = None if key == "ssl.keystore.password" else value
+        want = None if key == "sasl.jaas.config" else value
         assert c[key]["value"] == want, c[key]
