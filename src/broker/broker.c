@@ -80,6 +80,17 @@ struct broker *broker_new(const struct broker_options *opts)
     b->m_replication_out = metrics_series0(metrics_family_new(
         opts->metrics, METRICS_COUNTER, "tally_replication_bytes_out_total",
         "Bytes of record batches sent to follower replicas in Fetch answers.", 0, NULL, 0, NULL));
+    static const char *const topic_reason[] = {"topic", "reason"};
+    b->m_produce_requests = metrics_family_new(
+        opts->metrics, METRICS_COUNTER, "tally_topic_produce_requests_total",
+        "Partition entries of Produce requests for partitions led here.", 1, topic, 0, NULL);
+    b->m_fetch_requests = metrics_family_new(
+        opts->metrics, METRICS_COUNTER, "tally_topic_fetch_requests_total",
+        "Partition entries of consumers' Fetch requests for partitions led here.", 1, topic, 0,
+        NULL);
+    b->m_rejected = metrics_family_new(
+        opts->metrics, METRICS_COUNTER, "tally_topic_rejected_batches_total",
+        "Produced batches the leader refused, by topic and reason.", 2, topic_reason, 0, NULL);
     b->pg = purgatory_new(opts->clock);
     if (b->pg == NULL) {
         free(b);

@@ -130,6 +130,8 @@ def test_metrics_records_in_promtool_and_prometheus(broker_factory, tmp_path):
     harness.consume_assigned(b, "metrics-in", {0: 0}, {0: n})
     s = parse(scrape(b.metrics_port))
     assert value(s, "tally_topic_bytes_out_total", topic="metrics-in") > 0
+    assert value(s, "tally_topic_fetch_requests_total", topic="metrics-in") >= 1
+    assert value(s, "tally_topic_produce_requests_total", topic="metrics-in") >= 1
 
     r = subprocess.run([PROMTOOL, "check", "metrics"], input=text, capture_output=True,
                        text=True, timeout=60)
@@ -199,6 +201,28 @@ def test_metrics_error_codes_and_bad_http(broker_factory):
     s = parse(scrape(b.metrics_port))
     assert value(s, "tally_request_errors_total", api="Produce",
                  error="UNKNOWN_TOPIC_OR_PARTITION") == 2
+    assert value(s, "tally_topic_records_in_total", topic="metrics-err") == 1
+    # Only the partition led here counts as a produce request of the topic.
+    assert value(s, "tally_topic_produce_requests_total", topic="metrics-err") == 1
+    assert not [k for k in s if k[0] == "tally_topic_produce_requests_total" and
+                dict(k[1])["topic"] != "metrics-err"], s
+
+    # A batch whose CRC does not match and an oversized one: rejected, counted by reason.
+    bad = bytearray(kp.record_batch([(None, b"y")]))
+    bad[-1] ^= 0xFF
+    big = kp.record_batch([(None, b"z" * 1100000)])
+    with b.conn() as c:
+        res = c.produce({"metrics-err": {0: bytes(bad)}}, version=3)
+        assert res[("metrics-err", 0)]["error"] == kp.CORRUPT_MESSAGE, res
+        res = c.produce({"metrics-err": {0: bytes(bad)}}, version=3)
+        res = c.produce({"metrics-err": {0: big}}, version=3)
+        assert res[("metrics-err", 0)]["error"] == kp.MESSAGE_TOO_LARGE, res
+    s = parse(scrape(b.metrics_port))
+    assert value(s, "tally_topic_rejected_batches_total", topic="metrics-err",
+                 reason="corrupt") == 2, s
+    assert value(s, "tally_topic_rejected_batches_total", topic="metrics-err",
+                 reason="too_large") == 1
+    assert value(s, "tally_topic_produce_requests_total", topic="metrics-err") == 4
     assert value(s, "tally_topic_records_in_total", topic="metrics-err") == 1
 
     for path in ("/", "/metricsx", "/metrics/", "/console"):
