@@ -92,6 +92,15 @@ double metrics_value(const struct metrics_series *s);
  * NUL), or ERR_NOMEM. */
 int metrics_render(const struct metrics *m, char **out, size_t *len);
 
+/* The two exposition formats: Prometheus text 0.0.4, and OpenMetrics 1.0.0 text (what a
+ * scraper asks for with Accept: application/openmetrics-text). OpenMetrics differs in three
+ * places only: a counter family's HELP and TYPE lines name it without its "_total" (its
+ * samples keep it), help text escapes double quotes too, and the text ends with "# EOF".
+ * No "# UNIT" lines are written (optional in OpenMetrics), nor "_created" samples. */
+enum metrics_format { METRICS_TEXT, METRICS_OPENMETRICS };
+/* As metrics_render, in `fmt`. */
+int metrics_render_as(const struct metrics *m, enum metrics_format fmt, char **out, size_t *len);
+
 /* Formats `v` as the text format writes a value: integers exactly ("42", "-3"), others in
  * the shortest form that reads back as the same double ("0.005"), and "+Inf", "-Inf", "NaN".
  * buf needs 32 bytes. Returns buf. */

@@ -49,6 +49,7 @@ struct exporter {
     struct metrics_series *s_requests[API_SLOTS], *s_local[API_SLOTS];
     /* The process and the loop. */
     struct metrics_series *s_lag, *s_fds, *s_max_fds, *s_rss, *s_render, *s_dropped;
+    struct metrics_series *s_renders[2]; /* by enum metrics_format */
     /* The metadata quorum. */
     struct metrics_series *s_q_leader, *s_q_term, *s_q_commit, *s_q_applied;
     /* The cluster as the image shows it, and this broker's share of it. */
@@ -147,11 +148,19 @@ static bool declare(struct exporter *e)
     e->s_dropped = metrics_series0(metrics_family_new(
         e->m, METRICS_COUNTER, "tally_metrics_series_dropped_total",
         "Series not created because their family reached the registry's cap.", 0, NULL, 0, NULL));
-    return e->f_requests && e->f_errors && e->f_local && e->s_lag && e->s_fds && e->s_max_fds &&
-           e->s_rss && e->s_q_leader && e->s_q_term && e->s_q_commit && e->s_q_applied &&
-           e->s_active && e->s_offline && e->s_under && e->s_partitions && e->s_leaders &&
-           e->f_log_start && e->f_leo && e->f_hw && e->f_lso && e->f_size && e->f_follower_lag &&
-           e->s_omitted && e->s_render && e->s_dropped;
+    static const char *const format[] = {"format"};
+    struct metrics_family *renders = metrics_family_new(
+        e->m, METRICS_COUNTER, "tally_metrics_renders_total",
+        "Renderings of the metrics text, by format (scrapes that arrive together share one).", 1,
+        format, 0, NULL);
+    e->s_renders[METRICS_TEXT] = metrics_series1(renders, "text");
+    e->s_renders[METRICS_OPENMETRICS] = metrics_series1(renders, "openmetrics");
+    return e->s_renders[METRICS_TEXT] && e->s_renders[METRICS_OPENMETRICS] && e->f_requests &&
+           e->f_errors && e->f_local && e->s_lag && e->s_fds && e->s_max_fds && e->s_rss &&
+           e->s_q_leader && e->s_q_term && e->s_q_commit && e->s_q_applied && e->s_active &&
+           e->s_offline && e->s_under && e->s_partitions && e->s_leaders && e->f_log_start &&
+           e->f_leo && e->f_hw && e->f_lso && e->f_size && e->f_follower_lag && e->s_omitted &&
+           e->s_render && e->s_dropped;
 }
 
 /* ---- read at scrape time ------------------------------------------------------------------ */
@@ -283,7 +292,7 @@ static void collect_partitions(struct exporter *e)
 }
 
 /* exporter_render_fn, on the loop. */
-static int render(void *arg, char **text, size_t *len)
+static int render(void *arg, enum metrics_format fmt, char **text, size_t *len)
 {
     struct exporter *e = arg;
     uint64_t t0 = uv_hrtime();
@@ -295,7 +304,8 @@ static int render(void *arg, char **text, size_t *len)
     collect_cluster(e);
     collect_partitions(e);
     metrics_set(e->s_dropped, (double)metrics_dropped(e->m));
-    int rc = metrics_render(e->m, text, len);
+    metrics_add(e->s_renders[fmt], 1);
+    int rc = metrics_render_as(e->m, fmt, text, len);
     metrics_set(e->s_render, (double)(uv_hrtime() - t0) / 1e9);
     return rc;
 }

@@ -69,8 +69,14 @@ void exporter_free(struct exporter *e);
 /* ---- http.c: the listener, for exporter.c ------------------------------------------------ */
 
 struct exporter_http;
-/* Renders the current text into a fresh buffer (caller frees), on the loop. 0 or an error. */
-typedef int (*exporter_render_fn)(void *arg, char **text, size_t *len);
+/* Renders the current text in `fmt` (enum metrics_format) into a fresh buffer (caller
+ * frees), on the loop. 0 or an error. */
+enum metrics_format;
+typedef int (*exporter_render_fn)(void *arg, enum metrics_format fmt, char **text, size_t *len);
+/* Whether a scrape's Accept header (NULL: none) asks for OpenMetrics: it lists
+ * application/openmetrics-text with a q above 0 and not below text/plain's (Prometheus
+ * sends both, OpenMetrics first and higher). Otherwise the 0.0.4 text is served. */
+bool exporter_wants_openmetrics(const char *accept);
 /* Binds host:port (numeric IPv4 or IPv6) and starts the HTTP thread; scrapes call `render`
  * on `loop`. 0 and *out, or 1 after logging why. */
 int exporter_http_start(uv_loop_t *loop, const char *host, int port, exporter_render_fn render,
