@@ -212,6 +212,8 @@ static int start_one_listener(struct tallyd *t, const struct server_listener *l,
         /* Error codes of every answer, for /metrics. */
         .on_response = t->exporter ? exporter_response : NULL,
         .on_response_arg = t->exporter,
+        .on_sent = t->exporter ? exporter_sent : NULL,
+        .on_sent_arg = t->exporter,
     };
     return net_server_start(t->loop, &no, dispatch_request, &t->dispatch, out);
 }

@@ -28,6 +28,11 @@
 
 static const double lag_buckets[] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
                                      0.25,  0.5,    1,     2.5,  5,     10};
+/* The parts that can wait (remote: a long-poll Fetch up to its max.wait.ms; send: a slow
+ * reader) and the total reach further than local work does. */
+static const double wait_buckets[] = {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
+                                      0.01,    0.025,  0.05,    0.1,    0.25,  0.5,    1,
+                                      2.5,     5,      10,      30,     60};
 static const double local_buckets[] = {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
                                        0.025,   0.05,   0.1,     0.25,   0.5,   1,      2.5};
 
@@ -47,6 +52,10 @@ struct exporter {
     /* Per API (label api). */
     struct metrics_family *f_requests, *f_errors, *f_local;
     struct metrics_series *s_requests[API_SLOTS], *s_local[API_SLOTS];
+    /* Kafka's split of the rest of a request's time (exporter_sent), per API. */
+    struct metrics_family *f_queue, *f_remote, *f_resp_queue, *f_send, *f_total;
+    struct metrics_series *s_queue[API_SLOTS], *s_remote[API_SLOTS], *s_resp_queue[API_SLOTS],
+        *s_send[API_SLOTS], *s_total[API_SLOTS];
     /* The process and the loop. */
     struct metrics_series *s_lag, *s_fds, *s_max_fds, *s_rss, *s_render, *s_dropped;
     struct metrics_series *s_renders[2]; /* by enum metrics_format */
@@ -97,6 +106,31 @@ static bool declare(struct exporter *e)
         "Time a request's handler ran on the event loop when it arrived (local work only: "
         "queueing, waiting in the purgatory and sending are not in it), by API.",
         1, api, sizeof local_buckets / sizeof local_buckets[0], local_buckets);
+    size_t n_wait = sizeof wait_buckets / sizeof wait_buckets[0];
+    e->f_queue = metrics_family_new(
+        e->m, METRICS_HISTOGRAM, "tally_request_queue_seconds",
+        "Time from a request's frame read off the socket to its handler's start, by API.", 1, api,
+        n_wait, wait_buckets);
+    e->f_remote = metrics_family_new(
+        e->m, METRICS_HISTOGRAM, "tally_request_remote_seconds",
+        "Time a request waited after its handler returned until it was answered (the "
+        "purgatory: acks=all Produce, long-polling Fetch, forwarded requests), by API.",
+        1, api, n_wait, wait_buckets);
+    e->f_resp_queue = metrics_family_new(
+        e->m, METRICS_HISTOGRAM, "tally_request_response_queue_seconds",
+        "Time an answer waited behind earlier answers of its connection before it was "
+        "queued for sending, by API.",
+        1, api, n_wait, wait_buckets);
+    e->f_send = metrics_family_new(
+        e->m, METRICS_HISTOGRAM, "tally_request_response_send_seconds",
+        "Time from an answer queued for sending to its last byte handed to the kernel, by "
+        "API.",
+        1, api, n_wait, wait_buckets);
+    e->f_total = metrics_family_new(
+        e->m, METRICS_HISTOGRAM, "tally_request_total_seconds",
+        "Time from a request's frame read off the socket to its answer's last byte handed to "
+        "the kernel, by API.",
+        1, api, n_wait, wait_buckets);
     e->s_lag = metrics_series0(metrics_family_new(
         e->m, METRICS_HISTOGRAM, "tally_event_loop_lag_seconds",
         "How late a 100 ms timer on the event loop fired: how long the loop was held by other "
@@ -155,7 +189,8 @@ static bool declare(struct exporter *e)
         format, 0, NULL);
     e->s_renders[METRICS_TEXT] = metrics_series1(renders, "text");
     e->s_renders[METRICS_OPENMETRICS] = metrics_series1(renders, "openmetrics");
-    return e->s_renders[METRICS_TEXT] && e->s_renders[METRICS_OPENMETRICS] && e->f_requests &&
+    return e->s_renders[METRICS_TEXT] && e->s_renders[METRICS_OPENMETRICS] && e->f_queue &&
+           e->f_remote && e->f_resp_queue && e->f_send && e->f_total && e->f_requests &&
            e->f_errors && e->f_local && e->s_lag && e->s_fds && e->s_max_fds && e->s_rss &&
            e->s_q_leader && e->s_q_term && e->s_q_commit && e->s_q_applied && e->s_active &&
            e->s_offline && e->s_under && e->s_partitions && e->s_leaders && e->f_log_start &&
@@ -337,6 +372,29 @@ void exporter_request(struct exporter *e, const struct proto_api *api, uint64_t 
         return;
     metrics_add(api_series(e->f_requests, e->s_requests, api), 1);
     metrics_observe(api_series(e->f_local, e->s_local, api), (double)local_ns / 1e9);
+}
+
+static double seconds_between(uint64_t from, uint64_t to)
+{
+    return to > from ? (double)(to - from) / 1e9 : 0;
+}
+
+void exporter_sent(void *arg, const struct net_request_times *t)
+{
+    struct exporter *e = arg;
+    if (e == NULL || e->stopped || t->api == NULL)
+        return;
+    const struct proto_api *api = t->api;
+    metrics_observe(api_series(e->f_queue, e->s_queue, api),
+                    seconds_between(t->received_ns, t->started_ns));
+    metrics_observe(api_series(e->f_remote, e->s_remote, api),
+                    seconds_between(t->handled_ns, t->responded_ns));
+    metrics_observe(api_series(e->f_resp_queue, e->s_resp_queue, api),
+                    seconds_between(t->responded_ns, t->queued_ns));
+    metrics_observe(api_series(e->f_send, e->s_send, api),
+                    seconds_between(t->queued_ns, t->sent_ns));
+    metrics_observe(api_series(e->f_total, e->s_total, api),
+                    seconds_between(t->received_ns, t->sent_ns));
 }
 
 /* Visits every ErrorCode (INT16) field present at `version`, in structs and arrays of structs

@@ -58,6 +58,10 @@ void exporter_request(struct exporter *e, const struct proto_api *api, uint64_t 
 /* net_options.on_response (arg: the exporter): counts the non-zero ErrorCode fields of an
  * answer, every level of it (a Produce answer's per-partition codes too), by API and name. */
 void exporter_response(void *arg, const struct net_request *req, int16_t version, const void *resp);
+/* net_options.on_sent (arg: the exporter): an answer's last byte reached the kernel; observes
+ * its request's queue, remote, response-queue, send and total times by API. */
+struct net_request_times;
+void exporter_sent(void *arg, const struct net_request_times *t);
 
 /* Closes the listener (joining the HTTP thread; a scrape waiting for the loop gets 503) and
  * stops reading any module: call first in shutdown, before the modules stop. The handles

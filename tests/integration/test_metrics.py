@@ -280,8 +280,21 @@ def test_metrics_error_codes_and_bad_http(broker_factory):
     # The broker and the endpoint keep serving.
     with b.conn() as c:
         err, keys = c.api_versions(0)
-    assert err == 0 and kp.METADATA in keys
+        assert err == 0 and kp.METADATA in keys
+        # A long poll at the log end: the broker must hold it for its max.wait (300 ms).
+        c.fetch({"metrics-err": {0: 1}}, version=4, max_wait_ms=300)
     s = parse(scrape(b.metrics_port))
+    # Kafka's split of the request time. ApiVersions is answered from its handler: no
+    # remote time at all. The Fetch waited in the purgatory for at least 250 ms.
+    assert value(s, "tally_request_total_seconds_count", api="ApiVersions") >= 1
+    assert value(s, "tally_request_remote_seconds_count", api="ApiVersions") >= 1
+    assert value(s, "tally_request_remote_seconds_sum", api="ApiVersions") == 0
+    fetch_waits = value(s, "tally_request_remote_seconds_bucket", api="Fetch", le="+Inf") - \
+        value(s, "tally_request_remote_seconds_bucket", api="Fetch", le="0.25")
+    assert fetch_waits >= 1, s
+    parts = sum(value(s, "tally_request_%s_seconds_sum" % k, api="Fetch")
+                for k in ("queue", "remote", "response_queue", "response_send"))
+    assert value(s, "tally_request_total_seconds_sum", api="Fetch") >= parts - 1e-9
     assert value(s, "tally_requests_total", api="ApiVersions") >= 1
     assert value(s, "tally_request_errors_total", api="Produce",
                  error="UNKNOWN_TOPIC_OR_PARTITION") == 2
