@@ -304,6 +304,7 @@ static void start_modules(struct tallyd *t)
     };
     if (t->admin && t->broker)
         t->group = group_coord_new(&go);
+    exporter_set_groups(t->exporter, t->group);
     if (t->admin == NULL || t->broker == NULL || t->txn == NULL || t->group == NULL) {
         slog_error("main", "out of memory");
         shutdown_tallyd(t, 1);

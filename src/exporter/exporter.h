@@ -48,6 +48,10 @@ int exporter_port(const struct exporter *e);
 
 /* The partitions to report (from start_modules on; NULL once they stop). NULL e: no-op. */
 void exporter_set_replicas(struct exporter *e, struct replica_mgr *rm);
+/* The group coordinator whose groups to report (state, members, committed offsets and lag);
+ * NULL once it stops. NULL e: no-op. */
+struct group_coord;
+void exporter_set_groups(struct exporter *e, struct group_coord *gc);
 
 /* dispatch: a request of `api` reached its handler (or was forwarded to the controller), whose
  * synchronous part took `local_ns` (docs/metrics.md: requests and the local-time histogram,
@@ -69,6 +73,15 @@ void exporter_sent(void *arg, const struct net_request_times *t);
 void exporter_stop(struct exporter *e);
 /* Frees the exporter and its registry (after exporter_stop and the loop ran). NULL: no-op. */
 void exporter_free(struct exporter *e);
+
+/* A consumer group's lag on one partition (docs/metrics.md), for exporter.c and its tests:
+ * records behind the high watermark and behind the last stable offset (never negative: an
+ * offset committed past either, by a client's choice, is 0 behind). */
+struct exporter_lag {
+    int64_t records, stable_records;
+};
+struct exporter_lag exporter_group_lag(int64_t high_watermark, int64_t last_stable_offset,
+                                       int64_t committed);
 
 /* ---- http.c: the listener, for exporter.c ------------------------------------------------ */
 

@@ -135,6 +135,52 @@ def test_metrics_records_in_promtool_and_prometheus(broker_factory, tmp_path):
     assert value(s, "tally_topic_fetch_requests_total", topic="metrics-in") >= 1
     assert value(s, "tally_topic_produce_requests_total", topic="metrics-in") >= 1
 
+    # A transaction left open on the partition holds its last stable offset at n.
+    from confluent_kafka import Consumer, Producer, TopicPartition
+    tp = Producer({"bootstrap.servers": b.bootstrap, "transactional.id": "metrics-open",
+                   "linger.ms": 5})
+    tp.init_transactions(30)
+    tp.begin_transaction()
+    for i in range(5):
+        tp.produce("metrics-in", value=b"open-%d" % i, partition=0)
+    assert tp.flush(30) == 0
+    # Two groups: one committed at 100, one at the high watermark.
+    for group, at in (("metrics-behind", 100), ("metrics-caught-up", n + 5)):
+        c = Consumer({"bootstrap.servers": b.bootstrap, "group.id": group,
+                      "enable.auto.commit": False})
+        c.commit(offsets=[TopicPartition("metrics-in", 0, at)], asynchronous=False)
+        c.close()
+    s1 = parse(scrape(b.metrics_port))
+    time.sleep(0.3)
+    text = scrape(b.metrics_port)
+    s2 = parse(text)
+    tp0 = dict(topic="metrics-in", partition="0")
+    hw = value(s2, "tally_partition_high_watermark", **tp0)
+    lso = value(s2, "tally_partition_last_stable_offset", **tp0)
+    assert (hw, lso) == (n + 5, n), (hw, lso)
+    behind = dict(group="metrics-behind", **tp0)
+    assert value(s2, "tally_group_committed_offset", **behind) == 100
+    assert value(s2, "tally_group_lag_records", **behind) == hw - 100
+    assert value(s2, "tally_group_lag_stable_records", **behind) == lso - 100
+    assert value(s2, "tally_group_lag_seconds", **behind) > 0
+    caught = dict(group="metrics-caught-up", **tp0)
+    assert value(s2, "tally_group_lag_records", **caught) == 0
+    assert value(s2, "tally_group_lag_stable_records", **caught) == 0
+    assert value(s2, "tally_group_lag_seconds", **caught) == 0
+    for g in ("metrics-behind", "metrics-caught-up"):
+        assert value(s2, "tally_group_state", group=g, state="Empty") == 1
+        assert value(s2, "tally_group_members", group=g) == 0
+    assert value(s2, "tally_groups", state="Empty") == 2
+    assert value(s2, "tally_groups", state="Stable") == 0
+    # The record at a committed offset is read once, not at every scrape.
+    assert value(s2, "tally_metrics_group_timestamp_reads_total") == \
+        value(s1, "tally_metrics_group_timestamp_reads_total")
+    # The open transaction's age grows between two scrapes; the log has one segment.
+    age1 = value(s1, "tally_partition_oldest_open_txn_age_seconds", **tp0)
+    age2 = value(s2, "tally_partition_oldest_open_txn_age_seconds", **tp0)
+    assert 0 < age1 < age2, (age1, age2)
+    assert value(s2, "tally_partition_segments", **tp0) == 1
+
     r = subprocess.run([PROMTOOL, "check", "metrics"], input=text, capture_output=True,
                        text=True, timeout=60)
     assert r.returncode == 0 and r.stdout.strip() == "" and r.stderr.strip() == "", \
@@ -151,7 +197,7 @@ def test_metrics_records_in_promtool_and_prometheus(broker_factory, tmp_path):
     text_types = dict(re.findall(r"^# TYPE (\S+) (\S+)$", text, re.M))
     assert om_types == {(n[:-6] if t == "counter" else n): t for n, t in text_types.items()}
     om_samples = parse(om.replace("# EOF\n", ""))
-    assert value(om_samples, "tally_topic_records_in_total", topic="metrics-in") == n
+    assert value(om_samples, "tally_topic_records_in_total", topic="metrics-in") == n + 5
     assert set(k[0] for k in om_samples) == set(k[0] for k in parse(scrape(b.metrics_port)))
     # promtool (2.42) lints the 0.0.4 text only: it reads an OpenMetrics counter's samples
     # as a family of their own without HELP. That is the one finding allowed, for exactly
@@ -198,13 +244,19 @@ def test_metrics_records_in_promtool_and_prometheus(broker_factory, tmp_path):
         assert last["status"] == "success", last
         assert len(res) == 1, res
         assert res[0]["metric"]["job"] == "tally"
-        assert float(res[0]["value"][1]) == n, res
+        assert float(res[0]["value"][1]) == n + 5, res
         # The scrape itself was healthy as Prometheus sees it.
         q = urllib.parse.quote('up{job="tally"}')
         with urllib.request.urlopen("http://127.0.0.1:%d/api/v1/query?query=%s" % (web, q),
                                     timeout=10) as r:
             up = json.load(r)["data"]["result"]
         assert [float(x["value"][1]) for x in up] == [1.0], up
+        # A group's lag as Prometheus has it: HW - committed.
+        q = urllib.parse.quote('tally_group_lag_records{group="metrics-behind"}')
+        with urllib.request.urlopen("http://127.0.0.1:%d/api/v1/query?query=%s" % (web, q),
+                                    timeout=10) as r:
+            lag = json.load(r)["data"]["result"]
+        assert [float(x["value"][1]) for x in lag] == [n + 5 - 100], lag
         # Prometheus asked for OpenMetrics, and parsed it (its parser refuses a text
         # without "# EOF").
         q = urllib.parse.quote('tally_metrics_renders_total{job="tally",format="openmetrics"}')

@@ -354,3 +354,19 @@ TEST(metrics_accept_header_chooses_openmetrics)
     CHECK(!exporter_wants_openmetrics("text/plain, application/openmetrics-text;q=0.5"));
     CHECK(!exporter_wants_openmetrics("application/openmetrics-textx"));
 }
+
+TEST(metrics_group_lag_is_against_high_watermark_and_lso)
+{
+    /* HW 242, LSO 237 (a transaction open at 237), committed 100. */
+    struct exporter_lag l = exporter_group_lag(242, 237, 100);
+    CHECK_EQ_INT(l.records, 142);
+    CHECK_EQ_INT(l.stable_records, 137);
+    /* Caught up, and committed past the LSO (read_uncommitted consumer). */
+    l = exporter_group_lag(242, 237, 242);
+    CHECK_EQ_INT(l.records, 0);
+    CHECK_EQ_INT(l.stable_records, 0);
+    /* A client may commit past the high watermark: never a negative lag. */
+    l = exporter_group_lag(10, 10, 15);
+    CHECK_EQ_INT(l.records, 0);
+    CHECK_EQ_INT(l.stable_records, 0);
+}
