@@ -290,8 +290,10 @@ static void start_modules(struct tallyd *t)
         .meta = t->meta,
         .config = t->cfg.props,
         .node_id = t->cfg.node_id,
+        .metrics = exporter_metrics(t->exporter),
     };
     t->txn = txn_new(&to);
+    exporter_set_txn(t->exporter, t->txn);
     struct group_coord_options go = {
         .loop = t->loop,
         .clock = t->clock,

@@ -88,6 +88,11 @@ struct broker *broker_new(const struct broker_options *opts)
         opts->metrics, METRICS_COUNTER, "tally_topic_fetch_requests_total",
         "Partition entries of consumers' Fetch requests for partitions led here.", 1, topic, 0,
         NULL);
+    b->m_hanging = metrics_series0(metrics_family_new(
+        opts->metrics, METRICS_COUNTER, "tally_txn_hanging_aborted_total",
+        "Hanging transactions (open here, unknown to every coordinator) this broker found on "
+        "partitions it leads and aborted.",
+        0, NULL, 0, NULL));
     b->m_rejected = metrics_family_new(
         opts->metrics, METRICS_COUNTER, "tally_topic_rejected_batches_total",
         "Produced batches the leader refused, by topic and reason.", 2, topic_reason, 0, NULL);

@@ -43,6 +43,8 @@ struct broker {
     /* Produce and Fetch partition entries for partitions led here, by topic; batches a
      * leader refused, by topic and reason (broker_reject_reason). */
     struct metrics_family *m_produce_requests, *m_fetch_requests, *m_rejected;
+    /* Hanging transactions this broker found and aborted (hanging.c). */
+    struct metrics_series *m_hanging;
     bool stopping;
     bool releasing; /* broker_stop is completing the purgatory */
     void (*stop_cb)(void *arg);

@@ -22,6 +22,8 @@
 #include "proto/proto.h"
 #include "record/record.h"
 #include "replica/replica.h"
+#include "txn/txn.h"
+#include "txn/txn_sm.h"
 
 /* The loop's lag is sampled by a timer this often: each firing observes how late it came. */
 #define LAG_INTERVAL_MS 100
@@ -63,6 +65,7 @@ struct exporter {
     struct meta *meta;
     struct replica_mgr *replicas;
     struct group_coord *groups;
+    struct txn *txn;
     struct ts_cache ts_cache;
     int32_t node_id;
     bool partition_level;
@@ -95,6 +98,8 @@ struct exporter {
     struct metrics_family *f_group_state, *f_group_members, *f_group_committed, *f_group_lag,
         *f_group_lag_stable, *f_group_lag_seconds, *f_groups;
     struct metrics_series *s_group_omitted, *s_group_ts_reads;
+    /* Transactions and producers. */
+    struct metrics_series *s_txn_state[TXN_N_STATES], *s_txn_ongoing, *s_producers;
 };
 
 bool exporter_wanted(const struct props *config)
@@ -246,6 +251,20 @@ static bool declare(struct exporter *e)
         e->m, METRICS_COUNTER, "tally_metrics_group_timestamp_reads_total",
         "Batches read to find the timestamp at a committed offset (once per committed offset).", 0,
         NULL, 0, NULL));
+    static const char *const txn_state_label[] = {"state"};
+    struct metrics_family *txns =
+        metrics_family_new(e->m, METRICS_GAUGE, "tally_txn_transactions",
+                           "Transactional ids this broker's coordinator holds, by state.", 1,
+                           txn_state_label, 0, NULL);
+    bool txn_ok = txns != NULL;
+    for (int s = 0; s < TXN_N_STATES; s++)
+        txn_ok = txn_ok && (e->s_txn_state[s] =
+                                metrics_series1(txns, txn_state_name((enum txn_state)s))) != NULL;
+    e->s_txn_ongoing =
+        gauge0(e, "tally_txn_ongoing", "Transactions open (Ongoing) at this broker's coordinator.");
+    e->s_producers = gauge0(e, "tally_producers_tracked",
+                            "Producer ids in the producer states of the partitions hosted here "
+                            "(idempotent and transactional producers; one per partition).");
     e->s_omitted = gauge0(e, "tally_metrics_partitions_omitted",
                           "Partitions left out of the per-partition series "
                           "(metrics.partition.max.series).");
@@ -265,11 +284,12 @@ static bool declare(struct exporter *e)
            e->f_remote && e->f_resp_queue && e->f_send && e->f_total && e->f_groups &&
            e->f_group_state && e->f_group_members && e->f_group_committed && e->f_group_lag &&
            e->f_group_lag_stable && e->f_group_lag_seconds && e->s_group_omitted && e->f_segments &&
-           e->f_txn_age && e->s_group_ts_reads && e->f_requests && e->f_errors && e->f_local &&
-           e->s_lag && e->s_fds && e->s_max_fds && e->s_rss && e->s_q_leader && e->s_q_term &&
-           e->s_q_commit && e->s_q_applied && e->s_active && e->s_offline && e->s_under &&
-           e->s_partitions && e->s_leaders && e->f_log_start && e->f_leo && e->f_hw && e->f_lso &&
-           e->f_size && e->f_follower_lag && e->s_omitted && e->s_render && e->s_dropped;
+           e->f_txn_age && txn_ok && e->s_txn_ongoing && e->s_producers && e->s_group_ts_reads &&
+           e->f_requests && e->f_errors && e->f_local && e->s_lag && e->s_fds && e->s_max_fds &&
+           e->s_rss && e->s_q_leader && e->s_q_term && e->s_q_commit && e->s_q_applied &&
+           e->s_active && e->s_offline && e->s_under && e->s_partitions && e->s_leaders &&
+           e->f_log_start && e->f_leo && e->f_hw && e->f_lso && e->f_size && e->f_follower_lag &&
+           e->s_omitted && e->s_render && e->s_dropped;
 }
 
 /* ---- read at scrape time ------------------------------------------------------------------ */
@@ -340,6 +360,7 @@ struct partition_walk {
     int64_t left;
     long omitted;
     int64_t now_ms;
+    long producers;
 };
 
 static int64_t wall_ms(void)
@@ -358,7 +379,10 @@ static int collect_partition(void *arg, struct partition *p)
     struct exporter *e = w->e;
     const char *topic = partition_topic(p);
     char index[16];
+    size_t n_producers = 0;
 
+    pstate_producers(partition_pstate(p), &n_producers);
+    w->producers += (long)n_producers;
     if (w->left <= 0) {
         w->omitted++;
         return 0;
@@ -422,10 +446,11 @@ static void collect_partitions(struct exporter *e)
     /* Series of partitions still hosted are set again; those of partitions gone go. */
     for (size_t i = 0; i < n_fams; i++)
         metrics_family_mark(fams[i]);
-    if (e->partition_level && e->replicas)
+    if (!e->partition_level)
+        w.left = 0; /* the walk still counts the producers; every partition is omitted */
+    if (e->replicas)
         replica_for_each(e->replicas, collect_partition, &w);
-    else if (e->replicas)
-        w.omitted = (long)replica_count(e->replicas);
+    metrics_set(e->s_producers, (double)w.producers);
     for (size_t i = 0; i < n_fams; i++)
         metrics_family_sweep(fams[i]);
     metrics_set(e->s_omitted, (double)w.omitted);
@@ -674,6 +699,15 @@ static void collect_groups(struct exporter *e)
     metrics_set(e->s_group_omitted, (double)w.omitted);
 }
 
+static void collect_txn(struct exporter *e)
+{
+    int64_t counts[TXN_N_STATES];
+    txn_count_states(e->txn, counts, TXN_N_STATES);
+    for (int s = 0; s < TXN_N_STATES; s++)
+        metrics_set(e->s_txn_state[s], (double)counts[s]);
+    metrics_set(e->s_txn_ongoing, (double)counts[TXN_ONGOING]);
+}
+
 /* exporter_render_fn, on the loop. */
 static int render(void *arg, enum metrics_format fmt, char **text, size_t *len)
 {
@@ -687,6 +721,7 @@ static int render(void *arg, enum metrics_format fmt, char **text, size_t *len)
     collect_cluster(e);
     collect_partitions(e);
     collect_groups(e);
+    collect_txn(e);
     ts_sweep(&e->ts_cache); /* after both: they share it */
     metrics_set(e->s_dropped, (double)metrics_dropped(e->m));
     metrics_add(e->s_renders[fmt], 1);
@@ -881,6 +916,12 @@ void exporter_set_groups(struct exporter *e, struct group_coord *gc)
         e->groups = gc;
 }
 
+void exporter_set_txn(struct exporter *e, struct txn *t)
+{
+    if (e)
+        e->txn = t;
+}
+
 void exporter_stop(struct exporter *e)
 {
     if (e == NULL || e->stopped)
@@ -888,6 +929,7 @@ void exporter_stop(struct exporter *e)
     e->stopped = true;
     e->replicas = NULL;
     e->groups = NULL;
+    e->txn = NULL;
     exporter_http_stop(e->http);
     e->http = NULL;
     uv_close((uv_handle_t *)&e->lag_timer, NULL);

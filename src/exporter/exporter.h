@@ -52,6 +52,9 @@ void exporter_set_replicas(struct exporter *e, struct replica_mgr *rm);
  * NULL once it stops. NULL e: no-op. */
 struct group_coord;
 void exporter_set_groups(struct exporter *e, struct group_coord *gc);
+/* The transaction coordinator whose transactions to count by state; NULL once it stops. */
+struct txn;
+void exporter_set_txn(struct exporter *e, struct txn *t);
 
 /* dispatch: a request of `api` reached its handler (or was forwarded to the controller), whose
  * synchronous part took `local_ns` (docs/metrics.md: requests and the local-time histogram,

@@ -100,7 +100,9 @@ def produce(b, topic, n):
 
 def test_metrics_records_in_promtool_and_prometheus(broker_factory, tmp_path):
     need_prometheus()
-    b = metrics_broker(broker_factory)
+    # Timed-out transactions are looked for every 200 ms (the test leaves one to time out).
+    b = metrics_broker(broker_factory, **{
+        "transaction.abort.timed.out.transaction.cleanup.interval.ms": "200"})
     n = 237
     harness.create_topics(b, [("metrics-in", 1, {})])
     produce(b, "metrics-in", n)
@@ -180,6 +182,11 @@ def test_metrics_records_in_promtool_and_prometheus(broker_factory, tmp_path):
     age2 = value(s2, "tally_partition_oldest_open_txn_age_seconds", **tp0)
     assert 0 < age1 < age2, (age1, age2)
     assert value(s2, "tally_partition_segments", **tp0) == 1
+    # The coordinator holds one open transaction; the partition one transactional producer.
+    assert value(s2, "tally_txn_ongoing") == 1
+    assert value(s2, "tally_txn_transactions", state="Ongoing") == 1
+    assert value(s2, "tally_producers_tracked") == 1
+    assert value(s2, "tally_txn_marker_send_seconds_count") == 0
 
     r = subprocess.run([PROMTOOL, "check", "metrics"], input=text, capture_output=True,
                        text=True, timeout=60)
@@ -209,6 +216,29 @@ def test_metrics_records_in_promtool_and_prometheus(broker_factory, tmp_path):
             if t == "counter" and f + "_total" in with_samples}
     got = set(r.stdout.strip().splitlines() + r.stderr.strip().splitlines()) - {""}
     assert got == want, (sorted(got - want), sorted(want - got))
+
+    # The transaction commits: its markers are written (one latency observed), the LSO
+    # catches up and no transaction is open any more. Another, left open past its 1 s
+    # timeout, is aborted by the coordinator.
+    tp.commit_transaction(30)
+    late = Producer({"bootstrap.servers": b.bootstrap, "transactional.id": "metrics-late",
+                     "transaction.timeout.ms": 1000})
+    late.init_transactions(30)
+    late.begin_transaction()
+    late.produce("metrics-in", value=b"late", partition=0)
+    assert late.flush(30) == 0
+
+    def aborted():
+        got = parse(scrape(b.metrics_port))
+        return got if value(got, "tally_txn_timed_out_aborts_total") >= 1 else None
+    s3 = clu.wait_for(aborted, 30, "the coordinator aborts the timed-out transaction")
+    assert value(s3, "tally_txn_timed_out_aborts_total") == 1
+    assert value(s3, "tally_txn_transactions", state="CompleteCommit") == 1
+    assert value(s3, "tally_txn_marker_send_seconds_count") >= 1
+    hw = value(s3, "tally_partition_high_watermark", **tp0)
+    assert value(s3, "tally_partition_last_stable_offset", **tp0) == hw
+    assert value(s3, "tally_partition_oldest_open_txn_age_seconds", **tp0) == 0
+    assert value(s3, "tally_group_lag_records", **behind) == hw - 100
 
     # A real Prometheus server scrapes it every second.
     web = harness.free_port()
@@ -244,7 +274,7 @@ def test_metrics_records_in_promtool_and_prometheus(broker_factory, tmp_path):
         assert last["status"] == "success", last
         assert len(res) == 1, res
         assert res[0]["metric"]["job"] == "tally"
-        assert float(res[0]["value"][1]) == n + 5, res
+        assert float(res[0]["value"][1]) == n + 6, res
         # The scrape itself was healthy as Prometheus sees it.
         q = urllib.parse.quote('up{job="tally"}')
         with urllib.request.urlopen("http://127.0.0.1:%d/api/v1/query?query=%s" % (web, q),
@@ -256,7 +286,7 @@ def test_metrics_records_in_promtool_and_prometheus(broker_factory, tmp_path):
         with urllib.request.urlopen("http://127.0.0.1:%d/api/v1/query?query=%s" % (web, q),
                                     timeout=10) as r:
             lag = json.load(r)["data"]["result"]
-        assert [float(x["value"][1]) for x in lag] == [n + 5 - 100], lag
+        assert [float(x["value"][1]) for x in lag] == [hw - 100], lag
         # Prometheus asked for OpenMetrics, and parsed it (its parser refuses a text
         # without "# EOF").
         q = urllib.parse.quote('tally_metrics_renders_total{job="tally",format="openmetrics"}')
