@@ -186,6 +186,8 @@ static void start_listener(struct tallyd *t)
                   i == 0 ? ", inter-broker" : "");
     }
     t->net = t->nets[0];
+    for (size_t i = 0; i < t->cfg.n_listeners; i++)
+        exporter_add_listener(t->exporter, t->cfg.listeners[i].name, t->nets[i]);
 }
 
 /* One Kafka listener: its connections carry the listener's name and whether they must
@@ -282,6 +284,7 @@ static void start_modules(struct tallyd *t)
     bo.out_of_touch_arg = t;
     t->admin = admin_new(t->meta, &ao);
     t->broker = broker_new(&bo);
+    exporter_set_broker(t->exporter, t->broker);
     struct txn_options to = {
         .loop = t->loop,
         .clock = t->clock,

@@ -382,6 +382,18 @@ void metrics_observe(struct metrics_series *s, double v)
     s->value += v;
 }
 
+void metrics_histogram_load(struct metrics_series *s, const uint64_t *counts, size_t n, double sum)
+{
+    if (s == NULL || s->f->type != METRICS_HISTOGRAM || n != s->f->n_buckets + 1)
+        return;
+    s->count = 0;
+    for (size_t i = 0; i < n; i++) {
+        s->buckets[i] = counts[i];
+        s->count += counts[i];
+    }
+    s->value = sum;
+}
+
 double metrics_value(const struct metrics_series *s)
 {
     if (s == NULL)

@@ -82,6 +82,10 @@ void metrics_set(struct metrics_series *s, double v);
 /* Histogram: counts one observation `v` in the first bucket whose bound is >= v, adds it to
  * the sum. */
 void metrics_observe(struct metrics_series *s, double v);
+/* Histogram: replaces its counts with a copy kept elsewhere (another thread's atomics):
+ * counts[0..n_buckets] per bucket, not cumulative (the last one past every bound), and the
+ * sum. n must be the family's n_buckets + 1; otherwise nothing is done. */
+void metrics_histogram_load(struct metrics_series *s, const uint64_t *counts, size_t n, double sum);
 /* The current value (counter, gauge) or count of observations (histogram); 0 for NULL. */
 double metrics_value(const struct metrics_series *s);
 

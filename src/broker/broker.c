@@ -143,3 +143,8 @@ void broker_stop(struct broker *b, void (*cb)(void *arg), void *arg)
     b->releasing = false;
     broker_maybe_finish_stop(b);
 }
+
+size_t broker_waiting(const struct broker *b)
+{
+    return b ? purgatory_waiting(b->pg) : 0;
+}

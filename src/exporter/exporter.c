@@ -14,6 +14,8 @@
 #include "base/metrics.h"
 #include "base/props.h"
 #include "base/slog.h"
+#include "base/sysio.h"
+#include "broker/broker.h"
 #include "exporter.h"
 #include "group/group.h"
 #include "meta/meta.h"
@@ -27,6 +29,8 @@
 
 /* The loop's lag is sampled by a timer this often: each firing observes how late it came. */
 #define LAG_INTERVAL_MS 100
+/* A no-op task goes to the thread pool this often: how long it waits for a thread. */
+#define POOL_PROBE_MS 1000
 /* Per-API series are cached by API key below this (Kafka's keys are well under it). */
 #define API_SLOTS 128
 /* ErrorCode fields are looked for this deep in an answer (Fetch: topics, partitions). */
@@ -66,7 +70,22 @@ struct exporter {
     struct replica_mgr *replicas;
     struct group_coord *groups;
     struct txn *txn;
+    struct broker *broker;
     struct ts_cache ts_cache;
+    struct {
+        struct net_server *srv;
+        struct metrics_series *s;
+    } listeners[EXPORTER_MAX_LISTENERS];
+    size_t n_listeners;
+    struct metrics_family *f_connections;
+    /* The thread pool's probe: a no-op task queued every POOL_PROBE_MS. */
+    uv_timer_t pool_timer;
+    uv_work_t pool_work;
+    bool pool_busy;
+    uint64_t pool_queued_ns, pool_started_ns;
+    struct metrics_series *s_pool_wait, *s_pool_busy_ms;
+    struct metrics_series *s_fsync;
+    struct metrics_series *s_pg_broker, *s_pg_group, *s_pg_txn;
     int32_t node_id;
     bool partition_level;
     int64_t partition_max;
@@ -265,6 +284,27 @@ static bool declare(struct exporter *e)
     e->s_producers = gauge0(e, "tally_producers_tracked",
                             "Producer ids in the producer states of the partitions hosted here "
                             "(idempotent and transactional producers; one per partition).");
+    static const char *const listener[] = {"listener"};
+    static const char *const purgatory[] = {"purgatory"};
+    e->f_connections =
+        metrics_family_new(e->m, METRICS_GAUGE, "tally_connections",
+                           "Client connections open now, by Kafka listener.", 1, listener, 0, NULL);
+    e->s_pool_wait = metrics_series0(metrics_family_new(
+        e->m, METRICS_HISTOGRAM, "tally_threadpool_wait_seconds",
+        "How long a probe task queued on the I/O thread pool every second waited for a thread.", 0,
+        NULL, sizeof lag_buckets / sizeof lag_buckets[0], lag_buckets));
+    e->s_fsync = metrics_series0(metrics_family_new(
+        e->m, METRICS_HISTOGRAM, "tally_fsync_seconds",
+        "Duration of every fsync (segments, indexes, snapshots, checkpoints), from any thread.", 0,
+        NULL, SYSIO_FSYNC_BUCKETS, sysio_fsync_bounds));
+    struct metrics_family *pg = metrics_family_new(
+        e->m, METRICS_GAUGE, "tally_purgatory_size",
+        "Operations waiting in each purgatory: the broker's (acks=all Produce, long-poll "
+        "Fetch), the group and transaction coordinators' (appends waiting for replication).",
+        1, purgatory, 0, NULL);
+    e->s_pg_broker = metrics_series1(pg, "broker");
+    e->s_pg_group = metrics_series1(pg, "group_coordinator");
+    e->s_pg_txn = metrics_series1(pg, "txn_coordinator");
     e->s_omitted = gauge0(e, "tally_metrics_partitions_omitted",
                           "Partitions left out of the per-partition series "
                           "(metrics.partition.max.series).");
@@ -284,12 +324,13 @@ static bool declare(struct exporter *e)
            e->f_remote && e->f_resp_queue && e->f_send && e->f_total && e->f_groups &&
            e->f_group_state && e->f_group_members && e->f_group_committed && e->f_group_lag &&
            e->f_group_lag_stable && e->f_group_lag_seconds && e->s_group_omitted && e->f_segments &&
-           e->f_txn_age && txn_ok && e->s_txn_ongoing && e->s_producers && e->s_group_ts_reads &&
-           e->f_requests && e->f_errors && e->f_local && e->s_lag && e->s_fds && e->s_max_fds &&
-           e->s_rss && e->s_q_leader && e->s_q_term && e->s_q_commit && e->s_q_applied &&
-           e->s_active && e->s_offline && e->s_under && e->s_partitions && e->s_leaders &&
-           e->f_log_start && e->f_leo && e->f_hw && e->f_lso && e->f_size && e->f_follower_lag &&
-           e->s_omitted && e->s_render && e->s_dropped;
+           e->f_txn_age && txn_ok && e->s_txn_ongoing && e->s_producers && e->f_connections &&
+           e->s_pool_wait && e->s_fsync && e->s_pg_broker && e->s_pg_group && e->s_pg_txn &&
+           e->s_group_ts_reads && e->f_requests && e->f_errors && e->f_local && e->s_lag &&
+           e->s_fds && e->s_max_fds && e->s_rss && e->s_q_leader && e->s_q_term && e->s_q_commit &&
+           e->s_q_applied && e->s_active && e->s_offline && e->s_under && e->s_partitions &&
+           e->s_leaders && e->f_log_start && e->f_leo && e->f_hw && e->f_lso && e->f_size &&
+           e->f_follower_lag && e->s_omitted && e->s_render && e->s_dropped;
 }
 
 /* ---- read at scrape time ------------------------------------------------------------------ */
@@ -699,6 +740,19 @@ static void collect_groups(struct exporter *e)
     metrics_set(e->s_group_omitted, (double)w.omitted);
 }
 
+static void collect_io(struct exporter *e)
+{
+    for (size_t i = 0; i < e->n_listeners; i++)
+        metrics_set(e->listeners[i].s, net_server_connections(e->listeners[i].srv));
+    uint64_t counts[SYSIO_FSYNC_BUCKETS + 1];
+    double sum;
+    sysio_fsync_stats(counts, &sum);
+    metrics_histogram_load(e->s_fsync, counts, SYSIO_FSYNC_BUCKETS + 1, sum);
+    metrics_set(e->s_pg_broker, (double)broker_waiting(e->broker));
+    metrics_set(e->s_pg_group, (double)group_coord_waiting(e->groups));
+    metrics_set(e->s_pg_txn, (double)txn_waiting(e->txn));
+}
+
 static void collect_txn(struct exporter *e)
 {
     int64_t counts[TXN_N_STATES];
@@ -722,6 +776,7 @@ static int render(void *arg, enum metrics_format fmt, char **text, size_t *len)
     collect_partitions(e);
     collect_groups(e);
     collect_txn(e);
+    collect_io(e);
     ts_sweep(&e->ts_cache); /* after both: they share it */
     metrics_set(e->s_dropped, (double)metrics_dropped(e->m));
     metrics_add(e->s_renders[fmt], 1);
@@ -737,6 +792,34 @@ static void on_lag_timer(uv_timer_t *t)
     if (e->lag_due_ns)
         metrics_observe(e->s_lag, now > e->lag_due_ns ? (double)(now - e->lag_due_ns) / 1e9 : 0);
     e->lag_due_ns = now + (uint64_t)LAG_INTERVAL_MS * 1000000u;
+}
+
+/* The pool probe: runs on a pool thread, then back on the loop. */
+static void pool_probe_run(uv_work_t *w)
+{
+    struct exporter *e = w->data;
+    e->pool_started_ns = uv_hrtime(); /* read in pool_probe_done, after the work */
+}
+
+static void pool_probe_done(uv_work_t *w, int status)
+{
+    struct exporter *e = w->data;
+    e->pool_busy = false;
+    if (status == 0 && !e->stopped)
+        metrics_observe(e->s_pool_wait, e->pool_started_ns > e->pool_queued_ns
+                                            ? (double)(e->pool_started_ns - e->pool_queued_ns) / 1e9
+                                            : 0);
+}
+
+static void on_pool_timer(uv_timer_t *t)
+{
+    struct exporter *e = t->data;
+    if (e->pool_busy || e->stopped)
+        return; /* the last probe still waits: it will be observed when it runs */
+    e->pool_work.data = e;
+    e->pool_queued_ns = uv_hrtime();
+    if (uv_queue_work(e->loop, &e->pool_work, pool_probe_run, pool_probe_done) == 0)
+        e->pool_busy = true;
 }
 
 /* ---- per request --------------------------------------------------------------------------- */
@@ -886,6 +969,10 @@ int exporter_start(const struct exporter_options *o, struct exporter **out)
     /* Neither handle keeps the loop running: shutdown closes them, but nothing waits on
      * them. */
     uv_unref((uv_handle_t *)&e->lag_timer);
+    uv_timer_init(o->loop, &e->pool_timer);
+    e->pool_timer.data = e;
+    uv_timer_start(&e->pool_timer, on_pool_timer, POOL_PROBE_MS, POOL_PROBE_MS);
+    uv_unref((uv_handle_t *)&e->pool_timer);
     slog_info("exporter",
               strchr(host, ':') ? "metrics on http://[%s]:%d/metrics"
                                 : "metrics on http://%s:%d/metrics",
@@ -916,6 +1003,24 @@ void exporter_set_groups(struct exporter *e, struct group_coord *gc)
         e->groups = gc;
 }
 
+void exporter_add_listener(struct exporter *e, const char *name, struct net_server *s)
+{
+    if (e == NULL || s == NULL || e->n_listeners >= EXPORTER_MAX_LISTENERS)
+        return;
+    struct metrics_series *ms = metrics_series1(e->f_connections, name);
+    if (ms == NULL)
+        return;
+    e->listeners[e->n_listeners].srv = s;
+    e->listeners[e->n_listeners].s = ms;
+    e->n_listeners++;
+}
+
+void exporter_set_broker(struct exporter *e, struct broker *b)
+{
+    if (e)
+        e->broker = b;
+}
+
 void exporter_set_txn(struct exporter *e, struct txn *t)
 {
     if (e)
@@ -930,9 +1035,12 @@ void exporter_stop(struct exporter *e)
     e->replicas = NULL;
     e->groups = NULL;
     e->txn = NULL;
+    e->broker = NULL;
+    e->n_listeners = 0;
     exporter_http_stop(e->http);
     e->http = NULL;
     uv_close((uv_handle_t *)&e->lag_timer, NULL);
+    uv_close((uv_handle_t *)&e->pool_timer, NULL);
 }
 
 void exporter_free(struct exporter *e)

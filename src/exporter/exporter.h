@@ -52,6 +52,14 @@ void exporter_set_replicas(struct exporter *e, struct replica_mgr *rm);
  * NULL once it stops. NULL e: no-op. */
 struct group_coord;
 void exporter_set_groups(struct exporter *e, struct group_coord *gc);
+/* A Kafka listener whose open connections to report (tally_connections{listener}); `name`
+ * is borrowed and must outlive the exporter. At most EXPORTER_MAX_LISTENERS. */
+#define EXPORTER_MAX_LISTENERS 8
+struct net_server;
+void exporter_add_listener(struct exporter *e, const char *name, struct net_server *s);
+/* The broker whose purgatory to report. */
+struct broker;
+void exporter_set_broker(struct exporter *e, struct broker *b);
 /* The transaction coordinator whose transactions to count by state; NULL once it stops. */
 struct txn;
 void exporter_set_txn(struct exporter *e, struct txn *t);

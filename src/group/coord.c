@@ -752,6 +752,11 @@ void coord_nomem(struct net_request *req, const char *api)
     net_close_connection(req);
 }
 
+size_t group_coord_waiting(const struct group_coord *gc)
+{
+    return gc ? coord_log_waiting(gc->log) : 0;
+}
+
 uint64_t group_coord_load_reads(const struct group_coord *gc)
 {
     return coord_log_reads(gc->log);

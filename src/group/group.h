@@ -129,6 +129,8 @@ void group_coord_shards(const struct group_coord *gc, int32_t *led, int32_t *loa
 /* Thread-pool reads the loads have made so far (each at most 1 MiB, parsed in a loop turn of
  * its own). */
 uint64_t group_coord_load_reads(const struct group_coord *gc);
+/* Appends (offset commits, group metadata) waiting to be replicated (metrics). */
+size_t group_coord_waiting(const struct group_coord *gc);
 
 /* ---- metrics: the groups as this coordinator holds them (docs/metrics.md) --------------- */
 

@@ -840,6 +840,11 @@ int net_server_start(uv_loop_t *loop, const struct net_options *opts, net_reques
     return 0;
 }
 
+unsigned net_server_connections(const struct net_server *s)
+{
+    return s ? s->n_conns : 0;
+}
+
 int net_server_port(const struct net_server *s)
 {
     return s->port;

@@ -117,6 +117,8 @@ int net_server_start(uv_loop_t *loop, const struct net_options *opts, net_reques
 
 /* The port actually bound (useful when opts->port was 0). */
 int net_server_port(const struct net_server *s);
+/* Connections open now (metrics). */
+unsigned net_server_connections(const struct net_server *s);
 
 /* Encodes `resp` (layout req->api->response, at the request's version) and queues it; the
  * request is finished. `resp` may live in req->arena. If the connection is gone, the

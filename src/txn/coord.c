@@ -305,6 +305,11 @@ static void count_state(void *arg, struct txn_meta *m)
         counts[m->cur.state]++;
 }
 
+size_t txn_waiting(const struct txn *t)
+{
+    return t ? coord_log_waiting(t->log) : 0;
+}
+
 void txn_count_states(const struct txn *t, int64_t *counts, size_t n)
 {
     memset(counts, 0, n * sizeof *counts);

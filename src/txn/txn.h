@@ -84,6 +84,8 @@ int32_t txn_markers_pending(const struct txn *t);
 /* Metrics: the transactions of the shards led and loaded here, counted by state into
  * counts[s] for enum txn_state s (txn_sm.h; n entries, n >= TXN_N_STATES, zeroed first). */
 void txn_count_states(const struct txn *t, int64_t *counts, size_t n);
+/* Appends to __transaction_state waiting to be replicated (metrics). */
+size_t txn_waiting(const struct txn *t);
 /* Runs the periodic checks now (timed-out transactions, expired ids), as their timers do. */
 void txn_check_timeouts(struct txn *t);
 void txn_check_expired(struct txn *t);

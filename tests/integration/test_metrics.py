@@ -306,7 +306,8 @@ def test_metrics_records_in_promtool_and_prometheus(broker_factory, tmp_path):
 
 def test_metrics_error_codes_and_bad_http(broker_factory):
     b = metrics_broker(broker_factory)
-    harness.create_topics(b, [("metrics-err", 1, {})])
+    # flush.messages=1: every append is fsynced, so the fsync histogram has observations.
+    harness.create_topics(b, [("metrics-err", 1, {"flush.messages": "1"})])
     # Two partitions that do not exist, one that does: two errors in one Produce answer.
     batch = kp.record_batch([(None, b"x")])
     with b.conn() as c:
@@ -374,6 +375,28 @@ def test_metrics_error_codes_and_bad_http(broker_factory):
     fetch_waits = value(s, "tally_request_remote_seconds_bucket", api="Fetch", le="+Inf") - \
         value(s, "tally_request_remote_seconds_bucket", api="Fetch", le="0.25")
     assert fetch_waits >= 1, s
+    # The fsyncs of the appends, and the thread pool's probe (once a second).
+    assert value(s, "tally_fsync_seconds_count") >= 1
+    assert value(s, "tally_fsync_seconds_bucket", le="+Inf") == value(s, "tally_fsync_seconds_count")
+    clu.wait_for(lambda: value(parse(scrape(b.metrics_port)),
+                               "tally_threadpool_wait_seconds_count") >= 1,
+                 10, "the thread pool probe ran")
+    # One connection of the test's open: counted on its listener, then gone. A Fetch parked
+    # on it sits in the broker's purgatory until a produce answers it.
+    base = value(parse(scrape(b.metrics_port)), "tally_connections", listener="PLAINTEXT")
+    with b.conn() as c, b.conn() as c2:
+        s = parse(scrape(b.metrics_port))
+        assert value(s, "tally_connections", listener="PLAINTEXT") == base + 2
+        assert value(s, "tally_purgatory_size", purgatory="broker") == 0
+        c.send(kp.fetch_request(c.next_corr(), {"metrics-err": {0: 1}}, max_wait_ms=20000))
+        clu.wait_for(lambda: value(parse(scrape(b.metrics_port)), "tally_purgatory_size",
+                                   purgatory="broker") == 1, 10, "the Fetch parked")
+        c2.produce({"metrics-err": {0: kp.record_batch([(None, b"wake")])}}, version=3)
+        c.recv_response()
+        assert value(parse(scrape(b.metrics_port)), "tally_purgatory_size",
+                     purgatory="broker") == 0
+    clu.wait_for(lambda: value(parse(scrape(b.metrics_port)), "tally_connections",
+                               listener="PLAINTEXT") == base, 10, "the connections closed")
     parts = sum(value(s, "tally_request_%s_seconds_sum" % k, api="Fetch")
                 for k in ("queue", "remote", "response_queue", "response_send"))
     assert value(s, "tally_request_total_seconds_sum", api="Fetch") >= parts - 1e-9
