@@ -101,8 +101,10 @@ def produce(b, topic, n):
 def test_metrics_records_in_promtool_and_prometheus(broker_factory, tmp_path):
     need_prometheus()
     # Timed-out transactions are looked for every 200 ms (the test leaves one to time out).
+    # A group's first member is not kept waiting for others (the live group below).
     b = metrics_broker(broker_factory, **{
-        "transaction.abort.timed.out.transaction.cleanup.interval.ms": "200"})
+        "transaction.abort.timed.out.transaction.cleanup.interval.ms": "200",
+        "group.initial.rebalance.delay.ms": "0"})
     n = 237
     harness.create_topics(b, [("metrics-in", 1, {})])
     produce(b, "metrics-in", n)
@@ -174,9 +176,29 @@ def test_metrics_records_in_promtool_and_prometheus(broker_factory, tmp_path):
         assert value(s2, "tally_group_members", group=g) == 0
     assert value(s2, "tally_groups", state="Empty") == 2
     assert value(s2, "tally_groups", state="Stable") == 0
+    # A subscribed consumer: its group is Stable with one member while it runs.
+    live = Consumer({"bootstrap.servers": b.bootstrap, "group.id": "metrics-live",
+                     "session.timeout.ms": 6000})
+    live.subscribe(["metrics-in"])
+    try:
+        def stable():
+            live.poll(0.1)
+            got = parse(scrape(b.metrics_port))
+            return got if value(got, "tally_group_state", group="metrics-live",
+                                state="Stable") == 1 else None
+        got = clu.wait_for(stable, 30, "the live group is Stable")
+        assert value(got, "tally_group_members", group="metrics-live") == 1
+        assert value(got, "tally_groups", state="Stable") == 1
+        assert not [k for k in got if k[0] == "tally_group_state" and
+                    dict(k[1])["group"] == "metrics-live" and dict(k[1])["state"] != "Stable"]
+    finally:
+        live.close()
+    got = parse(scrape(b.metrics_port))
+    assert value(got, "tally_group_members", group="metrics-live") == 0
+    assert value(got, "tally_group_state", group="metrics-live", state="Empty") == 1
     # The record at a committed offset is read once, not at every scrape.
     assert value(s2, "tally_metrics_group_timestamp_reads_total") == \
-        value(s1, "tally_metrics_group_timestamp_reads_total")
+        value(s1, "tally_metrics_group_timestamp_reads_total") >= 1
     # The open transaction's age grows between two scrapes; the log has one segment.
     age1 = value(s1, "tally_partition_oldest_open_txn_age_seconds", **tp0)
     age2 = value(s2, "tally_partition_oldest_open_txn_age_seconds", **tp0)
