@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* metrics: a registry of counters, gauges and histograms that any module may update through a
- * handle it was given, rendered in the Prometheus text exposition format 0.0.4. It sits in
+ * handle it was given, rendered in the Prometheus text exposition format 0.0.4 or in
+ * OpenMetrics (metrics_render_as). It sits in
  * base/ so that every module can count without knowing who exports; src/exporter/ (at the
  * top, beside main.c) owns the registry, fills the gauges read from other modules at each
  * scrape and serves the text over HTTP.

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* exporter: the Prometheus endpoint (issue 19). Owns the metrics registry (base/metrics.h)
  * the modules count into, adds what is read at scrape time (partition offsets, the cluster's
- * health as the metadata image shows it, the metadata quorum's raft state, the process's
- * file descriptors and memory, the event loop's lag) and serves GET /metrics in the text
- * format 0.0.4 on `metrics.listener` through libmicrohttpd (http.c). docs/metrics.md lists
+ * health as the metadata image shows it, the metadata quorum's raft state, consumer groups
+ * and their lag, transactions, the process's file descriptors, memory, connections, fsyncs
+ * and thread pool, the event loop's lag) and serves GET /metrics in the text format 0.0.4,
+ * or OpenMetrics when the scrape asks for it, on `metrics.listener` through libmicrohttpd
+ * (http.c). The per-request times come from net (exporter_sent). docs/metrics.md lists
  * every series.
  *
  * Threads: libmicrohttpd answers on a thread of its own; everything else, rendering

@@ -2,8 +2,9 @@
 /* exporter http: the /metrics listener on libmicrohttpd, which parses HTTP and runs its own
  * polling thread. A scrape on that thread asks the loop for a fresh rendering (uv_async_send,
  * the one libuv call safe from another thread), waits on a condition variable until the loop
- * published it under the mutex, and answers with a copy. The loop never blocks on the HTTP
- * thread. Only GET (and HEAD) of /metrics is served: another path is 404, another method 405;
+ * published it under the mutex, and answers with a copy; the 0.0.4 text and OpenMetrics
+ * (chosen from the Accept header) are rendered and kept apart. The loop never blocks on the
+ * HTTP thread. Only GET (and HEAD) of /metrics is served: another path is 404, another method 405;
  * requests are bounded by libmicrohttpd's per-connection memory limit (oversized headers
  * refused), a connection limit and an idle timeout, none of which touches the Kafka
  * listeners. */
