@@ -72,6 +72,7 @@ struct exporter {
     struct txn *txn;
     struct broker *broker;
     struct ts_cache ts_cache;
+    int ts_budget; /* timestamp reads left in this scrape (TS_READS_PER_SCRAPE) */
     struct {
         struct net_server *srv;
         struct metrics_series *s;
@@ -442,8 +443,9 @@ static int collect_partition(void *arg, struct partition *p)
      * timestamp is read once per such offset (key: NUL NUL topic NUL partition, which no
      * group partition's key can be: a topic name is never empty). */
     int64_t first = pstate_first_unstable_offset(partition_pstate(p));
-    double age = 0;
+    double age = 0; /* stays -1 when the timestamp is not known (yet): no series then */
     if (first >= 0) {
+        age = -1;
         char key[300];
         size_t tl = strlen(topic) + 1;
         int32_t pi = partition_index(p);
@@ -452,10 +454,12 @@ static int collect_partition(void *arg, struct partition *p)
             memcpy(key + 2, topic, tl);
             memcpy(key + 2 + tl, &pi, 4);
             int64_t ts = cached_ts_at(e, p, key, tl + 6, first);
-            age = ts >= 0 && w->now_ms > ts ? (double)(w->now_ms - ts) / 1000 : 0;
+            if (ts >= 0)
+                age = w->now_ms > ts ? (double)(w->now_ms - ts) / 1000 : 0;
         }
     }
-    metrics_set(metrics_series2(e->f_txn_age, topic, index), age);
+    if (age >= 0)
+        metrics_set(metrics_series2(e->f_txn_age, topic, index), age);
     if (partition_role(p) != REPLICA_LEADER)
         return 0;
     const struct meta_topic *mt = meta_topic_by_name(e->meta, topic);
@@ -593,6 +597,10 @@ static void ts_free(struct ts_cache *c)
 /* Batches read for a committed offset's timestamp are bounded: a larger one gives no
  * seconds series. */
 #define TS_MAX_BATCH (1u << 20)
+/* At most this many such reads per scrape, so that the loop is not held by a scrape after
+ * thousands of commits: the entries left over are read by the next scrapes (and have no
+ * seconds series until then). */
+#define TS_READS_PER_SCRAPE 32
 
 /* The timestamp of the record at `offset` (or the first after it, in a compacted log), or -1
  * when none can be read. One read of the batch there. */
@@ -644,6 +652,9 @@ static int64_t cached_ts_at(struct exporter *e, struct partition *p, const char 
     }
     t->seen = true;
     if (t->offset != offset) {
+        if (e->ts_budget <= 0)
+            return -1; /* not now: the next scrape reads it */
+        e->ts_budget--;
         t->offset = offset;
         t->ts = read_ts_at(p, offset);
         metrics_add(e->s_group_ts_reads, 1);
@@ -773,6 +784,7 @@ static int render(void *arg, enum metrics_format fmt, char **text, size_t *len)
     collect_process(e);
     collect_quorum(e);
     collect_cluster(e);
+    e->ts_budget = TS_READS_PER_SCRAPE;
     collect_partitions(e);
     collect_groups(e);
     collect_txn(e);

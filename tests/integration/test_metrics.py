@@ -240,19 +240,26 @@ def test_metrics_records_in_promtool_and_prometheus(broker_factory, tmp_path):
     assert got == want, (sorted(got - want), sorted(want - got))
 
     # The transaction commits: its markers are written (one latency observed), the LSO
-    # catches up and no transaction is open any more. Another, left open past its 1 s
+    # catches up and no transaction is open any more. Another, left open past its 3 s
     # timeout, is aborted by the coordinator.
     tp.commit_transaction(30)
     late = Producer({"bootstrap.servers": b.bootstrap, "transactional.id": "metrics-late",
-                     "transaction.timeout.ms": 1000})
+                     "transaction.timeout.ms": 3000})
     late.init_transactions(30)
     late.begin_transaction()
-    late.produce("metrics-in", value=b"late", partition=0)
+    delivered = []
+    late.produce("metrics-in", value=b"late", partition=0,
+                 on_delivery=lambda err, msg: delivered.append(err))
     assert late.flush(30) == 0
+    assert delivered == [None], delivered  # in the log, so the transaction is Ongoing
 
     def aborted():
+        # Counted when the abort starts; the LSO moves once its marker is written.
         got = parse(scrape(b.metrics_port))
-        return got if value(got, "tally_txn_timed_out_aborts_total") >= 1 else None
+        done = value(got, "tally_txn_timed_out_aborts_total") >= 1 and \
+            value(got, "tally_partition_last_stable_offset", **tp0) == \
+            value(got, "tally_partition_high_watermark", **tp0)
+        return got if done else None
     s3 = clu.wait_for(aborted, 30, "the coordinator aborts the timed-out transaction")
     assert value(s3, "tally_txn_timed_out_aborts_total") == 1
     assert value(s3, "tally_txn_transactions", state="CompleteCommit") == 1
