@@ -421,10 +421,7 @@ static int collect_partition(void *arg, struct partition *p)
     struct exporter *e = w->e;
     const char *topic = partition_topic(p);
     char index[16];
-    size_t n_producers = 0;
-
-    pstate_producers(partition_pstate(p), &n_producers);
-    w->producers += (long)n_producers;
+    w->producers += (long)pstate_count(partition_pstate(p));
     if (w->left <= 0) {
         w->omitted++;
         return 0;
