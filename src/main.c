@@ -202,6 +202,8 @@ static void start_listener(struct tallyd *t)
     }
     t->net = t->nets[0];
     for (size_t i = 0; i < t->cfg.n_listeners; i++)
+        exporter_add_listener(t->exporter, t->cfg.listeners[i].name, t->nets[i]);
+    for (size_t i = 0; i < t->cfg.n_listeners; i++)
         if (t->cfg.listeners[i].tls && !t->tls_watching)
             t->tls_watching = meta_subscribe(t->meta, on_tls_config, t) == 0;
     /* Values altered while this broker was down are in the image already. */
@@ -299,6 +301,8 @@ static int start_one_listener(struct tallyd *t, const struct server_listener *l,
         /* Error codes of every answer, for /metrics. */
         .on_response = t->exporter ? exporter_response : NULL,
         .on_response_arg = t->exporter,
+        .on_sent = t->exporter ? exporter_sent : NULL,
+        .on_sent_arg = t->exporter,
     };
     return net_server_start(t->loop, &no, dispatch_request, &t->dispatch, out);
 }
@@ -367,6 +371,7 @@ static void start_modules(struct tallyd *t)
     bo.out_of_touch_arg = t;
     t->admin = admin_new(t->meta, &ao);
     t->broker = broker_new(&bo);
+    exporter_set_broker(t->exporter, t->broker);
     struct txn_options to = {
         .loop = t->loop,
         .clock = t->clock,
@@ -375,8 +380,10 @@ static void start_modules(struct tallyd *t)
         .meta = t->meta,
         .config = t->cfg.props,
         .node_id = t->cfg.node_id,
+        .metrics = exporter_metrics(t->exporter),
     };
     t->txn = txn_new(&to);
+    exporter_set_txn(t->exporter, t->txn);
     struct group_coord_options go = {
         .loop = t->loop,
         .clock = t->clock,
@@ -389,6 +396,7 @@ static void start_modules(struct tallyd *t)
     };
     if (t->admin && t->broker)
         t->group = group_coord_new(&go);
+    exporter_set_groups(t->exporter, t->group);
     if (t->admin == NULL || t->broker == NULL || t->txn == NULL || t->group == NULL) {
         slog_error("main", "out of memory");
         shutdown_tallyd(t, 1);

@@ -382,6 +382,18 @@ void metrics_observe(struct metrics_series *s, double v)
     s->value += v;
 }
 
+void metrics_histogram_load(struct metrics_series *s, const uint64_t *counts, size_t n, double sum)
+{
+    if (s == NULL || s->f->type != METRICS_HISTOGRAM || n != s->f->n_buckets + 1)
+        return;
+    s->count = 0;
+    for (size_t i = 0; i < n; i++) {
+        s->buckets[i] = counts[i];
+        s->count += counts[i];
+    }
+    s->value = sum;
+}
+
 double metrics_value(const struct metrics_series *s)
 {
     if (s == NULL)
@@ -507,6 +519,22 @@ static const char *type_name(enum metrics_type t)
 
 int metrics_render(const struct metrics *m, char **out, size_t *len)
 {
+    return metrics_render_as(m, METRICS_TEXT, out, len);
+}
+
+/* The family's name as its HELP and TYPE lines give it: OpenMetrics names a counter family
+ * without the "_total" its samples carry. */
+static void out_family_name(struct out *o, const struct metrics_family *f, enum metrics_format fmt)
+{
+    size_t n = strlen(f->name);
+    if (fmt == METRICS_OPENMETRICS && f->type == METRICS_COUNTER && n > 6 &&
+        strcmp(f->name + n - 6, "_total") == 0)
+        n -= 6;
+    out_put(o, f->name, n);
+}
+
+int metrics_render_as(const struct metrics *m, enum metrics_format fmt, char **out, size_t *len)
+{
     struct out o = {0};
 
     out_reserve(&o, 0);
@@ -514,11 +542,12 @@ int metrics_render(const struct metrics *m, char **out, size_t *len)
         o.p[0] = '\0';
     for (const struct metrics_family *f = m ? m->head : NULL; f; f = f->next) {
         out_str(&o, "# HELP ");
-        out_str(&o, f->name);
+        out_family_name(&o, f, fmt);
         out_put(&o, " ", 1);
-        out_escaped(&o, f->help, false);
+        /* OpenMetrics escapes a double quote in help text too; 0.0.4 leaves it. */
+        out_escaped(&o, f->help, fmt == METRICS_OPENMETRICS);
         out_str(&o, "\n# TYPE ");
-        out_str(&o, f->name);
+        out_family_name(&o, f, fmt);
         out_put(&o, " ", 1);
         out_str(&o, type_name(f->type));
         out_put(&o, "\n", 1);
@@ -540,6 +569,8 @@ int metrics_render(const struct metrics *m, char **out, size_t *len)
             out_sample(&o, f, "_count", s, NULL, (double)s->count);
         }
     }
+    if (fmt == METRICS_OPENMETRICS)
+        out_str(&o, "# EOF\n");
     if (o.oom || o.p == NULL) {
         free(o.p);
         return ERR_NOMEM;

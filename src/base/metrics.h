@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* metrics: a registry of counters, gauges and histograms that any module may update through a
- * handle it was given, rendered in the Prometheus text exposition format 0.0.4. It sits in
+ * handle it was given, rendered in the Prometheus text exposition format 0.0.4 or in
+ * OpenMetrics (metrics_render_as). It sits in
  * base/ so that every module can count without knowing who exports; src/exporter/ (at the
  * top, beside main.c) owns the registry, fills the gauges read from other modules at each
  * scrape and serves the text over HTTP.
@@ -82,6 +83,10 @@ void metrics_set(struct metrics_series *s, double v);
 /* Histogram: counts one observation `v` in the first bucket whose bound is >= v, adds it to
  * the sum. */
 void metrics_observe(struct metrics_series *s, double v);
+/* Histogram: replaces its counts with a copy kept elsewhere (another thread's atomics):
+ * counts[0..n_buckets] per bucket, not cumulative (the last one past every bound), and the
+ * sum. n must be the family's n_buckets + 1; otherwise nothing is done. */
+void metrics_histogram_load(struct metrics_series *s, const uint64_t *counts, size_t n, double sum);
 /* The current value (counter, gauge) or count of observations (histogram); 0 for NULL. */
 double metrics_value(const struct metrics_series *s);
 
@@ -91,6 +96,15 @@ double metrics_value(const struct metrics_series *s);
  * and newline; help text backslash and newline. Returns 0 with *out and *len (without the
  * NUL), or ERR_NOMEM. */
 int metrics_render(const struct metrics *m, char **out, size_t *len);
+
+/* The two exposition formats: Prometheus text 0.0.4, and OpenMetrics 1.0.0 text (what a
+ * scraper asks for with Accept: application/openmetrics-text). OpenMetrics differs in three
+ * places only: a counter family's HELP and TYPE lines name it without its "_total" (its
+ * samples keep it), help text escapes double quotes too, and the text ends with "# EOF".
+ * No "# UNIT" lines are written (optional in OpenMetrics), nor "_created" samples. */
+enum metrics_format { METRICS_TEXT, METRICS_OPENMETRICS };
+/* As metrics_render, in `fmt`. */
+int metrics_render_as(const struct metrics *m, enum metrics_format fmt, char **out, size_t *len);
 
 /* Formats `v` as the text format writes a value: integers exactly ("42", "-3"), others in
  * the shortest form that reads back as the same double ("0.005"), and "+Inf", "-Inf", "NaN".

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* sysio: the default table of file-system calls and the helpers built on any table (whole
  * writes and reads, directory fsync, atomic replacement, whole-file reads). */
+#include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
 #include "sysio.h"
 
 #include <errno.h>
@@ -32,9 +35,39 @@ static ssize_t def_pwrite(int fd, const void *buf, size_t len, off_t off)
     return pwrite(fd, buf, len, off);
 }
 
+/* Every fsync of the default table, timed (any thread): the counts are atomics, so the pool
+ * threads that fsync never wait for the loop that reads them. */
+const double sysio_fsync_bounds[SYSIO_FSYNC_BUCKETS] = {
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5};
+static _Atomic uint64_t fsync_counts[SYSIO_FSYNC_BUCKETS + 1];
+static _Atomic uint64_t fsync_sum_ns;
+
+static uint64_t mono_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
 static int def_fsync(int fd)
 {
-    return fsync(fd);
+    uint64_t t0 = mono_ns();
+    int rc = fsync(fd);
+    uint64_t ns = mono_ns() - t0;
+    double s = (double)ns / 1e9;
+    size_t i = 0;
+    while (i < SYSIO_FSYNC_BUCKETS && s > sysio_fsync_bounds[i])
+        i++;
+    atomic_fetch_add_explicit(&fsync_counts[i], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&fsync_sum_ns, ns, memory_order_relaxed);
+    return rc;
+}
+
+void sysio_fsync_stats(uint64_t counts[SYSIO_FSYNC_BUCKETS + 1], double *sum_s)
+{
+    for (size_t i = 0; i <= SYSIO_FSYNC_BUCKETS; i++)
+        counts[i] = atomic_load_explicit(&fsync_counts[i], memory_order_relaxed);
+    *sum_s = (double)atomic_load_explicit(&fsync_sum_ns, memory_order_relaxed) / 1e9;
 }
 
 static int def_ftruncate(int fd, off_t len)

@@ -20,6 +20,7 @@
 
 #include <dirent.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -54,6 +55,14 @@ int sysio_pwrite_all(const struct sysio *io, int fd, const void *buf, size_t len
 /* Reads up to len bytes at off, retrying short reads and EINTR until EOF. The number of bytes
  * read, or -errno; a negative `fd` is returned as it is. */
 ssize_t sysio_pread_full(const struct sysio *io, int fd, void *buf, size_t len, off_t off);
+
+/* The fsyncs made through the default table's fsync, by any thread, since the start: per
+ * bucket of duration (seconds, upper bounds sysio_fsync_bounds; counts[SYSIO_FSYNC_BUCKETS]
+ * holds the longer ones), not cumulative, and their total seconds. For the metrics
+ * (docs/metrics.md: tally_fsync_seconds). */
+#define SYSIO_FSYNC_BUCKETS 14
+extern const double sysio_fsync_bounds[SYSIO_FSYNC_BUCKETS];
+void sysio_fsync_stats(uint64_t counts[SYSIO_FSYNC_BUCKETS + 1], double *sum_s);
 
 /* fsyncs a directory, so that names created, renamed or unlinked in it are durable. 0 or
  * -errno. */

@@ -80,6 +80,22 @@ struct broker *broker_new(const struct broker_options *opts)
     b->m_replication_out = metrics_series0(metrics_family_new(
         opts->metrics, METRICS_COUNTER, "tally_replication_bytes_out_total",
         "Bytes of record batches sent to follower replicas in Fetch answers.", 0, NULL, 0, NULL));
+    static const char *const topic_reason[] = {"topic", "reason"};
+    b->m_produce_requests = metrics_family_new(
+        opts->metrics, METRICS_COUNTER, "tally_topic_produce_requests_total",
+        "Partition entries of Produce requests for partitions led here.", 1, topic, 0, NULL);
+    b->m_fetch_requests = metrics_family_new(
+        opts->metrics, METRICS_COUNTER, "tally_topic_fetch_requests_total",
+        "Partition entries of consumers' Fetch requests for partitions led here.", 1, topic, 0,
+        NULL);
+    b->m_hanging = metrics_series0(metrics_family_new(
+        opts->metrics, METRICS_COUNTER, "tally_txn_hanging_aborted_total",
+        "Hanging transactions (open here, unknown to every coordinator) this broker found on "
+        "partitions it leads and aborted.",
+        0, NULL, 0, NULL));
+    b->m_rejected = metrics_family_new(
+        opts->metrics, METRICS_COUNTER, "tally_topic_rejected_batches_total",
+        "Produced batches the leader refused, by topic and reason.", 2, topic_reason, 0, NULL);
     b->pg = purgatory_new(opts->clock);
     if (b->pg == NULL) {
         free(b);
@@ -126,4 +142,9 @@ void broker_stop(struct broker *b, void (*cb)(void *arg), void *arg)
     purgatory_complete_all(b->pg);
     b->releasing = false;
     broker_maybe_finish_stop(b);
+}
+
+size_t broker_waiting(const struct broker *b)
+{
+    return b ? purgatory_waiting(b->pg) : 0;
 }

@@ -76,6 +76,9 @@ struct broker *broker_new(const struct broker_options *opts);
  * still waiting with REQUEST_TIMED_OUT) and frees the broker once the answers are sent;
  * `cb` then runs. */
 void broker_stop(struct broker *b, void (*cb)(void *arg), void *arg);
+/* Requests parked in the broker's purgatory: acks=all Produces waiting for the ISR or a
+ * flush, Fetches waiting for min.bytes (metrics). */
+size_t broker_waiting(const struct broker *b);
 
 /* Rounds of the hanging-transaction check finished so far (one that found nothing idle
  * included): for tests and diagnostics. */

@@ -40,6 +40,11 @@ struct broker {
      * appended and records in them; bytes sent to consumers and to followers. */
     struct metrics_family *m_bytes_in, *m_records_in, *m_bytes_out;
     struct metrics_series *m_replication_out;
+    /* Produce and Fetch partition entries for partitions led here, by topic; batches a
+     * leader refused, by topic and reason (broker_reject_reason). */
+    struct metrics_family *m_produce_requests, *m_fetch_requests, *m_rejected;
+    /* Hanging transactions this broker found and aborted (hanging.c). */
+    struct metrics_series *m_hanging;
     bool stopping;
     bool releasing; /* broker_stop is completing the purgatory */
     void (*stop_cb)(void *arg);
@@ -91,6 +96,12 @@ void broker_txn_verify(struct broker *b, const char *tid, int64_t producer_id, i
 void broker_verify_stop_all(struct broker *b);
 /* Java's String.hashCode of a UTF-8 string. */
 int32_t broker_java_string_hash(const char *s);
+
+/* The `reason` label of tally_topic_rejected_batches_total for a produced batch the leader
+ * refused with error `rc` (internal or wire code): "corrupt", "too_large", "invalid_record",
+ * "out_of_order_sequence", "duplicate", "fenced", …, "other" for the rest (docs/metrics.md
+ * lists them). A static string. */
+const char *broker_reject_reason(int rc);
 
 /* ---- hanging.c: self-healing of hanging transactions (broker_options.hanging_*) -------- */
 

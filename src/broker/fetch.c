@@ -554,9 +554,11 @@ static int prepare(struct broker *b, struct fetch_call *c)
             if (rc == 0 && rq->ReplicaId >= 0)
                 rc = rq->ReplicaId == b->node_id ? ERR_NOT_LEADER_OR_FOLLOWER
                                                  : follower_fetch(fp, rq->ReplicaId);
-            if (rc == 0)
+            if (rc == 0) {
                 partition_hold(fp->p);
-            else {
+                if (rq->ReplicaId < 0)
+                    metrics_add(metrics_series1(b->m_fetch_requests, partition_topic(fp->p)), 1);
+            } else {
                 fp->p = NULL;
                 o->ErrorCode = (int16_t)rc;
             }

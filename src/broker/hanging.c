@@ -308,6 +308,7 @@ static void abort_one(struct broker_hanging *h, const struct hang_cand *c)
     if (rc == 0)
         rc = partition_abort_txn(p, c->producer_id, c->first_offset, h->after_ms);
     if (rc == 0) {
+        metrics_add(b->m_hanging, 1);
         /* The group coordinator drops the producer's pending offsets (an ABORT needs no
          * durability for that: the transaction is over either way). */
         if (strcmp(c->topic, GROUP_TOPIC) == 0 && b->txn_complete != NULL)

@@ -319,7 +319,7 @@ struct produce_verify {
 static void produce_partition(struct broker *b, struct net_session *sess, struct arena *ar,
                               int16_t version, const char *topic, struct PartitionProduceData *in,
                               struct PartitionProduceResponse *out, int64_t now,
-                              struct produce_wait *wait, struct produce_verify *pv);
+                              struct produce_wait *wait, struct produce_verify *pv, bool verified);
 
 /* ---- batches turned away on a connection ----------------------------------------------------
  * Kafka reads a connection's next request only once it has answered the one before, so a
@@ -456,14 +456,58 @@ static bool defer_for_verification(struct produce_verify *pv, struct partition *
     return true;
 }
 
+const char *broker_reject_reason(int rc)
+{
+    switch (rc) {
+    case ERR_CORRUPT_MESSAGE:
+    case ERR_TRUNCATED:
+        return "corrupt";
+    case ERR_MESSAGE_TOO_LARGE:
+    case ERR_RECORD_LIST_TOO_LARGE:
+        return "too_large";
+    case ERR_INVALID_RECORD:
+        return "invalid_record";
+    case ERR_INVALID_TIMESTAMP:
+        return "invalid_timestamp";
+    case ERR_UNSUPPORTED_COMPRESSION_TYPE:
+        return "unsupported_compression";
+    case ERR_OUT_OF_ORDER_SEQUENCE_NUMBER:
+        return "out_of_order_sequence";
+    case ERR_DUPLICATE_SEQUENCE_NUMBER:
+        return "duplicate";
+    case ERR_INVALID_PRODUCER_EPOCH:
+    case ERR_PRODUCER_FENCED:
+        return "fenced";
+    case ERR_UNKNOWN_PRODUCER_ID:
+        return "unknown_producer";
+    case ERR_INVALID_TXN_STATE:
+        return "invalid_txn_state";
+    case ERR_NOT_ENOUGH_REPLICAS:
+        return "not_enough_replicas";
+    case ERR_IO:
+    case ERR_KAFKA_STORAGE_ERROR:
+        return "storage";
+    default:
+        return "other";
+    }
+}
+
+/* docs/metrics.md: a batch the leader refused (or found already in the log), by reason. */
+static void count_rejected(struct broker *b, const char *topic, int rc)
+{
+    if (b->m_rejected)
+        metrics_add(metrics_series2(b->m_rejected, topic, broker_reject_reason(rc)), 1);
+}
+
 /* Appends one partition's records; fills `out` (ErrorCode, offsets) and may set a message.
  * When the batch is in the log (appended now or earlier, for an exact retry) and `wait` is
  * not NULL, records there what acks=all waits for. With `pv`, a transactional batch whose
- * transaction this partition does not know yet is parked there instead (verification). */
+ * transaction this partition does not know yet is parked there instead (verification).
+ * `verified`: the second run of a batch that waited for verification (counted already). */
 static void produce_partition(struct broker *b, struct net_session *sess, struct arena *ar,
                               int16_t version, const char *topic, struct PartitionProduceData *in,
                               struct PartitionProduceResponse *out, int64_t now,
-                              struct produce_wait *wait, struct produce_verify *pv)
+                              struct produce_wait *wait, struct produce_verify *pv, bool verified)
 {
     uint8_t *conv = NULL; /* a converted magic 0/1 message set */
     struct partition *p;
@@ -490,12 +534,17 @@ static void produce_partition(struct broker *b, struct net_session *sess, struct
             memo_turned_away(sess, topic, in, out->ErrorCode);
         return;
     }
+    /* Counted once the partition is known to be led here (a client naming topics that do
+     * not exist creates no series), and once per entry (not again once verified). */
+    if (!verified)
+        metrics_add(metrics_series1(b->m_produce_requests, topic), 1);
     set = partition_settings(p);
     max_size = set->max_message_bytes > 0 ? (size_t)set->max_message_bytes : 0;
     /* acks=all needs min.insync.replicas in the ISR, checked before the batch is (Kafka's
      * order in appendRecordsToLeader). */
     if (wait != NULL && wait->acks_all && partition_isr_size(p) < set->min_insync) {
         out->ErrorCode = ERR_NOT_ENOUGH_REPLICAS;
+        count_rejected(b, topic, ERR_NOT_ENOUGH_REPLICAS);
         out->ErrorMessage =
             arena_printf(ar,
                          "The ISR of %s-%d has %d replica(s), fewer than min.insync.replicas "
@@ -506,6 +555,7 @@ static void produce_partition(struct broker *b, struct net_session *sess, struct
     }
     if (len == 0) {
         out->ErrorCode = ERR_INVALID_RECORD;
+        count_rejected(b, topic, ERR_INVALID_RECORD);
         out->ErrorMessage = "Produce request without records";
         return;
     }
@@ -555,6 +605,7 @@ static void produce_partition(struct broker *b, struct net_session *sess, struct
         rc = check_batch(ar, data, len, max_size, &hdr, &scan, set, now, topic, in->Index, out);
     if (rc != 0) {
         out->ErrorCode = (int16_t)err_wire(rc);
+        count_rejected(b, topic, rc);
         slog_debug("broker", "produce to %s-%d rejected: %s", topic, in->Index, err_name(rc));
         free(conv);
         return;
@@ -570,12 +621,14 @@ static void produce_partition(struct broker *b, struct net_session *sess, struct
         if (defer_for_verification(pv, p, topic, in, out, &hdr))
             return;
         out->ErrorCode = ERR_INVALID_TXN_STATE;
+        count_rejected(b, topic, ERR_INVALID_TXN_STATE);
         return;
     }
     rc = partition_append(p, data, len, &hdr, &base, &append_time);
     free(conv); /* written (the append copies into the page cache) */
     if (rc == ERR_DUPLICATE_SEQUENCE_NUMBER) {
         /* An exact retry: the client gets the offsets of the copy already in the log. */
+        count_rejected(b, topic, rc);
         out->BaseOffset = base;
         out->LogStartOffset = partition_log_start_offset(p);
         goto wait;
@@ -594,6 +647,7 @@ static void produce_partition(struct broker *b, struct net_session *sess, struct
                           topic, in->Index, (long long)hdr.producer_id, hdr.base_sequence,
                           err_name(rc));
         out->ErrorCode = ERR_NOT_LEADER_OR_FOLLOWER;
+        count_rejected(b, topic, rc);
         return;
     }
     if (rc == ERR_OUT_OF_ORDER_SEQUENCE_NUMBER) {
@@ -613,6 +667,7 @@ static void produce_partition(struct broker *b, struct net_session *sess, struct
         out->ErrorCode = (int16_t)(rc == ERR_IO ? ERR_KAFKA_STORAGE_ERROR : err_wire(rc));
         if (rc == ERR_IO)
             memo_turned_away(sess, topic, in, out->ErrorCode);
+        count_rejected(b, topic, rc);
         if (rc == ERR_OUT_OF_ORDER_SEQUENCE_NUMBER || rc == ERR_INVALID_PRODUCER_EPOCH ||
             rc == ERR_UNKNOWN_PRODUCER_ID)
             slog_debug("broker", "produce to %s-%d from producer %lld epoch %d seq %d: %s", topic,
@@ -786,7 +841,7 @@ static void on_verified(void *arg, struct broker_verify_part *parts, size_t n, b
         if (parts[i].error == 0 && !stopped)
             produce_partition(pv->b, pv->req->session, pv->req->arena,
                               pv->req->hdr.RequestApiVersion, parts[i].topic, parts[i].in, out,
-                              pv->now, pv->pw, NULL);
+                              pv->now, pv->pw, NULL, true);
         else
             out->ErrorCode = parts[i].error != 0 ? parts[i].error : ERR_REQUEST_TIMED_OUT;
         partition_release(parts[i].p);
@@ -887,7 +942,8 @@ void broker_produce(struct broker *b, struct net_request *req)
                 continue;
             }
             produce_partition(b, req->session, ar, req->hdr.RequestApiVersion,
-                              td->Name ? td->Name : "", &td->PartitionData.v[j], pr, now, pw, pv);
+                              td->Name ? td->Name : "", &td->PartitionData.v[j], pr, now, pw, pv,
+                              false);
         }
     }
     if (pv != NULL && pv->n > 0) {

@@ -4,6 +4,7 @@
  * there. */
 #include <dirent.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -13,14 +14,23 @@
 #include "base/metrics.h"
 #include "base/props.h"
 #include "base/slog.h"
+#include "base/sysio.h"
+#include "broker/broker.h"
 #include "exporter.h"
+#include "group/group.h"
 #include "meta/meta.h"
+#include "pstate/pstate.h"
 #include "net/net.h"
 #include "proto/proto.h"
+#include "record/record.h"
 #include "replica/replica.h"
+#include "txn/txn.h"
+#include "txn/txn_sm.h"
 
 /* The loop's lag is sampled by a timer this often: each firing observes how late it came. */
 #define LAG_INTERVAL_MS 100
+/* A no-op task goes to the thread pool this often: how long it waits for a thread. */
+#define POOL_PROBE_MS 1000
 /* Per-API series are cached by API key below this (Kafka's keys are well under it). */
 #define API_SLOTS 128
 /* ErrorCode fields are looked for this deep in an answer (Fetch: topics, partitions). */
@@ -28,13 +38,55 @@
 
 static const double lag_buckets[] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
                                      0.25,  0.5,    1,     2.5,  5,     10};
+/* The parts that can wait (remote: a long-poll Fetch up to its max.wait.ms; send: a slow
+ * reader) and the total reach further than local work does. */
+static const double wait_buckets[] = {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
+                                      0.01,    0.025,  0.05,    0.1,    0.25,  0.5,    1,
+                                      2.5,     5,      10,      30,     60};
 static const double local_buckets[] = {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
                                        0.025,   0.05,   0.1,     0.25,   0.5,   1,      2.5};
+
+/* The timestamp of the record at a group's committed offset, kept per group partition while
+ * the committed offset stays where it is: reading it costs a read of the batch there, which
+ * a scrape must not repeat for every group partition every time. Open addressing on a
+ * power-of-two table; entries not seen by a scrape are dropped at its end. */
+struct ts_entry {
+    char *key; /* group NUL topic NUL, then the partition's 4 bytes; NULL = free slot */
+    size_t key_len;
+    uint64_t hash;
+    int64_t offset, ts; /* ts -1: no record there could be read */
+    bool seen;
+};
+
+struct ts_cache {
+    struct ts_entry *v;
+    size_t cap, n;
+    uint64_t reads; /* batches read for a timestamp, since start */
+};
 
 struct exporter {
     uv_loop_t *loop;
     struct meta *meta;
     struct replica_mgr *replicas;
+    struct group_coord *groups;
+    struct txn *txn;
+    struct broker *broker;
+    struct ts_cache ts_cache;
+    int ts_budget; /* timestamp reads left in this scrape (TS_READS_PER_SCRAPE) */
+    struct {
+        struct net_server *srv;
+        struct metrics_series *s;
+    } listeners[EXPORTER_MAX_LISTENERS];
+    size_t n_listeners;
+    struct metrics_family *f_connections;
+    /* The thread pool's probe: a no-op task queued every POOL_PROBE_MS. */
+    uv_timer_t pool_timer;
+    uv_work_t pool_work;
+    bool pool_busy;
+    uint64_t pool_queued_ns, pool_started_ns;
+    struct metrics_series *s_pool_wait, *s_pool_busy_ms;
+    struct metrics_series *s_fsync;
+    struct metrics_series *s_pg_broker, *s_pg_group, *s_pg_txn;
     int32_t node_id;
     bool partition_level;
     int64_t partition_max;
@@ -47,15 +99,27 @@ struct exporter {
     /* Per API (label api). */
     struct metrics_family *f_requests, *f_errors, *f_local;
     struct metrics_series *s_requests[API_SLOTS], *s_local[API_SLOTS];
+    /* Kafka's split of the rest of a request's time (exporter_sent), per API. */
+    struct metrics_family *f_queue, *f_remote, *f_resp_queue, *f_send, *f_total;
+    struct metrics_series *s_queue[API_SLOTS], *s_remote[API_SLOTS], *s_resp_queue[API_SLOTS],
+        *s_send[API_SLOTS], *s_total[API_SLOTS];
     /* The process and the loop. */
     struct metrics_series *s_lag, *s_fds, *s_max_fds, *s_rss, *s_render, *s_dropped;
+    struct metrics_series *s_renders[2]; /* by enum metrics_format */
     /* The metadata quorum. */
     struct metrics_series *s_q_leader, *s_q_term, *s_q_commit, *s_q_applied;
     /* The cluster as the image shows it, and this broker's share of it. */
     struct metrics_series *s_active, *s_under, *s_offline, *s_partitions, *s_leaders;
     /* Per partition (labels topic, partition; follower lag adds follower). */
     struct metrics_family *f_log_start, *f_leo, *f_hw, *f_lso, *f_size, *f_follower_lag;
+    struct metrics_family *f_segments, *f_txn_age;
     struct metrics_series *s_omitted;
+    /* Consumer groups. */
+    struct metrics_family *f_group_state, *f_group_members, *f_group_committed, *f_group_lag,
+        *f_group_lag_stable, *f_group_lag_seconds, *f_groups;
+    struct metrics_series *s_group_omitted, *s_group_ts_reads;
+    /* Transactions and producers. */
+    struct metrics_series *s_txn_state[TXN_N_STATES], *s_txn_ongoing, *s_producers;
 };
 
 bool exporter_wanted(const struct props *config)
@@ -96,6 +160,31 @@ static bool declare(struct exporter *e)
         "Time a request's handler ran on the event loop when it arrived (local work only: "
         "queueing, waiting in the purgatory and sending are not in it), by API.",
         1, api, sizeof local_buckets / sizeof local_buckets[0], local_buckets);
+    size_t n_wait = sizeof wait_buckets / sizeof wait_buckets[0];
+    e->f_queue = metrics_family_new(
+        e->m, METRICS_HISTOGRAM, "tally_request_queue_seconds",
+        "Time from a request's frame read off the socket to its handler's start, by API.", 1, api,
+        n_wait, wait_buckets);
+    e->f_remote = metrics_family_new(
+        e->m, METRICS_HISTOGRAM, "tally_request_remote_seconds",
+        "Time a request waited after its handler returned until it was answered (the "
+        "purgatory: acks=all Produce, long-polling Fetch, forwarded requests), by API.",
+        1, api, n_wait, wait_buckets);
+    e->f_resp_queue = metrics_family_new(
+        e->m, METRICS_HISTOGRAM, "tally_request_response_queue_seconds",
+        "Time an answer waited behind earlier answers of its connection before it was "
+        "queued for sending, by API.",
+        1, api, n_wait, wait_buckets);
+    e->f_send = metrics_family_new(
+        e->m, METRICS_HISTOGRAM, "tally_request_response_send_seconds",
+        "Time from an answer queued for sending to its last byte handed to the kernel, by "
+        "API.",
+        1, api, n_wait, wait_buckets);
+    e->f_total = metrics_family_new(
+        e->m, METRICS_HISTOGRAM, "tally_request_total_seconds",
+        "Time from a request's frame read off the socket to its answer's last byte handed to "
+        "the kernel, by API.",
+        1, api, n_wait, wait_buckets);
     e->s_lag = metrics_series0(metrics_family_new(
         e->m, METRICS_HISTOGRAM, "tally_event_loop_lag_seconds",
         "How late a 100 ms timer on the event loop fired: how long the loop was held by other "
@@ -134,11 +223,89 @@ static bool declare(struct exporter *e)
                                "transaction, or the high watermark.");
     e->f_size =
         partition_gauge(e, "tally_partition_size_bytes", "Bytes of the partition's segment files.");
+    e->f_segments = partition_gauge(e, "tally_partition_segments",
+                                    "Segments of the partition's log, the active one included.");
+    e->f_txn_age = partition_gauge(
+        e, "tally_partition_oldest_open_txn_age_seconds",
+        "Age of the oldest open transaction here, the one holding the last stable offset (from "
+        "the timestamp of its first record); 0 when none is open.");
     e->f_follower_lag = metrics_family_new(
         e->m, METRICS_GAUGE, "tally_partition_follower_lag_records",
         "On the leader: its log end offset minus each follower's, as the follower's last fetch "
         "showed it.",
         3, tpf, 0, NULL);
+    static const char *const group[] = {"group"};
+    static const char *const group_state[] = {"group", "state"};
+    static const char *const state[] = {"state"};
+    static const char *const gtp[] = {"group", "topic", "partition"};
+    e->f_groups =
+        metrics_family_new(e->m, METRICS_GAUGE, "tally_groups",
+                           "Consumer groups this broker coordinates, by state.", 1, state, 0, NULL);
+    e->f_group_state = metrics_family_new(e->m, METRICS_GAUGE, "tally_group_state",
+                                          "1 for a group coordinated here, its state in the label.",
+                                          2, group_state, 0, NULL);
+    e->f_group_members =
+        metrics_family_new(e->m, METRICS_GAUGE, "tally_group_members",
+                           "Members of a group coordinated here.", 1, group, 0, NULL);
+    e->f_group_committed =
+        metrics_family_new(e->m, METRICS_GAUGE, "tally_group_committed_offset",
+                           "A group's committed offset for a partition.", 3, gtp, 0, NULL);
+    e->f_group_lag = metrics_family_new(
+        e->m, METRICS_GAUGE, "tally_group_lag_records",
+        "A group's lag on a partition hosted here: high watermark minus committed offset.", 3, gtp,
+        0, NULL);
+    e->f_group_lag_stable = metrics_family_new(
+        e->m, METRICS_GAUGE, "tally_group_lag_stable_records",
+        "A group's lag on a partition hosted here for read_committed consumers: last stable "
+        "offset minus committed offset.",
+        3, gtp, 0, NULL);
+    e->f_group_lag_seconds = metrics_family_new(
+        e->m, METRICS_GAUGE, "tally_group_lag_seconds",
+        "Age of the record at a group's committed offset (the oldest it has not consumed), 0 "
+        "when it is caught up.",
+        3, gtp, 0, NULL);
+    e->s_group_omitted = gauge0(e, "tally_metrics_group_partitions_omitted",
+                                "Group partitions left out of the per-group-partition series "
+                                "(metrics.partition.max.series).");
+    e->s_group_ts_reads = metrics_series0(metrics_family_new(
+        e->m, METRICS_COUNTER, "tally_metrics_group_timestamp_reads_total",
+        "Batches read to find the timestamp at a committed offset (once per committed offset).", 0,
+        NULL, 0, NULL));
+    static const char *const txn_state_label[] = {"state"};
+    struct metrics_family *txns =
+        metrics_family_new(e->m, METRICS_GAUGE, "tally_txn_transactions",
+                           "Transactional ids this broker's coordinator holds, by state.", 1,
+                           txn_state_label, 0, NULL);
+    bool txn_ok = txns != NULL;
+    for (int s = 0; s < TXN_N_STATES; s++)
+        txn_ok = txn_ok && (e->s_txn_state[s] =
+                                metrics_series1(txns, txn_state_name((enum txn_state)s))) != NULL;
+    e->s_txn_ongoing =
+        gauge0(e, "tally_txn_ongoing", "Transactions open (Ongoing) at this broker's coordinator.");
+    e->s_producers = gauge0(e, "tally_producers_tracked",
+                            "Producer ids in the producer states of the partitions hosted here "
+                            "(idempotent and transactional producers; one per partition).");
+    static const char *const listener[] = {"listener"};
+    static const char *const purgatory[] = {"purgatory"};
+    e->f_connections =
+        metrics_family_new(e->m, METRICS_GAUGE, "tally_connections",
+                           "Client connections open now, by Kafka listener.", 1, listener, 0, NULL);
+    e->s_pool_wait = metrics_series0(metrics_family_new(
+        e->m, METRICS_HISTOGRAM, "tally_threadpool_wait_seconds",
+        "How long a probe task queued on the I/O thread pool every second waited for a thread.", 0,
+        NULL, sizeof lag_buckets / sizeof lag_buckets[0], lag_buckets));
+    e->s_fsync = metrics_series0(metrics_family_new(
+        e->m, METRICS_HISTOGRAM, "tally_fsync_seconds",
+        "Duration of every fsync (segments, indexes, snapshots, checkpoints), from any thread.", 0,
+        NULL, SYSIO_FSYNC_BUCKETS, sysio_fsync_bounds));
+    struct metrics_family *pg = metrics_family_new(
+        e->m, METRICS_GAUGE, "tally_purgatory_size",
+        "Operations waiting in each purgatory: the broker's (acks=all Produce, long-poll "
+        "Fetch), the group and transaction coordinators' (appends waiting for replication).",
+        1, purgatory, 0, NULL);
+    e->s_pg_broker = metrics_series1(pg, "broker");
+    e->s_pg_group = metrics_series1(pg, "group_coordinator");
+    e->s_pg_txn = metrics_series1(pg, "txn_coordinator");
     e->s_omitted = gauge0(e, "tally_metrics_partitions_omitted",
                           "Partitions left out of the per-partition series "
                           "(metrics.partition.max.series).");
@@ -147,11 +314,24 @@ static bool declare(struct exporter *e)
     e->s_dropped = metrics_series0(metrics_family_new(
         e->m, METRICS_COUNTER, "tally_metrics_series_dropped_total",
         "Series not created because their family reached the registry's cap.", 0, NULL, 0, NULL));
-    return e->f_requests && e->f_errors && e->f_local && e->s_lag && e->s_fds && e->s_max_fds &&
-           e->s_rss && e->s_q_leader && e->s_q_term && e->s_q_commit && e->s_q_applied &&
-           e->s_active && e->s_offline && e->s_under && e->s_partitions && e->s_leaders &&
-           e->f_log_start && e->f_leo && e->f_hw && e->f_lso && e->f_size && e->f_follower_lag &&
-           e->s_omitted && e->s_render && e->s_dropped;
+    static const char *const format[] = {"format"};
+    struct metrics_family *renders = metrics_family_new(
+        e->m, METRICS_COUNTER, "tally_metrics_renders_total",
+        "Renderings of the metrics text, by format (scrapes that arrive together share one).", 1,
+        format, 0, NULL);
+    e->s_renders[METRICS_TEXT] = metrics_series1(renders, "text");
+    e->s_renders[METRICS_OPENMETRICS] = metrics_series1(renders, "openmetrics");
+    return e->s_renders[METRICS_TEXT] && e->s_renders[METRICS_OPENMETRICS] && e->f_queue &&
+           e->f_remote && e->f_resp_queue && e->f_send && e->f_total && e->f_groups &&
+           e->f_group_state && e->f_group_members && e->f_group_committed && e->f_group_lag &&
+           e->f_group_lag_stable && e->f_group_lag_seconds && e->s_group_omitted && e->f_segments &&
+           e->f_txn_age && txn_ok && e->s_txn_ongoing && e->s_producers && e->f_connections &&
+           e->s_pool_wait && e->s_fsync && e->s_pg_broker && e->s_pg_group && e->s_pg_txn &&
+           e->s_group_ts_reads && e->f_requests && e->f_errors && e->f_local && e->s_lag &&
+           e->s_fds && e->s_max_fds && e->s_rss && e->s_q_leader && e->s_q_term && e->s_q_commit &&
+           e->s_q_applied && e->s_active && e->s_offline && e->s_under && e->s_partitions &&
+           e->s_leaders && e->f_log_start && e->f_leo && e->f_hw && e->f_lso && e->f_size &&
+           e->f_follower_lag && e->s_omitted && e->s_render && e->s_dropped;
 }
 
 /* ---- read at scrape time ------------------------------------------------------------------ */
@@ -221,7 +401,19 @@ struct partition_walk {
     struct exporter *e;
     int64_t left;
     long omitted;
+    int64_t now_ms;
+    long producers;
 };
+
+static int64_t wall_ms(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+static int64_t cached_ts_at(struct exporter *e, struct partition *p, const char *key, size_t kl,
+                            int64_t offset);
 
 static int collect_partition(void *arg, struct partition *p)
 {
@@ -229,7 +421,7 @@ static int collect_partition(void *arg, struct partition *p)
     struct exporter *e = w->e;
     const char *topic = partition_topic(p);
     char index[16];
-
+    w->producers += (long)pstate_count(partition_pstate(p));
     if (w->left <= 0) {
         w->omitted++;
         return 0;
@@ -243,6 +435,28 @@ static int collect_partition(void *arg, struct partition *p)
     metrics_set(metrics_series2(e->f_hw, topic, index), (double)partition_high_watermark(p));
     metrics_set(metrics_series2(e->f_lso, topic, index), (double)partition_last_stable_offset(p));
     metrics_set(metrics_series2(e->f_size, topic, index), (double)partition_size_bytes(p));
+    metrics_set(metrics_series2(e->f_segments, topic, index), (double)partition_segment_count(p));
+    /* The oldest open transaction starts at the first unstable offset; its first record's
+     * timestamp is read once per such offset (key: NUL NUL topic NUL partition, which no
+     * group partition's key can be: a topic name is never empty). */
+    int64_t first = pstate_first_unstable_offset(partition_pstate(p));
+    double age = 0; /* stays -1 when the timestamp is not known (yet): no series then */
+    if (first >= 0) {
+        age = -1;
+        char key[300];
+        size_t tl = strlen(topic) + 1;
+        int32_t pi = partition_index(p);
+        if (tl + 6 <= sizeof key) {
+            key[0] = key[1] = '\0';
+            memcpy(key + 2, topic, tl);
+            memcpy(key + 2 + tl, &pi, 4);
+            int64_t ts = cached_ts_at(e, p, key, tl + 6, first);
+            if (ts >= 0)
+                age = w->now_ms > ts ? (double)(w->now_ms - ts) / 1000 : 0;
+        }
+    }
+    if (age >= 0)
+        metrics_set(metrics_series2(e->f_txn_age, topic, index), age);
     if (partition_role(p) != REPLICA_LEADER)
         return 0;
     const struct meta_topic *mt = meta_topic_by_name(e->meta, topic);
@@ -265,25 +479,299 @@ static int collect_partition(void *arg, struct partition *p)
 
 static void collect_partitions(struct exporter *e)
 {
-    struct partition_walk w = {.e = e, .left = e->partition_max};
-    struct metrics_family *fams[] = {e->f_log_start, e->f_leo,  e->f_hw,
-                                     e->f_lso,       e->f_size, e->f_follower_lag};
+    struct partition_walk w = {.e = e, .left = e->partition_max, .now_ms = wall_ms()};
+    struct metrics_family *fams[] = {e->f_log_start, e->f_leo,    e->f_hw,
+                                     e->f_lso,       e->f_size,   e->f_follower_lag,
+                                     e->f_segments,  e->f_txn_age};
     size_t n_fams = sizeof fams / sizeof fams[0];
 
     /* Series of partitions still hosted are set again; those of partitions gone go. */
     for (size_t i = 0; i < n_fams; i++)
         metrics_family_mark(fams[i]);
-    if (e->partition_level && e->replicas)
+    if (!e->partition_level)
+        w.left = 0; /* the walk still counts the producers; every partition is omitted */
+    if (e->replicas)
         replica_for_each(e->replicas, collect_partition, &w);
-    else if (e->replicas)
-        w.omitted = (long)replica_count(e->replicas);
+    metrics_set(e->s_producers, (double)w.producers);
     for (size_t i = 0; i < n_fams; i++)
         metrics_family_sweep(fams[i]);
     metrics_set(e->s_omitted, (double)w.omitted);
 }
 
+/* ---- consumer groups ------------------------------------------------------------------------ */
+
+struct exporter_lag exporter_group_lag(int64_t high_watermark, int64_t last_stable_offset,
+                                       int64_t committed)
+{
+    struct exporter_lag l = {
+        .records = high_watermark > committed ? high_watermark - committed : 0,
+        .stable_records = last_stable_offset > committed ? last_stable_offset - committed : 0,
+    };
+    return l;
+}
+
+static uint64_t key_hash(const char *k, size_t n)
+{
+    uint64_t h = 1469598103934665603u; /* FNV-1a */
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (uint8_t)k[i]) * 1099511628211u;
+    return h;
+}
+
+static struct ts_entry *ts_find(struct ts_cache *c, const char *key, size_t len, uint64_t h)
+{
+    if (c->cap == 0)
+        return NULL;
+    for (size_t i = h & (c->cap - 1);; i = (i + 1) & (c->cap - 1)) {
+        struct ts_entry *t = &c->v[i];
+        if (t->key == NULL)
+            return t;
+        if (t->hash == h && t->key_len == len && memcmp(t->key, key, len) == 0)
+            return t;
+    }
+}
+
+/* Doubles the table (kept at most half full). False when out of memory. */
+static bool ts_grow(struct ts_cache *c)
+{
+    size_t cap = c->cap ? c->cap * 2 : 64;
+    struct ts_entry *v = calloc(cap, sizeof *v);
+    if (v == NULL)
+        return false;
+    struct ts_cache n = {.v = v, .cap = cap, .n = c->n, .reads = c->reads};
+    for (size_t i = 0; i < c->cap; i++)
+        if (c->v[i].key)
+            *ts_find(&n, c->v[i].key, c->v[i].key_len, c->v[i].hash) = c->v[i];
+    free(c->v);
+    *c = n;
+    return true;
+}
+
+/* Drops the entries the scrape did not see (their group partition went) and clears the
+ * marks; rebuilt in place by reinserting what stays. */
+static void ts_sweep(struct ts_cache *c)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < c->cap; i++) {
+        struct ts_entry *t = &c->v[i];
+        if (t->key && !t->seen) {
+            free(t->key);
+            t->key = NULL;
+        }
+        kept += t->key != NULL;
+    }
+    if (kept == c->n)
+        goto unmark;
+    /* Removal from open addressing: reinsert every survivor into a fresh table. */
+    struct ts_entry *old = c->v;
+    size_t cap = c->cap;
+    c->v = calloc(cap, sizeof *c->v);
+    if (c->v == NULL) { /* out of memory: start over empty */
+        for (size_t i = 0; i < cap; i++)
+            free(old[i].key);
+        free(old);
+        c->cap = c->n = 0;
+        return;
+    }
+    for (size_t i = 0; i < cap; i++)
+        if (old[i].key)
+            *ts_find(c, old[i].key, old[i].key_len, old[i].hash) = old[i];
+    free(old);
+    c->n = kept;
+unmark:
+    for (size_t i = 0; i < c->cap; i++)
+        c->v[i].seen = false;
+}
+
+static void ts_free(struct ts_cache *c)
+{
+    for (size_t i = 0; i < c->cap; i++)
+        free(c->v[i].key);
+    free(c->v);
+    memset(c, 0, sizeof *c);
+}
+
+/* Batches read for a committed offset's timestamp are bounded: a larger one gives no
+ * seconds series. */
+#define TS_MAX_BATCH (1u << 20)
+/* At most this many such reads per scrape, so that the loop is not held by a scrape after
+ * thousands of commits: the entries left over are read by the next scrapes (and have no
+ * seconds series until then). */
+#define TS_READS_PER_SCRAPE 32
+
+/* The timestamp of the record at `offset` (or the first after it, in a compacted log), or -1
+ * when none can be read. One read of the batch there. */
+static int64_t read_ts_at(struct partition *p, int64_t offset)
+{
+    struct partition_slice sl;
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    int64_t ts = -1;
+
+    if (partition_read(p, offset, 1, PARTITION_READ_UNCOMMITTED, &sl) != 0)
+        return -1;
+    int rc = sl.len > 0 ? partition_slice_first_batch(&sl, TS_MAX_BATCH, &buf, &len) : -1;
+    partition_slice_release(p, &sl);
+    if (rc != 0)
+        return -1;
+    struct record_iter it;
+    struct record_item rec;
+    if (record_iter_init(&it, buf, len, TS_MAX_BATCH) == 0)
+        while (record_iter_next(&it, &rec) == 0)
+            if (rec.offset >= offset) {
+                ts = rec.timestamp;
+                break;
+            }
+    record_iter_close(&it);
+    free(buf);
+    return ts;
+}
+
+/* The timestamp at `offset` of `p` under `key` in the cache, read only when the offset is not
+ * the one cached; -1 when it cannot be read (or out of memory). Marks the entry seen. */
+static int64_t cached_ts_at(struct exporter *e, struct partition *p, const char *key, size_t kl,
+                            int64_t offset)
+{
+    struct ts_cache *c = &e->ts_cache;
+    uint64_t h = key_hash(key, kl);
+    struct ts_entry *t = ts_find(c, key, kl, h);
+    if (t == NULL || t->key == NULL) {
+        if ((c->n + 1) * 2 > c->cap && !ts_grow(c))
+            return -1;
+        t = ts_find(c, key, kl, h);
+        if ((t->key = malloc(kl)) == NULL)
+            return -1;
+        memcpy(t->key, key, kl);
+        t->key_len = kl;
+        t->hash = h;
+        t->offset = -1;
+        c->n++;
+    }
+    t->seen = true;
+    if (t->offset != offset) {
+        if (e->ts_budget <= 0)
+            return -1; /* not now: the next scrape reads it */
+        e->ts_budget--;
+        t->offset = offset;
+        t->ts = read_ts_at(p, offset);
+        metrics_add(e->s_group_ts_reads, 1);
+    }
+    return t->ts;
+}
+
+struct group_walk {
+    struct exporter *e;
+    int64_t left;
+    long omitted;
+    int64_t now_ms;
+    long by_state[8];
+};
+
+static const char *const group_states[] = {"Empty", "PreparingRebalance", "CompletingRebalance",
+                                           "Stable", "Dead"};
+#define N_GROUP_STATES (sizeof group_states / sizeof group_states[0])
+
+static void collect_group(void *arg, const char *group_id, const char *state, int32_t members)
+{
+    struct group_walk *w = arg;
+    for (size_t i = 0; i < N_GROUP_STATES; i++)
+        w->by_state[i] += strcmp(state, group_states[i]) == 0;
+    metrics_set(metrics_series2(w->e->f_group_state, group_id, state), 1);
+    metrics_set(metrics_series1(w->e->f_group_members, group_id), members);
+}
+
+static void collect_group_offset(void *arg, const char *group_id, const char *topic,
+                                 int32_t partition, int64_t offset)
+{
+    struct group_walk *w = arg;
+    struct exporter *e = w->e;
+    char index[16];
+
+    if (w->left <= 0) {
+        w->omitted++;
+        return;
+    }
+    w->left--;
+    snprintf(index, sizeof index, "%d", partition);
+    const char *v[3] = {group_id, topic, index};
+    metrics_set(metrics_series(e->f_group_committed, v), (double)offset);
+    struct partition *p = e->replicas ? replica_partition(e->replicas, topic, partition) : NULL;
+    if (p == NULL)
+        return; /* hosted elsewhere: that broker knows its high watermark */
+    int64_t hw = partition_high_watermark(p);
+    struct exporter_lag lag = exporter_group_lag(hw, partition_last_stable_offset(p), offset);
+    metrics_set(metrics_series(e->f_group_lag, v), (double)lag.records);
+    metrics_set(metrics_series(e->f_group_lag_stable, v), (double)lag.stable_records);
+    if (lag.records == 0) {
+        metrics_set(metrics_series(e->f_group_lag_seconds, v), 0);
+        return;
+    }
+    /* The key: group NUL topic NUL partition (4 bytes). */
+    size_t gl = strlen(group_id) + 1, tl = strlen(topic) + 1;
+    char stack[512];
+    size_t kl = gl + tl + 4;
+    char *key = kl <= sizeof stack ? stack : malloc(kl);
+    if (key == NULL)
+        return;
+    memcpy(key, group_id, gl);
+    memcpy(key + gl, topic, tl);
+    memcpy(key + gl + tl, &partition, 4);
+    int64_t ts = cached_ts_at(e, p, key, kl, offset);
+    if (ts >= 0)
+        metrics_set(metrics_series(e->f_group_lag_seconds, v),
+                    w->now_ms > ts ? (double)(w->now_ms - ts) / 1000 : 0);
+
+    if (key != stack)
+        free(key);
+}
+
+static void collect_groups(struct exporter *e)
+{
+    struct group_walk w = {
+        .e = e,
+        .left = e->partition_level ? e->partition_max : 0,
+        .now_ms = wall_ms(),
+    };
+    struct metrics_family *fams[] = {e->f_group_state,      e->f_group_members,
+                                     e->f_group_committed,  e->f_group_lag,
+                                     e->f_group_lag_stable, e->f_group_lag_seconds};
+    size_t n_fams = sizeof fams / sizeof fams[0];
+
+    for (size_t i = 0; i < n_fams; i++)
+        metrics_family_mark(fams[i]);
+    if (e->groups)
+        group_coord_for_each(e->groups, collect_group, collect_group_offset, &w);
+    for (size_t i = 0; i < n_fams; i++)
+        metrics_family_sweep(fams[i]);
+    for (size_t i = 0; i < N_GROUP_STATES; i++)
+        metrics_set(metrics_series1(e->f_groups, group_states[i]), (double)w.by_state[i]);
+    metrics_set(e->s_group_omitted, (double)w.omitted);
+}
+
+static void collect_io(struct exporter *e)
+{
+    for (size_t i = 0; i < e->n_listeners; i++)
+        metrics_set(e->listeners[i].s, net_server_connections(e->listeners[i].srv));
+    uint64_t counts[SYSIO_FSYNC_BUCKETS + 1];
+    double sum;
+    sysio_fsync_stats(counts, &sum);
+    metrics_histogram_load(e->s_fsync, counts, SYSIO_FSYNC_BUCKETS + 1, sum);
+    metrics_set(e->s_pg_broker, (double)broker_waiting(e->broker));
+    metrics_set(e->s_pg_group, (double)group_coord_waiting(e->groups));
+    metrics_set(e->s_pg_txn, (double)txn_waiting(e->txn));
+}
+
+static void collect_txn(struct exporter *e)
+{
+    int64_t counts[TXN_N_STATES];
+    txn_count_states(e->txn, counts, TXN_N_STATES);
+    for (int s = 0; s < TXN_N_STATES; s++)
+        metrics_set(e->s_txn_state[s], (double)counts[s]);
+    metrics_set(e->s_txn_ongoing, (double)counts[TXN_ONGOING]);
+}
+
 /* exporter_render_fn, on the loop. */
-static int render(void *arg, char **text, size_t *len)
+static int render(void *arg, enum metrics_format fmt, char **text, size_t *len)
 {
     struct exporter *e = arg;
     uint64_t t0 = uv_hrtime();
@@ -293,9 +781,15 @@ static int render(void *arg, char **text, size_t *len)
     collect_process(e);
     collect_quorum(e);
     collect_cluster(e);
+    e->ts_budget = TS_READS_PER_SCRAPE;
     collect_partitions(e);
+    collect_groups(e);
+    collect_txn(e);
+    collect_io(e);
+    ts_sweep(&e->ts_cache); /* after both: they share it */
     metrics_set(e->s_dropped, (double)metrics_dropped(e->m));
-    int rc = metrics_render(e->m, text, len);
+    metrics_add(e->s_renders[fmt], 1);
+    int rc = metrics_render_as(e->m, fmt, text, len);
     metrics_set(e->s_render, (double)(uv_hrtime() - t0) / 1e9);
     return rc;
 }
@@ -307,6 +801,34 @@ static void on_lag_timer(uv_timer_t *t)
     if (e->lag_due_ns)
         metrics_observe(e->s_lag, now > e->lag_due_ns ? (double)(now - e->lag_due_ns) / 1e9 : 0);
     e->lag_due_ns = now + (uint64_t)LAG_INTERVAL_MS * 1000000u;
+}
+
+/* The pool probe: runs on a pool thread, then back on the loop. */
+static void pool_probe_run(uv_work_t *w)
+{
+    struct exporter *e = w->data;
+    e->pool_started_ns = uv_hrtime(); /* read in pool_probe_done, after the work */
+}
+
+static void pool_probe_done(uv_work_t *w, int status)
+{
+    struct exporter *e = w->data;
+    e->pool_busy = false;
+    if (status == 0 && !e->stopped)
+        metrics_observe(e->s_pool_wait, e->pool_started_ns > e->pool_queued_ns
+                                            ? (double)(e->pool_started_ns - e->pool_queued_ns) / 1e9
+                                            : 0);
+}
+
+static void on_pool_timer(uv_timer_t *t)
+{
+    struct exporter *e = t->data;
+    if (e->pool_busy || e->stopped)
+        return; /* the last probe still waits: it will be observed when it runs */
+    e->pool_work.data = e;
+    e->pool_queued_ns = uv_hrtime();
+    if (uv_queue_work(e->loop, &e->pool_work, pool_probe_run, pool_probe_done) == 0)
+        e->pool_busy = true;
 }
 
 /* ---- per request --------------------------------------------------------------------------- */
@@ -327,6 +849,29 @@ void exporter_request(struct exporter *e, const struct proto_api *api, uint64_t 
         return;
     metrics_add(api_series(e->f_requests, e->s_requests, api), 1);
     metrics_observe(api_series(e->f_local, e->s_local, api), (double)local_ns / 1e9);
+}
+
+static double seconds_between(uint64_t from, uint64_t to)
+{
+    return to > from ? (double)(to - from) / 1e9 : 0;
+}
+
+void exporter_sent(void *arg, const struct net_request_times *t)
+{
+    struct exporter *e = arg;
+    if (e == NULL || e->stopped || t->api == NULL)
+        return;
+    const struct proto_api *api = t->api;
+    metrics_observe(api_series(e->f_queue, e->s_queue, api),
+                    seconds_between(t->received_ns, t->started_ns));
+    metrics_observe(api_series(e->f_remote, e->s_remote, api),
+                    seconds_between(t->handled_ns, t->responded_ns));
+    metrics_observe(api_series(e->f_resp_queue, e->s_resp_queue, api),
+                    seconds_between(t->responded_ns, t->queued_ns));
+    metrics_observe(api_series(e->f_send, e->s_send, api),
+                    seconds_between(t->queued_ns, t->sent_ns));
+    metrics_observe(api_series(e->f_total, e->s_total, api),
+                    seconds_between(t->received_ns, t->sent_ns));
 }
 
 /* Visits every ErrorCode (INT16) field present at `version`, in structs and arrays of structs
@@ -433,6 +978,10 @@ int exporter_start(const struct exporter_options *o, struct exporter **out)
     /* Neither handle keeps the loop running: shutdown closes them, but nothing waits on
      * them. */
     uv_unref((uv_handle_t *)&e->lag_timer);
+    uv_timer_init(o->loop, &e->pool_timer);
+    e->pool_timer.data = e;
+    uv_timer_start(&e->pool_timer, on_pool_timer, POOL_PROBE_MS, POOL_PROBE_MS);
+    uv_unref((uv_handle_t *)&e->pool_timer);
     slog_info("exporter",
               strchr(host, ':') ? "metrics on http://[%s]:%d/metrics"
                                 : "metrics on http://%s:%d/metrics",
@@ -457,15 +1006,50 @@ void exporter_set_replicas(struct exporter *e, struct replica_mgr *rm)
         e->replicas = rm;
 }
 
+void exporter_set_groups(struct exporter *e, struct group_coord *gc)
+{
+    if (e)
+        e->groups = gc;
+}
+
+void exporter_add_listener(struct exporter *e, const char *name, struct net_server *s)
+{
+    if (e == NULL || s == NULL || e->n_listeners >= EXPORTER_MAX_LISTENERS)
+        return;
+    struct metrics_series *ms = metrics_series1(e->f_connections, name);
+    if (ms == NULL)
+        return;
+    e->listeners[e->n_listeners].srv = s;
+    e->listeners[e->n_listeners].s = ms;
+    e->n_listeners++;
+}
+
+void exporter_set_broker(struct exporter *e, struct broker *b)
+{
+    if (e)
+        e->broker = b;
+}
+
+void exporter_set_txn(struct exporter *e, struct txn *t)
+{
+    if (e)
+        e->txn = t;
+}
+
 void exporter_stop(struct exporter *e)
 {
     if (e == NULL || e->stopped)
         return;
     e->stopped = true;
     e->replicas = NULL;
+    e->groups = NULL;
+    e->txn = NULL;
+    e->broker = NULL;
+    e->n_listeners = 0;
     exporter_http_stop(e->http);
     e->http = NULL;
     uv_close((uv_handle_t *)&e->lag_timer, NULL);
+    uv_close((uv_handle_t *)&e->pool_timer, NULL);
 }
 
 void exporter_free(struct exporter *e)
@@ -473,5 +1057,6 @@ void exporter_free(struct exporter *e)
     if (e == NULL)
         return;
     metrics_free(e->m);
+    ts_free(&e->ts_cache);
     free(e);
 }

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* exporter: the Prometheus endpoint (issue 19). Owns the metrics registry (base/metrics.h)
  * the modules count into, adds what is read at scrape time (partition offsets, the cluster's
- * health as the metadata image shows it, the metadata quorum's raft state, the process's
- * file descriptors and memory, the event loop's lag) and serves GET /metrics in the text
- * format 0.0.4 on `metrics.listener` through libmicrohttpd (http.c). docs/metrics.md lists
+ * health as the metadata image shows it, the metadata quorum's raft state, consumer groups
+ * and their lag, transactions, the process's file descriptors, memory, connections, fsyncs
+ * and thread pool, the event loop's lag) and serves GET /metrics in the text format 0.0.4,
+ * or OpenMetrics when the scrape asks for it, on `metrics.listener` through libmicrohttpd
+ * (http.c). The per-request times come from net (exporter_sent). docs/metrics.md lists
  * every series.
  *
  * Threads: libmicrohttpd answers on a thread of its own; everything else, rendering
@@ -48,6 +50,21 @@ int exporter_port(const struct exporter *e);
 
 /* The partitions to report (from start_modules on; NULL once they stop). NULL e: no-op. */
 void exporter_set_replicas(struct exporter *e, struct replica_mgr *rm);
+/* The group coordinator whose groups to report (state, members, committed offsets and lag);
+ * NULL once it stops. NULL e: no-op. */
+struct group_coord;
+void exporter_set_groups(struct exporter *e, struct group_coord *gc);
+/* A Kafka listener whose open connections to report (tally_connections{listener}); `name`
+ * is borrowed and must outlive the exporter. At most EXPORTER_MAX_LISTENERS. */
+#define EXPORTER_MAX_LISTENERS 8
+struct net_server;
+void exporter_add_listener(struct exporter *e, const char *name, struct net_server *s);
+/* The broker whose purgatory to report. */
+struct broker;
+void exporter_set_broker(struct exporter *e, struct broker *b);
+/* The transaction coordinator whose transactions to count by state; NULL once it stops. */
+struct txn;
+void exporter_set_txn(struct exporter *e, struct txn *t);
 
 /* dispatch: a request of `api` reached its handler (or was forwarded to the controller), whose
  * synchronous part took `local_ns` (docs/metrics.md: requests and the local-time histogram,
@@ -58,6 +75,10 @@ void exporter_request(struct exporter *e, const struct proto_api *api, uint64_t 
 /* net_options.on_response (arg: the exporter): counts the non-zero ErrorCode fields of an
  * answer, every level of it (a Produce answer's per-partition codes too), by API and name. */
 void exporter_response(void *arg, const struct net_request *req, int16_t version, const void *resp);
+/* net_options.on_sent (arg: the exporter): an answer's last byte reached the kernel; observes
+ * its request's queue, remote, response-queue, send and total times by API. */
+struct net_request_times;
+void exporter_sent(void *arg, const struct net_request_times *t);
 
 /* Closes the listener (joining the HTTP thread; a scrape waiting for the loop gets 503) and
  * stops reading any module: call first in shutdown, before the modules stop. The handles
@@ -66,11 +87,26 @@ void exporter_stop(struct exporter *e);
 /* Frees the exporter and its registry (after exporter_stop and the loop ran). NULL: no-op. */
 void exporter_free(struct exporter *e);
 
+/* A consumer group's lag on one partition (docs/metrics.md), for exporter.c and its tests:
+ * records behind the high watermark and behind the last stable offset (never negative: an
+ * offset committed past either, by a client's choice, is 0 behind). */
+struct exporter_lag {
+    int64_t records, stable_records;
+};
+struct exporter_lag exporter_group_lag(int64_t high_watermark, int64_t last_stable_offset,
+                                       int64_t committed);
+
 /* ---- http.c: the listener, for exporter.c ------------------------------------------------ */
 
 struct exporter_http;
-/* Renders the current text into a fresh buffer (caller frees), on the loop. 0 or an error. */
-typedef int (*exporter_render_fn)(void *arg, char **text, size_t *len);
+/* Renders the current text in `fmt` (enum metrics_format) into a fresh buffer (caller
+ * frees), on the loop. 0 or an error. */
+enum metrics_format;
+typedef int (*exporter_render_fn)(void *arg, enum metrics_format fmt, char **text, size_t *len);
+/* Whether a scrape's Accept header (NULL: none) asks for OpenMetrics: it lists
+ * application/openmetrics-text with a q above 0 and not below text/plain's (Prometheus
+ * sends both, OpenMetrics first and higher). Otherwise the 0.0.4 text is served. */
+bool exporter_wants_openmetrics(const char *accept);
 /* Binds host:port (numeric IPv4 or IPv6) and starts the HTTP thread; scrapes call `render`
  * on `loop`. 0 and *out, or 1 after logging why. */
 int exporter_http_start(uv_loop_t *loop, const char *host, int port, exporter_render_fn render,

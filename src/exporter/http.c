@@ -2,8 +2,9 @@
 /* exporter http: the /metrics listener on libmicrohttpd, which parses HTTP and runs its own
  * polling thread. A scrape on that thread asks the loop for a fresh rendering (uv_async_send,
  * the one libuv call safe from another thread), waits on a condition variable until the loop
- * published it under the mutex, and answers with a copy. The loop never blocks on the HTTP
- * thread. Only GET (and HEAD) of /metrics is served: another path is 404, another method 405;
+ * published it under the mutex, and answers with a copy; the 0.0.4 text and OpenMetrics
+ * (chosen from the Accept header) are rendered and kept apart. The loop never blocks on the
+ * HTTP thread. Only GET (and HEAD) of /metrics is served: another path is 404, another method 405;
  * requests are bounded by libmicrohttpd's per-connection memory limit (oversized headers
  * refused), a connection limit and an idle timeout, none of which touches the Kafka
  * listeners. */
@@ -15,11 +16,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 
 #include <microhttpd.h>
 
+#include "base/metrics.h"
 #include "base/slog.h"
 #include "exporter.h"
 
@@ -39,11 +42,12 @@ struct exporter_http {
     int port;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    /* Under mu: scrapes asked and renderings published (a scrape waits until rendered
-     * reaches the number it took); the last text; stopping (no more async sends). */
-    uint64_t asked, rendered;
-    char *text;
-    size_t len;
+    /* Under mu, per format (metrics_format: 0.0.4 text, OpenMetrics): scrapes asked and
+     * renderings published (a scrape waits until rendered reaches the number it took); the
+     * last text; stopping (no more async sends). */
+    uint64_t asked[2], rendered[2];
+    char *text[2];
+    size_t len[2];
     bool stopping;
 };
 
@@ -68,7 +72,7 @@ static enum MHD_Result answer_static(struct MHD_Connection *conn, unsigned statu
 
 /* On the HTTP thread: a fresh rendering from the loop, copied; NULL when the loop did not
  * answer in time, the exporter is stopping, or out of memory. */
-static char *scrape(struct exporter_http *h, size_t *len)
+static char *scrape(struct exporter_http *h, enum metrics_format fmt, size_t *len)
 {
     char *copy = NULL;
     struct timespec until;
@@ -78,14 +82,14 @@ static char *scrape(struct exporter_http *h, size_t *len)
     pthread_mutex_lock(&h->mu);
     if (h->stopping)
         goto out;
-    uint64_t mine = ++h->asked;
+    uint64_t mine = ++h->asked[fmt];
     uv_async_send(&h->async);
-    while (!h->stopping && h->rendered < mine)
+    while (!h->stopping && h->rendered[fmt] < mine)
         if (pthread_cond_timedwait(&h->cv, &h->mu, &until) == ETIMEDOUT)
             break;
-    if (h->rendered >= mine && h->text && (copy = malloc(h->len + 1)) != NULL) {
-        memcpy(copy, h->text, h->len + 1);
-        *len = h->len;
+    if (h->rendered[fmt] >= mine && h->text[fmt] && (copy = malloc(h->len[fmt] + 1)) != NULL) {
+        memcpy(copy, h->text[fmt], h->len[fmt] + 1);
+        *len = h->len[fmt];
     }
 out:
     pthread_mutex_unlock(&h->mu);
@@ -107,7 +111,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     if (strcmp(url, "/metrics") != 0)
         return answer_static(conn, MHD_HTTP_NOT_FOUND, not_found, false);
     size_t len = 0;
-    char *text = scrape(h, &len);
+    const char *accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+    enum metrics_format fmt =
+        exporter_wants_openmetrics(accept) ? METRICS_OPENMETRICS : METRICS_TEXT;
+    char *text = scrape(h, fmt, &len);
     if (text == NULL)
         return answer_static(conn, MHD_HTTP_SERVICE_UNAVAILABLE, unavailable, false);
     struct MHD_Response *r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
@@ -116,34 +123,66 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         return MHD_NO;
     }
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
-                            "text/plain; version=0.0.4; charset=utf-8");
+                            fmt == METRICS_OPENMETRICS
+                                ? "application/openmetrics-text; version=1.0.0; charset=utf-8"
+                                : "text/plain; version=0.0.4; charset=utf-8");
     enum MHD_Result rc = MHD_queue_response(conn, MHD_HTTP_OK, r);
     MHD_destroy_response(r);
     return rc;
 }
 
-/* On the loop: render for every scrape asked so far (uv_async coalesces wake-ups). */
+/* On the loop: render, in each format asked, for every scrape asked so far (uv_async
+ * coalesces wake-ups). */
 static void on_async(uv_async_t *a)
 {
     struct exporter_http *h = a->data;
-    char *text = NULL;
-    size_t len = 0;
 
-    pthread_mutex_lock(&h->mu);
-    uint64_t want = h->asked;
-    bool stop = h->stopping;
-    pthread_mutex_unlock(&h->mu);
-    if (stop)
-        return;
-    if (h->render(h->arg, &text, &len) != 0)
-        text = NULL; /* published as "no text": the waiting scrapes answer 503 */
-    pthread_mutex_lock(&h->mu);
-    free(h->text);
-    h->text = text;
-    h->len = len;
-    h->rendered = want;
-    pthread_cond_broadcast(&h->cv);
-    pthread_mutex_unlock(&h->mu);
+    for (int fmt = 0; fmt < 2; fmt++) {
+        char *text = NULL;
+        size_t len = 0;
+        pthread_mutex_lock(&h->mu);
+        uint64_t want = h->asked[fmt];
+        bool stop = h->stopping || want == h->rendered[fmt];
+        pthread_mutex_unlock(&h->mu);
+        if (stop)
+            continue;
+        if (h->render(h->arg, (enum metrics_format)fmt, &text, &len) != 0)
+            text = NULL; /* published as "no text": the waiting scrapes answer 503 */
+        pthread_mutex_lock(&h->mu);
+        free(h->text[fmt]);
+        h->text[fmt] = text;
+        h->len[fmt] = len;
+        h->rendered[fmt] = want;
+        pthread_cond_broadcast(&h->cv);
+        pthread_mutex_unlock(&h->mu);
+    }
+}
+
+bool exporter_wants_openmetrics(const char *accept)
+{
+    /* The q of each of the two media types (absent: 0; present without q: 1). */
+    double q_om = 0, q_text = 0;
+    const char *p = accept;
+
+    while (p && *p) {
+        size_t n = strcspn(p, ",");
+        char range[256];
+        size_t k = n < sizeof range - 1 ? n : sizeof range - 1;
+        memcpy(range, p, k);
+        range[k] = '\0';
+        p += n + (p[n] == ',');
+        char *type = range + strspn(range, " \t");
+        size_t tl = strcspn(type, " \t;");
+        double q = 1;
+        const char *qp = strstr(type + tl, "q=");
+        if (qp)
+            q = strtod(qp + 2, NULL);
+        if (tl == 28 && strncasecmp(type, "application/openmetrics-text", 28) == 0)
+            q_om = q > q_om ? q : q_om;
+        else if (tl == 10 && strncasecmp(type, "text/plain", 10) == 0)
+            q_text = q > q_text ? q : q_text;
+    }
+    return q_om > 0 && q_om >= q_text;
 }
 
 /* libmicrohttpd's messages (refused requests among them): at most one line per 10 s, as a
@@ -165,7 +204,8 @@ static void http_free(struct exporter_http *h)
 {
     pthread_mutex_destroy(&h->mu);
     pthread_cond_destroy(&h->cv);
-    free(h->text);
+    free(h->text[0]);
+    free(h->text[1]);
     free(h);
 }
 

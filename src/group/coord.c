@@ -662,6 +662,45 @@ void group_coord_shards(const struct group_coord *gc, int32_t *led, int32_t *loa
     }
 }
 
+struct each_walk {
+    group_each_group_fn on_group;
+    group_each_offset_fn on_offset;
+    void *arg;
+    const char *group_id;
+    size_t n;
+};
+
+static void each_offset(void *arg, struct ghash_node *n)
+{
+    struct each_walk *w = arg;
+    struct coord_offset *o = (struct coord_offset *)n;
+    w->on_offset(w->arg, w->group_id, o->topic, o->partition, o->offset);
+}
+
+static void each_group(void *arg, struct ghash_node *n)
+{
+    struct each_walk *w = arg;
+    struct coord_group *g = (struct coord_group *)n;
+    int32_t members = 0;
+    group_sm_members(g->sm, &members);
+    w->n++;
+    if (w->on_group)
+        w->on_group(w->arg, g->id, group_state_name(group_sm_state(g->sm)), members);
+    w->group_id = g->id;
+    if (w->on_offset)
+        ghash_each(&g->offsets, each_offset, w);
+}
+
+size_t group_coord_for_each(struct group_coord *gc, group_each_group_fn on_group,
+                            group_each_offset_fn on_offset, void *arg)
+{
+    struct each_walk w = {.on_group = on_group, .on_offset = on_offset, .arg = arg};
+    for (int32_t i = 0; gc && i < gc->n_shards; i++)
+        if (gc->shards[i] && !gc->shards[i]->loading)
+            ghash_each(&gc->shards[i]->groups, each_group, &w);
+    return w.n;
+}
+
 /* ---- request helpers ---------------------------------------------------------------------- */
 
 const char *coord_client_host(struct arena *ar, const char *peer)
@@ -711,6 +750,11 @@ void coord_nomem(struct net_request *req, const char *api)
 {
     slog_error("group", "out of memory in %s from %s; closing", api, req->peer);
     net_close_connection(req);
+}
+
+size_t group_coord_waiting(const struct group_coord *gc)
+{
+    return gc ? coord_log_waiting(gc->log) : 0;
 }
 
 uint64_t group_coord_load_reads(const struct group_coord *gc)

@@ -129,5 +129,21 @@ void group_coord_shards(const struct group_coord *gc, int32_t *led, int32_t *loa
 /* Thread-pool reads the loads have made so far (each at most 1 MiB, parsed in a loop turn of
  * its own). */
 uint64_t group_coord_load_reads(const struct group_coord *gc);
+/* Appends (offset commits, group metadata) waiting to be replicated (metrics). */
+size_t group_coord_waiting(const struct group_coord *gc);
+
+/* ---- metrics: the groups as this coordinator holds them (docs/metrics.md) --------------- */
+
+/* Visits every group of every shard led here and loaded: `on_group(arg, id, state, members)`
+ * (state: group_state_name, e.g. "Stable"), then `on_offset(arg, id, topic, partition,
+ * offset)` for each of its committed offsets, in no order. Strings are valid during the call
+ * only; the callbacks must not call into the coordinator. Returns how many groups were
+ * visited. */
+typedef void (*group_each_group_fn)(void *arg, const char *group_id, const char *state,
+                                    int32_t members);
+typedef void (*group_each_offset_fn)(void *arg, const char *group_id, const char *topic,
+                                     int32_t partition, int64_t offset);
+size_t group_coord_for_each(struct group_coord *gc, group_each_group_fn on_group,
+                            group_each_offset_fn on_offset, void *arg);
 
 #endif

@@ -438,6 +438,11 @@ bool log_failed(const struct log *l)
     return atomic_load(&l->failed);
 }
 
+size_t log_segment_count(const struct log *l)
+{
+    return l->n_segs;
+}
+
 int64_t log_size_bytes(const struct log *l)
 {
     int64_t total = 0;

@@ -96,6 +96,8 @@ int64_t log_flushed_offset(const struct log *l);
 bool log_failed(const struct log *l);
 /* Total bytes of all segments. */
 int64_t log_size_bytes(const struct log *l);
+/* Segments of the log (the active one included). */
+size_t log_segment_count(const struct log *l);
 
 /* A contiguous byte range of one segment file, to be sent with sendfile(). It holds a
  * reference on the segment (so retention cannot close the fd under a reader) until

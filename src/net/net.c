@@ -155,6 +155,41 @@ static int encode_answer(struct req_int *r, int16_t version, const void *resp, b
     return 0;
 }
 
+/* The request is being finished (answered, or not): its times, when they are taken. A
+ * request finished from within its own callback is done with its local work now. */
+static void times_finished(struct req_int *r, bool answered)
+{
+    struct net_server *s = r->conn->srv;
+    if (s->opts.on_sent == NULL)
+        return;
+    uint64_t now = uv_hrtime();
+    for (struct net_handler_frame *fr = s->handlers; fr; fr = fr->up)
+        if (fr->r == r) {
+            fr->finished = true;
+            r->times.handled_ns = now;
+        }
+    if (answered)
+        r->times.responded_ns = now;
+}
+
+/* Hands r to the request callback; takes the times around it when they are wanted. */
+static void call_handler(struct net_server *s, struct req_int *r)
+{
+    if (s->opts.on_sent == NULL) {
+        s->cb(s->ctx, &r->pub);
+        return;
+    }
+    /* The frame tells whether r was finished (and maybe freed) inside the callback. */
+    struct net_handler_frame fr = {.r = r, .up = s->handlers};
+    s->handlers = &fr;
+    r->times.api = r->pub.api;
+    r->times.started_ns = uv_hrtime();
+    s->cb(s->ctx, &r->pub);
+    s->handlers = fr.up;
+    if (!fr.finished)
+        r->times.handled_ns = uv_hrtime();
+}
+
 static void respond(struct net_request *pub, int16_t version, const void *resp, bool files)
 {
     struct req_int *r = (struct req_int *)pub;
@@ -162,6 +197,7 @@ static void respond(struct net_request *pub, int16_t version, const void *resp, 
         detached_finish(r, NET_DETACHED_RESPONDED, version, resp, files);
         return;
     }
+    times_finished(r, true);
     if (r->conn->srv->opts.on_response)
         r->conn->srv->opts.on_response(r->conn->srv->opts.on_response_arg, pub, version, resp);
     if (!r->conn->closing && encode_answer(r, version, resp, files) != 0) {
@@ -223,6 +259,7 @@ void net_respond_close(struct net_request *pub, const void *resp, int64_t delay_
             detached_finish(r, NET_DETACHED_CLOSED, 0, NULL, false);
         return;
     }
+    times_finished(r, resp != NULL);
     if (c->closing || c->close_req != NULL) {
         /* Already going (or going after an earlier answer): no answer for this one. */
         r->done = true;
@@ -262,6 +299,7 @@ void net_finish(struct net_request *pub)
         detached_finish(r, NET_DETACHED_FINISHED, 0, NULL, false);
         return;
     }
+    times_finished(r, false);
     req_finish(r);
 }
 
@@ -272,6 +310,7 @@ void net_close_connection(struct net_request *pub)
         detached_finish(r, NET_DETACHED_CLOSED, 0, NULL, false);
         return;
     }
+    times_finished(r, false);
     r->done = true;
     conn_close(r->conn);
     conn_flush(r->conn);
@@ -356,6 +395,8 @@ static void conn_dispatch(struct net_conn *c, uint8_t *frame, size_t len)
     }
     r->conn = c;
     r->frame = frame;
+    if (s->opts.on_sent)
+        r->times.received_ns = uv_hrtime();
     r->pub.peer = c->peer;
     r->pub.session = &c->session;
     c->refs++;
@@ -380,7 +421,7 @@ static void conn_dispatch(struct net_conn *c, uint8_t *frame, size_t len)
         r->pub.version_supported = true;
         r->pub.raw_sasl = true;
         r->pub.body = body;
-        s->cb(s->ctx, &r->pub);
+        call_handler(s, r);
         return;
     }
     rc = proto_decode_request_header(frame, len, &r->pub.hdr, &hdr_len, r->pub.arena);
@@ -407,7 +448,7 @@ static void conn_dispatch(struct net_conn *c, uint8_t *frame, size_t len)
         /* Only ApiVersions has a defined answer to an unknown version (a v0 error response
          * listing our ranges); for any other API the client broke negotiation. */
         if (r->pub.api->key == 18) {
-            s->cb(s->ctx, &r->pub);
+            call_handler(s, r);
             return;
         }
         slog_warn_limited(&s->warn.version, NET_WARN_INTERVAL_MS, "net",
@@ -423,7 +464,7 @@ static void conn_dispatch(struct net_conn *c, uint8_t *frame, size_t len)
                           c->peer, err_name(rc));
         goto err_close;
     }
-    s->cb(s->ctx, &r->pub);
+    call_handler(s, r);
     return;
 
 err_close:
@@ -963,6 +1004,11 @@ void net_server_set_tls(struct net_server *s, struct tls_ctx *ctx)
 {
     if (s->opts.tls && ctx)
         s->opts.tls = ctx;
+}
+
+unsigned net_server_connections(const struct net_server *s)
+{
+    return s ? s->n_conns : 0;
 }
 
 int net_server_port(const struct net_server *s)

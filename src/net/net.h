@@ -67,6 +67,18 @@ struct net_request {
     bool raw_sasl;
 };
 
+/* When one answered request passed each step (uv_hrtime(), ns), for net_options.on_sent:
+ * Kafka's split of a request's time (queue, local, remote, response queue, send). */
+struct net_request_times {
+    const struct proto_api *api;
+    uint64_t received_ns;  /* its frame was read off the socket whole */
+    uint64_t started_ns;   /* handed to the request callback */
+    uint64_t handled_ns;   /* the callback returned, or answered from within it */
+    uint64_t responded_ns; /* net_respond*: the answer was given (>= handled_ns) */
+    uint64_t queued_ns;    /* queued for output, after the answers before it on its connection */
+    uint64_t sent_ns;      /* its last byte was handed to the kernel */
+};
+
 /* Called for every decoded request; the callee must eventually finish it exactly once. */
 typedef void (*net_request_cb)(void *ctx, struct net_request *req);
 
@@ -102,6 +114,12 @@ struct net_options {
     void (*on_response)(void *arg, const struct net_request *req, int16_t version,
                         const void *resp);
     void *on_response_arg;
+    /* Told when the last byte of an answer reached the kernel, with the times of its request
+     * (valid during the call only). Answers dropped with their connection, requests finished
+     * without one (acks=0) and requests closed are not told. NULL: nobody is told, and no
+     * time is taken. */
+    void (*on_sent)(void *arg, const struct net_request_times *times);
+    void *on_sent_arg;
 };
 
 /* Binds and listens. Returns 0 and *out, or an error after logging why. */
@@ -115,6 +133,8 @@ void net_server_set_tls(struct net_server *s, struct tls_ctx *ctx);
 
 /* The port actually bound (useful when opts->port was 0). */
 int net_server_port(const struct net_server *s);
+/* Connections open now (metrics). */
+unsigned net_server_connections(const struct net_server *s);
 
 /* Encodes `resp` (layout req->api->response, at the request's version) and queues it; the
  * request is finished. `resp` may live in req->arena. If the connection is gone, the

@@ -49,6 +49,7 @@ struct req_int {
     void (*on_close)(void *arg); /* net_request_on_close */
     void *on_close_arg;
     bool done;
+    struct net_request_times times; /* taken only when opts.on_sent is set */
     /* A detached request (detached.c) has conn NULL and reports its end here. */
     net_detached_cb detached_cb;
     void *detached_arg;
@@ -64,6 +65,8 @@ struct out_frame {
     unsigned refs;
     void (*sent)(void *arg);
     void *sent_arg;
+    bool timed; /* tell opts.on_sent once the last piece went */
+    struct net_request_times times;
 };
 
 /* One piece of output: bytes of a response frame, or a file range. */
@@ -136,7 +139,16 @@ struct net_warn_limits {
     struct slog_limit tls, tls_plain, tls_hello;
 };
 
+/* A request callback running (net.c's call_handler), innermost first: a request finished
+ * from within its own callback took no remote time. */
+struct net_handler_frame {
+    struct req_int *r;
+    bool finished;
+    struct net_handler_frame *up;
+};
+
 struct net_server {
+    struct net_handler_frame *handlers;
     uv_loop_t *loop;
     uv_tcp_t tcp;
     struct tclock_timer idle_timer; /* connections.max.idle.ms and the frame deadline */

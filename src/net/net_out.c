@@ -28,6 +28,11 @@ static void frame_unref(struct out_frame *f)
 {
     if (--f->refs > 0)
         return;
+    struct net_server *s = f->conn->srv;
+    if (f->timed && !f->conn->closing && s->opts.on_sent) {
+        f->times.sent_ns = uv_hrtime();
+        s->opts.on_sent(s->opts.on_sent_arg, &f->times);
+    }
     f->conn->out_frames--;
     if (f->sent)
         f->sent(f->sent_arg);
@@ -302,6 +307,11 @@ void conn_queue_response(struct net_conn *c, struct req_int *r)
         c->out_frames++;
         f->sent = r->sent;
         f->sent_arg = r->sent_arg;
+        if (c->srv->opts.on_sent) {
+            f->times = r->times;
+            f->times.queued_ns = uv_hrtime();
+            f->timed = true;
+        }
         for (size_t i = 0; ok && i < r->n_holes; i++) {
             const struct net_file_range *fr = r->holes[i].ext;
             ok = out_push(c, f, r->resp + at, r->holes[i].at - at, -1, 0) &&
@@ -309,6 +319,7 @@ void conn_queue_response(struct net_conn *c, struct req_int *r)
             at = r->holes[i].at;
         }
         ok = ok && out_push(c, f, r->resp + at, r->resp_len - at, -1, 0);
+        f->timed = f->timed && ok;
         frame_unref(f);
     }
     r->resp = NULL;

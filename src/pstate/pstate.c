@@ -186,6 +186,11 @@ static int cmp_producer(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+size_t pstate_count(const struct pstate *s)
+{
+    return s->n;
+}
+
 const struct pstate_producer *pstate_producers(const struct pstate *s, size_t *n)
 {
     /* The cache is not part of the state, only a view of it; every struct pstate comes

@@ -85,6 +85,9 @@ void pstate_note_write(struct pstate *s, int64_t producer_id, int64_t mono_ms);
 /* The producer's state, or NULL. Valid until the next call that changes `s`. */
 const struct pstate_producer *pstate_get(const struct pstate *s, int64_t producer_id);
 
+/* How many producers the state holds (pstate_producers' n, without sorting them). */
+size_t pstate_count(const struct pstate *s);
+
 /* Every producer, in producer-id order; *n receives the count. Valid until the next change. */
 const struct pstate_producer *pstate_producers(const struct pstate *s, size_t *n);
 

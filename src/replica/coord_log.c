@@ -382,6 +382,11 @@ uint64_t coord_log_reads(const struct coord_log *cl)
     return cl->reads_done;
 }
 
+size_t coord_log_waiting(const struct coord_log *cl)
+{
+    return cl ? purgatory_waiting(cl->pg) : 0;
+}
+
 void *coord_log_shard(struct coord_log *cl, int32_t partition, bool *loading)
 {
     struct cl_shard *sh =

@@ -88,6 +88,8 @@ void coord_log_stop(struct coord_log *cl, void (*cb)(void *arg), void *arg);
 
 /* Thread-pool reads the replays have made so far (each at most 1 MiB; diagnostics, tests). */
 uint64_t coord_log_reads(const struct coord_log *cl);
+/* Appends waiting in its purgatory for the high watermark (metrics). */
+size_t coord_log_waiting(const struct coord_log *cl);
 
 /* The owner's shard of `partition` (NULL when not led here), and whether it still loads. */
 void *coord_log_shard(struct coord_log *cl, int32_t partition, bool *loading);

@@ -45,3 +45,8 @@ int64_t partition_size_bytes(const struct partition *p)
 {
     return log_size_bytes(p->log);
 }
+
+size_t partition_segment_count(const struct partition *p)
+{
+    return log_segment_count(p->log);
+}

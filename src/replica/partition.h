@@ -50,6 +50,8 @@ int32_t partition_isr_size(const struct partition *p);
 int64_t partition_follower_offset(const struct partition *p, int32_t node);
 /* The bytes of the partition's segment files (the .log files, as Kafka's log size counts). */
 int64_t partition_size_bytes(const struct partition *p);
+/* Its segments (log_segment_count). */
+size_t partition_segment_count(const struct partition *p);
 /* The partition's producer state (idempotent / transactional producers). */
 const struct pstate *partition_pstate(const struct partition *p);
 

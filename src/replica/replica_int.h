@@ -77,6 +77,8 @@ struct replica_mgr {
     uv_loop_t *loop;
     /* ISR changes this broker asked for as a leader (NULL when metrics are off). */
     struct metrics_series *m_isr_shrinks, *m_isr_expands;
+    /* Producer ids dropped from partitions' producer states (producer.id.expiration.ms). */
+    struct metrics_series *m_pid_expired;
     struct meta *meta;
     struct config_ctx cfg;
     int32_t node_id;

@@ -699,7 +699,8 @@ static void on_tick(struct tclock_timer *h)
             /* Sealed segments not yet fsynced (a flush was busy when the log rolled). */
             partition_maybe_flush(p, log_flushed_offset(p->log) < log_active_base(p->log));
             if (expire)
-                pstate_expire(p->pstate, tclock_now_ms(rm->clock), expiration);
+                metrics_add(rm->m_pid_expired,
+                            (double)pstate_expire(p->pstate, tclock_now_ms(rm->clock), expiration));
             if (retain && log_retain_below(p->log, partition_last_stable_offset(p)) > 0) {
                 slog_info("replica", "retention moved %s-%d's log start to %lld", p->topic,
                           p->index, (long long)log_start_offset(p->log));
@@ -848,6 +849,11 @@ int replica_mgr_start(const struct replica_options *opts, struct replica_mgr **o
     rm->client = opts->client;
     rm->fetch_client = opts->fetch_client;
     /* Kafka's ReplicaManager IsrShrinksPerSec / IsrExpandsPerSec (docs/metrics.md). */
+    rm->m_pid_expired = metrics_series0(metrics_family_new(
+        opts->metrics, METRICS_COUNTER, "tally_producer_ids_expired_total",
+        "Producer ids dropped from partitions' producer states after producer.id.expiration.ms "
+        "without a write.",
+        0, NULL, 0, NULL));
     rm->m_isr_shrinks = metrics_series0(metrics_family_new(
         opts->metrics, METRICS_COUNTER, "tally_isr_shrinks_total",
         "ISR shrinks this broker proposed as a partition leader (AlterPartition).", 0, NULL, 0,

@@ -298,6 +298,28 @@ static const struct coord_log_ops shard_ops = {
     .shard_free = shard_free,
 };
 
+static void count_state(void *arg, struct txn_meta *m)
+{
+    int64_t *counts = arg;
+    if ((int)m->cur.state >= 0 && m->cur.state < TXN_N_STATES)
+        counts[m->cur.state]++;
+}
+
+size_t txn_waiting(const struct txn *t)
+{
+    return t ? coord_log_waiting(t->log) : 0;
+}
+
+void txn_count_states(const struct txn *t, int64_t *counts, size_t n)
+{
+    memset(counts, 0, n * sizeof *counts);
+    if (t == NULL || n < TXN_N_STATES)
+        return;
+    for (int32_t i = 0; i < t->n_shards; i++)
+        if (t->shards[i] && !t->shards[i]->loading)
+            txn_entry_each(t->shards[i], count_state, counts);
+}
+
 void txn_shards(const struct txn *t, int32_t *led, int32_t *loading)
 {
     *led = *loading = 0;
@@ -492,6 +514,7 @@ static void abort_if_timed_out(void *arg, struct txn_meta *m)
               m->tid, (long long)m->cur.producer_id, m->cur.producer_epoch,
               (long long)(s->now - m->cur.start_ms), m->cur.timeout_ms);
     s->n++;
+    metrics_add(c->t->m_timed_out, 1);
     txn_write(s->sh, m, &tr, on_timeout_prepared, c);
 }
 
@@ -577,6 +600,18 @@ struct txn *txn_new(const struct txn_options *o)
     t->send_arg = o->send_arg;
     t->replicas = o->replicas;
     t->meta = o->meta;
+    /* Kafka's TransactionCoordinator has no such series; docs/metrics.md. */
+    static const double marker_buckets[] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+                                            0.25,  0.5,    1,     2.5,  5,     10,   30};
+    t->m_timed_out = metrics_series0(metrics_family_new(
+        o->metrics, METRICS_COUNTER, "tally_txn_timed_out_aborts_total",
+        "Transactions this coordinator aborted because they passed their timeout.", 0, NULL, 0,
+        NULL));
+    t->m_marker_seconds = metrics_series0(metrics_family_new(
+        o->metrics, METRICS_HISTOGRAM, "tally_txn_marker_send_seconds",
+        "Time from a transaction's Prepare to the last of its COMMIT or ABORT markers written "
+        "by its partitions' leaders.",
+        0, NULL, sizeof marker_buckets / sizeof marker_buckets[0], marker_buckets));
     t->config = o->config;
     t->node_id = o->node_id;
     t->n_partitions_cfg = (int32_t)cfg(o->config, "transaction.state.log.num.partitions", 50);

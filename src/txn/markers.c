@@ -43,6 +43,7 @@ struct tmark {
     bool completing; /* the Complete* write is out */
     bool retry_complete;
     int64_t born_ms; /* monotonic time of txn_markers_start */
+    bool observed;   /* its marker latency went to m_marker_seconds */
 };
 
 /* One WriteTxnMarkers request in flight: which (mark, partition) each entry is. */
@@ -253,6 +254,11 @@ static void after_progress(struct txn *t)
         next = mk->next;
         if (mk->left == 0 && !mk->completing && !mk->retry_complete) {
             fault_point("txn:after_markers");
+            if (!mk->observed) {
+                mk->observed = true;
+                metrics_observe(t->m_marker_seconds,
+                                (double)(tclock_mono_ms(t->clock) - mk->born_ms) / 1000);
+            }
             complete(t, mk);
         }
     }

@@ -36,6 +36,8 @@ struct txn;
 typedef int (*txn_send_fn)(void *arg, int32_t node_id, int16_t api_key, int16_t version,
                            const void *req, net_client_cb cb, void *cb_arg);
 
+struct metrics;
+
 struct txn_options {
     uv_loop_t *loop;
     struct tclock *clock;      /* every timer and clock read; borrowed */
@@ -46,6 +48,9 @@ struct txn_options {
     struct meta *meta;            /* borrowed: topics, leaders */
     const struct props *config;   /* static config (transaction.*, transactional.id.*) */
     int32_t node_id;
+    /* Where the coordinator's counters go (docs/metrics.md: timed-out aborts, marker
+     * latency); borrowed. NULL: not counted. */
+    struct metrics *metrics;
 };
 
 /* NULL on out of memory. With `replicas`, subscribes to leadership events and starts loading
@@ -76,6 +81,11 @@ void txn_list_transactions(struct txn *t, struct net_request *req);
 void txn_shards(const struct txn *t, int32_t *led, int32_t *loading);
 /* Transactions whose markers are still being sent. */
 int32_t txn_markers_pending(const struct txn *t);
+/* Metrics: the transactions of the shards led and loaded here, counted by state into
+ * counts[s] for enum txn_state s (txn_sm.h; n entries, n >= TXN_N_STATES, zeroed first). */
+void txn_count_states(const struct txn *t, int64_t *counts, size_t n);
+/* Appends to __transaction_state waiting to be replicated (metrics). */
+size_t txn_waiting(const struct txn *t);
 /* Runs the periodic checks now (timed-out transactions, expired ids), as their timers do. */
 void txn_check_timeouts(struct txn *t);
 void txn_check_expired(struct txn *t);

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/metrics.h"
 #include "base/slog.h"
 #include "base/tclock.h"
 #include "replica/coord_log.h"
@@ -71,6 +72,8 @@ struct txn {
     void (*stop_cb)(void *arg);
     void *stop_arg;
     struct slog_limit warn;
+    /* docs/metrics.md (NULL when metrics are off). */
+    struct metrics_series *m_timed_out, *m_marker_seconds;
 };
 
 /* Sends through the hook or the client. */

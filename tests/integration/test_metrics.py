@@ -32,6 +32,8 @@ import kproto as kp
 PROMETHEUS = "/usr/bin/prometheus"
 PROMTOOL = shutil.which("promtool") or "/usr/bin/promtool"
 SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$')
+OPENMETRICS_ACCEPT = ("application/openmetrics-text;version=1.0.0,"
+                      "text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
 LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
 
 
@@ -98,7 +100,11 @@ def produce(b, topic, n):
 
 def test_metrics_records_in_promtool_and_prometheus(broker_factory, tmp_path):
     need_prometheus()
-    b = metrics_broker(broker_factory)
+    # Timed-out transactions are looked for every 200 ms (the test leaves one to time out).
+    # A group's first member is not kept waiting for others (the live group below).
+    b = metrics_broker(broker_factory, **{
+        "transaction.abort.timed.out.transaction.cleanup.interval.ms": "200",
+        "group.initial.rebalance.delay.ms": "0"})
     n = 237
     harness.create_topics(b, [("metrics-in", 1, {})])
     produce(b, "metrics-in", n)
@@ -130,11 +136,138 @@ def test_metrics_records_in_promtool_and_prometheus(broker_factory, tmp_path):
     harness.consume_assigned(b, "metrics-in", {0: 0}, {0: n})
     s = parse(scrape(b.metrics_port))
     assert value(s, "tally_topic_bytes_out_total", topic="metrics-in") > 0
+    assert value(s, "tally_topic_fetch_requests_total", topic="metrics-in") >= 1
+    assert value(s, "tally_topic_produce_requests_total", topic="metrics-in") >= 1
+
+    # A transaction left open on the partition holds its last stable offset at n.
+    from confluent_kafka import Consumer, Producer, TopicPartition
+    tp = Producer({"bootstrap.servers": b.bootstrap, "transactional.id": "metrics-open",
+                   "linger.ms": 5})
+    tp.init_transactions(30)
+    tp.begin_transaction()
+    for i in range(5):
+        tp.produce("metrics-in", value=b"open-%d" % i, partition=0)
+    assert tp.flush(30) == 0
+    # Two groups: one committed at 100, one at the high watermark.
+    for group, at in (("metrics-behind", 100), ("metrics-caught-up", n + 5)):
+        c = Consumer({"bootstrap.servers": b.bootstrap, "group.id": group,
+                      "enable.auto.commit": False})
+        c.commit(offsets=[TopicPartition("metrics-in", 0, at)], asynchronous=False)
+        c.close()
+    s1 = parse(scrape(b.metrics_port))
+    time.sleep(0.3)
+    text = scrape(b.metrics_port)
+    s2 = parse(text)
+    tp0 = dict(topic="metrics-in", partition="0")
+    hw = value(s2, "tally_partition_high_watermark", **tp0)
+    lso = value(s2, "tally_partition_last_stable_offset", **tp0)
+    assert (hw, lso) == (n + 5, n), (hw, lso)
+    behind = dict(group="metrics-behind", **tp0)
+    assert value(s2, "tally_group_committed_offset", **behind) == 100
+    assert value(s2, "tally_group_lag_records", **behind) == hw - 100
+    assert value(s2, "tally_group_lag_stable_records", **behind) == lso - 100
+    assert value(s2, "tally_group_lag_seconds", **behind) > 0
+    caught = dict(group="metrics-caught-up", **tp0)
+    assert value(s2, "tally_group_lag_records", **caught) == 0
+    assert value(s2, "tally_group_lag_stable_records", **caught) == 0
+    assert value(s2, "tally_group_lag_seconds", **caught) == 0
+    for g in ("metrics-behind", "metrics-caught-up"):
+        assert value(s2, "tally_group_state", group=g, state="Empty") == 1
+        assert value(s2, "tally_group_members", group=g) == 0
+    assert value(s2, "tally_groups", state="Empty") == 2
+    assert value(s2, "tally_groups", state="Stable") == 0
+    # A subscribed consumer: its group is Stable with one member while it runs.
+    live = Consumer({"bootstrap.servers": b.bootstrap, "group.id": "metrics-live",
+                     "session.timeout.ms": 6000})
+    live.subscribe(["metrics-in"])
+    try:
+        def stable():
+            live.poll(0.1)
+            got = parse(scrape(b.metrics_port))
+            return got if value(got, "tally_group_state", group="metrics-live",
+                                state="Stable") == 1 else None
+        got = clu.wait_for(stable, 30, "the live group is Stable")
+        assert value(got, "tally_group_members", group="metrics-live") == 1
+        assert value(got, "tally_groups", state="Stable") == 1
+        assert not [k for k in got if k[0] == "tally_group_state" and
+                    dict(k[1])["group"] == "metrics-live" and dict(k[1])["state"] != "Stable"]
+    finally:
+        live.close()
+    got = parse(scrape(b.metrics_port))
+    assert value(got, "tally_group_members", group="metrics-live") == 0
+    assert value(got, "tally_group_state", group="metrics-live", state="Empty") == 1
+    # The record at a committed offset is read once, not at every scrape.
+    assert value(s2, "tally_metrics_group_timestamp_reads_total") == \
+        value(s1, "tally_metrics_group_timestamp_reads_total") >= 1
+    # The open transaction's age grows between two scrapes; the log has one segment.
+    age1 = value(s1, "tally_partition_oldest_open_txn_age_seconds", **tp0)
+    age2 = value(s2, "tally_partition_oldest_open_txn_age_seconds", **tp0)
+    assert 0 < age1 < age2, (age1, age2)
+    assert value(s2, "tally_partition_segments", **tp0) == 1
+    # The coordinator holds one open transaction; the partition one transactional producer.
+    assert value(s2, "tally_txn_ongoing") == 1
+    assert value(s2, "tally_txn_transactions", state="Ongoing") == 1
+    assert value(s2, "tally_producers_tracked") == 1
+    assert value(s2, "tally_txn_marker_send_seconds_count") == 0
 
     r = subprocess.run([PROMTOOL, "check", "metrics"], input=text, capture_output=True,
                        text=True, timeout=60)
     assert r.returncode == 0 and r.stdout.strip() == "" and r.stderr.strip() == "", \
         (r.returncode, r.stdout, r.stderr)
+
+    # OpenMetrics when asked for: the same samples, counter families named without _total,
+    # "# EOF" at the end.
+    status, om, headers = get(b.metrics_port, headers={"Accept": OPENMETRICS_ACCEPT})
+    assert status == 200
+    assert headers["Content-Type"].startswith("application/openmetrics-text; version=1.0.0"), \
+        headers
+    assert om.endswith("\n# EOF\n") and om.count("# EOF") == 1, om[-200:]
+    om_types = dict(re.findall(r"^# TYPE (\S+) (\S+)$", om, re.M))
+    text_types = dict(re.findall(r"^# TYPE (\S+) (\S+)$", text, re.M))
+    assert om_types == {(n[:-6] if t == "counter" else n): t for n, t in text_types.items()}
+    om_samples = parse(om.replace("# EOF\n", ""))
+    assert value(om_samples, "tally_topic_records_in_total", topic="metrics-in") == n + 5
+    assert set(k[0] for k in om_samples) == set(k[0] for k in parse(scrape(b.metrics_port)))
+    # promtool (2.42) lints the 0.0.4 text only: it reads an OpenMetrics counter's samples
+    # as a family of their own without HELP. That is the one finding allowed, for exactly
+    # the counter families that have samples.
+    r = subprocess.run([PROMTOOL, "check", "metrics"], input=om, capture_output=True,
+                       text=True, timeout=60)
+    with_samples = {k[0] for k in om_samples}
+    want = {"%s_total no help text" % f for f, t in om_types.items()
+            if t == "counter" and f + "_total" in with_samples}
+    got = set(r.stdout.strip().splitlines() + r.stderr.strip().splitlines()) - {""}
+    assert got == want, (sorted(got - want), sorted(want - got))
+
+    # The transaction commits: its markers are written (one latency observed), the LSO
+    # catches up and no transaction is open any more. Another, left open past its 3 s
+    # timeout, is aborted by the coordinator.
+    tp.commit_transaction(30)
+    late = Producer({"bootstrap.servers": b.bootstrap, "transactional.id": "metrics-late",
+                     "transaction.timeout.ms": 3000})
+    late.init_transactions(30)
+    late.begin_transaction()
+    delivered = []
+    late.produce("metrics-in", value=b"late", partition=0,
+                 on_delivery=lambda err, msg: delivered.append(err))
+    assert late.flush(30) == 0
+    assert delivered == [None], delivered  # in the log, so the transaction is Ongoing
+
+    def aborted():
+        # Counted when the abort starts; the LSO moves once its marker is written.
+        got = parse(scrape(b.metrics_port))
+        done = value(got, "tally_txn_timed_out_aborts_total") >= 1 and \
+            value(got, "tally_partition_last_stable_offset", **tp0) == \
+            value(got, "tally_partition_high_watermark", **tp0)
+        return got if done else None
+    s3 = clu.wait_for(aborted, 30, "the coordinator aborts the timed-out transaction")
+    assert value(s3, "tally_txn_timed_out_aborts_total") == 1
+    assert value(s3, "tally_txn_transactions", state="CompleteCommit") == 1
+    assert value(s3, "tally_txn_marker_send_seconds_count") >= 1
+    hw = value(s3, "tally_partition_high_watermark", **tp0)
+    assert value(s3, "tally_partition_last_stable_offset", **tp0) == hw
+    assert value(s3, "tally_partition_oldest_open_txn_age_seconds", **tp0) == 0
+    assert value(s3, "tally_group_lag_records", **behind) == hw - 100
 
     # A real Prometheus server scrapes it every second.
     web = harness.free_port()
@@ -170,13 +303,26 @@ def test_metrics_records_in_promtool_and_prometheus(broker_factory, tmp_path):
         assert last["status"] == "success", last
         assert len(res) == 1, res
         assert res[0]["metric"]["job"] == "tally"
-        assert float(res[0]["value"][1]) == n, res
+        assert float(res[0]["value"][1]) == n + 6, res
         # The scrape itself was healthy as Prometheus sees it.
         q = urllib.parse.quote('up{job="tally"}')
         with urllib.request.urlopen("http://127.0.0.1:%d/api/v1/query?query=%s" % (web, q),
                                     timeout=10) as r:
             up = json.load(r)["data"]["result"]
         assert [float(x["value"][1]) for x in up] == [1.0], up
+        # A group's lag as Prometheus has it: HW - committed.
+        q = urllib.parse.quote('tally_group_lag_records{group="metrics-behind"}')
+        with urllib.request.urlopen("http://127.0.0.1:%d/api/v1/query?query=%s" % (web, q),
+                                    timeout=10) as r:
+            lag = json.load(r)["data"]["result"]
+        assert [float(x["value"][1]) for x in lag] == [hw - 100], lag
+        # Prometheus asked for OpenMetrics, and parsed it (its parser refuses a text
+        # without "# EOF").
+        q = urllib.parse.quote('tally_metrics_renders_total{job="tally",format="openmetrics"}')
+        with urllib.request.urlopen("http://127.0.0.1:%d/api/v1/query?query=%s" % (web, q),
+                                    timeout=10) as r:
+            om = json.load(r)["data"]["result"]
+        assert len(om) == 1 and float(om[0]["value"][1]) >= 1, om
     finally:
         prom.terminate()
         try:
@@ -189,7 +335,8 @@ def test_metrics_records_in_promtool_and_prometheus(broker_factory, tmp_path):
 
 def test_metrics_error_codes_and_bad_http(broker_factory):
     b = metrics_broker(broker_factory)
-    harness.create_topics(b, [("metrics-err", 1, {})])
+    # flush.messages=1: every append is fsynced, so the fsync histogram has observations.
+    harness.create_topics(b, [("metrics-err", 1, {"flush.messages": "1"})])
     # Two partitions that do not exist, one that does: two errors in one Produce answer.
     batch = kp.record_batch([(None, b"x")])
     with b.conn() as c:
@@ -199,6 +346,28 @@ def test_metrics_error_codes_and_bad_http(broker_factory):
     s = parse(scrape(b.metrics_port))
     assert value(s, "tally_request_errors_total", api="Produce",
                  error="UNKNOWN_TOPIC_OR_PARTITION") == 2
+    assert value(s, "tally_topic_records_in_total", topic="metrics-err") == 1
+    # Only the partition led here counts as a produce request of the topic.
+    assert value(s, "tally_topic_produce_requests_total", topic="metrics-err") == 1
+    assert not [k for k in s if k[0] == "tally_topic_produce_requests_total" and
+                dict(k[1])["topic"] != "metrics-err"], s
+
+    # A batch whose CRC does not match and an oversized one: rejected, counted by reason.
+    bad = bytearray(kp.record_batch([(None, b"y")]))
+    bad[-1] ^= 0xFF
+    big = kp.record_batch([(None, b"z" * 1100000)])
+    with b.conn() as c:
+        res = c.produce({"metrics-err": {0: bytes(bad)}}, version=3)
+        assert res[("metrics-err", 0)]["error"] == kp.CORRUPT_MESSAGE, res
+        res = c.produce({"metrics-err": {0: bytes(bad)}}, version=3)
+        res = c.produce({"metrics-err": {0: big}}, version=3)
+        assert res[("metrics-err", 0)]["error"] == kp.MESSAGE_TOO_LARGE, res
+    s = parse(scrape(b.metrics_port))
+    assert value(s, "tally_topic_rejected_batches_total", topic="metrics-err",
+                 reason="corrupt") == 2, s
+    assert value(s, "tally_topic_rejected_batches_total", topic="metrics-err",
+                 reason="too_large") == 1
+    assert value(s, "tally_topic_produce_requests_total", topic="metrics-err") == 4
     assert value(s, "tally_topic_records_in_total", topic="metrics-err") == 1
 
     for path in ("/", "/metricsx", "/metrics/", "/console"):
@@ -223,8 +392,43 @@ def test_metrics_error_codes_and_bad_http(broker_factory):
     # The broker and the endpoint keep serving.
     with b.conn() as c:
         err, keys = c.api_versions(0)
-    assert err == 0 and kp.METADATA in keys
+        assert err == 0 and kp.METADATA in keys
+        # A long poll at the log end: the broker must hold it for its max.wait (300 ms).
+        c.fetch({"metrics-err": {0: 1}}, version=4, max_wait_ms=300)
     s = parse(scrape(b.metrics_port))
+    # Kafka's split of the request time. ApiVersions is answered from its handler: no
+    # remote time at all. The Fetch waited in the purgatory for at least 250 ms.
+    assert value(s, "tally_request_total_seconds_count", api="ApiVersions") >= 1
+    assert value(s, "tally_request_remote_seconds_count", api="ApiVersions") >= 1
+    assert value(s, "tally_request_remote_seconds_sum", api="ApiVersions") == 0
+    fetch_waits = value(s, "tally_request_remote_seconds_bucket", api="Fetch", le="+Inf") - \
+        value(s, "tally_request_remote_seconds_bucket", api="Fetch", le="0.25")
+    assert fetch_waits >= 1, s
+    # The fsyncs of the appends, and the thread pool's probe (once a second).
+    assert value(s, "tally_fsync_seconds_count") >= 1
+    assert value(s, "tally_fsync_seconds_bucket", le="+Inf") == value(s, "tally_fsync_seconds_count")
+    clu.wait_for(lambda: value(parse(scrape(b.metrics_port)),
+                               "tally_threadpool_wait_seconds_count") >= 1,
+                 10, "the thread pool probe ran")
+    # One connection of the test's open: counted on its listener, then gone. A Fetch parked
+    # on it sits in the broker's purgatory until a produce answers it.
+    base = value(parse(scrape(b.metrics_port)), "tally_connections", listener="PLAINTEXT")
+    with b.conn() as c, b.conn() as c2:
+        s = parse(scrape(b.metrics_port))
+        assert value(s, "tally_connections", listener="PLAINTEXT") == base + 2
+        assert value(s, "tally_purgatory_size", purgatory="broker") == 0
+        c.send(kp.fetch_request(c.next_corr(), {"metrics-err": {0: 1}}, max_wait_ms=20000))
+        clu.wait_for(lambda: value(parse(scrape(b.metrics_port)), "tally_purgatory_size",
+                                   purgatory="broker") == 1, 10, "the Fetch parked")
+        c2.produce({"metrics-err": {0: kp.record_batch([(None, b"wake")])}}, version=3)
+        c.recv_response()
+        assert value(parse(scrape(b.metrics_port)), "tally_purgatory_size",
+                     purgatory="broker") == 0
+    clu.wait_for(lambda: value(parse(scrape(b.metrics_port)), "tally_connections",
+                               listener="PLAINTEXT") == base, 10, "the connections closed")
+    parts = sum(value(s, "tally_request_%s_seconds_sum" % k, api="Fetch")
+                for k in ("queue", "remote", "response_queue", "response_send"))
+    assert value(s, "tally_request_total_seconds_sum", api="Fetch") >= parts - 1e-9
     assert value(s, "tally_requests_total", api="ApiVersions") >= 1
     assert value(s, "tally_request_errors_total", api="Produce",
                  error="UNKNOWN_TOPIC_OR_PARTITION") == 2

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "base/metrics.h"
+#include "exporter/exporter.h"
 
 /* Checks `text` against `want`, printing both when they differ. */
 #define CHECK_TEXT(text, want) check_text(__FILE__, __LINE__, text, want)
@@ -297,4 +298,75 @@ TEST(metrics_mark_and_sweep_keeps_what_was_looked_up)
     CHECK_TEXT(text, "# HELP g G.\n# TYPE g gauge\n# HELP u U.\n# TYPE u gauge\nu 5\n");
     free(text);
     metrics_free(m);
+}
+
+TEST(metrics_openmetrics_names_counter_families_without_total_and_ends_in_eof)
+{
+    struct metrics *m = metrics_new(0);
+    REQUIRE(m);
+    const char *api[] = {"api"};
+    static const double b[] = {0.5, 1};
+    struct metrics_family *req = metrics_family_new(m, METRICS_COUNTER, "tally_requests_total",
+                                                    "Requests \"received\".", 1, api, 0, NULL);
+    struct metrics_family *lat =
+        metrics_family_new(m, METRICS_HISTOGRAM, "tally_lat_seconds", "Latency.", 0, NULL, 2, b);
+    REQUIRE(req && lat);
+    metrics_add(metrics_series1(req, "Produce"), 3);
+    metrics_observe(metrics_series0(lat), 0.75);
+    char *text = NULL;
+    size_t len = 0;
+    REQUIRE(metrics_render_as(m, METRICS_OPENMETRICS, &text, &len) == 0);
+    CHECK_EQ_INT((long long)len, (long long)strlen(text));
+    CHECK_TEXT(text, "# HELP tally_requests Requests \\\"received\\\".\n"
+                     "# TYPE tally_requests counter\n"
+                     "tally_requests_total{api=\"Produce\"} 3\n"
+                     "# HELP tally_lat_seconds Latency.\n"
+                     "# TYPE tally_lat_seconds histogram\n"
+                     "tally_lat_seconds_bucket{le=\"0.5\"} 0\n"
+                     "tally_lat_seconds_bucket{le=\"1\"} 1\n"
+                     "tally_lat_seconds_bucket{le=\"+Inf\"} 1\n"
+                     "tally_lat_seconds_sum 0.75\n"
+                     "tally_lat_seconds_count 1\n"
+                     "# EOF\n");
+    free(text);
+    /* The 0.0.4 text of the same registry keeps the counter's full name and the quotes. */
+    REQUIRE(metrics_render_as(m, METRICS_TEXT, &text, &len) == 0);
+    CHECK(strstr(text, "# TYPE tally_requests_total counter\n") != NULL);
+    CHECK(strstr(text, "Requests \"received\".\n") != NULL);
+    CHECK(strstr(text, "# EOF") == NULL);
+    free(text);
+    metrics_free(m);
+}
+
+TEST(metrics_accept_header_chooses_openmetrics)
+{
+    /* What Prometheus 2.x sends: OpenMetrics first, the 0.0.4 text at a lower q. */
+    CHECK(exporter_wants_openmetrics("application/openmetrics-text;version=1.0.0,"
+                                     "application/openmetrics-text;version=0.0.1;q=0.75,"
+                                     "text/plain;version=0.0.4;q=0.5,*/*;q=0.1"));
+    CHECK(exporter_wants_openmetrics("application/openmetrics-text; version=1.0.0"));
+    CHECK(exporter_wants_openmetrics("Application/OpenMetrics-Text"));
+    CHECK(!exporter_wants_openmetrics(NULL));
+    CHECK(!exporter_wants_openmetrics(""));
+    CHECK(!exporter_wants_openmetrics("*/*"));
+    CHECK(!exporter_wants_openmetrics("text/plain;version=0.0.4"));
+    CHECK(!exporter_wants_openmetrics("application/openmetrics-text;q=0"));
+    CHECK(!exporter_wants_openmetrics("text/plain, application/openmetrics-text;q=0.5"));
+    CHECK(!exporter_wants_openmetrics("application/openmetrics-textx"));
+}
+
+TEST(metrics_group_lag_is_against_high_watermark_and_lso)
+{
+    /* HW 242, LSO 237 (a transaction open at 237), committed 100. */
+    struct exporter_lag l = exporter_group_lag(242, 237, 100);
+    CHECK_EQ_INT(l.records, 142);
+    CHECK_EQ_INT(l.stable_records, 137);
+    /* Caught up, and committed past the LSO (read_uncommitted consumer). */
+    l = exporter_group_lag(242, 237, 242);
+    CHECK_EQ_INT(l.records, 0);
+    CHECK_EQ_INT(l.stable_records, 0);
+    /* A client may commit past the high watermark: never a negative lag. */
+    l = exporter_group_lag(10, 10, 15);
+    CHECK_EQ_INT(l.records, 0);
+    CHECK_EQ_INT(l.stable_records, 0);
 }
