@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Runs the benchmarks (all, or those named: ingest read client_view memory idempotent flush
-# compressed recompress compaction groups txn downconvert verify election timers cluster failover
-# idle; startup and catchup only when named)
+# compressed recompress compaction groups txn txn_counts downconvert verify election timers cluster
+# failover idle; startup and catchup only when named)
 # and prints a summary of their RESULT lines. Expects `make bench`'s binaries in
 # build/ and build/bench/. Exit 1 if a benchmark crashed (a target not met is reported,
 # not an error: machines are shared and noisy).
@@ -10,6 +10,7 @@ set -u
 cd "$(dirname "$0")/.."
 all=(ingest read client_view memory idempotent flush compressed recompress compaction groups txn)
 all+=(tls) # TLS ÷ plaintext ingest and read CPU per GiB (bench/tls.py)
+all+=(txn_counts) # requests and CONCURRENT_TRANSACTIONS per transaction, by client and size
 all+=(downconvert verify) # old-version fetches (bench/downconvert.py); tally verify (bench/verify.py)
 all+=(election) # how long a metadata-quorum election holds the event loop (bench/election.py)
 all+=(timers) # long-poll waits, idle closes, liveness under lookups (bench/timers.py)

@@ -19,7 +19,8 @@ Scaled so that the whole file runs in a few minutes on two shared cores: BENCH_T
 (default 256 MiB) per loadgen produce run instead of the issue's 1 GiB, BENCH_TXN_RECORDS
 (default 1000000) client records, BENCH_TXN_ENRICH (default 100000) enricher records;
 BENCH_ROUNDS (default 3) rounds; BENCH_TXN_READ_PASSES (default 5) passes per read run;
-BENCH_TXN_VERIFY=false turns partition verification off.
+BENCH_TXN_VERIFY=false turns partition verification off; BENCH_TXN_FIGURES (default
+"cpu,read,client,enricher") picks which figures run.
 Skipped (reported as such) while the broker cannot
 serve transactions."""
 import os
@@ -41,6 +42,7 @@ SETTINGS = {"transaction.state.log.replication.factor": "1",
 if os.environ.get("BENCH_TXN_VERIFY", "true") == "false":
     SETTINGS["transaction.partition.verification.enable"] = "false"
 ENRICHER = os.path.join(lib.BUILD, "enricher")
+FIGURES = set(os.environ.get("BENCH_TXN_FIGURES", "cpu,read,client,enricher").split(","))
 
 
 def loadgen(*args):
@@ -193,10 +195,13 @@ def main():
                            "transactions (%s)" % str(e)[:80])
             return
         lib.run(t.tally("topics", "delete", "lg-probe"), check=False)
-        cpu_and_latency(t)
-        read_ratio(t)
-        client_ratio(t)
-        if os.path.exists(ENRICHER):
+        if "cpu" in FIGURES:
+            cpu_and_latency(t)
+        if "read" in FIGURES:
+            read_ratio(t)
+        if "client" in FIGURES:
+            client_ratio(t)
+        if "enricher" in FIGURES and os.path.exists(ENRICHER):
             enricher_ratio(t)
     finally:
         t.stop()

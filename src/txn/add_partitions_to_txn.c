@@ -5,7 +5,10 @@
  * transaction (written before the answer), and every partition gets the outcome. v4 (from
  * partition leaders, KIP-890) batches transactions; one with VerifyOnly only asks whether each
  * partition was added (txn_sm_verify: INVALID_TXN_STATE when not, as Kafka 3.7). v0–1 clients
- * get INVALID_PRODUCER_EPOCH where later ones get PRODUCER_FENCED (KIP-588). */
+ * get INVALID_PRODUCER_EPOCH where later ones get PRODUCER_FENCED (KIP-588). Unlike Kafka, a
+ * request that comes while the previous transaction completes (its markers being written) is
+ * held until it has, up to TXN_HOLD_MAX_MS, instead of answered CONCURRENT_TRANSACTIONS at
+ * once: the client would back off (librdkafka retry.backoff.ms) and send it again. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +32,7 @@ struct one {
     const struct AddPartitionsToTxnTopic *topics;
     int32_t n_topics;
     struct AddPartitionsToTxnTopicResult *results; /* n_topics, in the request's arena */
+    int64_t since; /* when it was first held (txn_sm_hold_ms), -1 = never */
 };
 
 struct add_call {
@@ -69,7 +73,21 @@ static bool known(struct txn *t, const char *topic, int32_t partition)
     return tp && partition >= 0 && partition < tp->n_partitions;
 }
 
-/* Serves one transaction; call_done runs for it exactly once. */
+static void serve(struct one *o);
+
+static void on_held(void *arg, int16_t err)
+{
+    struct one *o = arg;
+    if (err == 0) {
+        serve(o);
+        return;
+    }
+    set_all(o, err);
+    call_done(o->call);
+}
+
+/* Serves one transaction; call_done runs for it exactly once. While the previous transaction
+ * completes it is held (txn_sm_hold_ms) and served again when the entry's state moves. */
 static void serve(struct one *o)
 {
     struct add_call *c = o->call;
@@ -141,8 +159,17 @@ static void serve(struct one *o)
             parts[n++] = (struct txn_tp){o->topics[i].Name, o->topics[i].Partitions.v[j]};
     struct txn_transit tr;
     bool write;
-    int rc =
-        txn_sm_add_partitions(m, o->pid, o->epoch, parts, n, tclock_now_ms(t->clock), &write, &tr);
+    int64_t now = tclock_now_ms(t->clock);
+    int rc = txn_sm_add_partitions(m, o->pid, o->epoch, parts, n, now, &write, &tr);
+    if (rc == ERR_CONCURRENT_TRANSACTIONS) {
+        int64_t left = txn_sm_hold_ms(m, rc, o->since >= 0 ? o->since : now, now, TXN_HOLD_MAX_MS);
+        if (o->since < 0)
+            o->since = now;
+        if (left > 0) {
+            txn_hold(sh, o->tid, left, on_held, o);
+            return;
+        }
+    }
     if (rc != 0 || !write) {
         set_all(o, rc == ERR_NOMEM ? ERR_COORDINATOR_NOT_AVAILABLE : (int16_t)rc);
         call_done(c);
@@ -201,7 +228,8 @@ void txn_add_partitions_to_txn(struct txn *t, struct net_request *req)
                              false,
                              rq->V3AndBelowTopics.v,
                              nt,
-                             results_for(req->arena, rq->V3AndBelowTopics.v, nt)};
+                             results_for(req->arena, rq->V3AndBelowTopics.v, nt),
+                             -1};
         if (ones->results == NULL)
             goto nomem;
         c->rs->ResultsByTopicV3AndBelow.v = ones->results;
@@ -225,7 +253,8 @@ void txn_add_partitions_to_txn(struct txn *t, struct net_request *req)
                                    x->VerifyOnly,
                                    x->Topics.v,
                                    nt,
-                                   results_for(req->arena, x->Topics.v, nt)};
+                                   results_for(req->arena, x->Topics.v, nt),
+                                   -1};
             if (ones[i].results == NULL)
                 goto nomem;
             c->rs->ResultsByTransaction.v[i].TransactionalId = x->TransactionalId;

@@ -11,6 +11,7 @@
 #include "base/fault.h"
 #include "base/jhash.h"
 #include "base/props.h"
+#include "base/purgatory.h"
 #include "base/slog.h"
 #include "meta/meta.h"
 #include "net/net.h"
@@ -122,6 +123,102 @@ void txn_entry_each(struct tshard *sh, void (*fn)(void *arg, struct txn_meta *m)
             fn(arg, e->m);
         }
     }
+}
+
+/* ---- held requests ------------------------------------------------------------------------ */
+
+struct txn_hold {
+    struct purgatory_op op;
+    struct txn_hold *next; /* in t->holds while waiting */
+    struct txn *t;
+    int32_t partition;
+    int16_t why; /* set before a hand completion: 0 = serve again, else the error */
+    txn_hold_cb cb;
+    void *arg;
+    char tid[];
+};
+
+static void hold_unlink(struct txn_hold *h)
+{
+    for (struct txn_hold **pp = &h->t->holds; *pp; pp = &(*pp)->next) {
+        if (*pp == h) {
+            *pp = h->next;
+            return;
+        }
+    }
+}
+
+static void on_hold_done(struct purgatory_op *op, int result)
+{
+    struct txn_hold *h = op->data;
+    txn_hold_cb cb = h->cb;
+    void *arg = h->arg;
+    int16_t err = result == PURGATORY_TIMED_OUT ? ERR_CONCURRENT_TRANSACTIONS
+                  : result == PURGATORY_STOPPED ? ERR_COORDINATOR_NOT_AVAILABLE
+                                                : h->why;
+
+    hold_unlink(h);
+    free(h);
+    cb(arg, err);
+}
+
+void txn_hold(struct tshard *sh, const char *tid, int64_t wait_ms, txn_hold_cb cb, void *arg)
+{
+    struct txn *t = sh->t;
+    size_t len = strlen(tid);
+    struct txn_hold *h = t->pg ? malloc(sizeof *h + len + 1) : NULL;
+
+    if (h == NULL) {
+        cb(arg, ERR_CONCURRENT_TRANSACTIONS);
+        return;
+    }
+    h->t = t;
+    h->partition = sh->partition;
+    h->why = 0;
+    h->cb = cb;
+    h->arg = arg;
+    memcpy(h->tid, tid, len + 1);
+    h->next = t->holds;
+    t->holds = h;
+    purgatory_op_init(t->pg, &h->op, NULL, on_hold_done, h);
+    purgatory_op_start(&h->op, wait_ms > 0 ? wait_ms : 0);
+}
+
+/* Completes the held requests that match (every one of the partition when tid is NULL) with
+ * `why`; those held from within the callbacks wait on. */
+static void holds_complete(struct txn *t, int32_t partition, const char *tid, int16_t why)
+{
+    struct txn_hold *mine = NULL, **pp = &t->holds;
+
+    while (*pp) {
+        struct txn_hold *h = *pp;
+        if (h->partition == partition && (tid == NULL || strcmp(h->tid, tid) == 0)) {
+            *pp = h->next;
+            h->next = mine;
+            mine = h;
+        } else {
+            pp = &h->next;
+        }
+    }
+    while (mine) {
+        struct txn_hold *h = mine;
+        mine = h->next;
+        h->next = NULL;
+        h->why = why;
+        purgatory_complete(&h->op); /* frees h */
+    }
+}
+
+void txn_holds_wake(struct txn *t, int32_t partition, const char *tid)
+{
+    if (t->holds)
+        holds_complete(t, partition, tid, 0);
+}
+
+void txn_holds_drop(struct txn *t, int32_t partition)
+{
+    if (t->holds)
+        holds_complete(t, partition, NULL, ERR_NOT_COORDINATOR);
 }
 
 /* ---- shards ------------------------------------------------------------------------------- */
@@ -276,6 +373,7 @@ static void shard_free(void *shard, int16_t err)
     (void)err;
     t->shards[sh->partition] = NULL;
     txn_markers_drop(t, sh->partition);
+    txn_holds_drop(t, sh->partition);
     for (size_t i = 0; i < sh->n_buckets; i++) {
         struct tentry *e = sh->buckets[i], *next;
         for (; e; e = next) {
@@ -393,6 +491,8 @@ static void on_written(struct coord_log_append *la, int16_t err)
     txn_sm_apply(m, &w->tr);
     w->done(w->arg, 0, m);
 out:
+    /* Applied or not, the entry is no longer pending this write: what waited on it goes on. */
+    txn_holds_wake(t, w->partition, w->tid);
     free(w->tid);
     free(w);
 }
@@ -626,6 +726,8 @@ struct txn *txn_new(const struct txn_options *o)
     if (shards_reserve(t, t->n_partitions_cfg - 1) != 0)
         goto err;
     txn_markers_init(t);
+    if ((t->pg = purgatory_new(t->clock)) == NULL)
+        goto err;
     struct coord_log_options lo = {
         .loop = t->loop,
         .clock = t->clock,
@@ -649,6 +751,8 @@ struct txn *txn_new(const struct txn_options *o)
 
 err:
     tclock_timer_close(&t->marker_timer);
+    if (t->pg)
+        purgatory_free(t->pg);
     free(t->shards);
     free(t);
     return NULL;
@@ -661,6 +765,11 @@ static void finish_stop(struct txn *t)
     free(t->shards);
     t->shards = NULL;
     t->n_shards = 0;
+    if (t->pg) {
+        purgatory_complete_all(t->pg); /* none should be left: stop answered them */
+        purgatory_free(t->pg);
+        t->pg = NULL;
+    }
     if (t->outstanding == 0 && !t->claiming)
         free(t);
     else
@@ -685,6 +794,8 @@ void txn_stop(struct txn *t, void (*cb)(void *arg), void *arg)
     t->stop_cb = cb;
     t->stop_arg = arg;
     txn_pid_fail_all(t, ERR_COORDINATOR_NOT_AVAILABLE);
+    if (t->pg)
+        purgatory_complete_all(t->pg); /* held requests: COORDINATOR_NOT_AVAILABLE */
     if (t->timers_on) {
         tclock_timer_close(&t->abort_timer);
         tclock_timer_close(&t->expire_timer);

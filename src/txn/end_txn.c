@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* EndTxn v0–3: the client's commit or abort. Once its PrepareCommit/PrepareAbort is durable —
  * the point of no return — the client is answered and the markers go out (markers.c); until
- * Complete* is written, other requests of the id get CONCURRENT_TRANSACTIONS. A retried
+ * Complete* is written, other requests of the id get CONCURRENT_TRANSACTIONS (the next
+ * transaction's AddPartitionsToTxn / AddOffsetsToTxn are held until then instead). A retried
  * EndTxn of a transaction already completed the same way is answered NONE; an EndTxn with no
  * transaction is INVALID_TXN_STATE. v0–1 clients get INVALID_PRODUCER_EPOCH for
  * PRODUCER_FENCED (KIP-588). */

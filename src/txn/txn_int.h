@@ -18,6 +18,8 @@
 #include "txn_sm.h"
 
 struct arena;
+struct purgatory;
+struct txn_hold;
 
 /* One transactional id in a shard's table. */
 struct tentry {
@@ -65,7 +67,9 @@ struct txn {
     int32_t n_shards;
     struct tclock_timer abort_timer, expire_timer, marker_timer;
     bool timers_on;
-    struct tmark *marks; /* transactions whose markers are being sent */
+    struct tmark *marks;    /* transactions whose markers are being sent */
+    struct purgatory *pg;   /* held requests' timeouts (NULL: producer ids only) */
+    struct txn_hold *holds; /* requests held until their entry's state moves */
     uint64_t next_mark_seq;
     unsigned outstanding; /* requests out on the client (claims, markers) */
     bool stopping, freed;
@@ -115,6 +119,28 @@ void txn_entry_each(struct tshard *sh, void (*fn)(void *arg, struct txn_meta *m)
 typedef void (*txn_write_cb)(void *arg, int16_t err, struct txn_meta *m);
 void txn_write(struct tshard *sh, struct txn_meta *m, struct txn_transit *tr, txn_write_cb done,
                void *arg);
+
+/* ---- held requests (coord.c) ----------------------------------------------------------- */
+
+/* How long an AddPartitionsToTxn / AddOffsetsToTxn may be held (txn_sm_hold_ms's bound).
+ * Neither request carries a timeout of its own; this stays well below every client's request
+ * timeout (librdkafka socket.timeout.ms 60 s, the Java client's and KafkaJS's 30 s). */
+#define TXN_HOLD_MAX_MS 5000
+
+/* A held request's outcome: 0 = the entry's state moved, serve the request again (it may be
+ * held again, with the time it has left); else answer this error (CONCURRENT_TRANSACTIONS:
+ * held for its time; NOT_COORDINATOR: the shard unloaded; COORDINATOR_NOT_AVAILABLE: stop). */
+typedef void (*txn_hold_cb)(void *arg, int16_t err);
+
+/* Holds a request of entry `tid` of shard `sh` for at most `wait_ms`: cb(arg, ...) runs
+ * exactly once, never before this returns unless out of memory (then CONCURRENT_TRANSACTIONS
+ * at once). */
+void txn_hold(struct tshard *sh, const char *tid, int64_t wait_ms, txn_hold_cb cb, void *arg);
+/* The state of `tid` in shard `partition` moved (a write applied or failed): its held
+ * requests are served again (those held from within are served at the next move). */
+void txn_holds_wake(struct txn *t, int32_t partition, const char *tid);
+/* The shard of `partition` unloads: its held requests get NOT_COORDINATOR. */
+void txn_holds_drop(struct txn *t, int32_t partition);
 
 /* Maps PRODUCER_FENCED to INVALID_PRODUCER_EPOCH for versions before `fenced_from` (KIP-588:
  * older clients do not know PRODUCER_FENCED). */

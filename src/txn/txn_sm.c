@@ -305,6 +305,18 @@ int txn_sm_add_partitions(const struct txn_meta *m, int64_t producer_id, int16_t
     return 0;
 }
 
+int64_t txn_sm_hold_ms(const struct txn_meta *m, int rc, int64_t since, int64_t now,
+                       int64_t bound_ms)
+{
+    enum txn_state s = m->cur.state;
+    int64_t left = since + bound_ms - now;
+
+    if (rc != ERR_CONCURRENT_TRANSACTIONS ||
+        !(m->pending || s == TXN_PREPARE_COMMIT || s == TXN_PREPARE_ABORT))
+        return 0;
+    return left > 0 ? left : 0;
+}
+
 int txn_sm_verify(const struct txn_meta *m, int64_t producer_id, int16_t epoch, const char *topic,
                   int32_t partition)
 {

@@ -8,7 +8,7 @@
  * to __transaction_state as a TransactionLogValue. The caller then marks the entry pending
  * (txn_sm_begin), writes the transit, and applies it once durable (txn_sm_apply) or drops it
  * (txn_sm_cancel). While a transit is pending every other request gets
- * CONCURRENT_TRANSACTIONS (Kafka's pendingState rule).
+ * CONCURRENT_TRANSACTIONS (Kafka's pendingState rule) — or, for the adds, waits (txn_sm_hold_ms).
  *
  * States and the transitions allowed into each (Kafka's TransactionState):
  *   Empty             ← Empty, CompleteCommit, CompleteAbort
@@ -118,6 +118,16 @@ int txn_sm_init_producer_id(const struct txn_meta *m, int32_t timeout_ms, int64_
 int txn_sm_add_partitions(const struct txn_meta *m, int64_t producer_id, int16_t epoch,
                           const struct txn_tp *parts, int32_t n, int64_t now, bool *write,
                           struct txn_transit *out);
+
+/* How long a request that txn_sm_add_partitions answered `rc` may still be held instead of
+ * answered, to be served again when the entry's state next moves: while rc is
+ * CONCURRENT_TRANSACTIONS because a transit is being written or the previous transaction is in
+ * PrepareCommit/PrepareAbort (its markers being written: it reaches Complete* by itself), for
+ * at most `bound_ms` after the request first arrived at `since` (now and since: the same
+ * clock). Returns the milliseconds left (> 0), or 0: answer rc now. Kafka answers
+ * CONCURRENT_TRANSACTIONS at once and the client backs off; holding answers at Complete*. */
+int64_t txn_sm_hold_ms(const struct txn_meta *m, int rc, int64_t since, int64_t now,
+                       int64_t bound_ms);
 
 /* AddPartitionsToTxn v4 VerifyOnly (KIP-890), for one partition: 0 when the ongoing
  * transaction of this producer id and epoch has added it, INVALID_TXN_STATE when it has not;

@@ -24,10 +24,12 @@
 #include "replica/partition.h"
 #include "replica/replica.h"
 #include "txn/txn.h"
+#include "txn/txn_int.h"
 
 #define NODE 1
 #define T0 1600000000000LL
 #define N_TXN_PARTITIONS 3
+#define OTHER 2
 
 /* ---- the outbound hook -------------------------------------------------------------------- */
 
@@ -59,6 +61,7 @@ struct tfx {
     struct seen_marker markers[64];
     int n_markers;
     bool hold_markers; /* leave WriteTxnMarkers unanswered */
+    bool no_wait;      /* call() returns once the handler was called, answered or not */
     int64_t next_block;
 };
 
@@ -363,6 +366,8 @@ static void call(struct tfx *f, int16_t api, int16_t version, void *b, struct ar
     default:
         break;
     }
+    if (f->no_wait)
+        return;
     for (int i = 0; i < 30000 && r->calls == 0; i++) {
         pump(f);
         uv_run(&f->c.q.loop, UV_RUN_NOWAIT);
@@ -499,8 +504,10 @@ TEST(txn_coord_commit_sends_markers_then_completes)
     /* Until Complete*, the id's requests wait. */
     describe(&f, "tx-1", &r);
     CHECK_EQ_STR(r.state, "PrepareCommit");
-    add_parts(&f, 3, "tx-1", pid, 0, "orders", 0, -1, false, &r);
-    CHECK_EQ_INT(r.perr, ERR_CONCURRENT_TRANSACTIONS);
+    struct reply held;
+    f.no_wait = true;
+    add_parts(&f, 3, "tx-1", pid, 0, "orders", 0, -1, false, &held);
+    f.no_wait = false;
     end_txn(&f, 3, "tx-1", pid, 0, true, &r);
     CHECK_EQ_INT(r.err, ERR_CONCURRENT_TRANSACTIONS);
     /* A failed marker request is sent again. */
@@ -511,6 +518,12 @@ TEST(txn_coord_commit_sends_markers_then_completes)
         usleep(100);
     }
     REQUIRE(f.n_markers == 2);
+    /* The AddPartitionsToTxn held meanwhile (see txn_coord_add_is_held_*) ran out of time. */
+    CHECK_EQ_INT(held.calls, 0);
+    tclock_advance(f.c.clock, TXN_HOLD_MAX_MS);
+    uv_run(&f.c.q.loop, UV_RUN_NOWAIT);
+    CHECK_EQ_INT(held.calls, 1);
+    CHECK_EQ_INT(held.perr, ERR_CONCURRENT_TRANSACTIONS);
     answer_markers(&f.markers[1], 0);
     f.hold_markers = false;
     REQUIRE(markers_done(&f));
@@ -810,5 +823,168 @@ TEST(txn_coord_lose_entry_fault_forgets_after_verification)
     CHECK_EQ_INT(r.perr, 0);
     describe(&f, "hang", &r);
     CHECK_EQ_INT(r.err, ERR_TRANSACTIONAL_ID_NOT_FOUND);
+    tfx_close(&f);
+}
+
+/* ---- requests held while the previous transaction completes ------------------------------ */
+
+/* Moves leadership of __transaction_state partition `p` to `leader` at a new epoch. */
+static int move_leader(struct tfx *f, int32_t p, int32_t leader)
+{
+    static const int32_t both[] = {NODE, OTHER};
+    const struct meta_topic *t = meta_topic_by_name(f->c.q.m, TXN_TOPIC);
+    struct meta_record r = {.type = META_REC_PARTITION};
+    if (t == NULL || p >= t->n_partitions)
+        return -1;
+    memcpy(r.u.partition.topic_id, t->id, 16);
+    r.u.partition.partition = p;
+    r.u.partition.leader = leader;
+    r.u.partition.leader_epoch = t->partitions[p].leader_epoch + 1;
+    r.u.partition.partition_epoch = t->partitions[p].partition_epoch + 1;
+    r.u.partition.n_replicas = r.u.partition.n_isr = 2;
+    r.u.partition.replicas = r.u.partition.isr = both;
+    return fixture_meta_propose(&f->c.q, &r, 1);
+}
+
+static void add_offsets(struct tfx *f, const char *tid, int64_t pid, int16_t epoch, struct reply *r)
+{
+    struct arena *ar;
+    struct AddOffsetsToTxnRequest *ao = body(&ar, sizeof *ao);
+    ao->TransactionalId = (char *)tid;
+    ao->ProducerId = pid;
+    ao->ProducerEpoch = epoch;
+    ao->GroupId = "grp";
+    call(f, PROTO_API_AddOffsetsToTxn, 3, ao, ar, r);
+}
+
+/* Runs the loop a while (pumping the hook): what is held stays held. */
+static void spin(struct tfx *f, int n)
+{
+    for (int i = 0; i < n; i++) {
+        pump(f);
+        uv_run(&f->c.q.loop, UV_RUN_NOWAIT);
+        usleep(100);
+    }
+}
+
+/* Commits tid's ongoing transaction with its markers held, then sends the next
+ * transaction's AddPartitionsToTxn (orders-0) without waiting for its answer. */
+static bool commit_then_add(struct tfx *f, const char *tid, int64_t *pid, struct reply *held)
+{
+    struct reply r;
+    if (!ongoing(f, tid, 60000, pid))
+        return false;
+    f->hold_markers = true;
+    end_txn(f, 3, tid, *pid, 0, true, &r);
+    if (r.err != 0 || f->n_markers != 1)
+        return false;
+    f->no_wait = true;
+    add_parts(f, 3, tid, *pid, 0, "orders", 0, -1, false, held);
+    f->no_wait = false;
+    spin(f, 200);
+    return true;
+}
+
+/* The next transaction's AddPartitionsToTxn and AddOffsetsToTxn, sent right after EndTxn,
+ * wait while the markers are written and are answered NONE once CompleteCommit is: the
+ * client is not told CONCURRENT_TRANSACTIONS (and does not back off). */
+TEST(txn_coord_add_is_held_until_the_previous_transaction_completes)
+{
+    struct tfx f;
+    struct reply r, held, held_offs;
+    int64_t pid;
+
+    REQUIRE(tfx_open(&f, NULL));
+    REQUIRE(commit_then_add(&f, "tx-h", &pid, &held));
+    f.no_wait = true;
+    add_offsets(&f, "tx-h", pid, 0, &held_offs);
+    f.no_wait = false;
+    spin(&f, 200);
+    CHECK_EQ_INT(held.calls, 0);
+    CHECK_EQ_INT(held_offs.calls, 0);
+    describe(&f, "tx-h", &r);
+    CHECK_EQ_STR(r.state, "PrepareCommit");
+    tclock_advance(f.c.clock, TXN_HOLD_MAX_MS - 1); /* not yet its bound */
+    spin(&f, 50);
+    CHECK_EQ_INT(held.calls, 0);
+    answer_markers(&f.markers[0], 0);
+    f.hold_markers = false;
+    REQUIRE(markers_done(&f));
+    spin(&f, 200);
+    CHECK_EQ_INT(held.calls, 1);
+    CHECK_EQ_INT(held.perr, 0);
+    CHECK_EQ_INT(held_offs.calls, 1);
+    CHECK_EQ_INT(held_offs.err, 0);
+    /* The new transaction holds exactly what the held requests added. */
+    describe(&f, "tx-h", &r);
+    CHECK_EQ_STR(r.state, "Ongoing");
+    CHECK_EQ_INT(r.n, 2);
+    tclock_advance(f.c.clock, TXN_HOLD_MAX_MS); /* nothing answers twice */
+    spin(&f, 50);
+    CHECK_EQ_INT(held.calls, 1);
+    CHECK_EQ_INT(held_offs.calls, 1);
+    tfx_close(&f);
+}
+
+/* Bounded: markers that do not land within TXN_HOLD_MAX_MS leave the held request answered
+ * CONCURRENT_TRANSACTIONS, as Kafka answers at once. */
+TEST(txn_coord_held_add_times_out_with_concurrent_transactions)
+{
+    struct tfx f;
+    struct reply held;
+    int64_t pid;
+
+    REQUIRE(tfx_open(&f, NULL));
+    REQUIRE(commit_then_add(&f, "tx-t", &pid, &held));
+    CHECK_EQ_INT(held.calls, 0);
+    tclock_advance(f.c.clock, TXN_HOLD_MAX_MS);
+    spin(&f, 50);
+    CHECK_EQ_INT(held.calls, 1);
+    CHECK_EQ_INT(held.perr, ERR_CONCURRENT_TRANSACTIONS);
+    answer_markers(&f.markers[0], 0);
+    f.hold_markers = false;
+    REQUIRE(markers_done(&f));
+    CHECK_EQ_INT(held.calls, 1);
+    tfx_close(&f);
+}
+
+/* The coordinator loses the partition while a request is held: NOT_COORDINATOR (the client
+ * looks the coordinator up again). */
+TEST(txn_coord_held_add_answers_not_coordinator_when_the_shard_moves)
+{
+    struct tfx f;
+    struct reply held;
+    int64_t pid;
+    const char *tid = "tx-m";
+
+    REQUIRE(tfx_open(&f, NULL));
+    struct meta_record other = fixture_broker_rec(OTHER, 9093);
+    REQUIRE(fixture_meta_propose(&f.c.q, &other, 1) == 0);
+    REQUIRE(settle(&f));
+    REQUIRE(commit_then_add(&f, tid, &pid, &held));
+    CHECK_EQ_INT(held.calls, 0);
+    REQUIRE(move_leader(&f, java_partition_for(tid, N_TXN_PARTITIONS), OTHER) == 0);
+    REQUIRE(settle(&f));
+    spin(&f, 100);
+    CHECK_EQ_INT(held.calls, 1);
+    CHECK_EQ_INT(held.perr, ERR_NOT_COORDINATOR);
+    f.hold_markers = false;
+    tfx_close(&f);
+}
+
+/* A stop answers held requests COORDINATOR_NOT_AVAILABLE (retriable), once. */
+TEST(txn_coord_stop_answers_held_requests)
+{
+    struct tfx f;
+    struct reply held;
+    int64_t pid;
+
+    REQUIRE(tfx_open(&f, NULL));
+    REQUIRE(commit_then_add(&f, "tx-s", &pid, &held));
+    CHECK_EQ_INT(held.calls, 0);
+    REQUIRE(txn_stop_wait(&f));
+    CHECK_EQ_INT(held.calls, 1);
+    CHECK_EQ_INT(held.perr, ERR_COORDINATOR_NOT_AVAILABLE);
+    f.hold_markers = false;
     tfx_close(&f);
 }

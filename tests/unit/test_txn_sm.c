@@ -271,3 +271,85 @@ TEST(txn_sm_idle_ids_expire_to_dead)
     CHECK_EQ_INT(txn_sm_dead(m, T0, &t), ERR_INVALID_TXN_STATE);
     txn_meta_free(m);
 }
+
+/* The held-request rule: an add answered CONCURRENT_TRANSACTIONS while the previous
+ * transaction completes (Prepare*, or its Complete* being written) or while any transit is
+ * written may wait, for what is left of its bound since it first came; at Complete* the same
+ * request is served (a new transaction); an add of a fenced epoch, or any other error, is
+ * never held. */
+TEST(txn_sm_add_is_held_while_the_previous_transaction_completes)
+{
+    struct txn_meta *m = ongoing(1000, T0);
+    struct txn_transit t, pc;
+    struct txn_tp next[] = {tp("b", 1)};
+    bool write;
+    int rc;
+
+    /* Ongoing, nothing pending: served at once, nothing to hold. */
+    rc = txn_sm_add_partitions(m, 1000, 0, next, 1, T0, &write, &t);
+    CHECK_EQ_INT(rc, 0);
+    CHECK_EQ_INT(txn_sm_hold_ms(m, rc, T0, T0, 5000), 0);
+    txn_transit_clear(&t);
+    /* EndTxn: PrepareCommit being written (pending), then durable (markers out). */
+    CHECK_EQ_INT(txn_sm_end(m, 1000, 0, true, true, T0, &write, &pc), 0);
+    txn_sm_begin(m, &pc);
+    rc = txn_sm_add_partitions(m, 1000, 0, next, 1, T0 + 1, &write, &t);
+    CHECK_EQ_INT(rc, ERR_CONCURRENT_TRANSACTIONS);
+    CHECK_EQ_INT(txn_sm_hold_ms(m, rc, T0 + 1, T0 + 1, 5000), 5000);
+    txn_sm_apply(m, &pc);
+    CHECK_EQ_INT(m->cur.state, TXN_PREPARE_COMMIT);
+    rc = txn_sm_add_partitions(m, 1000, 0, next, 1, T0 + 10, &write, &t);
+    CHECK_EQ_INT(rc, ERR_CONCURRENT_TRANSACTIONS);
+    /* Served again at T0 + 10 after arriving at T0 + 1: 4991 ms left; none at the bound. */
+    CHECK_EQ_INT(txn_sm_hold_ms(m, rc, T0 + 1, T0 + 10, 5000), 4991);
+    CHECK_EQ_INT(txn_sm_hold_ms(m, rc, T0 + 1, T0 + 5001, 5000), 0);
+    CHECK_EQ_INT(txn_sm_hold_ms(m, rc, T0 + 1, T0 + 9000, 5000), 0);
+    /* Complete* being written (the markers landed): still held. */
+    CHECK_EQ_INT(txn_sm_complete(m, T0 + 20, &t), 0);
+    txn_sm_begin(m, &t);
+    rc = txn_sm_add_partitions(m, 1000, 0, next, 1, T0 + 20, &write, &pc);
+    CHECK_EQ_INT(rc, ERR_CONCURRENT_TRANSACTIONS);
+    CHECK(txn_sm_hold_ms(m, rc, T0 + 1, T0 + 20, 5000) > 0);
+    /* A fenced epoch or a stranger's id is answered at once, held or not. */
+    rc = txn_sm_add_partitions(m, 1000, 7, next, 1, T0 + 20, &write, &pc);
+    CHECK_EQ_INT(rc, ERR_PRODUCER_FENCED);
+    CHECK_EQ_INT(txn_sm_hold_ms(m, rc, T0 + 1, T0 + 20, 5000), 0);
+    rc = txn_sm_add_partitions(m, 1001, 0, next, 1, T0 + 20, &write, &pc);
+    CHECK_EQ_INT(rc, ERR_INVALID_PRODUCER_ID_MAPPING);
+    CHECK_EQ_INT(txn_sm_hold_ms(m, rc, T0 + 1, T0 + 20, 5000), 0);
+    /* CompleteCommit: the held request is served, a new transaction with only its partition. */
+    txn_sm_apply(m, &t);
+    rc = txn_sm_add_partitions(m, 1000, 0, next, 1, T0 + 30, &write, &t);
+    CHECK_EQ_INT(rc, 0);
+    CHECK(write);
+    CHECK_EQ_INT(t.state, TXN_ONGOING);
+    CHECK_EQ_INT(t.n_parts, 1);
+    CHECK_EQ_INT(t.start_ms, T0 + 30);
+    txn_transit_clear(&t);
+    txn_meta_free(m);
+}
+
+/* A held add whose producer is fenced meanwhile (here the coordinator's own abort of a
+ * timed-out transaction, at epoch + 1) answers PRODUCER_FENCED when served again, not held. */
+TEST(txn_sm_held_add_of_a_fenced_producer_is_answered_fenced)
+{
+    struct txn_meta *m = ongoing(1000, T0);
+    struct txn_transit ab, t;
+    struct txn_tp next[] = {tp("b", 1)};
+    bool write;
+    int rc;
+
+    CHECK_EQ_INT(txn_sm_abort_timed_out(m, T0 + 70000, &ab), 0);
+    txn_sm_begin(m, &ab);
+    /* While the abort is written the request (epoch 0, still current) waits... */
+    rc = txn_sm_add_partitions(m, 1000, 0, next, 1, T0 + 70000, &write, &t);
+    CHECK_EQ_INT(rc, ERR_CONCURRENT_TRANSACTIONS);
+    CHECK(txn_sm_hold_ms(m, rc, T0 + 70000, T0 + 70000, 5000) > 0);
+    txn_sm_apply(m, &ab);
+    CHECK_EQ_INT(m->cur.producer_epoch, 1);
+    /* ...and once it is applied is fenced, not held again. */
+    rc = txn_sm_add_partitions(m, 1000, 0, next, 1, T0 + 70001, &write, &t);
+    CHECK_EQ_INT(rc, ERR_PRODUCER_FENCED);
+    CHECK_EQ_INT(txn_sm_hold_ms(m, rc, T0 + 70000, T0 + 70001, 5000), 0);
+    txn_meta_free(m);
+}
