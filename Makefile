@@ -25,7 +25,7 @@ DEB_PKGS := build-essential pkg-config libuv1-dev libraft-dev zlib1g-dev liblz4-
             python3-kafka clang clang-format strace golang-go golang-github-shopify-sarama-dev \
             iproute2 nftables libmicrohttpd-dev prometheus libssl-dev
 
-MODULES  := base proto record log meta config sasl controller pstate replica net broker group txn admin \
+MODULES  := base proto record log meta authz config sasl controller pstate replica net broker group txn admin \
             exporter
 LIB_SRC  := $(foreach m,$(MODULES),$(wildcard src/$(m)/*.c))
 MAIN_SRC := src/main.c src/dispatch.c src/dispatch_sasl.c src/server_config.c src/lifecycle.c

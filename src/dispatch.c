@@ -4,12 +4,16 @@
  * its handler exists), except the broker-to-controller ones. On a broker that is not the
  * active controller, what only the controller decides (CreateTopics, DeleteTopics,
  * CreatePartitions, AlterConfigs, IncrementalAlterConfigs, ElectLeaders,
- * AlterPartitionReassignments, ListPartitionReassignments, AlterUserScramCredentials) is
- * forwarded there before it reaches
- * its handler (admin_forward). */
+ * AlterPartitionReassignments, ListPartitionReassignments, AlterUserScramCredentials,
+ * CreateAcls, DeleteAcls) is forwarded there before it reaches its handler (admin_forward).
+ * With an authorizer (authz/authz.h) each request's session carries it to the handler, which
+ * checks what Kafka checks; a forwarded request whose cluster permission this broker
+ * already denies is answered here by its handler instead (the controller would see only
+ * the forwarding broker's principal). */
 #include "server.h"
 
 #include "admin/admin.h"
+#include "authz/authz.h"
 #include "broker/broker.h"
 #include "controller/controller.h"
 #include "exporter/exporter.h"
@@ -83,6 +87,9 @@ VIA(admin, admin, describe_cluster)
 VIA(admin, admin, describe_user_scram_credentials)
 VIA(admin, admin, alter_user_scram_credentials)
 VIA(admin, admin, describe_quorum)
+VIA(admin, admin, describe_acls)
+VIA(admin, admin, create_acls)
+VIA(admin, admin, delete_acls)
 VIA(controller, controller, broker_registration)
 VIA(controller, controller, broker_heartbeat)
 VIA(controller, controller, alter_partition)
@@ -147,9 +154,33 @@ static const struct dispatch_entry table[] = {
     /* SCRAM users (KIP-554), in the metadata log; Alter is forwarded to the controller. */
     {PROTO_API_DescribeUserScramCredentials, 0, 0, via_describe_user_scram_credentials, false},
     {PROTO_API_AlterUserScramCredentials, 0, 0, via_alter_user_scram_credentials, false},
+    /* ACLs (admin/acls.c), in the metadata log; Create and Delete are forwarded. */
+    {PROTO_API_DescribeAcls, 0, 3, via_describe_acls, false},
+    {PROTO_API_CreateAcls, 0, 3, via_create_acls, false},
+    {PROTO_API_DeleteAcls, 0, 3, via_delete_acls, false},
     /* The metadata quorum, answered by its leader (admin/describe_quorum.c). */
     {PROTO_API_DescribeQuorum, 0, 1, via_describe_quorum, false},
 };
+
+/* Whether this broker may forward `req`: an API whose permission is one on the cluster is
+ * checked here first (the controller sees the forwarding broker's principal, a super user),
+ * and a denied one stays here, for its handler to answer the authorization error. */
+static bool forward_allowed(struct net_request *req)
+{
+    switch (req->api->key) {
+    case PROTO_API_CreateAcls:
+    case PROTO_API_DeleteAcls:
+    case PROTO_API_AlterUserScramCredentials:
+    case PROTO_API_ElectLeaders:
+    case PROTO_API_AlterPartitionReassignments:
+        return authz_allowed_quiet(req, PROTO_ACL_OP_ALTER, PROTO_RESOURCE_CLUSTER, AUTHZ_CLUSTER);
+    case PROTO_API_ListPartitionReassignments:
+        return authz_allowed_quiet(req, PROTO_ACL_OP_DESCRIBE, PROTO_RESOURCE_CLUSTER,
+                                   AUTHZ_CLUSTER);
+    default:
+        return true;
+    }
+}
 
 static const struct dispatch_entry *entry_find(int16_t key)
 {
@@ -220,7 +251,9 @@ void dispatch_request(void *ctx, struct net_request *req)
         /* The API, not req: a handler that answers at once frees the request. */
         const struct proto_api *api = req->api;
         uint64_t t0 = d->exporter ? uv_hrtime() : 0;
-        if (!e->internal && req->version_supported && admin_forward(d->admin, req)) {
+        req->session->authz = d->authz;
+        if (!e->internal && req->version_supported && forward_allowed(req) &&
+            admin_forward(d->admin, req)) {
             exporter_request(d->exporter, api, d->exporter ? uv_hrtime() - t0 : 0);
             return;
         }

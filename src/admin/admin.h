@@ -67,6 +67,10 @@ bool admin_forward(struct admin *a, struct net_request *req);
 /* Request handlers: each finishes `req` exactly once (now or after a metadata proposal
  * applies). The request's API must match the handler. */
 void admin_metadata(struct admin *a, struct net_request *req);
+/* DescribeAcls, CreateAcls, DeleteAcls (acls.c): SECURITY_DISABLED without an authorizer. */
+void admin_describe_acls(struct admin *a, struct net_request *req);
+void admin_create_acls(struct admin *a, struct net_request *req);
+void admin_delete_acls(struct admin *a, struct net_request *req);
 void admin_create_topics(struct admin *a, struct net_request *req);
 void admin_delete_topics(struct admin *a, struct net_request *req);
 void admin_create_partitions(struct admin *a, struct net_request *req);

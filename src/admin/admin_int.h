@@ -37,6 +37,11 @@ struct admin {
     struct slog_limit forward_warn;
 };
 
+/* The answer of a DescribeAcls, CreateAcls or DeleteAcls request (req's API) with `err` and
+ * `msg` (copied; NULL for none) in every item (and at the top for DescribeAcls), in req's
+ * arena; NULL when out of memory or for another API. */
+void *admin_acls_error(struct net_request *req, int16_t err, const char *msg);
+
 /* Topic names: [a-zA-Z0-9._-]{1,249}, not "." or "..". */
 bool topic_name_valid(const char *name, const char **why);
 

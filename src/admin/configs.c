@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "admin_int.h"
+#include "authz/authz.h"
 #include "base/err.h"
 #include "base/props.h"
 #include "base/slog.h"
@@ -56,6 +57,9 @@ bool admin_config_bool(const struct admin *a, const char *key, bool def)
 
 int admin_check_config(const struct props *config, char *err, size_t errlen)
 {
+    bool authz_wanted;
+    if (authz_config(config, &authz_wanted, err, errlen) != 0)
+        return ERR_INVALID_CONFIG;
     for (size_t i = 0; i < props_count(config); i++) {
         const char *k, *v;
         props_at(config, i, &k, &v);

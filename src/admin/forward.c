@@ -85,6 +85,8 @@ static bool api_forwarded(int16_t key)
     case PROTO_API_AlterPartitionReassignments:
     case PROTO_API_ListPartitionReassignments:
     case PROTO_API_AlterUserScramCredentials:
+    case PROTO_API_CreateAcls:
+    case PROTO_API_DeleteAcls:
         return true;
     default:
         return false;
@@ -192,6 +194,20 @@ static bool says_not_controller(int16_t key, int16_t version, const void *resp)
                 return true;
         return false;
     }
+    case PROTO_API_CreateAcls: {
+        const struct CreateAclsResponse *r = resp;
+        for (int32_t i = 0; i < r->Results.n; i++)
+            if (r->Results.v[i].ErrorCode == ERR_NOT_CONTROLLER)
+                return true;
+        return false;
+    }
+    case PROTO_API_DeleteAcls: {
+        const struct DeleteAclsResponse *r = resp;
+        for (int32_t i = 0; i < r->FilterResults.n; i++)
+            if (r->FilterResults.v[i].ErrorCode == ERR_NOT_CONTROLLER)
+                return true;
+        return false;
+    }
     default:
         return false;
     }
@@ -212,6 +228,9 @@ static void *error_answer(struct net_request *req, int16_t err, const char *msg)
     if (m == NULL)
         return NULL;
     switch (req->api->key) {
+    case PROTO_API_CreateAcls:
+    case PROTO_API_DeleteAcls:
+        return admin_acls_error(req, err, msg);
     case PROTO_API_AlterUserScramCredentials: {
         /* One result per user named, in the request's order. */
         const struct AlterUserScramCredentialsRequest *rq = req->body;

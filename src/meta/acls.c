@@ -58,8 +58,8 @@ void meta_acls_free(struct meta_acls *acls)
 
 /* The resource order, without the id: type, pattern type, then name bytes (a shorter name
  * before the longer one it starts). */
-static int resource_key_cmp(const struct meta_acl *e, int8_t type, int8_t pattern,
-                            const char *name, size_t len)
+static int resource_key_cmp(const struct meta_acl *e, int8_t type, int8_t pattern, const char *name,
+                            size_t len)
 {
     size_t m;
     int c;
@@ -113,8 +113,8 @@ static size_t res_pos(const struct meta_acls *acls, const struct meta_acl *k)
 }
 
 /* The first entry of the resource (type, pattern, name[0..len)). */
-static size_t key_lower(const struct meta_acls *acls, int8_t type, int8_t pattern,
-                        const char *name, size_t len)
+static size_t key_lower(const struct meta_acls *acls, int8_t type, int8_t pattern, const char *name,
+                        size_t len)
 {
     size_t lo = 0, hi = acls->n;
     while (lo < hi) {

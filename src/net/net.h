@@ -14,6 +14,7 @@
 #include "proto/proto.h"
 
 struct arena;
+struct authz;
 struct tclock;
 struct net_server;
 
@@ -42,6 +43,9 @@ struct net_session {
      * the connection is freed (after its last request finished). */
     void *auth;
     void (*auth_free)(void *auth);
+    /* The broker's authorizer (authz/authz.h), set by the application on each request
+     * before its handler runs; NULL: no authorizer, everything is allowed. */
+    struct authz *authz;
 };
 
 /* One request in flight. Everything it points to (header strings, body, arena) lives until

@@ -322,7 +322,8 @@ TEST(acl_records_apply_refuse_and_snapshot)
     REQUIRE(meta_image_snapshot(img, &snap, &len) == 0);
     CHECK_EQ_INT(snap[0], 5);
     CHECK_EQ_INT(meta_image_restore(again, snap, len), 0);
-    const struct meta_acl *a = meta_acls_find(meta_image_acls(again), rec_acl(1, "", 0, 0).u.acl.id);
+    const struct meta_acl *a =
+        meta_acls_find(meta_image_acls(again), rec_acl(1, "", 0, 0).u.acl.id);
     REQUIRE(a != NULL);
     CHECK_EQ_STR(a->resource_name, "orders2");
     CHECK_EQ_INT(a->pattern_type, LIT);
