@@ -284,14 +284,15 @@ void admin_describe_acls(struct admin *a, struct net_request *req)
         count[k]++;
     }
     for (int32_t k = 0; k < rs->Resources.n; k++) {
-        rs->Resources.v[k].Acls.v = arena_alloc(ar, (size_t)count[k] * sizeof(struct AclDescription));
+        rs->Resources.v[k].Acls.v =
+            arena_alloc(ar, (size_t)count[k] * sizeof(struct AclDescription));
         if (rs->Resources.v[k].Acls.v == NULL)
             goto err_nomem;
     }
     for (size_t i = 0; i < nm; i++) {
         struct DescribeAclsResource *r = &rs->Resources.v[res_of[i]];
-        r->Acls.v[r->Acls.n++] = (struct AclDescription){
-            match[i]->principal, match[i]->host, match[i]->operation, match[i]->permission};
+        r->Acls.v[r->Acls.n++] = (struct AclDescription){match[i]->principal, match[i]->host,
+                                                         match[i]->operation, match[i]->permission};
     }
     net_respond(req, rs);
     return;

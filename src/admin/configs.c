@@ -6,6 +6,7 @@
 
 #include "admin_int.h"
 #include "authz/authz.h"
+#include "proto/proto.h"
 #include "base/err.h"
 #include "base/props.h"
 #include "base/slog.h"
@@ -67,6 +68,19 @@ int admin_check_config(const struct props *config, char *err, size_t errlen)
         if (d && config_validate(d, v, err, errlen) != 0)
             return ERR_INVALID_CONFIG;
     }
+    return 0;
+}
+
+int16_t admin_config_authz(struct net_request *req, int8_t rtype, const char *rname, int8_t op)
+{
+    if (rtype == RESOURCE_TOPIC)
+        return authz_allowed(req, op, PROTO_RESOURCE_TOPIC, rname ? rname : "")
+                   ? 0
+                   : ERR_TOPIC_AUTHORIZATION_FAILED;
+    if (rtype == RESOURCE_BROKER || rtype == 8 /* BROKER_LOGGER */)
+        return authz_allowed(req, op, PROTO_RESOURCE_CLUSTER, AUTHZ_CLUSTER)
+                   ? 0
+                   : ERR_CLUSTER_AUTHORIZATION_FAILED;
     return 0;
 }
 

@@ -107,11 +107,21 @@ static bool is_super(const struct authz *z, const char *principal)
 
 static const char *op_name(int8_t op)
 {
-    static const char *const names[] = {
-        "Unknown", "Any",      "All",           "Read",           "Write",
-        "Create",  "Delete",   "Alter",         "Describe",       "ClusterAction",
-        "DescribeConfigs",     "AlterConfigs",  "IdempotentWrite", "CreateTokens",
-        "DescribeTokens"};
+    static const char *const names[] = {"Unknown",
+                                        "Any",
+                                        "All",
+                                        "Read",
+                                        "Write",
+                                        "Create",
+                                        "Delete",
+                                        "Alter",
+                                        "Describe",
+                                        "ClusterAction",
+                                        "DescribeConfigs",
+                                        "AlterConfigs",
+                                        "IdempotentWrite",
+                                        "CreateTokens",
+                                        "DescribeTokens"};
     return op >= 0 && op < (int8_t)(sizeof names / sizeof names[0]) ? names[op] : "Unknown";
 }
 
@@ -168,6 +178,17 @@ bool authz_allowed(struct net_request *req, int8_t op, int8_t type, const char *
 bool authz_allowed_quiet(struct net_request *req, int8_t op, int8_t type, const char *name)
 {
     return decide(req, op, type, name, false);
+}
+
+bool authz_allowed_any(struct net_request *req, int8_t op, int8_t type)
+{
+    struct authz *z = req->session->authz;
+    char host[64];
+    if (z == NULL || is_super(z, req->session->principal))
+        return true;
+    authz_peer_host(req->peer, host, sizeof host);
+    return meta_acls_authorize_any(meta_acls(z->meta), req->session->principal, host, op, type,
+                                   z->allow_if_no_acl);
 }
 
 bool authz_on(const struct net_request *req)

@@ -44,6 +44,9 @@ bool authz_allowed(struct net_request *req, int8_t op, int8_t type, const char *
 /* The same without the log line, for what Kafka filters silently (topics left out of
  * Metadata, groups out of ListGroups). */
 bool authz_allowed_quiet(struct net_request *req, int8_t op, int8_t type, const char *name);
+/* Whether the request's principal may do `op` on some resource of `type` (Kafka's
+ * authorizeByResourceType; meta_acls_authorize_any). Not logged. */
+bool authz_allowed_any(struct net_request *req, int8_t op, int8_t type);
 /* Whether an authorizer is on for this request. */
 bool authz_on(const struct net_request *req);
 /* The *AuthorizedOperations bit field of (type, name) for this request's principal: with no

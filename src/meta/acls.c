@@ -338,6 +338,29 @@ bool meta_acls_authorize(const struct meta_acls *acls, const struct meta_acl_che
     return !v.any && allow_if_no_acl;
 }
 
+bool meta_acls_authorize_any(const struct meta_acls *acls, const char *principal, const char *host,
+                             int8_t op, int8_t type, bool allow_if_no_acl)
+{
+    bool any = false;
+    if (!type_ok(type))
+        return false;
+    for (size_t i = key_lower(acls, type, 0, "", 0); i < acls->n; i++) {
+        const struct meta_acl *e = acls->by_res[i];
+        if (e->resource_type != type)
+            break;
+        any = true;
+        if (e->permission != META_ACL_ALLOW || !principal_matches(e->principal, principal) ||
+            !host_matches(e->host, host) || !allow_implies(e->operation, op))
+            continue;
+        /* The resource this entry allows (a prefix stands for a name that is exactly it),
+         * checked in full: a DENY that covers it wins. */
+        struct meta_acl_check c = {principal, host, op, type, e->resource_name};
+        if (meta_acls_authorize(acls, &c, false))
+            return true;
+    }
+    return !any && allow_if_no_acl;
+}
+
 /* ---- filters ------------------------------------------------------------------------------ */
 
 bool meta_acl_filter_match(const struct meta_acl_filter *f, const struct meta_acl *a)

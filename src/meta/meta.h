@@ -300,6 +300,13 @@ struct meta_acl_check {
 bool meta_acls_authorize(const struct meta_acls *acls, const struct meta_acl_check *c,
                          bool allow_if_no_acl);
 
+/* Kafka's authorizeByResourceType: whether `principal` from `host` may do `op` on some
+ * resource of `type` — an ALLOW that applies to a resource no DENY covers; without any entry
+ * of the type, `allow_if_no_acl`. (InitProducerId without a transactional id asks it: WRITE
+ * on any topic.) */
+bool meta_acls_authorize_any(const struct meta_acls *acls, const char *principal, const char *host,
+                             int8_t op, int8_t type, bool allow_if_no_acl);
+
 /* A DescribeAcls / DeleteAcls filter: resource_type, operation and permission may be ANY (1);
  * names NULL = any; pattern_type ANY (every pattern, exact name), MATCH (the entries that
  * would apply to a resource of that literal name: its literal, the wildcard, its prefixes),

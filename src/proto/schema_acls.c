@@ -63,8 +63,7 @@ static const struct proto_struct proto_AclCreationResult = PROTO_LAYOUT(AclCreat
 
 static const struct proto_field CreateAclsResponse_fields[] = {
     PROTO_FIELD(CreateAclsResponse, ThrottleTimeMs, INT32, 0, PROTO_VMAX, PROTO_NEVER, 0),
-    PROTO_STRUCTS(CreateAclsResponse, Results, proto_AclCreationResult, 0, PROTO_VMAX,
-                  PROTO_NEVER),
+    PROTO_STRUCTS(CreateAclsResponse, Results, proto_AclCreationResult, 0, PROTO_VMAX, PROTO_NEVER),
 };
 const struct proto_struct proto_CreateAclsResponse = PROTO_LAYOUT(CreateAclsResponse);
 
@@ -95,14 +94,13 @@ static const struct proto_field DeleteAclsMatchingAcl_fields[] = {
     PROTO_FIELD(DeleteAclsMatchingAcl, Operation, INT8, 0, PROTO_VMAX, PROTO_NEVER, 0),
     PROTO_FIELD(DeleteAclsMatchingAcl, PermissionType, INT8, 0, PROTO_VMAX, PROTO_NEVER, 0),
 };
-static const struct proto_struct proto_DeleteAclsMatchingAcl =
-    PROTO_LAYOUT(DeleteAclsMatchingAcl);
+static const struct proto_struct proto_DeleteAclsMatchingAcl = PROTO_LAYOUT(DeleteAclsMatchingAcl);
 
 static const struct proto_field DeleteAclsFilterResult_fields[] = {
     PROTO_FIELD(DeleteAclsFilterResult, ErrorCode, INT16, 0, PROTO_VMAX, PROTO_NEVER, 0),
     PROTO_FIELD(DeleteAclsFilterResult, ErrorMessage, STRING, 0, PROTO_VMAX, 0, 0),
-    PROTO_STRUCTS(DeleteAclsFilterResult, MatchingAcls, proto_DeleteAclsMatchingAcl, 0,
-                  PROTO_VMAX, PROTO_NEVER),
+    PROTO_STRUCTS(DeleteAclsFilterResult, MatchingAcls, proto_DeleteAclsMatchingAcl, 0, PROTO_VMAX,
+                  PROTO_NEVER),
 };
 static const struct proto_struct proto_DeleteAclsFilterResult =
     PROTO_LAYOUT(DeleteAclsFilterResult);

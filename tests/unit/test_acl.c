@@ -166,6 +166,25 @@ TEST(acl_allow_everyone_only_without_any_acl_on_the_resource)
     meta_acls_free(acls);
 }
 
+/* Kafka's authorizeByResourceType (InitProducerId without a transactional id: WRITE on any
+ * topic). */
+TEST(acl_authorize_any_resource_of_a_type)
+{
+    struct meta_acls *acls = meta_acls_new();
+    REQUIRE(acls != NULL);
+    CHECK(meta_acls_authorize_any(acls, "User:a", "h", PROTO_ACL_OP_WRITE, T, true));
+    CHECK(!meta_acls_authorize_any(acls, "User:a", "h", PROTO_ACL_OP_WRITE, T, false));
+    CHECK_EQ_INT(add(acls, 1, T, "logs_", PRE, "User:a", "*", PROTO_ACL_OP_WRITE, ALLOW), 0);
+    CHECK_EQ_INT(add(acls, 2, G, "g", LIT, "User:b", "*", PROTO_ACL_OP_READ, ALLOW), 0);
+    CHECK(meta_acls_authorize_any(acls, "User:a", "h", PROTO_ACL_OP_WRITE, T, false));
+    CHECK(!meta_acls_authorize_any(acls, "User:b", "h", PROTO_ACL_OP_WRITE, T, true));
+    CHECK(!meta_acls_authorize_any(acls, "User:a", "h", PROTO_ACL_OP_READ, T, false));
+    /* A DENY covering everything the ALLOW names takes it back. */
+    CHECK_EQ_INT(add(acls, 3, T, "*", LIT, "User:a", "*", PROTO_ACL_OP_WRITE, DENY), 0);
+    CHECK(!meta_acls_authorize_any(acls, "User:a", "h", PROTO_ACL_OP_WRITE, T, false));
+    meta_acls_free(acls);
+}
+
 TEST(acl_ids_and_bindings)
 {
     struct meta_acls *acls = meta_acls_new();
