@@ -344,8 +344,10 @@ def test_super_user_bypasses_acls(b):
 
 
 def test_deny_beats_allow(b):
-    create_acls(b, [acl("User:bob", TOPIC, "acl-deny", "ALL", PREFIXED),
-                    acl("User:bob", TOPIC, "acl-deny-x", "WRITE", LITERAL, DENY)])
+    # The ALLOWs name the topics themselves, the DENY comes through a prefix.
+    create_acls(b, [acl("User:bob", TOPIC, "acl-deny-x", "ALL"),
+                    acl("User:bob", TOPIC, "acl-deny-y", "ALL"),
+                    acl("User:bob", TOPIC, "acl-deny-x", "WRITE", PREFIXED, DENY)])
     x, y = log_end(b, "acl-deny-x"), log_end(b, "acl-deny-y")
     with sasl_conn(b, "bob") as c:
         res = c.produce({"acl-deny-x": {0: one_batch()}, "acl-deny-y": {0: one_batch()}})
