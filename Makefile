@@ -77,7 +77,7 @@ $(B)/tally: $(TOOL_SRC:%.c=$(B)/rel/%.o) $(TOOL_LIB)
 # $(PREFIX)/lib/tally/kafka-bin/, which is on nobody's PATH unless added (a Kafka installation's
 # own kafka-*.sh are not shadowed).
 KAFKA_TOOLS := kafka-topics.sh kafka-configs.sh kafka-consumer-groups.sh kafka-transactions.sh \
-               kafka-log-dirs.sh kafka-reassign-partitions.sh
+               kafka-log-dirs.sh kafka-reassign-partitions.sh kafka-acls.sh
 PREFIX   ?= /usr/local
 DESTDIR  ?=
 kafka-bin: $(B)/tally

@@ -11,6 +11,8 @@ producer that may not fence the owner of its transactional id, the ACL APIs thro
 kafka-python's admin client (confluent-kafka 1.7 here has no ACL calls), SECURITY_DISABLED
 without an authorizer, and the ACLs after kill -9. The matching rules themselves are unit
 tests (tests/unit/test_acl.c)."""
+import os
+import subprocess
 import time
 
 import pytest
@@ -40,7 +42,7 @@ FIND_COORDINATOR, OFFSET_COMMIT, OFFSET_FETCH, JOIN_GROUP, DELETE_GROUPS = 10, 8
 
 TOPICS = ["acl-produce", "acl-fetch", "acl-lo", "acl-md", "acl-del", "acl-cp", "acl-dc",
           "acl-ac", "acl-oc", "acl-dr", "acl-dp", "acl-deny-x", "acl-deny-y", "acl-pre-a",
-          "acl-prex", "acl-hidden", "acl-txn", "acl-super"]
+          "acl-prex", "acl-hidden", "acl-txn", "acl-super", "acl-cli"]
 
 
 @pytest.fixture(scope="module")
@@ -481,6 +483,49 @@ def test_an_unknown_authorizer_class_stops_the_start(tmp_path):
     broker.start(wait=False)
     assert broker.proc.wait(30) != 0
     assert "authorizer.class.name" in broker.stderr_all()
+
+
+def tally(*args):
+    return subprocess.run([harness.TALLY] + list(args), capture_output=True, text=True,
+                          timeout=60)
+
+
+def test_tally_acls_and_kafka_acls_sh(b, tmp_path):
+    bs = ["-b", b.bootstrap]  # PLAINTEXT: User:ANONYMOUS, a super user here
+    r = tally(*bs, "acls", "add", "--allow-principal", "User:alice", "--operation", "Read",
+              "--topic", "acl-cli", "--group", "acl-cli-g")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count("Adding ACL for resource") == 2
+    r = tally(*bs, "acls", "add", "--allow-principal", "User:alice", "--operation", "Write",
+              "--transactional-id", "acl-cli-", "--resource-pattern-type", "prefixed")
+    assert r.returncode == 0, r.stderr
+    with sasl_conn(b, "alice") as c:
+        assert fetch_error(c, "acl-cli") == 0
+        assert c.init_producer_id(version=3, transactional_id="acl-cli-1")["error"] == 0
+    # kafka-acls.sh by its name, Kafka's listing format.
+    link = tmp_path / "kafka-acls.sh"
+    os.symlink(os.path.abspath(harness.TALLY), str(link))
+    r = subprocess.run([str(link), "--bootstrap-server", b.bootstrap, "--list", "--topic",
+                        "acl-cli"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert ("Current ACLs for resource `ResourcePattern(resourceType=TOPIC, name=acl-cli, "
+            "patternType=LITERAL)`:") in r.stdout
+    assert "(principal=User:alice, host=*, operation=READ, permissionType=ALLOW)" in r.stdout
+    r = tally(*bs, "acls", "list", "--transactional-id", "acl-cli-", "--resource-pattern-type",
+              "prefixed")
+    assert "resourceType=TRANSACTIONAL_ID, name=acl-cli-, patternType=PREFIXED" in r.stdout
+    r = subprocess.run([str(link), "--bootstrap-server", b.bootstrap, "--remove", "--force",
+                        "--allow-principal", "User:alice", "--operation", "Read", "--topic",
+                        "acl-cli"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "Removed ACL" in r.stdout
+    with sasl_conn(b, "alice") as c:
+        assert fetch_error(c, "acl-cli") == TOPIC_AUTHORIZATION_FAILED
+    r = tally(*bs, "acls", "list", "--topic", "acl-cli")
+    assert r.returncode == 0 and "principal=" not in r.stdout, r.stdout
+    # A principal that is not <type>:<name> is refused by the broker, and the tool says why.
+    r = tally(*bs, "acls", "add", "--allow-principal", "alice", "--topic", "acl-cli")
+    assert r.returncode == 1 and "INVALID_REQUEST" in r.stderr, r.stderr
 
 
 def describe_all(b):
