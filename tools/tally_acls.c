@@ -48,11 +48,10 @@ static const char acls_usage[] =
     "            --transactional-id enricher- --resource-pattern-type prefixed\n"
     "       tally acls list --topic orders\n";
 
-static const char *const op_names[] = {"Unknown", "Any",           "All",
-                                       "Read",    "Write",         "Create",
-                                       "Delete",  "Alter",         "Describe",
-                                       "ClusterAction",            "DescribeConfigs",
-                                       "AlterConfigs",             "IdempotentWrite"};
+static const char *const op_names[] = {
+    "Unknown",        "Any",   "All",      "Read",          "Write",           "Create",
+    "Delete",         "Alter", "Describe", "ClusterAction", "DescribeConfigs", "AlterConfigs",
+    "IdempotentWrite"};
 #define N_OPS ((int)(sizeof op_names / sizeof op_names[0]))
 
 static int op_parse(const char *s)
@@ -100,11 +99,19 @@ static const char *pattern_name(int p)
 
 static const char *op_upper(int op)
 {
-    static const char *const up[] = {"UNKNOWN",        "ANY",           "ALL",
-                                     "READ",           "WRITE",         "CREATE",
-                                     "DELETE",         "ALTER",         "DESCRIBE",
-                                     "CLUSTER_ACTION", "DESCRIBE_CONFIGS",
-                                     "ALTER_CONFIGS",  "IDEMPOTENT_WRITE"};
+    static const char *const up[] = {"UNKNOWN",
+                                     "ANY",
+                                     "ALL",
+                                     "READ",
+                                     "WRITE",
+                                     "CREATE",
+                                     "DELETE",
+                                     "ALTER",
+                                     "DESCRIBE",
+                                     "CLUSTER_ACTION",
+                                     "DESCRIBE_CONFIGS",
+                                     "ALTER_CONFIGS",
+                                     "IDEMPOTENT_WRITE"};
     return op >= 0 && op < N_OPS ? up[op] : "UNKNOWN";
 }
 
@@ -234,14 +241,14 @@ static int acls_add(const struct tally_ctx *ctx, struct acl_args *a, struct aren
                 int np = deny ? a->n_deny_p : a->n_allow_p, nh = deny ? ndh : nah;
                 for (int p = 0; p < np; p++)
                     for (int h = 0; h < nh; h++)
-                        rq.Creations.v[rq.Creations.n++] = (struct AclCreation){
-                            a->res[r].type,
-                            (char *)a->res[r].name,
-                            (int8_t)pattern,
-                            (char *)(deny ? a->deny_p[p] : a->allow_p[p]),
-                            (char *)(deny ? dh[h] : ah[h]),
-                            ops[o],
-                            deny ? PERM_DENY : PERM_ALLOW};
+                        rq.Creations.v[rq.Creations.n++] =
+                            (struct AclCreation){a->res[r].type,
+                                                 (char *)a->res[r].name,
+                                                 (int8_t)pattern,
+                                                 (char *)(deny ? a->deny_p[p] : a->allow_p[p]),
+                                                 (char *)(deny ? dh[h] : ah[h]),
+                                                 ops[o],
+                                                 deny ? PERM_DENY : PERM_ALLOW};
             }
     struct CreateAclsResponse *rs = NULL;
     int rc = call(ctx, PROTO_API_CreateAcls, &rq, ar, (void **)&rs, "CreateAcls");
@@ -288,7 +295,9 @@ static int acls_list(const struct tally_ctx *ctx, struct acl_args *a, struct are
         struct DescribeAclsRequest rq = {
             .ResourceTypeFilter = a->n_res ? a->res[i].type : R_ANY,
             .ResourceNameFilter = a->n_res ? (char *)a->res[i].name : NULL,
-            .PatternTypeFilter = (int8_t)(a->pattern ? a->pattern : a->n_res ? P_LITERAL : P_ANY),
+            .PatternTypeFilter = (int8_t)(a->pattern ? a->pattern
+                                          : a->n_res ? P_LITERAL
+                                                     : P_ANY),
             .PrincipalFilter = (char *)a->principal,
             .HostFilter = NULL,
             .Operation = OP_ANY,
@@ -332,13 +341,21 @@ static int acls_remove(const struct tally_ctx *ctx, struct acl_args *a, struct a
         for (int o = 0; o < n_ops; o++)
             for (int p = 0; p < (np ? np : 1); p++) {
                 bool deny = p >= a->n_allow_p;
-                const char *who = np == 0 ? no_p : deny ? a->deny_p[p - a->n_allow_p] : a->allow_p[p];
+                const char *who = np == 0 ? no_p
+                                  : deny  ? a->deny_p[p - a->n_allow_p]
+                                          : a->allow_p[p];
                 const char *host = deny ? (a->n_deny_h ? a->deny_h[0] : NULL)
                                         : (a->n_allow_h ? a->allow_h[0] : NULL);
-                rq.Filters.v[rq.Filters.n++] = (struct DeleteAclsFilter){
-                    a->res[r].type,  (char *)a->res[r].name, (int8_t)pattern, (char *)who,
-                    (char *)host,    ops[o],
-                    (int8_t)(np == 0 ? PERM_ANY : deny ? PERM_DENY : PERM_ALLOW)};
+                rq.Filters.v[rq.Filters.n++] =
+                    (struct DeleteAclsFilter){a->res[r].type,
+                                              (char *)a->res[r].name,
+                                              (int8_t)pattern,
+                                              (char *)who,
+                                              (char *)host,
+                                              ops[o],
+                                              (int8_t)(np == 0 ? PERM_ANY
+                                                       : deny  ? PERM_DENY
+                                                               : PERM_ALLOW)};
             }
     struct DeleteAclsResponse *rs = NULL;
     int rc = call(ctx, PROTO_API_DeleteAcls, &rq, ar, (void **)&rs, "DeleteAcls");
