@@ -7,13 +7,11 @@
  * AlterPartitionReassignments, ListPartitionReassignments, AlterUserScramCredentials,
  * CreateAcls, DeleteAcls) is forwarded there before it reaches its handler (admin_forward).
  * With an authorizer (authz/authz.h) each request's session carries it to the handler, which
- * checks what Kafka checks; a forwarded request whose cluster permission this broker
- * already denies is answered here by its handler instead (the controller would see only
- * the forwarding broker's principal). */
+ * checks what Kafka checks; admin_forward checks a forwarded request's items first (the
+ * controller sees only the forwarding broker's principal). */
 #include "server.h"
 
 #include "admin/admin.h"
-#include "authz/authz.h"
 #include "broker/broker.h"
 #include "controller/controller.h"
 #include "exporter/exporter.h"
@@ -162,26 +160,6 @@ static const struct dispatch_entry table[] = {
     {PROTO_API_DescribeQuorum, 0, 1, via_describe_quorum, false},
 };
 
-/* Whether this broker may forward `req`: an API whose permission is one on the cluster is
- * checked here first (the controller sees the forwarding broker's principal, a super user),
- * and a denied one stays here, for its handler to answer the authorization error. */
-static bool forward_allowed(struct net_request *req)
-{
-    switch (req->api->key) {
-    case PROTO_API_CreateAcls:
-    case PROTO_API_DeleteAcls:
-    case PROTO_API_AlterUserScramCredentials:
-    case PROTO_API_ElectLeaders:
-    case PROTO_API_AlterPartitionReassignments:
-        return authz_allowed_quiet(req, PROTO_ACL_OP_ALTER, PROTO_RESOURCE_CLUSTER, AUTHZ_CLUSTER);
-    case PROTO_API_ListPartitionReassignments:
-        return authz_allowed_quiet(req, PROTO_ACL_OP_DESCRIBE, PROTO_RESOURCE_CLUSTER,
-                                   AUTHZ_CLUSTER);
-    default:
-        return true;
-    }
-}
-
 static const struct dispatch_entry *entry_find(int16_t key)
 {
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
@@ -252,8 +230,7 @@ void dispatch_request(void *ctx, struct net_request *req)
         const struct proto_api *api = req->api;
         uint64_t t0 = d->exporter ? uv_hrtime() : 0;
         req->session->authz = d->authz;
-        if (!e->internal && req->version_supported && forward_allowed(req) &&
-            admin_forward(d->admin, req)) {
+        if (!e->internal && req->version_supported && admin_forward(d->admin, req)) {
             exporter_request(d->exporter, api, d->exporter ? uv_hrtime() - t0 : 0);
             return;
         }

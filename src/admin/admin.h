@@ -61,7 +61,10 @@ void admin_free(struct admin *a);
  * leaving `req` to the caller's handler, on the controller, for any other API, without a
  * client, once stopped, and for a request another broker forwarded here (ClientId
  * ADMIN_BROKER_CLIENT_ID_PREFIX...): that one is answered here, NOT_CONTROLLER, so that two
- * brokers that take each other for the controller cannot bounce it. */
+ * brokers that take each other for the controller cannot bounce it. With an authorizer, a
+ * request with an item its principal may not do (the handler's own check) is not forwarded
+ * either: the controller would see this broker's principal, so the handler answers it here.
+ * CreateAcls and DeleteAcls are forwarded too. */
 bool admin_forward(struct admin *a, struct net_request *req);
 
 /* Request handlers: each finishes `req` exactly once (now or after a metadata proposal

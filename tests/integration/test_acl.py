@@ -554,3 +554,66 @@ def test_acls_survive_kill_9(b):
         assert produce(c) == 0
     with sasl_conn(b, "bob") as c:
         assert produce(c) == TOPIC_AUTHORIZATION_FAILED
+
+
+# ---- forwarding: a broker that is not the controller checks its client first -------------
+
+def create_acls_raw(c, entries):
+    """CreateAcls v1 on a raw connection → [error per entry]."""
+    body = kproto.array(entries, lambda e: (
+        kproto.i8(e[1]) + kproto.string(e[2]) + kproto.i8(e[4]) + kproto.string(e[0]) +
+        kproto.string("*") + kproto.i8(OPS[e[3]]) + kproto.i8(e[5])))
+    corr = c.next_corr()
+    c.send(kproto.frame(kproto.header(30, 1, corr) + body))
+    got, resp = c.recv_response()
+    assert got == corr
+    r = kproto.Reader(resp)
+    r.i32()
+    return r.array(lambda rr: (rr.i16(), rr.string())[0])
+
+
+def test_forwarded_requests_are_authorized_on_the_forwarding_broker(tmp_path):
+    nodes = [harness.TallyBroker(tmp_path / ("n%d" % i), node_id=i) for i in (1, 2)]
+    quorum = ",".join("%d@127.0.0.1:%d" % (n.node_id, n.controller_port) for n in nodes)
+    for n in nodes:
+        n.sasl_port = harness.free_port()
+        n.settings.update({
+            "listeners": "PLAINTEXT://127.0.0.1:%d,SASL_PLAINTEXT://127.0.0.1:%d,"
+                         "CONTROLLER://127.0.0.1:%d" % (n.port, n.sasl_port, n.controller_port),
+            "listener.name.sasl_plaintext.sasl.enabled.mechanisms": "PLAIN",
+            "listener.name.sasl_plaintext.plain.sasl.jaas.config": JAAS,
+            "authorizer.class.name": STANDARD,
+            "super.users": "User:admin;User:ANONYMOUS",
+            "controller.quorum.voters": quorum, "cluster.id": "testAclForwarding01",
+        })
+    try:
+        for n in nodes:
+            n.start(wait=False)
+        for n in nodes:
+            n.wait_ready(60)
+        with nodes[0].conn() as c:
+            ctl = c.metadata(None, version=1)["controller_id"]
+        other = nodes[0] if ctl == 2 else nodes[1]
+        with sasl_conn(other, "alice") as c:
+            res = c.create_topics_v([("acl-fwd-1", 1, 1, None)])
+            assert res["acl-fwd-1"]["error"] == TOPIC_AUTHORIZATION_FAILED
+            assert create_acls_raw(c, [acl("User:alice", TOPIC, "acl-fwd-", "CREATE",
+                                           PREFIXED)]) == [CLUSTER_AUTHORIZATION_FAILED]
+        assert not topic_exists(other, "acl-fwd-1")
+        with sasl_conn(other, "admin") as c:  # forwarded to the controller
+            assert create_acls_raw(c, [acl("User:alice", TOPIC, "acl-fwd-", "CREATE",
+                                           PREFIXED)]) == [0]
+        deadline = time.monotonic() + 30
+        while True:  # the forwarding broker applies the ACL once the controller committed it
+            with sasl_conn(other, "alice") as c:
+                err = c.create_topics_v([("acl-fwd-1", 1, 1, None)])["acl-fwd-1"]["error"]
+            if err != TOPIC_AUTHORIZATION_FAILED or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        assert err == 0
+        while not topic_exists(other, "acl-fwd-1"):  # created by the controller
+            assert time.monotonic() < deadline, "acl-fwd-1 never showed up"
+            time.sleep(0.1)
+    finally:
+        for n in nodes:
+            n.stop(check=False)
