@@ -382,6 +382,20 @@ def test_metadata_lists_only_topics_the_principal_may_describe(b):
     assert "acl-prex" not in alice
 
 
+def test_authorized_operations_are_the_principals(b):
+    bit = {op: 1 << OPS[op] for op in OPS}
+    with sasl_conn(b, "alice") as c:
+        md = c.metadata_ops(["acl-produce"], version=8, cluster_ops=True, topic_ops=True)
+    (t,) = md["topics"]
+    # alice may WRITE acl-produce (so DESCRIBE it), nothing else of it; on the cluster only
+    # DESCRIBE (granted in the table for DescribeLogDirs).
+    assert t["authorized_operations"] == bit["WRITE"] | bit["DESCRIBE"], t
+    assert md["cluster_authorized_operations"] == bit["DESCRIBE"], md
+    with sasl_conn(b, "admin") as c:
+        md = c.metadata_ops(["acl-produce"], version=8, cluster_ops=True, topic_ops=True)
+    assert md["topics"][0]["authorized_operations"] == 3576  # a super user: every operation
+
+
 def test_auto_creation_needs_create(b):
     with sasl_conn(b, "alice") as c:
         md = c.metadata(["acl-auto-1"], version=4, allow_auto_create=True)
