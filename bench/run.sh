@@ -8,7 +8,7 @@
 # not an error: machines are shared and noisy).
 set -u
 cd "$(dirname "$0")/.."
-all=(ingest read client_view memory idempotent flush compressed recompress compaction groups txn)
+all=(ingest read client_view memory idempotent flush compressed recompress compaction groups txn acls)
 all+=(downconvert verify) # old-version fetches (bench/downconvert.py); tally verify (bench/verify.py)
 all+=(election) # how long a metadata-quorum election holds the event loop (bench/election.py)
 all+=(timers) # long-poll waits, idle closes, liveness under lookups (bench/timers.py)
