@@ -251,6 +251,34 @@ def write_txn_markers(c):
     return res[(424242, "acl-produce", 0)]
 
 
+def heartbeat(c):
+    rs = c.group(12, 4, {"GroupId": "acl-g4", "GenerationId": 1, "MemberId": "m",
+                         "GroupInstanceId": None})
+    return 0 if rs["ErrorCode"] == 25 else rs["ErrorCode"]  # UNKNOWN_MEMBER_ID: admitted
+
+
+def describe_groups(c):
+    return c.group(15, 5, {"Groups": ["acl-g5"], "IncludeAuthorizedOperations": True})[
+        "Groups"][0]["ErrorCode"]
+
+
+def offset_delete(c):
+    rs = c.group(47, 0, {"GroupId": "acl-g1", "Topics": [
+        {"Name": "acl-oc", "Partitions": [{"PartitionIndex": 0}]}]})
+    # GROUP_ID_NOT_FOUND once admitted: the group was deleted by the row before.
+    return 0 if rs["ErrorCode"] == 69 else rs["ErrorCode"]
+
+
+def elect_leaders(c):
+    rs = c.group(43, 2, {"ElectionType": 0, "TopicPartitions": [
+        {"Topic": "acl-produce", "Partitions": [0]}], "TimeoutMs": 5000})
+    return rs["ErrorCode"]
+
+
+def list_reassignments(c):
+    return c.group(46, 0, {"TimeoutMs": 5000, "Topics": None})["ErrorCode"]
+
+
 def setup_offsets(b):
     with b.conn() as c:
         c.produce({"acl-oc": {0: one_batch()}})
@@ -292,6 +320,17 @@ ROWS = [
      find_coordinator, GROUP_AUTHORIZATION_FAILED, None),
     ("delete_groups", "alice", [acl("User:alice", GROUP, "acl-g1", "DELETE")], delete_group,
      GROUP_AUTHORIZATION_FAILED, lambda b: committed(b, "acl-g1", "acl-oc")),
+    ("heartbeat", "alice", [acl("User:alice", GROUP, "acl-g4", "READ")], heartbeat,
+     GROUP_AUTHORIZATION_FAILED, None),
+    ("describe_groups", "alice", [acl("User:alice", GROUP, "acl-g5", "DESCRIBE")],
+     describe_groups, GROUP_AUTHORIZATION_FAILED, None),
+    ("offset_delete", "bob", [acl("User:bob", GROUP, "acl-g1", "DELETE")], offset_delete,
+     GROUP_AUTHORIZATION_FAILED, None),
+    # bob's DESCRIBE on the cluster first: his ALTER (below) would imply it.
+    ("list_reassignments", "bob", [acl("User:bob", CLUSTER, "kafka-cluster", "DESCRIBE")],
+     list_reassignments, CLUSTER_AUTHORIZATION_FAILED, None),
+    ("elect_leaders", "bob", [acl("User:bob", CLUSTER, "kafka-cluster", "ALTER")],
+     elect_leaders, CLUSTER_AUTHORIZATION_FAILED, None),
     ("init_producer_id_txn", "alice", [acl("User:alice", TXN_ID, "acl-tx", "WRITE")],
      init_txn_id, TRANSACTIONAL_ID_AUTHORIZATION_FAILED, None),
     # bob may write no topic yet: he needs IDEMPOTENT_WRITE on the cluster.
