@@ -368,3 +368,65 @@ TEST(acl_records_apply_refuse_and_snapshot)
     meta_image_free(again);
     meta_image_free(img);
 }
+
+/* ---- the authorizer's configuration (authz/authz.c) -------------------------------------- */
+
+#include "authz/authz.h"
+#include "base/props.h"
+#include "net/net.h"
+
+TEST(acl_authorizer_class_names)
+{
+    struct props *p = props_new();
+    char why[256];
+    bool on = true;
+    REQUIRE(p != NULL);
+    CHECK_EQ_INT(authz_config(p, &on, why, sizeof why), 0);
+    CHECK(!on);
+    REQUIRE(props_set(p, "authorizer.class.name", AUTHZ_STANDARD) == 0);
+    CHECK_EQ_INT(authz_config(p, &on, why, sizeof why), 0);
+    CHECK(on);
+    REQUIRE(props_set(p, "authorizer.class.name", AUTHZ_ACL_AUTHORIZER) == 0);
+    CHECK_EQ_INT(authz_config(p, &on, why, sizeof why), 0);
+    CHECK(on);
+    REQUIRE(props_set(p, "authorizer.class.name", "com.example.Mine") == 0);
+    CHECK_EQ_INT(authz_config(p, &on, why, sizeof why), ERR_INVALID_CONFIG);
+    CHECK(strstr(why, "com.example.Mine") != NULL && strstr(why, AUTHZ_STANDARD) != NULL);
+    props_free(p);
+}
+
+TEST(acl_peer_host_and_super_users)
+{
+    char host[64];
+    authz_peer_host("127.0.0.1:40123", host, sizeof host);
+    CHECK_EQ_STR(host, "127.0.0.1");
+    authz_peer_host("::1:40123", host, sizeof host);
+    CHECK_EQ_STR(host, "::1");
+
+    /* Super users skip the ACLs entirely (the image is never asked: meta is NULL here);
+     * Kafka's ';' list with blanks around each principal. */
+    struct props *p = props_new();
+    REQUIRE(p != NULL);
+    REQUIRE(props_set(p, "super.users", " User:admin ; User:ANONYMOUS;;") == 0);
+    struct authz *z = authz_new(NULL, p);
+    REQUIRE(z != NULL);
+    struct net_session s = {0};
+    struct net_request req = {0};
+    req.session = &s;
+    req.peer = "10.0.0.1:5";
+    s.authz = z;
+    snprintf(s.principal, sizeof s.principal, "User:admin");
+    CHECK(authz_on(&req));
+    CHECK(authz_allowed(&req, PROTO_ACL_OP_ALTER, PROTO_RESOURCE_CLUSTER, AUTHZ_CLUSTER));
+    snprintf(s.principal, sizeof s.principal, "User:ANONYMOUS");
+    CHECK(authz_allowed(&req, PROTO_ACL_OP_WRITE, PROTO_RESOURCE_TOPIC, "t"));
+    /* No authorizer on the session: everything is allowed, as Kafka without one. */
+    s.authz = NULL;
+    snprintf(s.principal, sizeof s.principal, "User:bob");
+    CHECK(!authz_on(&req));
+    CHECK(authz_allowed(&req, PROTO_ACL_OP_DELETE, PROTO_RESOURCE_TOPIC, "t"));
+    CHECK_EQ_INT(authz_ops(&req, PROTO_RESOURCE_TOPIC, "t"),
+                 proto_authorized_ops(PROTO_RESOURCE_TOPIC));
+    authz_free(z);
+    props_free(p);
+}
