@@ -556,8 +556,8 @@ static const struct config_def defs[] = {
      "without purge intervals.",
      0, NULL},
     {NULL, "early.start.listeners", CT_STRING, NULL, 0, 0, NULL, false,
-     "Listeners started before the authorizer is ready. Accepted, no effect in Tally: it has "
-     "no authorizer (every request is allowed).",
+     "Listeners started before the authorizer is ready. Accepted, no effect in Tally: its "
+     "listeners serve clients only once the metadata (and with it the ACLs) is loaded.",
      0, NULL},
     {NULL, "eligible.leader.replicas.enable", CT_BOOLEAN, "false", 0, 0, booleans, false,
      "Whether eligible leader replicas (KIP-966) are kept. Accepted, no effect in Tally: it "
