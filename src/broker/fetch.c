@@ -540,10 +540,14 @@ static int prepare(struct broker *b, struct fetch_call *c)
         tr->TopicId = t->TopicId;
         bool denied = replica_denied;
         if (!denied && rq->ReplicaId < 0 && authz_on(req)) {
-            const struct meta_topic *mt = by_id ? meta_topic_by_id(b->meta, t->TopicId.b) : NULL;
+            /* By id (v13): the name from the image; an id it does not know is answered
+             * UNKNOWN_TOPIC_ID below, and a broker without an image (tests) refuses. */
+            const struct meta_topic *mt =
+                by_id && b->meta ? meta_topic_by_id(b->meta, t->TopicId.b) : NULL;
             const char *name = by_id ? (mt ? mt->name : NULL) : (t->Topic ? t->Topic : "");
-            denied =
-                name != NULL && !authz_allowed(req, PROTO_ACL_OP_READ, PROTO_RESOURCE_TOPIC, name);
+            denied = name != NULL
+                         ? !authz_allowed(req, PROTO_ACL_OP_READ, PROTO_RESOURCE_TOPIC, name)
+                         : b->meta == NULL;
         }
         for (int32_t j = 0; j < np; j++) {
             static const struct FetchPartitionData defaults = FETCH_PARTITION_DATA_DEFAULTS;
