@@ -279,6 +279,30 @@ def list_reassignments(c):
     return c.group(46, 0, {"TimeoutMs": 5000, "Topics": None})["ErrorCode"]
 
 
+def raw_error(c, api_key, version, body):
+    """Sends a classic (non-flexible) request; the answer's ErrorCode after ThrottleTimeMs."""
+    corr = c.next_corr()
+    c.send(kproto.frame(kproto.header(api_key, version, corr) + body))
+    got, resp = c.recv_response()
+    assert got == corr
+    r = kproto.Reader(resp)
+    r.i32()
+    return r.i16()
+
+
+def end_txn(c):
+    # EndTxn v1: TransactionalId, ProducerId, ProducerEpoch, Committed.
+    body = kproto.string("acl-tx2") + kproto.i64(4242) + kproto.i16(0) + kproto.i8(1)
+    return raw_error(c, 26, 1, body)
+
+
+def add_offsets_to_txn(c):
+    # AddOffsetsToTxn v1: TransactionalId, ProducerId, ProducerEpoch, GroupId.
+    body = (kproto.string("acl-tx2") + kproto.i64(4242) + kproto.i16(0) +
+            kproto.string("acl-g6"))
+    return raw_error(c, 25, 1, body)
+
+
 def setup_offsets(b):
     with b.conn() as c:
         c.produce({"acl-oc": {0: one_batch()}})
@@ -331,6 +355,14 @@ ROWS = [
      list_reassignments, CLUSTER_AUTHORIZATION_FAILED, None),
     ("elect_leaders", "bob", [acl("User:bob", CLUSTER, "kafka-cluster", "ALTER")],
      elect_leaders, CLUSTER_AUTHORIZATION_FAILED, None),
+    # Granted WRITE on the id, EndTxn gets past the authorizer to the coordinator, which
+    # knows no such producer (INVALID_PRODUCER_ID_MAPPING); AddOffsetsToTxn then needs READ
+    # on the group.
+    ("end_txn", "bob", [acl("User:bob", TXN_ID, "acl-tx2", "WRITE")], end_txn,
+     TRANSACTIONAL_ID_AUTHORIZATION_FAILED, None, 49),
+    ("add_offsets_to_txn", "alice", [acl("User:alice", TXN_ID, "acl-tx2", "WRITE")],
+     add_offsets_to_txn, TRANSACTIONAL_ID_AUTHORIZATION_FAILED, None,
+     GROUP_AUTHORIZATION_FAILED),
     ("init_producer_id_txn", "alice", [acl("User:alice", TXN_ID, "acl-tx", "WRITE")],
      init_txn_id, TRANSACTIONAL_ID_AUTHORIZATION_FAILED, None),
     # bob may write no topic yet: he needs IDEMPOTENT_WRITE on the cluster.
