@@ -25,7 +25,7 @@ DEB_PKGS := build-essential pkg-config libuv1-dev libraft-dev zlib1g-dev liblz4-
             python3-kafka clang clang-format strace golang-go golang-github-shopify-sarama-dev \
             iproute2 nftables libmicrohttpd-dev prometheus libssl-dev
 
-MODULES  := base proto record log meta config sasl controller pstate replica net broker group txn admin \
+MODULES  := base proto record log meta authz config sasl controller pstate replica net broker group txn admin \
             exporter
 LIB_SRC  := $(foreach m,$(MODULES),$(wildcard src/$(m)/*.c))
 MAIN_SRC := src/main.c src/dispatch.c src/dispatch_sasl.c src/server_config.c src/lifecycle.c
@@ -77,7 +77,7 @@ $(B)/tally: $(TOOL_SRC:%.c=$(B)/rel/%.o) $(TOOL_LIB)
 # $(PREFIX)/lib/tally/kafka-bin/, which is on nobody's PATH unless added (a Kafka installation's
 # own kafka-*.sh are not shadowed).
 KAFKA_TOOLS := kafka-topics.sh kafka-configs.sh kafka-consumer-groups.sh kafka-transactions.sh \
-               kafka-log-dirs.sh kafka-reassign-partitions.sh
+               kafka-log-dirs.sh kafka-reassign-partitions.sh kafka-acls.sh
 PREFIX   ?= /usr/local
 DESTDIR  ?=
 kafka-bin: $(B)/tally

@@ -124,7 +124,9 @@ class Tallyd:
     """One release-build tallyd in its own scratch directory on free ports; with pin,
     on SERVER_CPUS. extra_listeners ("SSL://127.0.0.1:port,...") go beside PLAINTEXT."""
 
-    def __init__(self, tag, settings=None, pin=False, extra_listeners=None):
+    def __init__(self, tag, settings=None, pin=False, extra_listeners=""):
+        """extra_listeners: more listeners after the PLAINTEXT one, e.g.
+        "SASL_PLAINTEXT://127.0.0.1:9094"."""
         self.dir = scratch_dir(tag)
         self.data = os.path.join(self.dir, "data")
         self.port = free_port()
@@ -134,8 +136,8 @@ class Tallyd:
         binary = os.environ.get("TALLYD", os.path.join(BUILD, "tallyd"))
         conf = {
             "node.id": "1",
-            "listeners": "PLAINTEXT://127.0.0.1:%d,%sCONTROLLER://127.0.0.1:%d" %
-                         (self.port, extra_listeners + "," if extra_listeners else "", cport),
+            "listeners": "PLAINTEXT://127.0.0.1:%d,%sCONTROLLER://127.0.0.1:%d" % (
+                self.port, extra_listeners + "," if extra_listeners else "", cport),
             "controller.quorum.voters": "1@127.0.0.1:%d" % cport,
             "log.dirs": self.data,
         }

@@ -8,7 +8,7 @@
 # not an error: machines are shared and noisy).
 set -u
 cd "$(dirname "$0")/.."
-all=(ingest read client_view memory idempotent flush compressed recompress compaction groups txn)
+all=(ingest read client_view memory idempotent flush compressed recompress compaction groups txn acls)
 all+=(tls) # TLS ÷ plaintext ingest and read CPU per GiB (bench/tls.py)
 all+=(txn_counts) # requests and CONCURRENT_TRANSACTIONS per transaction, by client and size
 all+=(downconvert verify) # old-version fetches (bench/downconvert.py); tally verify (bench/verify.py)

@@ -28,7 +28,10 @@
  * all topics are deleted once there are too many partitions, files or bytes. The data dir
  * is removed at exit. TALLY_FUZZ_LOG=info shows the broker's log (default: errors only);
  * TALLY_FUZZ_TRACE=1 prints the start of every response (to replay a sequence of inputs:
- * fuzz_dispatch file1 file2 ...). */
+ * fuzz_dispatch file1 file2 ...). TALLY_FUZZ_AUTHZ=1 turns the authorizer on
+ * (StandardAuthorizer with allow.everyone.if.no.acl.found, so that requests are served until
+ * the inputs' own CreateAcls name their resources), so inputs reach the authorization paths
+ * and the ACL APIs past SECURITY_DISABLED. */
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
@@ -46,6 +49,7 @@
 #include <uv.h>
 
 #include "admin/admin.h"
+#include "authz/authz.h"
 #include "base/arena.h"
 #include "base/err.h"
 #include "base/slog.h"
@@ -225,6 +229,12 @@ static void start_listener(void)
     srv.dispatch.group = srv.group;
     srv.dispatch.txn = srv.txn;
     srv.dispatch.serving = true; /* registered directly: no controller, no lifecycle */
+    if (getenv("TALLY_FUZZ_AUTHZ") != NULL &&
+        (props_set(srv.cfg.props, "allow.everyone.if.no.acl.found", "true") != 0 ||
+         (srv.dispatch.authz = authz_new(srv.meta, srv.cfg.props)) == NULL)) {
+        srv.start_failed = true;
+        return;
+    }
     if (net_server_start(&srv.loop, &no, dispatch_request, &srv.dispatch, &srv.net) != 0)
         srv.start_failed = true;
 }
@@ -311,6 +321,8 @@ static void stop_broker(void)
     if (srv.meta_stopped) {
         admin_free(srv.admin);
         srv.admin = NULL;
+        authz_free(srv.dispatch.authz);
+        srv.dispatch.authz = NULL;
     }
 out:
     if (srv.dir[0])

@@ -4,9 +4,11 @@
  * its handler exists), except the broker-to-controller ones. On a broker that is not the
  * active controller, what only the controller decides (CreateTopics, DeleteTopics,
  * CreatePartitions, AlterConfigs, IncrementalAlterConfigs, ElectLeaders,
- * AlterPartitionReassignments, ListPartitionReassignments, AlterUserScramCredentials) is
- * forwarded there before it reaches
- * its handler (admin_forward). */
+ * AlterPartitionReassignments, ListPartitionReassignments, AlterUserScramCredentials,
+ * CreateAcls, DeleteAcls) is forwarded there before it reaches its handler (admin_forward).
+ * With an authorizer (authz/authz.h) each request's session carries it to the handler, which
+ * checks what Kafka checks; admin_forward checks a forwarded request's items first (the
+ * controller sees only the forwarding broker's principal). */
 #include "server.h"
 
 #include "admin/admin.h"
@@ -83,6 +85,9 @@ VIA(admin, admin, describe_cluster)
 VIA(admin, admin, describe_user_scram_credentials)
 VIA(admin, admin, alter_user_scram_credentials)
 VIA(admin, admin, describe_quorum)
+VIA(admin, admin, describe_acls)
+VIA(admin, admin, create_acls)
+VIA(admin, admin, delete_acls)
 VIA(controller, controller, broker_registration)
 VIA(controller, controller, broker_heartbeat)
 VIA(controller, controller, alter_partition)
@@ -147,6 +152,10 @@ static const struct dispatch_entry table[] = {
     /* SCRAM users (KIP-554), in the metadata log; Alter is forwarded to the controller. */
     {PROTO_API_DescribeUserScramCredentials, 0, 0, via_describe_user_scram_credentials, false},
     {PROTO_API_AlterUserScramCredentials, 0, 0, via_alter_user_scram_credentials, false},
+    /* ACLs (admin/acls.c), in the metadata log; Create and Delete are forwarded. */
+    {PROTO_API_DescribeAcls, 0, 3, via_describe_acls, false},
+    {PROTO_API_CreateAcls, 0, 3, via_create_acls, false},
+    {PROTO_API_DeleteAcls, 0, 3, via_delete_acls, false},
     /* The metadata quorum, answered by its leader (admin/describe_quorum.c). */
     {PROTO_API_DescribeQuorum, 0, 1, via_describe_quorum, false},
 };
@@ -220,6 +229,7 @@ void dispatch_request(void *ctx, struct net_request *req)
         /* The API, not req: a handler that answers at once frees the request. */
         const struct proto_api *api = req->api;
         uint64_t t0 = d->exporter ? uv_hrtime() : 0;
+        req->session->authz = d->authz;
         if (!e->internal && req->version_supported && admin_forward(d->admin, req)) {
             exporter_request(d->exporter, api, d->exporter ? uv_hrtime() - t0 : 0);
             return;

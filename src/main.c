@@ -16,6 +16,7 @@
 #include <uv.h>
 
 #include "admin/admin.h"
+#include "authz/authz.h"
 #include "base/err.h"
 #include "base/slog.h"
 #include "base/props.h"
@@ -166,6 +167,24 @@ static const char *name_lower(const char *name, char *out, size_t len)
         out[k] = (char)(name[k] >= 'A' && name[k] <= 'Z' ? name[k] + 32 : name[k]);
     out[k] = '\0';
     return out;
+}
+
+/* Whether authorizer.class.name names an authorizer (its value was checked at parse time),
+ * logging the rules once when it does. */
+static bool authz_wanted(struct tallyd *t)
+{
+    char why[256];
+    bool on = false;
+    if (authz_config(t->cfg.props, &on, why, sizeof why) != 0 || !on)
+        return false;
+    slog_info("main",
+              "authorizer on (StandardAuthorizer rules): super.users '%s', "
+              "allow.everyone.if.no.acl.found %s",
+              props_get(t->cfg.props, "super.users") ? props_get(t->cfg.props, "super.users") : "",
+              props_get_bool(t->cfg.props, "allow.everyone.if.no.acl.found", false, NULL)
+                  ? "true"
+                  : "false");
+    return true;
 }
 
 static void on_running(void *arg);
@@ -759,6 +778,9 @@ int main(int argc, char **argv)
                               &t.exporter) != 0) {
         t.exporter = NULL;
         shutdown_tallyd(&t, 1);
+    } else if (authz_wanted(&t) && (t.dispatch.authz = authz_new(t.meta, t.cfg.props)) == NULL) {
+        slog_error("main", "out of memory");
+        shutdown_tallyd(&t, 1);
     } else {
         t.dispatch.exporter = t.exporter;
         struct controller_options cto = {
@@ -806,6 +828,7 @@ int main(int argc, char **argv)
     controller_free(t.controller);
     lifecycle_free(t.lc);
     exporter_free(t.exporter);
+    authz_free(t.dispatch.authz);
     admin_free(t.admin);
     uv_loop_close(t.loop);
     tclock_free(t.clock);

@@ -115,6 +115,7 @@ struct dispatch {
     struct txn *txn;
     struct controller *controller; /* NULL on a broker-only node */
     struct exporter *exporter;     /* NULL when metrics.listener is unset */
+    struct authz *authz;           /* NULL: no authorizer (authorizer.class.name unset) */
     /* False until the controller first unfenced this broker: until then only ApiVersions and
      * the broker-to-controller APIs are served, every other request closes its connection
      * (as a Kafka broker's client listener is not open yet), so no client is served from an

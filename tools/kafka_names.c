@@ -928,6 +928,84 @@ static int kn_reassign(const struct kn_tool *t, struct tally_ctx *ctx, struct kn
     return kn_call(t, ctx, tally_reassign_main, &a);
 }
 
+/* ---- kafka-acls.sh
+ * ------------------------------------------------------------------------------------ */
+
+enum { A_ADD, A_REMOVE, A_LIST };
+
+static const char acls_usage[] =
+    "usage: kafka-acls.sh --bootstrap-server HOST:PORT ACTION [OPTIONS]\n"
+    "\n"
+    "Tally's kafka-acls.sh: Kafka's options below, run as `tally acls`, printed as Kafka's tool\n"
+    "prints. Exactly one action: --add, --remove (without asking: --force is implied) or --list.\n"
+    "  resources: --topic T, --group G, --transactional-id X, --cluster (repeatable),\n"
+    "             --resource-pattern-type literal|prefixed|any|match\n"
+    "  who:       --allow-principal P, --deny-principal P, --allow-host H, --deny-host H,\n"
+    "             --principal P (with --list)\n"
+    "  what:      --operation OP (Read, Write, Create, Delete, Alter, Describe, ClusterAction,\n"
+    "             DescribeConfigs, AlterConfigs, IdempotentWrite, All)\n"
+    "Also --force, --command-config FILE (only a file without properties), --help.\n";
+
+static const struct kn_opt acls_opts[] = {
+    KN_COMMON,
+    {"--add", KN_FLAG, 0, 0, {0}},
+    {"--remove", KN_FLAG, 0, 0, {0}},
+    {"--list", KN_FLAG, 0, 0, {0}},
+    {"--topic", KN_VALUE, 0, 0, {0}},
+    {"--group", KN_VALUE, 0, 0, {0}},
+    {"--transactional-id", KN_VALUE, 0, 0, {0}},
+    {"--cluster", KN_FLAG, 0, 0, {0}},
+    {"--resource-pattern-type", KN_VALUE, 0, 0, {0}},
+    {"--allow-principal", KN_VALUE, TB(A_ADD) | TB(A_REMOVE), 0, {0}},
+    {"--deny-principal", KN_VALUE, TB(A_ADD) | TB(A_REMOVE), 0, {0}},
+    {"--allow-host", KN_VALUE, TB(A_ADD) | TB(A_REMOVE), 0, {0}},
+    {"--deny-host", KN_VALUE, TB(A_ADD) | TB(A_REMOVE), 0, {0}},
+    {"--operation", KN_VALUE, TB(A_ADD) | TB(A_REMOVE), 0, {0}},
+    {"--principal", KN_VALUE, TB(A_LIST), 0, {0}},
+    {"--force", KN_FLAG, TB(A_ADD) | TB(A_REMOVE), 0, {0}},
+    {NULL, KN_FLAG, 0, 0, {0}},
+};
+
+static const struct kn_refusal acls_refused[] = {
+    {"--producer", "tally acls add --operation Write --operation Describe --topic T (and "
+                   "--transactional-id X)"},
+    {"--consumer", "tally acls add --operation Read --operation Describe --topic T --group G"},
+    {"--delegation-token", "tally acls (delegation tokens are not served)"},
+    {"--user-principal", "tally acls (USER resources are not served by the tool)"},
+    {"--authorizer-properties", "--bootstrap-server HOST:PORT"},
+    {"--zookeeper", "--bootstrap-server HOST:PORT"},
+    {NULL, NULL},
+};
+
+static int kn_acls(const struct kn_tool *t, struct tally_ctx *ctx, struct kn_opt *o,
+                   const char *sub)
+{
+    static const char *const actions[] = {"--add", "--remove", "--list"};
+    static const char *const cmds[] = {"add", "remove", "list"};
+    struct kn_argv a = {.n = 0};
+    (void)sub;
+    int act = kn_action(t, o, actions, 3,
+                        "Command must include exactly one action: --list, --add, --remove.");
+    if (act < 0 || kn_check_actions(t, o, act, actions[act]) != 0)
+        return 1;
+    av_add(&a, "acls");
+    av_add(&a, cmds[act]);
+    /* Every option but the action and --force maps to tally acls' own of the same name. */
+    for (struct kn_opt *x = o; x->name != NULL; x++) {
+        if (x->n == 0 || strcmp(x->name, "--force") == 0 || strcmp(x->name, actions[act]) == 0 ||
+            strcmp(x->name, "--bootstrap-server") == 0 ||
+            strcmp(x->name, "--command-config") == 0 || strcmp(x->name, "--help") == 0 ||
+            strcmp(x->name, "--version") == 0)
+            continue;
+        for (int i = 0; i < x->n; i++) {
+            av_add(&a, x->name);
+            if (x->kind == KN_VALUE)
+                av_add(&a, x->v[i]);
+        }
+    }
+    return kn_call(t, ctx, tally_acls_main, &a);
+}
+
 /* ---- dispatch
  * ------------------------------------------------------------------------------------- */
 
@@ -942,6 +1020,7 @@ static const struct kn_tool tools[] = {
     {"kafka-log-dirs.sh", "tally log-dirs", logdirs_usage, logdirs_opts, NULL, false, kn_logdirs},
     {"kafka-reassign-partitions.sh", "tally partitions reassign", reassign_usage, reassign_opts,
      reassign_refused, false, kn_reassign},
+    {"kafka-acls.sh", "tally acls", acls_usage, acls_opts, acls_refused, false, kn_acls},
 };
 
 static const struct kn_tool *kn_find(const char *prog)

@@ -40,6 +40,8 @@ static const char usage_text[] =
     "  transactions list [--state S] | describe ID | find-hanging [--broker N]\n"
     "  transactions abort --topic T --partition P --start-offset O\n"
     "  log-dirs describe [--topic-list T,...] [--broker-list N,...]\n"
+    "  acls add|list|remove [--allow-principal P] [--operation OP] [--topic T|--group G|\n"
+    "         --transactional-id X|--cluster] [--resource-pattern-type literal|prefixed] ...\n"
     "  verify [--partitions P] [--records N] [--copiers K] [--faults kill,pause,fence] ...\n"
     "\n"
     "Options (accepted anywhere on the line):\n"
@@ -282,6 +284,8 @@ int main(int argc, char **argv)
         rc = tally_txn_main(&ctx, n, rest);
     } else if (strcmp(rest[0], "log-dirs") == 0) {
         rc = tally_logdirs_main(&ctx, n, rest);
+    } else if (strcmp(rest[0], "acls") == 0 || strcmp(rest[0], "acl") == 0) {
+        rc = tally_acls_main(&ctx, n, rest);
     } else {
         rc = tally_usage_error("unknown command '%s'", rest[0]);
     }

@@ -119,6 +119,10 @@ int16_t tally_api_version(const struct tally_ctx *ctx, const char *host, int por
  * header lines, then one JSON line). */
 int tally_logdirs_main(const struct tally_ctx *ctx, int argc, char **argv);
 
+/* `acls add|list|remove` (tally_acls.c): CreateAcls, DescribeAcls and DeleteAcls over Tally's
+ * own codec, with kafka-acls.sh's options and its listing format. */
+int tally_acls_main(const struct tally_ctx *ctx, int argc, char **argv);
+
 /* `transactions list|describe|find-hanging|abort` (tally_txn.c), as kafka-transactions.sh. */
 int tally_txn_main(const struct tally_ctx *ctx, int argc, char **argv);
 

@@ -61,12 +61,19 @@ void admin_free(struct admin *a);
  * leaving `req` to the caller's handler, on the controller, for any other API, without a
  * client, once stopped, and for a request another broker forwarded here (ClientId
  * ADMIN_BROKER_CLIENT_ID_PREFIX...): that one is answered here, NOT_CONTROLLER, so that two
- * brokers that take each other for the controller cannot bounce it. */
+ * brokers that take each other for the controller cannot bounce it. With an authorizer, a
+ * request with an item its principal may not do (the handler's own check) is not forwarded
+ * either: the controller would see this broker's principal, so the handler answers it here.
+ * CreateAcls and DeleteAcls are forwarded too. */
 bool admin_forward(struct admin *a, struct net_request *req);
 
 /* Request handlers: each finishes `req` exactly once (now or after a metadata proposal
  * applies). The request's API must match the handler. */
 void admin_metadata(struct admin *a, struct net_request *req);
+/* DescribeAcls, CreateAcls, DeleteAcls (acls.c): SECURITY_DISABLED without an authorizer. */
+void admin_describe_acls(struct admin *a, struct net_request *req);
+void admin_create_acls(struct admin *a, struct net_request *req);
+void admin_delete_acls(struct admin *a, struct net_request *req);
 void admin_create_topics(struct admin *a, struct net_request *req);
 void admin_delete_topics(struct admin *a, struct net_request *req);
 void admin_create_partitions(struct admin *a, struct net_request *req);

@@ -37,6 +37,17 @@ struct admin {
     struct slog_limit forward_warn;
 };
 
+/* A config resource's permission for `op` (DESCRIBE_CONFIGS or ALTER_CONFIGS): a topic's is
+ * on the topic (else TOPIC_AUTHORIZATION_FAILED), a broker's on the cluster (else
+ * CLUSTER_AUTHORIZATION_FAILED), as Kafka checks them. 0 when allowed (or another type, which
+ * the handler refuses itself). */
+int16_t admin_config_authz(struct net_request *req, int8_t rtype, const char *rname, int8_t op);
+
+/* The answer of a DescribeAcls, CreateAcls or DeleteAcls request (req's API) with `err` and
+ * `msg` (copied; NULL for none) in every item (and at the top for DescribeAcls), in req's
+ * arena; NULL when out of memory or for another API. */
+void *admin_acls_error(struct net_request *req, int16_t err, const char *msg);
+
 /* Topic names: [a-zA-Z0-9._-]{1,249}, not "." or "..". */
 bool topic_name_valid(const char *name, const char **why);
 

@@ -318,6 +318,11 @@ static void alter_all(struct admin *a, struct net_request *req, void *rs, int32_
             set_outcome(ar, &outs[i], ERR_NOMEM, NULL);
             continue;
         }
+        int16_t denied = admin_config_authz(req, r->rtype, r->rname, PROTO_ACL_OP_ALTER_CONFIGS);
+        if (denied != 0) {
+            set_outcome(ar, &outs[i], denied, "Authorization failed.");
+            continue;
+        }
         if (!meta_is_controller(a->meta)) {
             set_outcome(ar, &outs[i], ERR_NOT_CONTROLLER, NULL);
             continue;

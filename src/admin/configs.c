@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "admin_int.h"
+#include "authz/authz.h"
+#include "proto/proto.h"
 #include "base/err.h"
 #include "base/props.h"
 #include "base/slog.h"
@@ -56,6 +58,9 @@ bool admin_config_bool(const struct admin *a, const char *key, bool def)
 
 int admin_check_config(const struct props *config, char *err, size_t errlen)
 {
+    bool authz_wanted;
+    if (authz_config(config, &authz_wanted, err, errlen) != 0)
+        return ERR_INVALID_CONFIG;
     for (size_t i = 0; i < props_count(config); i++) {
         const char *k, *v;
         props_at(config, i, &k, &v);
@@ -63,6 +68,19 @@ int admin_check_config(const struct props *config, char *err, size_t errlen)
         if (d && config_validate(d, v, err, errlen) != 0)
             return ERR_INVALID_CONFIG;
     }
+    return 0;
+}
+
+int16_t admin_config_authz(struct net_request *req, int8_t rtype, const char *rname, int8_t op)
+{
+    if (rtype == RESOURCE_TOPIC)
+        return authz_allowed(req, op, PROTO_RESOURCE_TOPIC, rname ? rname : "")
+                   ? 0
+                   : ERR_TOPIC_AUTHORIZATION_FAILED;
+    if (rtype == RESOURCE_BROKER || rtype == 8 /* BROKER_LOGGER */)
+        return authz_allowed(req, op, PROTO_RESOURCE_CLUSTER, AUTHZ_CLUSTER)
+                   ? 0
+                   : ERR_CLUSTER_AUTHORIZATION_FAILED;
     return 0;
 }
 

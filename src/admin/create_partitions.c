@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "authz/authz.h"
 #include "admin_int.h"
 #include "base/arena.h"
 #include "base/err.h"
@@ -129,6 +130,12 @@ void admin_create_partitions(struct admin *a, struct net_request *req)
         int rc;
 
         r->Name = want->Name;
+        /* ALTER on the topic. */
+        if (!authz_allowed(req, PROTO_ACL_OP_ALTER, PROTO_RESOURCE_TOPIC,
+                           want->Name ? want->Name : "")) {
+            fail(ar, r, ERR_TOPIC_AUTHORIZATION_FAILED, NULL);
+            continue;
+        }
         if (!meta_is_controller(a->meta)) {
             fail(ar, r, ERR_NOT_CONTROLLER, NULL);
             continue;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "authz/authz.h"
 #include "admin_int.h"
 #include "base/arena.h"
 #include "base/err.h"
@@ -281,6 +282,13 @@ void admin_create_topics(struct admin *a, struct net_request *req)
         int rc;
 
         r->Name = rq->Topics.v[i].Name;
+        /* CREATE on the cluster, or on the topic itself (Kafka's rule). */
+        if (!authz_allowed_quiet(req, PROTO_ACL_OP_CREATE, PROTO_RESOURCE_CLUSTER, AUTHZ_CLUSTER) &&
+            !authz_allowed(req, PROTO_ACL_OP_CREATE, PROTO_RESOURCE_TOPIC,
+                           r->Name ? r->Name : "")) {
+            set_error(ar, r, ERR_TOPIC_AUTHORIZATION_FAILED, "Authorization failed.");
+            continue;
+        }
         if (!meta_is_controller(a->meta)) {
             set_error(ar, r, ERR_NOT_CONTROLLER, "This node is not the active controller.");
             continue;

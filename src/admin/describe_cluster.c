@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* DescribeCluster: cluster id, controller and the unfenced brokers; from v2 (KIP-1073), when
  * asked (IncludeFencedBrokers), the fenced ones too, each with IsFenced. */
+#include "authz/authz.h"
 #include "admin_int.h"
 #include "base/arena.h"
 #include "base/err.h"
@@ -21,7 +22,7 @@ void admin_describe_cluster(struct admin *a, struct net_request *req)
     rs->ControllerId = meta_controller_id(a->meta);
     /* No authorizer: every cluster operation, when asked for (as Kafka without one). */
     rs->ClusterAuthorizedOperations = rq->IncludeClusterAuthorizedOperations
-                                          ? proto_authorized_ops(PROTO_RESOURCE_CLUSTER)
+                                          ? authz_ops(req, PROTO_RESOURCE_CLUSTER, AUTHZ_CLUSTER)
                                           : INT32_MIN;
     if (rq->EndpointType != 1) {
         /* Only broker endpoints are served; KIP-919 controller endpoints are not. */

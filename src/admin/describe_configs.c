@@ -116,10 +116,23 @@ void admin_describe_configs(struct admin *a, struct net_request *req)
     rs->Results.v = arena_alloc(ar, ((size_t)n + 1) * sizeof *rs->Results.v);
     if (rs->Results.v == NULL)
         goto err_nomem;
-    for (int32_t i = 0; i < n; i++)
+    for (int32_t i = 0; i < n; i++) {
+        const struct DescribeConfigsResource *res = &rq->Resources.v[i];
+        int16_t denied = admin_config_authz(req, res->ResourceType, res->ResourceName,
+                                            PROTO_ACL_OP_DESCRIBE_CONFIGS);
+        if (denied != 0) {
+            struct DescribeConfigsResult *r = &rs->Results.v[i];
+            memset(r, 0, sizeof *r);
+            r->ResourceType = res->ResourceType;
+            r->ResourceName = res->ResourceName;
+            r->ErrorCode = denied;
+            r->ErrorMessage = "Authorization failed.";
+            continue;
+        }
         if (describe_one(a, ar, req->hdr.RequestApiVersion, rq->IncludeSynonyms,
-                         rq->IncludeDocumentation, &rq->Resources.v[i], &rs->Results.v[i]) != 0)
+                         rq->IncludeDocumentation, res, &rs->Results.v[i]) != 0)
             goto err_nomem;
+    }
     net_respond(req, rs);
     return;
 

@@ -6,6 +6,7 @@
  * knows, as Kafka's raft client does, and the caller asks that node. */
 #include <string.h>
 
+#include "authz/authz.h"
 #include "admin_int.h"
 #include "base/arena.h"
 #include "base/err.h"
@@ -73,6 +74,13 @@ void admin_describe_quorum(struct admin *a, struct net_request *req)
 
     if (rs == NULL)
         goto err_nomem;
+    /* DESCRIBE on the cluster (Kafka's rule for DescribeQuorum). */
+    if (!authz_allowed(req, PROTO_ACL_OP_DESCRIBE, PROTO_RESOURCE_CLUSTER, AUTHZ_CLUSTER)) {
+        memset(rs, 0, sizeof *rs);
+        rs->ErrorCode = ERR_CLUSTER_AUTHORIZATION_FAILED;
+        net_respond(req, rs);
+        return;
+    }
     if (!asks_for_the_metadata_log(rq)) {
         if (echo_with_error(req->arena, rq, ERR_UNKNOWN_TOPIC_OR_PARTITION, rs) != 0)
             goto err_nomem;

@@ -30,18 +30,24 @@
  * disagree about the controller could otherwise bounce it between them; it is answered here
  * (NOT_CONTROLLER) and its sender retries. A client that picks that ClientId itself only
  * loses forwarding. The ClientId is no proof of anything, and nothing here relies on it as
- * one: what a broker forwards is what any client could send (see internal_topics.c). */
+ * one: what a broker forwards is what any client could send (see internal_topics.c).
+ *
+ * Authorization: with an authorizer the client's principal is checked here, item by item,
+ * before anything is forwarded (forward_authorized), since the controller sees only this
+ * broker's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "admin_int.h"
+#include "authz/authz.h"
 #include "base/arena.h"
 #include "base/err.h"
 #include "base/slog.h"
 #include "base/tclock.h"
 #include "meta/meta.h"
 #include "net/net.h"
+#include "proto/proto.h"
 
 #define FWD_BACKOFF_MS 100
 #define FWD_BACKOFF_MAX_MS 1000
@@ -85,6 +91,8 @@ static bool api_forwarded(int16_t key)
     case PROTO_API_AlterPartitionReassignments:
     case PROTO_API_ListPartitionReassignments:
     case PROTO_API_AlterUserScramCredentials:
+    case PROTO_API_CreateAcls:
+    case PROTO_API_DeleteAcls:
         return true;
     default:
         return false;
@@ -192,6 +200,20 @@ static bool says_not_controller(int16_t key, int16_t version, const void *resp)
                 return true;
         return false;
     }
+    case PROTO_API_CreateAcls: {
+        const struct CreateAclsResponse *r = resp;
+        for (int32_t i = 0; i < r->Results.n; i++)
+            if (r->Results.v[i].ErrorCode == ERR_NOT_CONTROLLER)
+                return true;
+        return false;
+    }
+    case PROTO_API_DeleteAcls: {
+        const struct DeleteAclsResponse *r = resp;
+        for (int32_t i = 0; i < r->FilterResults.n; i++)
+            if (r->FilterResults.v[i].ErrorCode == ERR_NOT_CONTROLLER)
+                return true;
+        return false;
+    }
     default:
         return false;
     }
@@ -212,6 +234,9 @@ static void *error_answer(struct net_request *req, int16_t err, const char *msg)
     if (m == NULL)
         return NULL;
     switch (req->api->key) {
+    case PROTO_API_CreateAcls:
+    case PROTO_API_DeleteAcls:
+        return admin_acls_error(req, err, msg);
     case PROTO_API_AlterUserScramCredentials: {
         /* One result per user named, in the request's order. */
         const struct AlterUserScramCredentialsRequest *rq = req->body;
@@ -528,12 +553,97 @@ void admin_forward_setup(struct admin *a, const struct admin_options *opts)
         opts->forward_timeout_ms > 0 ? opts->forward_timeout_ms : FWD_DEFAULT_TIMEOUT_MS;
 }
 
+static bool cluster_ok(struct net_request *req, int8_t op)
+{
+    return authz_allowed_quiet(req, op, PROTO_RESOURCE_CLUSTER, AUTHZ_CLUSTER);
+}
+
+static bool config_ok(struct net_request *req, int8_t type, const char *name)
+{
+    if (type == RESOURCE_TOPIC)
+        return authz_allowed_quiet(req, PROTO_ACL_OP_ALTER_CONFIGS, PROTO_RESOURCE_TOPIC,
+                                   name ? name : "");
+    return cluster_ok(req, PROTO_ACL_OP_ALTER_CONFIGS);
+}
+
+/* Whether this broker's authorizer lets every item of `req` through. The controller sees
+ * only the forwarding broker's principal (a super user; there is no KIP-590 envelope), so
+ * the client's principal is checked here: a request with any item refused is not forwarded,
+ * and its handler answers it here — the authorization error for the refused items,
+ * NOT_CONTROLLER for the others, which the client retries on their own. */
+static bool forward_authorized(struct admin *a, struct net_request *req)
+{
+    const void *body = req->body;
+    if (!authz_on(req))
+        return true;
+    switch (req->api->key) {
+    case PROTO_API_CreateAcls:
+    case PROTO_API_DeleteAcls:
+    case PROTO_API_AlterUserScramCredentials:
+    case PROTO_API_ElectLeaders:
+    case PROTO_API_AlterPartitionReassignments:
+        return cluster_ok(req, PROTO_ACL_OP_ALTER);
+    case PROTO_API_ListPartitionReassignments:
+        return cluster_ok(req, PROTO_ACL_OP_DESCRIBE);
+    case PROTO_API_CreateTopics: {
+        const struct CreateTopicsRequest *rq = body;
+        if (cluster_ok(req, PROTO_ACL_OP_CREATE))
+            return true;
+        for (int32_t i = 0; i < rq->Topics.n; i++)
+            if (!authz_allowed_quiet(req, PROTO_ACL_OP_CREATE, PROTO_RESOURCE_TOPIC,
+                                     rq->Topics.v[i].Name ? rq->Topics.v[i].Name : ""))
+                return false;
+        return true;
+    }
+    case PROTO_API_DeleteTopics: {
+        const struct DeleteTopicsRequest *rq = body;
+        bool v6 = req->hdr.RequestApiVersion >= 6;
+        int32_t n = v6 ? rq->Topics.n : rq->TopicNames.n;
+        for (int32_t i = 0; i < n; i++) {
+            const char *name = v6 ? rq->Topics.v[i].Name : rq->TopicNames.v[i];
+            if (name == NULL && v6) {
+                const struct meta_topic *t = meta_topic_by_id(a->meta, rq->Topics.v[i].TopicId.b);
+                name = t ? t->name : NULL;
+            }
+            if (name != NULL &&
+                !authz_allowed_quiet(req, PROTO_ACL_OP_DELETE, PROTO_RESOURCE_TOPIC, name))
+                return false;
+        }
+        return true;
+    }
+    case PROTO_API_CreatePartitions: {
+        const struct CreatePartitionsRequest *rq = body;
+        for (int32_t i = 0; i < rq->Topics.n; i++)
+            if (!authz_allowed_quiet(req, PROTO_ACL_OP_ALTER, PROTO_RESOURCE_TOPIC,
+                                     rq->Topics.v[i].Name ? rq->Topics.v[i].Name : ""))
+                return false;
+        return true;
+    }
+    case PROTO_API_AlterConfigs: {
+        const struct AlterConfigsRequest *rq = body;
+        for (int32_t i = 0; i < rq->Resources.n; i++)
+            if (!config_ok(req, rq->Resources.v[i].ResourceType, rq->Resources.v[i].ResourceName))
+                return false;
+        return true;
+    }
+    case PROTO_API_IncrementalAlterConfigs: {
+        const struct IncrementalAlterConfigsRequest *rq = body;
+        for (int32_t i = 0; i < rq->Resources.n; i++)
+            if (!config_ok(req, rq->Resources.v[i].ResourceType, rq->Resources.v[i].ResourceName))
+                return false;
+        return true;
+    }
+    default:
+        return true;
+    }
+}
+
 bool admin_forward(struct admin *a, struct net_request *req)
 {
     struct fwd *f;
 
     if (a == NULL || a->client == NULL || a->stopping || !api_forwarded(req->api->key) ||
-        meta_is_controller(a->meta) || from_broker(req))
+        meta_is_controller(a->meta) || from_broker(req) || !forward_authorized(a, req))
         return false;
     f = fwd_new(a, req->api->key, req->hdr.RequestApiVersion, req->body,
                 own_timeout_ms(req->api->key, req->body));

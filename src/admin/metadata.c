@@ -7,6 +7,7 @@
  * LEADER_NOT_AVAILABLE at once: the client asks again and finds the topic once created. */
 #include <string.h>
 
+#include "authz/authz.h"
 #include "admin_int.h"
 #include "base/arena.h"
 #include "base/err.h"
@@ -94,9 +95,7 @@ static void respond(struct metadata_call *c)
     bool all = rq->Topics.n < 0 || (req->hdr.RequestApiVersion == 0 && rq->Topics.n == 0);
     /* The operation sets are answered only when asked for (v8+; the cluster's v8-10), else
      * INT32_MIN, as Kafka does. */
-    int32_t topic_ops = rq->IncludeTopicAuthorizedOperations
-                            ? proto_authorized_ops(PROTO_RESOURCE_TOPIC)
-                            : INT32_MIN;
+    bool topic_ops = rq->IncludeTopicAuthorizedOperations;
 
     if (rs == NULL)
         goto err_nomem;
@@ -117,7 +116,7 @@ static void respond(struct metadata_call *c)
     rs->ClusterId = (char *)meta_cluster_id(a->meta);
     rs->ControllerId = meta_controller_id(a->meta);
     rs->ClusterAuthorizedOperations = rq->IncludeClusterAuthorizedOperations
-                                          ? proto_authorized_ops(PROTO_RESOURCE_CLUSTER)
+                                          ? authz_ops(req, PROTO_RESOURCE_CLUSTER, AUTHZ_CLUSTER)
                                           : INT32_MIN;
 
     if (all) {
@@ -125,8 +124,13 @@ static void respond(struct metadata_call *c)
         rs->Topics.v = arena_alloc(ar, (nt + 1) * sizeof *rs->Topics.v);
         if (rs->Topics.v == NULL)
             goto err_nomem;
+        /* Only the topics the principal may DESCRIBE (Kafka filters them silently). */
         for (size_t i = 0; i < nt; i++)
-            if (fill_topic(a, ar, req->session->listener, topics[i], topic_ops,
+            if (authz_allowed_quiet(req, PROTO_ACL_OP_DESCRIBE, PROTO_RESOURCE_TOPIC,
+                                    topics[i]->name) &&
+                fill_topic(a, ar, req->session->listener, topics[i],
+                           topic_ops ? authz_ops(req, PROTO_RESOURCE_TOPIC, topics[i]->name)
+                                     : INT32_MIN,
                            &rs->Topics.v[rs->Topics.n++]) != 0)
                 goto err_nomem;
     } else {
@@ -148,8 +152,20 @@ static void respond(struct metadata_call *c)
                     continue;
                 }
             }
+            /* A topic named (or found by id) without DESCRIBE on it: the error, nothing else
+             * (not even whether it exists). */
+            const char *name = t ? t->name : want->Name;
+            if (name != NULL &&
+                !authz_allowed(req, PROTO_ACL_OP_DESCRIBE, PROTO_RESOURCE_TOPIC, name)) {
+                o->Name = want->Name;
+                o->ErrorCode = ERR_TOPIC_AUTHORIZATION_FAILED;
+                continue;
+            }
             if (t) {
-                if (fill_topic(a, ar, req->session->listener, t, topic_ops, o) != 0)
+                if (fill_topic(a, ar, req->session->listener, t,
+                               topic_ops ? authz_ops(req, PROTO_RESOURCE_TOPIC, t->name)
+                                         : INT32_MIN,
+                               o) != 0)
                     goto err_nomem;
                 continue;
             }
@@ -227,6 +243,16 @@ void admin_metadata(struct admin *a, struct net_request *req)
                     c->create_err[j] = NOT_ATTEMPTED;
             }
             rc = topic_name_creatable(a, ar, name, &why);
+            /* Auto-creation needs CREATE on the cluster or on the topic (and DESCRIBE, without
+             * which the answer is TOPIC_AUTHORIZATION_FAILED whatever happens). */
+            if (rc == 0 &&
+                (!authz_allowed_quiet(req, PROTO_ACL_OP_DESCRIBE, PROTO_RESOURCE_TOPIC, name) ||
+                 (!authz_allowed_quiet(req, PROTO_ACL_OP_CREATE, PROTO_RESOURCE_CLUSTER,
+                                       AUTHZ_CLUSTER) &&
+                  !authz_allowed(req, PROTO_ACL_OP_CREATE, PROTO_RESOURCE_TOPIC, name)))) {
+                c->create_err[i] = ERR_TOPIC_AUTHORIZATION_FAILED;
+                continue;
+            }
             /* Each creation is proposed on its own, so the image cannot show earlier ones. */
             for (int32_t j = 0; j < i && rc == 0; j++) {
                 const char *other = rq->Topics.v[j].Name;

@@ -4,6 +4,7 @@
  * survive restarts and replicate with the rest of the metadata. */
 #include <string.h>
 
+#include "authz/authz.h"
 #include "admin_int.h"
 #include "base/arena.h"
 #include "base/err.h"
@@ -34,6 +35,13 @@ void admin_describe_user_scram_credentials(struct admin *a, struct net_request *
     if (rs == NULL)
         goto err_nomem;
     memset(rs, 0, sizeof *rs);
+    /* DESCRIBE on the cluster (KIP-554), else the error at the top. */
+    if (!authz_allowed(req, PROTO_ACL_OP_DESCRIBE, PROTO_RESOURCE_CLUSTER, AUTHZ_CLUSTER)) {
+        rs->ErrorCode = ERR_CLUSTER_AUTHORIZATION_FAILED;
+        rs->ErrorMessage = "Cluster authorization failed";
+        net_respond(req, rs);
+        return;
+    }
     /* Null or empty: every user with a credential (Kafka describes all for both). */
     bool all = rq->Users.n <= 0;
     size_t cap = all ? nc : (size_t)rq->Users.n;
@@ -169,6 +177,9 @@ void admin_alter_user_scram_credentials(struct admin *a, struct net_request *req
     memset(rs->Results.v, 0, (total + 1) * sizeof *rs->Results.v);
     memset(call->proposed, 0, (total + 1) * sizeof *call->proposed);
 
+    /* ALTER on the cluster (KIP-554): without it every user gets the error, nothing
+     * changes. */
+    bool denied = !authz_allowed(req, PROTO_ACL_OP_ALTER, PROTO_RESOURCE_CLUSTER, AUTHZ_CLUSTER);
     /* One result per user, whose records all apply or none: one entry that fails fails the
      * user. A (user, mechanism) pair named twice is DUPLICATE_RESOURCE (Kafka's rule). */
     for (size_t i = 0; i < total; i++) {
@@ -179,6 +190,10 @@ void admin_alter_user_scram_credentials(struct admin *a, struct net_request *req
         int32_t k = result_of(rs, name);
         struct AlterUserScramCredentialsResult *r = &rs->Results.v[k];
         user_of[i] = k;
+        if (denied) {
+            fail(r, ERR_CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization failed");
+            continue;
+        }
         bool dup = false;
         for (size_t j = 0; j < i && !dup; j++)
             dup = strcmp(entry_name(rq, nd, j, &m2), name) == 0 && m2 == m;

@@ -75,6 +75,7 @@
     X(CONCURRENT_TRANSACTIONS, 51)                                                                 \
     X(TRANSACTION_COORDINATOR_FENCED, 52)                                                          \
     X(TRANSACTIONAL_ID_AUTHORIZATION_FAILED, 53)                                                   \
+    X(SECURITY_DISABLED, 54)                                                                       \
     X(OPERATION_NOT_ATTEMPTED, 55)                                                                 \
     X(KAFKA_STORAGE_ERROR, 56)                                                                     \
     X(LOG_DIR_NOT_FOUND, 57)                                                                       \

@@ -6,6 +6,7 @@
  * on the thread pool), so that an acknowledged deletion survives a kill -9. */
 #include <stddef.h>
 
+#include "authz/authz.h"
 #include "base/arena.h"
 #include "base/err.h"
 #include "base/slog.h"
@@ -95,6 +96,15 @@ void broker_delete_records(struct broker *b, struct net_request *req)
     for (int32_t i = 0; i < rs->Topics.n; i++) {
         struct DeleteRecordsTopic *t = &rq->Topics.v[i];
         struct DeleteRecordsTopicResult *tr = &rs->Topics.v[i];
+        /* DELETE on the topic, before anything moves. */
+        if (!authz_allowed(req, PROTO_ACL_OP_DELETE, PROTO_RESOURCE_TOPIC,
+                           t->Name ? t->Name : "")) {
+            for (int32_t j = 0; j < tr->Partitions.n; j++) {
+                tr->Partitions.v[j].ErrorCode = ERR_TOPIC_AUTHORIZATION_FAILED;
+                tr->Partitions.v[j].LowWatermark = -1;
+            }
+            continue;
+        }
         for (int32_t j = 0; j < tr->Partitions.n; j++)
             moved |= delete_partition(b, t->Name ? t->Name : "", &t->Partitions.v[j],
                                       &tr->Partitions.v[j]);

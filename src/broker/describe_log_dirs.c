@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "authz/authz.h"
 #include "base/arena.h"
 #include "base/err.h"
 #include "base/slog.h"
@@ -96,6 +97,12 @@ void broker_describe_log_dirs(struct broker *b, struct net_request *req)
         goto err_nomem;
     memset(rs, 0, sizeof *rs);
     memset(r, 0, sizeof *r);
+    /* DESCRIBE on the cluster; without it Kafka answers the error and no directory. */
+    if (!authz_allowed(req, PROTO_ACL_OP_DESCRIBE, PROTO_RESOURCE_CLUSTER, AUTHZ_CLUSTER)) {
+        rs->ErrorCode = ERR_CLUSTER_AUTHORIZATION_FAILED;
+        net_respond(req, rs);
+        return;
+    }
     if (rq->Topics.n < 0) {
         sel.cap = replica_count(b->replicas);
     } else {

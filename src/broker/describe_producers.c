@@ -4,6 +4,7 @@
  * of the ongoing transaction. */
 #include <stddef.h>
 
+#include "authz/authz.h"
 #include "base/arena.h"
 #include "base/err.h"
 #include "base/slog.h"
@@ -67,6 +68,12 @@ void broker_describe_producers(struct broker *b, struct net_request *req)
     for (int32_t i = 0; i < rs->Topics.n; i++) {
         struct DescribeProducersTopicRequest *t = &rq->Topics.v[i];
         struct DescribeProducersTopicResponse *tr = &rs->Topics.v[i];
+        /* READ on the topic (Kafka's rule for DescribeProducers). */
+        if (!authz_allowed(req, PROTO_ACL_OP_READ, PROTO_RESOURCE_TOPIC, t->Name ? t->Name : "")) {
+            for (int32_t j = 0; j < tr->Partitions.n; j++)
+                tr->Partitions.v[j].ErrorCode = ERR_TOPIC_AUTHORIZATION_FAILED;
+            continue;
+        }
         for (int32_t j = 0; j < tr->Partitions.n; j++)
             if (describe_partition(b, ar, t->Name ? t->Name : "", t->PartitionIndexes.v[j],
                                    &tr->Partitions.v[j]) != 0)

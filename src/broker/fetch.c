@@ -20,11 +20,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "authz/authz.h"
 #include "base/arena.h"
 #include "base/err.h"
 #include "base/slog.h"
 #include "base/purgatory.h"
 #include "broker_int.h"
+#include "meta/meta.h"
 #include "net/net.h"
 #include "record/record.h"
 #include "replica/partition_sm.h"
@@ -526,11 +528,27 @@ static int prepare(struct broker *b, struct fetch_call *c)
     c->n_parts = n_parts;
     if (broker_response_skeleton(ar, &rq->Topics, &c->rs->Responses, &shape) != 0)
         return ERR_NOMEM;
+    /* A replica's fetch needs CLUSTER_ACTION on the cluster, a consumer's READ on each topic
+     * (Kafka answers TOPIC_AUTHORIZATION_FAILED in each partition for both). */
+    bool replica_denied =
+        rq->ReplicaId >= 0 &&
+        !authz_allowed(req, PROTO_ACL_OP_CLUSTER_ACTION, PROTO_RESOURCE_CLUSTER, AUTHZ_CLUSTER);
     for (int32_t i = 0; i < nt; i++) {
         struct FetchTopic *t = &rq->Topics.v[i];
         struct FetchableTopicResponse *tr = &c->rs->Responses.v[i];
         int32_t np = tr->Partitions.n;
         tr->TopicId = t->TopicId;
+        bool denied = replica_denied;
+        if (!denied && rq->ReplicaId < 0 && authz_on(req)) {
+            /* By id (v13): the name from the image; an id it does not know is answered
+             * UNKNOWN_TOPIC_ID below, and a broker without an image (tests) refuses. */
+            const struct meta_topic *mt =
+                by_id && b->meta ? meta_topic_by_id(b->meta, t->TopicId.b) : NULL;
+            const char *name = by_id ? (mt ? mt->name : NULL) : (t->Topic ? t->Topic : "");
+            denied = name != NULL
+                         ? !authz_allowed(req, PROTO_ACL_OP_READ, PROTO_RESOURCE_TOPIC, name)
+                         : b->meta == NULL;
+        }
         for (int32_t j = 0; j < np; j++) {
             static const struct FetchPartitionData defaults = FETCH_PARTITION_DATA_DEFAULTS;
             struct fetch_part *fp = &c->parts[k++];
@@ -544,10 +562,11 @@ static int prepare(struct broker *b, struct fetch_call *c)
             fp->out = o;
             /* Consumers and followers alike fetch from the leader (no KIP-392 follower
              * fetching). */
-            int rc = by_id ? replica_leader_partition_by_id(b->replicas, t->TopicId.b,
-                                                            o->PartitionIndex, &fp->p)
-                           : replica_leader_partition(b->replicas, t->Topic ? t->Topic : "",
-                                                      o->PartitionIndex, &fp->p);
+            int rc = denied  ? ERR_TOPIC_AUTHORIZATION_FAILED
+                     : by_id ? replica_leader_partition_by_id(b->replicas, t->TopicId.b,
+                                                              o->PartitionIndex, &fp->p)
+                             : replica_leader_partition(b->replicas, t->Topic ? t->Topic : "",
+                                                        o->PartitionIndex, &fp->p);
             /* A replica's fetch: checked first — a replica of the partition, at the leader's
              * epoch, whose log does not diverge — and only then is its fetch offset taken as
              * its log end (which may move the high watermark and grow the ISR). */

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 
+#include "authz/authz.h"
 #include "base/arena.h"
 #include "base/err.h"
 #include "base/slog.h"
@@ -253,6 +254,16 @@ void broker_list_offsets(struct broker *b, struct net_request *req)
     for (int32_t i = 0; i < rs->Topics.n; i++) {
         struct ListOffsetsTopic *t = &rq->Topics.v[i];
         struct ListOffsetsTopicResponse *tr = &rs->Topics.v[i];
+        /* DESCRIBE on the topic, as Kafka checks it. */
+        if (!authz_allowed(req, PROTO_ACL_OP_DESCRIBE, PROTO_RESOURCE_TOPIC,
+                           t->Name ? t->Name : "")) {
+            for (int32_t j = 0; j < tr->Partitions.n; j++) {
+                tr->Partitions.v[j].ErrorCode = ERR_TOPIC_AUTHORIZATION_FAILED;
+                tr->Partitions.v[j].Timestamp = tr->Partitions.v[j].Offset = -1;
+                tr->Partitions.v[j].LeaderEpoch = -1;
+            }
+            continue;
+        }
         for (int32_t j = 0; j < tr->Partitions.n; j++)
             list_partition(call, t->Name ? t->Name : "", rq->ReplicaId, rq->IsolationLevel,
                            &t->Partitions.v[j], &tr->Partitions.v[j]);

@@ -8,6 +8,7 @@
  * CurrentLeaderEpoch is checked as for Fetch. */
 #include <stddef.h>
 
+#include "authz/authz.h"
 #include "base/arena.h"
 #include "base/err.h"
 #include "base/slog.h"
@@ -56,9 +57,25 @@ void broker_offset_for_leader_epoch(struct broker *b, struct net_request *req)
         net_close_connection(req);
         return;
     }
+    /* A follower's request (any replica id but the consumer's -1: before v3 every request
+     * was a follower's) needs CLUSTER_ACTION on the cluster, a consumer's DESCRIBE on each
+     * topic (Kafka's rules). */
+    bool replica_denied =
+        rq->ReplicaId != -1 &&
+        !authz_allowed(req, PROTO_ACL_OP_CLUSTER_ACTION, PROTO_RESOURCE_CLUSTER, AUTHZ_CLUSTER);
     for (int32_t i = 0; i < rs->Topics.n; i++) {
         struct OffsetForLeaderTopic *t = &rq->Topics.v[i];
         struct OffsetForLeaderTopicResult *tr = &rs->Topics.v[i];
+        if (replica_denied ||
+            (rq->ReplicaId == -1 && !authz_allowed(req, PROTO_ACL_OP_DESCRIBE, PROTO_RESOURCE_TOPIC,
+                                                   t->Topic ? t->Topic : ""))) {
+            for (int32_t j = 0; j < tr->Partitions.n; j++) {
+                tr->Partitions.v[j].ErrorCode = ERR_TOPIC_AUTHORIZATION_FAILED;
+                tr->Partitions.v[j].LeaderEpoch = -1;
+                tr->Partitions.v[j].EndOffset = -1;
+            }
+            continue;
+        }
         for (int32_t j = 0; j < tr->Partitions.n; j++)
             epoch_partition(b, t->Topic ? t->Topic : "", &t->Partitions.v[j], &tr->Partitions.v[j]);
     }

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "authz/authz.h"
 #include "base/arena.h"
 #include "base/err.h"
 #include "base/slog.h"
@@ -915,7 +916,11 @@ void broker_produce(struct broker *b, struct net_request *req)
      * first batch of a transaction on a partition waits for the coordinator (pv). */
     bool txn = has_transactional(rq);
     int16_t txn_error =
-        txn && rq->TransactionalId == NULL ? ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED : 0;
+        txn && (rq->TransactionalId == NULL ||
+                !authz_allowed(req, PROTO_ACL_OP_WRITE, PROTO_RESOURCE_TRANSACTIONAL_ID,
+                               rq->TransactionalId))
+            ? ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+            : 0;
     if (txn && txn_error == 0 && b->txn_verify) {
         size_t n = 0;
         for (int32_t i = 0; i < nt; i++)
@@ -934,10 +939,17 @@ void broker_produce(struct broker *b, struct net_request *req)
     for (int32_t i = 0; i < nt; i++) {
         struct TopicProduceData *td = &rq->TopicData.v[i];
         struct TopicProduceResponse *tr = &rs->Responses.v[i];
+        /* WRITE on the topic, checked before anything is appended (Kafka's order: the
+         * transactional id, then each topic). */
+        int16_t topic_error =
+            txn_error == 0 && !authz_allowed(req, PROTO_ACL_OP_WRITE, PROTO_RESOURCE_TOPIC,
+                                             td->Name ? td->Name : "")
+                ? ERR_TOPIC_AUTHORIZATION_FAILED
+                : txn_error;
         for (int32_t j = 0; j < tr->PartitionResponses.n; j++) {
             struct PartitionProduceResponse *pr = &tr->PartitionResponses.v[j];
-            if ((acks != 0 && acks != 1 && acks != -1) || txn_error != 0) {
-                pr->ErrorCode = txn_error != 0 ? txn_error : ERR_INVALID_REQUIRED_ACKS;
+            if ((acks != 0 && acks != 1 && acks != -1) || topic_error != 0) {
+                pr->ErrorCode = topic_error != 0 ? topic_error : ERR_INVALID_REQUIRED_ACKS;
                 pr->BaseOffset = pr->LogAppendTimeMs = pr->LogStartOffset = -1;
                 continue;
             }

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "authz/authz.h"
 #include "base/arena.h"
 #include "base/err.h"
 #include "base/purgatory.h"
@@ -153,6 +154,9 @@ void broker_write_txn_markers(struct broker *b, struct net_request *req)
     mw->b = b;
     mw->req = req;
     mw->rs = rs;
+    /* A broker-internal API: CLUSTER_ACTION on the cluster, else nothing is written. */
+    bool denied =
+        !authz_allowed(req, PROTO_ACL_OP_CLUSTER_ACTION, PROTO_RESOURCE_CLUSTER, AUTHZ_CLUSTER);
     for (int32_t i = 0; i < nm; i++) {
         const struct WritableTxnMarker *m = &rq->Markers.v[i];
         struct WritableTxnMarkerResult *mr = &rs->Markers.v[i];
@@ -161,8 +165,12 @@ void broker_write_txn_markers(struct broker *b, struct net_request *req)
             goto err_nomem;
         for (int32_t t = 0; t < mr->Topics.n; t++) {
             struct WritableTxnMarkerTopicResult *tr = &mr->Topics.v[t];
-            for (int32_t j = 0; j < tr->Partitions.n; j++)
-                write_one(b, mw, m, tr->Name ? tr->Name : "", &tr->Partitions.v[j]);
+            for (int32_t j = 0; j < tr->Partitions.n; j++) {
+                if (denied)
+                    tr->Partitions.v[j].ErrorCode = ERR_CLUSTER_AUTHORIZATION_FAILED;
+                else
+                    write_one(b, mw, m, tr->Name ? tr->Name : "", &tr->Partitions.v[j]);
+            }
         }
     }
 

@@ -392,6 +392,10 @@ static const struct config_def defs[] = {
      * and its broker quota configs (DynamicConfig.Broker), in name order. Known so that a
      * Kafka server.properties starts Tally and Kafka's dynamic set is accepted; each doc says
      * whether Tally applies it. */
+    {NULL, "allow.everyone.if.no.acl.found", CT_BOOLEAN, "false", 0, 0, booleans, false,
+     "With an authorizer: whether a resource that no ACL names at all (literal, wildcard or "
+     "prefix, for any principal) is open to everyone.",
+     0, "src/authz/authz.c"},
     {NULL, "alter.config.policy.class.name", CT_CLASS, NULL, 0, 0, NULL, false,
      "A class that vets AlterConfigs requests. Accepted, no effect in Tally: it runs no "
      "create or alter policies.",
@@ -406,9 +410,11 @@ static const struct config_def defs[] = {
      "effect in Tally: it applies no quotas.",
      0, NULL},
     {NULL, "authorizer.class.name", CT_STRING, "", 0, 0, NULL, false,
-     "The authorizer class that decides whether each request is allowed. Accepted, no effect "
-     "in Tally: it has no authorizer (every request is allowed).",
-     0, NULL},
+     "The authorizer that decides whether each request is allowed: empty for none (every "
+     "request is allowed), or org.apache.kafka.metadata.authorizer.StandardAuthorizer (also "
+     "kafka.security.authorizer.AclAuthorizer): Kafka's ACL rules on the ACLs of the metadata "
+     "log (docs/security.md). Any other class stops tallyd at start.",
+     0, "src/authz/authz.c"},
     {NULL, "auto.include.jmx.reporter", CT_BOOLEAN, "true", 0, 0, booleans, false,
      "Deprecated: whether JMX reporting is added even when metric.reporters omits it. "
      "Accepted, no effect in Tally: it has no metrics reporters.",
@@ -559,8 +565,8 @@ static const struct config_def defs[] = {
      "without purge intervals.",
      0, NULL},
     {NULL, "early.start.listeners", CT_STRING, NULL, 0, 0, NULL, false,
-     "Listeners started before the authorizer is ready. Accepted, no effect in Tally: it has "
-     "no authorizer (every request is allowed).",
+     "Listeners started before the authorizer is ready. Accepted, no effect in Tally: its "
+     "listeners serve clients only once the metadata (and with it the ACLs) is loaded.",
      0, NULL},
     {NULL, "eligible.leader.replicas.enable", CT_BOOLEAN, "false", 0, 0, booleans, false,
      "Whether eligible leader replicas (KIP-966) are kept. Accepted, no effect in Tally: it "
@@ -1358,6 +1364,11 @@ static const struct config_def defs[] = {
      "listener.name.<listener>. prefix, so the plain name is refused by AlterConfigs; read at "
      "start.",
      CF_LISTENER_ONLY | CF_PER_BROKER, "src/server_config.c"},
+    {NULL, "super.users", CT_STRING, "", 0, 0, NULL, false,
+     "With an authorizer: principals allowed everything whatever the ACLs say, separated by "
+     "';' (e.g. User:admin;User:ANONYMOUS — brokers talk to each other as User:ANONYMOUS on "
+     "the PLAINTEXT listener).",
+     0, "src/authz/authz.c"},
     {NULL, "telemetry.max.bytes", CT_INT, "1048576", 1, I32MAX, NULL, false,
      "The largest client telemetry push (bytes). Accepted, no effect in Tally: it takes no "
      "client telemetry (KIP-714).",

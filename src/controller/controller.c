@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "authz/authz.h"
 #include "base/arena.h"
 #include "base/err.h"
 #include "base/props.h"
@@ -263,6 +264,14 @@ static void on_registered(void *arg, int err)
     registered(r);
 }
 
+/* The controller's APIs are authorized on the cluster: CLUSTER_ACTION for the brokers' own
+ * (registration, heartbeats, ISR changes, producer-id blocks), ALTER / DESCRIBE for the
+ * operators' (elections, reassignments), as Kafka checks them. */
+static bool cluster_allowed(struct net_request *req, int8_t op)
+{
+    return authz_allowed(req, op, PROTO_RESOURCE_CLUSTER, AUTHZ_CLUSTER);
+}
+
 void controller_broker_registration(struct controller *c, struct net_request *req)
 {
     struct BrokerRegistrationRequest *rq = req->body;
@@ -275,6 +284,10 @@ void controller_broker_registration(struct controller *c, struct net_request *re
 
     if (r == NULL || ls == NULL) {
         net_close_connection(req);
+        return;
+    }
+    if (!cluster_allowed(req, PROTO_ACL_OP_CLUSTER_ACTION)) {
+        answer_registration(req, ERR_CLUSTER_AUTHORIZATION_FAILED, -1);
         return;
     }
     if (!controller_active(c)) {
@@ -387,6 +400,10 @@ void controller_broker_heartbeat(struct controller *c, struct net_request *req)
     h->c = c;
     h->req = req;
     h->broker_id = rq->BrokerId;
+    if (!cluster_allowed(req, PROTO_ACL_OP_CLUSTER_ACTION)) {
+        answer_heartbeat(h, ERR_CLUSTER_AUTHORIZATION_FAILED);
+        return;
+    }
     if (!controller_active(c)) {
         answer_heartbeat(h, ERR_NOT_CONTROLLER);
         return;
@@ -495,8 +512,9 @@ void controller_alter_partition(struct controller *c, struct net_request *req)
     a->req = req;
     a->rs = rs;
     rs->Topics.n = nt;
-    if (!controller_active(c)) {
-        rs->ErrorCode = ERR_NOT_CONTROLLER;
+    bool isr_allowed = cluster_allowed(req, PROTO_ACL_OP_CLUSTER_ACTION);
+    if (!isr_allowed || !controller_active(c)) {
+        rs->ErrorCode = isr_allowed ? ERR_NOT_CONTROLLER : ERR_CLUSTER_AUTHORIZATION_FAILED;
         rs->Topics.n = 0;
         net_respond(req, rs);
         return;
@@ -620,10 +638,12 @@ void controller_elect_leaders(struct controller *c, struct net_request *req)
     e->c = c;
     e->req = req;
     e->rs = rs;
-    if (!controller_active(c)) {
+    bool elect_allowed = cluster_allowed(req, PROTO_ACL_OP_ALTER);
+    if (!elect_allowed || !controller_active(c)) {
         /* In every named partition too, as Kafka's error answer: v0 has no top-level error,
          * and a broker forwarding the request must see the refusal to retry elsewhere. */
-        rs->ErrorCode = ERR_NOT_CONTROLLER;
+        int16_t refusal = elect_allowed ? ERR_NOT_CONTROLLER : ERR_CLUSTER_AUTHORIZATION_FAILED;
+        rs->ErrorCode = refusal;
         int32_t n = rq->TopicPartitions.n > 0 ? rq->TopicPartitions.n : 0;
         rs->ReplicaElectionResults.v =
             req_alloc(req, ((size_t)n + 1) * sizeof *rs->ReplicaElectionResults.v);
@@ -645,7 +665,7 @@ void controller_elect_leaders(struct controller *c, struct net_request *req)
             r->PartitionResult.n = np;
             for (int32_t j = 0; j < np; j++) {
                 r->PartitionResult.v[j].PartitionId = tp->Partitions.v[j];
-                r->PartitionResult.v[j].ErrorCode = ERR_NOT_CONTROLLER;
+                r->PartitionResult.v[j].ErrorCode = refusal;
             }
         }
         net_respond(req, rs);
@@ -776,6 +796,10 @@ void controller_allocate_producer_ids(struct controller *c, struct net_request *
         net_close_connection(req);
         return;
     }
+    if (!cluster_allowed(req, PROTO_ACL_OP_CLUSTER_ACTION)) {
+        answer_grant(req, ERR_CLUSTER_AUTHORIZATION_FAILED, -1, 0);
+        return;
+    }
     if (!controller_active(c)) {
         answer_grant(req, ERR_NOT_CONTROLLER, -1, 0);
         return;
@@ -860,6 +884,7 @@ void controller_alter_partition_reassignments(struct controller *c, struct net_r
     struct AlterPartitionReassignmentsResponse *rs = req_alloc(req, sizeof *rs);
     int32_t nt = rq->Topics.n > 0 ? rq->Topics.n : 0;
     bool active = controller_active(c);
+    bool reassign_allowed = cluster_allowed(req, PROTO_ACL_OP_ALTER);
     struct ctl_out out;
     char why[512];
 
@@ -874,7 +899,9 @@ void controller_alter_partition_reassignments(struct controller *c, struct net_r
     rs->Responses.n = nt;
     /* Not the controller: the error at the top and in every partition, as Kafka's error
      * answer, so that a broker forwarding it sees the refusal and retries elsewhere. */
-    if (!active)
+    if (!reassign_allowed)
+        rs->ErrorCode = ERR_CLUSTER_AUTHORIZATION_FAILED;
+    else if (!active)
         rs->ErrorCode = ERR_NOT_CONTROLLER;
     ctl_out_init(&out);
     for (int32_t i = 0; i < nt; i++) {
@@ -891,8 +918,8 @@ void controller_alter_partition_reassignments(struct controller *c, struct net_r
             struct ReassignablePartitionResponse *o = &tr->Partitions.v[j];
             int rc;
             o->PartitionIndex = pd->PartitionIndex;
-            if (!active) {
-                o->ErrorCode = ERR_NOT_CONTROLLER;
+            if (!reassign_allowed || !active) {
+                o->ErrorCode = (int16_t)rs->ErrorCode;
                 continue;
             }
             rc = ctl_sm_reassign(c->sm, meta_get_image(c->meta), t->Name, pd->PartitionIndex,
@@ -962,6 +989,11 @@ void controller_list_partition_reassignments(struct controller *c, struct net_re
 
     if (rs == NULL) {
         net_close_connection(req);
+        return;
+    }
+    if (!cluster_allowed(req, PROTO_ACL_OP_DESCRIBE)) {
+        rs->ErrorCode = ERR_CLUSTER_AUTHORIZATION_FAILED;
+        net_respond(req, rs);
         return;
     }
     if (!controller_active(c)) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "authz/authz.h"
 #include "base/arena.h"
 #include "base/err.h"
 #include "base/slog.h"
@@ -152,6 +153,11 @@ void group_delete_groups(struct group_coord *gc, struct net_request *req)
         struct DeletableGroupResult *r = &rs->Results.v[i];
         r->GroupId = rq->GroupsNames.v[i] ? rq->GroupsNames.v[i] : "";
         r->ErrorCode = 0;
+        /* DELETE on each group, before anything of it goes. */
+        if (!authz_allowed(req, PROTO_ACL_OP_DELETE, PROTO_RESOURCE_GROUP, r->GroupId)) {
+            r->ErrorCode = ERR_GROUP_AUTHORIZATION_FAILED;
+            continue;
+        }
         int16_t err = delete_one(gc, c, rq->GroupsNames.v[i], r);
         if (err != 0)
             r->ErrorCode = err;

@@ -6,6 +6,7 @@
  * allowed), else Kafka's "not asked" INT32_MIN. */
 #include <string.h>
 
+#include "authz/authz.h"
 #include "base/arena.h"
 #include "base/err.h"
 #include "group_int.h"
@@ -93,9 +94,20 @@ void group_describe_groups(struct group_coord *gc, struct net_request *req)
     for (int32_t i = 0; i < rs->Groups.n; i++) {
         struct DescribedGroup *o = &rs->Groups.v[i];
         memset(o, 0, sizeof *o);
+        /* DESCRIBE on each group: without it, the error and nothing of the group. */
+        const char *id = rq->Groups.v[i] ? rq->Groups.v[i] : "";
+        if (!authz_allowed(req, PROTO_ACL_OP_DESCRIBE, PROTO_RESOURCE_GROUP, id)) {
+            o->GroupId = (char *)id;
+            o->ErrorCode = ERR_GROUP_AUTHORIZATION_FAILED;
+            o->GroupState = o->ProtocolType = o->ProtocolData = "";
+            o->AuthorizedOperations = INT32_MIN;
+            continue;
+        }
         if (describe(gc, req->arena, rq->Groups.v[i], o) != 0)
             goto err_nomem;
-        o->AuthorizedOperations = ops ? GROUP_OPERATIONS : INT32_MIN;
+        o->AuthorizedOperations = !ops            ? INT32_MIN
+                                  : authz_on(req) ? authz_ops(req, PROTO_RESOURCE_GROUP, id)
+                                                  : GROUP_OPERATIONS;
     }
     net_respond(req, rs);
     return;

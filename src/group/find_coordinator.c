@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "authz/authz.h"
 #include "base/arena.h"
 #include "base/err.h"
 #include "base/props.h"
@@ -106,9 +107,10 @@ struct coordinator_answer {
     int32_t port;
 };
 
-static void find_one(struct group_coord *gc, const char *listener, int8_t key_type, const char *key,
-                     struct coordinator_answer *a)
+static void find_one(struct group_coord *gc, struct net_request *req, int8_t key_type,
+                     const char *key, struct coordinator_answer *a)
 {
+    const char *listener = req->session->listener;
     const struct coordinator_kind *k = kind_of(key_type);
     const struct meta_topic *t;
 
@@ -117,6 +119,13 @@ static void find_one(struct group_coord *gc, const char *listener, int8_t key_ty
     a->port = -1;
     if (key == NULL || k == NULL) {
         a->err = ERR_INVALID_REQUEST;
+        return;
+    }
+    /* DESCRIBE on the group or the transactional id the key names. */
+    bool txn = key_type == 1;
+    if (!authz_allowed(req, PROTO_ACL_OP_DESCRIBE,
+                       txn ? PROTO_RESOURCE_TRANSACTIONAL_ID : PROTO_RESOURCE_GROUP, key)) {
+        a->err = txn ? ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED : ERR_GROUP_AUTHORIZATION_FAILED;
         return;
     }
     if (gc->stopping) {
@@ -167,7 +176,7 @@ void group_find_coordinator(struct group_coord *gc, struct net_request *req)
         goto err_nomem;
     memset(rs, 0, sizeof *rs);
     if (req->hdr.RequestApiVersion < 4) {
-        find_one(gc, req->session->listener, rq->KeyType, rq->Key, &a);
+        find_one(gc, req, rq->KeyType, rq->Key, &a);
         rs->ErrorCode = a.err;
         rs->ErrorMessage = (char *)message(a.err);
         rs->NodeId = a.node;
@@ -183,7 +192,7 @@ void group_find_coordinator(struct group_coord *gc, struct net_request *req)
         goto err_nomem;
     for (int32_t i = 0; i < n; i++) {
         struct Coordinator *c = &rs->Coordinators.v[i];
-        find_one(gc, req->session->listener, rq->KeyType, rq->CoordinatorKeys.v[i], &a);
+        find_one(gc, req, rq->KeyType, rq->CoordinatorKeys.v[i], &a);
         c->Key = rq->CoordinatorKeys.v[i];
         c->ErrorCode = a.err;
         c->ErrorMessage = (char *)message(a.err);

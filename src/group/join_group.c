@@ -7,6 +7,7 @@
  * INVALID_REQUEST, so one client cannot make the coordinator hold a 100 MiB subscription. */
 #include <string.h>
 
+#include "authz/authz.h"
 #include "base/arena.h"
 #include "base/err.h"
 #include "base/slog.h"
@@ -89,6 +90,12 @@ void group_join_group(struct group_coord *gc, struct net_request *req)
         goto err_nomem;
     memset(rs, 0, sizeof *rs);
     memset(c, 0, sizeof *c);
+    /* READ on the group, before anything of the group is looked at. */
+    if (!authz_allowed(req, PROTO_ACL_OP_READ, PROTO_RESOURCE_GROUP,
+                       rq->GroupId ? rq->GroupId : "")) {
+        answer(req, rs, ERR_GROUP_AUTHORIZATION_FAILED, rq->MemberId);
+        return;
+    }
     if (rq->GroupId == NULL || rq->GroupId[0] == '\0') {
         answer(req, rs, ERR_INVALID_GROUP_ID, rq->MemberId);
         return;

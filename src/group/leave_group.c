@@ -4,6 +4,7 @@
  * every member UNKNOWN_MEMBER_ID, as Kafka. */
 #include <string.h>
 
+#include "authz/authz.h"
 #include "base/arena.h"
 #include "base/err.h"
 #include "group_int.h"
@@ -21,7 +22,10 @@ void group_leave_group(struct group_coord *gc, struct net_request *req)
     if (rs == NULL)
         goto err_nomem;
     memset(rs, 0, sizeof *rs);
-    if (rq->GroupId == NULL || rq->GroupId[0] == '\0')
+    if (!authz_allowed(req, PROTO_ACL_OP_READ, PROTO_RESOURCE_GROUP,
+                       rq->GroupId ? rq->GroupId : ""))
+        err = ERR_GROUP_AUTHORIZATION_FAILED;
+    else if (rq->GroupId == NULL || rq->GroupId[0] == '\0')
         err = ERR_INVALID_GROUP_ID;
     else
         err = coord_find_group(gc, rq->GroupId, false, &sh, &g);

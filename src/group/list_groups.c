@@ -5,6 +5,7 @@
  * COORDINATOR_LOAD_IN_PROGRESS with the groups of the loaded ones, as Kafka. */
 #include <string.h>
 
+#include "authz/authz.h"
 #include "base/arena.h"
 #include "base/err.h"
 #include "group_int.h"
@@ -88,6 +89,15 @@ void group_list_groups(struct group_coord *gc, struct net_request *req)
     }
     if (l.nomem)
         goto err_nomem;
+    /* Every group with DESCRIBE on the cluster, else those with DESCRIBE on the group. */
+    if (!authz_allowed_quiet(req, PROTO_ACL_OP_DESCRIBE, PROTO_RESOURCE_CLUSTER, AUTHZ_CLUSTER)) {
+        int32_t kept = 0;
+        for (int32_t i = 0; i < l.n; i++)
+            if (authz_allowed_quiet(req, PROTO_ACL_OP_DESCRIBE, PROTO_RESOURCE_GROUP,
+                                    l.v[i].GroupId))
+                l.v[kept++] = l.v[i];
+        l.n = kept;
+    }
     rs->Groups.v = l.v;
     rs->Groups.n = l.n;
     net_respond(req, rs);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "authz/authz.h"
 #include "base/arena.h"
 #include "base/err.h"
 #include "base/slog.h"
@@ -128,6 +129,13 @@ void group_offset_commit(struct group_coord *gc, struct net_request *req)
         net_respond(req, rs);
         return;
     }
+    /* READ on the group (every partition answers the error without it), then READ on each
+     * topic (below): nothing is committed for what the principal may not read. */
+    if (!authz_allowed(req, PROTO_ACL_OP_READ, PROTO_RESOURCE_GROUP, rq->GroupId)) {
+        fill_all(rs, ERR_GROUP_AUTHORIZATION_FAILED);
+        net_respond(req, rs);
+        return;
+    }
     err = coord_find_group(gc, rq->GroupId, false, &sh, &g);
     if (err == 0 && g == NULL) {
         if (generation >= 0)
@@ -155,10 +163,16 @@ void group_offset_commit(struct group_coord *gc, struct net_request *req)
         goto err_nomem;
     for (int32_t i = 0; i < rs->Topics.n; i++) {
         struct OffsetCommitRequestTopic *t = &rq->Topics.v[i];
+        bool topic_denied =
+            !authz_allowed(req, PROTO_ACL_OP_READ, PROTO_RESOURCE_TOPIC, t->Name ? t->Name : "");
         for (int32_t j = 0; j < rs->Topics.v[i].Partitions.n; j++) {
             struct OffsetCommitRequestPartition *p = &t->Partitions.v[j];
             struct OffsetCommitResponsePartition *o = &rs->Topics.v[i].Partitions.v[j];
             const char *md = p->CommittedMetadata ? p->CommittedMetadata : "";
+            if (topic_denied) {
+                o->ErrorCode = ERR_TOPIC_AUTHORIZATION_FAILED;
+                continue;
+            }
             if (!coord_partition_known(gc, t->Name, p->PartitionIndex)) {
                 o->ErrorCode = ERR_UNKNOWN_TOPIC_OR_PARTITION;
                 continue;

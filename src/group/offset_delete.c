@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "authz/authz.h"
 #include "base/arena.h"
 #include "base/err.h"
 #include "group_int.h"
@@ -46,7 +47,11 @@ void group_offset_delete(struct group_coord *gc, struct net_request *req)
     n = mirror_topics(ar, rq, rs);
     if (n < 0)
         goto err_nomem;
-    err = rq->GroupId ? coord_find_group(gc, rq->GroupId, false, &sh, &g) : ERR_INVALID_GROUP_ID;
+    /* DELETE on the group (the error at the top), READ on each topic (below). */
+    err = rq->GroupId == NULL ? ERR_INVALID_GROUP_ID
+          : !authz_allowed(req, PROTO_ACL_OP_DELETE, PROTO_RESOURCE_GROUP, rq->GroupId)
+              ? ERR_GROUP_AUTHORIZATION_FAILED
+              : coord_find_group(gc, rq->GroupId, false, &sh, &g);
     if (err == 0 && (g == NULL || group_sm_state(g->sm) == GROUP_DEAD))
         err = ERR_GROUP_ID_NOT_FOUND;
     if (err == 0 && group_sm_state(g->sm) != GROUP_EMPTY) {
@@ -66,9 +71,14 @@ void group_offset_delete(struct group_coord *gc, struct net_request *req)
     bool empty = group_sm_state(g->sm) == GROUP_EMPTY;
     for (int32_t i = 0; i < rs->Topics.n; i++) {
         const char *topic = rs->Topics.v[i].Name ? rs->Topics.v[i].Name : "";
+        bool topic_denied = !authz_allowed(req, PROTO_ACL_OP_READ, PROTO_RESOURCE_TOPIC, topic);
         for (int32_t j = 0; j < rs->Topics.v[i].Partitions.n; j++) {
             struct OffsetDeleteResponsePartition *o = &rs->Topics.v[i].Partitions.v[j];
             struct coord_offset *off;
+            if (topic_denied) {
+                o->ErrorCode = ERR_TOPIC_AUTHORIZATION_FAILED;
+                continue;
+            }
             if (!coord_partition_known(gc, topic, o->PartitionIndex)) {
                 o->ErrorCode = ERR_UNKNOWN_TOPIC_OR_PARTITION;
                 continue;

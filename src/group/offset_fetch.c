@@ -6,6 +6,7 @@
  * answers UNSTABLE_OFFSET_COMMIT. Before v2 a coordinator error goes into every partition. */
 #include <string.h>
 
+#include "authz/authz.h"
 #include "base/arena.h"
 #include "base/err.h"
 #include "group_int.h"
@@ -100,13 +101,18 @@ static void collect(void *arg, struct ghash_node *n)
 
 /* One group's answer: *topics (and *n) for the request's topics (NULL = all). Returns the
  * group-level error, or ERR_NOMEM. */
-static int fetch_group(struct group_coord *gc, struct arena *ar, const char *group_id,
+static int fetch_group(struct group_coord *gc, struct net_request *req, const char *group_id,
                        const struct OffsetFetchRequestTopic *rq_topics, int32_t rq_n,
                        bool require_stable, struct OffsetFetchResponseTopic **topics, int32_t *n)
 {
+    struct arena *ar = req->arena;
     struct shard *sh;
     struct coord_group *g = NULL;
-    int16_t err = group_id ? coord_find_group(gc, group_id, false, &sh, &g) : ERR_INVALID_GROUP_ID;
+    /* DESCRIBE on the group, then on each topic (Kafka's rules for OffsetFetch). */
+    int16_t err = group_id == NULL ? ERR_INVALID_GROUP_ID
+                  : !authz_allowed(req, PROTO_ACL_OP_DESCRIBE, PROTO_RESOURCE_GROUP, group_id)
+                      ? ERR_GROUP_AUTHORIZATION_FAILED
+                      : coord_find_group(gc, group_id, false, &sh, &g);
 
     *topics = NULL;
     *n = 0;
@@ -116,6 +122,13 @@ static int fetch_group(struct group_coord *gc, struct arena *ar, const char *gro
             ghash_each(&g->offsets, collect, &at);
         if (at.nomem)
             return ERR_NOMEM;
+        /* All the group's offsets: only those of topics the principal may DESCRIBE. */
+        int32_t kept = 0;
+        for (int32_t i = 0; i < at.n; i++)
+            if (authz_allowed_quiet(req, PROTO_ACL_OP_DESCRIBE, PROTO_RESOURCE_TOPIC,
+                                    at.topics[i].Name))
+                at.topics[kept++] = at.topics[i];
+        at.n = kept;
         if (err == 0 && require_stable && g)
             for (int32_t i = 0; i < at.n; i++)
                 for (int32_t j = 0; j < at.topics[i].Partitions.n; j++)
@@ -139,12 +152,17 @@ static int fetch_group(struct group_coord *gc, struct arena *ar, const char *gro
         o->Partitions.v = arena_alloc(ar, ((size_t)np + 1) * sizeof *o->Partitions.v);
         if (o->Partitions.v == NULL)
             return ERR_NOMEM;
+        bool topic_denied =
+            err == 0 && !authz_allowed(req, PROTO_ACL_OP_DESCRIBE, PROTO_RESOURCE_TOPIC,
+                                       t->Name ? t->Name : "");
         for (int32_t j = 0; j < np; j++) {
-            fill_partition(gc, err == 0 ? g : NULL, t->Name ? t->Name : "",
-                           t->PartitionIndexes.v[j], require_stable && err == 0,
+            fill_partition(gc, err == 0 && !topic_denied ? g : NULL, t->Name ? t->Name : "",
+                           t->PartitionIndexes.v[j], require_stable && err == 0 && !topic_denied,
                            &o->Partitions.v[j]);
             if (err != 0)
                 o->Partitions.v[j].ErrorCode = err;
+            else if (topic_denied)
+                o->Partitions.v[j].ErrorCode = ERR_TOPIC_AUTHORIZATION_FAILED;
         }
     }
     return err;
@@ -165,7 +183,7 @@ void group_offset_fetch(struct group_coord *gc, struct net_request *req)
     if (v < 8) {
         /* Topics null (v2+) = every partition of the group. */
         int32_t rq_n = rq->Topics.n < 0 && v >= 2 ? -1 : (rq->Topics.n > 0 ? rq->Topics.n : 0);
-        rc = fetch_group(gc, ar, rq->GroupId, rq->Topics.v, rq_n, stable, &rs->Topics.v,
+        rc = fetch_group(gc, req, rq->GroupId, rq->Topics.v, rq_n, stable, &rs->Topics.v,
                          &rs->Topics.n);
         if (rc == ERR_NOMEM)
             goto err_nomem;
@@ -187,7 +205,7 @@ void group_offset_fetch(struct group_coord *gc, struct net_request *req)
         struct OffsetFetchResponseTopic *topics;
         int32_t n;
         go->GroupId = gq->GroupId;
-        rc = fetch_group(gc, ar, gq->GroupId, (const struct OffsetFetchRequestTopic *)gq->Topics.v,
+        rc = fetch_group(gc, req, gq->GroupId, (const struct OffsetFetchRequestTopic *)gq->Topics.v,
                          rq_n, stable, &topics, &n);
         if (rc == ERR_NOMEM)
             goto err_nomem;

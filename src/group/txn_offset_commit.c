@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "authz/authz.h"
 #include "base/arena.h"
 #include "base/err.h"
 #include "base/slog.h"
@@ -21,15 +22,22 @@
 struct txn_commit_call {
     struct net_request *req;
     struct TxnOffsetCommitResponse *rs;
-    int16_t *errs; /* one per partition, in request order */
+    int16_t *errs; /* one per partition committed, in request order */
+    bool *denied;  /* per partition of the request: its topic may not be read (not committed) */
 };
 
-static void fill(struct TxnOffsetCommitResponse *rs, int16_t err, const int16_t *errs)
+static void fill(struct TxnOffsetCommitResponse *rs, int16_t err, const int16_t *errs,
+                 const bool *denied)
 {
-    int32_t k = 0;
+    int32_t k = 0, p = 0;
     for (int32_t i = 0; i < rs->Topics.n; i++)
-        for (int32_t j = 0; j < rs->Topics.v[i].Partitions.n; j++, k++) {
+        for (int32_t j = 0; j < rs->Topics.v[i].Partitions.n; j++, p++) {
+            if (denied && denied[p]) {
+                rs->Topics.v[i].Partitions.v[j].ErrorCode = ERR_TOPIC_AUTHORIZATION_FAILED;
+                continue;
+            }
             int16_t own = errs ? errs[k] : 0;
+            k++;
             rs->Topics.v[i].Partitions.v[j].ErrorCode = own != 0 ? own : err;
         }
 }
@@ -37,7 +45,7 @@ static void fill(struct TxnOffsetCommitResponse *rs, int16_t err, const int16_t 
 static void on_done(void *arg, int16_t err)
 {
     struct txn_commit_call *c = arg;
-    fill(c->rs, err, c->errs);
+    fill(c->rs, err, c->errs, c->denied);
     net_respond(c->req, c->rs);
 }
 
@@ -60,18 +68,38 @@ void group_txn_offset_commit_request(struct group_coord *gc, struct net_request 
     if (n < 0)
         goto err_nomem;
     if (rq->GroupId == NULL || rq->TransactionalId == NULL) {
-        fill(rs, rq->GroupId == NULL ? ERR_INVALID_GROUP_ID : ERR_INVALID_REQUEST, NULL);
+        fill(rs, rq->GroupId == NULL ? ERR_INVALID_GROUP_ID : ERR_INVALID_REQUEST, NULL, NULL);
+        net_respond(req, rs);
+        return;
+    }
+    /* Kafka's order: WRITE on the transactional id, READ on the group, then READ on each
+     * topic (the partitions of a topic that may not be read are not committed). */
+    int16_t denied_all = !authz_allowed(req, PROTO_ACL_OP_WRITE, PROTO_RESOURCE_TRANSACTIONAL_ID,
+                                        rq->TransactionalId)
+                             ? ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+                         : !authz_allowed(req, PROTO_ACL_OP_READ, PROTO_RESOURCE_GROUP, rq->GroupId)
+                             ? ERR_GROUP_AUTHORIZATION_FAILED
+                             : 0;
+    if (denied_all != 0) {
+        fill(rs, denied_all, NULL, NULL);
         net_respond(req, rs);
         return;
     }
     offs = arena_alloc(ar, ((size_t)n + 1) * sizeof *offs);
     c->errs = arena_alloc(ar, ((size_t)n + 1) * sizeof *c->errs);
-    if (offs == NULL || c->errs == NULL)
+    c->denied = arena_alloc(ar, (size_t)n + 1);
+    if (offs == NULL || c->errs == NULL || c->denied == NULL)
         goto err_nomem;
+    int32_t p_at = 0;
     for (int32_t i = 0; i < rs->Topics.n; i++) {
         struct TxnOffsetCommitRequestTopic *t = &rq->Topics.v[i];
+        bool topic_denied =
+            !authz_allowed(req, PROTO_ACL_OP_READ, PROTO_RESOURCE_TOPIC, t->Name ? t->Name : "");
         for (int32_t j = 0; j < rs->Topics.v[i].Partitions.n; j++) {
             struct TxnOffsetCommitRequestPartition *p = &t->Partitions.v[j];
+            c->denied[p_at++] = topic_denied;
+            if (topic_denied)
+                continue;
             offs[k++] = (struct group_txn_offset){
                 .topic = t->Name ? t->Name : "",
                 .partition = p->PartitionIndex,
@@ -83,10 +111,15 @@ void group_txn_offset_commit_request(struct group_coord *gc, struct net_request 
     }
     c->req = req;
     c->rs = rs;
+    if (k == 0 && n > 0) {
+        fill(rs, 0, NULL, c->denied);
+        net_respond(req, rs);
+        return;
+    }
     group_txn_offset_commit(gc, rq->GroupId, rq->ProducerId, rq->ProducerEpoch,
                             v >= 3 && rq->MemberId ? rq->MemberId : "",
                             v >= 3 ? rq->GroupInstanceId : NULL, v >= 3 ? rq->GenerationId : -1,
-                            offs, n, c->errs, on_done, c);
+                            offs, k, c->errs, on_done, c);
     return;
 
 err_nomem:

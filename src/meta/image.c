@@ -6,9 +6,9 @@
  * as in records.c (4-byte length, 0xFFFFFFFF = NULL). */
 
 /*
-** Snapshot layout (version 4):
+** Snapshot layout (version 5):
 **   OFFSET  SIZE  FIELD
-**        0     1  format version (4)
+**        0     1  format version (5)
 **        1     8  next producer id (cluster-wide)
 **        9     8  metadata offset (meta_image_offset)
 **       17     4  broker count B, then B brokers in id order:
@@ -31,7 +31,11 @@
 **                   str user, i8 mechanism (1 SHA-256, 2 SHA-512), i32 iterations,
 **                   i32 salt length L (1..64), L bytes salt, i32 key length K (32 or 64, the
 **                   mechanism's), K bytes stored key, K bytes server key
+**        …     4  ACL count A, A entries in id order, each as the ACL record body of
+**                   records.c (16 id, i8 resource type, str resource name, i8 pattern type,
+**                   str principal, str host, i8 operation, i8 permission); acls.c reads it
 **
+** Version 4 (still read) is version 5 without the ACLs (restored none).
 ** Version 3 (still read) is version 4 without the SCRAM credentials (restored none).
 ** Version 2 (still read) is version 3 without the ELR (restored empty). Version 1 (still
 ** read) has no metadata offset (restored as 0), brokers of i32 id, i32 port,
@@ -49,7 +53,7 @@
 #include "base/err.h"
 #include "base/slog.h"
 
-#define META_SNAPSHOT_VERSION 4
+#define META_SNAPSHOT_VERSION 5
 #define META_RESOURCE_TOPIC 2
 #define META_RESOURCE_BROKER 4
 #define MIN_ISR_KEY "min.insync.replicas"
@@ -81,6 +85,7 @@ struct meta_image {
     size_t n_pids, cap_pids;
     struct meta_scram *scram; /* sorted by (user, mechanism) */
     size_t n_scram, cap_scram;
+    struct meta_acls *acls; /* NULL until the first entry (acls.c) */
     int64_t next_producer_id;
     int64_t offset; /* batches given to meta_image_apply (or refused before it) since the log
                        began; the batch being applied already counts */
@@ -175,6 +180,7 @@ static void free_contents(struct meta_image *img)
         memset(&img->scram[i], 0, sizeof img->scram[i]);
     }
     free(img->scram);
+    meta_acls_free(img->acls);
     memset(img, 0, sizeof *img);
 }
 
@@ -687,6 +693,10 @@ static int validate(const struct meta_image *img, const struct meta_record *recs
             if (r->u.scram.user[0] == '\0')
                 rv = ERR_INVALID_REQUEST;
             break;
+        case META_REC_ACL:
+        case META_REC_REMOVE_ACL:
+            rv = meta_acls_validate(img->acls, recs, i);
+            break;
         case META_REC_PRODUCER_IDS:
             if (r->u.producer_ids.size <= 0 || r->u.producer_ids.first_id < 0 ||
                 r->u.producer_ids.first_id > INT64_MAX - r->u.producer_ids.size)
@@ -1095,6 +1105,11 @@ static int apply_scram(struct meta_image *img, const struct meta_record *r)
     return 0;
 }
 
+const struct meta_acls *meta_image_acls(const struct meta_image *img)
+{
+    return meta_acls_or_empty(img->acls);
+}
+
 const struct meta_scram *meta_image_scram(const struct meta_image *img, size_t *n)
 {
     *n = img->n_scram;
@@ -1139,6 +1154,9 @@ static int apply_one(struct meta_image *img, const struct meta_record *r)
         return apply_producer_ids(img, r);
     case META_REC_SCRAM:
         return apply_scram(img, r);
+    case META_REC_ACL:
+    case META_REC_REMOVE_ACL:
+        return meta_acls_apply(&img->acls, r);
     }
     return ERR_PARSE;
 }
@@ -1204,6 +1222,11 @@ int meta_image_records(const struct meta_image *img, struct arena **arena,
         count += (size_t)img->resources[i].n_configs;
     count += img->n_pids;
     count += img->n_scram;
+    {
+        size_t n_acls;
+        meta_acls_all(meta_acls_or_empty(img->acls), &n_acls);
+        count += n_acls;
+    }
 
     *arena = arena_new(count * sizeof *out + 64);
     if (*arena == NULL)
@@ -1307,6 +1330,7 @@ int meta_image_records(const struct meta_image *img, struct arena **arena,
         out[k].u.scram.stored_key = c->stored_key;
         out[k++].u.scram.server_key = c->server_key;
     }
+    k += meta_acls_records(img->acls, out + k);
     assert(k <= count);
     *recs = out;
     *n = k;
@@ -1402,6 +1426,7 @@ int meta_image_snapshot(const struct meta_image *img, uint8_t **buf, size_t *len
         meta_w_bytes(&w, c->stored_key, (size_t)c->key_len);
         meta_w_bytes(&w, c->server_key, (size_t)c->key_len);
     }
+    meta_acls_write(img->acls, &w);
     if (w.oom) {
         free(w.p);
         return ERR_NOMEM;
@@ -1737,6 +1762,11 @@ static int restore_into(struct meta_image *img, struct meta_rbuf *r)
                     return ERR_PARSE;
             }
         }
+    }
+    if (version >= 5) {
+        rv = meta_acls_read(r, &img->acls);
+        if (rv != 0)
+            return rv;
     }
     if (r->bad || r->off != r->len)
         return ERR_PARSE;

@@ -115,6 +115,8 @@ const struct meta_listener *meta_broker_listener(const struct meta_broker *b, co
 const struct meta_scram *meta_scram_credentials(const struct meta *m, size_t *n);
 /* User `user`'s credential for `mechanism`, or NULL. */
 const struct meta_scram *meta_scram_find(const struct meta *m, const char *user, int8_t mechanism);
+/* The ACLs of the image (never NULL). Valid until control next returns to the event loop. */
+const struct meta_acls *meta_acls(const struct meta *m);
 /* A config set explicitly on a resource, or NULL. resource_type uses Kafka's numbering
  * (2 = topic, 4 = broker); a broker resource name is its id in decimal, "" = cluster-wide
  * default. */
@@ -202,6 +204,14 @@ enum meta_record_type {
      * the password: set (replacing that user's credential for the mechanism), or deleted
      * when iterations is 0 (deleting one that does not exist changes nothing). */
     META_REC_SCRAM = 11,
+    /* acl: one access control entry (Kafka's AccessControlEntryRecord, KRaft record type
+     * 23), identified by its id; another with the same id → DUPLICATE_RESOURCE. The fields
+     * must be concrete (no ANY / MATCH / UNKNOWN), names and principal not empty (else
+     * INVALID_REQUEST). */
+    META_REC_ACL = 12,
+    /* remove_acl.id: removes that entry (RemoveAccessControlEntryRecord, type 24); an id that
+     * is not there → RESOURCE_NOT_FOUND. */
+    META_REC_REMOVE_ACL = 13,
 };
 
 /* KIP-554's mechanism numbers. */
@@ -222,6 +232,96 @@ struct meta_scram {
     uint8_t stored_key[META_SCRAM_MAX_KEY];
     uint8_t server_key[META_SCRAM_MAX_KEY];
 };
+
+/* ---- ACLs (acls.c): Kafka's StandardAuthorizer data ------------------------------------ */
+
+/* Kafka's wire codes for the ACL enums (resource types and operations are proto.h's
+ * PROTO_RESOURCE_* and PROTO_ACL_OP_*; ANY = 1 in each, UNKNOWN = 0). */
+#define META_ACL_ANY 1
+#define META_ACL_OP_ALL 2
+#define META_ACL_PATTERN_MATCH 2
+#define META_ACL_PATTERN_LITERAL 3
+#define META_ACL_PATTERN_PREFIXED 4
+#define META_ACL_DENY 2
+#define META_ACL_ALLOW 3
+/* The resource name that matches every name of its type (LITERAL only). */
+#define META_ACL_WILDCARD "*"
+
+/* One access control entry: `principal` from `host` is allowed or denied `operation` on the
+ * resources of `resource_type` whose name is `resource_name` (LITERAL; "*" = all) or starts
+ * with it (PREFIXED). Principal "User:*" is every user; host "*" every host. */
+struct meta_acl {
+    uint8_t id[16];
+    int8_t resource_type;
+    int8_t pattern_type; /* META_ACL_PATTERN_LITERAL or _PREFIXED */
+    int8_t operation;    /* PROTO_ACL_OP_* or META_ACL_OP_ALL */
+    int8_t permission;   /* META_ACL_DENY or META_ACL_ALLOW */
+    char *resource_name;
+    char *principal;
+    char *host;
+    size_t name_len; /* strlen(resource_name) */
+};
+
+/* The ACLs of an image, indexed by resource (type, pattern type, name) so that a check looks
+ * at the entries of one literal name, the wildcard and each prefix length present — never at
+ * every entry. Opaque; owned by its image. */
+struct meta_acls;
+
+struct meta_acls *meta_acls_new(void);
+void meta_acls_free(struct meta_acls *acls);
+/* Copies `a` in (strings duplicated, name_len computed). Returns 0, ERR_EXISTS for an id that
+ * is there already, or ERR_NOMEM (nothing changed). */
+int meta_acls_add(struct meta_acls *acls, const struct meta_acl *a);
+/* Removes the entry with `id`; false when there is none. */
+bool meta_acls_remove(struct meta_acls *acls, const uint8_t id[16]);
+const struct meta_acl *meta_acls_find(const struct meta_acls *acls, const uint8_t id[16]);
+/* Every entry in id order; *n receives the count. Valid until the next change. */
+const struct meta_acl *const *meta_acls_all(const struct meta_acls *acls, size_t *n);
+/* An entry with the same binding as `a` (all fields but the id), or NULL. */
+const struct meta_acl *meta_acls_find_binding(const struct meta_acls *acls,
+                                              const struct meta_acl *a);
+
+/* The question an API asks: may `principal` ("User:alice") from `host` (an IP address) do
+ * `operation` (PROTO_ACL_OP_*, never ALL or ANY) on the resource (type, name)? */
+struct meta_acl_check {
+    const char *principal;
+    const char *host;
+    int8_t operation;
+    int8_t resource_type;
+    const char *resource_name;
+};
+
+/* Kafka's StandardAuthorizer rules on the entries that match the resource (its literal
+ * name, the literal wildcard, every PREFIXED entry that is a prefix of the name) and the
+ * principal (or "User:*") and host (or "*"): a DENY of the operation (or ALL) wins; else an
+ * ALLOW of it, of ALL, or of an operation that implies it (READ, WRITE, DELETE and ALTER
+ * imply DESCRIBE; ALTER_CONFIGS implies DESCRIBE_CONFIGS) allows; else, when no entry matches
+ * the resource at all (whoever it names), `allow_if_no_acl` decides
+ * (allow.everyone.if.no.acl.found); else denied. Super users are the caller's business. */
+bool meta_acls_authorize(const struct meta_acls *acls, const struct meta_acl_check *c,
+                         bool allow_if_no_acl);
+
+/* Kafka's authorizeByResourceType: whether `principal` from `host` may do `op` on some
+ * resource of `type` — an ALLOW that applies to a resource no DENY covers; without any entry
+ * of the type, `allow_if_no_acl`. (InitProducerId without a transactional id asks it: WRITE
+ * on any topic.) */
+bool meta_acls_authorize_any(const struct meta_acls *acls, const char *principal, const char *host,
+                             int8_t op, int8_t type, bool allow_if_no_acl);
+
+/* A DescribeAcls / DeleteAcls filter: resource_type, operation and permission may be ANY (1);
+ * names NULL = any; pattern_type ANY (every pattern, exact name), MATCH (the entries that
+ * would apply to a resource of that literal name: its literal, the wildcard, its prefixes),
+ * LITERAL or PREFIXED (exact). */
+struct meta_acl_filter {
+    int8_t resource_type;
+    const char *resource_name;
+    int8_t pattern_type;
+    const char *principal;
+    const char *host;
+    int8_t operation;
+    int8_t permission;
+};
+bool meta_acl_filter_match(const struct meta_acl_filter *f, const struct meta_acl *a);
 
 /* One record, as proposed. Pointers are borrowed for the duration of meta_propose. */
 struct meta_record {
@@ -275,6 +375,14 @@ struct meta_record {
             int64_t first_id; /* block covers [first_id, first_id + size) */
             int32_t size;
         } producer_ids;
+        struct {
+            uint8_t id[16];
+            int8_t resource_type, pattern_type, operation, permission;
+            const char *resource_name, *principal, *host;
+        } acl;
+        struct {
+            uint8_t id[16];
+        } remove_acl;
         struct {
             const char *user;
             int8_t mechanism;
@@ -424,6 +532,7 @@ const struct meta_broker *meta_image_brokers(const struct meta_image *img, size_
 const struct meta_scram *meta_image_scram(const struct meta_image *img, size_t *n);
 const struct meta_scram *meta_image_scram_find(const struct meta_image *img, const char *user,
                                                int8_t mechanism);
+const struct meta_acls *meta_image_acls(const struct meta_image *img);
 const char *meta_image_config_get(const struct meta_image *img, int8_t resource_type,
                                   const char *name, const char *key);
 const struct meta_topic *meta_image_topic_by_id(const struct meta_image *img, const uint8_t id[16]);

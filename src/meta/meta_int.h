@@ -228,4 +228,23 @@ int meta_image_records(const struct meta_image *img, struct arena **arena,
  * offset still counts every batch. */
 void meta_image_refuse(struct meta_image *img);
 
+/* ---- ACL internals (acls.c) ---------------------------------------------------------- */
+
+/* `acls`, or a static empty set when NULL (an image without ACLs has none allocated). */
+const struct meta_acls *meta_acls_or_empty(const struct meta_acls *acls);
+/* Validates recs[i] (ACL or REMOVE_ACL) against `acls` (may be NULL) as recs[0..i) leave it:
+ * 0, INVALID_REQUEST, DUPLICATE_RESOURCE or RESOURCE_NOT_FOUND (meta.h's rules). */
+int meta_acls_validate(const struct meta_acls *acls, const struct meta_record *recs, size_t i);
+/* Applies a validated ACL / REMOVE_ACL record; *acls is created on the first entry. 0 or
+ * ERR_NOMEM. */
+int meta_acls_apply(struct meta_acls **acls, const struct meta_record *r);
+/* Writes every entry as an ACL record into out[] (room for all of them, borrowed strings);
+ * returns the count. */
+size_t meta_acls_records(const struct meta_acls *acls, struct meta_record *out);
+/* The snapshot section: u32 count A, A entries in id order, each as the ACL record body
+ * (records.c). Read returns 0 and *out (NULL when A = 0), ERR_PARSE (malformed, unsorted,
+ * an invalid entry) or ERR_NOMEM. */
+void meta_acls_write(const struct meta_acls *acls, struct meta_wbuf *w);
+int meta_acls_read(struct meta_rbuf *r, struct meta_acls **out);
+
 #endif

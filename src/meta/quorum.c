@@ -955,6 +955,11 @@ const struct meta_broker *meta_brokers(const struct meta *m, size_t *n)
     return meta_image_brokers(m->img, n);
 }
 
+const struct meta_acls *meta_acls(const struct meta *m)
+{
+    return meta_image_acls(m->img);
+}
+
 const struct meta_scram *meta_scram_credentials(const struct meta *m, size_t *n)
 {
     return meta_image_scram(m->img, n);

@@ -36,11 +36,16 @@
 **                    delete); when iterations > 0: i32 salt length S (1..64), S bytes salt,
 **                    i32 key length K (32 or 64, the mechanism's), K bytes stored key,
 **                    K bytes server key
+**   ACL              16 id, i8 resource type, str resource name, i8 pattern type (3 LITERAL,
+**                    4 PREFIXED), str principal, str host, i8 operation, i8 permission
+**                    (2 DENY, 3 ALLOW): Kafka's AccessControlEntryRecord
+**   REMOVE_ACL       16 id: Kafka's RemoveAccessControlEntryRecord
 **
 ** Required strings (host, topic name, resource name, key, listener name) are never NULL. A
 ** reader that meets another version or an unknown record type rejects the batch (ERR_PARSE),
 ** so every node either applies a batch the same way or refuses it the same way. Types 8-10
-** came later than 1-7 without a version change (and 11, SCRAM, later still): a batch holding none
+** came later than 1-7 without a version change (and 11, SCRAM, and 12-13, ACLs, later still): a
+** batch holding none
 *of them reads as it
 ** always did, and a reader that predates them refuses the batches that hold them. The ELR
 ** of PARTITION_CHANGE came later still, the same way: written only when not empty, so a
@@ -175,6 +180,21 @@ static int encode_body(struct meta_wbuf *w, const struct meta_record *r)
         meta_w_bytes(w, r->u.scram.server_key, (size_t)k);
         return 0;
     }
+    case META_REC_ACL:
+        if (r->u.acl.resource_name == NULL || r->u.acl.principal == NULL || r->u.acl.host == NULL)
+            return ERR_INVALID_REQUEST;
+        meta_w_bytes(w, r->u.acl.id, 16);
+        meta_w_u8(w, (uint8_t)r->u.acl.resource_type);
+        meta_w_str(w, r->u.acl.resource_name);
+        meta_w_u8(w, (uint8_t)r->u.acl.pattern_type);
+        meta_w_str(w, r->u.acl.principal);
+        meta_w_str(w, r->u.acl.host);
+        meta_w_u8(w, (uint8_t)r->u.acl.operation);
+        meta_w_u8(w, (uint8_t)r->u.acl.permission);
+        return 0;
+    case META_REC_REMOVE_ACL:
+        meta_w_bytes(w, r->u.remove_acl.id, 16);
+        return 0;
     case META_REC_BROKER_CHANGE:
         if (r->u.broker_change.fenced < -1 || r->u.broker_change.fenced > 1 ||
             r->u.broker_change.shutting_down < -1 || r->u.broker_change.shutting_down > 1)
@@ -447,6 +467,24 @@ static int decode_body(struct meta_rbuf *r, struct arena *a, struct meta_record 
         rec->u.scram.server_key = keys + k;
         return r->bad ? ERR_PARSE : 0;
     }
+    case META_REC_ACL:
+        meta_r_bytes(r, rec->u.acl.id, 16);
+        rec->u.acl.resource_type = (int8_t)meta_r_u8(r);
+        meta_r_str(r, &s1, &n1);
+        rec->u.acl.pattern_type = (int8_t)meta_r_u8(r);
+        meta_r_str(r, &s2, &n2);
+        meta_r_str(r, &s3, &n3);
+        rec->u.acl.operation = (int8_t)meta_r_u8(r);
+        rec->u.acl.permission = (int8_t)meta_r_u8(r);
+        if (r->bad || s1 == NULL || s2 == NULL || s3 == NULL)
+            return ERR_PARSE;
+        if (!dup_str(a, s1, n1, &rec->u.acl.resource_name) ||
+            !dup_str(a, s2, n2, &rec->u.acl.principal) || !dup_str(a, s3, n3, &rec->u.acl.host))
+            return ERR_NOMEM;
+        return 0;
+    case META_REC_REMOVE_ACL:
+        meta_r_bytes(r, rec->u.remove_acl.id, 16);
+        return r->bad ? ERR_PARSE : 0;
     case META_REC_BROKER_CHANGE:
         rec->u.broker_change.id = meta_r_i32(r);
         rec->u.broker_change.epoch = meta_r_i64(r);
@@ -520,7 +558,7 @@ int meta_batch_decode(const uint8_t *buf, size_t len, struct arena **arena,
         const uint8_t *p;
 
         p = meta_r_take(&r, body);
-        if (p == NULL || type < META_REC_REGISTER_BROKER || type > META_REC_SCRAM)
+        if (p == NULL || type < META_REC_REGISTER_BROKER || type > META_REC_REMOVE_ACL)
             return ERR_PARSE;
         br = (struct meta_rbuf){.p = p, .len = body};
         memset(&out[i], 0, sizeof out[i]);

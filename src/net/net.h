@@ -14,6 +14,7 @@
 #include "proto/proto.h"
 
 struct arena;
+struct authz;
 struct tclock;
 struct net_server;
 struct tls_ctx;
@@ -48,6 +49,9 @@ struct net_session {
      * connection is freed. Never set on a detached request's session (listener NULL). */
     void *app;
     void (*app_free)(void *app);
+    /* The broker's authorizer (authz/authz.h), set by the application on each request
+     * before its handler runs; NULL: no authorizer, everything is allowed. */
+    struct authz *authz;
 };
 
 /* One request in flight. Everything it points to (header strings, body, arena) lives until

@@ -777,6 +777,114 @@ struct AlterUserScramCredentialsResponse {
 
 extern const struct proto_struct proto_AlterUserScramCredentialsResponse;
 
+/* DescribeAcls (29), CreateAcls (30), DeleteAcls (31): versions 0-3, flexible from 2. The
+ * pattern type fields are v1+ (absent: 3, LITERAL). Enum fields carry Kafka's codes (proto.h's
+ * PROTO_RESOURCE_* and PROTO_ACL_OP_*; meta.h's META_ACL_* for ANY, MATCH, patterns and
+ * permissions). */
+struct DescribeAclsRequest {
+    int8_t ResourceTypeFilter; /* v0+ */
+    char *ResourceNameFilter;  /* v0+, nullable v0+ */
+    int8_t PatternTypeFilter;  /* v1+, default 3 */
+    char *PrincipalFilter;     /* v0+, nullable v0+ */
+    char *HostFilter;          /* v0+, nullable v0+ */
+    int8_t Operation;          /* v0+ */
+    int8_t PermissionType;     /* v0+ */
+};
+
+extern const struct proto_struct proto_DescribeAclsRequest;
+
+struct AclDescription {
+    char *Principal;       /* v0+ */
+    char *Host;            /* v0+ */
+    int8_t Operation;      /* v0+ */
+    int8_t PermissionType; /* v0+ */
+};
+
+struct DescribeAclsResource {
+    int8_t ResourceType;                     /* v0+ */
+    char *ResourceName;                      /* v0+ */
+    int8_t PatternType;                      /* v1+, default 3 */
+    PROTO_ARRAY(struct AclDescription) Acls; /* v0+ */
+};
+
+struct DescribeAclsResponse {
+    int32_t ThrottleTimeMs;                             /* v0+ */
+    int16_t ErrorCode;                                  /* v0+ */
+    char *ErrorMessage;                                 /* v0+, nullable v0+ */
+    PROTO_ARRAY(struct DescribeAclsResource) Resources; /* v0+ */
+};
+
+extern const struct proto_struct proto_DescribeAclsResponse;
+
+struct AclCreation {
+    int8_t ResourceType;        /* v0+ */
+    char *ResourceName;         /* v0+ */
+    int8_t ResourcePatternType; /* v1+, default 3 */
+    char *Principal;            /* v0+ */
+    char *Host;                 /* v0+ */
+    int8_t Operation;           /* v0+ */
+    int8_t PermissionType;      /* v0+ */
+};
+
+struct CreateAclsRequest {
+    PROTO_ARRAY(struct AclCreation) Creations; /* v0+ */
+};
+
+extern const struct proto_struct proto_CreateAclsRequest;
+
+struct AclCreationResult {
+    int16_t ErrorCode;  /* v0+ */
+    char *ErrorMessage; /* v0+, nullable v0+ */
+};
+
+struct CreateAclsResponse {
+    int32_t ThrottleTimeMs;                        /* v0+ */
+    PROTO_ARRAY(struct AclCreationResult) Results; /* v0+ */
+};
+
+extern const struct proto_struct proto_CreateAclsResponse;
+
+struct DeleteAclsFilter {
+    int8_t ResourceTypeFilter; /* v0+ */
+    char *ResourceNameFilter;  /* v0+, nullable v0+ */
+    int8_t PatternTypeFilter;  /* v1+, default 3 */
+    char *PrincipalFilter;     /* v0+, nullable v0+ */
+    char *HostFilter;          /* v0+, nullable v0+ */
+    int8_t Operation;          /* v0+ */
+    int8_t PermissionType;     /* v0+ */
+};
+
+struct DeleteAclsRequest {
+    PROTO_ARRAY(struct DeleteAclsFilter) Filters; /* v0+ */
+};
+
+extern const struct proto_struct proto_DeleteAclsRequest;
+
+struct DeleteAclsMatchingAcl {
+    int16_t ErrorCode;     /* v0+ */
+    char *ErrorMessage;    /* v0+, nullable v0+ */
+    int8_t ResourceType;   /* v0+ */
+    char *ResourceName;    /* v0+ */
+    int8_t PatternType;    /* v1+, default 3 */
+    char *Principal;       /* v0+ */
+    char *Host;            /* v0+ */
+    int8_t Operation;      /* v0+ */
+    int8_t PermissionType; /* v0+ */
+};
+
+struct DeleteAclsFilterResult {
+    int16_t ErrorCode;                                      /* v0+ */
+    char *ErrorMessage;                                     /* v0+, nullable v0+ */
+    PROTO_ARRAY(struct DeleteAclsMatchingAcl) MatchingAcls; /* v0+ */
+};
+
+struct DeleteAclsResponse {
+    int32_t ThrottleTimeMs;                                   /* v0+ */
+    PROTO_ARRAY(struct DeleteAclsFilterResult) FilterResults; /* v0+ */
+};
+
+extern const struct proto_struct proto_DeleteAclsResponse;
+
 /* DescribeCluster (key 60), versions 0-2, flexible from 0. v2 (Kafka 4.0, KIP-1073) lists
  * fenced brokers too when asked, each with IsFenced. */
 struct DescribeClusterRequest {

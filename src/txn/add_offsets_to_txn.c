@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "authz/authz.h"
 #include "base/arena.h"
 #include "base/err.h"
 #include "base/jhash.h"
@@ -104,6 +105,16 @@ void txn_add_offsets_to_txn(struct txn *t, struct net_request *req)
 
     if (rq->TransactionalId == NULL || rq->TransactionalId[0] == '\0' || rq->GroupId == NULL) {
         answer(req, ERR_INVALID_REQUEST);
+        return;
+    }
+    /* WRITE on the transactional id, READ on the group (Kafka's order). */
+    if (!authz_allowed(req, PROTO_ACL_OP_WRITE, PROTO_RESOURCE_TRANSACTIONAL_ID,
+                       rq->TransactionalId)) {
+        answer(req, ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+        return;
+    }
+    if (!authz_allowed(req, PROTO_ACL_OP_READ, PROTO_RESOURCE_GROUP, rq->GroupId)) {
+        answer(req, ERR_GROUP_AUTHORIZATION_FAILED);
         return;
     }
     c = arena_alloc(req->arena, sizeof *c);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "authz/authz.h"
 #include "base/arena.h"
 #include "base/err.h"
 #include "base/fault.h"
@@ -108,6 +109,32 @@ static void serve(struct one *o)
         set_all(o, ERR_INVALID_REQUEST);
         call_done(c);
         return;
+    }
+    /* A client's request (a broker's verification was authorized as a whole): WRITE on the
+     * transactional id, then on each topic; one topic refused adds nothing (the others
+     * answer OPERATION_NOT_ATTEMPTED, as Kafka). */
+    if (!o->verify) {
+        if (!authz_allowed(c->req, PROTO_ACL_OP_WRITE, PROTO_RESOURCE_TRANSACTIONAL_ID, o->tid)) {
+            set_all(o, ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+            call_done(c);
+            return;
+        }
+        bool any_denied = false;
+        for (int32_t i = 0; i < o->n_topics; i++) {
+            bool denied = !authz_allowed(c->req, PROTO_ACL_OP_WRITE, PROTO_RESOURCE_TOPIC,
+                                         o->topics[i].Name ? o->topics[i].Name : "");
+            any_denied |= denied;
+            for (int32_t j = 0; j < o->topics[i].Partitions.n; j++)
+                o->results[i].ResultsByPartition.v[j].PartitionErrorCode =
+                    denied ? ERR_TOPIC_AUTHORIZATION_FAILED : ERR_OPERATION_NOT_ATTEMPTED;
+        }
+        if (any_denied) {
+            call_done(c);
+            return;
+        }
+        for (int32_t i = 0; i < o->n_topics; i++)
+            for (int32_t j = 0; j < o->topics[i].Partitions.n; j++)
+                o->results[i].ResultsByPartition.v[j].PartitionErrorCode = 0;
     }
     if (unknown && !o->verify) {
         for (int32_t i = 0; i < o->n_topics; i++)
@@ -261,6 +288,13 @@ void txn_add_partitions_to_txn(struct txn *t, struct net_request *req)
             c->rs->ResultsByTransaction.v[i].TopicResults.v = ones[i].results;
             c->rs->ResultsByTransaction.v[i].TopicResults.n = nt;
         }
+    }
+    /* v4 is the brokers' own (KIP-890 verification): CLUSTER_ACTION on the cluster. */
+    if (req->hdr.RequestApiVersion >= 4 &&
+        !authz_allowed(req, PROTO_ACL_OP_CLUSTER_ACTION, PROTO_RESOURCE_CLUSTER, AUTHZ_CLUSTER)) {
+        c->rs->ErrorCode = ERR_CLUSTER_AUTHORIZATION_FAILED;
+        c->rs->ResultsByTransaction.n = 0;
+        n = 0;
     }
     c->waiting = n + 1; /* +1: held until every transaction was started */
     for (int32_t i = 0; i < n; i++)

@@ -5,6 +5,7 @@
  * when it is not (yet) its coordinator. */
 #include <string.h>
 
+#include "authz/authz.h"
 #include "base/arena.h"
 #include "base/err.h"
 #include "net/net.h"
@@ -69,10 +70,24 @@ void txn_describe_transactions(struct txn *t, struct net_request *req)
     if (rs->TransactionStates.v == NULL)
         goto nomem;
     rs->TransactionStates.n = n;
-    for (int32_t i = 0; i < n; i++)
+    for (int32_t i = 0; i < n; i++) {
+        /* DESCRIBE on each transactional id. */
+        if (rq->TransactionalIds.v[i] != NULL &&
+            !authz_allowed(req, PROTO_ACL_OP_DESCRIBE, PROTO_RESOURCE_TRANSACTIONAL_ID,
+                           rq->TransactionalIds.v[i])) {
+            struct DescribeTransactionsTransactionState *s = &rs->TransactionStates.v[i];
+            memset(s, 0, sizeof *s);
+            s->TransactionalId = rq->TransactionalIds.v[i];
+            s->ErrorCode = ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+            s->TransactionState = "";
+            s->ProducerId = -1;
+            s->ProducerEpoch = -1;
+            continue;
+        }
         if (describe_one(t, req->arena, rq->TransactionalIds.v[i], &rs->TransactionStates.v[i]) !=
             0)
             goto nomem;
+    }
     net_respond(req, rs);
     return;
 

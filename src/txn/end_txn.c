@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "authz/authz.h"
 #include "base/arena.h"
 #include "base/err.h"
 #include "base/fault.h"
@@ -61,6 +62,11 @@ void txn_end_txn(struct txn *t, struct net_request *req)
 
     if (rq->TransactionalId == NULL || rq->TransactionalId[0] == '\0') {
         answer(req, ERR_INVALID_REQUEST);
+        return;
+    }
+    if (!authz_allowed(req, PROTO_ACL_OP_WRITE, PROTO_RESOURCE_TRANSACTIONAL_ID,
+                       rq->TransactionalId)) {
+        answer(req, ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
         return;
     }
     err = txn_shard_for(t, rq->TransactionalId, &sh);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "authz/authz.h"
 #include "base/arena.h"
 #include "base/err.h"
 #include "base/slog.h"
@@ -147,8 +148,24 @@ void txn_init_producer_id(struct txn *t, struct net_request *req)
     struct InitProducerIdRequest *rq = req->body;
     struct init_call *c;
 
+    /* Without a transactional id: IDEMPOTENT_WRITE on the cluster or WRITE on some topic;
+     * with one, WRITE on it — checked before the epoch is bumped, so that a principal
+     * without it cannot fence the id's real owner. */
     if (rq->TransactionalId == NULL) {
+        if (!authz_allowed_quiet(req, PROTO_ACL_OP_IDEMPOTENT_WRITE, PROTO_RESOURCE_CLUSTER,
+                                 AUTHZ_CLUSTER) &&
+            !authz_allowed_any(req, PROTO_ACL_OP_WRITE, PROTO_RESOURCE_TOPIC)) {
+            authz_allowed(req, PROTO_ACL_OP_IDEMPOTENT_WRITE, PROTO_RESOURCE_CLUSTER,
+                          AUTHZ_CLUSTER); /* the denial's log line */
+            answer(req, ERR_CLUSTER_AUTHORIZATION_FAILED, -1, -1);
+            return;
+        }
         txn_pid_next(t, on_idempotent_id, req);
+        return;
+    }
+    if (!authz_allowed(req, PROTO_ACL_OP_WRITE, PROTO_RESOURCE_TRANSACTIONAL_ID,
+                       rq->TransactionalId)) {
+        answer(req, ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED, -1, -1);
         return;
     }
     if (rq->TransactionalId[0] == '\0') {

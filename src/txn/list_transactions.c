@@ -4,6 +4,7 @@
  * COORDINATOR_LOAD_IN_PROGRESS while a shard loads. Dead entries are never listed. */
 #include <string.h>
 
+#include "authz/authz.h"
 #include "base/arena.h"
 #include "base/err.h"
 #include "net/net.h"
@@ -14,6 +15,7 @@ struct lister {
     const struct ListTransactionsRequest *rq;
     unsigned states; /* bit per state; 0 = all */
     struct ListTransactionsResponse *rs;
+    struct net_request *req; /* whose principal must DESCRIBE each id listed */
     int32_t cap;
     bool nomem;
 };
@@ -24,6 +26,10 @@ static void list_one(void *arg, struct txn_meta *m)
     const struct txn_transit *c = &m->cur;
 
     if (l->nomem || c->state == TXN_DEAD || (l->states && !(l->states & (1u << c->state))))
+        return;
+    /* Only the transactional ids the principal may DESCRIBE (Kafka filters them). */
+    if (!authz_allowed_quiet(l->req, PROTO_ACL_OP_DESCRIBE, PROTO_RESOURCE_TRANSACTIONAL_ID,
+                             m->tid))
         return;
     if (l->rq->ProducerIdFilters.n > 0) {
         bool hit = false;
@@ -57,7 +63,7 @@ void txn_list_transactions(struct txn *t, struct net_request *req)
 {
     struct ListTransactionsRequest *rq = req->body;
     struct ListTransactionsResponse *rs = arena_alloc(req->arena, sizeof *rs);
-    struct lister l = {.ar = req->arena, .rq = rq, .rs = rs};
+    struct lister l = {.ar = req->arena, .rq = rq, .rs = rs, .req = req};
     int32_t nf = rq->StateFilters.n > 0 ? rq->StateFilters.n : 0;
 
     if (rs == NULL)

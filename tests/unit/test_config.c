@@ -620,10 +620,18 @@ TEST(config_kafka_39_broker_table)
         REQUIRE(b != NULL);
         CHECK(!b->dynamic && b->topic_key == NULL);
     }
+    /* The StandardAuthorizer's own configs (not in the broker table), read-only. */
+    static const char *const authorizer_own[] = {"super.users", "allow.everyone.if.no.acl.found"};
+    for (size_t i = 0; i < sizeof authorizer_own / sizeof authorizer_own[0]; i++) {
+        const struct config_def *b = config_find_broker(authorizer_own[i]);
+        REQUIRE(b != NULL);
+        CHECK(!b->dynamic && b->topic_key == NULL);
+    }
     size_t broker_rows = 0;
     for (size_t i = 0; i < n; i++)
         broker_rows += d[i].broker_key != NULL;
-    CHECK_EQ_INT(broker_rows, listed + 1 + sizeof tally_own / sizeof tally_own[0]);
+    CHECK_EQ_INT(broker_rows, listed + 1 + sizeof tally_own / sizeof tally_own[0] +
+                                  sizeof authorizer_own / sizeof authorizer_own[0]);
     CHECK(!config_find_broker("producer.id.expiration.check.interval.ms")->dynamic);
     /* Passwords are typed so (DescribeConfigs hides them). */
     CHECK_EQ_INT(config_find_broker("ssl.keystore.password")->type, CT_PASSWORD);

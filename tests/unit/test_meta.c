@@ -993,7 +993,7 @@ TEST(meta_snapshot_version1_restores)
 
     /* A snapshot taken now is of the current version and restores to the same image. */
     REQUIRE(meta_image_snapshot(img, &snap, &len) == 0);
-    CHECK_EQ_INT(snap[0], 4);
+    CHECK_EQ_INT(snap[0], 5);
     CHECK_EQ_INT(meta_image_restore(again, snap, len), 0);
     CHECK(same_snapshot(img, again));
     free(snap);
@@ -1084,10 +1084,10 @@ TEST(meta_snapshot_version2_restores)
     CHECK_EQ_INT(p->n_adding, 1);
     CHECK_EQ_INT(p->n_elr, 0);
     CHECK(p->elr == NULL);
-    /* Written again, it is version 4 and restores to the same image. */
+    /* Written again, it is version 5 and restores to the same image. */
     REQUIRE(meta_image_snapshot(img, &snap, &len) == 0);
-    CHECK_EQ_INT(snap[0], 4);
-    CHECK_EQ_INT(len, w.n + 4 + 4); /* one empty ELR more, and no SCRAM credentials */
+    CHECK_EQ_INT(snap[0], 5);
+    CHECK_EQ_INT(len, w.n + 4 + 4 + 4); /* one empty ELR more, no SCRAM credentials, no ACLs */
     CHECK_EQ_INT(meta_image_restore(again, snap, len), 0);
     CHECK(same_snapshot(img, again));
     free(snap);
@@ -1708,7 +1708,7 @@ TEST(meta_scram_credentials_apply_snapshot_and_delete)
     CHECK(meta_image_scram_find(img, "dave", META_SCRAM_SHA_256) == NULL);
 
     REQUIRE(meta_image_snapshot(img, &snap, &len) == 0);
-    CHECK_EQ_INT(snap[0], 4);
+    CHECK_EQ_INT(snap[0], 5);
     CHECK_EQ_INT(meta_image_restore(again, snap, len), 0);
     CHECK(same_snapshot(img, again));
     b = meta_image_scram_find(again, "bob", META_SCRAM_SHA_512);
@@ -1721,11 +1721,11 @@ TEST(meta_scram_credentials_apply_snapshot_and_delete)
     CHECK(same_snapshot(img, again));
     free(snap);
 
-    /* Version 3: the same without the credential count at the end. */
+    /* Version 3: the same without the credential and ACL counts at the end. */
     struct meta_image *empty = meta_image_new(), *old = meta_image_new();
     REQUIRE(meta_image_snapshot(empty, &snap, &len) == 0);
     snap[0] = 3;
-    CHECK_EQ_INT(meta_image_restore(old, snap, len - 4), 0);
+    CHECK_EQ_INT(meta_image_restore(old, snap, len - 8), 0);
     meta_image_scram(old, &n);
     CHECK_EQ_INT(n, 0);
     free(snap);
