@@ -126,11 +126,11 @@ struct srv {
     struct tls_ctx *tls;     /* NULL: plaintext */
     struct sasl_config sasl; /* n_mechs 0: no SASL */
     int accepted;
-    int eofs; /* connections the client closed, or broke off with a TLS alert */
-    int answered;        /* AllocateProducerIds answered */
-    int early;           /* AllocateProducerIds before authentication (then closed) */
+    int eofs;     /* connections the client closed, or broke off with a TLS alert */
+    int answered; /* AllocateProducerIds answered */
+    int early;    /* AllocateProducerIds before authentication (then closed) */
     int auth_ok, auth_failed, tls_failed;
-    char principal[128]; /* the TLS peer's, of the last handshake */
+    char principal[128];          /* the TLS peer's, of the last handshake */
     char user[SASL_MAX_NAME + 1]; /* the SASL user authenticated last */
 };
 
@@ -491,8 +491,8 @@ TEST(net_client_tls_refuses_a_server_of_another_ca)
     struct fx f;
     struct answer a = {0};
     pki_make(&k);
-    REQUIRE(fx_start(&f, ctx_make(false, &k.impostor, NULL), NULL, ctx_make(true, NULL, &k.ca),
-                     NULL));
+    REQUIRE(
+        fx_start(&f, ctx_make(false, &k.impostor, NULL), NULL, ctx_make(true, NULL, &k.ca), NULL));
     REQUIRE(send_alloc(&f, 1, &a) == 0);
     /* The client aborts the handshake (its alert fails the server's side too) and backs off. */
     REQUIRE(run_until_int(&f, &f.srv.eofs, 1));
