@@ -59,6 +59,7 @@ struct server_config {
      * sasl.mechanism.inter.broker.protocol (PLAIN) and the login of the listener's
      * listener.name.<l>.plain.sasl.jaas.config (username, password), else ib_sasl_mech "". */
     struct tls_ctx *ib_tls;
+    bool ib_verify_host; /* ssl.endpoint.identification.algorithm=https (Kafka's default) */
     char ib_sasl_mech[32];
     char ib_sasl_user[SASL_MAX_NAME + 1], ib_sasl_pass[SASL_MAX_NAME + 1];
     char controller[160]; /* CONTROLLER listener host:port (raft) */

@@ -304,6 +304,16 @@ static int parse_inter_broker_client(const struct props *p, const struct server_
                     l->name, sp == SERVER_SSL ? "SSL" : "SASL_SSL", listener_lower(l->name));
             return -1;
         }
+        const char *eia = ssl_get(&src, "ssl.endpoint.identification.algorithm");
+        if (eia == NULL || strcasecmp(eia, "https") == 0) {
+            cfg->ib_verify_host = true;
+        } else if (*eia != '\0') {
+            fprintf(stderr,
+                    "tallyd: ssl.endpoint.identification.algorithm is '%s': https (the peer's "
+                    "certificate must name its address) or empty (not checked)\n",
+                    eia);
+            return -1;
+        }
         if (tls_ctx_build(p, l, NULL, NULL, true, &cfg->ib_tls, why, sizeof why) != 0) {
             fprintf(stderr, "tallyd: inter-broker listener %s (client side): %s\n", l->name, why);
             return -1;

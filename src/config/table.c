@@ -1271,9 +1271,11 @@ static const struct config_def defs[] = {
      "altered value is stored, no effect until the next start.",
      CF_PER_BROKER, "src/server_config.c"},
     {NULL, "ssl.endpoint.identification.algorithm", CT_STRING, "https", 0, 0, NULL, true,
-     "How a server's host name is checked against its certificate. Stored, no effect in "
-     "Tally: its TLS is OpenSSL's, set by the other ssl.* settings.",
-     CF_PER_BROKER, NULL},
+     "How a server's host name is checked against its certificate: https (the certificate "
+     "must name the address connected to, an IP subjectAltName or a DNS name) or empty (not "
+     "checked). In Tally it applies to the broker's connections to other brokers on an SSL "
+     "or SASL_SSL inter-broker listener, read at start.",
+     CF_PER_BROKER, "src/server_config.c"},
     {NULL, "ssl.engine.factory.class", CT_CLASS, NULL, 0, 0, NULL, true,
      "The class that provides TLS engines. Stored, no effect in Tally: its TLS is OpenSSL's, "
      "set by the other ssl.* settings.",

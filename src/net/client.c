@@ -72,6 +72,7 @@ struct nc_sock {
     size_t rlen, rcap;
     struct tls_conn *tls; /* NULL on a plaintext connection */
     uint8_t *cbuf;        /* TLS: READ_CHUNK bytes for the ciphertext read */
+    char host[128];       /* the address connected to (tls_verify_host) */
 };
 
 struct nc_write {
@@ -640,7 +641,9 @@ static void on_connect(uv_connect_t *req, int status)
     }
     s->cbuf = malloc(READ_CHUNK);
     s->tls = s->cbuf ? tls_conn_new(n->client->opts.tls) : NULL;
-    if (s->tls == NULL || sock_tls_flush(s) != 0) /* the ClientHello */
+    if (s->tls == NULL ||
+        (n->client->opts.tls_verify_host && tls_conn_verify_host(s->tls, s->host) != 0) ||
+        sock_tls_flush(s) != 0) /* the ClientHello */
         node_fail(n, ERR_NOMEM);
 }
 
@@ -780,6 +783,7 @@ static void node_connect(struct nc_node *n)
     }
     s->client = c;
     s->node = n;
+    snprintf(s->host, sizeof s->host, "%s", host);
     if (uv_tcp_init(c->loop, &s->tcp) != 0) {
         free(s);
         node_fail(n, ERR_IO);

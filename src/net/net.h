@@ -261,6 +261,9 @@ struct net_client_options {
      * both are done; the connection setup timeout covers them, and a failed handshake or
      * authentication backs off as a failed connect does. NULL: plaintext, no SASL. */
     struct tls_ctx *tls;
+    /* With tls: the peer's certificate must also name the address connected to (the
+     * resolver's host), as ssl.endpoint.identification.algorithm=https. */
+    bool tls_verify_host;
     const char *sasl_mechanism, *sasl_username, *sasl_password;
 };
 

@@ -40,8 +40,9 @@ static void bio_to(BIO *b, char *out, size_t cap)
     BIO_free(b);
 }
 
-/* A day-long certificate for CN=`cn`,O=Tally signed by `ca` (NULL: a self-signed CA). */
-static void make_cert(struct pem *p, const char *cn, struct pem *ca)
+/* A day-long certificate for CN=`cn`,O=Tally signed by `ca` (NULL: a self-signed CA), with
+ * subjectAltName `san` ("IP:127.0.0.1"; NULL: none). */
+static void make_cert(struct pem *p, const char *cn, struct pem *ca, const char *san)
 {
     static long serial = 1;
     EVP_PKEY *k = EVP_EC_gen("P-256");
@@ -66,6 +67,11 @@ static void make_cert(struct pem *p, const char *cn, struct pem *ca)
         X509_add_ext(x, e, -1);
         X509_EXTENSION_free(e);
     }
+    if (san) {
+        X509_EXTENSION *e = X509V3_EXT_conf_nid(NULL, NULL, NID_subject_alt_name, san);
+        X509_add_ext(x, e, -1);
+        X509_EXTENSION_free(e);
+    }
     X509_sign(x, ca ? ca->pkey : k, EVP_sha256());
     X509_NAME_free(n);
     BIO *b = BIO_new(BIO_s_mem());
@@ -79,21 +85,24 @@ static void make_cert(struct pem *p, const char *cn, struct pem *ca)
 }
 
 struct pki {
-    struct pem ca, broker1, broker2, other_ca, impostor;
+    struct pem ca, broker1, broker2, other_ca, impostor, elsewhere;
 };
 
 static void pki_make(struct pki *k)
 {
-    make_cert(&k->ca, "Tally Test CA", NULL);
-    make_cert(&k->broker1, "broker1", &k->ca);
-    make_cert(&k->broker2, "broker2", &k->ca);
-    make_cert(&k->other_ca, "Other CA", NULL);
-    make_cert(&k->impostor, "broker1", &k->other_ca);
+    make_cert(&k->ca, "Tally Test CA", NULL, NULL);
+    make_cert(&k->broker1, "broker1", &k->ca, "IP:127.0.0.1");
+    make_cert(&k->broker2, "broker2", &k->ca, "IP:127.0.0.1");
+    make_cert(&k->other_ca, "Other CA", NULL, NULL);
+    make_cert(&k->impostor, "broker1", &k->other_ca, "IP:127.0.0.1");
+    /* The right CA, but for another address: a broker's certificate must name its own. */
+    make_cert(&k->elsewhere, "broker9", &k->ca, "IP:127.0.0.2");
 }
 
 static void pki_free(struct pki *k)
 {
-    struct pem *all[] = {&k->ca, &k->broker1, &k->broker2, &k->other_ca, &k->impostor};
+    struct pem *all[] = {&k->ca,       &k->broker1,  &k->broker2,
+                         &k->other_ca, &k->impostor, &k->elsewhere};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         EVP_PKEY_free(all[i]->pkey);
         X509_free(all[i]->x);
@@ -400,7 +409,8 @@ static void on_answer(void *arg, int err, const void *resp)
 }
 
 /* The server with srv_tls (taken) and SASL when srv_password; the client with client_tls
- * (taken) and SASL PLAIN as "broker" / client_password when that is set. */
+ * (taken, checking the server's address in its certificate) and SASL PLAIN as "broker" /
+ * client_password when that is set. */
 static bool fx_start(struct fx *f, struct tls_ctx *srv_tls, const char *srv_password,
                      struct tls_ctx *client_tls, const char *client_password)
 {
@@ -415,6 +425,7 @@ static bool fx_start(struct fx *f, struct tls_ctx *srv_tls, const char *srv_pass
     o.resolve = resolve;
     o.resolve_arg = f;
     o.tls = client_tls;
+    o.tls_verify_host = true;
     if (client_password) {
         o.sasl_mechanism = "PLAIN";
         o.sasl_username = "broker";
@@ -556,6 +567,24 @@ TEST(net_client_sasl_ssl_failed_authentication_backs_off)
     tclock_advance(f.clock, 1);
     CHECK_EQ_INT(f.resolves, 3);
     CHECK_EQ_INT(f.srv.answered, 0);
+    fx_stop(&f);
+    pki_free(&k);
+}
+
+TEST(net_client_tls_refuses_a_certificate_for_another_address)
+{
+    struct pki k;
+    struct fx f;
+    struct answer a = {0};
+    pki_make(&k);
+    /* Signed by the trusted CA, but naming 127.0.0.2: not the broker connected to. */
+    REQUIRE(
+        fx_start(&f, ctx_make(false, &k.elsewhere, NULL), NULL, ctx_make(true, NULL, &k.ca), NULL));
+    REQUIRE(send_alloc(&f, 1, &a) == 0);
+    REQUIRE(run_until_int(&f, &f.srv.eofs, 1));
+    CHECK_EQ_INT(f.srv.tls_failed, 1);
+    CHECK_EQ_INT(f.srv.answered, 0);
+    CHECK(!a.done);
     fx_stop(&f);
     pki_free(&k);
 }
