@@ -748,6 +748,11 @@ int main(int argc, char **argv)
         .max_frame = t.cfg.max_frame,
         .connect_timeout_ms = t.cfg.connect_timeout_ms,
         .connect_timeout_max_ms = t.cfg.connect_timeout_max_ms,
+        .tls = t.cfg.ib_tls,
+        .tls_verify_host = t.cfg.ib_verify_host,
+        .sasl_mechanism = t.cfg.ib_sasl_mech[0] ? t.cfg.ib_sasl_mech : NULL,
+        .sasl_username = t.cfg.ib_sasl_user,
+        .sasl_password = t.cfg.ib_sasl_pass,
     };
     char client_id[48];
     snprintf(client_id, sizeof client_id, ADMIN_BROKER_CLIENT_ID_PREFIX "%d", t.cfg.node_id);

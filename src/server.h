@@ -47,12 +47,22 @@ struct server_config {
      * and the address other brokers use); host, port, adv_host and adv_port repeat its. */
     size_t n_listeners;
     struct server_listener listeners[SERVER_MAX_LISTENERS];
-    char host[128]; /* the inter-broker listener (inter.broker.listener.name, PLAINTEXT) */
+    char host[128]; /* the inter-broker listener (inter.broker.listener.name) */
     int port;
     char adv_host[128]; /* its advertised address (= listener unless set) */
     int adv_port;
     int64_t auth_failure_delay_ms; /* connection.failed.authentication.delay.ms */
-    char controller[160];          /* CONTROLLER listener host:port (raft) */
+    /* The broker's client side of the inter-broker listener (listeners[0]), for every
+     * outbound connection (net_client_options): SSL / SASL_SSL: a client TLS context from
+     * the listener's own ssl.* settings (its truststore verifies the peer, its keystore is
+     * presented when the peer asks), else NULL. SASL_PLAINTEXT / SASL_SSL: the mechanism of
+     * sasl.mechanism.inter.broker.protocol (PLAIN) and the login of the listener's
+     * listener.name.<l>.plain.sasl.jaas.config (username, password), else ib_sasl_mech "". */
+    struct tls_ctx *ib_tls;
+    bool ib_verify_host; /* ssl.endpoint.identification.algorithm=https (Kafka's default) */
+    char ib_sasl_mech[32];
+    char ib_sasl_user[SASL_MAX_NAME + 1], ib_sasl_pass[SASL_MAX_NAME + 1];
+    char controller[160]; /* CONTROLLER listener host:port (raft) */
     size_t n_voters;
     struct meta_voter voters[SERVER_MAX_VOTERS];
     char log_dir[PATH_MAX];       /* first entry of log.dirs */

@@ -225,13 +225,16 @@ static const char *ssl_get(const struct ssl_source *src, const char *key)
     return v ? v : props_get(src->p, key);
 }
 
-int server_tls_ctx_build(const struct props *p, const struct server_listener *l,
-                         server_dynamic_fn dyn, void *dyn_arg, struct tls_ctx **out, char *why,
-                         size_t why_len)
+/* Listener l's TLS context from its ssl.* settings: the accepting side, or (client) the
+ * broker's connecting side of the inter-broker listener. */
+static int tls_ctx_build(const struct props *p, const struct server_listener *l,
+                         server_dynamic_fn dyn, void *dyn_arg, bool client, struct tls_ctx **out,
+                         char *why, size_t why_len)
 {
     const struct ssl_source src = {p, l, dyn, dyn_arg};
     const char *auth = ssl_get(&src, "ssl.client.auth");
     struct tls_config tc = {
+        .client = client,
         .keystore_type = ssl_get(&src, "ssl.keystore.type"),
         .keystore_location = ssl_get(&src, "ssl.keystore.location"),
         .keystore_password = ssl_get(&src, "ssl.keystore.password"),
@@ -260,6 +263,13 @@ int server_tls_ctx_build(const struct props *p, const struct server_listener *l,
     return tls_ctx_new(&tc, out, why, why_len);
 }
 
+int server_tls_ctx_build(const struct props *p, const struct server_listener *l,
+                         server_dynamic_fn dyn, void *dyn_arg, struct tls_ctx **out, char *why,
+                         size_t why_len)
+{
+    return tls_ctx_build(p, l, dyn, dyn_arg, false, out, why, why_len);
+}
+
 /* An SSL or SASL_SSL listener's TLS context, from its ssl.* settings. A bad setting stops
  * the start with a line naming the key. */
 static int parse_tls_listener(const struct props *p, struct server_listener *l)
@@ -269,6 +279,75 @@ static int parse_tls_listener(const struct props *p, struct server_listener *l)
         fprintf(stderr, "tallyd: listener %s: %s\n", l->name, why);
         return -1;
     }
+    return 0;
+}
+
+/* The broker's client side of inter-broker listener l (see server_config.ib_tls): a client
+ * TLS context from l's ssl.* settings, which must include a truststore (brokers verify each
+ * other; there is no system CA store to fall back on as Java's), and for SASL the PLAIN login
+ * of l's JAAS config. What is not done yet is refused with a line saying so. */
+static int parse_inter_broker_client(const struct props *p, const struct server_listener *l,
+                                     struct server_config *cfg)
+{
+    char why[512];
+    int16_t sp = l->security_protocol;
+
+    if (sp == SERVER_SSL || sp == SERVER_SASL_SSL) {
+        const struct ssl_source src = {p, l, NULL, NULL};
+        if (ssl_get(&src, "ssl.truststore.location") == NULL &&
+            ssl_get(&src, "ssl.truststore.certificates") == NULL) {
+            fprintf(stderr,
+                    "tallyd: the inter-broker listener %s is %s: brokers verify each other's "
+                    "certificates, so it needs a truststore (listener.name.%s."
+                    "ssl.truststore.location, or ssl.truststore.location or "
+                    "ssl.truststore.certificates)\n",
+                    l->name, sp == SERVER_SSL ? "SSL" : "SASL_SSL", listener_lower(l->name));
+            return -1;
+        }
+        const char *eia = ssl_get(&src, "ssl.endpoint.identification.algorithm");
+        if (eia == NULL || strcasecmp(eia, "https") == 0) {
+            cfg->ib_verify_host = true;
+        } else if (*eia != '\0') {
+            fprintf(stderr,
+                    "tallyd: ssl.endpoint.identification.algorithm is '%s': https (the peer's "
+                    "certificate must name its address) or empty (not checked)\n",
+                    eia);
+            return -1;
+        }
+        if (tls_ctx_build(p, l, NULL, NULL, true, &cfg->ib_tls, why, sizeof why) != 0) {
+            fprintf(stderr, "tallyd: inter-broker listener %s (client side): %s\n", l->name, why);
+            return -1;
+        }
+    }
+    if (sp != SERVER_SASL_PLAINTEXT && sp != SERVER_SASL_SSL)
+        return 0;
+    const char *mech = props_get(p, "sasl.mechanism.inter.broker.protocol");
+    if (mech == NULL || *mech == '\0')
+        mech = "GSSAPI";
+    if (strcmp(mech, "PLAIN") != 0) {
+        fprintf(stderr,
+                "tallyd: sasl.mechanism.inter.broker.protocol is %s: brokers authenticate to each "
+                "other with PLAIN only for now (SCRAM-SHA-256/512 between brokers is not "
+                "implemented yet, GSSAPI and OAUTHBEARER not at all); set it to PLAIN\n",
+                mech);
+        return -1;
+    }
+    if (!sasl_config_enabled(&l->sasl, SASL_MECH_PLAIN)) {
+        fprintf(stderr,
+                "tallyd: the inter-broker listener %s does not enable PLAIN "
+                "(listener.name.%s.sasl.enabled.mechanisms), which "
+                "sasl.mechanism.inter.broker.protocol names\n",
+                l->name, listener_lower(l->name));
+        return -1;
+    }
+    const char *jaas = listener_prop(p, l->name, "plain.sasl.jaas.config");
+    if (sasl_jaas_login(SASL_MECH_PLAIN, jaas, cfg->ib_sasl_user, sizeof cfg->ib_sasl_user,
+                        cfg->ib_sasl_pass, sizeof cfg->ib_sasl_pass, why, sizeof why) != 0) {
+        fprintf(stderr, "tallyd: listener.name.%s.plain.sasl.jaas.config: %s\n",
+                listener_lower(l->name), why);
+        return -1;
+    }
+    snprintf(cfg->ib_sasl_mech, sizeof cfg->ib_sasl_mech, "PLAIN");
     return 0;
 }
 
@@ -377,7 +456,7 @@ static int parse_listeners(const struct props *p, const char *list, struct serve
         }
     }
     /* Inter-broker traffic: inter.broker.listener.name, else the listener named after
-     * security.inter.broker.protocol (Kafka's default), PLAINTEXT only for now. */
+     * security.inter.broker.protocol (Kafka's default). */
     const char *ib = props_get(p, "inter.broker.listener.name");
     if (ib == NULL || *ib == '\0')
         ib = props_get(p, "security.inter.broker.protocol");
@@ -394,14 +473,8 @@ static int parse_listeners(const struct props *p, const char *list, struct serve
                 ib, list ? list : "");
         return -1;
     }
-    if (cfg->listeners[ibi].security_protocol != SERVER_PLAINTEXT) {
-        static const char *const pnames[] = {"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"};
-        fprintf(stderr,
-                "tallyd: the inter-broker listener %s is %s: SASL and TLS between brokers are "
-                "not implemented yet; name a PLAINTEXT listener in inter.broker.listener.name\n",
-                ib, pnames[cfg->listeners[ibi].security_protocol]);
+    if (parse_inter_broker_client(p, &cfg->listeners[ibi], cfg) != 0)
         return -1;
-    }
     if (ibi != 0) {
         struct server_listener tmp = cfg->listeners[0];
         cfg->listeners[0] = cfg->listeners[ibi];
@@ -698,6 +771,9 @@ void server_config_free(struct server_config *cfg)
         cfg->listeners[i].tls = NULL;
     }
     cfg->n_listeners = 0;
+    tls_ctx_free(cfg->ib_tls);
+    cfg->ib_tls = NULL;
+    memset(cfg->ib_sasl_pass, 0, sizeof cfg->ib_sasl_pass);
     props_free(cfg->props);
     cfg->props = NULL;
     for (int i = 0; i < 2; i++) {

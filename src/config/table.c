@@ -1173,9 +1173,11 @@ static const struct config_def defs[] = {
      "no SASL authentication.",
      0, NULL},
     {NULL, "sasl.mechanism.inter.broker.protocol", CT_STRING, "GSSAPI", 0, 0, NULL, true,
-     "The SASL mechanism of connections between brokers. Stored, no effect in Tally: it has "
-     "no SASL authentication.",
-     CF_PER_BROKER, NULL},
+     "The SASL mechanism of connections between brokers on a SASL_PLAINTEXT or SASL_SSL "
+     "inter-broker listener, with the login (username, password) of the listener's "
+     "<mechanism>.sasl.jaas.config. Only PLAIN for now; read at start (a dynamic change "
+     "takes effect at the next restart).",
+     CF_PER_BROKER, "src/server_config.c"},
     {NULL, "sasl.oauthbearer.clock.skew.seconds", CT_INT, "30", INT32_MIN, I32MAX, NULL, false,
      "The clock difference allowed with the OAuth identity provider (s). Accepted, no effect "
      "in Tally: it has no SASL/OAUTHBEARER authentication.",
@@ -1230,7 +1232,8 @@ static const struct config_def defs[] = {
     {NULL, "security.inter.broker.protocol", CT_STRING, "PLAINTEXT", 0, 0, security_protocols,
      false,
      "The security protocol between brokers: names the inter-broker listener when "
-     "inter.broker.listener.name is unset. Only PLAINTEXT for now.",
+     "inter.broker.listener.name is unset. SSL and SASL_SSL need a truststore on the "
+     "listener; SASL needs sasl.mechanism.inter.broker.protocol=PLAIN.",
      0, "src/server_config.c"},
     {NULL, "security.providers", CT_STRING, NULL, 0, 0, NULL, false,
      "Classes that provide security algorithms. Accepted, no effect in Tally: its TLS is "
@@ -1274,9 +1277,11 @@ static const struct config_def defs[] = {
      "altered value is stored, no effect until the next start.",
      CF_PER_BROKER, "src/server_config.c"},
     {NULL, "ssl.endpoint.identification.algorithm", CT_STRING, "https", 0, 0, NULL, true,
-     "How a server's host name is checked against its certificate. Stored, no effect in "
-     "Tally: its TLS is OpenSSL's, set by the other ssl.* settings.",
-     CF_PER_BROKER, NULL},
+     "How a server's host name is checked against its certificate: https (the certificate "
+     "must name the address connected to, an IP subjectAltName or a DNS name) or empty (not "
+     "checked). In Tally it applies to the broker's connections to other brokers on an SSL "
+     "or SASL_SSL inter-broker listener, read at start.",
+     CF_PER_BROKER, "src/server_config.c"},
     {NULL, "ssl.engine.factory.class", CT_CLASS, NULL, 0, 0, NULL, true,
      "The class that provides TLS engines. Stored, no effect in Tally: its TLS is OpenSSL's, "
      "set by the other ssl.* settings.",

@@ -10,6 +10,13 @@
  * NETWORK_EXCEPTION when their connection goes. Every timer is a tclock timer, so a test
  * can drive timeouts and backoff on virtual time.
  *
+ * On a secure inter-broker listener CONNECTING has two more steps before READY, both within
+ * the connection setup timeout: the TLS handshake (the socket's bytes go through
+ * tls_conn_feed / tls_conn_take, the framing reads tls_conn_read and writes tls_conn_write),
+ * then SASL: SaslHandshake and SaslAuthenticate, sent as the node's own requests (they use
+ * the written queue and the correlation ids like any other). A failure in either backs off as
+ * a failed connect, and the backoff is reset only once a connection is READY.
+ *
  * A response frame on the wire:
  **   OFFSET  SIZE  FIELD
  **        0     4  size: bytes after this field (int32, big-endian)
@@ -24,6 +31,8 @@
 #include "base/slog.h"
 #include "base/tclock.h"
 #include "net.h"
+#include "proto/proto.h"
+#include "tls.h"
 
 #define DEFAULT_TIMEOUT_MS 30000
 #define DEFAULT_BACKOFF_MS 50
@@ -59,8 +68,11 @@ struct nc_sock {
     uv_connect_t connect;
     struct net_client *client;
     struct nc_node *node;
-    uint8_t *rbuf;
+    uint8_t *rbuf; /* plaintext received, not yet framed */
     size_t rlen, rcap;
+    struct tls_conn *tls; /* NULL on a plaintext connection */
+    uint8_t *cbuf;        /* TLS: READ_CHUNK bytes for the ciphertext read */
+    char host[128];       /* the address connected to (tls_verify_host) */
 };
 
 struct nc_write {
@@ -93,12 +105,26 @@ struct net_client {
     void (*done)(void *arg);
     void *done_arg;
     struct slog_limit warn;
+    struct slog_limit secured;   /* the "connected ... over TLS / SASL" line */
+    char *sasl_user, *sasl_pass; /* opts.sasl_mechanism set (PLAIN) */
 };
 
 static void node_kick(struct nc_node *n);
 static void node_fail(struct nc_node *n, int err);
+static void node_fail_why(struct nc_node *n, int err, const char *why);
+static void node_setup(struct nc_node *n);
 static void on_backoff_done(struct tclock_timer *t);
 static void on_connect_timeout(struct tclock_timer *t);
+
+static void client_free(struct net_client *c)
+{
+    free(c->client_id);
+    if (c->sasl_pass)
+        memset(c->sasl_pass, 0, strlen(c->sasl_pass));
+    free(c->sasl_pass);
+    free(c->sasl_user);
+    free(c);
+}
 
 int net_client_new(uv_loop_t *loop, const struct net_client_options *opts, struct net_client **out)
 {
@@ -123,9 +149,18 @@ int net_client_new(uv_loop_t *loop, const struct net_client_options *opts, struc
         c->opts.connect_timeout_max_ms = c->opts.connect_timeout_ms;
     if (c->opts.max_frame == 0)
         c->opts.max_frame = DEFAULT_MAX_FRAME;
-    c->client_id = strdup(opts->client_id ? opts->client_id : "tally");
-    if (c->client_id == NULL) {
+    if (opts->sasl_mechanism &&
+        (strcmp(opts->sasl_mechanism, "PLAIN") != 0 || opts->sasl_username == NULL)) {
         free(c);
+        return ERR_UNSUPPORTED_SASL_MECHANISM;
+    }
+    c->client_id = strdup(opts->client_id ? opts->client_id : "tally");
+    if (opts->sasl_mechanism) {
+        c->sasl_user = strdup(opts->sasl_username);
+        c->sasl_pass = strdup(opts->sasl_password ? opts->sasl_password : "");
+    }
+    if (c->client_id == NULL || (opts->sasl_mechanism && (!c->sasl_user || !c->sasl_pass))) {
+        client_free(c);
         return ERR_NOMEM;
     }
     c->opts.client_id = c->client_id;
@@ -217,24 +252,21 @@ static struct nc_node *node_get(struct net_client *c, int32_t id)
     return n;
 }
 
-int net_client_send(struct net_client *c, int32_t node_id, int16_t api_key, int16_t version,
-                    const void *req, net_client_cb cb, void *arg)
+/* An encoded request to n with a fresh correlation id and its timeout running: 0 and *out,
+ * or an error (nothing allocated). */
+static int req_new(struct nc_node *n, int16_t api_key, int16_t version, const void *req,
+                   net_client_cb cb, void *arg, struct nc_req **out)
 {
+    struct net_client *c = n->client;
     const struct proto_api *api = proto_api_find(api_key);
-    struct nc_node *n;
     struct nc_req *r;
     int rc;
 
-    if (c->stopping)
-        return ERR_SHUTDOWN;
     if (api == NULL || version < api->min_version || version > api->max_version)
         return ERR_UNSUPPORTED_VERSION;
-    n = node_get(c, node_id);
     r = calloc(1, sizeof *r);
-    if (n == NULL || r == NULL) {
-        rc = ERR_NOMEM;
-        goto err;
-    }
+    if (r == NULL)
+        return ERR_NOMEM;
     r->client = c;
     r->node = n;
     r->api = api;
@@ -250,15 +282,31 @@ int net_client_send(struct net_client *c, int32_t node_id, int16_t api_key, int1
     rc = tclock_timer_start(&r->timer, c->opts.request_timeout_ms, 0);
     if (rc)
         goto err_after_timer;
-    push(&n->wait_head, &n->wait_tail, r);
-    node_kick(n);
+    *out = r;
     return 0;
 err_after_timer:
     req_free(r);
     return rc;
-err:
-    free(r);
-    return rc;
+}
+
+int net_client_send(struct net_client *c, int32_t node_id, int16_t api_key, int16_t version,
+                    const void *req, net_client_cb cb, void *arg)
+{
+    struct nc_node *n;
+    struct nc_req *r;
+    int rc;
+
+    if (c->stopping)
+        return ERR_SHUTDOWN;
+    n = node_get(c, node_id);
+    if (n == NULL)
+        return ERR_NOMEM;
+    rc = req_new(n, api_key, version, req, cb, arg, &r);
+    if (rc)
+        return rc;
+    push(&n->wait_head, &n->wait_tail, r);
+    node_kick(n);
+    return 0;
 }
 
 /* ---- connections ------------------------------------------------------------------------ */
@@ -269,8 +317,7 @@ static void client_maybe_done(struct net_client *c)
         return;
     void (*done)(void *) = c->done;
     void *arg = c->done_arg;
-    free(c->client_id);
-    free(c);
+    client_free(c);
     if (done)
         done(arg);
 }
@@ -279,6 +326,8 @@ static void on_sock_closed(uv_handle_t *h)
 {
     struct nc_sock *s = h->data;
     struct net_client *c = s->client;
+    tls_conn_free(s->tls);
+    free(s->cbuf);
     free(s->rbuf);
     free(s);
     c->open_socks--;
@@ -307,8 +356,14 @@ static const char *node_name(const struct nc_node *n, char *buf, size_t len)
     return buf;
 }
 
-/* The connection failed or was given up: fail what was written, keep what waits, back off. */
 static void node_fail(struct nc_node *n, int err)
+{
+    node_fail_why(n, err, NULL);
+}
+
+/* The connection failed or was given up: fail what was written, keep what waits, back off.
+ * `why` (NULL: the error's name) goes into the log line. */
+static void node_fail_why(struct nc_node *n, int err, const char *why)
 {
     struct net_client *c = n->client;
     struct nc_req *r;
@@ -324,9 +379,9 @@ static void node_fail(struct nc_node *n, int err)
         slog_debug("net", "connection to %s closed (%s)", node_name(n, name, sizeof name),
                    err_name(err));
     else
-        slog_warn_limited(&c->warn, 10000, "net",
-                          "connection to %s failed (%s); retrying in %lld ms",
-                          node_name(n, name, sizeof name), err_name(err), (long long)n->backoff_ms);
+        slog_warn_limited(
+            &c->warn, 10000, "net", "connection to %s failed (%s); retrying in %lld ms",
+            node_name(n, name, sizeof name), why ? why : err_name(err), (long long)n->backoff_ms);
     n->state = NODE_BACKOFF;
     tclock_timer_start(&n->backoff_timer, n->backoff_ms, 0);
     n->backoff_ms *= 2;
@@ -350,31 +405,73 @@ static void on_write(uv_write_t *w, int status)
     free(wr);
 }
 
+/* Hands buf (taken, freed once written) to the kernel. Returns 0 or -1. */
+static int sock_write_raw(struct nc_sock *s, uint8_t *buf, size_t len)
+{
+    struct nc_write *wr = calloc(1, sizeof *wr);
+    uv_buf_t b = uv_buf_init((char *)buf, (unsigned)len);
+    if (wr == NULL) {
+        free(buf);
+        return -1;
+    }
+    wr->buf = buf;
+    if (uv_write(&wr->w, (uv_stream_t *)&s->tcp, &b, 1, on_write) != 0) {
+        free(buf);
+        free(wr);
+        return -1;
+    }
+    return 0;
+}
+
+/* TLS: writes the ciphertext waiting in s->tls (handshake records, alerts, requests). */
+static int sock_tls_flush(struct nc_sock *s)
+{
+    size_t n;
+    while ((n = tls_conn_pending(s->tls)) > 0) {
+        uint8_t *buf = malloc(n);
+        if (buf == NULL)
+            return -1;
+        n = tls_conn_take(s->tls, buf, n);
+        if (sock_write_raw(s, buf, n) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Writes one request frame (taken), through TLS on a TLS connection. Returns 0 or -1. */
+static int sock_send(struct nc_sock *s, uint8_t *frame, size_t len)
+{
+    if (s->tls == NULL)
+        return sock_write_raw(s, frame, len);
+    int rc = tls_conn_write(s->tls, frame, len);
+    free(frame);
+    return rc == 0 ? sock_tls_flush(s) : -1;
+}
+
+/* Moves r to the written queue and writes it; false when the connection failed. */
+static bool req_write(struct nc_node *n, struct nc_req *r)
+{
+    uint8_t *frame = r->frame;
+    r->frame = NULL;
+    r->sent = true;
+    push(&n->sent_head, &n->sent_tail, r);
+    if (sock_send(n->sock, frame, r->frame_len) != 0) {
+        node_fail(n, ERR_NETWORK_EXCEPTION);
+        return false;
+    }
+    return true;
+}
+
 /* Writes every waiting request (READY only). */
 static void node_flush(struct nc_node *n)
 {
     struct nc_req *r;
     while (n->state == NODE_READY && (r = n->wait_head) != NULL) {
-        struct nc_write *wr = calloc(1, sizeof *wr);
-        uv_buf_t b;
-        if (wr == NULL) {
-            node_fail(n, ERR_NOMEM);
-            return;
-        }
         n->wait_head = r->next;
         if (n->wait_head == NULL)
             n->wait_tail = NULL;
-        wr->buf = r->frame;
-        b = uv_buf_init((char *)r->frame, (unsigned)r->frame_len);
-        r->frame = NULL;
-        r->sent = true;
-        push(&n->sent_head, &n->sent_tail, r);
-        if (uv_write(&wr->w, (uv_stream_t *)&n->sock->tcp, &b, 1, on_write) != 0) {
-            free(wr->buf);
-            free(wr);
-            node_fail(n, ERR_NETWORK_EXCEPTION);
+        if (!req_write(n, r))
             return;
-        }
     }
 }
 
@@ -414,21 +511,78 @@ static bool handle_frame(struct nc_node *n, const uint8_t *buf, size_t len)
     return true;
 }
 
+/* Makes room for READ_CHUNK more bytes in s->rbuf: 0, or -1 when out of memory. */
+static int rbuf_room(struct nc_sock *s)
+{
+    if (s->rcap - s->rlen >= READ_CHUNK)
+        return 0;
+    size_t cap = s->rcap ? s->rcap * 2 : READ_CHUNK * 2;
+    uint8_t *p = realloc(s->rbuf, cap);
+    if (p == NULL)
+        return -1;
+    s->rbuf = p;
+    s->rcap = cap;
+    return 0;
+}
+
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *b)
 {
     struct nc_sock *s = h->data;
     (void)suggested;
-    if (s->rcap - s->rlen < READ_CHUNK) {
-        size_t cap = s->rcap ? s->rcap * 2 : READ_CHUNK * 2;
-        uint8_t *p = realloc(s->rbuf, cap);
-        if (p == NULL) {
-            *b = uv_buf_init(NULL, 0); /* libuv reports UV_ENOBUFS */
-            return;
-        }
-        s->rbuf = p;
-        s->rcap = cap;
+    if (s->tls) {
+        *b = uv_buf_init((char *)s->cbuf, READ_CHUNK);
+        return;
+    }
+    if (rbuf_room(s) != 0) {
+        *b = uv_buf_init(NULL, 0); /* libuv reports UV_ENOBUFS */
+        return;
     }
     *b = uv_buf_init((char *)s->rbuf + s->rlen, (unsigned)(s->rcap - s->rlen));
+}
+
+/* TLS: feeds the ciphertext read into s->cbuf, answers the handshake, and once it is done
+ * moves the plaintext into s->rbuf. Returns false when there is nothing to frame (the
+ * handshake goes on, or the connection failed). */
+static bool sock_tls_input(struct nc_sock *s, struct nc_node *n, size_t nread)
+{
+    bool was_up = tls_conn_established(s->tls);
+    char why[256];
+    long got;
+
+    if (tls_conn_feed(s->tls, s->cbuf, nread) != 0) {
+        (void)sock_tls_flush(s); /* the alert, if any: the peer learns why */
+        snprintf(why, sizeof why, "TLS handshake: %s",
+                 *tls_conn_error(s->tls) ? tls_conn_error(s->tls) : "the peer closed");
+        node_fail_why(n, ERR_BROKER_NOT_AVAILABLE, why);
+        return false;
+    }
+    if (sock_tls_flush(s) != 0) {
+        node_fail(n, ERR_NETWORK_EXCEPTION);
+        return false;
+    }
+    if (!tls_conn_established(s->tls))
+        return false;
+    if (!was_up) {
+        node_setup(n);
+        if (s->node != n)
+            return false;
+    }
+    for (;;) {
+        if (rbuf_room(s) != 0) {
+            node_fail(n, ERR_NOMEM);
+            return false;
+        }
+        got = tls_conn_read(s->tls, s->rbuf + s->rlen, s->rcap - s->rlen);
+        if (got == 0)
+            return true;
+        if (got < 0) {
+            snprintf(why, sizeof why, "TLS: %s",
+                     *tls_conn_error(s->tls) ? tls_conn_error(s->tls) : "the peer closed");
+            node_fail_why(n, ERR_NETWORK_EXCEPTION, why);
+            return false;
+        }
+        s->rlen += (size_t)got;
+    }
 }
 
 static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *b)
@@ -444,7 +598,10 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *b)
         node_fail(n, nread == UV_EOF ? ERR_NETWORK_EXCEPTION : ERR_IO);
         return;
     }
-    s->rlen += (size_t)nread;
+    if (s->tls == NULL)
+        s->rlen += (size_t)nread;
+    else if (!sock_tls_input(s, n, (size_t)nread))
+        return;
     while (s->rlen - off >= 4) {
         const uint8_t *p = s->rbuf + off;
         size_t size = (size_t)p[0] << 24 | (size_t)p[1] << 16 | (size_t)p[2] << 8 | p[3];
@@ -474,16 +631,134 @@ static void on_connect(uv_connect_t *req, int status)
 
     if (n == NULL)
         return; /* given up meanwhile; the handle is closing */
-    tclock_timer_stop(&n->connect_timer);
     if (status < 0 || uv_read_start((uv_stream_t *)&s->tcp, on_alloc, on_read) != 0) {
         node_fail(n, ERR_BROKER_NOT_AVAILABLE);
         return;
     }
+    if (n->client->opts.tls == NULL) {
+        node_setup(n);
+        return;
+    }
+    s->cbuf = malloc(READ_CHUNK);
+    s->tls = s->cbuf ? tls_conn_new(n->client->opts.tls) : NULL;
+    if (s->tls == NULL ||
+        (n->client->opts.tls_verify_host && tls_conn_verify_host(s->tls, s->host) != 0) ||
+        sock_tls_flush(s) != 0) /* the ClientHello */
+        node_fail(n, ERR_NOMEM);
+}
+
+/* The connection is set up (and secured, and authenticated): requests go. */
+static void node_ready(struct nc_node *n)
+{
+    struct net_client *c = n->client;
+    char name[32];
+
+    tclock_timer_stop(&n->connect_timer);
     n->state = NODE_READY;
-    n->backoff_ms = n->client->opts.reconnect_backoff_ms;
-    n->connect_timeout_ms = n->client->opts.connect_timeout_ms;
-    slog_debug("net", "connected to node %d", n->id);
+    n->backoff_ms = c->opts.reconnect_backoff_ms;
+    n->connect_timeout_ms = c->opts.connect_timeout_ms;
+    if (c->opts.tls || c->opts.sasl_mechanism)
+        slog_info_limited(&c->secured, 60000, "net", "connected to %s over %s%s%s%s",
+                          node_name(n, name, sizeof name),
+                          c->opts.tls ? (c->opts.sasl_mechanism ? "SASL_SSL" : "SSL")
+                                      : "SASL_PLAINTEXT",
+                          c->opts.tls ? " (TLS, peer verified as configured)" : "",
+                          c->opts.sasl_mechanism ? ", SASL PLAIN as " : "",
+                          c->opts.sasl_mechanism ? c->sasl_user : "");
+    else
+        slog_debug("net", "connected to node %d", n->id);
     node_flush(n);
+}
+
+/* ---- SASL (the node's own requests, before any queued one) --------------------------- */
+
+/* Whether err is the end of the node's connection or of the client, which whoever ended it
+ * has already dealt with (node_fail, on_req_timeout, net_client_stop). */
+static bool conn_gone(int err)
+{
+    return err == ERR_NETWORK_EXCEPTION || err == ERR_REQUEST_TIMED_OUT || err == ERR_SHUTDOWN;
+}
+
+static void on_sasl_authenticate(void *arg, int err, const void *resp)
+{
+    struct nc_node *n = arg;
+    const struct SaslAuthenticateResponse *rs = resp;
+    char why[320];
+
+    if (conn_gone(err))
+        return;
+    if (err != 0 || rs->ErrorCode != 0) {
+        snprintf(why, sizeof why, "SASL PLAIN authentication as %s failed: %s",
+                 n->client->sasl_user,
+                 err                ? err_name(err)
+                 : rs->ErrorMessage ? rs->ErrorMessage
+                                    : err_name(rs->ErrorCode));
+        node_fail_why(n, ERR_SASL_AUTHENTICATION_FAILED, why);
+        return;
+    }
+    node_ready(n);
+}
+
+static void on_sasl_handshake(void *arg, int err, const void *resp)
+{
+    struct nc_node *n = arg;
+    struct net_client *c = n->client;
+    const struct SaslHandshakeResponse *rs = resp;
+    struct nc_req *r;
+    char why[320];
+
+    if (conn_gone(err))
+        return;
+    if (err != 0 || rs->ErrorCode != 0) {
+        size_t k = (size_t)snprintf(why, sizeof why, "SaslHandshake: %s",
+                                    err_name(err ? err : rs->ErrorCode));
+        for (int32_t i = 0; err == 0 && i < rs->Mechanisms.n && k < sizeof why; i++)
+            k += (size_t)snprintf(why + k, sizeof why - k, "%s%s", i ? ", " : " (it enables ",
+                                  rs->Mechanisms.v[i]);
+        if (err == 0 && rs->Mechanisms.n > 0 && k < sizeof why)
+            snprintf(why + k, sizeof why - k, ")");
+        node_fail_why(n, err ? ERR_SASL_AUTHENTICATION_FAILED : rs->ErrorCode, why);
+        return;
+    }
+    /* PLAIN (RFC 4616): authzid (empty) NUL authcid NUL password. */
+    size_t ul = strlen(c->sasl_user), pl = strlen(c->sasl_pass);
+    uint8_t *tok = malloc(ul + pl + 2);
+    if (tok == NULL) {
+        node_fail(n, ERR_NOMEM);
+        return;
+    }
+    tok[0] = '\0';
+    memcpy(tok + 1, c->sasl_user, ul);
+    tok[1 + ul] = '\0';
+    memcpy(tok + 2 + ul, c->sasl_pass, pl);
+    struct SaslAuthenticateRequest rq = {.AuthBytes = {.data = tok, .len = (int32_t)(ul + pl + 2)}};
+    int rc = req_new(n, PROTO_API_SaslAuthenticate, 2, &rq, on_sasl_authenticate, n, &r);
+    memset(tok, 0, ul + pl + 2);
+    free(tok);
+    if (rc != 0) {
+        node_fail(n, rc);
+        return;
+    }
+    (void)req_write(n, r);
+}
+
+/* TCP is connected (and TLS established): authenticate first when SASL is on. */
+static void node_setup(struct nc_node *n)
+{
+    struct SaslHandshakeRequest rq = {.Mechanism = (char *)"PLAIN"};
+    struct nc_req *r;
+    int rc;
+
+    if (n->client->opts.sasl_mechanism == NULL) {
+        node_ready(n);
+        return;
+    }
+    rc = req_new(n, PROTO_API_SaslHandshake, 1, &rq, on_sasl_handshake, n, &r);
+    if (rc != 0) {
+        node_fail(n, rc);
+        return;
+    }
+    (void)req_write(n, r);
 }
 
 static void node_connect(struct nc_node *n)
@@ -508,6 +783,7 @@ static void node_connect(struct nc_node *n)
     }
     s->client = c;
     s->node = n;
+    snprintf(s->host, sizeof s->host, "%s", host);
     if (uv_tcp_init(c->loop, &s->tcp) != 0) {
         free(s);
         node_fail(n, ERR_IO);

@@ -257,6 +257,18 @@ struct net_client_options {
      * retries (about two minutes), and one made during a cut may still be waiting long
      * after the heal. 0: 10000 and 30000. */
     int64_t connect_timeout_ms, connect_timeout_max_ms;
+    /* The inter-broker listener's security (security.inter.broker.protocol). With `tls` (a
+     * client context, net/tls.h; borrowed, must outlive the client) every connection speaks
+     * TLS and the peer is verified as the context says. With sasl_mechanism ("PLAIN" only
+     * for now) every connection authenticates as sasl_username / sasl_password (copied):
+     * SaslHandshake v1 then SaslAuthenticate v2, after TLS. Nothing queued is written before
+     * both are done; the connection setup timeout covers them, and a failed handshake or
+     * authentication backs off as a failed connect does. NULL: plaintext, no SASL. */
+    struct tls_ctx *tls;
+    /* With tls: the peer's certificate must also name the address connected to (the
+     * resolver's host), as ssl.endpoint.identification.algorithm=https. */
+    bool tls_verify_host;
+    const char *sasl_mechanism, *sasl_username, *sasl_password;
 };
 
 /* The answer to one request: err 0 and `resp` (layout api->response at the version sent,
@@ -267,7 +279,8 @@ struct net_client_options {
 typedef void (*net_client_cb)(void *arg, int err, const void *resp);
 
 /* Creates a client on `loop`. No connection is made until a request needs one. Returns 0
- * and *out, or ERR_NOMEM. */
+ * and *out, ERR_NOMEM, or ERR_UNSUPPORTED_SASL_MECHANISM (a sasl_mechanism other than PLAIN,
+ * or PLAIN without a user name). */
 int net_client_new(uv_loop_t *loop, const struct net_client_options *opts, struct net_client **out);
 
 /* Sends `req` (layout of API `api_key`'s request at `version`) to `node_id` with a fresh

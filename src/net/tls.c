@@ -16,6 +16,7 @@
 #include <openssl/pkcs12.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <openssl/x509v3.h>
 
 /* Largest keystore or truststore file read (they are a few KiB). */
 #define TLS_STORE_MAX (1u << 20)
@@ -718,6 +719,21 @@ void tls_conn_free(struct tls_conn *t)
     SSL_free(t->ssl);
     tls_ctx_free(t->ctx);
     free(t);
+}
+
+int tls_conn_verify_host(struct tls_conn *t, const char *host)
+{
+    X509_VERIFY_PARAM *vp = SSL_get0_param(t->ssl);
+    int rc = -1;
+
+    if (unset(host))
+        return -1;
+    ERR_clear_error();
+    X509_VERIFY_PARAM_set_hostflags(vp, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+    if (X509_VERIFY_PARAM_set1_ip_asc(vp, host) == 1 || SSL_set1_host(t->ssl, host) == 1)
+        rc = 0;
+    ERR_clear_error();
+    return rc;
 }
 
 /* Records why the connection died, from the verify result or the error queue. */

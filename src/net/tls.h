@@ -55,6 +55,13 @@ int tls_rules_check(const char *rules, char *why, size_t why_len);
 struct tls_conn *tls_conn_new(struct tls_ctx *ctx);
 void tls_conn_free(struct tls_conn *t);
 
+/* A connecting side: the peer's certificate must also name `host` — an IP address matched
+ * against its IP subjectAltNames, else a DNS name (subjectAltName, or the CN without one),
+ * as Kafka's ssl.endpoint.identification.algorithm=https checks it. Call before feeding
+ * the peer's first bytes; a mismatch then fails the handshake ("certificate verify failed:
+ * IP address mismatch"). Returns 0, or -1 (out of memory, or host empty). */
+int tls_conn_verify_host(struct tls_conn *t, const char *host);
+
 /* Feeds ciphertext received from the peer (n may be 0) and advances the handshake. Returns
  * 0, or -1 once the peer sent something that is not TLS, failed verification or sent an
  * alert: the connection is dead, tls_conn_error says why (the output may hold an alert

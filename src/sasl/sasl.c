@@ -274,6 +274,62 @@ err:
     return -1;
 }
 
+int sasl_jaas_login(enum sasl_mech m, const char *jaas, char *user, size_t user_cap, char *pass,
+                    size_t pass_cap, char *why, size_t whylen)
+{
+    struct jaas_lexer lx = {jaas ? jaas : ""};
+    char word[128], key[SASL_MAX_NAME + 8], value[SASL_MAX_NAME + 1];
+    const char *mname = sasl_mech_name(m);
+    bool got_user = false, got_pass = false;
+    int rc = -1;
+
+    if (lex_word(&lx, word, sizeof word) <= 0 || strcmp(word, module_class(m)) != 0 ||
+        lex_word(&lx, word, sizeof word) <= 0) {
+        snprintf(why, whylen, "%s sasl.jaas.config must start with %s required", mname,
+                 module_class(m));
+        goto out;
+    }
+    for (;;) {
+        skip_space(&lx);
+        if (*lx.p == ';')
+            break;
+        int kl = lex_word(&lx, key, sizeof key);
+        skip_space(&lx);
+        if (kl <= 0 || *lx.p != '=') {
+            snprintf(why, whylen,
+                     "%s sasl.jaas.config: expected key=\"value\" or ';' at offset %zu", mname,
+                     (size_t)(lx.p - jaas));
+            goto out;
+        }
+        lx.p++;
+        if (lex_value(&lx, value, sizeof value) < 0) {
+            snprintf(why, whylen,
+                     "%s sasl.jaas.config: the value of %s is unterminated, badly escaped or "
+                     "longer than %d bytes",
+                     mname, key, SASL_MAX_NAME);
+            goto out;
+        }
+        if (strcmp(key, "username") == 0) {
+            got_user = strlen(value) < user_cap;
+            snprintf(user, user_cap, "%s", value);
+        } else if (strcmp(key, "password") == 0) {
+            got_pass = strlen(value) < pass_cap;
+            snprintf(pass, pass_cap, "%s", value);
+        }
+    }
+    if (!got_user || !got_pass) {
+        snprintf(why, whylen,
+                 "%s sasl.jaas.config has no username=\"...\" password=\"...\" (the broker's own "
+                 "login to other brokers)",
+                 mname);
+        goto out;
+    }
+    rc = 0;
+out:
+    memset(value, 0, sizeof value);
+    return rc;
+}
+
 void sasl_config_free(struct sasl_config *c)
 {
     for (size_t i = 0; i < c->n_users; i++) {

@@ -81,6 +81,13 @@ int sasl_config_set_mechanisms(struct sasl_config *c, const char *list, char *wh
 int sasl_config_add_jaas(struct sasl_config *c, enum sasl_mech m, const char *jaas, char *why,
                          size_t whylen);
 
+/* The broker's own client login of a JAAS config for mechanism `m`: its username and
+ * password options (the inter-broker client authenticates with them), as
+ * sasl_config_add_jaas reads the syntax. Returns 0 with both filled (NUL-terminated), or -1
+ * with a reason in why (bad syntax, either option missing); never a password in why. */
+int sasl_jaas_login(enum sasl_mech m, const char *jaas, char *user, size_t user_cap, char *pass,
+                    size_t pass_cap, char *why, size_t whylen);
+
 /* Whether mechanism m is enabled in c. */
 bool sasl_config_enabled(const struct sasl_config *c, enum sasl_mech m);
 

@@ -329,7 +329,13 @@ def test_raw_v0_tokens(sasl_broker):
     ({"listener.name.sasl_plaintext.plain.sasl.jaas.config": None},
      "has no listener.name.sasl_plaintext.plain.sasl.jaas.config"),
     ({"inter.broker.listener.name": "SASL_PLAINTEXT"},
-     "SASL and TLS between brokers are not implemented"),
+     "sasl.mechanism.inter.broker.protocol is GSSAPI"),
+    ({"inter.broker.listener.name": "SASL_PLAINTEXT", "sasl.mechanism.inter.broker.protocol":
+      "SCRAM-SHA-256"}, "SCRAM-SHA-256/512 between brokers is not implemented yet"),
+    ({"inter.broker.listener.name": "SASL_PLAINTEXT", "sasl.mechanism.inter.broker.protocol":
+      "PLAIN", "listener.name.sasl_plaintext.plain.sasl.jaas.config":
+      'org.apache.kafka.common.security.plain.PlainLoginModule required user_admin="x";'},
+     "has no username"),
 ])
 def test_bad_security_configs_refuse_to_start(broker_factory, settings, message):
     b = broker_factory(start=False)

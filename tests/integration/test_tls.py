@@ -467,7 +467,10 @@ def test_handshake_that_never_completes_is_closed(tb):
     ({"listener.name.mtls.ssl.principal.mapping.rules": "RULE:^CN=(.*)$/$1"},
      "ssl.principal.mapping.rules"),
     ({"ssl.enabled.protocols": "TLSv1.2,SSLv3"}, "ssl.enabled.protocols"),
-    ({"inter.broker.listener.name": "SSL"}, "SASL and TLS between brokers are not implemented"),
+    ({"inter.broker.listener.name": "SSL"}, "brokers verify each other's certificates"),
+    ({"inter.broker.listener.name": "MTLS",
+      "listener.name.mtls.ssl.endpoint.identification.algorithm": "bogus"},
+     "ssl.endpoint.identification.algorithm is 'bogus'"),
     ({"listeners": None}, "controller.listener.insecure.ok"),
 ])
 def test_bad_tls_settings_refuse_to_start(broker_factory, pki, settings, message):

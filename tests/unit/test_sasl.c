@@ -402,3 +402,31 @@ TEST(sasl_scram_sha512_round_trip)
     CHECK_EQ_INT(scram_client_run(&c, SASL_MECH_SCRAM_SHA_256, "alice", "alice-secret", &ok),
                  ERR_SASL_AUTHENTICATION_FAILED);
 }
+
+TEST(sasl_jaas_login_reads_the_brokers_own_login)
+{
+    char user[SASL_MAX_NAME + 1], pass[SASL_MAX_NAME + 1], why[256];
+    const char *jaas = "org.apache.kafka.common.security.plain.PlainLoginModule required "
+                       "username=\"admin\" password=\"a\\\"b\" user_admin=\"a\\\"b\";";
+    CHECK_EQ_INT(sasl_jaas_login(SASL_MECH_PLAIN, jaas, user, sizeof user, pass, sizeof pass, why,
+                                 sizeof why),
+                 0);
+    CHECK_EQ_STR(user, "admin");
+    CHECK_EQ_STR(pass, "a\"b");
+    /* No login of its own (only users it accepts): refused, naming what is missing. */
+    CHECK_EQ_INT(sasl_jaas_login(SASL_MECH_PLAIN,
+                                 "org.apache.kafka.common.security.plain.PlainLoginModule "
+                                 "required user_a=\"x\";",
+                                 user, sizeof user, pass, sizeof pass, why, sizeof why),
+                 -1);
+    CHECK(strstr(why, "username") != NULL);
+    CHECK_EQ_INT(sasl_jaas_login(SASL_MECH_PLAIN, NULL, user, sizeof user, pass, sizeof pass, why,
+                                 sizeof why),
+                 -1);
+    CHECK_EQ_INT(sasl_jaas_login(SASL_MECH_PLAIN,
+                                 "org.apache.kafka.common.security.plain.PlainLoginModule "
+                                 "required username=\"a\" password=\"unterminated;",
+                                 user, sizeof user, pass, sizeof pass, why, sizeof why),
+                 -1);
+    CHECK(strstr(why, "the value of password") != NULL);
+}
