@@ -6,9 +6,9 @@
  * as in records.c (4-byte length, 0xFFFFFFFF = NULL). */
 
 /*
-** Snapshot layout (version 5):
+** Snapshot layout (version 6):
 **   OFFSET  SIZE  FIELD
-**        0     1  format version (5)
+**        0     1  format version (6)
 **        1     8  next producer id (cluster-wide)
 **        9     8  metadata offset (meta_image_offset)
 **       17     4  broker count B, then B brokers in id order:
@@ -34,7 +34,9 @@
 **        …     4  ACL count A, A entries in id order, each as the ACL record body of
 **                   records.c (16 id, i8 resource type, str resource name, i8 pattern type,
 **                   str principal, str host, i8 operation, i8 permission); acls.c reads it
+**        …        the client quotas, as quotas.c's layout comment says
 **
+** Version 5 (still read) is version 6 without the client quotas (restored none).
 ** Version 4 (still read) is version 5 without the ACLs (restored none).
 ** Version 3 (still read) is version 4 without the SCRAM credentials (restored none).
 ** Version 2 (still read) is version 3 without the ELR (restored empty). Version 1 (still
@@ -53,7 +55,7 @@
 #include "base/err.h"
 #include "base/slog.h"
 
-#define META_SNAPSHOT_VERSION 5
+#define META_SNAPSHOT_VERSION 6
 #define META_RESOURCE_TOPIC 2
 #define META_RESOURCE_BROKER 4
 #define MIN_ISR_KEY "min.insync.replicas"
@@ -85,7 +87,8 @@ struct meta_image {
     size_t n_pids, cap_pids;
     struct meta_scram *scram; /* sorted by (user, mechanism) */
     size_t n_scram, cap_scram;
-    struct meta_acls *acls; /* NULL until the first entry (acls.c) */
+    struct meta_acls *acls;       /* NULL until the first entry (acls.c) */
+    struct meta_quota_set quotas; /* quotas.c */
     int64_t next_producer_id;
     int64_t offset; /* batches given to meta_image_apply (or refused before it) since the log
                        began; the batch being applied already counts */
@@ -181,6 +184,7 @@ static void free_contents(struct meta_image *img)
     }
     free(img->scram);
     meta_acls_free(img->acls);
+    meta_quotas_free(&img->quotas);
     memset(img, 0, sizeof *img);
 }
 
@@ -697,6 +701,9 @@ static int validate(const struct meta_image *img, const struct meta_record *recs
         case META_REC_REMOVE_ACL:
             rv = meta_acls_validate(img->acls, recs, i);
             break;
+        case META_REC_CLIENT_QUOTA:
+            rv = meta_quotas_validate(r);
+            break;
         case META_REC_PRODUCER_IDS:
             if (r->u.producer_ids.size <= 0 || r->u.producer_ids.first_id < 0 ||
                 r->u.producer_ids.first_id > INT64_MAX - r->u.producer_ids.size)
@@ -1110,6 +1117,18 @@ const struct meta_acls *meta_image_acls(const struct meta_image *img)
     return meta_acls_or_empty(img->acls);
 }
 
+const struct meta_quota *meta_image_quotas(const struct meta_image *img, size_t *n)
+{
+    *n = img->quotas.n;
+    return img->quotas.q;
+}
+
+bool meta_image_quota_lookup(const struct meta_image *img, const char *user, const char *client_id,
+                             int key, double *value)
+{
+    return meta_quotas_lookup(&img->quotas, user, client_id, key, value);
+}
+
 const struct meta_scram *meta_image_scram(const struct meta_image *img, size_t *n)
 {
     *n = img->n_scram;
@@ -1157,6 +1176,8 @@ static int apply_one(struct meta_image *img, const struct meta_record *r)
     case META_REC_ACL:
     case META_REC_REMOVE_ACL:
         return meta_acls_apply(&img->acls, r);
+    case META_REC_CLIENT_QUOTA:
+        return meta_quotas_apply(&img->quotas, r);
     }
     return ERR_PARSE;
 }
@@ -1227,6 +1248,7 @@ int meta_image_records(const struct meta_image *img, struct arena **arena,
         meta_acls_all(meta_acls_or_empty(img->acls), &n_acls);
         count += n_acls;
     }
+    count += meta_quotas_count(&img->quotas);
 
     *arena = arena_new(count * sizeof *out + 64);
     if (*arena == NULL)
@@ -1331,6 +1353,7 @@ int meta_image_records(const struct meta_image *img, struct arena **arena,
         out[k++].u.scram.server_key = c->server_key;
     }
     k += meta_acls_records(img->acls, out + k);
+    k += meta_quotas_records(&img->quotas, out + k);
     assert(k <= count);
     *recs = out;
     *n = k;
@@ -1427,6 +1450,7 @@ int meta_image_snapshot(const struct meta_image *img, uint8_t **buf, size_t *len
         meta_w_bytes(&w, c->server_key, (size_t)c->key_len);
     }
     meta_acls_write(img->acls, &w);
+    meta_quotas_write(&w, &img->quotas);
     if (w.oom) {
         free(w.p);
         return ERR_NOMEM;
@@ -1765,6 +1789,11 @@ static int restore_into(struct meta_image *img, struct meta_rbuf *r)
     }
     if (version >= 5) {
         rv = meta_acls_read(r, &img->acls);
+        if (rv != 0)
+            return rv;
+    }
+    if (version >= 6) {
+        rv = meta_quotas_read(r, &img->quotas);
         if (rv != 0)
             return rv;
     }

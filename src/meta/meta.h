@@ -117,6 +117,16 @@ const struct meta_scram *meta_scram_credentials(const struct meta *m, size_t *n)
 const struct meta_scram *meta_scram_find(const struct meta *m, const char *user, int8_t mechanism);
 /* The ACLs of the image (never NULL). Valid until control next returns to the event loop. */
 const struct meta_acls *meta_acls(const struct meta *m);
+/* Every client-quota entity with at least one key set, in entity order (user part first,
+ * absent < default < named, then the client-id part likewise); *n receives the count. */
+const struct meta_quota *meta_quotas(const struct meta *m, size_t *n);
+/* The quota `key` that applies to a connection of user `user` (the principal's name without
+ * "User:") and client id `client_id` (NULL counts as ""), by Kafka's precedence: the first of
+ * user+client-id, user+default client-id, user, default user+client-id, default user+default
+ * client-id, default user, client-id, default client-id that sets `key`. Returns false when
+ * none does (no quota). */
+bool meta_quota_lookup(const struct meta *m, const char *user, const char *client_id, int key,
+                       double *value);
 /* A config set explicitly on a resource, or NULL. resource_type uses Kafka's numbering
  * (2 = topic, 4 = broker); a broker resource name is its id in decimal, "" = cluster-wide
  * default. */
@@ -212,6 +222,38 @@ enum meta_record_type {
     /* remove_acl.id: removes that entry (RemoveAccessControlEntryRecord, type 24); an id that
      * is not there → RESOURCE_NOT_FOUND. */
     META_REC_REMOVE_ACL = 13,
+    /* quota: one key of a client-quota entity (Kafka's ClientQuotaRecord, type 14): set to
+     * value, or removed (removing one not set changes nothing). The entity has a user part, a
+     * client-id part or both; a part's name NULL is that type's default entity. */
+    META_REC_CLIENT_QUOTA = 14,
+};
+
+/* The client-quota keys (Kafka's names in meta_quota_key_name). */
+enum meta_quota_key {
+    META_QUOTA_PRODUCER_BYTE_RATE = 0,
+    META_QUOTA_CONSUMER_BYTE_RATE = 1,
+    META_QUOTA_REQUEST_PERCENTAGE = 2,
+    META_QUOTA_CONTROLLER_MUTATION_RATE = 3,
+    META_QUOTA_N_KEYS = 4,
+};
+/* Kafka's name of a key ("producer_byte_rate", ...), or NULL out of range. */
+const char *meta_quota_key_name(int key);
+/* The key of a Kafka name, or -1 for one that is not a quota key. */
+int meta_quota_key_parse(const char *name);
+
+/* A client-quota entity: a user part, a client-id part, or both (never neither). A present
+ * part with a NULL name is the default entity of its type (Kafka's <default>). */
+struct meta_quota_entity {
+    bool has_user, has_client_id;
+    const char *user, *client_id;
+};
+
+/* One entity of the image with the keys set on it (bit k of `set`: values[k] is set). */
+struct meta_quota {
+    bool has_user, has_client_id;
+    char *user, *client_id; /* NULL: default */
+    uint8_t set;
+    double values[META_QUOTA_N_KEYS];
 };
 
 /* KIP-554's mechanism numbers. */
@@ -390,6 +432,12 @@ struct meta_record {
             int32_t salt_len, key_len;
             const uint8_t *salt, *stored_key, *server_key; /* set only */
         } scram;
+        struct {
+            struct meta_quota_entity entity;
+            int8_t key;   /* enum meta_quota_key */
+            double value; /* > 0 and finite when set */
+            bool remove;
+        } quota;
     } u;
 };
 
@@ -530,6 +578,9 @@ const struct meta_topic *meta_image_topic_by_name(const struct meta_image *img, 
 const struct meta_topic *const *meta_image_topics(const struct meta_image *img, size_t *n);
 const struct meta_broker *meta_image_brokers(const struct meta_image *img, size_t *n);
 const struct meta_scram *meta_image_scram(const struct meta_image *img, size_t *n);
+const struct meta_quota *meta_image_quotas(const struct meta_image *img, size_t *n);
+bool meta_image_quota_lookup(const struct meta_image *img, const char *user, const char *client_id,
+                             int key, double *value);
 const struct meta_scram *meta_image_scram_find(const struct meta_image *img, const char *user,
                                                int8_t mechanism);
 const struct meta_acls *meta_image_acls(const struct meta_image *img);

@@ -224,6 +224,36 @@ int meta_batch_decode(const uint8_t *buf, size_t len, struct arena **arena,
 int meta_image_records(const struct meta_image *img, struct arena **arena,
                        struct meta_record **recs, size_t *n);
 
+/* ---- client quotas (quotas.c): the quota part of the image ------------------------------ */
+
+/* The image's client-quota entities, sorted as meta_quotas says; an entity with no key set
+ * is dropped. */
+struct meta_quota_set {
+    struct meta_quota *q;
+    size_t n, cap;
+};
+
+void meta_quotas_free(struct meta_quota_set *qs);
+/* Apply rule of a CLIENT_QUOTA record: a known key, a set value finite and > 0, a named part
+ * not empty; else INVALID_REQUEST. */
+int meta_quotas_validate(const struct meta_record *r);
+/* Applies a validated CLIENT_QUOTA record. Returns 0 or ERR_NOMEM (the set unchanged). */
+int meta_quotas_apply(struct meta_quota_set *qs, const struct meta_record *r);
+/* The entity exactly, or NULL. */
+const struct meta_quota *meta_quotas_find(const struct meta_quota_set *qs,
+                                          const struct meta_quota_entity *e);
+/* meta_quota_lookup on a set. */
+bool meta_quotas_lookup(const struct meta_quota_set *qs, const char *user, const char *client_id,
+                        int key, double *value);
+/* How many CLIENT_QUOTA records meta_quotas_records writes (one per key set). */
+size_t meta_quotas_count(const struct meta_quota_set *qs);
+/* Writes them into out (room for meta_quotas_count), borrowing the set's strings. */
+size_t meta_quotas_records(const struct meta_quota_set *qs, struct meta_record *out);
+/* The snapshot part (image.c's layout comment) and its reader, which fills an empty set and
+ * returns 0, ERR_PARSE or ERR_NOMEM (what was read so far stays for meta_quotas_free). */
+void meta_quotas_write(struct meta_wbuf *w, const struct meta_quota_set *qs);
+int meta_quotas_read(struct meta_rbuf *r, struct meta_quota_set *qs);
+
 /* Counts a batch that never reached meta_image_apply (a malformed raft envelope), so the
  * offset still counts every batch. */
 void meta_image_refuse(struct meta_image *img);

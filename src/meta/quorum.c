@@ -970,6 +970,17 @@ const struct meta_scram *meta_scram_find(const struct meta *m, const char *user,
     return meta_image_scram_find(m->img, user, mechanism);
 }
 
+const struct meta_quota *meta_quotas(const struct meta *m, size_t *n)
+{
+    return meta_image_quotas(m->img, n);
+}
+
+bool meta_quota_lookup(const struct meta *m, const char *user, const char *client_id, int key,
+                       double *value)
+{
+    return meta_image_quota_lookup(m->img, user, client_id, key, value);
+}
+
 const struct meta_listener *meta_broker_listener(const struct meta_broker *b, const char *name)
 {
     if (b->n_listeners < 1)

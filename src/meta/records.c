@@ -40,13 +40,16 @@
 **                    4 PREFIXED), str principal, str host, i8 operation, i8 permission
 **                    (2 DENY, 3 ALLOW): Kafka's AccessControlEntryRecord
 **   REMOVE_ACL       16 id: Kafka's RemoveAccessControlEntryRecord
+**   CLIENT_QUOTA     u8 part kinds (bit 0: user part, bit 1: client-id part; 1..3), str user,
+**                    str client id (NULL: the default entity, or the part absent), i8 key
+**                    (enum meta_quota_key), 8 value (IEEE 754 double bits, big-endian),
+**                    u8 remove (0 or 1)
 **
 ** Required strings (host, topic name, resource name, key, listener name) are never NULL. A
 ** reader that meets another version or an unknown record type rejects the batch (ERR_PARSE),
 ** so every node either applies a batch the same way or refuses it the same way. Types 8-10
-** came later than 1-7 without a version change (and 11, SCRAM, and 12-13, ACLs, later still): a
-** batch holding none
-*of them reads as it
+** came later than 1-7 without a version change (and 11, SCRAM, 12-13, ACLs, and 14,
+** CLIENT_QUOTA, later still): a batch holding none of them reads as it
 ** always did, and a reader that predates them refuses the batches that hold them. The ELR
 ** of PARTITION_CHANGE came later still, the same way: written only when not empty, so a
 ** change without one is the older body, and a reader that predates it refuses (the body is
@@ -204,6 +207,21 @@ static int encode_body(struct meta_wbuf *w, const struct meta_record *r)
         meta_w_u8(w, (uint8_t)r->u.broker_change.fenced);
         meta_w_u8(w, (uint8_t)r->u.broker_change.shutting_down);
         return 0;
+    case META_REC_CLIENT_QUOTA: {
+        const struct meta_quota_entity *e = &r->u.quota.entity;
+        if ((!e->has_user && e->user) || (!e->has_client_id && e->client_id) ||
+            (!e->has_user && !e->has_client_id))
+            return ERR_INVALID_REQUEST;
+        uint64_t bits;
+        memcpy(&bits, &r->u.quota.value, sizeof bits);
+        meta_w_u8(w, (uint8_t)((e->has_user ? 1 : 0) | (e->has_client_id ? 2 : 0)));
+        meta_w_str(w, e->user);
+        meta_w_str(w, e->client_id);
+        meta_w_u8(w, (uint8_t)r->u.quota.key);
+        meta_w_i64(w, (int64_t)bits);
+        meta_w_u8(w, r->u.quota.remove ? 1 : 0);
+        return 0;
+    }
     case META_REC_PARTITION_CHANGE:
         if (r->u.partition.leader_recovery_state < 0 || r->u.partition.leader_recovery_state > 1 ||
             !i32s_ok(r->u.partition.n_adding, r->u.partition.adding) ||
@@ -494,6 +512,26 @@ static int decode_body(struct meta_rbuf *r, struct arena *a, struct meta_record 
             rec->u.broker_change.shutting_down < -1 || rec->u.broker_change.shutting_down > 1)
             return ERR_PARSE;
         return 0;
+    case META_REC_CLIENT_QUOTA: {
+        struct meta_quota_entity *e = &rec->u.quota.entity;
+        uint8_t kinds = meta_r_u8(r), rm;
+        uint64_t bits;
+        meta_r_str(r, &s1, &n1);
+        meta_r_str(r, &s2, &n2);
+        rec->u.quota.key = (int8_t)meta_r_u8(r);
+        bits = (uint64_t)meta_r_i64(r);
+        rm = meta_r_u8(r);
+        if (r->bad || kinds == 0 || kinds > 3 || rm > 1 || (!(kinds & 1) && s1) ||
+            (!(kinds & 2) && s2))
+            return ERR_PARSE;
+        e->has_user = kinds & 1;
+        e->has_client_id = (kinds & 2) != 0;
+        memcpy(&rec->u.quota.value, &bits, sizeof bits);
+        rec->u.quota.remove = rm == 1;
+        if (!dup_str(a, s1, n1, &e->user) || !dup_str(a, s2, n2, &e->client_id))
+            return ERR_NOMEM;
+        return 0;
+    }
     case META_REC_PARTITION_CHANGE:
         rv = decode_partition(r, a, rec);
         if (rv != 0)
@@ -558,7 +596,7 @@ int meta_batch_decode(const uint8_t *buf, size_t len, struct arena **arena,
         const uint8_t *p;
 
         p = meta_r_take(&r, body);
-        if (p == NULL || type < META_REC_REGISTER_BROKER || type > META_REC_REMOVE_ACL)
+        if (p == NULL || type < META_REC_REGISTER_BROKER || type > META_REC_CLIENT_QUOTA)
             return ERR_PARSE;
         br = (struct meta_rbuf){.p = p, .len = body};
         memset(&out[i], 0, sizeof out[i]);

@@ -339,7 +339,7 @@ TEST(acl_records_apply_refuse_and_snapshot)
     CHECK(!meta_acls_authorize(meta_image_acls(img), &c, false));
 
     REQUIRE(meta_image_snapshot(img, &snap, &len) == 0);
-    CHECK_EQ_INT(snap[0], 5);
+    CHECK_EQ_INT(snap[0], 6);
     CHECK_EQ_INT(meta_image_restore(again, snap, len), 0);
     const struct meta_acl *a =
         meta_acls_find(meta_image_acls(again), rec_acl(1, "", 0, 0).u.acl.id);
@@ -355,11 +355,11 @@ TEST(acl_records_apply_refuse_and_snapshot)
     CHECK_EQ_INT(n, 2);
     free(snap);
 
-    /* Version 4: no ACL section; restores with none. */
+    /* Version 4: no ACL section (and no quota section, version 6's); restores with none. */
     struct meta_image *empty = meta_image_new(), *old = meta_image_new();
     REQUIRE(meta_image_snapshot(empty, &snap, &len) == 0);
     snap[0] = 4;
-    CHECK_EQ_INT(meta_image_restore(old, snap, len - 4), 0);
+    CHECK_EQ_INT(meta_image_restore(old, snap, len - 8), 0);
     meta_acls_all(meta_image_acls(old), &n);
     CHECK_EQ_INT(n, 0);
     free(snap);

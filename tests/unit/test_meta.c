@@ -14,6 +14,7 @@
 #include "base/arena.h"
 #include "base/err.h"
 #include "meta/meta.h"
+#include "meta/meta_int.h"
 
 /* ---- helpers ------------------------------------------------------------------------------ */
 
@@ -993,7 +994,7 @@ TEST(meta_snapshot_version1_restores)
 
     /* A snapshot taken now is of the current version and restores to the same image. */
     REQUIRE(meta_image_snapshot(img, &snap, &len) == 0);
-    CHECK_EQ_INT(snap[0], 5);
+    CHECK_EQ_INT(snap[0], 6);
     CHECK_EQ_INT(meta_image_restore(again, snap, len), 0);
     CHECK(same_snapshot(img, again));
     free(snap);
@@ -1086,8 +1087,9 @@ TEST(meta_snapshot_version2_restores)
     CHECK(p->elr == NULL);
     /* Written again, it is version 5 and restores to the same image. */
     REQUIRE(meta_image_snapshot(img, &snap, &len) == 0);
-    CHECK_EQ_INT(snap[0], 5);
-    CHECK_EQ_INT(len, w.n + 4 + 4 + 4); /* one empty ELR more, no SCRAM credentials, no ACLs */
+    CHECK_EQ_INT(snap[0], 6);
+    /* one empty ELR more, no SCRAM credentials, no ACLs, no client quotas */
+    CHECK_EQ_INT(len, w.n + 4 + 4 + 4 + 4);
     CHECK_EQ_INT(meta_image_restore(again, snap, len), 0);
     CHECK(same_snapshot(img, again));
     free(snap);
@@ -1708,7 +1710,7 @@ TEST(meta_scram_credentials_apply_snapshot_and_delete)
     CHECK(meta_image_scram_find(img, "dave", META_SCRAM_SHA_256) == NULL);
 
     REQUIRE(meta_image_snapshot(img, &snap, &len) == 0);
-    CHECK_EQ_INT(snap[0], 5);
+    CHECK_EQ_INT(snap[0], 6);
     CHECK_EQ_INT(meta_image_restore(again, snap, len), 0);
     CHECK(same_snapshot(img, again));
     b = meta_image_scram_find(again, "bob", META_SCRAM_SHA_512);
@@ -1721,11 +1723,11 @@ TEST(meta_scram_credentials_apply_snapshot_and_delete)
     CHECK(same_snapshot(img, again));
     free(snap);
 
-    /* Version 3: the same without the credential and ACL counts at the end. */
+    /* Version 3: the same without the credential, ACL and quota counts at the end. */
     struct meta_image *empty = meta_image_new(), *old = meta_image_new();
     REQUIRE(meta_image_snapshot(empty, &snap, &len) == 0);
     snap[0] = 3;
-    CHECK_EQ_INT(meta_image_restore(old, snap, len - 8), 0);
+    CHECK_EQ_INT(meta_image_restore(old, snap, len - 12), 0);
     meta_image_scram(old, &n);
     CHECK_EQ_INT(n, 0);
     free(snap);
@@ -1733,4 +1735,153 @@ TEST(meta_scram_credentials_apply_snapshot_and_delete)
     meta_image_free(old);
     meta_image_free(again);
     meta_image_free(img);
+}
+
+static struct meta_record rec_quota(int kinds, const char *user, const char *client, int key,
+                                    double value, bool remove)
+{
+    struct meta_record r;
+    memset(&r, 0, sizeof r);
+    r.type = META_REC_CLIENT_QUOTA;
+    r.u.quota.entity.has_user = kinds & 1;
+    r.u.quota.entity.has_client_id = (kinds & 2) != 0;
+    r.u.quota.entity.user = user;
+    r.u.quota.entity.client_id = client;
+    r.u.quota.key = (int8_t)key;
+    r.u.quota.value = value;
+    r.u.quota.remove = remove;
+    return r;
+}
+
+#define QU 1 /* user part */
+#define QC 2 /* client-id part */
+#define PBR META_QUOTA_PRODUCER_BYTE_RATE
+
+static double lookup(const struct meta_image *img, const char *user, const char *client)
+{
+    double v = -1;
+    return meta_image_quota_lookup(img, user, client, PBR, &v) ? v : -1;
+}
+
+TEST(meta_client_quota_precedence_follows_kafka)
+{
+    struct meta_image *img = meta_image_new();
+
+    CHECK_EQ_INT((int)lookup(img, "alice", "app"), -1);
+    /* Each entity, least specific first; every step must win over the ones before it. */
+    CHECK_EQ_INT(APPLY(img, rec_quota(QC, NULL, NULL, PBR, 8, false)), 0);
+    CHECK_EQ_INT((int)lookup(img, "alice", "app"), 8);
+    CHECK_EQ_INT(APPLY(img, rec_quota(QC, NULL, "app", PBR, 7, false)), 0);
+    CHECK_EQ_INT((int)lookup(img, "alice", "app"), 7);
+    CHECK_EQ_INT((int)lookup(img, "alice", "other"), 8);
+    CHECK_EQ_INT(APPLY(img, rec_quota(QU, NULL, NULL, PBR, 6, false)), 0);
+    CHECK_EQ_INT((int)lookup(img, "alice", "app"), 6);
+    CHECK_EQ_INT(APPLY(img, rec_quota(QU | QC, NULL, NULL, PBR, 5, false)), 0);
+    CHECK_EQ_INT((int)lookup(img, "alice", "app"), 5);
+    CHECK_EQ_INT(APPLY(img, rec_quota(QU | QC, NULL, "app", PBR, 4, false)), 0);
+    CHECK_EQ_INT((int)lookup(img, "alice", "app"), 4);
+    CHECK_EQ_INT(APPLY(img, rec_quota(QU, "alice", NULL, PBR, 3, false)), 0);
+    CHECK_EQ_INT((int)lookup(img, "alice", "app"), 3);
+    CHECK_EQ_INT((int)lookup(img, "bob", "app"), 4);
+    CHECK_EQ_INT(APPLY(img, rec_quota(QU | QC, "alice", NULL, PBR, 2, false)), 0);
+    CHECK_EQ_INT((int)lookup(img, "alice", "app"), 2);
+    CHECK_EQ_INT(APPLY(img, rec_quota(QU | QC, "alice", "app", PBR, 1, false)), 0);
+    CHECK_EQ_INT((int)lookup(img, "alice", "app"), 1);
+    CHECK_EQ_INT((int)lookup(img, "alice", "other"), 2);
+    CHECK_EQ_INT((int)lookup(img, "bob", "other"), 5);
+    /* Precedence is per key: another key on the most specific entity hides nothing. */
+    double v = 0;
+    CHECK(!meta_image_quota_lookup(img, "alice", "app", META_QUOTA_CONSUMER_BYTE_RATE, &v));
+    CHECK_EQ_INT(APPLY(img, rec_quota(QC, NULL, NULL, META_QUOTA_CONSUMER_BYTE_RATE, 9, false)), 0);
+    CHECK(meta_image_quota_lookup(img, "alice", "app", META_QUOTA_CONSUMER_BYTE_RATE, &v));
+    CHECK_EQ_INT((int)v, 9);
+    /* Removing the most specific falls back to the next. */
+    CHECK_EQ_INT(APPLY(img, rec_quota(QU | QC, "alice", "app", PBR, 0, true)), 0);
+    CHECK_EQ_INT((int)lookup(img, "alice", "app"), 2);
+    meta_image_free(img);
+}
+
+TEST(meta_client_quota_apply_rules_and_snapshot)
+{
+    struct meta_image *img = meta_image_new(), *again = meta_image_new();
+    uint8_t *snap;
+    size_t len, n;
+
+    int rc = APPLY(img, rec_quota(QU, "bob", NULL, PBR, 1024, false),
+                   rec_quota(QU, "bob", NULL, META_QUOTA_REQUEST_PERCENTAGE, 50, false),
+                   rec_quota(QU | QC, NULL, "app", PBR, 2048.5, false),
+                   rec_quota(QC, NULL, NULL, META_QUOTA_CONTROLLER_MUTATION_RATE, 3, false));
+    CHECK_EQ_INT(rc, 0);
+    const struct meta_quota *q = meta_image_quotas(img, &n);
+    REQUIRE(n == 3);
+    /* Entity order: user part absent < default < named. */
+    CHECK(!q[0].has_user && q[0].has_client_id && q[0].client_id == NULL);
+    CHECK(q[1].has_user && q[1].user == NULL && strcmp(q[1].client_id, "app") == 0);
+    CHECK(q[2].has_user && strcmp(q[2].user, "bob") == 0 && !q[2].has_client_id);
+    CHECK_EQ_INT(q[2].set, 1u << PBR | 1u << META_QUOTA_REQUEST_PERCENTAGE);
+    /* Refused, each with its whole batch: no part, an empty name, a bad key, a value <= 0
+     * or not finite. */
+    CHECK_EQ_INT(APPLY(img, rec_quota(QU, "carol", NULL, PBR, 1, false),
+                       rec_quota(0, NULL, NULL, PBR, 1, false)),
+                 ERR_INVALID_REQUEST);
+    CHECK_EQ_INT(APPLY(img, rec_quota(QU, "", NULL, PBR, 1, false)), ERR_INVALID_REQUEST);
+    CHECK_EQ_INT(APPLY(img, rec_quota(QU, "carol", NULL, 7, 1, false)), ERR_INVALID_REQUEST);
+    CHECK_EQ_INT(APPLY(img, rec_quota(QU, "carol", NULL, PBR, 0, false)), ERR_INVALID_REQUEST);
+    CHECK_EQ_INT(APPLY(img, rec_quota(QU, "carol", NULL, PBR, 1.0 / 0.0, false)),
+                 ERR_INVALID_REQUEST);
+    CHECK_EQ_INT((int)lookup(img, "carol", "app"), 2048);
+    CHECK_EQ_INT((int)lookup(img, "carol", ""), -1);
+    meta_image_quotas(img, &n);
+    CHECK_EQ_INT(n, 3);
+
+    REQUIRE(meta_image_snapshot(img, &snap, &len) == 0);
+    CHECK_EQ_INT(meta_image_restore(again, snap, len), 0);
+    CHECK(same_snapshot(img, again));
+    q = meta_image_quotas(again, &n);
+    REQUIRE(n == 3);
+    CHECK(q[1].values[PBR] == 2048.5);
+    for (size_t k = 1; k < len; k++)
+        CHECK(meta_image_restore(again, snap, k) != 0);
+    CHECK(same_snapshot(img, again));
+    free(snap);
+
+    /* Removing every key of an entity drops it; removing what is not set changes nothing. */
+    rc = APPLY(img, rec_quota(QU, "bob", NULL, PBR, 0, true),
+               rec_quota(QU, "bob", NULL, META_QUOTA_REQUEST_PERCENTAGE, 0, true),
+               rec_quota(QU, "nobody", NULL, PBR, 0, true));
+    CHECK_EQ_INT(rc, 0);
+    meta_image_quotas(img, &n);
+    CHECK_EQ_INT(n, 2);
+
+    /* Version 5 (before quotas): the same without the quota count at the end. */
+    struct meta_image *empty = meta_image_new(), *old = meta_image_new();
+    REQUIRE(meta_image_snapshot(empty, &snap, &len) == 0);
+    snap[0] = 5;
+    CHECK_EQ_INT(meta_image_restore(old, snap, len - 4), 0);
+    free(snap);
+    meta_image_free(empty);
+    meta_image_free(old);
+    meta_image_free(again);
+    meta_image_free(img);
+}
+
+TEST(meta_client_quota_record_roundtrip)
+{
+    struct meta_record in[2] = {rec_quota(QU | QC, NULL, "c1", PBR, 12.25, false),
+                                rec_quota(QC, NULL, "c2", META_QUOTA_CONSUMER_BYTE_RATE, 0, true)};
+    uint8_t *buf;
+    size_t len, n;
+    struct arena *a = NULL;
+    struct meta_record *out;
+
+    REQUIRE(meta_batch_encode(in, 2, &buf, &len) == 0);
+    REQUIRE(meta_batch_decode(buf, len, &a, &out, &n) == 0);
+    REQUIRE(n == 2);
+    CHECK(out[0].u.quota.entity.has_user && out[0].u.quota.entity.user == NULL);
+    CHECK_EQ_STR(out[0].u.quota.entity.client_id, "c1");
+    CHECK(out[0].u.quota.value == 12.25 && !out[0].u.quota.remove);
+    CHECK(!out[1].u.quota.entity.has_user && out[1].u.quota.remove);
+    CHECK_EQ_INT(out[1].u.quota.key, META_QUOTA_CONSUMER_BYTE_RATE);
+    arena_free(a);
+    free(buf);
 }
