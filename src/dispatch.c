@@ -5,10 +5,10 @@
  * active controller, what only the controller decides (CreateTopics, DeleteTopics,
  * CreatePartitions, AlterConfigs, IncrementalAlterConfigs, ElectLeaders,
  * AlterPartitionReassignments, ListPartitionReassignments, AlterUserScramCredentials,
- * CreateAcls, DeleteAcls) is forwarded there before it reaches its handler (admin_forward).
- * With an authorizer (authz/authz.h) each request's session carries it to the handler, which
- * checks what Kafka checks; admin_forward checks a forwarded request's items first (the
- * controller sees only the forwarding broker's principal). */
+ * AlterClientQuotas, CreateAcls, DeleteAcls) is forwarded there before it reaches its handler
+ * (admin_forward). With an authorizer (authz/authz.h) each request's session carries it to the
+ * handler, which checks what Kafka checks; admin_forward checks a forwarded request's items first
+ * (the controller sees only the forwarding broker's principal). */
 #include "server.h"
 
 #include "admin/admin.h"
@@ -85,6 +85,8 @@ VIA(admin, admin, describe_cluster)
 VIA(admin, admin, describe_user_scram_credentials)
 VIA(admin, admin, alter_user_scram_credentials)
 VIA(admin, admin, describe_quorum)
+VIA(admin, admin, describe_client_quotas)
+VIA(admin, admin, alter_client_quotas)
 VIA(admin, admin, describe_acls)
 VIA(admin, admin, create_acls)
 VIA(admin, admin, delete_acls)
@@ -156,6 +158,9 @@ static const struct dispatch_entry table[] = {
     {PROTO_API_DescribeAcls, 0, 3, via_describe_acls, false},
     {PROTO_API_CreateAcls, 0, 3, via_create_acls, false},
     {PROTO_API_DeleteAcls, 0, 3, via_delete_acls, false},
+    /* Client quotas (KIP-546), in the metadata log; Alter is forwarded to the controller. */
+    {PROTO_API_DescribeClientQuotas, 0, 1, via_describe_client_quotas, false},
+    {PROTO_API_AlterClientQuotas, 0, 1, via_alter_client_quotas, false},
     /* The metadata quorum, answered by its leader (admin/describe_quorum.c). */
     {PROTO_API_DescribeQuorum, 0, 1, via_describe_quorum, false},
 };

@@ -127,6 +127,8 @@ NOTES = {
     "SaslAuthenticate": "KIP-152 framing; raw tokens after a v0 handshake",
     "DescribeUserScramCredentials": "SCRAM users from the metadata log (KIP-554)",
     "AlterUserScramCredentials": "salted, iterated credentials in the metadata log; forwarded to the controller",
+    "DescribeClientQuotas": "user / client-id quotas from the metadata log (KIP-546)",
+    "AlterClientQuotas": "forwarded to the controller; the byte rates enforced (KIP-219)",
     "DescribeAcls": "StandardAuthorizer ACLs from the metadata log (docs/security.md)",
     "CreateAcls": "ACL records in the metadata log; forwarded to the controller",
     "DeleteAcls": "forwarded to the controller",

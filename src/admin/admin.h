@@ -90,6 +90,13 @@ void admin_describe_cluster(struct admin *a, struct net_request *req);
  * RESOURCE_NOT_FOUND (deleting or describing a credential that does not exist). */
 void admin_describe_user_scram_credentials(struct admin *a, struct net_request *req);
 void admin_alter_user_scram_credentials(struct admin *a, struct net_request *req);
+/* KIP-546 (client_quotas.c): DescribeClientQuotas answers from the image with Kafka's filters
+ * (match exact / default / any per entity type, strict); AlterClientQuotas proposes each
+ * entry's ops as CLIENT_QUOTA records (on the controller: forwarded there), an entry with an
+ * unknown entity type or key, a key twice or a value <= 0 failing whole with
+ * INVALID_REQUEST. DESCRIBE_CONFIGS / ALTER_CONFIGS on the cluster, as Kafka checks. */
+void admin_describe_client_quotas(struct admin *a, struct net_request *req);
+void admin_alter_client_quotas(struct admin *a, struct net_request *req);
 void admin_describe_quorum(struct admin *a, struct net_request *req);
 
 /* Creates an internal topic (a coordinator's: __consumer_offsets, __transaction_state) unless

@@ -91,6 +91,7 @@ static bool api_forwarded(int16_t key)
     case PROTO_API_AlterPartitionReassignments:
     case PROTO_API_ListPartitionReassignments:
     case PROTO_API_AlterUserScramCredentials:
+    case PROTO_API_AlterClientQuotas:
     case PROTO_API_CreateAcls:
     case PROTO_API_DeleteAcls:
         return true;
@@ -200,6 +201,13 @@ static bool says_not_controller(int16_t key, int16_t version, const void *resp)
                 return true;
         return false;
     }
+    case PROTO_API_AlterClientQuotas: {
+        const struct AlterClientQuotasResponse *r = resp;
+        for (int32_t i = 0; i < r->Entries.n; i++)
+            if (r->Entries.v[i].ErrorCode == ERR_NOT_CONTROLLER)
+                return true;
+        return false;
+    }
     case PROTO_API_CreateAcls: {
         const struct CreateAclsResponse *r = resp;
         for (int32_t i = 0; i < r->Results.n; i++)
@@ -237,6 +245,21 @@ static void *error_answer(struct net_request *req, int16_t err, const char *msg)
     case PROTO_API_CreateAcls:
     case PROTO_API_DeleteAcls:
         return admin_acls_error(req, err, msg);
+    case PROTO_API_AlterClientQuotas: {
+        /* One result per entry, in the request's order. */
+        const struct AlterClientQuotasRequest *rq = req->body;
+        struct AlterClientQuotasResponse *rs = arena_alloc(ar, sizeof *rs);
+        if (rs == NULL || ALLOC_ITEMS(rs->Entries, rq->Entries.n) == NULL)
+            return NULL;
+        rs->ThrottleTimeMs = 0;
+        for (int32_t i = 0; i < rs->Entries.n; i++) {
+            rs->Entries.v[i].ErrorCode = err;
+            rs->Entries.v[i].ErrorMessage = m;
+            rs->Entries.v[i].Entity.v = rq->Entries.v[i].Entity.v;
+            rs->Entries.v[i].Entity.n = rq->Entries.v[i].Entity.n;
+        }
+        return rs;
+    }
     case PROTO_API_AlterUserScramCredentials: {
         /* One result per user named, in the request's order. */
         const struct AlterUserScramCredentialsRequest *rq = req->body;
@@ -585,6 +608,8 @@ static bool forward_authorized(struct admin *a, struct net_request *req)
         return cluster_ok(req, PROTO_ACL_OP_ALTER);
     case PROTO_API_ListPartitionReassignments:
         return cluster_ok(req, PROTO_ACL_OP_DESCRIBE);
+    case PROTO_API_AlterClientQuotas:
+        return cluster_ok(req, PROTO_ACL_OP_ALTER_CONFIGS);
     case PROTO_API_CreateTopics: {
         const struct CreateTopicsRequest *rq = body;
         if (cluster_ok(req, PROTO_ACL_OP_CREATE))

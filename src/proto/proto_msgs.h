@@ -709,6 +709,77 @@ struct SaslAuthenticateResponse {
 
 extern const struct proto_struct proto_SaslAuthenticateResponse;
 
+/* DescribeClientQuotas (key 48), versions 0-1, flexible from 1 (KIP-546). MatchType 0: the
+ * entity named Match, 1: the default entity, 2: any entity of the type. */
+struct ComponentData {
+    char *EntityType; /* v0+ */
+    int8_t MatchType; /* v0+ */
+    char *Match;      /* v0+, nullable v0+ */
+};
+
+struct DescribeClientQuotasRequest {
+    PROTO_ARRAY(struct ComponentData) Components; /* v0+ */
+    bool Strict;                                  /* v0+ */
+};
+
+extern const struct proto_struct proto_DescribeClientQuotasRequest;
+
+struct EntityData {
+    char *EntityType; /* v0+ */
+    char *EntityName; /* v0+, nullable v0+ (the default entity) */
+};
+
+struct ValueData {
+    char *Key;    /* v0+ */
+    double Value; /* v0+ */
+};
+
+struct EntryData {
+    PROTO_ARRAY(struct EntityData) Entity; /* v0+ */
+    PROTO_ARRAY(struct ValueData) Values;  /* v0+ */
+};
+
+struct DescribeClientQuotasResponse {
+    int32_t ThrottleTimeMs;                /* v0+ */
+    int16_t ErrorCode;                     /* v0+ */
+    char *ErrorMessage;                    /* v0+, nullable v0+ */
+    PROTO_ARRAY(struct EntryData) Entries; /* v0+, nullable v0+ */
+};
+
+extern const struct proto_struct proto_DescribeClientQuotasResponse;
+
+/* AlterClientQuotas (key 49), versions 0-1, flexible from 1 (KIP-546). */
+struct OpData {
+    char *Key;    /* v0+ */
+    double Value; /* v0+ */
+    bool Remove;  /* v0+ */
+};
+
+struct AlterEntryData {
+    PROTO_ARRAY(struct EntityData) Entity; /* v0+ */
+    PROTO_ARRAY(struct OpData) Ops;        /* v0+ */
+};
+
+struct AlterClientQuotasRequest {
+    PROTO_ARRAY(struct AlterEntryData) Entries; /* v0+ */
+    bool ValidateOnly;                          /* v0+ */
+};
+
+extern const struct proto_struct proto_AlterClientQuotasRequest;
+
+struct AlterEntryResult {
+    int16_t ErrorCode;                     /* v0+ */
+    char *ErrorMessage;                    /* v0+, nullable v0+ */
+    PROTO_ARRAY(struct EntityData) Entity; /* v0+ */
+};
+
+struct AlterClientQuotasResponse {
+    int32_t ThrottleTimeMs;                       /* v0+ */
+    PROTO_ARRAY(struct AlterEntryResult) Entries; /* v0+ */
+};
+
+extern const struct proto_struct proto_AlterClientQuotasResponse;
+
 /* DescribeUserScramCredentials (key 50), version 0, flexible from 0 (KIP-554). Users null:
  * every user. */
 struct UserName {
