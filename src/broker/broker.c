@@ -6,7 +6,10 @@
 #include "base/arena.h"
 #include "base/err.h"
 #include "base/purgatory.h"
+#include "base/tclock.h"
 #include "broker_int.h"
+#include "meta/meta.h"
+#include "net/net.h"
 #include "proto/proto.h"
 
 /* Every PROTO_ARRAY has this layout. */
@@ -97,16 +100,37 @@ struct broker *broker_new(const struct broker_options *opts)
         opts->metrics, METRICS_COUNTER, "tally_topic_rejected_batches_total",
         "Produced batches the leader refused, by topic and reason.", 2, topic_reason, 0, NULL);
     b->pg = purgatory_new(opts->clock);
-    if (b->pg == NULL) {
+    b->quotas = cq_table_new(CQ_DEFAULT_SAMPLES, CQ_DEFAULT_SAMPLE_MS);
+    if (b->pg == NULL || b->quotas == NULL) {
+        purgatory_free(b->pg);
+        cq_table_free(b->quotas);
         free(b);
         return NULL;
     }
     if (broker_hanging_start(b, opts->hanging_check_ms, opts->hanging_after_ms) != 0) {
         purgatory_free(b->pg);
+        cq_table_free(b->quotas);
         free(b);
         return NULL;
     }
     return b;
+}
+
+int32_t broker_client_throttle(struct broker *b, struct net_request *req, int key, int64_t bytes)
+{
+    const char *principal = req->session->principal;
+    const char *user = strncmp(principal, "User:", 5) == 0 ? principal + 5 : principal;
+    double quota;
+
+    if (b->meta == NULL || !meta_quota_lookup(b->meta, user, req->hdr.ClientId, key, &quota))
+        return 0;
+    enum cq_kind kind = key == META_QUOTA_PRODUCER_BYTE_RATE ? CQ_PRODUCE : CQ_FETCH;
+    int64_t ms = cq_table_record(b->quotas, principal, req->hdr.ClientId, kind,
+                                 tclock_mono_ms(b->clock), (double)bytes, quota);
+    if (ms <= 0)
+        return 0;
+    net_mute(req, ms);
+    return ms > INT32_MAX ? INT32_MAX : (int32_t)ms;
 }
 
 int broker_check_epoch(int32_t current, int32_t client)
@@ -124,6 +148,7 @@ void broker_maybe_finish_stop(struct broker *b)
     void (*cb)(void *) = b->stop_cb;
     void *arg = b->stop_arg;
     purgatory_free(b->pg);
+    cq_table_free(b->quotas);
     free(b);
     if (cb)
         cb(arg);

@@ -9,6 +9,7 @@
 
 #include "base/metrics.h"
 #include "broker.h"
+#include "broker/client_quota.h"
 
 struct arena;
 struct purgatory;
@@ -34,6 +35,7 @@ struct broker {
     struct broker_verify *verifies; /* txn_verify.c: questions out to coordinators */
     struct broker_hanging *hanging; /* hanging.c: NULL when off */
     struct purgatory *pg;           /* deferred answers: parked Fetches, acks=all Produces */
+    struct cq_table *quotas;        /* client_quota.h: byte rates per (principal, client id) */
     unsigned live_fetches;          /* Fetch calls not yet freed (parked, answering or sending) */
     unsigned live_lookups;          /* ListOffsets calls waiting for the thread pool */
     /* Per-topic traffic (base/metrics.h), NULL when metrics are off: bytes of batches
@@ -54,6 +56,14 @@ struct broker {
 /* Checks a client's idea of the leader epoch against the partition's (-1 = no check):
  * 0, FENCED_LEADER_EPOCH (client is behind) or UNKNOWN_LEADER_EPOCH (client is ahead). */
 int broker_check_epoch(int32_t current, int32_t client);
+
+/* Client quotas (Kafka's since KIP-219): records `bytes` of `key` (META_QUOTA_PRODUCER_BYTE_RATE
+ * or META_QUOTA_CONSUMER_BYTE_RATE) for the request's (principal, client id) when a quota
+ * applies to it (meta_quota_lookup, the principal's user name), and returns the throttle time
+ * this earns (0 without a quota or within it), after muting the request's connection for that
+ * long (net_mute). The caller puts it in the answer's ThrottleTimeMs. */
+struct net_request;
+int32_t broker_client_throttle(struct broker *b, struct net_request *req, int key, int64_t bytes);
 
 /* The topic x partition response skeleton the per-partition handlers share (Produce, Fetch,
  * ListOffsets, DeleteRecords, DescribeProducers): the response's topic array mirrors the

@@ -34,9 +34,9 @@
 #define CQ_DEFAULT_SAMPLE_MS 1000
 
 struct cq_sensor {
-    int samples;        /* 2..CQ_MAX_SAMPLES */
-    int64_t sample_ms;  /* >= 1 */
-    int cur;            /* the current sample's index */
+    int samples;                   /* 2..CQ_MAX_SAMPLES */
+    int64_t sample_ms;             /* >= 1 */
+    int cur;                       /* the current sample's index */
     int64_t start[CQ_MAX_SAMPLES]; /* a sample's first ms; -1: unused */
     double value[CQ_MAX_SAMPLES];
 };

@@ -281,6 +281,16 @@ static void send_answer(struct fetch_call *c)
         }
     }
     count_bytes_out(c);
+    /* consumer_byte_rate (KIP-219) on the bytes returned to a consumer (a follower's fetches
+     * have replication quotas instead). */
+    if (rq->ReplicaId < 0) {
+        int64_t bytes = 0;
+        for (int32_t i = 0; i < c->n_parts; i++)
+            if (c->parts[i].out->Records.len > 0)
+                bytes += c->parts[i].out->Records.len;
+        c->rs->ThrottleTimeMs =
+            broker_client_throttle(c->b, c->req, META_QUOTA_CONSUMER_BYTE_RATE, bytes);
+    }
     net_respond_files(c->req, c->rs, fetch_sent, c);
 }
 

@@ -19,6 +19,7 @@
 #include "base/purgatory.h"
 #include "base/tclock.h"
 #include "broker_int.h"
+#include "meta/meta.h"
 #include "net/net.h"
 #include "record/record.h"
 #include "replica/replica.h"
@@ -821,6 +822,15 @@ static void produce_answer(struct broker *b, struct net_request *req, struct Pro
                            struct produce_wait *pw)
 {
     struct ProduceRequest *rq = req->body;
+    int64_t bytes = 0;
+
+    /* producer_byte_rate (KIP-219): the throttle goes in this answer, and the connection is
+     * not read meanwhile (with acks=0 too: the mute is then all the client sees). */
+    for (int32_t i = 0; i < rq->TopicData.n; i++)
+        for (int32_t j = 0; j < rq->TopicData.v[i].PartitionData.n; j++)
+            if (rq->TopicData.v[i].PartitionData.v[j].Records.len > 0)
+                bytes += rq->TopicData.v[i].PartitionData.v[j].Records.len;
+    rs->ThrottleTimeMs = broker_client_throttle(b, req, META_QUOTA_PRODUCER_BYTE_RATE, bytes);
 
     /* With acks=0 the client reads no answer; errors are only in our log at debug level. */
     if (rq->Acks == 0)

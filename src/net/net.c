@@ -292,6 +292,38 @@ void net_respond_close(struct net_request *pub, const void *resp, int64_t delay_
     close_delay_over(c);
 }
 
+static void on_mute_over(struct tclock_timer *t)
+{
+    struct net_conn *c = t->data;
+    c->muted = false;
+    tclock_timer_close(&c->mute_timer);
+    conn_input(c);
+}
+
+void net_mute(struct net_request *pub, int64_t ms)
+{
+    struct req_int *r = (struct req_int *)pub;
+    struct net_conn *c = r->conn;
+    struct tclock *clock;
+
+    if (c == NULL || c->closing || ms <= 0)
+        return;
+    clock = c->srv->opts.clock;
+    int64_t until = tclock_mono_ms(clock) + ms;
+    if (c->muted && until <= c->mute_until)
+        return;
+    if (!c->muted)
+        tclock_timer_init(clock, &c->mute_timer, on_mute_over, c);
+    if (tclock_timer_start(&c->mute_timer, ms, 0) != 0) {
+        if (!c->muted)
+            tclock_timer_close(&c->mute_timer); /* out of memory: not muted then */
+        return;
+    }
+    c->muted = true;
+    c->mute_until = until;
+    conn_input(c); /* stops reading */
+}
+
 void net_finish(struct net_request *pub)
 {
     struct req_int *r = (struct req_int *)pub;
@@ -362,6 +394,10 @@ void conn_close(struct net_conn *c)
     if (c->close_timer_armed) {
         c->close_timer_armed = false;
         tclock_timer_close(&c->close_timer);
+    }
+    if (c->muted) {
+        c->muted = false;
+        tclock_timer_close(&c->mute_timer);
     }
     if (c->prev)
         c->prev->next = c->next;
@@ -472,10 +508,11 @@ err_close:
 }
 
 /* Whether the connection holds as much as it may (see the file comment): reading pauses
- * while it does, so a client that does not read its answers cannot grow them unbounded. */
+ * while it does, so a client that does not read its answers cannot grow them unbounded. A
+ * muted connection (net_mute) counts as full. */
 static bool conn_full(const struct net_conn *c)
 {
-    return c->inflight + c->out_frames >= c->srv->opts.max_inflight ||
+    return c->muted || c->inflight + c->out_frames >= c->srv->opts.max_inflight ||
            c->out_bytes >= NET_OUT_MAX_BYTES;
 }
 

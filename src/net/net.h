@@ -170,6 +170,11 @@ void net_respond_files(struct net_request *req, const void *resp, void (*sent)(v
  * Nothing more is read from the connection meanwhile; the delay runs on the loop's timers.
  * A detached request is answered at once (its connection is not real). */
 void net_respond_close(struct net_request *req, const void *resp, int64_t delay_ms);
+/* KIP-219's muted channel: the request's connection is not read for `ms` from now (a later
+ * call may extend it, never shorten it); its answers still go out. For a quota's throttle
+ * time, given in the answer's ThrottleTimeMs. No effect on a detached request, a closing
+ * connection or ms <= 0. The request itself is not finished by this. */
+void net_mute(struct net_request *req, int64_t ms);
 
 /* Finishes a request that gets no response (Produce with acks=0). */
 void net_finish(struct net_request *req);

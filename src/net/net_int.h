@@ -128,6 +128,10 @@ struct net_conn {
     struct req_int *close_req;
     struct tclock_timer close_timer;
     bool close_timer_armed;
+    /* net_mute: the connection is not read until mute_timer fires (KIP-219's muted channel). */
+    struct tclock_timer mute_timer;
+    bool muted;
+    int64_t mute_until; /* tclock_mono_ms when it ends */
     bool close_when_written;
     unsigned refs; /* the handle until closed, each request not yet finished, each write */
 };
