@@ -67,8 +67,7 @@ void admin_describe_client_quotas(struct admin *a, struct net_request *req)
         goto err_nomem;
     memset(rs, 0, sizeof *rs);
     /* DESCRIBE_CONFIGS on the cluster (Kafka's rule for this API). */
-    if (!authz_allowed(req, PROTO_ACL_OP_DESCRIBE_CONFIGS, PROTO_RESOURCE_CLUSTER,
-                       AUTHZ_CLUSTER)) {
+    if (!authz_allowed(req, PROTO_ACL_OP_DESCRIBE_CONFIGS, PROTO_RESOURCE_CLUSTER, AUTHZ_CLUSTER)) {
         describe_error(req, rs, ERR_CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization failed");
         return;
     }
@@ -191,8 +190,8 @@ void admin_alter_client_quotas(struct admin *a, struct net_request *req)
         goto err_nomem;
     memset(call->proposed, 0, ((size_t)ne + 1) * sizeof *call->proposed);
     /* ALTER_CONFIGS on the cluster (Kafka's rule for this API). */
-    bool denied = !authz_allowed(req, PROTO_ACL_OP_ALTER_CONFIGS, PROTO_RESOURCE_CLUSTER,
-                                 AUTHZ_CLUSTER);
+    bool denied =
+        !authz_allowed(req, PROTO_ACL_OP_ALTER_CONFIGS, PROTO_RESOURCE_CLUSTER, AUTHZ_CLUSTER);
     size_t n = 0;
     for (int32_t i = 0; i < ne; i++) {
         const struct AlterEntryData *d = &rq->Entries.v[i];

@@ -37,8 +37,7 @@ static const struct proto_field EntryData_fields[] = {
 static const struct proto_struct proto_EntryData = PROTO_LAYOUT(EntryData);
 
 static const struct proto_field DescribeClientQuotasResponse_fields[] = {
-    PROTO_FIELD(DescribeClientQuotasResponse, ThrottleTimeMs, INT32, 0, PROTO_VMAX, PROTO_NEVER,
-                0),
+    PROTO_FIELD(DescribeClientQuotasResponse, ThrottleTimeMs, INT32, 0, PROTO_VMAX, PROTO_NEVER, 0),
     PROTO_FIELD(DescribeClientQuotasResponse, ErrorCode, INT16, 0, PROTO_VMAX, PROTO_NEVER, 0),
     PROTO_FIELD(DescribeClientQuotasResponse, ErrorMessage, STRING, 0, PROTO_VMAX, 0, 0),
     PROTO_STRUCTS(DescribeClientQuotasResponse, Entries, proto_EntryData, 0, PROTO_VMAX, 0),
@@ -78,5 +77,4 @@ static const struct proto_field AlterClientQuotasResponse_fields[] = {
     PROTO_STRUCTS(AlterClientQuotasResponse, Entries, proto_AlterEntryResult, 0, PROTO_VMAX,
                   PROTO_NEVER),
 };
-const struct proto_struct proto_AlterClientQuotasResponse =
-    PROTO_LAYOUT(AlterClientQuotasResponse);
+const struct proto_struct proto_AlterClientQuotasResponse = PROTO_LAYOUT(AlterClientQuotasResponse);
