@@ -42,6 +42,8 @@ static const char usage_text[] =
     "  log-dirs describe [--topic-list T,...] [--broker-list N,...]\n"
     "  acls add|list|remove [--allow-principal P] [--operation OP] [--topic T|--group G|\n"
     "         --transactional-id X|--cluster] [--resource-pattern-type literal|prefixed] ...\n"
+    "  quotas set (--user U|--user-default) and/or (--client-id C|--client-default)\n"
+    "         [--add-config K=V,...] [--delete-config K,...] | quotas describe [ENTITY]\n"
     "  verify [--partitions P] [--records N] [--copiers K] [--faults kill,pause,fence] ...\n"
     "\n"
     "Options (accepted anywhere on the line):\n"
@@ -286,6 +288,8 @@ int main(int argc, char **argv)
         rc = tally_logdirs_main(&ctx, n, rest);
     } else if (strcmp(rest[0], "acls") == 0 || strcmp(rest[0], "acl") == 0) {
         rc = tally_acls_main(&ctx, n, rest);
+    } else if (strcmp(rest[0], "quotas") == 0 || strcmp(rest[0], "quota") == 0) {
+        rc = tally_quotas_main(&ctx, n, rest);
     } else {
         rc = tally_usage_error("unknown command '%s'", rest[0]);
     }

@@ -123,6 +123,10 @@ int tally_logdirs_main(const struct tally_ctx *ctx, int argc, char **argv);
  * own codec, with kafka-acls.sh's options and its listing format. */
 int tally_acls_main(const struct tally_ctx *ctx, int argc, char **argv);
 
+/* `quotas set|describe` (tally_quotas.c): client quotas, as kafka-configs.sh --entity-type
+ * users|clients. */
+int tally_quotas_main(const struct tally_ctx *ctx, int argc, char **argv);
+
 /* `transactions list|describe|find-hanging|abort` (tally_txn.c), as kafka-transactions.sh. */
 int tally_txn_main(const struct tally_ctx *ctx, int argc, char **argv);
 

@@ -248,3 +248,51 @@ def test_quotas_alter_describe_enforce_and_survive_restart(broker):
                 break
         else:
             raise AssertionError("not throttled after the restart")
+
+
+def test_quotas_cli_and_consumer_byte_rate(broker):
+    with broker.conn() as c:
+        res = c.create_topics([("quota-t", 1, 1, None)])
+        assert res["quota-t"][0] == 0, res
+        for _ in range(20):
+            produce_once(c, "filler", b"f" * BATCH_VALUE)
+
+    # tally quotas set / describe, as kafka-configs.sh prints them.
+    r = broker.tally("quotas", "set", "--client-id", "kproto", "--add-config",
+                     "consumer_byte_rate=1000")
+    assert r.returncode == 0, r.stderr
+    r = broker.tally("quotas", "set", "--user-default", "--client-default", "--add-config",
+                     "producer_byte_rate=5e6,request_percentage=25")
+    assert r.returncode == 0, r.stderr
+    r = broker.tally("quotas", "set", "--user", "alice", "--add-config", "no_such_key=1")
+    assert r.returncode == 1 and "INVALID_REQUEST" in r.stderr, (r.returncode, r.stderr)
+    r = broker.tally("quotas", "describe", "--client-id", "kproto")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == ("Quota configs for client-id 'kproto' are "
+                        "consumer_byte_rate=1000.0\n"), r.stdout
+    r = broker.tally("quotas", "describe")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [
+        "Quota configs for client-id 'kproto' are consumer_byte_rate=1000.0",
+        "Quota configs for the default user-principal, the default client-id are "
+        "producer_byte_rate=5000000.0, request_percentage=25.0"], r.stdout
+    r = broker.tally("quotas", "set", "--user-default", "--client-default", "--delete-config",
+                     "producer_byte_rate,request_percentage")
+    assert r.returncode == 0, r.stderr
+    r = broker.tally("quotas", "describe", "--user-default", "--client-default")
+    assert r.returncode == 0 and r.stdout == "", (r.stdout, r.stderr)
+
+    # consumer_byte_rate: kproto's Fetch (client id "kproto") of ~180 KB at 1000 B/s is
+    # throttled in its answer at once; the flood's produce client id is not.
+    with broker.conn() as c:
+        corr = c.next_corr()
+        c.send(kproto.fetch_request(corr, {"quota-t": {0: 0}}, version=4))
+        got, body = c.recv_response()
+        assert got == corr
+        res = kproto.parse_fetch(body, 4)
+        assert res["partitions"][("quota-t", 0)]["error"] == 0
+        assert len(res["partitions"][("quota-t", 0)]["records"]) > 100_000
+        assert res["throttle_ms"] > 0, res["throttle_ms"]
+    # That connection is muted for as long; another one, of another client id, is not.
+    with broker.conn() as c:
+        assert produce_once(c, "filler", b"f") == 0
