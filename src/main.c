@@ -372,6 +372,8 @@ static void start_modules(struct tallyd *t)
     /* Self-healing of hanging transactions: checked as often as the coordinator checks for
      * timed-out ones, and only past the longest timeout any coordinator allows plus a margin
      * (the coordinator's own abort comes first). */
+    bo.quota_window_num = (int)props_get_int(t->cfg.props, "quota.window.num", 11, NULL);
+    bo.quota_window_ms = 1000 * props_get_int(t->cfg.props, "quota.window.size.seconds", 1, NULL);
     bo.hanging_check_ms = props_get_int(
         t->cfg.props, "transaction.abort.timed.out.transaction.cleanup.interval.ms", 10000, NULL);
     int64_t margin = BROKER_HANGING_MARGIN_MS;

@@ -100,7 +100,7 @@ struct broker *broker_new(const struct broker_options *opts)
         opts->metrics, METRICS_COUNTER, "tally_topic_rejected_batches_total",
         "Produced batches the leader refused, by topic and reason.", 2, topic_reason, 0, NULL);
     b->pg = purgatory_new(opts->clock);
-    b->quotas = cq_table_new(CQ_DEFAULT_SAMPLES, CQ_DEFAULT_SAMPLE_MS);
+    b->quotas = cq_table_new(opts->quota_window_num, opts->quota_window_ms);
     if (b->pg == NULL || b->quotas == NULL) {
         purgatory_free(b->pg);
         cq_table_free(b->quotas);

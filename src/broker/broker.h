@@ -52,6 +52,10 @@ struct broker_options {
      * in flight is never torn. Needs `meta` and `client`; without them nothing is aborted. */
     int64_t hanging_check_ms;
     int64_t hanging_after_ms;
+    /* Client byte-rate quotas (client_quota.h): quota.window.num samples of
+     * quota.window.size.seconds; 0: Kafka's defaults (11 of 1 s). */
+    int quota_window_num;
+    int64_t quota_window_ms;
     /* Where the per-topic traffic counters go (docs/metrics.md: bytes in and out, records
      * in); borrowed, must outlive the broker. NULL: not counted. */
     struct metrics *metrics;

@@ -450,8 +450,8 @@ static const struct config_def defs[] = {
      "also bounds how long a controlled shutdown waits.",
      0, "src/controller/controller.c"},
     {NULL, "client.quota.callback.class", CT_CLASS, NULL, 0, 0, NULL, false,
-     "A class that decides client quota limits. Accepted, no effect in Tally: it applies no "
-     "quotas.",
+     "A class that decides client quota limits. Accepted, no effect in Tally: its quotas are "
+     "those of Kafka's default callback (docs/security.md).",
      0, NULL},
     {NULL, "connection.failed.authentication.delay.ms", CT_INT, "100", 0, I32MAX, NULL, false,
      "How long the answer to a failed SASL authentication, and the close of its connection, "
@@ -927,14 +927,12 @@ static const struct config_def defs[] = {
      "in Tally: it reads each connection's requests in order and bounds them by "
      "socket.request.max.bytes.",
      0, NULL},
-    {NULL, "quota.window.num", CT_INT, "11", 1, I32MAX, NULL, false,
-     "How many samples client quotas keep. Accepted, no effect in Tally: it applies no "
-     "quotas.",
-     0, NULL},
-    {NULL, "quota.window.size.seconds", CT_INT, "1", 1, I32MAX, NULL, false,
-     "The span of one sample of client quotas (s). Accepted, no effect in Tally: it applies "
-     "no quotas.",
-     0, NULL},
+    {NULL, "quota.window.num", CT_INT, "11", 2, 64, NULL, false,
+     "How many samples the client byte-rate quotas keep (docs/security.md; Tally takes 2 to "
+     "64).",
+     0, "src/main.c"},
+    {NULL, "quota.window.size.seconds", CT_INT, "1", 1, 3600, NULL, false,
+     "The span of one sample of the client byte-rate quotas (s).", 0, "src/main.c"},
     {NULL, "remote.fetch.max.wait.ms", CT_INT, "500", 1, I32MAX, NULL, true,
      "The longest a fetch from remote storage waits (ms). Stored, no effect in Tally: it has "
      "no tiered storage.",
