@@ -82,8 +82,8 @@ static int parse_args(int argc, char **argv, struct quota_args *a)
             p = &a->client;
         if (p != NULL) {
             if (p->present)
-                return tally_usage_error("the %s part given twice", p == &a->user ? "user"
-                                                                                : "client-id");
+                return tally_usage_error("the %s part given twice",
+                                         p == &a->user ? "user" : "client-id");
             if (v[0] == '\0')
                 return tally_usage_error("%s needs a name (or the -default option)", o);
             *p = (struct part){true, v};
@@ -228,8 +228,8 @@ static int quotas_describe(const struct tally_ctx *ctx, struct quota_args *a, st
             (struct ComponentData){"client-id", a->client.name ? 0 : 1, (char *)a->client.name};
     rq.Components.v = comp;
     rq.Strict = rq.Components.n > 0;
-    int rc = call(ctx, PROTO_API_DescribeClientQuotas, &rq, ar, (void **)&rs,
-                  "DescribeClientQuotas");
+    int rc =
+        call(ctx, PROTO_API_DescribeClientQuotas, &rq, ar, (void **)&rs, "DescribeClientQuotas");
     if (rc != TALLY_OK)
         return rc;
     if (rs->ErrorCode != 0)
