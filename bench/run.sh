@@ -10,6 +10,7 @@ set -u
 cd "$(dirname "$0")/.."
 all=(ingest read client_view memory idempotent flush compressed recompress compaction groups txn acls)
 all+=(tls) # TLS ÷ plaintext ingest and read CPU per GiB (bench/tls.py)
+all+=(quotas) # an unthrottled client's p99 beside a throttled flood (bench/quotas.py)
 all+=(txn_counts) # requests and CONCURRENT_TRANSACTIONS per transaction, by client and size
 all+=(downconvert verify) # old-version fetches (bench/downconvert.py); tally verify (bench/verify.py)
 all+=(election) # how long a metadata-quorum election holds the event loop (bench/election.py)
