@@ -56,6 +56,10 @@ static bool bfx_settle(struct bfx *f)
 
 /* A quorum with topic `topic` (one partition, led here), a replica manager hosting it, and a
  * broker on both. */
+/* Whether bfx_open gives the broker the image (the client-quota test reads it); off for the
+ * others, which run as before. */
+static bool bfx_with_meta;
+
 static bool bfx_open(struct bfx *f, const char *topic)
 {
     static const int32_t here[] = {NODE};
@@ -90,6 +94,8 @@ static bool bfx_open(struct bfx *f, const char *topic)
         return false;
     struct broker_options bo = {
         .loop = &f->q.loop, .clock = f->clock, .replicas = f->rm, .node_id = NODE};
+    if (bfx_with_meta)
+        bo.meta = f->q.m;
     f->b = broker_new(&bo);
     return f->b != NULL;
 }
@@ -729,6 +735,7 @@ struct pr_answer {
     int calls;
     int16_t err;
     int64_t base;
+    int32_t throttle;
 };
 
 static void on_produce(void *arg, enum net_detached_end how, int16_t version, const void *resp)
@@ -738,6 +745,8 @@ static void on_produce(void *arg, enum net_detached_end how, int16_t version, co
     (void)how;
     (void)version;
     a->calls++;
+    if (rs)
+        a->throttle = rs->ThrottleTimeMs;
     if (rs && rs->Responses.n > 0 && rs->Responses.v[0].PartitionResponses.n > 0) {
         a->err = rs->Responses.v[0].PartitionResponses.v[0].ErrorCode;
         a->base = rs->Responses.v[0].PartitionResponses.v[0].BaseOffset;
@@ -892,6 +901,56 @@ TEST(broker_produce_transactional_checks)
     REQUIRE(partition_write_marker(p, 5, 1, 0, false, &off) == 0);
     produce_one(&f, "pt", "tid", RECORD_ATTR_TRANSACTIONAL, 5, 0, 2, &a);
     CHECK_EQ_INT(a.err, ERR_INVALID_PRODUCER_EPOCH);
+    bfx_close(&f);
+}
+
+/* producer_byte_rate (KIP-219) on virtual time: a detached request is user ANONYMOUS, client
+ * id "detached". Without a quota nothing is throttled; with one on ANONYMOUS + "detached",
+ * answers carry a throttle once the rate is over it, and none again once the window passed;
+ * another client id's quota does not apply. */
+TEST(broker_produce_throttled_by_its_client_quota_on_virtual_time)
+{
+    struct bfx f;
+    struct pr_answer a;
+    struct meta_record q = {.type = META_REC_CLIENT_QUOTA};
+
+    bfx_with_meta = true;
+    REQUIRE(bfx_open(&f, "cq"));
+    bfx_with_meta = false;
+    produce_acks = 1;
+    for (int i = 0; i < 20; i++) {
+        produce_one(&f, "cq", NULL, 0, -1, -1, -1, &a);
+        REQUIRE(a.calls == 1 && a.err == 0);
+        CHECK_EQ_INT(a.throttle, 0);
+    }
+    /* Another client id's quota: still nothing. */
+    q.u.quota.entity = (struct meta_quota_entity){false, true, NULL, "other"};
+    q.u.quota.key = META_QUOTA_PRODUCER_BYTE_RATE;
+    q.u.quota.value = 10;
+    REQUIRE(fixture_meta_propose(&f.q, &q, 1) == 0);
+    REQUIRE(bfx_settle(&f));
+    produce_one(&f, "cq", NULL, 0, -1, -1, -1, &a);
+    CHECK_EQ_INT(a.throttle, 0);
+    /* ANONYMOUS + "detached" at 100 B/s: a few batches take it over. */
+    q.u.quota.entity = (struct meta_quota_entity){true, true, "ANONYMOUS", "detached"};
+    q.u.quota.value = 100;
+    REQUIRE(fixture_meta_propose(&f.q, &q, 1) == 0);
+    REQUIRE(bfx_settle(&f));
+    int32_t last = 0;
+    for (int i = 0; i < 20 && last == 0; i++) {
+        produce_one(&f, "cq", NULL, 0, -1, -1, -1, &a);
+        REQUIRE(a.err == 0);
+        last = a.throttle;
+    }
+    CHECK(last > 0);
+    /* Throttles grow with every batch more while the clock stands still... */
+    produce_one(&f, "cq", NULL, 0, -1, -1, -1, &a);
+    CHECK(a.throttle > last);
+    /* ...and are gone once the whole window (11 s) passed without traffic. */
+    tclock_advance(f.clock, 12000);
+    produce_one(&f, "cq", NULL, 0, -1, -1, -1, &a);
+    CHECK_EQ_INT(a.throttle, 0);
+    produce_acks = -1;
     bfx_close(&f);
 }
 
