@@ -111,7 +111,8 @@ static void conn_flush(struct net_conn *c)
         req_free(r);
         conn_unref(c);
     }
-    conn_pump(c);
+    if (!c->corked)
+        conn_pump(c);
     conn_input(c);
     conn_close_if_written(c);
     conn_unref(c);
@@ -762,6 +763,25 @@ static int conn_feed_scratch(struct net_conn *c, size_t n)
     return 0;
 }
 
+/* The end of the poll phase: the answers the corked connections' reads produced go out. */
+static void on_uncork(uv_check_t *h)
+{
+    struct net_server *s = h->data;
+    struct net_conn *list = s->cork_head;
+
+    s->cork_head = NULL;
+    uv_check_stop(h);
+    while (list) {
+        struct net_conn *c = list;
+        list = c->cork_next;
+        c->cork_next = NULL;
+        c->corked = false;
+        conn_pump(c);
+        conn_close_if_written(c);
+        conn_unref(c);
+    }
+}
+
 static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 {
     struct net_conn *c = st->data;
@@ -779,6 +799,14 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
     if (c->tls) {
         conn_tls_read(c, (const uint8_t *)buf->base, (size_t)nread);
         return;
+    }
+    if (!c->corked && !s->stopping) {
+        /* Read callbacks run in the poll phase; the check phase follows it at once. */
+        c->corked = true;
+        c->refs++;
+        c->cork_next = s->cork_head;
+        s->cork_head = c;
+        uv_check_start(&s->uncorker, on_uncork);
     }
     if ((const uint8_t *)buf->base == s->scratch) {
         if (conn_feed_scratch(c, (size_t)nread) != 0)
@@ -1026,9 +1054,11 @@ int net_server_start(uv_loop_t *loop, const struct net_options *opts, net_reques
     s->port = opts->port;
     if (uv_tcp_getsockname(&s->tcp, (struct sockaddr *)&bound, &blen) == 0)
         s->port = ntohs(((struct sockaddr_in *)&bound)->sin_port);
-    s->handles = 2; /* the listener and the feeder */
+    s->handles = 3; /* the listener, the feeder and the uncorker */
     uv_idle_init(loop, &s->feeder);
     s->feeder.data = s;
+    uv_check_init(loop, &s->uncorker);
+    s->uncorker.data = s;
     tclock_timer_init(s->opts.clock, &s->idle_timer, on_idle_tick, s);
     if (s->opts.max_idle_ms >= 0) {
         /* Checking ten times per period closes an idle connection at most 10% late. */
@@ -1080,7 +1110,14 @@ void net_server_stop(struct net_server *s, void (*cb)(void *arg), void *arg)
         conn_unref(c);
     }
     s->feed_tail = NULL;
+    while (s->cork_head) {
+        struct net_conn *c = s->cork_head;
+        s->cork_head = c->cork_next;
+        c->corked = false;
+        conn_unref(c);
+    }
     uv_close((uv_handle_t *)&s->feeder, on_server_handle_closed);
+    uv_close((uv_handle_t *)&s->uncorker, on_server_handle_closed);
     tclock_timer_close(&s->idle_timer);
     uv_close((uv_handle_t *)&s->tcp, on_server_handle_closed);
 }
