@@ -61,6 +61,12 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 
+def minflt(pid):
+    """Minor page faults of the whole process so far (/proc/<pid>/stat field 10)."""
+    with open("/proc/%d/stat" % pid) as f:
+        return int(f.read().rsplit(")", 1)[1].split()[7])
+
+
 def rss_kib(pid):
     with open("/proc/%d/status" % pid) as f:
         for line in f:
@@ -101,8 +107,8 @@ def loadgen(*args):
 class Proc:
     """A helper server process that prints one line when it is ready."""
 
-    def __init__(self, argv, cwd=None, pin=False):
-        self.p = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE,
+    def __init__(self, argv, cwd=None, pin=False, prefix=()):
+        self.p = subprocess.Popen(list(prefix) + argv, cwd=cwd, stdout=subprocess.PIPE,
                                   stderr=subprocess.DEVNULL, text=True,
                                   preexec_fn=_pinner(SERVER_CPUS) if pin else None)
         self.ready_line = self.p.stdout.readline().strip()
@@ -124,7 +130,8 @@ class Tallyd:
     """One release-build tallyd in its own scratch directory on free ports; with pin,
     on SERVER_CPUS. extra_listeners ("SSL://127.0.0.1:port,...") go beside PLAINTEXT."""
 
-    def __init__(self, tag, settings=None, pin=False, extra_listeners=""):
+    def __init__(self, tag, settings=None, pin=False, extra_listeners="", prefix=(),
+                 ready_timeout=30):
         """extra_listeners: more listeners after the PLAINTEXT one, e.g.
         "SASL_PLAINTEXT://127.0.0.1:9094"."""
         self.dir = scratch_dir(tag)
@@ -142,7 +149,7 @@ class Tallyd:
             "log.dirs": self.data,
         }
         conf.update(settings or {})
-        argv = [binary]
+        argv = list(prefix) + [binary]  # prefix: a wrapper such as valgrind
         for k, v in conf.items():
             argv += ["--set", "%s=%s" % (k, v)]
         self.errf = open(os.path.join(self.dir, "tallyd.stderr"), "wb")
@@ -151,7 +158,7 @@ class Tallyd:
                                   preexec_fn=_pinner(SERVER_CPUS) if pin else None)
         self.pid = self.p.pid
         self.bootstrap = "127.0.0.1:%d" % self.port
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + ready_timeout
         while True:
             if self.p.poll() is not None:
                 raise RuntimeError("tallyd exited with %d; see %s" % (self.p.returncode,
@@ -160,7 +167,7 @@ class Tallyd:
             if rc == 0:
                 break
             if time.monotonic() > deadline:
-                raise RuntimeError("tallyd not ready after 30 s")
+                raise RuntimeError("tallyd not ready after %d s" % ready_timeout)
             time.sleep(0.2)
 
     def tally(self, *args):
@@ -218,16 +225,20 @@ def perf_produce(bootstrap, topic, records, size=1024, extra=()):
 
 
 def result(name, value, unit, op, target, note=""):
-    """Prints and records one figure. op is "<=", ">=" or "<"; value None = skipped."""
+    """Prints and records one figure. op is "<=", ">=" or "<", or None for a figure
+    recorded without a target ("info"); value None = skipped."""
     if value is None:
         status = "skipped"
         shown = "-"
+    elif op is None:
+        status = "info"
+        shown = "%.3f" % value
     else:
         met = {"<=": value <= target, ">=": value >= target, "<": value < target}[op]
         status = "met" if met else "NOT met"
         shown = "%.3f" % value
     line = "RESULT %-22s %8s %-10s target %s %s  %s%s" % (
-        name, shown, unit, op, target, status, ("  " + note) if note else "")
+        name, shown, unit, op or "-", "-" if op is None else target, status, ("  " + note) if note else "")
     print(line, flush=True)
     path = os.environ.get("BENCH_RESULTS")
     if path:

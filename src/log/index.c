@@ -14,10 +14,12 @@
  *
  * Both are strictly increasing in every field. Unlike Kafka, which preallocates the files
  * to segment.index.bytes and trims them on close, Tally grows them by appending: the file
- * length is always exactly entries × entry size, so there is nothing to trim and a crash
- * leaves no zero-filled tail. The entries are not kept in memory; lookups binary-search
- * the file with pread (the page cache keeps hot indexes in memory, as Kafka's mmap does),
- * so an open segment costs O(1) memory however large it is. */
+ * length is always exactly the entries written × entry size, so there is nothing to trim and
+ * a crash leaves no zero-filled tail. Only the newest .index entries (at most LOG_OIDX_PEND)
+ * are kept in memory until they are written together, so that an append of a large batch is
+ * one write, not two (Kafka writes its entries into a memory map); lookups binary-search the
+ * file with pread (the page cache keeps hot indexes in memory, as Kafka's mmap does) and those
+ * few, so an open segment costs O(1) memory however large it is. */
 #include <assert.h>
 #include <errno.h>
 #include <string.h>
@@ -35,24 +37,59 @@ static int idx_io_error(struct log_segment *s, const char *what, const char *ext
 
 /* ---- offset index ---------------------------------------------------------------------- */
 
+/* Entries [0, written) are in the file, [written, oidx_n) in s->oidx_pend. */
+static int64_t oidx_written(const struct log_segment *s)
+{
+    return s->oidx_n - s->oidx_pend_n;
+}
+
 int log_oidx_entry(struct log_segment *s, int64_t i, int64_t *offset, int64_t *pos)
 {
-    uint8_t e[LOG_OIDX_ENTRY];
-    ssize_t r = sysio_pread_full(s->io, log_seg_fd(s, LOG_FILE_IDX), e, sizeof e,
-                                 (off_t)(i * LOG_OIDX_ENTRY));
-    if (r < 0)
-        return idx_io_error(s, "read", ".index", (int)r);
-    if (r != (ssize_t)sizeof e)
-        return idx_io_error(s, "short read", ".index", -EIO);
+    uint8_t buf[LOG_OIDX_ENTRY];
+    const uint8_t *e = buf;
+    if (i >= oidx_written(s)) {
+        assert(i < s->oidx_n);
+        e = s->oidx_pend + (i - oidx_written(s)) * LOG_OIDX_ENTRY;
+    } else {
+        ssize_t r = sysio_pread_full(s->io, log_seg_fd(s, LOG_FILE_IDX), buf, sizeof buf,
+                                     (off_t)(i * LOG_OIDX_ENTRY));
+        if (r < 0)
+            return idx_io_error(s, "read", ".index", (int)r);
+        if (r != (ssize_t)sizeof buf)
+            return idx_io_error(s, "short read", ".index", -EIO);
+    }
     *offset = s->base + (int32_t)log_be32(e);
     *pos = (int32_t)log_be32(e + 4);
     return 0;
 }
 
+int log_oidx_sync(struct log_segment *s)
+{
+    int64_t written = oidx_written(s);
+    off_t at = (off_t)(written * LOG_OIDX_ENTRY);
+
+    if (s->oidx_pend_n == 0)
+        return 0;
+    int w = sysio_pwrite_all(s->io, log_seg_fd(s, LOG_FILE_IDX), s->oidx_pend,
+                             (size_t)s->oidx_pend_n * LOG_OIDX_ENTRY, at);
+    if (w < 0) {
+        int rc = idx_io_error(s, "write", ".index", w);
+        log_seg_ftruncate(s, LOG_FILE_IDX, at);
+        s->oidx_pend_n = 0;
+        s->oidx_n = written;
+        s->oidx_last_off = -1;
+        s->oidx_last_pos = 0;
+        if (written > 0 && log_oidx_entry(s, written - 1, &s->oidx_last_off, &s->oidx_last_pos))
+            s->oidx_n = 0; /* unreadable as well: the segment is rescanned on the next open */
+        return rc;
+    }
+    s->oidx_pend_n = 0;
+    return 0;
+}
+
 int log_oidx_append(struct log_segment *s, int64_t offset, int64_t pos)
 {
-    uint8_t e[LOG_OIDX_ENTRY];
-    off_t at = (off_t)(s->oidx_n * LOG_OIDX_ENTRY);
+    uint8_t *e;
 
     /* Entries strictly increase in offset and position, which the binary searches rest on.
      * An entry is added for a batch being accounted for at the end of the segment
@@ -60,18 +97,15 @@ int log_oidx_append(struct log_segment *s, int64_t offset, int64_t pos)
      * an earlier batch: a truncation keeps only entries below the cut, an open checks the
      * last entry against the batch it names. */
     assert(s->oidx_n == 0 || (offset > s->oidx_last_off && pos > s->oidx_last_pos));
+    assert(s->oidx_pend_n < LOG_OIDX_PEND);
+    e = s->oidx_pend + s->oidx_pend_n * LOG_OIDX_ENTRY;
     log_put32(e, (uint32_t)(int32_t)(offset - s->base));
     log_put32(e + 4, (uint32_t)(int32_t)pos);
-    int w = sysio_pwrite_all(s->io, log_seg_fd(s, LOG_FILE_IDX), e, sizeof e, at);
-    if (w < 0) {
-        int rc = idx_io_error(s, "write", ".index", w);
-        log_seg_ftruncate(s, LOG_FILE_IDX, at);
-        return rc;
-    }
+    s->oidx_pend_n++;
     s->oidx_n++;
     s->oidx_last_off = offset;
     s->oidx_last_pos = pos;
-    return 0;
+    return s->oidx_pend_n == LOG_OIDX_PEND ? log_oidx_sync(s) : 0;
 }
 
 int log_oidx_floor(struct log_segment *s, int64_t target, int64_t *offset, int64_t *pos)
@@ -124,9 +158,14 @@ int log_oidx_truncate(struct log_segment *s, int64_t n)
 {
     if (n >= s->oidx_n)
         return 0;
-    int t = log_seg_ftruncate(s, LOG_FILE_IDX, (off_t)(n * LOG_OIDX_ENTRY));
-    if (t < 0)
-        return idx_io_error(s, "truncate", ".index", t);
+    if (n >= oidx_written(s)) {
+        s->oidx_pend_n -= (int)(s->oidx_n - n); /* only pending entries go */
+    } else {
+        int t = log_seg_ftruncate(s, LOG_FILE_IDX, (off_t)(n * LOG_OIDX_ENTRY));
+        if (t < 0)
+            return idx_io_error(s, "truncate", ".index", t);
+        s->oidx_pend_n = 0;
+    }
     s->oidx_n = n;
     s->oidx_last_off = -1;
     s->oidx_last_pos = 0;

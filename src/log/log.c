@@ -642,8 +642,13 @@ int log_flush_prepare(struct log *l, int64_t *upto)
      * succeeds would say nothing of it. */
     if (atomic_load(&l->failed))
         return ERR_KAFKA_STORAGE_ERROR;
-    for (size_t i = 0; i < l->n_segs; i++)
+    for (size_t i = 0; i < l->n_segs; i++) {
+        /* The .index entries still in memory go to the file the flush is about to sync. */
+        int rc = l->segs[i]->dirty ? log_oidx_sync(l->segs[i]) : 0;
+        if (rc)
+            return rc;
         n += l->segs[i]->dirty;
+    }
     l->flush_segs = n ? malloc(n * sizeof *l->flush_segs) : NULL;
     l->flush_fds = n ? malloc(n * sizeof *l->flush_fds) : NULL;
     if (n && (!l->flush_segs || !l->flush_fds)) {

@@ -22,6 +22,7 @@
 #define LOG_MOD "log"
 
 #define LOG_OIDX_ENTRY 8  /* .index entry: relative offset + position */
+#define LOG_OIDX_PEND 32  /* .index entries gathered in memory before a write */
 #define LOG_TIDX_ENTRY 12 /* .timeindex entry: timestamp + relative offset */
 
 /* The batch header fields the log needs (see record/record.h for the layout). Decoded from
@@ -74,13 +75,19 @@ struct log_segment {
     /* Loop-thread state. */
     int64_t size;          /* bytes of .log holding whole, accepted batches */
     int64_t next_offset;   /* offset after the last batch (the next segment's base if sealed) */
-    int64_t oidx_n;        /* entries in .index */
+    int64_t oidx_n;        /* entries in .index, the last oidx_pend_n of them not yet written */
     int64_t oidx_last_off; /* absolute offset of the last .index entry, -1 if none */
     int64_t oidx_last_pos; /* its position, 0 if none */
     int64_t tidx_n;        /* entries in .timeindex */
     int64_t tidx_last_ts;  /* timestamp of the last .timeindex entry, -1 if none */
     int64_t tidx_last_off; /* its absolute offset, -1 if none */
     int64_t bytes_since_index;
+    /* The newest .index entries, written in one pwrite when LOG_OIDX_PEND have gathered or
+     * before the segment's files are flushed or sealed (log_oidx_sync). A crash loses only
+     * entries that describe unflushed bytes: the recovery rescans from the last entry on
+     * disk, and an index with fewer entries is still a valid sparse index. */
+    uint8_t oidx_pend[LOG_OIDX_PEND * LOG_OIDX_ENTRY];
+    int oidx_pend_n;
     int64_t max_ts;        /* largest batch max timestamp, -1 if none */
     int64_t max_ts_offset; /* last offset of the batch that holds it, -1 if none */
     int64_t roll_ms;       /* wall clock when the segment took its first batch; -1 if empty */
@@ -266,9 +273,14 @@ int log_ckpt_next_line(const char **p, char *line, size_t cap);
 
 /* ---- index.c --------------------------------------------------------------------------- */
 
-/* Appends one .index entry (offset absolute, position in .log). On failure the file is cut
- * back to its previous length and ERR_IO returned. */
+/* Appends one .index entry (offset absolute, position in .log): into the segment's pending
+ * entries, written with them once LOG_OIDX_PEND have gathered. On a failed write the file is
+ * cut back to its previous length, the pending entries dropped and ERR_IO returned. */
 int log_oidx_append(struct log_segment *s, int64_t offset, int64_t pos);
+/* Writes the pending .index entries (one pwrite; none pending: nothing). 0 or ERR_IO (the
+ * entries are then dropped: the index stays valid, only sparser). Called before the
+ * segment's descriptors are flushed and when it is sealed. */
+int log_oidx_sync(struct log_segment *s);
 /* Reads entry i. 0 or ERR_IO. */
 int log_oidx_entry(struct log_segment *s, int64_t i, int64_t *offset, int64_t *pos);
 /* The largest entry with offset <= target: *offset and *pos, or (base, 0) if there is none. */

@@ -555,6 +555,9 @@ int log_seg_index_batch(struct log *l, struct log_segment *s, int64_t pos,
 
 int log_seg_finish(struct log_segment *s)
 {
+    int w = log_oidx_sync(s);
+    if (w)
+        return w;
     if (s->max_ts > s->tidx_last_ts) {
         int rc = log_tidx_append(s, s->max_ts, s->max_ts_offset);
         if (rc)
@@ -650,6 +653,7 @@ int log_seg_recover(struct log *l, struct log_segment *s, int64_t end_offset, in
     if (t < 0)
         return seg_io_error(s, "truncate", " index", t);
     s->oidx_n = s->tidx_n = 0;
+    s->oidx_pend_n = 0;
     s->oidx_last_off = -1;
     s->oidx_last_pos = 0;
     s->tidx_last_ts = s->tidx_last_off = -1;
@@ -729,6 +733,7 @@ int log_seg_recover(struct log *l, struct log_segment *s, int64_t end_offset, in
         *why_out = why;
     }
     s->size = pos;
+    rc = log_oidx_sync(s); /* the rebuilt index on disk at once, as the open found it */
 out:
     free(buf);
     return rc;

@@ -30,6 +30,7 @@
  * end within connections.max.idle.ms of the accept, however slowly its bytes trickle in. */
 #include "net.h"
 
+#include <assert.h>
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,8 +42,16 @@
 #include "net_int.h"
 #include "proto/proto_msgs.h"
 
-/* A frame buffer starts at this size and doubles as bytes arrive. */
+/* A frame buffer starts at this size and doubles as bytes arrive, but once bytes have come
+ * it makes room for FRAME_GROWTH times them at once (all of the frame when that covers it):
+ * a 512 KiB Produce whose first few KiB came with its size is read in one more read, not in
+ * a read per doubling. A frame of at least FRAME_SLACK_MIN bytes gets FRAME_SLACK bytes
+ * more than it needs, so that the read of its last bytes can take the next frame's size
+ * and first bytes with it (on_read hands those on). */
 #define FRAME_MIN_CAP 4096
+#define FRAME_GROWTH 128
+#define FRAME_SLACK 8192
+#define FRAME_SLACK_MIN (64 * 1024)
 
 static void server_maybe_done(struct net_server *s);
 
@@ -102,7 +111,8 @@ static void conn_flush(struct net_conn *c)
         req_free(r);
         conn_unref(c);
     }
-    conn_pump(c);
+    if (!c->corked)
+        conn_pump(c);
     conn_input(c);
     conn_close_if_written(c);
     conn_unref(c);
@@ -516,20 +526,28 @@ static bool conn_full(const struct net_conn *c)
            c->out_bytes >= NET_OUT_MAX_BYTES;
 }
 
-/* Makes room for `want` bytes of the current frame (want <= frame_len): the buffer doubles
- * from FRAME_MIN_CAP, never past the announced size, so a frame header announcing 100 MB
- * costs nothing until the bytes come. Returns 0 or ERR_NOMEM. */
-static int frame_reserve(struct net_conn *c, size_t want)
+/* Makes room for `want` bytes of the current frame (want <= frame_len), of which `received`
+ * have come or are being copied in: the buffer doubles from FRAME_MIN_CAP, or grows to
+ * FRAME_GROWTH times `received` if that is more, never past the announced size (plus
+ * FRAME_SLACK for a large frame); so a frame header announcing 100 MB costs FRAME_GROWTH
+ * times the bytes received at most (the pages not yet written are not even resident).
+ * Returns 0 or ERR_NOMEM. */
+static int frame_reserve(struct net_conn *c, size_t want, size_t received)
 {
     size_t cap = c->frame_cap ? c->frame_cap : FRAME_MIN_CAP;
+    size_t limit = c->frame_len + (c->frame_len >= FRAME_SLACK_MIN ? FRAME_SLACK : 0);
     uint8_t *p;
 
     if (want <= c->frame_cap && c->frame != NULL)
         return 0;
     while (cap < want)
         cap *= 2;
-    if (cap > c->frame_len)
-        cap = c->frame_len;
+    if (received >= c->frame_len / FRAME_GROWTH)
+        cap = limit;
+    else if (cap < received * FRAME_GROWTH)
+        cap = received * FRAME_GROWTH;
+    if (cap > limit)
+        cap = limit;
     p = realloc(c->frame, cap > 0 ? cap : 1);
     if (p == NULL)
         return ERR_NOMEM;
@@ -542,7 +560,7 @@ static int frame_reserve(struct net_conn *c, size_t want)
 static void conn_frame_done(struct net_conn *c)
 {
     size_t len = c->frame_len;
-    if (frame_reserve(c, len) != 0) { /* a 0-byte frame still gets a buffer */
+    if (frame_reserve(c, len, len) != 0) { /* a 0-byte frame still gets a buffer */
         slog_error("net", "out of memory for a frame from %s; closing", c->peer);
         conn_close(c);
         return;
@@ -607,7 +625,7 @@ static size_t conn_feed(struct net_conn *c, const uint8_t *p, size_t n)
             size_t take = c->frame_len - c->frame_got;
             if (take > n - used)
                 take = n - used;
-            if (frame_reserve(c, c->frame_got + take) != 0) {
+            if (frame_reserve(c, c->frame_got + take, c->frame_got + take) != 0) {
                 slog_error("net", "out of memory for a %zu-byte frame from %s; closing",
                            c->frame_len, c->peer);
                 conn_close(c);
@@ -632,9 +650,11 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
         return;
     }
     if (c->in_frame && c->frame_len - c->frame_got >= 4096) {
-        /* Large remainder: read straight into the frame, no copy. The buffer grows only
-         * once what it has is filled, so memory stays within twice the bytes received. */
-        if (c->frame_cap - c->frame_got >= 4096 || frame_reserve(c, c->frame_got + 4096) == 0) {
+        /* Large remainder: read straight into the frame (and its slack), no copy. The
+         * buffer grows only once what it has is filled, so memory stays within
+         * FRAME_GROWTH times the bytes received. */
+        if (c->frame_cap - c->frame_got >= 4096 ||
+            frame_reserve(c, c->frame_got + 4096, c->frame_got) == 0) {
             *buf = uv_buf_init((char *)c->frame + c->frame_got,
                                (unsigned)(c->frame_cap - c->frame_got));
             return;
@@ -701,9 +721,13 @@ void conn_tls_input(struct net_conn *c)
             return;
         }
         if (c->in_frame && c->frame_len - c->frame_got >= 4096 &&
-            (c->frame_cap - c->frame_got >= 4096 || frame_reserve(c, c->frame_got + 4096) == 0)) {
-            /* Large remainder: decrypted straight into the frame, as on_alloc reads it. */
-            long n = tls_conn_read(c->tls, c->frame + c->frame_got, c->frame_cap - c->frame_got);
+            (c->frame_cap - c->frame_got >= 4096 ||
+             frame_reserve(c, c->frame_got + 4096, c->frame_got) == 0)) {
+            /* Large remainder: decrypted straight into the frame, as on_alloc reads it (but
+             * never into its slack: the next frame's bytes go through the scratch). */
+            size_t room =
+                (c->frame_cap < c->frame_len ? c->frame_cap : c->frame_len) - c->frame_got;
+            long n = tls_conn_read(c->tls, c->frame + c->frame_got, room);
             if (n <= 0) {
                 if (n < 0)
                     conn_tls_fail(c);
@@ -755,6 +779,46 @@ out:
     conn_unref(c);
 }
 
+/* Frames the n bytes just read into the server's scratch; what a full connection cannot take
+ * yet is kept in its backlog (the scratch is shared). Returns -1 if the connection closed
+ * for want of memory. */
+static int conn_feed_scratch(struct net_conn *c, size_t n)
+{
+    struct net_server *s = c->srv;
+    size_t used = conn_feed(c, s->scratch, n);
+    if (used < n && !c->closing) {
+        c->backlog = malloc(n - used);
+        if (c->backlog == NULL) {
+            slog_error("net", "out of memory reading from %s; closing", c->peer);
+            conn_close(c);
+            return -1;
+        }
+        memcpy(c->backlog, s->scratch + used, n - used);
+        c->backlog_len = n - used;
+        c->backlog_off = 0;
+    }
+    return 0;
+}
+
+/* The end of the poll phase: the answers the corked connections' reads produced go out. */
+static void on_uncork(uv_check_t *h)
+{
+    struct net_server *s = h->data;
+    struct net_conn *list = s->cork_head;
+
+    s->cork_head = NULL;
+    uv_check_stop(h);
+    while (list) {
+        struct net_conn *c = list;
+        list = c->cork_next;
+        c->cork_next = NULL;
+        c->corked = false;
+        conn_pump(c);
+        conn_close_if_written(c);
+        conn_unref(c);
+    }
+}
+
 static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 {
     struct net_conn *c = st->data;
@@ -773,25 +837,32 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
         conn_tls_read(c, (const uint8_t *)buf->base, (size_t)nread);
         return;
     }
+    if (!c->corked && !s->stopping) {
+        /* Read callbacks run in the poll phase; the check phase follows it at once. */
+        c->corked = true;
+        c->refs++;
+        c->cork_next = s->cork_head;
+        s->cork_head = c;
+        uv_check_start(&s->uncorker, on_uncork);
+    }
     if ((const uint8_t *)buf->base == s->scratch) {
-        size_t n = (size_t)nread;
-        size_t used = conn_feed(c, s->scratch, n);
-        if (used < n && !c->closing) {
-            /* Full: keep the rest (the scratch buffer is shared) until there is room. */
-            c->backlog = malloc(n - used);
-            if (c->backlog == NULL) {
-                slog_error("net", "out of memory reading from %s; closing", c->peer);
-                conn_close(c);
-                return;
-            }
-            memcpy(c->backlog, s->scratch + used, n - used);
-            c->backlog_len = n - used;
-            c->backlog_off = 0;
-        }
-    } else {
+        if (conn_feed_scratch(c, (size_t)nread) != 0)
+            return;
+    } else if ((size_t)nread <= c->frame_len - c->frame_got) {
         c->frame_got += (size_t)nread;
         if (c->frame_got == c->frame_len)
             conn_frame_done(c);
+    } else {
+        /* The read ran into the frame's slack: the frame is whole, and what follows it (the
+         * next size field and first bytes, at most FRAME_SLACK) goes on like a scratch read.
+         * It is moved out before the frame is handed on with its buffer. */
+        size_t extra = (size_t)nread - (c->frame_len - c->frame_got);
+        assert(extra <= FRAME_SLACK && extra <= SCRATCH_SIZE);
+        memcpy(s->scratch, c->frame + c->frame_len, extra);
+        c->frame_got = c->frame_len;
+        conn_frame_done(c);
+        if (!c->closing && conn_feed_scratch(c, extra) != 0)
+            return;
     }
     conn_input(c);
 }
@@ -1020,9 +1091,11 @@ int net_server_start(uv_loop_t *loop, const struct net_options *opts, net_reques
     s->port = opts->port;
     if (uv_tcp_getsockname(&s->tcp, (struct sockaddr *)&bound, &blen) == 0)
         s->port = ntohs(((struct sockaddr_in *)&bound)->sin_port);
-    s->handles = 2; /* the listener and the feeder */
+    s->handles = 3; /* the listener, the feeder and the uncorker */
     uv_idle_init(loop, &s->feeder);
     s->feeder.data = s;
+    uv_check_init(loop, &s->uncorker);
+    s->uncorker.data = s;
     tclock_timer_init(s->opts.clock, &s->idle_timer, on_idle_tick, s);
     if (s->opts.max_idle_ms >= 0) {
         /* Checking ten times per period closes an idle connection at most 10% late. */
@@ -1074,7 +1147,14 @@ void net_server_stop(struct net_server *s, void (*cb)(void *arg), void *arg)
         conn_unref(c);
     }
     s->feed_tail = NULL;
+    while (s->cork_head) {
+        struct net_conn *c = s->cork_head;
+        s->cork_head = c->cork_next;
+        c->corked = false;
+        conn_unref(c);
+    }
     uv_close((uv_handle_t *)&s->feeder, on_server_handle_closed);
+    uv_close((uv_handle_t *)&s->uncorker, on_server_handle_closed);
     tclock_timer_close(&s->idle_timer);
     uv_close((uv_handle_t *)&s->tcp, on_server_handle_closed);
 }

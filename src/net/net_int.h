@@ -99,6 +99,11 @@ struct net_conn {
     size_t backlog_len, backlog_off;
     bool feed_queued;           /* on the server's feed list */
     struct net_conn *feed_next; /* next on the server's feed list */
+    /* Read from in this loop iteration (plaintext only): the answers of its requests wait for
+     * the server's check handle, so that those of every read of the iteration go out in one
+     * write (conn_pump gathers them), not one write each. */
+    bool corked;
+    struct net_conn *cork_next; /* next on the server's cork list */
     uint64_t last_io_ms;        /* loop time of the last byte read or written */
 
     /* Requests and output. */
@@ -157,6 +162,8 @@ struct net_server {
     uv_tcp_t tcp;
     struct tclock_timer idle_timer; /* connections.max.idle.ms and the frame deadline */
     uv_idle_t feeder;               /* feeds backlogs of connections that have room again */
+    uv_check_t uncorker; /* after the poll phase: writes the corked connections' answers */
+    struct net_conn *cork_head;
     struct net_options opts;
     net_request_cb cb;
     void *ctx;

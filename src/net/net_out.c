@@ -63,10 +63,15 @@ void out_discard(struct net_conn *c)
     c->out_tail = NULL;
 }
 
+/* Memory pieces written by one uv_write (one writev): consecutive ones, answers corked in
+ * the same loop iteration among them. */
+#define WRITE_GATHER 16
+
 struct write_req {
     uv_write_t w;
     struct net_conn *conn;
-    struct out_item *item;
+    struct out_item *items[WRITE_GATHER];
+    unsigned n;
 };
 
 static void on_write(uv_write_t *w, int status)
@@ -79,7 +84,8 @@ static void on_write(uv_write_t *w, int status)
     }
     if (status == 0)
         c->last_io_ms = uv_now(c->srv->loop);
-    item_free(wr->item);
+    for (unsigned i = 0; i < wr->n; i++)
+        item_free(wr->items[i]);
     free(wr);
     c->writes--;
     conn_pump(c);
@@ -245,18 +251,24 @@ void conn_pump(struct net_conn *c)
             out_discard(c);
             return;
         }
-        c->out_head = it->next;
+        uv_buf_t b[WRITE_GATHER];
+        wr->conn = c;
+        wr->n = 0;
+        while (it && it->data && wr->n < WRITE_GATHER) {
+            b[wr->n] = uv_buf_init((char *)it->data, (unsigned)it->len);
+            wr->items[wr->n++] = it;
+            it = it->next;
+        }
+        c->out_head = it;
         if (c->out_head == NULL)
             c->out_tail = NULL;
-        wr->conn = c;
-        wr->item = it;
-        uv_buf_t b = uv_buf_init((char *)it->data, (unsigned)it->len);
         c->refs++;
         c->writes++;
-        if (uv_write(&wr->w, (uv_stream_t *)&c->tcp, &b, 1, on_write) < 0) {
+        if (uv_write(&wr->w, (uv_stream_t *)&c->tcp, b, wr->n, on_write) < 0) {
             c->refs--;
             c->writes--;
-            item_free(it);
+            for (unsigned i = 0; i < wr->n; i++)
+                item_free(wr->items[i]);
             free(wr);
             conn_close(c);
             out_discard(c);

@@ -83,6 +83,30 @@ def test_pipelined_requests_answered_in_order(shared_broker):
                 assert kproto.parse_metadata(body, 1)["controller_id"] == 1
 
 
+def test_large_frames_pipelined_with_small_ones_arrive_whole(shared_broker):
+    """A frame over 64 KiB is read into a buffer with room past its end, so one read can take
+    its last bytes and the next frames' starts: every frame, large or small, must still be
+    framed exactly. Large Metadata v4 requests (no auto-creation) (about 300 KiB of distinct unknown topic names)
+    go in one write with small ApiVersions requests between and after them."""
+    with shared_broker.conn() as c:
+        frames, names = [], {}
+        for corr in range(200, 212):
+            if corr % 3 == 0:
+                names[corr] = ["r%d-%04d-" % (corr, i) + "x" * 190 for i in range(1500)]
+                frames.append(kproto.metadata_request(corr, names[corr], 4))
+            else:
+                frames.append(kproto.api_versions_request(corr, 0))
+        c.send(b"".join(frames))
+        for corr in range(200, 212):
+            got, body = c.recv_response()
+            assert got == corr, "response out of order: %d, expected %d" % (got, corr)
+            if corr in names:
+                topics = kproto.parse_metadata(body, 4)["topics"]
+                assert sorted(topics) == sorted(names[corr])
+            else:
+                assert kproto.parse_api_versions(body, 0)[0] == 0
+
+
 def _assert_only_that_connection_closed(broker, bad_bytes):
     """Sends bad_bytes on a new connection; it must be closed while an older
     connection and new ones keep working."""
