@@ -2,8 +2,8 @@
 /* net client on a secure inter-broker listener: TLS (the server verified against the
  * truststore, the client's own certificate for client auth) and SASL PLAIN before any queued
  * request, against an in-test libuv server on loopback that speaks TLS through net/tls.h and
- * SASL through sasl/, and answers AllocateProducerIds. Certificates are made here, in memory
- * (EC P-256). Backoff after a failed authentication is checked on the virtual clock. */
+ * SASL through sasl/, and answers AllocateProducerIds. Certificates come from tls_fixture.h
+ * (in memory). Backoff after a failed authentication is checked on the virtual clock. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdlib.h>
@@ -23,66 +23,9 @@
 #include "net/net.h"
 #include "net/tls.h"
 #include "sasl/sasl.h"
+#include "tls_fixture.h"
 
 /* ---- certificates ------------------------------------------------------------------------ */
-
-struct pem {
-    char key[1024];
-    char cert[2048];
-    EVP_PKEY *pkey;
-    X509 *x;
-};
-
-static void bio_to(BIO *b, char *out, size_t cap)
-{
-    int n = BIO_read(b, out, (int)cap - 1);
-    out[n > 0 ? n : 0] = '\0';
-    BIO_free(b);
-}
-
-/* A day-long certificate for CN=`cn`,O=Tally signed by `ca` (NULL: a self-signed CA), with
- * subjectAltName `san` ("IP:127.0.0.1"; NULL: none). */
-static void make_cert(struct pem *p, const char *cn, struct pem *ca, const char *san)
-{
-    static long serial = 1;
-    EVP_PKEY *k = EVP_EC_gen("P-256");
-    X509 *x = X509_new();
-    X509_NAME *n = X509_NAME_new();
-
-    X509_set_version(x, 2);
-    ASN1_INTEGER_set(X509_get_serialNumber(x), serial++);
-    X509_gmtime_adj(X509_getm_notBefore(x), 0);
-    X509_gmtime_adj(X509_getm_notAfter(x), 86400);
-    X509_NAME_add_entry_by_txt(n, "O", MBSTRING_ASC, (const unsigned char *)"Tally", -1, -1, 0);
-    X509_NAME_add_entry_by_txt(n, "CN", MBSTRING_ASC, (const unsigned char *)cn, -1, -1, 0);
-    X509_set_subject_name(x, n);
-    X509_set_issuer_name(x, ca ? X509_get_subject_name(ca->x) : n);
-    X509_set_pubkey(x, k);
-    if (ca == NULL) {
-        X509V3_CTX v3;
-        X509V3_set_ctx_nodb(&v3);
-        X509V3_set_ctx(&v3, x, x, NULL, NULL, 0);
-        X509_EXTENSION *e =
-            X509V3_EXT_conf_nid(NULL, &v3, NID_basic_constraints, "critical,CA:TRUE");
-        X509_add_ext(x, e, -1);
-        X509_EXTENSION_free(e);
-    }
-    if (san) {
-        X509_EXTENSION *e = X509V3_EXT_conf_nid(NULL, NULL, NID_subject_alt_name, san);
-        X509_add_ext(x, e, -1);
-        X509_EXTENSION_free(e);
-    }
-    X509_sign(x, ca ? ca->pkey : k, EVP_sha256());
-    X509_NAME_free(n);
-    BIO *b = BIO_new(BIO_s_mem());
-    PEM_write_bio_PrivateKey(b, k, NULL, NULL, 0, NULL, NULL);
-    bio_to(b, p->key, sizeof p->key);
-    b = BIO_new(BIO_s_mem());
-    PEM_write_bio_X509(b, x);
-    bio_to(b, p->cert, sizeof p->cert);
-    p->pkey = k;
-    p->x = x;
-}
 
 struct pki {
     struct pem ca, broker1, broker2, other_ca, impostor, elsewhere;
@@ -90,23 +33,21 @@ struct pki {
 
 static void pki_make(struct pki *k)
 {
-    make_cert(&k->ca, "Tally Test CA", NULL, NULL);
-    make_cert(&k->broker1, "broker1", &k->ca, "IP:127.0.0.1");
-    make_cert(&k->broker2, "broker2", &k->ca, "IP:127.0.0.1");
-    make_cert(&k->other_ca, "Other CA", NULL, NULL);
-    make_cert(&k->impostor, "broker1", &k->other_ca, "IP:127.0.0.1");
+    fixture_make_cert(&k->ca, "Tally Test CA", NULL, NULL, NULL, 0, 86400);
+    fixture_make_cert(&k->broker1, "broker1", NULL, &k->ca, "IP:127.0.0.1", 0, 86400);
+    fixture_make_cert(&k->broker2, "broker2", NULL, &k->ca, "IP:127.0.0.1", 0, 86400);
+    fixture_make_cert(&k->other_ca, "Other CA", NULL, NULL, NULL, 0, 86400);
+    fixture_make_cert(&k->impostor, "broker1", NULL, &k->other_ca, "IP:127.0.0.1", 0, 86400);
     /* The right CA, but for another address: a broker's certificate must name its own. */
-    make_cert(&k->elsewhere, "broker9", &k->ca, "IP:127.0.0.2");
+    fixture_make_cert(&k->elsewhere, "broker9", NULL, &k->ca, "IP:127.0.0.2", 0, 86400);
 }
 
 static void pki_free(struct pki *k)
 {
     struct pem *all[] = {&k->ca,       &k->broker1,  &k->broker2,
                          &k->other_ca, &k->impostor, &k->elsewhere};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
-        EVP_PKEY_free(all[i]->pkey);
-        X509_free(all[i]->x);
-    }
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        fixture_pem_free(all[i]);
 }
 
 /* A context with `cert` as its keystore (NULL: none) and `trust` as its truststore (NULL:

@@ -2,7 +2,7 @@
 /* tls: a client and a server connection talking through memory only (each one's output is
  * the other's input): handshake, data both ways, client certificates from the right CA, from
  * another CA and expired, garbage instead of a ClientHello, principal mapping rules, and the
- * config errors that must name their key. Certificates are made here, in memory (EC P-256). */
+ * config errors that must name their key. Certificates come from tls_fixture.h. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,71 +12,10 @@
 #include <openssl/x509v3.h>
 
 #include "harness.h"
+#include "tls_fixture.h"
 #include "net/tls.h"
 
 /* ---- certificates ------------------------------------------------------------------------ */
-
-struct pem {
-    char key[1024];
-    char cert[2048];
-    EVP_PKEY *pkey;
-    X509 *x;
-};
-
-static void bio_to(BIO *b, char *out, size_t cap)
-{
-    int n = BIO_read(b, out, (int)cap - 1);
-    out[n > 0 ? n : 0] = '\0';
-    BIO_free(b);
-}
-
-/* A certificate for `cn` (O=Tally, OU=`ou`) signed by `ca` (NULL: self-signed), valid from
- * `from_s` to `to_s` seconds from now. */
-static void make_cert(struct pem *p, const char *cn, const char *ou, struct pem *ca, long from_s,
-                      long to_s)
-{
-    static long serial = 1;
-    EVP_PKEY *k = EVP_EC_gen("P-256");
-    X509 *x = X509_new();
-    X509_NAME *n = X509_NAME_new();
-    BIO *b;
-
-    X509_set_version(x, 2);
-    ASN1_INTEGER_set(X509_get_serialNumber(x), serial++);
-    X509_gmtime_adj(X509_getm_notBefore(x), from_s);
-    X509_gmtime_adj(X509_getm_notAfter(x), to_s);
-    X509_NAME_add_entry_by_txt(n, "O", MBSTRING_ASC, (const unsigned char *)"Tally", -1, -1, 0);
-    X509_NAME_add_entry_by_txt(n, "OU", MBSTRING_ASC, (const unsigned char *)ou, -1, -1, 0);
-    X509_NAME_add_entry_by_txt(n, "CN", MBSTRING_ASC, (const unsigned char *)cn, -1, -1, 0);
-    X509_set_subject_name(x, n);
-    X509_set_issuer_name(x, ca ? X509_get_subject_name(ca->x) : n);
-    X509_set_pubkey(x, k);
-    if (ca == NULL) {
-        X509V3_CTX v3;
-        X509V3_set_ctx_nodb(&v3);
-        X509V3_set_ctx(&v3, x, x, NULL, NULL, 0);
-        X509_EXTENSION *e =
-            X509V3_EXT_conf_nid(NULL, &v3, NID_basic_constraints, "critical,CA:TRUE");
-        X509_add_ext(x, e, -1);
-        X509_EXTENSION_free(e);
-    }
-    X509_sign(x, ca ? ca->pkey : k, EVP_sha256());
-    X509_NAME_free(n);
-    b = BIO_new(BIO_s_mem());
-    PEM_write_bio_PrivateKey(b, k, NULL, NULL, 0, NULL, NULL);
-    bio_to(b, p->key, sizeof p->key);
-    b = BIO_new(BIO_s_mem());
-    PEM_write_bio_X509(b, x);
-    bio_to(b, p->cert, sizeof p->cert);
-    p->pkey = k;
-    p->x = x;
-}
-
-static void pem_free(struct pem *p)
-{
-    EVP_PKEY_free(p->pkey);
-    X509_free(p->x);
-}
 
 struct pki {
     struct pem ca, server, alice, other_ca, mallory, expired;
@@ -84,22 +23,22 @@ struct pki {
 
 static void pki_make(struct pki *k)
 {
-    make_cert(&k->ca, "Tally Test CA", "ca", NULL, 0, 86400);
-    make_cert(&k->server, "localhost", "brokers", &k->ca, 0, 86400);
-    make_cert(&k->alice, "alice", "eng", &k->ca, 0, 86400);
-    make_cert(&k->other_ca, "Other CA", "ca", NULL, 0, 86400);
-    make_cert(&k->mallory, "mallory", "eng", &k->other_ca, 0, 86400);
-    make_cert(&k->expired, "old", "eng", &k->ca, -2 * 86400, -86400);
+    fixture_make_cert(&k->ca, "Tally Test CA", "ca", NULL, NULL, 0, 86400);
+    fixture_make_cert(&k->server, "localhost", "brokers", &k->ca, NULL, 0, 86400);
+    fixture_make_cert(&k->alice, "alice", "eng", &k->ca, NULL, 0, 86400);
+    fixture_make_cert(&k->other_ca, "Other CA", "ca", NULL, NULL, 0, 86400);
+    fixture_make_cert(&k->mallory, "mallory", "eng", &k->other_ca, NULL, 0, 86400);
+    fixture_make_cert(&k->expired, "old", "eng", &k->ca, NULL, -2 * 86400, -86400);
 }
 
 static void pki_free(struct pki *k)
 {
-    pem_free(&k->ca);
-    pem_free(&k->server);
-    pem_free(&k->alice);
-    pem_free(&k->other_ca);
-    pem_free(&k->mallory);
-    pem_free(&k->expired);
+    fixture_pem_free(&k->ca);
+    fixture_pem_free(&k->server);
+    fixture_pem_free(&k->alice);
+    fixture_pem_free(&k->other_ca);
+    fixture_pem_free(&k->mallory);
+    fixture_pem_free(&k->expired);
 }
 
 /* ---- memory transport --------------------------------------------------------------------- */
