@@ -19,6 +19,7 @@
 #include "fixture.h"
 #include "harness.h"
 #include "net/net.h"
+#include "net_fixture.h"
 
 /* ---- the test server -------------------------------------------------------------------- */
 
@@ -161,13 +162,6 @@ static int srv_start(uv_loop_t *loop, struct srv *s, enum srv_mode mode)
     return 0;
 }
 
-/* Closes what is left: the listener, and server connections (which free themselves). */
-static void close_walk(uv_handle_t *h, void *arg)
-{
-    if (!uv_is_closing(h))
-        uv_close(h, h == arg ? NULL : srv_conn_closed);
-}
-
 /* ---- the client side -------------------------------------------------------------------- */
 
 struct fx {
@@ -180,12 +174,6 @@ struct fx {
     int port; /* where the resolver points when not 0 (else the test server) */
 };
 
-struct answer {
-    bool done;
-    int err;
-    int64_t start;
-};
-
 static int resolve(void *arg, int32_t id, char *host, size_t host_len, int *port)
 {
     struct fx *f = arg;
@@ -196,14 +184,6 @@ static int resolve(void *arg, int32_t id, char *host, size_t host_len, int *port
     snprintf(host, host_len, "127.0.0.1");
     *port = f->port ? f->port : f->srv.port;
     return 0;
-}
-
-static void on_answer(void *arg, int err, const void *resp)
-{
-    struct answer *a = arg;
-    a->done = true;
-    a->err = err;
-    a->start = err ? -1 : ((const struct AllocateProducerIdsResponse *)resp)->ProducerIdStart;
 }
 
 static bool fx_start_timeout(struct fx *f, enum srv_mode mode, int64_t request_timeout_ms)
@@ -225,10 +205,11 @@ static bool fx_start(struct fx *f, enum srv_mode mode)
     return fx_start_timeout(f, mode, 0);
 }
 
-static int send_alloc(struct fx *f, int32_t node, int32_t broker_id, struct answer *a)
+static int send_alloc(struct fx *f, int32_t node, int32_t broker_id, struct fixture_answer *a)
 {
     struct AllocateProducerIdsRequest rq = {.BrokerId = broker_id, .BrokerEpoch = -1};
-    return net_client_send(f->client, node, PROTO_API_AllocateProducerIds, 0, &rq, on_answer, a);
+    return net_client_send(f->client, node, PROTO_API_AllocateProducerIds, 0, &rq,
+                           fixture_on_answer, a);
 }
 
 /* Runs the loop (real sockets) until *flag, at most 5 s of wall time. */
@@ -239,24 +220,12 @@ static bool run_until(struct fx *f, const bool *flag)
 
 static bool run_until_int(struct fx *f, const int *v, int want)
 {
-    for (int i = 0; i < 5000 && *v < want; i++) {
-        uv_run(&f->loop, UV_RUN_NOWAIT);
-        if (*v < want)
-            uv_sleep(1);
-    }
-    return *v >= want;
+    return fixture_run_until_count(&f->loop, v, want, 5000);
 }
 
 static void fx_stop(struct fx *f)
 {
-    bool stopped = false;
-    if (f->client) {
-        net_client_stop(f->client, fixture_set_flag, &stopped);
-        CHECK(run_until(f, &stopped));
-    }
-    uv_walk(&f->loop, close_walk, &f->srv.tcp);
-    uv_run(&f->loop, UV_RUN_DEFAULT);
-    CHECK_EQ_INT(uv_loop_close(&f->loop), 0);
+    CHECK(fixture_net_teardown(&f->loop, f->client, &f->srv.tcp, srv_conn_closed));
     tclock_free(f->clock);
 }
 
@@ -265,7 +234,7 @@ static void fx_stop(struct fx *f)
 TEST(net_client_answers_match_their_requests)
 {
     struct fx f;
-    struct answer a[3] = {{0}};
+    struct fixture_answer a[3] = {{0}};
     REQUIRE(fx_start(&f, SRV_ANSWER));
     for (int i = 0; i < 3; i++)
         REQUIRE(send_alloc(&f, 4, 10 + i, &a[i]) == 0);
@@ -287,10 +256,10 @@ TEST(net_client_unknown_api_version_is_refused)
     struct fx f;
     struct AllocateProducerIdsRequest rq = {0};
     REQUIRE(fx_start(&f, SRV_ANSWER));
-    CHECK_EQ_INT(
-        net_client_send(f.client, 1, PROTO_API_AllocateProducerIds, 1, &rq, on_answer, NULL),
-        ERR_UNSUPPORTED_VERSION);
-    CHECK_EQ_INT(net_client_send(f.client, 1, 9999, 0, &rq, on_answer, NULL),
+    CHECK_EQ_INT(net_client_send(f.client, 1, PROTO_API_AllocateProducerIds, 1, &rq,
+                                 fixture_on_answer, NULL),
+                 ERR_UNSUPPORTED_VERSION);
+    CHECK_EQ_INT(net_client_send(f.client, 1, 9999, 0, &rq, fixture_on_answer, NULL),
                  ERR_UNSUPPORTED_VERSION);
     fx_stop(&f);
 }
@@ -298,7 +267,7 @@ TEST(net_client_unknown_api_version_is_refused)
 TEST(net_client_request_times_out_on_virtual_time)
 {
     struct fx f;
-    struct answer a = {0};
+    struct fixture_answer a = {0};
     REQUIRE(fx_start(&f, SRV_SILENT));
     REQUIRE(send_alloc(&f, 1, 1, &a) == 0);
     REQUIRE(run_until_int(&f, &f.srv.frames, 1));
@@ -315,7 +284,7 @@ TEST(net_client_request_times_out_on_virtual_time)
 TEST(net_client_reconnect_backoff_doubles_up_to_the_max)
 {
     struct fx f;
-    struct answer a = {0};
+    struct fixture_answer a = {0};
     int64_t expect[] = {50, 100, 200, 400, 800, 1000, 1000};
     REQUIRE(fx_start(&f, SRV_ANSWER));
     f.refuse = true;
@@ -340,7 +309,7 @@ TEST(net_client_reconnect_backoff_doubles_up_to_the_max)
 TEST(net_client_waiting_request_times_out_without_a_connection)
 {
     struct fx f;
-    struct answer a = {0};
+    struct fixture_answer a = {0};
     REQUIRE(fx_start(&f, SRV_ANSWER));
     f.refuse = true;
     REQUIRE(send_alloc(&f, 1, 1, &a) == 0);
@@ -355,7 +324,7 @@ TEST(net_client_waiting_request_times_out_without_a_connection)
 TEST(net_client_lost_connection_fails_written_requests)
 {
     struct fx f;
-    struct answer a = {0}, b = {0};
+    struct fixture_answer a = {0}, b = {0};
     REQUIRE(fx_start(&f, SRV_HANG_UP));
     REQUIRE(send_alloc(&f, 1, 1, &a) == 0);
     REQUIRE(run_until(&f, &a.done));
@@ -377,7 +346,7 @@ TEST(net_client_lost_connection_fails_written_requests)
 TEST(net_client_stop_fails_pending_requests)
 {
     struct fx f;
-    struct answer a = {0}, b = {0};
+    struct fixture_answer a = {0}, b = {0};
     bool stopped = false;
     REQUIRE(fx_start(&f, SRV_SILENT));
     REQUIRE(send_alloc(&f, 1, 1, &a) == 0);
@@ -396,7 +365,7 @@ TEST(net_client_stop_fails_pending_requests)
 TEST(net_client_disconnect_reconnects_without_backoff)
 {
     struct fx f;
-    struct answer a = {0}, b = {0};
+    struct fixture_answer a = {0}, b = {0};
     REQUIRE(fx_start(&f, SRV_ANSWER));
     REQUIRE(send_alloc(&f, NET_CLIENT_CONTROLLER, 1, &a) == 0);
     REQUIRE(run_until(&f, &a.done));
@@ -420,7 +389,7 @@ TEST(net_client_disconnect_reconnects_without_backoff)
 TEST(net_client_disconnect_fails_a_request_the_cut_off_peer_never_answers)
 {
     struct fx f;
-    struct answer a = {0}, b = {0};
+    struct fixture_answer a = {0}, b = {0};
     REQUIRE(fx_start(&f, SRV_SILENT));
     REQUIRE(send_alloc(&f, NET_CLIENT_CONTROLLER, 1, &a) == 0);
     REQUIRE(run_until_int(&f, &f.srv.frames, 1)); /* written, never to be answered */
@@ -464,7 +433,7 @@ static int black_hole(int fds[3])
 TEST(net_client_connect_attempt_gives_up_after_the_setup_timeout)
 {
     struct fx f;
-    struct answer a = {0};
+    struct fixture_answer a = {0};
     int fds[3] = {-1, -1, -1};
     REQUIRE(fx_start_timeout(&f, SRV_ANSWER, 600000));
     f.port = black_hole(fds);

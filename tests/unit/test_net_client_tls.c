@@ -21,6 +21,7 @@
 #include "fixture.h"
 #include "harness.h"
 #include "net/net.h"
+#include "net_fixture.h"
 #include "net/tls.h"
 #include "sasl/sasl.h"
 #include "tls_fixture.h"
@@ -308,12 +309,6 @@ static int srv_start(uv_loop_t *loop, struct srv *s, struct tls_ctx *tls, const 
     return 0;
 }
 
-static void close_walk(uv_handle_t *h, void *arg)
-{
-    if (!uv_is_closing(h))
-        uv_close(h, h == arg ? NULL : srv_conn_closed);
-}
-
 /* ---- the client side -------------------------------------------------------------------- */
 
 struct fx {
@@ -325,12 +320,6 @@ struct fx {
     int resolves;
 };
 
-struct answer {
-    bool done;
-    int err;
-    int64_t start;
-};
-
 static int resolve(void *arg, int32_t id, char *host, size_t host_len, int *port)
 {
     struct fx *f = arg;
@@ -339,14 +328,6 @@ static int resolve(void *arg, int32_t id, char *host, size_t host_len, int *port
     snprintf(host, host_len, "127.0.0.1");
     *port = f->srv.port;
     return 0;
-}
-
-static void on_answer(void *arg, int err, const void *resp)
-{
-    struct answer *a = arg;
-    a->done = true;
-    a->err = err;
-    a->start = err ? -1 : ((const struct AllocateProducerIdsResponse *)resp)->ProducerIdStart;
 }
 
 /* The server with srv_tls (taken) and SASL when srv_password; the client with client_tls
@@ -375,10 +356,11 @@ static bool fx_start(struct fx *f, struct tls_ctx *srv_tls, const char *srv_pass
     return f->clock && net_client_new(&f->loop, &o, &f->client) == 0;
 }
 
-static int send_alloc(struct fx *f, int32_t broker_id, struct answer *a)
+static int send_alloc(struct fx *f, int32_t broker_id, struct fixture_answer *a)
 {
     struct AllocateProducerIdsRequest rq = {.BrokerId = broker_id, .BrokerEpoch = -1};
-    return net_client_send(f->client, 1, PROTO_API_AllocateProducerIds, 0, &rq, on_answer, a);
+    return net_client_send(f->client, 1, PROTO_API_AllocateProducerIds, 0, &rq, fixture_on_answer,
+                           a);
 }
 
 static bool run_until(struct fx *f, const bool *flag)
@@ -388,24 +370,12 @@ static bool run_until(struct fx *f, const bool *flag)
 
 static bool run_until_int(struct fx *f, const int *v, int want)
 {
-    for (int i = 0; i < 5000 && *v < want; i++) {
-        uv_run(&f->loop, UV_RUN_NOWAIT);
-        if (*v < want)
-            uv_sleep(1);
-    }
-    return *v >= want;
+    return fixture_run_until_count(&f->loop, v, want, 5000);
 }
 
 static void fx_stop(struct fx *f)
 {
-    bool stopped = false;
-    if (f->client) {
-        net_client_stop(f->client, fixture_set_flag, &stopped);
-        CHECK(run_until(f, &stopped));
-    }
-    uv_walk(&f->loop, close_walk, &f->srv.tcp);
-    uv_run(&f->loop, UV_RUN_DEFAULT);
-    CHECK_EQ_INT(uv_loop_close(&f->loop), 0);
+    CHECK(fixture_net_teardown(&f->loop, f->client, &f->srv.tcp, srv_conn_closed));
     tclock_free(f->clock);
     tls_ctx_free(f->client_tls);
     tls_ctx_free(f->srv.tls);
@@ -418,7 +388,7 @@ TEST(net_client_tls_verifies_the_server_and_presents_its_certificate)
 {
     struct pki k;
     struct fx f;
-    struct answer a[3] = {{0}};
+    struct fixture_answer a[3] = {{0}};
     pki_make(&k);
     /* The server requires a client certificate from the CA; the client trusts the CA. */
     REQUIRE(fx_start(&f, ctx_make(false, &k.broker1, &k.ca), NULL,
@@ -441,7 +411,7 @@ TEST(net_client_tls_refuses_a_server_of_another_ca)
 {
     struct pki k;
     struct fx f;
-    struct answer a = {0};
+    struct fixture_answer a = {0};
     pki_make(&k);
     REQUIRE(
         fx_start(&f, ctx_make(false, &k.impostor, NULL), NULL, ctx_make(true, NULL, &k.ca), NULL));
@@ -464,7 +434,7 @@ TEST(net_client_tls_refuses_a_server_of_another_ca)
 TEST(net_client_sasl_plain_authenticates_before_any_request)
 {
     struct fx f;
-    struct answer a[2] = {{0}};
+    struct fixture_answer a[2] = {{0}};
     /* SASL_PLAINTEXT: requests queued before the connection wait for authentication. */
     REQUIRE(fx_start(&f, NULL, "s3cret", NULL, "s3cret"));
     REQUIRE(send_alloc(&f, 7, &a[0]) == 0);
@@ -484,7 +454,7 @@ TEST(net_client_sasl_ssl_failed_authentication_backs_off)
 {
     struct pki k;
     struct fx f;
-    struct answer a = {0};
+    struct fixture_answer a = {0};
     pki_make(&k);
     REQUIRE(fx_start(&f, ctx_make(false, &k.broker1, NULL), "s3cret", ctx_make(true, NULL, &k.ca),
                      "wrong"));
@@ -516,7 +486,7 @@ TEST(net_client_tls_refuses_a_certificate_for_another_address)
 {
     struct pki k;
     struct fx f;
-    struct answer a = {0};
+    struct fixture_answer a = {0};
     pki_make(&k);
     /* Signed by the trusted CA, but naming 127.0.0.2: not the broker connected to. */
     REQUIRE(
