@@ -139,6 +139,11 @@ int tally_wire_call(const struct tally_ctx *ctx, const char *host, int port, int
                     int16_t version, const void *req, struct arena *a, void **out,
                     const char *what);
 
+/* tally_wire_call to the first bootstrap broker of ctx (its HOST:PORT); returns TALLY_USAGE
+ * after printing why when that is not HOST:PORT. */
+int tally_bootstrap_call(const struct tally_ctx *ctx, int16_t api_key, int16_t version,
+                         const void *req, struct arena *a, void **out, const char *what);
+
 /* The producer whose open transaction starts at `offset` of topic-partition, asked of the
  * partition's leader at host:port with DescribeProducers (tally_txn.c): TALLY_OK with
  * *producer_id and *epoch, or TALLY_FAIL (none such, or the call failed: printed). */

@@ -2,7 +2,7 @@
 /* tally acls add|list|remove: the broker's ACLs (CreateAcls, DescribeAcls, DeleteAcls, APIs
  * 30, 29, 31) in the manner of kafka-acls.sh — the same options, and `list` printed as it
  * prints them. librdkafka 2.0.2 knows no TRANSACTIONAL_ID resource, so the requests go over
- * the wire client (tally.h: tally_wire_call) with Tally's own codec, to the first bootstrap
+ * the wire client (tally.h: tally_bootstrap_call) with Tally's own codec, to the first bootstrap
  * broker (a broker that is not the controller forwards Create and Delete there). */
 #include "tally.h"
 
@@ -186,29 +186,10 @@ static int parse_args(int argc, char **argv, struct acl_args *a)
     return TALLY_OK;
 }
 
-/* The first bootstrap broker's host and port. */
-static int first_broker(const struct tally_ctx *ctx, char *host, size_t cap, int *port)
-{
-    const char *b = ctx->bootstrap, *end = strchr(b, ',');
-    size_t len = end ? (size_t)(end - b) : strlen(b);
-    const char *colon = memrchr(b, ':', len);
-    if (colon == NULL || (size_t)(colon - b) >= cap)
-        return tally_usage_error("bootstrap server '%s' is not HOST:PORT", b);
-    memcpy(host, b, (size_t)(colon - b));
-    host[colon - b] = '\0';
-    *port = atoi(colon + 1);
-    return *port > 0 ? TALLY_OK : tally_usage_error("bootstrap server '%s' has no port", b);
-}
-
 static int call(const struct tally_ctx *ctx, int16_t key, const void *req, struct arena *ar,
                 void **out, const char *what)
 {
-    char host[256];
-    int port = 0;
-    int rc = first_broker(ctx, host, sizeof host, &port);
-    if (rc != TALLY_OK)
-        return rc;
-    return tally_wire_call(ctx, host, port, key, ACLS_VERSION, req, ar, out, what);
+    return tally_bootstrap_call(ctx, key, ACLS_VERSION, req, ar, out, what);
 }
 
 static int acls_add(const struct tally_ctx *ctx, struct acl_args *a, struct arena *ar)

@@ -2,8 +2,8 @@
 /* tally quotas set|describe: client quotas (AlterClientQuotas, DescribeClientQuotas, APIs 49
  * and 48, KIP-546) for user / client-id entities and their defaults, in the manner of
  * kafka-configs.sh --entity-type users|clients. librdkafka 2.0.2 has no quota admin calls, so
- * the requests go over the wire client (tally.h: tally_wire_call) with Tally's own codec, to
- * the first bootstrap broker (a broker that is not the controller forwards Alter there). */
+ * the requests go over the wire client (tally.h: tally_bootstrap_call) with Tally's own codec,
+ * to the first bootstrap broker (a broker that is not the controller forwards Alter there). */
 #include "tally.h"
 
 #include "base/arena.h"
@@ -102,29 +102,10 @@ static int parse_args(int argc, char **argv, struct quota_args *a)
     return TALLY_OK;
 }
 
-/* The first bootstrap broker's host and port. */
-static int first_broker(const struct tally_ctx *ctx, char *host, size_t cap, int *port)
-{
-    const char *b = ctx->bootstrap, *end = strchr(b, ',');
-    size_t len = end ? (size_t)(end - b) : strlen(b);
-    const char *colon = memrchr(b, ':', len);
-    if (colon == NULL || (size_t)(colon - b) >= cap)
-        return tally_usage_error("bootstrap server '%s' is not HOST:PORT", b);
-    memcpy(host, b, (size_t)(colon - b));
-    host[colon - b] = '\0';
-    *port = atoi(colon + 1);
-    return *port > 0 ? TALLY_OK : tally_usage_error("bootstrap server '%s' has no port", b);
-}
-
 static int call(const struct tally_ctx *ctx, int16_t key, const void *req, struct arena *ar,
                 void **out, const char *what)
 {
-    char host[256];
-    int port = 0;
-    int rc = first_broker(ctx, host, sizeof host, &port);
-    if (rc != TALLY_OK)
-        return rc;
-    return tally_wire_call(ctx, host, port, key, QUOTAS_VERSION, req, ar, out, what);
+    return tally_bootstrap_call(ctx, key, QUOTAS_VERSION, req, ar, out, what);
 }
 
 static void entity_parts(const struct quota_args *a, struct EntityData *e, int32_t *n)

@@ -4,7 +4,8 @@
  * DescribeProducers or WriteTxnMarkers, so they go over the blocking wire client
  * (tally_wire_*) encoded with Tally's own codec; librdkafka supplies the metadata.
  * Output is tab-separated with a header line, one row per transaction or partition. Also
- * tally_wire_call (tally.h), the one-request helper `topics describe` uses. */
+ * tally_wire_call and tally_bootstrap_call (tally.h), the one-request helpers of `topics
+ * describe`, `acls` and `quotas`. */
 #include "tally.h"
 
 #include "base/arena.h"
@@ -83,6 +84,31 @@ out:
     free(frame);
     free(resp); /* the responses used here hold no BYTES: strings live in `a` */
     return rc;
+}
+
+/* The first bootstrap broker's host and port. */
+static int first_broker(const struct tally_ctx *ctx, char *host, size_t cap, int *port)
+{
+    const char *b = ctx->bootstrap, *end = strchr(b, ',');
+    size_t len = end ? (size_t)(end - b) : strlen(b);
+    const char *colon = memrchr(b, ':', len);
+    if (colon == NULL || (size_t)(colon - b) >= cap)
+        return tally_usage_error("bootstrap server '%s' is not HOST:PORT", b);
+    memcpy(host, b, (size_t)(colon - b));
+    host[colon - b] = '\0';
+    *port = atoi(colon + 1);
+    return *port > 0 ? TALLY_OK : tally_usage_error("bootstrap server '%s' has no port", b);
+}
+
+int tally_bootstrap_call(const struct tally_ctx *ctx, int16_t api_key, int16_t version,
+                         const void *req, struct arena *a, void **out, const char *what)
+{
+    char host[256];
+    int port = 0;
+    int rc = first_broker(ctx, host, sizeof host, &port);
+    if (rc != TALLY_OK)
+        return rc;
+    return tally_wire_call(ctx, host, port, api_key, version, req, a, out, what);
 }
 
 static const struct rd_kafka_metadata_broker *find_broker(const struct rd_kafka_metadata *md,
