@@ -10,6 +10,7 @@
 #include "base/err.h"
 #include "controller/controller_sm.h"
 #include "meta/meta.h"
+#include "net/net.h"
 
 struct admin *admin_new(struct meta *m, const struct admin_options *opts)
 {
@@ -139,4 +140,17 @@ int topic_records(const struct admin *a, const struct topic_spec *spec, struct a
     *out = recs;
     *n_out = n;
     return 0;
+}
+
+void admin_propose_or_respond(struct admin *a, struct net_request *req, void *rs,
+                              const struct meta_record *batch, size_t n,
+                              void (*applied)(void *arg, int err), void *arg)
+{
+    if (n == 0) {
+        net_respond(req, rs);
+        return;
+    }
+    int rc = meta_propose(a->meta, batch, n, applied, arg);
+    if (rc != 0)
+        applied(arg, rc);
 }

@@ -48,6 +48,14 @@ int16_t admin_config_authz(struct net_request *req, int8_t rtype, const char *rn
  * arena; NULL when out of memory or for another API. */
 void *admin_acls_error(struct net_request *req, int16_t err, const char *msg);
 
+/* The end of a controller-side alter whose answer `rs` (of req's API) is filled in: with no
+ * records (n 0) responds `rs` at once; else proposes `batch` (borrowed until this returns)
+ * and leaves the answer to `applied(arg, err)`, which is also called, with the refusal, when
+ * meta_propose refuses the batch at once. */
+void admin_propose_or_respond(struct admin *a, struct net_request *req, void *rs,
+                              const struct meta_record *batch, size_t n,
+                              void (*applied)(void *arg, int err), void *arg);
+
 /* Topic names: [a-zA-Z0-9._-]{1,249}, not "." or "..". */
 bool topic_name_valid(const char *name, const char **why);
 

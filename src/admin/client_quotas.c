@@ -237,19 +237,9 @@ void admin_alter_client_quotas(struct admin *a, struct net_request *req)
         }
         call->proposed[i] = n > first;
     }
-    if (n == 0 || rq->ValidateOnly) {
-        net_respond(req, rs);
-        return;
-    }
     call->req = req;
     call->rs = rs;
-    int rc = meta_propose(a->meta, batch, n, on_applied, call);
-    if (rc != 0) {
-        for (int32_t k = 0; k < rs->Entries.n; k++)
-            if (call->proposed[k])
-                rs->Entries.v[k].ErrorCode = (int16_t)err_wire(rc);
-        net_respond(req, rs);
-    }
+    admin_propose_or_respond(a, req, rs, batch, rq->ValidateOnly ? 0 : n, on_applied, call);
     return;
 
 err_nomem:

@@ -252,19 +252,9 @@ void admin_alter_user_scram_credentials(struct admin *a, struct net_request *req
             batch[n++] = recs[i];
             call->proposed[user_of[i]] = true;
         }
-    if (n == 0) {
-        net_respond(req, rs);
-        return;
-    }
     call->req = req;
     call->rs = rs;
-    int rc = meta_propose(a->meta, batch, n, on_applied, call);
-    if (rc != 0) {
-        for (int32_t k = 0; k < rs->Results.n; k++)
-            if (call->proposed[k])
-                rs->Results.v[k].ErrorCode = (int16_t)err_wire(rc);
-        net_respond(req, rs);
-    }
+    admin_propose_or_respond(a, req, rs, batch, n, on_applied, call);
     return;
 
 err_nomem:
