@@ -161,6 +161,33 @@ static int lex_value(struct jaas_lexer *lx, char *out, size_t cap)
     return (int)n;
 }
 
+/* Reads the next key="value" option of a login module (`jaas` the whole text, `mname` the
+ * mechanism's name for messages): 1 with key and value filled in, 0 at the ';' that ends the
+ * options (left unread), -1 after writing why. */
+static int lex_option(struct jaas_lexer *lx, const char *jaas, const char *mname, char *key,
+                      size_t key_cap, char *value, size_t value_cap, char *why, size_t whylen)
+{
+    skip_space(lx);
+    if (*lx->p == ';')
+        return 0;
+    int kl = lex_word(lx, key, key_cap);
+    skip_space(lx);
+    if (kl <= 0 || *lx->p != '=') {
+        snprintf(why, whylen, "%s sasl.jaas.config: expected key=\"value\" or ';' at offset %zu",
+                 mname, (size_t)(lx->p - jaas));
+        return -1;
+    }
+    lx->p++;
+    if (lex_value(lx, value, value_cap) < 0) {
+        snprintf(why, whylen,
+                 "%s sasl.jaas.config: the value of %s is unterminated, badly escaped or "
+                 "longer than %d bytes",
+                 mname, key, SASL_MAX_NAME);
+        return -1;
+    }
+    return 1;
+}
+
 static const char *module_class(enum sasl_mech m)
 {
     return m == SASL_MECH_PLAIN ? "org.apache.kafka.common.security.plain.PlainLoginModule"
@@ -190,25 +217,11 @@ int sasl_config_add_jaas(struct sasl_config *c, enum sasl_mech m, const char *ja
         goto err;
     }
     for (;;) {
-        skip_space(&lx);
-        if (*lx.p == ';')
+        int o = lex_option(&lx, jaas, mname, key, sizeof key, value, sizeof value, why, whylen);
+        if (o == 0)
             break;
-        int kl = lex_word(&lx, key, sizeof key);
-        skip_space(&lx);
-        if (kl <= 0 || *lx.p != '=') {
-            snprintf(why, whylen,
-                     "%s sasl.jaas.config: expected key=\"value\" or ';' at offset %zu", mname,
-                     (size_t)(lx.p - jaas));
+        if (o < 0)
             goto err;
-        }
-        lx.p++;
-        if (lex_value(&lx, value, sizeof value) < 0) {
-            snprintf(why, whylen,
-                     "%s sasl.jaas.config: the value of %s is unterminated, badly escaped or "
-                     "longer than %d bytes",
-                     mname, key, SASL_MAX_NAME);
-            goto err;
-        }
         if (strncmp(key, "user_", 5) == 0) {
             if (m != SASL_MECH_PLAIN) {
                 snprintf(why, whylen,
@@ -290,25 +303,11 @@ int sasl_jaas_login(enum sasl_mech m, const char *jaas, char *user, size_t user_
         goto out;
     }
     for (;;) {
-        skip_space(&lx);
-        if (*lx.p == ';')
+        int o = lex_option(&lx, jaas, mname, key, sizeof key, value, sizeof value, why, whylen);
+        if (o == 0)
             break;
-        int kl = lex_word(&lx, key, sizeof key);
-        skip_space(&lx);
-        if (kl <= 0 || *lx.p != '=') {
-            snprintf(why, whylen,
-                     "%s sasl.jaas.config: expected key=\"value\" or ';' at offset %zu", mname,
-                     (size_t)(lx.p - jaas));
+        if (o < 0)
             goto out;
-        }
-        lx.p++;
-        if (lex_value(&lx, value, sizeof value) < 0) {
-            snprintf(why, whylen,
-                     "%s sasl.jaas.config: the value of %s is unterminated, badly escaped or "
-                     "longer than %d bytes",
-                     mname, key, SASL_MAX_NAME);
-            goto out;
-        }
         if (strcmp(key, "username") == 0) {
             got_user = strlen(value) < user_cap;
             snprintf(user, user_cap, "%s", value);
