@@ -2,6 +2,9 @@
 /* What the net client unit tests share (net_fixture.h). */
 #include "net_fixture.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include "fixture.h"
 #include "net/net.h"
 #include "proto/proto.h"
@@ -22,6 +25,23 @@ bool fixture_run_until_count(uv_loop_t *loop, const int *v, int want, int polls)
             uv_sleep(1);
     }
     return *v >= want;
+}
+
+int fixture_listen(uv_loop_t *loop, uv_tcp_t *tcp, void *data, uv_connection_cb on_conn, int *port)
+{
+    struct sockaddr_in addr;
+    struct sockaddr_storage got;
+    int len = sizeof got;
+
+    uv_tcp_init(loop, tcp);
+    tcp->data = data;
+    uv_ip4_addr("127.0.0.1", 0, &addr);
+    if (uv_tcp_bind(tcp, (const struct sockaddr *)&addr, 0) != 0 ||
+        uv_listen((uv_stream_t *)tcp, 16, on_conn) != 0 ||
+        uv_tcp_getsockname(tcp, (struct sockaddr *)&got, &len) != 0)
+        return -1;
+    *port = ntohs(((struct sockaddr_in *)&got)->sin_port);
+    return 0;
 }
 
 struct close_arg {

@@ -145,21 +145,9 @@ static void srv_accept(uv_stream_t *st, int status)
 
 static int srv_start(uv_loop_t *loop, struct srv *s, enum srv_mode mode)
 {
-    struct sockaddr_in addr;
-    struct sockaddr_storage got;
-    int len = sizeof got;
-
     memset(s, 0, sizeof *s);
     s->mode = mode;
-    uv_tcp_init(loop, &s->tcp);
-    s->tcp.data = s;
-    uv_ip4_addr("127.0.0.1", 0, &addr);
-    if (uv_tcp_bind(&s->tcp, (const struct sockaddr *)&addr, 0) != 0 ||
-        uv_listen((uv_stream_t *)&s->tcp, 16, srv_accept) != 0 ||
-        uv_tcp_getsockname(&s->tcp, (struct sockaddr *)&got, &len) != 0)
-        return -1;
-    s->port = ntohs(((struct sockaddr_in *)&got)->sin_port);
-    return 0;
+    return fixture_listen(loop, &s->tcp, s, srv_accept, &s->port);
 }
 
 /* ---- the client side -------------------------------------------------------------------- */

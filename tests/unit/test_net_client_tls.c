@@ -282,9 +282,6 @@ static void srv_accept(uv_stream_t *st, int status)
  * SASL PLAIN with one user "broker" of that password. */
 static int srv_start(uv_loop_t *loop, struct srv *s, struct tls_ctx *tls, const char *sasl_password)
 {
-    struct sockaddr_in addr;
-    struct sockaddr_storage got;
-    int len = sizeof got;
     char why[128], jaas[256];
 
     memset(s, 0, sizeof *s);
@@ -298,15 +295,7 @@ static int srv_start(uv_loop_t *loop, struct srv *s, struct tls_ctx *tls, const 
             sasl_config_add_jaas(&s->sasl, SASL_MECH_PLAIN, jaas, why, sizeof why) != 0)
             return -1;
     }
-    uv_tcp_init(loop, &s->tcp);
-    s->tcp.data = s;
-    uv_ip4_addr("127.0.0.1", 0, &addr);
-    if (uv_tcp_bind(&s->tcp, (const struct sockaddr *)&addr, 0) != 0 ||
-        uv_listen((uv_stream_t *)&s->tcp, 16, srv_accept) != 0 ||
-        uv_tcp_getsockname(&s->tcp, (struct sockaddr *)&got, &len) != 0)
-        return -1;
-    s->port = ntohs(((struct sockaddr_in *)&got)->sin_port);
-    return 0;
+    return fixture_listen(loop, &s->tcp, s, srv_accept, &s->port);
 }
 
 /* ---- the client side -------------------------------------------------------------------- */
