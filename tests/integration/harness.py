@@ -54,6 +54,7 @@ class TallyBroker:
         # namespace): loopback and the binary itself unless a cluster says otherwise.
         self.host = "127.0.0.1"
         self.wrap = None
+        self.env = {}  # added to the environment of each start (e.g. TALLY_TEST_FAULT)
 
     @property
     def bootstrap(self):
@@ -92,10 +93,12 @@ class TallyBroker:
         env = dict(os.environ)
         env["ASAN_OPTIONS"] = "abort_on_error=0:detect_leaks=1"
         env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1")
+        env.update(self.env)
         with open(log, "wb") as errf:
             argv = self.argv()
-            self.proc = subprocess.Popen(self.wrap(argv) if self.wrap else argv, cwd=self.workdir, stdin=subprocess.DEVNULL,
-                                         stdout=errf, stderr=errf)
+            self.proc = subprocess.Popen(self.wrap(argv) if self.wrap else argv, cwd=self.workdir,
+                                         env=env, stdin=subprocess.DEVNULL, stdout=errf,
+                                         stderr=errf)
         if wait:
             self.wait_ready()
         return self
