@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/err.h"
 #include "base/fault.h"
@@ -684,6 +685,9 @@ int log_flush_prepare(struct log *l, int64_t *upto)
 int log_flush_run(struct log *l, int64_t upto)
 {
     (void)upto;
+    /* Test builds: a slow disk, so that tests can act while a flush is under way. */
+    if (fault_armed("log:slow_fsync"))
+        usleep(1500 * 1000);
     for (size_t i = 0; i < l->n_flush; i++) {
         struct log_segment *s = l->flush_segs[i];
         for (int k = 0; k < LOG_NFILES; k++) {

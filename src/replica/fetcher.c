@@ -447,6 +447,14 @@ static void send_fetch(struct replica_fetch_session *s)
         int64_t max;
         if (p->fetch_delay_until > now)
             continue;
+        /* A follower's position counts toward the HW only once its flush policy is met: in
+         * Kafka the follower's append flushes (flush.messages, flush.ms) before its next Fetch
+         * names the new log end. Here the flush runs on the pool (started by the append),
+         * and the partition stays out of Fetches until it is done (flush_after kicks). */
+        if (partition_flush_required(p)) {
+            partition_maybe_flush(p, false);
+            continue;
+        }
         /* Replication throttles (Kafka's ReplicaFetcherThread): a replica out of the ISR of a
          * throttled partition asks only for what follower.replication.throttled.rate still
          * allows, and is left out once it is spent (the housekeeping tick sends again). */

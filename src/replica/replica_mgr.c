@@ -569,6 +569,11 @@ static void flush_after(uv_work_t *w, int status)
          * before this one's answers go out, so that the disk stays busy. */
         partition_maybe_flush(p, false);
         partition_marks_changed(p); /* PARTITION_DURABLE moved */
+        /* A follower held out of its Fetches for this flush asks again (fetcher.c). */
+        if (p->fetch_leader >= 0) {
+            rm->fetch_kick = true;
+            replica_mgr_kick(rm);
+        }
     }
     partition_release(p);
     free(fw);

@@ -13,7 +13,8 @@ RELEASE = os.environ.get("TALLYD_RELEASE", os.path.join(harness.REPO, "build", "
 
 # What a hook leaves in a binary: the variable, the points' names, the functions' symbols.
 HOOK_STRINGS = [b"TALLY_TEST_FAULT", b"txn:lose_entry", b"txn:after_prepare",
-                b"txn:before_complete", b"cleaner:%s", b"log:lose_unflushed_tail", b"fault_point", b"fault_armed",
+                b"txn:before_complete", b"cleaner:%s", b"log:lose_unflushed_tail", b"log:slow_fsync",
+                b"fault_point", b"fault_armed",
                 b"fault_stop", b"TALLY_TEST_HANGING_MARGIN_MS", b"TALLY_TEST_LATE_MARKERS_MS"]
 
 

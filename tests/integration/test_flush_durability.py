@@ -101,3 +101,41 @@ def test_default_policy_loses_acknowledged_records_at_power_loss(
     first = int(cut[-1][0])
     assert sorted(left) == list(range(first)), "survivors are not exactly the fsynced prefix"
     assert all(left[o] == value_of(acked[o]) for o in left)
+
+
+def test_follower_counts_toward_the_hw_only_once_its_flush_policy_is_met(tmp_path):
+    """Item 5 with replication: an acks=all record of a flush.messages=1 topic is on the disk
+    of every in-sync replica that counted toward its HW, not only the leader's. The followers'
+    disks are slow (TALLY_TEST_FAULT log:slow_fsync: each fsync takes 1.5 s), then the two
+    followers lose power right after the last ack and the leader dies for good. A replica that
+    restarts after its machine crashed leaves every eligible leader replica set (KIP-966), so
+    only an unclean election (allowed on this topic) makes one of them the leader — and with
+    flush.messages=1 even that loses nothing acknowledged. Were a follower's position counted
+    before its flush (its next Fetch going out at once), the acks would have come within
+    milliseconds and the tail they acknowledged would be gone with the followers' page
+    caches."""
+    from cluster import Cluster
+    c = Cluster(tmp_path, n=3, settings={"broker.heartbeat.interval.ms": "250",
+                                         "broker.session.timeout.ms": "2000"})
+    c.nodes[1].env = {"TALLY_TEST_FAULT": FAULT}
+    for i in (2, 3):
+        c.nodes[i].env = {"TALLY_TEST_FAULT": FAULT + ",log:slow_fsync"}
+    topic = "replicated-fsynced"
+    try:
+        c.start()
+        c.create_topic(topic, config={"flush.messages": "1", "min.insync.replicas": "2",
+                                      "unclean.leader.election.enable": "true"},
+                       assignments={0: [1, 2, 3]})
+        acked = produce_acked(c.nodes[1], topic, "all", 500)
+        for i in (2, 3, 1):
+            c.kill_node(i)
+        for i in (2, 3):
+            c.start_node(i, wait=False)
+        leader = c.wait_leader(topic, 0, pred=lambda leader: leader in (2, 3), timeout=60)
+        c.wait_isr(topic, 0, [2, 3], timeout=60)
+        left = surviving(c.nodes[leader], topic)
+        lost = sorted(o for o in acked if left.get(o) != value_of(acked[o]))
+        assert not lost, "%d acknowledged record(s) lost on the new leader %d, first %r" % (
+            len(lost), leader, lost[:10])
+    finally:
+        c.shutdown()
