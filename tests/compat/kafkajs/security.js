@@ -111,7 +111,10 @@ async function run(c) {
 async function main() {
   const { cases } = JSON.parse(fs.readFileSync(0, 'utf8'));
   const results = await Promise.all(cases.map(run));
-  for (const r of results) process.stdout.write(JSON.stringify(r) + '\n');
+  // Exits at once: a case that failed half-way may leave a client connected, which would
+  // keep node running.
+  const out = results.map((r) => JSON.stringify(r) + '\n').join('');
+  process.stdout.write(out, () => process.exit(0));
 }
 
 main().catch((e) => {
