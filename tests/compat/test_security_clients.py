@@ -10,7 +10,8 @@ write the topics, groups and transactional ids prefixed "sec-"; nobody else may.
 
 Each client runs all its cases at once in one process (kafkajs/security.js, one Go program
 sarama_security/main.go): on each of the seven listener/mechanism combinations it produces,
-commits one transaction and aborts another, produces an end marker, and reads the topic in a
+commits one transaction and aborts another (each with records and a group offset sent to it),
+produces an end marker, and reads the topic in a
 consumer group with read_committed (the committed records, not the aborted ones) and commits
 its offset, read back here. Each client is also refused four ways, with nothing appended: a
 wrong PLAIN password, a wrong SCRAM-SHA-512 password, a client certificate with carol's very
@@ -180,11 +181,12 @@ def end_marker_offset(b, topic):
 
 
 def committed(b, groups):
-    """{group: committed offset of its topic's partition 0} (OffsetFetch v8, every group at
-    once, on PLAINTEXT)."""
+    """{group: committed offset of partition 0 of its topic}, groups being {group: topic}
+    (OffsetFetch v8, every group at once, on PLAINTEXT)."""
     with b.conn() as c:
         rs = c.group(OFFSET_FETCH, 8, {"Groups": [
-            {"GroupId": g, "Topics": [{"Name": g, "PartitionIndexes": [0]}]} for g in groups]})
+            {"GroupId": g, "Topics": [{"Name": t, "PartitionIndexes": [0]}]}
+            for g, t in groups.items()]})
     return {g["GroupId"]: g["Topics"][0]["Partitions"][0]["CommittedOffset"]
             for g in rs["Groups"]}
 
@@ -207,8 +209,11 @@ def run_cases(b, pki, prefix, argv, cwd=None, env=None):
         assert got[c["name"]]["values"] == OK_VALUES, got[c["name"]]
         after_end[c["group"]] = end_marker_offset(b, c["topic"]) + 1
         assert int(got[c["name"]]["committed"]) == after_end[c["group"]], got[c["name"]]
-    # The commits landed in the broker, read back on PLAINTEXT.
-    assert committed(b, [c["group"] for c in ok]) == after_end
+    # The commits landed in the broker, read back on PLAINTEXT: the consumer's, and the
+    # committed transaction's offset (5; the aborted one's, 99, is not applied).
+    assert committed(b, {c["group"]: c["topic"] for c in ok}) == after_end
+    assert committed(b, {c["group"] + "-txn": c["topic"] for c in ok}) == {
+        c["group"] + "-txn": 5 for c in ok}
 
     fail = {c["name"]: c for c in cs if c["expect"] == "fail"}
     for name, c in fail.items():

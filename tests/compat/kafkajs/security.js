@@ -4,7 +4,8 @@
 //   {"cases": [{"name", "broker": "HOST:PORT", "ssl": null | {"ca", "cert"?, "key"?},
 //               "sasl": null | {"mechanism", "username", "password"},
 //               "topic", "group", "txn", "expect": "ok" | "fail"}]}
-// An "ok" case produces p-0..p-4, commits a transaction of c-0..c-2, aborts one of a-0..a-1,
+// An "ok" case produces p-0..p-4, commits a transaction of c-0..c-2 that also commits offset
+// 5 for the group <group>-txn (sendOffsets), aborts one of a-0..a-1 (with offset 99),
 // produces "end", then reads the topic in a consumer group with read_committed until "end"
 // and commits the next offset. A "fail" case tries to produce one record, with no retries,
 // and reports the error it got. Prints one JSON object per case, one a line.
@@ -43,10 +44,16 @@ async function okCase(c) {
   const tp = kafka.producer({ transactionalId: c.txn, idempotent: true, maxInFlightRequests: 1 });
   await tp.connect();
   let txn = await tp.transaction();
+  const offsets = (offset) => ({
+    consumerGroupId: c.group + '-txn',
+    topics: [{ topic: c.topic, partitions: [{ partition: 0, offset }] }],
+  });
   await txn.send({ topic: c.topic, messages: records(['c-0', 'c-1', 'c-2']) });
+  await txn.sendOffsets(offsets('5'));
   await txn.commit();
   txn = await tp.transaction();
   await txn.send({ topic: c.topic, messages: records(['a-0', 'a-1']) });
+  await txn.sendOffsets(offsets('99'));
   await txn.abort();
   await tp.disconnect();
   await send(['end']);

@@ -9,15 +9,17 @@
 //	            "sasl": null | {"mechanism", "username", "password"},
 //	            "topic", "group", "txn", "expect": "ok" | "fail"}]}
 //
-// An "ok" case produces p-0..p-4 with a SyncProducer, commits a transaction of c-0..c-2,
-// aborts one of a-0..a-1, produces "end", then reads the topic in a ConsumerGroup with
+// An "ok" case produces p-0..p-4 with a SyncProducer, commits a transaction of c-0..c-2
+// that also commits offset 5 for the group <group>-txn, aborts one of a-0..a-1 (with offset
+// 99), produces "end", then reads the topic in a ConsumerGroup with
 // read_committed until "end" and commits. A "fail" case tries to produce one record, with
 // no retries, and reports the error. One JSON object per case on stdout, one a line.
 //
 // Sarama 1.22 has no transactional producer (Config.Producer.Transaction came in 1.37), so
 // the transaction is driven here with Sarama 1.22's own request types on its own broker
 // connections (so over its TLS and SASL): FindCoordinator(TRANSACTION), InitProducerId,
-// AddPartitionsToTxn, Produce v3 of a transactional record batch, EndTxn.
+// AddPartitionsToTxn, Produce v3 of a transactional record batch, AddOffsetsToTxn,
+// TxnOffsetCommit, EndTxn.
 package main
 
 import (
@@ -190,8 +192,10 @@ func broker(client sarama.Client, conf *sarama.Config, id int32) (*sarama.Broker
 	return nil, fmt.Errorf("no broker %d in the metadata", id)
 }
 
-// transaction: one transaction of values on partition 0 of topic, committed or aborted.
-func transaction(client sarama.Client, conf *sarama.Config, c *testCase, commit bool, values ...string) error {
+// transaction: one transaction of values on partition 0 of topic, with offset for it sent to
+// the group <group>-txn (AddOffsetsToTxn, TxnOffsetCommit), committed or aborted.
+func transaction(client sarama.Client, conf *sarama.Config, c *testCase, commit bool, offset int64,
+	values ...string) error {
 	leader, err := client.Leader(c.Topic, 0)
 	if err != nil {
 		return err
@@ -259,6 +263,50 @@ func transaction(client sarama.Client, conf *sarama.Config, c *testCase, commit 
 	if blk := res.GetBlock(c.Topic, 0); blk == nil || blk.Err != sarama.ErrNoError {
 		return fmt.Errorf("transactional Produce: %v", blk)
 	}
+	group := c.Group + "-txn"
+	if err := retry("AddOffsetsToTxn", func() (sarama.KError, error) {
+		r, err := coord.AddOffsetsToTxn(&sarama.AddOffsetsToTxnRequest{TransactionalID: txn,
+			ProducerID: pid, ProducerEpoch: epoch, GroupID: group})
+		if err != nil {
+			return 0, err
+		}
+		return r.Err, nil
+	}); err != nil {
+		return err
+	}
+	var gcoord *sarama.Broker
+	if err := retry("FindCoordinator(group)", func() (sarama.KError, error) {
+		r, err := leader.FindCoordinator(&sarama.FindCoordinatorRequest{Version: 1,
+			CoordinatorKey: group, CoordinatorType: sarama.CoordinatorGroup})
+		if err != nil {
+			return 0, err
+		}
+		if r.Err == sarama.ErrNoError {
+			gcoord, err = broker(client, conf, r.Coordinator.ID())
+		}
+		return r.Err, err
+	}); err != nil {
+		return err
+	}
+	if err := retry("TxnOffsetCommit", func() (sarama.KError, error) {
+		r, err := gcoord.TxnOffsetCommit(&sarama.TxnOffsetCommitRequest{TransactionalID: txn,
+			GroupID: group, ProducerID: pid, ProducerEpoch: epoch,
+			Topics: map[string][]*sarama.PartitionOffsetMetadata{
+				c.Topic: {{Partition: 0, Offset: offset}}}})
+		if err != nil {
+			return 0, err
+		}
+		for _, ps := range r.Topics {
+			for _, p := range ps {
+				if p.Err != sarama.ErrNoError {
+					return p.Err, nil
+				}
+			}
+		}
+		return sarama.ErrNoError, nil
+	}); err != nil {
+		return err
+	}
 	return retry("EndTxn", func() (sarama.KError, error) {
 		r, err := coord.EndTxn(&sarama.EndTxnRequest{TransactionalID: txn, ProducerID: pid,
 			ProducerEpoch: epoch, TransactionResult: commit})
@@ -278,7 +326,8 @@ type handler struct {
 
 func (h *handler) Setup(sarama.ConsumerGroupSession) error   { return nil }
 func (h *handler) Cleanup(sarama.ConsumerGroupSession) error { return nil }
-func (h *handler) ConsumeClaim(s sarama.ConsumerGroupSession, claim sarama.ConsumerGroupClaim) error {
+func (h *handler) ConsumeClaim(s sarama.ConsumerGroupSession,
+	claim sarama.ConsumerGroupClaim) error {
 	for m := range claim.Messages() {
 		h.values = append(h.values, string(m.Value))
 		s.MarkMessage(m, "")
@@ -308,10 +357,10 @@ func okCase(c *testCase, r *result) error {
 	if err := produce(p, c.Topic, "p-0", "p-1", "p-2", "p-3", "p-4"); err != nil {
 		return err
 	}
-	if err := transaction(client, conf, c, true, "c-0", "c-1", "c-2"); err != nil {
+	if err := transaction(client, conf, c, true, 5, "c-0", "c-1", "c-2"); err != nil {
 		return err
 	}
-	if err := transaction(client, conf, c, false, "a-0", "a-1"); err != nil {
+	if err := transaction(client, conf, c, false, 99, "a-0", "a-1"); err != nil {
 		return err
 	}
 	if err := produce(p, c.Topic, "end"); err != nil {
