@@ -22,7 +22,7 @@ TOOLLIBS := -lrdkafka
 
 DEB_PKGS := build-essential pkg-config libuv1-dev libraft-dev zlib1g-dev liblz4-dev libzstd-dev \
             libsnappy-dev librdkafka-dev kcat python3-pytest python3-confluent-kafka \
-            python3-kafka clang clang-format strace golang-go golang-github-shopify-sarama-dev golang-github-xdg-go-scram-dev \
+            python3-kafka python3-pytest-xdist clang clang-format strace golang-go golang-github-shopify-sarama-dev golang-github-xdg-go-scram-dev \
             iproute2 nftables libmicrohttpd-dev prometheus libssl-dev valgrind
 
 MODULES  := base proto record log meta authz config sasl controller pstate replica net broker group txn admin \
