@@ -28,8 +28,8 @@ int admin_mutation_setup(struct admin *a)
 {
     int64_t num = admin_config_int(a, "controller.quota.window.num", 11);
     int64_t secs = admin_config_int(a, "controller.quota.window.size.seconds", 1);
-    a->mutations = cq_table_new((int)(num >= 1 && num <= INT32_MAX ? num : 11),
-                                (secs >= 1 ? secs : 1) * 1000);
+    a->mutations =
+        cq_table_new((int)(num >= 1 && num <= INT32_MAX ? num : 11), (secs >= 1 ? secs : 1) * 1000);
     return a->mutations ? 0 : -1;
 }
 
