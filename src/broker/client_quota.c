@@ -253,7 +253,10 @@ int64_t cq_entry_record(struct cq_table *t, struct cq_entry *e, enum cq_kind kin
         e->last_ms = now_ms;
     cq_record(&e->sensor[kind], now_ms, value);
     int64_t ms = cq_throttle_ms(&e->sensor[kind], now_ms, quota);
-    return kind == CQ_REQUEST && ms > t->sample_ms ? t->sample_ms : ms;
+    (void)t;
+    /* The sensor's sample, which has Kafka's default when the table was given none. */
+    int64_t cap = e->sensor[kind].sample_ms;
+    return kind == CQ_REQUEST && ms > cap ? cap : ms;
 }
 
 int64_t cq_table_record(struct cq_table *t, const char *principal, const char *client_id,
@@ -272,5 +275,7 @@ struct cq_bucket *cq_entry_bucket(struct cq_entry *e)
 
 double cq_table_burst(const struct cq_table *t, double rate)
 {
-    return rate * (double)t->samples * (double)t->sample_ms / 1000.0;
+    int samples = t->samples >= 1 ? t->samples : CQ_DEFAULT_SAMPLES;
+    int64_t sample_ms = t->sample_ms >= 1 ? t->sample_ms : CQ_DEFAULT_SAMPLE_MS;
+    return rate * (double)samples * (double)sample_ms / 1000.0;
 }

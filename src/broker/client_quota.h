@@ -107,7 +107,8 @@ struct cq_entry *cq_table_entry(struct cq_table *t, const char *principal, const
 int64_t cq_entry_record(struct cq_table *t, struct cq_entry *e, enum cq_kind kind, int64_t now_ms,
                         double value, double quota);
 /* The entry's mutation bucket, under the table's samples and sample_ms (its burst follows from
- * the rate with cq_table_burst). */
+ * the rate with cq_table_burst: rate x samples x sample_ms, where samples may be 1, and either
+ * given as 0 takes Kafka's default). */
 struct cq_bucket *cq_entry_bucket(struct cq_entry *e);
 double cq_table_burst(const struct cq_table *t, double rate);
 /* Entries held now (tests). */
