@@ -8,7 +8,9 @@
  * AlterClientQuotas, CreateAcls, DeleteAcls) is forwarded there before it reaches its handler
  * (admin_forward). With an authorizer (authz/authz.h) each request's session carries it to the
  * handler, which checks what Kafka checks; admin_forward checks a forwarded request's items first
- * (the controller sees only the forwarding broker's principal). */
+ * (the controller sees only the forwarding broker's principal). The request quota
+ * (request_percentage, KIP-124) is metered here, around the handler call (or the forward):
+ * broker_request_time_begin before it, broker_request_time_end with the loop time it took. */
 #include "server.h"
 
 #include <string.h>
