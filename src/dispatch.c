@@ -8,10 +8,15 @@
  * AlterClientQuotas, CreateAcls, DeleteAcls) is forwarded there before it reaches its handler
  * (admin_forward). With an authorizer (authz/authz.h) each request's session carries it to the
  * handler, which checks what Kafka checks; admin_forward checks a forwarded request's items first
- * (the controller sees only the forwarding broker's principal). */
+ * (the controller sees only the forwarding broker's principal). The request quota
+ * (request_percentage, KIP-124) is metered here, around the handler call (or the forward):
+ * broker_request_time_begin before it, broker_request_time_end with the loop time it took. */
 #include "server.h"
 
+#include <string.h>
+
 #include "admin/admin.h"
+#include "authz/authz.h"
 #include "broker/broker.h"
 #include "controller/controller.h"
 #include "exporter/exporter.h"
@@ -211,6 +216,26 @@ static void api_versions(struct dispatch *d, struct net_request *req)
     net_respond(req, rs);
 }
 
+/* Requests the request quota (KIP-124) does not meter, as Kafka exempts them: the
+ * broker-to-controller and cluster-action APIs (the internal rows, WriteTxnMarkers), the
+ * SASL exchange (Kafka's authenticator answers it before any quota applies), and what another
+ * broker sends (its ClientId, e.g. follower fetches and forwarded admin requests, which Kafka
+ * does not throttle either) when its principal may CLUSTER_ACTION (every principal may
+ * without an authorizer, when anyone may do anything anyway): a client that only calls itself
+ * a broker is metered. */
+static bool request_quota_exempt(const struct dispatch_entry *e, struct net_request *req)
+{
+    const char *id = req->hdr.ClientId;
+    if (e->internal || e->key == PROTO_API_WriteTxnMarkers || e->key == PROTO_API_SaslHandshake ||
+        e->key == PROTO_API_SaslAuthenticate)
+        return true;
+    return id != NULL &&
+           strncmp(id, ADMIN_BROKER_CLIENT_ID_PREFIX, sizeof ADMIN_BROKER_CLIENT_ID_PREFIX - 1) ==
+               0 &&
+           authz_allowed_quiet(req, PROTO_ACL_OP_CLUSTER_ACTION, PROTO_RESOURCE_CLUSTER,
+                               AUTHZ_CLUSTER);
+}
+
 void dispatch_request(void *ctx, struct net_request *req)
 {
     struct dispatch *d = ctx;
@@ -233,14 +258,17 @@ void dispatch_request(void *ctx, struct net_request *req)
         }
         /* The API, not req: a handler that answers at once frees the request. */
         const struct proto_api *api = req->api;
-        uint64_t t0 = d->exporter ? uv_hrtime() : 0;
+        struct broker_request_time rt;
         req->session->authz = d->authz;
-        if (!e->internal && req->version_supported && admin_forward(d->admin, req)) {
-            exporter_request(d->exporter, api, d->exporter ? uv_hrtime() - t0 : 0);
-            return;
-        }
-        e->fn(d, req);
-        exporter_request(d->exporter, api, d->exporter ? uv_hrtime() - t0 : 0);
+        bool timed = d->broker != NULL && !request_quota_exempt(e, req) &&
+                     broker_request_time_begin(d->broker, req, &rt);
+        uint64_t t0 = d->exporter || timed ? uv_hrtime() : 0;
+        if (e->internal || !req->version_supported || !admin_forward(d->admin, req))
+            e->fn(d, req);
+        uint64_t dt = t0 ? uv_hrtime() - t0 : 0;
+        exporter_request(d->exporter, api, d->exporter ? dt : 0);
+        if (timed)
+            broker_request_time_end(d->broker, &rt, dt);
         return;
     }
     /* Declared in proto but not served (not advertised either): the client ignored

@@ -128,7 +128,7 @@ NOTES = {
     "DescribeUserScramCredentials": "SCRAM users from the metadata log (KIP-554)",
     "AlterUserScramCredentials": "salted, iterated credentials in the metadata log; forwarded to the controller",
     "DescribeClientQuotas": "user / client-id quotas from the metadata log (KIP-546)",
-    "AlterClientQuotas": "forwarded to the controller; the byte rates enforced (KIP-219)",
+    "AlterClientQuotas": "forwarded to the controller; byte rates (KIP-219), request_percentage (KIP-124) and controller_mutation_rate (KIP-599) enforced",
     "DescribeAcls": "StandardAuthorizer ACLs from the metadata log (docs/security.md)",
     "CreateAcls": "ACL records in the metadata log; forwarded to the controller",
     "DeleteAcls": "forwarded to the controller",

@@ -8,6 +8,7 @@
 #include "admin_int.h"
 #include "base/arena.h"
 #include "base/err.h"
+#include "broker/client_quota.h"
 #include "controller/controller_sm.h"
 #include "meta/meta.h"
 #include "net/net.h"
@@ -25,6 +26,10 @@ struct admin *admin_new(struct meta *m, const struct admin_options *opts)
     a->cfg.props = opts->config;
     a->cfg.node_id = opts->node_id;
     admin_forward_setup(a, opts);
+    if (admin_mutation_setup(a) != 0) {
+        free(a);
+        return NULL;
+    }
     return a;
 }
 
@@ -33,6 +38,7 @@ void admin_free(struct admin *a)
     if (a == NULL)
         return;
     admin_forward_free_all(a);
+    cq_table_free(a->mutations);
     free(a);
 }
 

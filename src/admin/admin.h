@@ -27,8 +27,9 @@ struct admin_options {
      * DescribeConfigs of the broker; borrowed, must outlive the admin. */
     const struct props *config;
     /* Forwarding to the active controller: the shared outbound client (borrowed, must
-     * outlive the admin's use of it: see admin_stop) and the clock of its deadlines. NULL
-     * client: nothing is forwarded (a non-controller answers NOT_CONTROLLER). */
+     * outlive the admin's use of it: see admin_stop) and the clock of its deadlines and of
+     * the controller mutation quotas. NULL client: nothing is forwarded (a non-controller
+     * answers NOT_CONTROLLER); NULL clock: no mutation quota either. */
     struct net_client *client;
     struct tclock *clock;
     /* request.timeout.ms: the longest a forwarded request waits for the controller, retries

@@ -15,6 +15,9 @@ struct arena;
 struct meta;
 struct meta_record;
 struct fwd;
+struct cq_table;
+struct cq_bucket;
+struct net_request;
 
 struct admin {
     struct meta *meta;
@@ -35,7 +38,33 @@ struct admin {
     int32_t n_own_forwards; /* of which this broker's own creations */
     bool stopping;          /* admin_stop was called */
     struct slog_limit forward_warn;
+    /* Controller mutation quotas (mutation_quota.c): a token bucket per client. */
+    struct cq_table *mutations;
 };
+
+/* ---- mutation_quota.c: controller_mutation_rate (KIP-599) -------------------------------- */
+
+/* One request's view of its client's mutation bucket. */
+struct admin_mutation {
+    struct cq_bucket *bucket; /* NULL: no quota applies (nothing is refused or throttled) */
+    double rate, burst;
+    bool strict;         /* the request's version is answered THROTTLING_QUOTA_EXCEEDED */
+    int64_t throttle_ms; /* what the answer is to carry so far */
+};
+/* admin_new's part: the buckets' table, of controller.quota.window.num samples of
+ * controller.quota.window.size.seconds. Returns 0 or -1 (out of memory). */
+int admin_mutation_setup(struct admin *a);
+/* Fills *m for `req` (its principal and client id), strict from version `strict_since`. The
+ * bucket stays valid for the request's life (an entry used now is kept for an hour). */
+void admin_mutation_begin(struct admin *a, struct net_request *req, int16_t strict_since,
+                          struct admin_mutation *m);
+/* Before mutating `partitions` partitions: 0 (taken from the bucket; the mutation must then
+ * be proposed), or ERR_THROTTLING_QUOTA_EXCEEDED (strict and over: refuse the topic, nothing
+ * taken). */
+int admin_mutation_take(struct admin *a, struct admin_mutation *m, int32_t partitions);
+/* When answering: the ThrottleTimeMs the mutations earned (0 without), after muting the
+ * connection for as long. */
+int32_t admin_mutation_end(struct net_request *req, const struct admin_mutation *m);
 
 /* A config resource's permission for `op` (DESCRIBE_CONFIGS or ALTER_CONFIGS): a topic's is
  * on the topic (else TOPIC_AUTHORIZATION_FAILED), a broker's on the cluster (else

@@ -18,7 +18,14 @@ struct grow_call {
     struct net_request *req;
     struct CreatePartitionsResponse *rs;
     int pending;
+    struct admin_mutation quota; /* controller_mutation_rate, strict from v3 (KIP-599) */
 };
+
+static void respond(struct grow_call *c)
+{
+    c->rs->ThrottleTimeMs = admin_mutation_end(c->req, &c->quota);
+    net_respond(c->req, c->rs);
+}
 
 struct grow_one {
     struct grow_call *call;
@@ -39,7 +46,7 @@ static void on_applied(void *arg, int err)
     else
         slog_info("admin", "grew topic %s", one->result->Name);
     if (--one->call->pending == 0)
-        net_respond(one->call->req, one->call->rs);
+        respond(one->call);
 }
 
 /* Builds the PARTITION records for partitions [t->n_partitions, count). Explicit assignments
@@ -116,6 +123,7 @@ void admin_create_partitions(struct admin *a, struct net_request *req)
     c->req = req;
     c->rs = rs;
     c->pending = 1;
+    admin_mutation_begin(a, req, 3, &c->quota);
     rs->Results.n = n;
     rs->Results.v = arena_alloc(ar, ((size_t)n + 1) * sizeof *rs->Results.v);
     if (rs->Results.v == NULL)
@@ -165,6 +173,10 @@ void admin_create_partitions(struct admin *a, struct net_request *req)
         }
         if (rq->ValidateOnly)
             continue;
+        if (admin_mutation_take(a, &c->quota, want->Count - t->n_partitions) != 0) {
+            fail(ar, r, ERR_THROTTLING_QUOTA_EXCEEDED, "The throttling quota has been exceeded.");
+            continue;
+        }
         struct grow_one *one = arena_alloc(ar, sizeof *one);
         rc = one ? 0 : ERR_NOMEM;
         if (rc == 0) {
@@ -179,7 +191,7 @@ void admin_create_partitions(struct admin *a, struct net_request *req)
             c->pending++;
     }
     if (--c->pending == 0)
-        net_respond(req, rs);
+        respond(c);
     return;
 
 err_nomem:

@@ -18,6 +18,7 @@ struct create_call {
     struct net_request *req;
     struct CreateTopicsResponse *rs;
     int pending;
+    struct admin_mutation quota; /* controller_mutation_rate, strict from v6 (KIP-599) */
 };
 
 struct create_one {
@@ -58,6 +59,7 @@ static int fill_configs(struct admin *a, struct arena *ar, const char *topic,
 
 static void respond(struct create_call *c)
 {
+    c->rs->ThrottleTimeMs = admin_mutation_end(c->req, &c->quota);
     net_respond(c->req, c->rs);
 }
 
@@ -268,6 +270,7 @@ void admin_create_topics(struct admin *a, struct net_request *req)
     c->req = req;
     c->rs = rs;
     c->pending = 1;
+    admin_mutation_begin(a, req, 6, &c->quota);
     rs->Topics.n = rq->Topics.n > 0 ? rq->Topics.n : 0;
     rs->Topics.v = arena_alloc(ar, ((size_t)rs->Topics.n + 1) * sizeof *rs->Topics.v);
     if (rs->Topics.v == NULL)
@@ -304,6 +307,12 @@ void admin_create_topics(struct admin *a, struct net_request *req)
             r->NumPartitions = spec.partitions;
             r->ReplicationFactor = (int16_t)spec.replication_factor;
             r->Configs.n = -1;
+            continue;
+        }
+        /* Only what is created counts (Kafka records no validate-only topic). */
+        if (admin_mutation_take(a, &c->quota, spec.partitions) != 0) {
+            set_error(ar, r, ERR_THROTTLING_QUOTA_EXCEEDED,
+                      "The throttling quota has been exceeded.");
             continue;
         }
         struct create_one *one = arena_alloc(ar, sizeof *one);

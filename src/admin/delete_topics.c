@@ -14,7 +14,14 @@ struct delete_call {
     struct net_request *req;
     struct DeleteTopicsResponse *rs;
     int pending;
+    struct admin_mutation quota; /* controller_mutation_rate, strict from v5 (KIP-599) */
 };
+
+static void respond(struct delete_call *c)
+{
+    c->rs->ThrottleTimeMs = admin_mutation_end(c->req, &c->quota);
+    net_respond(c->req, c->rs);
+}
 
 struct delete_one {
     struct delete_call *call;
@@ -28,7 +35,7 @@ static void on_applied(void *arg, int err)
     if (err == 0)
         slog_info("admin", "deleted topic %s", one->result->Name);
     if (--one->call->pending == 0)
-        net_respond(one->call->req, one->call->rs);
+        respond(one->call);
 }
 
 static bool uuid_zero(const struct proto_uuid *u)
@@ -56,6 +63,7 @@ void admin_delete_topics(struct admin *a, struct net_request *req)
     c->req = req;
     c->rs = rs;
     c->pending = 1;
+    admin_mutation_begin(a, req, 5, &c->quota);
     rs->Responses.n = n;
     rs->Responses.v = arena_alloc(ar, ((size_t)n + 1) * sizeof *rs->Responses.v);
     if (rs->Responses.v == NULL)
@@ -96,6 +104,12 @@ void admin_delete_topics(struct admin *a, struct net_request *req)
         }
         r->Name = t->name ? arena_strndup(ar, t->name, strlen(t->name)) : NULL;
         memcpy(r->TopicId.b, t->id, 16);
+        if (admin_mutation_take(a, &c->quota, t->n_partitions) != 0) {
+            /* Strict only, so v5+: the version has the message. */
+            r->ErrorCode = ERR_THROTTLING_QUOTA_EXCEEDED;
+            r->ErrorMessage = (char *)"The throttling quota has been exceeded.";
+            continue;
+        }
         struct meta_record rec = {.type = META_REC_REMOVE_TOPIC};
         memcpy(rec.u.remove_topic.topic_id, t->id, 16);
         struct delete_one *one = arena_alloc(ar, sizeof *one);
@@ -111,7 +125,7 @@ void admin_delete_topics(struct admin *a, struct net_request *req)
             c->pending++;
     }
     if (--c->pending == 0)
-        net_respond(req, rs);
+        respond(c);
     return;
 
 err_nomem:

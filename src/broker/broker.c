@@ -133,6 +133,35 @@ int32_t broker_client_throttle(struct broker *b, struct net_request *req, int ke
     return ms > INT32_MAX ? INT32_MAX : (int32_t)ms;
 }
 
+bool broker_request_time_begin(struct broker *b, struct net_request *req,
+                               struct broker_request_time *t)
+{
+    const char *principal = req->session->principal;
+    const char *user = strncmp(principal, "User:", 5) == 0 ? principal + 5 : principal;
+    int64_t now = tclock_mono_ms(b->clock);
+
+    if (b->meta == NULL || !meta_quota_lookup(b->meta, user, req->hdr.ClientId,
+                                              META_QUOTA_REQUEST_PERCENTAGE, &t->quota))
+        return false;
+    t->entry = cq_table_entry(b->quotas, principal, req->hdr.ClientId, now);
+    if (t->entry == NULL)
+        return false;
+    /* Recording nothing asks what the time recorded so far earns. */
+    int64_t ms = cq_entry_record(b->quotas, t->entry, CQ_REQUEST, now, 0, t->quota);
+    if (ms > 0) {
+        net_mute(req, ms);
+        req->throttle_ms = ms > INT32_MAX ? INT32_MAX : (int32_t)ms;
+    }
+    return true;
+}
+
+void broker_request_time_end(struct broker *b, const struct broker_request_time *t, uint64_t ns)
+{
+    /* Percent-seconds of one thread: ns / 1e9 s at 100 %. */
+    cq_entry_record(b->quotas, t->entry, CQ_REQUEST, tclock_mono_ms(b->clock), (double)ns * 1e-7,
+                    t->quota);
+}
+
 int broker_check_epoch(int32_t current, int32_t client)
 {
     if (client < 0 || client == current)

@@ -88,6 +88,27 @@ size_t broker_waiting(const struct broker *b);
  * included): for tests and diagnostics. */
 uint64_t broker_hanging_rounds(const struct broker *b);
 
+/* The request quota (request_percentage, KIP-124): the share of the event loop's time a
+ * (principal, client id) may use, in percent of it per quota window. The dispatcher calls
+ * begin before a request's handler and end after the handler returned, with the loop time
+ * the call took (the handler and, for an answer given within it, its encoding); work on the
+ * thread pool and a parked request's later answer do not count. The time a request takes
+ * counts toward the throttle of the client's next requests: its own answer may be encoded
+ * before its time is known. */
+struct cq_entry;
+struct broker_request_time {
+    struct cq_entry *entry;
+    double quota; /* percent */
+};
+/* When a request_percentage quota applies to the request's (principal, client id): puts the
+ * throttle its earlier requests earned (0 within the quota) in req->throttle_ms, mutes the
+ * connection for as long (net_mute), fills *t and returns true. Without a quota (or out of
+ * memory) returns false: nothing to record. */
+bool broker_request_time_begin(struct broker *b, struct net_request *req,
+                               struct broker_request_time *t);
+/* Records `ns` of loop time for *t's client (its request may be finished and gone). */
+void broker_request_time_end(struct broker *b, const struct broker_request_time *t, uint64_t ns);
+
 /* Request handlers: each finishes `req` exactly once. */
 void broker_produce(struct broker *b, struct net_request *req);
 void broker_fetch(struct broker *b, struct net_request *req);

@@ -4,6 +4,7 @@
  * on the brokers Tally is for. */
 #include "broker/client_quota.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,11 +97,53 @@ int64_t cq_throttle_ms(const struct cq_sensor *s, int64_t now_ms, double quota)
     return (int64_t)(t < cap ? t : cap);
 }
 
+double cq_bucket_tokens(struct cq_bucket *b, int64_t now_ms, double rate, double burst)
+{
+    if (!(rate > 0))
+        return burst;
+    if (!b->started) {
+        b->started = true;
+        b->tokens = burst;
+        b->last_ms = now_ms;
+    } else if (now_ms > b->last_ms) {
+        b->tokens += rate * (double)(now_ms - b->last_ms) / 1000.0;
+        b->last_ms = now_ms;
+    }
+    /* A lowered quota lowers the burst at once. */
+    if (b->tokens > burst)
+        b->tokens = burst;
+    return b->tokens;
+}
+
+bool cq_bucket_exceeded(struct cq_bucket *b, int64_t now_ms, double rate, double burst)
+{
+    return rate > 0 && cq_bucket_tokens(b, now_ms, rate, burst) < 0;
+}
+
+int64_t cq_bucket_throttle_ms(struct cq_bucket *b, int64_t now_ms, double rate, double burst)
+{
+    if (!(rate > 0))
+        return 0;
+    double tokens = cq_bucket_tokens(b, now_ms, rate, burst);
+    return tokens < 0 ? (int64_t)llround(-tokens / rate * 1000.0) : 0;
+}
+
+int64_t cq_bucket_record(struct cq_bucket *b, int64_t now_ms, double rate, double burst,
+                         double permits)
+{
+    if (!(rate > 0))
+        return 0;
+    cq_bucket_tokens(b, now_ms, rate, burst);
+    b->tokens -= permits;
+    return cq_bucket_throttle_ms(b, now_ms, rate, burst);
+}
+
 struct cq_entry {
     uint32_t hash;
     char *principal, *client_id;
     int64_t last_ms;
     struct cq_sensor sensor[CQ_KINDS];
+    struct cq_bucket bucket;
 };
 
 struct cq_table {
@@ -192,15 +235,47 @@ static struct cq_entry *lookup(struct cq_table *t, const char *p, const char *c,
     return e;
 }
 
+struct cq_entry *cq_table_entry(struct cq_table *t, const char *principal, const char *client_id,
+                                int64_t now_ms)
+{
+    struct cq_entry *e = lookup(t, principal ? principal : "", client_id ? client_id : "", now_ms);
+    if (e)
+        e->last_ms = now_ms;
+    return e;
+}
+
+int64_t cq_entry_record(struct cq_table *t, struct cq_entry *e, enum cq_kind kind, int64_t now_ms,
+                        double value, double quota)
+{
+    if (e == NULL || !(quota > 0) || kind < 0 || kind >= CQ_KINDS)
+        return 0;
+    if (now_ms > e->last_ms)
+        e->last_ms = now_ms;
+    cq_record(&e->sensor[kind], now_ms, value);
+    int64_t ms = cq_throttle_ms(&e->sensor[kind], now_ms, quota);
+    (void)t;
+    /* The sensor's sample, which has Kafka's default when the table was given none. */
+    int64_t cap = e->sensor[kind].sample_ms;
+    return kind == CQ_REQUEST && ms > cap ? cap : ms;
+}
+
 int64_t cq_table_record(struct cq_table *t, const char *principal, const char *client_id,
                         enum cq_kind kind, int64_t now_ms, double bytes, double quota)
 {
     if (!(quota > 0) || kind < 0 || kind >= CQ_KINDS)
         return 0;
-    struct cq_entry *e = lookup(t, principal ? principal : "", client_id ? client_id : "", now_ms);
-    if (e == NULL)
-        return 0;
-    e->last_ms = now_ms;
-    cq_record(&e->sensor[kind], now_ms, bytes);
-    return cq_throttle_ms(&e->sensor[kind], now_ms, quota);
+    return cq_entry_record(t, cq_table_entry(t, principal, client_id, now_ms), kind, now_ms, bytes,
+                           quota);
+}
+
+struct cq_bucket *cq_entry_bucket(struct cq_entry *e)
+{
+    return &e->bucket;
+}
+
+double cq_table_burst(const struct cq_table *t, double rate)
+{
+    int samples = t->samples >= 1 ? t->samples : CQ_DEFAULT_SAMPLES;
+    int64_t sample_ms = t->sample_ms >= 1 ? t->sample_ms : CQ_DEFAULT_SAMPLE_MS;
+    return rate * (double)samples * (double)sample_ms / 1000.0;
 }

@@ -523,13 +523,13 @@ static const struct config_def defs[] = {
      "no effect in Tally: the metadata quorum runs on libraft, with its own timings.",
      0, NULL},
     {NULL, "controller.quota.window.num", CT_INT, "11", 1, I32MAX, NULL, false,
-     "How many samples the controller mutation quota keeps. Accepted, no effect in Tally: "
-     "its controller applies no mutation quotas.",
-     0, NULL},
+     "How many samples the controller mutation quota keeps: with "
+     "controller.quota.window.size.seconds it sets the burst of controller_mutation_rate "
+     "(rate x num x size partitions; docs/security.md). Read at start.",
+     0, "src/admin/mutation_quota.c"},
     {NULL, "controller.quota.window.size.seconds", CT_INT, "1", 1, I32MAX, NULL, false,
-     "The span of one sample of the controller mutation quota (s). Accepted, no effect in "
-     "Tally: its controller applies no mutation quotas.",
-     0, NULL},
+     "The span of one sample of the controller mutation quota (s). Read at start.", 0,
+     "src/admin/mutation_quota.c"},
     {NULL, "controller.socket.timeout.ms", CT_INT, "30000", INT32_MIN, I32MAX, NULL, false,
      "The socket timeout of controller-to-broker channels (ms). Accepted, no effect in "
      "Tally: it has no ZooKeeper (its metadata lives in a raft quorum).",
@@ -928,11 +928,11 @@ static const struct config_def defs[] = {
      "socket.request.max.bytes.",
      0, NULL},
     {NULL, "quota.window.num", CT_INT, "11", 2, 64, NULL, false,
-     "How many samples the client byte-rate quotas keep (docs/security.md; Tally takes 2 to "
-     "64).",
+     "How many samples the client byte-rate and request quotas keep (docs/security.md; "
+     "Tally takes 2 to 64).",
      0, "src/main.c"},
     {NULL, "quota.window.size.seconds", CT_INT, "1", 1, 3600, NULL, false,
-     "The span of one sample of the client byte-rate quotas (s).", 0, "src/main.c"},
+     "The span of one sample of the client byte-rate and request quotas (s).", 0, "src/main.c"},
     {NULL, "remote.fetch.max.wait.ms", CT_INT, "500", 1, I32MAX, NULL, true,
      "The longest a fetch from remote storage waits (ms). Stored, no effect in Tally: it has "
      "no tiered storage.",

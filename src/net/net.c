@@ -133,9 +133,38 @@ static void req_finish(struct req_int *r)
 
 /* Encodes the answer to r into r->resp (a raw SASL token's as a bare frame). Returns 0, or
  * -1 after logging why (the caller closes the connection). */
+/* net_request.throttle_ms: `resp`, or a copy of its top level (*copy, malloc()ed, the
+ * caller frees it) whose ThrottleTimeMs is raised to it. `resp` itself when nothing is owed,
+ * the version has no ThrottleTimeMs, it already carries as much, or out of memory (the
+ * connection is muted all the same; only the client is not told). */
+static const void *owed_throttle(const struct net_request *pub, int16_t version, const void *resp,
+                                 void **copy)
+{
+    const struct proto_struct *s = pub->api->response;
+
+    *copy = NULL;
+    if (pub->throttle_ms <= 0 || resp == NULL || s == NULL)
+        return resp;
+    for (uint16_t i = 0; i < s->nfields; i++) {
+        const struct proto_field *f = &s->fields[i];
+        int32_t have;
+        if (f->type != PROTO_INT32 || f->tag >= 0 || version < f->min_version ||
+            version > f->max_version || strcmp(f->name, "ThrottleTimeMs") != 0)
+            continue;
+        memcpy(&have, (const uint8_t *)resp + f->offset, sizeof have);
+        if (have >= pub->throttle_ms || (*copy = malloc(s->size)) == NULL)
+            return resp;
+        memcpy(*copy, resp, s->size);
+        memcpy((uint8_t *)*copy + f->offset, &pub->throttle_ms, sizeof pub->throttle_ms);
+        return *copy;
+    }
+    return resp;
+}
+
 static int encode_answer(struct req_int *r, int16_t version, const void *resp, bool files)
 {
     struct net_request *pub = &r->pub;
+    void *copy;
     if (pub->raw_sasl) {
         /* A raw SASL token's answer: its bytes in a size-prefixed frame, nothing else. */
         const struct SaslAuthenticateResponse *rs = resp;
@@ -153,10 +182,12 @@ static int encode_answer(struct req_int *r, int16_t version, const void *resp, b
         r->resp_len = 4 + n;
         return 0;
     }
+    resp = owed_throttle(pub, version, resp, &copy);
     int rc = files ? proto_encode_response_holes(pub->api, version, pub->hdr.CorrelationId, resp,
                                                  &r->resp, &r->resp_len, &r->holes, &r->n_holes)
                    : proto_encode_response(pub->api, version, pub->hdr.CorrelationId, resp,
                                            &r->resp, &r->resp_len);
+    free(copy);
     if (rc != 0) {
         slog_error("net", "cannot encode %s v%d response for %s: %s; closing", pub->api->name,
                    version, r->conn->peer, err_name(rc));

@@ -69,6 +69,12 @@ struct net_request {
     /* A raw SASL token (see net_session.sasl_raw): api is SaslAuthenticate, version 0, body a
      * SaslAuthenticateRequest holding the frame; the answer's AuthBytes go back raw. */
     bool raw_sasl;
+    /* A throttle the application owes this request besides the handler's (the request quota
+     * of KIP-124, set before the handler runs): an answer given on a connection carries at
+     * least this in its ThrottleTimeMs, where its version has one (the handler's own value,
+     * e.g. a byte-rate throttle, wins when larger). The handler's struct is not written: a
+     * copy of its top level is encoded. 0: none. */
+    int32_t throttle_ms;
 };
 
 /* When one answered request passed each step (uv_hrtime(), ns), for net_options.on_sent:

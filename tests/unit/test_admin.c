@@ -29,6 +29,7 @@ struct reply {
     bool done;
     int how;
     int16_t err;
+    int32_t throttle; /* CreateTopics: the answer's ThrottleTimeMs */
 };
 
 static void on_created(void *arg, enum net_detached_end how, int16_t version, const void *resp)
@@ -39,6 +40,7 @@ static void on_created(void *arg, enum net_detached_end how, int16_t version, co
     r->done = true;
     r->how = how;
     r->err = how == NET_DETACHED_RESPONDED && rs->Topics.n > 0 ? rs->Topics.v[0].ErrorCode : -9999;
+    r->throttle = how == NET_DETACHED_RESPONDED ? rs->ThrottleTimeMs : -1;
 }
 
 static void on_grown(void *arg, enum net_detached_end how, int16_t version, const void *resp)
@@ -92,8 +94,20 @@ static void afx_close(struct afx *f)
     props_free(f->props);
 }
 
+/* CreateTopics at `version` for one topic; runs the loop until answered; *throttle gets the
+ * answer's ThrottleTimeMs. */
+static int create_v(struct afx *f, const char *name, int32_t partitions, int16_t rf,
+                    int16_t version, int32_t *throttle);
+
 /* CreateTopics v5 for one topic; runs the loop until answered. */
 static int create(struct afx *f, const char *name, int32_t partitions, int16_t rf)
+{
+    int32_t throttle;
+    return create_v(f, name, partitions, rf, 5, &throttle);
+}
+
+static int create_v(struct afx *f, const char *name, int32_t partitions, int16_t rf,
+                    int16_t version, int32_t *throttle)
 {
     struct arena *ar = arena_new(1 << 20);
     struct CreateTopicsRequest *rq = arena_alloc(ar, sizeof *rq);
@@ -106,12 +120,13 @@ static int create(struct afx *f, const char *name, int32_t partitions, int16_t r
     rq->Topics.v = t;
     rq->timeoutMs = 5000;
     struct net_request *req =
-        net_request_detached_new(PROTO_API_CreateTopics, 5, rq, ar, on_created, &r);
+        net_request_detached_new(PROTO_API_CreateTopics, version, rq, ar, on_created, &r);
     if (req == NULL)
         return -9997;
     admin_create_topics(f->admin, req);
     if (!fixture_run_until(&f->q.loop, &r.done, 5000))
         return -9996;
+    *throttle = r.throttle;
     return r.err;
 }
 
@@ -224,6 +239,50 @@ TEST(admin_create_partitions_continues_placement_or_keeps_assignments)
     CHECK_EQ_INT(grow(&f, "grown", 9, 1, 1, one), ERR_INVALID_REPLICA_ASSIGNMENT);
     CHECK_EQ_INT(meta_topic_by_name(f.q.m, "grown")->n_partitions, 8);
     afx_close(&f);
+}
+
+/* KIP-599 on virtual time: controller_mutation_rate=2 for the detached requests' client id
+ * and controller.quota.window.num=1, so a burst of 2 partitions. */
+TEST(admin_controller_mutation_rate_refuses_strict_versions_and_throttles_old_ones)
+{
+    struct afx f;
+    int32_t th;
+    REQUIRE(afx_open(&f));
+    /* The admin again, with a clock for its buckets and a one-sample window. */
+    admin_free(f.admin);
+    struct tclock *clock = tclock_virtual_new(1700000000000);
+    REQUIRE(clock != NULL);
+    REQUIRE(props_set(f.props, "controller.quota.window.num", "1") == 0);
+    struct admin_options ao = {.node_id = 1, .n_voters = 1, .config = f.props, .clock = clock};
+    f.admin = admin_new(f.q.m, &ao);
+    REQUIRE(f.admin != NULL);
+    struct meta_record q = {.type = META_REC_CLIENT_QUOTA};
+    q.u.quota.entity.has_client_id = true;
+    q.u.quota.entity.client_id = "detached";
+    q.u.quota.key = META_QUOTA_CONTROLLER_MUTATION_RATE;
+    q.u.quota.value = 2;
+    REQUIRE(fixture_meta_propose(&f.q, &q, 1) == 0);
+
+    /* v6, strict: 5 partitions from a full bucket of 2 pass whole (checked before taken)
+     * and are not throttled (a strict quota throttles a refusal). */
+    CHECK_EQ_INT(create_v(&f, "m1", 5, 1, 6, &th), 0);
+    CHECK_EQ_INT(th, 0);
+    /* The bucket is at -3: refused, 1.5 s until it is back at 0, nothing created. */
+    CHECK_EQ_INT(create_v(&f, "m2", 1, 1, 6, &th), ERR_THROTTLING_QUOTA_EXCEEDED);
+    CHECK_EQ_INT(th, 1500);
+    CHECK(meta_topic_by_name(f.q.m, "m2") == NULL);
+    /* v5 does not know the error: created, and throttled by what the bucket owes (-4). */
+    CHECK_EQ_INT(create_v(&f, "m3", 1, 1, 5, &th), 0);
+    CHECK_EQ_INT(th, 2000);
+    CHECK(meta_topic_by_name(f.q.m, "m3") != NULL);
+    /* 1999 ms later still below 0; at 2000 back at 0, which passes. */
+    tclock_advance(clock, 1999);
+    CHECK_EQ_INT(create_v(&f, "m4", 1, 1, 6, &th), ERR_THROTTLING_QUOTA_EXCEEDED);
+    tclock_advance(clock, 1);
+    CHECK_EQ_INT(create_v(&f, "m4", 1, 1, 6, &th), 0);
+    CHECK(meta_topic_by_name(f.q.m, "m4") != NULL);
+    afx_close(&f);
+    tclock_free(clock);
 }
 
 /* ---- forwarding (forward.c) --------------------------------------------------------------

@@ -954,6 +954,57 @@ TEST(broker_produce_throttled_by_its_client_quota_on_virtual_time)
     bfx_close(&f);
 }
 
+/* A detached request of `client_id` through broker_request_time_begin, `ns` of loop time
+ * recorded after it: → the throttle its answer would carry (-1: no quota applies). */
+static int32_t request_time(struct bfx *f, const char *client_id, uint64_t ns)
+{
+    struct arena *ar = arena_new(1 << 12);
+    struct ApiVersionsRequest *rq = ar ? arena_alloc(ar, sizeof *rq) : NULL;
+    struct net_request *req =
+        rq ? net_request_detached_new(PROTO_API_ApiVersions, 2, rq, ar, NULL, NULL) : NULL;
+    struct broker_request_time t;
+    if (req == NULL)
+        return -2;
+    req->hdr.ClientId = (char *)client_id;
+    bool timed = broker_request_time_begin(f->b, req, &t);
+    int32_t throttle = timed ? req->throttle_ms : -1;
+    net_finish(req); /* the request is gone before its time is recorded, as from a handler */
+    if (timed)
+        broker_request_time_end(f->b, &t, ns);
+    return throttle;
+}
+
+/* request_percentage (KIP-124) on virtual time: the time recorded after one request throttles
+ * the client's next ones, capped at one sample; another client id is not metered. */
+TEST(broker_request_time_throttles_the_next_requests_on_virtual_time)
+{
+    struct bfx f;
+    struct meta_record q = {.type = META_REC_CLIENT_QUOTA};
+
+    bfx_with_meta = true;
+    REQUIRE(bfx_open(&f, "rt"));
+    bfx_with_meta = false;
+    CHECK_EQ_INT(request_time(&f, "detached", 1000000), -1);
+    q.u.quota.entity = (struct meta_quota_entity){false, true, NULL, "detached"};
+    q.u.quota.key = META_QUOTA_REQUEST_PERCENTAGE;
+    q.u.quota.value = 10; /* 100 ms of loop time per second */
+    REQUIRE(fixture_meta_propose(&f.q, &q, 1) == 0);
+    REQUIRE(bfx_settle(&f));
+    /* 90 ms: within. The next one sees it, still within; 60 ms more take it over. */
+    CHECK_EQ_INT(request_time(&f, "detached", 90000000), 0);
+    CHECK_EQ_INT(request_time(&f, "detached", 60000000), 0);
+    /* 150 ms over the recent window's 1 s at 10 %: (15 - 10) / 10 x 1000 ms. */
+    CHECK_EQ_INT(request_time(&f, "detached", 0), 500);
+    /* A whole second more asks far more, capped at one sample. */
+    CHECK_EQ_INT(request_time(&f, "detached", 1000000000), 500);
+    CHECK_EQ_INT(request_time(&f, "detached", 0), 1000);
+    CHECK_EQ_INT(request_time(&f, "other", 1000000000), -1);
+    /* Once the window passed, nothing is owed. */
+    tclock_advance(f.clock, 12000);
+    CHECK_EQ_INT(request_time(&f, "detached", 0), 0);
+    bfx_close(&f);
+}
+
 TEST(broker_produce_verification_without_a_coordinator)
 {
     struct bfx f;

@@ -87,3 +87,85 @@ TEST(client_quota_throttled_client_is_held_to_its_rate)
     CHECK_EQ_INT(cq_table_size(t), 1);
     cq_table_free(t);
 }
+
+/* KIP-124: request time is recorded as percent-seconds (d ns of handling = d × 100 / 1e9) and
+ * rated per second, so the rate is the percentage of one thread; its throttle is capped at one
+ * sample (Kafka's ClientRequestQuotaManager), not at the whole window. */
+TEST(client_quota_request_time_is_a_percentage_capped_at_one_sample)
+{
+    struct cq_table *t = cq_table_new(11, 1000);
+    REQUIRE(t != NULL);
+    struct cq_entry *e = cq_table_entry(t, "User:ANONYMOUS", "busy", 0);
+    REQUIRE(e != NULL);
+    /* 50 ms of handling at t=0 under a 10 % quota: 5 percent-seconds, rate 0.5 %/s over the
+     * 10-sample span, but 5 %/s over the recent one-sample window: within 10 %. */
+    CHECK_EQ_INT(cq_entry_record(t, e, CQ_REQUEST, 0, 50e6 * 100 / 1e9, 10), 0);
+    /* 100 ms more: 15 percent-seconds in the current sample, (15 - 10) / 10 × 1000 ms. */
+    CHECK_EQ_INT(cq_entry_record(t, e, CQ_REQUEST, 0, 100e6 * 100 / 1e9, 10), 500);
+    /* A whole second of handling asks for far more than a sample: capped at 1000 ms. */
+    CHECK_EQ_INT(cq_entry_record(t, e, CQ_REQUEST, 0, 100, 10), 1000);
+    /* As bytes it would be capped at the whole window (11 s). */
+    CHECK_EQ_INT(cq_table_record(t, "User:ANONYMOUS", "busy", CQ_PRODUCE, 0, 1000, 10), 11000);
+    /* Recording 0 asks the throttle without adding: another client id has none. */
+    CHECK_EQ_INT(cq_table_record(t, "User:ANONYMOUS", "idle", CQ_REQUEST, 0, 0, 10), 0);
+    CHECK_EQ_INT(cq_table_record(t, "User:ANONYMOUS", "busy", CQ_REQUEST, 500, 0, 10), 1000);
+    cq_table_free(t);
+}
+
+/* A client flooding cheap requests (1 ms of handling each, back to back) that waits out every
+ * throttle uses its share of the loop: 20 % of it over 20 s. */
+TEST(client_quota_request_flood_is_held_to_its_percentage)
+{
+    struct cq_table *t = cq_table_new(11, 1000);
+    REQUIRE(t != NULL);
+    int64_t now = 0;
+    double busy_ms = 0;
+    while (now < 30000) {
+        struct cq_entry *e = cq_table_entry(t, "User:ANONYMOUS", "flood", now);
+        REQUIRE(e != NULL);
+        /* The throttle the answer carries is asked before the request's own time is known. */
+        int64_t th = cq_entry_record(t, e, CQ_REQUEST, now, 0, 20);
+        if (now >= 10000)
+            busy_ms += 1;
+        cq_entry_record(t, e, CQ_REQUEST, now, 1e6 * 100 / 1e9, 20);
+        now += 1 + th;
+    }
+    /* 20 s after the first 10: within 10 % of 20 % of the time. */
+    CHECK(busy_ms / 20000 > 0.18 && busy_ms / 20000 < 0.22);
+    cq_table_free(t);
+}
+
+/* KIP-599's token bucket: full at rate × window, refilled at the rate, below 0 = exceeded,
+ * throttle = -tokens / rate; the mutation that empties it passes (checked before recorded). */
+TEST(client_quota_mutation_bucket_is_kip599s)
+{
+    struct cq_bucket b = {0};
+    const double rate = 2, burst = 2 * 2 * 1.0; /* 2/s over 2 samples of 1 s */
+    CHECK(cq_bucket_tokens(&b, 1000, rate, burst) == 4);
+    CHECK(!cq_bucket_exceeded(&b, 1000, rate, burst));
+    /* 5 partitions from a full bucket of 4: passes, leaves -1: 500 ms to get back to 0. */
+    CHECK_EQ_INT(cq_bucket_record(&b, 1000, rate, burst, 5), 500);
+    CHECK(cq_bucket_exceeded(&b, 1000, rate, burst));
+    /* 250 ms later half a token came back. */
+    CHECK_EQ_INT(cq_bucket_throttle_ms(&b, 1250, rate, burst), 250);
+    CHECK(cq_bucket_exceeded(&b, 1499, rate, burst));
+    /* Just past 1500 the bucket is above 0 again: not exceeded. */
+    CHECK(!cq_bucket_exceeded(&b, 1510, rate, burst));
+    /* It refills to the burst, never beyond. */
+    CHECK(cq_bucket_tokens(&b, 60000, rate, burst) == 4);
+    /* A lowered quota lowers the burst at once. */
+    CHECK(cq_bucket_tokens(&b, 60000, 1, 1) == 1);
+    /* No quota: untouched, never exceeded. */
+    CHECK_EQ_INT(cq_bucket_record(&b, 60000, 0, 0, 100), 0);
+    CHECK(!cq_bucket_exceeded(&b, 60000, 0, 0));
+    CHECK(cq_bucket_tokens(&b, 60000, 1, 1) == 1);
+
+    /* The table's burst: rate × samples × sample_ms. */
+    struct cq_table *t = cq_table_new(11, 1000);
+    REQUIRE(t != NULL);
+    CHECK(cq_table_burst(t, 2) == 22);
+    struct cq_entry *e = cq_table_entry(t, "User:ANONYMOUS", "admin", 0);
+    REQUIRE(e != NULL);
+    CHECK(cq_bucket_tokens(cq_entry_bucket(e), 0, 2, cq_table_burst(t, 2)) == 22);
+    cq_table_free(t);
+}

@@ -6,6 +6,7 @@
  * time decides when the next one comes. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -447,4 +448,103 @@ TEST(net_client_connect_attempt_gives_up_after_the_setup_timeout)
     for (int i = 0; i < 3; i++)
         if (fds[i] >= 0)
             close(fds[i]);
+}
+
+/* ---- net_request.throttle_ms: what a net server owes an answer ---------------------------
+ * A real net server whose handler owes each request a throttle (the request quota's) and
+ * answers ApiVersions with a ThrottleTimeMs of its own (a byte rate's), from a read-only
+ * struct (net must encode a copy, never write the handler's): the answer carries the larger;
+ * a version without the field (v0) is answered all the same. */
+
+struct owing {
+    int32_t owe;
+    const struct ApiVersionsResponse *answer;
+};
+
+static const struct ApiVersionsResponse owing_none = {.ThrottleTimeMs = 0};
+static const struct ApiVersionsResponse owing_900 = {.ThrottleTimeMs = 900};
+
+static void owing_request(void *ctx, struct net_request *req)
+{
+    struct owing *o = ctx;
+    req->throttle_ms = o->owe;
+    net_respond(req, o->answer);
+}
+
+struct owed_answer {
+    int done;
+    int err;
+    int32_t throttle;
+};
+
+static void on_owed(void *arg, int err, const void *resp)
+{
+    struct owed_answer *a = arg;
+    a->err = err;
+    a->throttle = err == 0 ? ((const struct ApiVersionsResponse *)resp)->ThrottleTimeMs : -1;
+    a->done++;
+}
+
+static int owing_resolve(void *arg, int32_t id, char *host, size_t host_len, int *port)
+{
+    (void)id;
+    snprintf(host, host_len, "127.0.0.1");
+    *port = *(int *)arg;
+    return 0;
+}
+
+TEST(net_answer_carries_the_larger_of_owed_and_own_throttle)
+{
+    uv_loop_t loop;
+    struct tclock *clock = tclock_virtual_new(1700000000000);
+    struct net_server *srv = NULL;
+    struct net_client *client = NULL;
+    struct owing o = {0};
+    struct ApiVersionsRequest rq = {0};
+    int port;
+    bool stopped = false;
+
+    REQUIRE(clock != NULL && uv_loop_init(&loop) == 0);
+    struct net_options no = {
+        .clock = clock, .host = "127.0.0.1", .port = 0, .max_frame = 1 << 20, .max_idle_ms = -1};
+    REQUIRE(net_server_start(&loop, &no, owing_request, &o, &srv) == 0);
+    port = net_server_port(srv);
+    struct net_client_options co = {
+        .clock = clock, .client_id = "owed", .resolve = owing_resolve, .resolve_arg = &port};
+    REQUIRE(net_client_new(&loop, &co, &client) == 0);
+
+    static const struct {
+        int32_t owe;
+        const struct ApiVersionsResponse *answer;
+        int16_t version;
+        int32_t want;
+    } cases[] = {
+        {700, &owing_none, 2, 700}, /* owed, nothing of its own: the owed throttle */
+        {700, &owing_900, 2, 900},  /* its own is larger: kept */
+        {0, &owing_900, 2, 900},    /* nothing owed */
+        {0, &owing_none, 2, 0},
+        {700, &owing_none, 0, 0}, /* v0 has no ThrottleTimeMs: answered, nothing to carry */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct owed_answer a = {0};
+        o.owe = cases[i].owe;
+        o.answer = cases[i].answer;
+        REQUIRE(net_client_send(client, 1, PROTO_API_ApiVersions, cases[i].version, &rq, on_owed,
+                                &a) == 0);
+        REQUIRE(fixture_run_until_count(&loop, &a.done, 1, 5000));
+        CHECK_EQ_INT(a.err, 0);
+        CHECK_EQ_INT(a.throttle, cases[i].want);
+    }
+    /* The handler's structs were never written. */
+    CHECK_EQ_INT(owing_none.ThrottleTimeMs, 0);
+    CHECK_EQ_INT(owing_900.ThrottleTimeMs, 900);
+
+    net_client_stop(client, fixture_set_flag, &stopped);
+    CHECK(fixture_run_until(&loop, &stopped, 5000));
+    stopped = false;
+    net_server_stop(srv, fixture_set_flag, &stopped);
+    CHECK(fixture_run_until(&loop, &stopped, 5000));
+    uv_run(&loop, UV_RUN_DEFAULT);
+    CHECK_EQ_INT(uv_loop_close(&loop), 0);
+    tclock_free(clock);
 }
