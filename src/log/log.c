@@ -500,6 +500,10 @@ int log_read(struct log *l, int64_t offset, int64_t max_offset, size_t max_bytes
     out->segment = NULL;
     out->next_offset = offset;
     out->pending = false;
+    out->cold = false;
+    out->warm_fd = -1;
+    out->warm_pos = 0;
+    out->warm_len = 0;
     if (offset < l->start || offset > l->leo)
         return ERR_OFFSET_OUT_OF_RANGE;
     if (offset >= l->leo || offset >= max_offset)
@@ -513,6 +517,8 @@ int log_read(struct log *l, int64_t offset, int64_t max_offset, size_t max_bytes
     }
     if (rc == ERR_NOTFOUND)
         return 0;
+    if (rc == ERR_WOULD_BLOCK)
+        return rc; /* log_read_nowait: a page not in the page cache */
     /* Bytes the background check has not passed are not served, nor is a damaged header
      * found in them refused: the check gets there first (this segment next) and quarantines
      * what is damaged; the reader comes back. */
@@ -551,6 +557,53 @@ int log_read(struct log *l, int64_t offset, int64_t max_offset, size_t max_bytes
     out->pos = (off_t)pos;
     out->len = (size_t)(end - pos);
     out->segment = s;
+    return 0;
+}
+
+/* The .log bytes a cold read warms: what the fetch asked for, within these bounds. */
+#define LOG_WARM_MIN ((int64_t)64 << 10)
+#define LOG_WARM_MAX ((int64_t)16 << 20)
+
+int log_read_nowait(struct log *l, int64_t offset, int64_t max_offset, size_t max_bytes,
+                    struct log_slice *out)
+{
+    struct log_cold note;
+    struct log_segment *s;
+    int64_t pos = 0, len, want;
+    int fd, rc;
+
+    log_nowait_begin(&note);
+    rc = log_read(l, offset, max_offset, max_bytes, out);
+    log_nowait_end();
+    if (rc != ERR_WOULD_BLOCK)
+        return rc;
+    /* Nothing is held yet: log_read takes the segment only once the slice is whole. */
+    s = note.seg;
+    assert(s != NULL && out->segment == NULL);
+    if (note.file == LOG_FILE_LOG) {
+        /* The bytes asked for and a margin: the first batch goes whole even when it is a little
+         * larger than max_bytes (KIP-74), and a page the pool did not read itself may be one
+         * the kernel's readahead has only begun to fill (the probe before sendfile counts it
+         * as cached). */
+        want = max_bytes > (size_t)LOG_WARM_MAX ? LOG_WARM_MAX : (int64_t)max_bytes;
+        want += LOG_WARM_MIN;
+        pos = note.pos;
+        len = s->size - pos < want ? s->size - pos : want;
+    } else if (note.file == LOG_FILE_IDX) {
+        len = (s->oidx_n - s->oidx_pend_n) * LOG_OIDX_ENTRY;
+    } else {
+        len = s->tidx_n * LOG_TIDX_ENTRY;
+    }
+    fd = log_seg_fd(s, note.file);
+    if (fd < 0)
+        return ERR_IO;
+    log_seg_ref(s);
+    log_seg_pin(s);
+    out->segment = s;
+    out->cold = true;
+    out->warm_fd = fd;
+    out->warm_pos = pos;
+    out->warm_len = len > 0 ? (size_t)len : 1; /* at least the byte the read stopped at */
     return 0;
 }
 

@@ -111,6 +111,14 @@ struct log_slice {
     /* len 0 because the batch asked for is not checked yet (log_check_*): read again later,
      * this is not the end of the log. */
     bool pending;
+    /* log_read_nowait only: len 0 because a page the read needed is not in the page cache.
+     * [warm_pos, warm_pos + warm_len) of descriptor warm_fd (the segment's .log, .index or
+     * .timeindex, open while the slice holds the segment) is what to read into the cache
+     * (off the event loop, e.g. on the thread pool) before reading again. */
+    bool cold;
+    int warm_fd;
+    int64_t warm_pos;
+    size_t warm_len;
 };
 
 /* Finds the batches starting with the one that contains `offset`, up to but not past
@@ -126,6 +134,15 @@ struct log_slice {
 int log_read(struct log *l, int64_t offset, int64_t max_offset, size_t max_bytes,
              struct log_slice *out);
 void log_slice_release(struct log *l, struct log_slice *s);
+
+/* As log_read, for the event loop: waits for no disk. Its index and header reads are
+ * preadv2(RWF_NOWAIT) (the same number of system calls as log_read's preads); when one finds
+ * a page not in the page cache the answer is an empty slice with `cold` set, holding the
+ * segment, and naming the range to warm: the whole index file for an index page, else the
+ * .log bytes from that page on, as many as max_bytes asks (at most 16 MiB) and 64 KiB more,
+ * never past the segment's end. Release it as any slice. Other results as log_read's. */
+int log_read_nowait(struct log *l, int64_t offset, int64_t max_offset, size_t max_bytes,
+                    struct log_slice *out);
 
 /* The batch iterator: walks the record batches of a slice (from log_read) in order, by their
  * headers, reading through the log's system calls — the one way code above log/ reads batch
