@@ -99,6 +99,13 @@ struct partition_slice {
     /* len 0 because the batch there waits for the background check of the partition's files
      * (log_check_*): not the end of what there is to read; read again later. */
     bool pending;
+    /* partition_read_nowait: len 0 because a page the read needs is not in the page cache;
+     * read [warm_pos, warm_pos + warm_len) of warm_fd off the event loop (the slice keeps it
+     * open), release the slice and read again (log_read_nowait). */
+    bool cold;
+    int warm_fd;
+    int64_t warm_pos;
+    size_t warm_len;
 };
 
 /* Reads from offset `from`: the batches starting with the one that holds `from`, at most
@@ -111,6 +118,10 @@ struct partition_slice {
 int partition_read(struct partition *p, int64_t from, size_t max_bytes,
                    enum partition_reader reader, struct partition_slice *out);
 void partition_slice_release(struct partition *p, struct partition_slice *s);
+/* As partition_read, for the event loop: never waits for the disk (log_read_nowait); a read
+ * that would is answered with an empty slice marked `cold`. */
+int partition_read_nowait(struct partition *p, int64_t from, size_t max_bytes,
+                          enum partition_reader reader, struct partition_slice *out);
 /* The reader's bound: log end, high watermark or last stable offset. */
 int64_t partition_read_bound(const struct partition *p, enum partition_reader reader);
 

@@ -7,6 +7,7 @@
 #include "fixture.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -390,6 +391,80 @@ TEST(broker_fetch_long_poll_answered_when_the_broker_stops)
         CHECK_EQ_INT(a[i].calls, 1);
         CHECK(a[i].how == NET_DETACHED_RESPONDED || a[i].how == NET_DETACHED_FINISHED);
     }
+    bfx_close(&f);
+}
+
+/* ---- cold pages: warmed on the thread pool, never read on the loop ------------------------ */
+
+/* The logs' pread_nowait finds the page cache empty while cold_left > 0 (each call takes one);
+ * the blocking pread counts the calls made off the loop thread (the warm-up). */
+static atomic_int cold_left, pool_preads;
+static pthread_t loop_thread;
+
+static ssize_t cold_pread_nowait(int fd, void *buf, size_t len, off_t off)
+{
+    if (atomic_load(&cold_left) > 0) {
+        atomic_fetch_sub(&cold_left, 1);
+        errno = EAGAIN;
+        return -1;
+    }
+    return sysio_default()->pread_nowait(fd, buf, len, off);
+}
+
+static ssize_t counting_pread(int fd, void *buf, size_t len, off_t off)
+{
+    if (!pthread_equal(pthread_self(), loop_thread))
+        atomic_fetch_add(&pool_preads, 1);
+    return sysio_default()->pread(fd, buf, len, off);
+}
+
+/* A Fetch whose batch is not in the page cache is not answered from the loop: its range is
+ * read on the pool first, then the fetch looks again and answers with the records. A page
+ * that stays cold is given up on after the warm-up rounds: the answer has no records and no
+ * error (the consumer fetches again), and it came without any read on the loop. */
+TEST(broker_fetch_of_cold_pages_warms_them_on_the_pool_first)
+{
+    struct bfx f;
+    struct answer a;
+    struct net_request *req;
+    struct partition *p;
+
+    REQUIRE(bfx_open(&f, "cold"));
+    p = replica_partition(f.rm, "cold", 0);
+    REQUIRE(p);
+    REQUIRE(append_one(p) == 0);
+    REQUIRE(append_one(p) == 0);
+    loop_thread = pthread_self();
+    f.rm->sys.pread_nowait = cold_pread_nowait; /* the logs borrow the manager's table */
+    f.rm->sys.pread = counting_pread;
+
+    atomic_store(&cold_left, 1);
+    atomic_store(&pool_preads, 0);
+    req = fetch_request("cold", 0, 0, 1, &a);
+    REQUIRE(req);
+    broker_fetch(f.b, req);
+    CHECK_EQ_INT(a.calls, 0); /* warming on the pool */
+    for (int k = 0; k < 100000 && a.calls == 0; k++)
+        uv_run(&f.q.loop, UV_RUN_ONCE);
+    CHECK_EQ_INT(a.calls, 1);
+    CHECK_EQ_INT(a.part_error, 0);
+    CHECK(a.records_len > 0);
+    CHECK(atomic_load(&pool_preads) >= 1);
+    CHECK_EQ_INT(atomic_load(&cold_left), 0);
+
+    atomic_store(&cold_left, 1000);
+    req = fetch_request("cold", 0, 0, 1, &a);
+    REQUIRE(req);
+    broker_fetch(f.b, req);
+    for (int k = 0; k < 100000 && a.calls == 0; k++)
+        uv_run(&f.q.loop, UV_RUN_ONCE);
+    CHECK_EQ_INT(a.calls, 1);
+    CHECK_EQ_INT(a.part_error, 0);
+    CHECK_EQ_INT(a.records_len, 0);
+    CHECK_EQ_INT(1000 - atomic_load(&cold_left), 5); /* the first look and 4 rounds */
+
+    f.rm->sys.pread_nowait = sysio_default()->pread_nowait;
+    f.rm->sys.pread = sysio_default()->pread;
     bfx_close(&f);
 }
 
