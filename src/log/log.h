@@ -179,6 +179,12 @@ int log_batch_iter_read(const struct log_batch_iter *it, const struct record_bat
  * then a scan of that segment's batches); -1 if none. *out_ts receives that batch's max
  * timestamp. Returns 0 or ERR_IO. */
 int log_offset_for_time(struct log *l, int64_t ts, int64_t *out_offset, int64_t *out_ts);
+/* As log_offset_for_time, for the event loop: its index and header reads wait for no disk
+ * (log_read_nowait). When one would, returns ERR_WOULD_BLOCK with *cold the slice naming what
+ * to warm (release it as any slice) and the offsets -1; else *cold is empty and the result is
+ * log_offset_for_time's. */
+int log_offset_for_time_nowait(struct log *l, int64_t ts, int64_t *out_offset, int64_t *out_ts,
+                               struct log_slice *cold);
 /* The batch with the largest max timestamp: its offset (the last offset in it, as Kafka
  * answers MAX_TIMESTAMP) and timestamp; -1/-1 for an empty log. */
 void log_max_timestamp(const struct log *l, int64_t *offset, int64_t *ts);

@@ -827,6 +827,26 @@ int partition_offset_for_time(struct partition *p, int64_t ts, int64_t *out_offs
     return log_offset_for_time(p->log, ts, out_offset, out_ts);
 }
 
+int partition_offset_for_time_nowait(struct partition *p, int64_t ts, int64_t *out_offset,
+                                     int64_t *out_ts, struct partition_slice *cold)
+{
+    struct log_slice sl;
+    int rc = log_offset_for_time_nowait(p->log, ts, out_offset, out_ts, &sl);
+
+    memset(cold, 0, sizeof *cold);
+    cold->fd = -1;
+    cold->warm_fd = -1;
+    if (rc != ERR_WOULD_BLOCK)
+        return rc;
+    cold->ref = sl.segment;
+    cold->io = log_get_io(p->log);
+    cold->cold = true;
+    cold->warm_fd = sl.warm_fd;
+    cold->warm_pos = sl.warm_pos;
+    cold->warm_len = sl.warm_len;
+    return rc;
+}
+
 void partition_max_timestamp(const struct partition *p, int64_t *offset, int64_t *ts)
 {
     log_max_timestamp(p->log, offset, ts);

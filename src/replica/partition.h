@@ -136,6 +136,11 @@ int partition_slice_first_batch(const struct partition_slice *s, size_t max_batc
 int partition_offset_for_time(struct partition *p, int64_t ts, int64_t *out_offset,
                               int64_t *out_ts);
 void partition_max_timestamp(const struct partition *p, int64_t *offset, int64_t *ts);
+/* As partition_offset_for_time, for the event loop (log_offset_for_time_nowait): ERR_WOULD_BLOCK
+ * with *cold a slice naming what to warm (release it with partition_slice_release) when a
+ * look-up would wait for the disk. */
+int partition_offset_for_time_nowait(struct partition *p, int64_t ts, int64_t *out_offset,
+                                     int64_t *out_ts, struct partition_slice *cold);
 
 /* DeleteRecords: moves the log start offset forward to `offset` (-1 = the high watermark),
  * deleting whole segments below it; *low_watermark receives the log start offset after.

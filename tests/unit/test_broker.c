@@ -398,7 +398,7 @@ TEST(broker_fetch_long_poll_answered_when_the_broker_stops)
 
 /* The logs' pread_nowait finds the page cache empty while cold_left > 0 (each call takes one);
  * the blocking pread counts the calls made off the loop thread (the warm-up). */
-static atomic_int cold_left, pool_preads;
+static atomic_int cold_left, pool_preads, loop_preads;
 static pthread_t loop_thread;
 
 static ssize_t cold_pread_nowait(int fd, void *buf, size_t len, off_t off)
@@ -413,8 +413,7 @@ static ssize_t cold_pread_nowait(int fd, void *buf, size_t len, off_t off)
 
 static ssize_t counting_pread(int fd, void *buf, size_t len, off_t off)
 {
-    if (!pthread_equal(pthread_self(), loop_thread))
-        atomic_fetch_add(&pool_preads, 1);
+    atomic_fetch_add(pthread_equal(pthread_self(), loop_thread) ? &loop_preads : &pool_preads, 1);
     return sysio_default()->pread(fd, buf, len, off);
 }
 
@@ -440,6 +439,7 @@ TEST(broker_fetch_of_cold_pages_warms_them_on_the_pool_first)
 
     atomic_store(&cold_left, 1);
     atomic_store(&pool_preads, 0);
+    atomic_store(&loop_preads, 0);
     req = fetch_request("cold", 0, 0, 1, &a);
     REQUIRE(req);
     broker_fetch(f.b, req);
@@ -450,6 +450,7 @@ TEST(broker_fetch_of_cold_pages_warms_them_on_the_pool_first)
     CHECK_EQ_INT(a.part_error, 0);
     CHECK(a.records_len > 0);
     CHECK(atomic_load(&pool_preads) >= 1);
+    CHECK_EQ_INT(atomic_load(&loop_preads), 0);
     CHECK_EQ_INT(atomic_load(&cold_left), 0);
 
     atomic_store(&cold_left, 1000);
@@ -463,6 +464,89 @@ TEST(broker_fetch_of_cold_pages_warms_them_on_the_pool_first)
     CHECK_EQ_INT(a.records_len, 0);
     CHECK_EQ_INT(1000 - atomic_load(&cold_left), 5); /* the first look and 4 rounds */
 
+    f.rm->sys.pread_nowait = sysio_default()->pread_nowait;
+    f.rm->sys.pread = sysio_default()->pread;
+    bfx_close(&f);
+}
+
+struct lo_answer {
+    int calls;
+    int16_t error;
+    int64_t offset, timestamp;
+};
+
+static void on_lo_answer(void *arg, enum net_detached_end how, int16_t version, const void *resp)
+{
+    struct lo_answer *a = arg;
+    const struct ListOffsetsResponse *rs = resp;
+    (void)how;
+    (void)version;
+    a->calls++;
+    if (rs && rs->Topics.n > 0 && rs->Topics.v[0].Partitions.n > 0) {
+        a->error = rs->Topics.v[0].Partitions.v[0].ErrorCode;
+        a->offset = rs->Topics.v[0].Partitions.v[0].Offset;
+        a->timestamp = rs->Topics.v[0].Partitions.v[0].Timestamp;
+    }
+}
+
+/* ListOffsets v1 by timestamp for partition 0 of `topic`. */
+static struct net_request *list_offsets_request(const char *topic, int64_t ts, struct lo_answer *a)
+{
+    struct arena *ar = arena_new(1 << 16);
+    struct ListOffsetsRequest *rq = ar ? arena_alloc(ar, sizeof *rq) : NULL;
+    struct ListOffsetsTopic *t = rq ? arena_alloc(ar, sizeof *t) : NULL;
+    struct ListOffsetsPartition *p = t ? arena_alloc(ar, sizeof *p) : NULL;
+
+    if (p == NULL) {
+        arena_free(ar);
+        return NULL;
+    }
+    *p = (struct ListOffsetsPartition){
+        .PartitionIndex = 0, .CurrentLeaderEpoch = -1, .Timestamp = ts, .MaxNumOffsets = 1};
+    t->Name = arena_strndup(ar, topic, strlen(topic));
+    t->Partitions.v = p;
+    t->Partitions.n = 1;
+    *rq = (struct ListOffsetsRequest){.ReplicaId = -1, .IsolationLevel = 0};
+    rq->Topics.v = t;
+    rq->Topics.n = 1;
+    memset(a, 0, sizeof *a);
+    return net_request_detached_new(2, 1, rq, ar, on_lo_answer, a);
+}
+
+/* ListOffsets by timestamp: a time-index or header page not in the page cache is read on the
+ * pool and the look-up runs again, so the loop makes no blocking read; the answer is the one a
+ * warm log gives. */
+TEST(broker_list_offsets_of_cold_pages_warms_them_on_the_pool_first)
+{
+    struct bfx f;
+    struct lo_answer a;
+    struct net_request *req;
+    struct partition *p;
+
+    REQUIRE(bfx_open(&f, "coldlo"));
+    p = replica_partition(f.rm, "coldlo", 0);
+    REQUIRE(p);
+    for (int i = 0; i < 3; i++)
+        REQUIRE(append_one(p) == 0);
+    loop_thread = pthread_self();
+    f.rm->sys.pread_nowait = cold_pread_nowait;
+    f.rm->sys.pread = counting_pread;
+    atomic_store(&cold_left, 1);
+    atomic_store(&pool_preads, 0);
+    atomic_store(&loop_preads, 0);
+    req = list_offsets_request("coldlo", T0, &a);
+    REQUIRE(req);
+    broker_list_offsets(f.b, req);
+    CHECK_EQ_INT(a.calls, 0);
+    for (int k = 0; k < 100000 && a.calls == 0; k++)
+        uv_run(&f.q.loop, UV_RUN_ONCE);
+    CHECK_EQ_INT(a.calls, 1);
+    CHECK_EQ_INT(a.error, 0);
+    CHECK_EQ_INT(a.offset, 0);
+    CHECK_EQ_INT(a.timestamp, T0);
+    CHECK_EQ_INT(atomic_load(&cold_left), 0);
+    CHECK(atomic_load(&pool_preads) >= 1);
+    CHECK_EQ_INT(atomic_load(&loop_preads), 0);
     f.rm->sys.pread_nowait = sysio_default()->pread_nowait;
     f.rm->sys.pread = sysio_default()->pread;
     bfx_close(&f);
