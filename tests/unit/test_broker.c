@@ -1309,6 +1309,150 @@ TEST(broker_produce_verifies_first_transactional_batch_and_caches_until_marker)
     bfx_close(&f);
 }
 
+/* ---- cold pages in the net layer: probed before sendfile, warmed on the pool --------------- */
+
+/* The server's file calls: the probe says "not cached" while net_cold_left > 0; pool reads and
+ * sendfiles are counted, and a sendfile made before any pool read is noted. */
+static atomic_int net_cold_left, net_probes, net_pool_reads, net_sendfiles, net_sent_cold;
+static pthread_t net_loop;
+
+static int net_fake_resident(int fd, off_t off, size_t len)
+{
+    atomic_fetch_add(&net_probes, 1);
+    if (atomic_load(&net_cold_left) > 0) {
+        atomic_fetch_sub(&net_cold_left, 1);
+        return 0;
+    }
+    return sysio_default()->resident(fd, off, len);
+}
+
+static ssize_t net_counting_pread(int fd, void *buf, size_t len, off_t off)
+{
+    if (!pthread_equal(pthread_self(), net_loop))
+        atomic_fetch_add(&net_pool_reads, 1);
+    return sysio_default()->pread(fd, buf, len, off);
+}
+
+static ssize_t net_counting_sendfile(int sock, int fd, off_t *off, size_t len)
+{
+    if (atomic_fetch_add(&net_sendfiles, 1) == 0 && atomic_load(&net_pool_reads) == 0)
+        atomic_store(&net_sent_cold, 1);
+    return sysio_default()->sendfile(sock, fd, off, len);
+}
+
+static void to_broker_fetch(void *ctx, struct net_request *req)
+{
+    broker_fetch(ctx, req);
+}
+
+struct net_fetch_answer {
+    int calls, err;
+    int16_t part_error;
+    int32_t records_len;
+};
+
+static void on_net_fetch(void *arg, int err, const void *resp)
+{
+    struct net_fetch_answer *a = arg;
+    const struct FetchResponse *rs = resp;
+    a->calls++;
+    a->err = err;
+    if (err == 0 && rs->Responses.n > 0 && rs->Responses.v[0].Partitions.n > 0) {
+        a->part_error = rs->Responses.v[0].Partitions.v[0].ErrorCode;
+        a->records_len = rs->Responses.v[0].Partitions.v[0].Records.len;
+    }
+}
+
+static int net_fetch_resolve(void *arg, int32_t id, char *host, size_t host_len, int *port)
+{
+    (void)id;
+    snprintf(host, host_len, "127.0.0.1");
+    *port = *(int *)arg;
+    return 0;
+}
+
+/* Over a real socket: the record range of a Fetch answer that the probe says is not in the
+ * page cache is read on the thread pool before the loop sends it with sendfile(); a cached
+ * one is sent at once, one probe per range. */
+TEST(net_fetch_range_not_cached_is_read_on_the_pool_before_sendfile)
+{
+    struct bfx f;
+    struct net_server *srv;
+    struct net_client *client;
+    struct sysio io = *sysio_default();
+    struct net_fetch_answer a;
+    bool stopped = false;
+    int port;
+    static struct FetchPartition fpart = {.Partition = 0,
+                                          .CurrentLeaderEpoch = -1,
+                                          .FetchOffset = 0,
+                                          .LastFetchedEpoch = -1,
+                                          .LogStartOffset = -1,
+                                          .PartitionMaxBytes = 1 << 20};
+    static struct FetchTopic ftopic = {.Topic = "netcold", .Partitions = {.v = &fpart, .n = 1}};
+    static struct FetchRequest freq = {.ReplicaId = -1,
+                                       .MaxWaitMs = 0,
+                                       .MinBytes = 1,
+                                       .MaxBytes = 1 << 20,
+                                       .SessionEpoch = -1,
+                                       .Topics = {.v = &ftopic, .n = 1},
+                                       .RackId = ""};
+
+    REQUIRE(bfx_open(&f, "netcold"));
+    struct partition *p = replica_partition(f.rm, "netcold", 0);
+    REQUIRE(p);
+    REQUIRE(append_one(p) == 0);
+    REQUIRE(append_one(p) == 0);
+    net_loop = pthread_self();
+    io.resident = net_fake_resident;
+    io.pread = net_counting_pread;
+    io.sendfile = net_counting_sendfile;
+    struct net_options no = {
+        .clock = f.clock, .host = "127.0.0.1", .port = 0, .max_frame = 1 << 20, .io = &io};
+    REQUIRE(net_server_start(&f.q.loop, &no, to_broker_fetch, f.b, &srv) == 0);
+    port = net_server_port(srv);
+    struct net_client_options co = {.clock = f.clock,
+                                    .client_id = "netcold",
+                                    .resolve = net_fetch_resolve,
+                                    .resolve_arg = &port};
+    REQUIRE(net_client_new(&f.q.loop, &co, &client) == 0);
+
+    for (int cold = 1; cold >= 0; cold--) {
+        atomic_store(&net_cold_left, cold);
+        atomic_store(&net_probes, 0);
+        atomic_store(&net_pool_reads, 0);
+        atomic_store(&net_sendfiles, 0);
+        atomic_store(&net_sent_cold, 0);
+        memset(&a, 0, sizeof a);
+        REQUIRE(net_client_send(client, NODE, API_FETCH, 11, &freq, on_net_fetch, &a) == 0);
+        for (int i = 0; i < 100000 && a.calls == 0; i++)
+            uv_run(&f.q.loop, UV_RUN_ONCE);
+        CHECK_EQ_INT(a.calls, 1);
+        CHECK_EQ_INT(a.err, 0);
+        CHECK_EQ_INT(a.part_error, 0);
+        CHECK(a.records_len > 0);
+        CHECK_EQ_INT(atomic_load(&net_probes), 1);
+        CHECK(atomic_load(&net_sendfiles) >= 1);
+        if (cold) {
+            CHECK(atomic_load(&net_pool_reads) >= 1);
+            CHECK_EQ_INT(atomic_load(&net_sent_cold), 0);
+        } else {
+            CHECK_EQ_INT(atomic_load(&net_pool_reads), 0); /* cached: straight to sendfile */
+        }
+    }
+
+    net_client_stop(client, fixture_set_flag, &stopped);
+    CHECK(fixture_run_until(&f.q.loop, &stopped, 5000));
+    stopped = false;
+    broker_stop(f.b, fixture_set_flag, &stopped);
+    CHECK(fixture_run_until(&f.q.loop, &stopped, 5000));
+    f.b = NULL;
+    stopped = false;
+    net_server_stop(srv, fixture_set_flag, &stopped);
+    CHECK(fixture_run_until(&f.q.loop, &stopped, 5000));
+    bfx_close(&f);
+}
+
 /* ---- hanging transactions: the coordinators are asked before any abort (hanging.c) -------- */
 
 /* Brokers 1-3 registered, 3 fenced; __transaction_state has two partitions, led by 1 and 2.
