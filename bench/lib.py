@@ -148,7 +148,12 @@ class Tallyd:
             "controller.quorum.voters": "1@127.0.0.1:%d" % cport,
             "log.dirs": self.data,
         }
+        # The metrics endpoint, for the loop-lag maximum every benchmark reports
+        # (loop_lag_max_ms).
+        self.metrics_port = free_port()
+        conf["metrics.listener"] = "127.0.0.1:%d" % self.metrics_port
         conf.update(settings or {})
+        self.metrics_port = int(conf["metrics.listener"].rsplit(":", 1)[1])
         argv = list(prefix) + [binary]  # prefix: a wrapper such as valgrind
         for k, v in conf.items():
             argv += ["--set", "%s=%s" % (k, v)]
@@ -172,6 +177,25 @@ class Tallyd:
 
     def tally(self, *args):
         return [TALLY, "-b", self.bootstrap] + [str(a) for a in args]
+
+    def metric(self, name):
+        """One unlabelled series of the broker's /metrics (docs/metrics.md), or None."""
+        import re
+        import urllib.request
+        try:
+            with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % self.metrics_port,
+                                        timeout=30) as r:
+                text = r.read().decode()
+        except OSError:
+            return None
+        m = re.search(r"^%s ([0-9.e+-]+)$" % re.escape(name), text, re.M)
+        return float(m.group(1)) if m else None
+
+    def loop_lag_max_ms(self):
+        """The longest the broker's event loop was held since its start, in ms (-1 if the
+        endpoint cannot tell)."""
+        v = self.metric("tally_event_loop_lag_max_seconds")
+        return -1.0 if v is None else v * 1e3
 
     def create_topic(self, name, partitions, configs=None):
         args = ["topics", "create", name, "--partitions", partitions]

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Runs the benchmarks (all, or those named: ingest read client_view memory idempotent flush
 # compressed recompress compaction groups txn txn_counts downconvert verify election timers cluster
-# failover idle; startup and catchup only when named)
+# failover idle cold_read; startup and catchup only when named)
 # and prints a summary of their RESULT lines. Expects `make bench`'s binaries in
 # build/ and build/bench/. Exit 1 if a benchmark crashed (a target not met is reported,
 # not an error: machines are shared and noisy).
@@ -11,6 +11,7 @@ cd "$(dirname "$0")/.."
 all=(ingest read client_view memory idempotent flush compressed recompress compaction groups txn acls)
 all+=(tls) # TLS ÷ plaintext ingest and read CPU per GiB (bench/tls.py)
 all+=(quotas) # an unthrottled client's p99 beside a throttled flood (bench/quotas.py)
+all+=(cold_read) # a producer's p99 during a cold catch-up read (bench/cold_read.py)
 all+=(txn_counts) # requests and CONCURRENT_TRANSACTIONS per transaction, by client and size
 all+=(downconvert verify) # old-version fetches (bench/downconvert.py); tally verify (bench/verify.py)
 all+=(election) # how long a metadata-quorum election holds the event loop (bench/election.py)

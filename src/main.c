@@ -20,6 +20,7 @@
 #include "base/err.h"
 #include "base/slog.h"
 #include "base/props.h"
+#include "base/sysio.h"
 #include "base/tclock.h"
 #include "broker/broker.h"
 #include "base/fault.h"
@@ -681,7 +682,8 @@ int main(int argc, char **argv)
     int rc;
 
     memset(&t, 0, sizeof t);
-    fault_init(); /* test-only crash points (TALLY_TEST_FAULT), read once */
+    fault_init();             /* test-only crash points (TALLY_TEST_FAULT), read once */
+    sysio_mark_loop_thread(); /* test builds: count the loop's reads of cold pages */
     if (lvl && strcasecmp(lvl, "debug") == 0)
         slog_set_level(SLOG_DEBUG);
     rc = server_config_parse(argc, argv, &t.cfg);

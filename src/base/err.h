@@ -123,6 +123,7 @@
     X(EXISTS, -1005)                                                                               \
     X(NOTFOUND, -1006)                                                                             \
     X(SHUTDOWN, -1007)                                                                             \
+    X(WOULD_BLOCK, -1008) /* an event-loop read found a page not in the page cache */              \
     /* end of ERR_LIST */
 
 enum err {

@@ -1,18 +1,20 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* sysio: the default table of file-system calls and the helpers built on any table (whole
  * writes and reads, directory fsync, atomic replacement, whole-file reads). */
-#include <stdatomic.h>
-#include <stdint.h>
-#include <time.h>
 #include "sysio.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sendfile.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "err.h"
@@ -25,9 +27,87 @@ static int def_open(const char *path, int flags, mode_t mode)
     return open(path, flags | O_CLOEXEC, mode);
 }
 
+/* cachestat(2) (Linux 6.5): the page-cache state of a byte range in one call. The C library
+ * has no wrapper yet, and older kernel headers lack the number and the structs. */
+#ifndef __NR_cachestat
+#define __NR_cachestat 451
+#endif
+struct sysio_cachestat_range {
+    uint64_t off, len;
+};
+struct sysio_cachestat {
+    uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted;
+};
+
+static int def_resident(int fd, off_t off, size_t len)
+{
+    static long page;
+    struct sysio_cachestat_range r = {(uint64_t)off, len};
+    struct sysio_cachestat cs;
+
+    if (len == 0)
+        return 1;
+    if (page == 0)
+        page = sysconf(_SC_PAGESIZE);
+    if (syscall(__NR_cachestat, fd, &r, &cs, 0) != 0)
+        return -1;
+    uint64_t first = (uint64_t)off / (uint64_t)page;
+    uint64_t end = ((uint64_t)off + len + (uint64_t)page - 1) / (uint64_t)page;
+    return cs.nr_cache >= end - first ? 1 : 0;
+}
+
+#ifdef TALLY_TEST_HOOKS
+static _Thread_local bool on_loop;
+static _Atomic uint64_t loop_cold_reads;
+
+void sysio_mark_loop_thread(void)
+{
+    on_loop = true;
+}
+
+uint64_t sysio_loop_cold_reads(void)
+{
+    return atomic_load(&loop_cold_reads);
+}
+
+/* Before a read on the loop thread: counts it if a page of its range is not in the cache. */
+static void note_loop_read(int fd, off_t off, size_t len)
+{
+    if (on_loop && def_resident(fd, off, len) == 0)
+        atomic_fetch_add(&loop_cold_reads, 1);
+}
+#else
+void sysio_mark_loop_thread(void) {}
+
+uint64_t sysio_loop_cold_reads(void)
+{
+    return 0;
+}
+
+#define note_loop_read(fd, off, len) ((void)0)
+#endif
+
 static ssize_t def_pread(int fd, void *buf, size_t len, off_t off)
 {
+    note_loop_read(fd, off, len);
     return pread(fd, buf, len, off);
+}
+
+static ssize_t def_pread_nowait(int fd, void *buf, size_t len, off_t off)
+{
+    struct iovec v = {buf, len};
+    return preadv2(fd, &v, 1, off, RWF_NOWAIT);
+}
+
+static int def_fadvise(int fd, off_t off, off_t len, int advice)
+{
+    return posix_fadvise(fd, off, len, advice);
+}
+
+static ssize_t def_sendfile(int sock, int fd, off_t *off, size_t len)
+{
+    note_loop_read(fd, *off, len);
+    return sendfile(sock, fd, off, len);
 }
 
 static ssize_t def_pwrite(int fd, const void *buf, size_t len, off_t off)
@@ -141,6 +221,10 @@ static const struct sysio default_io = {
     .opendir = def_opendir,
     .readdir = def_readdir,
     .closedir = def_closedir,
+    .pread_nowait = def_pread_nowait,
+    .resident = def_resident,
+    .sendfile = def_sendfile,
+    .fadvise = def_fadvise,
 };
 
 const struct sysio *sysio_default(void)

@@ -43,10 +43,30 @@ struct sysio {
      * errno before each call to tell them apart). */
     struct dirent *(*readdir)(DIR *d);
     int (*closedir)(DIR *d);
+    /* The event loop's reads (log/'s look-ups for a Fetch): preadv2(..., RWF_NOWAIT), which
+     * fails with EAGAIN instead of waiting for the disk when a page is not in the page cache
+     * (it may return fewer bytes first: those that were). */
+    ssize_t (*pread_nowait)(int fd, void *buf, size_t len, off_t off);
+    /* Whether every page of [off, off + len) of fd is in the page cache: 1 yes, 0 no, -1 with
+     * errno when the kernel cannot tell (no cachestat(2): callers then act as if it were).
+     * The default is one cachestat(2) call, whatever the length. */
+    int (*resident)(int fd, off_t off, size_t len);
+    /* sendfile(2) of up to len bytes of fd from *off to socket `sock` (non-blocking). */
+    ssize_t (*sendfile)(int sock, int fd, off_t *off, size_t len);
+    /* posix_fadvise(2): 0 or an error number (its contract, not -1 and errno). */
+    int (*fadvise)(int fd, off_t off, off_t len, int advice);
 };
 
 /* The operating system's calls. Static; never NULL. */
 const struct sysio *sysio_default(void);
+
+/* Test builds (TALLY_TEST_HOOKS): the calling thread is the event loop. From then on every
+ * pread and sendfile of the default table made on this thread first asks the kernel whether
+ * its pages are in the page cache, and counts the calls that touched one that was not (a read
+ * that may have waited for the disk: DESIGN.md §3 says the loop never does). Release builds:
+ * nothing, and the count stays 0. */
+void sysio_mark_loop_thread(void);
+uint64_t sysio_loop_cold_reads(void);
 
 /* Writes all of buf at off, retrying short writes and EINTR. 0 or -errno (-ENOSPC for a write
  * that makes no progress). A negative `fd` (an -errno of a failed open) is returned as it is. */

@@ -13,7 +13,14 @@
  * message.downconversion.enable=false (UNSUPPORTED_VERSION then, as Kafka answers); Fetch v4-9
  * clients cannot decode zstd (KIP-110), so their batches' headers are read there too and a
  * partition holding a zstd batch answers UNSUPPORTED_COMPRESSION_TYPE. Everyone else keeps
- * sendfile(). */
+ * sendfile().
+ *
+ * The event loop never waits for the disk here (KAFKA-7504): each partition is located with
+ * partition_read_nowait, whose index and header reads fail rather than wait when a page is not
+ * in the page cache. A fetch that meets such a "cold" partition reads the ranges named on
+ * libuv's thread pool (warm_run) and then looks again, at most FETCH_WARM_ROUNDS times (a
+ * partition still cold after that answers with no records, and the client fetches again); the
+ * net layer does the same for the bytes sent (net_options.io). */
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -25,6 +32,7 @@
 #include "base/err.h"
 #include "base/slog.h"
 #include "base/purgatory.h"
+#include "base/sysio.h"
 #include "broker_int.h"
 #include "meta/meta.h"
 #include "net/net.h"
@@ -36,6 +44,11 @@
 /* The first Fetch version whose readers take magic 2 batches, and the first that takes zstd. */
 #define FETCH_V_MAGIC2 4
 #define FETCH_V_ZSTD 10
+
+/* Warm-up rounds per fetch (an index page, then the batches, then a margin for pages the cache
+ * dropped meanwhile), and the size of each read of one. */
+#define FETCH_WARM_ROUNDS 4
+#define FETCH_WARM_CHUNK ((size_t)256 << 10)
 
 /* One requested partition. */
 struct fetch_part {
@@ -62,7 +75,10 @@ struct fetch_call {
     struct purgatory_op op; /* while parked */
     bool evaluated;         /* the slices in hand are the answer's (no second look) */
     bool held;              /* a partition was held back by a replication throttle */
+    bool cold;              /* a partition's read needs pages not in the page cache */
+    int warm_rounds;        /* warm-ups done (FETCH_WARM_ROUNDS) */
     uv_work_t work;         /* converting or checking old versions' data on the pool */
+    uv_work_t warm;         /* reading cold partitions' ranges into the page cache */
 };
 
 static void release_slices(struct fetch_call *c)
@@ -117,6 +133,7 @@ static size_t evaluate(struct fetch_call *c, bool *any_error)
     enum partition_reader reader = fetch_reader(rq);
 
     *any_error = false;
+    c->cold = false;
     for (int32_t i = 0; i < c->n_parts; i++) {
         struct fetch_part *fp = &c->parts[i];
         struct FetchPartitionData *o = fp->out;
@@ -172,13 +189,17 @@ static size_t evaluate(struct fetch_call *c, bool *any_error)
             budget = held ? 0 : allowed;
             c->held = c->held || held;
         }
-        rc = partition_read(p, fp->in->FetchOffset, budget, reader, &fp->slice);
+        rc = partition_read_nowait(p, fp->in->FetchOffset, budget, reader, &fp->slice);
         if (rc != 0) {
             o->ErrorCode = (int16_t)(rc == ERR_IO ? ERR_KAFKA_STORAGE_ERROR : err_wire(rc));
             *any_error = true;
             continue;
         }
         fp->has_slice = true;
+        if (fp->slice.cold) {
+            c->cold = true; /* held (it names what to warm), no bytes yet */
+            continue;
+        }
         /* Only the first partition with data may exceed the limits (KIP-74: so that a batch
          * larger than the limits can still be consumed); a throttled one held back sends
          * nothing (its offset was checked). */
@@ -379,10 +400,60 @@ static void convert_done(uv_work_t *w, int status)
     send_answer(c);
 }
 
-/* Answers with what the fetch holds; Fetch below v10 passes through the thread pool first. */
+static void respond(struct fetch_call *c);
+
+/* Thread pool: reads each cold partition's range into the page cache (the bytes are dropped).
+ * Touches only the held slices. A failed read is not an error here: the next look on the loop
+ * finds the page still cold, or the log reports it. */
+static void warm_run(uv_work_t *w)
+{
+    struct fetch_call *c = w->data;
+    uint8_t *buf = malloc(FETCH_WARM_CHUNK);
+
+    if (buf == NULL)
+        return;
+    for (int32_t i = 0; i < c->n_parts; i++) {
+        const struct partition_slice *s = &c->parts[i].slice;
+        if (!c->parts[i].has_slice || !s->cold)
+            continue;
+        for (size_t done = 0; done < s->warm_len;) {
+            size_t n =
+                s->warm_len - done < FETCH_WARM_CHUNK ? s->warm_len - done : FETCH_WARM_CHUNK;
+            ssize_t r =
+                sysio_pread_full(s->io, s->warm_fd, buf, n, (off_t)(s->warm_pos + (int64_t)done));
+            if (r <= 0)
+                break;
+            done += (size_t)r;
+        }
+    }
+    free(buf);
+}
+
+static void warm_done(uv_work_t *w, int status)
+{
+    struct fetch_call *c = w->data;
+    bool any_error;
+
+    (void)status;
+    c->warm_rounds++;
+    evaluate(c, &any_error);
+    respond(c);
+}
+
+/* Answers with what the fetch holds; a partition whose pages are not in the page cache is
+ * warmed on the thread pool first, and Fetch below v10 passes through it too. */
 static void respond(struct fetch_call *c)
 {
     bool work = false;
+
+    if (c->cold && c->warm_rounds < FETCH_WARM_ROUNDS) {
+        /* The call stays whole until warm_done: a close now only drops the answer. */
+        net_request_on_close(c->req, NULL, NULL);
+        c->warm.data = c;
+        if (uv_queue_work(c->b->loop, &c->warm, warm_run, warm_done) == 0)
+            return;
+        c->warm_rounds = FETCH_WARM_ROUNDS; /* answer with what is warm */
+    }
 
     if (c->req->hdr.RequestApiVersion < FETCH_V_ZSTD)
         for (int32_t i = 0; i < c->n_parts && !work; i++)
@@ -420,7 +491,8 @@ static bool ready(struct fetch_call *c)
     struct FetchRequest *rq = c->req->body;
     bool any_error;
     size_t total = evaluate(c, &any_error);
-    return total >= (size_t)(rq->MinBytes > 0 ? rq->MinBytes : 1) || any_error || c->b->stopping;
+    return total >= (size_t)(rq->MinBytes > 0 ? rq->MinBytes : 1) || any_error || c->cold ||
+           c->b->stopping;
 }
 
 /* A watched bound moved (or its partition went offline). */
@@ -628,8 +700,8 @@ void broker_fetch(struct broker *b, struct net_request *req)
         return;
     }
     size_t total = evaluate(c, &any_error);
-    if (total >= (size_t)(rq->MinBytes > 0 ? rq->MinBytes : 1) || any_error || rq->MaxWaitMs <= 0 ||
-        c->n_parts == 0 || b->stopping) {
+    if (total >= (size_t)(rq->MinBytes > 0 ? rq->MinBytes : 1) || any_error || c->cold ||
+        rq->MaxWaitMs <= 0 || c->n_parts == 0 || b->stopping) {
         respond(c);
         return;
     }

@@ -2,7 +2,13 @@
 /* ListOffsets: earliest (-2), latest (-1), max timestamp (-3, v7) or the first offset at or
  * after a timestamp, per partition. The batch-level answers come from the indexes on the
  * event loop; narrowing one to a record (which reads and may decompress a batch) runs on
- * libuv's thread pool, and the request is answered when every look-up is back. */
+ * libuv's thread pool, and the request is answered when every look-up is back.
+ *
+ * The loop's index and header reads wait for no disk (partition_offset_for_time_nowait,
+ * partition_read_nowait): a partition whose look-up meets a page not in the page cache has
+ * the range named read on the pool (a warm-up), then its look-up runs again from the start;
+ * after LIST_WARM_ROUNDS warm-ups (the cache dropping the pages each time) it reads on the
+ * loop as before. */
 #include <stddef.h>
 #include <stdlib.h>
 
@@ -10,6 +16,7 @@
 #include "base/arena.h"
 #include "base/err.h"
 #include "base/slog.h"
+#include "base/sysio.h"
 #include "broker_int.h"
 #include "net/net.h"
 #include "record/record.h"
@@ -20,12 +27,35 @@
 #define MAX_TIMESTAMP -3
 #define DEBUGGING_REPLICA_ID -2
 
+#define LIST_WARM_ROUNDS 4
+#define LIST_WARM_CHUNK ((size_t)256 << 10)
+
 /* A request whose answer waits for look-ups on the thread pool. */
 struct lookup_call {
     struct broker *b;
     struct net_request *req;
     struct ListOffsetsResponse *rs;
     unsigned pending; /* look-ups queued and not yet back, plus one while queuing */
+};
+
+/* One partition's look-up, as list_partition takes it (all in the request's arena), and the
+ * warm-ups it has had. */
+struct list_args {
+    const char *topic;
+    int32_t replica_id;
+    int8_t isolation;
+    const struct ListOffsetsPartition *in;
+    struct ListOffsetsPartitionResponse *out;
+    int rounds;
+};
+
+/* A look-up waiting for its cold range to be read on the pool. */
+struct warmup {
+    uv_work_t w;
+    struct lookup_call *call;
+    struct partition *p;          /* held until the range is read */
+    struct partition_slice slice; /* cold: names the range, pins the segment */
+    struct list_args args;
 };
 
 /* Narrowing one partition's batch-level answer to a record: the batch that holds the answer
@@ -101,6 +131,71 @@ static void call_unref(struct lookup_call *call)
     broker_maybe_finish_stop(b);
 }
 
+static void list_partition(struct lookup_call *call, const struct list_args *a);
+
+/* Thread pool: reads the cold range into the page cache (the bytes are dropped). */
+static void warm_run(uv_work_t *w)
+{
+    struct warmup *wu = w->data;
+    const struct partition_slice *s = &wu->slice;
+    uint8_t *buf = malloc(LIST_WARM_CHUNK);
+
+    if (buf == NULL)
+        return;
+    for (size_t done = 0; done < s->warm_len;) {
+        size_t n = s->warm_len - done < LIST_WARM_CHUNK ? s->warm_len - done : LIST_WARM_CHUNK;
+        ssize_t r =
+            sysio_pread_full(s->io, s->warm_fd, buf, n, (off_t)(s->warm_pos + (int64_t)done));
+        if (r <= 0)
+            break;
+        done += (size_t)r;
+    }
+    free(buf);
+}
+
+static void warm_done(uv_work_t *w, int status)
+{
+    struct warmup *wu = w->data;
+    struct lookup_call *call = wu->call;
+    struct list_args a = wu->args;
+
+    (void)status;
+    partition_slice_release(wu->p, &wu->slice);
+    partition_release(wu->p);
+    free(wu);
+    a.rounds++;
+    list_partition(call, &a);
+    call_unref(call);
+}
+
+/* Queues the warm-up of `cold` (taking it over) and the look-up's second try. False when it
+ * cannot be queued (the slice is then released: the caller reads on the loop). */
+static bool warm_start(struct lookup_call *call, struct partition *p, struct partition_slice *cold,
+                       const struct list_args *a)
+{
+    struct warmup *wu = calloc(1, sizeof *wu);
+
+    if (wu == NULL)
+        goto err;
+    wu->w.data = wu;
+    wu->call = call;
+    wu->p = p;
+    wu->slice = *cold;
+    wu->args = *a;
+    partition_hold(p);
+    if (uv_queue_work(call->b->loop, &wu->w, warm_run, warm_done) != 0) {
+        partition_release(p);
+        free(wu);
+        goto err;
+    }
+    call->pending++;
+    return true;
+
+err:
+    partition_slice_release(p, cold);
+    return false;
+}
+
 static void lookup_done(uv_work_t *w, int status)
 {
     struct lookup *lk = w->data;
@@ -121,15 +216,27 @@ static void lookup_done(uv_work_t *w, int status)
  * largest timestamp. Leaves the batch-level answer if it cannot be queued. */
 static void lookup_start(struct lookup_call *call, struct partition *p,
                          enum partition_reader reader, int64_t target, bool max,
-                         struct ListOffsetsPartitionResponse *out)
+                         const struct list_args *a)
 {
+    struct ListOffsetsPartitionResponse *out = a->out;
     int64_t limit = partition_settings(p)->max_message_bytes;
     struct lookup *lk = calloc(1, sizeof *lk);
+    int rc;
 
     if (lk == NULL)
         return;
-    if (partition_read(p, out->Offset, 1, reader, &lk->slice) != 0) {
+    rc = a->rounds < LIST_WARM_ROUNDS ? partition_read_nowait(p, out->Offset, 1, reader, &lk->slice)
+                                      : partition_read(p, out->Offset, 1, reader, &lk->slice);
+    if (rc != 0) {
         free(lk);
+        return;
+    }
+    if (lk->slice.cold) {
+        struct partition_slice cold = lk->slice;
+        free(lk);
+        if (!warm_start(call, p, &cold, a))
+            return;                        /* the batch-level answer stands */
+        out->Offset = out->Timestamp = -1; /* answered again after the warm-up */
         return;
     }
     if (lk->slice.len < RECORD_BATCH_HEADER)
@@ -154,10 +261,14 @@ err_release:
     free(lk);
 }
 
-static void list_partition(struct lookup_call *call, const char *topic, int32_t replica_id,
-                           int8_t isolation, const struct ListOffsetsPartition *in,
-                           struct ListOffsetsPartitionResponse *out)
+static void list_partition(struct lookup_call *call, const struct list_args *a)
 {
+    const char *topic = a->topic;
+    int32_t replica_id = a->replica_id;
+    int8_t isolation = a->isolation;
+    const struct ListOffsetsPartition *in = a->in;
+    struct ListOffsetsPartitionResponse *out = a->out;
+    struct partition_slice cold;
     struct partition *p;
     enum partition_reader reader =
         isolation == 1 ? PARTITION_READ_COMMITTED : PARTITION_READ_UNCOMMITTED;
@@ -202,14 +313,22 @@ static void list_partition(struct lookup_call *call, const char *topic, int32_t 
         if (out->Offset >= visible)
             out->Offset = out->Timestamp = -1;
         else if (out->Offset >= 0)
-            lookup_start(call, p, reader, 0, true, out);
+            lookup_start(call, p, reader, 0, true, a);
         break;
     default:
         if (in->Timestamp < 0) {
             out->ErrorCode = ERR_INVALID_REQUEST;
             return;
         }
-        rc = partition_offset_for_time(p, in->Timestamp, &out->Offset, &out->Timestamp);
+        rc = a->rounds < LIST_WARM_ROUNDS
+                 ? partition_offset_for_time_nowait(p, in->Timestamp, &out->Offset, &out->Timestamp,
+                                                    &cold)
+                 : partition_offset_for_time(p, in->Timestamp, &out->Offset, &out->Timestamp);
+        if (rc == ERR_WOULD_BLOCK) {
+            if (warm_start(call, p, &cold, a))
+                return; /* looked up again after the warm-up */
+            rc = partition_offset_for_time(p, in->Timestamp, &out->Offset, &out->Timestamp);
+        }
         if (rc != 0) {
             out->ErrorCode = ERR_KAFKA_STORAGE_ERROR;
             return;
@@ -218,7 +337,7 @@ static void list_partition(struct lookup_call *call, const char *topic, int32_t 
         if (out->Offset >= visible)
             out->Offset = out->Timestamp = -1;
         else if (out->Offset >= 0)
-            lookup_start(call, p, reader, in->Timestamp, false, out);
+            lookup_start(call, p, reader, in->Timestamp, false, a);
         break;
     }
 }
@@ -264,9 +383,14 @@ void broker_list_offsets(struct broker *b, struct net_request *req)
             }
             continue;
         }
-        for (int32_t j = 0; j < tr->Partitions.n; j++)
-            list_partition(call, t->Name ? t->Name : "", rq->ReplicaId, rq->IsolationLevel,
-                           &t->Partitions.v[j], &tr->Partitions.v[j]);
+        for (int32_t j = 0; j < tr->Partitions.n; j++) {
+            struct list_args a = {.topic = t->Name ? t->Name : "",
+                                  .replica_id = rq->ReplicaId,
+                                  .isolation = rq->IsolationLevel,
+                                  .in = &t->Partitions.v[j],
+                                  .out = &tr->Partitions.v[j]};
+            list_partition(call, &a);
+        }
     }
     call_unref(call);
     return;

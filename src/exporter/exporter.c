@@ -104,7 +104,8 @@ struct exporter {
     struct metrics_series *s_queue[API_SLOTS], *s_remote[API_SLOTS], *s_resp_queue[API_SLOTS],
         *s_send[API_SLOTS], *s_total[API_SLOTS];
     /* The process and the loop. */
-    struct metrics_series *s_lag, *s_fds, *s_max_fds, *s_rss, *s_render, *s_dropped;
+    struct metrics_series *s_lag, *s_lag_max, *s_cold_reads, *s_fds, *s_max_fds, *s_rss, *s_render,
+        *s_dropped;
     struct metrics_series *s_renders[2]; /* by enum metrics_format */
     /* The metadata quorum. */
     struct metrics_series *s_q_leader, *s_q_term, *s_q_commit, *s_q_applied;
@@ -190,6 +191,15 @@ static bool declare(struct exporter *e)
         "How late a 100 ms timer on the event loop fired: how long the loop was held by other "
         "work when it should have run.",
         0, NULL, sizeof lag_buckets / sizeof lag_buckets[0], lag_buckets));
+    e->s_lag_max =
+        gauge0(e, "tally_event_loop_lag_max_seconds",
+               "The longest the event loop was held by other work since the start, "
+               "as tally_event_loop_lag_seconds observes it (the benchmarks report it).");
+#ifdef TALLY_TEST_HOOKS
+    e->s_cold_reads = gauge0(e, "tally_test_loop_cold_reads",
+                             "Test builds: reads and sendfiles made on the event loop that touched "
+                             "a page not in the page cache (each may have waited for the disk).");
+#endif
     e->s_fds = gauge0(e, "tally_process_open_fds", "Open file descriptors of the process.");
     e->s_max_fds = gauge0(e, "tally_process_max_fds", "The process's open file limit (soft).");
     e->s_rss = gauge0(e, "tally_process_resident_memory_bytes", "Resident memory of the process.");
@@ -328,10 +338,10 @@ static bool declare(struct exporter *e)
            e->f_txn_age && txn_ok && e->s_txn_ongoing && e->s_producers && e->f_connections &&
            e->s_pool_wait && e->s_fsync && e->s_pg_broker && e->s_pg_group && e->s_pg_txn &&
            e->s_group_ts_reads && e->f_requests && e->f_errors && e->f_local && e->s_lag &&
-           e->s_fds && e->s_max_fds && e->s_rss && e->s_q_leader && e->s_q_term && e->s_q_commit &&
-           e->s_q_applied && e->s_active && e->s_offline && e->s_under && e->s_partitions &&
-           e->s_leaders && e->f_log_start && e->f_leo && e->f_hw && e->f_lso && e->f_size &&
-           e->f_follower_lag && e->s_omitted && e->s_render && e->s_dropped;
+           e->s_lag_max && e->s_fds && e->s_max_fds && e->s_rss && e->s_q_leader && e->s_q_term &&
+           e->s_q_commit && e->s_q_applied && e->s_active && e->s_offline && e->s_under &&
+           e->s_partitions && e->s_leaders && e->f_log_start && e->f_leo && e->f_hw && e->f_lso &&
+           e->f_size && e->f_follower_lag && e->s_omitted && e->s_render && e->s_dropped;
 }
 
 /* ---- read at scrape time ------------------------------------------------------------------ */
@@ -358,6 +368,8 @@ static void collect_process(struct exporter *e)
             metrics_set(e->s_rss, (double)resident * (double)sysconf(_SC_PAGESIZE));
         fclose(f);
     }
+    if (e->s_cold_reads)
+        metrics_set(e->s_cold_reads, (double)sysio_loop_cold_reads());
 }
 
 static void collect_quorum(struct exporter *e)
@@ -798,8 +810,12 @@ static void on_lag_timer(uv_timer_t *t)
 {
     struct exporter *e = t->data;
     uint64_t now = uv_hrtime();
-    if (e->lag_due_ns)
-        metrics_observe(e->s_lag, now > e->lag_due_ns ? (double)(now - e->lag_due_ns) / 1e9 : 0);
+    if (e->lag_due_ns) {
+        double lag = now > e->lag_due_ns ? (double)(now - e->lag_due_ns) / 1e9 : 0;
+        metrics_observe(e->s_lag, lag);
+        if (lag > metrics_value(e->s_lag_max))
+            metrics_set(e->s_lag_max, lag);
+    }
     e->lag_due_ns = now + (uint64_t)LAG_INTERVAL_MS * 1000000u;
 }
 

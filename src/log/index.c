@@ -51,8 +51,9 @@ int log_oidx_entry(struct log_segment *s, int64_t i, int64_t *offset, int64_t *p
         assert(i < s->oidx_n);
         e = s->oidx_pend + (i - oidx_written(s)) * LOG_OIDX_ENTRY;
     } else {
-        ssize_t r = sysio_pread_full(s->io, log_seg_fd(s, LOG_FILE_IDX), buf, sizeof buf,
-                                     (off_t)(i * LOG_OIDX_ENTRY));
+        ssize_t r = log_seg_pread(s, LOG_FILE_IDX, buf, sizeof buf, (off_t)(i * LOG_OIDX_ENTRY));
+        if (r == LOG_COLD)
+            return ERR_WOULD_BLOCK;
         if (r < 0)
             return idx_io_error(s, "read", ".index", (int)r);
         if (r != (ssize_t)sizeof buf)
@@ -179,8 +180,9 @@ int log_oidx_truncate(struct log_segment *s, int64_t n)
 int log_tidx_entry(struct log_segment *s, int64_t i, int64_t *ts, int64_t *offset)
 {
     uint8_t e[LOG_TIDX_ENTRY];
-    ssize_t r = sysio_pread_full(s->io, log_seg_fd(s, LOG_FILE_TIDX), e, sizeof e,
-                                 (off_t)(i * LOG_TIDX_ENTRY));
+    ssize_t r = log_seg_pread(s, LOG_FILE_TIDX, e, sizeof e, (off_t)(i * LOG_TIDX_ENTRY));
+    if (r == LOG_COLD)
+        return ERR_WOULD_BLOCK;
     if (r < 0)
         return idx_io_error(s, "read", ".timeindex", (int)r);
     if (r != (ssize_t)sizeof e)

@@ -501,6 +501,10 @@ int log_read(struct log *l, int64_t offset, int64_t max_offset, size_t max_bytes
     out->segment = NULL;
     out->next_offset = offset;
     out->pending = false;
+    out->cold = false;
+    out->warm_fd = -1;
+    out->warm_pos = 0;
+    out->warm_len = 0;
     if (offset < l->start || offset > l->leo)
         return ERR_OFFSET_OUT_OF_RANGE;
     if (offset >= l->leo || offset >= max_offset)
@@ -514,6 +518,8 @@ int log_read(struct log *l, int64_t offset, int64_t max_offset, size_t max_bytes
     }
     if (rc == ERR_NOTFOUND)
         return 0;
+    if (rc == ERR_WOULD_BLOCK)
+        return rc; /* log_read_nowait: a page not in the page cache */
     /* Bytes the background check has not passed are not served, nor is a damaged header
      * found in them refused: the check gets there first (this segment next) and quarantines
      * what is damaged; the reader comes back. */
@@ -553,6 +559,82 @@ int log_read(struct log *l, int64_t offset, int64_t max_offset, size_t max_bytes
     out->len = (size_t)(end - pos);
     out->segment = s;
     return 0;
+}
+
+/* The .log bytes a cold read warms: what the fetch asked for, within these bounds. */
+#define LOG_WARM_MIN ((int64_t)64 << 10)
+#define LOG_WARM_MAX ((int64_t)16 << 20)
+
+/* After a nowait read failed on `note`: fills `out` as the cold slice that names what to warm
+ * (log.h, log_read_nowait), holding the segment. `max_bytes`: how much of the .log the read
+ * would have taken from there. 0 or ERR_IO. */
+static int cold_slice(const struct log_cold *note, size_t max_bytes, struct log_slice *out)
+{
+    struct log_segment *s = note->seg;
+    int64_t pos = 0, len, want;
+    int fd;
+
+    assert(s != NULL && out->segment == NULL);
+    if (note->file == LOG_FILE_LOG) {
+        /* The bytes asked for and a margin: the first batch goes whole even when it is a little
+         * larger than max_bytes (KIP-74), and a page the pool did not read itself may be one
+         * the kernel's readahead has only begun to fill (the probe before sendfile counts it
+         * as cached). */
+        want = max_bytes > (size_t)LOG_WARM_MAX ? LOG_WARM_MAX : (int64_t)max_bytes;
+        want += LOG_WARM_MIN;
+        pos = note->pos;
+        len = s->size - pos < want ? s->size - pos : want;
+    } else if (note->file == LOG_FILE_IDX) {
+        len = (s->oidx_n - s->oidx_pend_n) * LOG_OIDX_ENTRY;
+    } else {
+        len = s->tidx_n * LOG_TIDX_ENTRY;
+    }
+    fd = log_seg_fd(s, note->file);
+    if (fd < 0)
+        return ERR_IO;
+    log_seg_ref(s);
+    log_seg_pin(s);
+    out->fd = -1;
+    out->len = 0;
+    out->segment = s;
+    out->cold = true;
+    out->warm_fd = fd;
+    out->warm_pos = pos;
+    out->warm_len = len > 0 ? (size_t)len : 1; /* at least the byte the read stopped at */
+    return 0;
+}
+
+int log_read_nowait(struct log *l, int64_t offset, int64_t max_offset, size_t max_bytes,
+                    struct log_slice *out)
+{
+    struct log_cold note;
+    int rc;
+
+    log_nowait_begin(&note);
+    rc = log_read(l, offset, max_offset, max_bytes, out);
+    log_nowait_end();
+    if (rc != ERR_WOULD_BLOCK)
+        return rc;
+    /* Nothing is held yet: log_read takes the segment only once the slice is whole. */
+    return cold_slice(&note, max_bytes, out);
+}
+
+int log_offset_for_time_nowait(struct log *l, int64_t ts, int64_t *out_offset, int64_t *out_ts,
+                               struct log_slice *cold)
+{
+    struct log_cold note;
+    int rc;
+
+    memset(cold, 0, sizeof *cold);
+    cold->fd = cold->warm_fd = -1;
+    log_nowait_begin(&note);
+    rc = log_offset_for_time(l, ts, out_offset, out_ts);
+    log_nowait_end();
+    if (rc != ERR_WOULD_BLOCK)
+        return rc;
+    *out_offset = *out_ts = -1;
+    rc = cold_slice(&note, 0, cold);
+    return rc == 0 ? ERR_WOULD_BLOCK : rc;
 }
 
 void log_slice_release(struct log *l, struct log_slice *s)
@@ -596,6 +678,8 @@ int log_offset_for_time(struct log *l, int64_t ts, int64_t *out_offset, int64_t 
                 break;
             rc = log_seg_read_hdr(s, p, s->size, &h);
         }
+        if (rc == ERR_WOULD_BLOCK)
+            return rc; /* log_offset_for_time_nowait: a page not in the page cache */
         if (rc) {
             slog_error(LOG_MOD, "%s: time lookup failed: %s", s->path, err_name(rc));
             return ERR_IO;

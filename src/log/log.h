@@ -111,6 +111,14 @@ struct log_slice {
     /* len 0 because the batch asked for is not checked yet (log_check_*): read again later,
      * this is not the end of the log. */
     bool pending;
+    /* log_read_nowait only: len 0 because a page the read needed is not in the page cache.
+     * [warm_pos, warm_pos + warm_len) of descriptor warm_fd (the segment's .log, .index or
+     * .timeindex, open while the slice holds the segment) is what to read into the cache
+     * (off the event loop, e.g. on the thread pool) before reading again. */
+    bool cold;
+    int warm_fd;
+    int64_t warm_pos;
+    size_t warm_len;
 };
 
 /* Finds the batches starting with the one that contains `offset`, up to but not past
@@ -126,6 +134,15 @@ struct log_slice {
 int log_read(struct log *l, int64_t offset, int64_t max_offset, size_t max_bytes,
              struct log_slice *out);
 void log_slice_release(struct log *l, struct log_slice *s);
+
+/* As log_read, for the event loop: waits for no disk. Its index and header reads are
+ * preadv2(RWF_NOWAIT) (the same number of system calls as log_read's preads); when one finds
+ * a page not in the page cache the answer is an empty slice with `cold` set, holding the
+ * segment, and naming the range to warm: the whole index file for an index page, else the
+ * .log bytes from that page on, as many as max_bytes asks (at most 16 MiB) and 64 KiB more,
+ * never past the segment's end. Release it as any slice. Other results as log_read's. */
+int log_read_nowait(struct log *l, int64_t offset, int64_t max_offset, size_t max_bytes,
+                    struct log_slice *out);
 
 /* The batch iterator: walks the record batches of a slice (from log_read) in order, by their
  * headers, reading through the log's system calls — the one way code above log/ reads batch
@@ -162,6 +179,12 @@ int log_batch_iter_read(const struct log_batch_iter *it, const struct record_bat
  * then a scan of that segment's batches); -1 if none. *out_ts receives that batch's max
  * timestamp. Returns 0 or ERR_IO. */
 int log_offset_for_time(struct log *l, int64_t ts, int64_t *out_offset, int64_t *out_ts);
+/* As log_offset_for_time, for the event loop: its index and header reads wait for no disk
+ * (log_read_nowait). When one would, returns ERR_WOULD_BLOCK with *cold the slice naming what
+ * to warm (release it as any slice) and the offsets -1; else *cold is empty and the result is
+ * log_offset_for_time's. */
+int log_offset_for_time_nowait(struct log *l, int64_t ts, int64_t *out_offset, int64_t *out_ts,
+                               struct log_slice *cold);
 /* The batch with the largest max timestamp: its offset (the last offset in it, as Kafka
  * answers MAX_TIMESTAMP) and timestamp; -1/-1 for an empty log. */
 void log_max_timestamp(const struct log *l, int64_t *offset, int64_t *ts);

@@ -10,6 +10,7 @@
 #ifndef TALLY_LOG_INT_H
 #define TALLY_LOG_INT_H
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -327,6 +328,24 @@ void log_seg_ref(struct log_segment *s);
 void log_seg_unref(struct log_segment *s);
 /* Unlinks the segment's files; descriptors stay open until the last unref. */
 void log_seg_unlink(struct log_segment *s);
+
+/* Reads that must not wait for the disk (log_read_nowait, on the event loop). Between
+ * log_nowait_begin and log_nowait_end the calling thread's reads through log_seg_pread are
+ * preadv2(RWF_NOWAIT) (sysio's pread_nowait): one that finds a page not in the page cache
+ * notes the segment, file and position in `note` and fails with LOG_COLD, which the index
+ * and header readers turn into ERR_WOULD_BLOCK (nothing logged) and every caller passes up
+ * unchanged. Other threads (pool jobs) are not affected. */
+struct log_cold {
+    struct log_segment *seg;
+    enum log_file file;
+    int64_t pos;
+};
+#define LOG_COLD (-EAGAIN)
+void log_nowait_begin(struct log_cold *note);
+void log_nowait_end(void);
+/* Reads len bytes of file f at off (retrying short reads and EINTR, as sysio_pread_full):
+ * the bytes read (fewer at the end of the file), -errno, or LOG_COLD (see above). */
+ssize_t log_seg_pread(struct log_segment *s, enum log_file f, void *buf, size_t len, off_t off);
 
 /* A window of a .log file's bytes, so that walking the headers of small batches costs one
  * pread per window rather than one per batch. Zero `n` before first use. */

@@ -185,6 +185,13 @@ int log_seg_fd(struct log_segment *s, enum log_file f)
         slog_warn_limited(&open_warn, 10000, LOG_MOD, "open of %s failed: %s", p, strerror(e));
         return -e;
     }
+    /* No kernel readahead on .log files: what the event loop sends must be read in whole
+     * (by a pool job's pread) or not at all. Readahead leaves pages in the cache that its I/O
+     * has not filled yet, which the residency probe before sendfile (cachestat(2)) counts as
+     * cached: the loop would then wait for that I/O. The pool's reads are large enough not to
+     * need it. A failure only costs that guarantee. */
+    if (f == LOG_FILE_LOG)
+        (void)s->io->fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
     s->fds[f] = fd;
     lru_touch(s);
     return fd;
@@ -219,6 +226,48 @@ void log_seg_unpin(struct log_segment *s)
     s->pins--;
     if (s->pins == 0 && s->in_lru && fd_cache.n > fd_cache.cap)
         lru_make_room(NULL);
+}
+
+/* The loop's note while a log_read_nowait runs on this thread (pool threads never set it). */
+static _Thread_local struct log_cold *nowait_note;
+
+void log_nowait_begin(struct log_cold *note)
+{
+    note->seg = NULL;
+    nowait_note = note;
+}
+
+void log_nowait_end(void)
+{
+    nowait_note = NULL;
+}
+
+ssize_t log_seg_pread(struct log_segment *s, enum log_file f, void *buf, size_t len, off_t off)
+{
+    int fd = log_seg_fd(s, f);
+    uint8_t *p = buf;
+    size_t got = 0;
+
+    if (nowait_note == NULL || fd < 0)
+        return sysio_pread_full(s->io, fd, buf, len, off);
+    while (got < len) {
+        ssize_t r = s->io->pread_nowait(fd, p + got, len - got, off + (off_t)got);
+        if (r < 0) {
+            int e = errno;
+            if (e == EINTR)
+                continue;
+            if (e != EAGAIN)
+                return -e;
+            nowait_note->seg = s;
+            nowait_note->file = f;
+            nowait_note->pos = (int64_t)off + (int64_t)got;
+            return LOG_COLD;
+        }
+        if (r == 0)
+            break;
+        got += (size_t)r;
+    }
+    return (ssize_t)got;
 }
 
 int log_seg_ftruncate(struct log_segment *s, enum log_file f, off_t len)
@@ -410,7 +459,9 @@ int log_seg_read_hdr(struct log_segment *s, int64_t pos, int64_t limit, struct l
 
     if (pos < 0 || limit - pos < RECORD_BATCH_HEADER)
         return ERR_TRUNCATED;
-    r = sysio_pread_full(s->io, log_seg_fd(s, LOG_FILE_LOG), b, sizeof b, (off_t)pos);
+    r = log_seg_pread(s, LOG_FILE_LOG, b, sizeof b, (off_t)pos);
+    if (r == LOG_COLD)
+        return ERR_WOULD_BLOCK;
     if (r < 0)
         return seg_io_error(s, "read", ".log", (int)r);
     if (r != (ssize_t)sizeof b)
@@ -428,7 +479,9 @@ int log_seg_read_hdr_w(struct log_segment *s, struct log_hdr_window *w, int64_t 
         return ERR_TRUNCATED;
     if (pos < w->at || pos + RECORD_BATCH_HEADER > w->at + w->n) {
         want = limit - pos < (int64_t)sizeof w->buf ? (size_t)(limit - pos) : sizeof w->buf;
-        r = sysio_pread_full(s->io, log_seg_fd(s, LOG_FILE_LOG), w->buf, want, (off_t)pos);
+        r = log_seg_pread(s, LOG_FILE_LOG, w->buf, want, (off_t)pos);
+        if (r == LOG_COLD)
+            return ERR_WOULD_BLOCK;
         if (r < 0)
             return seg_io_error(s, "read", ".log", (int)r);
         w->at = pos;
@@ -450,7 +503,7 @@ int log_seg_walk(struct log_segment *s, struct log_hdr_window *w, int64_t pos, i
     *next = expect;
     while (*end < limit) {
         rc = log_seg_read_hdr_w(s, w, *end, limit, &h);
-        if (rc == ERR_IO)
+        if (rc == ERR_IO || rc == ERR_WOULD_BLOCK)
             return rc;
         if (rc || !log_seg_follows(s, h.base_offset, *next) || log_hdr_last(&h) >= end_offset)
             return ERR_CORRUPT_MESSAGE;
@@ -483,6 +536,8 @@ int log_seg_find(struct log_segment *s, int64_t offset, int64_t limit, int64_t *
         if (log_seg_skip_holes(s, &p, &expect))
             continue;
         rc = log_seg_read_hdr(s, p, limit, h);
+        if (rc == ERR_WOULD_BLOCK)
+            return rc;
         if (from_index && p == epos && (rc != 0 || h->base_offset != eoff)) {
             /* The index points at something that is not the batch it names: do not trust
              * it; a full scan from the start of the segment is slow but right. */

@@ -39,6 +39,7 @@
 #include "base/arena.h"
 #include "base/err.h"
 #include "base/slog.h"
+#include "base/sysio.h"
 #include "net_int.h"
 #include "proto/proto_msgs.h"
 
@@ -1083,6 +1084,8 @@ int net_server_start(uv_loop_t *loop, const struct net_options *opts, net_reques
         return ERR_NOMEM;
     s->loop = loop;
     s->opts = *opts;
+    if (s->opts.io == NULL)
+        s->opts.io = sysio_default();
     if (s->opts.max_inflight == 0)
         s->opts.max_inflight = 64;
     s->cb = cb;

@@ -13,6 +13,8 @@
 
 #include "proto/proto.h"
 
+struct sysio;
+
 struct arena;
 struct authz;
 struct tclock;
@@ -130,6 +132,11 @@ struct net_options {
      * time is taken. */
     void (*on_sent)(void *arg, const struct net_request_times *times);
     void *on_sent_arg;
+    /* The file calls of file pieces (base/sysio.h: resident, pread, sendfile; borrowed). A
+     * file piece whose pages are not all in the page cache (one `resident` probe per piece)
+     * is read once on libuv's thread pool before the loop sends it, so that the loop never
+     * waits for the disk (KAFKA-7504). NULL: sysio_default(). */
+    const struct sysio *io;
 };
 
 /* Binds and listens. Returns 0 and *out, or an error after logging why. */

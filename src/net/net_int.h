@@ -77,6 +77,7 @@ struct out_item {
     size_t len;
     int fd; /* file piece */
     int64_t pos;
+    bool probed; /* file piece: found in the page cache, or warmed on the pool */
 };
 
 struct net_conn {
@@ -110,10 +111,12 @@ struct net_conn {
     struct req_int *head, *tail;          /* requests in arrival order */
     unsigned inflight;                    /* requests not yet answered (or waiting behind one) */
     struct out_item *out_head, *out_tail; /* output not yet handed to the kernel */
-    unsigned out_frames;         /* answers queued whose last byte has not reached the kernel */
-    size_t out_bytes;            /* memory bytes of output not yet handed to the kernel */
-    unsigned writes;             /* uv_writes in flight */
-    bool sending_file;           /* a file piece waits for room in the socket (net_out.c) */
+    unsigned out_frames; /* answers queued whose last byte has not reached the kernel */
+    size_t out_bytes;    /* memory bytes of output not yet handed to the kernel */
+    unsigned writes;     /* uv_writes in flight */
+    /* a file piece waits for room in the socket, or for its warm-up read on the thread pool
+     * (net_out.c) */
+    bool sending_file;
     struct file_send *file_send; /* that send, until it ends */
 
     /* TLS (NULL on a plaintext listener). The seam to tls.h is four calls: ciphertext read

@@ -13,14 +13,25 @@
  * (conn_tls_flush), counted in out_bytes until written. A file piece is read on the libuv
  * pool in NET_TLS_FILE_CHUNK pieces (uv_fs_read: the loop never blocks on the disk), each
  * encrypted once read, while less than NET_TLS_FILE_WINDOW bytes of ciphertext are in
- * flight. */
+ * flight.
+ *
+ * A plaintext file piece is sent by the loop only from the page cache: before its first
+ * sendfile() one probe (the server's sysio `resident`, one cachestat(2)) asks whether all its
+ * pages are there, and when they are not the piece is first read whole on the pool
+ * (NET_WARM_CHUNK at a time, into a buffer that is thrown away) and sent once that is done.
+ * A consumer catching up on cold data then waits for the disk alone, while the loop goes on
+ * serving everyone else (Kafka's KAFKA-7504). The rest of a piece sent in several goes (a
+ * full socket) is not probed again. */
 #include <errno.h>
 #include <stdlib.h>
-#include <sys/sendfile.h>
 #include <unistd.h>
 
 #include "base/slog.h"
+#include "base/sysio.h"
 #include "net_int.h"
+
+/* A cold file piece is warmed by reads of this size on the pool. */
+#define NET_WARM_CHUNK ((size_t)256 << 10)
 
 static void tls_pump(struct net_conn *c);
 
@@ -141,7 +152,7 @@ static int send_some(struct net_conn *c, int sock, struct out_item *it)
 {
     while (it->len > 0) {
         off_t pos = (off_t)it->pos;
-        ssize_t n = sendfile(sock, it->fd, &pos, it->len);
+        ssize_t n = c->srv->opts.io->sendfile(sock, it->fd, &pos, it->len);
         if (n > 0) {
             c->last_io_ms = uv_now(c->srv->loop);
             it->pos += n;
@@ -212,8 +223,110 @@ static int send_file_piece(struct net_conn *c, struct out_item *it)
     return 1;
 }
 
+/* A cold file piece being read on the pool; the piece is off the queue meanwhile (out_discard
+ * cannot free it under the read) and goes back to its head to be sent. */
+struct file_warm {
+    uv_work_t work;
+    struct net_conn *conn;
+    struct out_item *item;
+    const struct sysio *io;
+    int err; /* -errno of a failed read, UV_EOF for a file shorter than the range */
+};
+
+/* Thread pool: reads the piece's range through the page cache (the bytes are dropped). */
+static void file_warm_run(uv_work_t *w)
+{
+    struct file_warm *fw = w->data;
+    size_t want = fw->item->len < NET_WARM_CHUNK ? fw->item->len : NET_WARM_CHUNK;
+    uint8_t *buf = malloc(want);
+    int64_t pos = fw->item->pos;
+    size_t left = fw->item->len;
+
+    if (buf == NULL) {
+        fw->err = UV_ENOMEM;
+        return;
+    }
+    while (left > 0) {
+        size_t n = left < want ? left : want;
+        ssize_t r = sysio_pread_full(fw->io, fw->item->fd, buf, n, (off_t)pos);
+        if (r < 0) {
+            fw->err = (int)r;
+            break;
+        }
+        if ((size_t)r < n) {
+            fw->err = UV_EOF;
+            break;
+        }
+        pos += r;
+        left -= n;
+    }
+    free(buf);
+}
+
+static void file_warm_done(uv_work_t *w, int status)
+{
+    struct file_warm *fw = w->data;
+    struct net_conn *c = fw->conn;
+    struct out_item *it = fw->item;
+    int err = status != 0 ? status : fw->err;
+
+    free(fw);
+    c->sending_file = false;
+    if (c->closing) {
+        item_free(it);
+    } else if (err != 0) {
+        /* The sendfile() would have failed the same way: never send a torn frame. */
+        item_free(it);
+        slog_info("net", "sending to %s failed: %s; closing", c->peer, uv_strerror(err));
+        conn_close(c);
+        out_discard(c);
+    } else {
+        it->probed = true;
+        it->next = c->out_head;
+        c->out_head = it;
+        if (c->out_tail == NULL)
+            c->out_tail = it;
+    }
+    conn_pump(c);
+    conn_input(c);
+    conn_close_if_written(c);
+    conn_unref(c);
+}
+
+/* Whether the file piece at the head of the queue must be warmed first; if so takes it off
+ * the queue and starts its read on the pool (true). A failed probe or a pool that cannot take
+ * the job leaves the piece to the loop, as before the probe existed. */
+static bool file_warm_start(struct net_conn *c, struct out_item *it)
+{
+    const struct sysio *io = c->srv->opts.io;
+    struct file_warm *fw;
+
+    it->probed = true;
+    if (io->resident(it->fd, (off_t)it->pos, it->len) != 0)
+        return false; /* resident, or the kernel cannot tell */
+    fw = calloc(1, sizeof *fw);
+    if (fw == NULL)
+        return false;
+    fw->conn = c;
+    fw->item = it;
+    fw->io = io;
+    fw->work.data = fw;
+    if (uv_queue_work(c->srv->loop, &fw->work, file_warm_run, file_warm_done) != 0) {
+        free(fw);
+        return false;
+    }
+    c->out_head = it->next;
+    if (c->out_head == NULL)
+        c->out_tail = NULL;
+    it->next = NULL;
+    c->refs++;
+    c->sending_file = true;
+    return true;
+}
+
 /* Hands queued output to the kernel in order: memory pieces through uv_write (several may
- * be in flight), a file piece only once every earlier write has completed. */
+ * be in flight), a file piece only once every earlier write has completed and its pages are
+ * in the page cache. */
 void conn_pump(struct net_conn *c)
 {
     if (c->closing) {
@@ -229,6 +342,8 @@ void conn_pump(struct net_conn *c)
         if (it->data == NULL) {
             if (c->writes > 0)
                 return;
+            if (!it->probed && file_warm_start(c, it))
+                return; /* resumed by file_warm_done */
             c->out_head = it->next;
             if (c->out_head == NULL)
                 c->out_tail = NULL;

@@ -740,8 +740,8 @@ int64_t partition_read_bound(const struct partition *p, enum partition_reader re
     return partition_mark(p, partition_reader_mark(reader));
 }
 
-int partition_read(struct partition *p, int64_t from, size_t max_bytes,
-                   enum partition_reader reader, struct partition_slice *out)
+static int read_slice(struct partition *p, int64_t from, size_t max_bytes,
+                      enum partition_reader reader, bool nowait, struct partition_slice *out)
 {
     int64_t bound = partition_read_bound(p, reader);
     struct log_slice sl = {.fd = -1};
@@ -753,7 +753,8 @@ int partition_read(struct partition *p, int64_t from, size_t max_bytes,
         return ERR_OFFSET_OUT_OF_RANGE;
     if (from >= bound)
         return 0;
-    rc = log_read(p->log, from, bound, max_bytes, &sl);
+    rc = nowait ? log_read_nowait(p->log, from, bound, max_bytes, &sl)
+                : log_read(p->log, from, bound, max_bytes, &sl);
     if (rc != 0)
         return rc;
     out->fd = sl.fd;
@@ -763,7 +764,23 @@ int partition_read(struct partition *p, int64_t from, size_t max_bytes,
     out->io = log_get_io(p->log);
     out->next_offset = sl.next_offset;
     out->pending = sl.pending;
+    out->cold = sl.cold;
+    out->warm_fd = sl.warm_fd;
+    out->warm_pos = sl.warm_pos;
+    out->warm_len = sl.warm_len;
     return 0;
+}
+
+int partition_read(struct partition *p, int64_t from, size_t max_bytes,
+                   enum partition_reader reader, struct partition_slice *out)
+{
+    return read_slice(p, from, max_bytes, reader, false, out);
+}
+
+int partition_read_nowait(struct partition *p, int64_t from, size_t max_bytes,
+                          enum partition_reader reader, struct partition_slice *out)
+{
+    return read_slice(p, from, max_bytes, reader, true, out);
 }
 
 void partition_slice_release(struct partition *p, struct partition_slice *s)
@@ -808,6 +825,26 @@ int partition_slice_first_batch(const struct partition_slice *s, size_t max_batc
 int partition_offset_for_time(struct partition *p, int64_t ts, int64_t *out_offset, int64_t *out_ts)
 {
     return log_offset_for_time(p->log, ts, out_offset, out_ts);
+}
+
+int partition_offset_for_time_nowait(struct partition *p, int64_t ts, int64_t *out_offset,
+                                     int64_t *out_ts, struct partition_slice *cold)
+{
+    struct log_slice sl;
+    int rc = log_offset_for_time_nowait(p->log, ts, out_offset, out_ts, &sl);
+
+    memset(cold, 0, sizeof *cold);
+    cold->fd = -1;
+    cold->warm_fd = -1;
+    if (rc != ERR_WOULD_BLOCK)
+        return rc;
+    cold->ref = sl.segment;
+    cold->io = log_get_io(p->log);
+    cold->cold = true;
+    cold->warm_fd = sl.warm_fd;
+    cold->warm_pos = sl.warm_pos;
+    cold->warm_len = sl.warm_len;
+    return rc;
 }
 
 void partition_max_timestamp(const struct partition *p, int64_t *offset, int64_t *ts)

@@ -99,6 +99,13 @@ struct partition_slice {
     /* len 0 because the batch there waits for the background check of the partition's files
      * (log_check_*): not the end of what there is to read; read again later. */
     bool pending;
+    /* partition_read_nowait: len 0 because a page the read needs is not in the page cache;
+     * read [warm_pos, warm_pos + warm_len) of warm_fd off the event loop (the slice keeps it
+     * open), release the slice and read again (log_read_nowait). */
+    bool cold;
+    int warm_fd;
+    int64_t warm_pos;
+    size_t warm_len;
 };
 
 /* Reads from offset `from`: the batches starting with the one that holds `from`, at most
@@ -111,6 +118,10 @@ struct partition_slice {
 int partition_read(struct partition *p, int64_t from, size_t max_bytes,
                    enum partition_reader reader, struct partition_slice *out);
 void partition_slice_release(struct partition *p, struct partition_slice *s);
+/* As partition_read, for the event loop: never waits for the disk (log_read_nowait); a read
+ * that would is answered with an empty slice marked `cold`. */
+int partition_read_nowait(struct partition *p, int64_t from, size_t max_bytes,
+                          enum partition_reader reader, struct partition_slice *out);
 /* The reader's bound: log end, high watermark or last stable offset. */
 int64_t partition_read_bound(const struct partition *p, enum partition_reader reader);
 
@@ -125,6 +136,11 @@ int partition_slice_first_batch(const struct partition_slice *s, size_t max_batc
 int partition_offset_for_time(struct partition *p, int64_t ts, int64_t *out_offset,
                               int64_t *out_ts);
 void partition_max_timestamp(const struct partition *p, int64_t *offset, int64_t *ts);
+/* As partition_offset_for_time, for the event loop (log_offset_for_time_nowait): ERR_WOULD_BLOCK
+ * with *cold a slice naming what to warm (release it with partition_slice_release) when a
+ * look-up would wait for the disk. */
+int partition_offset_for_time_nowait(struct partition *p, int64_t ts, int64_t *out_offset,
+                                     int64_t *out_ts, struct partition_slice *cold);
 
 /* DeleteRecords: moves the log start offset forward to `offset` (-1 = the high watermark),
  * deleting whole segments below it; *low_watermark receives the log start offset after.

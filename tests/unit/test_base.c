@@ -7,8 +7,10 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "base/err.h"
@@ -305,4 +307,39 @@ TEST(props_store_failure_leaves_meta_properties_as_it_was)
     rmdir(dir);
     props_free(p);
     props_free(back);
+}
+
+/* The residency probe and the non-blocking read of the default table, on a real file: written
+ * and flushed, then dropped from the page cache (posix_fadvise DONTNEED), the probe says cold
+ * and a pread_nowait fails with EAGAIN; read once, both say it is there. */
+TEST(sysio_resident_probe_tells_cold_pages_from_cached_ones)
+{
+    const struct sysio *io = sysio_default();
+    char path[] = "/tmp/tally-sysio-XXXXXX";
+    static uint8_t buf[256 << 10];
+    int fd = mkstemp(path);
+
+    REQUIRE(fd >= 0);
+    memset(buf, 'r', sizeof buf);
+    REQUIRE(sysio_pwrite_all(io, fd, buf, sizeof buf, 0) == 0);
+    REQUIRE(fsync(fd) == 0);
+    CHECK_EQ_INT(io->resident(fd, 0, sizeof buf), 1); /* just written */
+    CHECK_EQ_INT(io->resident(fd, 0, 0), 1);
+    REQUIRE(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0);
+    CHECK_EQ_INT(io->resident(fd, 0, sizeof buf), 0);
+    CHECK_EQ_INT(io->resident(fd, 100 << 10, 10), 0);
+    errno = 0;
+    CHECK_EQ_INT(io->pread_nowait(fd, buf, 4096, 0), -1);
+    CHECK_EQ_INT(errno, EAGAIN);
+    REQUIRE(sysio_pread_full(io, fd, buf, 8192, 0) == 8192);
+    CHECK_EQ_INT(io->resident(fd, 0, 8192), 1);
+    CHECK_EQ_INT(io->resident(fd, 4000, 4000), 1);
+    CHECK_EQ_INT(io->pread_nowait(fd, buf, 4096, 4096), 4096);
+    /* One byte on a page that is not there is enough to say cold (readahead may have brought
+     * the next pages in: drop them again). */
+    REQUIRE(posix_fadvise(fd, 8192, 0, POSIX_FADV_DONTNEED) == 0);
+    CHECK_EQ_INT(io->resident(fd, 0, 8192), 1);
+    CHECK_EQ_INT(io->resident(fd, 0, 8193), 0);
+    close(fd);
+    unlink(path);
 }

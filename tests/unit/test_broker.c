@@ -7,6 +7,7 @@
 #include "fixture.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -390,6 +391,164 @@ TEST(broker_fetch_long_poll_answered_when_the_broker_stops)
         CHECK_EQ_INT(a[i].calls, 1);
         CHECK(a[i].how == NET_DETACHED_RESPONDED || a[i].how == NET_DETACHED_FINISHED);
     }
+    bfx_close(&f);
+}
+
+/* ---- cold pages: warmed on the thread pool, never read on the loop ------------------------ */
+
+/* The logs' pread_nowait finds the page cache empty while cold_left > 0 (each call takes one);
+ * the blocking pread counts the calls made off the loop thread (the warm-up). */
+static atomic_int cold_left, pool_preads, loop_preads;
+static pthread_t loop_thread;
+
+static ssize_t cold_pread_nowait(int fd, void *buf, size_t len, off_t off)
+{
+    if (atomic_load(&cold_left) > 0) {
+        atomic_fetch_sub(&cold_left, 1);
+        errno = EAGAIN;
+        return -1;
+    }
+    return sysio_default()->pread_nowait(fd, buf, len, off);
+}
+
+static ssize_t counting_pread(int fd, void *buf, size_t len, off_t off)
+{
+    atomic_fetch_add(pthread_equal(pthread_self(), loop_thread) ? &loop_preads : &pool_preads, 1);
+    return sysio_default()->pread(fd, buf, len, off);
+}
+
+/* A Fetch whose batch is not in the page cache is not answered from the loop: its range is
+ * read on the pool first, then the fetch looks again and answers with the records. A page
+ * that stays cold is given up on after the warm-up rounds: the answer has no records and no
+ * error (the consumer fetches again), and it came without any read on the loop. */
+TEST(broker_fetch_of_cold_pages_warms_them_on_the_pool_first)
+{
+    struct bfx f;
+    struct answer a;
+    struct net_request *req;
+    struct partition *p;
+
+    REQUIRE(bfx_open(&f, "cold"));
+    p = replica_partition(f.rm, "cold", 0);
+    REQUIRE(p);
+    REQUIRE(append_one(p) == 0);
+    REQUIRE(append_one(p) == 0);
+    loop_thread = pthread_self();
+    f.rm->sys.pread_nowait = cold_pread_nowait; /* the logs borrow the manager's table */
+    f.rm->sys.pread = counting_pread;
+
+    atomic_store(&cold_left, 1);
+    atomic_store(&pool_preads, 0);
+    atomic_store(&loop_preads, 0);
+    req = fetch_request("cold", 0, 0, 1, &a);
+    REQUIRE(req);
+    broker_fetch(f.b, req);
+    CHECK_EQ_INT(a.calls, 0); /* warming on the pool */
+    for (int k = 0; k < 100000 && a.calls == 0; k++)
+        uv_run(&f.q.loop, UV_RUN_ONCE);
+    CHECK_EQ_INT(a.calls, 1);
+    CHECK_EQ_INT(a.part_error, 0);
+    CHECK(a.records_len > 0);
+    CHECK(atomic_load(&pool_preads) >= 1);
+    CHECK_EQ_INT(atomic_load(&loop_preads), 0);
+    CHECK_EQ_INT(atomic_load(&cold_left), 0);
+
+    atomic_store(&cold_left, 1000);
+    req = fetch_request("cold", 0, 0, 1, &a);
+    REQUIRE(req);
+    broker_fetch(f.b, req);
+    for (int k = 0; k < 100000 && a.calls == 0; k++)
+        uv_run(&f.q.loop, UV_RUN_ONCE);
+    CHECK_EQ_INT(a.calls, 1);
+    CHECK_EQ_INT(a.part_error, 0);
+    CHECK_EQ_INT(a.records_len, 0);
+    CHECK_EQ_INT(1000 - atomic_load(&cold_left), 5); /* the first look and 4 rounds */
+
+    f.rm->sys.pread_nowait = sysio_default()->pread_nowait;
+    f.rm->sys.pread = sysio_default()->pread;
+    bfx_close(&f);
+}
+
+struct lo_answer {
+    int calls;
+    int16_t error;
+    int64_t offset, timestamp;
+};
+
+static void on_lo_answer(void *arg, enum net_detached_end how, int16_t version, const void *resp)
+{
+    struct lo_answer *a = arg;
+    const struct ListOffsetsResponse *rs = resp;
+    (void)how;
+    (void)version;
+    a->calls++;
+    if (rs && rs->Topics.n > 0 && rs->Topics.v[0].Partitions.n > 0) {
+        a->error = rs->Topics.v[0].Partitions.v[0].ErrorCode;
+        a->offset = rs->Topics.v[0].Partitions.v[0].Offset;
+        a->timestamp = rs->Topics.v[0].Partitions.v[0].Timestamp;
+    }
+}
+
+/* ListOffsets v1 by timestamp for partition 0 of `topic`. */
+static struct net_request *list_offsets_request(const char *topic, int64_t ts, struct lo_answer *a)
+{
+    struct arena *ar = arena_new(1 << 16);
+    struct ListOffsetsRequest *rq = ar ? arena_alloc(ar, sizeof *rq) : NULL;
+    struct ListOffsetsTopic *t = rq ? arena_alloc(ar, sizeof *t) : NULL;
+    struct ListOffsetsPartition *p = t ? arena_alloc(ar, sizeof *p) : NULL;
+
+    if (p == NULL) {
+        arena_free(ar);
+        return NULL;
+    }
+    *p = (struct ListOffsetsPartition){
+        .PartitionIndex = 0, .CurrentLeaderEpoch = -1, .Timestamp = ts, .MaxNumOffsets = 1};
+    t->Name = arena_strndup(ar, topic, strlen(topic));
+    t->Partitions.v = p;
+    t->Partitions.n = 1;
+    *rq = (struct ListOffsetsRequest){.ReplicaId = -1, .IsolationLevel = 0};
+    rq->Topics.v = t;
+    rq->Topics.n = 1;
+    memset(a, 0, sizeof *a);
+    return net_request_detached_new(2, 1, rq, ar, on_lo_answer, a);
+}
+
+/* ListOffsets by timestamp: a time-index or header page not in the page cache is read on the
+ * pool and the look-up runs again, so the loop makes no blocking read; the answer is the one a
+ * warm log gives. */
+TEST(broker_list_offsets_of_cold_pages_warms_them_on_the_pool_first)
+{
+    struct bfx f;
+    struct lo_answer a;
+    struct net_request *req;
+    struct partition *p;
+
+    REQUIRE(bfx_open(&f, "coldlo"));
+    p = replica_partition(f.rm, "coldlo", 0);
+    REQUIRE(p);
+    for (int i = 0; i < 3; i++)
+        REQUIRE(append_one(p) == 0);
+    loop_thread = pthread_self();
+    f.rm->sys.pread_nowait = cold_pread_nowait;
+    f.rm->sys.pread = counting_pread;
+    atomic_store(&cold_left, 1);
+    atomic_store(&pool_preads, 0);
+    atomic_store(&loop_preads, 0);
+    req = list_offsets_request("coldlo", T0, &a);
+    REQUIRE(req);
+    broker_list_offsets(f.b, req);
+    CHECK_EQ_INT(a.calls, 0);
+    for (int k = 0; k < 100000 && a.calls == 0; k++)
+        uv_run(&f.q.loop, UV_RUN_ONCE);
+    CHECK_EQ_INT(a.calls, 1);
+    CHECK_EQ_INT(a.error, 0);
+    CHECK_EQ_INT(a.offset, 0);
+    CHECK_EQ_INT(a.timestamp, T0);
+    CHECK_EQ_INT(atomic_load(&cold_left), 0);
+    CHECK(atomic_load(&pool_preads) >= 1);
+    CHECK_EQ_INT(atomic_load(&loop_preads), 0);
+    f.rm->sys.pread_nowait = sysio_default()->pread_nowait;
+    f.rm->sys.pread = sysio_default()->pread;
     bfx_close(&f);
 }
 
@@ -1197,6 +1356,150 @@ TEST(broker_produce_verifies_first_transactional_batch_and_caches_until_marker)
     CHECK(fixture_run_until(&f.q.loop, &stopped, 5000));
     stopped = false;
     net_server_stop(fc.srv, fixture_set_flag, &stopped);
+    CHECK(fixture_run_until(&f.q.loop, &stopped, 5000));
+    bfx_close(&f);
+}
+
+/* ---- cold pages in the net layer: probed before sendfile, warmed on the pool --------------- */
+
+/* The server's file calls: the probe says "not cached" while net_cold_left > 0; pool reads and
+ * sendfiles are counted, and a sendfile made before any pool read is noted. */
+static atomic_int net_cold_left, net_probes, net_pool_reads, net_sendfiles, net_sent_cold;
+static pthread_t net_loop;
+
+static int net_fake_resident(int fd, off_t off, size_t len)
+{
+    atomic_fetch_add(&net_probes, 1);
+    if (atomic_load(&net_cold_left) > 0) {
+        atomic_fetch_sub(&net_cold_left, 1);
+        return 0;
+    }
+    return sysio_default()->resident(fd, off, len);
+}
+
+static ssize_t net_counting_pread(int fd, void *buf, size_t len, off_t off)
+{
+    if (!pthread_equal(pthread_self(), net_loop))
+        atomic_fetch_add(&net_pool_reads, 1);
+    return sysio_default()->pread(fd, buf, len, off);
+}
+
+static ssize_t net_counting_sendfile(int sock, int fd, off_t *off, size_t len)
+{
+    if (atomic_fetch_add(&net_sendfiles, 1) == 0 && atomic_load(&net_pool_reads) == 0)
+        atomic_store(&net_sent_cold, 1);
+    return sysio_default()->sendfile(sock, fd, off, len);
+}
+
+static void to_broker_fetch(void *ctx, struct net_request *req)
+{
+    broker_fetch(ctx, req);
+}
+
+struct net_fetch_answer {
+    int calls, err;
+    int16_t part_error;
+    int32_t records_len;
+};
+
+static void on_net_fetch(void *arg, int err, const void *resp)
+{
+    struct net_fetch_answer *a = arg;
+    const struct FetchResponse *rs = resp;
+    a->calls++;
+    a->err = err;
+    if (err == 0 && rs->Responses.n > 0 && rs->Responses.v[0].Partitions.n > 0) {
+        a->part_error = rs->Responses.v[0].Partitions.v[0].ErrorCode;
+        a->records_len = rs->Responses.v[0].Partitions.v[0].Records.len;
+    }
+}
+
+static int net_fetch_resolve(void *arg, int32_t id, char *host, size_t host_len, int *port)
+{
+    (void)id;
+    snprintf(host, host_len, "127.0.0.1");
+    *port = *(int *)arg;
+    return 0;
+}
+
+/* Over a real socket: the record range of a Fetch answer that the probe says is not in the
+ * page cache is read on the thread pool before the loop sends it with sendfile(); a cached
+ * one is sent at once, one probe per range. */
+TEST(net_fetch_range_not_cached_is_read_on_the_pool_before_sendfile)
+{
+    struct bfx f;
+    struct net_server *srv;
+    struct net_client *client;
+    struct sysio io = *sysio_default();
+    struct net_fetch_answer a;
+    bool stopped = false;
+    int port;
+    static struct FetchPartition fpart = {.Partition = 0,
+                                          .CurrentLeaderEpoch = -1,
+                                          .FetchOffset = 0,
+                                          .LastFetchedEpoch = -1,
+                                          .LogStartOffset = -1,
+                                          .PartitionMaxBytes = 1 << 20};
+    static struct FetchTopic ftopic = {.Topic = "netcold", .Partitions = {.v = &fpart, .n = 1}};
+    static struct FetchRequest freq = {.ReplicaId = -1,
+                                       .MaxWaitMs = 0,
+                                       .MinBytes = 1,
+                                       .MaxBytes = 1 << 20,
+                                       .SessionEpoch = -1,
+                                       .Topics = {.v = &ftopic, .n = 1},
+                                       .RackId = ""};
+
+    REQUIRE(bfx_open(&f, "netcold"));
+    struct partition *p = replica_partition(f.rm, "netcold", 0);
+    REQUIRE(p);
+    REQUIRE(append_one(p) == 0);
+    REQUIRE(append_one(p) == 0);
+    net_loop = pthread_self();
+    io.resident = net_fake_resident;
+    io.pread = net_counting_pread;
+    io.sendfile = net_counting_sendfile;
+    struct net_options no = {
+        .clock = f.clock, .host = "127.0.0.1", .port = 0, .max_frame = 1 << 20, .io = &io};
+    REQUIRE(net_server_start(&f.q.loop, &no, to_broker_fetch, f.b, &srv) == 0);
+    port = net_server_port(srv);
+    struct net_client_options co = {.clock = f.clock,
+                                    .client_id = "netcold",
+                                    .resolve = net_fetch_resolve,
+                                    .resolve_arg = &port};
+    REQUIRE(net_client_new(&f.q.loop, &co, &client) == 0);
+
+    for (int cold = 1; cold >= 0; cold--) {
+        atomic_store(&net_cold_left, cold);
+        atomic_store(&net_probes, 0);
+        atomic_store(&net_pool_reads, 0);
+        atomic_store(&net_sendfiles, 0);
+        atomic_store(&net_sent_cold, 0);
+        memset(&a, 0, sizeof a);
+        REQUIRE(net_client_send(client, NODE, API_FETCH, 11, &freq, on_net_fetch, &a) == 0);
+        for (int i = 0; i < 100000 && a.calls == 0; i++)
+            uv_run(&f.q.loop, UV_RUN_ONCE);
+        CHECK_EQ_INT(a.calls, 1);
+        CHECK_EQ_INT(a.err, 0);
+        CHECK_EQ_INT(a.part_error, 0);
+        CHECK(a.records_len > 0);
+        CHECK_EQ_INT(atomic_load(&net_probes), 1);
+        CHECK(atomic_load(&net_sendfiles) >= 1);
+        if (cold) {
+            CHECK(atomic_load(&net_pool_reads) >= 1);
+            CHECK_EQ_INT(atomic_load(&net_sent_cold), 0);
+        } else {
+            CHECK_EQ_INT(atomic_load(&net_pool_reads), 0); /* cached: straight to sendfile */
+        }
+    }
+
+    net_client_stop(client, fixture_set_flag, &stopped);
+    CHECK(fixture_run_until(&f.q.loop, &stopped, 5000));
+    stopped = false;
+    broker_stop(f.b, fixture_set_flag, &stopped);
+    CHECK(fixture_run_until(&f.q.loop, &stopped, 5000));
+    f.b = NULL;
+    stopped = false;
+    net_server_stop(srv, fixture_set_flag, &stopped);
     CHECK(fixture_run_until(&f.q.loop, &stopped, 5000));
     bfx_close(&f);
 }

@@ -291,6 +291,117 @@ TEST(log_read_every_offset_via_index)
     rm_dir(dir);
 }
 
+/* The loop's reads (log_read_nowait): a page not in the page cache (the fake pread_nowait
+ * says so for the file it is told) fails nothing and waits for nothing: the slice comes back
+ * empty and `cold`, holding the segment and naming what to warm — the whole .index when an
+ * index page was missing, the .log bytes from the missing page on (as many as asked, at least
+ * 64 KiB, never past the segment) when a header was. Warm, the same read is served, and with
+ * no blocking pread. */
+static int cold_fd = -2; /* pread_nowait fails with EAGAIN on this descriptor */
+static int nowait_calls;
+
+static ssize_t t_pread_nowait(int fd, void *buf, size_t len, off_t off)
+{
+    nowait_calls++;
+    if (fd == cold_fd) {
+        errno = EAGAIN;
+        return -1;
+    }
+    return sysio_default()->pread_nowait(fd, buf, len, off);
+}
+
+static int open_file(const char *dir, int64_t base, const char *ext)
+{
+    char p[128];
+    snprintf(p, sizeof p, "%s/%020lld%s", dir, (long long)base, ext);
+    return open(p, O_RDONLY);
+}
+
+static bool same_file(int a, int b)
+{
+    struct stat sa, sb;
+    return fstat(a, &sa) == 0 && fstat(b, &sb) == 0 && sa.st_ino == sb.st_ino &&
+           sa.st_dev == sb.st_dev;
+}
+
+/* The log's own descriptor of the file `mine` is open on (-1 if none). */
+static int log_fd_of(int mine)
+{
+    for (int f = 0; f < 1024; f++)
+        if (f != mine && same_file(f, mine))
+            return f;
+    return -1;
+}
+
+TEST(log_read_nowait_names_the_cold_range_and_serves_once_warm)
+{
+    char dir[64];
+    struct log_config c;
+    struct log *l;
+    struct log_slice s;
+    int idx, lg;
+
+    tmp_dir(dir);
+    tio();
+    test_sys.pread_nowait = t_pread_nowait;
+    small_cfg(&c);
+    c.segment_bytes = 64 * 1024;
+    c.index_interval_bytes = 600;
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    for (int i = 0; i < 120; i++)
+        REQUIRE(append_i(l, i) == 0);
+    log_close(l, true); /* every .index entry written */
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    idx = open_file(dir, 0, ".index");
+    lg = open_file(dir, 0, ".log");
+    REQUIRE(idx >= 0 && lg >= 0);
+
+    /* Offset 3 is below the last index entry: the binary search reads .index first. */
+    REQUIRE(log_read(l, 3, INT64_MAX, 1, &s) == 0); /* opens the files */
+    log_slice_release(l, &s);
+    cold_fd = log_fd_of(idx);
+    REQUIRE(cold_fd >= 0);
+    REQUIRE(log_read_nowait(l, 3, INT64_MAX, 1, &s) == 0);
+    CHECK(s.cold);
+    CHECK_EQ_INT(s.len, 0);
+    CHECK(same_file(s.warm_fd, idx));
+    CHECK_EQ_INT(s.warm_pos, 0);
+    CHECK_EQ_INT((int64_t)s.warm_len, file_size(dir, 0, ".index"));
+    log_slice_release(l, &s);
+
+    /* The .log cold instead: the range starts at the page the header read needed. */
+    cold_fd = log_fd_of(lg);
+    REQUIRE(cold_fd >= 0);
+    REQUIRE(log_read_nowait(l, 300, INT64_MAX, 1, &s) == 0);
+    CHECK(s.cold);
+    CHECK_EQ_INT(s.len, 0);
+    CHECK(same_file(s.warm_fd, lg));
+    CHECK(s.warm_pos > 0 && s.warm_pos < file_size(dir, 0, ".log"));
+    CHECK_EQ_INT(s.warm_pos + (int64_t)s.warm_len, file_size(dir, 0, ".log")); /* < 64 KiB */
+    log_slice_release(l, &s);
+
+    /* Warm: served, through pread_nowait alone. */
+    cold_fd = -2;
+    pread_calls = nowait_calls = 0;
+    REQUIRE(log_read_nowait(l, 3, INT64_MAX, 1, &s) == 0);
+    CHECK(!s.cold);
+    CHECK(s.len > 0);
+    CHECK(nowait_calls > 0);
+    CHECK_EQ_INT(pread_calls, 0);
+    log_slice_release(l, &s);
+    /* log_read itself never goes cold. */
+    cold_fd = log_fd_of(lg);
+    REQUIRE(log_read(l, 300, INT64_MAX, 1, &s) == 0);
+    CHECK(!s.cold && s.len > 0);
+    log_slice_release(l, &s);
+
+    cold_fd = -2;
+    close(idx);
+    close(lg);
+    log_close(l, true);
+    rm_dir(dir);
+}
+
 TEST(log_read_bounds)
 {
     char dir[64];

@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""A cold catch-up read beside a producer (issue 20 item 4, Kafka's KAFKA-7504).
+
+cold_read_p99_ratio: the p99 delivery latency of a librdkafka producer (build/bench/latency,
+acks=1, linger.ms=0, RATE records/s of 1 KiB to another topic) while a consumer reads a log
+of BENCH_COLD_BYTES (default 1g) from offset 0 with nothing of it in the page cache ÷ the
+same producer's p99 with no reader, in the same run. Target <= 2. The log is written with
+loadgen (512 KiB batches), then each of its files is fsync'd and dropped from the page
+cache (POSIX_FADV_DONTNEED: the effect of drop_caches on those files only). The reader is
+a raw Fetch v11 client (the one the integration tests use: tests/integration/kproto.py),
+max_bytes 50 MiB and 1 MiB per partition as librdkafka's defaults, so ranges go out with
+sendfile(). Also printed: how long the catch-up took, and the broker's loop-lag maximum
+(tally_event_loop_lag_max_seconds) after each phase."""
+import os
+import struct
+import sys
+import threading
+import time
+
+import clusterlib
+import lib
+
+sys.path.insert(0, os.path.join(lib.REPO, "tests", "integration"))
+import kproto  # noqa: E402
+
+BYTES = os.environ.get("BENCH_COLD_BYTES", "1g")
+RATE = int(os.environ.get("BENCH_COLD_RATE", "500"))
+ALONE_S = 10
+
+
+def make_cold(paths):
+    for path in paths:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+            for _ in range(20):  # pages still in another CPU's LRU batch need a second try
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+                try:
+                    os.preadv(fd, [bytearray(4096)], 0, os.RWF_NOWAIT)
+                except BlockingIOError:
+                    break
+                time.sleep(0.02)
+        finally:
+            os.close(fd)
+
+
+def batches_end(data):
+    pos, end = 0, None
+    while len(data) - pos >= 61:
+        base, length = struct.unpack(">qi", data[pos:pos + 12])
+        if pos + 12 + length > len(data):
+            break
+        (delta,) = struct.unpack(">i", data[pos + 23:pos + 27])
+        end = base + delta + 1
+        pos += 12 + length
+    return end
+
+
+def catch_up(port, topic, end, out):
+    c = kproto.Conn(port, timeout=120)
+    nxt, t0 = 0, time.monotonic()
+    try:
+        while nxt < end:
+            res = c.fetch({topic: {0: nxt}}, version=11, max_wait_ms=500, max_bytes=50 << 20,
+                          partition_max_bytes=1 << 20)
+            part = res["partitions"][(topic, 0)]
+            if part["error"] != 0:
+                raise RuntimeError("fetch error %d" % part["error"])
+            got = batches_end(part["records"] or b"")
+            if got is not None:
+                nxt = got
+    finally:
+        c.close()
+    out["seconds"] = time.monotonic() - t0
+
+
+def main():
+    t = lib.Tallyd("cold", pin=True)
+    try:
+        t.create_topic("cold", 1)
+        t.create_topic("hot", 1)
+        lib.loadgen("produce", "--port", t.port, "--topic", "cold", "--partitions", 1,
+                    "--connections", 1, "--bytes", BYTES, "--batch-bytes", "512k")
+        c = kproto.Conn(t.port)
+        try:
+            end = c.list_offsets({"cold": {0: -1}})[("cold", 0)][2]
+        finally:
+            c.close()
+        d = os.path.join(t.data, "cold-0")
+        files = [os.path.join(d, f) for f in os.listdir(d)
+                 if f.endswith((".log", ".index", ".timeindex"))]
+
+        lib.settle()
+        alone = clusterlib.latency_run(t.bootstrap, "hot", RATE, ALONE_S, acks="1",
+                                       partition=0)
+        lag_alone = t.loop_lag_max_ms()
+        lib.log("alone: p50 %.2f ms, p99 %.2f ms, max %.2f ms over %d records; loop lag max "
+                "%.1f ms" % (alone["p50_ms"], alone["p99_ms"], alone["max_ms"], alone["records"],
+                             lag_alone))
+
+        make_cold(files)
+        lib.settle()
+        read = {}
+        reader = threading.Thread(target=catch_up, args=(t.port, "cold", end, read))
+        prod = clusterlib.latency_run(t.bootstrap, "hot", RATE, 3600, acks="1", partition=0,
+                                      popen=True)
+        time.sleep(1)  # the producer's first record and connections are not counted
+        reader.start()
+        reader.join()
+        prod.terminate()
+        out, _ = prod.communicate(timeout=120)
+        during = clusterlib.parse_summary(out)
+        lag = t.loop_lag_max_ms()
+        mib = sum(os.path.getsize(f) for f in files if f.endswith(".log")) / (1 << 20)
+        lib.log("during a cold catch-up of %.0f MiB (%.1f s, %.0f MiB/s): p50 %.2f ms, p99 "
+                "%.2f ms, max %.2f ms over %d records; loop lag max %.1f ms" % (
+                    mib, read["seconds"], mib / read["seconds"], during["p50_ms"],
+                    during["p99_ms"], during["max_ms"], during["records"], lag))
+        lib.result("cold_read_p99_ratio", during["p99_ms"] / alone["p99_ms"], "x", "<=", 2,
+                   "producer p99 %.2f ms during a cold %s catch-up / %.2f ms alone; loop lag "
+                   "max %.1f ms" % (during["p99_ms"], BYTES, alone["p99_ms"], lag))
+    finally:
+        t.stop()
+
+
+if __name__ == "__main__":
+    main()
