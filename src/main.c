@@ -200,6 +200,7 @@ static void start_listener(struct tallyd *t)
 {
     t->dispatch.controller = t->controller;
     t->dispatch.cfg = &t->cfg;
+    t->dispatch.clock = t->clock; /* SASL session lifetimes (KIP-368) */
     for (size_t i = 0; i < t->cfg.n_listeners; i++) {
         /* SCRAM users are the metadata image's. */
         t->cfg.listeners[i].sasl.scram_lookup = dispatch_sasl_scram_lookup;
@@ -792,6 +793,7 @@ int main(int argc, char **argv)
         shutdown_tallyd(&t, 1);
     } else {
         t.dispatch.exporter = t.exporter;
+        dispatch_sasl_metrics(&t.dispatch, exporter_metrics(t.exporter));
         struct controller_options cto = {
             .loop = t.loop,
             .clock = t.clock,

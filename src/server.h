@@ -13,8 +13,11 @@
 #include "sasl/sasl.h"
 
 struct admin;
+struct metrics;
+struct metrics_family;
 struct net_request;
 struct props;
+struct tclock;
 struct tls_ctx;
 
 #define SERVER_MAX_VOTERS 16
@@ -137,6 +140,14 @@ struct dispatch {
     const struct server_config *cfg;
     struct slog_limit auth_failed_log; /* failed authentications, across all connections */
     struct slog_limit unauthed_log;    /* requests before authentication */
+    /* KIP-368: the time service the SASL sessions' lifetimes run on (NULL: sessions never
+     * expire), the "session expired" lines, and the counters of dispatch_sasl_metrics. */
+    struct tclock *clock;
+    struct slog_limit expired_log;
+    /* Re-authentications refused for a changed principal [0] or mechanism [1]: clients that
+     * proved valid credentials, logged apart from failed guesses. */
+    struct slog_limit reauth_refused_log[2];
+    struct metrics_family *m_reauth, *m_expired;
 };
 
 /* ---- lifecycle.c: this broker's registration and heartbeats ---------------------------- */
@@ -184,16 +195,25 @@ void dispatch_request(void *ctx, struct net_request *req);
 /* ---- dispatch_sasl.c: SASL on SASL_PLAINTEXT listeners --------------------------------- */
 
 /* Whether req may be served on its connection: always on a listener without SASL and once
- * authenticated; before that only ApiVersions, SaslHandshake and SaslAuthenticate. Anything
- * else closes the connection (one rate-limited line) and false is returned. */
+ * authenticated; before that (and during a re-authentication) only ApiVersions, SaslHandshake
+ * and SaslAuthenticate. Past the end of its session (KIP-368, connections.max.reauth.ms) only
+ * a SaslHandshake, which starts a re-authentication. Anything else closes the connection,
+ * unanswered (one rate-limited line), and false is returned. */
 bool dispatch_sasl_gate(struct dispatch *d, struct net_request *req);
 /* SaslHandshake (17) and SaslAuthenticate (36), raw v0 tokens included: the exchange of
  * src/sasl/ on the connection's net_session (its `auth` holds the struct sasl_session); a
- * success sets authenticated and the principal "User:<name>"; a failure answers
- * SASL_AUTHENTICATION_FAILED / UNSUPPORTED_SASL_MECHANISM / ILLEGAL_SASL_STATE and closes the
- * connection after connection.failed.authentication.delay.ms. */
+ * success sets authenticated and the principal "User:<name>" and starts the session's
+ * lifetime (SessionLifetimeMs in v1+); a failure answers SASL_AUTHENTICATION_FAILED /
+ * UNSUPPORTED_SASL_MECHANISM / ILLEGAL_SASL_STATE and closes the connection after
+ * connection.failed.authentication.delay.ms. On an authenticated connection whose session has
+ * a lifetime, a SaslHandshake starts a re-authentication (KIP-368; at most one a second, as
+ * Kafka): the same mechanism and principal, the answers of earlier requests unaffected. */
 void dispatch_sasl_handshake(struct dispatch *d, struct net_request *req);
 void dispatch_sasl_authenticate(struct dispatch *d, struct net_request *req);
+/* Declares the SASL re-authentication counters in `m` (tally_sasl_reauthentications_total,
+ * tally_sasl_expired_connections_total; docs/metrics.md) and counts into them from then on.
+ * m NULL: nothing is counted. */
+void dispatch_sasl_metrics(struct dispatch *d, struct metrics *m);
 /* sasl_scram_lookup_fn over the metadata image (`meta` is a struct meta): the SCRAM users of
  * AlterUserScramCredentials. */
 int dispatch_sasl_scram_lookup(void *meta, enum sasl_mech m, const char *name,

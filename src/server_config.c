@@ -162,6 +162,33 @@ static const char *listener_prop(const struct props *p, const char *listener, co
     return props_get(p, key);
 }
 
+/* KIP-368: connections.max.reauth.ms for listener l's mechanism m (`lower`: its name in lower
+ * case), as Kafka's SaslChannelBuilder reads it: listener.name.<l>.<mechanism>.connections.
+ * max.reauth.ms, else listener.name.<l>.connections.max.reauth.ms, else
+ * connections.max.reauth.ms (0: sessions never expire). */
+static int parse_max_reauth(const struct props *p, struct server_listener *l, enum sasl_mech m,
+                            const char *lower)
+{
+    char rest[96], key[192];
+    snprintf(rest, sizeof rest, "%s.connections.max.reauth.ms", lower);
+    const char *v = listener_prop(p, l->name, rest);
+    if (v) {
+        snprintf(key, sizeof key, "listener.name.%s.%s", listener_lower(l->name), rest);
+    } else if ((v = listener_prop(p, l->name, "connections.max.reauth.ms")) != NULL) {
+        snprintf(key, sizeof key, "listener.name.%s.connections.max.reauth.ms",
+                 listener_lower(l->name));
+    } else {
+        snprintf(key, sizeof key, "connections.max.reauth.ms");
+    }
+    bool ok = true;
+    l->sasl.max_reauth_ms[m] = props_get_int(p, key, 0, &ok);
+    if (!ok) {
+        fprintf(stderr, "tallyd: %s must be a number of milliseconds\n", key);
+        return -1;
+    }
+    return 0;
+}
+
 /* A SASL_PLAINTEXT listener's mechanisms ("listener.name.<l>.sasl.enabled.mechanisms", else
  * "sasl.enabled.mechanisms", whose Kafka default GSSAPI Tally does not serve) and, for PLAIN,
  * its users ("listener.name.<l>.plain.sasl.jaas.config"). SCRAM's JAAS entry is optional (its
@@ -200,6 +227,8 @@ static int parse_sasl_listener(const struct props *p, struct server_listener *l)
                     why);
             return -1;
         }
+        if (parse_max_reauth(p, l, m, lower) != 0)
+            return -1;
     }
     return 0;
 }

@@ -124,7 +124,8 @@ NOTES = {
     "Fetch": "long polling, zero-copy `sendfile()` reads; v0\u20133 converted to magic 0/1",
     "Metadata": "with topic auto-creation",
     "SaslHandshake": "SASL_PLAINTEXT and SASL_SSL listeners: PLAIN, SCRAM-SHA-256/512 (docs/security.md)",
-    "SaslAuthenticate": "KIP-152 framing; raw tokens after a v0 handshake",
+    "SaslAuthenticate": "KIP-152 framing; raw tokens after a v0 handshake; SessionLifetimeMs "
+                        "and re-authentication (KIP-368, `connections.max.reauth.ms`)",
     "DescribeUserScramCredentials": "SCRAM users from the metadata log (KIP-554)",
     "AlterUserScramCredentials": "salted, iterated credentials in the metadata log; forwarded to the controller",
     "DescribeClientQuotas": "user / client-id quotas from the metadata log (KIP-546)",

@@ -458,9 +458,13 @@ static const struct config_def defs[] = {
      "are delayed (ms).",
      0, "src/server_config.c"},
     {NULL, "connections.max.reauth.ms", CT_LONG, "0", INT64_MIN, I64MAX, NULL, false,
-     "The longest an authenticated session lasts before the client must re-authenticate (ms; "
-     "0: no limit). Accepted, no effect in Tally: it has no SASL authentication.",
-     0, NULL},
+     "The longest a SASL session lasts before the client must re-authenticate on its "
+     "connection (KIP-368; ms, 0 or less: no limit). SaslAuthenticate v1+ tells the client "
+     "the lifetime; past it any request but a SaslHandshake (which starts a "
+     "re-authentication, with the same mechanism and principal) closes the connection. "
+     "listener.name.<listener>.<mechanism>.connections.max.reauth.ms sets it for one "
+     "listener's mechanism.",
+     0, "src/server_config.c"},
     {NULL, "control.plane.listener.name", CT_STRING, NULL, 0, 0, NULL, false,
      "The listener for controller-to-broker traffic (ZooKeeper mode). Accepted, no effect in "
      "Tally: it has no ZooKeeper (its metadata lives in a raft quorum).",

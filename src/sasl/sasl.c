@@ -371,7 +371,9 @@ int sasl_handshake(struct sasl_session *s, const char *mechanism)
         return ERR_UNSUPPORTED_SASL_MECHANISM;
     }
     s->mech = m;
-    s->state = SASL_WAIT_TOKEN;
+    /* Kafka requires a re-authentication to use the session's mechanism; like Kafka, the
+     * handshake itself is accepted and the exchange fails at its first token. */
+    s->state = s->reauth && m != s->reauth_mech ? SASL_REAUTH_BAD_MECH : SASL_WAIT_TOKEN;
     return 0;
 }
 
@@ -432,6 +434,11 @@ fail:
 int sasl_step(struct sasl_session *s, const uint8_t *token, size_t len)
 {
     s->reply_len = 0;
+    if (s->state == SASL_REAUTH_BAD_MECH) {
+        s->refusal = SASL_REFUSED_MECHANISM_CHANGE;
+        s->state = SASL_FAILED;
+        return ERR_SASL_AUTHENTICATION_FAILED;
+    }
     if (s->state != SASL_WAIT_TOKEN && s->state != SASL_WAIT_FINAL) {
         s->state = SASL_FAILED;
         return ERR_ILLEGAL_SASL_STATE;
@@ -440,11 +447,51 @@ int sasl_step(struct sasl_session *s, const uint8_t *token, size_t len)
         s->state = SASL_FAILED;
         return ERR_SASL_AUTHENTICATION_FAILED;
     }
+    int rc;
     if (s->mech == SASL_MECH_PLAIN)
-        return plain_step(s, token, len);
-    int rc = s->state == SASL_WAIT_TOKEN ? sasl_scram_first(s, token, len)
+        rc = plain_step(s, token, len);
+    else
+        rc = s->state == SASL_WAIT_TOKEN ? sasl_scram_first(s, token, len)
                                          : sasl_scram_final(s, token, len);
-    if (rc != 0)
+    if (rc != 0) {
         s->state = SASL_FAILED;
-    return rc;
+        return rc;
+    }
+    /* KIP-368: a connection keeps its principal for life; valid credentials of another user
+     * end it (Kafka's ensurePrincipalUnchanged). */
+    if (s->state == SASL_AUTHENTICATED && s->reauth && strcmp(s->user, s->reauth_user) != 0) {
+        s->refusal = SASL_REFUSED_PRINCIPAL_CHANGE;
+        s->reply_len = 0;
+        s->state = SASL_FAILED;
+        return ERR_SASL_AUTHENTICATION_FAILED;
+    }
+    return 0;
+}
+
+/* ---- KIP-368 re-authentication ------------------------------------------------------------ */
+
+int64_t sasl_session_lifetime_ms(int64_t max_reauth_ms, int64_t credential_left_ms)
+{
+    bool has_max = max_reauth_ms > 0, has_cred = credential_left_ms != SASL_NO_EXPIRY;
+    if (!has_max && !has_cred)
+        return -1;
+    int64_t life = !has_cred                            ? max_reauth_ms
+                   : !has_max                           ? credential_left_ms
+                   : credential_left_ms < max_reauth_ms ? credential_left_ms
+                                                        : max_reauth_ms;
+    return life < 0 ? 0 : life;
+}
+
+int sasl_reauth_begin(struct sasl_session *s)
+{
+    if (s->state != SASL_AUTHENTICATED)
+        return ERR_ILLEGAL_SASL_STATE;
+    s->reauth = true;
+    s->reauth_mech = s->mech;
+    memcpy(s->reauth_user, s->user, sizeof s->reauth_user);
+    s->refusal = SASL_REFUSED_NONE;
+    s->reply_len = 0;
+    sasl_session_free(s);
+    s->state = SASL_WAIT_HANDSHAKE;
+    return 0;
 }

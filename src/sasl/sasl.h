@@ -64,6 +64,11 @@ struct sasl_config {
     /* Tests only (RFC 7677's vector): the server's part of the SCRAM nonce. NULL: 24 random
      * bytes, base64. */
     const char *scram_test_nonce;
+    /* KIP-368: connections.max.reauth.ms of each mechanism (indexed by enum sasl_mech), as
+     * listener.name.<l>.<mechanism>.connections.max.reauth.ms, listener.name.<l>.connections.
+     * max.reauth.ms and connections.max.reauth.ms give it: the longest a session authenticated
+     * with it lasts before the client must re-authenticate. 0 or less: no limit. */
+    int64_t max_reauth_ms[SASL_MECH_SCRAM_SHA_512 + 1];
 };
 
 /* Sets the enabled mechanisms from a comma-separated list (sasl.enabled.mechanisms). Returns 0,
@@ -100,6 +105,16 @@ enum sasl_state {
     SASL_WAIT_FINAL,     /* SCRAM: server-first sent, waiting for client-final */
     SASL_AUTHENTICATED,
     SASL_FAILED, /* terminal: the connection must close */
+    /* Re-authentication named an enabled mechanism other than the session's: the handshake
+     * is answered as accepted (as Kafka does) and the next token fails. */
+    SASL_REAUTH_BAD_MECH,
+};
+
+/* Why a re-authentication failed, beyond a bad token (for the caller's log line). */
+enum sasl_refusal {
+    SASL_REFUSED_NONE,
+    SASL_REFUSED_MECHANISM_CHANGE, /* another mechanism than the session's */
+    SASL_REFUSED_PRINCIPAL_CHANGE, /* valid credentials of another user */
 };
 
 struct sasl_scram_state; /* scram.c */
@@ -116,6 +131,13 @@ struct sasl_session {
     uint8_t reply[512];
     size_t reply_len;
     struct sasl_scram_state *scram; /* SCRAM between its two steps */
+    /* KIP-368, set by sasl_reauth_begin: the exchange under way re-authenticates a session
+     * that was authenticated with reauth_mech as reauth_user, and must end with both
+     * unchanged. */
+    bool reauth;
+    enum sasl_mech reauth_mech;
+    char reauth_user[SASL_MAX_NAME + 1];
+    enum sasl_refusal refusal; /* set when a re-authentication fails for one of its reasons */
 };
 
 /* Starts a session on listener configuration `cfg`. */
@@ -123,7 +145,8 @@ void sasl_session_init(struct sasl_session *s, const struct sasl_config *cfg);
 /* Releases what a session holds (a SCRAM exchange cut short). */
 void sasl_session_free(struct sasl_session *s);
 
-/* SaslHandshake: the client picks `mechanism`. Returns 0 (state SASL_WAIT_TOKEN),
+/* SaslHandshake: the client picks `mechanism`. Returns 0 (state SASL_WAIT_TOKEN, or
+ * SASL_REAUTH_BAD_MECH when re-authenticating with another mechanism: see sasl_reauth_begin),
  * ERR_UNSUPPORTED_SASL_MECHANISM (unknown or not enabled here) or ERR_ILLEGAL_SASL_STATE (not
  * at SASL_WAIT_HANDSHAKE). Either error moves the session to SASL_FAILED. */
 int sasl_handshake(struct sasl_session *s, const char *mechanism);
@@ -132,8 +155,32 @@ int sasl_handshake(struct sasl_session *s, const char *mechanism);
  * Returns 0 with the reply in s->reply (the session is then SASL_AUTHENTICATED, or
  * SASL_WAIT_FINAL for another step), ERR_ILLEGAL_SASL_STATE (no handshake yet, or after the
  * end) or ERR_SASL_AUTHENTICATION_FAILED (bad token, unknown user, wrong password: the caller
- * must not tell the client which). Either error moves the session to SASL_FAILED. */
+ * must not tell the client which; or, re-authenticating, a changed mechanism or principal:
+ * s->refusal says which). Either error moves the session to SASL_FAILED. */
 int sasl_step(struct sasl_session *s, const uint8_t *token, size_t len);
+
+/* ---- KIP-368 re-authentication ------------------------------------------------------- */
+
+/* A credential without an expiry of its own (every credential Tally serves today: PLAIN users
+ * of the JAAS config, SCRAM credentials; delegation tokens would have one). */
+#define SASL_NO_EXPIRY INT64_MIN
+
+/* The lifetime of a session that has just authenticated, as Kafka's SaslServerAuthenticator
+ * computes it: max_reauth_ms (connections.max.reauth.ms; 0 or less: none), capped by
+ * credential_left_ms (how long the credential stays valid; SASL_NO_EXPIRY: forever), never
+ * negative. Returns -1 when the session never expires (neither limit applies); otherwise the
+ * lifetime in ms (0: a credential already expired, so the session is over at once), which is
+ * what SaslAuthenticate v1+ answers in SessionLifetimeMs (-1 answers 0). */
+int64_t sasl_session_lifetime_ms(int64_t max_reauth_ms, int64_t credential_left_ms);
+
+/* Starts re-authenticating an authenticated session (a SaslHandshake on its connection):
+ * remembers its mechanism and user and goes back to SASL_WAIT_HANDSHAKE. From then on
+ * sasl_handshake accepts an enabled mechanism other than the session's but moves to
+ * SASL_REAUTH_BAD_MECH, whose next sasl_step fails (refusal SASL_REFUSED_MECHANISM_CHANGE);
+ * and an exchange that ends with valid credentials of another user fails
+ * (SASL_REFUSED_PRINCIPAL_CHANGE) instead of authenticating. Returns 0, or
+ * ERR_ILLEGAL_SASL_STATE (the session is not SASL_AUTHENTICATED; nothing changes). */
+int sasl_reauth_begin(struct sasl_session *s);
 
 /* Compares a[0..n) with b[0..n) in time that depends on n only. */
 bool sasl_equal_ct(const uint8_t *a, const uint8_t *b, size_t n);

@@ -240,6 +240,88 @@ static int step_str(struct sasl_session *s, const char *t)
     return rc;
 }
 
+/* ---- KIP-368 re-authentication --------------------------------------------------------- */
+
+/* Kafka's SaslServerAuthenticator: connections.max.reauth.ms, capped by the credential's own
+ * remaining lifetime, never negative; neither: the session never ends. */
+TEST(sasl_session_lifetime_as_kafka_computes_it)
+{
+    CHECK_EQ_INT(sasl_session_lifetime_ms(0, SASL_NO_EXPIRY), -1);
+    CHECK_EQ_INT(sasl_session_lifetime_ms(-5, SASL_NO_EXPIRY), -1);
+    CHECK_EQ_INT(sasl_session_lifetime_ms(1500, SASL_NO_EXPIRY), 1500);
+    CHECK_EQ_INT(sasl_session_lifetime_ms(0, 700), 700);
+    CHECK_EQ_INT(sasl_session_lifetime_ms(1500, 700), 700);
+    CHECK_EQ_INT(sasl_session_lifetime_ms(500, 700), 500);
+    CHECK_EQ_INT(sasl_session_lifetime_ms(1500, -30), 0); /* the credential already expired */
+    CHECK_EQ_INT(sasl_session_lifetime_ms(0, -30), 0);
+}
+
+static void authenticated_as(struct sasl_session *s, const struct sasl_config *c, const char *user,
+                             const char *pass)
+{
+    sasl_session_init(s, c);
+    REQUIRE(sasl_handshake(s, "PLAIN") == 0);
+    REQUIRE(plain(s, "", user, pass) == 0);
+    REQUIRE(s->state == SASL_AUTHENTICATED);
+}
+
+TEST(sasl_reauth_keeps_the_mechanism_and_the_principal)
+{
+    struct sasl_config c = {0};
+    struct sasl_session s;
+    char why[256];
+    REQUIRE(sasl_config_set_mechanisms(&c, "PLAIN,SCRAM-SHA-256", why, sizeof why) == 0);
+    REQUIRE(sasl_config_add_jaas(&c, SASL_MECH_PLAIN, JAAS_PLAIN, why, sizeof why) == 0);
+
+    /* Only an authenticated session re-authenticates. */
+    sasl_session_init(&s, &c);
+    CHECK_EQ_INT(sasl_reauth_begin(&s), ERR_ILLEGAL_SASL_STATE);
+    CHECK_EQ_INT(s.state, SASL_WAIT_HANDSHAKE);
+    CHECK(!s.reauth);
+
+    /* The same user again, twice: each time a fresh exchange that ends authenticated. */
+    authenticated_as(&s, &c, "alice", "alice-secret");
+    for (int i = 0; i < 2; i++) {
+        CHECK_EQ_INT(sasl_reauth_begin(&s), 0);
+        CHECK_EQ_INT(s.state, SASL_WAIT_HANDSHAKE);
+        CHECK_EQ_STR(s.reauth_user, "alice");
+        CHECK_EQ_INT(sasl_handshake(&s, "PLAIN"), 0);
+        CHECK_EQ_INT(s.state, SASL_WAIT_TOKEN);
+        CHECK_EQ_INT(plain(&s, "", "alice", "alice-secret"), 0);
+        CHECK_EQ_INT(s.state, SASL_AUTHENTICATED);
+        CHECK_EQ_INT(s.refusal, SASL_REFUSED_NONE);
+    }
+
+    /* Valid credentials of another user: refused, the session is over. */
+    CHECK_EQ_INT(sasl_reauth_begin(&s), 0);
+    CHECK_EQ_INT(sasl_handshake(&s, "PLAIN"), 0);
+    CHECK_EQ_INT(plain(&s, "", "admin", "admin-secret"), ERR_SASL_AUTHENTICATION_FAILED);
+    CHECK_EQ_INT(s.state, SASL_FAILED);
+    CHECK_EQ_INT(s.refusal, SASL_REFUSED_PRINCIPAL_CHANGE);
+    CHECK_EQ_INT(s.reply_len, 0);
+    CHECK_EQ_INT(sasl_reauth_begin(&s), ERR_ILLEGAL_SASL_STATE);
+
+    /* Another enabled mechanism: the handshake passes (as in Kafka), its first token fails. */
+    authenticated_as(&s, &c, "alice", "alice-secret");
+    CHECK_EQ_INT(sasl_reauth_begin(&s), 0);
+    CHECK_EQ_INT(sasl_handshake(&s, "SCRAM-SHA-256"), 0);
+    CHECK_EQ_INT(s.state, SASL_REAUTH_BAD_MECH);
+    CHECK_EQ_INT(step_str(&s, "n,,n=alice,r=abc"), ERR_SASL_AUTHENTICATION_FAILED);
+    CHECK_EQ_INT(s.state, SASL_FAILED);
+    CHECK_EQ_INT(s.refusal, SASL_REFUSED_MECHANISM_CHANGE);
+
+    /* A wrong password, and a mechanism not enabled: the ordinary refusals. */
+    authenticated_as(&s, &c, "alice", "alice-secret");
+    CHECK_EQ_INT(sasl_reauth_begin(&s), 0);
+    CHECK_EQ_INT(sasl_handshake(&s, "PLAIN"), 0);
+    CHECK_EQ_INT(plain(&s, "", "alice", "wrong"), ERR_SASL_AUTHENTICATION_FAILED);
+    CHECK_EQ_INT(s.refusal, SASL_REFUSED_NONE);
+    authenticated_as(&s, &c, "alice", "alice-secret");
+    CHECK_EQ_INT(sasl_reauth_begin(&s), 0);
+    CHECK_EQ_INT(sasl_handshake(&s, "SCRAM-SHA-512"), ERR_UNSUPPORTED_SASL_MECHANISM);
+    sasl_config_free(&c);
+}
+
 /* RFC 7677 §3: user "user", password "pencil", the exchange given there byte for byte. */
 TEST(sasl_scram_sha256_rfc7677_vector)
 {
