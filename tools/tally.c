@@ -5,6 +5,8 @@
 
 #include "kafka_names.h"
 
+#include "base/arena.h"
+
 #include <errno.h>
 #include <libgen.h>
 #include <stdarg.h>
@@ -44,6 +46,8 @@ static const char usage_text[] =
     "         --transactional-id X|--cluster] [--resource-pattern-type literal|prefixed] ...\n"
     "  quotas set (--user U|--user-default) and/or (--client-id C|--client-default)\n"
     "         [--add-config K=V,...] [--delete-config K,...] | quotas describe [ENTITY]\n"
+    "  users scram set NAME --mechanism M[,M] [--iterations N] (--password P|--password-stdin)\n"
+    "  users scram describe [NAME ...] | users scram delete NAME --mechanism M[,M]\n"
     "  verify [--partitions P] [--records N] [--copiers K] [--faults kill,pause,fence] ...\n"
     "\n"
     "Options (accepted anywhere on the line):\n"
@@ -207,6 +211,40 @@ rd_kafka_event_t *tally_admin_wait(rd_kafka_queue_t *q, const struct tally_ctx *
     return ev;
 }
 
+int tally_noun_main(const struct tally_noun *noun, const struct tally_ctx *ctx, int argc,
+                    char **argv, void *args)
+{
+    const struct tally_verb *v;
+    char names[256];
+    size_t k = 0;
+
+    if (argc < 2) {
+        fputs(noun->usage, stderr);
+        return TALLY_USAGE;
+    }
+    if (tally_is_help(argv[1])) {
+        fputs(noun->usage, stdout);
+        return TALLY_OK;
+    }
+    for (v = noun->verbs; v->name && strcmp(v->name, argv[1]) != 0; v++)
+        ;
+    if (v->name == NULL) {
+        names[0] = '\0';
+        for (const struct tally_verb *x = noun->verbs; x->name && k < sizeof names; x++)
+            k += (size_t)snprintf(names + k, sizeof names - k, "%s%s", k ? ", " : "", x->name);
+        return tally_usage_error("unknown %s command '%s' (%s)", noun->name, argv[1], names);
+    }
+    int rc = noun->parse(argc, argv, args);
+    if (rc != TALLY_OK)
+        return rc;
+    struct arena *ar = arena_new(noun->arena_bytes);
+    if (ar == NULL)
+        return tally_fail("out of memory");
+    rc = v->run(ctx, args, ar);
+    arena_free(ar);
+    return rc;
+}
+
 /* Parses a positive int; returns false on junk or overflow. */
 static bool parse_positive(const char *s, int *out)
 {
@@ -290,6 +328,8 @@ int main(int argc, char **argv)
         rc = tally_acls_main(&ctx, n, rest);
     } else if (strcmp(rest[0], "quotas") == 0 || strcmp(rest[0], "quota") == 0) {
         rc = tally_quotas_main(&ctx, n, rest);
+    } else if (strcmp(rest[0], "users") == 0 || strcmp(rest[0], "user") == 0) {
+        rc = tally_users_main(&ctx, n, rest);
     } else {
         rc = tally_usage_error("unknown command '%s'", rest[0]);
     }

@@ -59,6 +59,26 @@ rd_kafka_event_t *tally_admin_wait(rd_kafka_queue_t *q, const struct tally_ctx *
  * empty. */
 char *tally_split_kv(const char *arg, const char **value);
 
+/* The shape shared by the noun commands on Tally's own codec (acls, quotas, users scram):
+ * `NOUN VERB [OPTIONS]`. tally_noun_main prints `usage` (on stderr without a verb, on stdout
+ * for -h/--help), refuses a verb not in `verbs` (naming those there are), parses the options
+ * (argv[2] on) into `args` with `parse`, and runs the verb with an arena of `arena_bytes`
+ * (freed after it). argv[0] is the noun, argv[1] the verb. Returns the verb's exit code. */
+struct arena;
+struct tally_verb {
+    const char *name; /* NULL ends the table */
+    int (*run)(const struct tally_ctx *ctx, void *args, struct arena *a);
+};
+struct tally_noun {
+    const char *name; /* "acls", as the messages name it */
+    const char *usage;
+    int (*parse)(int argc, char **argv, void *args);
+    const struct tally_verb *verbs;
+    size_t arena_bytes;
+};
+int tally_noun_main(const struct tally_noun *noun, const struct tally_ctx *ctx, int argc,
+                    char **argv, void *args);
+
 /* The noun commands: argv[0] is the noun ("topics", "configs"). */
 /* `cluster describe|new-id` (tally_cluster.c). */
 int tally_cluster_main(const struct tally_ctx *ctx, int argc, char **argv);
@@ -126,6 +146,12 @@ int tally_acls_main(const struct tally_ctx *ctx, int argc, char **argv);
 /* `quotas set|describe` (tally_quotas.c): client quotas, as kafka-configs.sh --entity-type
  * users|clients. */
 int tally_quotas_main(const struct tally_ctx *ctx, int argc, char **argv);
+
+/* `users scram set|describe|delete` (tally_users.c): SCRAM credentials
+ * (AlterUserScramCredentials, DescribeUserScramCredentials), as kafka-configs.sh
+ * --entity-type users manages them; the salted password is computed here, the password never
+ * sent. */
+int tally_users_main(const struct tally_ctx *ctx, int argc, char **argv);
 
 /* `transactions list|describe|find-hanging|abort` (tally_txn.c), as kafka-transactions.sh. */
 int tally_txn_main(const struct tally_ctx *ctx, int argc, char **argv);
