@@ -332,7 +332,11 @@ def test_raw_v0_tokens(sasl_broker):
     ({"inter.broker.listener.name": "SASL_PLAINTEXT"},
      "sasl.mechanism.inter.broker.protocol is GSSAPI"),
     ({"inter.broker.listener.name": "SASL_PLAINTEXT", "sasl.mechanism.inter.broker.protocol":
-      "SCRAM-SHA-256"}, "SCRAM-SHA-256/512 between brokers is not implemented yet"),
+      "SCRAM-SHA-256"}, "does not enable SCRAM-SHA-256"),
+    ({"inter.broker.listener.name": "SASL_PLAINTEXT", "sasl.mechanism.inter.broker.protocol":
+      "SCRAM-SHA-512", "listener.name.sasl_plaintext.sasl.enabled.mechanisms":
+      "PLAIN,SCRAM-SHA-512"}, "listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config: "
+     "SCRAM-SHA-512 sasl.jaas.config must start with"),
     ({"inter.broker.listener.name": "SASL_PLAINTEXT", "sasl.mechanism.inter.broker.protocol":
       "PLAIN", "listener.name.sasl_plaintext.plain.sasl.jaas.config":
       'org.apache.kafka.common.security.plain.PlainLoginModule required user_admin="x";'},
