@@ -239,6 +239,42 @@ static struct BrokerHeartbeatRequest broker_heartbeat = {2,     100,   42,
                                                          false, false, {log_dir_ids, 1}};
 static struct AllocateProducerIdsRequest allocate_producer_ids = {2, 17};
 
+/* Security (issue 17): SASL, ACLs, client quotas, SCRAM credentials. The SASL seeds are the
+ * first steps of PLAIN and of SCRAM-SHA-256 (RFC 7677's client-first); the ACLs name the
+ * resources and operations an enricher needs (docs/security.md). */
+static struct SaslHandshakeRequest sasl_handshake = {"PLAIN"};
+static const char plain_token[] = "\0alice\0alice-secret";
+static struct SaslAuthenticateRequest sasl_authenticate = {
+    {(const uint8_t *)plain_token, (int32_t)sizeof plain_token - 1, NULL}};
+static struct AclCreation acl_creations[] = {
+    {2, "orders", 3, "User:enricher", "*", 3, 3},      /* TOPIC LITERAL READ ALLOW */
+    {5, "enricher-", 4, "User:enricher", "*", 4, 3},   /* TRANSACTIONAL_ID PREFIXED WRITE */
+    {3, "enricher", 3, "User:bob", "127.0.0.1", 3, 2}, /* GROUP READ DENY from one host */
+    {4, "kafka-cluster", 3, "User:admin", "*", 2, 3}}; /* CLUSTER ALL */
+static struct CreateAclsRequest create_acls = {{acl_creations, 4}};
+static struct DescribeAclsRequest describe_acls = {2, "ord", 2, "User:enricher", NULL, 1, 1};
+static struct DeleteAclsFilter delete_filters[] = {{2, "orders", 3, "User:enricher", "*", 3, 3},
+                                                   {1, NULL, 1, NULL, NULL, 1, 1}};
+static struct DeleteAclsRequest delete_acls = {{delete_filters, 2}};
+static struct ComponentData quota_components[] = {{"user", 0, "alice"}, {"client-id", 1, NULL}};
+static struct DescribeClientQuotasRequest describe_quotas = {{quota_components, 2}, false};
+static struct EntityData quota_entity[] = {{"user", "alice"}, {"client-id", NULL}};
+static struct OpData quota_ops[] = {{"producer_byte_rate", 1048576, false},
+                                    {"consumer_byte_rate", 0, true}};
+static struct AlterEntryData quota_entries[] = {{{quota_entity, 2}, {quota_ops, 2}}};
+static struct AlterClientQuotasRequest alter_quotas = {{quota_entries, 1}, false};
+static struct UserName scram_users[] = {{"alice"}, {"nobody"}};
+static struct DescribeUserScramCredentialsRequest describe_scram = {{scram_users, 2}};
+static uint8_t scram_salt[16] = {0x5b, 0x6d, 0x99, 0x68, 0x9d, 0x12, 0x35, 0x8e,
+                                 0xec, 0xa0, 0x4b, 0x14, 0x12, 0x36, 0xfa, 0x81};
+static uint8_t scram_salted[64]; /* any 32 (SHA-256) or 64 (SHA-512) bytes are accepted */
+static struct ScramCredentialDeletion scram_deletions[] = {{"bob", 1}};
+static struct ScramCredentialUpsertion scram_upsertions[] = {
+    {"alice", 1, 4096, {scram_salt, 16, NULL}, {scram_salted, 32, NULL}},
+    {"alice", 2, 8192, {scram_salt, 16, NULL}, {scram_salted, 64, NULL}}};
+static struct AlterUserScramCredentialsRequest alter_scram = {{scram_deletions, 1},
+                                                              {scram_upsertions, 2}};
+
 static const void *request_for(int16_t key)
 {
     switch (key) {
@@ -328,6 +364,24 @@ static const void *request_for(int16_t key)
         return &broker_heartbeat;
     case PROTO_API_AllocateProducerIds:
         return &allocate_producer_ids;
+    case PROTO_API_SaslHandshake:
+        return &sasl_handshake;
+    case PROTO_API_SaslAuthenticate:
+        return &sasl_authenticate;
+    case PROTO_API_CreateAcls:
+        return &create_acls;
+    case PROTO_API_DescribeAcls:
+        return &describe_acls;
+    case PROTO_API_DeleteAcls:
+        return &delete_acls;
+    case PROTO_API_DescribeClientQuotas:
+        return &describe_quotas;
+    case PROTO_API_AlterClientQuotas:
+        return &alter_quotas;
+    case PROTO_API_DescribeUserScramCredentials:
+        return &describe_scram;
+    case PROTO_API_AlterUserScramCredentials:
+        return &alter_scram;
     }
     return NULL;
 }
