@@ -732,7 +732,7 @@ def test_a_leader_without_the_clients_listener_is_not_available_to_it(tmp_path):
                 n.stop(check=True)
 
 
-def test_tally_users_scram_set_describe_delete(shared_scram_broker):
+def test_tally_users_scram_set_describe_delete(shared_scram_broker, tmp_path):
     # `tally users scram` (kafka-configs.sh --entity-type users): the CLI salts the password
     # itself and sends only the salted one; real clients then log in with it.
     b = shared_scram_broker
@@ -770,6 +770,23 @@ def test_tally_users_scram_set_describe_delete(shared_scram_broker):
     assert tally("describe", "lee").stdout == ""
     r = tally("delete", "lee", "--mechanism", "SCRAM-SHA-256")
     assert r.returncode == 1 and "RESOURCE_NOT_FOUND" in r.stderr, r
+    # kafka-configs.sh --entity-type users (a link to tally by that name) maps onto it.
+    kafka_configs = str(tmp_path / "kafka-configs.sh")
+    os.symlink(os.path.abspath(harness.TALLY), kafka_configs)
+
+    def kcfg(*args):
+        return subprocess.run([kafka_configs, "--bootstrap-server", b.bootstrap, "--entity-type",
+                               "users"] + list(args), capture_output=True, text=True, timeout=60)
+    r = kcfg("--entity-name", "nia", "--alter", "--add-config",
+             "SCRAM-SHA-256=[iterations=8192,password=nia-pw],SCRAM-SHA-512=[password=nia-pw]")
+    assert r.returncode == 0, r
+    r = kcfg("--entity-name", "nia", "--describe")
+    assert r.stdout == ("SCRAM credential configs for user-principal 'nia' are "
+                        "SCRAM-SHA-256=iterations=8192, SCRAM-SHA-512=iterations=4096\n"), r
+    assert raw_scram(b, "nia", "nia-pw", "SCRAM-SHA-512")[0] == 0
+    assert kcfg("--entity-name", "nia", "--alter", "--delete-config",
+                "SCRAM-SHA-256").returncode == 0
+    assert raw_scram(b, "nia", "nia-pw", "SCRAM-SHA-256")[0] == 58
     # Refused on the command line: no password, two, too few iterations, another mechanism.
     for args in (["set", "x", "--mechanism", "SCRAM-SHA-256"],
                  ["set", "x", "--mechanism", "SCRAM-SHA-256", "--password", "a",
