@@ -3,7 +3,8 @@
  * first flexible and highest version. Plain, each is a frame without its 4-byte size prefix
  * (what fuzz_request.c takes). With --dispatch, each is [API key][version - min][body] (what
  * fuzz_dispatch.c takes), plus requests that make sense to a single broker: topics with one
- * replica, an idempotent and a gzip-compressed Produce. Usage: make_seeds [--dispatch] [dir]
+ * replica, an idempotent and a gzip-compressed Produce, and (*-sasl, the key's bit 7 set) some
+ * on fuzz_dispatch's SASL listener. Usage: make_seeds [--dispatch] [dir]
  * (default fuzz/seeds). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -387,6 +388,8 @@ static const void *request_for(int16_t key)
 }
 
 static bool dispatch_format;
+/* fuzz_dispatch's session bit (bit 7 of the key byte): the SASL listener. */
+static uint8_t session_bit;
 
 /* Writes `req` of `api` at `version` as dir/<API>-v<version><suffix>. */
 static int write_request(const char *dir, const struct proto_api *api, int16_t version,
@@ -407,7 +410,7 @@ static int write_request(const char *dir, const struct proto_api *api, int16_t v
          * flexible: fuzz_dispatch writes that header itself from two bytes. */
         hdr_len = 2 + 2 + 4 + 2 + 4 + (proto_api_flexible(api, version) ? 1 : 0);
         skip = 4 + hdr_len;
-        frame[skip - 2] = (uint8_t)api->key;
+        frame[skip - 2] = (uint8_t)(api->key | session_bit);
         frame[skip - 1] = (uint8_t)(version - api->min_version);
         skip -= 2;
     } else {
@@ -526,6 +529,31 @@ static int write_extra(const char *dir, int16_t key, const void *req, const char
     return 0;
 }
 
+/* With TALLY_FUZZ_AUTHZ, on the SASL listener: the SASL APIs unauthenticated (PLAIN and
+ * SCRAM-SHA-256's first step), the others authenticated as User:alice. */
+static struct SaslHandshakeRequest sasl_handshake_scram = {"SCRAM-SHA-256"};
+static const char scram_first[] = "n,,n=alice,r=rOprNGfwEbeRWgbNEkqO";
+static struct SaslAuthenticateRequest sasl_authenticate_scram = {
+    {(const uint8_t *)scram_first, (int32_t)sizeof scram_first - 1, NULL}};
+
+static int write_sasl_sessions(const char *dir)
+{
+    int rc;
+    session_bit = 0x80;
+    rc = write_extra(dir, PROTO_API_SaslHandshake, &sasl_handshake, "-sasl") ||
+         write_extra(dir, PROTO_API_SaslHandshake, &sasl_handshake_scram, "-sasl-scram") ||
+         write_extra(dir, PROTO_API_SaslAuthenticate, &sasl_authenticate, "-sasl") ||
+         write_extra(dir, PROTO_API_SaslAuthenticate, &sasl_authenticate_scram, "-sasl-scram") ||
+         write_extra(dir, PROTO_API_CreateAcls, &create_acls, "-sasl") ||
+         write_extra(dir, PROTO_API_DescribeAcls, &describe_acls, "-sasl") ||
+         write_extra(dir, PROTO_API_AlterUserScramCredentials, &alter_scram, "-sasl") ||
+         write_extra(dir, PROTO_API_CreateTopics, &create_local, "-local-sasl") ||
+         write_extra(dir, PROTO_API_Produce, &produce_idem, "-idempotent-sasl") ||
+         write_extra(dir, PROTO_API_Metadata, &metadata, "-sasl");
+    session_bit = 0;
+    return rc;
+}
+
 static int write_dispatch_extras(const char *dir)
 {
     if (make_batches() != 0)
@@ -542,7 +570,8 @@ static int write_dispatch_extras(const char *dir)
            write_extra(dir, PROTO_API_DescribeProducers, &describe_orders, "-orders") ||
            write_extra(dir, PROTO_API_DescribeLogDirs, &describe_all_log_dirs, "-all") ||
            write_extra(dir, PROTO_API_Fetch, &fetch_local, "-from-start") ||
-           write_extra(dir, PROTO_API_DeleteRecords, &delete_local, "-local");
+           write_extra(dir, PROTO_API_DeleteRecords, &delete_local, "-local") ||
+           write_sasl_sessions(dir);
 }
 
 int main(int argc, char **argv)
