@@ -725,8 +725,7 @@ static void on_sasl_authenticate(void *arg, int err, const void *resp)
 static void sasl_send(struct nc_node *n, const uint8_t *token, size_t len, net_client_cb cb)
 {
     struct nc_req *r;
-    struct SaslAuthenticateRequest rq = {
-        .AuthBytes = {.data = (uint8_t *)token, .len = (int32_t)len}};
+    struct SaslAuthenticateRequest rq = {.AuthBytes = {.data = token, .len = (int32_t)len}};
     int rc = req_new(n, PROTO_API_SaslAuthenticate, 2, &rq, cb, n, &r);
     if (rc != 0) {
         node_fail(n, rc);
@@ -828,7 +827,8 @@ static void on_sasl_handshake(void *arg, int err, const void *resp)
 /* TCP is connected (and TLS established): authenticate first when SASL is on. */
 static void node_setup(struct nc_node *n)
 {
-    struct SaslHandshakeRequest rq = {.Mechanism = (char *)n->client->opts.sasl_mechanism};
+    /* The mechanism's own (static) name: opts.sasl_mechanism is the caller's string. */
+    struct SaslHandshakeRequest rq = {.Mechanism = (char *)sasl_mech_name(n->client->sasl_mech)};
     struct nc_req *r;
     int rc;
 
