@@ -68,7 +68,7 @@ $(B)/asan/tallyd: $(A_MAIN) $(A_LIB)
 TOOL_LIB := $(B)/rel/src/base/err.o $(B)/rel/src/base/arena.o $(B)/rel/src/base/jhash.o \
             $(B)/rel/src/config/table.o \
             $(B)/rel/src/config/check.o \
-            $(B)/rel/src/sasl/scram.o \
+            $(B)/rel/src/sasl/sasl.o $(B)/rel/src/sasl/scram.o \
             $(patsubst %.c,$(B)/rel/%.o,$(wildcard src/proto/*.c))
 $(B)/tally: $(TOOL_SRC:%.c=$(B)/rel/%.o) $(TOOL_LIB)
 	$(CC) $(CFLAGS) -o $@ $^ $(TOOLLIBS)

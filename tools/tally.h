@@ -21,7 +21,24 @@ struct tally_ctx {
     /* Print as Kafka's tool of the same name does (the kafka-*.sh names of kafka_names.c):
      * the commands that honour it say so at their printers; the data asked for is the same. */
     bool kafka_format;
+    /* Client security of the wire-codec commands (acls, quotas, users scram: -X key=value or
+     * --command-config FILE, librdkafka's names): security.protocol NULL or "PLAINTEXT" (no
+     * login) or "SASL_PLAINTEXT" (tally_wire_connect logs in with sasl.mechanism PLAIN,
+     * SCRAM-SHA-256 or SCRAM-SHA-512 as sasl.username / sasl.password). */
+    const char *security_protocol, *sasl_mechanism, *sasl_username, *sasl_password;
 };
+
+/* One -X key=value of the above into ctx (tally_wire_sasl.c): TALLY_OK, TALLY_USAGE for a key
+ * other than those four or a protocol other than PLAINTEXT / SASL_PLAINTEXT, TALLY_FAIL for SSL
+ * and SASL_SSL (no TLS in the wire client yet); printed. tally_security_file reads a
+ * properties file of such lines (# and ! comments). Values live as long as the process. */
+int tally_security_option(struct tally_ctx *ctx, const char *kv);
+int tally_security_file(struct tally_ctx *ctx, const char *path);
+
+/* The SASL login of ctx on a connected socket (SaslHandshake v1, SaslAuthenticate v2: PLAIN,
+ * or SCRAM's two steps with the server's signature verified): TALLY_OK, or TALLY_FAIL after
+ * printing why, `what` naming the peer. */
+int tally_wire_sasl(const struct tally_ctx *ctx, int fd, const char *what);
 
 /* Prints "tally: <message>" on stderr and returns TALLY_FAIL. */
 int tally_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -61,7 +78,8 @@ char *tally_split_kv(const char *arg, const char **value);
 
 /* The shape shared by the noun commands on Tally's own codec (acls, quotas, users scram):
  * `NOUN VERB [OPTIONS]`. tally_noun_main prints `usage` (on stderr without a verb, on stdout
- * for -h/--help), refuses a verb not in `verbs` (naming those there are), parses the options
+ * for -h/--help), refuses a verb not in `verbs` (naming those there are), takes the client
+ * security options (-X key=value, --command-config FILE) out of the line, parses the rest
  * (argv[2] on) into `args` with `parse`, and runs the verb with an arena of `arena_bytes`
  * (freed after it). argv[0] is the noun, argv[1] the verb. Returns the verb's exit code. */
 struct arena;

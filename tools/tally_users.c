@@ -38,6 +38,8 @@ static const char scram_usage[] =
     "  admin client sends it. --password-stdin reads it from the first line of stdin.\n"
     "  describe lists each user's mechanisms and iteration counts (every user without NAME;\n"
     "  a NAME without credentials prints nothing, as kafka-configs.sh).\n"
+    "  On a SASL listener: -X security.protocol=SASL_PLAINTEXT -X sasl.mechanism=M\n"
+    "  -X sasl.username=U -X sasl.password=P, or those lines in --command-config FILE.\n"
     "\n"
     "  e.g. tally users scram set alice --mechanism SCRAM-SHA-512 --iterations 8192 \\\n"
     "            --password-stdin < alice.pw\n"

@@ -787,6 +787,35 @@ def test_tally_users_scram_set_describe_delete(shared_scram_broker, tmp_path):
     assert kcfg("--entity-name", "nia", "--alter", "--delete-config",
                 "SCRAM-SHA-256").returncode == 0
     assert raw_scram(b, "nia", "nia-pw", "SCRAM-SHA-256")[0] == 58
+    # On the SASL listener, with the client security settings (-X, or a properties file):
+    # SCRAM-SHA-512 as max, PLAIN as alice; a wrong password and no login are refused.
+    def sasl_tally(*args):
+        return subprocess.run([harness.TALLY, "-b", "127.0.0.1:%d" % b.sasl_port, "users",
+                               "scram", "describe", "max"] + list(args),
+                              capture_output=True, text=True, timeout=60)
+    max_line = "SCRAM credential configs for user-principal 'max' are " \
+               "SCRAM-SHA-512=iterations=4096\n"
+    r = sasl_tally("-X", "security.protocol=SASL_PLAINTEXT", "-X", "sasl.mechanism=SCRAM-SHA-512",
+                   "-X", "sasl.username=max", "-X", "sasl.password=max-pw")
+    assert (r.returncode, r.stdout) == (0, max_line), r
+    props = tmp_path / "client.properties"
+    props.write_text("# alice\nsecurity.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
+                     "sasl.username=alice\nsasl.password=alice-secret\n")
+    r = sasl_tally("--command-config", str(props))
+    assert (r.returncode, r.stdout) == (0, max_line), r
+    r = sasl_tally("-X", "security.protocol=SASL_PLAINTEXT", "-X", "sasl.mechanism=SCRAM-SHA-512",
+                   "-X", "sasl.username=max", "-X", "sasl.password=wrong")
+    assert r.returncode == 1 and "SASL authentication as max failed" in r.stderr, r
+    assert sasl_tally().returncode == 1
+    # Before the command the settings are global: librdkafka's commands take them too.
+    login = ["-X", "security.protocol=SASL_PLAINTEXT", "-X", "sasl.mechanism=SCRAM-SHA-512",
+             "-X", "sasl.username=max", "-X", "sasl.password=max-pw"]
+    for cmd, want in ((["users", "scram", "describe", "max"], max_line),
+                      (["topics", "list"], "sasl-cli-scram\n")):
+        r = subprocess.run([harness.TALLY, "-b", "127.0.0.1:%d" % b.sasl_port] + login + cmd,
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0 and want in r.stdout, r
+    assert sasl_tally("-X", "security.protocol=SSL").returncode == 1
     # Refused on the command line: no password, two, too few iterations, another mechanism.
     for args in (["set", "x", "--mechanism", "SCRAM-SHA-256"],
                  ["set", "x", "--mechanism", "SCRAM-SHA-256", "--password", "a",
