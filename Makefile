@@ -18,7 +18,7 @@ WARN     := -Wall -Wextra -Werror -Wshadow
 CFLAGS   ?= -O2 -g
 CPPFLAGS += -Isrc -MMD -MP
 LIBS     := -lraft -luv -llz4 -lzstd -lsnappy -lz -lm -lmicrohttpd -lssl -lcrypto -lpthread
-TOOLLIBS := -lrdkafka
+TOOLLIBS := -lrdkafka -lcrypto
 
 DEB_PKGS := build-essential pkg-config libuv1-dev libraft-dev zlib1g-dev liblz4-dev libzstd-dev \
             libsnappy-dev librdkafka-dev kcat python3-pytest python3-confluent-kafka \
@@ -63,10 +63,12 @@ $(B)/asan/tallyd: $(A_MAIN) $(A_LIB)
 	$(CC) $(ASAN) -o $@ $^ $(LIBS)
 
 # `tally producers` encodes DescribeProducers with the broker's own protocol codec; `tally
-# configs --help` prints the broker's own config table.
+# configs --help` prints the broker's own config table; `tally users scram set` salts the
+# password with the broker's own SCRAM code (src/sasl/scram.c, OpenSSL's libcrypto).
 TOOL_LIB := $(B)/rel/src/base/err.o $(B)/rel/src/base/arena.o $(B)/rel/src/base/jhash.o \
             $(B)/rel/src/config/table.o \
             $(B)/rel/src/config/check.o \
+            $(B)/rel/src/sasl/sasl.o $(B)/rel/src/sasl/scram.o \
             $(patsubst %.c,$(B)/rel/%.o,$(wildcard src/proto/*.c))
 $(B)/tally: $(TOOL_SRC:%.c=$(B)/rel/%.o) $(TOOL_LIB)
 	$(CC) $(CFLAGS) -o $@ $^ $(TOOLLIBS)

@@ -5,7 +5,8 @@
  * as one request over a loopback connection, through net and dispatch into the handlers.
  *
  * Input layout (so that most inputs reach a handler rather than the decoder's errors):
- *   byte 0     API key; a key without a handler picks one by key % number of handlers.
+ *   byte 0     low 7 bits: the API key; a key without a handler picks one by key % number of
+ *              handlers. Bit 7 (with TALLY_FUZZ_AUTHZ): the session, below.
  *              0xff: raw mode, the rest is a whole frame after its size (header + body).
  *   byte 1     low 7 bits: the version, min + b % (max - min + 1); bit 7 keeps record
  *              batch CRCs as sent (by default they are fixed up, so that a mutated batch
@@ -31,7 +32,13 @@
  * fuzz_dispatch file1 file2 ...). TALLY_FUZZ_AUTHZ=1 turns the authorizer on
  * (StandardAuthorizer with allow.everyone.if.no.acl.found, so that requests are served until
  * the inputs' own CreateAcls name their resources), so inputs reach the authorization paths
- * and the ACL APIs past SECURITY_DISABLED. */
+ * and the ACL APIs past SECURITY_DISABLED, and opens a SASL_PLAINTEXT listener beside the
+ * PLAINTEXT one (PLAIN user alice, SCRAM-SHA-256/512 users from the inputs' own
+ * AlterUserScramCredentials). Bit 7 of byte 0 then picks the session: clear, the PLAINTEXT
+ * listener, principal User:ANONYMOUS; set, the SASL listener: SaslHandshake and
+ * SaslAuthenticate go on a fresh unauthenticated connection (the exchange from its start),
+ * every other API on a connection authenticated first as User:alice (PLAIN), so the same
+ * requests are authorized for an authenticated principal too. */
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
@@ -92,6 +99,7 @@ static struct {
     struct txn *txn;
     struct net_client *client; /* txn's producer-id blocks, over loopback as in tallyd */
     struct net_server *net;
+    struct net_server *net_sasl; /* TALLY_FUZZ_AUTHZ: the SASL_PLAINTEXT listener */
     struct dispatch dispatch;
     bool registering, registered, start_failed, meta_stopped;
     bool trace; /* TALLY_FUZZ_TRACE set: print the start of every response */
@@ -235,8 +243,26 @@ static void start_listener(void)
         srv.start_failed = true;
         return;
     }
-    if (net_server_start(&srv.loop, &no, dispatch_request, &srv.dispatch, &srv.net) != 0)
+    if (net_server_start(&srv.loop, &no, dispatch_request, &srv.dispatch, &srv.net) != 0) {
         srv.start_failed = true;
+        return;
+    }
+    /* The SASL listener (start_broker configured it with the authorizer): as tallyd's
+     * start_listener, SCRAM users are the metadata image's. */
+    srv.dispatch.cfg = &srv.cfg;
+    for (size_t i = 0; i < srv.cfg.n_listeners; i++) {
+        struct server_listener *l = &srv.cfg.listeners[i];
+        if (l->security_protocol != SERVER_SASL_PLAINTEXT)
+            continue;
+        l->sasl.scram_lookup = dispatch_sasl_scram_lookup;
+        l->sasl.scram_arg = srv.meta;
+        no.host = l->host;
+        no.port = l->port;
+        no.listener = l->name;
+        no.sasl = true;
+        if (net_server_start(&srv.loop, &no, dispatch_request, &srv.dispatch, &srv.net_sasl) != 0)
+            srv.start_failed = true;
+    }
 }
 
 static void on_registered(void *arg, int err)
@@ -315,6 +341,10 @@ static void stop_broker(void)
         goto out;
     net_server_stop(srv.net, on_stopped, &net_done);
     srv.net = NULL;
+    if (srv.net_sasl) {
+        net_server_stop(srv.net_sasl, NULL, NULL);
+        srv.net_sasl = NULL;
+    }
     broker_stop(srv.broker, on_broker_stopped, NULL);
     run_until(&srv.meta_stopped, 20000);
     run_until(&net_done, 5000);
@@ -382,8 +412,9 @@ static bool started(void)
 
 static void start_broker(void)
 {
-    char plain[64], ctrl[64], listeners[160], voters[96], dirs[96];
-    int p1 = free_port(), p2 = free_port();
+    char plain[64], ctrl[64], listeners[240], voters[96], dirs[96];
+    int p1 = free_port(), p2 = free_port(), p3 = -1;
+    bool authz = getenv("TALLY_FUZZ_AUTHZ") != NULL;
     const char *lvl = getenv("TALLY_FUZZ_LOG");
     const char *stall = getenv("TALLY_FUZZ_STALL_MS");
     uv_timer_t timer;
@@ -398,32 +429,40 @@ static void start_broker(void)
     snprintf(srv.dir, sizeof srv.dir, "/tmp/tally-fuzz-%d-XXXXXX", (int)getpid());
     for (int i = 0; i < 10 && p2 == p1; i++)
         p2 = free_port();
-    if (mkdtemp(srv.dir) == NULL || p1 < 0 || p2 < 0 || p1 == p2)
+    for (int i = 0; authz && i < 10 && (p3 < 0 || p3 == p1 || p3 == p2); i++)
+        p3 = free_port();
+    if (mkdtemp(srv.dir) == NULL || p1 < 0 || p2 < 0 || p1 == p2 ||
+        (authz && (p3 < 0 || p3 == p1 || p3 == p2)))
         die("cannot make a temporary data dir or find free ports");
     atexit(stop_broker);
     snprintf(plain, sizeof plain, "127.0.0.1:%d", p1);
     snprintf(ctrl, sizeof ctrl, "127.0.0.1:%d", p2);
-    snprintf(listeners, sizeof listeners, "listeners=PLAINTEXT://%s,CONTROLLER://%s", plain, ctrl);
+    if (authz)
+        snprintf(listeners, sizeof listeners,
+                 "listeners=PLAINTEXT://%s,SASL_PLAINTEXT://127.0.0.1:%d,CONTROLLER://%s", plain,
+                 p3, ctrl);
+    else
+        snprintf(listeners, sizeof listeners, "listeners=PLAINTEXT://%s,CONTROLLER://%s", plain,
+                 ctrl);
     snprintf(voters, sizeof voters, "controller.quorum.voters=1@%s", ctrl);
     snprintf(dirs, sizeof dirs, "log.dirs=%s", srv.dir);
     /* Small segments and retention keep the data dir small whatever the inputs produce. */
-    char *argv[] = {"fuzz_dispatch",
+    char *argv[] = {"fuzz_dispatch", "--set", "node.id=1", "--set", listeners, "--set", voters,
+                    "--set", dirs, "--set", "log.segment.bytes=1048576", "--set",
+                    "log.retention.bytes=4194304", "--set", "log.retention.check.interval.ms=1000",
+                    /* With the authorizer: the SASL listener (and no delay before closing a
+                     * failed authentication, which would only slow the inputs down). */
                     "--set",
-                    "node.id=1",
+                    "listener.name.sasl_plaintext.sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,"
+                    "SCRAM-SHA-512",
                     "--set",
-                    listeners,
-                    "--set",
-                    voters,
-                    "--set",
-                    dirs,
-                    "--set",
-                    "log.segment.bytes=1048576",
-                    "--set",
-                    "log.retention.bytes=4194304",
-                    "--set",
-                    "log.retention.check.interval.ms=1000",
-                    NULL};
-    if (server_config_parse((int)(sizeof argv / sizeof *argv) - 1, argv, &srv.cfg) != 0)
+                    "listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common."
+                    "security.plain.PlainLoginModule required user_alice=\"alice-secret\";",
+                    "--set", "connection.failed.authentication.delay.ms=0", NULL};
+    int n_args = (int)(sizeof argv / sizeof *argv) - 1 - (authz ? 0 : 6);
+    if (!authz)
+        argv[n_args] = NULL;
+    if (server_config_parse(n_args, argv, &srv.cfg) != 0)
         die("server_config_parse failed");
     srv.have_cfg = true;
     if (server_format_dir(&srv.cfg) != 0 || server_check_start(&srv.cfg) != 0)
@@ -465,6 +504,8 @@ static struct {
     int16_t version;
     int32_t cid, sentinel_cid;
     bool check_response, done;
+    /* The session (TALLY_FUZZ_AUTHZ): on the SASL listener, and authenticated there. */
+    bool on_sasl, authed;
 } cli;
 
 static void on_client_closed(uv_handle_t *h)
@@ -479,6 +520,7 @@ static void client_close(void)
     cli.tcp = NULL;
     cli.connected = false;
     cli.closed = true;
+    cli.authed = false;
     cli.in_len = 0;
 }
 
@@ -622,7 +664,7 @@ static void client_connect(void)
         die("out of memory");
     uv_tcp_init(&srv.loop, cli.tcp);
     uv_tcp_nodelay(cli.tcp, 1);
-    uv_ip4_addr("127.0.0.1", net_server_port(srv.net), &sa);
+    uv_ip4_addr("127.0.0.1", net_server_port(cli.on_sasl ? srv.net_sasl : srv.net), &sa);
     cli.connected = cli.closed = false;
     cli.in_len = 0;
     if (uv_tcp_connect(c, cli.tcp, (struct sockaddr *)&sa, on_connect) != 0)
@@ -728,6 +770,16 @@ static const int16_t handled_keys[] = {
     PROTO_API_DescribeCluster,
     PROTO_API_DescribeProducers,
     PROTO_API_DescribeLogDirs,
+    /* Security (issue 17): reachable past SECURITY_DISABLED with TALLY_FUZZ_AUTHZ. */
+    PROTO_API_SaslHandshake,
+    PROTO_API_SaslAuthenticate,
+    PROTO_API_CreateAcls,
+    PROTO_API_DescribeAcls,
+    PROTO_API_DeleteAcls,
+    PROTO_API_DescribeClientQuotas,
+    PROTO_API_AlterClientQuotas,
+    PROTO_API_DescribeUserScramCredentials,
+    PROTO_API_AlterUserScramCredentials,
 };
 #define N_HANDLED (sizeof handled_keys / sizeof *handled_keys)
 
@@ -974,6 +1026,47 @@ static void bound_resources(void)
     exchange(frame, len, api, 5, next_cid++ & 0x3fffffff, true);
 }
 
+/* ---- sessions ------------------------------------------------------------------------------ */
+
+/* One request of the harness's own on the current connection, answered before it returns. */
+static void own_request(int16_t key, int16_t version, const void *req)
+{
+    const struct proto_api *api = proto_api_find(key);
+    int32_t cid = next_cid++ & 0x3fffffff;
+    uint8_t *frame;
+    size_t len;
+    if (proto_encode_request(api, version, cid, "fuzz", req, &frame, &len) != 0)
+        die("out of memory");
+    exchange(frame, len, api, version, cid, true);
+}
+
+/* Puts the connection in the session the input asks for (see the top of this file): the
+ * PLAINTEXT listener, a fresh unauthenticated SASL connection for the SASL APIs, or one
+ * authenticated as User:alice for every other API. */
+static void use_session(bool sasl, int16_t key)
+{
+    bool sasl_api = key == PROTO_API_SaslHandshake || key == PROTO_API_SaslAuthenticate;
+    bool want_authed = sasl && !sasl_api;
+
+    sasl = sasl && srv.net_sasl != NULL;
+    if (cli.tcp && cli.on_sasl == sasl && (!sasl || (want_authed && cli.authed)))
+        return;
+    client_close();
+    cli.on_sasl = sasl;
+    client_connect();
+    if (!sasl || !want_authed)
+        return;
+    static const char token[] = "\0alice\0alice-secret";
+    struct SaslHandshakeRequest hs = {(char *)"PLAIN"};
+    struct SaslAuthenticateRequest au = {{(const uint8_t *)token, (int32_t)sizeof token - 1, NULL}};
+    own_request(PROTO_API_SaslHandshake, 1, &hs);
+    if (cli.tcp)
+        own_request(PROTO_API_SaslAuthenticate, 2, &au);
+    if (cli.tcp == NULL)
+        die("the SASL listener refused User:alice's PLAIN login");
+    cli.authed = true;
+}
+
 /* ---- libFuzzer ----------------------------------------------------------------------------- */
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -1012,11 +1105,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (size - 1 >= 8)
             cid = (int32_t)((uint32_t)data[5] << 24 | (uint32_t)data[6] << 16 |
                             (uint32_t)data[7] << 8 | data[8]);
+        use_session(false, -1);
         exchange(frame, len, NULL, 0, cid, false);
         goto out;
     }
 
-    api = pick_api(data[0]);
+    api = pick_api(data[0] & 0x7f);
+    use_session((data[0] & 0x80) != 0, api->key);
     version =
         (int16_t)(api->min_version + (data[1] & 0x7f) % (api->max_version - api->min_version + 1));
     a = arena_new(1 << 20);

@@ -3,7 +3,8 @@
  * first flexible and highest version. Plain, each is a frame without its 4-byte size prefix
  * (what fuzz_request.c takes). With --dispatch, each is [API key][version - min][body] (what
  * fuzz_dispatch.c takes), plus requests that make sense to a single broker: topics with one
- * replica, an idempotent and a gzip-compressed Produce. Usage: make_seeds [--dispatch] [dir]
+ * replica, an idempotent and a gzip-compressed Produce, and (*-sasl, the key's bit 7 set) some
+ * on fuzz_dispatch's SASL listener. Usage: make_seeds [--dispatch] [dir]
  * (default fuzz/seeds). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -239,6 +240,42 @@ static struct BrokerHeartbeatRequest broker_heartbeat = {2,     100,   42,
                                                          false, false, {log_dir_ids, 1}};
 static struct AllocateProducerIdsRequest allocate_producer_ids = {2, 17};
 
+/* Security (issue 17): SASL, ACLs, client quotas, SCRAM credentials. The SASL seeds are the
+ * first steps of PLAIN and of SCRAM-SHA-256 (RFC 7677's client-first); the ACLs name the
+ * resources and operations an enricher needs (docs/security.md). */
+static struct SaslHandshakeRequest sasl_handshake = {"PLAIN"};
+static const char plain_token[] = "\0alice\0alice-secret";
+static struct SaslAuthenticateRequest sasl_authenticate = {
+    {(const uint8_t *)plain_token, (int32_t)sizeof plain_token - 1, NULL}};
+static struct AclCreation acl_creations[] = {
+    {2, "orders", 3, "User:enricher", "*", 3, 3},      /* TOPIC LITERAL READ ALLOW */
+    {5, "enricher-", 4, "User:enricher", "*", 4, 3},   /* TRANSACTIONAL_ID PREFIXED WRITE */
+    {3, "enricher", 3, "User:bob", "127.0.0.1", 3, 2}, /* GROUP READ DENY from one host */
+    {4, "kafka-cluster", 3, "User:admin", "*", 2, 3}}; /* CLUSTER ALL */
+static struct CreateAclsRequest create_acls = {{acl_creations, 4}};
+static struct DescribeAclsRequest describe_acls = {2, "ord", 2, "User:enricher", NULL, 1, 1};
+static struct DeleteAclsFilter delete_filters[] = {{2, "orders", 3, "User:enricher", "*", 3, 3},
+                                                   {1, NULL, 1, NULL, NULL, 1, 1}};
+static struct DeleteAclsRequest delete_acls = {{delete_filters, 2}};
+static struct ComponentData quota_components[] = {{"user", 0, "alice"}, {"client-id", 1, NULL}};
+static struct DescribeClientQuotasRequest describe_quotas = {{quota_components, 2}, false};
+static struct EntityData quota_entity[] = {{"user", "alice"}, {"client-id", NULL}};
+static struct OpData quota_ops[] = {{"producer_byte_rate", 1048576, false},
+                                    {"consumer_byte_rate", 0, true}};
+static struct AlterEntryData quota_entries[] = {{{quota_entity, 2}, {quota_ops, 2}}};
+static struct AlterClientQuotasRequest alter_quotas = {{quota_entries, 1}, false};
+static struct UserName scram_users[] = {{"alice"}, {"nobody"}};
+static struct DescribeUserScramCredentialsRequest describe_scram = {{scram_users, 2}};
+static uint8_t scram_salt[16] = {0x5b, 0x6d, 0x99, 0x68, 0x9d, 0x12, 0x35, 0x8e,
+                                 0xec, 0xa0, 0x4b, 0x14, 0x12, 0x36, 0xfa, 0x81};
+static uint8_t scram_salted[64]; /* any 32 (SHA-256) or 64 (SHA-512) bytes are accepted */
+static struct ScramCredentialDeletion scram_deletions[] = {{"bob", 1}};
+static struct ScramCredentialUpsertion scram_upsertions[] = {
+    {"alice", 1, 4096, {scram_salt, 16, NULL}, {scram_salted, 32, NULL}},
+    {"alice", 2, 8192, {scram_salt, 16, NULL}, {scram_salted, 64, NULL}}};
+static struct AlterUserScramCredentialsRequest alter_scram = {{scram_deletions, 1},
+                                                              {scram_upsertions, 2}};
+
 static const void *request_for(int16_t key)
 {
     switch (key) {
@@ -328,11 +365,31 @@ static const void *request_for(int16_t key)
         return &broker_heartbeat;
     case PROTO_API_AllocateProducerIds:
         return &allocate_producer_ids;
+    case PROTO_API_SaslHandshake:
+        return &sasl_handshake;
+    case PROTO_API_SaslAuthenticate:
+        return &sasl_authenticate;
+    case PROTO_API_CreateAcls:
+        return &create_acls;
+    case PROTO_API_DescribeAcls:
+        return &describe_acls;
+    case PROTO_API_DeleteAcls:
+        return &delete_acls;
+    case PROTO_API_DescribeClientQuotas:
+        return &describe_quotas;
+    case PROTO_API_AlterClientQuotas:
+        return &alter_quotas;
+    case PROTO_API_DescribeUserScramCredentials:
+        return &describe_scram;
+    case PROTO_API_AlterUserScramCredentials:
+        return &alter_scram;
     }
     return NULL;
 }
 
 static bool dispatch_format;
+/* fuzz_dispatch's session bit (bit 7 of the key byte): the SASL listener. */
+static uint8_t session_bit;
 
 /* Writes `req` of `api` at `version` as dir/<API>-v<version><suffix>. */
 static int write_request(const char *dir, const struct proto_api *api, int16_t version,
@@ -353,7 +410,7 @@ static int write_request(const char *dir, const struct proto_api *api, int16_t v
          * flexible: fuzz_dispatch writes that header itself from two bytes. */
         hdr_len = 2 + 2 + 4 + 2 + 4 + (proto_api_flexible(api, version) ? 1 : 0);
         skip = 4 + hdr_len;
-        frame[skip - 2] = (uint8_t)api->key;
+        frame[skip - 2] = (uint8_t)(api->key | session_bit);
         frame[skip - 1] = (uint8_t)(version - api->min_version);
         skip -= 2;
     } else {
@@ -472,6 +529,31 @@ static int write_extra(const char *dir, int16_t key, const void *req, const char
     return 0;
 }
 
+/* With TALLY_FUZZ_AUTHZ, on the SASL listener: the SASL APIs unauthenticated (PLAIN and
+ * SCRAM-SHA-256's first step), the others authenticated as User:alice. */
+static struct SaslHandshakeRequest sasl_handshake_scram = {"SCRAM-SHA-256"};
+static const char scram_first[] = "n,,n=alice,r=rOprNGfwEbeRWgbNEkqO";
+static struct SaslAuthenticateRequest sasl_authenticate_scram = {
+    {(const uint8_t *)scram_first, (int32_t)sizeof scram_first - 1, NULL}};
+
+static int write_sasl_sessions(const char *dir)
+{
+    int rc;
+    session_bit = 0x80;
+    rc = write_extra(dir, PROTO_API_SaslHandshake, &sasl_handshake, "-sasl") ||
+         write_extra(dir, PROTO_API_SaslHandshake, &sasl_handshake_scram, "-sasl-scram") ||
+         write_extra(dir, PROTO_API_SaslAuthenticate, &sasl_authenticate, "-sasl") ||
+         write_extra(dir, PROTO_API_SaslAuthenticate, &sasl_authenticate_scram, "-sasl-scram") ||
+         write_extra(dir, PROTO_API_CreateAcls, &create_acls, "-sasl") ||
+         write_extra(dir, PROTO_API_DescribeAcls, &describe_acls, "-sasl") ||
+         write_extra(dir, PROTO_API_AlterUserScramCredentials, &alter_scram, "-sasl") ||
+         write_extra(dir, PROTO_API_CreateTopics, &create_local, "-local-sasl") ||
+         write_extra(dir, PROTO_API_Produce, &produce_idem, "-idempotent-sasl") ||
+         write_extra(dir, PROTO_API_Metadata, &metadata, "-sasl");
+    session_bit = 0;
+    return rc;
+}
+
 static int write_dispatch_extras(const char *dir)
 {
     if (make_batches() != 0)
@@ -488,7 +570,8 @@ static int write_dispatch_extras(const char *dir)
            write_extra(dir, PROTO_API_DescribeProducers, &describe_orders, "-orders") ||
            write_extra(dir, PROTO_API_DescribeLogDirs, &describe_all_log_dirs, "-all") ||
            write_extra(dir, PROTO_API_Fetch, &fetch_local, "-from-start") ||
-           write_extra(dir, PROTO_API_DeleteRecords, &delete_local, "-local");
+           write_extra(dir, PROTO_API_DeleteRecords, &delete_local, "-local") ||
+           write_sasl_sessions(dir);
 }
 
 int main(int argc, char **argv)

@@ -59,8 +59,9 @@ struct server_config {
      * outbound connection (net_client_options): SSL / SASL_SSL: a client TLS context from
      * the listener's own ssl.* settings (its truststore verifies the peer, its keystore is
      * presented when the peer asks), else NULL. SASL_PLAINTEXT / SASL_SSL: the mechanism of
-     * sasl.mechanism.inter.broker.protocol (PLAIN) and the login of the listener's
-     * listener.name.<l>.plain.sasl.jaas.config (username, password), else ib_sasl_mech "". */
+     * sasl.mechanism.inter.broker.protocol (PLAIN, SCRAM-SHA-256/512) and the login of the
+     * listener's listener.name.<l>.<mechanism>.sasl.jaas.config (username, password), else
+     * ib_sasl_mech "". */
     struct tls_ctx *ib_tls;
     bool ib_verify_host; /* ssl.endpoint.identification.algorithm=https (Kafka's default) */
     char ib_sasl_mech[32];

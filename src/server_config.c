@@ -353,30 +353,38 @@ static int parse_inter_broker_client(const struct props *p, const struct server_
     const char *mech = props_get(p, "sasl.mechanism.inter.broker.protocol");
     if (mech == NULL || *mech == '\0')
         mech = "GSSAPI";
-    if (strcmp(mech, "PLAIN") != 0) {
+    enum sasl_mech m = sasl_mech_from_name(mech);
+    if (m == SASL_MECH_NONE) {
         fprintf(stderr,
                 "tallyd: sasl.mechanism.inter.broker.protocol is %s: brokers authenticate to each "
-                "other with PLAIN only for now (SCRAM-SHA-256/512 between brokers is not "
-                "implemented yet, GSSAPI and OAUTHBEARER not at all); set it to PLAIN\n",
+                "other with PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 (GSSAPI and OAUTHBEARER are not "
+                "implemented)\n",
                 mech);
         return -1;
     }
-    if (!sasl_config_enabled(&l->sasl, SASL_MECH_PLAIN)) {
+    if (!sasl_config_enabled(&l->sasl, m)) {
         fprintf(stderr,
-                "tallyd: the inter-broker listener %s does not enable PLAIN "
+                "tallyd: the inter-broker listener %s does not enable %s "
                 "(listener.name.%s.sasl.enabled.mechanisms), which "
                 "sasl.mechanism.inter.broker.protocol names\n",
-                l->name, listener_lower(l->name));
+                l->name, mech, listener_lower(l->name));
         return -1;
     }
-    const char *jaas = listener_prop(p, l->name, "plain.sasl.jaas.config");
-    if (sasl_jaas_login(SASL_MECH_PLAIN, jaas, cfg->ib_sasl_user, sizeof cfg->ib_sasl_user,
-                        cfg->ib_sasl_pass, sizeof cfg->ib_sasl_pass, why, sizeof why) != 0) {
-        fprintf(stderr, "tallyd: listener.name.%s.plain.sasl.jaas.config: %s\n",
-                listener_lower(l->name), why);
+    /* The broker's own login: the listener's JAAS config for that mechanism
+     * (listener.name.<l>.scram-sha-512.sasl.jaas.config for SCRAM-SHA-512), as Kafka's. */
+    char key[64], lower[32];
+    size_t k = 0;
+    for (const char *q = mech; *q && k + 1 < sizeof lower; q++)
+        lower[k++] = (char)(*q >= 'A' && *q <= 'Z' ? *q - 'A' + 'a' : *q);
+    lower[k] = '\0';
+    snprintf(key, sizeof key, "%s.sasl.jaas.config", lower);
+    const char *jaas = listener_prop(p, l->name, key);
+    if (sasl_jaas_login(m, jaas, cfg->ib_sasl_user, sizeof cfg->ib_sasl_user, cfg->ib_sasl_pass,
+                        sizeof cfg->ib_sasl_pass, why, sizeof why) != 0) {
+        fprintf(stderr, "tallyd: listener.name.%s.%s: %s\n", listener_lower(l->name), key, why);
         return -1;
     }
-    snprintf(cfg->ib_sasl_mech, sizeof cfg->ib_sasl_mech, "PLAIN");
+    snprintf(cfg->ib_sasl_mech, sizeof cfg->ib_sasl_mech, "%s", mech);
     return 0;
 }
 

@@ -400,7 +400,9 @@ static const char configs_usage[] =
     "cluster-wide broker defaults (--alter only). ACTION is one of:\n"
     "  --describe [--all]                  the configs set on the entity (every config: --all)\n"
     "  --alter [--add-config K=V,K2=[A,B]] [--delete-config K,K2]\n"
-    "Also --command-config FILE (only a file without properties), --help. Users, clients, IPs and\n"
+    "--entity-type users --entity-name NAME: SCRAM credentials, as tally users scram:\n"
+    "  --alter --add-config 'SCRAM-SHA-512=[iterations=8192,password=P]' | --delete-config M\n"
+    "Also --command-config FILE (only a file without properties), --help. Clients, IPs and\n"
     "broker loggers are refused with the tally command to use.\n";
 
 static const struct kn_opt configs_opts[] = {
@@ -421,8 +423,8 @@ static const struct kn_opt configs_opts[] = {
 
 static const struct kn_refusal configs_refused[] = {
     {"--add-config-file", "tally configs alter --topic T --set K=V ..."},
-    {"--user", "tally configs (Tally has no client quotas or SCRAM users yet)"},
-    {"--client", "tally configs (Tally has no client quotas yet)"},
+    {"--user", "--entity-type users --entity-name NAME, or tally users scram / tally quotas"},
+    {"--client", "tally quotas (--client-id)"},
     {"--ip", "tally configs (Tally has no connection quotas yet)"},
     {"--broker-logger", "tally configs describe --broker ID"},
     {"--force", "tally configs alter"},
@@ -468,6 +470,121 @@ static int kn_add_configs(const struct kn_tool *t, char *s, struct kn_argv *a)
     return 0;
 }
 
+/* One SCRAM entry of --add-config, "SCRAM-SHA-512=[iterations=8192,password=...]" (brackets
+ * optional for one key), set with `tally users scram set`. Kafka's default iterations: 4096. */
+static int kn_scram_set(const struct kn_tool *t, struct tally_ctx *ctx, const char *user, char *e)
+{
+    struct kn_argv a = {.n = 0};
+    char *eq = strchr(e, '=');
+    const char *iterations = NULL, *password = NULL;
+
+    if (eq == NULL)
+        return kn_error(t, "--add-config needs K=V entries, not '%s'", e);
+    *eq = '\0';
+    char *v = eq + 1;
+    size_t vl = strlen(v);
+    if (vl >= 2 && v[0] == '[' && v[vl - 1] == ']') {
+        v[vl - 1] = '\0';
+        v++;
+    }
+    if (strcmp(e, "SCRAM-SHA-256") != 0 && strcmp(e, "SCRAM-SHA-512") != 0)
+        return kn_refuse(t, "a users config other than SCRAM-SHA-256/512",
+                         "tally quotas set --user NAME --add-config K=V");
+    for (char *kv = strtok(v, ","); kv; kv = strtok(NULL, ",")) {
+        if (strncmp(kv, "iterations=", 11) == 0)
+            iterations = kv + 11;
+        else if (strncmp(kv, "password=", 9) == 0)
+            password = kv + 9;
+        else
+            return kn_error(t, "%s takes iterations= and password=, not '%s'", e, kv);
+    }
+    if (password == NULL)
+        return kn_error(t, "%s needs password=", e);
+    av_add(&a, "users");
+    av_add(&a, "scram");
+    av_add(&a, "set");
+    av_add(&a, user);
+    av_add(&a, "--mechanism");
+    av_add(&a, e);
+    av_add(&a, "--password");
+    av_add(&a, password);
+    if (iterations) {
+        av_add(&a, "--iterations");
+        av_add(&a, iterations);
+    }
+    return kn_call(t, ctx, tally_users_main, &a);
+}
+
+/* --entity-type users: SCRAM credentials (tally users scram). --describe shows them for the
+ * user (every user without --entity-name); --alter --add-config sets each SCRAM entry,
+ * --delete-config SCRAM-SHA-256,... deletes. Quota keys are refused naming tally quotas. */
+static int kn_users(const struct kn_tool *t, struct tally_ctx *ctx, struct kn_opt *o, int act,
+                    const char *name)
+{
+    struct kn_argv a = {.n = 0};
+    int rc = 1;
+    char *add = NULL, *del = NULL;
+
+    av_add(&a, "users");
+    av_add(&a, "scram");
+    if (act == C_DESCRIBE) {
+        av_add(&a, "describe");
+        if (name)
+            av_add(&a, name);
+        return kn_call(t, ctx, tally_users_main, &a);
+    }
+    if (name == NULL)
+        return kn_error(t, "--alter of users needs --entity-name");
+    if (!kn_has(o, "--add-config") && !kn_has(o, "--delete-config"))
+        return kn_error(t, "At least one of --add-config or --delete-config must be specified "
+                           "with --alter");
+    if (kn_has(o, "--add-config")) {
+        if ((add = strdup(kn_val(o, "--add-config"))) == NULL)
+            return kn_error(t, "out of memory");
+        /* Entries separated by commas outside [...]; each is set on its own. */
+        char *start = add;
+        int depth = 0;
+        for (char *r = add;; r++) {
+            if (*r == '[')
+                depth++;
+            else if (*r == ']' && depth > 0)
+                depth--;
+            if ((*r == ',' && depth == 0) || *r == '\0') {
+                bool end = *r == '\0';
+                *r = '\0';
+                if (*start != '\0' && kn_scram_set(t, ctx, name, start) != 0)
+                    goto out;
+                if (end)
+                    break;
+                start = r + 1;
+            }
+        }
+    }
+    if (kn_has(o, "--delete-config")) {
+        if ((del = strdup(kn_val(o, "--delete-config"))) == NULL) {
+            kn_error(t, "out of memory");
+            goto out;
+        }
+        for (const char *k = strtok(del, ","); k; k = strtok(NULL, ","))
+            if (strcmp(k, "SCRAM-SHA-256") != 0 && strcmp(k, "SCRAM-SHA-512") != 0) {
+                kn_refuse(t, "a users config other than SCRAM-SHA-256/512",
+                          "tally quotas set --user NAME --delete-config K");
+                goto out;
+            }
+        av_add(&a, "delete");
+        av_add(&a, name);
+        av_add(&a, "--mechanism");
+        av_add(&a, kn_val(o, "--delete-config"));
+        if (kn_call(t, ctx, tally_users_main, &a) != 0)
+            goto out;
+    }
+    rc = 0;
+out:
+    free(add);
+    free(del);
+    return rc;
+}
+
 static int kn_configs(const struct kn_tool *t, struct tally_ctx *ctx, struct kn_opt *o,
                       const char *sub)
 {
@@ -494,9 +611,13 @@ static int kn_configs(const struct kn_tool *t, struct tally_ctx *ctx, struct kn_
     }
     if (type == NULL)
         return kn_error(t, "Missing required argument \"[entity-type]\"");
+    if (strcmp(type, "users") == 0 && !defaults)
+        return kn_users(t, ctx, o, act, name);
     if (strcmp(type, "topics") != 0 && strcmp(type, "brokers") != 0)
-        return kn_refuse(t, "--entity-type other than topics and brokers",
-                         "tally configs (Tally has topic and broker configs only)");
+        return kn_refuse(
+            t, "--entity-type other than topics and brokers",
+            "tally configs (topic and broker configs), tally users scram (users' SCRAM "
+            "credentials), tally quotas");
     if (defaults && strcmp(type, "topics") == 0)
         return kn_error(t, "--entity-default is for brokers only");
     if (!defaults && name == NULL)

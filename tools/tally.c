@@ -5,6 +5,8 @@
 
 #include "kafka_names.h"
 
+#include "base/arena.h"
+
 #include <errno.h>
 #include <libgen.h>
 #include <stdarg.h>
@@ -44,11 +46,17 @@ static const char usage_text[] =
     "         --transactional-id X|--cluster] [--resource-pattern-type literal|prefixed] ...\n"
     "  quotas set (--user U|--user-default) and/or (--client-id C|--client-default)\n"
     "         [--add-config K=V,...] [--delete-config K,...] | quotas describe [ENTITY]\n"
+    "  users scram set NAME --mechanism M[,M] [--iterations N] (--password P|--password-stdin)\n"
+    "  users scram describe [NAME ...] | users scram delete NAME --mechanism M[,M]\n"
     "  verify [--partitions P] [--records N] [--copiers K] [--faults kill,pause,fence] ...\n"
     "\n"
     "Options (accepted anywhere on the line):\n"
     "  -b, --bootstrap-server HOST:PORT   broker to contact (default " DEFAULT_BOOTSTRAP ")\n"
     "  --timeout MS                       per-request timeout (default 10000)\n"
+    "  -X KEY=VALUE, --command-config FILE  acls, quotas, users: client security\n"
+    "                                     (security.protocol=SASL_PLAINTEXT, sasl.mechanism,\n"
+    "                                     sasl.username, sasl.password; no TLS yet); before\n"
+    "                                     the command, or after it for those three\n"
     "  -h, --help                         help for tally or for the command given\n"
     "\n"
     "Exit status: 0 ok, 1 the operation failed, 2 bad command line.\n"
@@ -121,6 +129,20 @@ rd_kafka_t *tally_connect(const struct tally_ctx *ctx)
         rd_kafka_conf_destroy(conf);
         tally_fail("bad client configuration: %s", errstr);
         return NULL;
+    }
+    /* The client security settings (-X / --command-config before the command), as librdkafka
+     * names them. */
+    const char *const sec[][2] = {{"security.protocol", ctx->security_protocol},
+                                  {"sasl.mechanisms", ctx->sasl_mechanism},
+                                  {"sasl.username", ctx->sasl_username},
+                                  {"sasl.password", ctx->sasl_password}};
+    for (size_t i = 0; i < sizeof sec / sizeof sec[0]; i++) {
+        if (sec[i][1] != NULL && rd_kafka_conf_set(conf, sec[i][0], sec[i][1], errstr,
+                                                   sizeof errstr) != RD_KAFKA_CONF_OK) {
+            rd_kafka_conf_destroy(conf);
+            tally_fail("bad client configuration: %s", errstr);
+            return NULL;
+        }
     }
     rd_kafka_conf_set_log_cb(conf, quiet_log);
 
@@ -207,6 +229,55 @@ rd_kafka_event_t *tally_admin_wait(rd_kafka_queue_t *q, const struct tally_ctx *
     return ev;
 }
 
+int tally_noun_main(const struct tally_noun *noun, const struct tally_ctx *ctx, int argc,
+                    char **argv, void *args)
+{
+    const struct tally_verb *v;
+    char names[256];
+    size_t k = 0;
+
+    if (argc < 2) {
+        fputs(noun->usage, stderr);
+        return TALLY_USAGE;
+    }
+    if (tally_is_help(argv[1])) {
+        fputs(noun->usage, stdout);
+        return TALLY_OK;
+    }
+    for (v = noun->verbs; v->name && strcmp(v->name, argv[1]) != 0; v++)
+        ;
+    if (v->name == NULL) {
+        names[0] = '\0';
+        for (const struct tally_verb *x = noun->verbs; x->name && k < sizeof names; x++)
+            k += (size_t)snprintf(names + k, sizeof names - k, "%s%s", k ? ", " : "", x->name);
+        return tally_usage_error("unknown %s command '%s' (%s)", noun->name, argv[1], names);
+    }
+    /* The security options go to a copy of ctx; the rest, in order, to the noun's parser. */
+    struct tally_ctx sctx = *ctx;
+    int n = 0, rc = TALLY_OK;
+    for (int i = 0; i < argc && rc == TALLY_OK; i++) {
+        bool x = strcmp(argv[i], "-X") == 0, file = strcmp(argv[i], "--command-config") == 0;
+        if (i >= 2 && (x || file)) {
+            if (i + 1 >= argc)
+                return tally_usage_error("%s needs a value", argv[i]);
+            rc =
+                x ? tally_security_option(&sctx, argv[++i]) : tally_security_file(&sctx, argv[++i]);
+        } else {
+            argv[n++] = argv[i];
+        }
+    }
+    if (rc == TALLY_OK)
+        rc = noun->parse(n, argv, args);
+    if (rc != TALLY_OK)
+        return rc;
+    struct arena *ar = arena_new(noun->arena_bytes);
+    if (ar == NULL)
+        return tally_fail("out of memory");
+    rc = v->run(&sctx, args, ar);
+    arena_free(ar);
+    return rc;
+}
+
 /* Parses a positive int; returns false on junk or overflow. */
 static bool parse_positive(const char *s, int *out)
 {
@@ -254,6 +325,18 @@ int main(int argc, char **argv)
                 return tally_usage_error("--timeout needs a positive number of ms");
             }
             i++;
+        } else if (n == 0 &&
+                   (strcmp(argv[i], "-X") == 0 || strcmp(argv[i], "--command-config") == 0)) {
+            /* Before the command only: after it they are the command's (perf passes -X to
+             * librdkafka; the noun commands take them themselves, tally_noun_main). */
+            int rc = i + 1 >= argc                ? tally_usage_error("%s needs a value", argv[i])
+                     : strcmp(argv[i], "-X") == 0 ? tally_security_option(&ctx, argv[i + 1])
+                                                  : tally_security_file(&ctx, argv[i + 1]);
+            if (rc != TALLY_OK) {
+                free(rest);
+                return rc;
+            }
+            i++;
         } else {
             rest[n++] = argv[i];
         }
@@ -290,6 +373,8 @@ int main(int argc, char **argv)
         rc = tally_acls_main(&ctx, n, rest);
     } else if (strcmp(rest[0], "quotas") == 0 || strcmp(rest[0], "quota") == 0) {
         rc = tally_quotas_main(&ctx, n, rest);
+    } else if (strcmp(rest[0], "users") == 0 || strcmp(rest[0], "user") == 0) {
+        rc = tally_users_main(&ctx, n, rest);
     } else {
         rc = tally_usage_error("unknown command '%s'", rest[0]);
     }

@@ -21,7 +21,24 @@ struct tally_ctx {
     /* Print as Kafka's tool of the same name does (the kafka-*.sh names of kafka_names.c):
      * the commands that honour it say so at their printers; the data asked for is the same. */
     bool kafka_format;
+    /* Client security of the wire-codec commands (acls, quotas, users scram: -X key=value or
+     * --command-config FILE, librdkafka's names): security.protocol NULL or "PLAINTEXT" (no
+     * login) or "SASL_PLAINTEXT" (tally_wire_connect logs in with sasl.mechanism PLAIN,
+     * SCRAM-SHA-256 or SCRAM-SHA-512 as sasl.username / sasl.password). */
+    const char *security_protocol, *sasl_mechanism, *sasl_username, *sasl_password;
 };
+
+/* One -X key=value of the above into ctx (tally_wire_sasl.c): TALLY_OK, TALLY_USAGE for a key
+ * other than those four or a protocol other than PLAINTEXT / SASL_PLAINTEXT, TALLY_FAIL for SSL
+ * and SASL_SSL (no TLS in the wire client yet); printed. tally_security_file reads a
+ * properties file of such lines (# and ! comments). Values live as long as the process. */
+int tally_security_option(struct tally_ctx *ctx, const char *kv);
+int tally_security_file(struct tally_ctx *ctx, const char *path);
+
+/* The SASL login of ctx on a connected socket (SaslHandshake v1, SaslAuthenticate v2: PLAIN,
+ * or SCRAM's two steps with the server's signature verified): TALLY_OK, or TALLY_FAIL after
+ * printing why, `what` naming the peer. */
+int tally_wire_sasl(const struct tally_ctx *ctx, int fd, const char *what);
 
 /* Prints "tally: <message>" on stderr and returns TALLY_FAIL. */
 int tally_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -58,6 +75,27 @@ rd_kafka_event_t *tally_admin_wait(rd_kafka_queue_t *q, const struct tally_ctx *
  * pointer into arg for the value. Returns NULL when there is no '=' or the key is
  * empty. */
 char *tally_split_kv(const char *arg, const char **value);
+
+/* The shape shared by the noun commands on Tally's own codec (acls, quotas, users scram):
+ * `NOUN VERB [OPTIONS]`. tally_noun_main prints `usage` (on stderr without a verb, on stdout
+ * for -h/--help), refuses a verb not in `verbs` (naming those there are), takes the client
+ * security options (-X key=value, --command-config FILE) out of the line, parses the rest
+ * (argv[2] on) into `args` with `parse`, and runs the verb with an arena of `arena_bytes`
+ * (freed after it). argv[0] is the noun, argv[1] the verb. Returns the verb's exit code. */
+struct arena;
+struct tally_verb {
+    const char *name; /* NULL ends the table */
+    int (*run)(const struct tally_ctx *ctx, void *args, struct arena *a);
+};
+struct tally_noun {
+    const char *name; /* "acls", as the messages name it */
+    const char *usage;
+    int (*parse)(int argc, char **argv, void *args);
+    const struct tally_verb *verbs;
+    size_t arena_bytes;
+};
+int tally_noun_main(const struct tally_noun *noun, const struct tally_ctx *ctx, int argc,
+                    char **argv, void *args);
 
 /* The noun commands: argv[0] is the noun ("topics", "configs"). */
 /* `cluster describe|new-id` (tally_cluster.c). */
@@ -126,6 +164,12 @@ int tally_acls_main(const struct tally_ctx *ctx, int argc, char **argv);
 /* `quotas set|describe` (tally_quotas.c): client quotas, as kafka-configs.sh --entity-type
  * users|clients. */
 int tally_quotas_main(const struct tally_ctx *ctx, int argc, char **argv);
+
+/* `users scram set|describe|delete` (tally_users.c): SCRAM credentials
+ * (AlterUserScramCredentials, DescribeUserScramCredentials), as kafka-configs.sh
+ * --entity-type users manages them; the salted password is computed here, the password never
+ * sent. */
+int tally_users_main(const struct tally_ctx *ctx, int argc, char **argv);
 
 /* `transactions list|describe|find-hanging|abort` (tally_txn.c), as kafka-transactions.sh. */
 int tally_txn_main(const struct tally_ctx *ctx, int argc, char **argv);

@@ -133,8 +133,9 @@ struct acl_args {
     const char *principal;
 };
 
-static int parse_args(int argc, char **argv, struct acl_args *a)
+static int parse_args(int argc, char **argv, void *args)
 {
+    struct acl_args *a = args;
     memset(a, 0, sizeof *a);
     for (int i = 2; i < argc; i++) {
         const char *o = argv[i];
@@ -192,8 +193,9 @@ static int call(const struct tally_ctx *ctx, int16_t key, const void *req, struc
     return tally_bootstrap_call(ctx, key, ACLS_VERSION, req, ar, out, what);
 }
 
-static int acls_add(const struct tally_ctx *ctx, struct acl_args *a, struct arena *ar)
+static int acls_add(const struct tally_ctx *ctx, void *args, struct arena *ar)
 {
+    struct acl_args *a = args;
     static const char *const any_host[] = {"*"};
     const char *const *ah = a->n_allow_h ? a->allow_h : any_host;
     const char *const *dh = a->n_deny_h ? a->deny_h : any_host;
@@ -269,8 +271,9 @@ static void print_resource(const struct DescribeAclsResource *r)
     printf("\n");
 }
 
-static int acls_list(const struct tally_ctx *ctx, struct acl_args *a, struct arena *ar)
+static int acls_list(const struct tally_ctx *ctx, void *args, struct arena *ar)
 {
+    struct acl_args *a = args;
     int n = a->n_res ? a->n_res : 1, rc = TALLY_OK;
     for (int i = 0; i < n; i++) {
         struct DescribeAclsRequest rq = {
@@ -299,8 +302,9 @@ static int acls_list(const struct tally_ctx *ctx, struct acl_args *a, struct are
     return rc;
 }
 
-static int acls_remove(const struct tally_ctx *ctx, struct acl_args *a, struct arena *ar)
+static int acls_remove(const struct tally_ctx *ctx, void *args, struct arena *ar)
 {
+    struct acl_args *a = args;
     const char *no_p = NULL;
     int8_t any_op = OP_ANY;
     const int8_t *ops = a->n_ops ? a->ops : &any_op;
@@ -363,29 +367,13 @@ static int acls_remove(const struct tally_ctx *ctx, struct acl_args *a, struct a
 
 int tally_acls_main(const struct tally_ctx *ctx, int argc, char **argv)
 {
+    static const struct tally_verb verbs[] = {
+        {"add", acls_add},
+        {"list", acls_list},
+        {"remove", acls_remove},
+        {NULL, NULL},
+    };
+    static const struct tally_noun noun = {"acls", acls_usage, parse_args, verbs, ARENA_BYTES};
     struct acl_args a;
-    if (argc < 2) {
-        fputs(acls_usage, stderr);
-        return TALLY_USAGE;
-    }
-    if (tally_is_help(argv[1])) {
-        fputs(acls_usage, stdout);
-        return TALLY_OK;
-    }
-    int rc = parse_args(argc, argv, &a);
-    if (rc != TALLY_OK)
-        return rc;
-    struct arena *ar = arena_new(ARENA_BYTES);
-    if (ar == NULL)
-        return tally_fail("out of memory");
-    if (strcmp(argv[1], "add") == 0)
-        rc = acls_add(ctx, &a, ar);
-    else if (strcmp(argv[1], "list") == 0)
-        rc = acls_list(ctx, &a, ar);
-    else if (strcmp(argv[1], "remove") == 0)
-        rc = acls_remove(ctx, &a, ar);
-    else
-        rc = tally_usage_error("unknown acls command '%s' (add, list, remove)", argv[1]);
-    arena_free(ar);
-    return rc;
+    return tally_noun_main(&noun, ctx, argc, argv, &a);
 }

@@ -71,8 +71,19 @@ int tally_wire_connect(const struct tally_ctx *ctx, const char *host, int port)
         fd = -1;
     }
     freeaddrinfo(res);
-    if (fd < 0)
+    if (fd < 0) {
         tally_fail("cannot connect to %s:%d: %s", host, port, strerror(last_errno));
+        return -1;
+    }
+    /* SASL_PLAINTEXT (-X security.protocol=..., tally_wire_sasl.c): log in first. */
+    if (ctx->security_protocol && strcmp(ctx->security_protocol, "SASL_PLAINTEXT") == 0) {
+        char what[300];
+        snprintf(what, sizeof what, "%s:%d", host, port);
+        if (tally_wire_sasl(ctx, fd, what) != TALLY_OK) {
+            close(fd);
+            return -1;
+        }
+    }
     return fd;
 }
 

@@ -57,8 +57,9 @@ static int split(char *v, char **out, int *n, const char *opt)
     return TALLY_OK;
 }
 
-static int parse_args(int argc, char **argv, struct quota_args *a)
+static int parse_args(int argc, char **argv, void *args)
 {
+    struct quota_args *a = args;
     memset(a, 0, sizeof *a);
     for (int i = 2; i < argc; i++) {
         const char *o = argv[i];
@@ -117,8 +118,9 @@ static void entity_parts(const struct quota_args *a, struct EntityData *e, int32
         e[(*n)++] = (struct EntityData){"client-id", (char *)a->client.name};
 }
 
-static int quotas_set(const struct tally_ctx *ctx, struct quota_args *a, struct arena *ar)
+static int quotas_set(const struct tally_ctx *ctx, void *args, struct arena *ar)
 {
+    struct quota_args *a = args;
     struct EntityData ent[2];
     struct OpData ops[2 * MAX_OPS];
     struct AlterEntryData entry = {0};
@@ -193,8 +195,9 @@ static void print_entry(const struct EntryData *d)
     printf("\n");
 }
 
-static int quotas_describe(const struct tally_ctx *ctx, struct quota_args *a, struct arena *ar)
+static int quotas_describe(const struct tally_ctx *ctx, void *args, struct arena *ar)
 {
+    struct quota_args *a = args;
     struct ComponentData comp[2];
     struct DescribeClientQuotasRequest rq = {0};
     struct DescribeClientQuotasResponse *rs = NULL;
@@ -223,27 +226,12 @@ static int quotas_describe(const struct tally_ctx *ctx, struct quota_args *a, st
 
 int tally_quotas_main(const struct tally_ctx *ctx, int argc, char **argv)
 {
+    static const struct tally_verb verbs[] = {
+        {"set", quotas_set},
+        {"describe", quotas_describe},
+        {NULL, NULL},
+    };
+    static const struct tally_noun noun = {"quotas", quotas_usage, parse_args, verbs, ARENA_BYTES};
     struct quota_args a;
-    if (argc < 2) {
-        fputs(quotas_usage, stderr);
-        return TALLY_USAGE;
-    }
-    if (tally_is_help(argv[1])) {
-        fputs(quotas_usage, stdout);
-        return TALLY_OK;
-    }
-    int rc = parse_args(argc, argv, &a);
-    if (rc != TALLY_OK)
-        return rc;
-    struct arena *ar = arena_new(ARENA_BYTES);
-    if (ar == NULL)
-        return tally_fail("out of memory");
-    if (strcmp(argv[1], "set") == 0)
-        rc = quotas_set(ctx, &a, ar);
-    else if (strcmp(argv[1], "describe") == 0)
-        rc = quotas_describe(ctx, &a, ar);
-    else
-        rc = tally_usage_error("unknown quotas command '%s' (set, describe)", argv[1]);
-    arena_free(ar);
-    return rc;
+    return tally_noun_main(&noun, ctx, argc, argv, &a);
 }

@@ -14,8 +14,8 @@
 #include "sasl/sasl.h"
 
 /* Kafka's bounds (ScramMechanism's minimum and maximum iterations). */
-#define SCRAM_MIN_ITERATIONS 4096
-#define SCRAM_MAX_ITERATIONS 16384
+#define SCRAM_MIN_ITERATIONS SASL_SCRAM_MIN_ITERATIONS
+#define SCRAM_MAX_ITERATIONS SASL_SCRAM_MAX_ITERATIONS
 
 static enum sasl_mech mech_of(int8_t m)
 {

@@ -1177,8 +1177,9 @@ static const struct config_def defs[] = {
     {NULL, "sasl.mechanism.inter.broker.protocol", CT_STRING, "GSSAPI", 0, 0, NULL, true,
      "The SASL mechanism of connections between brokers on a SASL_PLAINTEXT or SASL_SSL "
      "inter-broker listener, with the login (username, password) of the listener's "
-     "<mechanism>.sasl.jaas.config. Only PLAIN for now; read at start (a dynamic change "
-     "takes effect at the next restart).",
+     "<mechanism>.sasl.jaas.config: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 (the SCRAM user "
+     "lives in the metadata log, docs/security.md); read at start (a dynamic change takes "
+     "effect at the next restart).",
      CF_PER_BROKER, "src/server_config.c"},
     {NULL, "sasl.oauthbearer.clock.skew.seconds", CT_INT, "30", INT32_MIN, I32MAX, NULL, false,
      "The clock difference allowed with the OAuth identity provider (s). Accepted, no effect "
@@ -1235,7 +1236,8 @@ static const struct config_def defs[] = {
      false,
      "The security protocol between brokers: names the inter-broker listener when "
      "inter.broker.listener.name is unset. SSL and SASL_SSL need a truststore on the "
-     "listener; SASL needs sasl.mechanism.inter.broker.protocol=PLAIN.",
+     "listener; SASL needs sasl.mechanism.inter.broker.protocol (PLAIN, SCRAM-SHA-256, "
+     "SCRAM-SHA-512).",
      0, "src/server_config.c"},
     {NULL, "security.providers", CT_STRING, NULL, 0, 0, NULL, false,
      "Classes that provide security algorithms. Accepted, no effect in Tally: its TLS is "

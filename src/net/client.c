@@ -14,8 +14,11 @@
  * the connection setup timeout: the TLS handshake (the socket's bytes go through
  * tls_conn_feed / tls_conn_take, the framing reads tls_conn_read and writes tls_conn_write),
  * then SASL: SaslHandshake and SaslAuthenticate, sent as the node's own requests (they use
- * the written queue and the correlation ids like any other). A failure in either backs off as
- * a failed connect, and the backoff is reset only once a connection is READY.
+ * the written queue and the correlation ids like any other): one SaslAuthenticate for PLAIN,
+ * two for SCRAM-SHA-256/512 (client-first, then client-final; the server-final's signature
+ * must verify, so a peer that does not hold the credential is not trusted either). A failure
+ * in either backs off as a failed connect, and the backoff is reset only once a connection is
+ * READY.
  *
  * A response frame on the wire:
  **   OFFSET  SIZE  FIELD
@@ -32,6 +35,7 @@
 #include "base/tclock.h"
 #include "net.h"
 #include "proto/proto.h"
+#include "sasl/sasl.h"
 #include "tls.h"
 
 #define DEFAULT_TIMEOUT_MS 30000
@@ -92,6 +96,7 @@ struct nc_node {
     struct tclock_timer backoff_timer;
     int64_t connect_timeout_ms; /* the next attempt's setup timeout */
     struct tclock_timer connect_timer;
+    struct sasl_scram_client scram; /* SCRAM between its two SaslAuthenticate steps */
 };
 
 struct net_client {
@@ -105,8 +110,12 @@ struct net_client {
     void (*done)(void *arg);
     void *done_arg;
     struct slog_limit warn;
+    /* Authentication failures (a wrong password, a SCRAM user not created yet) have their own
+     * limit: one of them is never held back behind an earlier, unrelated connect failure. */
+    struct slog_limit auth_warn;
     struct slog_limit secured;   /* the "connected ... over TLS / SASL" line */
-    char *sasl_user, *sasl_pass; /* opts.sasl_mechanism set (PLAIN) */
+    enum sasl_mech sasl_mech;    /* of opts.sasl_mechanism; SASL_MECH_NONE: no SASL */
+    char *sasl_user, *sasl_pass; /* opts.sasl_mechanism set */
 };
 
 static void node_kick(struct nc_node *n);
@@ -149,8 +158,9 @@ int net_client_new(uv_loop_t *loop, const struct net_client_options *opts, struc
         c->opts.connect_timeout_max_ms = c->opts.connect_timeout_ms;
     if (c->opts.max_frame == 0)
         c->opts.max_frame = DEFAULT_MAX_FRAME;
-    if (opts->sasl_mechanism &&
-        (strcmp(opts->sasl_mechanism, "PLAIN") != 0 || opts->sasl_username == NULL)) {
+    c->sasl_mech =
+        opts->sasl_mechanism ? sasl_mech_from_name(opts->sasl_mechanism) : SASL_MECH_NONE;
+    if (opts->sasl_mechanism && (c->sasl_mech == SASL_MECH_NONE || opts->sasl_username == NULL)) {
         free(c);
         return ERR_UNSUPPORTED_SASL_MECHANISM;
     }
@@ -379,9 +389,10 @@ static void node_fail_why(struct nc_node *n, int err, const char *why)
         slog_debug("net", "connection to %s closed (%s)", node_name(n, name, sizeof name),
                    err_name(err));
     else
-        slog_warn_limited(
-            &c->warn, 10000, "net", "connection to %s failed (%s); retrying in %lld ms",
-            node_name(n, name, sizeof name), why ? why : err_name(err), (long long)n->backoff_ms);
+        slog_warn_limited(err == ERR_SASL_AUTHENTICATION_FAILED ? &c->auth_warn : &c->warn, 10000,
+                          "net", "connection to %s failed (%s); retrying in %lld ms",
+                          node_name(n, name, sizeof name), why ? why : err_name(err),
+                          (long long)n->backoff_ms);
     n->state = NODE_BACKOFF;
     tclock_timer_start(&n->backoff_timer, n->backoff_ms, 0);
     n->backoff_ms *= 2;
@@ -658,13 +669,14 @@ static void node_ready(struct nc_node *n)
     n->backoff_ms = c->opts.reconnect_backoff_ms;
     n->connect_timeout_ms = c->opts.connect_timeout_ms;
     if (c->opts.tls || c->opts.sasl_mechanism)
-        slog_info_limited(&c->secured, 60000, "net", "connected to %s over %s%s%s%s",
-                          node_name(n, name, sizeof name),
-                          c->opts.tls ? (c->opts.sasl_mechanism ? "SASL_SSL" : "SSL")
-                                      : "SASL_PLAINTEXT",
-                          c->opts.tls ? " (TLS, peer verified as configured)" : "",
-                          c->opts.sasl_mechanism ? ", SASL PLAIN as " : "",
-                          c->opts.sasl_mechanism ? c->sasl_user : "");
+        slog_info_limited(
+            &c->secured, 60000, "net", "connected to %s over %s%s%s%s%s%s",
+            node_name(n, name, sizeof name),
+            c->opts.tls ? (c->opts.sasl_mechanism ? "SASL_SSL" : "SSL") : "SASL_PLAINTEXT",
+            c->opts.tls ? " (TLS, peer verified as configured)" : "",
+            c->opts.sasl_mechanism ? ", SASL " : "",
+            c->opts.sasl_mechanism ? sasl_mech_name(c->sasl_mech) : "",
+            c->opts.sasl_mechanism ? " as " : "", c->opts.sasl_mechanism ? c->sasl_user : "");
     else
         slog_debug("net", "connected to node %d", n->id);
     node_flush(n);
@@ -679,24 +691,90 @@ static bool conn_gone(int err)
     return err == ERR_NETWORK_EXCEPTION || err == ERR_REQUEST_TIMED_OUT || err == ERR_SHUTDOWN;
 }
 
+/* A failed SaslAuthenticate step (or a server message the client refuses): one line naming
+ * the mechanism and user, never the password. */
+static void sasl_auth_failed(struct nc_node *n, int err, const struct SaslAuthenticateResponse *rs,
+                             const char *what)
+{
+    char why[320];
+    snprintf(why, sizeof why, "SASL %s authentication as %s failed: %s",
+             sasl_mech_name(n->client->sasl_mech), n->client->sasl_user,
+             what  ? what
+             : err ? err_name(err)
+             : rs && rs->ErrorMessage
+                 ? rs->ErrorMessage
+                 : err_name(rs ? rs->ErrorCode : ERR_SASL_AUTHENTICATION_FAILED));
+    node_fail_why(n, ERR_SASL_AUTHENTICATION_FAILED, why);
+}
+
 static void on_sasl_authenticate(void *arg, int err, const void *resp)
 {
     struct nc_node *n = arg;
     const struct SaslAuthenticateResponse *rs = resp;
-    char why[320];
 
     if (conn_gone(err))
         return;
     if (err != 0 || rs->ErrorCode != 0) {
-        snprintf(why, sizeof why, "SASL PLAIN authentication as %s failed: %s",
-                 n->client->sasl_user,
-                 err                ? err_name(err)
-                 : rs->ErrorMessage ? rs->ErrorMessage
-                                    : err_name(rs->ErrorCode));
-        node_fail_why(n, ERR_SASL_AUTHENTICATION_FAILED, why);
+        sasl_auth_failed(n, err, rs, NULL);
         return;
     }
     node_ready(n);
+}
+
+/* Sends one SaslAuthenticate (v2) with token[0..len), answered to cb. */
+static void sasl_send(struct nc_node *n, const uint8_t *token, size_t len, net_client_cb cb)
+{
+    struct nc_req *r;
+    struct SaslAuthenticateRequest rq = {.AuthBytes = {.data = token, .len = (int32_t)len}};
+    int rc = req_new(n, PROTO_API_SaslAuthenticate, 2, &rq, cb, n, &r);
+    if (rc != 0) {
+        node_fail(n, rc);
+        return;
+    }
+    (void)req_write(n, r);
+}
+
+/* SCRAM's server-final: the connection is ready only once the server proved it holds the
+ * credential (its signature over the exchange). */
+static void on_scram_final(void *arg, int err, const void *resp)
+{
+    struct nc_node *n = arg;
+    const struct SaslAuthenticateResponse *rs = resp;
+
+    if (conn_gone(err))
+        return;
+    if (err != 0 || rs->ErrorCode != 0) {
+        sasl_auth_failed(n, err, rs, NULL);
+        return;
+    }
+    if (sasl_scram_client_verify(&n->scram, rs->AuthBytes.data, (size_t)rs->AuthBytes.len) != 0) {
+        sasl_auth_failed(n, 0, rs, "the server's signature does not verify");
+        return;
+    }
+    node_ready(n);
+}
+
+/* SCRAM's server-first: answer with the client-final (the proof). */
+static void on_scram_first(void *arg, int err, const void *resp)
+{
+    struct nc_node *n = arg;
+    const struct SaslAuthenticateResponse *rs = resp;
+    char final[700];
+
+    if (conn_gone(err))
+        return;
+    if (err != 0 || rs->ErrorCode != 0) {
+        sasl_auth_failed(n, err, rs, NULL);
+        return;
+    }
+    int len = sasl_scram_client_final(&n->scram, n->client->sasl_pass, rs->AuthBytes.data,
+                                      (size_t)rs->AuthBytes.len, final, sizeof final);
+    if (len < 0) {
+        sasl_auth_failed(n, 0, rs, "malformed or unacceptable server-first message");
+        return;
+    }
+    sasl_send(n, (const uint8_t *) final, (size_t)len, on_scram_final);
+    memset(final, 0, sizeof final);
 }
 
 static void on_sasl_handshake(void *arg, int err, const void *resp)
@@ -704,7 +782,6 @@ static void on_sasl_handshake(void *arg, int err, const void *resp)
     struct nc_node *n = arg;
     struct net_client *c = n->client;
     const struct SaslHandshakeResponse *rs = resp;
-    struct nc_req *r;
     char why[320];
 
     if (conn_gone(err))
@@ -720,6 +797,17 @@ static void on_sasl_handshake(void *arg, int err, const void *resp)
         node_fail_why(n, err ? ERR_SASL_AUTHENTICATION_FAILED : rs->ErrorCode, why);
         return;
     }
+    if (c->sasl_mech != SASL_MECH_PLAIN) {
+        char first[SASL_MAX_NAME * 3 + 80];
+        int len = sasl_scram_client_first(&n->scram, c->sasl_mech, c->sasl_user, NULL, first,
+                                          sizeof first);
+        if (len < 0) {
+            node_fail(n, ERR_NOMEM);
+            return;
+        }
+        sasl_send(n, (const uint8_t *)first, (size_t)len, on_scram_first);
+        return;
+    }
     /* PLAIN (RFC 4616): authzid (empty) NUL authcid NUL password. */
     size_t ul = strlen(c->sasl_user), pl = strlen(c->sasl_pass);
     uint8_t *tok = malloc(ul + pl + 2);
@@ -731,21 +819,16 @@ static void on_sasl_handshake(void *arg, int err, const void *resp)
     memcpy(tok + 1, c->sasl_user, ul);
     tok[1 + ul] = '\0';
     memcpy(tok + 2 + ul, c->sasl_pass, pl);
-    struct SaslAuthenticateRequest rq = {.AuthBytes = {.data = tok, .len = (int32_t)(ul + pl + 2)}};
-    int rc = req_new(n, PROTO_API_SaslAuthenticate, 2, &rq, on_sasl_authenticate, n, &r);
+    sasl_send(n, tok, ul + pl + 2, on_sasl_authenticate);
     memset(tok, 0, ul + pl + 2);
     free(tok);
-    if (rc != 0) {
-        node_fail(n, rc);
-        return;
-    }
-    (void)req_write(n, r);
 }
 
 /* TCP is connected (and TLS established): authenticate first when SASL is on. */
 static void node_setup(struct nc_node *n)
 {
-    struct SaslHandshakeRequest rq = {.Mechanism = (char *)"PLAIN"};
+    /* The mechanism's own (static) name: opts.sasl_mechanism is the caller's string. */
+    struct SaslHandshakeRequest rq = {.Mechanism = (char *)sasl_mech_name(n->client->sasl_mech)};
     struct nc_req *r;
     int rc;
 

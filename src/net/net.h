@@ -277,9 +277,10 @@ struct net_client_options {
     int64_t connect_timeout_ms, connect_timeout_max_ms;
     /* The inter-broker listener's security (security.inter.broker.protocol). With `tls` (a
      * client context, net/tls.h; borrowed, must outlive the client) every connection speaks
-     * TLS and the peer is verified as the context says. With sasl_mechanism ("PLAIN" only
-     * for now) every connection authenticates as sasl_username / sasl_password (copied):
-     * SaslHandshake v1 then SaslAuthenticate v2, after TLS. Nothing queued is written before
+     * TLS and the peer is verified as the context says. With sasl_mechanism ("PLAIN",
+     * "SCRAM-SHA-256", "SCRAM-SHA-512") every connection authenticates as sasl_username /
+     * sasl_password (copied): SaslHandshake v1 then SaslAuthenticate v2 (twice for SCRAM,
+     * whose server signature must verify), after TLS. Nothing queued is written before
      * both are done; the connection setup timeout covers them, and a failed handshake or
      * authentication backs off as a failed connect does. NULL: plaintext, no SASL. */
     struct tls_ctx *tls;
@@ -297,8 +298,8 @@ struct net_client_options {
 typedef void (*net_client_cb)(void *arg, int err, const void *resp);
 
 /* Creates a client on `loop`. No connection is made until a request needs one. Returns 0
- * and *out, ERR_NOMEM, or ERR_UNSUPPORTED_SASL_MECHANISM (a sasl_mechanism other than PLAIN,
- * or PLAIN without a user name). */
+ * and *out, ERR_NOMEM, or ERR_UNSUPPORTED_SASL_MECHANISM (a sasl_mechanism not one of those
+ * three, or one without a user name). */
 int net_client_new(uv_loop_t *loop, const struct net_client_options *opts, struct net_client **out);
 
 /* Sends `req` (layout of API `api_key`'s request at `version`) to `node_id` with a fresh

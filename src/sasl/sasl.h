@@ -204,6 +204,47 @@ int sasl_scram_derive(enum sasl_mech m, const uint8_t *password, size_t password
 int sasl_scram_keys(enum sasl_mech m, const uint8_t *salted, size_t salted_len, uint8_t *stored_key,
                     uint8_t *server_key);
 
+/* SaltedPassword = Hi(password, salt, iterations) (RFC 5802 §3), sasl_scram_hash_len(m) bytes
+ * into out: what AlterUserScramCredentials carries and the client side derives its proof from.
+ * 0 or -1 (not a SCRAM mechanism, iterations < 1, a salt of 0 or more than
+ * SASL_SCRAM_MAX_SALT bytes, OpenSSL failure). */
+int sasl_scram_salted_password(enum sasl_mech m, const uint8_t *password, size_t password_len,
+                               const uint8_t *salt, size_t salt_len, int32_t iterations,
+                               uint8_t *out);
+
+/* Kafka's bounds on a SCRAM credential's iteration count (its ScramMechanism's). */
+#define SASL_SCRAM_MIN_ITERATIONS 4096
+#define SASL_SCRAM_MAX_ITERATIONS 16384
+
+/* The client side of one SCRAM exchange (RFC 5802, no channel binding, as Kafka's client):
+ * client-first, then client-final from the server-first, then the check of the server-final's
+ * signature. Filled by sasl_scram_client_first; holds no password. */
+struct sasl_scram_client {
+    enum sasl_mech mech;
+    char nonce[64];                          /* the client nonce */
+    char first_bare[SASL_MAX_NAME * 3 + 72]; /* "n=" saslname ",r=" nonce */
+    uint8_t server_sig[SASL_SCRAM_MAX_KEY];  /* the ServerSignature expected */
+};
+
+/* Starts an exchange for `user` with SCRAM mechanism m: the client-first message
+ * ("n,,n=<user>,r=<nonce>", the name escaped) into out[0..cap). test_nonce: the client nonce
+ * (tests only, RFC 7677's vector), else 24 random bytes, base64. Returns its length, or -1
+ * (not a SCRAM mechanism, an empty or too long name, no room). */
+int sasl_scram_client_first(struct sasl_scram_client *c, enum sasl_mech m, const char *user,
+                            const char *test_nonce, char *out, size_t cap);
+
+/* The client-final message ("c=biws,r=<nonce>,p=<proof>") answering server_first[0..len),
+ * into out[0..cap), and keeps the ServerSignature to expect. Returns its length, or -1: a
+ * malformed server-first, a nonce that does not start with the client's or adds nothing to it,
+ * iterations outside [SASL_SCRAM_MIN_ITERATIONS, SASL_SCRAM_MAX_ITERATIONS], no room. Runs
+ * PBKDF2 (Hi) for the server's iteration count. */
+int sasl_scram_client_final(struct sasl_scram_client *c, const char *password,
+                            const uint8_t *server_first, size_t len, char *out, size_t cap);
+
+/* Checks the server-final message ("v=<ServerSignature>"): 0 when the server proved it knows
+ * the credential, -1 otherwise (also for "e=..."). Wipes c either way. */
+int sasl_scram_client_verify(struct sasl_scram_client *c, const uint8_t *server_final, size_t len);
+
 /* Fills buf with n random bytes from OpenSSL's RAND_bytes. 0 or -1. */
 int sasl_random(uint8_t *buf, size_t n);
 

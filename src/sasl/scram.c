@@ -62,24 +62,32 @@ static int hmac(const EVP_MD *md, const uint8_t *key, size_t klen, const uint8_t
     return HMAC(md, key, (int)klen, d, dlen, out, &olen) ? 0 : -1;
 }
 
+int sasl_scram_salted_password(enum sasl_mech m, const uint8_t *password, size_t password_len,
+                               const uint8_t *salt, size_t salt_len, int32_t iterations,
+                               uint8_t *out)
+{
+    const EVP_MD *md = md_of(m);
+    if (md == NULL || iterations < 1 || salt_len == 0 || salt_len > SASL_SCRAM_MAX_SALT)
+        return -1;
+    /* Hi() of RFC 5802 §2.2 is PBKDF2 with HMAC-H and one block of H's length. */
+    return PKCS5_PBKDF2_HMAC((const char *)password, (int)password_len, salt, (int)salt_len,
+                             iterations, md, (int)sasl_scram_hash_len(m), out) == 1
+               ? 0
+               : -1;
+}
+
 int sasl_scram_derive(enum sasl_mech m, const uint8_t *password, size_t password_len,
                       const uint8_t *salt, size_t salt_len, int32_t iterations,
                       struct sasl_scram_cred *out)
 {
-    const EVP_MD *md = md_of(m);
     size_t h = sasl_scram_hash_len(m);
-    uint8_t salted[SASL_SCRAM_MAX_KEY], client_key[SASL_SCRAM_MAX_KEY];
+    uint8_t salted[SASL_SCRAM_MAX_KEY];
     int rc = -1;
 
-    if (md == NULL || iterations < 1 || salt_len == 0 || salt_len > SASL_SCRAM_MAX_SALT)
-        return -1;
     memset(out, 0, sizeof *out);
-    if (PKCS5_PBKDF2_HMAC((const char *)password, (int)password_len, salt, (int)salt_len,
-                          iterations, md, (int)h, salted) != 1)
-        goto out;
-    if (hmac(md, salted, h, (const uint8_t *)"Client Key", 10, client_key) != 0 ||
-        hmac(md, salted, h, (const uint8_t *)"Server Key", 10, out->server_key) != 0 ||
-        EVP_Digest(client_key, h, out->stored_key, NULL, md, NULL) != 1)
+    if (sasl_scram_salted_password(m, password, password_len, salt, salt_len, iterations, salted) !=
+            0 ||
+        sasl_scram_keys(m, salted, h, out->stored_key, out->server_key) != 0)
         goto out;
     out->iterations = iterations;
     out->salt_len = salt_len;
@@ -87,7 +95,6 @@ int sasl_scram_derive(enum sasl_mech m, const uint8_t *password, size_t password
     rc = 0;
 out:
     OPENSSL_cleanse(salted, sizeof salted);
-    OPENSSL_cleanse(client_key, sizeof client_key);
     return rc;
 }
 
@@ -335,4 +342,143 @@ void sasl_session_free(struct sasl_session *s)
         free(s->scram);
         s->scram = NULL;
     }
+}
+
+/* ---- the client side (the inter-broker client) ----------------------------------------- */
+
+/* saslname of RFC 5802 §5.1: ',' as "=2C", '=' as "=3D". Returns the length or -1. */
+static int escape_name(const char *in, char *out, size_t cap)
+{
+    size_t o = 0;
+    for (const char *p = in; *p; p++) {
+        const char *rep = *p == ',' ? "=2C" : *p == '=' ? "=3D" : NULL;
+        size_t k = rep ? 3 : 1;
+        if (o + k >= cap)
+            return -1;
+        if (rep)
+            memcpy(out + o, rep, 3);
+        else
+            out[o] = *p;
+        o += k;
+    }
+    out[o] = '\0';
+    return (int)o;
+}
+
+int sasl_scram_client_first(struct sasl_scram_client *c, enum sasl_mech m, const char *user,
+                            const char *test_nonce, char *out, size_t cap)
+{
+    char name[SASL_MAX_NAME * 3 + 1];
+    memset(c, 0, sizeof *c);
+    if (md_of(m) == NULL || *user == '\0' || strlen(user) > SASL_MAX_NAME ||
+        escape_name(user, name, sizeof name) < 0)
+        return -1;
+    c->mech = m;
+    if (test_nonce) {
+        if (!printable_nonce(test_nonce, strlen(test_nonce)) ||
+            strlen(test_nonce) >= sizeof c->nonce)
+            return -1;
+        snprintf(c->nonce, sizeof c->nonce, "%s", test_nonce);
+    } else {
+        uint8_t rnd[24];
+        if (sasl_random(rnd, sizeof rnd) != 0)
+            return -1;
+        b64_encode(rnd, sizeof rnd, c->nonce);
+    }
+    int bl = snprintf(c->first_bare, sizeof c->first_bare, "n=%s,r=%s", name, c->nonce);
+    if (bl < 0 || (size_t)bl >= sizeof c->first_bare)
+        return -1;
+    /* gs2-header "n,,": no channel binding, no authorization id (as Kafka's client sends). */
+    int l = snprintf(out, cap, "n,,%s", c->first_bare);
+    return l < 0 || (size_t)l >= cap ? -1 : l;
+}
+
+/* The value of attribute `a` ("r", "s", "i") of a server-first message t (NUL-terminated):
+ * a pointer to it and its length in *len, or NULL. Attributes are in RFC 5802's order. */
+static const char *attr(const char *t, char a, size_t *len)
+{
+    for (const char *p = t; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
+        if (p[0] == a && p[1] == '=') {
+            *len = strcspn(p + 2, ",");
+            return p + 2;
+        }
+    }
+    return NULL;
+}
+
+int sasl_scram_client_final(struct sasl_scram_client *c, const char *password,
+                            const uint8_t *server_first, size_t len, char *out, size_t cap)
+{
+    const EVP_MD *md = md_of(c->mech);
+    size_t h = sasl_scram_hash_len(c->mech);
+    char t[SCRAM_MAX_MSG], auth[SCRAM_MAX_MSG * 3 + 4], num[16];
+    uint8_t salt[SASL_SCRAM_MAX_SALT], salted[SASL_SCRAM_MAX_KEY], ckey[SASL_SCRAM_MAX_KEY],
+        stored[SASL_SCRAM_MAX_KEY], sig[SASL_SCRAM_MAX_KEY], skey[SASL_SCRAM_MAX_KEY];
+    size_t rl = 0, sl = 0, il = 0;
+    int rc = -1;
+
+    if (md == NULL || len >= sizeof t || memchr(server_first, 0, len) != NULL)
+        return -1;
+    memcpy(t, server_first, len);
+    t[len] = '\0';
+    /* "r=" nonce ",s=" salt ",i=" iterations; the nonce must start with ours and add to it. */
+    const char *r = attr(t, 'r', &rl), *s = attr(t, 's', &sl), *i = attr(t, 'i', &il);
+    size_t cl = strlen(c->nonce);
+    if (r != t + 2 || s == NULL || i == NULL || rl <= cl || memcmp(r, c->nonce, cl) != 0 ||
+        !printable_nonce(r, rl) || il == 0 || il >= sizeof num)
+        return -1;
+    memcpy(num, i, il);
+    num[il] = '\0';
+    char *end;
+    long iters = strtol(num, &end, 10);
+    /* Kafka's bounds for a SCRAM credential: a server asking for more is refused, not obeyed
+     * (it would make this broker spend its loop on PBKDF2). */
+    if (*end != '\0' || iters < SASL_SCRAM_MIN_ITERATIONS || iters > SASL_SCRAM_MAX_ITERATIONS)
+        return -1;
+    int saltl = b64_decode(s, sl, salt, sizeof salt);
+    if (saltl <= 0)
+        return -1;
+    /* client-final-without-proof: "c=biws" is base64("n,,"). */
+    int wl = snprintf(out, cap, "c=biws,r=%.*s", (int)rl, r);
+    if (wl < 0 || (size_t)wl >= cap)
+        return -1;
+    int al = snprintf(auth, sizeof auth, "%s,%s,%.*s", c->first_bare, t, wl, out);
+    if (al < 0 || (size_t)al >= sizeof auth)
+        return -1;
+    if (sasl_scram_salted_password(c->mech, (const uint8_t *)password, strlen(password), salt,
+                                   (size_t)saltl, (int32_t)iters, salted) != 0 ||
+        hmac(md, salted, h, (const uint8_t *)"Client Key", 10, ckey) != 0 ||
+        EVP_Digest(ckey, h, stored, NULL, md, NULL) != 1 ||
+        hmac(md, stored, h, (const uint8_t *)auth, (size_t)al, sig) != 0 ||
+        hmac(md, salted, h, (const uint8_t *)"Server Key", 10, skey) != 0 ||
+        hmac(md, skey, h, (const uint8_t *)auth, (size_t)al, c->server_sig) != 0)
+        goto out;
+    /* ClientProof = ClientKey XOR ClientSignature. */
+    for (size_t k = 0; k < h; k++)
+        ckey[k] ^= sig[k];
+    char proof64[SASL_SCRAM_MAX_KEY * 2];
+    b64_encode(ckey, h, proof64);
+    int fl = snprintf(out + wl, cap - (size_t)wl, ",p=%s", proof64);
+    if (fl < 0 || (size_t)fl >= cap - (size_t)wl)
+        goto out;
+    rc = wl + fl;
+out:
+    OPENSSL_cleanse(salted, sizeof salted);
+    OPENSSL_cleanse(ckey, sizeof ckey);
+    OPENSSL_cleanse(skey, sizeof skey);
+    return rc;
+}
+
+int sasl_scram_client_verify(struct sasl_scram_client *c, const uint8_t *server_final, size_t len)
+{
+    size_t h = sasl_scram_hash_len(c->mech);
+    uint8_t sig[SASL_SCRAM_MAX_KEY];
+    int rc = -1;
+    /* "v=" base64(ServerSignature); "e=..." (a server error) fails like a wrong signature. */
+    if (h > 0 && len > 2 && server_final[0] == 'v' && server_final[1] == '=' &&
+        b64_decode((const char *)server_final + 2, len - 2, sig, sizeof sig) == (int)h &&
+        CRYPTO_memcmp(sig, c->server_sig, h) == 0)
+        rc = 0;
+    OPENSSL_cleanse(c, sizeof *c);
+    return rc;
 }

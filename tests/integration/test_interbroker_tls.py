@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 """Inter-broker TLS and SASL (issue 17): three tallyd whose inter-broker listener BROKER is
-SSL, then SASL_SSL with PLAIN and client certificates, beside a PLAINTEXT listener for the
-test's own clients. An RF=3 topic takes acks=all records from confluent-kafka and every
-replica holds them byte for byte: the followers fetched over the secure listener, and the
-logs name those connections. In the SSL cluster the broker-only node 3 has a certificate
+SSL, then SASL_SSL with client certificates and PLAIN, then SCRAM-SHA-512 (its user made with
+`tally users scram set`), beside a PLAINTEXT listener for the test's own clients. An RF=3
+topic takes acks=all records from confluent-kafka and every replica holds them byte for byte:
+the followers fetched over the secure listener, and the logs name those connections; a node
+with a wrong SCRAM password stays out of the ISR and says why. In the SSL cluster the broker-only node 3 has a certificate
 from another CA: the others refuse to fetch from it (certificate verify failed) while its
 own fetches, which verify the others, work. Certificates by the openssl CLI, as in
 test_tls.py."""
@@ -17,6 +18,11 @@ from test_tls import make_cert
 
 PLAIN_JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required '
               'username="broker" password="broker-secret" user_broker="broker-secret";')
+
+
+def scram_jaas(password):
+    return ('org.apache.kafka.common.security.scram.ScramLoginModule required '
+            'username="broker" password="%s";' % password)
 
 
 @pytest.fixture(scope="module")
@@ -62,9 +68,12 @@ def secure_cluster(workdir, pki, protocol, node_ssl=None, voters=None):
         b.settings.update({"listener.name.broker." + k: v for k, v in ssl.items()})
         if protocol == "SASL_SSL":
             b.settings.update({
+                # PLAIN between brokers until their SCRAM user exists (docs/security.md).
                 "sasl.mechanism.inter.broker.protocol": "PLAIN",
-                "listener.name.broker.sasl.enabled.mechanisms": "PLAIN",
+                "listener.name.broker.sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-512",
                 "listener.name.broker.plain.sasl.jaas.config": PLAIN_JAAS,
+                "listener.name.broker.scram-sha-512.sasl.jaas.config":
+                    scram_jaas("broker-secret"),
                 "listener.name.broker.ssl.client.auth": "required",
             })
     return c
@@ -125,14 +134,50 @@ def test_ssl_between_brokers_and_a_certificate_of_another_ca(tmp_path_factory, i
         assert records_in(c, "ib-impostor", 1) == 0
 
 
-def test_sasl_ssl_between_brokers(tmp_path_factory, ib_pki):
-    # Client certificates required on BROKER: each broker presents its keystore as a client.
+def test_sasl_ssl_scram_between_brokers(tmp_path_factory, ib_pki):
+    # Client certificates required on BROKER: each broker presents its keystore as a client,
+    # then authenticates as the SASL user "broker".
     c = secure_cluster(tmp_path_factory.mktemp("ibsasl"), ib_pki, "SASL_SSL")
     for _ in clu.serve(c):
+        # The bootstrap of docs/security.md: the cluster is up on PLAIN between brokers; the
+        # brokers' SCRAM user is made (in the metadata log) with `tally users scram set`, then
+        # every node restarts with SCRAM-SHA-512 as the inter-broker mechanism (killed: the
+        # credential is in the metadata log, which kill -9 does not lose).
+        r = c[1].tally("users", "scram", "set", "broker", "--mechanism", "SCRAM-SHA-512",
+                       "--password", "broker-secret")
+        assert r.returncode == 0, r
+        assert any("SASL PLAIN as broker" in c.log_text(i) for i in c.ids)
+        for i in c.ids:
+            c.kill_node(i)
+        for i in c.ids:
+            c[i].settings["sasl.mechanism.inter.broker.protocol"] = "SCRAM-SHA-512"
+        c.start()
         c.create_topic("ib-sasl", partitions=1, rf=3, assignments={0: [1, 2, 3]})
         produce_acks_all(c, "ib-sasl", 200)
         c.wait_replicas_identical("ib-sasl", 1, timeout=30)
         for r in (1, 2, 3):
             assert records_in(c, "ib-sasl", r) == 200, r
-        assert any("over SASL_SSL (TLS, peer verified as configured), SASL PLAIN as broker"
-                   in c.log_text(i) for i in c.ids)
+        assert any("over SASL_SSL (TLS, peer verified as configured), SASL SCRAM-SHA-512 as "
+                   "broker" in open(c[i].log_paths[-1]).read() for i in c.ids)
+        # Node 3 restarted with a wrong inter-broker password authenticates nowhere: it stays
+        # out of the ISR, fetches nothing more, and says why.
+        c.stop_node(3)
+        c[3].settings["listener.name.broker.scram-sha-512.sasl.jaas.config"] = \
+            scram_jaas("not-the-secret")
+        c.start_node(3, wait=False)
+        last_log = c[3].log_paths[-1]
+        failed = "failed (SASL SCRAM-SHA-512 authentication as broker failed: Authentication " \
+                 "failed: Invalid username or password); retrying in"
+        line = clu.wait_for(lambda: next((ln for ln in open(last_log) if failed in ln), None),
+                            20, "node 3's authentication failure")
+        # Its first such line is its own, not held back behind the connect failures before it
+        # knew the controller.
+        assert "suppressed" not in line, line
+        # (Node 3, fenced, serves no client: ask node 1.)
+        def isr():
+            return sorted(c.partition("ib-sasl", 0, node=1)["isr"])
+        clu.wait_for(lambda: isr() == [1, 2], 20, "ISR [1, 2]")
+        produce_acks_all(c, "ib-sasl", 20)
+        assert isr() == [1, 2]
+        assert records_in(c, "ib-sasl", 1) == 220
+        assert records_in(c, "ib-sasl", 3) == 200

@@ -4,6 +4,7 @@ which sends SaslHandshake v0 and raw tokens), and the refusals — wrong passwor
 disabled mechanism, SaslAuthenticate before SaslHandshake, requests before authentication —
 each while another client is served and with nothing changed."""
 import struct
+import subprocess
 import time
 import uuid
 
@@ -331,7 +332,11 @@ def test_raw_v0_tokens(sasl_broker):
     ({"inter.broker.listener.name": "SASL_PLAINTEXT"},
      "sasl.mechanism.inter.broker.protocol is GSSAPI"),
     ({"inter.broker.listener.name": "SASL_PLAINTEXT", "sasl.mechanism.inter.broker.protocol":
-      "SCRAM-SHA-256"}, "SCRAM-SHA-256/512 between brokers is not implemented yet"),
+      "SCRAM-SHA-256"}, "does not enable SCRAM-SHA-256"),
+    ({"inter.broker.listener.name": "SASL_PLAINTEXT", "sasl.mechanism.inter.broker.protocol":
+      "SCRAM-SHA-512", "listener.name.sasl_plaintext.sasl.enabled.mechanisms":
+      "PLAIN,SCRAM-SHA-512"}, "listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config: "
+     "SCRAM-SHA-512 sasl.jaas.config must start with"),
     ({"inter.broker.listener.name": "SASL_PLAINTEXT", "sasl.mechanism.inter.broker.protocol":
       "PLAIN", "listener.name.sasl_plaintext.plain.sasl.jaas.config":
       'org.apache.kafka.common.security.plain.PlainLoginModule required user_admin="x";'},
@@ -449,6 +454,21 @@ def scram_broker(broker_factory):
     return b
 
 
+@pytest.fixture(scope="module")
+def shared_scram_broker(tmp_path_factory):
+    """A SCRAM broker for the tests that only add users of their own and read them back (no
+    restart, no listing of every user)."""
+    b = harness.TallyBroker(tmp_path_factory.mktemp("scram-shared"))
+    b.sasl_port = harness.free_port()
+    b.settings.update(sasl_settings(
+        b, b.sasl_port,
+        **{"listener.name.sasl_plaintext.sasl.enabled.mechanisms":
+           "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512"}))
+    b.start()
+    yield b
+    b.stop(check=True)
+
+
 def scram_roundtrip(b, topic, mech, user, password, value):
     from confluent_kafka import Consumer, Producer, TopicPartition
     p = Producer(conf(b, user=user, password=password, **{"sasl.mechanism": mech}))
@@ -559,9 +579,9 @@ def raw_scram(b, user, password, mech="SCRAM-SHA-256"):
         return err, msg
 
 
-def test_kafka_python_scram(scram_broker):
+def test_kafka_python_scram(shared_scram_broker):
     from kafka import KafkaProducer
-    b = scram_broker
+    b = shared_scram_broker
     harness.create_topics(b, [("sasl-kp-scram", 1, None)])
     assert alter_scram(b.port, [scram_upsertion("erin", "erin-pw", "SCRAM-SHA-512")]) == \
         {"erin": (0, None)}
@@ -710,3 +730,98 @@ def test_a_leader_without_the_clients_listener_is_not_available_to_it(tmp_path):
         for n in nodes:
             if n.alive():
                 n.stop(check=True)
+
+
+def test_tally_users_scram_set_describe_delete(shared_scram_broker, tmp_path):
+    # `tally users scram` (kafka-configs.sh --entity-type users): the CLI salts the password
+    # itself and sends only the salted one; real clients then log in with it.
+    b = shared_scram_broker
+
+    def tally(*args, stdin=None):
+        return subprocess.run([harness.TALLY, "-b", b.bootstrap, "users", "scram"] + list(args),
+                              input=stdin, capture_output=True, text=True, timeout=60)
+    r = tally("set", "lee", "--mechanism", "SCRAM-SHA-256,SCRAM-SHA-512", "--iterations", "8192",
+              "--password-stdin", stdin="lee-pw\n")
+    assert (r.returncode, r.stdout) == (0, "Completed updating config for user lee.\n"), r
+    r = tally("set", "max", "--mechanism", "SCRAM-SHA-512", "--password", "max-pw")
+    assert r.returncode == 0, r
+    harness.create_topics(b, [("sasl-cli-scram", 1, None)])
+    scram_roundtrip(b, "sasl-cli-scram", "SCRAM-SHA-512", "lee", "lee-pw", b"cli-512")
+    assert scram_login_works(b, "SCRAM-SHA-256", "lee", "lee-pw")
+    assert raw_scram(b, "max", "max-pw", "SCRAM-SHA-512")[0] == 0
+    # Describe shows mechanisms and iterations, never a password or salt (the whole output is
+    # these lines).
+    r = tally("describe")  # every user: also those of the other tests on this broker
+    assert r.returncode == 0 and sorted(ln for ln in r.stdout.splitlines()
+                                        if "'lee'" in ln or "'max'" in ln) == [
+        "SCRAM credential configs for user-principal 'lee' are SCRAM-SHA-256=iterations=8192, "
+        "SCRAM-SHA-512=iterations=8192",
+        "SCRAM credential configs for user-principal 'max' are SCRAM-SHA-512=iterations=4096"], r
+    r = tally("describe", "max", "nobody")
+    assert (r.returncode, r.stdout) == (0, "SCRAM credential configs for user-principal 'max' "
+                                           "are SCRAM-SHA-512=iterations=4096\n"), r
+    # Delete one mechanism, then the other: each stops logging in at once.
+    r = tally("delete", "lee", "--mechanism", "SCRAM-SHA-512")
+    assert r.returncode == 0, r
+    assert raw_scram(b, "lee", "lee-pw", "SCRAM-SHA-512")[0] == 58
+    assert raw_scram(b, "lee", "lee-pw", "SCRAM-SHA-256")[0] == 0
+    assert tally("delete", "lee", "--mechanism", "SCRAM-SHA-256").returncode == 0
+    assert raw_scram(b, "lee", "lee-pw", "SCRAM-SHA-256")[0] == 58
+    assert tally("describe", "lee").stdout == ""
+    r = tally("delete", "lee", "--mechanism", "SCRAM-SHA-256")
+    assert r.returncode == 1 and "RESOURCE_NOT_FOUND" in r.stderr, r
+    # kafka-configs.sh --entity-type users (a link to tally by that name) maps onto it.
+    kafka_configs = str(tmp_path / "kafka-configs.sh")
+    os.symlink(os.path.abspath(harness.TALLY), kafka_configs)
+
+    def kcfg(*args):
+        return subprocess.run([kafka_configs, "--bootstrap-server", b.bootstrap, "--entity-type",
+                               "users"] + list(args), capture_output=True, text=True, timeout=60)
+    r = kcfg("--entity-name", "nia", "--alter", "--add-config",
+             "SCRAM-SHA-256=[iterations=8192,password=nia-pw],SCRAM-SHA-512=[password=nia-pw]")
+    assert r.returncode == 0, r
+    r = kcfg("--entity-name", "nia", "--describe")
+    assert r.stdout == ("SCRAM credential configs for user-principal 'nia' are "
+                        "SCRAM-SHA-256=iterations=8192, SCRAM-SHA-512=iterations=4096\n"), r
+    assert raw_scram(b, "nia", "nia-pw", "SCRAM-SHA-512")[0] == 0
+    assert kcfg("--entity-name", "nia", "--alter", "--delete-config",
+                "SCRAM-SHA-256").returncode == 0
+    assert raw_scram(b, "nia", "nia-pw", "SCRAM-SHA-256")[0] == 58
+    # On the SASL listener, with the client security settings (-X, or a properties file):
+    # SCRAM-SHA-512 as max, PLAIN as alice; a wrong password and no login are refused.
+    def sasl_tally(*args):
+        return subprocess.run([harness.TALLY, "-b", "127.0.0.1:%d" % b.sasl_port, "users",
+                               "scram", "describe", "max"] + list(args),
+                              capture_output=True, text=True, timeout=60)
+    max_line = "SCRAM credential configs for user-principal 'max' are " \
+               "SCRAM-SHA-512=iterations=4096\n"
+    r = sasl_tally("-X", "security.protocol=SASL_PLAINTEXT", "-X", "sasl.mechanism=SCRAM-SHA-512",
+                   "-X", "sasl.username=max", "-X", "sasl.password=max-pw")
+    assert (r.returncode, r.stdout) == (0, max_line), r
+    props = tmp_path / "client.properties"
+    props.write_text("# alice\nsecurity.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
+                     "sasl.username=alice\nsasl.password=alice-secret\n")
+    r = sasl_tally("--command-config", str(props))
+    assert (r.returncode, r.stdout) == (0, max_line), r
+    r = sasl_tally("-X", "security.protocol=SASL_PLAINTEXT", "-X", "sasl.mechanism=SCRAM-SHA-512",
+                   "-X", "sasl.username=max", "-X", "sasl.password=wrong")
+    assert r.returncode == 1 and "SASL authentication as max failed" in r.stderr, r
+    assert sasl_tally().returncode == 1
+    # Before the command the settings are global: librdkafka's commands take them too.
+    login = ["-X", "security.protocol=SASL_PLAINTEXT", "-X", "sasl.mechanism=SCRAM-SHA-512",
+             "-X", "sasl.username=max", "-X", "sasl.password=max-pw"]
+    for cmd, want in ((["users", "scram", "describe", "max"], max_line),
+                      (["topics", "list"], "sasl-cli-scram\n")):
+        r = subprocess.run([harness.TALLY, "-b", "127.0.0.1:%d" % b.sasl_port] + login + cmd,
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0 and want in r.stdout, r
+    assert sasl_tally("-X", "security.protocol=SSL").returncode == 1
+    # Refused on the command line: no password, two, too few iterations, another mechanism.
+    for args in (["set", "x", "--mechanism", "SCRAM-SHA-256"],
+                 ["set", "x", "--mechanism", "SCRAM-SHA-256", "--password", "a",
+                  "--password-stdin"],
+                 ["set", "x", "--mechanism", "SCRAM-SHA-256", "--password", "a",
+                  "--iterations", "100"],
+                 ["set", "x", "--mechanism", "PLAIN", "--password", "a"],
+                 ["rename", "x"]):
+        assert tally(*args).returncode == 2, args

@@ -512,3 +512,113 @@ TEST(sasl_jaas_login_reads_the_brokers_own_login)
                  -1);
     CHECK(strstr(why, "the value of password") != NULL);
 }
+
+/* ---- the client side (sasl_scram_client_*, the inter-broker client's) --------------------- */
+
+/* RFC 7677 §3 from the client's side: the client-first and client-final messages byte for
+ * byte, and the server-final's signature verifies (a flipped bit of it does not). */
+TEST(sasl_scram_client_rfc7677_vector)
+{
+    struct sasl_scram_client c;
+    char out[200];
+    static const char sf[] = "r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,"
+                             "s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096";
+    static const char sv[] = "v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4=";
+    int n = sasl_scram_client_first(&c, SASL_MECH_SCRAM_SHA_256, "user", "rOprNGfwEbeRWgbNEkqO",
+                                    out, sizeof out);
+    REQUIRE(n > 0);
+    CHECK_EQ_STR(out, "n,,n=user,r=rOprNGfwEbeRWgbNEkqO");
+    n = sasl_scram_client_final(&c, "pencil", (const uint8_t *)sf, strlen(sf), out, sizeof out);
+    REQUIRE(n > 0);
+    CHECK_EQ_INT(n, (int)strlen(out));
+    CHECK_EQ_STR(out, "c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,"
+                      "p=dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ=");
+    struct sasl_scram_client c2 = c;
+    CHECK_EQ_INT(sasl_scram_client_verify(&c, (const uint8_t *)sv, strlen(sv)), 0);
+    char bad[sizeof sv];
+    memcpy(bad, sv, sizeof sv);
+    bad[10] ^= 1;
+    CHECK_EQ_INT(sasl_scram_client_verify(&c2, (const uint8_t *)bad, strlen(bad)), -1);
+}
+
+/* The client against the server side, SHA-512 and SHA-256: the right password authenticates
+ * and the server's signature verifies; a wrong one is refused by the server. */
+static int client_vs_server(enum sasl_mech m, const char *password, bool *verified)
+{
+    struct cred_store cs = {m, "bro=ker,1", {0}};
+    uint8_t salt[16];
+    if (!(sasl_random(salt, sizeof salt) == 0))
+        return -2;
+    if (!(sasl_scram_derive(m, (const uint8_t *)"broker-secret", 13, salt, sizeof salt, 8192,
+                            &cs.cred) == 0))
+        return -2;
+    struct sasl_config cfg = {.scram_lookup = lookup, .scram_arg = &cs};
+    char why[256], out[700];
+    if (!(sasl_config_set_mechanisms(&cfg, "SCRAM-SHA-256,SCRAM-SHA-512", why, sizeof why) == 0))
+        return -2;
+    struct sasl_session s;
+    struct sasl_scram_client c;
+    sasl_session_init(&s, &cfg);
+    if (!(sasl_handshake(&s, sasl_mech_name(m)) == 0))
+        return -2;
+    int n = sasl_scram_client_first(&c, m, cs.user, NULL, out, sizeof out);
+    if (!(n > 0))
+        return -2;
+    int rc = step_str(&s, out);
+    if (rc == 0) {
+        n = sasl_scram_client_final(&c, password, s.reply, s.reply_len, out, sizeof out);
+        if (!(n > 0))
+            return -2;
+        rc = step_str(&s, out);
+    }
+    if (rc == 0)
+        *verified = sasl_scram_client_verify(&c, s.reply, s.reply_len) == 0;
+    if (rc == 0)
+        CHECK_EQ_STR(s.user, "bro=ker,1"); /* the escaped name came through whole */
+    sasl_session_free(&s);
+    return rc;
+}
+
+TEST(sasl_scram_client_against_the_server)
+{
+    bool ok = false;
+    CHECK_EQ_INT(client_vs_server(SASL_MECH_SCRAM_SHA_512, "broker-secret", &ok), 0);
+    CHECK(ok);
+    ok = false;
+    CHECK_EQ_INT(client_vs_server(SASL_MECH_SCRAM_SHA_256, "broker-secret", &ok), 0);
+    CHECK(ok);
+    CHECK_EQ_INT(client_vs_server(SASL_MECH_SCRAM_SHA_512, "broker-secreT", &ok),
+                 ERR_SASL_AUTHENTICATION_FAILED);
+}
+
+/* A server-first the client must not answer: another nonce, one that adds nothing to the
+ * client's, iterations beyond Kafka's bounds, a bad salt, no iterations; and a server-final
+ * that is an error. */
+TEST(sasl_scram_client_refuses_a_bad_server)
+{
+    static const char *const firsts[] = {
+        "r=XOprNGfwEbeRWgbNEkqOsrv,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096",
+        "r=rOprNGfwEbeRWgbNEkqO,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096",
+        "r=rOprNGfwEbeRWgbNEkqOsrv,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=100000000",
+        "r=rOprNGfwEbeRWgbNEkqOsrv,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=1",
+        "r=rOprNGfwEbeRWgbNEkqOsrv,s=W22ZaJ0SNY7soEsUEjb6gQ=,i=4096",
+        "r=rOprNGfwEbeRWgbNEkqOsrv,s=W22ZaJ0SNY7soEsUEjb6gQ==",
+        "m=ext,r=rOprNGfwEbeRWgbNEkqOsrv,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096",
+        "",
+    };
+    struct sasl_scram_client c;
+    char out[512];
+    for (size_t i = 0; i < sizeof firsts / sizeof firsts[0]; i++) {
+        REQUIRE(sasl_scram_client_first(&c, SASL_MECH_SCRAM_SHA_256, "user", "rOprNGfwEbeRWgbNEkqO",
+                                        out, sizeof out) > 0);
+        CHECK_EQ_INT(sasl_scram_client_final(&c, "pencil", (const uint8_t *)firsts[i],
+                                             strlen(firsts[i]), out, sizeof out),
+                     -1);
+    }
+    REQUIRE(sasl_scram_client_first(&c, SASL_MECH_SCRAM_SHA_256, "user", "rOprNGfwEbeRWgbNEkqO",
+                                    out, sizeof out) > 0);
+    CHECK_EQ_INT(sasl_scram_client_verify(&c, (const uint8_t *)"e=invalid-proof", 15), -1);
+    CHECK_EQ_INT(sasl_scram_client_first(&c, SASL_MECH_PLAIN, "user", NULL, out, sizeof out), -1);
+    CHECK_EQ_INT(sasl_scram_client_first(&c, SASL_MECH_SCRAM_SHA_256, "", NULL, out, sizeof out),
+                 -1);
+}
