@@ -25,6 +25,9 @@ best round (noise only ever adds CPU time). BENCH_COUNT_BYTES (default 512m) per
 BENCH_COUNTERS=0 skips them."""
 import os
 import shutil
+import socket
+import ssl
+import struct
 import subprocess
 import time
 
@@ -69,6 +72,39 @@ def negotiated(port, ca):
         if line.startswith("New, ") and "Cipher is" in line:
             proto, cipher = w[1].rstrip(","), w[-1]
     return "%s %s" % (proto, cipher)
+
+
+def check_ranges(port, ca, files):
+    """The floor must send the right bytes, not only as many (loadgen checks the sizes): a few
+    ranges of the concatenation of files, one across a file boundary, compared byte for byte
+    over Python's ssl client."""
+    sizes = [os.path.getsize(f) for f in files]
+    total = sum(sizes)
+
+    def want(off, n):
+        out, at = b"", 0
+        for f, size in zip(files, sizes):
+            if off < at + size and n > len(out):
+                with open(f, "rb") as fh:
+                    fh.seek(max(off - at, 0))
+                    out += fh.read(min(size - max(off - at, 0), n - len(out)))
+            at += size
+        return out
+    mid = max(sizes[0] - 1000, 0)
+    ranges = [(0, min(70000, total)), (mid, min(300000, total - mid)), (max(total - 5, 0), min(5, total))]
+    ctx = ssl.create_default_context(cafile=ca)
+    with ctx.wrap_socket(socket.create_connection(("127.0.0.1", port)),
+                         server_hostname="127.0.0.1") as s:
+        for i, (off, n) in enumerate(ranges):
+            s.sendall(struct.pack(">iiqi", 16, i, off, n))
+            got = b""
+            while len(got) < 8 + n:
+                chunk = s.recv(8 + n - len(got))
+                if not chunk:
+                    raise RuntimeError("tls_server range closed the connection")
+                got += chunk
+            if got[:8] != struct.pack(">ii", 4 + n, i) or got[8:] != want(off, n):
+                raise RuntimeError("tls_server range sent wrong bytes for [%d, +%d)" % (off, n))
 
 
 def per_gib(pid, *args):
@@ -182,6 +218,7 @@ def main():
                       pin=True)
         procs.append(sf)
         size = int(rng.ready_line.split()[1])
+        check_ranges(rport, ca, files)
         ranges = ["--size", size, "--connections", PARTITIONS, "--chunk", CHUNK, "--passes", 2]
         sides = {
             "tallyd": (t.pid, ["fetch", "--port", ssl_port, "--topic", "read", "--tls", ca] + FETCH),
