@@ -137,10 +137,13 @@ chaos: deps all $(B)/asan/tallyd
 
 # Benchmark helpers (bench/README.md); not part of `make test`.
 BENCH_BIN := $(B)/bench/loadgen $(B)/bench/baseline_server $(B)/bench/sendfile_server \
-             $(B)/bench/mock_cluster $(B)/bench/latency
+             $(B)/bench/mock_cluster $(B)/bench/latency $(B)/bench/tls_server
 $(B)/bench/loadgen: bench/loadgen.c src/record/record.c src/record/crc32c.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) $(WARN) -O2 -g -Isrc -pthread -o $@ $^
+	$(CC) $(CSTD) $(WARN) -O2 -g -Isrc -pthread -o $@ $^ -lssl -lcrypto
+$(B)/bench/tls_server: bench/tls_server.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) -O2 -g -pthread -o $@ $< -lssl -lcrypto
 $(B)/bench/%: bench/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) -O2 -g -pthread -o $@ $< -lrdkafka

@@ -34,6 +34,10 @@
  *       The same read load for bench/sendfile_server: the byte range [0, BYTES) is
  *       split into C slices, each read in PM-byte requests.
  *
+ * Every command takes --tls CAFILE: each connection speaks TLS (OpenSSL 3, its default
+ * suites and versions) and verifies the server's certificate against CAFILE ("-": no
+ * verification); without it, plaintext as before.
+ *
  * Every command prints one line: "bytes=N seconds=S MiB/s=X". Exit 1 on error.
  *
  * Produce v7 request frame, as built here (big-endian):
@@ -57,6 +61,9 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 
 #include "record/record.h"
 
@@ -139,6 +146,11 @@ static int64_t get64(const uint8_t *p)
     return (int64_t)(((uint64_t)(uint32_t)get32(p) << 32) | (uint32_t)get32(p + 4));
 }
 
+/* --tls: the client context, and each connection thread's TLS session (one connection per
+ * thread), which write_all, read_all and hang_up use when set. */
+static SSL_CTX *tls_ctx;
+static __thread SSL *tls;
+
 static int dial(int port)
 {
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
@@ -152,13 +164,40 @@ static int dial(int port)
         close(fd);
         return -1;
     }
+    if (tls_ctx != NULL) {
+        tls = SSL_new(tls_ctx);
+        if (tls == NULL || SSL_set_fd(tls, fd) != 1 || SSL_connect(tls) != 1) {
+            ERR_print_errors_fp(stderr);
+            SSL_free(tls);
+            tls = NULL;
+            close(fd);
+            return -1;
+        }
+    }
     return fd;
+}
+
+static void hang_up(int fd)
+{
+    if (tls != NULL) {
+        SSL_free(tls);
+        tls = NULL;
+    }
+    close(fd);
 }
 
 static bool write_all(int fd, const void *buf, size_t len)
 {
     const uint8_t *p = buf;
     while (len > 0) {
+        if (tls != NULL) {
+            size_t n = 0;
+            if (SSL_write_ex(tls, p, len, &n) != 1)
+                return false;
+            p += n;
+            len -= n;
+            continue;
+        }
         ssize_t n = write(fd, p, len);
         if (n < 0 && errno == EINTR)
             continue;
@@ -174,6 +213,14 @@ static bool read_all(int fd, void *buf, size_t len)
 {
     uint8_t *p = buf;
     while (len > 0) {
+        if (tls != NULL) {
+            size_t n = 0;
+            if (SSL_read_ex(tls, p, len, &n) != 1)
+                return false;
+            p += n;
+            len -= n;
+            continue;
+        }
         ssize_t n = read(fd, p, len);
         if (n < 0 && errno == EINTR)
             continue;
@@ -383,7 +430,7 @@ static void *produce_conn(void *arg)
     }
 out:
     if (fd >= 0)
-        close(fd);
+        hang_up(fd);
     free(batch);
     free(frame);
     free(resp);
@@ -674,7 +721,7 @@ static void *produce_conn_pid(void *arg)
     }
 out:
     if (fd >= 0)
-        close(fd);
+        hang_up(fd);
     free(batch);
     free(frame);
     free(resp);
@@ -810,7 +857,7 @@ static void *fetch_conn(void *arg)
         }
     }
 out:
-    close(fd);
+    hang_up(fd);
     free(resp);
     return NULL;
 }
@@ -855,7 +902,7 @@ static void *ranges_conn(void *arg)
         }
     }
 out:
-    close(fd);
+    hang_up(fd);
     free(resp);
     return NULL;
 }
@@ -904,6 +951,7 @@ int main(int argc, char **argv)
         .txn_ms = 100,
         .acks = 1,
     };
+    const char *tls_ca = NULL;
     o.run_id = (int64_t)getpid();
     if (argc < 2)
         return usage();
@@ -913,6 +961,10 @@ int main(int argc, char **argv)
         int64_t v = 0;
         if (strcmp(k, "--topic") == 0) {
             o.topic = argv[i + 1];
+            continue;
+        }
+        if (strcmp(k, "--tls") == 0) {
+            tls_ca = argv[i + 1];
             continue;
         }
         if (strcmp(k, "--acks") == 0) {
@@ -982,6 +1034,21 @@ int main(int argc, char **argv)
     if (o.port <= 0 || o.connections < 1 || o.partitions < 1 || o.inflight < 1 ||
         (fn != ranges_conn && o.topic == NULL) || (fn == ranges_conn && o.size <= 0))
         return usage();
+
+    if (tls_ca != NULL) {
+        tls_ctx = SSL_CTX_new(TLS_client_method());
+        if (tls_ctx == NULL)
+            return 1;
+        SSL_CTX_set_read_ahead(tls_ctx, 1);
+        SSL_CTX_set_default_read_buffer_len(tls_ctx, 1 << 20);
+        if (strcmp(tls_ca, "-") != 0) {
+            if (SSL_CTX_load_verify_locations(tls_ctx, tls_ca, NULL) != 1) {
+                ERR_print_errors_fp(stderr);
+                return 1;
+            }
+            SSL_CTX_set_verify(tls_ctx, SSL_VERIFY_PEER, NULL);
+        }
+    }
 
     struct conn *conns = calloc((size_t)o.connections, sizeof *conns);
     pthread_t *th = calloc((size_t)o.connections, sizeof *th);

@@ -9,7 +9,8 @@
 set -u
 cd "$(dirname "$0")/.."
 all=(ingest read client_view memory idempotent flush compressed recompress compaction groups txn acls)
-all+=(tls) # TLS ÷ plaintext ingest and read CPU per GiB (bench/tls.py)
+all+=(tls) # TLS ingest and read CPU per GiB ÷ a bare OpenSSL server (bench/tls.py)
+all+=(scram) # SCRAM-SHA-512 connections per second (bench/scram.py)
 all+=(quotas) # an unthrottled client's p99 beside a throttled flood (bench/quotas.py)
 all+=(cold_read) # a producer's p99 during a cold catch-up read (bench/cold_read.py)
 all+=(txn_counts) # requests and CONCURRENT_TRANSACTIONS per transaction, by client and size
@@ -23,7 +24,7 @@ names=("$@")
 [ ${#names[@]} -eq 0 ] && names=("${all[@]}")
 
 for b in build/tallyd build/tally build/bench/loadgen build/bench/baseline_server \
-         build/bench/sendfile_server build/bench/mock_cluster build/bench/latency \
+         build/bench/sendfile_server build/bench/mock_cluster build/bench/latency build/bench/tls_server \
          build/enricher; do
   [ -x "$b" ] || { echo "bench: $b missing (run make bench)" >&2; exit 1; }
 done
