@@ -73,8 +73,17 @@ uint64_t sysio_loop_cold_reads(void)
 /* Before a read on the loop thread: counts it if a page of its range is not in the cache. */
 static void note_loop_read(int fd, off_t off, size_t len)
 {
-    if (on_loop && def_resident(fd, off, len) == 0)
+    if (on_loop && def_resident(fd, off, len) == 0) {
+        char link[64], path[512];
+        ssize_t n;
         atomic_fetch_add(&loop_cold_reads, 1);
+        snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+        n = readlink(link, path, sizeof path - 1);
+        path[n > 0 ? n : 0] = '\0';
+        slog_warn("sysio", "test build: a read on the event loop touches pages not in the page "
+                           "cache: %s, %zu bytes at %lld",
+                  path, len, (long long)off);
+    }
 }
 #else
 void sysio_mark_loop_thread(void) {}
