@@ -23,6 +23,7 @@
 #include "authz/authz.h"
 #include "base/arena.h"
 #include "base/err.h"
+#include "base/pool.h"
 #include "base/slog.h"
 #include "base/purgatory.h"
 #include "broker_int.h"
@@ -62,7 +63,7 @@ struct fetch_call {
     struct purgatory_op op; /* while parked */
     bool evaluated;         /* the slices in hand are the answer's (no second look) */
     bool held;              /* a partition was held back by a replication throttle */
-    uv_work_t work;         /* converting or checking old versions' data on the pool */
+    struct pool_job work;   /* converting or checking old versions' data on the pool */
 };
 
 static void release_slices(struct fetch_call *c)
@@ -394,8 +395,8 @@ static void respond(struct fetch_call *c)
     }
     /* The call stays whole until convert_done: a close now only drops the answer. */
     net_request_on_close(c->req, NULL, NULL);
-    c->work.data = c;
-    if (uv_queue_work(c->b->loop, &c->work, convert_run, convert_done) != 0) {
+    c->work.work.data = c;
+    if (pool_submit(c->b->loop, &c->work, convert_run, convert_done) != 0) {
         for (int32_t i = 0; i < c->n_parts; i++)
             c->parts[i].conv_rc = ERR_NOMEM;
         send_answer(c);

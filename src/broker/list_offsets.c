@@ -9,6 +9,7 @@
 #include "authz/authz.h"
 #include "base/arena.h"
 #include "base/err.h"
+#include "base/pool.h"
 #include "base/slog.h"
 #include "broker_int.h"
 #include "net/net.h"
@@ -34,7 +35,7 @@ struct lookup_call {
  * topic's max.message.bytes, which Produce enforces on append (a batch stored before that
  * check, or before the limit was lowered, keeps the batch-level answer). */
 struct lookup {
-    uv_work_t w;
+    struct pool_job w;
     struct lookup_call *call;
     struct ListOffsetsPartitionResponse *out; /* in the request's arena */
     struct partition *p;                      /* held until the answer is in */
@@ -134,7 +135,7 @@ static void lookup_start(struct lookup_call *call, struct partition *p,
     }
     if (lk->slice.len < RECORD_BATCH_HEADER)
         goto err_release;
-    lk->w.data = lk;
+    lk->w.work.data = lk;
     lk->p = p;
     lk->call = call;
     lk->out = out;
@@ -142,7 +143,7 @@ static void lookup_start(struct lookup_call *call, struct partition *p,
     lk->target = target;
     lk->max = max;
     partition_hold(p);
-    if (uv_queue_work(call->b->loop, &lk->w, lookup_run, lookup_done) != 0) {
+    if (pool_submit(call->b->loop, &lk->w, lookup_run, lookup_done) != 0) {
         partition_release(p);
         goto err_release;
     }

@@ -12,6 +12,7 @@
 
 #include "base/err.h"
 #include "base/metrics.h"
+#include "base/pool.h"
 #include "base/props.h"
 #include "base/slog.h"
 #include "base/sysio.h"
@@ -29,8 +30,6 @@
 
 /* The loop's lag is sampled by a timer this often: each firing observes how late it came. */
 #define LAG_INTERVAL_MS 100
-/* A no-op task goes to the thread pool this often: how long it waits for a thread. */
-#define POOL_PROBE_MS 1000
 /* Per-API series are cached by API key below this (Kafka's keys are well under it). */
 #define API_SLOTS 128
 /* ErrorCode fields are looked for this deep in an answer (Fetch: topics, partitions). */
@@ -79,12 +78,8 @@ struct exporter {
     } listeners[EXPORTER_MAX_LISTENERS];
     size_t n_listeners;
     struct metrics_family *f_connections;
-    /* The thread pool's probe: a no-op task queued every POOL_PROBE_MS. */
-    uv_timer_t pool_timer;
-    uv_work_t pool_work;
-    bool pool_busy;
-    uint64_t pool_queued_ns, pool_started_ns;
-    struct metrics_series *s_pool_wait, *s_pool_busy_ms;
+    /* The thread pool, as base/pool.c counts every task. */
+    struct metrics_series *s_pool_wait, *s_pool_run, *s_pool_depth, *s_pool_running;
     struct metrics_series *s_fsync;
     struct metrics_series *s_pg_broker, *s_pg_group, *s_pg_txn;
     int32_t node_id;
@@ -290,10 +285,18 @@ static bool declare(struct exporter *e)
     e->f_connections =
         metrics_family_new(e->m, METRICS_GAUGE, "tally_connections",
                            "Client connections open now, by Kafka listener.", 1, listener, 0, NULL);
-    e->s_pool_wait = metrics_series0(metrics_family_new(
-        e->m, METRICS_HISTOGRAM, "tally_threadpool_wait_seconds",
-        "How long a probe task queued on the I/O thread pool every second waited for a thread.", 0,
-        NULL, sizeof lag_buckets / sizeof lag_buckets[0], lag_buckets));
+    e->s_pool_depth = gauge0(e, "tally_threadpool_queue_depth",
+                             "Tasks queued on the I/O thread pool that no thread has started yet.");
+    e->s_pool_running =
+        gauge0(e, "tally_threadpool_tasks_running", "Tasks the I/O thread pool's threads run now.");
+    e->s_pool_wait = metrics_series0(
+        metrics_family_new(e->m, METRICS_HISTOGRAM, "tally_threadpool_wait_seconds",
+                           "How long each task queued on the I/O thread pool waited for a thread.",
+                           0, NULL, POOL_BUCKETS, pool_bounds));
+    e->s_pool_run = metrics_series0(
+        metrics_family_new(e->m, METRICS_HISTOGRAM, "tally_threadpool_run_seconds",
+                           "How long each task of the I/O thread pool ran on its thread.", 0, NULL,
+                           POOL_BUCKETS, pool_bounds));
     e->s_fsync = metrics_series0(metrics_family_new(
         e->m, METRICS_HISTOGRAM, "tally_fsync_seconds",
         "Duration of every fsync (segments, indexes, snapshots, checkpoints), from any thread.", 0,
@@ -326,12 +329,13 @@ static bool declare(struct exporter *e)
            e->f_group_state && e->f_group_members && e->f_group_committed && e->f_group_lag &&
            e->f_group_lag_stable && e->f_group_lag_seconds && e->s_group_omitted && e->f_segments &&
            e->f_txn_age && txn_ok && e->s_txn_ongoing && e->s_producers && e->f_connections &&
-           e->s_pool_wait && e->s_fsync && e->s_pg_broker && e->s_pg_group && e->s_pg_txn &&
-           e->s_group_ts_reads && e->f_requests && e->f_errors && e->f_local && e->s_lag &&
-           e->s_fds && e->s_max_fds && e->s_rss && e->s_q_leader && e->s_q_term && e->s_q_commit &&
-           e->s_q_applied && e->s_active && e->s_offline && e->s_under && e->s_partitions &&
-           e->s_leaders && e->f_log_start && e->f_leo && e->f_hw && e->f_lso && e->f_size &&
-           e->f_follower_lag && e->s_omitted && e->s_render && e->s_dropped;
+           e->s_pool_wait && e->s_pool_run && e->s_pool_depth && e->s_pool_running && e->s_fsync &&
+           e->s_pg_broker && e->s_pg_group && e->s_pg_txn && e->s_group_ts_reads && e->f_requests &&
+           e->f_errors && e->f_local && e->s_lag && e->s_fds && e->s_max_fds && e->s_rss &&
+           e->s_q_leader && e->s_q_term && e->s_q_commit && e->s_q_applied && e->s_active &&
+           e->s_offline && e->s_under && e->s_partitions && e->s_leaders && e->f_log_start &&
+           e->f_leo && e->f_hw && e->f_lso && e->f_size && e->f_follower_lag && e->s_omitted &&
+           e->s_render && e->s_dropped;
 }
 
 /* ---- read at scrape time ------------------------------------------------------------------ */
@@ -756,6 +760,12 @@ static void collect_io(struct exporter *e)
     double sum;
     sysio_fsync_stats(counts, &sum);
     metrics_histogram_load(e->s_fsync, counts, SYSIO_FSYNC_BUCKETS + 1, sum);
+    struct pool_stats ps;
+    pool_stats(&ps);
+    metrics_set(e->s_pool_depth, (double)ps.queued);
+    metrics_set(e->s_pool_running, (double)ps.running);
+    metrics_histogram_load(e->s_pool_wait, ps.wait_counts, POOL_BUCKETS + 1, ps.wait_sum_s);
+    metrics_histogram_load(e->s_pool_run, ps.run_counts, POOL_BUCKETS + 1, ps.run_sum_s);
     metrics_set(e->s_pg_broker, (double)broker_waiting(e->broker));
     metrics_set(e->s_pg_group, (double)group_coord_waiting(e->groups));
     metrics_set(e->s_pg_txn, (double)txn_waiting(e->txn));
@@ -801,34 +811,6 @@ static void on_lag_timer(uv_timer_t *t)
     if (e->lag_due_ns)
         metrics_observe(e->s_lag, now > e->lag_due_ns ? (double)(now - e->lag_due_ns) / 1e9 : 0);
     e->lag_due_ns = now + (uint64_t)LAG_INTERVAL_MS * 1000000u;
-}
-
-/* The pool probe: runs on a pool thread, then back on the loop. */
-static void pool_probe_run(uv_work_t *w)
-{
-    struct exporter *e = w->data;
-    e->pool_started_ns = uv_hrtime(); /* read in pool_probe_done, after the work */
-}
-
-static void pool_probe_done(uv_work_t *w, int status)
-{
-    struct exporter *e = w->data;
-    e->pool_busy = false;
-    if (status == 0 && !e->stopped)
-        metrics_observe(e->s_pool_wait, e->pool_started_ns > e->pool_queued_ns
-                                            ? (double)(e->pool_started_ns - e->pool_queued_ns) / 1e9
-                                            : 0);
-}
-
-static void on_pool_timer(uv_timer_t *t)
-{
-    struct exporter *e = t->data;
-    if (e->pool_busy || e->stopped)
-        return; /* the last probe still waits: it will be observed when it runs */
-    e->pool_work.data = e;
-    e->pool_queued_ns = uv_hrtime();
-    if (uv_queue_work(e->loop, &e->pool_work, pool_probe_run, pool_probe_done) == 0)
-        e->pool_busy = true;
 }
 
 /* ---- per request --------------------------------------------------------------------------- */
@@ -975,13 +957,9 @@ int exporter_start(const struct exporter_options *o, struct exporter **out)
     uv_timer_init(o->loop, &e->lag_timer);
     e->lag_timer.data = e;
     uv_timer_start(&e->lag_timer, on_lag_timer, LAG_INTERVAL_MS, LAG_INTERVAL_MS);
-    /* Neither handle keeps the loop running: shutdown closes them, but nothing waits on
-     * them. */
+    /* The timer does not keep the loop running: shutdown closes it, but nothing waits on
+     * it. */
     uv_unref((uv_handle_t *)&e->lag_timer);
-    uv_timer_init(o->loop, &e->pool_timer);
-    e->pool_timer.data = e;
-    uv_timer_start(&e->pool_timer, on_pool_timer, POOL_PROBE_MS, POOL_PROBE_MS);
-    uv_unref((uv_handle_t *)&e->pool_timer);
     slog_info("exporter",
               strchr(host, ':') ? "metrics on http://[%s]:%d/metrics"
                                 : "metrics on http://%s:%d/metrics",
@@ -1049,7 +1027,6 @@ void exporter_stop(struct exporter *e)
     exporter_http_stop(e->http);
     e->http = NULL;
     uv_close((uv_handle_t *)&e->lag_timer, NULL);
-    uv_close((uv_handle_t *)&e->pool_timer, NULL);
 }
 
 void exporter_free(struct exporter *e)
