@@ -105,9 +105,8 @@ struct exporter {
     struct metrics_series *s_q_leader, *s_q_term, *s_q_commit, *s_q_applied;
     /* The cluster as the image shows it, and this broker's share of it. */
     struct metrics_series *s_active, *s_under, *s_offline, *s_partitions, *s_leaders;
-    /* Per partition (labels topic, partition; follower lag adds follower). */
-    struct metrics_family *f_log_start, *f_leo, *f_hw, *f_lso, *f_size, *f_follower_lag;
-    struct metrics_family *f_segments, *f_txn_age;
+    /* Per partition: the rows of the scrape being rendered (snapshot.c formats them). */
+    struct exporter_snapshot *snap;
     struct metrics_series *s_omitted;
     /* Consumer groups. */
     struct metrics_family *f_group_state, *f_group_members, *f_group_committed, *f_group_lag,
@@ -128,19 +127,12 @@ static struct metrics_series *gauge0(struct exporter *e, const char *name, const
     return metrics_series0(metrics_family_new(e->m, METRICS_GAUGE, name, help, 0, NULL, 0, NULL));
 }
 
-static struct metrics_family *partition_gauge(struct exporter *e, const char *name,
-                                              const char *help)
-{
-    static const char *const tp[] = {"topic", "partition"};
-    return metrics_family_new(e->m, METRICS_GAUGE, name, help, 2, tp, 0, NULL);
-}
-
-/* Every family the exporter owns, in the order they render. False when out of memory. */
+/* Every family the registry holds, in the order they render (the per-partition families
+ * follow them all: snapshot.c). False when out of memory. */
 static bool declare(struct exporter *e)
 {
     static const char *const api[] = {"api"};
     static const char *const api_error[] = {"api", "error"};
-    static const char *const tpf[] = {"topic", "partition", "follower"};
 
     e->f_requests =
         metrics_family_new(e->m, METRICS_COUNTER, "tally_requests_total",
@@ -207,28 +199,6 @@ static bool declare(struct exporter *e)
                         "replica set (replicas a reassignment is adding not counted).");
     e->s_partitions = gauge0(e, "tally_partitions", "Partitions hosted by this broker.");
     e->s_leaders = gauge0(e, "tally_leader_partitions", "Partitions led by this broker.");
-    e->f_log_start = partition_gauge(e, "tally_partition_log_start_offset",
-                                     "The first offset the partition's log holds.");
-    e->f_leo = partition_gauge(e, "tally_partition_log_end_offset",
-                               "The offset the next record appended will get (LEO).");
-    e->f_hw = partition_gauge(e, "tally_partition_high_watermark",
-                              "The high watermark: records below it are replicated to the ISR.");
-    e->f_lso = partition_gauge(e, "tally_partition_last_stable_offset",
-                               "The last stable offset: the first offset of the earliest open "
-                               "transaction, or the high watermark.");
-    e->f_size =
-        partition_gauge(e, "tally_partition_size_bytes", "Bytes of the partition's segment files.");
-    e->f_segments = partition_gauge(e, "tally_partition_segments",
-                                    "Segments of the partition's log, the active one included.");
-    e->f_txn_age = partition_gauge(
-        e, "tally_partition_oldest_open_txn_age_seconds",
-        "Age of the oldest open transaction here, the one holding the last stable offset (from "
-        "the timestamp of its first record); 0 when none is open.");
-    e->f_follower_lag = metrics_family_new(
-        e->m, METRICS_GAUGE, "tally_partition_follower_lag_records",
-        "On the leader: its log end offset minus each follower's, as the follower's last fetch "
-        "showed it.",
-        3, tpf, 0, NULL);
     static const char *const group[] = {"group"};
     static const char *const group_state[] = {"group", "state"};
     static const char *const state[] = {"state"};
@@ -327,15 +297,14 @@ static bool declare(struct exporter *e)
     return e->s_renders[METRICS_TEXT] && e->s_renders[METRICS_OPENMETRICS] && e->f_queue &&
            e->f_remote && e->f_resp_queue && e->f_send && e->f_total && e->f_groups &&
            e->f_group_state && e->f_group_members && e->f_group_committed && e->f_group_lag &&
-           e->f_group_lag_stable && e->f_group_lag_seconds && e->s_group_omitted && e->f_segments &&
-           e->f_txn_age && txn_ok && e->s_txn_ongoing && e->s_producers && e->f_connections &&
-           e->s_pool_wait && e->s_pool_run && e->s_pool_depth && e->s_pool_running && e->s_fsync &&
-           e->s_pg_broker && e->s_pg_group && e->s_pg_txn && e->s_group_ts_reads && e->f_requests &&
-           e->f_errors && e->f_local && e->s_lag && e->s_fds && e->s_max_fds && e->s_rss &&
-           e->s_q_leader && e->s_q_term && e->s_q_commit && e->s_q_applied && e->s_active &&
-           e->s_offline && e->s_under && e->s_partitions && e->s_leaders && e->f_log_start &&
-           e->f_leo && e->f_hw && e->f_lso && e->f_size && e->f_follower_lag && e->s_omitted &&
-           e->s_render && e->s_dropped;
+           e->f_group_lag_stable && e->f_group_lag_seconds && e->s_group_omitted && txn_ok &&
+           e->s_txn_ongoing && e->s_producers && e->f_connections && e->s_pool_wait &&
+           e->s_pool_run && e->s_pool_depth && e->s_pool_running && e->s_fsync && e->s_pg_broker &&
+           e->s_pg_group && e->s_pg_txn && e->s_group_ts_reads && e->f_requests && e->f_errors &&
+           e->f_local && e->s_lag && e->s_fds && e->s_max_fds && e->s_rss && e->s_q_leader &&
+           e->s_q_term && e->s_q_commit && e->s_q_applied && e->s_active && e->s_offline &&
+           e->s_under && e->s_partitions && e->s_leaders && e->s_omitted && e->s_render &&
+           e->s_dropped;
 }
 
 /* ---- read at scrape time ------------------------------------------------------------------ */
@@ -424,22 +393,21 @@ static int collect_partition(void *arg, struct partition *p)
     struct partition_walk *w = arg;
     struct exporter *e = w->e;
     const char *topic = partition_topic(p);
-    char index[16];
     w->producers += (long)pstate_count(partition_pstate(p));
     if (w->left <= 0) {
         w->omitted++;
         return 0;
     }
     w->left--;
-    snprintf(index, sizeof index, "%d", partition_index(p));
     int64_t leo = partition_log_end_offset(p);
-    metrics_set(metrics_series2(e->f_log_start, topic, index),
-                (double)partition_log_start_offset(p));
-    metrics_set(metrics_series2(e->f_leo, topic, index), (double)leo);
-    metrics_set(metrics_series2(e->f_hw, topic, index), (double)partition_high_watermark(p));
-    metrics_set(metrics_series2(e->f_lso, topic, index), (double)partition_last_stable_offset(p));
-    metrics_set(metrics_series2(e->f_size, topic, index), (double)partition_size_bytes(p));
-    metrics_set(metrics_series2(e->f_segments, topic, index), (double)partition_segment_count(p));
+    int64_t v[EXPORTER_PART_N_VALUES] = {
+        [EXPORTER_PART_LOG_START] = partition_log_start_offset(p),
+        [EXPORTER_PART_LEO] = leo,
+        [EXPORTER_PART_HW] = partition_high_watermark(p),
+        [EXPORTER_PART_LSO] = partition_last_stable_offset(p),
+        [EXPORTER_PART_SIZE] = partition_size_bytes(p),
+        [EXPORTER_PART_SEGMENTS] = (int64_t)partition_segment_count(p),
+    };
     /* The oldest open transaction starts at the first unstable offset; its first record's
      * timestamp is read once per such offset (key: NUL NUL topic NUL partition, which no
      * group partition's key can be: a topic name is never empty). */
@@ -459,8 +427,8 @@ static int collect_partition(void *arg, struct partition *p)
                 age = w->now_ms > ts ? (double)(w->now_ms - ts) / 1000 : 0;
         }
     }
-    if (age >= 0)
-        metrics_set(metrics_series2(e->f_txn_age, topic, index), age);
+    if (exporter_snapshot_add(e->snap, topic, partition_index(p), v, age) != 0)
+        return 0; /* out of memory: this partition has no series in this scrape */
     if (partition_role(p) != REPLICA_LEADER)
         return 0;
     const struct meta_topic *mt = meta_topic_by_name(e->meta, topic);
@@ -473,32 +441,28 @@ static int collect_partition(void *arg, struct partition *p)
         int64_t at = partition_follower_offset(p, mp->replicas[r]);
         if (at < 0)
             continue;
-        char follower[16];
-        snprintf(follower, sizeof follower, "%d", mp->replicas[r]);
-        const char *v[3] = {topic, index, follower};
-        metrics_set(metrics_series(e->f_follower_lag, v), (double)(leo > at ? leo - at : 0));
+        exporter_snapshot_add_follower(e->snap, mp->replicas[r], leo > at ? leo - at : 0);
     }
     return 0;
 }
 
+/* At most this many partitions get rows, whatever metrics.partition.max.series says: the
+ * registry's cap of series per family (metrics_new), which the rows once counted against. */
+#define PARTITION_ROWS_MAX 100000
+
+/* Copies the numbers of every partition hosted here into a fresh e->snap (NULL when out of
+ * memory: the scrape then has no partition series). The rows are formatted off the loop. */
 static void collect_partitions(struct exporter *e)
 {
-    struct partition_walk w = {.e = e, .left = e->partition_max, .now_ms = wall_ms()};
-    struct metrics_family *fams[] = {e->f_log_start, e->f_leo,    e->f_hw,
-                                     e->f_lso,       e->f_size,   e->f_follower_lag,
-                                     e->f_segments,  e->f_txn_age};
-    size_t n_fams = sizeof fams / sizeof fams[0];
+    int64_t max = e->partition_max < PARTITION_ROWS_MAX ? e->partition_max : PARTITION_ROWS_MAX;
+    struct partition_walk w = {.e = e, .left = max, .now_ms = wall_ms()};
 
-    /* Series of partitions still hosted are set again; those of partitions gone go. */
-    for (size_t i = 0; i < n_fams; i++)
-        metrics_family_mark(fams[i]);
-    if (!e->partition_level)
+    e->snap = exporter_snapshot_new();
+    if (!e->partition_level || e->snap == NULL)
         w.left = 0; /* the walk still counts the producers; every partition is omitted */
     if (e->replicas)
         replica_for_each(e->replicas, collect_partition, &w);
     metrics_set(e->s_producers, (double)w.producers);
-    for (size_t i = 0; i < n_fams; i++)
-        metrics_family_sweep(fams[i]);
     metrics_set(e->s_omitted, (double)w.omitted);
 }
 
@@ -780,8 +744,10 @@ static void collect_txn(struct exporter *e)
     metrics_set(e->s_txn_ongoing, (double)counts[TXN_ONGOING]);
 }
 
-/* exporter_render_fn, on the loop. */
-static int render(void *arg, enum metrics_format fmt, char **text, size_t *len)
+/* exporter_render_fn, on the loop: the registry's text, and the partitions' rows for the
+ * HTTP thread to format after it. */
+static int render(void *arg, enum metrics_format fmt, char **text, size_t *len,
+                  struct exporter_snapshot **tail)
 {
     struct exporter *e = arg;
     uint64_t t0 = uv_hrtime();
@@ -799,7 +765,14 @@ static int render(void *arg, enum metrics_format fmt, char **text, size_t *len)
     ts_sweep(&e->ts_cache); /* after both: they share it */
     metrics_set(e->s_dropped, (double)metrics_dropped(e->m));
     metrics_add(e->s_renders[fmt], 1);
-    int rc = metrics_render_as(e->m, fmt, text, len);
+    struct metrics_text t = {0};
+    metrics_render_into(e->m, fmt, &t);
+    int rc = metrics_text_take(&t, text, len);
+    if (rc == 0) {
+        *tail = e->snap;
+    } else
+        exporter_snapshot_release(e->snap);
+    e->snap = NULL;
     metrics_set(e->s_render, (double)(uv_hrtime() - t0) / 1e9);
     return rc;
 }

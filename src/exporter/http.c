@@ -2,10 +2,11 @@
 /* exporter http: the /metrics listener on libmicrohttpd, which parses HTTP and runs its own
  * polling thread. A scrape on that thread asks the loop for a fresh rendering (uv_async_send,
  * the one libuv call safe from another thread), waits on a condition variable until the loop
- * published it under the mutex, and answers with a copy; the 0.0.4 text and OpenMetrics
- * (chosen from the Accept header) are rendered and kept apart. The loop never blocks on the
- * HTTP thread. Only GET (and HEAD) of /metrics is served: another path is 404, another method 405;
- * requests are bounded by libmicrohttpd's per-connection memory limit (oversized headers
+ * published it under the mutex, and answers with a copy followed by the per-partition
+ * families, formatted here from the snapshot the loop published with it; the 0.0.4 text and
+ * OpenMetrics (chosen from the Accept header) are rendered and kept apart. The loop never blocks on
+ * the HTTP thread. Only GET (and HEAD) of /metrics is served: another path is 404, another method
+ * 405; requests are bounded by libmicrohttpd's per-connection memory limit (oversized headers
  * refused), a connection limit and an idle timeout, none of which touches the Kafka
  * listeners. */
 #include <arpa/inet.h>
@@ -48,6 +49,7 @@ struct exporter_http {
     uint64_t asked[2], rendered[2];
     char *text[2];
     size_t len[2];
+    struct exporter_snapshot *tail[2]; /* the per-partition rows, formatted by the scrape */
     bool stopping;
 };
 
@@ -70,11 +72,13 @@ static enum MHD_Result answer_static(struct MHD_Connection *conn, unsigned statu
     return rc;
 }
 
-/* On the HTTP thread: a fresh rendering from the loop, copied; NULL when the loop did not
- * answer in time, the exporter is stopping, or out of memory. */
+/* On the HTTP thread: a fresh rendering from the loop, copied, with the per-partition
+ * families formatted here after it (off the loop); NULL when the loop did not answer in time,
+ * the exporter is stopping, or out of memory. */
 static char *scrape(struct exporter_http *h, enum metrics_format fmt, size_t *len)
 {
     char *copy = NULL;
+    struct exporter_snapshot *tail = NULL;
     struct timespec until;
 
     clock_gettime(CLOCK_REALTIME, &until);
@@ -90,9 +94,14 @@ static char *scrape(struct exporter_http *h, enum metrics_format fmt, size_t *le
     if (h->rendered[fmt] >= mine && h->text[fmt] && (copy = malloc(h->len[fmt] + 1)) != NULL) {
         memcpy(copy, h->text[fmt], h->len[fmt] + 1);
         *len = h->len[fmt];
+        tail = h->tail[fmt];
+        exporter_snapshot_hold(tail);
     }
 out:
     pthread_mutex_unlock(&h->mu);
+    if (copy && exporter_snapshot_render(tail, fmt, &copy, len) != 0)
+        copy = NULL;
+    exporter_snapshot_release(tail);
     return copy;
 }
 
@@ -140,21 +149,25 @@ static void on_async(uv_async_t *a)
     for (int fmt = 0; fmt < 2; fmt++) {
         char *text = NULL;
         size_t len = 0;
+        struct exporter_snapshot *tail = NULL;
         pthread_mutex_lock(&h->mu);
         uint64_t want = h->asked[fmt];
         bool stop = h->stopping || want == h->rendered[fmt];
         pthread_mutex_unlock(&h->mu);
         if (stop)
             continue;
-        if (h->render(h->arg, (enum metrics_format)fmt, &text, &len) != 0)
+        if (h->render(h->arg, (enum metrics_format)fmt, &text, &len, &tail) != 0)
             text = NULL; /* published as "no text": the waiting scrapes answer 503 */
         pthread_mutex_lock(&h->mu);
         free(h->text[fmt]);
         h->text[fmt] = text;
         h->len[fmt] = len;
+        struct exporter_snapshot *old = h->tail[fmt];
+        h->tail[fmt] = tail;
         h->rendered[fmt] = want;
         pthread_cond_broadcast(&h->cv);
         pthread_mutex_unlock(&h->mu);
+        exporter_snapshot_release(old); /* a scrape still formatting it holds its own */
     }
 }
 
@@ -206,6 +219,8 @@ static void http_free(struct exporter_http *h)
     pthread_cond_destroy(&h->cv);
     free(h->text[0]);
     free(h->text[1]);
+    exporter_snapshot_release(h->tail[0]);
+    exporter_snapshot_release(h->tail[1]);
     free(h);
 }
 
