@@ -6,9 +6,11 @@ A release-build tallyd with metrics.listener on a free loopback port and BENCH_S
 ("10x1000": topics x partitions) created; once tally_partitions reports them all and the
 broker is idle, BENCH_SCRAPES (20) scrapes of the 0.0.4 text, 0.25 s apart, each timed:
 
-- loop hold: how long the scrape held the event loop to render, from
-  tally_metrics_render_seconds (the previous scrape's, so each scrape's value is read from the
-  one after it); the figure is the longest, target <= 5 ms;
+- loop hold: the longest the scrape held the event loop at once (one slice of its walk over
+  the partitions, or its last step), from tally_metrics_render_seconds (the previous
+  scrape's, so each scrape's value is read from the one after it); the figure is the longest
+  over the scrapes, target <= 5 ms (wall time: a loop thread preempted by other processes
+  mid-slice counts, so a loaded machine shows it in the max more than in the p90/median);
 - the event-loop lag histogram (tally_event_loop_lag_seconds, a 100 ms timer's lateness)
   over the scrapes: the highest bucket any firing fell in, as a check on the above from the
   loop's side (a firing due during a hold is late by what remains of it);
@@ -112,13 +114,14 @@ def measure(binary, tag):
                 bound = re.search(r'le="([^"]+)"', lab).group(1)
                 break
         out = {"hold_ms": max(holds) * 1000, "hold_median_ms": statistics.median(holds) * 1000,
+               "hold_p90_ms": sorted(holds)[int(0.9 * (len(holds) - 1))] * 1000,
                "cpu_ms": cpu / SCRAPES * 1000,
                "response_ms": statistics.median(walls) * 1000, "lag_bound": bound,
                "lag_firings": rise, "series": series, "bytes": len(text)}
-        lib.log("%s: %d partition series, %d bytes; loop hold max %.2f ms (median %.2f); "
+        lib.log("%s: %d partition series, %d bytes; loop hold max %.2f ms (p90 %.2f, median %.2f); "
                 "CPU per scrape %.1f ms (mean), response %.1f ms (median); every lag-timer firing "
                 "(%d) within %s s" % (tag, series, len(text), out["hold_ms"],
-                                      out["hold_median_ms"], out["cpu_ms"],
+                                      out["hold_p90_ms"], out["hold_median_ms"], out["cpu_ms"],
                                       out["response_ms"], rise, bound))
         return out
     finally:
@@ -129,8 +132,9 @@ def main():
     after_bin = os.environ.get("TALLYD", os.path.join(lib.BUILD, "tallyd"))
     before = measure(BEFORE, "before") if BEFORE else None
     after = measure(after_bin, "after")
-    note = "%s partitions, %d scrapes; lag-timer firings within %s s" % (
-        LAYOUT, SCRAPES, after["lag_bound"])
+    note = "%s partitions, %d scrapes, p90 %.2f ms, median %.2f ms; lag-timer firings " \
+        "within %s s" % (LAYOUT, SCRAPES, after["hold_p90_ms"], after["hold_median_ms"],
+                         after["lag_bound"])
     lib.result("scrape_loop_hold_ms", after["hold_ms"], "ms", "<=", 5.0, note)
     lib.result("scrape_cpu_ms", after["cpu_ms"], "ms", None, None, "broker CPU per scrape")
     lib.result("scrape_response_ms", after["response_ms"], "ms", None, None, "")

@@ -28,6 +28,13 @@
 #include "txn/txn.h"
 #include "txn/txn_sm.h"
 
+/* A scrape's walk over the partitions holds the loop at most about this long at a time (it
+ * stops after the hash bucket in which this much has passed). */
+#define SLICE_NS 1000000u
+/* At most this many timestamp reads per scrape (read_ts_at), so that the loop is not held by a
+ * scrape after thousands of commits: the entries left over are read by the next scrapes (and have
+ * no seconds series until then). */
+#define TS_READS_PER_SCRAPE 32
 /* The loop's lag is sampled by a timer this often: each firing observes how late it came. */
 #define LAG_INTERVAL_MS 100
 /* Per-API series are cached by API key below this (Kafka's keys are well under it). */
@@ -61,6 +68,15 @@ struct ts_cache {
     struct ts_entry *v;
     size_t cap, n;
     uint64_t reads; /* batches read for a timestamp, since start */
+};
+
+/* A scrape's walk over the hosted partitions, in slices (collect_partition). */
+struct partition_walk {
+    struct exporter *e;
+    int64_t left;
+    long omitted;
+    int64_t now_ms;
+    long producers;
 };
 
 struct exporter {
@@ -105,8 +121,16 @@ struct exporter {
     struct metrics_series *s_q_leader, *s_q_term, *s_q_commit, *s_q_applied;
     /* The cluster as the image shows it, and this broker's share of it. */
     struct metrics_series *s_active, *s_under, *s_offline, *s_partitions, *s_leaders;
-    /* Per partition: the rows of the scrape being rendered (snapshot.c formats them). */
+    /* Per partition: the rows of the scrape being rendered (snapshot.c formats them), copied
+     * in slices of the loop's time (SLICE_NS) between which the loop runs its other work. */
     struct exporter_snapshot *snap;
+    struct partition_walk walk;
+    struct replica_walk rwalk;
+    uv_idle_t slice_idle; /* runs the next slice at the loop's next turn */
+    bool walking;
+    int phase; /* 0: the partitions' walk, 1: the process and cluster, 2: the rest and the text */
+    unsigned want_formats; /* bit 1 << enum metrics_format */
+    uint64_t hold_max_ns;  /* the longest slice of the rendering under way */
     struct metrics_series *s_omitted;
     /* Consumer groups. */
     struct metrics_family *f_group_state, *f_group_members, *f_group_committed, *f_group_lag,
@@ -282,8 +306,10 @@ static bool declare(struct exporter *e)
     e->s_omitted = gauge0(e, "tally_metrics_partitions_omitted",
                           "Partitions left out of the per-partition series "
                           "(metrics.partition.max.series).");
-    e->s_render = gauge0(e, "tally_metrics_render_seconds",
-                         "How long the previous scrape held the event loop to render.");
+    e->s_render =
+        gauge0(e, "tally_metrics_render_seconds",
+               "The longest the previous scrape held the event loop at once (a slice of its "
+               "walk over the partitions, or the rendering of the rest).");
     e->s_dropped = metrics_series0(metrics_family_new(
         e->m, METRICS_COUNTER, "tally_metrics_series_dropped_total",
         "Series not created because their family reached the registry's cap.", 0, NULL, 0, NULL));
@@ -370,14 +396,6 @@ static void collect_cluster(struct exporter *e)
     metrics_set(e->s_partitions, e->replicas ? (double)replica_count(e->replicas) : 0);
 }
 
-struct partition_walk {
-    struct exporter *e;
-    int64_t left;
-    long omitted;
-    int64_t now_ms;
-    long producers;
-};
-
 static int64_t wall_ms(void)
 {
     struct timespec now;
@@ -450,20 +468,43 @@ static int collect_partition(void *arg, struct partition *p)
  * registry's cap of series per family (metrics_new), which the rows once counted against. */
 #define PARTITION_ROWS_MAX 100000
 
-/* Copies the numbers of every partition hosted here into a fresh e->snap (NULL when out of
- * memory: the scrape then has no partition series). The rows are formatted off the loop. */
-static void collect_partitions(struct exporter *e)
+/* A fresh walk over the partitions into a fresh e->snap (NULL when out of memory: the scrape
+ * then has no partition series, every partition counts as omitted). */
+static void walk_begin(struct exporter *e)
 {
     int64_t max = e->partition_max < PARTITION_ROWS_MAX ? e->partition_max : PARTITION_ROWS_MAX;
-    struct partition_walk w = {.e = e, .left = max, .now_ms = wall_ms()};
 
+    e->walk = (struct partition_walk){.e = e, .left = max, .now_ms = wall_ms()};
+    e->rwalk = (struct replica_walk){0};
+    exporter_snapshot_release(e->snap);
     e->snap = exporter_snapshot_new();
     if (!e->partition_level || e->snap == NULL)
-        w.left = 0; /* the walk still counts the producers; every partition is omitted */
-    if (e->replicas)
-        replica_for_each(e->replicas, collect_partition, &w);
-    metrics_set(e->s_producers, (double)w.producers);
-    metrics_set(e->s_omitted, (double)w.omitted);
+        e->walk.left = 0; /* the walk still counts the producers; every partition is omitted */
+    e->ts_budget = TS_READS_PER_SCRAPE;
+}
+
+static uint64_t mono_ns(void)
+{
+    return uv_hrtime();
+}
+
+static void collect_partition_cb(void *arg, struct partition *p)
+{
+    (void)collect_partition(arg, p);
+}
+
+/* One slice of the walk: true when every partition has been seen. */
+static bool walk_slice(struct exporter *e)
+{
+    if (e->replicas == NULL)
+        return true;
+    int rc = replica_walk_slice(e->replicas, &e->rwalk, mono_ns, SLICE_NS, collect_partition_cb,
+                                &e->walk);
+    if (rc == REPLICA_WALK_RESTART) {
+        walk_begin(e); /* partitions were added and the table rebuilt: start over */
+        return false;
+    }
+    return rc == REPLICA_WALK_DONE;
 }
 
 /* ---- consumer groups ------------------------------------------------------------------------ */
@@ -562,10 +603,6 @@ static void ts_free(struct ts_cache *c)
 /* Batches read for a committed offset's timestamp are bounded: a larger one gives no
  * seconds series. */
 #define TS_MAX_BATCH (1u << 20)
-/* At most this many such reads per scrape, so that the loop is not held by a scrape after
- * thousands of commits: the entries left over are read by the next scrapes (and have no
- * seconds series until then). */
-#define TS_READS_PER_SCRAPE 32
 
 /* The timestamp of the record at `offset` (or the first after it, in a compacted log), or -1
  * when none can be read. One read of the batch there. */
@@ -744,37 +781,95 @@ static void collect_txn(struct exporter *e)
     metrics_set(e->s_txn_ongoing, (double)counts[TXN_ONGOING]);
 }
 
-/* exporter_render_fn, on the loop: the registry's text, and the partitions' rows for the
- * HTTP thread to format after it. */
-static int render(void *arg, enum metrics_format fmt, char **text, size_t *len,
-                  struct exporter_snapshot **tail)
+/* The last slice: the groups and the rest are collected, and each format asked is rendered
+ * and published with the partitions' rows. `t0`: when this slice began. */
+static void render_finish(struct exporter *e, uint64_t t0)
 {
-    struct exporter *e = arg;
-    uint64_t t0 = uv_hrtime();
-
-    if (e->stopped)
-        return ERR_SHUTDOWN;
-    collect_process(e);
-    collect_quorum(e);
-    collect_cluster(e);
-    e->ts_budget = TS_READS_PER_SCRAPE;
-    collect_partitions(e);
+    metrics_set(e->s_producers, (double)e->walk.producers);
+    metrics_set(e->s_omitted, (double)e->walk.omitted);
     collect_groups(e);
     collect_txn(e);
     collect_io(e);
-    ts_sweep(&e->ts_cache); /* after both: they share it */
+    ts_sweep(&e->ts_cache); /* after partitions and groups: they share it */
     metrics_set(e->s_dropped, (double)metrics_dropped(e->m));
-    metrics_add(e->s_renders[fmt], 1);
-    struct metrics_text t = {0};
-    metrics_render_into(e->m, fmt, &t);
-    int rc = metrics_text_take(&t, text, len);
-    if (rc == 0) {
-        *tail = e->snap;
-    } else
-        exporter_snapshot_release(e->snap);
+    for (int fmt = 0; fmt < 2; fmt++)
+        if (e->want_formats & (1u << fmt))
+            metrics_add(e->s_renders[fmt], 1);
+    for (int fmt = 0; fmt < 2; fmt++) {
+        if (!(e->want_formats & (1u << fmt)))
+            continue;
+        struct metrics_text t = {0};
+        char *text = NULL;
+        size_t len = 0;
+        metrics_render_into(e->m, (enum metrics_format)fmt, &t);
+        if (metrics_text_take(&t, &text, &len) == 0 && e->snap) {
+            exporter_snapshot_hold(e->snap);
+            exporter_http_publish(e->http, (enum metrics_format)fmt, text, len, e->snap);
+        } else {
+            free(text);
+            exporter_http_publish(e->http, (enum metrics_format)fmt, NULL, 0, NULL);
+        }
+    }
+    exporter_snapshot_release(e->snap);
     e->snap = NULL;
-    metrics_set(e->s_render, (double)(uv_hrtime() - t0) / 1e9);
-    return rc;
+    e->walking = false;
+    e->want_formats = 0;
+    uint64_t dt = uv_hrtime() - t0;
+    if (dt > e->hold_max_ns)
+        e->hold_max_ns = dt;
+    metrics_set(e->s_render, (double)e->hold_max_ns / 1e9);
+    exporter_http_done(e->http);
+}
+
+static void on_slice(uv_idle_t *h);
+
+/* One slice of a rendering, on the loop; the next runs at the loop's next turn. */
+static void render_step(struct exporter *e)
+{
+    uint64_t t0 = uv_hrtime();
+    if (e->phase == 2) {
+        uv_idle_stop(&e->slice_idle);
+        render_finish(e, t0);
+        return;
+    }
+    if (e->phase == 0 && walk_slice(e))
+        e->phase = 1; /* the next turn: the process, the quorum and the cluster's image */
+    else if (e->phase == 1) {
+        collect_process(e);
+        collect_quorum(e);
+        collect_cluster(e); /* a walk over the image's partitions, thousands of them */
+        e->phase = 2;       /* the next turn: the groups, then the text */
+    }
+    uint64_t dt = uv_hrtime() - t0;
+    if (dt > e->hold_max_ns)
+        e->hold_max_ns = dt;
+    uv_idle_start(&e->slice_idle, on_slice); /* already started: a no-op */
+}
+
+static void on_slice(uv_idle_t *h)
+{
+    struct exporter *e = h->data;
+    if (e->stopped) {
+        uv_idle_stop(h);
+        return;
+    }
+    render_step(e);
+}
+
+/* exporter_render_fn, on the loop: starts the walk over the partitions, which runs in slices
+ * (SLICE_NS) until render_finish publishes every format asked. */
+static void render(void *arg, unsigned formats)
+{
+    struct exporter *e = arg;
+
+    if (e->stopped || e->walking)
+        return; /* stopped: the HTTP side is gone; walking: http.c does not ask twice */
+    e->want_formats = formats;
+    e->walking = true;
+    e->hold_max_ns = 0;
+    e->phase = 0;
+    walk_begin(e);
+    render_step(e);
 }
 
 static void on_lag_timer(uv_timer_t *t)
@@ -927,6 +1022,8 @@ int exporter_start(const struct exporter_options *o, struct exporter **out)
         free(e);
         return 1;
     }
+    uv_idle_init(o->loop, &e->slice_idle);
+    e->slice_idle.data = e;
     uv_timer_init(o->loop, &e->lag_timer);
     e->lag_timer.data = e;
     uv_timer_start(&e->lag_timer, on_lag_timer, LAG_INTERVAL_MS, LAG_INTERVAL_MS);
@@ -1000,6 +1097,7 @@ void exporter_stop(struct exporter *e)
     exporter_http_stop(e->http);
     e->http = NULL;
     uv_close((uv_handle_t *)&e->lag_timer, NULL);
+    uv_close((uv_handle_t *)&e->slice_idle, NULL);
 }
 
 void exporter_free(struct exporter *e)
@@ -1008,5 +1106,6 @@ void exporter_free(struct exporter *e)
         return;
     metrics_free(e->m);
     ts_free(&e->ts_cache);
+    exporter_snapshot_release(e->snap);
     free(e);
 }

@@ -9,8 +9,9 @@
  * every series.
  *
  * Threads: libmicrohttpd answers on a thread of its own; everything else runs on the event
- * loop: a scrape wakes the loop (uv_async), the loop renders the registry and copies the
- * per-partition numbers into a snapshot (snapshot.c), and hands both back under a mutex;
+ * loop: a scrape wakes the loop (uv_async), the loop copies the per-partition numbers into a
+ * snapshot (snapshot.c) in slices of about 1 ms over its iterations, renders the registry
+ * after the last, and hands both back under a mutex;
  * the HTTP thread formats the snapshot's families after the registry's text. The HTTP
  * thread never reads broker state. */
 #ifndef TALLY_EXPORTER_H
@@ -138,13 +139,19 @@ int exporter_snapshot_render(const struct exporter_snapshot *s, enum metrics_for
 
 /* ---- http.c: the listener, for exporter.c ------------------------------------------------ */
 
+/* Called on the loop when scrapes wait: renders each format in `formats` (bit 1 << enum
+ * metrics_format), at once or over several loop iterations, and hands each one's text to
+ * exporter_http_publish, then calls exporter_http_done once. No other call of it comes
+ * before exporter_http_done. */
+typedef void (*exporter_render_fn)(void *arg, unsigned formats);
 struct exporter_http;
-/* Renders the current text in `fmt` (enum metrics_format) into a fresh buffer (caller
- * frees), on the loop, without the per-partition families and the text's end: those the
- * HTTP thread appends from *tail (exporter_snapshot_render; one reference handed over). 0 or
- * an error (then neither is set). */
-typedef int (*exporter_render_fn)(void *arg, enum metrics_format fmt, char **text, size_t *len,
-                                  struct exporter_snapshot **tail);
+/* On the loop: the rendering of `fmt` for the scrapes waiting: `text` (malloc'd, taken; NULL:
+ * none could be made, the scrapes answer 503) without the per-partition families and the
+ * text's end, which the HTTP thread appends from `tail` (one reference taken; NULL: none). */
+void exporter_http_publish(struct exporter_http *h, enum metrics_format fmt, char *text, size_t len,
+                           struct exporter_snapshot *tail);
+/* On the loop: the rendering started by exporter_render_fn is over. */
+void exporter_http_done(struct exporter_http *h);
 /* Whether a scrape's Accept header (NULL: none) asks for OpenMetrics: it lists
  * application/openmetrics-text with a q above 0 and not below text/plain's (Prometheus
  * sends both, OpenMetrics first and higher). Otherwise the 0.0.4 text is served. */
