@@ -131,6 +131,7 @@ struct exporter {
     int phase; /* 0: the partitions' walk, 1: the process and cluster, 2: the rest and the text */
     unsigned want_formats; /* bit 1 << enum metrics_format */
     uint64_t hold_max_ns;  /* the longest slice of the rendering under way */
+    uint64_t slice_ns;     /* SLICE_NS, or the test hook's */
     struct metrics_series *s_omitted;
     /* Consumer groups. */
     struct metrics_family *f_group_state, *f_group_members, *f_group_committed, *f_group_lag,
@@ -483,6 +484,18 @@ static void walk_begin(struct exporter *e)
     e->ts_budget = TS_READS_PER_SCRAPE;
 }
 
+/* TALLY_TEST_METRICS_SLICE_NS (test builds only): another slice budget, so that tests with a
+ * few partitions walk them over many slices (0: one hash bucket per slice). */
+static uint64_t slice_budget_ns(void)
+{
+#ifdef TALLY_TEST_HOOKS
+    const char *v = getenv("TALLY_TEST_METRICS_SLICE_NS");
+    if (v != NULL && *v != '\0')
+        return strtoull(v, NULL, 10);
+#endif
+    return SLICE_NS;
+}
+
 static uint64_t mono_ns(void)
 {
     return uv_hrtime();
@@ -498,7 +511,7 @@ static bool walk_slice(struct exporter *e)
 {
     if (e->replicas == NULL)
         return true;
-    int rc = replica_walk_slice(e->replicas, &e->rwalk, mono_ns, SLICE_NS, collect_partition_cb,
+    int rc = replica_walk_slice(e->replicas, &e->rwalk, mono_ns, e->slice_ns, collect_partition_cb,
                                 &e->walk);
     if (rc == REPLICA_WALK_RESTART) {
         walk_begin(e); /* partitions were added and the table rebuilt: start over */
@@ -1022,6 +1035,7 @@ int exporter_start(const struct exporter_options *o, struct exporter **out)
         free(e);
         return 1;
     }
+    e->slice_ns = slice_budget_ns();
     uv_idle_init(o->loop, &e->slice_idle);
     e->slice_idle.data = e;
     uv_timer_init(o->loop, &e->lag_timer);

@@ -37,6 +37,14 @@ OPENMETRICS_ACCEPT = ("application/openmetrics-text;version=1.0.0,"
 LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
 
 
+@pytest.fixture(autouse=True)
+def one_bucket_per_slice(monkeypatch):
+    """Every broker here walks its partitions one hash bucket per loop turn (a test-build
+    hook): a scrape's walk then spans many slices even with a few partitions, as one of
+    10,000 does, and each series must still be there exactly once."""
+    monkeypatch.setenv("TALLY_TEST_METRICS_SLICE_NS", "0")
+
+
 def need_prometheus():
     if not (os.path.exists(PROMETHEUS) and os.path.exists(PROMTOOL)):
         pytest.skip("prometheus not installed (Debian's prometheus package: make deps)")
