@@ -421,13 +421,7 @@ char *metrics_format_value(double v, char buf[32])
 
 /* ---- rendering --------------------------------------------------------------------------- */
 
-struct out {
-    char *p;
-    size_t len, cap;
-    bool oom;
-};
-
-static void out_reserve(struct out *o, size_t more)
+static void out_reserve(struct metrics_text *o, size_t more)
 {
     if (o->oom || o->len + more + 1 <= o->cap)
         return;
@@ -443,7 +437,7 @@ static void out_reserve(struct out *o, size_t more)
     o->cap = cap;
 }
 
-static void out_put(struct out *o, const char *s, size_t n)
+static void out_put(struct metrics_text *o, const char *s, size_t n)
 {
     out_reserve(o, n);
     if (o->oom)
@@ -453,13 +447,13 @@ static void out_put(struct out *o, const char *s, size_t n)
     o->p[o->len] = '\0';
 }
 
-static void out_str(struct out *o, const char *s)
+static void out_str(struct metrics_text *o, const char *s)
 {
     out_put(o, s, strlen(s));
 }
 
 /* Label values escape \, " and newline; help text \ and newline (the format's rules). */
-static void out_escaped(struct out *o, const char *s, bool quote)
+static void out_escaped(struct metrics_text *o, const char *s, bool quote)
 {
     const char *special = quote ? "\\\n\"" : "\\\n";
     for (const char *p = s; *p; p++) {
@@ -481,25 +475,25 @@ static void out_escaped(struct out *o, const char *s, bool quote)
     }
 }
 
-/* name{labels[,le="x"]} value\n */
-static void out_sample(struct out *o, const struct metrics_family *f, const char *suffix,
-                       const struct metrics_series *s, const char *le, double v)
+/* name suffix{labels[,le="x"]} value\n */
+static void out_line(struct metrics_text *o, const char *name, const char *suffix, size_t n_labels,
+                     const char *const *labels, const char *const *values, const char *le, double v)
 {
     char num[32];
-    out_str(o, f->name);
+    out_str(o, name);
     out_str(o, suffix);
-    if (f->n_labels || le) {
+    if (n_labels || le) {
         out_put(o, "{", 1);
-        for (size_t i = 0; i < f->n_labels; i++) {
+        for (size_t i = 0; i < n_labels; i++) {
             if (i)
                 out_put(o, ",", 1);
-            out_str(o, f->labels[i]);
+            out_str(o, labels[i]);
             out_put(o, "=\"", 2);
-            out_escaped(o, s->values[i], true);
+            out_escaped(o, values[i], true);
             out_put(o, "\"", 1);
         }
         if (le) {
-            if (f->n_labels)
+            if (n_labels)
                 out_put(o, ",", 1);
             out_str(o, "le=\"");
             out_str(o, le);
@@ -510,6 +504,12 @@ static void out_sample(struct out *o, const struct metrics_family *f, const char
     out_put(o, " ", 1);
     out_str(o, metrics_format_value(v, num));
     out_put(o, "\n", 1);
+}
+
+static void out_sample(struct metrics_text *o, const struct metrics_family *f, const char *suffix,
+                       const struct metrics_series *s, const char *le, double v)
+{
+    out_line(o, f->name, suffix, f->n_labels, (const char *const *)f->labels, s->values, le, v);
 }
 
 static const char *type_name(enum metrics_type t)
@@ -524,58 +524,92 @@ int metrics_render(const struct metrics *m, char **out, size_t *len)
 
 /* The family's name as its HELP and TYPE lines give it: OpenMetrics names a counter family
  * without the "_total" its samples carry. */
-static void out_family_name(struct out *o, const struct metrics_family *f, enum metrics_format fmt)
+static void out_family_name(struct metrics_text *o, const char *name, enum metrics_type type,
+                            enum metrics_format fmt)
 {
-    size_t n = strlen(f->name);
-    if (fmt == METRICS_OPENMETRICS && f->type == METRICS_COUNTER && n > 6 &&
-        strcmp(f->name + n - 6, "_total") == 0)
+    size_t n = strlen(name);
+    if (fmt == METRICS_OPENMETRICS && type == METRICS_COUNTER && n > 6 &&
+        strcmp(name + n - 6, "_total") == 0)
         n -= 6;
-    out_put(o, f->name, n);
+    out_put(o, name, n);
 }
 
-int metrics_render_as(const struct metrics *m, enum metrics_format fmt, char **out, size_t *len)
+void metrics_text_family(struct metrics_text *t, enum metrics_format fmt, enum metrics_type type,
+                         const char *name, const char *help)
 {
-    struct out o = {0};
+    out_str(t, "# HELP ");
+    out_family_name(t, name, type, fmt);
+    out_put(t, " ", 1);
+    /* OpenMetrics escapes a double quote in help text too; 0.0.4 leaves it. */
+    out_escaped(t, help, fmt == METRICS_OPENMETRICS);
+    out_str(t, "\n# TYPE ");
+    out_family_name(t, name, type, fmt);
+    out_put(t, " ", 1);
+    out_str(t, type_name(type));
+    out_put(t, "\n", 1);
+}
 
-    out_reserve(&o, 0);
-    if (o.p)
-        o.p[0] = '\0';
+void metrics_text_sample(struct metrics_text *t, const char *name, size_t n_labels,
+                         const char *const *label_names, const char *const *values, double v)
+{
+    out_line(t, name, "", n_labels, label_names, values, NULL, v);
+}
+
+void metrics_text_put(struct metrics_text *t, const char *s, size_t n)
+{
+    out_put(t, s, n);
+}
+
+void metrics_text_end(struct metrics_text *t, enum metrics_format fmt)
+{
+    if (fmt == METRICS_OPENMETRICS)
+        out_str(t, "# EOF\n");
+}
+
+int metrics_text_take(struct metrics_text *t, char **out, size_t *len)
+{
+    out_reserve(t, 0);
+    if (t->oom || t->p == NULL) {
+        free(t->p);
+        memset(t, 0, sizeof *t);
+        return ERR_NOMEM;
+    }
+    if (t->len == 0)
+        t->p[0] = '\0';
+    *out = t->p;
+    *len = t->len;
+    memset(t, 0, sizeof *t);
+    return 0;
+}
+
+void metrics_render_into(const struct metrics *m, enum metrics_format fmt, struct metrics_text *t)
+{
     for (const struct metrics_family *f = m ? m->head : NULL; f; f = f->next) {
-        out_str(&o, "# HELP ");
-        out_family_name(&o, f, fmt);
-        out_put(&o, " ", 1);
-        /* OpenMetrics escapes a double quote in help text too; 0.0.4 leaves it. */
-        out_escaped(&o, f->help, fmt == METRICS_OPENMETRICS);
-        out_str(&o, "\n# TYPE ");
-        out_family_name(&o, f, fmt);
-        out_put(&o, " ", 1);
-        out_str(&o, type_name(f->type));
-        out_put(&o, "\n", 1);
+        metrics_text_family(t, fmt, f->type, f->name, f->help);
         for (size_t i = 0; i < f->n; i++) {
             const struct metrics_series *s = f->series[i];
             if (f->type != METRICS_HISTOGRAM) {
-                out_sample(&o, f, "", s, NULL, s->value);
+                out_sample(t, f, "", s, NULL, s->value);
                 continue;
             }
             uint64_t cum = 0;
             char le[32];
             for (size_t b = 0; b < f->n_buckets; b++) {
                 cum += s->buckets[b];
-                out_sample(&o, f, "_bucket", s, metrics_format_value(f->buckets[b], le),
+                out_sample(t, f, "_bucket", s, metrics_format_value(f->buckets[b], le),
                            (double)cum);
             }
-            out_sample(&o, f, "_bucket", s, "+Inf", (double)s->count);
-            out_sample(&o, f, "_sum", s, NULL, s->value);
-            out_sample(&o, f, "_count", s, NULL, (double)s->count);
+            out_sample(t, f, "_bucket", s, "+Inf", (double)s->count);
+            out_sample(t, f, "_sum", s, NULL, s->value);
+            out_sample(t, f, "_count", s, NULL, (double)s->count);
         }
     }
-    if (fmt == METRICS_OPENMETRICS)
-        out_str(&o, "# EOF\n");
-    if (o.oom || o.p == NULL) {
-        free(o.p);
-        return ERR_NOMEM;
-    }
-    *out = o.p;
-    *len = o.len;
-    return 0;
+}
+
+int metrics_render_as(const struct metrics *m, enum metrics_format fmt, char **out, size_t *len)
+{
+    struct metrics_text t = {0};
+    metrics_render_into(m, fmt, &t);
+    metrics_text_end(&t, fmt);
+    return metrics_text_take(&t, out, len);
 }

@@ -8,7 +8,8 @@
  *
  * Threads: one thread only (the event loop's) may call any of these functions on one
  * registry, as every other piece of broker state; the exporter renders on the loop and hands
- * the text to its HTTP thread.
+ * the text to its HTTP thread. The metrics_text functions (below) touch only the buffer they
+ * are given, so the HTTP thread formats with them what it was handed.
  *
  * NULL in, nothing done: every update takes a NULL family or series and does nothing, so a
  * module given no registry (metrics off, unit tests) needs no branch of its own.
@@ -19,6 +20,7 @@
 #ifndef TALLY_BASE_METRICS_H
 #define TALLY_BASE_METRICS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -105,6 +107,33 @@ int metrics_render(const struct metrics *m, char **out, size_t *len);
 enum metrics_format { METRICS_TEXT, METRICS_OPENMETRICS };
 /* As metrics_render, in `fmt`. */
 int metrics_render_as(const struct metrics *m, enum metrics_format fmt, char **out, size_t *len);
+
+/* Building the text in pieces, for a collector that formats series it keeps outside the
+ * registry (the exporter's per-partition families, formatted on its HTTP thread). These
+ * functions touch only the buffer they are given, so any thread may call them on a buffer of
+ * its own (metrics_render_into excepted: it reads the registry). Zero-initialise a
+ * metrics_text to start; out of memory stops it growing and metrics_text_take reports it. */
+struct metrics_text {
+    char *p;
+    size_t len, cap;
+    bool oom;
+};
+/* Appends a family's "# HELP" and "# TYPE" lines as metrics_render_as writes them. */
+void metrics_text_family(struct metrics_text *t, enum metrics_format fmt, enum metrics_type type,
+                         const char *name, const char *help);
+/* Appends one counter or gauge sample: name{label_names[i]="values[i]",...} v, the values
+ * escaped. */
+void metrics_text_sample(struct metrics_text *t, const char *name, size_t n_labels,
+                         const char *const *label_names, const char *const *values, double v);
+/* Appends n bytes as they are. */
+void metrics_text_put(struct metrics_text *t, const char *s, size_t n);
+/* Appends what ends a text in `fmt` ("# EOF" in OpenMetrics, nothing in 0.0.4). */
+void metrics_text_end(struct metrics_text *t, enum metrics_format fmt);
+/* Appends every family of `m` as metrics_render_as does, without the end. */
+void metrics_render_into(const struct metrics *m, enum metrics_format fmt, struct metrics_text *t);
+/* Hands the NUL-terminated text over (*out, the caller frees it; *len without the NUL) and
+ * empties t: 0, or ERR_NOMEM (t freed and emptied). */
+int metrics_text_take(struct metrics_text *t, char **out, size_t *len);
 
 /* Formats `v` as the text format writes a value: integers exactly ("42", "-3"), others in
  * the shortest form that reads back as the same double ("0.005"), and "+Inf", "-Inf", "NaN".

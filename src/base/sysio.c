@@ -80,8 +80,9 @@ static void note_loop_read(int fd, off_t off, size_t len)
         snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
         n = readlink(link, path, sizeof path - 1);
         path[n > 0 ? n : 0] = '\0';
-        slog_warn("sysio", "test build: a read on the event loop touches pages not in the page "
-                           "cache: %s, %zu bytes at %lld",
+        slog_warn("sysio",
+                  "test build: a read on the event loop touches pages not in the page "
+                  "cache: %s, %zu bytes at %lld",
                   path, len, (long long)off);
     }
 }

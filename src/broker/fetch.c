@@ -30,6 +30,7 @@
 #include "authz/authz.h"
 #include "base/arena.h"
 #include "base/err.h"
+#include "base/pool.h"
 #include "base/slog.h"
 #include "base/purgatory.h"
 #include "base/sysio.h"
@@ -77,8 +78,8 @@ struct fetch_call {
     bool held;              /* a partition was held back by a replication throttle */
     bool cold;              /* a partition's read needs pages not in the page cache */
     int warm_rounds;        /* warm-ups done (FETCH_WARM_ROUNDS) */
-    uv_work_t work;         /* converting or checking old versions' data on the pool */
-    uv_work_t warm;         /* reading cold partitions' ranges into the page cache */
+    struct pool_job work;   /* converting or checking old versions' data on the pool */
+    struct pool_job warm;   /* reading cold partitions' ranges into the page cache */
 };
 
 static void release_slices(struct fetch_call *c)
@@ -449,8 +450,8 @@ static void respond(struct fetch_call *c)
     if (c->cold && c->warm_rounds < FETCH_WARM_ROUNDS) {
         /* The call stays whole until warm_done: a close now only drops the answer. */
         net_request_on_close(c->req, NULL, NULL);
-        c->warm.data = c;
-        if (uv_queue_work(c->b->loop, &c->warm, warm_run, warm_done) == 0)
+        c->warm.work.data = c;
+        if (pool_submit(c->b->loop, &c->warm, warm_run, warm_done) == 0)
             return;
         c->warm_rounds = FETCH_WARM_ROUNDS; /* answer with what is warm */
     }
@@ -465,8 +466,8 @@ static void respond(struct fetch_call *c)
     }
     /* The call stays whole until convert_done: a close now only drops the answer. */
     net_request_on_close(c->req, NULL, NULL);
-    c->work.data = c;
-    if (uv_queue_work(c->b->loop, &c->work, convert_run, convert_done) != 0) {
+    c->work.work.data = c;
+    if (pool_submit(c->b->loop, &c->work, convert_run, convert_done) != 0) {
         for (int32_t i = 0; i < c->n_parts; i++)
             c->parts[i].conv_rc = ERR_NOMEM;
         send_answer(c);

@@ -15,6 +15,7 @@
 #include "authz/authz.h"
 #include "base/arena.h"
 #include "base/err.h"
+#include "base/pool.h"
 #include "base/slog.h"
 #include "base/sysio.h"
 #include "broker_int.h"
@@ -51,7 +52,7 @@ struct list_args {
 
 /* A look-up waiting for its cold range to be read on the pool. */
 struct warmup {
-    uv_work_t w;
+    struct pool_job w;
     struct lookup_call *call;
     struct partition *p;          /* held until the range is read */
     struct partition_slice slice; /* cold: names the range, pins the segment */
@@ -64,7 +65,7 @@ struct warmup {
  * topic's max.message.bytes, which Produce enforces on append (a batch stored before that
  * check, or before the limit was lowered, keeps the batch-level answer). */
 struct lookup {
-    uv_work_t w;
+    struct pool_job w;
     struct lookup_call *call;
     struct ListOffsetsPartitionResponse *out; /* in the request's arena */
     struct partition *p;                      /* held until the answer is in */
@@ -177,13 +178,13 @@ static bool warm_start(struct lookup_call *call, struct partition *p, struct par
 
     if (wu == NULL)
         goto err;
-    wu->w.data = wu;
+    wu->w.work.data = wu;
     wu->call = call;
     wu->p = p;
     wu->slice = *cold;
     wu->args = *a;
     partition_hold(p);
-    if (uv_queue_work(call->b->loop, &wu->w, warm_run, warm_done) != 0) {
+    if (pool_submit(call->b->loop, &wu->w, warm_run, warm_done) != 0) {
         partition_release(p);
         free(wu);
         goto err;
@@ -241,7 +242,7 @@ static void lookup_start(struct lookup_call *call, struct partition *p,
     }
     if (lk->slice.len < RECORD_BATCH_HEADER)
         goto err_release;
-    lk->w.data = lk;
+    lk->w.work.data = lk;
     lk->p = p;
     lk->call = call;
     lk->out = out;
@@ -249,7 +250,7 @@ static void lookup_start(struct lookup_call *call, struct partition *p,
     lk->target = target;
     lk->max = max;
     partition_hold(p);
-    if (uv_queue_work(call->b->loop, &lk->w, lookup_run, lookup_done) != 0) {
+    if (pool_submit(call->b->loop, &lk->w, lookup_run, lookup_done) != 0) {
         partition_release(p);
         goto err_release;
     }

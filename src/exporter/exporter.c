@@ -12,6 +12,7 @@
 
 #include "base/err.h"
 #include "base/metrics.h"
+#include "base/pool.h"
 #include "base/props.h"
 #include "base/slog.h"
 #include "base/sysio.h"
@@ -27,10 +28,15 @@
 #include "txn/txn.h"
 #include "txn/txn_sm.h"
 
+/* A scrape's walk over the partitions holds the loop at most about this long at a time (it
+ * stops after the hash bucket in which this much has passed). */
+#define SLICE_NS 1000000u
+/* At most this many timestamp reads per scrape (read_ts_at), so that the loop is not held by a
+ * scrape after thousands of commits: the entries left over are read by the next scrapes (and have
+ * no seconds series until then). */
+#define TS_READS_PER_SCRAPE 32
 /* The loop's lag is sampled by a timer this often: each firing observes how late it came. */
 #define LAG_INTERVAL_MS 100
-/* A no-op task goes to the thread pool this often: how long it waits for a thread. */
-#define POOL_PROBE_MS 1000
 /* Per-API series are cached by API key below this (Kafka's keys are well under it). */
 #define API_SLOTS 128
 /* ErrorCode fields are looked for this deep in an answer (Fetch: topics, partitions). */
@@ -64,6 +70,15 @@ struct ts_cache {
     uint64_t reads; /* batches read for a timestamp, since start */
 };
 
+/* A scrape's walk over the hosted partitions, in slices (collect_partition). */
+struct partition_walk {
+    struct exporter *e;
+    int64_t left;
+    long omitted;
+    int64_t now_ms;
+    long producers;
+};
+
 struct exporter {
     uv_loop_t *loop;
     struct meta *meta;
@@ -79,12 +94,8 @@ struct exporter {
     } listeners[EXPORTER_MAX_LISTENERS];
     size_t n_listeners;
     struct metrics_family *f_connections;
-    /* The thread pool's probe: a no-op task queued every POOL_PROBE_MS. */
-    uv_timer_t pool_timer;
-    uv_work_t pool_work;
-    bool pool_busy;
-    uint64_t pool_queued_ns, pool_started_ns;
-    struct metrics_series *s_pool_wait, *s_pool_busy_ms;
+    /* The thread pool, as base/pool.c counts every task. */
+    struct metrics_series *s_pool_wait, *s_pool_run, *s_pool_depth, *s_pool_running;
     struct metrics_series *s_fsync;
     struct metrics_series *s_pg_broker, *s_pg_group, *s_pg_txn;
     int32_t node_id;
@@ -111,9 +122,17 @@ struct exporter {
     struct metrics_series *s_q_leader, *s_q_term, *s_q_commit, *s_q_applied;
     /* The cluster as the image shows it, and this broker's share of it. */
     struct metrics_series *s_active, *s_under, *s_offline, *s_partitions, *s_leaders;
-    /* Per partition (labels topic, partition; follower lag adds follower). */
-    struct metrics_family *f_log_start, *f_leo, *f_hw, *f_lso, *f_size, *f_follower_lag;
-    struct metrics_family *f_segments, *f_txn_age;
+    /* Per partition: the rows of the scrape being rendered (snapshot.c formats them), copied
+     * in slices of the loop's time (SLICE_NS) between which the loop runs its other work. */
+    struct exporter_snapshot *snap;
+    struct partition_walk walk;
+    struct replica_walk rwalk;
+    uv_idle_t slice_idle; /* runs the next slice at the loop's next turn */
+    bool walking;
+    int phase; /* 0: the partitions' walk, 1: the process and cluster, 2: the rest and the text */
+    unsigned want_formats; /* bit 1 << enum metrics_format */
+    uint64_t hold_max_ns;  /* the longest slice of the rendering under way */
+    uint64_t slice_ns;     /* SLICE_NS, or the test hook's */
     struct metrics_series *s_omitted;
     /* Consumer groups. */
     struct metrics_family *f_group_state, *f_group_members, *f_group_committed, *f_group_lag,
@@ -134,19 +153,12 @@ static struct metrics_series *gauge0(struct exporter *e, const char *name, const
     return metrics_series0(metrics_family_new(e->m, METRICS_GAUGE, name, help, 0, NULL, 0, NULL));
 }
 
-static struct metrics_family *partition_gauge(struct exporter *e, const char *name,
-                                              const char *help)
-{
-    static const char *const tp[] = {"topic", "partition"};
-    return metrics_family_new(e->m, METRICS_GAUGE, name, help, 2, tp, 0, NULL);
-}
-
-/* Every family the exporter owns, in the order they render. False when out of memory. */
+/* Every family the registry holds, in the order they render (the per-partition families
+ * follow them all: snapshot.c). False when out of memory. */
 static bool declare(struct exporter *e)
 {
     static const char *const api[] = {"api"};
     static const char *const api_error[] = {"api", "error"};
-    static const char *const tpf[] = {"topic", "partition", "follower"};
 
     e->f_requests =
         metrics_family_new(e->m, METRICS_COUNTER, "tally_requests_total",
@@ -222,28 +234,6 @@ static bool declare(struct exporter *e)
                         "replica set (replicas a reassignment is adding not counted).");
     e->s_partitions = gauge0(e, "tally_partitions", "Partitions hosted by this broker.");
     e->s_leaders = gauge0(e, "tally_leader_partitions", "Partitions led by this broker.");
-    e->f_log_start = partition_gauge(e, "tally_partition_log_start_offset",
-                                     "The first offset the partition's log holds.");
-    e->f_leo = partition_gauge(e, "tally_partition_log_end_offset",
-                               "The offset the next record appended will get (LEO).");
-    e->f_hw = partition_gauge(e, "tally_partition_high_watermark",
-                              "The high watermark: records below it are replicated to the ISR.");
-    e->f_lso = partition_gauge(e, "tally_partition_last_stable_offset",
-                               "The last stable offset: the first offset of the earliest open "
-                               "transaction, or the high watermark.");
-    e->f_size =
-        partition_gauge(e, "tally_partition_size_bytes", "Bytes of the partition's segment files.");
-    e->f_segments = partition_gauge(e, "tally_partition_segments",
-                                    "Segments of the partition's log, the active one included.");
-    e->f_txn_age = partition_gauge(
-        e, "tally_partition_oldest_open_txn_age_seconds",
-        "Age of the oldest open transaction here, the one holding the last stable offset (from "
-        "the timestamp of its first record); 0 when none is open.");
-    e->f_follower_lag = metrics_family_new(
-        e->m, METRICS_GAUGE, "tally_partition_follower_lag_records",
-        "On the leader: its log end offset minus each follower's, as the follower's last fetch "
-        "showed it.",
-        3, tpf, 0, NULL);
     static const char *const group[] = {"group"};
     static const char *const group_state[] = {"group", "state"};
     static const char *const state[] = {"state"};
@@ -300,10 +290,18 @@ static bool declare(struct exporter *e)
     e->f_connections =
         metrics_family_new(e->m, METRICS_GAUGE, "tally_connections",
                            "Client connections open now, by Kafka listener.", 1, listener, 0, NULL);
-    e->s_pool_wait = metrics_series0(metrics_family_new(
-        e->m, METRICS_HISTOGRAM, "tally_threadpool_wait_seconds",
-        "How long a probe task queued on the I/O thread pool every second waited for a thread.", 0,
-        NULL, sizeof lag_buckets / sizeof lag_buckets[0], lag_buckets));
+    e->s_pool_depth = gauge0(e, "tally_threadpool_queue_depth",
+                             "Tasks queued on the I/O thread pool that no thread has started yet.");
+    e->s_pool_running =
+        gauge0(e, "tally_threadpool_tasks_running", "Tasks the I/O thread pool's threads run now.");
+    e->s_pool_wait = metrics_series0(
+        metrics_family_new(e->m, METRICS_HISTOGRAM, "tally_threadpool_wait_seconds",
+                           "How long each task queued on the I/O thread pool waited for a thread.",
+                           0, NULL, POOL_BUCKETS, pool_bounds));
+    e->s_pool_run = metrics_series0(
+        metrics_family_new(e->m, METRICS_HISTOGRAM, "tally_threadpool_run_seconds",
+                           "How long each task of the I/O thread pool ran on its thread.", 0, NULL,
+                           POOL_BUCKETS, pool_bounds));
     e->s_fsync = metrics_series0(metrics_family_new(
         e->m, METRICS_HISTOGRAM, "tally_fsync_seconds",
         "Duration of every fsync (segments, indexes, snapshots, checkpoints), from any thread.", 0,
@@ -319,8 +317,10 @@ static bool declare(struct exporter *e)
     e->s_omitted = gauge0(e, "tally_metrics_partitions_omitted",
                           "Partitions left out of the per-partition series "
                           "(metrics.partition.max.series).");
-    e->s_render = gauge0(e, "tally_metrics_render_seconds",
-                         "How long the previous scrape held the event loop to render.");
+    e->s_render =
+        gauge0(e, "tally_metrics_render_seconds",
+               "The longest the previous scrape held the event loop at once (a slice of its "
+               "walk over the partitions, or the rendering of the rest).");
     e->s_dropped = metrics_series0(metrics_family_new(
         e->m, METRICS_COUNTER, "tally_metrics_series_dropped_total",
         "Series not created because their family reached the registry's cap.", 0, NULL, 0, NULL));
@@ -334,14 +334,14 @@ static bool declare(struct exporter *e)
     return e->s_renders[METRICS_TEXT] && e->s_renders[METRICS_OPENMETRICS] && e->f_queue &&
            e->f_remote && e->f_resp_queue && e->f_send && e->f_total && e->f_groups &&
            e->f_group_state && e->f_group_members && e->f_group_committed && e->f_group_lag &&
-           e->f_group_lag_stable && e->f_group_lag_seconds && e->s_group_omitted && e->f_segments &&
-           e->f_txn_age && txn_ok && e->s_txn_ongoing && e->s_producers && e->f_connections &&
-           e->s_pool_wait && e->s_fsync && e->s_pg_broker && e->s_pg_group && e->s_pg_txn &&
-           e->s_group_ts_reads && e->f_requests && e->f_errors && e->f_local && e->s_lag &&
-           e->s_lag_max && e->s_fds && e->s_max_fds && e->s_rss && e->s_q_leader && e->s_q_term &&
-           e->s_q_commit && e->s_q_applied && e->s_active && e->s_offline && e->s_under &&
-           e->s_partitions && e->s_leaders && e->f_log_start && e->f_leo && e->f_hw && e->f_lso &&
-           e->f_size && e->f_follower_lag && e->s_omitted && e->s_render && e->s_dropped;
+           e->f_group_lag_stable && e->f_group_lag_seconds && e->s_group_omitted && txn_ok &&
+           e->s_txn_ongoing && e->s_producers && e->f_connections && e->s_pool_wait &&
+           e->s_pool_run && e->s_pool_depth && e->s_pool_running && e->s_fsync && e->s_pg_broker &&
+           e->s_pg_group && e->s_pg_txn && e->s_group_ts_reads && e->f_requests && e->f_errors &&
+           e->f_local && e->s_lag && e->s_lag_max && e->s_fds && e->s_max_fds && e->s_rss &&
+           e->s_q_leader && e->s_q_term && e->s_q_commit && e->s_q_applied && e->s_active &&
+           e->s_offline && e->s_under && e->s_partitions && e->s_leaders && e->s_omitted &&
+           e->s_render && e->s_dropped;
 }
 
 /* ---- read at scrape time ------------------------------------------------------------------ */
@@ -409,14 +409,6 @@ static void collect_cluster(struct exporter *e)
     metrics_set(e->s_partitions, e->replicas ? (double)replica_count(e->replicas) : 0);
 }
 
-struct partition_walk {
-    struct exporter *e;
-    int64_t left;
-    long omitted;
-    int64_t now_ms;
-    long producers;
-};
-
 static int64_t wall_ms(void)
 {
     struct timespec now;
@@ -432,22 +424,21 @@ static int collect_partition(void *arg, struct partition *p)
     struct partition_walk *w = arg;
     struct exporter *e = w->e;
     const char *topic = partition_topic(p);
-    char index[16];
     w->producers += (long)pstate_count(partition_pstate(p));
     if (w->left <= 0) {
         w->omitted++;
         return 0;
     }
     w->left--;
-    snprintf(index, sizeof index, "%d", partition_index(p));
     int64_t leo = partition_log_end_offset(p);
-    metrics_set(metrics_series2(e->f_log_start, topic, index),
-                (double)partition_log_start_offset(p));
-    metrics_set(metrics_series2(e->f_leo, topic, index), (double)leo);
-    metrics_set(metrics_series2(e->f_hw, topic, index), (double)partition_high_watermark(p));
-    metrics_set(metrics_series2(e->f_lso, topic, index), (double)partition_last_stable_offset(p));
-    metrics_set(metrics_series2(e->f_size, topic, index), (double)partition_size_bytes(p));
-    metrics_set(metrics_series2(e->f_segments, topic, index), (double)partition_segment_count(p));
+    int64_t v[EXPORTER_PART_N_VALUES] = {
+        [EXPORTER_PART_LOG_START] = partition_log_start_offset(p),
+        [EXPORTER_PART_LEO] = leo,
+        [EXPORTER_PART_HW] = partition_high_watermark(p),
+        [EXPORTER_PART_LSO] = partition_last_stable_offset(p),
+        [EXPORTER_PART_SIZE] = partition_size_bytes(p),
+        [EXPORTER_PART_SEGMENTS] = (int64_t)partition_segment_count(p),
+    };
     /* The oldest open transaction starts at the first unstable offset; its first record's
      * timestamp is read once per such offset (key: NUL NUL topic NUL partition, which no
      * group partition's key can be: a topic name is never empty). */
@@ -467,8 +458,8 @@ static int collect_partition(void *arg, struct partition *p)
                 age = w->now_ms > ts ? (double)(w->now_ms - ts) / 1000 : 0;
         }
     }
-    if (age >= 0)
-        metrics_set(metrics_series2(e->f_txn_age, topic, index), age);
+    if (exporter_snapshot_add(e->snap, topic, partition_index(p), v, age) != 0)
+        return 0; /* out of memory: this partition has no series in this scrape */
     if (partition_role(p) != REPLICA_LEADER)
         return 0;
     const struct meta_topic *mt = meta_topic_by_name(e->meta, topic);
@@ -481,33 +472,64 @@ static int collect_partition(void *arg, struct partition *p)
         int64_t at = partition_follower_offset(p, mp->replicas[r]);
         if (at < 0)
             continue;
-        char follower[16];
-        snprintf(follower, sizeof follower, "%d", mp->replicas[r]);
-        const char *v[3] = {topic, index, follower};
-        metrics_set(metrics_series(e->f_follower_lag, v), (double)(leo > at ? leo - at : 0));
+        exporter_snapshot_add_follower(e->snap, mp->replicas[r], leo > at ? leo - at : 0);
     }
     return 0;
 }
 
-static void collect_partitions(struct exporter *e)
-{
-    struct partition_walk w = {.e = e, .left = e->partition_max, .now_ms = wall_ms()};
-    struct metrics_family *fams[] = {e->f_log_start, e->f_leo,    e->f_hw,
-                                     e->f_lso,       e->f_size,   e->f_follower_lag,
-                                     e->f_segments,  e->f_txn_age};
-    size_t n_fams = sizeof fams / sizeof fams[0];
+/* At most this many partitions get rows, whatever metrics.partition.max.series says: the
+ * registry's cap of series per family (metrics_new), which the rows once counted against. */
+#define PARTITION_ROWS_MAX 100000
 
-    /* Series of partitions still hosted are set again; those of partitions gone go. */
-    for (size_t i = 0; i < n_fams; i++)
-        metrics_family_mark(fams[i]);
-    if (!e->partition_level)
-        w.left = 0; /* the walk still counts the producers; every partition is omitted */
-    if (e->replicas)
-        replica_for_each(e->replicas, collect_partition, &w);
-    metrics_set(e->s_producers, (double)w.producers);
-    for (size_t i = 0; i < n_fams; i++)
-        metrics_family_sweep(fams[i]);
-    metrics_set(e->s_omitted, (double)w.omitted);
+/* A fresh walk over the partitions into a fresh e->snap (NULL when out of memory: the scrape
+ * then has no partition series, every partition counts as omitted). */
+static void walk_begin(struct exporter *e)
+{
+    int64_t max = e->partition_max < PARTITION_ROWS_MAX ? e->partition_max : PARTITION_ROWS_MAX;
+
+    e->walk = (struct partition_walk){.e = e, .left = max, .now_ms = wall_ms()};
+    e->rwalk = (struct replica_walk){0};
+    exporter_snapshot_release(e->snap);
+    e->snap = exporter_snapshot_new();
+    if (!e->partition_level || e->snap == NULL)
+        e->walk.left = 0; /* the walk still counts the producers; every partition is omitted */
+    e->ts_budget = TS_READS_PER_SCRAPE;
+}
+
+/* TALLY_TEST_METRICS_SLICE_NS (test builds only): another slice budget, so that tests with a
+ * few partitions walk them over many slices (0: one hash bucket per slice). */
+static uint64_t slice_budget_ns(void)
+{
+#ifdef TALLY_TEST_HOOKS
+    const char *v = getenv("TALLY_TEST_METRICS_SLICE_NS");
+    if (v != NULL && *v != '\0')
+        return strtoull(v, NULL, 10);
+#endif
+    return SLICE_NS;
+}
+
+static uint64_t mono_ns(void)
+{
+    return uv_hrtime();
+}
+
+static void collect_partition_cb(void *arg, struct partition *p)
+{
+    (void)collect_partition(arg, p);
+}
+
+/* One slice of the walk: true when every partition has been seen. */
+static bool walk_slice(struct exporter *e)
+{
+    if (e->replicas == NULL)
+        return true;
+    int rc = replica_walk_slice(e->replicas, &e->rwalk, mono_ns, e->slice_ns, collect_partition_cb,
+                                &e->walk);
+    if (rc == REPLICA_WALK_RESTART) {
+        walk_begin(e); /* partitions were added and the table rebuilt: start over */
+        return false;
+    }
+    return rc == REPLICA_WALK_DONE;
 }
 
 /* ---- consumer groups ------------------------------------------------------------------------ */
@@ -606,10 +628,6 @@ static void ts_free(struct ts_cache *c)
 /* Batches read for a committed offset's timestamp are bounded: a larger one gives no
  * seconds series. */
 #define TS_MAX_BATCH (1u << 20)
-/* At most this many such reads per scrape, so that the loop is not held by a scrape after
- * thousands of commits: the entries left over are read by the next scrapes (and have no
- * seconds series until then). */
-#define TS_READS_PER_SCRAPE 32
 
 /* The timestamp of the record at `offset` (or the first after it, in a compacted log), or -1
  * when none can be read. One read of the batch there. */
@@ -768,6 +786,12 @@ static void collect_io(struct exporter *e)
     double sum;
     sysio_fsync_stats(counts, &sum);
     metrics_histogram_load(e->s_fsync, counts, SYSIO_FSYNC_BUCKETS + 1, sum);
+    struct pool_stats ps;
+    pool_stats(&ps);
+    metrics_set(e->s_pool_depth, (double)ps.queued);
+    metrics_set(e->s_pool_running, (double)ps.running);
+    metrics_histogram_load(e->s_pool_wait, ps.wait_counts, POOL_BUCKETS + 1, ps.wait_sum_s);
+    metrics_histogram_load(e->s_pool_run, ps.run_counts, POOL_BUCKETS + 1, ps.run_sum_s);
     metrics_set(e->s_pg_broker, (double)broker_waiting(e->broker));
     metrics_set(e->s_pg_group, (double)group_coord_waiting(e->groups));
     metrics_set(e->s_pg_txn, (double)txn_waiting(e->txn));
@@ -782,28 +806,95 @@ static void collect_txn(struct exporter *e)
     metrics_set(e->s_txn_ongoing, (double)counts[TXN_ONGOING]);
 }
 
-/* exporter_render_fn, on the loop. */
-static int render(void *arg, enum metrics_format fmt, char **text, size_t *len)
+/* The last slice: the groups and the rest are collected, and each format asked is rendered
+ * and published with the partitions' rows. `t0`: when this slice began. */
+static void render_finish(struct exporter *e, uint64_t t0)
 {
-    struct exporter *e = arg;
-    uint64_t t0 = uv_hrtime();
-
-    if (e->stopped)
-        return ERR_SHUTDOWN;
-    collect_process(e);
-    collect_quorum(e);
-    collect_cluster(e);
-    e->ts_budget = TS_READS_PER_SCRAPE;
-    collect_partitions(e);
+    metrics_set(e->s_producers, (double)e->walk.producers);
+    metrics_set(e->s_omitted, (double)e->walk.omitted);
     collect_groups(e);
     collect_txn(e);
     collect_io(e);
-    ts_sweep(&e->ts_cache); /* after both: they share it */
+    ts_sweep(&e->ts_cache); /* after partitions and groups: they share it */
     metrics_set(e->s_dropped, (double)metrics_dropped(e->m));
-    metrics_add(e->s_renders[fmt], 1);
-    int rc = metrics_render_as(e->m, fmt, text, len);
-    metrics_set(e->s_render, (double)(uv_hrtime() - t0) / 1e9);
-    return rc;
+    for (int fmt = 0; fmt < 2; fmt++)
+        if (e->want_formats & (1u << fmt))
+            metrics_add(e->s_renders[fmt], 1);
+    for (int fmt = 0; fmt < 2; fmt++) {
+        if (!(e->want_formats & (1u << fmt)))
+            continue;
+        struct metrics_text t = {0};
+        char *text = NULL;
+        size_t len = 0;
+        metrics_render_into(e->m, (enum metrics_format)fmt, &t);
+        if (metrics_text_take(&t, &text, &len) == 0 && e->snap) {
+            exporter_snapshot_hold(e->snap);
+            exporter_http_publish(e->http, (enum metrics_format)fmt, text, len, e->snap);
+        } else {
+            free(text);
+            exporter_http_publish(e->http, (enum metrics_format)fmt, NULL, 0, NULL);
+        }
+    }
+    exporter_snapshot_release(e->snap);
+    e->snap = NULL;
+    e->walking = false;
+    e->want_formats = 0;
+    uint64_t dt = uv_hrtime() - t0;
+    if (dt > e->hold_max_ns)
+        e->hold_max_ns = dt;
+    metrics_set(e->s_render, (double)e->hold_max_ns / 1e9);
+    exporter_http_done(e->http);
+}
+
+static void on_slice(uv_idle_t *h);
+
+/* One slice of a rendering, on the loop; the next runs at the loop's next turn. */
+static void render_step(struct exporter *e)
+{
+    uint64_t t0 = uv_hrtime();
+    if (e->phase == 2) {
+        uv_idle_stop(&e->slice_idle);
+        render_finish(e, t0);
+        return;
+    }
+    if (e->phase == 0 && walk_slice(e))
+        e->phase = 1; /* the next turn: the process, the quorum and the cluster's image */
+    else if (e->phase == 1) {
+        collect_process(e);
+        collect_quorum(e);
+        collect_cluster(e); /* a walk over the image's partitions, thousands of them */
+        e->phase = 2;       /* the next turn: the groups, then the text */
+    }
+    uint64_t dt = uv_hrtime() - t0;
+    if (dt > e->hold_max_ns)
+        e->hold_max_ns = dt;
+    uv_idle_start(&e->slice_idle, on_slice); /* already started: a no-op */
+}
+
+static void on_slice(uv_idle_t *h)
+{
+    struct exporter *e = h->data;
+    if (e->stopped) {
+        uv_idle_stop(h);
+        return;
+    }
+    render_step(e);
+}
+
+/* exporter_render_fn, on the loop: starts the walk over the partitions, which runs in slices
+ * (SLICE_NS) until render_finish publishes every format asked. */
+static void render(void *arg, unsigned formats)
+{
+    struct exporter *e = arg;
+
+    if (e->stopped || e->walking)
+        return; /* stopped: the HTTP side is gone; walking: http.c does not ask twice */
+    e->want_formats = formats;
+    e->walking = true;
+    e->hold_max_ns = 0;
+    e->phase = 0;
+    walk_begin(e);
+    render_step(e);
 }
 
 static void on_lag_timer(uv_timer_t *t)
@@ -817,34 +908,6 @@ static void on_lag_timer(uv_timer_t *t)
             metrics_set(e->s_lag_max, lag);
     }
     e->lag_due_ns = now + (uint64_t)LAG_INTERVAL_MS * 1000000u;
-}
-
-/* The pool probe: runs on a pool thread, then back on the loop. */
-static void pool_probe_run(uv_work_t *w)
-{
-    struct exporter *e = w->data;
-    e->pool_started_ns = uv_hrtime(); /* read in pool_probe_done, after the work */
-}
-
-static void pool_probe_done(uv_work_t *w, int status)
-{
-    struct exporter *e = w->data;
-    e->pool_busy = false;
-    if (status == 0 && !e->stopped)
-        metrics_observe(e->s_pool_wait, e->pool_started_ns > e->pool_queued_ns
-                                            ? (double)(e->pool_started_ns - e->pool_queued_ns) / 1e9
-                                            : 0);
-}
-
-static void on_pool_timer(uv_timer_t *t)
-{
-    struct exporter *e = t->data;
-    if (e->pool_busy || e->stopped)
-        return; /* the last probe still waits: it will be observed when it runs */
-    e->pool_work.data = e;
-    e->pool_queued_ns = uv_hrtime();
-    if (uv_queue_work(e->loop, &e->pool_work, pool_probe_run, pool_probe_done) == 0)
-        e->pool_busy = true;
 }
 
 /* ---- per request --------------------------------------------------------------------------- */
@@ -988,16 +1051,15 @@ int exporter_start(const struct exporter_options *o, struct exporter **out)
         free(e);
         return 1;
     }
+    e->slice_ns = slice_budget_ns();
+    uv_idle_init(o->loop, &e->slice_idle);
+    e->slice_idle.data = e;
     uv_timer_init(o->loop, &e->lag_timer);
     e->lag_timer.data = e;
     uv_timer_start(&e->lag_timer, on_lag_timer, LAG_INTERVAL_MS, LAG_INTERVAL_MS);
-    /* Neither handle keeps the loop running: shutdown closes them, but nothing waits on
-     * them. */
+    /* The timer does not keep the loop running: shutdown closes it, but nothing waits on
+     * it. */
     uv_unref((uv_handle_t *)&e->lag_timer);
-    uv_timer_init(o->loop, &e->pool_timer);
-    e->pool_timer.data = e;
-    uv_timer_start(&e->pool_timer, on_pool_timer, POOL_PROBE_MS, POOL_PROBE_MS);
-    uv_unref((uv_handle_t *)&e->pool_timer);
     slog_info("exporter",
               strchr(host, ':') ? "metrics on http://[%s]:%d/metrics"
                                 : "metrics on http://%s:%d/metrics",
@@ -1065,7 +1127,7 @@ void exporter_stop(struct exporter *e)
     exporter_http_stop(e->http);
     e->http = NULL;
     uv_close((uv_handle_t *)&e->lag_timer, NULL);
-    uv_close((uv_handle_t *)&e->pool_timer, NULL);
+    uv_close((uv_handle_t *)&e->slice_idle, NULL);
 }
 
 void exporter_free(struct exporter *e)
@@ -1074,5 +1136,6 @@ void exporter_free(struct exporter *e)
         return;
     metrics_free(e->m);
     ts_free(&e->ts_cache);
+    exporter_snapshot_release(e->snap);
     free(e);
 }

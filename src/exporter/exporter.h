@@ -8,9 +8,12 @@
  * (http.c). The per-request times come from net (exporter_sent). docs/metrics.md lists
  * every series.
  *
- * Threads: libmicrohttpd answers on a thread of its own; everything else, rendering
- * included, runs on the event loop: a scrape wakes the loop (uv_async), the loop renders
- * and hands the text back under a mutex. The HTTP thread never reads broker state. */
+ * Threads: libmicrohttpd answers on a thread of its own; everything else runs on the event
+ * loop: a scrape wakes the loop (uv_async), the loop copies the per-partition numbers into a
+ * snapshot (snapshot.c) in slices of about 1 ms over its iterations, renders the registry
+ * after the last, and hands both back under a mutex;
+ * the HTTP thread formats the snapshot's families after the registry's text. The HTTP
+ * thread never reads broker state. */
 #ifndef TALLY_EXPORTER_H
 #define TALLY_EXPORTER_H
 
@@ -96,13 +99,59 @@ struct exporter_lag {
 struct exporter_lag exporter_group_lag(int64_t high_watermark, int64_t last_stable_offset,
                                        int64_t committed);
 
+/* ---- snapshot.c: the per-partition series, copied on the loop, formatted off it ----------- */
+
+/* One scrape's per-partition rows. Built on the loop (new, add, add_follower), then read
+ * only; formatted on the HTTP thread. Reference-counted with an atomic count: new gives one
+ * reference, hold adds one, release drops one and frees the snapshot with the last, on
+ * whichever thread that is. */
+struct exporter_snapshot;
+/* The gauges of each row, in the order their families render. */
+enum exporter_part_value {
+    EXPORTER_PART_LOG_START,
+    EXPORTER_PART_LEO,
+    EXPORTER_PART_HW,
+    EXPORTER_PART_LSO,
+    EXPORTER_PART_SIZE,
+    EXPORTER_PART_SEGMENTS,
+    EXPORTER_PART_N_VALUES
+};
+/* NULL when out of memory. */
+struct exporter_snapshot *exporter_snapshot_new(void);
+void exporter_snapshot_hold(struct exporter_snapshot *s);
+/* NULL: no-op. */
+void exporter_snapshot_release(struct exporter_snapshot *s);
+/* Appends a partition's row (topic copied; txn_age < 0: no age series). 0 or ERR_NOMEM (the
+ * row is left out). */
+int exporter_snapshot_add(struct exporter_snapshot *s, const char *topic, int32_t index,
+                          const int64_t v[EXPORTER_PART_N_VALUES], double txn_age);
+/* Adds a follower's lag to the last row added. 0 or ERR_NOMEM (left out). */
+int exporter_snapshot_add_follower(struct exporter_snapshot *s, int32_t follower, int64_t lag);
+/* Rows added. NULL: 0. */
+size_t exporter_snapshot_rows(const struct exporter_snapshot *s);
+/* Any thread: appends the partition families of `s` (NULL: the families without series) in
+ * `fmt`, then the text's end ("# EOF" in OpenMetrics), to the malloc'd text *text (*len
+ * bytes; NULL: none). Takes *text: 0 with the longer text in *text and *len, or ERR_NOMEM
+ * (*text freed and NULL). */
+enum metrics_format;
+int exporter_snapshot_render(const struct exporter_snapshot *s, enum metrics_format fmt,
+                             char **text, size_t *len);
+
 /* ---- http.c: the listener, for exporter.c ------------------------------------------------ */
 
+/* Called on the loop when scrapes wait: renders each format in `formats` (bit 1 << enum
+ * metrics_format), at once or over several loop iterations, and hands each one's text to
+ * exporter_http_publish, then calls exporter_http_done once. No other call of it comes
+ * before exporter_http_done. */
+typedef void (*exporter_render_fn)(void *arg, unsigned formats);
 struct exporter_http;
-/* Renders the current text in `fmt` (enum metrics_format) into a fresh buffer (caller
- * frees), on the loop. 0 or an error. */
-enum metrics_format;
-typedef int (*exporter_render_fn)(void *arg, enum metrics_format fmt, char **text, size_t *len);
+/* On the loop: the rendering of `fmt` for the scrapes waiting: `text` (malloc'd, taken; NULL:
+ * none could be made, the scrapes answer 503) without the per-partition families and the
+ * text's end, which the HTTP thread appends from `tail` (one reference taken; NULL: none). */
+void exporter_http_publish(struct exporter_http *h, enum metrics_format fmt, char *text, size_t len,
+                           struct exporter_snapshot *tail);
+/* On the loop: the rendering started by exporter_render_fn is over. */
+void exporter_http_done(struct exporter_http *h);
 /* Whether a scrape's Accept header (NULL: none) asks for OpenMetrics: it lists
  * application/openmetrics-text with a q above 0 and not below text/plain's (Prometheus
  * sends both, OpenMetrics first and higher). Otherwise the 0.0.4 text is served. */

@@ -2,10 +2,13 @@
 /* exporter http: the /metrics listener on libmicrohttpd, which parses HTTP and runs its own
  * polling thread. A scrape on that thread asks the loop for a fresh rendering (uv_async_send,
  * the one libuv call safe from another thread), waits on a condition variable until the loop
- * published it under the mutex, and answers with a copy; the 0.0.4 text and OpenMetrics
- * (chosen from the Accept header) are rendered and kept apart. The loop never blocks on the
- * HTTP thread. Only GET (and HEAD) of /metrics is served: another path is 404, another method 405;
- * requests are bounded by libmicrohttpd's per-connection memory limit (oversized headers
+ * published it under the mutex (the loop renders over several of its iterations: one
+ * rendering at a time, exporter_http_publish then exporter_http_done), and answers with a
+ * copy followed by the per-partition families, formatted here from the snapshot the loop
+ * published with it; the 0.0.4 text and
+ * OpenMetrics (chosen from the Accept header) are rendered and kept apart. The loop never blocks on
+ * the HTTP thread. Only GET (and HEAD) of /metrics is served: another path is 404, another method
+ * 405; requests are bounded by libmicrohttpd's per-connection memory limit (oversized headers
  * refused), a connection limit and an idle timeout, none of which touches the Kafka
  * listeners. */
 #include <arpa/inet.h>
@@ -48,7 +51,12 @@ struct exporter_http {
     uint64_t asked[2], rendered[2];
     char *text[2];
     size_t len[2];
+    struct exporter_snapshot *tail[2]; /* the per-partition rows, formatted by the scrape */
     bool stopping;
+    /* Loop only: a rendering under way (render called, exporter_http_done not yet), and the
+     * scrapes asked when it started, per format, which its publication answers. */
+    bool busy;
+    uint64_t serving[2];
 };
 
 static const char not_found[] = "Not found: this listener serves /metrics only.\n";
@@ -70,11 +78,13 @@ static enum MHD_Result answer_static(struct MHD_Connection *conn, unsigned statu
     return rc;
 }
 
-/* On the HTTP thread: a fresh rendering from the loop, copied; NULL when the loop did not
- * answer in time, the exporter is stopping, or out of memory. */
+/* On the HTTP thread: a fresh rendering from the loop, copied, with the per-partition
+ * families formatted here after it (off the loop); NULL when the loop did not answer in time,
+ * the exporter is stopping, or out of memory. */
 static char *scrape(struct exporter_http *h, enum metrics_format fmt, size_t *len)
 {
     char *copy = NULL;
+    struct exporter_snapshot *tail = NULL;
     struct timespec until;
 
     clock_gettime(CLOCK_REALTIME, &until);
@@ -90,9 +100,14 @@ static char *scrape(struct exporter_http *h, enum metrics_format fmt, size_t *le
     if (h->rendered[fmt] >= mine && h->text[fmt] && (copy = malloc(h->len[fmt] + 1)) != NULL) {
         memcpy(copy, h->text[fmt], h->len[fmt] + 1);
         *len = h->len[fmt];
+        tail = h->tail[fmt];
+        exporter_snapshot_hold(tail);
     }
 out:
     pthread_mutex_unlock(&h->mu);
+    if (copy && exporter_snapshot_render(tail, fmt, &copy, len) != 0)
+        copy = NULL;
+    exporter_snapshot_release(tail);
     return copy;
 }
 
@@ -131,31 +146,48 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     return rc;
 }
 
-/* On the loop: render, in each format asked, for every scrape asked so far (uv_async
- * coalesces wake-ups). */
+/* On the loop: starts a rendering of every format asked, unless one is under way (the scrapes
+ * that asked meanwhile are served after it: exporter_http_done wakes this again). uv_async
+ * coalesces wake-ups. */
 static void on_async(uv_async_t *a)
 {
     struct exporter_http *h = a->data;
+    unsigned formats = 0;
 
-    for (int fmt = 0; fmt < 2; fmt++) {
-        char *text = NULL;
-        size_t len = 0;
-        pthread_mutex_lock(&h->mu);
-        uint64_t want = h->asked[fmt];
-        bool stop = h->stopping || want == h->rendered[fmt];
-        pthread_mutex_unlock(&h->mu);
-        if (stop)
-            continue;
-        if (h->render(h->arg, (enum metrics_format)fmt, &text, &len) != 0)
-            text = NULL; /* published as "no text": the waiting scrapes answer 503 */
-        pthread_mutex_lock(&h->mu);
-        free(h->text[fmt]);
-        h->text[fmt] = text;
-        h->len[fmt] = len;
-        h->rendered[fmt] = want;
-        pthread_cond_broadcast(&h->cv);
-        pthread_mutex_unlock(&h->mu);
-    }
+    if (h->busy)
+        return;
+    pthread_mutex_lock(&h->mu);
+    for (int fmt = 0; fmt < 2; fmt++)
+        if (!h->stopping && h->asked[fmt] != h->rendered[fmt]) {
+            h->serving[fmt] = h->asked[fmt];
+            formats |= 1u << fmt;
+        }
+    pthread_mutex_unlock(&h->mu);
+    if (formats == 0)
+        return;
+    h->busy = true;
+    h->render(h->arg, formats);
+}
+
+void exporter_http_publish(struct exporter_http *h, enum metrics_format fmt, char *text, size_t len,
+                           struct exporter_snapshot *tail)
+{
+    pthread_mutex_lock(&h->mu);
+    free(h->text[fmt]);
+    h->text[fmt] = text; /* NULL: "no text", the waiting scrapes answer 503 */
+    h->len[fmt] = len;
+    struct exporter_snapshot *old = h->tail[fmt];
+    h->tail[fmt] = tail;
+    h->rendered[fmt] = h->serving[fmt];
+    pthread_cond_broadcast(&h->cv);
+    pthread_mutex_unlock(&h->mu);
+    exporter_snapshot_release(old); /* a scrape still formatting it holds its own */
+}
+
+void exporter_http_done(struct exporter_http *h)
+{
+    h->busy = false;
+    uv_async_send(&h->async); /* scrapes that asked meanwhile */
 }
 
 bool exporter_wants_openmetrics(const char *accept)
@@ -206,6 +238,8 @@ static void http_free(struct exporter_http *h)
     pthread_cond_destroy(&h->cv);
     free(h->text[0]);
     free(h->text[1]);
+    exporter_snapshot_release(h->tail[0]);
+    exporter_snapshot_release(h->tail[1]);
     free(h);
 }
 

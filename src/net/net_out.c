@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "base/pool.h"
 #include "base/slog.h"
 #include "base/sysio.h"
 #include "net_int.h"
@@ -226,7 +227,7 @@ static int send_file_piece(struct net_conn *c, struct out_item *it)
 /* A cold file piece being read on the pool; the piece is off the queue meanwhile (out_discard
  * cannot free it under the read) and goes back to its head to be sent. */
 struct file_warm {
-    uv_work_t work;
+    struct pool_job work;
     struct net_conn *conn;
     struct out_item *item;
     const struct sysio *io;
@@ -310,8 +311,8 @@ static bool file_warm_start(struct net_conn *c, struct out_item *it)
     fw->conn = c;
     fw->item = it;
     fw->io = io;
-    fw->work.data = fw;
-    if (uv_queue_work(c->srv->loop, &fw->work, file_warm_run, file_warm_done) != 0) {
+    fw->work.work.data = fw;
+    if (pool_submit(c->srv->loop, &fw->work, file_warm_run, file_warm_done) != 0) {
         free(fw);
         return false;
     }

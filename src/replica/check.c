@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "base/err.h"
+#include "base/pool.h"
 #include "base/slog.h"
 #include "replica_int.h"
 
@@ -15,7 +16,7 @@
 #define CHECK_RETRY_MS 1000
 
 struct replica_check {
-    uv_work_t w;
+    struct pool_job w; /* first: the callbacks cast back from it */
     struct replica_mgr *rm;
     struct log_check *job;
 };
@@ -104,7 +105,7 @@ void replica_check_kick(struct replica_mgr *rm)
     rc->job = job;
     rm->check = rc;
     rm->flushes++; /* a stop waits for the slice in flight */
-    if (uv_queue_work(rm->loop, &rc->w, slice_run, slice_after) != 0) {
+    if (pool_submit(rm->loop, &rc->w, slice_run, slice_after) != 0) {
         slog_warn("replica", "cannot queue a file check on the thread pool; retrying later");
         log_check_done(job);
         free(rc);

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "base/pool.h"
 #include "base/slog.h"
 #include "pstate/pstate.h"
 #include "record/record.h"
@@ -30,7 +31,7 @@
 #define CHECKPOINT_NAME "cleaner-offset-checkpoint"
 
 struct replica_clean {
-    uv_work_t w;
+    struct pool_job w; /* first: the callbacks cast back from it */
     struct replica_mgr *rm;
     struct partition *p;
     struct log_clean *job;
@@ -155,7 +156,7 @@ static void step_after(uv_work_t *w, int status)
         return;
     }
     rc_adv = log_clean_advance(rc->job);
-    if (rc_adv == 0 && uv_queue_work(rm->loop, &rc->w, step_run, step_after) == 0)
+    if (rc_adv == 0 && pool_submit(rm->loop, &rc->w, step_run, step_after) == 0)
         return;
     finish(rc, rc_adv);
 }
@@ -207,7 +208,7 @@ static void start(struct replica_mgr *rm, struct partition *p)
     p->cleaning = true;
     rm->clean = rc;
     rm->flushes++; /* a stop waits for the slice in flight */
-    if (uv_queue_work(rm->loop, &rc->w, step_run, step_after) != 0)
+    if (pool_submit(rm->loop, &rc->w, step_run, step_after) != 0)
         finish(rc, ERR_IO);
 }
 

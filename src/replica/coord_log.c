@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "base/err.h"
+#include "base/pool.h"
 #include "base/slog.h"
 #include "base/tclock.h"
 #include "meta/meta.h"
@@ -38,7 +39,7 @@ struct cl_shard {
 struct cl_load {
     struct coord_log *cl;
     struct cl_shard *sh; /* NULL once abandoned */
-    uv_work_t work;
+    struct pool_job work;
     struct partition *p; /* held while a read is out */
     struct partition_slice slice;
     uint8_t *buf;
@@ -271,13 +272,13 @@ static void load_step(struct cl_load *ld)
     partition_hold(p);
     ld->p = p;
     ld->reading = true;
-    ld->work.data = ld;
+    ld->work.work.data = ld;
     cl->reads_out++;
-    rc = uv_queue_work(cl->loop, &ld->work, do_read, after_read);
+    rc = pool_submit(cl->loop, &ld->work, do_read, after_read);
     if (rc != 0) {
         /* The pool refused: read here, once, rather than never load. */
-        do_read(&ld->work);
-        after_read(&ld->work, 0);
+        do_read(&ld->work.work);
+        after_read(&ld->work.work, 0);
     }
 }
 

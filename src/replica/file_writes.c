@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "base/err.h"
+#include "base/pool.h"
 #include "base/slog.h"
 #include "pstate/pstate.h"
 #include "replica_int.h"
@@ -89,10 +90,10 @@ static void queue_on_pool(struct replica_write *w)
 {
     w->rm->writes_running++;
     w->on_pool = true;
-    if (uv_queue_work(w->rm->loop, &w->work, work_run, work_after) != 0) {
+    if (pool_submit(w->rm->loop, &w->work, work_run, work_after) != 0) {
         /* Cannot happen with a valid loop; rather than lose the write, do it here. */
         w->run(w);
-        work_after(&w->work, 0);
+        work_after(&w->work.work, 0);
     }
 }
 

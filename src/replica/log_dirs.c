@@ -41,6 +41,24 @@ int replica_for_each(struct replica_mgr *rm, int (*fn)(void *arg, struct partiti
     return 0;
 }
 
+int replica_walk_slice(struct replica_mgr *rm, struct replica_walk *w, uint64_t (*now_ns)(void),
+                       uint64_t budget_ns, void (*fn)(void *arg, struct partition *p), void *arg)
+{
+    if (w->next == 0)
+        w->n_buckets = rm->n_buckets;
+    else if (w->n_buckets != rm->n_buckets)
+        return REPLICA_WALK_RESTART; /* the table was rebuilt: the buckets moved */
+    uint64_t until = now_ns() + budget_ns;
+    while (w->next < rm->n_buckets) {
+        for (struct partition *p = rm->buckets[w->next]; p; p = p->hash_next)
+            fn(arg, p);
+        w->next++;
+        if (w->next < rm->n_buckets && now_ns() >= until)
+            return REPLICA_WALK_MORE;
+    }
+    return REPLICA_WALK_DONE;
+}
+
 int64_t partition_size_bytes(const struct partition *p)
 {
     return log_size_bytes(p->log);

@@ -81,6 +81,22 @@ size_t replica_count(const struct replica_mgr *rm);
  * returns non-zero; returns that value, or 0. fn must not open or close partitions. */
 int replica_for_each(struct replica_mgr *rm, int (*fn)(void *arg, struct partition *p), void *arg);
 
+/* A walk over every hosted partition spread over several loop iterations, so that a walk of
+ * thousands of partitions does not hold the loop at once (the metrics exporter's). Start with
+ * a zeroed struct replica_walk. Each replica_walk_slice call visits whole hash buckets from
+ * where the last stopped, calling fn(arg, p) for each partition, until `budget_ns` (measured
+ * with now_ns) has passed or every bucket was visited: REPLICA_WALK_DONE (the walk is over),
+ * REPLICA_WALK_MORE (call again later), or REPLICA_WALK_RESTART when the table was rebuilt
+ * between two calls (partitions were added): nothing was visited, and the caller starts over
+ * with a zeroed walk. A partition added or removed between calls is seen once or not at all;
+ * none is seen twice. fn must not open or close partitions. */
+struct replica_walk {
+    size_t next, n_buckets;
+};
+enum { REPLICA_WALK_DONE = 0, REPLICA_WALK_MORE = 1, REPLICA_WALK_RESTART = 2 };
+int replica_walk_slice(struct replica_mgr *rm, struct replica_walk *w, uint64_t (*now_ns)(void),
+                       uint64_t budget_ns, void (*fn)(void *arg, struct partition *p), void *arg);
+
 /* The log directory, for DescribeLogDirs: its absolute path into path[0..path_len) (the
  * configured one if it cannot be resolved), and the total and usable bytes of the volume it
  * is on (statvfs; usable = what an unprivileged writer may still take). Returns 0, or ERR_IO

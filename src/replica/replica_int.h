@@ -6,6 +6,7 @@
 #include <limits.h>
 
 #include "base/metrics.h"
+#include "base/pool.h"
 #include "base/purgatory.h"
 #include "base/sysio.h"
 #include "base/tclock.h"
@@ -245,7 +246,7 @@ struct replica_write {
     bool urgent; /* someone waits for it (DeleteRecords): ahead of background writes */
     int rc;
     /* Private to file_writes.c. */
-    uv_work_t work;
+    struct pool_job work;
     struct replica_mgr *rm;
     struct replica_write *chain;       /* the bucket's list of writes in flight */
     struct replica_write *after, *end; /* writes of the same key queued behind this one */

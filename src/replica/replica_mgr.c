@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "base/err.h"
+#include "base/pool.h"
 #include "base/slog.h"
 #include "base/props.h"
 #include "meta/meta.h"
@@ -535,7 +536,7 @@ static void on_meta_apply(void *arg, const struct meta_record *recs, size_t n)
 /* ---- flushes ------------------------------------------------------------------------------ */
 
 struct flush_work {
-    uv_work_t w;
+    struct pool_job w; /* first: the callbacks cast back from it */
     struct partition *p;
     int64_t upto;
     int rc;
@@ -597,7 +598,7 @@ void partition_maybe_flush(struct partition *p, bool force)
     partition_hold(p);
     p->flushing++;
     rm->flushes++;
-    if (uv_queue_work(rm->loop, &fw->w, flush_run, flush_after) != 0) {
+    if (pool_submit(rm->loop, &fw->w, flush_run, flush_after) != 0) {
         p->flushing--;
         rm->flushes--;
         partition_release(p);
@@ -952,7 +953,7 @@ int replica_mgr_start(const struct replica_options *opts, struct replica_mgr **o
  * is process-wide and belongs to the loop thread otherwise: this is safe because nothing
  * else in the process uses a log once the replica manager (one per process) stops. */
 struct stop_work {
-    uv_work_t w;
+    struct pool_job w; /* first: the callbacks cast back from it */
     struct replica_mgr *rm;
     struct partition **parts;
     size_t n;
@@ -1058,9 +1059,9 @@ static void finish_stop(struct replica_mgr *rm)
         table_remove(rm, parts[i]);
         partition_close(parts[i], false);
     }
-    if (uv_queue_work(rm->loop, &sw->w, stop_run, stop_after) != 0) {
-        stop_run(&sw->w);
-        stop_after(&sw->w, 0);
+    if (pool_submit(rm->loop, &sw->w, stop_run, stop_after) != 0) {
+        stop_run(&sw->w.work);
+        stop_after(&sw->w.work, 0);
     }
 }
 

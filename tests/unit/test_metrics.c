@@ -370,3 +370,96 @@ TEST(metrics_group_lag_is_against_high_watermark_and_lso)
     CHECK_EQ_INT(l.records, 0);
     CHECK_EQ_INT(l.stable_records, 0);
 }
+
+/* The per-partition families the exporter formats off the loop (snapshot.c) read exactly as
+ * the registry would render the same series: same names, HELP and TYPE lines, labels,
+ * escaping and values, the age only where one is known, followers under their partition;
+ * OpenMetrics ends with # EOF after them, and the text before them is kept. */
+TEST(metrics_snapshot_renders_as_the_registry_would)
+{
+    static const char *const names[] = {"tally_partition_log_start_offset",
+                                        "tally_partition_log_end_offset",
+                                        "tally_partition_high_watermark",
+                                        "tally_partition_last_stable_offset",
+                                        "tally_partition_size_bytes",
+                                        "tally_partition_segments",
+                                        "tally_partition_oldest_open_txn_age_seconds"};
+    static const char *const helps[] = {
+        "The first offset the partition's log holds.",
+        "The offset the next record appended will get (LEO).",
+        "The high watermark: records below it are replicated to the ISR.",
+        "The last stable offset: the first offset of the earliest open transaction, or the high "
+        "watermark.",
+        "Bytes of the partition's segment files.",
+        "Segments of the partition's log, the active one included.",
+        "Age of the oldest open transaction here, the one holding the last stable offset (from "
+        "the timestamp of its first record); 0 when none is open."};
+    static const char *const tpf[] = {"topic", "partition", "follower"};
+    const char *topics[] = {"orders", "orders", "we\"ird\\topic"};
+    const char *indexes[] = {"0", "7", "2147483647"};
+    int32_t idx[] = {0, 7, 2147483647};
+    double ages[] = {-1, 2.5, 0};
+
+    for (int fmt = METRICS_TEXT; fmt <= METRICS_OPENMETRICS; fmt++) {
+        struct metrics *m = metrics_new(0);
+        struct exporter_snapshot *s = exporter_snapshot_new();
+        REQUIRE(m && s);
+        struct metrics_family *f[8];
+        for (int k = 0; k < 7; k++)
+            REQUIRE((f[k] = metrics_family_new(m, METRICS_GAUGE, names[k], helps[k], 2, tpf, 0,
+                                               NULL)) != NULL);
+        REQUIRE((f[7] = metrics_family_new(m, METRICS_GAUGE, "tally_partition_follower_lag_records",
+                                           "On the leader: its log end offset minus each "
+                                           "follower's, as the follower's last fetch showed it.",
+                                           3, tpf, 0, NULL)) != NULL);
+        for (int r = 0; r < 3; r++) {
+            int64_t v[EXPORTER_PART_N_VALUES];
+            for (int k = 0; k < EXPORTER_PART_N_VALUES; k++) {
+                v[k] = (int64_t)r * 1000000007 + k - 1;
+                metrics_set(metrics_series2(f[k], topics[r], indexes[r]), (double)v[k]);
+            }
+            CHECK(exporter_snapshot_add(s, topics[r], idx[r], v, ages[r]) == 0);
+            if (ages[r] >= 0)
+                metrics_set(metrics_series2(f[6], topics[r], indexes[r]), ages[r]);
+            for (int32_t fo = 1; fo <= r; fo++) {
+                CHECK(exporter_snapshot_add_follower(s, fo + 1, 40 + fo) == 0);
+                const char *lv[3] = {topics[r], indexes[r], fo == 1 ? "2" : "3"};
+                metrics_set(metrics_series(f[7], lv), 40 + fo);
+            }
+        }
+        CHECK(exporter_snapshot_rows(s) == 3);
+        char *want = NULL, *got = NULL;
+        size_t want_len = 0, got_len = 0;
+        REQUIRE(metrics_render_as(m, (enum metrics_format)fmt, &want, &want_len) == 0);
+        REQUIRE(exporter_snapshot_render(s, (enum metrics_format)fmt, &got, &got_len) == 0);
+        CHECK(got_len == strlen(got));
+        CHECK_TEXT(got, want);
+        free(got);
+        free(want);
+
+        /* After a text of its own: kept in front. */
+        char *head = strdup("# HELP tally_up Up.\n");
+        size_t head_len = strlen(head);
+        REQUIRE(exporter_snapshot_render(NULL, (enum metrics_format)fmt, &head, &head_len) == 0);
+        static const char lead[] = "# HELP tally_up Up.\n# HELP tally_partition_log_start_offset ";
+        CHECK(strncmp(head, lead, sizeof lead - 1) == 0);
+        CHECK((fmt == METRICS_OPENMETRICS) == (strstr(head, "# EOF\n") != NULL));
+        CHECK(strstr(head, "tally_partition_follower_lag_records gauge\n") != NULL);
+        free(head);
+        exporter_snapshot_release(s);
+        metrics_free(m);
+    }
+}
+
+/* A snapshot held by the HTTP thread outlives the loop's release of it. */
+TEST(metrics_snapshot_freed_with_its_last_reference)
+{
+    struct exporter_snapshot *s = exporter_snapshot_new();
+    int64_t v[EXPORTER_PART_N_VALUES] = {0};
+    REQUIRE(s);
+    CHECK(exporter_snapshot_add(s, "t", 0, v, -1) == 0);
+    exporter_snapshot_hold(s);
+    exporter_snapshot_release(s);
+    CHECK(exporter_snapshot_rows(s) == 1); /* still there: ASan would see a use after free */
+    exporter_snapshot_release(s);
+}

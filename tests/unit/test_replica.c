@@ -424,6 +424,78 @@ TEST(replica_on_apply_follows_metadata)
     rfx_fini(&f);
 }
 
+/* A walk in slices (replica_walk_slice, the metrics exporter's): a zero budget stops after
+ * each bucket, every partition is seen exactly once over the slices, and a table rebuilt
+ * between two slices (partitions added past its size) makes the walk start over. */
+static uint64_t walk_clock;
+static uint64_t walk_now(void)
+{
+    return ++walk_clock;
+}
+
+struct walk_seen {
+    struct partition *p[512];
+    int n, dup;
+};
+
+static void walk_visit(void *arg, struct partition *p)
+{
+    struct walk_seen *w = arg;
+    for (int i = 0; i < w->n; i++)
+        w->dup += w->p[i] == p;
+    if (w->n < 512)
+        w->p[w->n++] = p;
+}
+
+TEST(replica_walk_slice_sees_each_partition_once_and_restarts_on_growth)
+{
+    struct rfx f;
+    struct replica_walk rw = {0};
+    struct walk_seen seen = {0};
+    static char names[33][16];
+    static struct meta_record recs[33 * 9];
+    size_t k = 0;
+
+    REQUIRE(rfx_init(&f));
+    REQUIRE(PROPOSE(&f, r_topic("orders", 1), r_part(1, 0, true, 3), r_part(1, 1, true, 3)) == 0);
+    REQUIRE(rfx_rm_start(&f) == 0);
+    /* A zero budget: one bucket per slice, and a walk still in progress... */
+    int rc = REPLICA_WALK_MORE;
+    for (int calls = 0; calls < 5 && rc == REPLICA_WALK_MORE; calls++)
+        rc = replica_walk_slice(f.rm, &rw, walk_now, 0, walk_visit, &seen);
+    CHECK(rc == REPLICA_WALK_MORE);
+    /* ...when 264 partitions arrive and the table grows: the next slice says start over. */
+    for (int t = 0; t < 33; t++) {
+        snprintf(names[t], sizeof names[t], "walk%02d", t);
+        recs[k++] = r_topic(names[t], 100 + t);
+        for (int i = 0; i < 8; i++)
+            recs[k++] = r_part(100 + t, i, true, 0);
+    }
+    REQUIRE(rfx_propose(&f, recs, k) == 0);
+    CHECK_EQ_INT(replica_count(f.rm), 2 + 264);
+    CHECK(replica_walk_slice(f.rm, &rw, walk_now, 0, walk_visit, &seen) == REPLICA_WALK_RESTART);
+
+    /* Over again: every partition once, in more than one slice. */
+    rw = (struct replica_walk){0};
+    seen = (struct walk_seen){0};
+    int slices = 0;
+    do {
+        rc = replica_walk_slice(f.rm, &rw, walk_now, 0, walk_visit, &seen);
+        slices++;
+    } while (rc == REPLICA_WALK_MORE && slices < 100000);
+    CHECK(rc == REPLICA_WALK_DONE);
+    CHECK(slices > 1);
+    CHECK_EQ_INT(seen.n, 2 + 264);
+    CHECK_EQ_INT(seen.dup, 0);
+    /* A large budget: one slice does it all. */
+    rw = (struct replica_walk){0};
+    seen = (struct walk_seen){0};
+    CHECK(replica_walk_slice(f.rm, &rw, walk_now, UINT64_MAX / 2, walk_visit, &seen) ==
+          REPLICA_WALK_DONE);
+    CHECK_EQ_INT(seen.n, 2 + 264);
+    rfx_fini(&f);
+}
+
 /* ---- appends ------------------------------------------------------------------------------ */
 
 TEST(replica_append_advances_hw_and_leo)
