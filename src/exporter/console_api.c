@@ -907,6 +907,56 @@ static void api_abort_txn(struct exporter *e, struct console_call *c)
     cJSON_Delete(b);
 }
 
+struct reset_target {
+    struct replica_mgr *rm;
+    bool latest;
+};
+
+static int64_t reset_target(void *arg, const char *topic, int32_t partition)
+{
+    struct reset_target *t = arg;
+    struct partition *p = t->rm ? replica_partition(t->rm, topic, partition) : NULL;
+    if (p == NULL)
+        return -1; /* hosted elsewhere: its offsets are left as they are */
+    return t->latest ? partition_high_watermark(p) : partition_log_start_offset(p);
+}
+
+/* Resets an Empty group's committed offsets to the earliest or the latest offsets of the
+ * partitions hosted here: {"to": "earliest" | "latest"}. Answers 202 once the commit is
+ * appended; the offsets show once it is durable. */
+static void api_reset_offsets(struct exporter *e, struct console_call *c, const char *group)
+{
+    cJSON *b = body_json(c);
+    const char *to = cJSON_GetStringValue(cJSON_GetObjectItem(b, "to"));
+    struct reset_target t = {.rm = exporter_replicas(e)};
+    int32_t changed = 0;
+    if (to == NULL || (strcmp(to, "earliest") != 0 && strcmp(to, "latest") != 0)) {
+        cJSON_Delete(b);
+        answer_error(c, 400, "reset: a JSON body {\"to\": \"earliest\" or \"latest\"}%s", NULL);
+        return;
+    }
+    t.latest = strcmp(to, "latest") == 0;
+    int rc = exporter_groups(e)
+                 ? group_reset_offsets(exporter_groups(e), group, reset_target, &t, &changed)
+                 : ERR_COORDINATOR_NOT_AVAILABLE;
+    if (rc == ERR_GROUP_ID_NOT_FOUND)
+        answer_error(c, 404, "no group \"%s\" coordinated here", group);
+    else if (rc == ERR_NON_EMPTY_GROUP)
+        answer_error(c, 409, "group \"%s\" has members: only an Empty group's offsets are reset",
+                     group);
+    else if (rc != 0)
+        answer_error(c, 503, "cannot reset now: %s", err_name(rc));
+    else {
+        slog_info("console", "group \"%s\": offsets reset to the %s from the console", group, to);
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "group", group);
+        cJSON_AddStringToObject(o, "to", to);
+        add_int(o, "partitions", changed);
+        answer(c, 202, o);
+    }
+    cJSON_Delete(b);
+}
+
 /* ---- routing ------------------------------------------------------------------------------ */
 
 void console_api(struct exporter *e, struct console_call *c)
@@ -929,13 +979,18 @@ void console_api(struct exporter *e, struct console_call *c)
             api_create_topic(e, c);
         else if (strcmp(path, "/api/transactions/abort") == 0)
             api_abort_txn(e, c);
-        else if (strncmp(path, "/api/groups/", 12) == 0 &&
-                 strstr(path + 12, "/reset-offsets") != NULL)
-            answer_error(c, 501,
-                         "resetting a group's offsets from the console is not done yet: "
-                         "use tally groups reset-offsets%s",
-                         NULL);
-        else
+        else if (strncmp(path, "/api/groups/", 12) == 0 && strlen(path) > 12 + 14 &&
+                 strcmp(path + strlen(path) - 14, "/reset-offsets") == 0) {
+            char group[256];
+            size_t gl = strlen(path) - 12 - 14;
+            if (gl >= sizeof group) {
+                answer_error(c, 400, "group id too long%s", NULL);
+                return;
+            }
+            memcpy(group, path + 12, gl);
+            group[gl] = '\0';
+            api_reset_offsets(e, c, group);
+        } else
             answer_error(c, 404, "no action at %s", path);
         return;
     }

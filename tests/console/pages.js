@@ -31,7 +31,9 @@ async function main() {
     // A hash change in the same document does not reload: render() runs on hashchange.
     await page.waitForFunction(n => document.getElementById('view').dataset.loaded === n, name,
       { timeout: 15000 });
-    await page.waitForLoadState('networkidle');
+    // The first sample of /metrics and /api/groups (the charts' rings) has come back too.
+    await page.waitForFunction(() => document.getElementById('status').textContent !== '',
+      null, { timeout: 15000 });
     let result = null;
     if (action) {
       const [css, fill] = sel.split('|');

@@ -251,6 +251,45 @@ def test_writes_work_when_enabled(tmp_path):
         assert api(port, "/api/topics/con-made")["partitions"][1]["partition"] == 1
         api(port, "/api/topics", want=409, method="POST", body={"name": "con-made"})
         api(port, "/api/topics", want=400, method="POST", body={"partitions": 2})
+        # An Empty group's offsets back to the earliest (a commit at generation -1 made it).
+        from confluent_kafka import Consumer, TopicPartition
+        p = txn_lib.plain_producer(b)
+        for i in range(3):
+            p.produce("con-made", value=b"r%d" % i, partition=1)
+        p.flush(30)
+        c = Consumer({"bootstrap.servers": b.bootstrap, "group.id": "con-reset",
+                      "enable.auto.commit": False})
+        c.commit(offsets=[TopicPartition("con-made", 1, 3)], asynchronous=False)
+        c.close()
+        r = api(port, "/api/groups/con-reset/reset-offsets", want=202, method="POST",
+                body={"to": "earliest"})
+        assert r["partitions"] == 1
+        txn_lib.eventually(lambda: api(port, "/api/groups/con-reset")["offsets"][0]["committed"],
+                           0, what="the reset offset")
+        api(port, "/api/groups/con-reset/reset-offsets", want=400, method="POST",
+            body={"to": "middle"})
+        api(port, "/api/groups/nobody/reset-offsets", want=404, method="POST",
+            body={"to": "latest"})
+        # A group with members is not reset (Kafka's NON_EMPTY_GROUP).
+        busy = Consumer({"bootstrap.servers": b.bootstrap, "group.id": "con-reset",
+                         "enable.auto.commit": False})
+        busy.subscribe(["con-made"])
+        deadline = time.monotonic() + 30
+        while not busy.assignment():
+            assert time.monotonic() < deadline
+            busy.poll(0.2)
+        api(port, "/api/groups/con-reset/reset-offsets", want=409, method="POST",
+            body={"to": "latest"})
+        busy.close()
+        # A transaction its coordinator holds open is not hanging: not aborted.
+        t = txn_lib.txn_producer(b, "con-w-tid")
+        t.begin_transaction()
+        t.produce("con-made", value=b"open", partition=0)
+        t.flush(30)
+        (h,) = api(port, "/api/transactions")["held_partitions"]
+        api(port, "/api/transactions/abort", want=409, method="POST",
+            body={"topic": "con-made", "partition": 0, "producer_id": h["producer_id"]})
+        t.abort_transaction(30)
     finally:
         b.stop(check=True)
 
