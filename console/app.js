@@ -65,9 +65,9 @@ function chart(id, series, w = 560, h = 160) {
 
 const COLORS = ['#1d70b8', '#d4351c', '#00703c', '#f47738', '#4c2c92', '#b58840'];
 
-// ---- samples kept in the page: throughput, p99, lag (the last 10 minutes) ----------------
+// ---- samples kept in the page every 2 s: throughput, p99, lag (the last 10 minutes) ------
 
-const RING = 120;
+const RING = 300; // 10 minutes of samples every 2 s
 const samples = { t: [], bin: [], bout: [], p99: [] };
 const lagRing = new Map(); // "group|topic|partition" -> [[t, lag], ...]
 let lastMetrics = null;
@@ -246,7 +246,13 @@ async function viewGroups() {
       '<td><button data-reset="' + esc(x.group) + '"' + (x.state === 'Empty' ? '' : ' disabled title="only an empty group"') +
       '>reset offsets</button></td></tr>'));
   for (const x of g.groups) {
-    h += '<h3>' + esc(x.group) + '</h3>' + table('lag-' + x.group, ['topic', 'partition', 'committed', 'HW', 'LSO', 'lag', 'lag (read_committed)'],
+    h += '<h3>' + esc(x.group) + '</h3>';
+    if (x.member_list.length)
+      h += table('members-' + x.group, ['member', 'instance', 'client id', 'host', 'assignment'],
+        x.member_list.map(m => '<tr>' + td(m.member_id) + td(m.group_instance_id || '') + td(m.client_id) + td(m.client_host) +
+          td(m.assignment.map(a => a.topic + ': ' + a.partitions.join(',')).join('; ') ||
+            (m.assignment_bytes ? m.assignment_bytes + ' bytes (not the consumer protocol)' : '')) + '</tr>'));
+    h += table('lag-' + x.group, ['topic', 'partition', 'committed', 'HW', 'LSO', 'lag', 'lag (read_committed)'],
       x.offsets.map(o => '<tr>' + td(o.topic) + td(o.partition) + td(o.committed, 'num') + td(o.high_watermark ?? '', 'num') +
         td(o.last_stable_offset ?? '', 'num') + td(o.lag ?? '', 'num') + td(o.lag_stable ?? '', 'num') + '</tr>'));
     const series = x.offsets.filter(o => lagRing.has(x.group + '|' + o.topic + '|' + o.partition)).slice(0, COLORS.length)
@@ -359,5 +365,5 @@ api('/api/overview').then(o => {
   document.getElementById('mode').textContent = o.write_enabled ? 'writes enabled' : 'read-only';
 }).catch(() => {});
 sample();
-setInterval(sample, 5000);
+setInterval(sample, 2000);
 render();

@@ -16,13 +16,16 @@
 
 #include <cjson/cJSON.h>
 
+#include "base/arena.h"
 #include "base/err.h"
 #include "base/props.h"
 #include "base/slog.h"
 #include "console_int.h"
 #include "exporter.h"
 #include "group/group.h"
+#include "group/group_sm.h"
 #include "meta/meta.h"
+#include "proto/proto.h"
 #include "pstate/pstate.h"
 #include "record/record.h"
 #include "replica/replica.h"
@@ -575,6 +578,52 @@ static void walk_offset(void *arg, const char *group_id, const char *topic, int3
     cJSON_AddItemToArray(cJSON_GetObjectItem(w->cur, "offsets"), x);
 }
 
+/* A member's assignment, decoded when its group speaks the consumer protocol (a
+ * ConsumerProtocolAssignment); other protocols' bytes are shown as their length. */
+static void walk_member(void *arg, const struct group_member_info *m)
+{
+    cJSON *members = arg;
+    cJSON *x = cJSON_CreateObject();
+    cJSON_AddStringToObject(x, "member_id", m->member_id ? m->member_id : "");
+    if (m->group_instance_id)
+        cJSON_AddStringToObject(x, "group_instance_id", m->group_instance_id);
+    cJSON_AddStringToObject(x, "client_id", m->client_id ? m->client_id : "");
+    cJSON_AddStringToObject(x, "client_host", m->client_host ? m->client_host : "");
+    cJSON *asg = cJSON_AddArrayToObject(x, "assignment");
+    struct arena *ar = m->assignment_len > 0 ? arena_new(1 << 20) : NULL;
+    struct ConsumerProtocolAssignment a;
+    int16_t version;
+    memset(&a, 0, sizeof a);
+    if (ar && proto_record_decode(&proto_record_ConsumerProtocolAssignment, m->assignment,
+                                  (size_t)m->assignment_len, &version, &a, ar) == 0) {
+        for (int32_t i = 0; i < a.AssignedPartitions.n; i++) {
+            const struct ConsumerProtocolTopicPartition *tp = &a.AssignedPartitions.v[i];
+            cJSON *t = cJSON_CreateObject();
+            cJSON_AddStringToObject(t, "topic", tp->Topic ? tp->Topic : "");
+            cJSON *ps = cJSON_AddArrayToObject(t, "partitions");
+            for (int32_t k = 0; k < tp->Partitions.n; k++)
+                cJSON_AddItemToArray(ps, cJSON_CreateNumber(tp->Partitions.v[k]));
+            cJSON_AddItemToArray(asg, t);
+        }
+    } else if (m->assignment_len > 0) {
+        add_int(x, "assignment_bytes", m->assignment_len);
+    }
+    arena_free(ar);
+    cJSON_AddItemToArray(members, x);
+}
+
+static void add_members(struct exporter *e, cJSON *groups)
+{
+    cJSON *g;
+    cJSON_ArrayForEach(g, groups)
+    {
+        const char *id = cJSON_GetStringValue(cJSON_GetObjectItem(g, "group"));
+        cJSON *members = cJSON_AddArrayToObject(g, "member_list");
+        if (id && members)
+            group_coord_members(exporter_groups(e), id, walk_member, members);
+    }
+}
+
 static void api_groups(struct exporter *e, struct console_call *c, const char *only)
 {
     cJSON *o = cJSON_CreateObject();
@@ -583,6 +632,8 @@ static void api_groups(struct exporter *e, struct console_call *c, const char *o
         group_coord_for_each(exporter_groups(e), walk_group, walk_offset, &w);
     if (w.cur)
         add_int(w.cur, "total_lag", w.total_lag);
+    if (exporter_groups(e))
+        add_members(e, w.groups); /* after the walk: its callbacks must not call back */
     if (only) {
         cJSON *g = cJSON_DetachItemFromArray(w.groups, 0);
         cJSON_Delete(o);

@@ -122,6 +122,15 @@ void group_txn_complete(struct group_coord *gc, int32_t partition, int64_t produ
 bool group_offsets_pending(struct group_coord *gc, const char *group_id, const char *topic,
                            int32_t partition);
 
+/* The web console: visits the members of group `group_id` as its state machine holds them
+ * (group_sm.h's struct group_member_info, valid during the call only; the callback must not
+ * call into the coordinator). Returns how many were visited (0 also when the group is not
+ * coordinated here). */
+struct group_member_info;
+typedef void (*group_each_member_fn)(void *arg, const struct group_member_info *m);
+size_t group_coord_members(struct group_coord *gc, const char *group_id, group_each_member_fn fn,
+                           void *arg);
+
 /* ---- an operator's reset (the web console, console.write.enable) ------------------------ */
 
 /* The new committed offset of one of the group's partitions; < 0 leaves it as it is. Must not

@@ -179,6 +179,9 @@ def test_api_groups_lag(world):
     assert (o["topic"], o["partition"], o["committed"]) == (DATA, 0, 3)
     assert o["lag"] == o["high_watermark"] - o["committed"] == 2
     assert g["total_lag"] == 2
+    (m,) = g["member_list"]
+    assert m["assignment"] == [{"topic": DATA, "partitions": [0]}]
+    assert m["client_id"] == "rdkafka" and m["member_id"].startswith("rdkafka-")
     api(world["port"], "/api/groups/no-such-group", want=404)
 
 
@@ -343,6 +346,7 @@ def test_pages_in_chromium(world, playwright_dir):
     assert '"n": 2' in ru["text"] and "hv-4" in ru["text"]
     g = out["groups"]["text"]
     assert GROUP in g and "Stable" in g and 'id="lag-chart-%s"' % GROUP in out["groups"]["html"]
+    assert DATA + ": 0" in g
     tx = out["transactions"]["text"]
     pid = str(api(port, "/api/transactions")["held_partitions"][0]["producer_id"])
     assert OPEN_TID in tx and "Ongoing" in tx and OPEN + "-0" in tx and pid in tx
