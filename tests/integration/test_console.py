@@ -6,7 +6,8 @@ offset), and a consumer group that committed part of what it read. The JSON API 
 them (lag = HW - committed; the record browser returns what kcat reads, hides aborted
 records under read_committed and shows COMMIT/ABORT markers; the held partition names the
 producer and transactional id holding it); write actions are refused with 403 while
-console.write.enable is off and work when it is on; unknown paths are 404 and oversized or
+console.write.enable is off and work when it is on (create a topic, reset an Empty group's
+offsets, abort a hanging transaction — not one its coordinator holds open); unknown paths are 404 and oversized or
 malformed requests refused while the Kafka listener keeps answering. Then Debian's chromium,
 driven by playwright-core (tests/console/, npm), loads every page with no console error and
 shows the same things; screenshots go to build/console-screenshots/.
@@ -24,6 +25,7 @@ import time
 import pytest
 
 import harness
+import kproto
 import txn_lib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -60,7 +62,7 @@ def kcat(b, *args):
     return r.stdout.decode()
 
 
-def console_broker(workdir, write=False):
+def console_broker(workdir, write=False, **extra):
     b = harness.TallyBroker(workdir)
     b.console_port = harness.free_port()
     b.settings.update({
@@ -70,6 +72,7 @@ def console_broker(workdir, write=False):
         "offsets.topic.num.partitions": "1",
         "transaction.state.log.num.partitions": "1",
     })
+    b.settings.update(extra)
     b.start()
     return b
 
@@ -244,7 +247,9 @@ def test_records_read_is_bounded(world):
 
 
 def test_writes_work_when_enabled(tmp_path):
-    b = console_broker(tmp_path / "w", write=True)
+    """Create a topic, reset an Empty group, abort a hanging transaction; the refusals."""
+    b = console_broker(tmp_path / "w", write=True,
+                       **{"transaction.partition.verification.enable": "false"})
     try:
         port = b.console_port
         assert api(port, "/api/overview")["write_enabled"] is True
@@ -293,6 +298,25 @@ def test_writes_work_when_enabled(tmp_path):
         api(port, "/api/transactions/abort", want=409, method="POST",
             body={"topic": "con-made", "partition": 0, "producer_id": h["producer_id"]})
         t.abort_transaction(30)
+        # A hanging one: a transactional batch from a producer id no coordinator has a
+        # transaction for (verification off lets it in, as test_cli_txn.py does).
+        with b.conn() as kc:
+            ip = kc.init_producer_id()
+            assert ip["error"] == 0, ip
+            batch = kproto.record_batch([(None, b"ghost-%d" % i) for i in range(2)],
+                                        attributes=0x10, producer_id=ip["producer_id"],
+                                        producer_epoch=ip["producer_epoch"], base_sequence=0)
+            assert kc.produce({"con-made": {1: batch}}, transactional_id="ghost")[
+                ("con-made", 1)]["error"] == 0
+        (h,) = api(port, "/api/transactions")["held_partitions"]
+        assert (h["partition"], h["producer_id"], h["first_offset"]) == (1, ip["producer_id"], 3)
+        assert h["coordinator_open"] is False and h["transactional_id"] is None
+        r = api(port, "/api/transactions/abort", method="POST",
+                body={"topic": "con-made", "partition": 1, "producer_id": ip["producer_id"]})
+        assert r["aborted_first_offset"] == 3
+        assert api(port, "/api/transactions")["held_partitions"] == []
+        r = api(port, "/api/records?topic=con-made&partition=1&isolation=read_committed")
+        assert r["aborted_skipped"] == 2 and r["records"][-1]["control"] == "ABORT"
     finally:
         b.stop(check=True)
 
