@@ -39,6 +39,11 @@
 #define CONSOLE_DECOMPRESS_MAX (1024 * 1024)
 /* Aborted transactions looked at in one read_committed request. */
 #define CONSOLE_MAX_ABORTED 1024
+/* Rows of one /api/producers or held-partitions list (more: "truncated"), and the first-record
+ * timestamps one /api/transactions reads (each a small read of the log; past it since_ms is
+ * -1): what bounds the loop's time on a broker with thousands of partitions. */
+#define CONSOLE_MAX_ROWS 10000
+#define CONSOLE_MAX_TS_READS 200
 
 static int64_t wall_now_ms(void)
 {
@@ -739,6 +744,8 @@ static const char *pid_tid(const struct txn_walk *w, int64_t pid)
 struct held_walk {
     struct txn_walk *tw;
     cJSON *held;
+    int rows, ts_reads;
+    bool truncated;
     int64_t hanging_ms; /* transaction.max.timeout.ms */
     int64_t now_ms;
 };
@@ -774,6 +781,11 @@ static int walk_held(void *arg, struct partition *p)
     for (size_t i = 0; i < n; i++) {
         if (pr[i].txn_first_offset < 0)
             continue;
+        if (w->rows >= CONSOLE_MAX_ROWS) {
+            w->truncated = true;
+            return 0;
+        }
+        w->rows++;
         cJSON *x = cJSON_CreateObject();
         cJSON_AddStringToObject(x, "topic", partition_topic(p));
         add_int(x, "partition", partition_index(p));
@@ -788,7 +800,8 @@ static int walk_held(void *arg, struct partition *p)
             cJSON_AddStringToObject(x, "transactional_id", tid);
         else
             cJSON_AddNullToObject(x, "transactional_id");
-        int64_t since = ts_at(p, pr[i].txn_first_offset);
+        int64_t since = w->ts_reads < CONSOLE_MAX_TS_READS ? ts_at(p, pr[i].txn_first_offset) : -1;
+        w->ts_reads++;
         add_int(x, "since_ms", since);
         add_int(x, "age_ms", since >= 0 && w->now_ms > since ? w->now_ms - since : 0);
         bool open = pid_open(w->tw, pr[i].producer_id);
@@ -825,6 +838,7 @@ static void api_transactions(struct exporter *e, struct console_call *c)
     add_int(o, "hanging_after_ms", hw.hanging_ms);
     if (exporter_replicas(e))
         replica_for_each(exporter_replicas(e), walk_held, &hw);
+    cJSON_AddBoolToObject(o, "truncated", hw.truncated);
     free(tw.open);
     free(tw.ids);
     answer(c, 200, o);
@@ -833,6 +847,8 @@ static void api_transactions(struct exporter *e, struct console_call *c)
 struct producer_walk {
     cJSON *arr;
     struct txn_walk *tw;
+    int rows;
+    bool truncated;
 };
 
 static int walk_producers(void *arg, struct partition *p)
@@ -841,6 +857,11 @@ static int walk_producers(void *arg, struct partition *p)
     size_t n;
     const struct pstate_producer *pr = pstate_producers(partition_pstate(p), &n);
     for (size_t i = 0; i < n; i++) {
+        if (w->rows >= CONSOLE_MAX_ROWS) {
+            w->truncated = true;
+            return 0;
+        }
+        w->rows++;
         cJSON *x = cJSON_CreateObject();
         cJSON_AddStringToObject(x, "topic", partition_topic(p));
         add_int(x, "partition", partition_index(p));
@@ -868,6 +889,7 @@ static void api_producers(struct exporter *e, struct console_call *c)
     struct producer_walk w = {.arr = cJSON_AddArrayToObject(o, "producers"), .tw = &tw};
     if (txn_scan(e, &tw) && exporter_replicas(e))
         replica_for_each(exporter_replicas(e), walk_producers, &w);
+    cJSON_AddBoolToObject(o, "truncated", w.truncated);
     free(tw.open);
     free(tw.ids);
     answer(c, 200, o);
