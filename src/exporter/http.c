@@ -4,8 +4,12 @@
  * the one libuv call safe from another thread), waits on a condition variable until the loop
  * published it under the mutex, and answers with a copy; the 0.0.4 text and OpenMetrics
  * (chosen from the Accept header) are rendered and kept apart. The loop never blocks on the
- * HTTP thread. Only GET (and HEAD) of /metrics is served: another path is 404, another method 405;
- * requests are bounded by libmicrohttpd's per-connection memory limit (oversized headers
+ * HTTP thread. The web console shares the listener: its files (console_assets, built in)
+ * are answered here, as they hold no broker state; an /api/ request is queued for the loop
+ * the same way (uv_async_send, then a wait on the condition variable) and answered there by
+ * console_api. GET (and HEAD) of /metrics, / and the console's files and /api/, and POST of
+ * /api/ (a body of at most CONSOLE_MAX_BODY) are served: another path is 404, another method
+ * 405; requests are bounded by libmicrohttpd's per-connection memory limit (oversized headers
  * refused), a connection limit and an idle timeout, none of which touches the Kafka
  * listeners. */
 #include <arpa/inet.h>
