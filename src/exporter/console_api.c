@@ -902,6 +902,34 @@ static cJSON *body_json(struct console_call *c)
     return c->body ? cJSON_ParseWithLength(c->body, c->body_len) : NULL;
 }
 
+/* Kafka's rule for a topic name (Topic.validate): 1..249 of [a-zA-Z0-9._-], not "." or "..";
+ * the console also keeps to user topics (no "__" prefix, Kafka's internal ones). */
+static bool topic_name_ok(const char *name)
+{
+    size_t n = strlen(name);
+    if (n == 0 || n > 249 || strcmp(name, ".") == 0 || strcmp(name, "..") == 0 ||
+        strncmp(name, "__", 2) == 0)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char ch = name[i];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+              ch == '.' || ch == '_' || ch == '-'))
+            return false;
+    }
+    return true;
+}
+
+/* A topic whose name collides with `name` once '.' and '_' are the same (Kafka refuses it). */
+static const char *topic_collision(struct meta *m, const char *name)
+{
+    size_t n;
+    const struct meta_topic *const *topics = meta_topics(m, &n);
+    for (size_t i = 0; i < n; i++)
+        if (meta_topic_names_collide(topics[i]->name, name))
+            return topics[i]->name;
+    return NULL;
+}
+
 static void api_create_topic(struct exporter *e, struct console_call *c)
 {
     cJSON *b = body_json(c);
@@ -910,17 +938,19 @@ static void api_create_topic(struct exporter *e, struct console_call *c)
           *rf = cJSON_GetObjectItem(b, "replication_factor");
     double parts = cJSON_IsNumber(np) ? cJSON_GetNumberValue(np) : 1;
     double repl = cJSON_IsNumber(rf) ? cJSON_GetNumberValue(rf) : 1;
-    if (name == NULL || *name == '\0' || strlen(name) > 249 || parts < 1 || parts > 10000 ||
-        repl < 1 || repl > 32) {
+    if (name == NULL || !topic_name_ok(name) || parts < 1 || parts > 10000 || repl < 1 ||
+        repl > 32) {
         cJSON_Delete(b);
         answer_error(c, 400,
-                     "create topic: a JSON body {\"name\", \"partitions\" (1..10000), "
-                     "\"replication_factor\"}%s",
+                     "create topic: a JSON body {\"name\" (1-249 of a-z A-Z 0-9 . _ -, not "
+                     "starting with __), \"partitions\" (1..10000), \"replication_factor\"}%s",
                      NULL);
         return;
     }
-    if (meta_topic_by_name(exporter_meta(e), name)) {
-        answer_error(c, 409, "topic \"%s\" exists", name);
+    const char *other = topic_collision(exporter_meta(e), name);
+    if (other) {
+        answer_error(c, 409, "topic \"%s\" exists (or collides with it: . and _ are the same)",
+                     other);
         cJSON_Delete(b);
         return;
     }

@@ -280,6 +280,11 @@ def test_writes_work_when_enabled(tmp_path):
         assert api(port, "/api/topics/con-made")["partitions"][1]["partition"] == 1
         api(port, "/api/topics", want=409, method="POST", body={"name": "con-made"})
         api(port, "/api/topics", want=400, method="POST", body={"partitions": 2})
+        for bad in ("bad name", "__mine", "..", "x" * 250):
+            api(port, "/api/topics", want=400, method="POST", body={"name": bad})
+        api(port, "/api/topics", method="POST", body={"name": "con.dot"})
+        harness.wait_leaders(b, ["con.dot"])
+        api(port, "/api/topics", want=409, method="POST", body={"name": "con_dot"})
         # An Empty group's offsets back to the earliest (a commit at generation -1 made it).
         from confluent_kafka import Consumer, TopicPartition
         p = txn_lib.plain_producer(b)
