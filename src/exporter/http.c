@@ -462,9 +462,14 @@ int exporter_http_start(uv_loop_t *loop, const char *host, int port, exporter_re
     struct sockaddr_storage ss;
     struct sockaddr_in *v4 = (struct sockaddr_in *)&ss;
     struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&ss;
-    /* MHD_USE_AUTO: epoll (not select, which fails on descriptors past FD_SETSIZE, and a
-     * broker holding thousands of segment files has those). */
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG;
+    /* MHD_USE_POLL: poll(), level-triggered (not select, which fails on descriptors past
+     * FD_SETSIZE, and a broker holding thousands of segment files has those). Not epoll
+     * either: with libmicrohttpd 0.9.75's epoll, connections whose client sent part of a
+     * request and closed before they were accepted stayed open until the idle timeout and
+     * held the connection limit, so a burst of them shut the listener out for 30 s
+     * (test_console.py); poll() sees the end of those at once, and the listener serves at
+     * most HTTP_MAX_CONNECTIONS + 1 descriptors. */
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG;
 
     memset(&ss, 0, sizeof ss);
     if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
