@@ -994,7 +994,10 @@ static void api_abort_txn(struct exporter *e, struct console_call *c)
         answer_error(c, 409, "its transaction is open at the coordinator: not hanging%s", NULL);
     } else {
         int64_t first = pr->txn_first_offset;
-        int rc = partition_abort_txn(p, pid, first, 0);
+        /* An operator's abort asks for no idle time (-1: even a write in this very
+         * millisecond of the loop's clock); the partition still refuses one that is not the
+         * transaction seen here or that waits for verification. */
+        int rc = partition_abort_txn(p, pid, first, -1);
         if (rc != 0) {
             answer_error(c, 409, "not aborted: %s", err_name(rc));
         } else {
