@@ -17,13 +17,15 @@ CSTD     := -std=c11 -D_GNU_SOURCE
 WARN     := -Wall -Wextra -Werror -Wshadow
 CFLAGS   ?= -O2 -g
 CPPFLAGS += -Isrc -MMD -MP
-LIBS     := -lraft -luv -llz4 -lzstd -lsnappy -lz -lm -lmicrohttpd -lssl -lcrypto -lpthread
+LIBS     := -lraft -luv -llz4 -lzstd -lsnappy -lz -lm -lmicrohttpd -lcjson -lssl -lcrypto -lpthread
 TOOLLIBS := -lrdkafka -lcrypto
 
 DEB_PKGS := build-essential pkg-config libuv1-dev libraft-dev zlib1g-dev liblz4-dev libzstd-dev \
             libsnappy-dev librdkafka-dev kcat python3-pytest python3-confluent-kafka \
-            python3-kafka python3-pytest-xdist clang clang-format strace golang-go golang-github-shopify-sarama-dev golang-github-xdg-go-scram-dev \
-            iproute2 nftables libmicrohttpd-dev prometheus libssl-dev valgrind
+            python3-kafka python3-pytest-xdist clang clang-format strace golang-go \
+            golang-github-shopify-sarama-dev golang-github-xdg-go-scram-dev \
+            iproute2 nftables libmicrohttpd-dev prometheus libssl-dev valgrind \
+            libcjson-dev xxd chromium
 
 MODULES  := base proto record log meta authz config sasl controller pstate replica net broker group txn admin \
             exporter
@@ -33,13 +35,16 @@ TOOL_SRC := $(wildcard tools/*.c)
 UNIT_SRC := $(wildcard tests/unit/*.c)
 
 B        := build
-LIB_OBJ  := $(LIB_SRC:%.c=$(B)/rel/%.o)
+# The web console's files (console/, docs/console.md), built into the binary as a generated
+# C table (never committed).
+ASSET_SRC := $(sort $(wildcard console/*.html console/*.js console/*.css))
+LIB_OBJ  := $(LIB_SRC:%.c=$(B)/rel/%.o) $(B)/rel/gen/console_assets.o
 MAIN_OBJ := $(MAIN_SRC:%.c=$(B)/rel/%.o)
 ASAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 # The test build (ASan tallyd, unit tests) compiles in the fault hooks of base/fault.h
 # (TALLY_TEST_FAULT); the release tallyd has none (tests/integration/test_build_hooks.py).
 TEST_HOOKS := -DTALLY_TEST_HOOKS
-A_LIB    := $(LIB_SRC:%.c=$(B)/asan/%.o)
+A_LIB    := $(LIB_SRC:%.c=$(B)/asan/%.o) $(B)/asan/gen/console_assets.o
 A_MAIN   := $(MAIN_SRC:%.c=$(B)/asan/%.o)
 A_UNIT   := $(UNIT_SRC:%.c=$(B)/asan/%.o)
 
@@ -55,6 +60,18 @@ $(B)/rel/%.o: %.c
 $(B)/asan/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) -O1 -g $(ASAN) $(TEST_HOOKS) $(CPPFLAGS) -c $< -o $@
+
+$(B)/gen/console_assets.c: $(ASSET_SRC) console/embed.sh
+	@mkdir -p $(dir $@)
+	sh console/embed.sh $(ASSET_SRC) > $@.tmp && mv $@.tmp $@
+
+$(B)/rel/gen/console_assets.o: $(B)/gen/console_assets.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) $(CFLAGS) $(CPPFLAGS) -c $< -o $@
+
+$(B)/asan/gen/console_assets.o: $(B)/gen/console_assets.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) -O1 -g $(ASAN) $(CPPFLAGS) -c $< -o $@
 
 $(B)/tallyd: $(MAIN_OBJ) $(LIB_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
@@ -180,7 +197,11 @@ $(B)/fuzz_tls: fuzz/fuzz_tls.c src/net/tls.c
 F_FLAGS  := $(CSTD) -O1 -g -fsanitize=fuzzer-no-link,address,undefined \
             -fno-sanitize-recover=undefined -fno-omit-frame-pointer $(CPPFLAGS)
 F_OBJ    := $(patsubst %.c,$(B)/fuzz/%.o,$(LIB_SRC) src/dispatch.c src/dispatch_sasl.c \
-                                                  src/server_config.c)
+                                                  src/server_config.c) \
+            $(B)/fuzz/gen/console_assets.o
+$(B)/fuzz/gen/console_assets.o: $(B)/gen/console_assets.c
+	@mkdir -p $(dir $@)
+	clang $(F_FLAGS) -c $< -o $@
 $(B)/fuzz/%.o: %.c
 	@mkdir -p $(dir $@)
 	clang $(F_FLAGS) -c $< -o $@

@@ -784,7 +784,9 @@ int main(int argc, char **argv)
                exporter_start(&(struct exporter_options){.loop = t.loop,
                                                          .config = t.cfg.props,
                                                          .meta = t.meta,
-                                                         .node_id = t.cfg.node_id},
+                                                         .node_id = t.cfg.node_id,
+                                                         .create_topic = ensure_internal_topic,
+                                                         .create_topic_arg = &t},
                               &t.exporter) != 0) {
         t.exporter = NULL;
         shutdown_tallyd(&t, 1);

@@ -835,6 +835,12 @@ static const struct config_def defs[] = {
      "The most partitions /metrics reports per-partition series for; the rest are counted in "
      "tally_metrics_partitions_omitted.",
      0, "src/exporter/exporter.c"},
+    /* Tally's own (issue 19): the web console on metrics.listener (docs/console.md). */
+    {NULL, "console.write.enable", CT_BOOLEAN, "false", 0, 0, booleans, false,
+     "Whether the web console at metrics.listener's / may change the cluster: create topics, "
+     "reset an empty group's offsets, abort a hanging transaction (each behind a confirmation). "
+     "Off (the default), every such POST is refused with 403.",
+     0, "src/exporter/exporter.c"},
     {NULL, "metrics.num.samples", CT_INT, "2", 1, I32MAX, NULL, false,
      "How many samples a metric keeps. Accepted, no effect in Tally: it has no metrics "
      "reporters.",

@@ -17,6 +17,7 @@
 #include "base/slog.h"
 #include "base/sysio.h"
 #include "broker/broker.h"
+#include "console_int.h"
 #include "exporter.h"
 #include "group/group.h"
 #include "meta/meta.h"
@@ -99,6 +100,10 @@ struct exporter {
     struct metrics_series *s_fsync;
     struct metrics_series *s_pg_broker, *s_pg_group, *s_pg_txn;
     int32_t node_id;
+    const struct props *config;
+    bool write_enable; /* console.write.enable */
+    exporter_create_topic_fn create_topic;
+    void *create_topic_arg;
     bool partition_level;
     int64_t partition_max;
     bool stopped;
@@ -991,6 +996,57 @@ void exporter_response(void *arg, const struct net_request *req, int16_t version
                 proto_api_flexible(req->api, version), resp, 0);
 }
 
+/* ---- the console's view (console_int.h) --------------------------------------------------- */
+
+static void on_console(void *arg, struct console_call *c)
+{
+    console_api(arg, c);
+}
+
+struct meta *exporter_meta(struct exporter *e)
+{
+    return e->stopped ? NULL : e->meta;
+}
+
+struct replica_mgr *exporter_replicas(struct exporter *e)
+{
+    return e->replicas;
+}
+
+struct group_coord *exporter_groups(struct exporter *e)
+{
+    return e->groups;
+}
+
+struct txn *exporter_txn(struct exporter *e)
+{
+    return e->txn;
+}
+
+const struct props *exporter_config(const struct exporter *e)
+{
+    return e->config;
+}
+
+int32_t exporter_node_id(const struct exporter *e)
+{
+    return e->node_id;
+}
+
+bool exporter_write_enabled(const struct exporter *e)
+{
+    return e->write_enable;
+}
+
+int exporter_create_topic(struct exporter *e, const char *name, int32_t partitions,
+                          int16_t replication_factor)
+{
+    if (e->create_topic == NULL || e->stopped)
+        return ERR_COORDINATOR_NOT_AVAILABLE;
+    return e->create_topic(e->create_topic_arg, name, partitions, replication_factor, 0, NULL,
+                           NULL);
+}
+
 /* ---- lifecycle ----------------------------------------------------------------------------- */
 
 /* host:port or [v6]:port into host (no brackets) and *port. */
@@ -1046,7 +1102,11 @@ int exporter_start(const struct exporter_options *o, struct exporter **out)
     e->node_id = o->node_id;
     e->partition_level = props_get_bool(o->config, "metrics.partition.level", true, NULL);
     e->partition_max = props_get_int(o->config, "metrics.partition.max.series", 10000, NULL);
-    if (exporter_http_start(o->loop, host, port, render, e, &e->http) != 0) {
+    e->config = o->config;
+    e->write_enable = props_get_bool(o->config, "console.write.enable", false, NULL);
+    e->create_topic = o->create_topic;
+    e->create_topic_arg = o->create_topic_arg;
+    if (exporter_http_start(o->loop, host, port, render, on_console, e, &e->http) != 0) {
         metrics_free(e->m);
         free(e);
         return 1;
@@ -1061,9 +1121,9 @@ int exporter_start(const struct exporter_options *o, struct exporter **out)
      * it. */
     uv_unref((uv_handle_t *)&e->lag_timer);
     slog_info("exporter",
-              strchr(host, ':') ? "metrics on http://[%s]:%d/metrics"
-                                : "metrics on http://%s:%d/metrics",
-              host, exporter_http_port(e->http));
+              strchr(host, ':') ? "metrics on http://[%s]:%d/metrics, console at /%s"
+                                : "metrics on http://%s:%d/metrics, console at /%s",
+              host, exporter_http_port(e->http), e->write_enable ? " (writes enabled)" : "");
     *out = e;
     return 0;
 }

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* exporter: the Prometheus endpoint (issue 19). Owns the metrics registry (base/metrics.h)
- * the modules count into, adds what is read at scrape time (partition offsets, the cluster's
- * health as the metadata image shows it, the metadata quorum's raft state, consumer groups
- * and their lag, transactions, the process's file descriptors, memory, connections, fsyncs
+/* exporter: the Prometheus endpoint and the web console (issue 19). Owns the metrics registry
+ * (base/metrics.h) the modules count into, adds what is read at scrape time (partition offsets, the
+ * cluster's health as the metadata image shows it, the metadata quorum's raft state, consumer
+ * groups and their lag, transactions, the process's file descriptors, memory, connections, fsyncs
  * and thread pool, the event loop's lag) and serves GET /metrics in the text format 0.0.4,
  * or OpenMetrics when the scrape asks for it, on `metrics.listener` through libmicrohttpd
- * (http.c). The per-request times come from net (exporter_sent). docs/metrics.md lists
- * every series.
+ * (http.c); the same listener serves the web console at / and its JSON API at /api/
+ * (console_api.c, docs/console.md). The per-request times come from net (exporter_sent).
+ * docs/metrics.md lists every series.
  *
  * Threads: libmicrohttpd answers on a thread of its own; everything else runs on the event
  * loop: a scrape wakes the loop (uv_async), the loop copies the per-partition numbers into a
@@ -31,11 +32,20 @@ struct replica_mgr;
 
 struct exporter;
 
+/* Creates a topic for the console (console.write.enable): the shape of group.h's
+ * group_ensure_topic_fn; 0 when proposed, else an error code. */
+typedef int (*exporter_create_topic_fn)(void *arg, const char *name, int32_t partitions,
+                                        int16_t replication_factor, int32_t n_configs,
+                                        const char *const *keys, const char *const *values);
+
 struct exporter_options {
     uv_loop_t *loop;
-    const struct props *config; /* metrics.listener, metrics.partition.*; borrowed */
+    const struct props *config; /* metrics.listener, metrics.partition.*, console.*; borrowed */
     struct meta *meta;          /* borrowed; read only while the exporter runs */
     int32_t node_id;
+    /* The console's "create topic" (NULL: refused as unavailable). */
+    exporter_create_topic_fn create_topic;
+    void *create_topic_arg;
 };
 
 /* Whether `config` asks for the endpoint (metrics.listener set and not empty). */
@@ -156,10 +166,14 @@ void exporter_http_done(struct exporter_http *h);
  * application/openmetrics-text with a q above 0 and not below text/plain's (Prometheus
  * sends both, OpenMetrics first and higher). Otherwise the 0.0.4 text is served. */
 bool exporter_wants_openmetrics(const char *accept);
+/* Answers one console /api/ request on the loop (console_int.h's console_call). */
+struct console_call;
+typedef void (*exporter_console_fn)(void *arg, struct console_call *c);
 /* Binds host:port (numeric IPv4 or IPv6) and starts the HTTP thread; scrapes call `render`
- * on `loop`. 0 and *out, or 1 after logging why. */
+ * and /api/ requests `console` (NULL: no console, / and /api/ are 404) on `loop`, both with
+ * `arg`. 0 and *out, or 1 after logging why. */
 int exporter_http_start(uv_loop_t *loop, const char *host, int port, exporter_render_fn render,
-                        void *arg, struct exporter_http **out);
+                        exporter_console_fn console, void *arg, struct exporter_http **out);
 int exporter_http_port(const struct exporter_http *h);
 /* Stops the thread (waiting scrapes get 503), closes the async handle; frees itself once
  * closed. */

@@ -5,9 +5,13 @@
  * published it under the mutex (the loop renders over several of its iterations: one
  * rendering at a time, exporter_http_publish then exporter_http_done), and answers with a
  * copy followed by the per-partition families, formatted here from the snapshot the loop
- * published with it; the 0.0.4 text and
- * OpenMetrics (chosen from the Accept header) are rendered and kept apart. The loop never blocks on
- * the HTTP thread. Only GET (and HEAD) of /metrics is served: another path is 404, another method
+ * published with it; the 0.0.4 text and OpenMetrics (chosen from the Accept header) are
+ * rendered and kept apart. The loop never blocks on the HTTP thread. The web console shares
+ * the listener: its files (console_assets, built in) are answered here, as they hold no
+ * broker state; an /api/ request is queued for the loop the same way (uv_async_send, then a
+ * wait on the condition variable) and answered there by console_api. GET (and HEAD) of
+ * /metrics, / and the console's files and /api/, and POST of /api/ (a body of at most
+ * CONSOLE_MAX_BODY) are served: another path is 404, another method
  * 405; requests are bounded by libmicrohttpd's per-connection memory limit (oversized headers
  * refused), a connection limit and an idle timeout, none of which touches the Kafka
  * listeners. */
@@ -27,6 +31,7 @@
 
 #include "base/metrics.h"
 #include "base/slog.h"
+#include "console_int.h"
 #include "exporter.h"
 
 /* A scrape waits this long for the loop before it answers 503 (a loop blocked this long is
@@ -35,6 +40,8 @@
 #define HTTP_MAX_CONNECTIONS 16
 #define HTTP_IDLE_TIMEOUT_S 30
 #define HTTP_CONN_MEMORY 32768 /* request line and headers must fit */
+/* libmicrohttpd's pool holds the request line and headers; a POST body is ours, so the
+ * connection memory need not cover it. */
 
 struct exporter_http {
     uv_loop_t *loop;
@@ -57,10 +64,23 @@ struct exporter_http {
      * scrapes asked when it started, per format, which its publication answers. */
     bool busy;
     uint64_t serving[2];
+    /* Under mu: /api/ calls waiting for the loop (oldest first), and the console's handler
+     * (NULL: /api/ is 404, as before the console). */
+    struct console_call *calls, **calls_tail;
+    exporter_console_fn console;
 };
 
-static const char not_found[] = "Not found: this listener serves /metrics only.\n";
-static const char not_allowed[] = "Method not allowed: use GET.\n";
+/* A connection's request between libmicrohttpd's calls of on_request: a POST body is
+ * collected here (bounded by CONSOLE_MAX_BODY) before the request is answered. */
+struct http_req {
+    char body[CONSOLE_MAX_BODY + 1];
+    size_t len;
+    bool too_large;
+};
+
+static const char not_found[] = "Not found: this listener serves /metrics and the console at /.\n";
+static const char not_allowed[] =
+    "Method not allowed: use GET (POST for the console's /api/ actions).\n";
 static const char unavailable[] = "The broker did not render its metrics in time.\n";
 
 static enum MHD_Result answer_static(struct MHD_Connection *conn, unsigned status, const char *body,
@@ -111,20 +131,8 @@ out:
     return copy;
 }
 
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
-                                  const char *method, const char *version, const char *upload_data,
-                                  size_t *upload_data_size, void **con_cls)
+static enum MHD_Result answer_metrics(struct exporter_http *h, struct MHD_Connection *conn)
 {
-    struct exporter_http *h = cls;
-    (void)version;
-    (void)upload_data;
-    (void)upload_data_size;
-    (void)con_cls;
-
-    if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
-        return answer_static(conn, MHD_HTTP_METHOD_NOT_ALLOWED, not_allowed, true);
-    if (strcmp(url, "/metrics") != 0)
-        return answer_static(conn, MHD_HTTP_NOT_FOUND, not_found, false);
     size_t len = 0;
     const char *accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
     enum metrics_format fmt =
@@ -146,6 +154,234 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     return rc;
 }
 
+/* The console's built-in files: "/" is its page. */
+static enum MHD_Result answer_asset(struct MHD_Connection *conn, const char *url)
+{
+    if (strcmp(url, "/") == 0)
+        url = "/index.html";
+    for (size_t i = 0; i < console_n_assets; i++) {
+        const struct console_asset *a = &console_assets[i];
+        if (strcmp(a->path, url) != 0)
+            continue;
+        struct MHD_Response *r =
+            MHD_create_response_from_buffer(a->len, (void *)a->data, MHD_RESPMEM_PERSISTENT);
+        if (r == NULL)
+            return MHD_NO;
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, a->content_type);
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+        enum MHD_Result rc = MHD_queue_response(conn, MHD_HTTP_OK, r);
+        MHD_destroy_response(r);
+        return rc;
+    }
+    return answer_static(conn, MHD_HTTP_NOT_FOUND, not_found, false);
+}
+
+static enum MHD_Result answer_json(struct MHD_Connection *conn, unsigned status, const char *json)
+{
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(strlen(json), (void *)json, MHD_RESPMEM_PERSISTENT);
+    if (r == NULL)
+        return MHD_NO;
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+    enum MHD_Result rc = MHD_queue_response(conn, status, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
+static void call_free(struct console_call *c)
+{
+    if (c == NULL)
+        return;
+    free(c->path);
+    for (int i = 0; i < c->n_args; i++) {
+        free(c->arg_key[i]);
+        free(c->arg_value[i]);
+    }
+    free(c->body);
+    free(c->out);
+    free(c);
+}
+
+/* MHD_KeyValueIterator over the query string: copies each argument (bounded). */
+static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+                                   const char *value)
+{
+    struct console_call *c = cls;
+    (void)kind;
+    if (value == NULL)
+        value = "";
+    if (c->n_args >= CONSOLE_MAX_ARGS || strlen(value) > CONSOLE_MAX_ARG_LEN) {
+        c->status = MHD_HTTP_BAD_REQUEST;
+        return MHD_NO;
+    }
+    c->arg_key[c->n_args] = strdup(key);
+    c->arg_value[c->n_args] = strdup(value);
+    if (c->arg_key[c->n_args] == NULL || c->arg_value[c->n_args] == NULL) {
+        free(c->arg_key[c->n_args]);
+        free(c->arg_value[c->n_args]);
+        c->status = MHD_HTTP_INTERNAL_SERVER_ERROR;
+        return MHD_NO;
+    }
+    c->n_args++;
+    return MHD_YES;
+}
+
+/* On the HTTP thread: an /api/ call, answered by the loop (console_api), or 503 when it does
+ * not answer in time. */
+static enum MHD_Result answer_api(struct exporter_http *h, struct MHD_Connection *conn,
+                                  const char *url, bool post, const struct http_req *req)
+{
+    struct console_call *c = calloc(1, sizeof *c);
+    if (c == NULL || (c->path = strdup(url)) == NULL) {
+        free(c);
+        return answer_json(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "{\"error\":\"out of memory\"}");
+    }
+    c->post = post;
+    MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, collect_arg, c);
+    if (c->status != 0) {
+        unsigned st = c->status;
+        call_free(c);
+        return answer_json(conn, st, "{\"error\":\"too many or too long query arguments\"}");
+    }
+    if (req && req->len > 0) {
+        if ((c->body = malloc(req->len + 1)) == NULL) {
+            call_free(c);
+            return answer_json(conn, MHD_HTTP_INTERNAL_SERVER_ERROR,
+                               "{\"error\":\"out of memory\"}");
+        }
+        memcpy(c->body, req->body, req->len);
+        c->body[req->len] = '\0';
+        c->body_len = req->len;
+    }
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += HTTP_RENDER_WAIT_S;
+    pthread_mutex_lock(&h->mu);
+    if (h->stopping) {
+        pthread_mutex_unlock(&h->mu);
+        call_free(c);
+        return answer_json(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "{\"error\":\"stopping\"}");
+    }
+    *h->calls_tail = c;
+    h->calls_tail = &c->next;
+    uv_async_send(&h->async);
+    while (!h->stopping && !c->done)
+        if (pthread_cond_timedwait(&h->cv, &h->mu, &until) == ETIMEDOUT)
+            break;
+    bool done = c->done;
+    if (!done)
+        c->abandoned = true; /* still queued or being answered: the loop (or stop) frees it */
+    pthread_mutex_unlock(&h->mu);
+    if (!done)
+        return answer_json(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+                           "{\"error\":\"the broker did not answer in time\"}");
+    enum MHD_Result rc;
+    if (c->out == NULL) {
+        rc = answer_json(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "{\"error\":\"out of memory\"}");
+    } else {
+        struct MHD_Response *r =
+            MHD_create_response_from_buffer(c->out_len, c->out, MHD_RESPMEM_MUST_FREE);
+        if (r == NULL) {
+            call_free(c);
+            return MHD_NO;
+        }
+        c->out = NULL; /* the response owns it */
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+        rc = MHD_queue_response(conn, c->status ? c->status : MHD_HTTP_OK, r);
+        MHD_destroy_response(r);
+    }
+    call_free(c);
+    return rc;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls)
+{
+    struct exporter_http *h = cls;
+    (void)version;
+    bool post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
+    bool api = h->console != NULL && strncmp(url, "/api/", 5) == 0;
+
+    if (post && api) {
+        /* libmicrohttpd calls once with the headers, then with each piece of the body, then
+         * with none left: collect, bounded, and answer on the last call. */
+        struct http_req *req = *con_cls;
+        if (req == NULL) {
+            if ((req = calloc(1, sizeof *req)) == NULL)
+                return MHD_NO;
+            *con_cls = req;
+            return MHD_YES;
+        }
+        if (*upload_data_size > 0) {
+            if (req->len + *upload_data_size > CONSOLE_MAX_BODY)
+                req->too_large = true;
+            else {
+                memcpy(req->body + req->len, upload_data, *upload_data_size);
+                req->len += *upload_data_size;
+            }
+            *upload_data_size = 0;
+            return MHD_YES;
+        }
+        if (req->too_large)
+            return answer_json(conn, MHD_HTTP_CONTENT_TOO_LARGE,
+                               "{\"error\":\"request body too large (at most 4096 bytes)\"}");
+        return answer_api(h, conn, url, true, req);
+    }
+    if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+        return answer_static(conn, MHD_HTTP_METHOD_NOT_ALLOWED, not_allowed, true);
+    if (strcmp(url, "/metrics") == 0)
+        return answer_metrics(h, conn);
+    if (api)
+        return answer_api(h, conn, url, false, NULL);
+    if (h->console != NULL)
+        return answer_asset(conn, url);
+    return answer_static(conn, MHD_HTTP_NOT_FOUND, not_found, false);
+}
+
+/* MHD_OPTION_NOTIFY_COMPLETED: frees a POST's collected body. */
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                         enum MHD_RequestTerminationCode code)
+{
+    (void)cls;
+    (void)conn;
+    (void)code;
+    free(*con_cls);
+    *con_cls = NULL;
+}
+
+/* On the loop: answers the queued /api/ calls (each under no lock: console_api reads only
+ * the loop's state and the call's inputs, which the HTTP thread does not touch meanwhile). */
+static void run_calls(struct exporter_http *h)
+{
+    for (;;) {
+        pthread_mutex_lock(&h->mu);
+        struct console_call *c = h->calls;
+        if (c == NULL || h->stopping) {
+            pthread_mutex_unlock(&h->mu);
+            return;
+        }
+        h->calls = c->next;
+        if (h->calls == NULL)
+            h->calls_tail = &h->calls;
+        bool abandoned = c->abandoned;
+        pthread_mutex_unlock(&h->mu);
+        if (abandoned) {
+            call_free(c);
+            continue;
+        }
+        h->console(h->arg, c);
+        pthread_mutex_lock(&h->mu);
+        abandoned = c->abandoned;
+        c->done = true;
+        pthread_cond_broadcast(&h->cv);
+        pthread_mutex_unlock(&h->mu);
+        if (abandoned)
+            call_free(c);
+    }
+}
+
 /* On the loop: starts a rendering of every format asked, unless one is under way (the scrapes
  * that asked meanwhile are served after it: exporter_http_done wakes this again). uv_async
  * coalesces wake-ups. */
@@ -154,6 +390,7 @@ static void on_async(uv_async_t *a)
     struct exporter_http *h = a->data;
     unsigned formats = 0;
 
+    run_calls(h);
     if (h->busy)
         return;
     pthread_mutex_lock(&h->mu);
@@ -234,6 +471,11 @@ static void on_log(void *cls, const char *fmt, va_list ap)
 
 static void http_free(struct exporter_http *h)
 {
+    while (h->calls) {
+        struct console_call *c = h->calls;
+        h->calls = c->next;
+        call_free(c); /* every waiter left when the thread was joined */
+    }
     pthread_mutex_destroy(&h->mu);
     pthread_cond_destroy(&h->cv);
     free(h->text[0]);
@@ -249,14 +491,19 @@ static void on_async_closed(uv_handle_t *handle)
 }
 
 int exporter_http_start(uv_loop_t *loop, const char *host, int port, exporter_render_fn render,
-                        void *arg, struct exporter_http **out)
+                        exporter_console_fn console, void *arg, struct exporter_http **out)
 {
     struct sockaddr_storage ss;
     struct sockaddr_in *v4 = (struct sockaddr_in *)&ss;
     struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&ss;
-    /* MHD_USE_AUTO: epoll (not select, which fails on descriptors past FD_SETSIZE, and a
-     * broker holding thousands of segment files has those). */
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG;
+    /* MHD_USE_POLL: poll(), level-triggered (not select, which fails on descriptors past
+     * FD_SETSIZE, and a broker holding thousands of segment files has those). Not epoll
+     * either: with libmicrohttpd 0.9.75's epoll, connections whose client sent part of a
+     * request and closed before they were accepted stayed open until the idle timeout and
+     * held the connection limit, so a burst of them shut the listener out for 30 s
+     * (test_console.py); poll() sees the end of those at once, and the listener serves at
+     * most HTTP_MAX_CONNECTIONS + 1 descriptors. */
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG;
 
     memset(&ss, 0, sizeof ss);
     if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
@@ -278,6 +525,8 @@ int exporter_http_start(uv_loop_t *loop, const char *host, int port, exporter_re
     }
     h->loop = loop;
     h->render = render;
+    h->console = console;
+    h->calls_tail = &h->calls;
     h->arg = arg;
     pthread_mutex_init(&h->mu, NULL);
     pthread_cond_init(&h->cv, NULL);
@@ -292,7 +541,7 @@ int exporter_http_start(uv_loop_t *loop, const char *host, int port, exporter_re
                                  MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MAX_CONNECTIONS,
                                  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_IDLE_TIMEOUT_S,
                                  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONN_MEMORY,
-                                 MHD_OPTION_END);
+                                 MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_END);
     if (h->daemon == NULL) {
         slog_error("exporter",
                    "metrics.listener: cannot listen on %s:%d (in use, or not an "

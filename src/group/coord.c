@@ -691,6 +691,20 @@ static void each_group(void *arg, struct ghash_node *n)
         ghash_each(&g->offsets, each_offset, w);
 }
 
+size_t group_coord_members(struct group_coord *gc, const char *group_id, group_each_member_fn fn,
+                           void *arg)
+{
+    struct shard *sh;
+    struct coord_group *g = NULL;
+    int32_t n = 0;
+    if (gc == NULL || coord_find_group(gc, group_id, false, &sh, &g) != 0 || g == NULL)
+        return 0;
+    const struct group_member_info *m = group_sm_members(g->sm, &n);
+    for (int32_t i = 0; i < n; i++)
+        fn(arg, &m[i]);
+    return (size_t)n;
+}
+
 size_t group_coord_for_each(struct group_coord *gc, group_each_group_fn on_group,
                             group_each_offset_fn on_offset, void *arg)
 {

@@ -122,6 +122,30 @@ void group_txn_complete(struct group_coord *gc, int32_t partition, int64_t produ
 bool group_offsets_pending(struct group_coord *gc, const char *group_id, const char *topic,
                            int32_t partition);
 
+/* The web console: visits the members of group `group_id` as its state machine holds them
+ * (group_sm.h's struct group_member_info, valid during the call only; the callback must not
+ * call into the coordinator). Returns how many were visited (0 also when the group is not
+ * coordinated here). */
+struct group_member_info;
+typedef void (*group_each_member_fn)(void *arg, const struct group_member_info *m);
+size_t group_coord_members(struct group_coord *gc, const char *group_id, group_each_member_fn fn,
+                           void *arg);
+
+/* ---- an operator's reset (the web console, console.write.enable) ------------------------ */
+
+/* The new committed offset of one of the group's partitions; < 0 leaves it as it is. Must not
+ * call into the coordinator. */
+typedef int64_t (*group_reset_target_fn)(void *arg, const char *topic, int32_t partition);
+/* Resets the committed offsets of the Empty group `group_id`, each partition it has an offset
+ * for to `target`'s choice, as one batch of OffsetCommit records (kafka-consumer-groups.sh
+ * --reset-offsets's effect, which Kafka allows only for a group without members); they are set
+ * once the batch is durable (a failure then is logged). *changed receives how many offsets the
+ * batch holds. Returns 0 when the batch was started (or nothing changes), GROUP_ID_NOT_FOUND,
+ * NON_EMPTY_GROUP (members, or a rebalance), NOT_COORDINATOR or COORDINATOR_LOAD_IN_PROGRESS,
+ * or ERR_NOMEM. */
+int group_reset_offsets(struct group_coord *gc, const char *group_id, group_reset_target_fn target,
+                        void *arg, int32_t *changed);
+
 /* ---- diagnostics and tests ------------------------------------------------------------ */
 
 /* Shards of this broker: how many are led here, and how many of those are still loading. */

@@ -418,6 +418,27 @@ void txn_count_states(const struct txn *t, int64_t *counts, size_t n)
             txn_entry_each(t->shards[i], count_state, counts);
 }
 
+struct for_each_arg {
+    void (*fn)(void *arg, const struct txn_meta *m);
+    void *arg;
+};
+
+static void for_each_one(void *arg, struct txn_meta *m)
+{
+    struct for_each_arg *a = arg;
+    a->fn(a->arg, m);
+}
+
+void txn_for_each(const struct txn *t, void (*fn)(void *arg, const struct txn_meta *m), void *arg)
+{
+    struct for_each_arg a = {fn, arg};
+    if (t == NULL)
+        return;
+    for (int32_t i = 0; i < t->n_shards; i++)
+        if (t->shards[i] && !t->shards[i]->loading)
+            txn_entry_each(t->shards[i], for_each_one, &a);
+}
+
 void txn_shards(const struct txn *t, int32_t *led, int32_t *loading)
 {
     *led = *loading = 0;

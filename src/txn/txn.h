@@ -84,6 +84,11 @@ int32_t txn_markers_pending(const struct txn *t);
 /* Metrics: the transactions of the shards led and loaded here, counted by state into
  * counts[s] for enum txn_state s (txn_sm.h; n entries, n >= TXN_N_STATES, zeroed first). */
 void txn_count_states(const struct txn *t, int64_t *counts, size_t n);
+/* The console (src/exporter/console_api.c): visits every transactional id of the shards led
+ * and loaded here, with its current state (txn_sm.h's struct txn_meta, read only: the callback
+ * must not keep it or call into the coordinator). NULL t: no-op. */
+struct txn_meta;
+void txn_for_each(const struct txn *t, void (*fn)(void *arg, const struct txn_meta *m), void *arg);
 /* Appends to __transaction_state waiting to be replicated (metrics). */
 size_t txn_waiting(const struct txn *t);
 /* Runs the periodic checks now (timed-out transactions, expired ids), as their timers do. */

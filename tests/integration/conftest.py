@@ -27,9 +27,10 @@ import harness  # noqa: E402
 
 # Skip reasons that mean "this machine lacks what the suite needs" (the wording the
 # suite's skips use today: small_fs, the KafkaJS tests, test_loop_no_fsync.py,
-# test_batch_validation.py, test_metrics.py); under CI=true they fail instead. `make deps` installs all of them.
+# test_batch_validation.py, test_metrics.py, test_console.py); under CI=true they fail instead. `make deps` installs all of them.
 MUST_RUN_IN_CI = re.compile(r"needs root|node/npm not installed|strace not installed|"
-                            r"codec library lib\S+ not found|prometheus not installed")
+                            r"codec library lib\S+ not found|prometheus not installed|"
+                            r"chromium or playwright-core not installed")
 
 
 def _skip_reason(rep):

@@ -1085,3 +1085,55 @@ TEST(group_commit_answers_when_replicated)
     CHECK_EQ_INT(r2.offset, 21);
     gfx_close(&f);
 }
+
+static int64_t reset_to_five(void *arg, const char *topic, int32_t partition)
+{
+    (*(int *)arg)++;
+    return strcmp(topic, "orders") == 0 && partition == 1 ? 5 : -1;
+}
+
+/* The console's reset (group_reset_offsets): an Empty group's chosen offsets change once the
+ * batch is durable and survive a reload; other partitions keep theirs; a group with members
+ * is refused (NON_EMPTY_GROUP), an unknown one is GROUP_ID_NOT_FOUND. */
+TEST(group_reset_offsets_of_an_empty_group)
+{
+    struct gfx f;
+    struct reply r;
+    char member[160];
+    int32_t gen, changed = -1;
+    int asked = 0;
+
+    REQUIRE(gfx_open(&f, NULL));
+    REQUIRE(coordinator_ready(&f, "g"));
+    commit(&f, "g", -1, "", "orders", 1, 42, "m", &r);
+    CHECK_EQ_INT(r.perr, 0);
+    commit(&f, "g", -1, "", "orders", 0, 7, "", &r);
+    CHECK_EQ_INT(r.perr, 0);
+    CHECK_EQ_INT(group_reset_offsets(f.gc, "g", reset_to_five, &asked, &changed), 0);
+    CHECK_EQ_INT(asked, 2);
+    CHECK_EQ_INT(changed, 1);
+    /* Set once the batch is durable (at once here: a single replica, no flush wanted). */
+    fetch(&f, "g", "orders", 1, false, &r);
+    for (int i = 0; i < 5000 && r.offset != 5; i++) {
+        uv_run(&f.c.q.loop, UV_RUN_NOWAIT);
+        usleep(1000);
+        fetch(&f, "g", "orders", 1, false, &r);
+    }
+    CHECK_EQ_INT(r.offset, 5);
+    fetch(&f, "g", "orders", 0, false, &r);
+    CHECK_EQ_INT(r.offset, 7);
+    CHECK_EQ_INT(group_reset_offsets(f.gc, "nobody", reset_to_five, &asked, &changed),
+                 ERR_GROUP_ID_NOT_FOUND);
+    REQUIRE(stable_member(&f, "busy", member, sizeof member, &gen));
+    commit(&f, "busy", gen, member, "orders", 1, 9, "", &r);
+    CHECK_EQ_INT(r.perr, 0);
+    CHECK_EQ_INT(group_reset_offsets(f.gc, "busy", reset_to_five, &asked, &changed),
+                 ERR_NON_EMPTY_GROUP);
+
+    REQUIRE(gc_stop(&f));
+    REQUIRE(gc_start(&f));
+    REQUIRE(settle(&f));
+    fetch(&f, "g", "orders", 1, false, &r);
+    CHECK_EQ_INT(r.offset, 5);
+    gfx_close(&f);
+}
