@@ -50,15 +50,18 @@ fuzz_smoke() { # name seconds seed-dir
     fuzz_failed=$((fuzz_failed + 1))
   fi
 }
-# The four targets build together first (two jobs: their objects are shared); a target that
+# The five targets build together first (two jobs: their objects are shared); a target that
 # fails to build fails its smoke below. The smokes are short: a crash check from the seeds,
 # not a fuzzing campaign (`make fuzz` is that).
 make --no-print-directory -s -j2 build/fuzz_request build/fuzz_batch build/fuzz_dispatch \
-  build/fuzz_compressed >build/fuzz-build.log 2>&1
+  build/fuzz_compressed build/fuzz_tls >build/fuzz-build.log 2>&1
 fuzz_smoke fuzz_request "${FUZZ_SMOKE_SECONDS:-8}" fuzz/seeds
 fuzz_smoke fuzz_batch "${FUZZ_SMOKE_SECONDS:-4}" ""
-fuzz_smoke fuzz_dispatch "${FUZZ_SMOKE_SECONDS:-8}" fuzz/seeds_dispatch
+# With the authorizer on and SASL sessions (authenticated and not): the security APIs and
+# every handler's authorization checks are reached (fuzz/fuzz_dispatch.c).
+TALLY_FUZZ_AUTHZ=1 fuzz_smoke fuzz_dispatch "${FUZZ_SMOKE_SECONDS:-8}" fuzz/seeds_dispatch
 fuzz_smoke fuzz_compressed "${FUZZ_SMOKE_SECONDS:-4}" ""
+fuzz_smoke fuzz_tls "${FUZZ_SMOKE_SECONDS:-4}" ""
 
 echo "== integration and compatibility tests (pytest)"
 export TALLYD="${TALLYD:-$PWD/build/asan/tallyd}" TALLY="${TALLY:-$PWD/build/tally}"

@@ -13,7 +13,7 @@ import subprocess
 
 import harness
 
-FUZZ = ["fuzz_request", "fuzz_batch", "fuzz_dispatch", "fuzz_compressed"]
+FUZZ = ["fuzz_request", "fuzz_batch", "fuzz_dispatch", "fuzz_compressed", "fuzz_tls"]
 
 
 def script(path, text):
@@ -59,9 +59,9 @@ def test_run_sh_counts_tests_only_and_reports_fuzz_smokes_apart(tmp_path):
     r = run(["bash", "tests/run.sh"], repo, env)
     lines = r.stdout.strip().splitlines()
     assert r.returncode == 0, r.stdout + r.stderr
-    # 3 unit tests and 2 pytest tests: the four fuzz smokes are not among them.
+    # 3 unit tests and 2 pytest tests: the five fuzz smokes are not among them.
     assert lines[-1] == "5 passed, 0 failed", r.stdout
-    assert lines[-2] == "fuzz smokes: 4 ok, none failed", r.stdout
+    assert lines[-2] == "fuzz smokes: 5 ok, none failed", r.stdout
 
 
 def test_run_sh_fails_on_a_fuzz_smoke_without_counting_it_as_a_test(tmp_path):
@@ -71,7 +71,7 @@ def test_run_sh_fails_on_a_fuzz_smoke_without_counting_it_as_a_test(tmp_path):
     lines = r.stdout.strip().splitlines()
     assert r.returncode != 0, r.stdout
     assert lines[-1] == "5 passed, 0 failed", r.stdout
-    assert lines[-2] == "fuzz smokes: 3 ok, 1 FAILED (the run fails)", r.stdout
+    assert lines[-2] == "fuzz smokes: 4 ok, 1 FAILED (the run fails)", r.stdout
     assert "fuzz smoke fuzz_batch: FAILED" in r.stdout
 
 
