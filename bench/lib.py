@@ -131,7 +131,7 @@ class Tallyd:
     on SERVER_CPUS. extra_listeners ("SSL://127.0.0.1:port,...") go beside PLAINTEXT."""
 
     def __init__(self, tag, settings=None, pin=False, extra_listeners="", prefix=(),
-                 ready_timeout=30):
+                 ready_timeout=30, metrics=True):
         """extra_listeners: more listeners after the PLAINTEXT one, e.g.
         "SASL_PLAINTEXT://127.0.0.1:9094"."""
         self.dir = scratch_dir(tag)
@@ -150,10 +150,14 @@ class Tallyd:
         }
         # The metrics endpoint, for the loop-lag maximum every benchmark reports
         # (loop_lag_max_ms).
-        self.metrics_port = free_port()
-        conf["metrics.listener"] = "127.0.0.1:%d" % self.metrics_port
+        # metrics=False: no metrics listener at all (what a benchmark of its cost compares
+        # against); loop_lag_max_ms then says -1.
+        self.metrics_port = free_port() if metrics else None
+        if metrics:
+            conf["metrics.listener"] = "127.0.0.1:%d" % self.metrics_port
         conf.update(settings or {})
-        self.metrics_port = int(conf["metrics.listener"].rsplit(":", 1)[1])
+        if conf.get("metrics.listener"):
+            self.metrics_port = int(conf["metrics.listener"].rsplit(":", 1)[1])
         argv = list(prefix) + [binary]  # prefix: a wrapper such as valgrind
         for k, v in conf.items():
             argv += ["--set", "%s=%s" % (k, v)]
@@ -182,6 +186,8 @@ class Tallyd:
         """One unlabelled series of the broker's /metrics (docs/metrics.md), or None."""
         import re
         import urllib.request
+        if self.metrics_port is None:
+            return None
         try:
             with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % self.metrics_port,
                                         timeout=30) as r:

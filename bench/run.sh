@@ -17,6 +17,7 @@ all+=(txn_counts) # requests and CONCURRENT_TRANSACTIONS per transaction, by cli
 all+=(downconvert verify) # old-version fetches (bench/downconvert.py); tally verify (bench/verify.py)
 all+=(election) # how long a metadata-quorum election holds the event loop (bench/election.py)
 all+=(timers) # long-poll waits, idle closes, liveness under lookups (bench/timers.py)
+all+=(metrics_overhead) # producer records/s with /metrics scraped every second ÷ without (bench/metrics_overhead.py)
 all+=(scrape) # one /metrics scrape of 10,000 partitions: loop hold, CPU, response (bench/scrape.py)
 all+=(cluster failover idle) # 3-node cluster: replication CPU and acks=all latency, failover,
                              # idle CPU (bench/cluster.py, failover.py, idle.py); catchup.py
