@@ -18,23 +18,32 @@
 
 #include <openssl/crypto.h>
 
-/* The settings, by librdkafka's names, and where ctx keeps each. */
+static const char *const protocols[] = {"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL", NULL};
+static const char *const algorithms[] = {"none", "https", NULL};
+static const char *const booleans[] = {"true", "false", NULL};
+
+/* The settings, by librdkafka's names: where ctx keeps each, and the values librdkafka takes
+ * when it takes only some (NULL: any string). */
 static const struct {
     const char *name;
     size_t off;
+    const char *const *values;
+    const char *values_text;
 } settings[] = {
-    {"security.protocol", offsetof(struct tally_ctx, security_protocol)},
-    {"sasl.mechanism", offsetof(struct tally_ctx, sasl_mechanism)},
-    {"sasl.username", offsetof(struct tally_ctx, sasl_username)},
-    {"sasl.password", offsetof(struct tally_ctx, sasl_password)},
-    {"ssl.ca.location", offsetof(struct tally_ctx, ssl_ca_location)},
-    {"ssl.certificate.location", offsetof(struct tally_ctx, ssl_certificate_location)},
-    {"ssl.key.location", offsetof(struct tally_ctx, ssl_key_location)},
-    {"ssl.key.password", offsetof(struct tally_ctx, ssl_key_password)},
+    {"security.protocol", offsetof(struct tally_ctx, security_protocol), protocols,
+     "PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL"},
+    {"sasl.mechanism", offsetof(struct tally_ctx, sasl_mechanism), NULL, NULL},
+    {"sasl.username", offsetof(struct tally_ctx, sasl_username), NULL, NULL},
+    {"sasl.password", offsetof(struct tally_ctx, sasl_password), NULL, NULL},
+    {"ssl.ca.location", offsetof(struct tally_ctx, ssl_ca_location), NULL, NULL},
+    {"ssl.certificate.location", offsetof(struct tally_ctx, ssl_certificate_location), NULL, NULL},
+    {"ssl.key.location", offsetof(struct tally_ctx, ssl_key_location), NULL, NULL},
+    {"ssl.key.password", offsetof(struct tally_ctx, ssl_key_password), NULL, NULL},
     {"ssl.endpoint.identification.algorithm",
-     offsetof(struct tally_ctx, ssl_endpoint_identification_algorithm)},
+     offsetof(struct tally_ctx, ssl_endpoint_identification_algorithm), algorithms,
+     "https or none"},
     {"enable.ssl.certificate.verification",
-     offsetof(struct tally_ctx, enable_ssl_certificate_verification)},
+     offsetof(struct tally_ctx, enable_ssl_certificate_verification), booleans, "true or false"},
 };
 #define NSETTINGS (sizeof settings / sizeof settings[0])
 
@@ -60,9 +69,6 @@ static const char *one_of(const char *v, const char *const *allowed)
 /* The value is kept for the process's lifetime (the command runs once). */
 int tally_security_option(struct tally_ctx *ctx, const char *kv)
 {
-    static const char *const protocols[] = {"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL", NULL};
-    static const char *const algorithms[] = {"none", "https", NULL};
-    static const char *const booleans[] = {"true", "false", NULL};
     const char *eq = strchr(kv, '=');
     if (eq == NULL || eq == kv)
         return tally_usage_error("-X needs key=value, not '%s'", kv);
@@ -73,7 +79,7 @@ int tally_security_option(struct tally_ctx *ctx, const char *kv)
         if (kl == strlen(settings[i].name) && strncmp(kv, settings[i].name, kl) == 0)
             break;
     if (old_mech)
-        i = 1;
+        i = 1; /* sasl.mechanism */
     if (i == NSETTINGS)
         return tally_usage_error("-X %.*s: the client security settings are security.protocol, "
                                  "sasl.mechanism, sasl.username, sasl.password, ssl.ca.location, "
@@ -82,15 +88,8 @@ int tally_security_option(struct tally_ctx *ctx, const char *kv)
                                  "enable.ssl.certificate.verification",
                                  (int)kl, kv);
     const char *v = eq + 1, *canon = v;
-    const char *const *allowed = i == 0   ? protocols
-                                 : i == 8 ? algorithms
-                                 : i == 9 ? booleans
-                                          : NULL;
-    if (allowed != NULL && (canon = one_of(v, allowed)) == NULL)
-        return tally_usage_error("%s=%s: %s", settings[i].name, v,
-                                 i == 0   ? "PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL"
-                                 : i == 8 ? "https or none"
-                                          : "true or false");
+    if (settings[i].values != NULL && (canon = one_of(v, settings[i].values)) == NULL)
+        return tally_usage_error("%s=%s: %s", settings[i].name, v, settings[i].values_text);
     char *copy = strdup(canon);
     if (copy == NULL)
         return tally_fail("out of memory");

@@ -60,6 +60,10 @@ static SSL_CTX *client_ctx(const struct tally_ctx *ctx, const char *what)
         return NULL;
     }
     SSL_CTX_set_min_proto_version(c, TLS1_2_VERSION);
+    /* A broker that closes without close_notify (as after a refused login) reads as a plain
+     * EOF, so the caller says "connection closed" once; a truncated frame is still caught by
+     * the Kafka framing's size prefix. */
+    SSL_CTX_set_options(c, SSL_OP_IGNORE_UNEXPECTED_EOF);
     if (ctx->ssl_ca_location != NULL) {
         if (SSL_CTX_load_verify_locations(c, ctx->ssl_ca_location, NULL) != 1) {
             tally_fail("ssl.ca.location %s: cannot load the CA certificates: %s",
