@@ -18,7 +18,7 @@ WARN     := -Wall -Wextra -Werror -Wshadow
 CFLAGS   ?= -O2 -g
 CPPFLAGS += -Isrc -MMD -MP
 LIBS     := -lraft -luv -llz4 -lzstd -lsnappy -lz -lm -lmicrohttpd -lcjson -lssl -lcrypto -lpthread
-TOOLLIBS := -lrdkafka -lcrypto
+TOOLLIBS := -lrdkafka -lssl -lcrypto
 
 DEB_PKGS := build-essential pkg-config libuv1-dev libraft-dev zlib1g-dev liblz4-dev libzstd-dev \
             libsnappy-dev librdkafka-dev kcat python3-pytest python3-confluent-kafka \
@@ -116,8 +116,10 @@ $(B)/enricher: examples/enricher.c
 
 # The unit tests also cover the checker of `tally verify` (tools/verify_check.c) and the pure
 # pieces of the cluster commands (tools/cluster_view.c) and of `tally partitions reassign`
-# (tools/reassign_plan.c); none uses librdkafka.
+# (tools/reassign_plan.c), and the client security settings of the CLI (tools/tally_security.c);
+# none uses librdkafka.
 $(B)/asan/unit_tests: $(A_UNIT) $(A_LIB) $(B)/asan/tools/verify_check.o $(B)/asan/tools/cluster_view.o \
+                      $(B)/asan/tools/tally_security.o \
                       $(B)/asan/tools/reassign_plan.o
 	$(CC) $(ASAN) -o $@ $^ $(LIBS)
 

@@ -53,10 +53,16 @@ static const char usage_text[] =
     "Options (accepted anywhere on the line):\n"
     "  -b, --bootstrap-server HOST:PORT   broker to contact (default " DEFAULT_BOOTSTRAP ")\n"
     "  --timeout MS                       per-request timeout (default 10000)\n"
-    "  -X KEY=VALUE, --command-config FILE  acls, quotas, users: client security\n"
-    "                                     (security.protocol=SASL_PLAINTEXT, sasl.mechanism,\n"
-    "                                     sasl.username, sasl.password; no TLS yet); before\n"
-    "                                     the command, or after it for those three\n"
+    "  -X KEY=VALUE, --command-config FILE  client security, librdkafka's names:\n"
+    "                                     security.protocol (PLAINTEXT, SSL, SASL_PLAINTEXT,\n"
+    "                                     SASL_SSL), sasl.mechanism, sasl.username,\n"
+    "                                     sasl.password, ssl.ca.location,\n"
+    "                                     ssl.certificate.location, ssl.key.location,\n"
+    "                                     ssl.key.password,\n"
+    "                                     ssl.endpoint.identification.algorithm (https|none),\n"
+    "                                     enable.ssl.certificate.verification; before the\n"
+    "                                     command (every command), or after it for acls,\n"
+    "                                     quotas, users and verify\n"
     "  -h, --help                         help for tally or for the command given\n"
     "\n"
     "Exit status: 0 ok, 1 the operation failed, 2 bad command line.\n"
@@ -114,6 +120,20 @@ static void quiet_log(const rd_kafka_t *rk, int level, const char *fac, const ch
     (void)buf;
 }
 
+bool tally_security_conf(rd_kafka_conf_t *conf, const struct tally_ctx *ctx)
+{
+    char errstr[512];
+    const char *name, *v;
+    for (int i = 0; i < tally_security_count(); i++) {
+        if ((v = tally_security_get(ctx, i, &name)) != NULL &&
+            rd_kafka_conf_set(conf, name, v, errstr, sizeof errstr) != RD_KAFKA_CONF_OK) {
+            tally_fail("bad client configuration %s: %s", name, errstr);
+            return false;
+        }
+    }
+    return true;
+}
+
 rd_kafka_t *tally_connect(const struct tally_ctx *ctx)
 {
     char errstr[512];
@@ -130,19 +150,10 @@ rd_kafka_t *tally_connect(const struct tally_ctx *ctx)
         tally_fail("bad client configuration: %s", errstr);
         return NULL;
     }
-    /* The client security settings (-X / --command-config before the command), as librdkafka
-     * names them. */
-    const char *const sec[][2] = {{"security.protocol", ctx->security_protocol},
-                                  {"sasl.mechanisms", ctx->sasl_mechanism},
-                                  {"sasl.username", ctx->sasl_username},
-                                  {"sasl.password", ctx->sasl_password}};
-    for (size_t i = 0; i < sizeof sec / sizeof sec[0]; i++) {
-        if (sec[i][1] != NULL && rd_kafka_conf_set(conf, sec[i][0], sec[i][1], errstr,
-                                                   sizeof errstr) != RD_KAFKA_CONF_OK) {
-            rd_kafka_conf_destroy(conf);
-            tally_fail("bad client configuration: %s", errstr);
-            return NULL;
-        }
+    /* The client security settings (-X / --command-config), as librdkafka names them. */
+    if (!tally_security_conf(conf, ctx)) {
+        rd_kafka_conf_destroy(conf);
+        return NULL;
     }
     rd_kafka_conf_set_log_cb(conf, quiet_log);
 

@@ -21,24 +21,68 @@ struct tally_ctx {
     /* Print as Kafka's tool of the same name does (the kafka-*.sh names of kafka_names.c):
      * the commands that honour it say so at their printers; the data asked for is the same. */
     bool kafka_format;
-    /* Client security of the wire-codec commands (acls, quotas, users scram: -X key=value or
-     * --command-config FILE, librdkafka's names): security.protocol NULL or "PLAINTEXT" (no
-     * login) or "SASL_PLAINTEXT" (tally_wire_connect logs in with sasl.mechanism PLAIN,
-     * SCRAM-SHA-256 or SCRAM-SHA-512 as sasl.username / sasl.password). */
+    /* The client security settings (-X key=value or --command-config FILE, librdkafka's names
+     * and values; tally_security_option): every command passes them to librdkafka
+     * (tally_security_conf), and the wire client (tally_wire_connect) speaks them itself.
+     * security.protocol NULL or PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL; SASL logs in with
+     * sasl.mechanism PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 as sasl.username / sasl.password.
+     * TLS verifies the broker's certificate against ssl.ca.location (a PEM file; the system's
+     * CAs when unset) unless enable.ssl.certificate.verification is false, and its host name
+     * unless ssl.endpoint.identification.algorithm is none (https, the default since
+     * librdkafka 2.0); ssl.certificate.location and ssl.key.location (PEM, ssl.key.password
+     * when encrypted) give a client certificate for mutual TLS. NULL: not set. */
     const char *security_protocol, *sasl_mechanism, *sasl_username, *sasl_password;
+    const char *ssl_ca_location, *ssl_certificate_location, *ssl_key_location, *ssl_key_password,
+        *ssl_endpoint_identification_algorithm, *enable_ssl_certificate_verification;
 };
 
-/* One -X key=value of the above into ctx (tally_wire_sasl.c): TALLY_OK, TALLY_USAGE for a key
- * other than those four or a protocol other than PLAINTEXT / SASL_PLAINTEXT, TALLY_FAIL for SSL
- * and SASL_SSL (no TLS in the wire client yet); printed. tally_security_file reads a
+/* One -X key=value of the above into ctx (tally_security.c): TALLY_OK, or TALLY_USAGE
+ * (printed) for another key or a value librdkafka would not take. tally_security_file reads a
  * properties file of such lines (# and ! comments). Values live as long as the process. */
 int tally_security_option(struct tally_ctx *ctx, const char *kv);
 int tally_security_file(struct tally_ctx *ctx, const char *path);
 
-/* The SASL login of ctx on a connected socket (SaslHandshake v1, SaslAuthenticate v2: PLAIN,
- * or SCRAM's two steps with the server's signature verified): TALLY_OK, or TALLY_FAIL after
+/* The settings of ctx that are set, into a librdkafka configuration (tally.c): true, or false
+ * after printing librdkafka's refusal. */
+bool tally_security_conf(rd_kafka_conf_t *conf, const struct tally_ctx *ctx);
+
+/* The settings one by one (tally_security.c): there are tally_security_count(); setting i's
+ * librdkafka name into *name and its value returned (NULL: not set). tally_security_any: is
+ * any set. */
+int tally_security_count(void);
+const char *tally_security_get(const struct tally_ctx *ctx, int i, const char **name);
+bool tally_security_any(const struct tally_ctx *ctx);
+
+/* Writes the settings of ctx that are set to `path` as a properties file only its owner may
+ * read (for a child process's --command-config): TALLY_OK, or TALLY_FAIL after printing. */
+int tally_security_save(const struct tally_ctx *ctx, const char *path);
+
+/* The start of a child's command line that runs this binary (exe) against bootstrap with the
+ * settings in the file `security` (NULL or "": none) before its command: fills args[0..k-1]
+ * (room for 5), pointers to the arguments, and returns k. Secrets never go on a command line,
+ * where ps shows them: only the file's name does. */
+int tally_child_argv(const char *exe, const char *bootstrap, const char *security, char **args);
+
+/* A connection of the wire client (tally_producers.c: tally_wire_connect). */
+struct tally_wire;
+
+/* The SASL login of ctx on a connection (SaslHandshake v1, SaslAuthenticate v2: PLAIN, or
+ * SCRAM's two steps with the server's signature verified): TALLY_OK, or TALLY_FAIL after
  * printing why, `what` naming the peer. */
-int tally_wire_sasl(const struct tally_ctx *ctx, int fd, const char *what);
+int tally_wire_sasl(const struct tally_ctx *ctx, struct tally_wire *w, const char *what);
+
+/* TLS on a connected socket (tally_wire_tls.c), with ctx's ssl.* settings: the handshake
+ * done and the broker's certificate (and host name `host`) verified as they ask. Returns the
+ * session, or NULL after printing why, `what` naming the peer. The caller frees it with
+ * tally_tls_free (which does not close fd). tally_tls_send / tally_tls_recv move at least one
+ * byte as send() and recv() do: the count, 0 on a clean close (recv), or -1 with errno set
+ * (EAGAIN when the socket's timeout passed, EPROTO for a TLS error, printed). */
+struct tally_tls;
+struct tally_tls *tally_tls_start(const struct tally_ctx *ctx, int fd, const char *host,
+                                  const char *what);
+long tally_tls_send(struct tally_tls *t, const uint8_t *p, size_t n);
+long tally_tls_recv(struct tally_tls *t, uint8_t *p, size_t n);
+void tally_tls_free(struct tally_tls *t);
 
 /* Prints "tally: <message>" on stderr and returns TALLY_FAIL. */
 int tally_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -123,13 +167,15 @@ int tally_verify_main(const struct tally_ctx *ctx, int argc, char **argv);
 
 /* A blocking request/response client for requests librdkafka has no admin call for,
  * encoded with Tally's own codec (src/proto); in tally_producers.c. tally_wire_connect
- * connects with ctx's timeout on connect, send and receive (the socket, or -1 after
- * printing why). tally_wire_roundtrip sends one request frame and reads the response frame
- * (after its size prefix) into a malloc()ed buffer: 0, or TALLY_FAIL after printing why,
- * `what` naming the peer. tally_wire_skip_tags skips a tagged-field section (response
- * header v1): the bytes used, or 0 when malformed. */
-int tally_wire_connect(const struct tally_ctx *ctx, const char *host, int port);
-int tally_wire_roundtrip(int fd, const uint8_t *req, size_t req_len, uint8_t **resp,
+ * connects with ctx's timeout on connect, send and receive, then speaks ctx's
+ * security.protocol (TLS, then the SASL login, as asked): the connection, or NULL after
+ * printing why; tally_wire_close closes it (NULL is fine). tally_wire_roundtrip sends one
+ * request frame and reads the response frame (after its size prefix) into a malloc()ed
+ * buffer: 0, or TALLY_FAIL after printing why, `what` naming the peer. tally_wire_skip_tags
+ * skips a tagged-field section (response header v1): the bytes used, or 0 when malformed. */
+struct tally_wire *tally_wire_connect(const struct tally_ctx *ctx, const char *host, int port);
+void tally_wire_close(struct tally_wire *w);
+int tally_wire_roundtrip(struct tally_wire *w, const uint8_t *req, size_t req_len, uint8_t **resp,
                          size_t *resp_len, const char *what);
 size_t tally_wire_skip_tags(const uint8_t *p, size_t len);
 

@@ -394,7 +394,8 @@ static int alter_broker_defaults(const struct tally_ctx *ctx, int argc, char **a
     uint8_t *frame = NULL, *resp = NULL;
     size_t frame_len = 0, resp_len = 0;
     char *host = NULL, *keys[256] = {0};
-    int port = 0, n = 0, fd = -1, rc = TALLY_FAIL;
+    int port = 0, n = 0, rc = TALLY_FAIL;
+    struct tally_wire *w = NULL;
     struct arena *a = arena_new(1 << 20);
     rd_kafka_t *rk = NULL;
 
@@ -422,9 +423,8 @@ static int alter_broker_defaults(const struct tally_ctx *ctx, int argc, char **a
     }
     if ((rk = tally_connect(ctx)) == NULL || controller_address(rk, ctx, &host, &port) != 0)
         goto out;
-    if ((fd = tally_wire_connect(ctx, host, port)) < 0 ||
-        tally_wire_roundtrip(fd, frame, frame_len, &resp, &resp_len, "IncrementalAlterConfigs") !=
-            0)
+    if ((w = tally_wire_connect(ctx, host, port)) == NULL ||
+        tally_wire_roundtrip(w, frame, frame_len, &resp, &resp_len, "IncrementalAlterConfigs") != 0)
         goto out;
     void *out = NULL;
     int32_t corr;
@@ -447,8 +447,7 @@ static int alter_broker_defaults(const struct tally_ctx *ctx, int argc, char **a
         rc = TALLY_OK;
     }
 out:
-    if (fd >= 0)
-        close(fd);
+    tally_wire_close(w);
     if (rk != NULL)
         rd_kafka_destroy(rk);
     for (int i = 0; i < n && i < 256; i++)

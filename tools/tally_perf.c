@@ -354,7 +354,8 @@ static int perf_produce(const struct tally_ctx *ctx, const struct produce_opts *
             goto out;
         }
     }
-    if (!conf_set_extra(conf, &o->pc)) {
+    /* The global security settings first, so that perf's own -X can override them. */
+    if (!tally_security_conf(conf, ctx) || !conf_set_extra(conf, &o->pc)) {
         rd_kafka_conf_destroy(conf);
         goto out;
     }
@@ -532,7 +533,8 @@ static int perf_consume(const struct tally_ctx *ctx, const struct perf_conf *pc)
         !conf_set(conf, "client.id", "tally-perf") || !conf_set(conf, "group.id", "tally-perf") ||
         !conf_set(conf, "enable.auto.commit", "false") ||
         !conf_set(conf, "enable.auto.offset.store", "false") ||
-        !conf_set(conf, "socket.timeout.ms", num) || !conf_set_extra(conf, pc)) {
+        !conf_set(conf, "socket.timeout.ms", num) || !tally_security_conf(conf, ctx) ||
+        !conf_set_extra(conf, pc)) {
         rd_kafka_conf_destroy(conf);
         goto out;
     }

@@ -36,9 +36,20 @@ static const char describe_usage[] = "usage: tally producers describe --topic T 
 
 /* ---- a blocking request/response client (tally.h: tally_wire_*) ---------------------- */
 
-/* Connects to host:port with ctx's timeout on connect, send and receive. Returns the
- * socket or -1 after printing why. */
-int tally_wire_connect(const struct tally_ctx *ctx, const char *host, int port)
+struct tally_wire {
+    int fd;
+    struct tally_tls *tls; /* NULL: PLAINTEXT or SASL_PLAINTEXT */
+};
+
+static bool protocol_is(const struct tally_ctx *ctx, const char *a, const char *b)
+{
+    const char *p = ctx->security_protocol;
+    return p != NULL && (strcmp(p, a) == 0 || strcmp(p, b) == 0);
+}
+
+/* Connects to host:port with ctx's timeout on connect, send and receive, then TLS and SASL
+ * as security.protocol asks. Returns the connection or NULL after printing why. */
+struct tally_wire *tally_wire_connect(const struct tally_ctx *ctx, const char *host, int port)
 {
     char portstr[16];
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
@@ -49,7 +60,7 @@ int tally_wire_connect(const struct tally_ctx *ctx, const char *host, int port)
     int gai = getaddrinfo(host, portstr, &hints, &res);
     if (gai != 0) {
         tally_fail("cannot resolve %s: %s", host, gai_strerror(gai));
-        return -1;
+        return NULL;
     }
     struct timeval tv = {.tv_sec = ctx->timeout_ms / 1000,
                          .tv_usec = (ctx->timeout_ms % 1000) * 1000};
@@ -73,39 +84,58 @@ int tally_wire_connect(const struct tally_ctx *ctx, const char *host, int port)
     freeaddrinfo(res);
     if (fd < 0) {
         tally_fail("cannot connect to %s:%d: %s", host, port, strerror(last_errno));
-        return -1;
+        return NULL;
     }
-    /* SASL_PLAINTEXT (-X security.protocol=..., tally_wire_sasl.c): log in first. */
-    if (ctx->security_protocol && strcmp(ctx->security_protocol, "SASL_PLAINTEXT") == 0) {
-        char what[300];
-        snprintf(what, sizeof what, "%s:%d", host, port);
-        if (tally_wire_sasl(ctx, fd, what) != TALLY_OK) {
-            close(fd);
-            return -1;
-        }
+    struct tally_wire *w = calloc(1, sizeof *w);
+    if (w == NULL) {
+        close(fd);
+        tally_fail("out of memory");
+        return NULL;
     }
-    return fd;
+    w->fd = fd;
+    char what[300];
+    snprintf(what, sizeof what, "%s:%d", host, port);
+    /* SSL and SASL_SSL (tally_wire_tls.c): TLS first, the host name checked against `host`. */
+    if (protocol_is(ctx, "SSL", "SASL_SSL") &&
+        (w->tls = tally_tls_start(ctx, fd, host, what)) == NULL)
+        goto fail;
+    /* SASL_PLAINTEXT and SASL_SSL (tally_wire_sasl.c): log in before any request. */
+    if (protocol_is(ctx, "SASL_PLAINTEXT", "SASL_SSL") && tally_wire_sasl(ctx, w, what) != TALLY_OK)
+        goto fail;
+    return w;
+fail:
+    tally_wire_close(w);
+    return NULL;
 }
 
-static int send_all(int fd, const uint8_t *p, size_t n)
+void tally_wire_close(struct tally_wire *w)
+{
+    if (w == NULL)
+        return;
+    tally_tls_free(w->tls);
+    close(w->fd);
+    free(w);
+}
+
+static int send_all(struct tally_wire *w, const uint8_t *p, size_t n)
 {
     while (n > 0) {
-        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR)
+        ssize_t s = w->tls ? tally_tls_send(w->tls, p, n) : send(w->fd, p, n, MSG_NOSIGNAL);
+        if (s < 0 && errno == EINTR)
             continue;
-        if (w <= 0)
+        if (s <= 0)
             return -1;
-        p += w;
-        n -= (size_t)w;
+        p += s;
+        n -= (size_t)s;
     }
     return 0;
 }
 
 /* Reads exactly n bytes. Returns 0, -1 on error (errno set) or 1 on EOF. */
-static int recv_all(int fd, uint8_t *p, size_t n)
+static int recv_all(struct tally_wire *w, uint8_t *p, size_t n)
 {
     while (n > 0) {
-        ssize_t r = recv(fd, p, n, 0);
+        ssize_t r = w->tls ? tally_tls_recv(w->tls, p, n) : recv(w->fd, p, n, 0);
         if (r < 0 && errno == EINTR)
             continue;
         if (r == 0)
@@ -120,13 +150,13 @@ static int recv_all(int fd, uint8_t *p, size_t n)
 
 /* Sends one request frame and reads the response frame (after its size prefix) into a
  * malloc()ed buffer. Returns 0 or TALLY_FAIL after printing why; what names the peer. */
-int tally_wire_roundtrip(int fd, const uint8_t *req, size_t req_len, uint8_t **resp,
+int tally_wire_roundtrip(struct tally_wire *w, const uint8_t *req, size_t req_len, uint8_t **resp,
                          size_t *resp_len, const char *what)
 {
     uint8_t sz[4];
-    if (send_all(fd, req, req_len) != 0)
+    if (send_all(w, req, req_len) != 0)
         return tally_fail("%s: send failed: %s", what, strerror(errno));
-    int r = recv_all(fd, sz, 4);
+    int r = recv_all(w, sz, 4);
     if (r == 1)
         return tally_fail("%s: connection closed by the broker (does it support this "
                           "request's version?)",
@@ -140,7 +170,7 @@ int tally_wire_roundtrip(int fd, const uint8_t *req, size_t req_len, uint8_t **r
     uint8_t *buf = malloc(n);
     if (buf == NULL)
         return tally_fail("out of memory");
-    r = recv_all(fd, buf, n);
+    r = recv_all(w, buf, n);
     if (r != 0) {
         free(buf);
         return tally_fail("%s: %s", what,
@@ -247,10 +277,10 @@ static int describe_at(const struct tally_ctx *ctx, const struct rd_kafka_metada
 
     snprintf(what, sizeof what, "DescribeProducers to broker %d (%s:%d)", (int)b->id, b->host,
              b->port);
-    int fd = tally_wire_connect(ctx, b->host, b->port);
-    if (fd < 0)
+    struct tally_wire *w = tally_wire_connect(ctx, b->host, b->port);
+    if (w == NULL)
         goto out;
-    if (tally_wire_roundtrip(fd, frame, frame_len, &resp, &resp_len, what) != 0)
+    if (tally_wire_roundtrip(w, frame, frame_len, &resp, &resp_len, what) != 0)
         goto out;
 
     int32_t corr = (int32_t)((uint32_t)resp[0] << 24 | (uint32_t)resp[1] << 16 |
@@ -276,8 +306,7 @@ static int describe_at(const struct tally_ctx *ctx, const struct rd_kafka_metada
     /* BYTES would point into resp, but this response has none: strings are copied. */
     rc = TALLY_OK;
 out:
-    if (fd >= 0)
-        close(fd);
+    tally_wire_close(w);
     free(frame);
     free(resp);
     return rc;

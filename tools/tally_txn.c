@@ -56,17 +56,18 @@ int tally_wire_call(const struct tally_ctx *ctx, const char *host, int port, int
     const struct proto_api *api = proto_api_find(api_key);
     uint8_t *frame = NULL, *resp = NULL;
     size_t frame_len = 0, resp_len = 0;
-    int rc = TALLY_FAIL, fd = -1;
+    int rc = TALLY_FAIL;
     int32_t corr = -1;
+    struct tally_wire *w = NULL;
 
     if (api == NULL)
         return tally_fail("%s: not in the protocol table", what);
     if (proto_encode_request(api, version, 1, "tally", req, &frame, &frame_len) != 0)
         return tally_fail("%s: cannot encode the request", what);
-    fd = tally_wire_connect(ctx, host, port);
-    if (fd < 0)
+    w = tally_wire_connect(ctx, host, port);
+    if (w == NULL)
         goto out;
-    if (tally_wire_roundtrip(fd, frame, frame_len, &resp, &resp_len, what) != 0)
+    if (tally_wire_roundtrip(w, frame, frame_len, &resp, &resp_len, what) != 0)
         goto out;
     int err = proto_decode_response(api, version, resp, resp_len, &corr, out, a);
     if (err != 0) {
@@ -79,8 +80,7 @@ int tally_wire_call(const struct tally_ctx *ctx, const char *host, int port, int
     }
     rc = TALLY_OK;
 out:
-    if (fd >= 0)
-        close(fd);
+    tally_wire_close(w);
     free(frame);
     free(resp); /* the responses used here hold no BYTES: strings live in `a` */
     return rc;

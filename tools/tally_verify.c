@@ -37,7 +37,7 @@ static const char verify_usage[] =
     "                    [--request-timeout-ms MS]\n"
     "                    [--replication-factor N] [--no-transactions] [--mock-cluster BROKERS]\n"
     "                    [--work-dir DIR] [--max-seconds S] [--max-transactions T]\n"
-    "                    [--json FILE]\n"
+    "                    [--json FILE] [-X KEY=VALUE ...] [--command-config FILE]\n"
     "\n"
     "Proves exactly-once copying on a cluster: seeds an input topic (values encode partition\n"
     "and sequence) with an idempotent producer, runs K transactional copiers (consume\n"
@@ -70,6 +70,8 @@ static const char verify_usage[] =
     "--max-seconds S stops the copy after S seconds, --max-transactions T once the copiers\n"
     "have committed or aborted T transactions (either leaves the history incomplete unless\n"
     "the group's offsets reached the input's end first).\n"
+    "-X / --command-config: the client security settings (tally --help), for every client of\n"
+    "the run; the copiers get them as WORK-DIR/client.properties (mode 0600).\n"
     "Prints a progress line every second on stderr and the report on stdout; --json FILE\n"
     "writes the same. Exit status: 0 no anomaly in a complete history; 1 anomalies; 2\n"
     "inconclusive (the history is incomplete: fewer records acknowledged than --records, a\n"
@@ -229,6 +231,7 @@ static int verify_driver(const struct tally_ctx *ctx, struct verify_opts *o)
         return VC_INCONCLUSIVE;
     }
     r->o = o;
+    r->ctx = ctx;
     r->bootstrap = ctx->bootstrap;
     r->ends = calloc((size_t)o->partitions, sizeof *r->ends);
     if (r->ends == NULL) {
@@ -253,6 +256,13 @@ static int verify_driver(const struct tally_ctx *ctx, struct verify_opts *o)
     char jp[PATH_MAX + 16];
     snprintf(jp, sizeof jp, "%s/journal", r->dir);
     unlink(jp);
+    /* The copiers are this binary again: they get the client security settings as a file
+     * only we may read (never on their command line, where ps shows it). */
+    if (tally_security_any(ctx)) {
+        snprintf(r->security, sizeof r->security, "%s/client.properties", r->dir);
+        if (tally_security_save(ctx, r->security) != TALLY_OK)
+            goto out;
+    }
 
     signal(SIGINT, verify_on_signal);
     signal(SIGTERM, verify_on_signal);
@@ -307,7 +317,7 @@ static int verify_driver(const struct tally_ctx *ctx, struct verify_opts *o)
     {
         rd_kafka_conf_t *conf = rd_kafka_conf_new();
         if (!verify_conf_set(conf, "bootstrap.servers", r->bootstrap) ||
-            !verify_conf_set(conf, "group.id", r->group) ||
+            !tally_security_conf(conf, ctx) || !verify_conf_set(conf, "group.id", r->group) ||
             !verify_conf_set(conf, "isolation.level", "read_committed") ||
             !verify_conf_set(conf, "enable.auto.commit", "false")) {
             rd_kafka_conf_destroy(conf);
@@ -323,6 +333,7 @@ static int verify_driver(const struct tally_ctx *ctx, struct verify_opts *o)
          * Metadata: a client of its own, so that nothing else waits on those answers. */
         rd_kafka_conf_t *conf = rd_kafka_conf_new();
         if (!verify_conf_set(conf, "bootstrap.servers", r->bootstrap) ||
+            !tally_security_conf(conf, ctx) ||
             !verify_conf_set(conf, "topic.metadata.refresh.interval.ms", "1000")) {
             rd_kafka_conf_destroy(conf);
             goto out;
@@ -531,6 +542,8 @@ int tally_verify_main(const struct tally_ctx *ctx, int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "--copier-child") == 0)
         return verify_copier_child(ctx, argc, argv);
+    /* The client security settings may follow `verify` too (as for acls, quotas, users). */
+    struct tally_ctx vctx = *ctx;
     struct verify_opts o = {
         .partitions = 3,
         .copiers = 2,
@@ -570,6 +583,13 @@ int tally_verify_main(const struct tally_ctx *ctx, int argc, char **argv)
         if (i + 1 >= argc)
             return tally_usage_error("%s needs a value", a);
         const char *val = argv[++i];
+        if (strcmp(a, "-X") == 0 || strcmp(a, "--command-config") == 0) {
+            int src =
+                a[1] == 'X' ? tally_security_option(&vctx, val) : tally_security_file(&vctx, val);
+            if (src != TALLY_OK)
+                return src;
+            continue;
+        }
 #define INTOPT(name, field, lo, hi)                                                                \
     if (strcmp(a, name) == 0) {                                                                    \
         if (!parse_int(val, lo, hi, &v))                                                           \
@@ -643,5 +663,5 @@ int tally_verify_main(const struct tally_ctx *ctx, int argc, char **argv)
         o.broker_pause_ms = o.request_timeout_ms + 2000;
     if (!o.transactional)
         o.abort_ratio = 0;
-    return verify_driver(ctx, &o);
+    return verify_driver(&vctx, &o);
 }

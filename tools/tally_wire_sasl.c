@@ -1,88 +1,24 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The client security settings of the wire-codec commands (acls, quotas, users scram):
- * librdkafka's names given as -X key=value or in a properties file (--command-config), and
- * the SASL login they ask for on each connection of the wire client (tally_wire_connect):
- * SaslHandshake v1, then SaslAuthenticate v2 with PLAIN's token, or SCRAM-SHA-256/512's two
- * steps (src/sasl's client side, the server's signature verified). SASL_PLAINTEXT only: TLS
- * (SSL, SASL_SSL) is refused with a line saying so. */
+/* The SASL login the wire client of the `tally` commands (tally_wire_connect) does on each
+ * connection when security.protocol is SASL_PLAINTEXT or SASL_SSL (after TLS,
+ * tally_wire_tls.c): SaslHandshake v1, then SaslAuthenticate v2 with PLAIN's token, or
+ * SCRAM-SHA-256/512's two steps (src/sasl's client side, the server's signature verified). */
 #include "tally.h"
 
 #include "base/arena.h"
 #include "proto/proto.h"
 #include "sasl/sasl.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <openssl/crypto.h>
 
-/* The value is kept for the process's lifetime (the command runs once). */
-int tally_security_option(struct tally_ctx *ctx, const char *kv)
-{
-    const char *eq = strchr(kv, '=');
-    if (eq == NULL || eq == kv)
-        return tally_usage_error("-X needs key=value, not '%s'", kv);
-    size_t kl = (size_t)(eq - kv);
-    char *v = strdup(eq + 1);
-    if (v == NULL)
-        return tally_fail("out of memory");
-#define KEY(k) (kl == strlen(k) && strncmp(kv, k, kl) == 0)
-    if (KEY("security.protocol")) {
-        if (strcmp(v, "SSL") == 0 || strcmp(v, "SASL_SSL") == 0) {
-            free(v);
-            return tally_fail("security.protocol=%s: this command's client speaks PLAINTEXT and "
-                              "SASL_PLAINTEXT only (no TLS yet)",
-                              eq + 1);
-        }
-        if (strcmp(v, "PLAINTEXT") != 0 && strcmp(v, "SASL_PLAINTEXT") != 0) {
-            free(v);
-            return tally_usage_error("security.protocol=%s: PLAINTEXT or SASL_PLAINTEXT", eq + 1);
-        }
-        ctx->security_protocol = v;
-    } else if (KEY("sasl.mechanism") || KEY("sasl.mechanisms")) {
-        ctx->sasl_mechanism = v;
-    } else if (KEY("sasl.username")) {
-        ctx->sasl_username = v;
-    } else if (KEY("sasl.password")) {
-        ctx->sasl_password = v;
-    } else {
-        free(v);
-        return tally_usage_error("-X %.*s: this command takes security.protocol, sasl.mechanism, "
-                                 "sasl.username and sasl.password",
-                                 (int)kl, kv);
-    }
-#undef KEY
-    return TALLY_OK;
-}
-
-int tally_security_file(struct tally_ctx *ctx, const char *path)
-{
-    char line[1024];
-    FILE *f = fopen(path, "r");
-    int rc = TALLY_OK;
-    if (f == NULL)
-        return tally_fail("--command-config %s: %s", path, strerror(errno));
-    while (rc == TALLY_OK && fgets(line, sizeof line, f)) {
-        char *p = line, *end = line + strlen(line);
-        while (end > p && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' '))
-            *--end = '\0';
-        while (*p == ' ' || *p == '\t')
-            p++;
-        if (*p == '\0' || *p == '#' || *p == '!')
-            continue;
-        rc = tally_security_option(ctx, p);
-    }
-    OPENSSL_cleanse(line, sizeof line);
-    fclose(f);
-    return rc;
-}
-
-/* One request of the login on fd, its response decoded into `a` (the response buffer is kept
+/* One request of the login on w, its response decoded into `a` (the response buffer is kept
  * in *keep: SaslAuthenticate's AuthBytes point into it). */
-static int login_call(int fd, int16_t key, int16_t version, const void *req, struct arena *a,
-                      void **out, uint8_t **keep, const char *what)
+static int login_call(struct tally_wire *w, int16_t key, int16_t version, const void *req,
+                      struct arena *a, void **out, uint8_t **keep, const char *what)
 {
     const struct proto_api *api = proto_api_find(key);
     uint8_t *frame = NULL;
@@ -90,7 +26,7 @@ static int login_call(int fd, int16_t key, int16_t version, const void *req, str
     int32_t corr = -1;
     if (proto_encode_request(api, version, 1, "tally", req, &frame, &frame_len) != 0)
         return tally_fail("%s: cannot encode %s", what, api->name);
-    int rc = tally_wire_roundtrip(fd, frame, frame_len, keep, &resp_len, what);
+    int rc = tally_wire_roundtrip(w, frame, frame_len, keep, &resp_len, what);
     OPENSSL_cleanse(frame, frame_len);
     free(frame);
     if (rc != 0)
@@ -101,7 +37,7 @@ static int login_call(int fd, int16_t key, int16_t version, const void *req, str
 }
 
 /* A SaslAuthenticate step: TALLY_OK with the server's token, or TALLY_FAIL after printing. */
-static int auth_step(int fd, const uint8_t *tok, size_t len, struct arena *a,
+static int auth_step(struct tally_wire *w, const uint8_t *tok, size_t len, struct arena *a,
                      const struct SaslAuthenticateResponse **out, uint8_t **keep, const char *user,
                      const char *what)
 {
@@ -109,7 +45,7 @@ static int auth_step(int fd, const uint8_t *tok, size_t len, struct arena *a,
     struct SaslAuthenticateResponse *rs = NULL;
     free(*keep);
     *keep = NULL;
-    if (login_call(fd, PROTO_API_SaslAuthenticate, 2, &rq, a, (void **)&rs, keep, what) != 0)
+    if (login_call(w, PROTO_API_SaslAuthenticate, 2, &rq, a, (void **)&rs, keep, what) != 0)
         return TALLY_FAIL;
     if (rs->ErrorCode != 0)
         return tally_fail("%s: SASL authentication as %s failed: %s", what, user,
@@ -118,7 +54,7 @@ static int auth_step(int fd, const uint8_t *tok, size_t len, struct arena *a,
     return TALLY_OK;
 }
 
-int tally_wire_sasl(const struct tally_ctx *ctx, int fd, const char *what)
+int tally_wire_sasl(const struct tally_ctx *ctx, struct tally_wire *w, const char *what)
 {
     enum sasl_mech m = sasl_mech_from_name(ctx->sasl_mechanism ? ctx->sasl_mechanism : "GSSAPI");
     const char *user = ctx->sasl_username, *pass = ctx->sasl_password;
@@ -132,15 +68,14 @@ int tally_wire_sasl(const struct tally_ctx *ctx, int fd, const char *what)
                           ctx->sasl_mechanism ? ctx->sasl_mechanism : "(unset)");
     if (user == NULL || pass == NULL || strlen(user) > SASL_MAX_NAME ||
         strlen(pass) > SASL_MAX_NAME)
-        return tally_fail("SASL_PLAINTEXT needs sasl.username and sasl.password (at most %d "
-                          "bytes each)",
-                          SASL_MAX_NAME);
+        return tally_fail("%s needs sasl.username and sasl.password (at most %d bytes each)",
+                          ctx->security_protocol, SASL_MAX_NAME);
     if ((a = arena_new(1 << 20)) == NULL)
         return tally_fail("out of memory");
     struct SaslHandshakeRequest hs = {(char *)sasl_mech_name(m)};
     struct SaslHandshakeResponse *hr = NULL;
     const struct SaslAuthenticateResponse *ar = NULL;
-    if (login_call(fd, PROTO_API_SaslHandshake, 1, &hs, a, (void **)&hr, &keep, what) != 0)
+    if (login_call(w, PROTO_API_SaslHandshake, 1, &hs, a, (void **)&hr, &keep, what) != 0)
         goto out;
     if (hr->ErrorCode != 0) {
         tally_fail("%s: the broker does not enable SASL %s on this listener", what,
@@ -154,12 +89,12 @@ int tally_wire_sasl(const struct tally_ctx *ctx, int fd, const char *what)
         memcpy(tok + 1, user, ul);
         tok[1 + ul] = '\0';
         memcpy(tok + 2 + ul, pass, pl);
-        rc = auth_step(fd, tok, ul + pl + 2, a, &ar, &keep, user, what);
+        rc = auth_step(w, tok, ul + pl + 2, a, &ar, &keep, user, what);
         goto out;
     }
     struct sasl_scram_client sc;
     int n = sasl_scram_client_first(&sc, m, user, NULL, msg, sizeof msg);
-    if (n < 0 || auth_step(fd, (const uint8_t *)msg, (size_t)n, a, &ar, &keep, user, what) != 0)
+    if (n < 0 || auth_step(w, (const uint8_t *)msg, (size_t)n, a, &ar, &keep, user, what) != 0)
         goto out;
     n = sasl_scram_client_final(&sc, pass, ar->AuthBytes.data, (size_t)ar->AuthBytes.len, msg,
                                 sizeof msg);
@@ -167,7 +102,7 @@ int tally_wire_sasl(const struct tally_ctx *ctx, int fd, const char *what)
         tally_fail("%s: the broker's SCRAM server-first message is not acceptable", what);
         goto out;
     }
-    if (auth_step(fd, (const uint8_t *)msg, (size_t)n, a, &ar, &keep, user, what) != 0)
+    if (auth_step(w, (const uint8_t *)msg, (size_t)n, a, &ar, &keep, user, what) != 0)
         goto out;
     if (sasl_scram_client_verify(&sc, ar->AuthBytes.data, (size_t)ar->AuthBytes.len) != 0) {
         tally_fail("%s: the broker's SCRAM signature does not verify", what);

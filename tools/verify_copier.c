@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 struct copier_args {
+    const struct tally_ctx *ctx; /* the client security settings */
     const char *bootstrap, *in, *out, *group, *tid, *journal;
     int slot, inc, txn_records, session_ms, txn_timeout_ms, request_timeout_ms, out_partitions;
     double abort_ratio, rate;
@@ -111,7 +112,7 @@ static int copier_run(const struct copier_args *a)
     uint64_t rng = a->seed ^ ((uint64_t)a->inc << 32);
 
     if (!verify_conf_set(cc, "bootstrap.servers", a->bootstrap) ||
-        !verify_conf_set(cc, "group.id", a->group) ||
+        !tally_security_conf(cc, a->ctx) || !verify_conf_set(cc, "group.id", a->group) ||
         !verify_conf_set(cc, "isolation.level", "read_committed") ||
         !verify_conf_set(cc, "enable.auto.commit", "false") ||
         !verify_conf_set(cc, "auto.offset.reset", "earliest") ||
@@ -122,7 +123,7 @@ static int copier_run(const struct copier_args *a)
         return 1;
     rd_kafka_conf_set_rebalance_cb(cc, c_rebalance);
     if (!verify_conf_set(pc, "bootstrap.servers", a->bootstrap) ||
-        !verify_conf_set(pc, "linger.ms", "5") ||
+        !tally_security_conf(pc, a->ctx) || !verify_conf_set(pc, "linger.ms", "5") ||
         !verify_conf_set_int(pc, "request.timeout.ms", a->request_timeout_ms))
         return 1;
     if (a->transactional) {
@@ -305,7 +306,7 @@ int verify_copier_child(const struct tally_ctx *ctx, int argc, char **argv)
 {
     if (argc != 18)
         return tally_usage_error("--copier-child: %d arguments", argc);
-    struct copier_args a = {.bootstrap = ctx->bootstrap};
+    struct copier_args a = {.ctx = ctx, .bootstrap = ctx->bootstrap};
     a.in = argv[2];
     a.out = argv[3];
     a.group = argv[4];

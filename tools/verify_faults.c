@@ -44,9 +44,23 @@ void verify_spawn_copier(struct run *r, int s)
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         FILE *f = freopen(log, "w", stderr);
         (void)f;
-        execl(r->exe, r->exe, "-b", r->bootstrap, "verify", "--copier-child", r->in, r->out,
-              r->group, tid, a_slot, a_inc, a_abort, a_txn, a_rate, a_seed, journal, a_sess, a_tto,
-              a_rto, a_outp, o->transactional ? "1" : "0", (char *)NULL);
+        /* The client security settings, when any, as the file the driver wrote: before the
+         * command, where they apply to every client of the child. */
+        char *args[32];
+        int k = tally_child_argv(r->exe, r->bootstrap, r->security, args);
+        char *const rest[] = {"verify", "--copier-child",
+                              r->in,    r->out,
+                              r->group, tid,
+                              a_slot,   a_inc,
+                              a_abort,  a_txn,
+                              a_rate,   a_seed,
+                              journal,  a_sess,
+                              a_tto,    a_rto,
+                              a_outp,   o->transactional ? "1" : "0"};
+        for (size_t i = 0; i < sizeof rest / sizeof rest[0]; i++)
+            args[k++] = rest[i];
+        args[k] = NULL;
+        execv(r->exe, args);
         _exit(127);
     }
     r->slots[s].pid = pid > 0 ? pid : 0;

@@ -121,6 +121,7 @@ struct broker {
 
 struct run {
     struct verify_opts *o;
+    const struct tally_ctx *ctx; /* the client security settings of every client */
     const char *bootstrap;
     char exe[PATH_MAX], dir[PATH_MAX], in[128], out[128], group[128];
     struct slot slots[MAX_COPIERS];
@@ -138,8 +139,9 @@ struct run {
      * complete line, and the transactions those lines say were decided. */
     long journal_off;
     int64_t txns_committed, txns_aborted;
-    rd_kafka_t *meta;        /* Metadata for broker targets and settling; NULL: none */
-    int64_t unsettled_since; /* first look at a cluster not settled yet (0: settled) */
+    rd_kafka_t *meta;             /* Metadata for broker targets and settling; NULL: none */
+    char security[PATH_MAX + 32]; /* the copiers' --command-config ("": none set) */
+    int64_t unsettled_since;      /* first look at a cluster not settled yet (0: settled) */
 };
 
 /* Seconds since the copy phase started. */

@@ -32,7 +32,7 @@ static rd_kafka_t *new_consumer(const struct run *r, const char *group, const ch
 {
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
     if (!verify_conf_set(conf, "bootstrap.servers", r->bootstrap) ||
-        !verify_conf_set(conf, "group.id", group) ||
+        !tally_security_conf(conf, r->ctx) || !verify_conf_set(conf, "group.id", group) ||
         !verify_conf_set(conf, "isolation.level", isolation) ||
         !verify_conf_set(conf, "enable.auto.commit", "false") ||
         !verify_conf_set(conf, "enable.partition.eof", "true") ||
@@ -212,6 +212,7 @@ bool verify_seed_input(struct run *r, struct vc_history *h, struct seed_state *s
 {
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
     if (!verify_conf_set(conf, "bootstrap.servers", r->bootstrap) ||
+        !tally_security_conf(conf, r->ctx) ||
         !verify_conf_set(conf, "enable.idempotence", "true") ||
         !verify_conf_set(conf, "linger.ms", "5") ||
         !verify_conf_set(conf, "message.timeout.ms", "120000")) {

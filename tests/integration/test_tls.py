@@ -73,6 +73,16 @@ def pki(tmp_path_factory):
     make_cert(d, "other-ca", "/O=Elsewhere/CN=Other CA")
     make_cert(d, "mallory", "/O=Tally Test/OU=eng/CN=mallory", ca="other-ca")
     make_expired(d, "old", "/O=Tally Test/OU=eng/CN=old", ca="ca")
+    # The ELSEWHERE listener's certificate: the right CA, another host's name.
+    with open(os.path.join(d, "elsewhere.ext"), "w") as f:
+        f.write("subjectAltName=DNS:elsewhere.example\n")
+    make_cert(d, "elsewhere", "/O=Tally Test/CN=elsewhere.example", ca="ca", ext="elsewhere.ext")
+    with open(os.path.join(d, "elsewhere-ks.pem"), "w") as f:
+        f.write(open(os.path.join(d, "elsewhere.key")).read() +
+                open(os.path.join(d, "elsewhere.pem")).read())
+    # alice's key encrypted, for ssl.key.password.
+    openssl("pkey", "-in", "alice.key", "-aes256", "-passout", "pass:" + KS_PASS, "-out",
+            "alice-enc.key", cwd=d)
     with open(os.path.join(d, "server-ks.pem"), "w") as f:
         f.write(open(os.path.join(d, "server.key")).read() +
                 open(os.path.join(d, "server.pem")).read())
@@ -122,6 +132,18 @@ def tls_settings(b, pki):
 def tb(tmp_path_factory, pki):
     b = harness.TallyBroker(tmp_path_factory.mktemp("tls"))
     b.settings.update(tls_settings(b, pki))
+    # For the tally CLI's cases: ELSEWHERE serves a certificate for another host name, and the
+    # StandardAuthorizer is on (so that `tally acls` has ACLs to list) with everyone allowed
+    # where no ACL is found, which keeps every other case as it was (their resources have none).
+    b.ports["ELSEWHERE"] = harness.free_port()
+    b.settings["listeners"] = b.settings["listeners"].replace(
+        ",CONTROLLER://", ",ELSEWHERE://127.0.0.1:%d,CONTROLLER://" % b.ports["ELSEWHERE"])
+    b.settings["listener.security.protocol.map"] += ",ELSEWHERE:SSL"
+    b.settings.update({
+        "listener.name.elsewhere.ssl.keystore.location": p(pki, "elsewhere-ks.pem"),
+        "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+        "allow.everyone.if.no.acl.found": "true",
+    })
     b.pki = pki
     b.start()
     harness.create_topics(b, [("tls-t", 2, None)])
@@ -457,6 +479,119 @@ def test_handshake_that_never_completes_is_closed(tb):
     assert log_has(tb, "its TLS handshake is not done after")
 
 
+# ---- the tally CLI's own wire client over TLS -------------------------------------------------
+# (after the refusals above: the broker rate-limits its handshake-failure lines, and those cases
+# look for the first one on MTLS)
+
+def tally_tls(b, listener, *args, cert=None, ca="ca.pem", extra=(), stdin=None):
+    """`tally -b <listener> <args>` with the client security settings as -X after the command:
+    SSL (SASL_SSL on that listener), ssl.ca.location=ca, a client certificate if named."""
+    proto = "SASL_SSL" if listener == "SASL_SSL" else "SSL"
+    sec = ["-X", "security.protocol=" + proto, "-X", "ssl.ca.location=" + p(b.pki, ca)]
+    if cert:
+        sec += ["-X", "ssl.certificate.location=" + p(b.pki, cert + ".pem"),
+                "-X", "ssl.key.location=" + p(b.pki, cert + ".key")]
+    for kv in extra:
+        sec += ["-X", kv]
+    return subprocess.run([harness.TALLY, "-b", "127.0.0.1:%d" % b.ports[listener]] +
+                          list(args) + sec, input=stdin, capture_output=True, text=True,
+                          timeout=60)
+
+
+def test_tally_acls_users_quotas_over_mutual_tls_and_sasl_ssl(tb, tmp_path):
+    """The wire-client commands (acls, users scram, quotas) over SSL with a client certificate
+    (the MTLS listener requires one: being answered proves it was sent and verified), over
+    SASL_SSL with PLAIN (from a properties file) and SCRAM-SHA-256 (a user the CLI made over
+    mTLS), and the librdkafka commands with the same settings before the command."""
+    r = tally_tls(tb, "MTLS", "acls", "add", "--allow-principal", "User:carol", "--operation",
+                  "Read", "--topic", "wiretls-acl", cert="alice")
+    assert r.returncode == 0 and "Adding ACL for resource" in r.stdout, r
+    r = tally_tls(tb, "MTLS", "users", "scram", "set", "wiretls-sam", "--mechanism",
+                  "SCRAM-SHA-256", "--password-stdin", cert="alice", stdin="sam-pw\n")
+    assert r.returncode == 0, r
+    # An encrypted client key, with ssl.key.password.
+    r = tally_tls(tb, "MTLS", "quotas", "set", "--user", "wiretls-q", "--add-config",
+                  "producer_byte_rate=1048576", cert="alice",
+                  extra=["ssl.key.location=" + p(tb.pki, "alice-enc.key"),
+                         "ssl.key.password=" + KS_PASS])
+    assert r.returncode == 0, r
+
+    acl_line = "(principal=User:carol, host=*, operation=READ, permissionType=ALLOW)"
+    user_line = ("SCRAM credential configs for user-principal 'wiretls-sam' are "
+                 "SCRAM-SHA-256=iterations=4096\n")
+    quota_line = "Quota configs for user-principal 'wiretls-q' are producer_byte_rate=1048576.0\n"
+    plain = tmp_path / "alice.properties"
+    plain.write_text("security.protocol=SASL_SSL\nssl.ca.location=%s\nsasl.mechanism=PLAIN\n"
+                     "sasl.username=alice\nsasl.password=alice-secret\n" % p(tb.pki, "ca.pem"))
+    scram = ["sasl.mechanism=SCRAM-SHA-256", "sasl.username=wiretls-sam", "sasl.password=sam-pw"]
+    for how in ("mtls", "plain", "scram"):
+        def run(*args):
+            if how == "mtls":
+                return tally_tls(tb, "MTLS", *args, cert="alice")
+            if how == "scram":
+                return tally_tls(tb, "SASL_SSL", *args, extra=scram)
+            return subprocess.run([harness.TALLY, "-b", "127.0.0.1:%d" % tb.ports["SASL_SSL"]] +
+                                  list(args) + ["--command-config", str(plain)],
+                                  capture_output=True, text=True, timeout=60)
+        r = run("acls", "list", "--topic", "wiretls-acl")
+        assert r.returncode == 0 and acl_line in r.stdout, (how, r)
+        r = run("users", "scram", "describe", "wiretls-sam")
+        assert (r.returncode, r.stdout) == (0, user_line), (how, r)
+        r = run("quotas", "describe", "--user", "wiretls-q")
+        assert (r.returncode, r.stdout) == (0, quota_line), (how, r)
+
+    # Before the command the settings are every command's: librdkafka's (topics list) and the
+    # wire client's alike.
+    sec = ["-X", "security.protocol=SASL_SSL", "-X", "ssl.ca.location=" + p(tb.pki, "ca.pem")]
+    sec += [a for kv in scram for a in ("-X", kv)]
+    for cmd, want in ((["topics", "list"], "tls-t\n"),
+                      (["users", "scram", "describe", "wiretls-sam"], user_line)):
+        r = subprocess.run([harness.TALLY, "-b", "127.0.0.1:%d" % tb.ports["SASL_SSL"]] + sec +
+                           cmd, capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0 and want in r.stdout, (cmd, r)
+
+
+def test_tally_tls_refusals(tb):
+    """The broker's certificate from a CA not trusted, a host name it does not name (with
+    https identification, the default) and no client certificate where one is required are
+    refused with one line and exit status 1; verification or the host check switched off
+    lets the same connection through; a bad setting is a usage error (2)."""
+    args = ("users", "scram", "describe", "nobody")
+    r = tally_tls(tb, "SSL", *args, ca="other-ca.pem")
+    assert r.returncode == 1, r
+    assert "TLS handshake failed: the broker's certificate is not accepted: unable to get " \
+           "local issuer certificate" in r.stderr, r.stderr
+    assert len(r.stderr.splitlines()) == 1, r.stderr
+    r = tally_tls(tb, "SSL", *args, ca="other-ca.pem",
+                  extra=["enable.ssl.certificate.verification=false"])
+    assert r.returncode == 0, r
+    # librdkafka's commands refuse the untrusted certificate too.
+    r = subprocess.run([harness.TALLY, "-b", "127.0.0.1:%d" % tb.ports["SSL"], "-X",
+                        "security.protocol=SSL", "-X", "ssl.ca.location=" +
+                        p(tb.pki, "other-ca.pem"), "--timeout", "1000", "topics", "list"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1, r
+
+    r = tally_tls(tb, "ELSEWHERE", *args)
+    assert r.returncode == 1, r
+    assert "not accepted: IP address mismatch (ssl.endpoint.identification.algorithm=https)" \
+        in r.stderr, r.stderr
+    r = tally_tls(tb, "ELSEWHERE", *args, extra=["ssl.endpoint.identification.algorithm=none"])
+    assert r.returncode == 0, r
+    r = tally_tls(tb, "SSL", *args, extra=["ssl.endpoint.identification.algorithm=https"])
+    assert r.returncode == 0, r
+
+    r = tally_tls(tb, "MTLS", *args)  # no client certificate
+    assert r.returncode == 1 and "TLS" in r.stderr, r
+    r = subprocess.run([harness.TALLY, "-b", tb.bootstrap, *args, "-X", "security.protocol=SSL"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1 and "TLS handshake failed" in r.stderr, r
+    for bad in ("security.protocol=TLS", "ssl.endpoint.identification.algorithm=dns",
+                "enable.ssl.certificate.verification=maybe", "ssl.keystore.location=x"):
+        r = tally_tls(tb, "SSL", *args, extra=[bad])
+        assert r.returncode == 2 and bad.split("=")[0] in r.stderr, (bad, r)
+
+
 # ---- start-up refusals ----------------------------------------------------------------------
 
 @pytest.mark.parametrize("settings,message", [
@@ -486,3 +621,4 @@ def test_bad_tls_settings_refuse_to_start(broker_factory, pki, settings, message
     with pytest.raises(RuntimeError):
         b.start()
     assert message in b.stderr_all()
+
