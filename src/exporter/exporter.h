@@ -172,8 +172,19 @@ typedef void (*exporter_console_fn)(void *arg, struct console_call *c);
 /* Binds host:port (numeric IPv4 or IPv6) and starts the HTTP thread; scrapes call `render`
  * and /api/ requests `console` (NULL: no console, / and /api/ are 404) on `loop`, both with
  * `arg`. 0 and *out, or 1 after logging why. */
+/* The listener's HTTPS and the console's authentication (docs/console.md, Security). */
+struct exporter_http_security {
+    /* metrics.ssl.keystore.location's contents: a PEM key and certificate chain (NULL: plain
+     * HTTP). Copied. */
+    const char *keystore_pem;
+    /* console.authentication=scram: HTTP Basic checked against the metadata image's SCRAM
+     * credentials (the credential looked up on the loop, the PBKDF2 on the HTTP thread). */
+    bool scram;
+    int64_t failed_delay_ms; /* connection.failed.authentication.delay.ms */
+};
 int exporter_http_start(uv_loop_t *loop, const char *host, int port, exporter_render_fn render,
-                        exporter_console_fn console, void *arg, struct exporter_http **out);
+                        exporter_console_fn console, void *arg,
+                        const struct exporter_http_security *sec, struct exporter_http **out);
 int exporter_http_port(const struct exporter_http *h);
 /* Stops the thread (waiting scrapes get 503), closes the async handle; frees itself once
  * closed. */
