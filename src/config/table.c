@@ -21,7 +21,7 @@
 static const char *const cleanup_policies[] = {"delete", "compact", NULL};
 static const char *const timestamp_types[] = {"CreateTime", "LogAppendTime", NULL};
 static const char *const booleans[] = {"true", "false", NULL};
-static const char *const console_auths[] = {"none", "scram", NULL};
+static const char *const console_auths[] = {"none", "scram", "plain", NULL};
 static const char *const compression_types[] = {"producer", "uncompressed", "gzip", "snappy",
                                                 "lz4",      "zstd",         NULL};
 static const char *const ssl_client_auths[] = {"required", "requested", "none", NULL};
@@ -845,8 +845,9 @@ static const struct config_def defs[] = {
     /* Tally's own (issue 19): the console's security (docs/console.md, Security). */
     {NULL, "console.authentication", CT_STRING, "none", 0, 0, console_auths, false,
      "How the console and /metrics on metrics.listener authenticate: none (everyone is "
-     "User:ANONYMOUS) or scram (HTTP Basic, checked against the SCRAM users of the metadata "
-     "image). ACLs apply to the principal when authorizer.class.name is set.",
+     "User:ANONYMOUS), scram (HTTP Basic, checked against the SCRAM users of the metadata "
+     "image) or plain (HTTP Basic, checked against the PLAIN JAAS users of the SASL "
+     "listeners). ACLs apply to the principal when authorizer.class.name is set.",
      0, "src/exporter/exporter.c"},
     {NULL, "console.insecure.ok", CT_BOOLEAN, "false", 0, 0, booleans, false,
      "Whether metrics.listener may be a non-loopback address without HTTPS "

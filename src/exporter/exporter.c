@@ -1143,8 +1143,9 @@ int exporter_start(const struct exporter_options *o, struct exporter **out)
     }
     const char *auth = props_get(o->config, "console.authentication");
     bool scram = auth != NULL && strcmp(auth, "scram") == 0;
-    if (auth != NULL && auth[0] != '\0' && !scram && strcmp(auth, "none") != 0) {
-        slog_error("exporter", "console.authentication=%s: none or scram", auth);
+    bool plain = auth != NULL && strcmp(auth, "plain") == 0;
+    if (auth != NULL && auth[0] != '\0' && !scram && !plain && strcmp(auth, "none") != 0) {
+        slog_error("exporter", "console.authentication=%s: none, scram or plain", auth);
         return 1;
     }
     char *pem = NULL;
@@ -1152,11 +1153,12 @@ int exporter_start(const struct exporter_options *o, struct exporter **out)
         return 1;
     /* A console on a public address shows every topic's records to whoever asks: it must
      * check who asks, over TLS, unless the operator says otherwise. */
-    if (!host_is_loopback(host) && !(pem && scram) &&
+    if (!host_is_loopback(host) && !(pem && (scram || plain)) &&
         !props_get_bool(o->config, "console.insecure.ok", false, NULL)) {
         slog_error("exporter",
                    "metrics.listener %s is not a loopback address: the console needs HTTPS "
-                   "(metrics.ssl.keystore.location) and console.authentication=scram there, or "
+                   "(metrics.ssl.keystore.location) and console.authentication=scram or plain "
+                   "there, or "
                    "console.insecure.ok=true",
                    listener);
         free(pem);
@@ -1193,6 +1195,9 @@ int exporter_start(const struct exporter_options *o, struct exporter **out)
     struct exporter_http_security sec = {
         .keystore_pem = pem,
         .scram = scram,
+        .plain = plain,
+        .plain_users = o->plain_users,
+        .n_plain = o->n_plain_users,
         .failed_delay_ms =
             props_get_int(o->config, "connection.failed.authentication.delay.ms", 100, NULL),
     };
@@ -1219,7 +1224,10 @@ int exporter_start(const struct exporter_options *o, struct exporter **out)
               strchr(host, ':') ? "metrics on %s://[%s]:%d/metrics, console at /%s%s%s"
                                 : "metrics on %s://%s:%d/metrics, console at /%s%s%s",
               sec.keystore_pem ? "https" : "http", host, exporter_http_port(e->http),
-              e->write_enable ? " (writes enabled)" : "", scram ? " (SCRAM users log in)" : "",
+              e->write_enable ? " (writes enabled)" : "",
+              scram   ? " (SCRAM users log in)"
+              : plain ? " (PLAIN users log in)"
+                      : "",
               e->authz ? " (ACLs enforced)" : "");
     *out = e;
     return 0;

@@ -29,6 +29,7 @@ struct metrics;
 struct net_request;
 struct props;
 struct replica_mgr;
+struct sasl_user;
 
 struct exporter;
 
@@ -46,6 +47,10 @@ struct exporter_options {
     /* The console's "create topic" (NULL: refused as unavailable). */
     exporter_create_topic_fn create_topic;
     void *create_topic_arg;
+    /* console.authentication=plain: the PLAIN users (JAAS user_<name>) of the SASL listeners,
+     * borrowed for exporter_start, which copies them. */
+    const struct sasl_user *const *plain_users;
+    size_t n_plain_users;
 };
 
 /* Whether `config` asks for the endpoint (metrics.listener set and not empty). */
@@ -180,6 +185,11 @@ struct exporter_http_security {
     /* console.authentication=scram: HTTP Basic checked against the metadata image's SCRAM
      * credentials (the credential looked up on the loop, the PBKDF2 on the HTTP thread). */
     bool scram;
+    /* console.authentication=plain: HTTP Basic checked against these PLAIN users (copied);
+     * n_plain 0 with plain set: nobody logs in. */
+    bool plain;
+    const struct sasl_user *const *plain_users;
+    size_t n_plain;
     int64_t failed_delay_ms; /* connection.failed.authentication.delay.ms */
 };
 int exporter_http_start(uv_loop_t *loop, const char *host, int port, exporter_render_fn render,

@@ -91,7 +91,14 @@ struct exporter_http {
      * that succeeded lately, each as SHA-256(key, user, NUL, password) under a random key
      * of this process (never the password itself), with when it expires. */
     char *keystore_pem;
-    bool scram;
+    bool scram, plain;
+    /* console.authentication=plain's users: names and HMAC(cache_key, password) each (the
+     * passwords themselves are not kept here). */
+    size_t n_plain;
+    struct http_plain_user {
+        char *name;
+        uint8_t digest[SHA256_DIGEST_LENGTH];
+    } * plain_users;
     int64_t failed_delay_ms;
     uint8_t cache_key[32];
     struct {
@@ -397,6 +404,20 @@ static bool scram_check(struct exporter_http *h, const char *user, const char *p
     return ok;
 }
 
+/* Whether `pass` is PLAIN user `user`'s JAAS password: the HMACs under cache_key compared in
+ * constant time (equal lengths whatever the passwords' are). */
+static bool plain_check(struct exporter_http *h, const char *user, const char *pass)
+{
+    uint8_t d[SHA256_DIGEST_LENGTH];
+    bool ok = false;
+    login_digest(h, "", pass, d);
+    for (size_t i = 0; i < h->n_plain; i++)
+        if (strcmp(h->plain_users[i].name, user) == 0 &&
+            CRYPTO_memcmp(h->plain_users[i].digest, d, sizeof d) == 0)
+            ok = true;
+    return ok;
+}
+
 /* On the HTTP thread: who sent the request. Without console.authentication everyone is
  * User:ANONYMOUS (as on a PLAINTEXT Kafka listener); with it, HTTP Basic credentials checked
  * against the SCRAM users, remembered HTTP_AUTH_CACHE_S after a success. False: not
@@ -415,7 +436,7 @@ static bool authenticate(struct exporter_http *h, struct MHD_Connection *conn, s
             inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, who->host,
                       sizeof who->host);
     }
-    if (!h->scram) {
+    if (!h->scram && !h->plain) {
         snprintf(who->principal, sizeof who->principal, "User:ANONYMOUS");
         return true;
     }
@@ -433,7 +454,7 @@ static bool authenticate(struct exporter_http *h, struct MHD_Connection *conn, s
         login_digest(h, user, pass, d);
         for (unsigned i = 0; i < HTTP_AUTH_CACHE && !ok; i++)
             ok = h->cache[i].expires > now && CRYPTO_memcmp(h->cache[i].digest, d, sizeof d) == 0;
-        if (!ok && scram_check(h, user, pass)) {
+        if (!ok && (h->plain ? plain_check(h, user, pass) : scram_check(h, user, pass))) {
             ok = true;
             unsigned i = h->cache_next++ % HTTP_AUTH_CACHE;
             memcpy(h->cache[i].digest, d, sizeof d);
@@ -667,6 +688,9 @@ static void http_free(struct exporter_http *h)
     pthread_mutex_destroy(&h->mu);
     pthread_cond_destroy(&h->cv);
     free(h->keystore_pem);
+    for (size_t i = 0; i < h->n_plain; i++)
+        free(h->plain_users[i].name);
+    free(h->plain_users);
     free(h->text[0]);
     free(h->text[1]);
     exporter_snapshot_release(h->tail[0]);
@@ -740,6 +764,20 @@ int exporter_http_start(uv_loop_t *loop, const char *host, int port, exporter_re
         slog_error("exporter", "no random bytes for the login cache");
         return 1;
     }
+    h->plain = sec && sec->plain;
+    if (h->plain && sec->n_plain > 0 &&
+        (h->plain_users = calloc(sec->n_plain, sizeof *h->plain_users)) == NULL)
+        goto oom;
+    for (size_t i = 0; h->plain && i < sec->n_plain; i++) {
+        const struct sasl_user *u = sec->plain_users[i];
+        if ((h->plain_users[i].name = strdup(u->name)) == NULL)
+            goto oom;
+        h->n_plain = i + 1;
+        /* A password longer than SASL_MAX_NAME cannot log in (as over SASL): an empty digest
+         * matches nothing login_digest makes. */
+        if (strlen(u->password) <= SASL_MAX_NAME)
+            login_digest(h, "", u->password, h->plain_users[i].digest);
+    }
     pthread_mutex_init(&h->mu, NULL);
     pthread_cond_init(&h->cv, NULL);
     if (uv_async_init(loop, &h->async, on_async) != 0) {
@@ -766,6 +804,14 @@ int exporter_http_start(uv_loop_t *loop, const char *host, int port, exporter_re
     h->port = info ? info->port : port;
     *out = h;
     return 0;
+oom:
+    for (size_t i = 0; i < h->n_plain; i++)
+        free(h->plain_users[i].name);
+    free(h->plain_users);
+    free(h->keystore_pem);
+    free(h);
+    slog_error("exporter", "out of memory");
+    return 1;
 }
 
 int exporter_http_port(const struct exporter_http *h)

@@ -505,6 +505,37 @@ def test_console_write_needs_create(secure):
     assert "con-bob-x" in md and "con-elsewhere" not in md
 
 
+def test_console_login_of_plain_jaas_users(tmp_path):
+    """console.authentication=plain: the PLAIN users of a SASL listener's JAAS config log in
+    (plain HTTP: the listener is on loopback)."""
+    sasl_port = harness.free_port()
+    b = harness.TallyBroker(tmp_path)
+    b.console_port = harness.free_port()
+    b.settings.update({
+        "listeners": "PLAINTEXT://127.0.0.1:%d,SASL_PLAINTEXT://127.0.0.1:%d,"
+                     "CONTROLLER://127.0.0.1:%d" % (b.port, sasl_port, b.controller_port),
+        "listener.name.sasl_plaintext.sasl.enabled.mechanisms": "PLAIN",
+        "listener.name.sasl_plaintext.plain.sasl.jaas.config":
+            'org.apache.kafka.common.security.plain.PlainLoginModule required '
+            'user_carol="carol-secret" user_dave="dave-secret";',
+        "metrics.listener": "127.0.0.1:%d" % b.console_port,
+        "console.authentication": "plain",
+        "connection.failed.authentication.delay.ms": "0",
+    })
+    b.start()
+    try:
+        def get(user, password):
+            auth = base64.b64encode(("%s:%s" % (user, password)).encode()).decode()
+            return http_get(b.console_port, "/api/topics", headers={"Authorization":
+                                                                    "Basic " + auth})[0]
+        assert http_get(b.console_port, "/api/topics")[0] == 401
+        assert get("carol", "carol-secret") == 200 and get("dave", "dave-secret") == 200
+        assert get("carol", "dave-secret") == 401 and get("carol", "carol-secre") == 401
+        assert get("eve", "carol-secret") == 401
+    finally:
+        b.stop(check=True)
+
+
 def test_public_console_without_https_refused(tmp_path):
     b = harness.TallyBroker(tmp_path)
     b.settings["metrics.listener"] = "0.0.0.0:%d" % harness.free_port()
