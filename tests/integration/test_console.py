@@ -505,6 +505,19 @@ def test_console_write_needs_create(secure):
     assert "con-bob-x" in md and "con-elsewhere" not in md
 
 
+def test_console_abort_and_reset_need_their_acls(secure):
+    """The abort asks WriteTxnMarkers' rule (CLUSTER_ACTION or ALTER on the cluster), the reset
+    OffsetCommit's (READ on the group) before anything else is looked at."""
+    st, _, raw = https(secure, "/api/transactions/abort", "bob", "bob-pw", "POST",
+                       {"topic": SECRET, "partition": 0, "producer_id": 1})
+    assert st == 403 and json.loads(raw)["error_code"] == "CLUSTER_AUTHORIZATION_FAILED", raw
+    st, _, raw = https(secure, "/api/groups/con-g/reset-offsets", "bob", "bob-pw", "POST",
+                       {"to": "earliest"})
+    assert st == 403 and json.loads(raw)["error_code"] == "GROUP_AUTHORIZATION_FAILED", raw
+    st, _, raw = https(secure, "/api/groups/con-g", "bob", "bob-pw")
+    assert st == 403 and json.loads(raw)["error_code"] == "GROUP_AUTHORIZATION_FAILED", raw
+
+
 def test_console_login_of_plain_jaas_users(tmp_path):
     """console.authentication=plain: the PLAIN users of a SASL listener's JAAS config log in
     (plain HTTP: the listener is on loopback)."""
