@@ -774,7 +774,19 @@ int main(int argc, char **argv)
             t.fetch_client = NULL;
     } else
         t.client = NULL;
-    if (crc != 0) {
+    /* console.authentication=plain: the PLAIN users of every SASL listener (the exporter
+     * copies them). */
+    size_t n_plain = 0;
+    for (size_t i = 0; i < t.cfg.n_listeners; i++)
+        if (sasl_config_enabled(&t.cfg.listeners[i].sasl, SASL_MECH_PLAIN))
+            n_plain += t.cfg.listeners[i].sasl.n_users;
+    const struct sasl_user **plain = calloc(n_plain + 1, sizeof *plain);
+    n_plain = 0;
+    for (size_t i = 0; plain && i < t.cfg.n_listeners; i++)
+        if (sasl_config_enabled(&t.cfg.listeners[i].sasl, SASL_MECH_PLAIN))
+            for (size_t k = 0; k < t.cfg.listeners[i].sasl.n_users; k++)
+                plain[n_plain++] = &t.cfg.listeners[i].sasl.users[k];
+    if (crc != 0 || plain == NULL) {
         slog_error("main", "out of memory");
         shutdown_tallyd(&t, 1);
     } else if (meta_start(t.loop, &mo, &t.meta) != 0) {
@@ -786,7 +798,9 @@ int main(int argc, char **argv)
                                                          .meta = t.meta,
                                                          .node_id = t.cfg.node_id,
                                                          .create_topic = ensure_internal_topic,
-                                                         .create_topic_arg = &t},
+                                                         .create_topic_arg = &t,
+                                                         .plain_users = plain,
+                                                         .n_plain_users = n_plain},
                               &t.exporter) != 0) {
         t.exporter = NULL;
         shutdown_tallyd(&t, 1);
@@ -835,6 +849,7 @@ int main(int argc, char **argv)
             shutdown_tallyd(&t, 1);
         }
     }
+    free(plain); /* the exporter copied what it needs */
 
     uv_run(t.loop, UV_RUN_DEFAULT);
     /* The quorum and the clients have stopped: nothing can call into these any more. */

@@ -145,29 +145,35 @@ static const char *type_name(int8_t type)
     }
 }
 
-static bool decide(struct net_request *req, int8_t op, int8_t type, const char *name, bool log)
+bool authz_check(struct authz *z, const char *principal, const char *host, int8_t op, int8_t type,
+                 const char *name, const char *api, bool log)
 {
-    struct authz *z = req->session->authz;
-    char host[64];
-    bool ok;
-
-    if (z == NULL)
+    if (z == NULL || is_super(z, principal))
         return true;
-    if (is_super(z, req->session->principal))
-        return true;
-    authz_peer_host(req->peer, host, sizeof host);
-    struct meta_acl_check c = {req->session->principal, host, op, type, name};
-    ok = meta_acls_authorize(meta_acls(z->meta), &c, z->allow_if_no_acl);
+    struct meta_acl_check c = {principal, host, op, type, name};
+    bool ok = meta_acls_authorize(meta_acls(z->meta), &c, z->allow_if_no_acl);
     if (!ok && log) {
         char esc[128];
         slog_info_limited(&z->denied_log, AUTHZ_LOG_INTERVAL_MS, "authorizer",
                           "Principal = %s is Denied operation = %s from host = %s on resource = "
                           "%s:LITERAL:%s for request = %s",
-                          req->session->principal, op_name(op), host, type_name(type),
+                          principal, op_name(op), host, type_name(type),
                           slog_escape(name ? name : "", name ? strlen(name) : 0, esc, sizeof esc),
-                          req->api->name);
+                          api);
     }
     return ok;
+}
+
+static bool decide(struct net_request *req, int8_t op, int8_t type, const char *name, bool log)
+{
+    struct authz *z = req->session->authz;
+    char host[64];
+
+    if (z == NULL)
+        return true;
+    authz_peer_host(req->peer, host, sizeof host);
+    return authz_check(z, req->session->principal, host, op, type, name,
+                       req->api ? req->api->name : "", log);
 }
 
 bool authz_allowed(struct net_request *req, int8_t op, int8_t type, const char *name)

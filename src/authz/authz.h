@@ -47,6 +47,11 @@ bool authz_allowed_quiet(struct net_request *req, int8_t op, int8_t type, const 
 /* Whether the request's principal may do `op` on some resource of `type` (Kafka's
  * authorizeByResourceType; meta_acls_authorize_any). Not logged. */
 bool authz_allowed_any(struct net_request *req, int8_t op, int8_t type);
+/* The same decision for a principal that is not a Kafka connection's (the web console's
+ * HTTP user, src/exporter): `principal` ("User:alice") from `host` (an address, no port),
+ * logged as authz_allowed does (with `api` as the request) when `log` and denied. */
+bool authz_check(struct authz *z, const char *principal, const char *host, int8_t op, int8_t type,
+                 const char *name, const char *api, bool log);
 /* Whether an authorizer is on for this request. */
 bool authz_on(const struct net_request *req);
 /* The *AuthorizedOperations bit field of (type, name) for this request's principal: with no

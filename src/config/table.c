@@ -21,6 +21,7 @@
 static const char *const cleanup_policies[] = {"delete", "compact", NULL};
 static const char *const timestamp_types[] = {"CreateTime", "LogAppendTime", NULL};
 static const char *const booleans[] = {"true", "false", NULL};
+static const char *const console_auths[] = {"none", "scram", "plain", NULL};
 static const char *const compression_types[] = {"producer", "uncompressed", "gzip", "snappy",
                                                 "lz4",      "zstd",         NULL};
 static const char *const ssl_client_auths[] = {"required", "requested", "none", NULL};
@@ -840,6 +841,26 @@ static const struct config_def defs[] = {
      "Whether the web console at metrics.listener's / may change the cluster: create topics, "
      "reset an empty group's offsets, abort a hanging transaction (each behind a confirmation). "
      "Off (the default), every such POST is refused with 403.",
+     0, "src/exporter/exporter.c"},
+    /* Tally's own (issue 19): the console's security (docs/console.md, Security). */
+    {NULL, "console.authentication", CT_STRING, "none", 0, 0, console_auths, false,
+     "How the console and /metrics on metrics.listener authenticate: none (everyone is "
+     "User:ANONYMOUS), scram (HTTP Basic, checked against the SCRAM users of the metadata "
+     "image) or plain (HTTP Basic, checked against the PLAIN JAAS users of the SASL "
+     "listeners). ACLs apply to the principal when authorizer.class.name is set.",
+     0, "src/exporter/exporter.c"},
+    {NULL, "console.insecure.ok", CT_BOOLEAN, "false", 0, 0, booleans, false,
+     "Whether metrics.listener may be a non-loopback address without HTTPS "
+     "(metrics.ssl.keystore.location) and console.authentication=scram; off (the default), "
+     "such a broker refuses to start.",
+     0, "src/exporter/exporter.c"},
+    {NULL, "metrics.ssl.keystore.location", CT_STRING, "", 0, 0, NULL, false,
+     "A PEM file with the key and certificate chain of metrics.listener: set, the listener "
+     "speaks HTTPS only (GnuTLS through libmicrohttpd).",
+     0, "src/exporter/exporter.c"},
+    {NULL, "metrics.ssl.keystore.type", CT_STRING, "PEM", 0, 0, NULL, false,
+     "The type of metrics.ssl.keystore.location: PEM only (PKCS12 is not supported on this "
+     "listener).",
      0, "src/exporter/exporter.c"},
     {NULL, "metrics.num.samples", CT_INT, "2", 1, I32MAX, NULL, false,
      "How many samples a metric keeps. Accepted, no effect in Tally: it has no metrics "

@@ -19,6 +19,7 @@
 #include "base/arena.h"
 #include "base/err.h"
 #include "base/props.h"
+#include "authz/authz.h"
 #include "base/slog.h"
 #include "console_int.h"
 #include "exporter.h"
@@ -69,6 +70,26 @@ static void answer_error(struct console_call *c, unsigned status, const char *fm
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "error", msg);
     answer(c, status, o);
+}
+
+/* Whether the call's principal may do `op` on (type, name), as a Kafka client doing `api`
+ * would be asked (docs/console.md's table); a denial is logged as the authorizer's unless
+ * quiet (what Kafka filters silently: topics left out of Metadata, groups of ListGroups). */
+static bool allowed(struct exporter *e, const struct console_call *c, int8_t op, int8_t type,
+                    const char *name, const char *api, bool quiet)
+{
+    return authz_check(exporter_authz(e), c->principal, c->host, op, type, name, api, !quiet);
+}
+
+/* 403 with the Kafka error a client would get (error_code, by name). */
+static void answer_denied(struct console_call *c, int err, const char *what, const char *name)
+{
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s is not authorized to %s %s", c->principal, what, name);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "error", msg);
+    cJSON_AddStringToObject(o, "error_code", err_name(err));
+    answer(c, 403, o);
 }
 
 const char *console_arg(const struct console_call *c, const char *key)
@@ -129,6 +150,13 @@ static void api_overview(struct exporter *e, struct console_call *c)
     cJSON *o = cJSON_CreateObject();
     struct count_walk w = {0};
 
+    /* DescribeCluster's rule: DESCRIBE on the cluster. */
+    if (!allowed(e, c, PROTO_ACL_OP_DESCRIBE, PROTO_RESOURCE_CLUSTER, AUTHZ_CLUSTER,
+                 "DescribeCluster", false)) {
+        cJSON_Delete(o);
+        answer_denied(c, ERR_CLUSTER_AUTHORIZATION_FAILED, "describe the cluster", AUTHZ_CLUSTER);
+        return;
+    }
     add_int(o, "node_id", exporter_node_id(e));
     cJSON_AddStringToObject(o, "cluster_id", meta_cluster_id(m) ? meta_cluster_id(m) : "");
     add_int(o, "controller_id", meta_controller_id(m));
@@ -208,6 +236,9 @@ static void api_topics(struct exporter *e, struct console_call *c)
 
     for (size_t i = 0; i < n; i++) {
         const struct meta_topic *t = topics[i];
+        /* Metadata's rule: a topic without DESCRIBE is left out, silently. */
+        if (!allowed(e, c, PROTO_ACL_OP_DESCRIBE, PROTO_RESOURCE_TOPIC, t->name, "Metadata", true))
+            continue;
         cJSON *x = cJSON_CreateObject();
         int64_t size = 0, records = 0;
         for (int32_t k = 0; rm && k < t->n_partitions; k++) {
@@ -234,6 +265,12 @@ static void api_topic(struct exporter *e, struct console_call *c, const char *na
     struct replica_mgr *rm = exporter_replicas(e);
     const struct props *config = exporter_config(e);
 
+    /* Metadata of a named topic: TOPIC_AUTHORIZATION_FAILED without DESCRIBE, whether it
+     * exists or not (Kafka does not say which). */
+    if (!allowed(e, c, PROTO_ACL_OP_DESCRIBE, PROTO_RESOURCE_TOPIC, name, "Metadata", false)) {
+        answer_denied(c, ERR_TOPIC_AUTHORIZATION_FAILED, "describe topic", name);
+        return;
+    }
     if (t == NULL) {
         answer_error(c, 404, "no topic \"%s\"", name);
         return;
@@ -430,6 +467,11 @@ static void api_records(struct exporter *e, struct console_call *c)
                      NULL);
         return;
     }
+    /* Fetch's rule: READ on the topic. */
+    if (!allowed(e, c, PROTO_ACL_OP_READ, PROTO_RESOURCE_TOPIC, topic, "Fetch", false)) {
+        answer_denied(c, ERR_TOPIC_AUTHORIZATION_FAILED, "read topic", topic);
+        return;
+    }
     bool committed = iso != NULL && strcmp(iso, "read_committed") == 0;
     if (iso != NULL && !committed && strcmp(iso, "read_uncommitted") != 0) {
         answer_error(c, 400, "isolation: read_committed or read_uncommitted, not \"%s\"", iso);
@@ -535,6 +577,7 @@ static void api_records(struct exporter *e, struct console_call *c)
 
 struct group_walk {
     struct exporter *e;
+    const struct console_call *c;
     const char *only; /* NULL: every group */
     cJSON *groups;
     cJSON *cur; /* the group being visited (NULL: skipped) */
@@ -550,6 +593,11 @@ static void walk_group(void *arg, const char *group_id, const char *state, int32
     w->total_lag = 0;
     if (w->only && strcmp(w->only, group_id) != 0)
         return;
+    /* ListGroups leaves out, DescribeGroups and OffsetFetch refuse, a group without DESCRIBE
+     * (api_groups answers 403 for one asked by name). */
+    if (!allowed(w->e, w->c, PROTO_ACL_OP_DESCRIBE, PROTO_RESOURCE_GROUP, group_id, "ListGroups",
+                 true))
+        return;
     w->cur = cJSON_CreateObject();
     cJSON_AddStringToObject(w->cur, "group", group_id);
     cJSON_AddStringToObject(w->cur, "state", state);
@@ -564,6 +612,10 @@ static void walk_offset(void *arg, const char *group_id, const char *topic, int3
     struct group_walk *w = arg;
     (void)group_id;
     if (w->cur == NULL)
+        return;
+    /* OffsetFetch leaves out the partitions of a topic without DESCRIBE. */
+    if (!allowed(w->e, w->c, PROTO_ACL_OP_DESCRIBE, PROTO_RESOURCE_TOPIC, topic, "OffsetFetch",
+                 true))
         return;
     cJSON *x = cJSON_CreateObject();
     cJSON_AddStringToObject(x, "topic", topic);
@@ -631,8 +683,14 @@ static void add_members(struct exporter *e, cJSON *groups)
 
 static void api_groups(struct exporter *e, struct console_call *c, const char *only)
 {
+    if (only && !allowed(e, c, PROTO_ACL_OP_DESCRIBE, PROTO_RESOURCE_GROUP, only, "DescribeGroups",
+                         false)) {
+        answer_denied(c, ERR_GROUP_AUTHORIZATION_FAILED, "describe group", only);
+        return;
+    }
     cJSON *o = cJSON_CreateObject();
-    struct group_walk w = {.e = e, .only = only, .groups = cJSON_AddArrayToObject(o, "groups")};
+    struct group_walk w = {
+        .e = e, .c = c, .only = only, .groups = cJSON_AddArrayToObject(o, "groups")};
     if (exporter_groups(e))
         group_coord_for_each(exporter_groups(e), walk_group, walk_offset, &w);
     if (w.cur)
@@ -655,6 +713,8 @@ static void api_groups(struct exporter *e, struct console_call *c, const char *o
 
 struct txn_walk {
     cJSON *arr;
+    struct exporter *e;
+    const struct console_call *c; /* NULL: no filter (the tables only) */
     int64_t now_ms;
     /* Producer ids with a transaction open at a coordinator here (Ongoing or Prepare*), to
      * tell a held partition's transaction apart from a hanging one. */
@@ -677,7 +737,9 @@ static void walk_txn(void *arg, const struct txn_meta *m)
 {
     struct txn_walk *w = arg;
     const struct txn_transit *t = &m->cur;
-    if (w->arr) {
+    /* ListTransactions leaves out a transactional id without DESCRIBE. */
+    if (w->arr && allowed(w->e, w->c, PROTO_ACL_OP_DESCRIBE, PROTO_RESOURCE_TRANSACTIONAL_ID,
+                          m->tid, "ListTransactions", true)) {
         cJSON *x = cJSON_CreateObject();
         cJSON_AddStringToObject(x, "transactional_id", m->tid);
         cJSON_AddStringToObject(x, "state", txn_state_name(t->state));
@@ -743,6 +805,8 @@ static const char *pid_tid(const struct txn_walk *w, int64_t pid)
 
 struct held_walk {
     struct txn_walk *tw;
+    struct exporter *e;
+    const struct console_call *c;
     cJSON *held;
     int rows, ts_reads;
     bool truncated;
@@ -775,6 +839,10 @@ static int walk_held(void *arg, struct partition *p)
     const struct pstate *ps = partition_pstate(p);
     int64_t lso = pstate_first_unstable_offset(ps);
     if (lso < 0)
+        return 0;
+    /* DescribeProducers' rule (what find-hanging calls): READ on the topic. */
+    if (!allowed(w->e, w->c, PROTO_ACL_OP_READ, PROTO_RESOURCE_TOPIC, partition_topic(p),
+                 "DescribeProducers", true))
         return 0;
     size_t n;
     const struct pstate_producer *pr = pstate_producers(ps, &n);
@@ -818,8 +886,8 @@ static int walk_held(void *arg, struct partition *p)
 static void api_transactions(struct exporter *e, struct console_call *c)
 {
     cJSON *o = cJSON_CreateObject();
-    struct txn_walk tw = {.arr = cJSON_AddArrayToObject(o, "transactions"),
-                          .now_ms = wall_now_ms()};
+    struct txn_walk tw = {
+        .arr = cJSON_AddArrayToObject(o, "transactions"), .e = e, .c = c, .now_ms = wall_now_ms()};
     if (!txn_scan(e, &tw)) {
         free(tw.open);
         free(tw.ids);
@@ -830,6 +898,8 @@ static void api_transactions(struct exporter *e, struct console_call *c)
     const struct props *config = exporter_config(e);
     struct held_walk hw = {
         .tw = &tw,
+        .e = e,
+        .c = c,
         .held = cJSON_AddArrayToObject(o, "held_partitions"),
         .hanging_ms =
             config ? props_get_int(config, "transaction.max.timeout.ms", 900000, NULL) : 900000,
@@ -846,6 +916,8 @@ static void api_transactions(struct exporter *e, struct console_call *c)
 
 struct producer_walk {
     cJSON *arr;
+    struct exporter *e;
+    const struct console_call *c;
     struct txn_walk *tw;
     int rows;
     bool truncated;
@@ -855,6 +927,10 @@ static int walk_producers(void *arg, struct partition *p)
 {
     struct producer_walk *w = arg;
     size_t n;
+    /* DescribeProducers: READ on the topic (a partition without it is left out). */
+    if (!allowed(w->e, w->c, PROTO_ACL_OP_READ, PROTO_RESOURCE_TOPIC, partition_topic(p),
+                 "DescribeProducers", true))
+        return 0;
     const struct pstate_producer *pr = pstate_producers(partition_pstate(p), &n);
     for (size_t i = 0; i < n; i++) {
         if (w->rows >= CONSOLE_MAX_ROWS) {
@@ -886,7 +962,8 @@ static void api_producers(struct exporter *e, struct console_call *c)
 {
     cJSON *o = cJSON_CreateObject();
     struct txn_walk tw = {.now_ms = wall_now_ms()};
-    struct producer_walk w = {.arr = cJSON_AddArrayToObject(o, "producers"), .tw = &tw};
+    struct producer_walk w = {
+        .arr = cJSON_AddArrayToObject(o, "producers"), .e = e, .c = c, .tw = &tw};
     if (txn_scan(e, &tw) && exporter_replicas(e))
         replica_for_each(exporter_replicas(e), walk_producers, &w);
     cJSON_AddBoolToObject(o, "truncated", w.truncated);
@@ -947,6 +1024,14 @@ static void api_create_topic(struct exporter *e, struct console_call *c)
                      NULL);
         return;
     }
+    /* CreateTopics' rule: CREATE on the cluster, else CREATE on the topic. */
+    if (!allowed(e, c, PROTO_ACL_OP_CREATE, PROTO_RESOURCE_CLUSTER, AUTHZ_CLUSTER, "CreateTopics",
+                 true) &&
+        !allowed(e, c, PROTO_ACL_OP_CREATE, PROTO_RESOURCE_TOPIC, name, "CreateTopics", false)) {
+        answer_denied(c, ERR_TOPIC_AUTHORIZATION_FAILED, "create topic", name);
+        cJSON_Delete(b);
+        return;
+    }
     const char *other = topic_collision(exporter_meta(e), name);
     if (other) {
         answer_error(c, 409, "topic \"%s\" exists (or collides with it: . and _ are the same)",
@@ -979,6 +1064,16 @@ static void api_abort_txn(struct exporter *e, struct console_call *c)
         cJSON_Delete(b);
         answer_error(c, 400, "abort: a JSON body {\"topic\", \"partition\", \"producer_id\"}%s",
                      NULL);
+        return;
+    }
+    /* WriteTxnMarkers' rule, which Kafka's abortTransaction (KIP-664) sends: CLUSTER_ACTION on
+     * the cluster, or ALTER on it since KIP-1037. */
+    if (!allowed(e, c, PROTO_ACL_OP_ALTER, PROTO_RESOURCE_CLUSTER, AUTHZ_CLUSTER, "WriteTxnMarkers",
+                 true) &&
+        !allowed(e, c, PROTO_ACL_OP_CLUSTER_ACTION, PROTO_RESOURCE_CLUSTER, AUTHZ_CLUSTER,
+                 "WriteTxnMarkers", false)) {
+        cJSON_Delete(b);
+        answer_denied(c, ERR_CLUSTER_AUTHORIZATION_FAILED, "abort transactions on", AUTHZ_CLUSTER);
         return;
     }
     int64_t pid = (int64_t)cJSON_GetNumberValue(jpid);
@@ -1030,6 +1125,34 @@ static int64_t reset_target(void *arg, const char *topic, int32_t partition)
 /* Resets an Empty group's committed offsets to the earliest or the latest offsets of the
  * partitions hosted here: {"to": "earliest" | "latest"}. Answers 202 once the commit is
  * appended; the offsets show once it is durable. */
+/* The topics of a group's committed offsets, each checked for READ before a reset. */
+struct reset_check {
+    struct exporter *e;
+    const struct console_call *c;
+    const char *group;
+    char denied[256]; /* the first topic refused ("" none) */
+};
+
+static void reset_check_group(void *arg, const char *group_id, const char *state, int32_t members)
+{
+    (void)arg;
+    (void)group_id;
+    (void)state;
+    (void)members;
+}
+
+static void reset_check_offset(void *arg, const char *group_id, const char *topic,
+                               int32_t partition, int64_t offset)
+{
+    struct reset_check *w = arg;
+    (void)partition;
+    (void)offset;
+    if (strcmp(group_id, w->group) != 0 || w->denied[0])
+        return;
+    if (!allowed(w->e, w->c, PROTO_ACL_OP_READ, PROTO_RESOURCE_TOPIC, topic, "OffsetCommit", false))
+        snprintf(w->denied, sizeof w->denied, "%s", topic);
+}
+
 static void api_reset_offsets(struct exporter *e, struct console_call *c, const char *group)
 {
     cJSON *b = body_json(c);
@@ -1042,6 +1165,21 @@ static void api_reset_offsets(struct exporter *e, struct console_call *c, const 
         return;
     }
     t.latest = strcmp(to, "latest") == 0;
+    /* OffsetCommit's rule: READ on the group, and READ on each topic committed. */
+    struct reset_check rc_check = {.e = e, .c = c, .group = group};
+    if (!allowed(e, c, PROTO_ACL_OP_READ, PROTO_RESOURCE_GROUP, group, "OffsetCommit", false)) {
+        cJSON_Delete(b);
+        answer_denied(c, ERR_GROUP_AUTHORIZATION_FAILED, "commit offsets of group", group);
+        return;
+    }
+    if (exporter_groups(e))
+        group_coord_for_each(exporter_groups(e), reset_check_group, reset_check_offset, &rc_check);
+    if (rc_check.denied[0]) {
+        cJSON_Delete(b);
+        answer_denied(c, ERR_TOPIC_AUTHORIZATION_FAILED, "commit offsets of topic",
+                      rc_check.denied);
+        return;
+    }
     int rc = exporter_groups(e)
                  ? group_reset_offsets(exporter_groups(e), group, reset_target, &t, &changed)
                  : ERR_COORDINATOR_NOT_AVAILABLE;
@@ -1064,6 +1202,26 @@ static void api_reset_offsets(struct exporter *e, struct console_call *c, const 
 }
 
 /* ---- routing ------------------------------------------------------------------------------ */
+
+void console_lookup(struct exporter *e, struct console_call *c)
+{
+    static const int8_t mechs[2] = {META_SCRAM_SHA_512, META_SCRAM_SHA_256};
+    const char *user = c->principal + 5; /* after "User:" */
+    c->n_cred = 0;
+    for (int i = 0; i < 2 && exporter_meta(e); i++) {
+        const struct meta_scram *s = meta_scram_find(exporter_meta(e), user, mechs[i]);
+        if (s == NULL)
+            continue;
+        struct console_cred *k = &c->cred[c->n_cred++];
+        k->mechanism = s->mechanism;
+        k->iterations = s->iterations;
+        k->salt_len = s->salt_len;
+        k->key_len = s->key_len;
+        memcpy(k->salt, s->salt, sizeof k->salt);
+        memcpy(k->stored_key, s->stored_key, sizeof k->stored_key);
+    }
+    c->status = 200;
+}
 
 void console_api(struct exporter *e, struct console_call *c)
 {

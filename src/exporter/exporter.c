@@ -10,6 +10,9 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
+
+#include "authz/authz.h"
 #include "base/err.h"
 #include "base/metrics.h"
 #include "base/pool.h"
@@ -82,6 +85,7 @@ struct partition_walk {
 
 struct exporter {
     uv_loop_t *loop;
+    struct authz *authz; /* the console's: authorizer.class.name's rules; NULL: none */
     struct meta *meta;
     struct replica_mgr *replicas;
     struct group_coord *groups;
@@ -1000,7 +1004,10 @@ void exporter_response(void *arg, const struct net_request *req, int16_t version
 
 static void on_console(void *arg, struct console_call *c)
 {
-    console_api(arg, c);
+    if (c->lookup)
+        console_lookup(arg, c);
+    else
+        console_api(arg, c);
 }
 
 struct meta *exporter_meta(struct exporter *e)
@@ -1031,6 +1038,11 @@ const struct props *exporter_config(const struct exporter *e)
 int32_t exporter_node_id(const struct exporter *e)
 {
     return e->node_id;
+}
+
+struct authz *exporter_authz(struct exporter *e)
+{
+    return e->authz;
 }
 
 bool exporter_write_enabled(const struct exporter *e)
@@ -1079,6 +1091,46 @@ static int parse_listener(const char *s, char *host, size_t host_len, int *port)
     return 0;
 }
 
+static bool host_is_loopback(const char *host)
+{
+    return strncmp(host, "127.", 4) == 0 || strcmp(host, "::1") == 0;
+}
+
+/* metrics.ssl.keystore.location's file (PEM only), malloc'd into *pem; 0, or 1 after logging. */
+static int read_keystore(const struct props *config, char **pem)
+{
+    const char *path = props_get(config, "metrics.ssl.keystore.location");
+    const char *type = props_get(config, "metrics.ssl.keystore.type");
+    *pem = NULL;
+    if (path == NULL || path[0] == '\0')
+        return 0;
+    if (type && type[0] && strcmp(type, "PEM") != 0) {
+        slog_error("exporter",
+                   "metrics.ssl.keystore.type=%s: the metrics listener's TLS (GnuTLS, through "
+                   "libmicrohttpd) takes PEM only; PKCS12 is not supported there",
+                   type);
+        return 1;
+    }
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    size_t len = 0;
+    if (f) {
+        buf = malloc(1 << 20);
+        len = buf ? fread(buf, 1, (1 << 20) - 1, f) : 0;
+        fclose(f);
+    }
+    if (buf == NULL || len == 0 || strstr((buf[len] = '\0', buf), "-----BEGIN") == NULL) {
+        free(buf);
+        slog_error("exporter",
+                   "metrics.ssl.keystore.location: cannot read a PEM key and certificate chain "
+                   "from %s",
+                   path);
+        return 1;
+    }
+    *pem = buf;
+    return 0;
+}
+
 int exporter_start(const struct exporter_options *o, struct exporter **out)
 {
     const char *listener = props_get(o->config, "metrics.listener");
@@ -1089,10 +1141,44 @@ int exporter_start(const struct exporter_options *o, struct exporter **out)
         slog_error("exporter", "metrics.listener \"%s\": not host:port", listener ? listener : "");
         return 1;
     }
+    const char *auth = props_get(o->config, "console.authentication");
+    bool scram = auth != NULL && strcmp(auth, "scram") == 0;
+    bool plain = auth != NULL && strcmp(auth, "plain") == 0;
+    if (auth != NULL && auth[0] != '\0' && !scram && !plain && strcmp(auth, "none") != 0) {
+        slog_error("exporter", "console.authentication=%s: none, scram or plain", auth);
+        return 1;
+    }
+    char *pem = NULL;
+    if (read_keystore(o->config, &pem) != 0)
+        return 1;
+    /* A console on a public address shows every topic's records to whoever asks: it must
+     * check who asks, over TLS, unless the operator says otherwise. */
+    if (!host_is_loopback(host) && !(pem && (scram || plain)) &&
+        !props_get_bool(o->config, "console.insecure.ok", false, NULL)) {
+        slog_error("exporter",
+                   "metrics.listener %s is not a loopback address: the console needs HTTPS "
+                   "(metrics.ssl.keystore.location) and console.authentication=scram or plain "
+                   "there, or "
+                   "console.insecure.ok=true",
+                   listener);
+        free(pem);
+        return 1;
+    }
+    bool authz_on = false;
+    char why[256];
+    if (authz_config(o->config, &authz_on, why, sizeof why) != 0) {
+        slog_error("exporter", "%s", why);
+        free(pem);
+        return 1;
+    }
     struct exporter *e = calloc(1, sizeof *e);
-    if (e == NULL || (e->m = metrics_new(0)) == NULL || !declare(e)) {
+    if (e == NULL || (e->m = metrics_new(0)) == NULL || !declare(e) ||
+        (authz_on && (e->authz = authz_new(o->meta, o->config)) == NULL)) {
+        free(pem);
         if (e)
             metrics_free(e->m);
+        if (e)
+            authz_free(e->authz);
         free(e);
         slog_error("exporter", "out of memory");
         return 1;
@@ -1106,8 +1192,22 @@ int exporter_start(const struct exporter_options *o, struct exporter **out)
     e->write_enable = props_get_bool(o->config, "console.write.enable", false, NULL);
     e->create_topic = o->create_topic;
     e->create_topic_arg = o->create_topic_arg;
-    if (exporter_http_start(o->loop, host, port, render, on_console, e, &e->http) != 0) {
+    struct exporter_http_security sec = {
+        .keystore_pem = pem,
+        .scram = scram,
+        .plain = plain,
+        .plain_users = o->plain_users,
+        .n_plain = o->n_plain_users,
+        .failed_delay_ms =
+            props_get_int(o->config, "connection.failed.authentication.delay.ms", 100, NULL),
+    };
+    int hrc = exporter_http_start(o->loop, host, port, render, on_console, e, &sec, &e->http);
+    if (pem)
+        OPENSSL_cleanse(pem, strlen(pem));
+    free(pem);
+    if (hrc != 0) {
         metrics_free(e->m);
+        authz_free(e->authz);
         free(e);
         return 1;
     }
@@ -1121,9 +1221,14 @@ int exporter_start(const struct exporter_options *o, struct exporter **out)
      * it. */
     uv_unref((uv_handle_t *)&e->lag_timer);
     slog_info("exporter",
-              strchr(host, ':') ? "metrics on http://[%s]:%d/metrics, console at /%s"
-                                : "metrics on http://%s:%d/metrics, console at /%s",
-              host, exporter_http_port(e->http), e->write_enable ? " (writes enabled)" : "");
+              strchr(host, ':') ? "metrics on %s://[%s]:%d/metrics, console at /%s%s%s"
+                                : "metrics on %s://%s:%d/metrics, console at /%s%s%s",
+              sec.keystore_pem ? "https" : "http", host, exporter_http_port(e->http),
+              e->write_enable ? " (writes enabled)" : "",
+              scram   ? " (SCRAM users log in)"
+              : plain ? " (PLAIN users log in)"
+                      : "",
+              e->authz ? " (ACLs enforced)" : "");
     *out = e;
     return 0;
 }
@@ -1195,6 +1300,7 @@ void exporter_free(struct exporter *e)
     if (e == NULL)
         return;
     metrics_free(e->m);
+    authz_free(e->authz);
     ts_free(&e->ts_cache);
     exporter_snapshot_release(e->snap);
     free(e);

@@ -29,6 +29,7 @@ struct metrics;
 struct net_request;
 struct props;
 struct replica_mgr;
+struct sasl_user;
 
 struct exporter;
 
@@ -46,6 +47,10 @@ struct exporter_options {
     /* The console's "create topic" (NULL: refused as unavailable). */
     exporter_create_topic_fn create_topic;
     void *create_topic_arg;
+    /* console.authentication=plain: the PLAIN users (JAAS user_<name>) of the SASL listeners,
+     * borrowed for exporter_start, which copies them. */
+    const struct sasl_user *const *plain_users;
+    size_t n_plain_users;
 };
 
 /* Whether `config` asks for the endpoint (metrics.listener set and not empty). */
@@ -172,8 +177,24 @@ typedef void (*exporter_console_fn)(void *arg, struct console_call *c);
 /* Binds host:port (numeric IPv4 or IPv6) and starts the HTTP thread; scrapes call `render`
  * and /api/ requests `console` (NULL: no console, / and /api/ are 404) on `loop`, both with
  * `arg`. 0 and *out, or 1 after logging why. */
+/* The listener's HTTPS and the console's authentication (docs/console.md, Security). */
+struct exporter_http_security {
+    /* metrics.ssl.keystore.location's contents: a PEM key and certificate chain (NULL: plain
+     * HTTP). Copied. */
+    const char *keystore_pem;
+    /* console.authentication=scram: HTTP Basic checked against the metadata image's SCRAM
+     * credentials (the credential looked up on the loop, the PBKDF2 on the HTTP thread). */
+    bool scram;
+    /* console.authentication=plain: HTTP Basic checked against these PLAIN users (copied);
+     * n_plain 0 with plain set: nobody logs in. */
+    bool plain;
+    const struct sasl_user *const *plain_users;
+    size_t n_plain;
+    int64_t failed_delay_ms; /* connection.failed.authentication.delay.ms */
+};
 int exporter_http_start(uv_loop_t *loop, const char *host, int port, exporter_render_fn render,
-                        exporter_console_fn console, void *arg, struct exporter_http **out);
+                        exporter_console_fn console, void *arg,
+                        const struct exporter_http_security *sec, struct exporter_http **out);
 int exporter_http_port(const struct exporter_http *h);
 /* Stops the thread (waiting scrapes get 503), closes the async handle; frees itself once
  * closed. */

@@ -14,7 +14,16 @@
  * CONSOLE_MAX_BODY) are served: another path is 404, another method
  * 405; requests are bounded by libmicrohttpd's per-connection memory limit (oversized headers
  * refused), a connection limit and an idle timeout, none of which touches the Kafka
- * listeners. */
+ * listeners.
+ *
+ * Security (docs/console.md): with metrics.ssl.keystore.location the listener speaks HTTPS
+ * only (libmicrohttpd's GnuTLS, PEM). With console.authentication=scram every request carries
+ * HTTP Basic credentials, checked against the metadata image's SCRAM credentials: the loop
+ * copies the user's credentials into a look-up call, the PBKDF2 runs here (never on the
+ * loop), a success is remembered HTTP_AUTH_CACHE_S, and a failure is answered 401 after
+ * connection.failed.authentication.delay.ms and logged rate-limited. The principal
+ * (User:<name>, or User:ANONYMOUS without authentication) and the peer's address go with
+ * each /api/ call for console_api's ACL checks. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -28,11 +37,16 @@
 #include <time.h>
 
 #include <microhttpd.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/sha.h>
 
 #include "base/metrics.h"
 #include "base/slog.h"
 #include "console_int.h"
 #include "exporter.h"
+#include "sasl/sasl.h"
 
 /* A scrape waits this long for the loop before it answers 503 (a loop blocked this long is
  * what the endpoint exists to show, but the HTTP thread must not hang with it). */
@@ -40,6 +54,11 @@
 #define HTTP_MAX_CONNECTIONS 16
 #define HTTP_IDLE_TIMEOUT_S 30
 #define HTTP_CONN_MEMORY 32768 /* request line and headers must fit */
+/* A successful login is remembered this long (a page load makes a dozen /api/ calls: each
+ * must not redo the PBKDF2), in at most HTTP_AUTH_CACHE entries. */
+#define HTTP_AUTH_CACHE_S 30
+#define HTTP_AUTH_CACHE 8
+#define HTTP_REALM "Tally console"
 /* libmicrohttpd's pool holds the request line and headers; a POST body is ours, so the
  * connection memory need not cover it. */
 
@@ -68,6 +87,32 @@ struct exporter_http {
      * (NULL: /api/ is 404, as before the console). */
     struct console_call *calls, **calls_tail;
     exporter_console_fn console;
+    /* The security settings (exporter_http_security), and, HTTP thread only: the logins
+     * that succeeded lately, each as SHA-256(key, user, NUL, password) under a random key
+     * of this process (never the password itself), with when it expires. */
+    char *keystore_pem;
+    bool scram, plain;
+    /* console.authentication=plain's users: names and HMAC(cache_key, password) each (the
+     * passwords themselves are not kept here). */
+    size_t n_plain;
+    struct http_plain_user {
+        char *name;
+        uint8_t digest[SHA256_DIGEST_LENGTH];
+    } * plain_users;
+    int64_t failed_delay_ms;
+    uint8_t cache_key[32];
+    struct {
+        uint8_t digest[SHA256_DIGEST_LENGTH];
+        time_t expires;
+    } cache[HTTP_AUTH_CACHE];
+    unsigned cache_next;
+    struct slog_limit failed_log;
+};
+
+/* Who sent a request: the principal the authorizer sees, and the peer's address. */
+struct http_who {
+    char principal[CONSOLE_MAX_USER + 6];
+    char host[64];
 };
 
 /* A connection's request between libmicrohttpd's calls of on_request: a POST body is
@@ -76,6 +121,7 @@ struct http_req {
     char body[CONSOLE_MAX_BODY + 1];
     size_t len;
     bool too_large;
+    struct http_who who; /* authenticated on the first call */
 };
 
 static const char not_found[] = "Not found: this listener serves /metrics and the console at /.\n";
@@ -226,10 +272,38 @@ static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const cha
     return MHD_YES;
 }
 
+/* On the HTTP thread: queues `c` for the loop and waits for its answer. True when answered
+ * (c is the caller's again); false when the loop did not answer in time or the exporter is
+ * stopping: then c is no longer the caller's (the loop, or stop, frees it). */
+static bool submit(struct exporter_http *h, struct console_call *c)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += HTTP_RENDER_WAIT_S;
+    pthread_mutex_lock(&h->mu);
+    if (h->stopping) {
+        pthread_mutex_unlock(&h->mu);
+        call_free(c);
+        return false;
+    }
+    *h->calls_tail = c;
+    h->calls_tail = &c->next;
+    uv_async_send(&h->async);
+    while (!h->stopping && !c->done)
+        if (pthread_cond_timedwait(&h->cv, &h->mu, &until) == ETIMEDOUT)
+            break;
+    bool done = c->done;
+    if (!done)
+        c->abandoned = true; /* still queued or being answered: the loop (or stop) frees it */
+    pthread_mutex_unlock(&h->mu);
+    return done;
+}
+
 /* On the HTTP thread: an /api/ call, answered by the loop (console_api), or 503 when it does
  * not answer in time. */
 static enum MHD_Result answer_api(struct exporter_http *h, struct MHD_Connection *conn,
-                                  const char *url, bool post, const struct http_req *req)
+                                  const char *url, bool post, const struct http_req *req,
+                                  const struct http_who *who)
 {
     struct console_call *c = calloc(1, sizeof *c);
     if (c == NULL || (c->path = strdup(url)) == NULL) {
@@ -253,26 +327,9 @@ static enum MHD_Result answer_api(struct exporter_http *h, struct MHD_Connection
         c->body[req->len] = '\0';
         c->body_len = req->len;
     }
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += HTTP_RENDER_WAIT_S;
-    pthread_mutex_lock(&h->mu);
-    if (h->stopping) {
-        pthread_mutex_unlock(&h->mu);
-        call_free(c);
-        return answer_json(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "{\"error\":\"stopping\"}");
-    }
-    *h->calls_tail = c;
-    h->calls_tail = &c->next;
-    uv_async_send(&h->async);
-    while (!h->stopping && !c->done)
-        if (pthread_cond_timedwait(&h->cv, &h->mu, &until) == ETIMEDOUT)
-            break;
-    bool done = c->done;
-    if (!done)
-        c->abandoned = true; /* still queued or being answered: the loop (or stop) frees it */
-    pthread_mutex_unlock(&h->mu);
-    if (!done)
+    snprintf(c->principal, sizeof c->principal, "%s", who->principal);
+    snprintf(c->host, sizeof c->host, "%s", who->host);
+    if (!submit(h, c))
         return answer_json(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
                            "{\"error\":\"the broker did not answer in time\"}");
     enum MHD_Result rc;
@@ -295,6 +352,152 @@ static enum MHD_Result answer_api(struct exporter_http *h, struct MHD_Connection
     return rc;
 }
 
+/* HMAC-SHA-256(cache_key, user NUL password): both are bounded (CONSOLE_MAX_USER,
+ * SASL_MAX_NAME) before this is called. */
+static void login_digest(const struct exporter_http *h, const char *user, const char *pass,
+                         uint8_t out[SHA256_DIGEST_LENGTH])
+{
+    uint8_t buf[CONSOLE_MAX_USER + 1 + SASL_MAX_NAME];
+    size_t ul = strlen(user), pl = strlen(pass);
+    unsigned olen = 0;
+    memcpy(buf, user, ul + 1);
+    memcpy(buf + ul + 1, pass, pl);
+    HMAC(EVP_sha256(), h->cache_key, (int)sizeof h->cache_key, buf, ul + 1 + pl, out, &olen);
+    OPENSSL_cleanse(buf, sizeof buf);
+}
+
+/* Whether `pass` is user's password by one of its SCRAM credentials (RFC 5802: SaltedPassword
+ * = Hi(password, salt, i), ClientKey = HMAC(SaltedPassword, "Client Key"), StoredKey =
+ * H(ClientKey), compared with the image's StoredKey in constant time). The credentials come
+ * from the loop; the PBKDF2 runs here, on the HTTP thread. */
+static bool scram_check(struct exporter_http *h, const char *user, const char *pass)
+{
+    struct console_call *c = calloc(1, sizeof *c);
+    bool ok = false;
+    if (c == NULL)
+        return false;
+    c->lookup = true;
+    snprintf(c->principal, sizeof c->principal, "User:%s", user);
+    if (!submit(h, c))
+        return false;
+    if (c->n_cred == 0) {
+        /* An unknown user costs the same PBKDF2 as a known one (Kafka's default 4096
+         * iterations), so the answer's time does not tell which users exist. */
+        uint8_t salted[SASL_SCRAM_MAX_KEY], salt[16] = {0};
+        sasl_scram_salted_password(SASL_MECH_SCRAM_SHA_256, (const uint8_t *)pass, strlen(pass),
+                                   salt, sizeof salt, 4096, salted);
+    }
+    for (int i = 0; i < c->n_cred && !ok; i++) {
+        const struct console_cred *k = &c->cred[i];
+        enum sasl_mech m = k->mechanism == 2 ? SASL_MECH_SCRAM_SHA_512 : SASL_MECH_SCRAM_SHA_256;
+        uint8_t salted[SASL_SCRAM_MAX_KEY], stored[SASL_SCRAM_MAX_KEY], server[SASL_SCRAM_MAX_KEY];
+        size_t hl = sasl_scram_hash_len(m);
+        if ((size_t)k->key_len == hl &&
+            sasl_scram_salted_password(m, (const uint8_t *)pass, strlen(pass), k->salt,
+                                       (size_t)k->salt_len, k->iterations, salted) == 0 &&
+            sasl_scram_keys(m, salted, hl, stored, server) == 0 &&
+            CRYPTO_memcmp(stored, k->stored_key, hl) == 0)
+            ok = true;
+        OPENSSL_cleanse(salted, sizeof salted);
+    }
+    call_free(c);
+    return ok;
+}
+
+/* Whether `pass` is PLAIN user `user`'s JAAS password: the HMACs under cache_key compared in
+ * constant time (equal lengths whatever the passwords' are). */
+static bool plain_check(struct exporter_http *h, const char *user, const char *pass)
+{
+    uint8_t d[SHA256_DIGEST_LENGTH];
+    bool ok = false;
+    login_digest(h, "", pass, d);
+    for (size_t i = 0; i < h->n_plain; i++)
+        if (strcmp(h->plain_users[i].name, user) == 0 &&
+            CRYPTO_memcmp(h->plain_users[i].digest, d, sizeof d) == 0)
+            ok = true;
+    return ok;
+}
+
+/* On the HTTP thread: who sent the request. Without console.authentication everyone is
+ * User:ANONYMOUS (as on a PLAINTEXT Kafka listener); with it, HTTP Basic credentials checked
+ * against the SCRAM users, remembered HTTP_AUTH_CACHE_S after a success. False: not
+ * authenticated (after the failed-authentication delay, logged rate-limited). */
+static bool authenticate(struct exporter_http *h, struct MHD_Connection *conn, struct http_who *who)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    who->host[0] = '\0';
+    if (ci && ci->client_addr) {
+        const struct sockaddr *sa = ci->client_addr;
+        if (sa->sa_family == AF_INET)
+            inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, who->host,
+                      sizeof who->host);
+        else if (sa->sa_family == AF_INET6)
+            inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, who->host,
+                      sizeof who->host);
+    }
+    if (!h->scram && !h->plain) {
+        snprintf(who->principal, sizeof who->principal, "User:ANONYMOUS");
+        return true;
+    }
+    char *pass = NULL;
+    char *user = MHD_basic_auth_get_username_password(conn, &pass);
+    bool ok = false;
+    if (user == NULL) {
+        free(pass);
+        return false; /* no credentials: asked for them, not a failed login */
+    }
+    if (pass != NULL && user[0] != '\0' && strlen(user) <= CONSOLE_MAX_USER &&
+        strlen(pass) <= SASL_MAX_NAME) {
+        uint8_t d[SHA256_DIGEST_LENGTH];
+        time_t now = time(NULL);
+        login_digest(h, user, pass, d);
+        for (unsigned i = 0; i < HTTP_AUTH_CACHE && !ok; i++)
+            ok = h->cache[i].expires > now && CRYPTO_memcmp(h->cache[i].digest, d, sizeof d) == 0;
+        if (!ok && (h->plain ? plain_check(h, user, pass) : scram_check(h, user, pass))) {
+            ok = true;
+            unsigned i = h->cache_next++ % HTTP_AUTH_CACHE;
+            memcpy(h->cache[i].digest, d, sizeof d);
+            h->cache[i].expires = now + HTTP_AUTH_CACHE_S;
+        }
+    }
+    if (ok) {
+        snprintf(who->principal, sizeof who->principal, "User:%s", user);
+    } else {
+        char esc[128];
+        slog_warn_limited(&h->failed_log, 1000, "console",
+                          "Failed authentication with /%s (Authentication failed: invalid "
+                          "credentials for user %s over HTTP Basic)",
+                          who->host, slog_escape(user, strlen(user), esc, sizeof esc));
+        /* As Kafka's listeners delay a failed client's answer
+         * (connection.failed.authentication.delay.ms). */
+        if (h->failed_delay_ms > 0) {
+            struct timespec d = {(time_t)(h->failed_delay_ms / 1000),
+                                 (long)(h->failed_delay_ms % 1000) * 1000000L};
+            nanosleep(&d, NULL);
+        }
+    }
+    if (pass)
+        OPENSSL_cleanse(pass, strlen(pass));
+    free(pass);
+    free(user);
+    return ok;
+}
+
+static enum MHD_Result answer_unauthorized(struct MHD_Connection *conn)
+{
+    static const char body[] = "{\"error\":\"authentication required (HTTP Basic, a SCRAM user "
+                               "of the broker)\"}";
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_PERSISTENT);
+    if (r == NULL)
+        return MHD_NO;
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+    enum MHD_Result rc = MHD_queue_basic_auth_fail_response(conn, HTTP_REALM, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **con_cls)
@@ -303,7 +506,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     (void)version;
     bool post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
     bool api = h->console != NULL && strncmp(url, "/api/", 5) == 0;
+    struct http_who who;
 
+    /* Every path needs the login when console.authentication is on (/metrics too: a scraper
+     * sends Basic credentials); a POST is checked on its first call, before its body. */
+    if (!(post && api && *con_cls != NULL) && !authenticate(h, conn, &who))
+        return answer_unauthorized(conn);
     if (post && api) {
         /* libmicrohttpd calls once with the headers, then with each piece of the body, then
          * with none left: collect, bounded, and answer on the last call. */
@@ -311,6 +519,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         if (req == NULL) {
             if ((req = calloc(1, sizeof *req)) == NULL)
                 return MHD_NO;
+            req->who = who;
             *con_cls = req;
             return MHD_YES;
         }
@@ -327,14 +536,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         if (req->too_large)
             return answer_json(conn, MHD_HTTP_CONTENT_TOO_LARGE,
                                "{\"error\":\"request body too large (at most 4096 bytes)\"}");
-        return answer_api(h, conn, url, true, req);
+        return answer_api(h, conn, url, true, req, &req->who);
     }
     if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
         return answer_static(conn, MHD_HTTP_METHOD_NOT_ALLOWED, not_allowed, true);
     if (strcmp(url, "/metrics") == 0)
         return answer_metrics(h, conn);
     if (api)
-        return answer_api(h, conn, url, false, NULL);
+        return answer_api(h, conn, url, false, NULL, &who);
     if (h->console != NULL)
         return answer_asset(conn, url);
     return answer_static(conn, MHD_HTTP_NOT_FOUND, not_found, false);
@@ -478,6 +687,10 @@ static void http_free(struct exporter_http *h)
     }
     pthread_mutex_destroy(&h->mu);
     pthread_cond_destroy(&h->cv);
+    free(h->keystore_pem);
+    for (size_t i = 0; i < h->n_plain; i++)
+        free(h->plain_users[i].name);
+    free(h->plain_users);
     free(h->text[0]);
     free(h->text[1]);
     exporter_snapshot_release(h->tail[0]);
@@ -491,7 +704,8 @@ static void on_async_closed(uv_handle_t *handle)
 }
 
 int exporter_http_start(uv_loop_t *loop, const char *host, int port, exporter_render_fn render,
-                        exporter_console_fn console, void *arg, struct exporter_http **out)
+                        exporter_console_fn console, void *arg,
+                        const struct exporter_http_security *sec, struct exporter_http **out)
 {
     struct sockaddr_storage ss;
     struct sockaddr_in *v4 = (struct sockaddr_in *)&ss;
@@ -528,6 +742,42 @@ int exporter_http_start(uv_loop_t *loop, const char *host, int port, exporter_re
     h->console = console;
     h->calls_tail = &h->calls;
     h->arg = arg;
+    h->scram = sec && sec->scram;
+    h->failed_delay_ms = sec ? sec->failed_delay_ms : 0;
+    struct MHD_OptionItem tls[3] = {{MHD_OPTION_END, 0, NULL}};
+    if (sec && sec->keystore_pem) {
+        /* GnuTLS takes the key and the chain from PEM; one file holds both, as a Kafka PEM
+         * keystore does, and each option finds its own blocks in it. */
+        if ((h->keystore_pem = strdup(sec->keystore_pem)) == NULL) {
+            free(h);
+            slog_error("exporter", "out of memory");
+            return 1;
+        }
+        flags |= MHD_USE_TLS;
+        tls[0] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, h->keystore_pem};
+        tls[1] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, h->keystore_pem};
+        tls[2] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
+    }
+    if (sasl_random(h->cache_key, sizeof h->cache_key) != 0) {
+        free(h->keystore_pem);
+        free(h);
+        slog_error("exporter", "no random bytes for the login cache");
+        return 1;
+    }
+    h->plain = sec && sec->plain;
+    if (h->plain && sec->n_plain > 0 &&
+        (h->plain_users = calloc(sec->n_plain, sizeof *h->plain_users)) == NULL)
+        goto oom;
+    for (size_t i = 0; h->plain && i < sec->n_plain; i++) {
+        const struct sasl_user *u = sec->plain_users[i];
+        if ((h->plain_users[i].name = strdup(u->name)) == NULL)
+            goto oom;
+        h->n_plain = i + 1;
+        /* A password longer than SASL_MAX_NAME cannot log in (as over SASL): an empty digest
+         * matches nothing login_digest makes. */
+        if (strlen(u->password) <= SASL_MAX_NAME)
+            login_digest(h, "", u->password, h->plain_users[i].digest);
+    }
     pthread_mutex_init(&h->mu, NULL);
     pthread_cond_init(&h->cv, NULL);
     if (uv_async_init(loop, &h->async, on_async) != 0) {
@@ -536,16 +786,16 @@ int exporter_http_start(uv_loop_t *loop, const char *host, int port, exporter_re
         return 1;
     }
     h->async.data = h;
-    h->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER,
-                                 on_log, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-                                 MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MAX_CONNECTIONS,
-                                 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_IDLE_TIMEOUT_S,
-                                 MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONN_MEMORY,
-                                 MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_END);
+    h->daemon = MHD_start_daemon(
+        flags, 0, NULL, NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER, on_log, NULL,
+        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned)HTTP_MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)HTTP_IDLE_TIMEOUT_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONN_MEMORY,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
     if (h->daemon == NULL) {
         slog_error("exporter",
-                   "metrics.listener: cannot listen on %s:%d (in use, or not an "
-                   "address of this host)",
+                   "metrics.listener: cannot listen on %s:%d (in use, not an address of this "
+                   "host, or metrics.ssl.keystore.location's key or certificate unusable)",
                    host, port);
         uv_close((uv_handle_t *)&h->async, on_async_closed);
         return 1;
@@ -554,6 +804,14 @@ int exporter_http_start(uv_loop_t *loop, const char *host, int port, exporter_re
     h->port = info ? info->port : port;
     *out = h;
     return 0;
+oom:
+    for (size_t i = 0; i < h->n_plain; i++)
+        free(h->plain_users[i].name);
+    free(h->plain_users);
+    free(h->keystore_pem);
+    free(h);
+    slog_error("exporter", "out of memory");
+    return 1;
 }
 
 int exporter_http_port(const struct exporter_http *h)

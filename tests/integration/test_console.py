@@ -354,6 +354,209 @@ def test_writes_work_when_enabled(tmp_path):
         b.stop(check=True)
 
 
+# ---- security: HTTPS, SCRAM users over HTTP Basic, ACLs (docs/console.md, Security) --------
+
+SECRET, OPENT = "con-secret", "con-open-to-bob"
+STANDARD = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+FAILED_DELAY_MS = 200
+
+
+@pytest.fixture(scope="module")
+def secure(tmp_path_factory):
+    """A tallyd whose console speaks HTTPS (a certificate of a test CA), logs SCRAM users in
+    and enforces ACLs (User:ANONYMOUS, the PLAINTEXT Kafka listener's, is the super user that
+    sets it up): alice (SCRAM-SHA-256) has no ACLs, bob (SCRAM-SHA-512) may DESCRIBE and READ
+    con-secret and CREATE topics named con-bob-*."""
+    from test_sasl import alter_scram, scram_upsertion
+    from test_tls import make_cert
+    d = str(tmp_path_factory.mktemp("console-pki"))
+    with open(os.path.join(d, "san.ext"), "w") as f:
+        f.write("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    make_cert(d, "ca", "/O=Tally Test/CN=Tally Console Test CA")
+    make_cert(d, "server", "/O=Tally Test/CN=localhost", ca="ca", ext="san.ext")
+    ks = os.path.join(d, "server-ks.pem")
+    with open(ks, "w") as f:
+        f.write(open(os.path.join(d, "server.key")).read() +
+                open(os.path.join(d, "server.pem")).read())
+    b = console_broker(tmp_path_factory.mktemp("console-secure"), write=True, **{
+        "metrics.ssl.keystore.location": ks,
+        "console.authentication": "scram",
+        "authorizer.class.name": STANDARD,
+        "super.users": "User:ANONYMOUS",
+        "connection.failed.authentication.delay.ms": str(FAILED_DELAY_MS),
+    })
+    try:
+        harness.create_topics(b, [(SECRET, 1, None), (OPENT, 1, None)])
+        res = alter_scram(b.port, [scram_upsertion("alice", "alice-pw", "SCRAM-SHA-256"),
+                                   scram_upsertion("bob", "bob-pw", "SCRAM-SHA-512")])
+        assert all(err == 0 for err, _ in res.values()), res
+        create_acls(b, [("User:bob", 2, SECRET, 8, 3), ("User:bob", 2, SECRET, 3, 3),
+                        ("User:bob", 2, "con-bob-", 5, 4)])
+        import ssl
+        ctx = ssl.create_default_context(cafile=os.path.join(d, "ca.pem"))
+        yield {"b": b, "port": b.console_port, "ctx": ctx}
+    finally:
+        b.stop(check=True)
+
+
+def create_acls(b, entries):
+    """entries: (principal, resource type, name, operation, pattern type), ALLOW from any
+    host, created as User:ANONYMOUS (the super user) on the PLAINTEXT listener."""
+    from kafka.admin import (ACL, ACLOperation, ACLPermissionType, ACLResourcePatternType,
+                             KafkaAdminClient, ResourcePattern, ResourceType)
+    a = KafkaAdminClient(bootstrap_servers=b.bootstrap, request_timeout_ms=10000)
+    try:
+        res = a.create_acls([ACL(p, "*", ACLOperation(op), ACLPermissionType.ALLOW,
+                                 ResourcePattern(ResourceType(rt), name,
+                                                 ACLResourcePatternType(pat)))
+                             for p, rt, name, op, pat in entries])
+    finally:
+        a.close()
+    assert not res["failed"], res
+
+
+def https(w, path, user=None, password=None, method="GET", body=None):
+    """→ (status, headers, body) over HTTPS, verifying the test CA."""
+    c = http.client.HTTPSConnection("127.0.0.1", w["port"], timeout=30, context=w["ctx"])
+    headers = {}
+    if user is not None:
+        headers["Authorization"] = "Basic " + base64.b64encode(
+            ("%s:%s" % (user, password)).encode()).decode()
+    if body is not None:
+        headers["Content-Type"] = "application/json"
+    try:
+        c.request(method, path, body=None if body is None else json.dumps(body), headers=headers)
+        r = c.getresponse()
+        return r.status, dict(r.getheaders()), r.read()
+    finally:
+        c.close()
+
+
+def test_console_login_over_https(secure):
+    st, hdr, _ = https(secure, "/api/topics")
+    assert st == 401 and hdr.get("WWW-Authenticate", "").startswith("Basic realm=")
+    t0 = time.monotonic()
+    st, hdr, _ = https(secure, "/api/topics", "alice", "wrong")
+    assert st == 401 and "WWW-Authenticate" in hdr
+    # connection.failed.authentication.delay.ms: the failed answer waits at least that long.
+    assert time.monotonic() - t0 >= FAILED_DELAY_MS / 1000.0 * 0.9
+    st, _, _ = https(secure, "/api/topics", "nobody", "alice-pw")
+    assert st == 401
+    st, _, _ = https(secure, "/api/topics", "bob", "alice-pw")  # another user's password
+    assert st == 401
+    for user in ("alice", "bob"):  # SCRAM-SHA-256 and SCRAM-SHA-512 credentials
+        st, _, raw = https(secure, "/api/topics", user, user + "-pw")
+        assert st == 200, raw
+    st, _, _ = https(secure, "/", "alice", "alice-pw")  # the page itself
+    assert st == 200
+    st, _, _ = https(secure, "/api/topics", "alice", "wrong")  # the cached login is alice-pw's
+    assert st == 401
+    log = secure["b"].stderr_all()
+    assert "Failed authentication with /127.0.0.1" in log and "alice-pw" not in log
+
+
+def test_plain_http_to_the_https_port_refused(secure):
+    with pytest.raises((OSError, http.client.HTTPException)):
+        status, _ = http_get(secure["port"], "/api/topics")
+        assert status is None  # any HTTP answer at all is a failure
+    # and a Kafka client meanwhile is served as before
+    with secure["b"].conn() as c:
+        err, keys = c.api_versions(0)
+        assert err == 0 and kproto.METADATA in keys
+
+
+def test_console_enforces_acls(secure):
+    def names(user):
+        st, _, raw = https(secure, "/api/topics", user, user + "-pw")
+        assert st == 200
+        return [t["name"] for t in json.loads(raw)["topics"]]
+    assert SECRET not in names("alice") and OPENT not in names("alice")
+    assert SECRET in names("bob") and OPENT not in names("bob")
+    q = "/api/records?topic=%s&partition=0&offset=0" % SECRET
+    st, _, raw = https(secure, q, "alice", "alice-pw")
+    assert st == 403 and json.loads(raw)["error_code"] == "TOPIC_AUTHORIZATION_FAILED"
+    st, _, _ = https(secure, "/api/topics/" + SECRET, "alice", "alice-pw")
+    assert st == 403
+    st, _, raw = https(secure, q, "bob", "bob-pw")
+    assert st == 200, raw
+    st, _, _ = https(secure, "/api/overview", "bob", "bob-pw")  # no DESCRIBE on the cluster
+    assert st == 403
+    assert "Principal = User:alice is Denied operation = Read" in secure["b"].stderr_all()
+
+
+def test_console_write_needs_create(secure):
+    st, _, raw = https(secure, "/api/topics", "alice", "alice-pw", "POST",
+                       {"name": "con-bob-x", "partitions": 1})
+    assert st == 403, raw
+    st, _, raw = https(secure, "/api/topics", "bob", "bob-pw", "POST",
+                       {"name": "con-elsewhere", "partitions": 1})
+    assert st == 403, raw
+    st, _, raw = https(secure, "/api/topics", "bob", "bob-pw", "POST",
+                       {"name": "con-bob-x", "partitions": 1})
+    assert st == 200, raw
+    b = secure["b"]
+    deadline = time.monotonic() + 30
+    while True:
+        with b.conn() as c:
+            md = set(c.metadata(version=1)["topics"])
+        if "con-bob-x" in md or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert "con-bob-x" in md and "con-elsewhere" not in md
+
+
+def test_console_abort_and_reset_need_their_acls(secure):
+    """The abort asks WriteTxnMarkers' rule (CLUSTER_ACTION or ALTER on the cluster), the reset
+    OffsetCommit's (READ on the group) before anything else is looked at."""
+    st, _, raw = https(secure, "/api/transactions/abort", "bob", "bob-pw", "POST",
+                       {"topic": SECRET, "partition": 0, "producer_id": 1})
+    assert st == 403 and json.loads(raw)["error_code"] == "CLUSTER_AUTHORIZATION_FAILED", raw
+    st, _, raw = https(secure, "/api/groups/con-g/reset-offsets", "bob", "bob-pw", "POST",
+                       {"to": "earliest"})
+    assert st == 403 and json.loads(raw)["error_code"] == "GROUP_AUTHORIZATION_FAILED", raw
+    st, _, raw = https(secure, "/api/groups/con-g", "bob", "bob-pw")
+    assert st == 403 and json.loads(raw)["error_code"] == "GROUP_AUTHORIZATION_FAILED", raw
+
+
+def test_console_login_of_plain_jaas_users(tmp_path):
+    """console.authentication=plain: the PLAIN users of a SASL listener's JAAS config log in
+    (plain HTTP: the listener is on loopback)."""
+    sasl_port = harness.free_port()
+    b = harness.TallyBroker(tmp_path)
+    b.console_port = harness.free_port()
+    b.settings.update({
+        "listeners": "PLAINTEXT://127.0.0.1:%d,SASL_PLAINTEXT://127.0.0.1:%d,"
+                     "CONTROLLER://127.0.0.1:%d" % (b.port, sasl_port, b.controller_port),
+        "listener.name.sasl_plaintext.sasl.enabled.mechanisms": "PLAIN",
+        "listener.name.sasl_plaintext.plain.sasl.jaas.config":
+            'org.apache.kafka.common.security.plain.PlainLoginModule required '
+            'user_carol="carol-secret" user_dave="dave-secret";',
+        "metrics.listener": "127.0.0.1:%d" % b.console_port,
+        "console.authentication": "plain",
+        "connection.failed.authentication.delay.ms": "0",
+    })
+    b.start()
+    try:
+        def get(user, password):
+            auth = base64.b64encode(("%s:%s" % (user, password)).encode()).decode()
+            return http_get(b.console_port, "/api/topics", headers={"Authorization":
+                                                                    "Basic " + auth})[0]
+        assert http_get(b.console_port, "/api/topics")[0] == 401
+        assert get("carol", "carol-secret") == 200 and get("dave", "dave-secret") == 200
+        assert get("carol", "dave-secret") == 401 and get("carol", "carol-secre") == 401
+        assert get("eve", "carol-secret") == 401
+    finally:
+        b.stop(check=True)
+
+
+def test_public_console_without_https_refused(tmp_path):
+    b = harness.TallyBroker(tmp_path)
+    b.settings["metrics.listener"] = "0.0.0.0:%d" % harness.free_port()
+    b.start(wait=False)
+    assert b.proc.wait(60) != 0
+    assert "is not a loopback address" in b.stderr_all()
+
+
 @pytest.fixture(scope="module")
 def playwright_dir():
     node, npm = shutil.which("node"), shutil.which("npm")

@@ -612,9 +612,10 @@ TEST(config_kafka_39_broker_table)
         CHECK((b->flags & CF_LISTENER_ONLY) != 0);
     }
     /* Tally's own broker configs, not Kafka's (issue 19's metrics endpoint), read-only. */
-    static const char *const tally_own[] = {"metrics.listener", "metrics.partition.level",
-                                            "metrics.partition.max.series", "console.write.enable",
-                                            "controller.listener.insecure.ok"};
+    static const char *const tally_own[] = {
+        "metrics.listener",     "metrics.partition.level",         "metrics.partition.max.series",
+        "console.write.enable", "controller.listener.insecure.ok", "console.authentication",
+        "console.insecure.ok",  "metrics.ssl.keystore.location",   "metrics.ssl.keystore.type"};
     for (size_t i = 0; i < sizeof tally_own / sizeof tally_own[0]; i++) {
         const struct config_def *b = config_find_broker(tally_own[i]);
         REQUIRE(b != NULL);
