@@ -479,6 +479,8 @@ struct ctl_srv {
     int eofs; /* connections the forwarder closed */
     char client_id[64];
     /* Of the last envelope: the inner request's client id, the principal and host. */
+    int16_t envelope_error; /* answered in the EnvelopeResponse (no inner answer) when set */
+    int envelope_errors;    /* how many answers carry it (then the inner answer again) */
     char inner_client_id[64];
     char principal[NET_PRINCIPAL_MAX];
     int32_t host_len;
@@ -508,6 +510,11 @@ static void srv_written(uv_write_t *w, int status)
     (void)status;
     free(w->data);
     free(w);
+}
+
+static const struct proto_api *proto_find_envelope(void)
+{
+    return proto_api_find(PROTO_API_Envelope);
 }
 
 static void srv_answer(struct ctl_conn *c, const uint8_t *f, size_t len)
@@ -567,7 +574,14 @@ static void srv_answer(struct ctl_conn *c, const uint8_t *f, size_t len)
         el.ErrorCode = err;
         rs = &el;
     }
-    if (rs && wrapped) {
+    if (rs && wrapped && c->srv->envelope_errors > 0) {
+        struct EnvelopeResponse er = {.ResponseData = {.len = -1},
+                                      .ErrorCode = c->srv->envelope_error};
+        c->srv->envelope_errors--;
+        if (proto_encode_response(proto_find_envelope(), 0, outer.CorrelationId, &er, &out,
+                                  &out_len) != 0)
+            goto out;
+    } else if (rs && wrapped) {
         uint8_t *inner;
         size_t inner_len;
         struct EnvelopeResponse er = {0};
@@ -814,6 +828,34 @@ TEST(admin_forward_retries_not_controller_on_a_new_connection)
     CHECK_EQ_STR(f.srv.inner_client_id, "app");
     CHECK_EQ_STR(f.srv.principal, "User:alice");
     CHECK_EQ_INT(f.srv.host_len, 4);
+    ffx_close(&f);
+}
+
+TEST(admin_forward_envelope_errors_retry_not_controller_and_pass_the_rest_on)
+{
+    struct ffx f;
+    struct fwd_reply r;
+    struct net_request *req;
+    REQUIRE(ffx_open(&f));
+    /* The envelope's own NOT_CONTROLLER is retried after the backoff, as an inner one is. */
+    f.srv.envelope_error = ERR_NOT_CONTROLLER;
+    f.srv.envelope_errors = 1;
+    REQUIRE(offer_create(&f, "app", 10000, &r, &req));
+    REQUIRE(run_until_count(&f, &f.srv.eofs, 1));
+    CHECK(!r.done);
+    tclock_advance(f.vclock, 100);
+    REQUIRE(fixture_run_until(&f.q.loop, &r.done, 5000));
+    CHECK_EQ_INT(r.err, 0);
+    CHECK_EQ_INT(r.parts, 3);
+    CHECK_EQ_INT(f.srv.frames, 2);
+    /* Any other (this broker may not CLUSTER_ACTION): every item of the client's answer. */
+    f.srv.envelope_error = ERR_CLUSTER_AUTHORIZATION_FAILED;
+    f.srv.envelope_errors = 1;
+    REQUIRE(offer_create(&f, "app", 10000, &r, &req));
+    REQUIRE(fixture_run_until(&f.q.loop, &r.done, 5000));
+    CHECK_EQ_INT(r.how, NET_DETACHED_RESPONDED);
+    CHECK_EQ_INT(r.err, ERR_CLUSTER_AUTHORIZATION_FAILED);
+    CHECK_EQ_INT(f.srv.frames, 3);
     ffx_close(&f);
 }
 
