@@ -780,6 +780,8 @@ static const int16_t handled_keys[] = {
     PROTO_API_AlterClientQuotas,
     PROTO_API_DescribeUserScramCredentials,
     PROTO_API_AlterUserScramCredentials,
+    /* KIP-590: a forwarded request unwrapped by the controller (this broker is one). */
+    PROTO_API_Envelope,
 };
 #define N_HANDLED (sizeof handled_keys / sizeof *handled_keys)
 

@@ -276,6 +276,33 @@ static struct ScramCredentialUpsertion scram_upsertions[] = {
 static struct AlterUserScramCredentialsRequest alter_scram = {{scram_deletions, 1},
                                                               {scram_upsertions, 2}};
 
+static const void *request_for(int16_t key);
+
+/* KIP-590: a broker's Envelope around the CreateTopics seed (v7, client id "seed"), as
+ * User:alice at 127.0.0.1; the principal is DefaultPrincipalData v0, version-prefixed. */
+static const uint8_t envelope_principal[] = {0,   0,   5,   'U', 's', 'e', 'r', 6,
+                                             'a', 'l', 'i', 'c', 'e', 0,   0};
+static const uint8_t envelope_host[] = {127, 0, 0, 1};
+static struct EnvelopeRequest envelope;
+
+static const void *envelope_request(void)
+{
+    uint8_t *frame;
+    size_t len;
+    if (envelope.RequestData.data == NULL) {
+        if (proto_encode_request(proto_api_find(PROTO_API_CreateTopics), 7, 1, "seed",
+                                 request_for(PROTO_API_CreateTopics), &frame, &len) != 0)
+            return NULL;
+        envelope.RequestData.data = frame + 4; /* the tool's lifetime: never freed */
+        envelope.RequestData.len = (int32_t)(len - 4);
+        envelope.RequestPrincipal.data = envelope_principal;
+        envelope.RequestPrincipal.len = sizeof envelope_principal;
+        envelope.ClientHostAddress.data = envelope_host;
+        envelope.ClientHostAddress.len = sizeof envelope_host;
+    }
+    return &envelope;
+}
+
 static const void *request_for(int16_t key)
 {
     switch (key) {
@@ -383,6 +410,8 @@ static const void *request_for(int16_t key)
         return &describe_scram;
     case PROTO_API_AlterUserScramCredentials:
         return &alter_scram;
+    case PROTO_API_Envelope:
+        return envelope_request();
     }
     return NULL;
 }

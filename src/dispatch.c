@@ -6,9 +6,10 @@
  * CreatePartitions, AlterConfigs, IncrementalAlterConfigs, ElectLeaders,
  * AlterPartitionReassignments, ListPartitionReassignments, AlterUserScramCredentials,
  * AlterClientQuotas, CreateAcls, DeleteAcls) is forwarded there before it reaches its handler
- * (admin_forward). With an authorizer (authz/authz.h) each request's session carries it to the
- * handler, which checks what Kafka checks; admin_forward checks a forwarded request's items first
- * (the controller sees only the forwarding broker's principal). The request quota
+ * (admin_forward), in a KIP-590 Envelope with the client's principal; the controller unwraps
+ * it (the Envelope row) and runs the inner request through this table as the client's. With an
+ * authorizer (authz/authz.h) each request's session carries it to the handler, which checks
+ * what Kafka checks; admin_forward checks a forwarded request's items first. The request quota
  * (request_percentage, KIP-124) is metered here, around the handler call (or the forward):
  * broker_request_time_begin before it, broker_request_time_end with the loop time it took. */
 #include "server.h"
@@ -47,6 +48,7 @@ struct dispatch_entry {
 };
 
 static void api_versions(struct dispatch *d, struct net_request *req);
+static void envelope(struct dispatch *d, struct net_request *req);
 
 /* Adapters from the table's signature to each module's handler. */
 #define VIA(module, field, name)                                                                   \
@@ -150,6 +152,8 @@ static const struct dispatch_entry table[] = {
     {PROTO_API_BrokerHeartbeat, 0, 1, via_broker_heartbeat, true},
     {PROTO_API_AlterPartition, 0, 3, via_alter_partition, true},
     {PROTO_API_AllocateProducerIds, 0, 0, via_allocate_producer_ids, true},
+    /* KIP-590: a forwarded request with its client's identity (admin/envelope.c). */
+    {PROTO_API_Envelope, 0, 0, envelope, true},
     /* Replication (the cluster issue). */
     {PROTO_API_OffsetForLeaderEpoch, 0, 4, via_offset_for_leader_epoch, false},
     {PROTO_API_ElectLeaders, 0, 2, via_elect_leaders, false},
@@ -214,6 +218,25 @@ static void api_versions(struct dispatch *d, struct net_request *req)
         return;
     }
     net_respond(req, rs);
+}
+
+/* The inner request of an envelope goes to its API's handler, as a client's own request would
+ * (admin_envelope allows only the forwarded APIs, all rows of the table). */
+static void envelope_run(void *ctx, struct net_request *inner)
+{
+    struct dispatch *d = ctx;
+    const struct dispatch_entry *e = entry_find(inner->api->key);
+    int16_t v = inner->hdr.RequestApiVersion;
+    if (e == NULL || v < e->min_version || v > e->max_version) {
+        net_close_connection(inner); /* the envelope answers INVALID_REQUEST */
+        return;
+    }
+    e->fn(d, inner);
+}
+
+static void envelope(struct dispatch *d, struct net_request *req)
+{
+    admin_envelope(d->admin, req, envelope_run, d);
 }
 
 /* Requests the request quota (KIP-124) does not meter, as Kafka exempts them: the

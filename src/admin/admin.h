@@ -12,11 +12,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct arena;
 struct meta;
 struct net_client;
 struct net_request;
 struct props;
+struct proto_api;
+struct proto_bytes;
 struct tclock;
+struct EnvelopeRequest;
+struct EnvelopeResponse;
 
 struct admin;
 
@@ -51,11 +56,12 @@ void admin_stop(struct admin *a);
 /* Frees the admin; call after the outbound client stopped. NULL is ignored. */
 void admin_free(struct admin *a);
 
-/* Forwarding (Kafka's ForwardingManager, without KIP-590's envelope). When this node is not
+/* Forwarding (Kafka's ForwardingManager, with KIP-590's envelope). When this node is not
  * the active controller and `req` is CreateTopics, DeleteTopics, CreatePartitions,
  * AlterConfigs, IncrementalAlterConfigs, ElectLeaders, AlterPartitionReassignments or
- * ListPartitionReassignments from a client, sends the decoded
- * request, at its own version, to the controller (NET_CLIENT_CONTROLLER) and returns true:
+ * ListPartitionReassignments from a client, sends the request, at its own version, wrapped in
+ * an Envelope with its principal and address, to the controller (NET_CLIENT_CONTROLLER) and
+ * returns true:
  * `req` is then finished with the controller's answer, or — once the request's own timeout
  * (at most forward_timeout_ms) has passed without one, NOT_CONTROLLER answers and lost
  * connections retried until then — with REQUEST_TIMED_OUT in every item. Returns false,
@@ -64,9 +70,46 @@ void admin_free(struct admin *a);
  * ADMIN_BROKER_CLIENT_ID_PREFIX...): that one is answered here, NOT_CONTROLLER, so that two
  * brokers that take each other for the controller cannot bounce it. With an authorizer, a
  * request with an item its principal may not do (the handler's own check) is not forwarded
- * either: the controller would see this broker's principal, so the handler answers it here.
- * CreateAcls and DeleteAcls are forwarded too. */
+ * either: the handler answers it here. A request whose peer or principal an envelope cannot
+ * carry is not forwarded (its handler answers NOT_CONTROLLER). CreateAcls, DeleteAcls,
+ * AlterUserScramCredentials and AlterClientQuotas are forwarded too. */
 bool admin_forward(struct admin *a, struct net_request *req);
+
+/* ---- KIP-590's Envelope (envelope.c) ------------------------------------------------------ */
+
+/* Runs a request unwrapped from an envelope through the handler of its API (dispatch's table);
+ * the handler finishes it. */
+typedef void (*admin_envelope_run_fn)(void *ctx, struct net_request *inner);
+
+/* The controller's Envelope handler: refuses it (answered with the envelope's ErrorCode and no
+ * ResponseData) without CLUSTER_ACTION on the cluster (CLUSTER_AUTHORIZATION_FAILED), on a
+ * node that is not the active controller (NOT_CONTROLLER), for a principal that does not
+ * decode (PRINCIPAL_DESERIALIZATION_FAILURE), or for a client address, inner header or body
+ * that does not, or an API that is not forwarded (INVALID_REQUEST). Else makes the inner
+ * request (a detached request with the client's header, principal and address) and hands it
+ * to run(ctx, inner); its answer becomes the envelope's ResponseData. */
+void admin_envelope(struct admin *a, struct net_request *req, admin_envelope_run_fn run, void *ctx);
+
+/* "Type:Name" (e.g. "User:alice") as a version-prefixed DefaultPrincipalData v0 into *out
+ * (allocated in `ar`). Returns 0, ERR_PARSE (no ':') or ERR_NOMEM. */
+int admin_envelope_principal_encode(const char *principal, struct arena *ar,
+                                    struct proto_bytes *out);
+/* The reverse, into out[0..cap) as "Type:Name". Returns 0, ERR_PARSE (null, malformed, an
+ * unknown version, an empty type or one that would not fit) or ERR_NOMEM. */
+int admin_envelope_principal_decode(const struct proto_bytes *in, struct arena *ar, char *out,
+                                    size_t cap);
+/* The IP address of a peer "ip:port" ("[v6]:port" too) as its 4 or 16 bytes. Returns 0 with
+ * *len, or ERR_PARSE. */
+int admin_envelope_host_encode(const char *peer, uint8_t out[16], int32_t *len);
+/* The EnvelopeRequest of a client's request: its header (ClientId, correlation id) and body
+ * re-encoded at its version, its session's principal and its peer's address, all in `ar`.
+ * Returns 0, ERR_PARSE (a principal or peer that does not encode) or ERR_NOMEM. */
+int admin_envelope_wrap(const struct net_request *req, struct arena *ar,
+                        struct EnvelopeRequest *out);
+/* Decodes an EnvelopeResponse's ResponseData as the answer of `api` at `version` into a new
+ * struct in `ar`. Returns 0 with *out, or ERR_PARSE (null or malformed data), ERR_NOMEM. */
+int admin_envelope_unwrap_response(const struct proto_api *api, int16_t version,
+                                   const struct EnvelopeResponse *rs, struct arena *ar, void **out);
 
 /* Request handlers: each finishes `req` exactly once (now or after a metadata proposal
  * applies). The request's API must match the handler. */

@@ -131,6 +131,9 @@ void uuid_random(uint8_t id[16]);
  * (every forward still held: only once the outbound client has stopped). */
 void admin_forward_setup(struct admin *a, const struct admin_options *opts);
 void admin_forward_free_all(struct admin *a);
+/* Whether a client's `key` is one of the APIs a broker forwards to the controller (and so one an
+ * envelope may carry). */
+bool admin_api_forwarded(int16_t key);
 
 /* A broker's own CreateTopics, sent to the controller and forgotten (Kafka's
  * AutoTopicCreationManager): one topic, `partitions` and `replication_factor` as given (-1:

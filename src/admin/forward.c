@@ -1,9 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* forward: what only the active controller may decide, sent there from any other broker, as
- * Kafka's ForwardingManager and AutoTopicCreationManager do — without KIP-590's envelope:
- * between Tally brokers the decoded request itself goes to NET_CLIENT_CONTROLLER through the
- * shared outbound client, at the client's version, and the controller's answer goes back to
- * the client unchanged.
+ * Kafka's ForwardingManager and AutoTopicCreationManager do: a client's request goes to
+ * NET_CLIENT_CONTROLLER through the shared outbound client in a KIP-590 Envelope (envelope.c:
+ * its header and body at the client's version, its principal and IP address), and the answer
+ * inside the EnvelopeResponse goes back to the client unchanged; its ThrottleTimeMs (the
+ * controller mutation quota, held to the client's own principal and client id there) mutes
+ * the client's connection here, as KIP-599 throttles a channel. An EnvelopeResponse error of
+ * NOT_CONTROLLER is retried as an inner one is; any other (CLUSTER_AUTHORIZATION_FAILED: this
+ * broker's principal lacks CLUSTER_ACTION) goes to the client in every item. Every broker of a
+ * cluster speaks Envelope (there is no fall-back to the bare request, which would bypass the
+ * client's quota).
  *
  * Two kinds of forward share one mechanism (struct fwd):
  * - a client's request (CreateTopics, DeleteTopics, CreatePartitions, AlterConfigs,
@@ -33,8 +39,8 @@
  * one: what a broker forwards is what any client could send (see internal_topics.c).
  *
  * Authorization: with an authorizer the client's principal is checked here, item by item,
- * before anything is forwarded (forward_authorized), since the controller sees only this
- * broker's. */
+ * before anything is forwarded (forward_authorized), and again by the controller on the
+ * principal in the envelope. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,7 +70,8 @@ struct fwd {
     struct admin *a;
     struct net_request *req; /* the client's; NULL for a broker's own creation */
     int16_t api_key, version;
-    void *body;          /* what is sent: req->body, or a CreateTopicsRequest in `arena` */
+    void *body;          /* what is sent: an EnvelopeRequest of req, or a CreateTopicsRequest in
+                            `arena` */
     struct arena *arena; /* own creations: body and topic */
     const char *topic;   /* own creations: the topic asked for */
     int64_t deadline_ms; /* monotonic */
@@ -79,7 +86,7 @@ static int64_t now_ms(const struct admin *a)
     return tclock_mono_ms(a->clock);
 }
 
-static bool api_forwarded(int16_t key)
+bool admin_api_forwarded(int16_t key)
 {
     switch (key) {
     case PROTO_API_CreateTopics:
@@ -475,11 +482,30 @@ static void fwd_finish(struct fwd *f, const void *resp, int err, const char *msg
 
 static void on_answer(void *arg, int err, const void *resp);
 
+/* The ThrottleTimeMs of a response struct of `api` at `version` (0 where it has none). */
+static int32_t response_throttle_ms(const struct proto_api *api, int16_t version, const void *resp)
+{
+    const struct proto_struct *s = api->response;
+    for (uint16_t i = 0; i < s->nfields; i++) {
+        const struct proto_field *fd = &s->fields[i];
+        if (fd->type == PROTO_INT32 && fd->tag < 0 && strcmp(fd->name, "ThrottleTimeMs") == 0 &&
+            version >= fd->min_version && version <= fd->max_version) {
+            int32_t ms;
+            memcpy(&ms, (const char *)resp + fd->offset, sizeof ms);
+            return ms;
+        }
+    }
+    return 0;
+}
+
 static void fwd_send(struct fwd *f)
 {
     struct admin *a = f->a;
-    int rc = net_client_send(a->client, NET_CLIENT_CONTROLLER, f->api_key, f->version, f->body,
-                             on_answer, f);
+    /* A client's request goes in an envelope (KIP-590), a broker's own creation as it is. */
+    int rc = f->req != NULL ? net_client_send(a->client, NET_CLIENT_CONTROLLER, PROTO_API_Envelope,
+                                              0, f->body, on_answer, f)
+                            : net_client_send(a->client, NET_CLIENT_CONTROLLER, f->api_key,
+                                              f->version, f->body, on_answer, f);
     if (rc != 0) {
         fwd_finish(f, NULL, rc == ERR_SHUTDOWN ? ERR_NOT_CONTROLLER : rc,
                    "The request could not be forwarded to the controller.");
@@ -510,6 +536,36 @@ static void on_answer(void *arg, int err, const void *resp)
     f->in_flight = false;
     if (f->finished) {
         fwd_release(f);
+        return;
+    }
+    if (err == 0 && f->req != NULL) {
+        /* The envelope's answer: its own error, else the inner answer inside it. */
+        const struct EnvelopeResponse *env = resp;
+        if (env->ErrorCode == ERR_NOT_CONTROLLER) {
+            resp = NULL; /* retried below, as an inner NOT_CONTROLLER would be */
+        } else if (env->ErrorCode != 0) {
+            slog_warn_limited(&a->forward_warn, 10000, "admin",
+                              "the controller refused the envelope of a %s from %s: %s",
+                              f->req->api->name, f->req->peer, err_name(env->ErrorCode));
+            fwd_finish(f, NULL, env->ErrorCode, "The controller refused the forwarded request.");
+            return;
+        } else if (admin_envelope_unwrap_response(f->req->api, f->version, env, f->req->arena,
+                                                  (void **)&resp) != 0) {
+            err = ERR_PARSE;
+            resp = NULL;
+        } else {
+            /* KIP-599 through an envelope: the controller's connection is this broker's, so
+             * the client's own connection here is muted for the inner throttle. */
+            int32_t ms = response_throttle_ms(f->req->api, f->version, resp);
+            if (ms > 0)
+                net_mute(f->req, ms);
+        }
+    }
+    if (err == 0 && resp == NULL) {
+        net_client_disconnect(a->client, NET_CLIENT_CONTROLLER);
+        slog_debug("admin", "forwarded %s: NOT_CONTROLLER (envelope); trying again",
+                   proto_api_find(f->api_key)->name);
+        fwd_retry_later(f);
         return;
     }
     if (err == 0 && !says_not_controller(f->api_key, f->version, resp)) {
@@ -589,9 +645,9 @@ static bool config_ok(struct net_request *req, int8_t type, const char *name)
     return cluster_ok(req, PROTO_ACL_OP_ALTER_CONFIGS);
 }
 
-/* Whether this broker's authorizer lets every item of `req` through. The controller sees
- * only the forwarding broker's principal (a super user; there is no KIP-590 envelope), so
- * the client's principal is checked here: a request with any item refused is not forwarded,
+/* Whether this broker's authorizer lets every item of `req` through. The controller checks
+ * the client's principal from the envelope again; it is checked here first (Tally's rule
+ * from before the envelope, kept): a request with any item refused is not forwarded,
  * and its handler answers it here — the authorization error for the refused items,
  * NOT_CONTROLLER for the others, which the client retries on their own. */
 static bool forward_authorized(struct admin *a, struct net_request *req)
@@ -665,12 +721,28 @@ static bool forward_authorized(struct admin *a, struct net_request *req)
 
 bool admin_forward(struct admin *a, struct net_request *req)
 {
+    struct EnvelopeRequest *env;
     struct fwd *f;
+    int rc;
 
-    if (a == NULL || a->client == NULL || a->stopping || !api_forwarded(req->api->key) ||
+    if (a == NULL || a->client == NULL || a->stopping || !admin_api_forwarded(req->api->key) ||
         meta_is_controller(a->meta) || from_broker(req) || !forward_authorized(a, req))
         return false;
-    f = fwd_new(a, req->api->key, req->hdr.RequestApiVersion, req->body,
+    env = arena_alloc(req->arena, sizeof *env);
+    if (env == NULL || (rc = admin_envelope_wrap(req, req->arena, env)) == ERR_NOMEM) {
+        slog_error("admin", "out of memory forwarding %s from %s; closing", req->api->name,
+                   req->peer);
+        net_close_connection(req);
+        return true;
+    }
+    if (rc != 0) {
+        /* A peer or principal an envelope cannot carry: answered here, as before forwarding. */
+        slog_warn_limited(&a->forward_warn, 10000, "admin",
+                          "a %s from %s (%s) cannot be put in an envelope; not forwarded",
+                          req->api->name, req->peer, req->session->principal);
+        return false;
+    }
+    f = fwd_new(a, req->api->key, req->hdr.RequestApiVersion, env,
                 own_timeout_ms(req->api->key, req->body));
     if (f == NULL) {
         slog_error("admin", "out of memory forwarding %s from %s; closing", req->api->name,

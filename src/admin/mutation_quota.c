@@ -11,9 +11,10 @@
  * - permissive (older versions, whose clients do not know the error): every topic passes, and
  *   the answer is throttled by what the bucket then owes (PermissiveControllerMutationQuota).
  * The throttle goes in the answer's ThrottleTimeMs and mutes the connection as long
- * (net_mute), as Kafka's ControllerApis do. Exempt: what another broker sends (its ClientId,
- * with CLUSTER_ACTION on the cluster, as in dispatch.c): the forwarded requests, which carry
- * no client identity here (no KIP-590 envelope), and the brokers' own topic creations. */
+ * (net_mute), as Kafka's ControllerApis do; a request that came in a KIP-590 Envelope
+ * (envelope.c) is metered for the client inside it, and its forwarding broker mutes that
+ * client. Exempt: what another broker sends as itself (its ClientId, with CLUSTER_ACTION on
+ * the cluster, as in dispatch.c): the brokers' own topic creations. */
 #include <string.h>
 
 #include "admin_int.h"

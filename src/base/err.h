@@ -108,6 +108,7 @@
     X(DUPLICATE_RESOURCE, 92)                                                                      \
     X(UNACCEPTABLE_CREDENTIAL, 93)                                                                 \
     X(INVALID_UPDATE_VERSION, 95)                                                                  \
+    X(PRINCIPAL_DESERIALIZATION_FAILURE, 97)                                                       \
     X(UNKNOWN_TOPIC_ID, 100)                                                                       \
     X(DUPLICATE_BROKER_REGISTRATION, 101)                                                          \
     X(INCONSISTENT_TOPIC_ID, 103)                                                                  \

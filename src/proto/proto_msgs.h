@@ -1104,6 +1104,24 @@ struct AllocateProducerIdsResponse {
 
 extern const struct proto_struct proto_AllocateProducerIdsResponse;
 
+/* Envelope (key 58), version 0, flexible from 0 (KIP-590): a request a broker forwards to the
+ * controller, wrapped with the identity of the client that sent it. A broker-to-controller
+ * API. */
+struct EnvelopeRequest {
+    struct proto_bytes RequestData;       /* v0+: the client's request, header and body */
+    struct proto_bytes RequestPrincipal;  /* v0+, nullable v0+: DefaultPrincipalData */
+    struct proto_bytes ClientHostAddress; /* v0+: the client's IP address, 4 or 16 bytes */
+};
+
+extern const struct proto_struct proto_EnvelopeRequest;
+
+struct EnvelopeResponse {
+    struct proto_bytes ResponseData; /* v0+, nullable v0+: the inner response, header and body */
+    int16_t ErrorCode;               /* v0+ */
+};
+
+extern const struct proto_struct proto_EnvelopeResponse;
+
 /* ---------------------------------------------------------------------------------------- */
 /* Replication and partition administration (keys 23, 35, 43, 45, 46, 55, 56). */
 
@@ -2117,5 +2135,15 @@ struct ConsumerProtocolAssignment {
 };
 
 extern const struct proto_record proto_record_ConsumerProtocolAssignment;
+
+/* The principal of an Envelope (RequestPrincipal), as Kafka's DefaultKafkaPrincipalBuilder
+ * serializes it: version 0, flexible from 0. */
+struct DefaultPrincipalData {
+    char *Type;              /* v0+: "User" */
+    char *Name;              /* v0+ */
+    bool TokenAuthenticated; /* v0+ */
+};
+
+extern const struct proto_record proto_record_DefaultPrincipalData;
 
 #endif

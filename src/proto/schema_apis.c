@@ -88,6 +88,7 @@ static const struct proto_api apis[] = {
      &proto_DescribeQuorumResponse},
     {PROTO_API_AlterPartition, "AlterPartition", 0, 3, 0, &proto_AlterPartitionRequest,
      &proto_AlterPartitionResponse},
+    {PROTO_API_Envelope, "Envelope", 0, 0, 0, &proto_EnvelopeRequest, &proto_EnvelopeResponse},
     {PROTO_API_DescribeCluster, "DescribeCluster", 0, 2, 0, &proto_DescribeClusterRequest,
      &proto_DescribeClusterResponse},
     {PROTO_API_DescribeProducers, "DescribeProducers", 0, 0, 0, &proto_DescribeProducersRequest,

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The field tables of the broker-to-controller APIs AlterPartition (key 56), BrokerRegistration
- * (62), BrokerHeartbeat (63) and AllocateProducerIds (67), transcribed from Kafka's JSON message
- * schemas; see proto_int.h for the row format. Nested layouts come before the structs that hold
- * them. */
+ * (62), BrokerHeartbeat (63), AllocateProducerIds (67) and Envelope (58, KIP-590), transcribed from
+ * Kafka's JSON message schemas; see proto_int.h for the row format. Nested layouts come before the
+ * structs that hold them. */
 #include "proto/proto_int.h"
 
 static const struct proto_field BrokerState_fields[] = {
@@ -158,3 +158,16 @@ static const struct proto_field AllocateProducerIdsResponse_fields[] = {
 };
 const struct proto_struct proto_AllocateProducerIdsResponse =
     PROTO_LAYOUT(AllocateProducerIdsResponse);
+
+static const struct proto_field EnvelopeRequest_fields[] = {
+    PROTO_FIELD(EnvelopeRequest, RequestData, BYTES, 0, PROTO_VMAX, PROTO_NEVER, 0),
+    PROTO_FIELD(EnvelopeRequest, RequestPrincipal, BYTES, 0, PROTO_VMAX, 0, 0),
+    PROTO_FIELD(EnvelopeRequest, ClientHostAddress, BYTES, 0, PROTO_VMAX, PROTO_NEVER, 0),
+};
+const struct proto_struct proto_EnvelopeRequest = PROTO_LAYOUT(EnvelopeRequest);
+
+static const struct proto_field EnvelopeResponse_fields[] = {
+    PROTO_FIELD(EnvelopeResponse, ResponseData, BYTES, 0, PROTO_VMAX, 0, 0),
+    PROTO_FIELD(EnvelopeResponse, ErrorCode, INT16, 0, PROTO_VMAX, PROTO_NEVER, 0),
+};
+const struct proto_struct proto_EnvelopeResponse = PROTO_LAYOUT(EnvelopeResponse);

@@ -3,8 +3,8 @@
  * keys and values of __consumer_offsets (group-coordinator OffsetCommitKey/Value,
  * GroupMetadataKey/Value), of __transaction_state (transaction-coordinator
  * TransactionLogKey/Value), and the consumer's embedded protocol (clients
- * ConsumerProtocolSubscription/Assignment). See proto_int.h for the row format and proto.h
- * (struct proto_record) for their framing. */
+ * ConsumerProtocolSubscription/Assignment, and the Envelope's DefaultPrincipalData). See
+ * proto_int.h for the row format and proto.h (struct proto_record) for their framing. */
 #include "proto/proto_int.h"
 
 /* ---- __consumer_offsets ---- */
@@ -125,3 +125,12 @@ static const struct proto_struct ConsumerProtocolAssignment_layout =
     PROTO_LAYOUT(ConsumerProtocolAssignment);
 const struct proto_record proto_record_ConsumerProtocolAssignment = {
     "ConsumerProtocolAssignment", 0, 3, -1, true, &ConsumerProtocolAssignment_layout};
+
+static const struct proto_field DefaultPrincipalData_fields[] = {
+    PROTO_FIELD(DefaultPrincipalData, Type, STRING, 0, PROTO_VMAX, PROTO_NEVER, 0),
+    PROTO_FIELD(DefaultPrincipalData, Name, STRING, 0, PROTO_VMAX, PROTO_NEVER, 0),
+    PROTO_FIELD(DefaultPrincipalData, TokenAuthenticated, BOOL, 0, PROTO_VMAX, PROTO_NEVER, 0),
+};
+static const struct proto_struct DefaultPrincipalData_layout = PROTO_LAYOUT(DefaultPrincipalData);
+const struct proto_record proto_record_DefaultPrincipalData = {
+    "DefaultPrincipalData", 0, 0, 0, false, &DefaultPrincipalData_layout};

@@ -702,3 +702,73 @@ def test_forwarded_requests_are_authorized_on_the_forwarding_broker(tmp_path):
     finally:
         for n in nodes:
             n.stop(check=False)
+
+
+# ---- KIP-590's Envelope -----------------------------------------------------------------
+
+ENVELOPE = 58
+PRINCIPAL_DESERIALIZATION_FAILURE = 97
+
+
+def _compact_bytes(data):
+    return kproto.uvarint(len(data) + 1) + data
+
+
+def principal_data(type_, name):
+    """Kafka's DefaultKafkaPrincipalBuilder serialization: INT16 version 0, then
+    DefaultPrincipalData v0 (flexible): Type, Name, TokenAuthenticated, no tags."""
+    return (kproto.i16(0) + kproto.compact_string(type_) + kproto.compact_string(name) +
+            kproto.i8(0) + kproto.uvarint(0))
+
+
+def envelope(c, inner, principal, host=b"\x7f\x00\x00\x01"):
+    """Sends an Envelope v0 wrapping `inner` (a request frame) as another broker would;
+    → (ErrorCode, the inner response's body after its header, or None)."""
+    corr = c.next_corr()
+    payload = (kproto.header(ENVELOPE, 0, corr, client_id="tally-broker-7", flexible=True) +
+               _compact_bytes(inner[4:]) + _compact_bytes(principal) + _compact_bytes(host) +
+               kproto.uvarint(0))
+    c.send(kproto.frame(payload))
+    got, body = c.recv_response(flexible_header=True)
+    assert got == corr
+    r = kproto.Reader(body)
+    n = r.uvarint() - 1
+    data = r.take(n) if n >= 0 else None
+    err = r.i16()
+    if data is None:
+        return err, None
+    inner_r = kproto.Reader(data)
+    inner_r.i32()  # the inner correlation id
+    inner_r.skip_tags()
+    return err, data[inner_r.pos:]
+
+
+def test_envelope_needs_cluster_action_and_runs_as_its_principal(b):
+    """An Envelope from a principal without CLUSTER_ACTION (alice) is refused with
+    CLUSTER_AUTHORIZATION_FAILED and nothing runs; from the inter-broker principal (a super
+    user) its request runs as the principal inside: alice's CreateTopics is refused for her
+    (TOPIC_AUTHORIZATION_FAILED), admin's creates the topic; a principal that does not decode
+    is PRINCIPAL_DESERIALIZATION_FAILURE."""
+    name = "env-%d" % os.getpid()
+
+    def inner(c, topic):
+        body = kproto.create_topics_body([(topic, 1, 1, None)], 7)(kproto.Enc(True))
+        return kproto.frame(kproto.header(kproto.CREATE_TOPICS, 7, c.next_corr(),
+                                          client_id="env-client", flexible=True) + body)
+
+    def topic_error(body):
+        return kproto.parse_create_topics_any(kproto.Dec(body, True), 7)[name]["error"]
+
+    with sasl_conn(b, "alice") as c:
+        err, data = envelope(c, inner(c, name), principal_data("User", "admin"))
+        assert (err, data) == (CLUSTER_AUTHORIZATION_FAILED, None)
+    assert not topic_exists(b, name)
+    with b.conn() as c:  # PLAINTEXT: User:ANONYMOUS, the inter-broker principal
+        err, data = envelope(c, inner(c, name), principal_data("User", "alice"))
+        assert err == 0 and topic_error(data) == TOPIC_AUTHORIZATION_FAILED
+        assert not topic_exists(b, name)
+        err, data = envelope(c, inner(c, name), b"\x00\x07garbage")
+        assert (err, data) == (PRINCIPAL_DESERIALIZATION_FAILURE, None)
+        err, data = envelope(c, inner(c, name), principal_data("User", "admin"))
+        assert err == 0 and topic_error(data) == 0
+    assert topic_exists(b, name)

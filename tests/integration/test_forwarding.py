@@ -254,6 +254,43 @@ def test_admin_client_pointed_at_a_non_controller(cluster):
     wait_for(lambda: topic_md(other, name) is None, "the topic gone")
 
 
+THROTTLING_QUOTA_EXCEEDED = 89
+
+
+def test_forwarded_creations_are_held_to_the_clients_mutation_quota(cluster):
+    """KIP-590: the non-controller wraps its client's CreateTopics v6 in an Envelope, so the
+    controller meters the client's own id against controller_mutation_rate (KIP-599): 0.1/s
+    with 11 samples of 1 s is a bucket of 1.1; the first topic (2 partitions) passes and takes
+    it below 0, the second is refused with THROTTLING_QUOTA_EXCEEDED and the time until the
+    bucket is back at 0, and it is not created."""
+    ctl, others = roles(cluster)
+    other = others[0]
+    cid = unique("env-quota")
+    r = ctl.tally("quotas", "set", "--client-id", cid, "--add-config",
+                  "controller_mutation_rate=0.1")
+    assert r.returncode == 0, r.stderr
+    first, second = unique("env-q1"), unique("env-q2")
+
+    def create(name):
+        with other.conn() as c:
+            body = kproto.create_topics_body([(name, 2, 1, None)], 6)(kproto.Enc(True))
+            raw = kproto.frame(kproto.header(kproto.CREATE_TOPICS, 6, c.next_corr(),
+                               client_id=cid, flexible=True) + body)
+            d = kproto.Dec(kproto._roundtrip(c, raw, flexible_header=True), True)
+            at = d.r.pos
+            throttle = d.i32()
+            d.r.pos = at
+            return throttle, kproto.parse_create_topics_any(d, 6)[name]
+
+    throttle, res = create(first)
+    assert res["error"] == 0 and throttle == 0, (throttle, res)
+    throttle, res = create(second)
+    assert res["error"] == THROTTLING_QUOTA_EXCEEDED, res
+    assert 0 < throttle <= 9000, throttle
+    assert topic_md(ctl, first) is not None
+    assert topic_md(ctl, second) is None
+
+
 def test_controller_killed_while_a_forwarded_request_is_out(cluster):
     """The controller stops with a forwarded CreateTopics unread in its socket, then dies:
     the forwarding broker sees the connection go, looks the controller up again, and its

@@ -285,6 +285,184 @@ TEST(admin_controller_mutation_rate_refuses_strict_versions_and_throttles_old_on
     tclock_free(clock);
 }
 
+/* ---- KIP-590's envelope (envelope.c) ------------------------------------------------------ */
+
+TEST(admin_envelope_principal_is_kafkas_default_principal_data)
+{
+    struct arena *a = arena_new(1 << 16);
+    struct proto_bytes b;
+    char out[NET_PRINCIPAL_MAX];
+    /* DefaultKafkaPrincipalBuilder's bytes: INT16 version 0, then DefaultPrincipalData v0
+     * (flexible): compact "User", compact "alice", TokenAuthenticated false, no tags. */
+    static const uint8_t want[] = {0, 0, 5, 'U', 's', 'e', 'r', 6, 'a', 'l', 'i', 'c', 'e', 0, 0};
+    REQUIRE(a != NULL);
+    REQUIRE(admin_envelope_principal_encode("User:alice", a, &b) == 0);
+    CHECK_EQ_INT(b.len, (int)sizeof want);
+    CHECK(b.len == (int)sizeof want && memcmp(b.data, want, sizeof want) == 0);
+    CHECK_EQ_INT(admin_envelope_principal_decode(&b, a, out, sizeof out), 0);
+    CHECK_EQ_STR(out, "User:alice");
+    /* A name with ':' keeps it (only the type ends at the first one). */
+    REQUIRE(admin_envelope_principal_encode("User:CN=a:b", a, &b) == 0);
+    CHECK_EQ_INT(admin_envelope_principal_decode(&b, a, out, sizeof out), 0);
+    CHECK_EQ_STR(out, "User:CN=a:b");
+    CHECK_EQ_INT(admin_envelope_principal_encode("nocolon", a, &b), ERR_PARSE);
+    /* Malformed: null, truncated, a version not 0, an empty type. */
+    struct proto_bytes bad = {.data = NULL, .len = -1};
+    CHECK_EQ_INT(admin_envelope_principal_decode(&bad, a, out, sizeof out), ERR_PARSE);
+    bad.data = want;
+    bad.len = 6;
+    CHECK_EQ_INT(admin_envelope_principal_decode(&bad, a, out, sizeof out), ERR_PARSE);
+    uint8_t v1[sizeof want];
+    memcpy(v1, want, sizeof want);
+    v1[1] = 1;
+    bad.data = v1;
+    bad.len = sizeof v1;
+    CHECK_EQ_INT(admin_envelope_principal_decode(&bad, a, out, sizeof out), ERR_PARSE);
+    static const uint8_t empty_type[] = {0, 0, 1, 6, 'a', 'l', 'i', 'c', 'e', 0, 0};
+    bad.data = empty_type;
+    bad.len = sizeof empty_type;
+    CHECK_EQ_INT(admin_envelope_principal_decode(&bad, a, out, sizeof out), ERR_PARSE);
+    /* Too long for a session's principal. */
+    CHECK_EQ_INT(admin_envelope_principal_decode(&b, a, out, 8), ERR_PARSE);
+    arena_free(a);
+}
+
+TEST(admin_envelope_host_is_the_peers_ip_address)
+{
+    uint8_t ip[16];
+    int32_t n = 0;
+    CHECK_EQ_INT(admin_envelope_host_encode("10.1.2.3:9092", ip, &n), 0);
+    CHECK_EQ_INT(n, 4);
+    CHECK(ip[0] == 10 && ip[1] == 1 && ip[2] == 2 && ip[3] == 3);
+    CHECK_EQ_INT(admin_envelope_host_encode("[::1]:9092", ip, &n), 0);
+    CHECK_EQ_INT(n, 16);
+    CHECK(ip[15] == 1 && ip[0] == 0);
+    CHECK_EQ_INT(admin_envelope_host_encode("detached", ip, &n), ERR_PARSE);
+}
+
+/* An envelope's answer as the forwarding broker reads it. */
+struct env_reply {
+    bool done;
+    int how;
+    int16_t env_err;   /* the envelope's ErrorCode */
+    int16_t inner_err; /* the inner CreateTopics' topic error (-9999: no inner answer) */
+    int32_t throttle;  /* the inner answer's ThrottleTimeMs */
+    int16_t version;   /* the inner request's */
+};
+
+static void on_envelope(void *arg, enum net_detached_end how, int16_t version, const void *resp)
+{
+    struct env_reply *r = arg;
+    const struct EnvelopeResponse *er = resp;
+    struct arena *a = arena_new(1 << 20);
+    void *inner = NULL;
+    (void)version;
+    r->done = true;
+    r->how = how;
+    r->inner_err = -9999;
+    if (how == NET_DETACHED_RESPONDED) {
+        r->env_err = er->ErrorCode;
+        if (er->ErrorCode == 0 &&
+            admin_envelope_unwrap_response(proto_api_find(PROTO_API_CreateTopics), r->version, er,
+                                           a, &inner) == 0) {
+            const struct CreateTopicsResponse *ct = inner;
+            r->throttle = ct->ThrottleTimeMs;
+            if (ct->Topics.n == 1)
+                r->inner_err = ct->Topics.v[0].ErrorCode;
+        }
+    }
+    arena_free(a);
+}
+
+static void env_run(void *ctx, struct net_request *inner)
+{
+    admin_create_topics(ctx, inner);
+}
+
+/* A CreateTopics at `version` from (principal, client_id) at 127.0.0.1, wrapped as a broker
+ * would and handed to the controller's admin_envelope by a broker ("tally-broker-2"). */
+static struct env_reply envelope_create(struct afx *f, const char *principal, const char *client_id,
+                                        const char *name, int16_t api_key, int16_t version)
+{
+    struct env_reply r = {.version = version};
+    struct arena *ar = arena_new(1 << 20), *oar = arena_new(1 << 20);
+    struct CreateTopicsRequest *rq = arena_alloc(ar, sizeof *rq);
+    struct CreatableTopic *t = arena_alloc(ar, sizeof *t);
+    struct MetadataRequest *md = arena_alloc(ar, sizeof *md);
+    struct EnvelopeRequest *env = arena_alloc(oar, sizeof *env);
+    t->Name = arena_strndup(ar, name, strlen(name));
+    t->NumPartitions = 2;
+    t->ReplicationFactor = 1;
+    rq->Topics.n = 1;
+    rq->Topics.v = t;
+    rq->timeoutMs = 5000;
+    md->Topics.n = -1;
+    struct net_request *client = net_request_detached_new(
+        api_key, version, api_key == PROTO_API_CreateTopics ? (void *)rq : (void *)md, ar, NULL,
+        NULL);
+    if (client == NULL)
+        return r;
+    client->hdr.ClientId = (char *)client_id;
+    client->peer = "127.0.0.1:40000";
+    snprintf(client->session->principal, sizeof client->session->principal, "%s", principal);
+    if (admin_envelope_wrap(client, oar, env) != 0) {
+        net_finish(client);
+        return r;
+    }
+    net_finish(client); /* the envelope holds copies */
+    struct net_request *outer =
+        net_request_detached_new(PROTO_API_Envelope, 0, env, oar, on_envelope, &r);
+    if (outer == NULL)
+        return r;
+    outer->hdr.ClientId = ADMIN_BROKER_CLIENT_ID_PREFIX "2";
+    admin_envelope(f->admin, outer, env_run, f->admin);
+    fixture_run_until(&f->q.loop, &r.done, 5000);
+    return r;
+}
+
+TEST(admin_envelope_holds_the_inner_client_to_its_mutation_quota)
+{
+    struct afx f;
+    REQUIRE(afx_open(&f));
+    admin_free(f.admin);
+    struct tclock *clock = tclock_virtual_new(1700000000000);
+    REQUIRE(clock != NULL);
+    REQUIRE(props_set(f.props, "controller.quota.window.num", "1") == 0);
+    struct admin_options ao = {.node_id = 1, .n_voters = 1, .config = f.props, .clock = clock};
+    f.admin = admin_new(f.q.m, &ao);
+    REQUIRE(f.admin != NULL);
+    struct meta_record q = {.type = META_REC_CLIENT_QUOTA};
+    q.u.quota.entity.has_client_id = true;
+    q.u.quota.entity.client_id = "envapp";
+    q.u.quota.key = META_QUOTA_CONTROLLER_MUTATION_RATE;
+    q.u.quota.value = 1;
+    REQUIRE(fixture_meta_propose(&f.q, &q, 1) == 0);
+
+    /* The envelope comes from a broker (exempt itself); the inner client "envapp" is not:
+     * 2 partitions from a bucket of 1 pass, the next topic is refused and not created. */
+    struct env_reply r =
+        envelope_create(&f, "User:alice", "envapp", "e1", PROTO_API_CreateTopics, 6);
+    CHECK(r.done);
+    CHECK_EQ_INT(r.env_err, 0);
+    CHECK_EQ_INT(r.inner_err, 0);
+    CHECK(meta_topic_by_name(f.q.m, "e1") != NULL);
+    r = envelope_create(&f, "User:alice", "envapp", "e2", PROTO_API_CreateTopics, 6);
+    CHECK_EQ_INT(r.env_err, 0);
+    CHECK_EQ_INT(r.inner_err, ERR_THROTTLING_QUOTA_EXCEEDED);
+    CHECK_EQ_INT(r.throttle, 1000);
+    CHECK(meta_topic_by_name(f.q.m, "e2") == NULL);
+    /* Another client id through the same broker is not held to envapp's bucket. */
+    r = envelope_create(&f, "User:alice", "other", "e3", PROTO_API_CreateTopics, 6);
+    CHECK_EQ_INT(r.inner_err, 0);
+
+    /* Refused: an envelope of an API that is not forwarded. */
+    r = envelope_create(&f, "User:alice", "envapp", "e4", PROTO_API_Metadata, 9);
+    CHECK_EQ_INT(r.how, NET_DETACHED_RESPONDED);
+    CHECK_EQ_INT(r.env_err, ERR_INVALID_REQUEST);
+    afx_close(&f);
+    tclock_free(clock);
+}
+
 /* ---- forwarding (forward.c) --------------------------------------------------------------
  * The admin runs on a quorum member that can never lead (two voters, the other one absent),
  * so everything it forwards goes to NET_CLIENT_CONTROLLER: a tiny in-test "controller" on
@@ -300,6 +478,12 @@ struct ctl_srv {
     int frames, accepted;
     int eofs; /* connections the forwarder closed */
     char client_id[64];
+    /* Of the last envelope: the inner request's client id, the principal and host. */
+    int16_t envelope_error; /* answered in the EnvelopeResponse (no inner answer) when set */
+    int envelope_errors;    /* how many answers carry it (then the inner answer again) */
+    char inner_client_id[64];
+    char principal[NET_PRINCIPAL_MAX];
+    int32_t host_len;
 };
 
 struct ctl_conn {
@@ -328,6 +512,11 @@ static void srv_written(uv_write_t *w, int status)
     free(w);
 }
 
+static const struct proto_api *proto_find_envelope(void)
+{
+    return proto_api_find(PROTO_API_Envelope);
+}
+
 static void srv_answer(struct ctl_conn *c, const uint8_t *f, size_t len)
 {
     struct arena *a = arena_new(1 << 20);
@@ -342,11 +531,31 @@ static void srv_answer(struct ctl_conn *c, const uint8_t *f, size_t len)
     size_t out_len;
     int16_t err = c->srv->not_controller > 0 ? ERR_NOT_CONTROLLER : 0;
 
+    struct RequestHeader outer = {0};
+    bool wrapped = false;
+
     if (proto_decode_request_header(f, len, &h, &hl, a) != 0 ||
         (api = proto_api_find(h.RequestApiKey)) == NULL ||
         proto_decode_request(api, h.RequestApiVersion, f + hl, len - hl, &body, a) != 0)
         goto out;
     snprintf(c->srv->client_id, sizeof c->srv->client_id, "%s", h.ClientId ? h.ClientId : "");
+    if (h.RequestApiKey == PROTO_API_Envelope) {
+        /* KIP-590: what the forwarder wrapped is answered, and the answer wrapped. */
+        const struct EnvelopeRequest *env = body;
+        outer = h;
+        wrapped = true;
+        c->srv->host_len = env->ClientHostAddress.len;
+        if (admin_envelope_principal_decode(&env->RequestPrincipal, a, c->srv->principal,
+                                            sizeof c->srv->principal) != 0 ||
+            proto_decode_request_header(env->RequestData.data, (size_t)env->RequestData.len, &h,
+                                        &hl, a) != 0 ||
+            (api = proto_api_find(h.RequestApiKey)) == NULL ||
+            proto_decode_request(api, h.RequestApiVersion, env->RequestData.data + hl,
+                                 (size_t)env->RequestData.len - hl, &body, a) != 0)
+            goto out;
+        snprintf(c->srv->inner_client_id, sizeof c->srv->inner_client_id, "%s",
+                 h.ClientId ? h.ClientId : "");
+    }
     if (c->srv->not_controller > 0)
         c->srv->not_controller--;
     if (h.RequestApiKey == PROTO_API_CreateTopics) {
@@ -365,8 +574,34 @@ static void srv_answer(struct ctl_conn *c, const uint8_t *f, size_t len)
         el.ErrorCode = err;
         rs = &el;
     }
-    if (rs &&
-        proto_encode_response(api, h.RequestApiVersion, h.CorrelationId, rs, &out, &out_len) == 0) {
+    if (rs && wrapped && c->srv->envelope_errors > 0) {
+        struct EnvelopeResponse er = {.ResponseData = {.len = -1},
+                                      .ErrorCode = c->srv->envelope_error};
+        c->srv->envelope_errors--;
+        if (proto_encode_response(proto_find_envelope(), 0, outer.CorrelationId, &er, &out,
+                                  &out_len) != 0)
+            goto out;
+    } else if (rs && wrapped) {
+        uint8_t *inner;
+        size_t inner_len;
+        struct EnvelopeResponse er = {0};
+        if (proto_encode_response(api, h.RequestApiVersion, h.CorrelationId, rs, &inner,
+                                  &inner_len) != 0)
+            goto out;
+        er.ResponseData.data = arena_alloc(a, inner_len - 4);
+        memcpy((uint8_t *)er.ResponseData.data, inner + 4, inner_len - 4);
+        er.ResponseData.len = (int32_t)(inner_len - 4);
+        free(inner);
+        api = proto_api_find(PROTO_API_Envelope);
+        h = outer;
+        rs = &er;
+        if (proto_encode_response(api, 0, h.CorrelationId, rs, &out, &out_len) != 0)
+            goto out;
+    } else if (rs && proto_encode_response(api, h.RequestApiVersion, h.CorrelationId, rs, &out,
+                                           &out_len) != 0) {
+        goto out;
+    }
+    if (rs) {
         uv_write_t *w = malloc(sizeof *w);
         uv_buf_t b = uv_buf_init((char *)out, (unsigned)out_len);
         w->data = out;
@@ -551,6 +786,8 @@ static bool offer_create(struct ffx *f, const char *client_id, int32_t timeout_m
     if (*out == NULL)
         return false;
     (*out)->hdr.ClientId = (char *)client_id;
+    (*out)->peer = "127.0.0.1:40000";
+    snprintf((*out)->session->principal, sizeof(*out)->session->principal, "User:alice");
     return admin_forward(f->admin, *out);
 }
 
@@ -586,7 +823,39 @@ TEST(admin_forward_retries_not_controller_on_a_new_connection)
     CHECK_EQ_INT(r.parts, 3); /* the controller's answer, passed through */
     CHECK_EQ_INT(f.srv.frames, 2);
     CHECK_EQ_INT(f.srv.accepted, 2); /* NOT_CONTROLLER closed the first connection */
-    CHECK(strcmp(f.srv.client_id, ADMIN_BROKER_CLIENT_ID_PREFIX "1") == 0);
+    /* KIP-590: the broker's envelope carries the client's request, id, principal and host. */
+    CHECK_EQ_STR(f.srv.client_id, ADMIN_BROKER_CLIENT_ID_PREFIX "1");
+    CHECK_EQ_STR(f.srv.inner_client_id, "app");
+    CHECK_EQ_STR(f.srv.principal, "User:alice");
+    CHECK_EQ_INT(f.srv.host_len, 4);
+    ffx_close(&f);
+}
+
+TEST(admin_forward_envelope_errors_retry_not_controller_and_pass_the_rest_on)
+{
+    struct ffx f;
+    struct fwd_reply r;
+    struct net_request *req;
+    REQUIRE(ffx_open(&f));
+    /* The envelope's own NOT_CONTROLLER is retried after the backoff, as an inner one is. */
+    f.srv.envelope_error = ERR_NOT_CONTROLLER;
+    f.srv.envelope_errors = 1;
+    REQUIRE(offer_create(&f, "app", 10000, &r, &req));
+    REQUIRE(run_until_count(&f, &f.srv.eofs, 1));
+    CHECK(!r.done);
+    tclock_advance(f.vclock, 100);
+    REQUIRE(fixture_run_until(&f.q.loop, &r.done, 5000));
+    CHECK_EQ_INT(r.err, 0);
+    CHECK_EQ_INT(r.parts, 3);
+    CHECK_EQ_INT(f.srv.frames, 2);
+    /* Any other (this broker may not CLUSTER_ACTION): every item of the client's answer. */
+    f.srv.envelope_error = ERR_CLUSTER_AUTHORIZATION_FAILED;
+    f.srv.envelope_errors = 1;
+    REQUIRE(offer_create(&f, "app", 10000, &r, &req));
+    REQUIRE(fixture_run_until(&f.q.loop, &r.done, 5000));
+    CHECK_EQ_INT(r.how, NET_DETACHED_RESPONDED);
+    CHECK_EQ_INT(r.err, ERR_CLUSTER_AUTHORIZATION_FAILED);
+    CHECK_EQ_INT(f.srv.frames, 3);
     ffx_close(&f);
 }
 
@@ -623,6 +892,7 @@ TEST(admin_forward_elect_leaders_top_level_not_controller_is_retried)
     struct net_request *req =
         net_request_detached_new(PROTO_API_ElectLeaders, 2, rq, ar, on_forwarded, &r);
     REQUIRE(req != NULL);
+    req->peer = "[::1]:40000";
     REQUIRE(admin_forward(f.admin, req));
     REQUIRE(run_until_count(&f, &f.srv.eofs, 1));
     tclock_advance(f.vclock, 99);
