@@ -22,6 +22,8 @@
  * partition still cold after that answers with no records, and the client fetches again); the
  * net layer does the same for the bytes sent (net_options.io). */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +67,7 @@ struct fetch_part {
     int conv_rc;                   /* from the thread pool: 0 or the partition's error */
     bool diverging;                /* a replica's log diverges: DivergingEpoch, no records */
     bool throttle_counted;         /* its bytes count toward the leader's replication quota */
+    char *txn_warm; /* read_committed: a cold .txnindex to read on the pool (malloc()ed) */
 };
 
 struct fetch_call {
@@ -96,8 +99,10 @@ static void release_slices(struct fetch_call *c)
 static void call_free(struct fetch_call *c)
 {
     struct broker *b = c->b;
-    for (int32_t i = 0; c->parts && i < c->n_parts; i++)
+    for (int32_t i = 0; c->parts && i < c->n_parts; i++) {
         record_legacy_buf_free(&c->parts[i].conv);
+        free(c->parts[i].txn_warm);
+    }
     free(c->parts);
     free(c);
     b->live_fetches--;
@@ -200,6 +205,22 @@ static size_t evaluate(struct fetch_call *c, bool *any_error)
         if (fp->slice.cold) {
             c->cold = true; /* held (it names what to warm), no bytes yet */
             continue;
+        }
+        /* read_committed: the aborted transactions send_answer adds come from the segments'
+         * .txnindex files, read into memory once; one not in the page cache is read on the
+         * pool first, as the slice's own pages are. */
+        free(fp->txn_warm);
+        fp->txn_warm = NULL;
+        if (rq->IsolationLevel == 1 && rq->ReplicaId < 0 && fp->slice.len > 0) {
+            char path[PATH_MAX];
+            if (partition_aborted_txns_ready(p, fp->in->FetchOffset, fp->slice.next_offset, path,
+                                             sizeof path) == ERR_WOULD_BLOCK &&
+                (fp->txn_warm = strdup(path)) != NULL) {
+                partition_slice_release(p, &fp->slice);
+                fp->has_slice = false;
+                c->cold = true;
+                continue;
+            }
         }
         /* Only the first partition with data may exceed the limits (KIP-74: so that a batch
          * larger than the limits can still be consumed); a throttled one held back sends
@@ -403,6 +424,22 @@ static void convert_done(uv_work_t *w, int status)
 
 static void respond(struct fetch_call *c);
 
+/* Thread pool: reads a whole (small) file into the page cache, FETCH_WARM_CHUNK at a time. A
+ * file gone meanwhile (a segment deleted) is no error: the next look finds what is there. */
+static void warm_file(const char *path, uint8_t *buf)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    for (off_t at = 0;;) {
+        ssize_t r = pread(fd, buf, FETCH_WARM_CHUNK, at);
+        if (r <= 0)
+            break;
+        at += r;
+    }
+    close(fd);
+}
+
 /* Thread pool: reads each cold partition's range into the page cache (the bytes are dropped).
  * Touches only the held slices. A failed read is not an error here: the next look on the loop
  * finds the page still cold, or the log reports it. */
@@ -415,6 +452,8 @@ static void warm_run(uv_work_t *w)
         return;
     for (int32_t i = 0; i < c->n_parts; i++) {
         const struct partition_slice *s = &c->parts[i].slice;
+        if (c->parts[i].txn_warm)
+            warm_file(c->parts[i].txn_warm, buf);
         if (!c->parts[i].has_slice || !s->cold)
             continue;
         for (size_t done = 0; done < s->warm_len;) {

@@ -260,6 +260,11 @@ int log_txn_truncate(struct log *l, int64_t offset);
  * Returns 0, ERR_IO or ERR_NOMEM. */
 int log_txn_collect(struct log *l, int64_t from, int64_t upto, struct log_aborted_txn **out,
                     size_t *n);
+/* For the event loop, before log_txn_collect: loads the .txnindex entries that collect would
+ * read, without waiting for the disk. 0 (collect then reads memory only, or meets an error of
+ * its own), or ERR_WOULD_BLOCK with the path of a .txnindex whose pages are not in the page
+ * cache in cold_path (read it off the loop, then ask again). */
+int log_txn_ready_nowait(struct log *l, int64_t from, int64_t upto, char *cold_path, size_t cap);
 
 /* Retention as log_retain, but a segment is deleted only when it lies wholly below `bound`
  * (the last stable offset: read_committed consumers still need what is past it, and its

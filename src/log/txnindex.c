@@ -59,8 +59,30 @@ static int push(struct log_segment *s, const struct log_aborted_txn *t)
     return 0;
 }
 
-/* Reads the segment's .txnindex into memory once. 0, ERR_IO or ERR_NOMEM. */
-static int load(struct log_segment *s)
+/* pread of up to len bytes at off that never waits for the disk (RWF_NOWAIT), retrying
+ * short reads: the bytes read (fewer at the end of the file), -errno, or LOG_COLD when a page
+ * is not in the page cache. */
+static ssize_t pread_nowait_full(struct log_segment *s, int fd, uint8_t *buf, size_t len, off_t off)
+{
+    size_t got = 0;
+    while (got < len) {
+        ssize_t r = s->io->pread_nowait(fd, buf + got, len - got, off + (off_t)got);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return errno == EAGAIN ? LOG_COLD : -errno;
+        }
+        if (r == 0)
+            break;
+        got += (size_t)r;
+    }
+    return (ssize_t)got;
+}
+
+/* Reads the segment's .txnindex into memory once. 0, ERR_IO or ERR_NOMEM; with `nowait` (the
+ * event loop) also ERR_WOULD_BLOCK when a page of the file is not in the page cache, and then
+ * nothing is loaded. */
+static int load_with(struct log_segment *s, bool nowait)
 {
     char path[PATH_MAX_TXN];
     uint8_t buf[TXN_ENTRY * 64];
@@ -80,7 +102,12 @@ static int load(struct log_segment *s)
         return ERR_IO;
     }
     for (;;) {
-        ssize_t r = sysio_pread_full(s->io, fd, buf, sizeof buf, at);
+        ssize_t r = nowait ? pread_nowait_full(s, fd, buf, sizeof buf, at)
+                           : sysio_pread_full(s->io, fd, buf, sizeof buf, at);
+        if (r == LOG_COLD) {
+            rc = ERR_WOULD_BLOCK;
+            break;
+        }
         if (r < 0) {
             slog_error(LOG_MOD, "read of %s failed: %s", path, strerror((int)-r));
             rc = ERR_IO;
@@ -116,6 +143,11 @@ static int load(struct log_segment *s)
     }
     s->txns_loaded = true;
     return 0;
+}
+
+static int load(struct log_segment *s)
+{
+    return load_with(s, false);
 }
 
 /* Rewrites the file's tail from entry `from` on (after an append or a truncation). */
@@ -244,6 +276,28 @@ int log_txn_collect(struct log *l, int64_t from, int64_t upto, struct log_aborte
     }
     *out = v;
     *n_out = n;
+    return 0;
+}
+
+int log_txn_ready_nowait(struct log *l, int64_t from, int64_t upto, char *cold_path, size_t cap)
+{
+    /* The segments log_txn_collect would walk, loaded without waiting for the disk. */
+    for (size_t i = log_segs_find(l, from); i < l->n_segs; i++) {
+        struct log_segment *s = l->segs[i];
+        bool complete = false;
+        int rc = load_with(s, true);
+
+        if (rc == ERR_WOULD_BLOCK) {
+            txn_path(s, cold_path, cap);
+            return rc;
+        }
+        if (rc != 0)
+            return 0; /* log_txn_collect meets it again and reports it */
+        for (size_t k = 0; k < s->n_txns && !complete; k++)
+            complete = s->txns[k].last_stable_offset >= upto;
+        if (complete)
+            break;
+    }
     return 0;
 }
 

@@ -648,6 +648,12 @@ int64_t partition_last_stable_offset(const struct partition *p)
     return first >= 0 && first < hw ? first : hw;
 }
 
+int partition_aborted_txns_ready(struct partition *p, int64_t from, int64_t upto, char *cold_path,
+                                 size_t cap)
+{
+    return log_txn_ready_nowait(p->log, from, upto, cold_path, cap);
+}
+
 int partition_aborted_txns(struct partition *p, int64_t from, int64_t upto,
                            struct partition_aborted_txn **out, size_t *n)
 {

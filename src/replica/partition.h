@@ -156,6 +156,10 @@ struct partition_aborted_txn {
 };
 int partition_aborted_txns(struct partition *p, int64_t from, int64_t upto,
                            struct partition_aborted_txn **out, size_t *n);
+/* For the event loop, before partition_aborted_txns: 0, or ERR_WOULD_BLOCK with the path of a
+ * .txnindex to read off the loop first (log_txn_ready_nowait). */
+int partition_aborted_txns_ready(struct partition *p, int64_t from, int64_t upto, char *cold_path,
+                                 size_t cap);
 
 /* ---- writing ------------------------------------------------------------------------------ */
 

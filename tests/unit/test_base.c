@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "base/err.h"
@@ -340,6 +341,29 @@ TEST(sysio_resident_probe_tells_cold_pages_from_cached_ones)
     REQUIRE(posix_fadvise(fd, 8192, 0, POSIX_FADV_DONTNEED) == 0);
     CHECK_EQ_INT(io->resident(fd, 0, 8192), 1);
     CHECK_EQ_INT(io->resident(fd, 0, 8193), 0);
+    close(fd);
+    unlink(path);
+}
+
+/* tmpfs (here /dev/shm) has no RWF_NOWAIT: preadv2 says EOPNOTSUPP. The nowait read must still
+ * read what is there (a cold-read check that took that for an I/O error left consumers of a
+ * tmpfs log dir reading nothing, test_full_disk.py). */
+TEST(sysio_pread_nowait_reads_where_the_file_system_has_no_rwf_nowait)
+{
+    const struct sysio *io = sysio_default();
+    char path[] = "/dev/shm/tally-sysio-XXXXXX";
+    uint8_t in[8192], out[8192];
+    int fd = mkstemp(path);
+
+    REQUIRE(fd >= 0);
+    memset(in, 'n', sizeof in);
+    REQUIRE(sysio_pwrite_all(io, fd, in, sizeof in, 0) == 0);
+    struct iovec v = {out, sizeof out};
+    errno = 0;
+    CHECK(preadv2(fd, &v, 1, 0, RWF_NOWAIT) < 0 && errno == EOPNOTSUPP); /* the premise */
+    CHECK_EQ_INT(io->pread_nowait(fd, out, sizeof out, 0), (int)sizeof out);
+    CHECK(memcmp(in, out, sizeof out) == 0);
+    CHECK_EQ_INT(io->pread_nowait(fd, out, 100, 8150), 42); /* to the end */
     close(fd);
     unlink(path);
 }
