@@ -26,19 +26,22 @@
  *       "txns=N aborted=M endtxn_p50_ms=X endtxn_p99_ms=Y".
  *   loadgen fetch --port P --topic T [--partitions K] [--connections C]
  *                 [--max-bytes M] [--partition-max-bytes PM] [--passes N] [--isolation I]
- *       Fetch v4 requests: connection i reads partition i % K from offset 0 until
- *       a response is empty at the high watermark (with --isolation 1, read_committed:
- *       at the last stable offset), walking the returned batches to find the next
- *       offset; N passes.
- *   loadgen ranges --port P --size BYTES [--connections C] [--chunk PM] [--passes N]
- *       The same read load for bench/sendfile_server: the byte range [0, BYTES) is
- *       split into C slices, each read in PM-byte requests.
+ *                 [--fetch-version 12|4]
+ *       Fetch v12 requests (flexible: compact strings and arrays, tagged fields; what
+ *       modern clients send, served with sendfile alone), or v4 (whose slices the broker
+ *       reads on its pool to look for zstd, KIP-110): connection i reads partition i % K from
+ *offset 0 until a response is empty at the high watermark (with --isolation 1, read_committed: at
+ *the last stable offset), walking the returned batches to find the next offset; N passes. loadgen
+ *ranges --port P --size BYTES [--connections C] [--chunk PM] [--passes N] The same read load for
+ *bench/sendfile_server: the byte range [0, BYTES) is split into C slices, each read in PM-byte
+ *requests.
  *
  * Every command takes --tls CAFILE: each connection speaks TLS (OpenSSL 3, its default
  * suites and versions) and verifies the server's certificate against CAFILE ("-": no
  * verification); without it, plaintext as before.
  *
- * Every command prints one line: "bytes=N seconds=S MiB/s=X". Exit 1 on error.
+ * Every command prints one line: "bytes=N seconds=S MiB/s=X" (fetch and ranges add
+ * "responses=N"). Exit 1 on error.
  *
  * Produce v7 request frame, as built here (big-endian):
  **   SIZE  FIELD
@@ -88,7 +91,8 @@ struct opts {
     int64_t abort_every;
     int isolation;
     int64_t run_id;
-    int acks; /* plain mode: 1 (default) or -1 (all) */
+    int acks;          /* plain mode: 1 (default) or -1 (all) */
+    int fetch_version; /* fetch: 12 (default, flexible) or 4 */
 };
 
 enum { MODE_PLAIN, MODE_IDEMPOTENT, MODE_TRANSACTIONAL };
@@ -97,9 +101,10 @@ enum { MODE_PLAIN, MODE_IDEMPOTENT, MODE_TRANSACTIONAL };
 struct conn {
     const struct opts *o;
     int id;
-    int64_t bytes;  /* batch bytes acknowledged / record bytes read */
-    int64_t quota;  /* produce: batch bytes this connection must send */
-    int64_t lo, hi; /* ranges: the slice [lo, hi) */
+    int64_t bytes;     /* batch bytes acknowledged / record bytes read */
+    int64_t responses; /* fetch, ranges: responses read */
+    int64_t quota;     /* produce: batch bytes this connection must send */
+    int64_t lo, hi;    /* ranges: the slice [lo, hi) */
     char error[256];
     int64_t txns, aborted; /* transactional: ended transactions */
     double *endtxn_ms;     /* their EndTxn latencies */
@@ -737,8 +742,8 @@ static int cmp_double(const void *x, const void *y)
 /* ---------------------------------------------------------------- fetch */
 
 /* Fetch v4 request for one partition. */
-static size_t build_fetch(const struct opts *o, uint8_t *f, int32_t corr, int partition,
-                          int64_t offset)
+static size_t build_fetch_v4(const struct opts *o, uint8_t *f, int32_t corr, int partition,
+                             int64_t offset)
 {
     size_t tlen = strlen(o->topic);
     size_t cid = sizeof client_id - 1;
@@ -766,8 +771,8 @@ static size_t build_fetch(const struct opts *o, uint8_t *f, int32_t corr, int pa
 
 /* Parses a Fetch v4 response for one partition: sets *hw, *next (the offset after
  * the last whole batch, unchanged when there is none) and *bytes (record bytes). */
-static bool parse_fetch(const uint8_t *b, int64_t len, int64_t *hw, int64_t *lso, int64_t *next,
-                        int64_t *bytes, char *err, size_t errlen)
+static bool parse_fetch_v4(const uint8_t *b, int64_t len, int64_t *hw, int64_t *lso, int64_t *next,
+                           int64_t *bytes, char *err, size_t errlen)
 {
     int64_t pos = 4 + 4; /* correlation id, throttle_time_ms */
     if (len < pos + 4 || get32(b + pos) != 1)
@@ -812,6 +817,144 @@ bad:
     return false;
 }
 
+static uint8_t *put_uvarint(uint8_t *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+/* Reads an unsigned varint at b[*pos] (below len); false when it runs off the end. */
+static bool get_uvarint(const uint8_t *b, int64_t len, int64_t *pos, uint64_t *v)
+{
+    *v = 0;
+    for (int shift = 0; shift < 64 && *pos < len; shift += 7) {
+        uint8_t x = b[(*pos)++];
+        *v |= (uint64_t)(x & 0x7f) << shift;
+        if (!(x & 0x80))
+            return true;
+    }
+    return false;
+}
+
+/* Skips a tagged-field section (a count, then tag, size, bytes each). */
+static bool skip_tags(const uint8_t *b, int64_t len, int64_t *pos)
+{
+    uint64_t n, tag, size;
+    if (!get_uvarint(b, len, pos, &n))
+        return false;
+    while (n-- > 0) {
+        if (!get_uvarint(b, len, pos, &tag) || !get_uvarint(b, len, pos, &size) ||
+            (int64_t)size > len - *pos)
+            return false;
+        *pos += (int64_t)size;
+    }
+    return true;
+}
+
+/* Fetch v12 request for one partition (request header v2: client_id stays a non-compact
+ * string, then an empty tagged-field section; the body is flexible, topics by name). */
+static size_t build_fetch_v12(const struct opts *o, uint8_t *f, int32_t corr, int partition,
+                              int64_t offset)
+{
+    size_t tlen = strlen(o->topic);
+    size_t cid = sizeof client_id - 1;
+    uint8_t *p = f + 4;
+    put16(p, 1), p += 2;
+    put16(p, 12), p += 2;
+    put32(p, corr), p += 4;
+    put16(p, (int16_t)cid), p += 2;
+    memcpy(p, client_id, cid), p += cid;
+    *p++ = 0;                       /* header tagged fields */
+    put32(p, -1), p += 4;           /* replica_id */
+    put32(p, 0), p += 4;            /* max_wait_ms */
+    put32(p, 1), p += 4;            /* min_bytes */
+    put32(p, o->max_bytes), p += 4; /* max_bytes */
+    *p++ = (uint8_t)o->isolation;   /* isolation_level */
+    put32(p, 0), p += 4;            /* session_id: a full fetch */
+    put32(p, -1), p += 4;           /* session_epoch */
+    p = put_uvarint(p, 1 + 1);      /* topics (compact array of 1) */
+    p = put_uvarint(p, tlen + 1);
+    memcpy(p, o->topic, tlen), p += tlen;
+    p = put_uvarint(p, 1 + 1); /* partitions */
+    put32(p, partition), p += 4;
+    put32(p, -1), p += 4; /* current_leader_epoch: unknown */
+    put64(p, offset), p += 8;
+    put32(p, -1), p += 4; /* last_fetched_epoch */
+    put64(p, -1), p += 8; /* log_start_offset (a consumer's: -1) */
+    put32(p, o->partition_max_bytes), p += 4;
+    *p++ = 0; /* partition tagged fields */
+    *p++ = 0; /* topic tagged fields */
+    *p++ = 1; /* forgotten_topics_data: empty */
+    *p++ = 1; /* rack_id: "" */
+    *p++ = 0; /* body tagged fields */
+    put32(f, (int32_t)(p - f - 4));
+    return (size_t)(p - f);
+}
+
+/* Parses a Fetch v12 response for one partition, as parse_fetch_v4 does. */
+static bool parse_fetch_v12(const uint8_t *b, int64_t len, int64_t *hw, int64_t *lso, int64_t *next,
+                            int64_t *bytes, char *err, size_t errlen)
+{
+    int64_t pos = 4; /* correlation id */
+    uint64_t n;
+    if (!skip_tags(b, len, &pos) || len < pos + 4 + 2 + 4)
+        goto bad;
+    pos += 4; /* throttle_time_ms */
+    int16_t top = get16(b + pos);
+    if (top != 0) {
+        snprintf(err, errlen, "fetch response: top-level error code %d", top);
+        return false;
+    }
+    pos += 2 + 4; /* error_code, session_id */
+    if (!get_uvarint(b, len, &pos, &n) || n != 2 || !get_uvarint(b, len, &pos, &n) || n == 0 ||
+        (int64_t)n - 1 > len - pos)
+        goto bad;
+    pos += (int64_t)n - 1; /* topic name */
+    if (!get_uvarint(b, len, &pos, &n) || n != 2 || len < pos + 4 + 2 + 24)
+        goto bad;
+    pos += 4;
+    int16_t ec = get16(b + pos);
+    if (ec != 0) {
+        snprintf(err, errlen, "fetch response: error code %d", ec);
+        return false;
+    }
+    *hw = get64(b + pos + 2);
+    *lso = get64(b + pos + 10);
+    pos += 2 + 24;
+    if (!get_uvarint(b, len, &pos, &n)) /* aborted_transactions: compact nullable */
+        goto bad;
+    for (uint64_t k = 1; k < n; k++) {
+        pos += 16;
+        if (pos > len || !skip_tags(b, len, &pos))
+            goto bad;
+    }
+    pos += 4; /* preferred_read_replica */
+    if (pos > len || !get_uvarint(b, len, &pos, &n))
+        goto bad;
+    int64_t rlen = n > 0 ? (int64_t)n - 1 : 0;
+    if (len < pos + rlen)
+        goto bad;
+    *bytes = rlen;
+    const uint8_t *r = b + pos;
+    int64_t at = 0;
+    while (at + RECORD_BATCH_HEADER <= rlen) {
+        int32_t blen = get32(r + at + 8);
+        if (blen < RECORD_BATCH_HEADER - RECORD_BATCH_OVERHEAD ||
+            at + RECORD_BATCH_OVERHEAD + blen > rlen)
+            break; /* a partial batch at the end, as brokers may send */
+        *next = get64(r + at) + get32(r + at + 23) + 1;
+        at += RECORD_BATCH_OVERHEAD + blen;
+    }
+    return true;
+bad:
+    snprintf(err, errlen, "malformed fetch v12 response (%" PRId64 " bytes)", len);
+    return false;
+}
+
 static void *fetch_conn(void *arg)
 {
     struct conn *c = arg;
@@ -827,7 +970,9 @@ static void *fetch_conn(void *arg)
     for (int pass = 0; pass < o->passes; pass++) {
         int64_t offset = 0;
         for (;;) {
-            size_t n = build_fetch(o, req, corr, c->id % o->partitions, offset);
+            size_t n = o->fetch_version == 4
+                           ? build_fetch_v4(o, req, corr, c->id % o->partitions, offset)
+                           : build_fetch_v12(o, req, corr, c->id % o->partitions, offset);
             if (!write_all(fd, req, n)) {
                 snprintf(c->error, sizeof c->error, "write failed");
                 goto out;
@@ -838,8 +983,13 @@ static void *fetch_conn(void *arg)
                 goto out;
             }
             corr++;
+            c->responses++;
             int64_t hw = 0, lso = 0, next = offset, bytes = 0;
-            if (!parse_fetch(resp, len, &hw, &lso, &next, &bytes, c->error, sizeof c->error))
+            bool ok = o->fetch_version == 4 ? parse_fetch_v4(resp, len, &hw, &lso, &next, &bytes,
+                                                             c->error, sizeof c->error)
+                                            : parse_fetch_v12(resp, len, &hw, &lso, &next, &bytes,
+                                                              c->error, sizeof c->error);
+            if (!ok)
                 goto out;
             c->bytes += bytes;
             if (o->isolation == 1)
@@ -897,6 +1047,7 @@ static void *ranges_conn(void *arg)
                 goto out;
             }
             corr++;
+            c->responses++;
             c->bytes += want;
             at += want;
         }
@@ -950,6 +1101,7 @@ int main(int argc, char **argv)
         .passes = 1,
         .txn_ms = 100,
         .acks = 1,
+        .fetch_version = 12,
     };
     const char *tls_ca = NULL;
     o.run_id = (int64_t)getpid();
@@ -1018,6 +1170,8 @@ int main(int argc, char **argv)
             o.abort_every = v;
         else if (strcmp(k, "--isolation") == 0)
             o.isolation = (int)(v != 0);
+        else if (strcmp(k, "--fetch-version") == 0 && (v == 4 || v == 12))
+            o.fetch_version = (int)v;
 
         else
             return usage();
@@ -1064,12 +1218,13 @@ int main(int argc, char **argv)
     double t0 = now_s();
     for (int i = 0; i < o.connections; i++)
         pthread_create(&th[i], NULL, fn, &conns[i]);
-    int64_t total = 0, txns = 0, aborted = 0;
+    int64_t total = 0, txns = 0, aborted = 0, responses = 0;
     size_t n_lat = 0;
     int rc = 0;
     for (int i = 0; i < o.connections; i++) {
         pthread_join(th[i], NULL);
         total += conns[i].bytes;
+        responses += conns[i].responses;
         txns += conns[i].txns;
         aborted += conns[i].aborted;
         n_lat += conns[i].n_endtxn;
@@ -1081,6 +1236,8 @@ int main(int argc, char **argv)
     double secs = now_s() - t0;
     printf("bytes=%" PRId64 " seconds=%.3f MiB/s=%.1f", total, secs,
            (double)total / MIB / (secs > 0 ? secs : 1e-9));
+    if (strcmp(o.cmd, "fetch") == 0 || strcmp(o.cmd, "ranges") == 0)
+        printf(" responses=%" PRId64, responses);
     if (o.mode == MODE_TRANSACTIONAL && strcmp(o.cmd, "produce") == 0) {
         double *lat = calloc(n_lat + 1, sizeof *lat);
         size_t k = 0;
