@@ -148,16 +148,23 @@ static void file_send_end(struct file_send *fs, int err)
 }
 
 /* Sends as much of the piece as the socket takes now. 0 when all went, UV_EAGAIN when the
- * socket is full, or another negative error. */
+ * socket is full, or another negative error. A sendfile() that sent less than asked has
+ * filled the socket buffer: the rest waits for the socket to say it has room (as nginx's
+ * sendfile chain does) rather than asking again only to hear EAGAIN, which doubled the calls
+ * per response. A short send for another reason costs only a wake-up: the poll handle is
+ * level-triggered, so a socket with room reports it at once. */
 static int send_some(struct net_conn *c, int sock, struct out_item *it)
 {
     while (it->len > 0) {
         off_t pos = (off_t)it->pos;
-        ssize_t n = c->srv->opts.io->sendfile(sock, it->fd, &pos, it->len);
+        size_t want = it->len;
+        ssize_t n = c->srv->opts.io->sendfile(sock, it->fd, &pos, want);
         if (n > 0) {
             c->last_io_ms = uv_now(c->srv->loop);
             it->pos += n;
             it->len -= (size_t)n;
+            if ((size_t)n < want)
+                return UV_EAGAIN;
             continue;
         }
         if (n == 0)
