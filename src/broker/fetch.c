@@ -454,17 +454,8 @@ static void warm_run(uv_work_t *w)
         const struct partition_slice *s = &c->parts[i].slice;
         if (c->parts[i].txn_warm)
             warm_file(c->parts[i].txn_warm, buf);
-        if (!c->parts[i].has_slice || !s->cold)
-            continue;
-        for (size_t done = 0; done < s->warm_len;) {
-            size_t n =
-                s->warm_len - done < FETCH_WARM_CHUNK ? s->warm_len - done : FETCH_WARM_CHUNK;
-            ssize_t r =
-                sysio_pread_full(s->io, s->warm_fd, buf, n, (off_t)(s->warm_pos + (int64_t)done));
-            if (r <= 0)
-                break;
-            done += (size_t)r;
-        }
+        if (c->parts[i].has_slice && s->cold)
+            partition_slice_warm(s, buf, FETCH_WARM_CHUNK);
     }
     free(buf);
 }

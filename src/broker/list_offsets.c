@@ -143,14 +143,7 @@ static void warm_run(uv_work_t *w)
 
     if (buf == NULL)
         return;
-    for (size_t done = 0; done < s->warm_len;) {
-        size_t n = s->warm_len - done < LIST_WARM_CHUNK ? s->warm_len - done : LIST_WARM_CHUNK;
-        ssize_t r =
-            sysio_pread_full(s->io, s->warm_fd, buf, n, (off_t)(s->warm_pos + (int64_t)done));
-        if (r <= 0)
-            break;
-        done += (size_t)r;
-    }
+    partition_slice_warm(s, buf, LIST_WARM_CHUNK);
     free(buf);
 }
 
