@@ -2322,6 +2322,46 @@ TEST(log_txnindex_written_read_truncated_and_retained)
     rm_dir(dir);
 }
 
+/* read_committed on the event loop (fetch.c): a .txnindex not in the page cache is named for
+ * the pool to read, never read on the loop; once it is cached the entries load from it. */
+TEST(log_txnindex_cold_is_named_for_the_pool_not_read)
+{
+    char dir[64], path[512], named[512];
+    struct log_config c;
+    struct log *l;
+    struct log_aborted_txn *v;
+    size_t n;
+    uint8_t buf[512];
+
+    tmp_dir(dir);
+    tio();
+    small_cfg(&c);
+    c.retention_ms = -1;
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    for (int i = 0; i < 30; i++)
+        REQUIRE(append_i(l, i) == 0);
+    CHECK_EQ_INT(log_txn_append(l, &(struct log_aborted_txn){7, 0, 5, 6}), 0);
+    log_close(l, true);
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL); /* entries not in memory now */
+    snprintf(path, sizeof path, "%s/%020lld.txnindex", dir, 0LL);
+    int fd = open(path, O_RDONLY);
+    REQUIRE(fd >= 0);
+    REQUIRE(fsync(fd) == 0);
+    REQUIRE(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0);
+    named[0] = '\0';
+    CHECK_EQ_INT(log_txn_ready_nowait(l, 0, 90, named, sizeof named), ERR_WOULD_BLOCK);
+    CHECK(strcmp(named, path) == 0);
+    REQUIRE(pread(fd, buf, sizeof buf, 0) == 34); /* what the pool does */
+    close(fd);
+    CHECK_EQ_INT(log_txn_ready_nowait(l, 0, 90, named, sizeof named), 0);
+    REQUIRE(log_txn_collect(l, 0, 90, &v, &n) == 0);
+    CHECK_EQ_INT(n, 1);
+    CHECK_EQ_INT(n ? v[0].producer_id : -1, 7);
+    free(v);
+    log_close(l, true);
+    rm_dir(dir);
+}
+
 TEST(log_txnindex_truncated_by_unclean_recovery)
 {
     char dir[64], path[600];
