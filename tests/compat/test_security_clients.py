@@ -1,15 +1,15 @@
 # SPDX-License-Identifier: Apache-2.0
-"""KafkaJS 2.2.4 and Sarama 1.22 (Debian's, SCRAM from Debian's github.com/xdg-go/scram) over
-SSL with mutual TLS, SASL_PLAINTEXT and SASL_SSL, with PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512
-(issue 17's first check; librdkafka and kafka-python are in tests/integration/test_tls.py and
-test_sasl.py). One tallyd serves all of it at once, with the StandardAuthorizer on: the
+"""KafkaJS 2.2.4, Sarama 1.22 (Debian's, SCRAM from Debian's github.com/xdg-go/scram) and
+librdkafka 2.0.2 (confluent-kafka-python) over SSL with mutual TLS, SASL_PLAINTEXT and
+SASL_SSL, with PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 (issue 17's first check; kafka-python,
+which has no transactions, and kcat are in tests/integration/test_tls.py and test_sasl.py). One tallyd serves all of it at once, with the StandardAuthorizer on: the
 principals alice (PLAIN), sam256 and sam512 (SCRAM users made with AlterUserScramCredentials,
 each with one mechanism's credential only) and carol (the mapped name of the client
 certificate "CN=carol,OU=eng,O=Tally Test" by ssl.principal.mapping.rules) may read and
 write the topics, groups and transactional ids prefixed "sec-"; nobody else may.
 
 Each client runs all its cases at once in one process (kafkajs/security.js, one Go program
-sarama_security/main.go): on each of the seven listener/mechanism combinations it produces,
+sarama_security/main.go, librdkafka_security.py): on each of the seven listener/mechanism combinations it produces,
 commits one transaction and aborts another (each with records and a group offset sent to it),
 produces an end marker, and reads the topic in a
 consumer group with read_committed (the committed records, not the aborted ones) and commits
@@ -122,7 +122,7 @@ def sb(tmp_path_factory, pki):
         "transaction.state.log.num.partitions": "1",
     })
     b.start()
-    harness.create_topics(b, [(c["topic"], 1, None) for prefix in ("k", "s")
+    harness.create_topics(b, [(c["topic"], 1, None) for prefix in ("k", "s", "r")
                               for c in cases(b, pki, prefix)])
     res = alter_scram(b.port, [scram_upsertion("sam256", "sam256-secret", "SCRAM-SHA-256"),
                                scram_upsertion("sam512", "sam512-secret", "SCRAM-SHA-512")])
@@ -271,4 +271,17 @@ def test_sarama_over_ssl_sasl_plaintext_and_sasl_ssl(sarama_build, sb, pki):
         "certificate-not-mapped": "metadata of sec-s-certificate-not-mapped: kafka server: The "
                                   "client is not authorized to access this topic.",
     }, errors
+    assert_logged(sb, before)
+
+
+def test_librdkafka_over_ssl_sasl_plaintext_and_sasl_ssl(sb, pki):
+    before = sb.stderr_all()
+    errors = run_cases(sb, pki, "r", ["/usr/bin/python3",
+                                      os.path.join(HERE, "librdkafka_security.py")])
+    # librdkafka reports a refused login or handshake through its error callback.
+    for name in ("wrong-PLAIN-password", "wrong-SCRAM-password"):
+        assert "Authentication failed" in errors[name], errors
+    assert "certificate verify failed" in errors["certificate-from-another-CA"] or \
+        "unknown ca" in errors["certificate-from-another-CA"], errors
+    assert "topic authorization failed" in errors["certificate-not-mapped"].lower(), errors
     assert_logged(sb, before)
