@@ -21,7 +21,10 @@
  * (NET_WARM_CHUNK at a time, into a buffer that is thrown away) and sent once that is done.
  * A consumer catching up on cold data then waits for the disk alone, while the loop goes on
  * serving everyone else (Kafka's KAFKA-7504). The rest of a piece sent in several goes (a
- * full socket) is not probed again. */
+ * full socket) is probed again before a go in a later millisecond of loop time than the
+ * last probe: a machine short of memory may drop pages it read for us meanwhile (seen in CI:
+ * a slow reader, 3/4 of a megabyte evicted between two goes), and a reader fast enough to
+ * take the whole piece within the millisecond costs no probe more. */
 #include <errno.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -131,7 +134,8 @@ static void file_send_closed(uv_handle_t *h)
         slog_info("net", "sending to %s failed: %s; closing", c->peer, uv_strerror(fs->err));
         conn_close(c);
     }
-    item_free(fs->item);
+    if (fs->item)
+        item_free(fs->item);
     free(fs);
     c->sending_file = false;
     conn_pump(c);
@@ -176,9 +180,23 @@ static int send_some(struct net_conn *c, int sock, struct out_item *it)
     return 0;
 }
 
+/* Whether the rest of a piece being sent must go back to be warmed first: probed in an
+ * earlier millisecond, and the cache no longer holds all of it. */
+static bool file_rest_cold(struct net_conn *c, struct out_item *it)
+{
+    uint64_t now = uv_now(c->srv->loop);
+
+    if (now == it->probed_ms)
+        return false;
+    it->probed_ms = now;
+    return c->srv->opts.io->resident(it->fd, (off_t)it->pos, it->len) == 0;
+}
+
 static void on_writable(uv_poll_t *h, int status, int events)
 {
     struct file_send *fs = h->data;
+    struct net_conn *c = fs->conn;
+    struct out_item *it = fs->item;
     int rc;
 
     (void)events;
@@ -186,7 +204,19 @@ static void on_writable(uv_poll_t *h, int status, int events)
         file_send_end(fs, status);
         return;
     }
-    rc = send_some(fs->conn, fs->sock, fs->item);
+    if (file_rest_cold(c, it)) {
+        /* Back to the head of the queue unprobed: conn_pump warms it on the pool once this
+         * handle has closed, then sends the rest. */
+        it->probed = false;
+        it->next = c->out_head;
+        c->out_head = it;
+        if (c->out_tail == NULL)
+            c->out_tail = it;
+        fs->item = NULL;
+        file_send_end(fs, 0);
+        return;
+    }
+    rc = send_some(c, fs->sock, it);
     if (rc != UV_EAGAIN)
         file_send_end(fs, rc);
 }
@@ -290,6 +320,7 @@ static void file_warm_done(uv_work_t *w, int status)
         out_discard(c);
     } else {
         it->probed = true;
+        it->probed_ms = uv_now(c->srv->loop);
         it->next = c->out_head;
         c->out_head = it;
         if (c->out_tail == NULL)
@@ -310,6 +341,7 @@ static bool file_warm_start(struct net_conn *c, struct out_item *it)
     struct file_warm *fw;
 
     it->probed = true;
+    it->probed_ms = uv_now(c->srv->loop);
     if (io->resident(it->fd, (off_t)it->pos, it->len) != 0)
         return false; /* resident, or the kernel cannot tell */
     fw = calloc(1, sizeof *fw);
