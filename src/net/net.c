@@ -66,7 +66,8 @@ void conn_unref(struct net_conn *c)
     if (c->session.app_free)
         c->session.app_free(c->session.app);
     tls_conn_free(c->tls);
-    free(c->frame);
+    frame_free(c->frame);
+    free(c->spec);
     free(c->backlog);
     free(c);
     s->n_conns--;
@@ -91,7 +92,7 @@ static void req_free(struct req_int *r)
         r->sent(r->sent_arg); /* never queued: the connection went first */
     free(r->holes);
     arena_free(r->pub.arena);
-    free(r->frame);
+    frame_free(r->frame);
     free(r->resp);
     free(r);
 }
@@ -467,7 +468,7 @@ static void conn_dispatch(struct net_conn *c, uint8_t *frame, size_t len)
     if (r == NULL || (r->pub.arena = arena_new(limit)) == NULL) {
         slog_error("net", "out of memory for a request from %s; closing", c->peer);
         free(r);
-        free(frame);
+        frame_free(frame);
         conn_close(c);
         return;
     }
@@ -580,12 +581,18 @@ static int frame_reserve(struct net_conn *c, size_t want, size_t received)
         cap = received * FRAME_GROWTH;
     if (cap > limit)
         cap = limit;
-    p = realloc(c->frame, cap > 0 ? cap : 1);
+    p = realloc(c->frame ? c->frame - FRAME_HEAD : NULL, FRAME_HEAD + cap);
     if (p == NULL)
         return ERR_NOMEM;
-    c->frame = p;
+    c->frame = p + FRAME_HEAD;
     c->frame_cap = cap;
     return 0;
+}
+
+void frame_free(uint8_t *frame)
+{
+    if (frame)
+        free(frame - FRAME_HEAD);
 }
 
 /* Hands the completed frame to conn_dispatch and resets the framer for the next one. */
@@ -601,6 +608,7 @@ static void conn_frame_done(struct net_conn *c)
     c->frame = NULL;
     c->frame_cap = c->frame_len = c->frame_got = 0;
     c->in_frame = false;
+    c->next_guess = len >= FRAME_SLACK_MIN ? len : 0;
     conn_dispatch(c, f, len);
 }
 
@@ -692,6 +700,20 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
             return;
         }
         /* Out of memory: the scratch path fails the connection with a line. */
+    }
+    if (!c->in_frame && c->size_got == 0 && c->next_guess > 0) {
+        /* The next frame, size field and all, as large as the last one and its slack. */
+        size_t want = FRAME_HEAD + c->next_guess + FRAME_SLACK;
+        if (c->spec && c->spec_cap != want) {
+            free(c->spec);
+            c->spec = NULL;
+        }
+        if (c->spec == NULL && (c->spec = malloc(want)) != NULL)
+            c->spec_cap = want;
+        if (c->spec) {
+            *buf = uv_buf_init((char *)c->spec, (unsigned)want);
+            return;
+        }
     }
     *buf = uv_buf_init((char *)c->srv->scratch, SCRATCH_SIZE);
 }
@@ -814,10 +836,9 @@ out:
 /* Frames the n bytes just read into the server's scratch; what a full connection cannot take
  * yet is kept in its backlog (the scratch is shared). Returns -1 if the connection closed
  * for want of memory. */
-static int conn_feed_scratch(struct net_conn *c, size_t n)
+static int conn_feed_copy(struct net_conn *c, const uint8_t *p, size_t n)
 {
-    struct net_server *s = c->srv;
-    size_t used = conn_feed(c, s->scratch, n);
+    size_t used = conn_feed(c, p, n);
     if (used < n && !c->closing) {
         c->backlog = malloc(n - used);
         if (c->backlog == NULL) {
@@ -825,11 +846,51 @@ static int conn_feed_scratch(struct net_conn *c, size_t n)
             conn_close(c);
             return -1;
         }
-        memcpy(c->backlog, s->scratch + used, n - used);
+        memcpy(c->backlog, p + used, n - used);
         c->backlog_len = n - used;
         c->backlog_off = 0;
     }
     return 0;
+}
+
+static int conn_feed_scratch(struct net_conn *c, size_t n)
+{
+    return conn_feed_copy(c, c->srv->scratch, n);
+}
+
+/* n bytes read into c->spec, a new frame's size field first. A large frame whose bytes past
+ * its end (the next frame's first ones) fit the scratch keeps the buffer as its own, read
+ * in place; anything else is framed by copy, as from the scratch, and the buffer stays for
+ * the next read. Returns 0, or -1 after closing the connection (out of memory). */
+static int conn_read_spec(struct net_conn *c, size_t n)
+{
+    uint8_t *base = c->spec;
+
+    if (n >= FRAME_HEAD) {
+        size_t len = (size_t)((uint32_t)base[0] << 24 | (uint32_t)base[1] << 16 |
+                              (uint32_t)base[2] << 8 | base[3]);
+        size_t body = n - FRAME_HEAD;
+        size_t take = body < len ? body : len;
+        if (len >= FRAME_SLACK_MIN && len <= c->srv->opts.max_frame &&
+            body - take <= SCRATCH_SIZE) {
+            conn_take_size(c, base, FRAME_HEAD);
+            if (c->closing || !c->in_frame)
+                return 0;
+            size_t room = c->spec_cap - FRAME_HEAD, extra = body - take;
+            c->spec = NULL;
+            c->frame = base + FRAME_HEAD;
+            /* The capacity the framer counts on: no more slack than a grown buffer has (the
+             * allocation itself may be larger). */
+            c->frame_cap = room < len + FRAME_SLACK ? room : len + FRAME_SLACK;
+            c->frame_got = take;
+            if (take < len)
+                return 0;
+            memcpy(c->srv->scratch, c->frame + len, extra);
+            conn_frame_done(c);
+            return extra > 0 && !c->closing ? conn_feed_scratch(c, extra) : 0;
+        }
+    }
+    return conn_feed_copy(c, base, n);
 }
 
 /* The end of the poll phase: the answers the corked connections' reads produced go out. */
@@ -845,7 +906,8 @@ static void on_uncork(uv_check_t *h)
         list = c->cork_next;
         c->cork_next = NULL;
         c->corked = false;
-        conn_pump(c);
+        conn_pump_now(c);
+        conn_input(c); /* answers written here may have made room */
         conn_close_if_written(c);
         conn_unref(c);
     }
@@ -879,6 +941,9 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
     }
     if ((const uint8_t *)buf->base == s->scratch) {
         if (conn_feed_scratch(c, (size_t)nread) != 0)
+            return;
+    } else if (c->spec != NULL && (const uint8_t *)buf->base == c->spec) {
+        if (conn_read_spec(c, (size_t)nread) != 0)
             return;
     } else if ((size_t)nread <= c->frame_len - c->frame_got) {
         c->frame_got += (size_t)nread;

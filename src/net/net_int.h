@@ -39,7 +39,7 @@ struct req_int {
     struct net_request pub;
     struct net_conn *conn;
     struct req_int *next;
-    uint8_t *frame; /* the request frame (after the size field) */
+    uint8_t *frame; /* the request frame (after the size field; frame_free) */
     uint8_t *resp;  /* the encoded response frame, once finished */
     size_t resp_len;
     struct proto_hole *holes; /* file ranges to splice into resp (net_respond_files) */
@@ -94,6 +94,13 @@ struct net_conn {
     bool in_frame;  /* the size field is complete; the frame body is being read */
     uint8_t *frame; /* frame[0..frame_got) received so far; NULL until the first byte */
     size_t frame_len, frame_got, frame_cap;
+    /* A buffer for the next frame, read into with its size field in front (FRAME_HEAD),
+     * handed out while no frame is under way once a large frame came (next_guess: the
+     * length of the last frame, when large): a client sending large requests back to back
+     * has the next one read whole in one read, not its first 64 KiB through the scratch
+     * and then the rest. */
+    uint8_t *spec;
+    size_t spec_cap, next_guess;
     uint64_t frame_start_ms; /* loop time the frame's first size byte arrived */
     /* Bytes read but not yet framed, held while the connection is full (reading paused);
      * fed on the server's idle handle once it has room again. */
@@ -198,12 +205,21 @@ void detached_finish(struct req_int *r, enum net_detached_end how, int16_t versi
 /* Closes a connection marked close_when_written once nothing is left to write. */
 void conn_close_if_written(struct net_conn *c);
 
+/* Every request frame buffer has FRAME_HEAD bytes in front of the frame, where a read into
+ * a next-frame buffer (net_conn.spec) put its size field; frame_free frees one. */
+#define FRAME_HEAD 4
+void frame_free(uint8_t *frame);
+
 /* net_out.c */
 /* Queues a finished request's response frame (and its file pieces) for output; takes the
  * response buffer and the `sent` callback from r. Closes the connection when out of memory. */
 void conn_queue_response(struct net_conn *c, struct req_int *r);
 /* Hands queued output to the kernel in order. */
 void conn_pump(struct net_conn *c);
+/* conn_pump from the loop itself (the server's check handle), never inside a handler: memory
+ * pieces the socket takes at once are written with uv_try_write and finished here, their
+ * frames' `sent` callbacks included, instead of on a uv_write callback. */
+void conn_pump_now(struct net_conn *c);
 /* Drops output that will never be sent (the connection is closing). */
 void out_discard(struct net_conn *c);
 /* TLS: hands the ciphertext tls_conn_take has to the kernel (handshake records, alerts,

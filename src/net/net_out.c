@@ -4,9 +4,13 @@
  * A response frame becomes a list of pieces: memory ranges of its encoded buffer, and file
  * ranges (net_respond_files) sent with sendfile() where the encoded buffer has a hole.
  * Memory pieces go through uv_write (several in flight); a file piece starts only once every
- * earlier write has completed. The queue is bounded from the input side: net.c stops
- * reading a connection while out_frames and out_bytes say it holds enough (conn_input), and
- * every completed piece here gives it a chance to resume.
+ * earlier write has completed. The answers of a poll phase's reads (conn_pump_now, from the
+ * server's check handle) are first written with uv_try_write, and uv_write takes only what
+ * the socket did not: libuv re-arms a stream's epoll registration after every completed
+ * uv_write (one epoll_ctl per answered batch of requests, ~550 per GiB of 512 KiB Produce). The
+ * queue is bounded from the input side: net.c stops reading a connection while out_frames and
+ * out_bytes say it holds enough (conn_input), and every completed piece here gives it a chance to
+ * resume.
  *
  * On a TLS connection every piece is encrypted with tls_conn_write as its turn comes (the
  * piece is then done: its memory may go) and the ciphertext goes out through uv_write
@@ -364,10 +368,44 @@ static bool file_warm_start(struct net_conn *c, struct out_item *it)
     return true;
 }
 
+/* Writes the gathered memory pieces items[0..n) (buffers b) at once with uv_try_write and
+ * finishes those that went; the rest of a piece half taken stays at the head of the queue.
+ * Returns 1 when all went, 0 when some are left for uv_write, or a negative error. */
+static int write_now(struct net_conn *c, uv_buf_t *b, struct out_item **items, unsigned n)
+{
+    int r = uv_try_write((uv_stream_t *)&c->tcp, b, n);
+    if (r == UV_EAGAIN)
+        return 0;
+    if (r < 0)
+        return r;
+    c->last_io_ms = uv_now(c->srv->loop);
+    size_t left = (size_t)r;
+    unsigned done = 0;
+    while (done < n && left >= items[done]->len)
+        left -= items[done++]->len;
+    if (done < n) {
+        /* Half taken (or not at all): the rest goes first, through uv_write. */
+        items[done]->data += left;
+        items[done]->len -= left;
+        c->out_bytes -= left;
+    }
+    /* Off the queue before any is freed: a frame's `sent` callback may close the connection,
+     * whose discard then never meets them. */
+    if (done > 0) {
+        c->out_head = items[done - 1]->next;
+        if (c->out_head == NULL)
+            c->out_tail = NULL;
+    }
+    for (unsigned i = 0; i < done; i++)
+        item_free(items[i]);
+    return done == n ? 1 : 0;
+}
+
 /* Hands queued output to the kernel in order: memory pieces through uv_write (several may
- * be in flight), a file piece only once every earlier write has completed and its pages are
- * in the page cache. */
-void conn_pump(struct net_conn *c)
+ * be in flight) or, with `now` (conn_pump_now), written at once while the socket takes them,
+ * a file piece only once every earlier write has completed and its pages are in the page
+ * cache. */
+static void pump(struct net_conn *c, bool now)
 {
     if (c->closing) {
         out_discard(c);
@@ -399,6 +437,26 @@ void conn_pump(struct net_conn *c)
             }
             continue;
         }
+        uv_buf_t b[WRITE_GATHER];
+        struct out_item *items[WRITE_GATHER];
+        unsigned n = 0;
+        for (struct out_item *g = it; g && g->data && n < WRITE_GATHER; g = g->next) {
+            b[n] = uv_buf_init((char *)g->data, (unsigned)g->len);
+            items[n++] = g;
+        }
+        if (now && c->writes == 0) {
+            int rc = write_now(c, b, items, n);
+            if (rc == 1)
+                continue;
+            if (rc < 0) {
+                slog_info("net", "write to %s failed: %s; closing", c->peer, uv_strerror(rc));
+                conn_close(c);
+                out_discard(c);
+                return;
+            }
+            now = false; /* the socket is full: the rest waits in uv_write */
+            continue;
+        }
         struct write_req *wr = malloc(sizeof *wr);
         if (wr == NULL) {
             slog_error("net", "out of memory writing to %s; closing", c->peer);
@@ -406,20 +464,16 @@ void conn_pump(struct net_conn *c)
             out_discard(c);
             return;
         }
-        uv_buf_t b[WRITE_GATHER];
         wr->conn = c;
-        wr->n = 0;
-        while (it && it->data && wr->n < WRITE_GATHER) {
-            b[wr->n] = uv_buf_init((char *)it->data, (unsigned)it->len);
-            wr->items[wr->n++] = it;
-            it = it->next;
-        }
-        c->out_head = it;
+        wr->n = n;
+        for (unsigned i = 0; i < n; i++)
+            wr->items[i] = items[i];
+        c->out_head = items[n - 1]->next;
         if (c->out_head == NULL)
             c->out_tail = NULL;
         c->refs++;
         c->writes++;
-        if (uv_write(&wr->w, (uv_stream_t *)&c->tcp, b, wr->n, on_write) < 0) {
+        if (uv_write(&wr->w, (uv_stream_t *)&c->tcp, b, n, on_write) < 0) {
             c->refs--;
             c->writes--;
             for (unsigned i = 0; i < wr->n; i++)
@@ -430,6 +484,16 @@ void conn_pump(struct net_conn *c)
             return;
         }
     }
+}
+
+void conn_pump(struct net_conn *c)
+{
+    pump(c, false);
+}
+
+void conn_pump_now(struct net_conn *c)
+{
+    pump(c, true);
 }
 
 static bool out_push(struct net_conn *c, struct out_frame *f, const uint8_t *data, size_t len,

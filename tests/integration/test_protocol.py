@@ -2,6 +2,7 @@
 """Frame- and header-level behaviour, with hand-built requests (kproto.py)."""
 import os
 import struct
+import time
 
 import kproto
 
@@ -105,6 +106,86 @@ def test_large_frames_pipelined_with_small_ones_arrive_whole(shared_broker):
                 assert sorted(topics) == sorted(names[corr])
             else:
                 assert kproto.parse_api_versions(body, 0)[0] == 0
+
+
+def _big_metadata(corr, n, tag):
+    names = ["%s%d-%05d-" % (tag, corr, i) + "y" * 190 for i in range(n)]
+    return kproto.metadata_request(corr, names, 4), names
+
+
+def _answers(c, expect):
+    """Reads one answer per (corr, names-or-None) of expect, in order, and checks each."""
+    for corr, names in expect:
+        got, body = c.recv_response()
+        assert got == corr, "response out of order: %d, expected %d" % (got, corr)
+        if names is None:
+            assert kproto.parse_api_versions(body, 0)[0] == 0
+        else:
+            assert sorted(kproto.parse_metadata(body, 4)["topics"]) == sorted(names)
+
+
+def test_frames_after_a_large_one_arrive_whole_however_they_are_cut(shared_broker):
+    """After a large frame the broker reads the next frame, size field and all, into a buffer
+    as large as the last one (one read for a producer's back-to-back batches). Whatever comes
+    next must still be framed exactly: a small frame, the same size (kept in place), a larger
+    one, a size field cut in two writes, and a large frame followed in one write by more
+    small frames than the broker's 64 KiB scratch holds. Last, answers too large for the
+    socket: written at once as far as it takes them, the rest queued in order."""
+    with shared_broker.conn(timeout=60) as c:
+        corr = 300
+
+        def big(n, tag="s"):
+            nonlocal corr
+            corr += 1
+            frame, names = _big_metadata(corr, n, tag)
+            return frame, (corr, names)
+
+        def small():
+            nonlocal corr
+            corr += 1
+            return kproto.api_versions_request(corr, 0), (corr, None)
+
+        f, e = big(1500)  # about 300 KiB: the broker's next reads guess that size
+        c.send(f)
+        _answers(c, [e])
+        f, e = small()
+        c.send(f)
+        _answers(c, [e])
+        f, e = big(1500)
+        c.send(f)
+        _answers(c, [e])
+        f, e = big(1500)  # the size field in two writes, then the rest in pieces
+        for piece in (f[:2], f[2:3], f[3:5000], f[5000:]):
+            c.send(piece)
+            time.sleep(0.05)
+        _answers(c, [e])
+        f, e = big(3000)  # larger than the guess: the buffer grows
+        c.send(f)
+        _answers(c, [e])
+        f1, e1 = big(3000)
+        rest = [small() for _ in range(5000)]  # about 100 KiB of small frames after it
+        c.send(f1 + b"".join(f for f, _ in rest))
+        _answers(c, [e1] + [e for _, e in rest])
+        f1, e1 = big(3000)
+        f2, e2 = big(1500)  # a smaller large one straight after (its bytes copied)
+        f3, e3 = small()
+        c.send(f1 + f2 + f3)
+        _answers(c, [e1, e2, e3])
+        # Answers larger than the socket takes at once, asked for while none is read: the
+        # broker writes what the socket takes and queues the rest of each, in order.
+        many = [big(3000, "w") for _ in range(8)]
+        c.send(b"".join(f for f, _ in many))
+        time.sleep(0.5)
+        _answers(c, [e for _, e in many])
+    # After a large frame, a size field outside the limit closes only that connection.
+    with shared_broker.conn(timeout=60) as good, shared_broker.conn(timeout=60) as bad:
+        f, e = _big_metadata(400, 1500, "b")
+        bad.send(f)
+        _answers(bad, [(400, e)])
+        bad.send(struct.pack(">i", 0x7FFFFFF0) + b"z" * 100)
+        assert bad.is_closed_by_peer(timeout=10.0), "broker kept the bad connection open"
+        assert good.api_versions(0)[0] == 0
+    assert shared_broker.alive()
 
 
 def _assert_only_that_connection_closed(broker, bad_bytes):
