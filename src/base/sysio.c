@@ -71,6 +71,19 @@ uint64_t sysio_loop_cold_reads(void)
     return atomic_load(&loop_cold_reads);
 }
 
+static _Atomic uint64_t loop_codec_calls;
+
+void sysio_note_codec_call(void)
+{
+    if (on_loop)
+        atomic_fetch_add(&loop_codec_calls, 1);
+}
+
+uint64_t sysio_loop_codec_calls(void)
+{
+    return atomic_load(&loop_codec_calls);
+}
+
 /* Before a read on the loop thread: counts it if a page of its range is not in the cache. */
 static void note_loop_read(int fd, off_t off, size_t len)
 {
@@ -91,6 +104,13 @@ static void note_loop_read(int fd, off_t off, size_t len)
 void sysio_mark_loop_thread(void) {}
 
 uint64_t sysio_loop_cold_reads(void)
+{
+    return 0;
+}
+
+void sysio_note_codec_call(void) {}
+
+uint64_t sysio_loop_codec_calls(void)
 {
     return 0;
 }

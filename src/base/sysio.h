@@ -67,6 +67,11 @@ const struct sysio *sysio_default(void);
  * nothing, and the count stays 0. */
 void sysio_mark_loop_thread(void);
 uint64_t sysio_loop_cold_reads(void);
+/* Test builds: counts a compression or decompression (record/compression.c) when the calling
+ * thread is the event loop (DESIGN.md §3 puts a produced batch's codec work on the pool);
+ * sysio_loop_codec_calls reads the count. Release builds: nothing, and it stays 0. */
+void sysio_note_codec_call(void);
+uint64_t sysio_loop_codec_calls(void);
 
 /* Writes all of buf at off, retrying short writes and EINTR. 0 or -errno (-ENOSPC for a write
  * that makes no progress). A negative `fd` (an -errno of a failed open) is returned as it is. */

@@ -172,7 +172,7 @@ int broker_check_epoch(int32_t current, int32_t client)
 void broker_maybe_finish_stop(struct broker *b)
 {
     if (!b->stopping || b->releasing || purgatory_waiting(b->pg) > 0 || b->live_fetches > 0 ||
-        b->live_lookups > 0)
+        b->live_lookups > 0 || b->live_produces > 0)
         return;
     void (*cb)(void *) = b->stop_cb;
     void *arg = b->stop_arg;

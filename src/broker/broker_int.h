@@ -38,6 +38,7 @@ struct broker {
     struct cq_table *quotas;        /* client_quota.h: byte rates per (principal, client id) */
     unsigned live_fetches;          /* Fetch calls not yet freed (parked, answering or sending) */
     unsigned live_lookups;          /* ListOffsets calls waiting for the thread pool */
+    unsigned live_produces;         /* Produce requests whose checks run on the thread pool */
     /* Per-topic traffic (base/metrics.h), NULL when metrics are off: bytes of batches
      * appended and records in them; bytes sent to consumers and to followers. */
     struct metrics_family *m_bytes_in, *m_records_in, *m_bytes_out;

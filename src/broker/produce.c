@@ -5,7 +5,15 @@
  * acks=all the answer waits in the broker's purgatory until the high watermark of every
  * appended partition covers its batch, or TimeoutMs (those still short get
  * REQUEST_TIMED_OUT). On one node the high watermark is the log end, so it answers at once,
- * through the same path. */
+ * through the same path.
+ *
+ * A v2 batch whose check compresses or decompresses (a compressed batch, or a topic whose
+ * compression.type rewrites it) is checked on the thread pool (DESIGN.md §3): the loop looks
+ * up each such partition's limits, the pool runs the record check (and the rewrite), and the
+ * loop then goes on as for any batch with that result (produce_precheck). Meanwhile the
+ * connection's input is held (net_hold_input), so its later requests still come after this
+ * one: a producer's pipelined batches append in the order it sent them. Magic 0/1 message
+ * sets (Produce v0-2) are still converted on the loop. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +23,7 @@
 #include "authz/authz.h"
 #include "base/arena.h"
 #include "base/err.h"
+#include "base/pool.h"
 #include "base/slog.h"
 #include "base/purgatory.h"
 #include "base/tclock.h"
@@ -237,24 +246,31 @@ static int legacy_convert(struct arena *ar, int16_t version, size_t max_size, ui
 
 /* record_batch_check, and for compression.type other than "producer" the batch rewritten in
  * the topic's codec when it arrived in another (as Kafka's LogValidator does), from the
- * records the check decompressed. On the event loop like the validation, bounded the same
- * way (max.message.bytes of decompressed records); the rewritten batch must fit
- * max.message.bytes too. It lives in the request's arena; *data, *len and *hdr then
- * describe it. Returns 0 or the error (out->ErrorMessage set for a rewrite too large). */
-static int check_records(struct arena *ar, const struct partition_settings *set, size_t max_size,
-                         uint8_t **data, size_t *len, struct record_batch *hdr,
-                         struct record_scan *scan, struct PartitionProduceResponse *out)
+ * records the check decompressed. Any thread: reads the batch, writes *hdr, *scan and, for a
+ * rewrite, *nb (malloc()ed) and *nlen. Bounded by max.message.bytes of decompressed
+ * records. */
+static int check_records_run(const uint8_t *data, size_t len, size_t max_size, int compression,
+                             struct record_batch *hdr, struct record_scan *scan, uint8_t **nb,
+                             size_t *nlen)
 {
-    uint8_t *nb = NULL;
-    size_t nlen = 0;
-    int rc;
+    *nb = NULL;
+    *nlen = 0;
+    if (compression < 0)
+        return record_batch_check(data, len, max_size, hdr, scan);
+    return record_batch_check_recompress(data, len, max_size, compression, hdr, scan, nb, nlen);
+}
 
-    if (set->compression < 0)
-        return record_batch_check(*data, *len, max_size, hdr, scan);
-    rc = record_batch_check_recompress(*data, *len, max_size, set->compression, hdr, scan, &nb,
-                                       &nlen);
-    if (rc != 0 || nb == NULL)
+/* The loop's half: a rewritten batch must fit max.message.bytes too, and then lives in the
+ * request's arena (*data and *len describe it; nb is freed either way). Returns rc, or the
+ * error (out->ErrorMessage set for a rewrite too large). */
+static int check_records_finish(struct arena *ar, const struct partition_settings *set,
+                                size_t max_size, int rc, uint8_t *nb, size_t nlen, uint8_t **data,
+                                size_t *len, struct PartitionProduceResponse *out)
+{
+    if (rc != 0 || nb == NULL) {
+        free(nb);
         return rc;
+    }
     if (nlen > max_size) {
         out->ErrorMessage = arena_printf(ar,
                                          "The batch rewritten as %s (compression.type) is %zu "
@@ -272,6 +288,55 @@ static int check_records(struct arena *ar, const struct partition_settings *set,
         return ERR_NOMEM;
     *len = nlen;
     return 0;
+}
+
+/* A partition's record check done on the thread pool before the request is handled: what
+ * the loop looked up for it, and the result. */
+struct produce_precheck {
+    const struct PartitionProduceData *in;
+    const uint8_t *data;
+    size_t len, max_size;
+    int compression;
+    bool wanted; /* the pool checks this one */
+    int rc;
+    struct record_batch hdr;
+    struct record_scan scan;
+    uint8_t *nb; /* a rewrite, malloc()ed, until taken */
+    size_t nlen;
+    uint8_t *taken; /* once taken: the rewrite in the arena (a re-run after verification) */
+    size_t taken_len;
+};
+
+/* The record check, from the pool's result when there is one for these very bytes and
+ * limits (a config changed meanwhile: checked again here). */
+static int check_records(struct arena *ar, const struct partition_settings *set, size_t max_size,
+                         struct produce_precheck *pc, uint8_t **data, size_t *len,
+                         struct record_batch *hdr, struct record_scan *scan,
+                         struct PartitionProduceResponse *out)
+{
+    uint8_t *nb;
+    size_t nlen;
+    int rc;
+
+    if (pc != NULL && pc->wanted && pc->data == *data && pc->len == *len &&
+        pc->max_size == max_size && pc->compression == set->compression) {
+        *hdr = pc->hdr;
+        *scan = pc->scan;
+        if (pc->taken != NULL) {
+            *data = pc->taken;
+            *len = pc->taken_len;
+            return 0;
+        }
+        rc = check_records_finish(ar, set, max_size, pc->rc, pc->nb, pc->nlen, data, len, out);
+        pc->nb = NULL;
+        if (rc == 0 && *data != pc->data) {
+            pc->taken = *data;
+            pc->taken_len = *len;
+        }
+        return rc;
+    }
+    rc = check_records_run(*data, *len, max_size, set->compression, hdr, scan, &nb, &nlen);
+    return check_records_finish(ar, set, max_size, rc, nb, nlen, data, len, out);
 }
 
 /* One of a partition's conditions for its answer: its high watermark (acks=all) or its
@@ -314,6 +379,8 @@ struct produce_verify {
     int64_t now;
     int64_t producer_id;
     int16_t epoch;
+    struct produce_precheck *pcs; /* the pool's checks, for the re-run once verified */
+    size_t n_pcs;
     size_t n;
     struct broker_verify_part parts[];
 };
@@ -321,7 +388,8 @@ struct produce_verify {
 static void produce_partition(struct broker *b, struct net_session *sess, struct arena *ar,
                               int16_t version, const char *topic, struct PartitionProduceData *in,
                               struct PartitionProduceResponse *out, int64_t now,
-                              struct produce_wait *wait, struct produce_verify *pv, bool verified);
+                              struct produce_wait *wait, struct produce_verify *pv,
+                              struct produce_precheck *pc, bool verified);
 
 /* ---- batches turned away on a connection ----------------------------------------------------
  * Kafka reads a connection's next request only once it has answered the one before, so a
@@ -509,7 +577,8 @@ static void count_rejected(struct broker *b, const char *topic, int rc)
 static void produce_partition(struct broker *b, struct net_session *sess, struct arena *ar,
                               int16_t version, const char *topic, struct PartitionProduceData *in,
                               struct PartitionProduceResponse *out, int64_t now,
-                              struct produce_wait *wait, struct produce_verify *pv, bool verified)
+                              struct produce_wait *wait, struct produce_verify *pv,
+                              struct produce_precheck *pc, bool verified)
 {
     uint8_t *conv = NULL; /* a converted magic 0/1 message set */
     struct partition *p;
@@ -585,7 +654,7 @@ static void produce_partition(struct broker *b, struct net_session *sess, struct
                                          len, (long long)set->max_message_bytes);
     }
     if (rc == 0) {
-        rc = check_records(ar, set, max_size, &data, &len, &hdr, &scan, out);
+        rc = check_records(ar, set, max_size, pc, &data, &len, &hdr, &scan, out);
         if (rc == ERR_MESSAGE_TOO_LARGE && out->ErrorMessage == NULL)
             out->ErrorMessage = arena_printf(ar,
                                              "The batch's records decompress to more than "
@@ -849,10 +918,14 @@ static void on_verified(void *arg, struct broker_verify_part *parts, size_t n, b
     for (size_t i = 0; i < n; i++) {
         struct PartitionProduceResponse *out = parts[i].out;
         partition_verify_park(parts[i].p, pv->producer_id, -1);
+        struct produce_precheck *pc = NULL;
+        for (size_t k = 0; k < pv->n_pcs && pc == NULL; k++)
+            if (pv->pcs[k].in == parts[i].in)
+                pc = &pv->pcs[k];
         if (parts[i].error == 0 && !stopped)
             produce_partition(pv->b, pv->req->session, pv->req->arena,
                               pv->req->hdr.RequestApiVersion, parts[i].topic, parts[i].in, out,
-                              pv->now, pv->pw, NULL, true);
+                              pv->now, pv->pw, NULL, pc, true);
         else
             out->ErrorCode = parts[i].error != 0 ? parts[i].error : ERR_REQUEST_TIMED_OUT;
         partition_release(parts[i].p);
@@ -880,16 +953,124 @@ static bool has_transactional(const struct ProduceRequest *rq)
     return false;
 }
 
+/* A Produce request from its look-ups to its answer: per topic the WRITE check's error, per
+ * partition (in request order) the pool's record check. In the request's arena. */
+struct produce_job {
+    struct pool_job work;
+    struct broker *b;
+    struct net_request *req;
+    struct ProduceResponse *rs;
+    struct produce_wait *pw;
+    struct produce_verify *pv;
+    int64_t now;
+    int16_t *topic_error;
+    struct produce_precheck *pcs;
+    size_t n_pcs;
+};
+
+/* On the loop, before the pool: whether this partition's check compresses or decompresses
+ * (a v2 batch of Produce v3+ that is compressed, or a topic that rewrites it), and if so the
+ * limits the check needs. A partition turned away before its check (not led here, too
+ * large, zstd before v7) is left to produce_partition. */
+static void precheck_prepare(struct broker *b, int16_t version, const char *topic,
+                             struct produce_precheck *pc)
+{
+    const uint8_t *d = (const uint8_t *)pc->in->Records.data;
+    size_t len = pc->in->Records.len > 0 ? (size_t)pc->in->Records.len : 0;
+    struct partition *p;
+
+    if (version < 3 || d == NULL || len < RECORD_BATCH_HEADER || d[16] != 2 ||
+        replica_leader_partition(b->replicas, topic, pc->in->Index, &p) != 0)
+        return;
+    const struct partition_settings *set = partition_settings(p);
+    int codec = d[22] & RECORD_ATTR_COMPRESSION_MASK; /* attributes: int16 at byte 21 */
+    size_t max_size = set->max_message_bytes > 0 ? (size_t)set->max_message_bytes : 0;
+    if ((codec == RECORD_CODEC_NONE && set->compression <= RECORD_CODEC_NONE) || len > max_size ||
+        (codec == RECORD_CODEC_ZSTD && version < 7))
+        return;
+    pc->data = d;
+    pc->len = len;
+    pc->max_size = max_size;
+    pc->compression = set->compression;
+    pc->wanted = true;
+}
+
+/* Thread pool: the record checks (decompression, and the rewrite a topic asks for). */
+static void precheck_run(uv_work_t *w)
+{
+    struct produce_job *job = w->data;
+    for (size_t k = 0; k < job->n_pcs; k++) {
+        struct produce_precheck *pc = &job->pcs[k];
+        if (pc->wanted)
+            pc->rc = check_records_run(pc->data, pc->len, pc->max_size, pc->compression, &pc->hdr,
+                                       &pc->scan, &pc->nb, &pc->nlen);
+    }
+}
+
+/* Checks and appends every partition (with the pool's checks, if any), then answers: at
+ * once, after the coordinator verified a transaction's first batches, or when acks say. */
+static void produce_run(struct produce_job *job)
+{
+    struct broker *b = job->b;
+    struct net_request *req = job->req;
+    struct ProduceRequest *rq = req->body;
+    struct ProduceResponse *rs = job->rs;
+    int16_t acks = rq->Acks;
+    size_t k = 0;
+
+    for (int32_t i = 0; i < rq->TopicData.n; i++) {
+        struct TopicProduceData *td = &rq->TopicData.v[i];
+        struct TopicProduceResponse *tr = &rs->Responses.v[i];
+        for (int32_t j = 0; j < tr->PartitionResponses.n; j++, k++) {
+            struct PartitionProduceResponse *pr = &tr->PartitionResponses.v[j];
+            if ((acks != 0 && acks != 1 && acks != -1) || job->topic_error[i] != 0) {
+                pr->ErrorCode =
+                    job->topic_error[i] != 0 ? job->topic_error[i] : ERR_INVALID_REQUIRED_ACKS;
+                pr->BaseOffset = pr->LogAppendTimeMs = pr->LogStartOffset = -1;
+                continue;
+            }
+            produce_partition(b, req->session, req->arena, req->hdr.RequestApiVersion,
+                              td->Name ? td->Name : "", &td->PartitionData.v[j], pr, job->now,
+                              job->pw, job->pv, &job->pcs[k], false);
+        }
+    }
+    /* Rewrites never taken (their partitions were turned away first). */
+    for (k = 0; k < job->n_pcs; k++) {
+        free(job->pcs[k].nb);
+        job->pcs[k].nb = NULL;
+    }
+    if (job->pv != NULL && job->pv->n > 0) {
+        broker_txn_verify(b, rq->TransactionalId, job->pv->producer_id, job->pv->epoch,
+                          job->pv->parts, job->pv->n, on_verified, job->pv);
+        return;
+    }
+    produce_answer(b, req, rs, job->pw);
+}
+
+static void precheck_done(uv_work_t *w, int status)
+{
+    struct produce_job *job = w->data;
+    struct broker *b = job->b;
+
+    if (status != 0) /* cancelled: checked on the loop after all */
+        for (size_t k = 0; k < job->n_pcs; k++)
+            job->pcs[k].wanted = false;
+    net_release_input(job->req);
+    produce_run(job);
+    b->live_produces--;
+    broker_maybe_finish_stop(b);
+}
+
 void broker_produce(struct broker *b, struct net_request *req)
 {
     struct ProduceRequest *rq = req->body;
     struct arena *ar = req->arena;
     struct ProduceResponse *rs = arena_alloc(ar, sizeof *rs);
+    struct produce_job *job = arena_alloc(ar, sizeof *job);
     int16_t acks = rq->Acks;
-    int64_t now = tclock_now_ms(b->clock);
     int32_t nt = rq->TopicData.n > 0 ? rq->TopicData.n : 0;
-    struct produce_wait *pw = NULL;
-    struct produce_verify *pv = NULL;
+    size_t n = 0;
+    bool pool = false;
 
     static const struct broker_shape shape = {
         sizeof(struct TopicProduceData),
@@ -904,22 +1085,34 @@ void broker_produce(struct broker *b, struct net_request *req)
         offsetof(struct PartitionProduceResponse, Index),
     };
 
-    if (rs == NULL || broker_response_skeleton(ar, &rq->TopicData, &rs->Responses, &shape) != 0)
+    if (rs == NULL || job == NULL ||
+        broker_response_skeleton(ar, &rq->TopicData, &rs->Responses, &shape) != 0)
         goto err_nomem;
+    memset(job, 0, sizeof *job);
+    job->b = b;
+    job->req = req;
+    job->rs = rs;
+    job->now = tclock_now_ms(b->clock);
+    for (int32_t i = 0; i < nt; i++)
+        n +=
+            rq->TopicData.v[i].PartitionData.n > 0 ? (size_t)rq->TopicData.v[i].PartitionData.n : 0;
+    job->topic_error = arena_alloc(ar, (size_t)nt * sizeof *job->topic_error + 1);
+    job->pcs = arena_alloc(ar, n * sizeof *job->pcs + 1);
+    if (job->topic_error == NULL || job->pcs == NULL)
+        goto err_nomem;
+    memset(job->pcs, 0, n * sizeof *job->pcs);
+    job->n_pcs = n;
     if (acks == -1 || acks == 1) {
         /* Bump-allocated from the request's arena; an acks=1 batch is recorded in it only
          * when the flush policy makes its answer wait. */
-        size_t n = 0;
-        for (int32_t i = 0; i < nt; i++)
-            n += rq->TopicData.v[i].PartitionData.n > 0 ? (size_t)rq->TopicData.v[i].PartitionData.n
-                                                        : 0;
-        pw = arena_alloc(ar, sizeof *pw + n * sizeof pw->parts[0]);
+        struct produce_wait *pw = arena_alloc(ar, sizeof *pw + n * sizeof pw->parts[0]);
         if (pw == NULL)
             goto err_nomem;
         memset(pw, 0, sizeof *pw);
         pw->req = req;
         pw->rs = rs;
         pw->acks_all = acks == -1;
+        job->pw = pw;
     }
     /* Transactions: transactional batches need the request's transactional id (Kafka
      * answers every partition TRANSACTIONAL_ID_AUTHORIZATION_FAILED without one), and the
@@ -932,48 +1125,53 @@ void broker_produce(struct broker *b, struct net_request *req)
             ? ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED
             : 0;
     if (txn && txn_error == 0 && b->txn_verify) {
-        size_t n = 0;
-        for (int32_t i = 0; i < nt; i++)
-            n += rq->TopicData.v[i].PartitionData.n > 0 ? (size_t)rq->TopicData.v[i].PartitionData.n
-                                                        : 0;
-        pv = arena_alloc(ar, sizeof *pv + (n + 1) * sizeof pv->parts[0]);
+        struct produce_verify *pv = arena_alloc(ar, sizeof *pv + (n + 1) * sizeof pv->parts[0]);
         if (pv == NULL)
             goto err_nomem;
         memset(pv, 0, sizeof *pv);
         pv->b = b;
         pv->req = req;
         pv->rs = rs;
-        pv->pw = pw;
-        pv->now = now;
+        pv->pw = job->pw;
+        pv->now = job->now;
+        pv->pcs = job->pcs;
+        pv->n_pcs = n;
+        job->pv = pv;
     }
+    size_t k = 0;
     for (int32_t i = 0; i < nt; i++) {
         struct TopicProduceData *td = &rq->TopicData.v[i];
-        struct TopicProduceResponse *tr = &rs->Responses.v[i];
         /* WRITE on the topic, checked before anything is appended (Kafka's order: the
          * transactional id, then each topic). */
-        int16_t topic_error =
+        job->topic_error[i] =
             txn_error == 0 && !authz_allowed(req, PROTO_ACL_OP_WRITE, PROTO_RESOURCE_TOPIC,
                                              td->Name ? td->Name : "")
                 ? ERR_TOPIC_AUTHORIZATION_FAILED
                 : txn_error;
-        for (int32_t j = 0; j < tr->PartitionResponses.n; j++) {
-            struct PartitionProduceResponse *pr = &tr->PartitionResponses.v[j];
-            if ((acks != 0 && acks != 1 && acks != -1) || topic_error != 0) {
-                pr->ErrorCode = topic_error != 0 ? topic_error : ERR_INVALID_REQUIRED_ACKS;
-                pr->BaseOffset = pr->LogAppendTimeMs = pr->LogStartOffset = -1;
-                continue;
+        for (int32_t j = 0; j < td->PartitionData.n; j++, k++) {
+            job->pcs[k].in = &td->PartitionData.v[j];
+            /* A detached request (unit tests) is checked on the loop: it has no input to
+             * hold. */
+            if ((acks == 0 || acks == 1 || acks == -1) && job->topic_error[i] == 0 &&
+                req->session->listener != NULL) {
+                precheck_prepare(b, req->hdr.RequestApiVersion, td->Name ? td->Name : "",
+                                 &job->pcs[k]);
+                pool = pool || job->pcs[k].wanted;
             }
-            produce_partition(b, req->session, ar, req->hdr.RequestApiVersion,
-                              td->Name ? td->Name : "", &td->PartitionData.v[j], pr, now, pw, pv,
-                              false);
         }
     }
-    if (pv != NULL && pv->n > 0) {
-        broker_txn_verify(b, rq->TransactionalId, pv->producer_id, pv->epoch, pv->parts, pv->n,
-                          on_verified, pv);
-        return;
+    if (pool) {
+        job->work.work.data = job;
+        net_hold_input(req);
+        if (pool_submit(b->loop, &job->work, precheck_run, precheck_done) == 0) {
+            b->live_produces++;
+            return;
+        }
+        net_release_input(req);
+        for (k = 0; k < n; k++)
+            job->pcs[k].wanted = false;
     }
-    produce_answer(b, req, rs, pw);
+    produce_run(job);
     return;
 
 err_nomem:

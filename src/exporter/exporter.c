@@ -124,8 +124,8 @@ struct exporter {
     struct metrics_series *s_queue[API_SLOTS], *s_remote[API_SLOTS], *s_resp_queue[API_SLOTS],
         *s_send[API_SLOTS], *s_total[API_SLOTS];
     /* The process and the loop. */
-    struct metrics_series *s_lag, *s_lag_max, *s_cold_reads, *s_fds, *s_max_fds, *s_rss, *s_render,
-        *s_dropped;
+    struct metrics_series *s_lag, *s_lag_max, *s_cold_reads, *s_codec_calls, *s_fds, *s_max_fds,
+        *s_rss, *s_render, *s_dropped;
     struct metrics_series *s_renders[2]; /* by enum metrics_format */
     /* The metadata quorum. */
     struct metrics_series *s_q_leader, *s_q_term, *s_q_commit, *s_q_applied;
@@ -220,6 +220,9 @@ static bool declare(struct exporter *e)
     e->s_cold_reads = gauge0(e, "tally_test_loop_cold_reads",
                              "Test builds: reads and sendfiles made on the event loop that touched "
                              "a page not in the page cache (each may have waited for the disk).");
+    e->s_codec_calls = gauge0(e, "tally_test_loop_codec_calls",
+                              "Test builds: compressions and decompressions of records made on "
+                              "the event loop.");
 #endif
     e->s_fds = gauge0(e, "tally_process_open_fds", "Open file descriptors of the process.");
     e->s_max_fds = gauge0(e, "tally_process_max_fds", "The process's open file limit (soft).");
@@ -379,6 +382,8 @@ static void collect_process(struct exporter *e)
     }
     if (e->s_cold_reads)
         metrics_set(e->s_cold_reads, (double)sysio_loop_cold_reads());
+    if (e->s_codec_calls)
+        metrics_set(e->s_codec_calls, (double)sysio_loop_codec_calls());
 }
 
 static void collect_quorum(struct exporter *e)

@@ -367,6 +367,23 @@ void net_mute(struct net_request *pub, int64_t ms)
     conn_input(c); /* stops reading */
 }
 
+void net_hold_input(struct net_request *pub)
+{
+    struct req_int *r = (struct req_int *)pub;
+    if (r->conn != NULL)
+        r->conn->held++;
+}
+
+void net_release_input(struct net_request *pub)
+{
+    struct req_int *r = (struct req_int *)pub;
+    struct net_conn *c = r->conn;
+    if (c == NULL || c->held == 0)
+        return;
+    if (--c->held == 0)
+        conn_input(c); /* reads again, or feeds the backlog first (on the loop's idle turn) */
+}
+
 void net_finish(struct net_request *pub)
 {
     struct req_int *r = (struct req_int *)pub;
@@ -552,10 +569,10 @@ err_close:
 
 /* Whether the connection holds as much as it may (see the file comment): reading pauses
  * while it does, so a client that does not read its answers cannot grow them unbounded. A
- * muted connection (net_mute) counts as full. */
+ * muted connection (net_mute) or one holding its input (net_hold_input) counts as full. */
 static bool conn_full(const struct net_conn *c)
 {
-    return c->muted || c->inflight + c->out_frames >= c->srv->opts.max_inflight ||
+    return c->muted || c->held > 0 || c->inflight + c->out_frames >= c->srv->opts.max_inflight ||
            c->out_bytes >= NET_OUT_MAX_BYTES;
 }
 

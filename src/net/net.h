@@ -189,6 +189,14 @@ void net_respond_close(struct net_request *req, const void *resp, int64_t delay_
  * connection or ms <= 0. The request itself is not finished by this. */
 void net_mute(struct net_request *req, int64_t ms);
 
+/* Holds the request's connection's input: no later request of it is handed to a handler
+ * (nor read) until net_release_input, so one whose work goes on elsewhere (a produced batch
+ * decompressed on the thread pool) still comes before them, as the client sent them. Holds
+ * count; each takes one release, before the request is finished. No effect on a detached
+ * request. */
+void net_hold_input(struct net_request *req);
+void net_release_input(struct net_request *req);
+
 /* Finishes a request that gets no response (Produce with acks=0). */
 void net_finish(struct net_request *req);
 

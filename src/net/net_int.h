@@ -147,6 +147,7 @@ struct net_conn {
     /* net_mute: the connection is not read until mute_timer fires (KIP-219's muted channel). */
     struct tclock_timer mute_timer;
     bool muted;
+    unsigned held;      /* net_hold_input: requests whose work goes on elsewhere */
     int64_t mute_until; /* tclock_mono_ms when it ends */
     bool close_when_written;
     unsigned refs; /* the handle until closed, each request not yet finished, each write */

@@ -35,6 +35,7 @@
 #include <zstd_errors.h>
 
 #include "base/err.h"
+#include "base/sysio.h"
 #include "record/record.h"
 #include "record_int.h"
 
@@ -335,6 +336,8 @@ int record_decompress(int codec, const uint8_t *in, size_t in_len, size_t max_ou
 
     if (codec < RECORD_CODEC_NONE || codec > RECORD_CODEC_ZSTD)
         return ERR_INVALID_RECORD;
+    if (codec != RECORD_CODEC_NONE)
+        sysio_note_codec_call();
     if (codec == RECORD_CODEC_NONE) {
         uint8_t *copy;
         if (in_len > max_out)
@@ -641,6 +644,8 @@ static int zstd_compress(const uint8_t *in, size_t in_len, uint8_t **out, size_t
 
 int record_compress(int codec, const uint8_t *in, size_t in_len, uint8_t **out, size_t *out_len)
 {
+    if (codec != RECORD_CODEC_NONE)
+        sysio_note_codec_call();
     switch (codec) {
     case RECORD_CODEC_NONE:
         return record_decompress(RECORD_CODEC_NONE, in, in_len, in_len, out, out_len);

@@ -1,0 +1,175 @@
+# SPDX-License-Identifier: Apache-2.0
+"""A produced batch's codec work runs on the thread pool, never on the event loop (DESIGN.md
+§3, issue 20 item 4): a compressed batch's check decompresses it, and a topic whose
+compression.type differs rewrites it. The assertion is the test build's count of
+compressions and decompressions made on the loop thread (`tally_test_loop_codec_calls`),
+which must not grow while such batches are produced, with the records all there, in order.
+
+While a batch is on the pool its connection's later requests wait (net_hold_input): a
+producer pipelining compressed and uncompressed batches with consecutive sequence numbers
+must have every one appended in the order it sent them (the broker would answer
+OUT_OF_ORDER_SEQUENCE_NUMBER to a batch appended ahead of an earlier one)."""
+import re
+
+import harness
+import kproto
+from test_batch_validation import CODECS, compressed_batch, stored_batches
+
+PRODUCE_V = 8
+RECORDS = 50
+
+
+def scrape(port, name):
+    import http.client
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        c.request("GET", "/metrics")
+        text = c.getresponse().read().decode()
+    finally:
+        c.close()
+    m = re.search(r"^%s ([0-9.e+-]+)$" % re.escape(name), text, re.M)
+    assert m, "no %s in the metrics" % name
+    return float(m.group(1))
+
+
+def pipelined(c, topic, batches):
+    """Sends one Produce request per batch in one write; returns the answers in order."""
+    corrs, frames = [], []
+    for batch in batches:
+        corr = c.next_corr()
+        corrs.append(corr)
+        frames.append(kproto.produce_request(corr, {topic: {0: batch}}, acks=1,
+                                             version=PRODUCE_V))
+    c.send(b"".join(frames))
+    answers = []
+    for corr in corrs:
+        got, body = c.recv_response()
+        assert got == corr, "answer out of order: %d, expected %d" % (got, corr)
+        answers.append(kproto.parse_produce(body, PRODUCE_V)[0][(topic, 0)])
+    return answers
+
+
+def values(prefix, seq):
+    return [b"%s-%06d" % (prefix, seq + i) for i in range(RECORDS)]
+
+
+def test_codec_work_is_on_the_pool_and_pipelined_batches_keep_their_order(broker_factory):
+    mport = harness.free_port()
+    b = broker_factory(settings={"metrics.listener": "127.0.0.1:%d" % mport})
+    harness.create_topics(b, [("pool-order", 1, None),
+                              ("pool-rewrite", 1, {"compression.type": "zstd"})])
+    codecs = [CODECS[n] for n in sorted(CODECS)]
+    before = scrape(mport, "tally_test_loop_codec_calls")
+    with b.conn(timeout=60) as c:
+        pid = c.init_producer_id()
+        assert pid["error"] == 0, pid
+        producer = dict(producer_id=pid["producer_id"], producer_epoch=pid["producer_epoch"])
+        # 40 batches of one producer, consecutive sequences: every other one compressed (each
+        # codec in turn), the others plain, which the loop would take at once.
+        batches = []
+        for i in range(40):
+            seq = i * RECORDS
+            if i % 2 == 0:
+                batches.append(compressed_batch(codecs[(i // 2) % len(codecs)],
+                                                values(b"o", seq), base_sequence=seq,
+                                                **producer))
+            else:
+                batches.append(kproto.idempotent_batch(RECORDS, base_sequence=seq,
+                                                       prefix=b"o-", **producer))
+        answers = pipelined(c, "pool-order", batches)
+        assert [a["error"] for a in answers] == [0] * 40, answers
+        assert [a["base_offset"] for a in answers] == [i * RECORDS for i in range(40)]
+        # A topic rewriting every batch as zstd: plain and lz4 batches alike.
+        rewrite = [compressed_batch(CODECS["lz4"] if i % 2 else 0, values(b"r", i * RECORDS))
+                   for i in range(10)]
+        answers = pipelined(c, "pool-rewrite", rewrite)
+        assert [a["error"] for a in answers] == [0] * 10, answers
+    codec_calls = scrape(mport, "tally_test_loop_codec_calls") - before
+
+    msgs = harness.consume_assigned(b, "pool-order", {0: 0}, ends={0: 40 * RECORDS},
+                                    timeout=60)[0]
+    want = []
+    for i in range(40):
+        want += values(b"o", i * RECORDS) if i % 2 == 0 else [
+            b"o-%d" % (i * RECORDS + k) for k in range(RECORDS)]
+    assert [m.value() for m in msgs] == want
+    assert [bt["attributes"] & 7 for bt in stored_batches(b, "pool-rewrite")] == [
+        CODECS["zstd"]] * 10
+    msgs = harness.consume_assigned(b, "pool-rewrite", {0: 0}, ends={0: 10 * RECORDS},
+                                    timeout=60)[0]
+    assert [m.value() for m in msgs] == [v for i in range(10) for v in values(b"r", i * RECORDS)]
+    assert codec_calls == 0, (
+        "%d compressions or decompressions of produced batches ran on the event loop" %
+        codec_calls)
+
+
+def test_librdkafka_compressed_idempotent_producer(broker_factory):
+    """librdkafka's idempotent producer, five requests in flight, each codec: every record
+    acknowledged once and read back in order, no codec work on the loop."""
+    from confluent_kafka import Producer
+    mport = harness.free_port()
+    b = broker_factory(settings={"metrics.listener": "127.0.0.1:%d" % mport})
+    names = sorted(CODECS)
+    harness.create_topics(b, [("pool-" + n, 1, None) for n in names])
+    n_msgs = 4000
+    before = scrape(mport, "tally_test_loop_codec_calls")
+    for name in names:
+        errors = []
+        p = Producer({"bootstrap.servers": b.bootstrap, "enable.idempotence": True,
+                      "compression.type": name, "linger.ms": 2, "batch.num.messages": 200,
+                      "max.in.flight.requests.per.connection": 5})
+        for i in range(n_msgs):
+            p.produce("pool-" + name, value=b"%s-%06d" % (name.encode(), i), partition=0,
+                      on_delivery=lambda err, msg: errors.append(err) if err else None)
+            p.poll(0)
+        assert p.flush(60) == 0
+        assert errors == []
+    codec_calls = scrape(mport, "tally_test_loop_codec_calls") - before
+    for name in names:
+        msgs = harness.consume_assigned(b, "pool-" + name, {0: 0}, ends={0: n_msgs},
+                                        timeout=60)[0]
+        assert [m.value() for m in msgs] == [b"%s-%06d" % (name.encode(), i)
+                                             for i in range(n_msgs)]
+    assert codec_calls == 0, (
+        "%d compressions or decompressions of produced batches ran on the event loop" %
+        codec_calls)
+
+
+def test_transactional_compressed_batches_checked_once_on_the_pool(broker_factory):
+    """A transaction's first batch on a partition waits for the coordinator's word (KIP-890)
+    and is then handled again: it must use the pool's check (and its rewrite: the topic
+    stores gzip, the producer sends zstd), not redo it on the loop. Committed transactions
+    are read back under read_committed, the aborted one is not."""
+    from confluent_kafka import Producer
+    mport = harness.free_port()
+    b = broker_factory(settings={"metrics.listener": "127.0.0.1:%d" % mport})
+    harness.create_topics(b, [("pool-txn", 2, {"compression.type": "gzip"})])
+    before = scrape(mport, "tally_test_loop_codec_calls")
+    p = Producer({"bootstrap.servers": b.bootstrap, "transactional.id": "pool-txn",
+                  "compression.type": "zstd", "linger.ms": 2})
+    p.init_transactions(30)
+    want = {0: [], 1: []}
+    for t in range(4):
+        p.begin_transaction()
+        for i in range(300):
+            v = b"t%d-%04d" % (t, i)
+            p.produce("pool-txn", value=v, partition=i % 2)
+            if t != 2:
+                want[i % 2].append(v)
+        if t == 2:
+            p.abort_transaction(30)
+        else:
+            p.commit_transaction(30)
+    codec_calls = scrape(mport, "tally_test_loop_codec_calls") - before
+    # Each partition ends with the last transaction's COMMIT marker, which a consumer is
+    # never handed: its position stops at the marker's offset.
+    ends = {part: off - 1 for part, off in harness.offsets(b, "pool-txn", [0, 1]).items()}
+    got = harness.consume_assigned(b, "pool-txn", {0: 0, 1: 0}, ends=ends, timeout=60,
+                                   conf={"isolation.level": "read_committed"})
+    for part in (0, 1):
+        assert [m.value() for m in got[part]] == want[part]
+        assert {bt["attributes"] & 7 for bt in stored_batches(b, "pool-txn", part)
+                if not bt["attributes"] & 0x20} == {CODECS["gzip"]}
+    assert codec_calls == 0, (
+        "%d compressions or decompressions of produced batches ran on the event loop" %
+        codec_calls)
