@@ -6,6 +6,7 @@ and its directory; it can stop (SIGTERM), kill -9 and restart on the same data.
 Every clean stop checks the exit code and that the sanitizers stayed silent.
 """
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -324,3 +325,17 @@ def partition_dir(b, topic, partition):
 def segment_files(b, topic, partition, ext=".log"):
     d = partition_dir(b, topic, partition)
     return sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith(ext))
+
+
+def metric_value(port, name):
+    """The value of an unlabelled series in the /metrics text of a metrics listener."""
+    import http.client
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        c.request("GET", "/metrics")
+        text = c.getresponse().read().decode()
+    finally:
+        c.close()
+    m = re.search(r"^%s ([0-9.e+-]+)$" % re.escape(name), text, re.M)
+    assert m, "no %s in the metrics" % name
+    return float(m.group(1))

@@ -16,7 +16,6 @@ page of the log is either read on the pool or counted), so a larger log buys onl
 stall to look at, and writing it costs CI time (~1 s per 256 MiB here).
 """
 import os
-import re
 import struct
 import threading
 import time
@@ -30,16 +29,7 @@ RECORD_BYTES = 64 << 10  # 16 x 64 KiB = one 1 MiB batch
 
 
 def scrape(port, name):
-    import http.client
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    try:
-        c.request("GET", "/metrics")
-        text = c.getresponse().read().decode()
-    finally:
-        c.close()
-    m = re.search(r"^%s ([0-9.e+-]+)$" % re.escape(name), text, re.M)
-    assert m, "no %s in the metrics" % name
-    return float(m.group(1))
+    return harness.metric_value(port, name)
 
 
 def make_cold(paths):

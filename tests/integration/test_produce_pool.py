@@ -9,7 +9,6 @@ While a batch is on the pool its connection's later requests wait (net_hold_inpu
 producer pipelining compressed and uncompressed batches with consecutive sequence numbers
 must have every one appended in the order it sent them (the broker would answer
 OUT_OF_ORDER_SEQUENCE_NUMBER to a batch appended ahead of an earlier one)."""
-import re
 
 import harness
 import kproto
@@ -20,16 +19,7 @@ RECORDS = 50
 
 
 def scrape(port, name):
-    import http.client
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    try:
-        c.request("GET", "/metrics")
-        text = c.getresponse().read().decode()
-    finally:
-        c.close()
-    m = re.search(r"^%s ([0-9.e+-]+)$" % re.escape(name), text, re.M)
-    assert m, "no %s in the metrics" % name
-    return float(m.group(1))
+    return harness.metric_value(port, name)
 
 
 def pipelined(c, topic, batches):
