@@ -90,14 +90,19 @@ static void note_loop_read(int fd, off_t off, size_t len)
     if (on_loop && def_resident(fd, off, len) == 0) {
         char link[64], path[512];
         ssize_t n;
+        struct sysio_cachestat_range r = {(uint64_t)off, len};
+        struct sysio_cachestat cs = {0};
         atomic_fetch_add(&loop_cold_reads, 1);
         snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
         n = readlink(link, path, sizeof path - 1);
         path[n > 0 ? n : 0] = '\0';
+        (void)syscall(__NR_cachestat, fd, &r, &cs, 0);
         slog_debug("sysio",
                    "test build: a read on the event loop touches pages not in the page "
-                   "cache: %s, %zu bytes at %lld",
-                   path, len, (long long)off);
+                   "cache: %s, %zu bytes at %lld (pages cached %llu, evicted %llu, recently "
+                   "evicted %llu)",
+                   path, len, (long long)off, (unsigned long long)cs.nr_cache,
+                   (unsigned long long)cs.nr_evicted, (unsigned long long)cs.nr_recently_evicted);
     }
 }
 #else

@@ -77,8 +77,7 @@ struct out_item {
     size_t len;
     int fd; /* file piece */
     int64_t pos;
-    bool probed;        /* file piece: found in the page cache, or warmed on the pool */
-    uint64_t probed_ms; /* loop time of that finding (a piece sent in several goes) */
+    bool probed; /* file piece: found in the page cache, or warmed on the pool */
 };
 
 struct net_conn {

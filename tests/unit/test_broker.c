@@ -1372,7 +1372,7 @@ TEST(broker_produce_verifies_first_transactional_batch_and_caches_until_marker)
  * gone until read); pool reads and sendfiles are counted, and a sendfile made after a "not
  * cached" answer and before the pool read that follows it is noted. */
 static atomic_int net_cold_mask, net_probes, net_pool_reads, net_sendfiles, net_sent_cold,
-    net_cold_pending, net_first_send_sleep_us;
+    net_cold_pending;
 static pthread_t net_loop;
 
 static int net_fake_resident(int fd, off_t off, size_t len)
@@ -1398,8 +1398,7 @@ static ssize_t net_counting_sendfile(int sock, int fd, off_t *off, size_t len)
 {
     if (atomic_load(&net_cold_pending))
         atomic_store(&net_sent_cold, 1);
-    if (atomic_fetch_add(&net_sendfiles, 1) == 0 && atomic_load(&net_first_send_sleep_us) > 0)
-        usleep((useconds_t)atomic_load(&net_first_send_sleep_us)); /* the next go: a later ms */
+    atomic_fetch_add(&net_sendfiles, 1);
     return sysio_default()->sendfile(sock, fd, off, len);
 }
 
@@ -1545,8 +1544,8 @@ TEST(net_fetch_range_not_cached_is_read_on_the_pool_before_sendfile)
 }
 
 /* A range too big for the socket goes in several sendfile()s; when the cache dropped its pages
- * between two goes (the second probe, a millisecond later, says so) the rest is read on the
- * pool before the next go (CI saw 3/4 of a megabyte evicted under a slow reader). */
+ * between two goes (the second probe says so) the rest is read on the pool before the next
+ * go (test_cold_read saw 3/4 of a megabyte gone between two goes). */
 TEST(net_fetch_range_evicted_between_sends_is_read_on_the_pool_again)
 {
     enum { BIG = 512 << 10, BATCHES = 32 };
@@ -1560,9 +1559,7 @@ TEST(net_fetch_range_evicted_between_sends_is_read_on_the_pool_again)
     for (int i = 0; i < BATCHES; i++)
         REQUIRE(append_value(n.p, value, BIG) == 0);
     free(value);
-    atomic_store(&net_first_send_sleep_us, 3000);
     nfx_fetch(&n, "netevict", 64 << 20, 1 << 1, &a);
-    atomic_store(&net_first_send_sleep_us, 0);
     CHECK(a.records_len > BIG * (BATCHES - 1));
     REQUIRE(atomic_load(&net_sendfiles) >= 2); /* the socket took it in several goes */
     CHECK(atomic_load(&net_probes) >= 2);
