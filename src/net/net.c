@@ -1155,6 +1155,14 @@ static void on_connection(uv_stream_t *server, int status)
     conn_read_start(c);
 }
 
+/* A listener that could not listen: freed once libuv is done with its handle. */
+static void on_unstarted_closed(uv_handle_t *h)
+{
+    struct net_server *s = h->data;
+    free(s->tls_scratch);
+    free(s);
+}
+
 int net_server_start(uv_loop_t *loop, const struct net_options *opts, net_request_cb cb, void *ctx,
                      struct net_server **out)
 {
@@ -1195,11 +1203,8 @@ int net_server_start(uv_loop_t *loop, const struct net_options *opts, net_reques
         rc = uv_listen((uv_stream_t *)&s->tcp, 1024, on_connection);
     if (rc != 0) {
         slog_error("net", "cannot listen on %s:%d: %s", opts->host, opts->port, uv_strerror(rc));
-        s->stopping = true;
-        s->stop_cb = NULL;
-        uv_close((uv_handle_t *)&s->tcp, NULL);
-        /* The handle is owned by the loop until closed; the caller stops the loop and exits,
-         * so the struct is left for process exit rather than freed under libuv's feet. */
+        /* The handle is the loop's until closed: the server goes with it. */
+        uv_close((uv_handle_t *)&s->tcp, on_unstarted_closed);
         return ERR_IO;
     }
     struct sockaddr_storage bound;

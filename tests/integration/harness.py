@@ -29,7 +29,42 @@ TALLYD = _path_from_env("TALLYD", "build/asan/tallyd")
 TALLY = _path_from_env("TALLY", "build/tally")
 
 
+def _port_block():
+    """This process's own block of ports, below the kernel's ephemeral range: a port the
+    kernel hands out (bind to 0, a client's local port) may be taken by another process
+    between the pick and the broker's bind (CI saw a cluster node fail with "address already
+    in use" under two pytest workers); a port from this block is picked by no one else.
+    pytest-xdist workers (gw0, gw1, ...) split the block range between them."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            eph_lo = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        eph_lo = 32768
+    hi = min(eph_lo, 32768)
+    lo = max(1024, hi - 12000)
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    n = int(worker[2:]) if worker[2:].isdigit() else 0
+    count = max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
+    size = (hi - lo) // count
+    return lo + (n % count) * size, size
+
+
+_port_next = [os.getpid()]
+
+
 def free_port():
+    """A port free now on 127.0.0.1, from this process's block, each in turn (a broker
+    started later binds it)."""
+    start, size = _port_block()
+    for _ in range(size):
+        p = start + _port_next[0] % size
+        _port_next[0] += 1
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind(("127.0.0.1", p))
+            except OSError:
+                continue
+            return p
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]

@@ -313,3 +313,4 @@ def test_kill_before_the_first_checkpoint_says_unclean_shutdown(broker_factory):
     text = last_log(b)
     assert "after an unclean shutdown" in text, text
     assert "first start" not in text, text
+
