@@ -185,13 +185,6 @@ static int send_some(struct net_conn *c, int sock, struct out_item *it)
     return 0;
 }
 
-/* Whether the rest of a piece being sent must go back to be warmed first: the cache no
- * longer holds all of it. */
-static bool file_rest_cold(struct net_conn *c, struct out_item *it)
-{
-    return c->srv->opts.io->resident(it->fd, (off_t)it->pos, it->len) == 0;
-}
-
 static void on_writable(uv_poll_t *h, int status, int events)
 {
     struct file_send *fs = h->data;
@@ -204,9 +197,9 @@ static void on_writable(uv_poll_t *h, int status, int events)
         file_send_end(fs, status);
         return;
     }
-    if (file_rest_cold(c, it)) {
-        /* Back to the head of the queue unprobed: conn_pump warms it on the pool once this
-         * handle has closed, then sends the rest. */
+    if (c->srv->opts.io->resident(it->fd, (off_t)it->pos, it->len) == 0) {
+        /* The cache no longer holds all of the rest. Back to the head of the queue unprobed:
+         * conn_pump warms it on the pool once this handle has closed, then sends the rest. */
         it->probed = false;
         it->next = c->out_head;
         c->out_head = it;
@@ -259,6 +252,13 @@ static int send_file_piece(struct net_conn *c, struct out_item *it)
     if (rc != 0)
         file_send_end(fs, rc); /* finishes through file_send_closed */
     return 1;
+}
+
+/* A send the kernel refused: one line, and the connection closes (its queue with it). */
+static void close_on_send_error(struct net_conn *c, const char *what, int rc)
+{
+    slog_info("net", "%s %s failed: %s; closing", what, c->peer, uv_strerror(rc));
+    conn_close(c);
 }
 
 /* A cold file piece being read on the pool; the piece is off the queue meanwhile (out_discard
@@ -315,9 +315,7 @@ static void file_warm_done(uv_work_t *w, int status)
     } else if (err != 0) {
         /* The sendfile() would have failed the same way: never send a torn frame. */
         item_free(it);
-        slog_info("net", "sending to %s failed: %s; closing", c->peer, uv_strerror(err));
-        conn_close(c);
-        out_discard(c);
+        close_on_send_error(c, "sending to", err);
     } else {
         it->probed = true;
         it->next = c->out_head;
@@ -424,9 +422,7 @@ static void pump(struct net_conn *c, bool now)
                 return;
             item_free(it);
             if (rc < 0) {
-                slog_info("net", "sending to %s failed: %s; closing", c->peer, uv_strerror(rc));
-                conn_close(c);
-                out_discard(c);
+                close_on_send_error(c, "sending to", rc);
                 return;
             }
             continue;
@@ -443,9 +439,7 @@ static void pump(struct net_conn *c, bool now)
             if (rc == 1)
                 continue;
             if (rc < 0) {
-                slog_info("net", "write to %s failed: %s; closing", c->peer, uv_strerror(rc));
-                conn_close(c);
-                out_discard(c);
+                close_on_send_error(c, "write to", rc);
                 return;
             }
             now = false; /* the socket is full: the rest waits in uv_write */
