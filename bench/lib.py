@@ -54,6 +54,19 @@ def scratch_dir(tag):
     return tempfile.mkdtemp(prefix="run-%s-" % tag, dir=BENCH_BIN)
 
 
+def bucket_quantile(before, after, q):
+    """The upper bound of the histogram bucket holding quantile q of the observations made
+    between two Tallyd.buckets snapshots (inf past the last bound; None if none)."""
+    les = sorted(after)
+    n = after[les[-1]] - before.get(les[-1], 0) if les else 0
+    if n <= 0:
+        return None
+    for le in les:
+        if after[le] - before.get(le, 0) >= q * n:
+            return le
+    return float("inf")
+
+
 def cpu_seconds(pid):
     """utime + stime of the whole process (all threads), in seconds."""
     with open("/proc/%d/stat" % pid) as f:
@@ -182,20 +195,33 @@ class Tallyd:
     def tally(self, *args):
         return [TALLY, "-b", self.bootstrap] + [str(a) for a in args]
 
-    def metric(self, name):
-        """One unlabelled series of the broker's /metrics (docs/metrics.md), or None."""
-        import re
+    def metrics_text(self):
+        """The broker's /metrics page (docs/metrics.md), or None if it cannot be read."""
         import urllib.request
         if self.metrics_port is None:
             return None
         try:
             with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % self.metrics_port,
                                         timeout=30) as r:
-                text = r.read().decode()
+                return r.read().decode()
         except OSError:
             return None
-        m = re.search(r"^%s ([0-9.e+-]+)$" % re.escape(name), text, re.M)
+
+    def metric(self, name):
+        """One unlabelled series of the broker's /metrics, or None."""
+        import re
+        text = self.metrics_text()
+        m = re.search(r"^%s ([0-9.e+-]+)$" % re.escape(name), text, re.M) if text else None
         return float(m.group(1)) if m else None
+
+    def buckets(self, name, labels):
+        """The cumulative bucket counts {le: count} of one labelled histogram of /metrics,
+        e.g. buckets("tally_request_total_seconds", 'api="Produce"'); {} if unreadable."""
+        import re
+        pat = r'^%s_bucket\{%s,le="([^"]+)"\} ([0-9.e+-]+)$' % (re.escape(name),
+                                                                 re.escape(labels))
+        return {float(le): float(v) for le, v in re.findall(pat, self.metrics_text() or "",
+                                                            re.M)}
 
     def loop_lag_max_ms(self):
         """The longest the broker's event loop was held since its start, in ms (-1 if the
