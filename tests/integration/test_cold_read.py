@@ -8,8 +8,9 @@ as `echo 3 > /proc/sys/vm/drop_caches`, without emptying the whole machine's cac
 other jobs running on it); then a consumer reads it from offset 0 with raw Fetch requests while
 another client's ApiVersions and acks=1 Produce requests go on. The assertion is the test
 build's count of reads and sendfiles made on the loop thread that touched a page not in the
-page cache (`tally_test_loop_cold_reads`: cachestat(2) before each call), which must not grow;
-the latencies and the loop-lag maximum are printed, not asserted.
+page cache (`tally_test_loop_cold_reads`: cachestat(2) before each call, and for a call it finds
+a page missing, whether the loop thread's read_bytes in /proc/thread-self/io grew across it),
+which must not grow; the latencies and the loop-lag maximum are printed, not asserted.
 
 Why 256 MiB and not the issue's multi-GiB: the count is deterministic at any size (every cold
 page of the log is either read on the pool or counted), so a larger log buys only a longer
@@ -174,8 +175,12 @@ def test_cold_catch_up_read_leaves_the_loop_alone(broker_factory, monkeypatch):
     for f in logs:
         warm_headers(f)
     data_cold = catch_up(b, mport, end, "data cold, headers cached")
-    cold_lines = [line for line in b.stderr_all().splitlines()
+    log = b.stderr_all().splitlines()
+    cold_lines = [line for line in log
                   if "a read on the event loop touches pages not in the page cache" in line]
+    # cachestat's word alone, overruled by the thread's storage reads (printed, not asserted).
+    print("loop reads cachestat found cold that fetched nothing from storage: %d"
+          % sum("fetched nothing from storage: not counted" in line for line in log))
     assert (all_cold, data_cold) == (0, 0), (
         "reads or sendfiles on the event loop touched pages not in the page cache "
         "(all cold: %d, data cold: %d):\n%s" % (all_cold, data_cold, "\n".join(cold_lines[:10])))
