@@ -103,3 +103,58 @@ class Callgrind:
 
     def cleanup(self):
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class SchedTrace:
+    """`perf sched record -a` from construction until stop(); stop(pid) returns, for each
+    thread of pid, how it spent the phase as the scheduler saw it: {tid: {"switches",
+    "run_ms", "delay_ms" (runnable but not running, summed), "delay_max_ms", "d_waits"
+    (times it left the CPU in uninterruptible sleep: waiting for a disk), "d_wait_ms"}}.
+    Counts of D waits do not swing with the machine's load; the delays do."""
+
+    def __init__(self):
+        if not os.listdir("/sys/kernel/tracing"):
+            subprocess.run(["mount", "-t", "tracefs", "nodev", "/sys/kernel/tracing"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.dir = lib.scratch_dir("sched")
+        self.file = os.path.join(self.dir, "perf.data")
+        self.p = subprocess.Popen(["perf", "sched", "record", "-a", "-o", self.file],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(0.5)
+
+    def stop(self, pid):
+        self.p.send_signal(signal.SIGINT)
+        self.p.wait(30)
+        out = subprocess.run(["perf", "sched", "timehist", "--state", "-i", self.file],
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout
+        shutil.rmtree(self.dir, ignore_errors=True)
+        threads = {}
+        # "time [cpu] name[tid/pid] wait-ms delay-ms run-ms state"; the leader is name[pid].
+        for line in out.splitlines():
+            w = line.split()
+            if len(w) < 7 or not w[1].startswith("["):
+                continue
+            ids = w[2][w[2].rfind("[") + 1:-1].split("/")
+            if not ids[-1].isdigit() or int(ids[-1]) != pid:
+                continue
+            try:
+                wait, delay, run = float(w[3]), float(w[4]), float(w[5])
+            except ValueError:
+                continue
+            t = threads.setdefault(int(ids[0]), {"switches": 0, "run_ms": 0.0, "delay_ms": 0.0,
+                                                 "delay_max_ms": 0.0, "d_waits": 0,
+                                                 "d_wait_ms": 0.0, "last": ""})
+            # A line is one run ended by a switch: the wait before it belongs to the state
+            # the previous run ended in.
+            if t["last"] == "D":
+                t["d_wait_ms"] += wait
+            t["switches"] += 1
+            t["run_ms"] += run
+            t["delay_ms"] += delay
+            t["delay_max_ms"] = max(t["delay_max_ms"], delay)
+            t["last"] = w[6]
+            if w[6] == "D":
+                t["d_waits"] += 1
+        for t in threads.values():
+            del t["last"]
+        return threads

@@ -206,12 +206,13 @@ int main(int argc, char **argv)
             break;
         int64_t due = run.start_us + (int64_t)((double)sent * 1e6 / rate);
         if (now < due) {
-            int wait_ms = (int)((due - now) / 1000);
-            rd_kafka_poll(rk, wait_ms > 100 ? 100 : wait_ms);
-            if (now_us() < due) {
-                struct timespec ts = {0, 100000};
-                nanosleep(&ts, NULL);
-            }
+            /* Waits in rd_kafka_poll, which a delivery report ends at once (its latency is
+             * taken when it arrives), rounded up to the next millisecond: a message goes at
+             * most 1 ms late (its latency counts from its own send), and the loop never
+             * spins. Sleeping 100 us at a time instead took half a CPU at 500 records/s, the
+             * CPU the broker's load shares (bench/cold_read.py). */
+            int64_t wait_ms = (due - now + 999) / 1000;
+            rd_kafka_poll(rk, wait_ms > 100 ? 100 : (int)wait_ms);
             continue;
         }
         if (rd_kafka_produce(rkt, (int32_t)partition, RD_KAFKA_MSG_F_COPY, value, (size_t)size,
