@@ -30,12 +30,19 @@ acks=all and one with acks=1, each BENCH_LAT_RATE (default 2000) 1 KiB records/s
 BENCH_LAT_SECONDS (10): run together, a stall of the shared machine meets both, where
 runs one after the other meet different stalls (their p99s then spread 10x). BENCH_ROUNDS
 rounds; the figure is the best acks=all p99 ÷ the best acks=1 p99, the line also gives
-each round's paired ratio and the load average."""
+each round's paired ratio and the load average.
+
+After the replication rounds, the deterministic counters (bench/counters.py; BENCH_COUNTERS=0
+skips them, BENCH_CLUSTER_PARTS picks among replication, counters and acks): two traced runs of BENCH_COUNT_BYTES (default 256m), strace -c -f and minor
+faults, an RF=1 topic on node 1 (node 1 traced) then an RF=3 one led by node 1 (nodes 1 and 2
+traced). replication_syscall_ratio: node 2's system calls per GiB replicated ÷ node 1's per GiB
+ingested at RF=1; leader_rf3_syscall_ratio: node 1 at RF=3 ÷ at RF=1 (both informational)."""
 import os
 import threading
 import time
 
 import clusterlib as cl
+import counters
 import lib
 
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
@@ -52,6 +59,7 @@ BYTES = size("BENCH_CLUSTER_BYTES", "1g")
 # CPU makes the contention lopsided (README), so the cluster runs unpinned unless asked.
 PIN = os.environ.get("BENCH_CLUSTER_PIN", "0") == "1"
 FRESH_WAIT = float(os.environ.get("BENCH_FRESH_WAIT", "4"))
+COUNT_BYTES = size("BENCH_COUNT_BYTES", "256m")
 LAT_RATE = int(os.environ.get("BENCH_LAT_RATE", "2000"))
 LAT_SECONDS = float(os.environ.get("BENCH_LAT_SECONDS", "10"))
 
@@ -191,13 +199,61 @@ def acks_latency(c):
                 os.getloadavg()[0]))
 
 
+def counted_run(c, name, layout, traced):
+    """One run of COUNT_BYTES with strace -c -f and the minor-fault count on each node in
+    traced; returns {node: (syscalls per GiB, {call: count}, minor faults per GiB)}."""
+    if layout == "rf3":
+        c.create_topic(name, [[1, 2, 3]] * 4)
+    else:
+        c.create_topic(name, [[1]] * 4)
+    fresh_pages()
+    st = {n: counters.Strace(c.nodes[n].pid) for n in traced}
+    f0 = {n: lib.minflt(c.nodes[n].pid) for n in traced}
+    res = {}
+    loadgen_to(c, 1, name, COUNT_BYTES, res)
+    f1 = {n: lib.minflt(c.nodes[n].pid) for n in traced}
+    calls = {n: st[n].stop() for n in traced}
+    delete_topic(c, name)
+    gib = res[1]["bytes"] / lib.GIB
+    out = {}
+    for n in traced:
+        total, detail = counters.syscall_summary(calls[n], gib)
+        out[n] = (total, detail, (f1[n] - f0[n]) / gib)
+    return out
+
+
+def replication_counters(c):
+    """The deterministic counters (issue 20 item 1) for replication: the follower's system
+    calls and minor faults per GiB replicated against the leader's own per GiB ingested at
+    RF=1, and what serving two followers adds to the leader's, each from a traced run of
+    its own (tracing slows the nodes; no CPU figure comes from these runs)."""
+    if not counters.have("strace"):
+        lib.log("counters skipped: no strace (apt-get install strace)")
+        return
+    rf1 = counted_run(c, "count-rf1", "rf1", [1])[1]
+    rf3 = counted_run(c, "count-rf3", "rf3", [1, 2])
+    lib.log("syscalls per GiB, node 1 leading RF=1: %.0f (%s)" % (rf1[0], rf1[1]))
+    lib.log("syscalls per GiB, node 1 leading RF=3: %.0f (%s)" % (rf3[1][0], rf3[1][1]))
+    lib.log("syscalls per GiB, node 2 following:    %.0f (%s)" % (rf3[2][0], rf3[2][1]))
+    lib.log("minor faults per GiB: node 1 RF=1 %.0f, RF=3 %.0f; node 2 following %.0f" %
+            (rf1[2], rf3[1][2], rf3[2][2]))
+    lib.result("replication_syscall_ratio", rf3[2][0] / rf1[0], "x", None, None,
+               "strace -c -f over %d MiB: a follower %.0f syscalls per GiB replicated / the "
+               "leader %.0f per GiB ingested at RF=1" % (COUNT_BYTES >> 20, rf3[2][0], rf1[0]))
+    lib.result("leader_rf3_syscall_ratio", rf3[1][0] / rf1[0], "x", None, None,
+               "node 1 leading RF=3 %.0f / leading RF=1 %.0f syscalls per GiB ingested: two "
+               "followers' fetches add %.0f" % (rf3[1][0], rf1[0], rf3[1][0] - rf1[0]))
+
+
 def main():
-    parts = os.environ.get("BENCH_CLUSTER_PARTS", "replication,acks").split(",")
+    parts = os.environ.get("BENCH_CLUSTER_PARTS", "replication,counters,acks").split(",")
     pins = {1: lib.SERVER_CPUS, 2: lib.CLIENT_CPUS, 3: lib.CLIENT_CPUS} if PIN else None
     c = cl.Cluster("cluster", pins=pins)
     try:
         if "replication" in parts:
             replication(c)
+        if "counters" in parts and os.environ.get("BENCH_COUNTERS", "1") != "0":
+            replication_counters(c)
         if "acks" in parts:
             acks_latency(c)
     finally:
