@@ -125,6 +125,9 @@ struct net_conn {
      * (net_out.c) */
     bool sending_file;
     struct file_send *file_send; /* that send, until it ends */
+    /* the poll handle file sends wait on, kept from the first that had to wait until the
+     * connection closes (net_out.c) */
+    struct file_send *file_poll;
 
     /* TLS (NULL on a plaintext listener). The seam to tls.h is four calls: ciphertext read
      * from the socket goes to tls_conn_feed, tls_conn_read gives the framing its plaintext
