@@ -1546,19 +1546,29 @@ TEST(net_fetch_range_not_cached_is_read_on_the_pool_before_sendfile)
 /* A range too big for the socket goes in several sendfile()s; when the cache dropped its pages
  * between two goes (the second probe says so) the rest is read on the pool before the next
  * go (test_cold_read saw 3/4 of a megabyte gone between two goes). */
+enum { NFX_BIG = 512 << 10, NFX_BATCHES = 32 }; /* 16 MiB: more than a socket takes at once */
+
+/* nfx_open with NFX_BATCHES batches of NFX_BIG bytes in partition 0. */
+static bool nfx_open_big(struct nfx *n, const char *topic)
+{
+    uint8_t *value = malloc(NFX_BIG);
+    bool ok = value != NULL && nfx_open(n, topic);
+
+    if (ok)
+        memset(value, 'b', NFX_BIG);
+    for (int i = 0; ok && i < NFX_BATCHES; i++)
+        ok = append_value(n->p, value, NFX_BIG) == 0;
+    free(value);
+    return ok;
+}
+
 TEST(net_fetch_range_evicted_between_sends_is_read_on_the_pool_again)
 {
-    enum { BIG = 512 << 10, BATCHES = 32 };
+    enum { BIG = NFX_BIG, BATCHES = NFX_BATCHES };
     struct nfx n;
     struct net_fetch_answer a;
-    uint8_t *value = malloc(BIG);
 
-    REQUIRE(value);
-    memset(value, 'e', BIG);
-    REQUIRE(nfx_open(&n, "netevict"));
-    for (int i = 0; i < BATCHES; i++)
-        REQUIRE(append_value(n.p, value, BIG) == 0);
-    free(value);
+    REQUIRE(nfx_open_big(&n, "netevict"));
     nfx_fetch(&n, "netevict", 64 << 20, 1 << 1, &a);
     CHECK(a.records_len > BIG * (BATCHES - 1));
     REQUIRE(atomic_load(&net_sendfiles) >= 2); /* the socket took it in several goes */
@@ -1573,17 +1583,11 @@ TEST(net_fetch_range_evicted_between_sends_is_read_on_the_pool_again)
  * with the connection (ASan's leak check at exit sees one left behind). */
 TEST(net_fetch_ranges_that_wait_for_room_share_the_connection_poll_handle)
 {
-    enum { BIG = 512 << 10, BATCHES = 32 };
+    enum { BIG = NFX_BIG, BATCHES = NFX_BATCHES };
     struct nfx n;
     struct net_fetch_answer a;
-    uint8_t *value = malloc(BIG);
 
-    REQUIRE(value);
-    memset(value, 'w', BIG);
-    REQUIRE(nfx_open(&n, "netwait"));
-    for (int i = 0; i < BATCHES; i++)
-        REQUIRE(append_value(n.p, value, BIG) == 0);
-    free(value);
+    REQUIRE(nfx_open_big(&n, "netwait"));
     for (int round = 0; round < 3; round++) {
         nfx_fetch(&n, "netwait", 64 << 20, 0, &a);
         CHECK(a.records_len > BIG * (BATCHES - 1));
