@@ -97,6 +97,17 @@ static void req_free(struct req_int *r)
     free(r);
 }
 
+/* Holds the connection's answers until the check phase that follows this poll phase
+ * (on_uncork), which writes them together. */
+static void conn_cork(struct net_conn *c)
+{
+    struct net_server *s = c->srv;
+    c->corked = true;
+    c->refs++;
+    c->cork_next = s->cork_head;
+    s->cork_head = c;
+}
+
 /* Writes the answers of finished requests at the head of the queue, in order. */
 static void conn_flush(struct net_conn *c)
 {
@@ -113,8 +124,15 @@ static void conn_flush(struct net_conn *c)
         req_free(r);
         conn_unref(c);
     }
-    if (!c->corked)
-        conn_pump(c);
+    if (!c->corked) {
+        /* Finished in the poll phase (another connection's read, a pool job): written with
+         * the other corked answers at its end, at once (uv_try_write) rather than through
+         * a uv_write, whose completion costs an epoll_ctl; anywhere else (a timer) now. */
+        if (c->srv->in_poll && !c->srv->stopping && !c->closing)
+            conn_cork(c);
+        else
+            conn_pump(c);
+    }
     conn_input(c);
     conn_close_if_written(c);
     conn_unref(c);
@@ -910,14 +928,20 @@ static int conn_read_spec(struct net_conn *c, size_t n)
     return conn_feed_copy(c, base, n);
 }
 
+static void on_poll_mark(uv_prepare_t *h)
+{
+    struct net_server *s = h->data;
+    s->in_poll = true;
+}
+
 /* The end of the poll phase: the answers the corked connections' reads produced go out. */
 static void on_uncork(uv_check_t *h)
 {
     struct net_server *s = h->data;
     struct net_conn *list = s->cork_head;
 
+    s->in_poll = false;
     s->cork_head = NULL;
-    uv_check_stop(h);
     while (list) {
         struct net_conn *c = list;
         list = c->cork_next;
@@ -948,14 +972,8 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
         conn_tls_read(c, (const uint8_t *)buf->base, (size_t)nread);
         return;
     }
-    if (!c->corked && !s->stopping) {
-        /* Read callbacks run in the poll phase; the check phase follows it at once. */
-        c->corked = true;
-        c->refs++;
-        c->cork_next = s->cork_head;
-        s->cork_head = c;
-        uv_check_start(&s->uncorker, on_uncork);
-    }
+    if (!c->corked && !s->stopping)
+        conn_cork(c); /* read callbacks run in the poll phase */
     if ((const uint8_t *)buf->base == s->scratch) {
         if (conn_feed_scratch(c, (size_t)nread) != 0)
             return;
@@ -1212,11 +1230,19 @@ int net_server_start(uv_loop_t *loop, const struct net_options *opts, net_reques
     s->port = opts->port;
     if (uv_tcp_getsockname(&s->tcp, (struct sockaddr *)&bound, &blen) == 0)
         s->port = ntohs(((struct sockaddr_in *)&bound)->sin_port);
-    s->handles = 3; /* the listener, the feeder and the uncorker */
+    s->handles = 4; /* the listener, the feeder, the uncorker and the poll mark */
     uv_idle_init(loop, &s->feeder);
     s->feeder.data = s;
+    /* Both run in every loop iteration (they keep no loop alive): the mark before the poll
+     * phase, the uncorker after it. */
     uv_check_init(loop, &s->uncorker);
     s->uncorker.data = s;
+    uv_check_start(&s->uncorker, on_uncork);
+    uv_unref((uv_handle_t *)&s->uncorker);
+    uv_prepare_init(loop, &s->poll_mark);
+    s->poll_mark.data = s;
+    uv_prepare_start(&s->poll_mark, on_poll_mark);
+    uv_unref((uv_handle_t *)&s->poll_mark);
     tclock_timer_init(s->opts.clock, &s->idle_timer, on_idle_tick, s);
     if (s->opts.max_idle_ms >= 0) {
         /* Checking ten times per period closes an idle connection at most 10% late. */
@@ -1276,6 +1302,8 @@ void net_server_stop(struct net_server *s, void (*cb)(void *arg), void *arg)
     }
     uv_close((uv_handle_t *)&s->feeder, on_server_handle_closed);
     uv_close((uv_handle_t *)&s->uncorker, on_server_handle_closed);
+    uv_close((uv_handle_t *)&s->poll_mark, on_server_handle_closed);
+    s->in_poll = false;
     tclock_timer_close(&s->idle_timer);
     uv_close((uv_handle_t *)&s->tcp, on_server_handle_closed);
 }

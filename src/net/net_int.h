@@ -178,6 +178,8 @@ struct net_server {
     uv_idle_t feeder;               /* feeds backlogs of connections that have room again */
     uv_check_t uncorker; /* after the poll phase: writes the corked connections' answers */
     struct net_conn *cork_head;
+    uv_prepare_t poll_mark; /* before the poll phase: in_poll, cleared by the uncorker */
+    bool in_poll;           /* callbacks now run in the poll phase, which the check phase follows */
     struct net_options opts;
     net_request_cb cb;
     void *ctx;
