@@ -124,9 +124,8 @@ struct net_conn {
     /* a file piece waits for room in the socket, or for its warm-up read on the thread pool
      * (net_out.c) */
     bool sending_file;
-    struct file_send *file_send; /* that send, until it ends */
-    /* the poll handle file sends wait on, kept from the first that had to wait until the
-     * connection closes (net_out.c) */
+    /* the poll handle file sends wait on (its `active` while one does), kept from the first
+     * that had to wait until the connection closes (net_out.c) */
     struct file_send *file_poll;
 
     /* TLS (NULL on a plaintext listener). The seam to tls.h is four calls: ciphertext read

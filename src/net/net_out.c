@@ -141,7 +141,6 @@ static void file_send_done(struct file_send *fs, int err)
 
     uv_poll_stop(&fs->poll);
     fs->active = false;
-    c->file_send = NULL;
     if (fs->item) {
         item_free(fs->item);
         fs->item = NULL;
@@ -183,7 +182,6 @@ static void file_poll_close(struct net_conn *c)
     if (fs == NULL)
         return;
     c->file_poll = NULL;
-    c->file_send = NULL;
     uv_poll_stop(&fs->poll);
     uv_close((uv_handle_t *)&fs->poll, file_poll_closed);
 }
@@ -301,7 +299,6 @@ static int send_file_piece(struct net_conn *c, struct out_item *it)
     fs->active = true;
     c->refs++; /* the piece's, until file_send_done or file_poll_closed */
     c->sending_file = true;
-    c->file_send = fs;
     return 1;
 }
 
