@@ -5,8 +5,10 @@
 #define TALLY_TEST_HARNESS_H
 
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/types.h>
 
 struct test_case {
     const char *name;
@@ -17,6 +19,12 @@ struct test_case {
 void harness_register(struct test_case *tc);
 void harness_fail(const char *file, int line, const char *what);
 extern int harness_current_failed;
+
+/* Flushes fd and drops its pages from `from` to the end out of the page cache, asking again
+ * until mincore(2) finds none of them there: a folio that another CPU's LRU batch or the
+ * kernel's own page scanner (DAMON, seen on these machines) holds for a moment is skipped by
+ * one POSIX_FADV_DONTNEED. False if they were still cached after a second of asking. */
+bool harness_drop_cached(int fd, off_t from);
 
 #define TEST(name)                                                                                 \
     static void test_##name(void);                                                                 \

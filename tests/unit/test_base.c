@@ -312,7 +312,7 @@ TEST(props_store_failure_leaves_meta_properties_as_it_was)
 
 /* The residency probe and the non-blocking read of the default table, on a real file: written
  * and flushed, then dropped from the page cache (posix_fadvise DONTNEED), the probe says cold
- * and a pread_nowait fails with EAGAIN; read once, both say it is there. */
+ * and a pread_nowait fails with EAGAIN (within a few tries); read once, both say it is there. */
 TEST(sysio_resident_probe_tells_cold_pages_from_cached_ones)
 {
     const struct sysio *io = sysio_default();
@@ -326,19 +326,30 @@ TEST(sysio_resident_probe_tells_cold_pages_from_cached_ones)
     REQUIRE(fsync(fd) == 0);
     CHECK_EQ_INT(io->resident(fd, 0, sizeof buf), 1); /* just written */
     CHECK_EQ_INT(io->resident(fd, 0, 0), 1);
-    REQUIRE(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0);
+    REQUIRE(harness_drop_cached(fd, 0));
     CHECK_EQ_INT(io->resident(fd, 0, sizeof buf), 0);
     CHECK_EQ_INT(io->resident(fd, 100 << 10, 10), 0);
-    errno = 0;
-    CHECK_EQ_INT(io->pread_nowait(fd, buf, 4096, 0), -1);
-    CHECK_EQ_INT(errno, EAGAIN);
+    /* RWF_NOWAIT starts readahead before it gives up, and on a fast disk that read can finish
+     * first: then the nowait read returns the bytes. Either answer is right once; EAGAIN must
+     * come in a few tries (a nowait read that is a plain pread never says it). */
+    bool said_eagain = false;
+    for (int i = 0; i < 10 && !said_eagain; i++) {
+        REQUIRE(harness_drop_cached(fd, 0));
+        memset(buf, 0, 4096);
+        errno = 0;
+        ssize_t got = io->pread_nowait(fd, buf, 4096, 0);
+        said_eagain = got == -1 && errno == EAGAIN;
+        if (!said_eagain)
+            CHECK(got == 4096 && buf[0] == 'r' && buf[4095] == 'r');
+    }
+    CHECK(said_eagain);
     REQUIRE(sysio_pread_full(io, fd, buf, 8192, 0) == 8192);
     CHECK_EQ_INT(io->resident(fd, 0, 8192), 1);
     CHECK_EQ_INT(io->resident(fd, 4000, 4000), 1);
     CHECK_EQ_INT(io->pread_nowait(fd, buf, 4096, 4096), 4096);
     /* One byte on a page that is not there is enough to say cold (readahead may have brought
      * the next pages in: drop them again). */
-    REQUIRE(posix_fadvise(fd, 8192, 0, POSIX_FADV_DONTNEED) == 0);
+    REQUIRE(harness_drop_cached(fd, 8192));
     CHECK_EQ_INT(io->resident(fd, 0, 8192), 1);
     CHECK_EQ_INT(io->resident(fd, 0, 8193), 0);
     close(fd);
