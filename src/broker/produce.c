@@ -395,9 +395,10 @@ static void produce_partition(struct broker *b, struct net_session *sess, struct
  * Kafka reads a connection's next request only once it has answered the one before, so a
  * pipelined batch is judged after its predecessor's fate is sealed. Tally judges requests as
  * they arrive (net.c), answering in order: a batch can be turned away with a retriable error
- * (NOT_LEADER_OR_FOLLOWER while this broker does not lead yet, NOT_ENOUGH_REPLICAS) and the
- * producer's next batch, pipelined behind it and judged a moment later once the leadership
- * or the ISR has come, would find the gap and get OUT_OF_ORDER_SEQUENCE_NUMBER. librdkafka
+ * (NOT_LEADER_OR_FOLLOWER while this broker does not lead yet or is out of touch with the
+ * controller, NOT_ENOUGH_REPLICAS) and the producer's next batch, pipelined behind it and
+ * judged a moment later once the leadership, the touch or the ISR has come, would find the
+ * gap and get OUT_OF_ORDER_SEQUENCE_NUMBER. librdkafka
  * before 2.3 takes that for fatal when the request turned away had meanwhile timed out on its
  * side (its issue 4438: seen when the first answer queued behind an acks=all one held for
  * seconds). So a connection remembers the last few batches it turned away with a retriable
@@ -719,6 +720,9 @@ static void produce_partition(struct broker *b, struct net_session *sess, struct
                           err_name(rc));
         out->ErrorCode = ERR_NOT_LEADER_OR_FOLLOWER;
         count_rejected(b, topic, rc);
+        /* The next batch may be judged once this broker is in touch again: it must not find
+         * the gap this one left (see "batches turned away" above). */
+        memo_turned_away(sess, topic, in, out->ErrorCode);
         return;
     }
     if (rc == ERR_OUT_OF_ORDER_SEQUENCE_NUMBER) {

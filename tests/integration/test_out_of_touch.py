@@ -21,7 +21,10 @@ from test_idempotence_raw import Idem, leo, new_pid
 
 @pytest.fixture(scope="module")
 def cl(tmp_path_factory):
-    c = clu.Cluster(tmp_path_factory.mktemp("touch"), 3, voters=1)
+    # A resumed controller may fence node 2 and move its leadership to 3: the preferred-leader
+    # check (every 300 s by Kafka's default) brings it back within seconds.
+    c = clu.Cluster(tmp_path_factory.mktemp("touch"), 3, voters=1,
+                    settings={"leader.imbalance.check.interval.seconds": "5"})
 
     def resume_all():
         for n in list(c.paused):
@@ -64,3 +67,51 @@ def test_out_of_touch_leader_answers_a_sequence_gap_with_not_leader(cl):
                      "the sequence error from leader %d after the controller came back" % leader)
         assert q.ok(2, 1) == end
     assert leo(cl[leader], topic) == end + 1
+
+
+def test_gap_behind_one_turned_away_out_of_touch_stays_not_leader_once_in_touch(cl):
+    """The out-of-touch answer counts as turning a batch away on its connection (produce.c,
+    "batches turned away"): a later batch of the producer on the same connection, judged once
+    the broker is in touch and leads again, finds the gap the first one left and must get
+    NOT_LEADER_OR_FOLLOWER too, not the sequence error. librdkafka before 2.3 counts five
+    batches that timed out on a zombie as written (its issue 4438); retried here, the second
+    one answered OUT_OF_ORDER_SEQUENCE_NUMBER is fatal to it ("rewound sequence number", seen
+    in test_netns_partition's one-way cut)."""
+    topic = "touch-memo"
+    cl.wait_healthy(60)
+    cl.create_topic(topic, 1, 2, assignments={0: [2, 3]})
+    assert cl.wait_leader(topic, 0) == 2
+    b2 = cl[2]
+    with b2.conn() as c:
+        p = Idem(c, topic, new_pid(c))
+        assert p.ok(0, 2) == 0
+        end = leo(b2, topic)
+        cl.pause_node(1)
+        try:
+            time.sleep(SESSION_S + 1.5)
+            assert p.send(5, 1)[0] == kp.NOT_LEADER_OR_FOLLOWER  # out of touch
+        finally:
+            cl.resume_node(1)
+        answers = []
+
+        def leads_in_touch():
+            # A gap from a fresh connection (no memory of the first batch) gets the sequence
+            # error only from a leader in touch with the controller.
+            with b2.conn() as fresh:
+                return Idem(fresh, topic, p.pid).send(9, 1)[0] == kp.OUT_OF_ORDER_SEQUENCE_NUMBER
+
+        def once_in_touch():
+            if not leads_in_touch():
+                return False
+            got = p.send(6, 1)[0]
+            if not leads_in_touch():
+                return False  # the leadership moved meanwhile: ask again
+            answers.append(got)
+            return True
+        clu.wait_for(once_in_touch, 90, "node 2 to lead %s in touch with the controller" % topic)
+        assert answers[-1] == kp.NOT_LEADER_OR_FOLLOWER, answers
+        assert leo(b2, topic) == end
+        # The retries in order then append, and the memory of the gap is gone with it.
+        assert p.ok(2, 1) == end
+        assert p.send(6, 1)[0] == kp.OUT_OF_ORDER_SEQUENCE_NUMBER
+    assert leo(b2, topic) == end + 1
