@@ -12,8 +12,9 @@
  * up each such partition's limits, the pool runs the record check (and the rewrite), and the
  * loop then goes on as for any batch with that result (produce_precheck). Meanwhile the
  * connection's input is held (net_hold_input), so its later requests still come after this
- * one: a producer's pipelined batches append in the order it sent them. Magic 0/1 message
- * sets (Produce v0-2) are still converted on the loop. */
+ * one: a producer's pipelined batches append in the order it sent them. A magic 0/1 message
+ * set (Produce v0-2) goes to the pool as well, converted there to a v2 batch which is then
+ * checked as above. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -202,12 +203,38 @@ static int check_batch(struct arena *ar, uint8_t *data, size_t len, size_t max_s
     return 0;
 }
 
+/* A partition's record check done on the thread pool before the request is handled: what
+ * the loop looked up for it, and the result. For a magic 0/1 message set (Produce v0-2) the
+ * pool first converts it (`legacy`), and the check is then the converted batch's. */
+struct produce_precheck {
+    const struct PartitionProduceData *in;
+    const uint8_t *data;
+    size_t len, max_size;
+    int compression;
+    bool wanted; /* the pool checks this one */
+    int rc;
+    struct record_batch hdr;
+    struct record_scan scan;
+    uint8_t *nb; /* a rewrite, malloc()ed, until taken */
+    size_t nlen;
+    uint8_t *taken; /* once taken: the rewrite in the arena (a re-run after verification) */
+    size_t taken_len;
+    bool legacy;        /* data and len are a message set to convert first */
+    const uint8_t *src; /* the message set, as it arrived */
+    size_t src_len;
+    int conv_rc;
+    uint8_t *conv; /* the converted batch, malloc()ed, until taken */
+    size_t conv_len;
+};
+
 /* Produce v0-2 may carry a magic 0/1 message set: it becomes one v2 batch (malloc()ed into
  * *conv, which the caller frees) before the usual checks, as Kafka converts to the log's
- * format on append. Returns 0 (with *data and *len moved to the batch when converted) or the
- * error, with out->ErrorMessage set. */
-static int legacy_convert(struct arena *ar, int16_t version, size_t max_size, uint8_t **data,
-                          size_t *len, uint8_t **conv, struct PartitionProduceResponse *out)
+ * format on append; the pool's conversion (pc) when there is one for these very bytes.
+ * Returns 0 (with *data and *len moved to the batch when converted) or the error, with
+ * out->ErrorMessage set. */
+static int legacy_convert(struct arena *ar, int16_t version, size_t max_size,
+                          struct produce_precheck *pc, uint8_t **data, size_t *len, uint8_t **conv,
+                          struct PartitionProduceResponse *out)
 {
     int magic = record_legacy_magic(*data, *len), rc;
     size_t conv_len;
@@ -215,7 +242,15 @@ static int legacy_convert(struct arena *ar, int16_t version, size_t max_size, ui
     *conv = NULL;
     if (version >= 3 || magic < 0 || magic >= 2)
         return 0; /* v3+ batches, and v2 batches that old versions may carry */
-    rc = record_legacy_to_batch(*data, *len, max_size, conv, &conv_len, NULL);
+    if (pc != NULL && pc->wanted && pc->legacy && pc->src == *data && pc->src_len == *len &&
+        pc->max_size == max_size) {
+        rc = pc->conv_rc;
+        *conv = pc->conv;
+        conv_len = pc->conv_len;
+        pc->conv = NULL;
+    } else {
+        rc = record_legacy_to_batch(*data, *len, max_size, conv, &conv_len, NULL);
+    }
     switch (rc) {
     case 0:
         *data = *conv;
@@ -289,23 +324,6 @@ static int check_records_finish(struct arena *ar, const struct partition_setting
     *len = nlen;
     return 0;
 }
-
-/* A partition's record check done on the thread pool before the request is handled: what
- * the loop looked up for it, and the result. */
-struct produce_precheck {
-    const struct PartitionProduceData *in;
-    const uint8_t *data;
-    size_t len, max_size;
-    int compression;
-    bool wanted; /* the pool checks this one */
-    int rc;
-    struct record_batch hdr;
-    struct record_scan scan;
-    uint8_t *nb; /* a rewrite, malloc()ed, until taken */
-    size_t nlen;
-    uint8_t *taken; /* once taken: the rewrite in the arena (a re-run after verification) */
-    size_t taken_len;
-};
 
 /* The record check, from the pool's result when there is one for these very bytes and
  * limits (a config changed meanwhile: checked again here). */
@@ -631,7 +649,7 @@ static void produce_partition(struct broker *b, struct net_session *sess, struct
         out->ErrorMessage = "Produce request without records";
         return;
     }
-    rc = legacy_convert(ar, version, max_size, &data, &len, &conv, out);
+    rc = legacy_convert(ar, version, max_size, pc, &data, &len, &conv, out);
     /* The cheap header checks first, then the size, then the records (which for a
      * compressed batch means decompressing it, bounded by max.message.bytes). */
     if (rc == 0)
@@ -973,7 +991,8 @@ struct produce_job {
 };
 
 /* On the loop, before the pool: whether this partition's check compresses or decompresses
- * (a v2 batch of Produce v3+ that is compressed, or a topic that rewrites it), and if so the
+ * (a v2 batch of Produce v3+ that is compressed, or a topic that rewrites it) or converts (a
+ * magic 0/1 message set of Produce v0-2, whose wrappers may be compressed), and if so the
  * limits the check needs. A partition turned away before its check (not led here, too
  * large, zstd before v7) is left to produce_partition. */
 static void precheck_prepare(struct broker *b, int16_t version, const char *topic,
@@ -981,14 +1000,25 @@ static void precheck_prepare(struct broker *b, int16_t version, const char *topi
 {
     const uint8_t *d = (const uint8_t *)pc->in->Records.data;
     size_t len = pc->in->Records.len > 0 ? (size_t)pc->in->Records.len : 0;
+    int magic = d != NULL ? record_legacy_magic(d, len) : -1;
     struct partition *p;
 
-    if (version < 3 || d == NULL || len < RECORD_BATCH_HEADER || d[16] != 2 ||
+    if (magic < 0 || (version >= 3 && (len < RECORD_BATCH_HEADER || magic != 2)) ||
+        (version < 3 && magic >= 2) ||
         replica_leader_partition(b->replicas, topic, pc->in->Index, &p) != 0)
         return;
     const struct partition_settings *set = partition_settings(p);
-    int codec = d[22] & RECORD_ATTR_COMPRESSION_MASK; /* attributes: int16 at byte 21 */
     size_t max_size = set->max_message_bytes > 0 ? (size_t)set->max_message_bytes : 0;
+    if (magic < 2) {
+        pc->legacy = true;
+        pc->src = d;
+        pc->src_len = len;
+        pc->max_size = max_size;
+        pc->compression = set->compression;
+        pc->wanted = true;
+        return;
+    }
+    int codec = d[22] & RECORD_ATTR_COMPRESSION_MASK; /* attributes: int16 at byte 21 */
     if ((codec == RECORD_CODEC_NONE && set->compression <= RECORD_CODEC_NONE) || len > max_size ||
         (codec == RECORD_CODEC_ZSTD && version < 7))
         return;
@@ -1005,9 +1035,18 @@ static void precheck_run(uv_work_t *w)
     struct produce_job *job = w->data;
     for (size_t k = 0; k < job->n_pcs; k++) {
         struct produce_precheck *pc = &job->pcs[k];
-        if (pc->wanted)
-            pc->rc = check_records_run(pc->data, pc->len, pc->max_size, pc->compression, &pc->hdr,
-                                       &pc->scan, &pc->nb, &pc->nlen);
+        if (!pc->wanted)
+            continue;
+        if (pc->legacy) {
+            pc->conv_rc = record_legacy_to_batch(pc->src, pc->src_len, pc->max_size, &pc->conv,
+                                                 &pc->conv_len, NULL);
+            if (pc->conv_rc != 0)
+                continue;
+            pc->data = pc->conv; /* the check below is the converted batch's */
+            pc->len = pc->conv_len;
+        }
+        pc->rc = check_records_run(pc->data, pc->len, pc->max_size, pc->compression, &pc->hdr,
+                                   &pc->scan, &pc->nb, &pc->nlen);
     }
 }
 
@@ -1038,10 +1077,12 @@ static void produce_run(struct produce_job *job)
                               job->pw, job->pv, &job->pcs[k], false);
         }
     }
-    /* Rewrites never taken (their partitions were turned away first). */
+    /* Conversions and rewrites never taken (their partitions were turned away first). */
     for (k = 0; k < job->n_pcs; k++) {
         free(job->pcs[k].nb);
         job->pcs[k].nb = NULL;
+        free(job->pcs[k].conv);
+        job->pcs[k].conv = NULL;
     }
     if (job->pv != NULL && job->pv->n > 0) {
         broker_txn_verify(b, rq->TransactionalId, job->pv->producer_id, job->pv->epoch,
