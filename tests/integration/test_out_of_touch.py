@@ -35,11 +35,17 @@ def cl(tmp_path_factory):
 SESSION_S = int(clu.FAST_SETTINGS["broker.session.timeout.ms"]) / 1000.0
 
 
+def led_by_node2(cl, topic):
+    """Creates topic (one partition on nodes 2 and 3) once node 2 leads it; node 2's broker."""
+    cl.wait_healthy(60)
+    cl.create_topic(topic, 1, 2, assignments={0: [2, 3]})
+    assert cl.wait_leader(topic, 0) == 2
+    return cl[2]
+
+
 def test_out_of_touch_leader_answers_a_sequence_gap_with_not_leader(cl):
     topic = "touch"
-    cl.create_topic(topic, 1, 2, assignments={0: [2, 3]})
-    assert cl.leader(topic, 0) == 2
-    b2 = cl[2]
+    b2 = led_by_node2(cl, topic)
     with b2.conn() as c:
         p = Idem(c, topic, new_pid(c))
         assert p.ok(0, 2) == 0
@@ -78,10 +84,7 @@ def test_gap_behind_one_turned_away_out_of_touch_stays_not_leader_once_in_touch(
     one answered OUT_OF_ORDER_SEQUENCE_NUMBER is fatal to it ("rewound sequence number", seen
     in test_netns_partition's one-way cut)."""
     topic = "touch-memo"
-    cl.wait_healthy(60)
-    cl.create_topic(topic, 1, 2, assignments={0: [2, 3]})
-    assert cl.wait_leader(topic, 0) == 2
-    b2 = cl[2]
+    b2 = led_by_node2(cl, topic)
     with b2.conn() as c:
         p = Idem(c, topic, new_pid(c))
         assert p.ok(0, 2) == 0
