@@ -35,10 +35,14 @@
 /* A scrape's walk over the partitions holds the loop at most about this long at a time (it
  * stops after the hash bucket in which this much has passed). */
 #define SLICE_NS 1000000u
-/* At most this many timestamp reads per scrape (read_ts_at), so that the loop is not held by a
- * scrape after thousands of commits: the entries left over are read by the next scrapes (and have
- * no seconds series until then). */
+/* At most this many timestamp reads per walk (ts_read_start), so that a scrape after thousands
+ * of commits is not held up by them: the entries left over are read by the next scrapes (and
+ * have no seconds series until then). */
 #define TS_READS_PER_SCRAPE 32
+/* A scrape whose walk started timestamp reads on the pool walks again once they are done, so
+ * that it shows what they read; at most this many walks (a cold batch is first brought into
+ * the page cache, then read, then shown). */
+#define TS_PASSES 3
 /* The loop's lag is sampled by a timer this often: each firing observes how late it came. */
 #define LAG_INTERVAL_MS 100
 /* Per-API series are cached by API key below this (Kafka's keys are well under it). */
@@ -66,6 +70,7 @@ struct ts_entry {
     uint64_t hash;
     int64_t offset, ts; /* ts -1: no record there could be read */
     bool seen;
+    bool reading; /* a ts_read for it is on the pool */
 };
 
 struct ts_cache {
@@ -92,7 +97,11 @@ struct exporter {
     struct txn *txn;
     struct broker *broker;
     struct ts_cache ts_cache;
-    int ts_budget; /* timestamp reads left in this scrape (TS_READS_PER_SCRAPE) */
+    int ts_budget;   /* timestamp reads left in this walk (TS_READS_PER_SCRAPE) */
+    int ts_reading;  /* ts_reads on the pool */
+    int ts_started;  /* ts_reads this walk started */
+    int ts_passes;   /* walks of this scrape so far (TS_PASSES) */
+    bool ts_waiting; /* the scrape waits for ts_reading to reach 0, then walks again */
     struct {
         struct net_server *srv;
         struct metrics_series *s;
@@ -508,6 +517,7 @@ static void walk_begin(struct exporter *e)
     if (!e->partition_level || e->snap == NULL)
         e->walk.left = 0; /* the walk still counts the producers; every partition is omitted */
     e->ts_budget = TS_READS_PER_SCRAPE;
+    e->ts_started = 0;
 }
 
 /* TALLY_TEST_METRICS_SLICE_NS (test builds only): another slice budget, so that tests with a
@@ -642,21 +652,35 @@ static void ts_free(struct ts_cache *c)
 /* Batches read for a committed offset's timestamp are bounded: a larger one gives no
  * seconds series. */
 #define TS_MAX_BATCH (1u << 20)
+/* A cold batch is brought into the page cache this much at a time. */
+#define TS_WARM_CHUNK ((size_t)64 << 10)
 
-/* The timestamp of the record at `offset` (or the first after it, in a compacted log), or -1
- * when none can be read. One read of the batch there. */
-static int64_t read_ts_at(struct partition *p, int64_t offset)
+/* The read of a committed offset's (or an open transaction's first) timestamp, on the
+ * thread pool: the batch there may be cold (the pool then only brings its pages into the
+ * page cache, and the next walk reads it) or compressed, and the loop never waits for either
+ * (issue 20 item 4). */
+struct ts_read {
+    struct pool_job job;
+    struct exporter *e;
+    struct partition *p; /* held */
+    struct partition_slice slice;
+    bool warm;
+    int64_t offset, ts;
+    size_t key_len;
+    char key[]; /* the entry's */
+};
+
+static void walk_again(struct exporter *e);
+
+/* The timestamp of the record at `offset` (or the first after it, in a compacted log) in the
+ * first batch of `sl`, or -1 when none can be read. Any thread (the slice is held). */
+static int64_t slice_ts_at(const struct partition_slice *sl, int64_t offset)
 {
-    struct partition_slice sl;
     uint8_t *buf = NULL;
     size_t len = 0;
     int64_t ts = -1;
 
-    if (partition_read(p, offset, 1, PARTITION_READ_UNCOMMITTED, &sl) != 0)
-        return -1;
-    int rc = sl.len > 0 ? partition_slice_first_batch(&sl, TS_MAX_BATCH, &buf, &len) : -1;
-    partition_slice_release(p, &sl);
-    if (rc != 0)
+    if (sl->len == 0 || partition_slice_first_batch(sl, TS_MAX_BATCH, &buf, &len) != 0)
         return -1;
     struct record_iter it;
     struct record_item rec;
@@ -671,8 +695,88 @@ static int64_t read_ts_at(struct partition *p, int64_t offset)
     return ts;
 }
 
-/* The timestamp at `offset` of `p` under `key` in the cache, read only when the offset is not
- * the one cached; -1 when it cannot be read (or out of memory). Marks the entry seen. */
+static void ts_read_run(uv_work_t *w)
+{
+    struct ts_read *r = w->data;
+    if (!r->warm) {
+        r->ts = slice_ts_at(&r->slice, r->offset);
+        return;
+    }
+    uint8_t *buf = malloc(TS_WARM_CHUNK);
+    if (buf != NULL)
+        partition_slice_warm(&r->slice, buf, TS_WARM_CHUNK);
+    free(buf);
+}
+
+static void ts_read_done(uv_work_t *w, int status)
+{
+    struct ts_read *r = w->data;
+    struct exporter *e = r->e;
+    struct ts_entry *t = ts_find(&e->ts_cache, r->key, r->key_len, key_hash(r->key, r->key_len));
+
+    partition_slice_release(r->p, &r->slice);
+    partition_release(r->p);
+    /* The entry may have gone meanwhile (its group partition did); a warm-up leaves it for
+     * the next walk to read, now from the page cache. */
+    if (t != NULL && t->key != NULL) {
+        t->reading = false;
+        if (status == 0 && !r->warm) {
+            t->offset = r->offset;
+            t->ts = r->ts;
+        }
+    }
+    free(r);
+    if (--e->ts_reading == 0 && e->ts_waiting && !e->stopped)
+        walk_again(e);
+}
+
+/* Starts the read of entry t's timestamp at `offset` of `p`: on the pool, or settled here
+ * when there is nothing to read (the entry then says -1 for that offset). */
+static void ts_read_start(struct exporter *e, struct partition *p, struct ts_entry *t,
+                          int64_t offset)
+{
+    struct partition_slice sl;
+    struct ts_read *r;
+
+    if (partition_read_nowait(p, offset, 1, PARTITION_READ_UNCOMMITTED, &sl) != 0)
+        goto none;
+    if (sl.len == 0 && !sl.cold) {
+        partition_slice_release(p, &sl);
+        goto none;
+    }
+    if ((r = calloc(1, sizeof *r + t->key_len)) == NULL) {
+        partition_slice_release(p, &sl);
+        return; /* out of memory: a later scrape asks again */
+    }
+    r->job.work.data = r;
+    r->e = e;
+    r->p = p;
+    r->slice = sl;
+    r->warm = sl.cold;
+    r->offset = offset;
+    r->ts = -1;
+    r->key_len = t->key_len;
+    memcpy(r->key, t->key, t->key_len);
+    partition_hold(p);
+    if (pool_submit(e->loop, &r->job, ts_read_run, ts_read_done) != 0) {
+        partition_release(p);
+        partition_slice_release(p, &sl);
+        free(r);
+        return;
+    }
+    t->reading = true;
+    e->ts_reading++;
+    e->ts_started++;
+    return;
+
+none:
+    t->offset = offset;
+    t->ts = -1;
+}
+
+/* The timestamp at `offset` of `p` under `key` in the cache; -1 when it cannot be read (or
+ * out of memory), or is not read yet: the read of an offset not cached starts on the pool,
+ * and the scrape walks again once it is done (render_finish). Marks the entry seen. */
 static int64_t cached_ts_at(struct exporter *e, struct partition *p, const char *key, size_t kl,
                             int64_t offset)
 {
@@ -689,18 +793,18 @@ static int64_t cached_ts_at(struct exporter *e, struct partition *p, const char 
         t->key_len = kl;
         t->hash = h;
         t->offset = -1;
+        t->reading = false;
         c->n++;
     }
     t->seen = true;
-    if (t->offset != offset) {
-        if (e->ts_budget <= 0)
-            return -1; /* not now: the next scrape reads it */
-        e->ts_budget--;
-        t->offset = offset;
-        t->ts = read_ts_at(p, offset);
-        metrics_add(e->s_group_ts_reads, 1);
-    }
-    return t->ts;
+    if (t->offset == offset)
+        return t->ts;
+    if (t->reading || e->ts_budget <= 0)
+        return -1; /* not now: a later walk has it */
+    e->ts_budget--;
+    metrics_add(e->s_group_ts_reads, 1);
+    ts_read_start(e, p, t, offset);
+    return t->offset == offset ? t->ts : -1;
 }
 
 struct group_walk {
@@ -830,6 +934,14 @@ static void render_finish(struct exporter *e, uint64_t t0)
     collect_txn(e);
     collect_io(e);
     ts_sweep(&e->ts_cache); /* after partitions and groups: they share it */
+    if (e->ts_started > 0 && ++e->ts_passes < TS_PASSES) {
+        /* Timestamps being read on the pool: this walk is shown once they are done, walked
+         * again with them (ts_read_done). */
+        e->ts_waiting = true;
+        if (e->ts_reading == 0)
+            walk_again(e);
+        return;
+    }
     metrics_set(e->s_dropped, (double)metrics_dropped(e->m));
     for (int fmt = 0; fmt < 2; fmt++)
         if (e->want_formats & (1u << fmt))
@@ -895,6 +1007,14 @@ static void on_slice(uv_idle_t *h)
     render_step(e);
 }
 
+static void walk_again(struct exporter *e)
+{
+    e->ts_waiting = false;
+    e->phase = 0;
+    walk_begin(e);
+    render_step(e);
+}
+
 /* exporter_render_fn, on the loop: starts the walk over the partitions, which runs in slices
  * (SLICE_NS) until render_finish publishes every format asked. */
 static void render(void *arg, unsigned formats)
@@ -906,9 +1026,8 @@ static void render(void *arg, unsigned formats)
     e->want_formats = formats;
     e->walking = true;
     e->hold_max_ns = 0;
-    e->phase = 0;
-    walk_begin(e);
-    render_step(e);
+    e->ts_passes = 0;
+    walk_again(e);
 }
 
 static void on_lag_timer(uv_timer_t *t)
