@@ -99,9 +99,10 @@ struct exporter {
     struct ts_cache ts_cache;
     int ts_budget;   /* timestamp reads left in this walk (TS_READS_PER_SCRAPE) */
     int ts_reading;  /* ts_reads on the pool */
-    int ts_started;  /* ts_reads this walk started */
-    int ts_passes;   /* walks of this scrape so far (TS_PASSES) */
-    bool ts_waiting; /* the scrape waits for ts_reading to reach 0, then walks again */
+    int ts_started;  /* ts_reads this pass of the scrape started */
+    int ts_passes;   /* passes of this scrape so far (TS_PASSES) */
+    bool ts_rewalk;  /* some were for the partitions' rows: the next pass walks them again */
+    bool ts_waiting; /* the scrape waits for ts_reading to reach 0, then passes again */
     struct {
         struct net_server *srv;
         struct metrics_series *s;
@@ -518,6 +519,7 @@ static void walk_begin(struct exporter *e)
         e->walk.left = 0; /* the walk still counts the producers; every partition is omitted */
     e->ts_budget = TS_READS_PER_SCRAPE;
     e->ts_started = 0;
+    e->ts_rewalk = false;
 }
 
 /* TALLY_TEST_METRICS_SLICE_NS (test builds only): another slice budget, so that tests with a
@@ -670,7 +672,7 @@ struct ts_read {
     char key[]; /* the entry's */
 };
 
-static void walk_again(struct exporter *e);
+static void ts_resume(struct exporter *e);
 
 /* The timestamp of the record at `offset` (or the first after it, in a compacted log) in the
  * first batch of `sl`, or -1 when none can be read. Any thread (the slice is held). */
@@ -727,7 +729,7 @@ static void ts_read_done(uv_work_t *w, int status)
     }
     free(r);
     if (--e->ts_reading == 0 && e->ts_waiting && !e->stopped)
-        walk_again(e);
+        ts_resume(e);
 }
 
 /* Starts the read of entry t's timestamp at `offset` of `p`: on the pool, or settled here
@@ -767,6 +769,7 @@ static void ts_read_start(struct exporter *e, struct partition *p, struct ts_ent
     t->reading = true;
     e->ts_reading++;
     e->ts_started++;
+    e->ts_rewalk |= e->phase == 0; /* an open transaction's, for its partition's row */
     return;
 
 none:
@@ -933,15 +936,15 @@ static void render_finish(struct exporter *e, uint64_t t0)
     collect_groups(e);
     collect_txn(e);
     collect_io(e);
-    ts_sweep(&e->ts_cache); /* after partitions and groups: they share it */
     if (e->ts_started > 0 && ++e->ts_passes < TS_PASSES) {
-        /* Timestamps being read on the pool: this walk is shown once they are done, walked
-         * again with them (ts_read_done). */
+        /* Timestamps being read on the pool: the scrape is shown once they are done, from
+         * another pass with them (ts_read_done, ts_resume). */
         e->ts_waiting = true;
         if (e->ts_reading == 0)
-            walk_again(e);
+            ts_resume(e);
         return;
     }
+    ts_sweep(&e->ts_cache); /* after every pass over partitions and groups: they share it */
     metrics_set(e->s_dropped, (double)metrics_dropped(e->m));
     for (int fmt = 0; fmt < 2; fmt++)
         if (e->want_formats & (1u << fmt))
@@ -1012,6 +1015,21 @@ static void walk_again(struct exporter *e)
     e->ts_waiting = false;
     e->phase = 0;
     walk_begin(e);
+    render_step(e);
+}
+
+/* The timestamp reads a pass of the scrape started are done: the partitions are walked again
+ * when some were for their rows, else only the last step runs again (the groups). */
+static void ts_resume(struct exporter *e)
+{
+    if (e->ts_rewalk) {
+        walk_again(e);
+        return;
+    }
+    e->ts_waiting = false;
+    e->ts_started = 0;
+    e->ts_budget = TS_READS_PER_SCRAPE;
+    e->phase = 2;
     render_step(e);
 }
 
