@@ -35,13 +35,13 @@
 /* A scrape's walk over the partitions holds the loop at most about this long at a time (it
  * stops after the hash bucket in which this much has passed). */
 #define SLICE_NS 1000000u
-/* At most this many timestamp reads per walk (ts_read_start), so that a scrape after thousands
- * of commits is not held up by them: the entries left over are read by the next scrapes (and
- * have no seconds series until then). */
+/* At most this many timestamp reads per pass of a scrape (ts_read_start), so that a scrape
+ * after thousands of commits is not held up by them: the entries left over are read by the
+ * next scrapes (and have no seconds series until then). */
 #define TS_READS_PER_SCRAPE 32
-/* A scrape whose walk started timestamp reads on the pool walks again once they are done, so
- * that it shows what they read; at most this many walks (a cold batch is first brought into
- * the page cache, then read, then shown). */
+/* A scrape whose pass started timestamp reads on the pool passes again once they are done, so
+ * that it shows what they read (ts_resume); at most this many passes (a cold batch is first
+ * brought into the page cache, then read, then shown). */
 #define TS_PASSES 3
 /* The loop's lag is sampled by a timer this often: each firing observes how late it came. */
 #define LAG_INTERVAL_MS 100
@@ -97,7 +97,7 @@ struct exporter {
     struct txn *txn;
     struct broker *broker;
     struct ts_cache ts_cache;
-    int ts_budget;   /* timestamp reads left in this walk (TS_READS_PER_SCRAPE) */
+    int ts_budget;   /* timestamp reads left in this pass (TS_READS_PER_SCRAPE) */
     int ts_reading;  /* ts_reads on the pool */
     int ts_started;  /* ts_reads this pass of the scrape started */
     int ts_passes;   /* passes of this scrape so far (TS_PASSES) */
@@ -659,7 +659,7 @@ static void ts_free(struct ts_cache *c)
 
 /* The read of a committed offset's (or an open transaction's first) timestamp, on the
  * thread pool: the batch there may be cold (the pool then only brings its pages into the
- * page cache, and the next walk reads it) or compressed, and the loop never waits for either
+ * page cache, and the next pass reads it) or compressed, and the loop never waits for either
  * (issue 20 item 4). */
 struct ts_read {
     struct pool_job job;
@@ -719,7 +719,7 @@ static void ts_read_done(uv_work_t *w, int status)
     partition_slice_release(r->p, &r->slice);
     partition_release(r->p);
     /* The entry may have gone meanwhile (its group partition did); a warm-up leaves it for
-     * the next walk to read, now from the page cache. */
+     * the next pass to read, now from the page cache. */
     if (t != NULL && t->key != NULL) {
         t->reading = false;
         if (status == 0 && !r->warm) {
@@ -803,7 +803,7 @@ static int64_t cached_ts_at(struct exporter *e, struct partition *p, const char 
     if (t->offset == offset)
         return t->ts;
     if (t->reading || e->ts_budget <= 0)
-        return -1; /* not now: a later walk has it */
+        return -1; /* not now: a later pass has it */
     e->ts_budget--;
     metrics_add(e->s_group_ts_reads, 1);
     ts_read_start(e, p, t, offset);
