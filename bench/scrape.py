@@ -21,18 +21,29 @@ broker is idle, BENCH_SCRAPES (20) scrapes of the 0.0.4 text, 0.25 s apart, each
 
 With BENCH_SCRAPE_BEFORE=<tallyd binary> the same is measured for that binary first (e.g.
 one built from the commit before the change) and the ratios after / before are printed.
-No target on CPU or response time: they are reported."""
+No target on CPU or response time: they are reported.
+
+BENCH_SCRAPE_GROUPS=N (default 0): N groups whose committed offset on a topic of 100,000
+lz4-compressed records moves before every scrape, so that each scrape reads N record
+timestamps for tally_group_lag_seconds (a batch each, decompressed: on the thread pool since
+issue 20 item 4, the scrape going over the groups again once the reads are done)."""
 import http.client
 import os
 import re
 import statistics
+import sys
 import time
 
 import lib
 
+sys.path.insert(0, os.path.join(lib.REPO, "tests", "integration"))
+import kproto as kp  # noqa: E402
+
 LAYOUT = os.environ.get("BENCH_SCRAPE_LAYOUT", "10x1000")
 SCRAPES = int(os.environ.get("BENCH_SCRAPES", "20"))
 BEFORE = os.environ.get("BENCH_SCRAPE_BEFORE", "")
+GROUPS = int(os.environ.get("BENCH_SCRAPE_GROUPS", "0"))
+LAG_RECORDS = 100000
 SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$', re.M)
 
 
@@ -64,6 +75,27 @@ def lag_buckets(text):
     return {lab: v for lab, v in samples(text, "tally_event_loop_lag_seconds_bucket")}
 
 
+def commit_all(c, round_):
+    """Each of the GROUPS groups commits a new offset on scrape-lag-0 (OffsetCommit v2, a
+    simple commit): the offsets differ from the last round's."""
+    for g in range(GROUPS):
+        off = (round_ * 7919 + g * 104729) % LAG_RECORDS
+        body = (kp.string("scrape-g%d" % g) + kp.i32(-1) + kp.string("") + kp.i64(-1) +
+                kp.array(["scrape-lag"], lambda t, off=off: kp.string(t) + kp.array(
+                    [(0, off)], lambda kv: kp.i32(kv[0]) + kp.i64(kv[1]) + kp.string(None))))
+        corr = c.next_corr()
+        c.send(kp.frame(kp.header(8, 2, corr) + body))
+        _, answer = c.recv_response()
+        r = kp.Reader(answer)
+        for _ in range(r.i32()):
+            r.string()
+            for _ in range(r.i32()):
+                r.i32()
+                err = r.i16()
+                if err != 0:
+                    raise RuntimeError("OffsetCommit answered %d" % err)
+
+
 def measure(binary, tag):
     topics, parts = (int(x) for x in LAYOUT.split("x"))
     port = lib.free_port()
@@ -87,18 +119,38 @@ def measure(binary, tag):
             if time.monotonic() > deadline:
                 raise RuntimeError("the partitions did not all appear")
             time.sleep(1)
+        conn = None
+        if GROUPS:
+            lib.run(t.tally("topics", "create", "scrape-lag", "--partitions", 1, "--config",
+                            "compression.type=lz4"))
+            rc, _rate, line = lib.perf_produce(t.bootstrap, "scrape-lag", LAG_RECORDS, size=100)
+            if rc != 0:
+                raise RuntimeError("perf produce: %s" % line)
+            conn = kp.Conn(t.port)
+            deadline = time.monotonic() + 60
+            while True:  # the first commits wait for __consumer_offsets to be created
+                try:
+                    commit_all(conn, 0)
+                    break
+                except RuntimeError:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.2)
         time.sleep(10)  # the creation's file writes drain
         text, _ = get(port)
         lag0 = lag_buckets(text)
         holds, walls, cpu = [], [], 0.0
-        for _ in range(SCRAPES):
+        for round_ in range(SCRAPES):
             time.sleep(0.25)
+            if conn is not None:
+                commit_all(conn, round_ + 1)
             c0 = lib.cpu_seconds(t.pid)
             text, dt = get(port)
             cpu += lib.cpu_seconds(t.pid) - c0
             walls.append(dt)
             holds.append(one(text, "tally_metrics_render_seconds"))  # the scrape before it
         series = len(samples(text, "tally_partition_high_watermark"))
+        lag_series = len(samples(text, "tally_group_lag_seconds"))
         text, _ = get(port)
         holds.append(one(text, "tally_metrics_render_seconds"))
         holds = holds[1:]  # the first is the warm-up scrape's
@@ -117,12 +169,17 @@ def measure(binary, tag):
                "hold_p90_ms": sorted(holds)[int(0.9 * (len(holds) - 1))] * 1000,
                "cpu_ms": cpu / SCRAPES * 1000,
                "response_ms": statistics.median(walls) * 1000, "lag_bound": bound,
-               "lag_firings": rise, "series": series, "bytes": len(text)}
+               "lag_firings": rise, "series": series, "bytes": len(text),
+               "lag_series": lag_series}
         lib.log("%s: %d partition series, %d bytes; loop hold max %.2f ms (p90 %.2f, median %.2f); "
                 "CPU per scrape %.1f ms (mean), response %.1f ms (median); every lag-timer firing "
                 "(%d) within %s s" % (tag, series, len(text), out["hold_ms"],
                                       out["hold_p90_ms"], out["hold_median_ms"], out["cpu_ms"],
                                       out["response_ms"], rise, bound))
+        if GROUPS:
+            lib.log("%s: %d groups moved before each scrape, %d tally_group_lag_seconds series "
+                    "in the last" % (tag, GROUPS, lag_series))
+            conn.close()
         return out
     finally:
         t.stop()
