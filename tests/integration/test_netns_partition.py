@@ -87,17 +87,23 @@ class SideProducer:
         argv = [sys.executable, PRODUCER, cl.bootstrap, topic, str(PARTITIONS), name,
                 self.path, str(rate), str(request_timeout_ms)]
         self.log = open(self.path + ".stderr", "w")
+        # librdkafka's per-batch log (which broker answered what) is what
+        # client_rewound_excuse reads.
+        env = dict(os.environ)
+        env.setdefault("NETNS_PRODUCER_DEBUG", "msg")
         self.proc = subprocess.Popen(net.wrap(host, argv) if host else argv,
-                                     stdout=self.log, stderr=self.log)
+                                     stdout=self.log, stderr=self.log, env=env)
 
     def read(self):
         """{"sent": {(p, k): t}, "inst": {(p, k): client instance}, "acks": {(p, k): (offset,
         t)}, "errs": [[p, k, error, t, instance]], "fatal": [{"fatal": text, "t": t, "inst":
         instance}]} (netns_producer.py)"""
-        out = {"sent": {}, "inst": {}, "acks": {}, "errs": [], "fatal": []}
+        out = {"sent": {}, "inst": {}, "acks": {}, "errs": [], "fatal": [], "log": ""}
         try:
             with open(self.path) as f:
                 lines = f.read().split("\n")
+            with open(self.path + ".stderr", errors="replace") as f:
+                out["log"] = f.read()
         except OSError:
             return out
         for line in lines:
@@ -175,6 +181,51 @@ def client_desync_excuse(text, name, records):
             "the next one was refused as out of sequence" % (p, ks[0], ks[-1], m["last_err"]))
 
 
+REWOUND = re.compile(
+    r"ProduceRequest for (?P<topic>\S+) \[(?P<p>\d+)\] with \d+ message\(s\) failed with "
+    r"rewound sequence number on broker (?P<broker>\d+) \(.*?, base seq (?P<seq>\d+) < next "
+    r"seq \d+\): last error (?P<last_err>\S+) \(actions (?P<actions>[A-Za-z,]+), base seq "
+    r"(?P<s0>-?\d+)\.\.(?P<s1>-?\d+), base msgid (?P<msgid>\d+)")
+
+
+def client_rewound_excuse(text, name, records, log, inst):
+    """Why the fatal client error `text` of producer `name`'s instance `inst` is librdkafka's
+    own "rewound sequence number" (Debian 12's 2.0.2; its issue 4438, fixed in 2.3), or None
+    when it is not that.
+
+    Batches that timed out on the cut-off leader count, in 2.0.2, as acknowledged; the client
+    retries them, and any sequence error for one of them is then fatal to it. The first one,
+    retried on the zombie, comes back NOT_LEADER_OR_FOLLOWER while the client's thread for
+    the new leader has already sent the next one there, ahead of it: the new leader rightly
+    answers OUT_OF_ORDER_SEQUENCE_NUMBER, as Kafka would. That is the client's defect only if
+    the broker could not have known better: the batch of the last error is the one just
+    before the refused one, was answered by *another* broker (a broker that turned it away
+    itself answers the next one with the same error: produce.c, "batches turned away"; the
+    client's debug log, `debug=msg`, says which broker answered), and none of its records is
+    in the partition."""
+    m = REWOUND.search(text)
+    if m is None:
+        return None
+    p, seq, s0, s1 = int(m["p"]), int(m["seq"]), int(m["s0"]), int(m["s1"])
+    if s1 + 1 != seq or s0 > s1:
+        return None
+    # librdkafka names a process's clients rdkafka#producer-1, -2, ... in the order made.
+    answered = re.findall(
+        r"\|rdkafka#producer-%d\| .*?: \S+/(\d+): %s \[%d\]: MessageSet with \d+ "
+        r"message\(s\) \(MsgId \d+, BaseSeq %d\) encountered error" % (
+            inst + 1, re.escape(m["topic"]), p, s0), log)
+    if not answered or int(answered[-1]) == int(m["broker"]):
+        return None
+    ks = range(int(m["msgid"]) - 1, int(m["msgid"]) - 1 + s1 - s0 + 1)
+    present = {int(v.rsplit(b"-", 1)[1]) for _o, v in records.get(p, [])
+               if v.startswith(name.encode() + b"-p%d-" % p)}
+    if any(k in present for k in ks):
+        return None
+    return ("partition %d: the batch of records %d..%d was turned away by broker %s (%s), not "
+            "written, and the next one, sent ahead of its retry, was refused by broker %s as "
+            "out of sequence" % (p, ks[0], ks[-1], answered[-1], m["last_err"], m["broker"]))
+
+
 def check_history(records, hists, minority, t_cut, t_heal):
     """The properties of the module docstring over the producers' histories ({name: read()})
     and the final partitions (read_values: {p: [(offset, value)]}); a list of problems."""
@@ -194,7 +245,8 @@ def check_history(records, hists, minority, t_cut, t_heal):
         # lost to the client, never acknowledged, and the next instance goes on.
         excused = set()
         for fe in h["fatal"]:
-            why = client_desync_excuse(fe["fatal"], name, records)
+            why = client_desync_excuse(fe["fatal"], name, records) or \
+                client_rewound_excuse(fe["fatal"], name, records, h["log"], fe["inst"])
             if why is None:
                 problems.append("%s: fatal client error: %r" % (name, fe))
             else:
@@ -274,6 +326,43 @@ def test_client_desync_excuse_only_when_the_broker_was_right():
     assert client_desync_excuse(SAMPLE_DESYNC.replace("sequence desynchronization",
                                                       "rewound sequence number"), "maj", log) is None
 
+
+
+SAMPLE_REWOUND = (
+    'KafkaError{code=OUT_OF_ORDER_SEQUENCE_NUMBER,val=45,str="ProduceRequest for '
+    'netns-oneway-ctl [0] with 1 message(s) failed with rewound sequence number on broker 2 '
+    '(PID{Id:1006,Epoch:0}, base seq 45 < next seq 49): last error NOT_LEADER_FOR_PARTITION '
+    '(actions Refresh,MsgNotPersisted, base seq 44..44, base msgid 45, 0ms ago)"}')
+
+
+def sample_answer(inst, broker, seq, error="Broker: Not leader for partition (actions "
+                  "Refresh,MsgNotPersisted)"):
+    """A librdkafka debug=msg line: broker `broker` answered the batch at BaseSeq seq."""
+    return ("%%7|1796347380.233|MSGSET|rdkafka#producer-%d| [thrd:198.18.102.%d:22250/"
+            "bootstrap]: 198.18.102.%d:22250/%d: netns-oneway-ctl [0]: MessageSet with 1 "
+            "message(s) (MsgId %d, BaseSeq %d) encountered error: %s [NOT LEADER]\n" % (
+                inst + 1, broker, broker, broker, seq + 1, seq, error))
+
+
+def test_client_rewound_excuse_only_when_another_broker_turned_the_batch_away():
+    """The "rewound sequence number" fatal error is excused (client_rewound_excuse) only when
+    the batch just before the refused one was turned away by another broker than the one that
+    refused it (the client's own debug log says which) and is absent from the partition: not
+    when the refusing broker turned it away itself (its memory of batches turned away should
+    have answered the next one the same), not when the batch is there, not when it is not the
+    one just before, not without the log line, and not for another instance's line."""
+    log = {0: [(o, b"third-p0-%09d" % k) for o, k in enumerate(range(44))]}
+    by_zombie = sample_answer(0, 1, 43, "Broker: Request timed out") + sample_answer(0, 1, 44)
+    assert client_rewound_excuse(SAMPLE_REWOUND, "third", log, by_zombie, 0) is not None
+    by_refuser = by_zombie + sample_answer(0, 2, 44)
+    assert client_rewound_excuse(SAMPLE_REWOUND, "third", log, by_refuser, 0) is None
+    with_it = {0: log[0] + [(44, b"third-p0-%09d" % 44)]}
+    assert client_rewound_excuse(SAMPLE_REWOUND, "third", with_it, by_zombie, 0) is None
+    assert client_rewound_excuse(SAMPLE_REWOUND.replace("44..44", "43..43"), "third", log,
+                                 by_zombie, 0) is None
+    assert client_rewound_excuse(SAMPLE_REWOUND, "third", log, "", 0) is None
+    assert client_rewound_excuse(SAMPLE_REWOUND, "third", log, sample_answer(1, 1, 44), 0) is None
+    assert client_rewound_excuse(SAMPLE_DESYNC, "maj", log, by_zombie, 0) is None
 
 def read_values(cl, topic):
     """Every record of every partition from offset 0 to the high watermark: {p: [(offset,
