@@ -931,11 +931,7 @@ static void collect_txn(struct exporter *e)
  * and published with the partitions' rows. `t0`: when this slice began. */
 static void render_finish(struct exporter *e, uint64_t t0)
 {
-    metrics_set(e->s_producers, (double)e->walk.producers);
-    metrics_set(e->s_omitted, (double)e->walk.omitted);
     collect_groups(e);
-    collect_txn(e);
-    collect_io(e);
     if (e->ts_started > 0 && ++e->ts_passes < TS_PASSES) {
         /* Timestamps being read on the pool: the scrape is shown once they are done, from
          * another pass with them (ts_read_done, ts_resume). */
@@ -944,6 +940,10 @@ static void render_finish(struct exporter *e, uint64_t t0)
             ts_resume(e);
         return;
     }
+    metrics_set(e->s_producers, (double)e->walk.producers);
+    metrics_set(e->s_omitted, (double)e->walk.omitted);
+    collect_txn(e);
+    collect_io(e);
     ts_sweep(&e->ts_cache); /* after every pass over partitions and groups: they share it */
     metrics_set(e->s_dropped, (double)metrics_dropped(e->m));
     for (int fmt = 0; fmt < 2; fmt++)
