@@ -362,15 +362,20 @@ def segment_files(b, topic, partition, ext=".log"):
     return sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith(ext))
 
 
-def metric_value(port, name):
-    """The value of an unlabelled series in the /metrics text of a metrics listener."""
+def metrics_text(port, timeout=30):
+    """One scrape of a metrics listener's /metrics."""
     import http.client
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
         c.request("GET", "/metrics")
-        text = c.getresponse().read().decode()
+        return c.getresponse().read().decode()
     finally:
         c.close()
+
+
+def metric_value(port, name):
+    """The value of an unlabelled series in the /metrics text of a metrics listener."""
+    text = metrics_text(port)
     m = re.search(r"^%s ([0-9.e+-]+)$" % re.escape(name), text, re.M)
     assert m, "no %s in the metrics" % name
     return float(m.group(1))

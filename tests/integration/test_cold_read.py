@@ -208,14 +208,8 @@ def test_cold_catch_up_read_leaves_the_loop_alone(broker_factory, monkeypatch):
 
 def group_lag_seconds(port, group, topic):
     """tally_group_lag_seconds of (group, topic, partition 0) in one scrape; None if absent."""
-    import http.client
     import re
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-    try:
-        c.request("GET", "/metrics")
-        text = c.getresponse().read().decode()
-    finally:
-        c.close()
+    text = harness.metrics_text(port, timeout=60)
     for labels, v in re.findall(r"^tally_group_lag_seconds\{([^}]*)\} (\S+)$", text, re.M):
         d = dict(re.findall(r'(\w+)="([^"]*)"', labels))
         if d == {"group": group, "topic": topic, "partition": "0"}:

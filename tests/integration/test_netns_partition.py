@@ -148,6 +148,16 @@ def value(name, p, k):
     return b"%s-p%d-%09d" % (name.encode(), p, k)
 
 
+def unwritten(records, name, p, msgid, s0, s1):
+    """The record numbers of producer `name`'s batch s0..s1 (sequences) of partition p whose
+    first message id is msgid (record k is message id k + 1: netns_producer.py produces to
+    each partition in order), when none of them is in the final partition; None when one is."""
+    ks = range(msgid - 1, msgid - 1 + s1 - s0 + 1)
+    present = {int(v.rsplit(b"-", 1)[1]) for _o, v in records.get(p, [])
+               if v.startswith(name.encode() + b"-p%d-" % p)}
+    return None if any(k in present for k in ks) else ks
+
+
 DESYNC = re.compile(
     r"ProduceRequest for (?P<topic>\S+) \[(?P<p>\d+)\] with \d+ message\(s\) failed due to "
     r"sequence desynchronization with broker \d+ \(.*?, base seq (?P<seq>\d+), .*?"
@@ -172,10 +182,8 @@ def client_desync_excuse(text, name, records):
     p, seq, s0, s1 = int(m["p"]), int(m["seq"]), int(m["s0"]), int(m["s1"])
     if "MsgPossiblyPersisted" not in m["actions"].split(",") or s1 + 1 != seq or s0 > s1:
         return None
-    ks = range(int(m["msgid"]) - 1, int(m["msgid"]) - 1 + s1 - s0 + 1)
-    present = {int(v.rsplit(b"-", 1)[1]) for _o, v in records.get(p, [])
-               if v.startswith(name.encode() + b"-p%d-" % p)}
-    if any(k in present for k in ks):
+    ks = unwritten(records, name, p, int(m["msgid"]), s0, s1)
+    if ks is None:
         return None
     return ("partition %d: the batch of records %d..%d timed out (%s), was not written, and "
             "the next one was refused as out of sequence" % (p, ks[0], ks[-1], m["last_err"]))
@@ -216,10 +224,8 @@ def client_rewound_excuse(text, name, records, log, inst):
             inst + 1, re.escape(m["topic"]), p, s0), log)
     if not answered or int(answered[-1]) == int(m["broker"]):
         return None
-    ks = range(int(m["msgid"]) - 1, int(m["msgid"]) - 1 + s1 - s0 + 1)
-    present = {int(v.rsplit(b"-", 1)[1]) for _o, v in records.get(p, [])
-               if v.startswith(name.encode() + b"-p%d-" % p)}
-    if any(k in present for k in ks):
+    ks = unwritten(records, name, p, int(m["msgid"]), s0, s1)
+    if ks is None:
         return None
     return ("partition %d: the batch of records %d..%d was turned away by broker %s (%s), not "
             "written, and the next one, sent ahead of its retry, was refused by broker %s as "
