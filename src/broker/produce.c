@@ -9,10 +9,11 @@
  *
  * A v2 batch whose check compresses or decompresses (a compressed batch, or a topic whose
  * compression.type rewrites it) is checked on the thread pool (DESIGN.md §3): the loop looks
- * up each such partition's limits, the pool runs the record check (and the rewrite), and the
- * loop then goes on as for any batch with that result (produce_precheck). Meanwhile the
- * connection's input is held (net_hold_input), so its later requests still come after this
- * one: a producer's pipelined batches append in the order it sent them. A magic 0/1 message
+ * up each such partition's limits, the pool runs the record check (and the rewrite, and for
+ * records at fault the walk that lists them), and the loop then goes on as for any batch with
+ * that result (produce_precheck). Meanwhile the connection's input is held (net_hold_input),
+ * so its later requests still come after this one: a producer's pipelined batches append in
+ * the order it sent them. A magic 0/1 message
  * set (Produce v0-2) goes to the pool as well, converted there to a v2 batch which is then
  * checked as above. */
 #include <stddef.h>
@@ -50,105 +51,202 @@ static void timestamp_bounds(int64_t now, const struct partition_settings *set, 
  * small bad records stays about the size of the batch. */
 #define RECORD_ERROR_MESSAGES 100
 
+/* The rules a batch's records are judged by (record_fault_of): the partition's settings, the
+ * timestamp bounds as of the request's arrival. */
+struct fault_rules {
+    bool compact, log_append_time;
+    int64_t lo, hi;
+};
+
+static void fault_rules_of(const struct partition_settings *set, int64_t now, struct fault_rules *r)
+{
+    r->compact = set->compact;
+    r->log_append_time = set->log_append_time;
+    timestamp_bounds(now, set, &r->lo, &r->hi);
+}
+
+static bool fault_rules_equal(const struct fault_rules *a, const struct fault_rules *b)
+{
+    return a->compact == b->compact && a->log_append_time == b->log_append_time && a->lo == b->lo &&
+           a->hi == b->hi;
+}
+
+/* Whether the record walk's summary shows a record at fault: keyless ones in a compacted
+ * topic (the cleaner keeps the latest record per key: a keyless one has no place),
+ * timestamps out of range with CreateTime (records with -1, none, are not checked, as in
+ * Kafka), and every record of a batch that claims LogAppendTime, which only the broker
+ * stamps. */
+static bool faults_suspected(const struct fault_rules *r, const struct record_batch *hdr,
+                             const struct record_scan *scan)
+{
+    return (r->compact && scan->null_key) || (hdr->attributes & RECORD_ATTR_LOG_APPEND_TIME) ||
+           (!r->log_append_time &&
+            ((scan->min_timestamp != INT64_MAX && scan->min_timestamp < r->lo) ||
+             scan->max_timestamp > r->hi));
+}
+
 /* What is wrong with one record, as Kafka's LogValidator checks each: a compacted topic needs
  * a key (checked first: a record at fault twice is listed once, for its key); with
  * CreateTime, a timestamp other than -1 must lie within [lo, hi]; only the broker stamps
- * LogAppendTime. Returns 0 or the error, with *why set (NULL when the message is not wanted). */
-static int record_fault(struct arena *ar, const struct record_item *rec,
-                        const struct record_batch *hdr, const struct partition_settings *set,
-                        int64_t lo, int64_t hi, const char *topic, int32_t index, bool want,
-                        const char **keyless, const char **why)
+ * LogAppendTime. Any thread. */
+enum record_fault { FAULT_NONE, FAULT_KEYLESS, FAULT_LOG_APPEND_TIME, FAULT_TIMESTAMP };
+
+static enum record_fault record_fault_of(const struct record_item *rec,
+                                         const struct record_batch *hdr,
+                                         const struct fault_rules *r)
 {
-    *why = NULL;
-    if (set->compact && rec->key == NULL) {
-        if (want && *keyless == NULL)
-            *keyless = arena_printf(ar,
-                                    "Compacted topic cannot accept message without key in "
-                                    "topic partition %s-%d.",
-                                    topic, index);
-        *why = want ? *keyless : NULL;
-        return ERR_INVALID_RECORD;
-    }
-    if (hdr->attributes & RECORD_ATTR_LOG_APPEND_TIME) {
-        *why = want ? "Producers may not set the timestamp type to LogAppendTime" : NULL;
-        return ERR_INVALID_TIMESTAMP;
-    }
-    if (!set->log_append_time && rec->timestamp != -1 &&
-        (rec->timestamp < lo || rec->timestamp > hi)) {
-        if (want)
-            *why = arena_printf(ar,
-                                "Timestamp %lld of message with offset %lld is out of range. The "
-                                "timestamp should be within [%lld, %lld]",
-                                (long long)rec->timestamp, (long long)rec->offset, (long long)lo,
-                                (long long)hi);
-        return ERR_INVALID_TIMESTAMP;
-    }
-    return 0;
+    if (r->compact && rec->key == NULL)
+        return FAULT_KEYLESS;
+    if (hdr->attributes & RECORD_ATTR_LOG_APPEND_TIME)
+        return FAULT_LOG_APPEND_TIME;
+    if (!r->log_append_time && rec->timestamp != -1 &&
+        (rec->timestamp < r->lo || rec->timestamp > r->hi))
+        return FAULT_TIMESTAMP;
+    return FAULT_NONE;
 }
 
-/* A batch some of whose records are at fault (the record walk's summary said so): each is
- * listed in out->RecordErrors by its index in the batch (Produce v8+, KIP-467), so that a
- * client fails those records with the error and can retry the others, and the partition gets
- * Kafka's error: INVALID_TIMESTAMP if some record's timestamp is at fault, else
- * INVALID_RECORD, with Kafka's ErrorMessage. The records are read again (decompressed again,
- * bounded as the check was): this is the error path only. When the list does not fit the
- * request's arena it is left empty and the partition's error stands alone. */
-static int record_errors(struct arena *ar, const uint8_t *data, size_t len, size_t max_size,
-                         const struct record_batch *hdr, const struct partition_settings *set,
-                         int64_t now, const char *topic, int32_t index,
-                         struct PartitionProduceResponse *out)
+/* The records at fault of a batch, in order, as the pool's walk found them (walk_faults) for
+ * the loop to answer with (record_errors). */
+struct fault_at {
+    int32_t index;
+    int8_t kind; /* enum record_fault */
+    int64_t timestamp, offset;
+};
+
+struct fault_list {
+    struct fault_at *v; /* malloc()ed */
+    int32_t n;
+    bool done; /* walked: v and n are the answer */
+};
+
+/* Any thread: walks the batch's records (decompressing them, bounded as the check was) into
+ * `out`. A walk that fails (out of memory; a record_iter error would be a bug, the check
+ * having read these records already) leaves out->done false: the loop walks them itself. */
+static void walk_faults(const uint8_t *data, size_t len, size_t max_size,
+                        const struct record_batch *hdr, const struct fault_rules *r,
+                        struct fault_list *out)
 {
     struct record_iter it;
     struct record_item rec;
-    struct BatchIndexAndErrorMessage *errs = NULL;
-    const char *keyless = NULL, *first[3] = {NULL, NULL, NULL};
-    int32_t n = 0, first_index[3];
-    int64_t lo, hi;
-    bool timestamp = false;
     int rc;
 
-    timestamp_bounds(now, set, &lo, &hi);
-    if (hdr->record_count > 0)
-        errs = arena_alloc(ar, (size_t)hdr->record_count * sizeof *errs);
+    out->n = 0;
+    out->done = false;
+    out->v = hdr->record_count > 0 ? malloc((size_t)hdr->record_count * sizeof *out->v) : NULL;
+    if (out->v == NULL)
+        return;
     rc = record_iter_init(&it, data, len, max_size);
     for (int32_t i = 0; rc == 0 && (rc = record_iter_next(&it, &rec)) == 0; i++) {
-        const char *why;
-        int fault = record_fault(ar, &rec, hdr, set, lo, hi, topic, index,
-                                 n < RECORD_ERROR_MESSAGES, &keyless, &why);
-        if (fault == 0)
-            continue;
-        timestamp |= fault == ERR_INVALID_TIMESTAMP;
-        if (n < 3) {
-            first[n] = why;
-            first_index[n] = i;
-        }
-        if (errs != NULL && n < hdr->record_count)
-            errs[n] = (struct BatchIndexAndErrorMessage){i, (char *)why};
-        n++;
+        enum record_fault kind = record_fault_of(&rec, hdr, r);
+        if (kind != FAULT_NONE && out->n < hdr->record_count)
+            out->v[out->n++] = (struct fault_at){i, (int8_t)kind, rec.timestamp, rec.offset};
     }
     record_iter_close(&it);
-    /* The walk that found the faults read these records already: a record_iter error here
-     * would be a bug, but the batch is refused either way. */
-    if (errs != NULL) {
-        out->RecordErrors.v = errs;
-        out->RecordErrors.n = n;
+    out->done = rc == ERR_NOTFOUND;
+}
+
+/* record_errors' count of the records at fault so far. */
+struct fault_tally {
+    struct arena *ar;
+    const struct fault_rules *r;
+    const char *topic;
+    int32_t index;
+    struct BatchIndexAndErrorMessage *errs; /* NULL: the list did not fit */
+    int32_t cap, n;
+    const char *keyless; /* the compacted topic's message, made once */
+    const char *first[3];
+    int32_t first_index[3];
+    bool timestamp; /* some record's timestamp is at fault */
+};
+
+/* Counts record i at fault, with its message while fewer than RECORD_ERROR_MESSAGES have one. */
+static void tally_fault(struct fault_tally *t, int32_t i, enum record_fault kind, int64_t ts,
+                        int64_t offset)
+{
+    bool want = t->n < RECORD_ERROR_MESSAGES;
+    const char *why = NULL;
+
+    if (kind == FAULT_KEYLESS) {
+        if (want && t->keyless == NULL)
+            t->keyless = arena_printf(t->ar,
+                                      "Compacted topic cannot accept message without key in "
+                                      "topic partition %s-%d.",
+                                      t->topic, t->index);
+        why = want ? t->keyless : NULL;
+    } else if (kind == FAULT_LOG_APPEND_TIME) {
+        why = want ? "Producers may not set the timestamp type to LogAppendTime" : NULL;
+    } else if (want) {
+        why = arena_printf(t->ar,
+                           "Timestamp %lld of message with offset %lld is out of range. The "
+                           "timestamp should be within [%lld, %lld]",
+                           (long long)ts, (long long)offset, (long long)t->r->lo,
+                           (long long)t->r->hi);
     }
-    if (timestamp) {
+    t->timestamp |= kind != FAULT_KEYLESS;
+    if (t->n < 3) {
+        t->first[t->n] = why;
+        t->first_index[t->n] = i;
+    }
+    if (t->errs != NULL && t->n < t->cap)
+        t->errs[t->n] = (struct BatchIndexAndErrorMessage){i, (char *)why};
+    t->n++;
+}
+
+/* A batch some of whose records are at fault (faults_suspected said so): each is listed in
+ * out->RecordErrors by its index in the batch (Produce v8+, KIP-467), so that a client fails
+ * those records with the error and can retry the others, and the partition gets Kafka's
+ * error: INVALID_TIMESTAMP if some record's timestamp is at fault, else INVALID_RECORD, with
+ * Kafka's ErrorMessage. The records at fault are the pool's walk (`pre`), or read again here
+ * (decompressed again, bounded as the check was: the error path only). When the list does
+ * not fit the request's arena it is left empty and the partition's error stands alone. */
+static int record_errors(struct arena *ar, const uint8_t *data, size_t len, size_t max_size,
+                         const struct record_batch *hdr, const struct fault_rules *r,
+                         const char *topic, int32_t index, const struct fault_list *pre,
+                         struct PartitionProduceResponse *out)
+{
+    struct fault_tally t = {.ar = ar, .r = r, .topic = topic, .index = index};
+
+    if (hdr->record_count > 0) {
+        t.errs = arena_alloc(ar, (size_t)hdr->record_count * sizeof *t.errs);
+        t.cap = hdr->record_count;
+    }
+    if (pre != NULL) {
+        for (int32_t k = 0; k < pre->n; k++)
+            tally_fault(&t, pre->v[k].index, (enum record_fault)pre->v[k].kind, pre->v[k].timestamp,
+                        pre->v[k].offset);
+    } else {
+        struct record_iter it;
+        struct record_item rec;
+        int rc = record_iter_init(&it, data, len, max_size);
+        for (int32_t i = 0; rc == 0 && (rc = record_iter_next(&it, &rec)) == 0; i++) {
+            enum record_fault kind = record_fault_of(&rec, hdr, r);
+            if (kind != FAULT_NONE)
+                tally_fault(&t, i, kind, rec.timestamp, rec.offset);
+        }
+        record_iter_close(&it);
+        /* The walk that found the faults read these records already: a record_iter error
+         * here would be a bug, but the batch is refused either way. */
+    }
+    if (t.errs != NULL) {
+        out->RecordErrors.v = t.errs;
+        out->RecordErrors.n = t.n;
+    }
+    if (t.timestamp) {
         out->ErrorMessage = "One or more records have been rejected due to invalid timestamp";
         return ERR_INVALID_TIMESTAMP;
     }
     /* Kafka's text, with (at most) the first three errors as Java prints its RecordErrors. */
     const char *list = "";
-    for (int32_t k = 0; k < n && k < 3 && list != NULL; k++)
-        list = first[k] ? arena_printf(ar, "%s%sRecordError(batchIndex=%d, message='%s')", list,
-                                       k ? ", " : "", (int)first_index[k], first[k])
-                        : arena_printf(ar, "%s%sRecordError(batchIndex=%d, message=null)", list,
-                                       k ? ", " : "", (int)first_index[k]);
+    for (int32_t k = 0; k < t.n && k < 3 && list != NULL; k++)
+        list = t.first[k] ? arena_printf(ar, "%s%sRecordError(batchIndex=%d, message='%s')", list,
+                                         k ? ", " : "", (int)t.first_index[k], t.first[k])
+                          : arena_printf(ar, "%s%sRecordError(batchIndex=%d, message=null)", list,
+                                         k ? ", " : "", (int)t.first_index[k]);
     out->ErrorMessage = arena_printf(ar,
                                      "One or more records have been rejected due to %d record "
                                      "errors in total, and only showing the first three errors "
                                      "at most: [%s]",
-                                     (int)n, list ? list : "");
+                                     (int)t.n, list ? list : "");
     return ERR_INVALID_RECORD;
 }
 
@@ -160,11 +258,11 @@ static int record_errors(struct arena *ar, const uint8_t *data, size_t len, size
  * attribute bits with no meaning are dropped, as Kafka does when it rewrites the header. */
 static int check_batch(struct arena *ar, uint8_t *data, size_t len, size_t max_size,
                        struct record_batch *hdr, const struct record_scan *scan,
-                       const struct partition_settings *set, int64_t now, const char *topic,
-                       int32_t index, struct PartitionProduceResponse *out)
+                       const struct partition_settings *set, const struct fault_rules *rules,
+                       const struct fault_list *pre, const char *topic, int32_t index,
+                       struct PartitionProduceResponse *out)
 {
     int16_t attributes = (int16_t)(hdr->attributes & RECORD_ATTR_KNOWN);
-    int64_t lo, hi;
 
     if (hdr->attributes & RECORD_ATTR_CONTROL) {
         out->ErrorMessage = "Clients may not write control batches";
@@ -180,15 +278,8 @@ static int check_batch(struct arena *ar, uint8_t *data, size_t len, size_t max_s
                          hdr->base_sequence, (long long)hdr->producer_id);
         return ERR_INVALID_RECORD;
     }
-    /* Records at fault: keyless ones in a compacted topic (the cleaner keeps the latest
-     * record per key: a keyless one has no place), timestamps out of range with CreateTime
-     * (records with -1, none, are not checked, as in Kafka), and every record of a batch that
-     * claims LogAppendTime, which only the broker stamps. */
-    timestamp_bounds(now, set, &lo, &hi);
-    if ((set->compact && scan->null_key) || (hdr->attributes & RECORD_ATTR_LOG_APPEND_TIME) ||
-        (!set->log_append_time && ((scan->min_timestamp != INT64_MAX && scan->min_timestamp < lo) ||
-                                   scan->max_timestamp > hi)))
-        return record_errors(ar, data, len, max_size, hdr, set, now, topic, index, out);
+    if (faults_suspected(rules, hdr, scan))
+        return record_errors(ar, data, len, max_size, hdr, rules, topic, index, pre, out);
     if (!set->log_append_time) {
         if (hdr->max_timestamp != scan->max_timestamp || attributes != hdr->attributes) {
             record_batch_set_max_timestamp(data, attributes, scan->max_timestamp);
@@ -219,8 +310,11 @@ struct produce_precheck {
     size_t nlen;
     uint8_t *taken; /* once taken: the rewrite in the arena (a re-run after verification) */
     size_t taken_len;
-    bool legacy;        /* data and len are a message set to convert first */
-    const uint8_t *src; /* the message set, as it arrived */
+    bool used;                /* check_records took this result */
+    struct fault_rules rules; /* as of the request's arrival, for the walk below */
+    struct fault_list faults; /* the records at fault, when the check's summary shows some */
+    bool legacy;              /* data and len are a message set to convert first */
+    const uint8_t *src;       /* the message set, as it arrived */
     size_t src_len;
     int conv_rc;
     uint8_t *conv; /* the converted batch, malloc()ed, until taken */
@@ -340,6 +434,7 @@ static int check_records(struct arena *ar, const struct partition_settings *set,
         pc->max_size == max_size && pc->compression == set->compression) {
         *hdr = pc->hdr;
         *scan = pc->scan;
+        pc->used = true;
         if (pc->taken != NULL) {
             *data = pc->taken;
             *len = pc->taken_len;
@@ -691,8 +786,18 @@ static void produce_partition(struct broker *b, struct net_session *sess, struct
         rc = ERR_INVALID_RECORD;
         out->ErrorMessage = "A produced batch must hold at least one record";
     }
-    if (rc == 0)
-        rc = check_batch(ar, data, len, max_size, &hdr, &scan, set, now, topic, in->Index, out);
+    if (rc == 0) {
+        /* The pool walked the records at fault already when it checked these bytes under
+         * these rules. */
+        struct fault_rules rules;
+        fault_rules_of(set, now, &rules);
+        const struct fault_list *pre =
+            pc != NULL && pc->used && pc->faults.done && fault_rules_equal(&pc->rules, &rules)
+                ? &pc->faults
+                : NULL;
+        rc = check_batch(ar, data, len, max_size, &hdr, &scan, set, &rules, pre, topic, in->Index,
+                         out);
+    }
     if (rc != 0) {
         out->ErrorCode = (int16_t)err_wire(rc);
         count_rejected(b, topic, rc);
@@ -995,7 +1100,7 @@ struct produce_job {
  * magic 0/1 message set of Produce v0-2, whose wrappers may be compressed), and if so the
  * limits the check needs. A partition turned away before its check (not led here, too
  * large, zstd before v7) is left to produce_partition. */
-static void precheck_prepare(struct broker *b, int16_t version, const char *topic,
+static void precheck_prepare(struct broker *b, int16_t version, const char *topic, int64_t now,
                              struct produce_precheck *pc)
 {
     const uint8_t *d = (const uint8_t *)pc->in->Records.data;
@@ -1009,6 +1114,7 @@ static void precheck_prepare(struct broker *b, int16_t version, const char *topi
         return;
     const struct partition_settings *set = partition_settings(p);
     size_t max_size = set->max_message_bytes > 0 ? (size_t)set->max_message_bytes : 0;
+    fault_rules_of(set, now, &pc->rules);
     if (magic < 2) {
         pc->legacy = true;
         pc->src = d;
@@ -1047,6 +1153,9 @@ static void precheck_run(uv_work_t *w)
         }
         pc->rc = check_records_run(pc->data, pc->len, pc->max_size, pc->compression, &pc->hdr,
                                    &pc->scan, &pc->nb, &pc->nlen);
+        /* The error path's walk too (record_errors), over the same records. */
+        if (pc->rc == 0 && faults_suspected(&pc->rules, &pc->hdr, &pc->scan))
+            walk_faults(pc->data, pc->len, pc->max_size, &pc->hdr, &pc->rules, &pc->faults);
     }
 }
 
@@ -1083,6 +1192,8 @@ static void produce_run(struct produce_job *job)
         job->pcs[k].nb = NULL;
         free(job->pcs[k].conv);
         job->pcs[k].conv = NULL;
+        free(job->pcs[k].faults.v);
+        job->pcs[k].faults = (struct fault_list){0};
     }
     if (job->pv != NULL && job->pv->n > 0) {
         broker_txn_verify(b, rq->TransactionalId, job->pv->producer_id, job->pv->epoch,
@@ -1199,7 +1310,7 @@ void broker_produce(struct broker *b, struct net_request *req)
              * hold. */
             if ((acks == 0 || acks == 1 || acks == -1) && job->topic_error[i] == 0 &&
                 req->session->listener != NULL) {
-                precheck_prepare(b, req->hdr.RequestApiVersion, td->Name ? td->Name : "",
+                precheck_prepare(b, req->hdr.RequestApiVersion, td->Name ? td->Name : "", job->now,
                                  &job->pcs[k]);
                 pool = pool || job->pcs[k].wanted;
             }

@@ -208,3 +208,36 @@ def test_old_message_sets_are_converted_on_the_pool_in_order(broker_factory):
     assert codec_calls == 0, (
         "%d compressions or decompressions of produced batches ran on the event loop" %
         codec_calls)
+
+
+def test_record_errors_of_a_compressed_batch_are_walked_on_the_pool(broker_factory):
+    """A compressed batch whose records are at fault is refused with each of them listed
+    (RecordErrors, KIP-467): reading them again for the list decompresses the batch again,
+    which is the pool's work too, done with the check. Keyless records in a compacted topic and
+    timestamps out of range, gzip; the answers are test_record_errors' own."""
+    from test_record_errors import INVALID_RECORD, INVALID_TIMESTAMP, KEYLESS, gzip_batch, now_ms
+    mport = harness.free_port()
+    b = broker_factory(settings={"metrics.listener": "127.0.0.1:%d" % mport})
+    harness.create_topics(b, [("pool-compact", 1, {"cleanup.policy": "compact"}),
+                              ("pool-ts", 1, {"message.timestamp.before.max.ms": "3600000"})])
+    keyless = [(None if i in KEYLESS else b"k%d" % i, b"v%d" % i) for i in range(100)]
+    now = now_ms()
+    ts = [now] * 20
+    ts[4] = ts[11] = now - 2 * 3600000
+    before = scrape(mport, "tally_test_loop_codec_calls")
+    with b.conn(timeout=60) as c:
+        d = c.produce({"pool-compact": {0: gzip_batch(keyless)}}, acks=-1,
+                      version=9)[("pool-compact", 0)]
+        assert d["error"] == INVALID_RECORD, d
+        assert [i for i, _m in d["record_errors"]] == KEYLESS, d
+        assert all("without key" in m for _i, m in d["record_errors"]), d
+        d = c.produce({"pool-ts": {0: gzip_batch([(b"k%d" % i, b"v") for i in range(20)], ts)}},
+                      acks=-1, version=9)[("pool-ts", 0)]
+        assert d["error"] == INVALID_TIMESTAMP, d
+        assert [i for i, _m in d["record_errors"]] == [4, 11], d
+        assert d["record_errors"][0][1].startswith("Timestamp %d of message with offset 4 " %
+                                                   ts[4]), d
+    codec_calls = scrape(mport, "tally_test_loop_codec_calls") - before
+    assert codec_calls == 0, (
+        "%d compressions or decompressions of produced batches ran on the event loop" %
+        codec_calls)
