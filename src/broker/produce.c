@@ -114,35 +114,52 @@ struct fault_at {
 };
 
 struct fault_list {
-    struct fault_at *v; /* malloc()ed */
-    int32_t n;
+    struct fault_at *v; /* malloc()ed, room for cap */
+    int32_t n, cap;
     bool done; /* walked: v and n are the answer */
 };
 
-/* Any thread: walks the batch's records (decompressing them, bounded as the check was) into
- * `out`. A walk that fails (out of memory; a record_iter error would be a bug, the check
- * having read these records already) leaves out->done false: the loop walks them itself. */
+/* Any thread: calls fn for each record of the batch at fault, in order (decompressing them,
+ * bounded as the check was). ERR_NOTFOUND once every record was read; another error (out of
+ * memory; a record_iter error would be a bug, the check having read these records already)
+ * when the walk stopped short. */
+static int each_fault(const uint8_t *data, size_t len, size_t max_size,
+                      const struct record_batch *hdr, const struct fault_rules *r,
+                      void (*fn)(void *arg, int32_t i, enum record_fault kind,
+                                 const struct record_item *rec),
+                      void *arg)
+{
+    struct record_iter it;
+    struct record_item rec;
+    int rc = record_iter_init(&it, data, len, max_size);
+    for (int32_t i = 0; rc == 0 && (rc = record_iter_next(&it, &rec)) == 0; i++) {
+        enum record_fault kind = record_fault_of(&rec, hdr, r);
+        if (kind != FAULT_NONE)
+            fn(arg, i, kind, &rec);
+    }
+    record_iter_close(&it);
+    return rc;
+}
+
+static void list_fault(void *arg, int32_t i, enum record_fault kind, const struct record_item *rec)
+{
+    struct fault_list *out = arg;
+    if (out->n < out->cap)
+        out->v[out->n++] = (struct fault_at){i, (int8_t)kind, rec->timestamp, rec->offset};
+}
+
+/* Any thread: the pool's walk of the records at fault into `out`. A walk that stops short
+ * leaves out->done false: the loop walks them itself. */
 static void walk_faults(const uint8_t *data, size_t len, size_t max_size,
                         const struct record_batch *hdr, const struct fault_rules *r,
                         struct fault_list *out)
 {
-    struct record_iter it;
-    struct record_item rec;
-    int rc;
-
     out->n = 0;
     out->done = false;
-    out->v = hdr->record_count > 0 ? malloc((size_t)hdr->record_count * sizeof *out->v) : NULL;
-    if (out->v == NULL)
-        return;
-    rc = record_iter_init(&it, data, len, max_size);
-    for (int32_t i = 0; rc == 0 && (rc = record_iter_next(&it, &rec)) == 0; i++) {
-        enum record_fault kind = record_fault_of(&rec, hdr, r);
-        if (kind != FAULT_NONE && out->n < hdr->record_count)
-            out->v[out->n++] = (struct fault_at){i, (int8_t)kind, rec.timestamp, rec.offset};
-    }
-    record_iter_close(&it);
-    out->done = rc == ERR_NOTFOUND;
+    out->cap = hdr->record_count;
+    out->v = out->cap > 0 ? malloc((size_t)out->cap * sizeof *out->v) : NULL;
+    if (out->v != NULL)
+        out->done = each_fault(data, len, max_size, hdr, r, list_fault, out) == ERR_NOTFOUND;
 }
 
 /* record_errors' count of the records at fault so far. */
@@ -192,6 +209,12 @@ static void tally_fault(struct fault_tally *t, int32_t i, enum record_fault kind
     t->n++;
 }
 
+static void tally_record(void *arg, int32_t i, enum record_fault kind,
+                         const struct record_item *rec)
+{
+    tally_fault(arg, i, kind, rec->timestamp, rec->offset);
+}
+
 /* A batch some of whose records are at fault (faults_suspected said so): each is listed in
  * out->RecordErrors by its index in the batch (Produce v8+, KIP-467), so that a client fails
  * those records with the error and can retry the others, and the partition gets Kafka's
@@ -215,17 +238,9 @@ static int record_errors(struct arena *ar, const uint8_t *data, size_t len, size
             tally_fault(&t, pre->v[k].index, (enum record_fault)pre->v[k].kind, pre->v[k].timestamp,
                         pre->v[k].offset);
     } else {
-        struct record_iter it;
-        struct record_item rec;
-        int rc = record_iter_init(&it, data, len, max_size);
-        for (int32_t i = 0; rc == 0 && (rc = record_iter_next(&it, &rec)) == 0; i++) {
-            enum record_fault kind = record_fault_of(&rec, hdr, r);
-            if (kind != FAULT_NONE)
-                tally_fault(&t, i, kind, rec.timestamp, rec.offset);
-        }
-        record_iter_close(&it);
         /* The walk that found the faults read these records already: a record_iter error
          * here would be a bug, but the batch is refused either way. */
+        (void)each_fault(data, len, max_size, hdr, r, tally_record, &t);
     }
     if (t.errs != NULL) {
         out->RecordErrors.v = t.errs;
