@@ -345,32 +345,46 @@ static bool cluster_settled(struct run *r)
     if (r->meta == NULL || r->o->broker_settle_ms <= 0)
         return true;
     const struct rd_kafka_metadata *md = NULL;
+    char why[160] = "no Metadata answer";
     bool ok = rd_kafka_metadata(r->meta, 1, NULL, &md, 5000) == 0;
-    if (ok && r->o->tally_cluster != NULL && md->broker_cnt < r->nbrokers)
+    if (ok && r->o->tally_cluster != NULL && md->broker_cnt < r->nbrokers) {
+        snprintf(why, sizeof why, "%d of the %d brokers in the Metadata", md->broker_cnt,
+                 r->nbrokers);
         ok = false;
+    }
     const char *topics[] = {r->in, r->out, "__consumer_offsets", "__transaction_state"};
     for (size_t i = 0; ok && i < sizeof topics / sizeof *topics; i++) {
         const struct rd_kafka_metadata_topic *t = md_topic(md, topics[i]);
         for (int j = 0; ok && t != NULL && j < t->partition_cnt; j++) {
             const struct rd_kafka_metadata_partition *pt = &t->partitions[j];
             ok = pt->err == 0 && pt->leader >= 0 && pt->isr_cnt >= pt->replica_cnt;
+            if (!ok)
+                snprintf(why, sizeof why, "%s-%d: error %d, leader %d, ISR %d of %d replicas",
+                         topics[i], pt->id, pt->err, pt->leader, pt->isr_cnt, pt->replica_cnt);
         }
     }
     if (md != NULL)
         rd_kafka_metadata_destroy(md);
     int64_t now = mono_ms();
     if (ok) {
+        /* A long wait is worth a line: on a slow machine it is what delays the faults. */
+        if (r->unsettled_since != 0 && now - r->unsettled_since >= 10000)
+            fprintf(stderr,
+                    "verify: %7.1f s  the cluster settled after %.1f s (last missing: %s)\n",
+                    verify_since(r), (double)(now - r->unsettled_since) / 1000.0, r->unsettled_why);
         r->unsettled_since = 0;
         return true;
     }
+    snprintf(r->unsettled_why, sizeof r->unsettled_why, "%s", why);
     if (r->unsettled_since == 0)
         r->unsettled_since = now;
     if (now - r->unsettled_since < r->o->broker_settle_ms)
         return false;
     fprintf(stderr,
             "verify: %7.1f s  the cluster has not settled (a partition without a leader or "
-            "its whole ISR, or a broker missing) for %d ms; the next broker fault goes now\n",
-            verify_since(r), r->o->broker_settle_ms);
+            "its whole ISR, or a broker missing) for %d ms, last seen: %s; the next broker "
+            "fault goes now\n",
+            verify_since(r), r->o->broker_settle_ms, why);
     r->unsettled_since = 0;
     return true;
 }

@@ -142,6 +142,7 @@ struct run {
     rd_kafka_t *meta;             /* Metadata for broker targets and settling; NULL: none */
     char security[PATH_MAX + 32]; /* the copiers' --command-config ("": none set) */
     int64_t unsettled_since;      /* first look at a cluster not settled yet (0: settled) */
+    char unsettled_why[160];      /* what the last look at it found missing */
 };
 
 /* Seconds since the copy phase started. */

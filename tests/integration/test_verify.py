@@ -168,10 +168,16 @@ def test_verify_on_the_three_node_cluster_finds_nothing(tmp_path):
     if why:
         pytest.skip(why)
     chaos.TALLYD, chaos.TALLY = harness.TALLYD, harness.TALLY
+    # About 90 s here; a broker fault waits (up to 60 s each) for the cluster to recover from
+    # the one before, and on a slow machine the ASan brokers take longer to catch up: the
+    # last fault once did not come within 170 s. The limit is for a cluster that never
+    # recovers, whose faults then never all come (asserted below).
     res = chaos.run_scenario("cluster-short", str(tmp_path / "chaos"), seed=5, quiet=True,
-                             max_seconds=170)
-    detail = res.get("output", "") + "\n" + \
-        open(str(tmp_path / "chaos" / "verify.log")).read()[-6000:]
+                             max_seconds=300)
+    # The events of the run (faults, exits, waits), without the progress line of every second.
+    with open(str(tmp_path / "chaos" / "verify.log")) as f:
+        events = "".join(line for line in f if "  copied " not in line)
+    detail = res.get("output", "") + "\n" + events[-6000:]
     assert res["ok"], detail
     rep = res["report"]
     assert rep["report"]["verdict"] == "pass" and rep["report"]["incomplete"] == [], detail
