@@ -703,6 +703,31 @@ static void count_rejected(struct broker *b, const char *topic, int rc)
  * not NULL, records there what acks=all waits for. With `pv`, a transactional batch whose
  * transaction this partition does not know yet is parked there instead (verification).
  * `verified`: the second run of a batch that waited for verification (counted already). */
+/* Why a sequence that does not follow (OUT_OF_ORDER_SEQUENCE_NUMBER, UNKNOWN_PRODUCER_ID) is
+ * answered NOT_LEADER_OR_FOLLOWER instead, or NULL when it is not. Either answer would make
+ * librdkafka's idempotent producer give up on the order it holds; NOT_LEADER_OR_FOLLOWER
+ * makes it look for the leader again and send what it holds once more, in order.
+ * - On a leader cut off from the controller for a session: the producer has most likely
+ *   written to the leader that replaced this one (a client that believed this broker's stale
+ *   Metadata came back).
+ * - On a leader that took over moments ago and has not heard from the producer in its epoch:
+ *   the gap may be batches sent to the previous leader and turned away there, when it lost
+ *   the leadership before they were covered. Kafka answers the sequence error; librdkafka
+ *   2.0.2 then bumps its producer epoch and renumbers, on every partition, each batch it
+ *   holds as not written — among them a batch turned away with NOT_LEADER_OR_FOLLOWER on
+ *   another partition though it was appended there and replicated, which the new leader
+ *   then appends a second time (a duplicate, seen in test_replication_matrix[clean_bounce]).
+ *   Retried in order, the turned-away batches come first and close the gap. */
+static const char *sequence_error_moved(struct broker *b, struct partition *p,
+                                        const struct record_batch *hdr)
+{
+    if (b->out_of_touch != NULL && b->out_of_touch(b->out_of_touch_arg))
+        return "while out of touch with the controller";
+    if (partition_gap_from_before(p, hdr, tclock_mono_ms(b->clock)))
+        return "from a producer not heard from since this leader took over";
+    return NULL;
+}
+
 static void produce_partition(struct broker *b, struct net_session *sess, struct arena *ar,
                               int16_t version, const char *topic, struct PartitionProduceData *in,
                               struct PartitionProduceResponse *out, int64_t now,
@@ -718,6 +743,7 @@ static void produce_partition(struct broker *b, struct net_session *sess, struct
     size_t len = in->Records.len > 0 ? (size_t)in->Records.len : 0;
     size_t max_size;
     int64_t base, append_time;
+    const char *moved;
     int rc;
 
     out->Index = in->Index;
@@ -844,18 +870,13 @@ static void produce_partition(struct broker *b, struct net_session *sess, struct
         goto wait;
     }
     if ((rc == ERR_OUT_OF_ORDER_SEQUENCE_NUMBER || rc == ERR_UNKNOWN_PRODUCER_ID) &&
-        b->out_of_touch != NULL && b->out_of_touch(b->out_of_touch_arg)) {
-        /* A sequence that does not follow, on a leader cut off from the controller for a
-         * session: the producer has most likely written to the leader that replaced this one
-         * (a client that believed this broker's stale Metadata came back). The sequence
-         * answer would be fatal to librdkafka's idempotent producer; NOT_LEADER_OR_FOLLOWER
-         * makes it look for the leader again, which is what it must do. */
+        (moved = sequence_error_moved(b, p, &hdr)) != NULL) {
         static struct slog_limit lim;
         slog_warn_limited(&lim, 10000, "broker",
-                          "produce to %s-%d from producer %lld seq %d: %s while out of touch "
-                          "with the controller: answered NOT_LEADER_OR_FOLLOWER",
+                          "produce to %s-%d from producer %lld seq %d: %s %s: answered "
+                          "NOT_LEADER_OR_FOLLOWER",
                           topic, in->Index, (long long)hdr.producer_id, hdr.base_sequence,
-                          err_name(rc));
+                          err_name(rc), moved);
         out->ErrorCode = ERR_NOT_LEADER_OR_FOLLOWER;
         count_rejected(b, topic, rc);
         /* The next batch may be judged once this broker is in touch again: it must not find

@@ -1286,6 +1286,21 @@ size_t partition_idle_txns(const struct partition *p, int64_t older_than_ms,
     return k;
 }
 
+bool partition_gap_from_before(const struct partition *p, const struct record_batch *hdr,
+                               int64_t now_ms)
+{
+    int64_t since = psm_took_over_ms(p->sm);
+    if (since < 0 || now_ms - since >= PARTITION_TAKEOVER_GRACE_MS || hdr->producer_id < 0)
+        return false;
+    const struct pstate_producer *pr = pstate_get(p->pstate, hdr->producer_id);
+    if (pr == NULL || pr->n_batches == 0)
+        return true;
+    const struct pstate_batch *last = &pr->batches[pr->n_batches - 1];
+    if (last->last_offset >= psm_epoch_start_offset(p->sm))
+        return false; /* it wrote here in this epoch: the gap is its own */
+    return hdr->producer_epoch != pr->epoch || hdr->base_sequence > last->last_seq;
+}
+
 int partition_abort_txn(struct partition *p, int64_t producer_id, int64_t first_offset,
                         int64_t older_than_ms)
 {

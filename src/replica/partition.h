@@ -219,6 +219,22 @@ bool partition_verify_done(struct partition *p, int64_t producer_id, int16_t epo
 bool partition_verify_park(struct partition *p, int64_t producer_id, int delta);
 uint32_t partition_verify_parked(const struct partition *p, int64_t producer_id);
 
+/* How long a leader that took over from another broker treats a sequence gap of a producer
+ * it has not heard from in its epoch as batches still on their way from the previous leader
+ * (partition_gap_from_before): clients' default request.timeout.ms, by which such a batch is
+ * answered or given up. */
+#define PARTITION_TAKEOVER_GRACE_MS 30000
+
+/* Whether a batch partition_append refused with OUT_OF_ORDER_SEQUENCE_NUMBER or
+ * UNKNOWN_PRODUCER_ID may be a producer's batch sent after others that went to the previous
+ * leader and were turned away there (NOT_LEADER_OR_FOLLOWER, or the connection closed): this
+ * broker took the leadership over from another broker less than PARTITION_TAKEOVER_GRACE_MS
+ * before `now_ms` (monotonic), nothing of the producer was appended in its epoch, and the
+ * batch's sequence lies past the last one known here (a gap, a new producer epoch not starting
+ * at 0, or a producer not known here at all) rather than at or below it. */
+bool partition_gap_from_before(const struct partition *p, const struct record_batch *hdr,
+                               int64_t now_ms);
+
 /* Appends one validated batch (see log_append). A control batch (a COMMIT/ABORT marker:
  * partition_write_marker builds them; clients may not send them) is checked with
  * pstate_check_marker and closes the producer's transaction. A batch with a producer id is first

@@ -45,6 +45,9 @@ struct partition_sm {
 
     int64_t log_start, log_end, hw;
     int64_t epoch_start; /* leader: its log end when the current leader epoch began; else -1 */
+    /* Leader: when its epoch began, if it took the leadership over from another broker then
+     * (now_ms of that apply); else -1. */
+    int64_t took_over_ms;
     /* follower: the leader refused LastFetchedEpoch (it knows no epoch at or below it): the
      * next fetch goes without it (psm_out_of_range) */
     bool skip_epoch_check;
@@ -314,6 +317,7 @@ struct partition_sm *psm_new(int32_t node_id, const struct psm_config *cfg,
     sm->recovery = PSM_RECOVERED;
     sm->hw = hw > 0 ? hw : 0;
     sm->epoch_start = -1;
+    sm->took_over_ms = -1;
     return sm;
 }
 
@@ -444,12 +448,14 @@ static void apply(struct partition_sm *sm, const struct psm_assignment *a, int64
 
     if (role != PSM_LEADER) {
         sm->epoch_start = -1;
+        sm->took_over_ms = -1;
         return;
     }
     if (old_role != PSM_LEADER || a->leader_epoch != old_epoch) {
         /* A new leader epoch: it starts at the log end, no follower position from before
          * counts, and every ISR member is given a full lag period to show up. */
         sm->epoch_start = sm->log_end;
+        sm->took_over_ms = old_leader >= 0 && old_leader != sm->node_id ? now_ms : -1;
         for (int32_t i = 0; i < sm->n_replicas; i++) {
             fresh_follower(&sm->followers[i]);
             if (contains(sm->isr, sm->n_isr, sm->replicas[i]))
@@ -648,6 +654,11 @@ bool psm_hw_covers_epoch_start(const struct partition_sm *sm)
 int64_t psm_epoch_start_offset(const struct partition_sm *sm)
 {
     return sm->role == PSM_LEADER ? sm->epoch_start : -1;
+}
+
+int64_t psm_took_over_ms(const struct partition_sm *sm)
+{
+    return sm->role == PSM_LEADER ? sm->took_over_ms : -1;
 }
 
 /* ---- follower -------------------------------------------------------------------------- */

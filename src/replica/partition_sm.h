@@ -224,6 +224,11 @@ void psm_alter_answered(struct partition_sm *sm, int16_t err, const struct psm_a
  * leader's). False when not the leader; psm_epoch_start_offset is then -1. */
 bool psm_hw_covers_epoch_start(const struct partition_sm *sm);
 int64_t psm_epoch_start_offset(const struct partition_sm *sm);
+/* When this broker took the leadership over from another broker (the now_ms of the psm_apply
+ * that began the current leader epoch, when the leader before it was another broker); -1
+ * when not the leader, or when its epoch followed no other broker's (the first leader, a
+ * restart, the same broker again). */
+int64_t psm_took_over_ms(const struct partition_sm *sm);
 
 /* ---- follower -------------------------------------------------------------------------- */
 

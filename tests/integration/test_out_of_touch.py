@@ -64,12 +64,13 @@ def test_out_of_touch_leader_answers_a_sequence_gap_with_not_leader(cl):
             cl.resume_node(1)
     # In touch again: the sequence error comes back, from whichever broker leads once every
     # broker is unfenced (the resumed controller may first fence the brokers whose sessions
-    # ran out on its clock while it stood still, and move the leadership to 3).
+    # ran out on its clock while it stood still, and move the leadership to 3; a leader that
+    # took over answers a gap NOT_LEADER_OR_FOLLOWER for 30 s more: test_takeover_gap.py).
     cl.wait_healthy(60)
     leader = cl.wait_leader(topic, 0)
     with cl[leader].conn() as c:
         q = Idem(c, topic, p.pid)
-        clu.wait_for(lambda: q.send(5, 1)[0] == kp.OUT_OF_ORDER_SEQUENCE_NUMBER, 30,
+        clu.wait_for(lambda: q.send(5, 1)[0] == kp.OUT_OF_ORDER_SEQUENCE_NUMBER, 70,
                      "the sequence error from leader %d after the controller came back" % leader)
         assert q.ok(2, 1) == end
     assert leo(cl[leader], topic) == end + 1

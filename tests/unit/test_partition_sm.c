@@ -211,6 +211,35 @@ TEST(partition_sm_hw_on_one_replica_follows_the_log_end)
     psm_free(sm);
 }
 
+/* psm_took_over_ms: the time of the apply that made this broker leader after another one,
+ * and only that (produce.c answers a fresh sequence gap NOT_LEADER_OR_FOLLOWER meanwhile). */
+TEST(partition_sm_took_over_only_when_the_leader_before_was_another_broker)
+{
+    struct fake fk;
+    struct psm_effects fx;
+    struct partition_sm *sm = mk(&fk, 1, 1, 0, 0);
+    REQUIRE(sm);
+    /* The first leader (at creation, or after a restart): no one to take over from. */
+    assign(sm, 1, 0, 0, "1,2", "1,2", 100, &fx);
+    CHECK_EQ_INT(psm_role(sm), PSM_LEADER);
+    CHECK_EQ_INT(psm_took_over_ms(sm), -1);
+    /* Broker 2 leads; then 1 again, from 2. */
+    assign(sm, 2, 1, 1, "1,2", "1,2", 200, &fx);
+    CHECK_EQ_INT(psm_took_over_ms(sm), -1);
+    assign(sm, 1, 2, 2, "1,2", "1,2", 300, &fx);
+    CHECK_EQ_INT(psm_took_over_ms(sm), 300);
+    /* An ISR change within the epoch changes nothing. */
+    assign(sm, 1, 2, 3, "1,2", "1", 400, &fx);
+    CHECK_EQ_INT(psm_took_over_ms(sm), 300);
+    /* A new epoch with itself as the leader before: not a takeover. */
+    assign(sm, 1, 3, 4, "1,2", "1", 500, &fx);
+    CHECK_EQ_INT(psm_took_over_ms(sm), -1);
+    /* Not the leader: -1. */
+    assign(sm, 2, 4, 5, "1,2", "1,2", 600, &fx);
+    CHECK_EQ_INT(psm_took_over_ms(sm), -1);
+    psm_free(sm);
+}
+
 TEST(partition_sm_hw_is_the_min_log_end_over_the_isr)
 {
     struct fake fk;
