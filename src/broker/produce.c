@@ -698,11 +698,6 @@ static void count_rejected(struct broker *b, const char *topic, int rc)
         metrics_add(metrics_series2(b->m_rejected, topic, broker_reject_reason(rc)), 1);
 }
 
-/* Appends one partition's records; fills `out` (ErrorCode, offsets) and may set a message.
- * When the batch is in the log (appended now or earlier, for an exact retry) and `wait` is
- * not NULL, records there what acks=all waits for. With `pv`, a transactional batch whose
- * transaction this partition does not know yet is parked there instead (verification).
- * `verified`: the second run of a batch that waited for verification (counted already). */
 /* Why a sequence that does not follow (OUT_OF_ORDER_SEQUENCE_NUMBER, UNKNOWN_PRODUCER_ID) is
  * answered NOT_LEADER_OR_FOLLOWER instead, or NULL when it is not. Either answer would make
  * librdkafka's idempotent producer give up on the order it holds; NOT_LEADER_OR_FOLLOWER
@@ -728,6 +723,11 @@ static const char *sequence_error_moved(struct broker *b, struct partition *p,
     return NULL;
 }
 
+/* Appends one partition's records; fills `out` (ErrorCode, offsets) and may set a message.
+ * When the batch is in the log (appended now or earlier, for an exact retry) and `wait` is
+ * not NULL, records there what acks=all waits for. With `pv`, a transactional batch whose
+ * transaction this partition does not know yet is parked there instead (verification).
+ * `verified`: the second run of a batch that waited for verification (counted already). */
 static void produce_partition(struct broker *b, struct net_session *sess, struct arena *ar,
                               int16_t version, const char *topic, struct PartitionProduceData *in,
                               struct PartitionProduceResponse *out, int64_t now,
