@@ -20,7 +20,10 @@ produced.
 Nothing here depends on pytest; the tests' fixture calls Cluster.shutdown and, on a
 failure, Cluster.dump_logs.
 """
+import collections
+import logging
 import os
+import re
 import signal
 import threading
 import time
@@ -481,6 +484,17 @@ def seq_of(value):
     return int(value.split(b"-")[1])
 
 
+class _LinesHandler(logging.Handler):
+    """A logging handler that keeps each record's text in a bounded deque."""
+
+    def __init__(self, lines):
+        super().__init__()
+        self.lines = lines
+
+    def emit(self, record):
+        self.lines.append(record.getMessage())
+
+
 class AckedProducer:
     """A confluent-kafka producer (idempotent, acks=all unless conf says otherwise) on its
     own thread, producing to each of `partitions` in turn: record k of partition p has the
@@ -500,15 +514,23 @@ class AckedProducer:
         self.errors = []
         c["error_cb"] = self._on_error
         # TALLY_TEST_RDKAFKA_DEBUG=eos,msg,... writes librdkafka's debug log to the file
-        # TALLY_TEST_RDKAFKA_LOG names (off by default: for looking into a failure).
+        # TALLY_TEST_RDKAFKA_LOG names (off by default: for looking into a failure). Without
+        # it, the idempotence lines (debug=eos: a few dozen a run — sequence errors, drains,
+        # epoch bumps) are kept in memory: a failure shows what the client did about the
+        # broker's answers (finish_check).
+        import logging
+        log = logging.getLogger("rdkafka-%s-%x" % (topic, id(self)))
+        log.propagate = False
+        log.setLevel(logging.DEBUG)
         debug = os.environ.get("TALLY_TEST_RDKAFKA_DEBUG")
+        self.eos_lines = collections.deque(maxlen=400)
         if debug:
-            import logging
-            log = logging.getLogger("rdkafka-%s" % topic)
             log.addHandler(logging.FileHandler(
                 os.environ.get("TALLY_TEST_RDKAFKA_LOG", "/tmp/rdkafka-debug.log")))
-            log.setLevel(logging.DEBUG)
-            c.update({"debug": debug, "log_level": 7, "logger": log})
+        else:
+            debug = "eos"
+            log.addHandler(_LinesHandler(self.eos_lines))
+        c.update({"debug": debug, "log_level": 7, "logger": log})
         self.p = Producer(c)
         self.acked = {p: [] for p in range(partitions)}
         self.offsets = {p: [] for p in range(partitions)}
@@ -812,5 +834,12 @@ def finish_check(cl, topic, partitions, prod, tail, summary):
     summary.update(acked=prod.n_acked(), sent=prod.sent,
                    records=sum(len(v) for v in records.values()))
     if problems:
+        # What the client did about the brokers' answers: its sequence errors, drains and
+        # producer-epoch bumps (a bump renumbers every batch it holds as not written).
+        eos = [x for x in prod.eos_lines
+               if re.search(r"ERRSEQ|UNKPID|DUPSEQ|DRAIN|NEWPID|IDEMPSTATE|bump", x)]
+        if eos:
+            problems.append("the producer's idempotence log (librdkafka debug=eos):\n  " +
+                            "\n  ".join(eos[-40:]))
         raise ClusterError("%s: %s" % (summary, "\n".join(problems)))
     return summary
