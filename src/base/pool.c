@@ -4,7 +4,10 @@
 #include "base/pool.h"
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #define JOB_OF(w) ((struct pool_job *)(void *)((char *)(w)-offsetof(struct pool_job, work)))
 
@@ -27,10 +30,25 @@ static void observe(_Atomic uint64_t *counts, _Atomic uint64_t *sum, uint64_t ns
     atomic_fetch_add_explicit(sum, ns, memory_order_relaxed);
 }
 
+/* On a pool thread, once per thread (pool.h, POOL_NICE). A failure leaves the thread as it
+ * was: the priority is a preference, not a requirement. */
+static void lower_this_thread(void)
+{
+    static _Thread_local bool lowered;
+    if (lowered)
+        return;
+    lowered = true;
+    /* The nice value is per thread on Linux: PRIO_PROCESS with a thread id names the thread. */
+    id_t tid = (id_t)gettid();
+    int now = getpriority(PRIO_PROCESS, tid);
+    (void)setpriority(PRIO_PROCESS, tid, now + POOL_NICE);
+}
+
 /* On a pool thread. */
 static void job_run(uv_work_t *w)
 {
     struct pool_job *job = JOB_OF(w);
+    lower_this_thread();
     uint64_t t0 = uv_hrtime();
     atomic_store_explicit(&job->started, 1, memory_order_relaxed);
     atomic_fetch_sub_explicit(&queued, 1, memory_order_relaxed);

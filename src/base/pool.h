@@ -8,7 +8,14 @@
  * Use: embed a struct pool_job where a uv_work_t was, set job.work.data as before, and call
  * pool_submit(loop, &x->job, run, done) where uv_queue_work(loop, &x->w, run, done) was. run
  * and done receive &job->work, as libuv's callbacks do; done runs on the loop with libuv's
- * status (UV_ECANCELED after a uv_cancel(&job->work) that caught it before it started). */
+ * status (UV_ECANCELED after a uv_cancel(&job->work) that caught it before it started).
+ *
+ * Each pool thread lowers its own CPU priority by POOL_NICE before its first task: the pool's
+ * CPU-heavy work (decompressing a batch for a look-up, recompressing, cleaning a segment,
+ * warming a cold range) then yields the CPU to the event loop, which answers every client,
+ * whenever both want it; with a CPU to spare nothing changes. Without it, eight pool threads
+ * decompressing on two CPUs held the loop off the CPU for up to 100 ms (bench/timers.py,
+ * api_versions_during_lookups). */
 #ifndef TALLY_BASE_POOL_H
 #define TALLY_BASE_POOL_H
 
@@ -16,6 +23,10 @@
 #include <stdint.h>
 
 #include <uv.h>
+
+/* The nice increment of a pool thread over the process (a weight about a tenth of the loop's
+ * under Linux's fair scheduler). */
+#define POOL_NICE 10
 
 /* One task. The caller owns it and keeps it alive from pool_submit until `done` has been
  * called (or pool_submit failed). Fields other than work are pool.c's. */

@@ -55,6 +55,7 @@
 
 #include "base/err.h"
 #include "base/fault.h"
+#include "base/mem.h"
 #include "base/slog.h"
 #include "log/log_int.h"
 #include "record/record.h"
@@ -647,7 +648,7 @@ static int grow(uint8_t **buf, size_t *cap, size_t need)
         return 0;
     while (nc < need)
         nc *= 2;
-    nb = realloc(*buf, nc);
+    nb = mem_grow(*buf, *cap, nc); /* on the thread pool, up to max.message.bytes: not realloc */
     if (nb == NULL)
         return ERR_NOMEM;
     *buf = nb;

@@ -35,6 +35,7 @@
 #include <zstd_errors.h>
 
 #include "base/err.h"
+#include "base/mem.h"
 #include "base/sysio.h"
 #include "record/record.h"
 #include "record_int.h"
@@ -103,7 +104,8 @@ static int out_reserve(struct outbuf *o, size_t want)
         }
         cap *= 2;
     }
-    p = realloc(o->p, cap);
+    /* Not realloc: this runs on the thread pool for batches of tens of MiB (base/mem.h). */
+    p = mem_grow(o->p, o->len, cap);
     if (p == NULL)
         return ERR_NOMEM;
     o->p = p;
