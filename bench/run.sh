@@ -38,7 +38,7 @@ failed=0
 for n in "${names[@]}"; do
   echo "== $n"
   start=$SECONDS
-  if ! python3 "bench/$n.py"; then
+  if ! /usr/bin/python3 "bench/$n.py"; then
     echo "RESULT $n crashed" >>"$BENCH_RESULTS"
     failed=1
   fi
