@@ -55,6 +55,14 @@ struct sysio {
     ssize_t (*sendfile)(int sock, int fd, off_t *off, size_t len);
     /* posix_fadvise(2): 0 or an error number (its contract, not -1 and errno). */
     int (*fadvise)(int fd, off_t off, off_t len, int advice);
+    /* A warm-up (the thread pool's, for a range the loop found cold): brings up to len bytes
+     * of fd from off into the page cache, waiting for the disk, and copies none of them out.
+     * The bytes now cached from off (fewer at the end of the file, 0 past it; it may stop
+     * short of len, as a read does), or -1 with errno. The default splices the range through
+     * a pipe into /dev/null: the cached pages pass by reference, for about a twentieth of
+     * the CPU of a pread into a buffer thrown away (which it falls back to where the kernel
+     * will not splice from the file). */
+    ssize_t (*warm)(int fd, off_t off, size_t len);
 };
 
 /* The operating system's calls. Static; never NULL. */
@@ -80,6 +88,10 @@ int sysio_pwrite_all(const struct sysio *io, int fd, const void *buf, size_t len
 /* Reads up to len bytes at off, retrying short reads and EINTR until EOF. The number of bytes
  * read, or -errno; a negative `fd` is returned as it is. */
 ssize_t sysio_pread_full(const struct sysio *io, int fd, void *buf, size_t len, off_t off);
+
+/* Warms [off, off + len) of fd with io->warm, retrying short calls and EINTR until EOF. The
+ * number of bytes now cached from off, or -errno; a negative `fd` is returned as it is. */
+ssize_t sysio_warm_full(const struct sysio *io, int fd, off_t off, size_t len);
 
 /* The fsyncs made through the default table's fsync, by any thread, since the start: per
  * bucket of duration (seconds, upper bounds sysio_fsync_bounds; counts[SYSIO_FSYNC_BUCKETS]

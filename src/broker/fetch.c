@@ -49,9 +49,8 @@
 #define FETCH_V_ZSTD 10
 
 /* Warm-up rounds per fetch (an index page, then the batches, then a margin for pages the cache
- * dropped meanwhile), and the size of each read of one. */
+ * dropped meanwhile). */
 #define FETCH_WARM_ROUNDS 4
-#define FETCH_WARM_CHUNK ((size_t)256 << 10)
 
 /* One requested partition. */
 struct fetch_part {
@@ -424,40 +423,32 @@ static void convert_done(uv_work_t *w, int status)
 
 static void respond(struct fetch_call *c);
 
-/* Thread pool: reads a whole (small) file into the page cache, FETCH_WARM_CHUNK at a time. A
- * file gone meanwhile (a segment deleted) is no error: the next look finds what is there. */
-static void warm_file(const char *path, uint8_t *buf)
+/* Thread pool: brings a whole (small) file into the page cache. A file gone meanwhile (a
+ * segment deleted) is no error: the next look finds what is there. */
+static void warm_file(const char *path)
 {
+    const struct sysio *io = sysio_default();
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return;
-    for (off_t at = 0;;) {
-        ssize_t r = pread(fd, buf, FETCH_WARM_CHUNK, at);
-        if (r <= 0)
-            break;
-        at += r;
-    }
+    (void)sysio_warm_full(io, fd, 0, SIZE_MAX >> 1);
     close(fd);
 }
 
-/* Thread pool: reads each cold partition's range into the page cache (the bytes are dropped).
- * Touches only the held slices. A failed read is not an error here: the next look on the loop
- * finds the page still cold, or the log reports it. */
+/* Thread pool: brings each cold partition's range into the page cache. Touches only the held
+ * slices. A failed read is not an error here: the next look on the loop finds the page still
+ * cold, or the log reports it. */
 static void warm_run(uv_work_t *w)
 {
     struct fetch_call *c = w->data;
-    uint8_t *buf = malloc(FETCH_WARM_CHUNK);
 
-    if (buf == NULL)
-        return;
     for (int32_t i = 0; i < c->n_parts; i++) {
         const struct partition_slice *s = &c->parts[i].slice;
         if (c->parts[i].txn_warm)
-            warm_file(c->parts[i].txn_warm, buf);
+            warm_file(c->parts[i].txn_warm);
         if (c->parts[i].has_slice && s->cold)
-            partition_slice_warm(s, buf, FETCH_WARM_CHUNK);
+            partition_slice_warm(s);
     }
-    free(buf);
 }
 
 static void warm_done(uv_work_t *w, int status)

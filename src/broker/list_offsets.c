@@ -29,7 +29,6 @@
 #define DEBUGGING_REPLICA_ID -2
 
 #define LIST_WARM_ROUNDS 4
-#define LIST_WARM_CHUNK ((size_t)256 << 10)
 
 /* A request whose answer waits for look-ups on the thread pool. */
 struct lookup_call {
@@ -134,17 +133,11 @@ static void call_unref(struct lookup_call *call)
 
 static void list_partition(struct lookup_call *call, const struct list_args *a);
 
-/* Thread pool: reads the cold range into the page cache (the bytes are dropped). */
+/* Thread pool: brings the cold range into the page cache. */
 static void warm_run(uv_work_t *w)
 {
     struct warmup *wu = w->data;
-    const struct partition_slice *s = &wu->slice;
-    uint8_t *buf = malloc(LIST_WARM_CHUNK);
-
-    if (buf == NULL)
-        return;
-    partition_slice_warm(s, buf, LIST_WARM_CHUNK);
-    free(buf);
+    partition_slice_warm(&wu->slice);
 }
 
 static void warm_done(uv_work_t *w, int status)

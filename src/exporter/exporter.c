@@ -654,8 +654,6 @@ static void ts_free(struct ts_cache *c)
 /* Batches read for a committed offset's timestamp are bounded: a larger one gives no
  * seconds series. */
 #define TS_MAX_BATCH (1u << 20)
-/* A cold batch is brought into the page cache this much at a time. */
-#define TS_WARM_CHUNK ((size_t)64 << 10)
 
 /* The read of a committed offset's (or an open transaction's first) timestamp, on the
  * thread pool: the batch there may be cold (the pool then only brings its pages into the
@@ -704,10 +702,7 @@ static void ts_read_run(uv_work_t *w)
         r->ts = slice_ts_at(&r->slice, r->offset);
         return;
     }
-    uint8_t *buf = malloc(TS_WARM_CHUNK);
-    if (buf != NULL)
-        partition_slice_warm(&r->slice, buf, TS_WARM_CHUNK);
-    free(buf);
+    partition_slice_warm(&r->slice);
 }
 
 static void ts_read_done(uv_work_t *w, int status)

@@ -21,8 +21,8 @@
  *
  * A plaintext file piece is sent by the loop only from the page cache: before its first
  * sendfile() one probe (the server's sysio `resident`, one cachestat(2)) asks whether all its
- * pages are there, and when they are not the piece is first read whole on the pool
- * (NET_WARM_CHUNK at a time, into a buffer that is thrown away) and sent once that is done.
+ * pages are there, and when they are not the piece is first brought into the page cache on
+ * the pool (sysio's warm: sendfile() to /dev/null, nothing copied) and sent once that is done.
  * A consumer catching up on cold data then waits for the disk alone, while the loop goes on
  * serving everyone else (Kafka's KAFKA-7504). The rest of a piece sent in several goes (a
  * full socket) is probed again before each later go (one cachestat per go): pages the pool
@@ -38,9 +38,6 @@
 #include "base/slog.h"
 #include "base/sysio.h"
 #include "net_int.h"
-
-/* A cold file piece is warmed by reads of this size on the pool. */
-#define NET_WARM_CHUNK ((size_t)256 << 10)
 
 static void tls_pump(struct net_conn *c);
 
@@ -319,34 +316,16 @@ struct file_warm {
     int err; /* -errno of a failed read, UV_EOF for a file shorter than the range */
 };
 
-/* Thread pool: reads the piece's range through the page cache (the bytes are dropped). */
+/* Thread pool: brings the piece's range into the page cache (sysio's warm: nothing copied). */
 static void file_warm_run(uv_work_t *w)
 {
     struct file_warm *fw = w->data;
-    size_t want = fw->item->len < NET_WARM_CHUNK ? fw->item->len : NET_WARM_CHUNK;
-    uint8_t *buf = malloc(want);
-    int64_t pos = fw->item->pos;
-    size_t left = fw->item->len;
+    ssize_t r = sysio_warm_full(fw->io, fw->item->fd, (off_t)fw->item->pos, fw->item->len);
 
-    if (buf == NULL) {
-        fw->err = UV_ENOMEM;
-        return;
-    }
-    while (left > 0) {
-        size_t n = left < want ? left : want;
-        ssize_t r = sysio_pread_full(fw->io, fw->item->fd, buf, n, (off_t)pos);
-        if (r < 0) {
-            fw->err = (int)r;
-            break;
-        }
-        if ((size_t)r < n) {
-            fw->err = UV_EOF;
-            break;
-        }
-        pos += r;
-        left -= n;
-    }
-    free(buf);
+    if (r < 0)
+        fw->err = (int)r;
+    else if ((size_t)r < fw->item->len)
+        fw->err = UV_EOF;
 }
 
 static void file_warm_done(uv_work_t *w, int status)

@@ -648,16 +648,9 @@ int64_t partition_last_stable_offset(const struct partition *p)
     return first >= 0 && first < hw ? first : hw;
 }
 
-void partition_slice_warm(const struct partition_slice *s, uint8_t *buf, size_t chunk)
+void partition_slice_warm(const struct partition_slice *s)
 {
-    for (size_t done = 0; done < s->warm_len;) {
-        size_t n = s->warm_len - done < chunk ? s->warm_len - done : chunk;
-        ssize_t r =
-            sysio_pread_full(s->io, s->warm_fd, buf, n, (off_t)(s->warm_pos + (int64_t)done));
-        if (r <= 0)
-            break;
-        done += (size_t)r;
-    }
+    (void)sysio_warm_full(s->io, s->warm_fd, (off_t)s->warm_pos, s->warm_len);
 }
 
 int partition_aborted_txns_ready(struct partition *p, int64_t from, int64_t upto, char *cold_path,

@@ -131,11 +131,11 @@ int64_t partition_read_bound(const struct partition *p, enum partition_reader re
  * ERR_NOTFOUND (empty slice), ERR_CORRUPT_MESSAGE or ERR_MESSAGE_TOO_LARGE. */
 int partition_slice_first_batch(const struct partition_slice *s, size_t max_batch, uint8_t **buf,
                                 size_t *len);
-/* Thread pool: reads a `cold` slice's range [warm_pos, warm_pos + warm_len) of warm_fd into the
- * page cache through buf (`chunk` bytes; the bytes are dropped). Touches only the slice, which
- * the caller holds. A failed read just stops: the next look on the loop finds the page still
- * cold, or the log reports the error. */
-void partition_slice_warm(const struct partition_slice *s, uint8_t *buf, size_t chunk);
+/* Thread pool: brings a `cold` slice's range [warm_pos, warm_pos + warm_len) of warm_fd into the
+ * page cache (sysio's warm: nothing is copied out). Touches only the slice, which the caller
+ * holds. A failed read just stops: the next look on the loop finds the page still cold, or
+ * the log reports the error. */
+void partition_slice_warm(const struct partition_slice *s);
 
 /* ListOffsets' look-ups (see log_offset_for_time / log_max_timestamp). */
 int partition_offset_for_time(struct partition *p, int64_t ts, int64_t *out_offset,

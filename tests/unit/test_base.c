@@ -356,6 +356,38 @@ TEST(sysio_resident_probe_tells_cold_pages_from_cached_ones)
     unlink(path);
 }
 
+/* The pool's warm-up brings a cold range into the page cache and stops at the end of the file
+ * (a range the loop found cold must be sendable from the cache once it returns), copying
+ * nothing into the file. */
+TEST(sysio_warm_brings_a_cold_range_into_the_page_cache)
+{
+    const struct sysio *io = sysio_default();
+    char path[] = "/tmp/tally-sysio-XXXXXX";
+    static uint8_t buf[256 << 10];
+    int fd = mkstemp(path);
+
+    REQUIRE(fd >= 0);
+    memset(buf, 'w', sizeof buf);
+    REQUIRE(sysio_pwrite_all(io, fd, buf, sizeof buf, 0) == 0);
+    REQUIRE(fsync(fd) == 0);
+    REQUIRE(harness_drop_cached(fd, 0));
+    CHECK_EQ_INT(io->resident(fd, 0, sizeof buf), 0);
+    CHECK_EQ_INT(sysio_warm_full(io, fd, 0, sizeof buf), (int64_t)sizeof buf);
+    CHECK_EQ_INT(io->resident(fd, 0, sizeof buf), 1);
+    /* From the middle, asking for more than is there: the bytes to the end, all cached. */
+    REQUIRE(harness_drop_cached(fd, 0));
+    CHECK_EQ_INT(io->resident(fd, 100 << 10, sizeof buf - (100 << 10)), 0);
+    CHECK_EQ_INT(sysio_warm_full(io, fd, 100 << 10, 1 << 20), (int64_t)sizeof buf - (100 << 10));
+    CHECK_EQ_INT(io->resident(fd, 100 << 10, sizeof buf - (100 << 10)), 1);
+    CHECK_EQ_INT(sysio_warm_full(io, fd, sizeof buf, 4096), 0); /* at the end: nothing */
+    CHECK_EQ_INT(sysio_warm_full(io, -EBADF, 0, 4096), -EBADF); /* a failed open passes */
+    memset(buf, 0, sizeof buf);
+    REQUIRE(sysio_pread_full(io, fd, buf, sizeof buf, 0) == (ssize_t)sizeof buf);
+    CHECK(buf[0] == 'w' && buf[sizeof buf - 1] == 'w');
+    close(fd);
+    unlink(path);
+}
+
 /* tmpfs (here /dev/shm) has no RWF_NOWAIT: preadv2 says EOPNOTSUPP. The nowait read must still
  * read what is there (a cold-read check that took that for an I/O error left consumers of a
  * tmpfs log dir reading nothing, test_full_disk.py). */

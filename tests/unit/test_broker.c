@@ -402,7 +402,7 @@ TEST(broker_fetch_long_poll_answered_when_the_broker_stops)
 /* ---- cold pages: warmed on the thread pool, never read on the loop ------------------------ */
 
 /* The logs' pread_nowait finds the page cache empty while cold_left > 0 (each call takes one);
- * the blocking pread counts the calls made off the loop thread (the warm-up). */
+ * the blocking pread and the warm-up count the calls made off the loop thread and on it. */
 static atomic_int cold_left, pool_preads, loop_preads;
 static pthread_t loop_thread;
 
@@ -420,6 +420,12 @@ static ssize_t counting_pread(int fd, void *buf, size_t len, off_t off)
 {
     atomic_fetch_add(pthread_equal(pthread_self(), loop_thread) ? &loop_preads : &pool_preads, 1);
     return sysio_default()->pread(fd, buf, len, off);
+}
+
+static ssize_t counting_warm(int fd, off_t off, size_t len)
+{
+    atomic_fetch_add(pthread_equal(pthread_self(), loop_thread) ? &loop_preads : &pool_preads, 1);
+    return sysio_default()->warm(fd, off, len);
 }
 
 /* A Fetch whose batch is not in the page cache is not answered from the loop: its range is
@@ -441,6 +447,7 @@ TEST(broker_fetch_of_cold_pages_warms_them_on_the_pool_first)
     loop_thread = pthread_self();
     f.rm->sys.pread_nowait = cold_pread_nowait; /* the logs borrow the manager's table */
     f.rm->sys.pread = counting_pread;
+    f.rm->sys.warm = counting_warm;
 
     atomic_store(&cold_left, 1);
     atomic_store(&pool_preads, 0);
@@ -471,6 +478,7 @@ TEST(broker_fetch_of_cold_pages_warms_them_on_the_pool_first)
 
     f.rm->sys.pread_nowait = sysio_default()->pread_nowait;
     f.rm->sys.pread = sysio_default()->pread;
+    f.rm->sys.warm = sysio_default()->warm;
     bfx_close(&f);
 }
 
@@ -536,6 +544,7 @@ TEST(broker_list_offsets_of_cold_pages_warms_them_on_the_pool_first)
     loop_thread = pthread_self();
     f.rm->sys.pread_nowait = cold_pread_nowait;
     f.rm->sys.pread = counting_pread;
+    f.rm->sys.warm = counting_warm;
     atomic_store(&cold_left, 1);
     atomic_store(&pool_preads, 0);
     atomic_store(&loop_preads, 0);
@@ -554,6 +563,7 @@ TEST(broker_list_offsets_of_cold_pages_warms_them_on_the_pool_first)
     CHECK_EQ_INT(atomic_load(&loop_preads), 0);
     f.rm->sys.pread_nowait = sysio_default()->pread_nowait;
     f.rm->sys.pread = sysio_default()->pread;
+    f.rm->sys.warm = sysio_default()->warm;
     bfx_close(&f);
 }
 
@@ -1394,6 +1404,15 @@ static ssize_t net_counting_pread(int fd, void *buf, size_t len, off_t off)
     return sysio_default()->pread(fd, buf, len, off);
 }
 
+static ssize_t net_counting_warm(int fd, off_t off, size_t len)
+{
+    if (!pthread_equal(pthread_self(), net_loop)) {
+        atomic_fetch_add(&net_pool_reads, 1);
+        atomic_store(&net_cold_pending, 0);
+    }
+    return sysio_default()->warm(fd, off, len);
+}
+
 static ssize_t net_counting_sendfile(int sock, int fd, off_t *off, size_t len)
 {
     if (atomic_load(&net_cold_pending))
@@ -1454,6 +1473,7 @@ static bool nfx_open(struct nfx *n, const char *topic)
     n->io = *sysio_default();
     n->io.resident = net_fake_resident;
     n->io.pread = net_counting_pread;
+    n->io.warm = net_counting_warm;
     n->io.sendfile = net_counting_sendfile;
     struct net_options no = {
         .clock = n->f.clock, .host = "127.0.0.1", .port = 0, .max_frame = 1 << 20, .io = &n->io};
