@@ -16,6 +16,7 @@
 
 #include "base/err.h"
 #include "base/fault.h"
+#include "base/mem.h"
 #include "base/jhash.h"
 #include "base/props.h"
 #include "base/slog.h"
@@ -354,6 +355,24 @@ TEST(sysio_resident_probe_tells_cold_pages_from_cached_ones)
     CHECK_EQ_INT(io->resident(fd, 0, 8193), 0);
     close(fd);
     unlink(path);
+}
+
+/* mem_grow keeps what the buffer held (the first `keep` bytes) in a larger one. */
+TEST(mem_grow_keeps_the_bytes_it_is_told_to)
+{
+    uint8_t *p = malloc(16);
+    REQUIRE(p != NULL);
+    for (int i = 0; i < 16; i++)
+        p[i] = (uint8_t)(i + 1);
+    uint8_t *q = mem_grow(p, 10, 1 << 20);
+    REQUIRE(q != NULL);
+    for (int i = 0; i < 10; i++)
+        CHECK_EQ_INT(q[i], i + 1);
+    q[(1 << 20) - 1] = 7; /* all of it is there */
+    free(q);
+    uint8_t *r = mem_grow(NULL, 0, 0);
+    CHECK(r != NULL);
+    free(r);
 }
 
 /* The pool's warm-up brings a cold range into the page cache and stops at the end of the file
