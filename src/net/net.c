@@ -43,16 +43,22 @@
 #include "net_int.h"
 #include "proto/proto_msgs.h"
 
-/* A frame buffer starts at this size and doubles as bytes arrive, but once bytes have come
- * it makes room for FRAME_GROWTH times them at once (all of the frame when that covers it):
- * a 512 KiB Produce whose first few KiB came with its size is read in one more read, not in
- * a read per doubling. A frame of at least FRAME_SLACK_MIN bytes gets FRAME_SLACK bytes
- * more than it needs, so that the read of its last bytes can take the next frame's size
- * and first bytes with it (on_read hands those on). */
+/* A frame of at most FRAME_EAGER bytes gets all of its buffer at once. A larger one's starts
+ * at FRAME_MIN_CAP and doubles as bytes arrive, but once bytes have come it makes room for
+ * FRAME_GROWTH times them at once (all of the frame when that covers it): a 512 KiB Produce
+ * whose first few KiB came with its size is read in one more read, not in a read per
+ * doubling. (A buffer that grows is often moved by realloc: a 64 KiB Produce whose size
+ * came with the end of a read was copied two thirds over.) A frame of at least
+ * FRAME_SLACK_MIN bytes gets FRAME_SLACK bytes more than it needs, so that the read of its
+ * last bytes can take the next frame's size and first bytes with it (on_read hands those
+ * on), and the frame after it is read whole into a buffer of its size (on_alloc): from
+ * there up, one read per frame that copies 2 x FRAME_SLACK costs less than reading several
+ * frames into the scratch and copying all of them out. */
 #define FRAME_MIN_CAP 4096
 #define FRAME_GROWTH 128
+#define FRAME_EAGER (128 * 1024)
 #define FRAME_SLACK 8192
-#define FRAME_SLACK_MIN (64 * 1024)
+#define FRAME_SLACK_MIN (32 * 1024)
 
 static void server_maybe_done(struct net_server *s);
 
@@ -595,10 +601,11 @@ static bool conn_full(const struct net_conn *c)
 }
 
 /* Makes room for `want` bytes of the current frame (want <= frame_len), of which `received`
- * have come or are being copied in: the buffer doubles from FRAME_MIN_CAP, or grows to
- * FRAME_GROWTH times `received` if that is more, never past the announced size (plus
- * FRAME_SLACK for a large frame); so a frame header announcing 100 MB costs FRAME_GROWTH
- * times the bytes received at most (the pages not yet written are not even resident).
+ * have come or are being copied in: all of a frame of at most FRAME_EAGER bytes; a larger
+ * one's doubles from FRAME_MIN_CAP, or grows to FRAME_GROWTH times `received` if that is
+ * more, never past the announced size (plus FRAME_SLACK for a large frame); so a frame
+ * header announcing 100 MB costs FRAME_EAGER or FRAME_GROWTH times the bytes received,
+ * whichever is more, at most (the pages not yet written are not even resident).
  * Returns 0 or ERR_NOMEM. */
 static int frame_reserve(struct net_conn *c, size_t want, size_t received)
 {
@@ -610,7 +617,7 @@ static int frame_reserve(struct net_conn *c, size_t want, size_t received)
         return 0;
     while (cap < want)
         cap *= 2;
-    if (received >= c->frame_len / FRAME_GROWTH)
+    if (c->frame_len <= FRAME_EAGER || received >= c->frame_len / FRAME_GROWTH)
         cap = limit;
     else if (cap < received * FRAME_GROWTH)
         cap = received * FRAME_GROWTH;

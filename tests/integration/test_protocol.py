@@ -159,6 +159,20 @@ def test_frames_after_a_large_one_arrive_whole_however_they_are_cut(shared_broke
             c.send(piece)
             time.sleep(0.05)
         _answers(c, [e])
+        # Mid-sized frames back to back in one write, about 31, 34, 42, 126 and 134 KiB
+        # (either side of the size from which the next frame is read whole into a buffer of
+        # the last one's size, and of the size up to which a buffer is allocated whole),
+        # a small one among them; then the same frames cut at odd places.
+        mids = [big(n, "m") for n in (150, 160, 200, 200, 600, 640, 200)]
+        mids.insert(3, small())
+        c.send(b"".join(f for f, _ in mids))
+        _answers(c, [e for _, e in mids])
+        mids = [big(n, "c") for n in (200, 640, 160, 600)]
+        wire = b"".join(f for f, _ in mids)
+        for at in range(0, len(wire), 40961):
+            c.send(wire[at:at + 40961])
+            time.sleep(0.02)
+        _answers(c, [e for _, e in mids])
         f, e = big(3000)  # larger than the guess: the buffer grows
         c.send(f)
         _answers(c, [e])
