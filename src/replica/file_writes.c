@@ -239,16 +239,21 @@ static void epochs_done(struct replica_write *w)
 void replica_write_epochs(struct partition *p)
 {
     struct epochs_write *ew;
+    char *buf;
+    size_t len;
 
-    if (p->epochs_writing || !p->online)
+    /* Called for every partition on every tick: nothing is allocated unless the cache
+     * changed. */
+    if (p->epochs_writing || !p->online || log_epochs_take(p->log, &buf, &len) != 0 || buf == NULL)
         return;
     ew = calloc(1, sizeof *ew);
-    if (ew == NULL)
-        return; /* the cache stays marked: the next call retries */
-    if (log_epochs_take(p->log, &ew->buf, &ew->len) != 0 || ew->buf == NULL) {
-        free(ew);
+    if (ew == NULL) {
+        free(buf);
+        log_epochs_retry(p->log); /* the next call tries again */
         return;
     }
+    ew->buf = buf;
+    ew->len = len;
     ew->p = p;
     snprintf(ew->dir, sizeof ew->dir, "%s", p->dir);
     ew->w.run = epochs_run;
