@@ -300,12 +300,20 @@ static int get_string(struct dec *d, bool nullable, char **out)
         return 0;
     }
     src = (const char *)d->buf + d->pos;
-    for (int64_t i = 0; i < n; i++)
+    const char *nul = memchr(src, '\0', (size_t)n);
+    for (int64_t i = nul ? nul - src : n; i < n; i++)
         nuls += src[i] == '\0';
     s = arena_alloc(d->a, (size_t)n + nuls + 1);
     if (s == NULL) {
         rc = ERR_NOMEM;
         goto err;
+    }
+    if (nuls == 0) { /* the usual case: a copy */
+        memcpy(s, src, (size_t)n);
+        s[n] = '\0';
+        d->pos += (size_t)n;
+        *out = s;
+        return 0;
     }
     w = s;
     for (int64_t i = 0; i < n; i++) {
