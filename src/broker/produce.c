@@ -317,7 +317,8 @@ struct produce_precheck {
     const uint8_t *data;
     size_t len, max_size;
     int compression;
-    bool wanted; /* the pool checks this one */
+    bool wanted;  /* the pool checks this one */
+    bool checked; /* the loop checked it, unchanged: a re-run once verified takes the result */
     int rc;
     struct record_batch hdr;
     struct record_scan scan;
@@ -445,7 +446,7 @@ static int check_records(struct arena *ar, const struct partition_settings *set,
     size_t nlen;
     int rc;
 
-    if (pc != NULL && pc->wanted && pc->data == *data && pc->len == *len &&
+    if (pc != NULL && (pc->wanted || pc->checked) && pc->data == *data && pc->len == *len &&
         pc->max_size == max_size && pc->compression == set->compression) {
         *hdr = pc->hdr;
         *scan = pc->scan;
@@ -464,6 +465,20 @@ static int check_records(struct arena *ar, const struct partition_settings *set,
         return rc;
     }
     rc = check_records_run(*data, *len, max_size, set->compression, hdr, scan, &nb, &nlen);
+    if (pc != NULL && !pc->wanted && rc == 0 && nb == NULL && *data == pc->in->Records.data) {
+        /* A transactional batch may be parked for verification and come back (a CRC of its
+         * bytes again, otherwise). */
+        *pc = (struct produce_precheck){.in = pc->in,
+                                        .data = *data,
+                                        .len = *len,
+                                        .max_size = max_size,
+                                        .compression = set->compression,
+                                        .checked = true,
+                                        .hdr = *hdr,
+                                        .scan = *scan,
+                                        .rules = pc->rules,
+                                        .faults = pc->faults};
+    }
     return check_records_finish(ar, set, max_size, rc, nb, nlen, data, len, out);
 }
 
