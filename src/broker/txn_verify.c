@@ -8,7 +8,11 @@
  * until the transaction's marker (pstate_txn_verified), so only the first batch per
  * transaction and partition pays the round trip; a marker that arrives while the question is
  * out voids the answer (the verification token). Errors as Kafka's ReplicaManager gives them
- * to a producer: PRODUCER_FENCED becomes INVALID_PRODUCER_EPOCH, coordinator trouble
+ * to a producer. A question whose partitions an earlier one still out asks for the same
+ * producer and epoch, under the same tokens (no marker between them), waits for that one's
+ * answer instead of being sent too: a producer's pipelined batches behind its first of a
+ * transaction (all parked until it is verified) cost one round trip, not one each.
+ * PRODUCER_FENCED becomes INVALID_PRODUCER_EPOCH, coordinator trouble
  * (COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS,
  * CONCURRENT_TRANSACTIONS) becomes NOT_ENOUGH_REPLICAS (retriable for every client), a lost
  * connection NETWORK_EXCEPTION, a coordinator that does not know AddPartitionsToTxn v4 means
@@ -28,7 +32,8 @@
 #define TXN_STATE_TOPIC "__transaction_state"
 
 struct broker_verify {
-    struct broker_verify *next, **prev; /* the broker's list; prev NULL once detached */
+    struct broker_verify *next, **prev;          /* the broker's list; prev NULL once detached */
+    struct broker_verify *waiters, *next_waiter; /* questions answered by this one's answer */
     struct broker *b;
     struct broker_verify_part *parts;
     size_t n;
@@ -81,6 +86,13 @@ static int16_t produce_error(int16_t e)
 
 static void finish(struct broker_verify *v)
 {
+    /* The waiters take the answer for their partitions (all of them asked here), then
+     * answer after this one, in the order they came. */
+    for (struct broker_verify *w = v->waiters; w; w = w->next_waiter)
+        for (size_t i = 0; i < w->n; i++)
+            for (size_t j = 0; j < v->n; j++)
+                if (w->parts[i].p == v->parts[j].p)
+                    w->parts[i].error = v->parts[j].error;
     for (size_t i = 0; i < v->n; i++) {
         struct broker_verify_part *vp = &v->parts[i];
         vp->error = produce_error(vp->error);
@@ -89,6 +101,34 @@ static void finish(struct broker_verify *v)
             vp->error = ERR_INVALID_TXN_STATE;
     }
     v->cb(v->arg, v->parts, v->n, false);
+    while (v->waiters) {
+        struct broker_verify *w = v->waiters;
+        v->waiters = w->next_waiter;
+        w->waiters = NULL;
+        finish(w);
+        free(w);
+    }
+}
+
+/* A question out for the same producer and epoch that asks for every one of parts[0..n)
+ * under the same token, or NULL. */
+static struct broker_verify *asking(struct broker *b, int64_t producer_id, int16_t epoch,
+                                    const struct broker_verify_part *parts, size_t n)
+{
+    for (struct broker_verify *v = b->verifies; v; v = v->next) {
+        if (v->producer_id != producer_id || v->epoch != epoch)
+            continue;
+        size_t found = 0;
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; j < v->n; j++)
+                if (parts[i].p == v->parts[j].p && parts[i].token == v->parts[j].token) {
+                    found++;
+                    break;
+                }
+        if (found == n)
+            return v;
+    }
+    return NULL;
 }
 
 static void on_answer(void *arg, int err, const void *resp)
@@ -162,6 +202,23 @@ void broker_txn_verify(struct broker *b, const char *tid, int64_t producer_id, i
         if (parts[i].token == 0)
             rc = ERR_NOMEM;
     }
+    struct broker_verify *first = rc == 0 ? asking(b, producer_id, epoch, parts, n) : NULL;
+    if (first != NULL) {
+        *v = (struct broker_verify){.b = b,
+                                    .parts = parts,
+                                    .n = n,
+                                    .producer_id = producer_id,
+                                    .epoch = epoch,
+                                    .cb = cb,
+                                    .arg = arg};
+        struct broker_verify **end = &first->waiters;
+        while (*end)
+            end = &(*end)->next_waiter;
+        *end = v;
+        free(topics);
+        free(idx);
+        return;
+    }
     if (rc == 0) {
         /* One topic entry per partition: the coordinator accepts repeated topic names. */
         for (size_t i = 0; i < n; i++) {
@@ -212,5 +269,12 @@ void broker_verify_stop_all(struct broker *b)
         detach(v); /* freed by its answer, which the client gives at its stop */
         fail_all(v->parts, v->n, ERR_REQUEST_TIMED_OUT);
         v->cb(v->arg, v->parts, v->n, true);
+        while (v->waiters) {
+            struct broker_verify *w = v->waiters;
+            v->waiters = w->next_waiter;
+            fail_all(w->parts, w->n, ERR_REQUEST_TIMED_OUT);
+            w->cb(w->arg, w->parts, w->n, true);
+            free(w);
+        }
     }
 }

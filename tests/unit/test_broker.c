@@ -1344,7 +1344,8 @@ TEST(broker_produce_verifies_first_transactional_batch_and_caches_until_marker)
     CHECK_EQ_INT(a.err, 0);
     CHECK_EQ_INT(fc.asked, 3);
     /* The marker ends the transaction here: the next one is verified again — and two
-     * requests pipelined before the answer share the check (neither is voided). */
+     * requests pipelined before the answer share the check (neither is voided) and its
+     * round trip (the second waits for the first one's answer). */
     write_marker(&f, "ver", 40, 0, true, 0, &m);
     CHECK_EQ_INT(m.err[0], 0);
     struct pr_answer a2;
@@ -1359,7 +1360,21 @@ TEST(broker_produce_verifies_first_transactional_batch_and_caches_until_marker)
     CHECK_EQ_INT(a2.err, 0);
     CHECK_EQ_INT(a.base, 3);
     CHECK_EQ_INT(a2.base, 4);
+    CHECK_EQ_INT(fc.asked, 4);
+    /* A no shared so is a no for both. */
+    write_marker(&f, "ver", 40, 0, true, 0, &m);
+    CHECK_EQ_INT(m.err[0], 0);
+    fc.answer = ERR_INVALID_TXN_STATE;
+    pipelined = true;
+    produce_one(&f, "ver", "tid", RECORD_ATTR_TRANSACTIONAL, 40, 0, 4, &a);
+    produce_one(&f, "ver", "tid", RECORD_ATTR_TRANSACTIONAL, 40, 0, 5, &a2);
+    pipelined = false;
+    REQUIRE(produce_answered(&f, &a));
+    REQUIRE(produce_answered(&f, &a2));
+    CHECK_EQ_INT(a.err, ERR_INVALID_TXN_STATE);
+    CHECK_EQ_INT(a2.err, ERR_INVALID_TXN_STATE);
     CHECK_EQ_INT(fc.asked, 5);
+    CHECK_EQ_INT(partition_log_end_offset(p), 6);
 
     /* Teardown: the broker before the client, the server last. */
     stopped = false;
