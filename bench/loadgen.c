@@ -5,7 +5,8 @@
  *
  *   loadgen produce --port P --topic T [--partitions K] [--connections C]
  *                   [--inflight D] [--bytes TOTAL] [--batch-bytes B] [--record-size R]
- *                   [--mode plain|idempotent|transactional] [--txn-ms D] [--abort-every K]
+ *                   [--mode plain|idempotent|transactional] [--txn-ms D] [--txn-batches N]
+ *                   [--abort-every K]
  *                   [--acks 1|all]
  *       Sends pre-encoded Produce v7 requests (acks=1 unless --acks all; always acks=all
  *       in the idempotent and transactional modes), each holding one uncompressed
@@ -20,7 +21,9 @@
  *       transactional id "loadgen-<run>-<i>" (FindCoordinator until the coordinator is
  *       ready, InitProducerId v1); each transaction adds its partition
  *       (AddPartitionsToTxn v1, retried on CONCURRENT_TRANSACTIONS), sends transactional
- *       batches for --txn-ms D (default 100) ms, waits for their acks and ends with
+ *       batches for --txn-ms D (default 100) ms, or N batches with --txn-batches N (a
+ *       count that does not depend on the machine's speed, for counting instructions
+ *       under valgrind), waits for their acks and ends with
  *       EndTxn v1: commit, or abort for every --abort-every K'th transaction (0: never).
  *       Produce requests then carry the transactional id. The summary adds
  *       "txns=N aborted=M endtxn_p50_ms=X endtxn_p99_ms=Y".
@@ -88,6 +91,7 @@ struct opts {
     int64_t size;
     int mode; /* MODE_* */
     int64_t txn_ms;
+    int64_t txn_batches; /* > 0: a transaction per this many batches, not per txn_ms */
     int64_t abort_every;
     int isolation;
     int64_t run_id;
@@ -678,17 +682,22 @@ static void *produce_conn_pid(void *arg)
     int32_t expect = 0; /* correlation id of the next produce response */
     bool open = false;
     double txn_start = 0;
+    int64_t txn_first = 0; /* sent when the transaction began */
     while (acked < to_send) {
         if (txn && !open) {
             if (!add_partition(c, fd, tid, pid, epoch, partition, &corr))
                 goto out;
             open = true;
             txn_start = now_s();
+            txn_first = sent;
         }
-        bool closing = txn && (now_s() - txn_start) * 1000.0 >= (double)o->txn_ms;
+        bool closing =
+            txn && (o->txn_batches > 0 ? sent - txn_first >= o->txn_batches
+                                       : (now_s() - txn_start) * 1000.0 >= (double)o->txn_ms);
         if (sent == acked)
             expect = corr; /* the next produce's; produces in flight are consecutive */
-        while (!closing && sent < to_send && sent - acked < o->inflight) {
+        while (!closing && sent < to_send && sent - acked < o->inflight &&
+               (!txn || o->txn_batches <= 0 || sent - txn_first < o->txn_batches)) {
             put32(b + 53, seq); /* base sequence */
             put32(b + 17, (int32_t)record_crc32c(0, b + 21, batch_len - 21));
             seq += records;
@@ -1166,6 +1175,8 @@ int main(int argc, char **argv)
             o.size = v;
         else if (strcmp(k, "--txn-ms") == 0)
             o.txn_ms = v;
+        else if (strcmp(k, "--txn-batches") == 0)
+            o.txn_batches = v;
         else if (strcmp(k, "--abort-every") == 0)
             o.abort_every = v;
         else if (strcmp(k, "--isolation") == 0)

@@ -7,6 +7,11 @@
                     the transactional mode AddPartitionsToTxn + EndTxn every 100 ms
                     (target <= 1.03). tallyd is pinned to one CPU, loadgen to the others.
   txn_endtxn_p50/p99 EndTxn latency over those transactions (reported).
+  txn_instr_ratio   the same two loads, counted: tallyd's user-space instructions per GiB
+                    under valgrind's callgrind (bench/counters.py), transactional ÷
+                    idempotent, over BENCH_TXN_CG_BYTES (default 64 MiB) each, a transaction
+                    per BENCH_TXN_CG_BATCHES (default 48) batches per connection: a count that
+                    repeats where the CPU ratio swings (reported; the CPU target applies).
   txn_client_ratio  `tally perf produce --transactional --transaction-duration-ms 100` ÷
                     `--idempotent` records/s, best of BENCH_ROUNDS each (target >= 0.97).
   txn_read_ratio    read_committed ÷ read_uncommitted Fetch throughput (loadgen fetch
@@ -20,10 +25,11 @@ Scaled so that the whole file runs in a few minutes on two shared cores: BENCH_T
 (default 1000000) client records, BENCH_TXN_ENRICH (default 100000) enricher records;
 BENCH_ROUNDS (default 3) rounds; BENCH_TXN_READ_PASSES (default 5) passes per read run;
 BENCH_TXN_VERIFY=false turns partition verification off; BENCH_TXN_FIGURES (default
-"cpu,read,client,enricher") picks which figures run.
+"cpu,counters,read,client,enricher") picks which figures run.
 Skipped (reported as such) while the broker cannot
 serve transactions."""
 import os
+import counters
 import lib
 
 BYTES = int(os.environ.get("BENCH_TXN_BYTES", str(256 << 20)))
@@ -42,7 +48,10 @@ SETTINGS = {"transaction.state.log.replication.factor": "1",
 if os.environ.get("BENCH_TXN_VERIFY", "true") == "false":
     SETTINGS["transaction.partition.verification.enable"] = "false"
 ENRICHER = os.path.join(lib.BUILD, "enricher")
-FIGURES = set(os.environ.get("BENCH_TXN_FIGURES", "cpu,read,client,enricher").split(","))
+FIGURES = set(os.environ.get("BENCH_TXN_FIGURES",
+                             "cpu,counters,read,client,enricher").split(","))
+CG_BYTES = int(os.environ.get("BENCH_TXN_CG_BYTES", str(64 << 20)))
+CG_BATCHES = int(os.environ.get("BENCH_TXN_CG_BATCHES", "48"))
 
 
 def loadgen(*args):
@@ -51,15 +60,19 @@ def loadgen(*args):
                    check=False, cpus=lib.CLIENT_CPUS)
 
 
-def loadgen_produce(t, topic, mode, extra=()):
-    """One loadgen produce run into a fresh topic; returns (broker CPU-s, kv summary)."""
+def loadgen_produce(t, topic, mode, extra=(), nbytes=BYTES, cg=None):
+    """One loadgen produce run into a fresh topic; returns (broker CPU-s, kv summary), or
+    with cg (t runs under it) (instructions, kv summary)."""
     t.create_topic(topic, PARTS)
+    if cg:
+        lib.settle()
+        cg.zero(t.pid)
     cpu0 = lib.cpu_seconds(t.pid)
     rc, out, err = loadgen("produce", "--port", t.port, "--topic", topic,
                                "--partitions", PARTS, "--connections", PARTS,
-                               "--inflight", 4, "--bytes", BYTES, "--batch-bytes", 64 << 10,
+                               "--inflight", 4, "--bytes", nbytes, "--batch-bytes", 64 << 10,
                                "--record-size", 1024, "--mode", mode, *extra)
-    cpu = lib.cpu_seconds(t.pid) - cpu0
+    cpu = cg.total_ir(t.pid) if cg else lib.cpu_seconds(t.pid) - cpu0
     if rc != 0:
         raise RuntimeError("loadgen %s: %s" % (mode, err.strip()[-500:]))
     return cpu, lib.kv_line(out)
@@ -87,6 +100,32 @@ def cpu_and_latency(t):
     lib.result("txn_endtxn_p50_ms", float(lat["endtxn_p50_ms"]), "ms", "<", 100,
                "EndTxn latency over %s transactions" % int(lat["txns"]))
     lib.result("txn_endtxn_p99_ms", float(lat["endtxn_p99_ms"]), "ms", "<", 100, "")
+
+
+def instr_ratio():
+    """txn_instr_ratio, from a tallyd of its own under callgrind (after a transactional
+    warm-up run: the first transaction creates __transaction_state)."""
+    if not (counters.have("valgrind") and counters.have("callgrind_control")):
+        lib.result("txn_instr_ratio", None, "x", None, None, "skipped: no valgrind")
+        return
+    cg = counters.Callgrind()
+    t = lib.Tallyd("txn-cg", settings=SETTINGS, prefix=cg.prefix(), ready_timeout=180)
+    try:
+        loadgen_produce(t, "cg-warm", "transactional", ["--txn-batches", CG_BATCHES], 8 << 20)
+        ir = {}
+        for mode in ("idempotent", "transactional"):
+            n, kv = loadgen_produce(t, "cg-" + mode, mode, ["--txn-batches", CG_BATCHES],
+                                    CG_BYTES, cg)
+            ir[mode] = n / (float(kv["bytes"]) / (1 << 30))
+            lib.log("%s: %.1f M instructions/GiB (%s)" % (mode, ir[mode] / 1e6, kv))
+    finally:
+        t.stop()
+        cg.cleanup()
+    lib.result("txn_instr_ratio", ir["transactional"] / ir["idempotent"], "x", None, None,
+               "callgrind over %d MiB each: transactional %.1f M / idempotent %.1f M "
+               "instructions per GiB (a transaction per %d batches of 64 KiB per "
+               "connection)" % (CG_BYTES >> 20, ir["transactional"] / 1e6,
+                                ir["idempotent"] / 1e6, CG_BATCHES))
 
 
 def client_ratio(t):
@@ -197,6 +236,8 @@ def main():
         lib.run(t.tally("topics", "delete", "lg-probe"), check=False)
         if "cpu" in FIGURES:
             cpu_and_latency(t)
+        if "counters" in FIGURES:
+            instr_ratio()
         if "read" in FIGURES:
             read_ratio(t)
         if "client" in FIGURES:
