@@ -346,6 +346,10 @@ void log_nowait_end(void);
 /* Reads len bytes of file f at off (retrying short reads and EINTR, as sysio_pread_full):
  * the bytes read (fewer at the end of the file), -errno, or LOG_COLD (see above). */
 ssize_t log_seg_pread(struct log_segment *s, enum log_file f, void *buf, size_t len, off_t off);
+/* As log_seg_pread, but a read that must not wait is content with `need` bytes (<= len): what
+ * lies past them in pages not in the page cache is not read, rather than LOG_COLD. */
+ssize_t log_seg_pread_some(struct log_segment *s, enum log_file f, void *buf, size_t len,
+                           size_t need, off_t off);
 
 /* A window of a .log file's bytes, so that walking the headers of small batches costs one
  * pread per window rather than one per batch. Zero `n` before first use. */

@@ -244,6 +244,12 @@ void log_nowait_end(void)
 
 ssize_t log_seg_pread(struct log_segment *s, enum log_file f, void *buf, size_t len, off_t off)
 {
+    return log_seg_pread_some(s, f, buf, len, len, off);
+}
+
+ssize_t log_seg_pread_some(struct log_segment *s, enum log_file f, void *buf, size_t len,
+                           size_t need, off_t off)
+{
     int fd = log_seg_fd(s, f);
     uint8_t *p = buf;
     size_t got = 0;
@@ -256,6 +262,8 @@ ssize_t log_seg_pread(struct log_segment *s, enum log_file f, void *buf, size_t 
             int e = errno;
             if (e == EINTR)
                 continue;
+            if (e == EAGAIN && got >= need && got > 0)
+                break; /* the bytes asked for are here; the rest is cold */
             if (e != EAGAIN)
                 return -e;
             nowait_note->seg = s;
@@ -479,7 +487,7 @@ int log_seg_read_hdr_w(struct log_segment *s, struct log_hdr_window *w, int64_t 
         return ERR_TRUNCATED;
     if (pos < w->at || pos + RECORD_BATCH_HEADER > w->at + w->n) {
         want = limit - pos < (int64_t)sizeof w->buf ? (size_t)(limit - pos) : sizeof w->buf;
-        r = log_seg_pread(s, LOG_FILE_LOG, w->buf, want, (off_t)pos);
+        r = log_seg_pread_some(s, LOG_FILE_LOG, w->buf, want, RECORD_BATCH_HEADER, (off_t)pos);
         if (r == LOG_COLD)
             return ERR_WOULD_BLOCK;
         if (r < 0)
@@ -521,6 +529,9 @@ int log_seg_find(struct log_segment *s, int64_t offset, int64_t limit, int64_t *
     static struct slog_limit index_warn;
     int64_t eoff, epos, p, expect;
     bool from_index;
+    /* The headers between the index entry and the batch are read 4 KiB at a time: a scan
+     * past small batches costs a read per window, not one per batch. */
+    struct log_hdr_window w = {.at = 0, .n = 0};
     int rc = log_oidx_floor(s, offset, &eoff, &epos);
 
     if (rc)
@@ -535,7 +546,7 @@ int log_seg_find(struct log_segment *s, int64_t offset, int64_t limit, int64_t *
     while (p < limit) {
         if (log_seg_skip_holes(s, &p, &expect))
             continue;
-        rc = log_seg_read_hdr(s, p, limit, h);
+        rc = log_seg_read_hdr_w(s, &w, p, limit, h);
         if (rc == ERR_WOULD_BLOCK)
             return rc;
         if (from_index && p == epos && (rc != 0 || h->base_offset != eoff)) {

@@ -402,6 +402,78 @@ TEST(log_read_nowait_names_the_cold_range_and_serves_once_warm)
     rm_dir(dir);
 }
 
+/* Pages of partial_fd from byte partial_limit on are not in the page cache (the fake
+ * pread_nowait returns what lies below and then EAGAIN). */
+static int partial_fd = -2;
+static off_t partial_limit;
+
+static ssize_t partial_pread_nowait(int fd, void *buf, size_t len, off_t off)
+{
+    nowait_calls++;
+    if (fd == partial_fd && off + (off_t)len > partial_limit) {
+        if (off >= partial_limit) {
+            errno = EAGAIN;
+            return -1;
+        }
+        len = (size_t)(partial_limit - off);
+    }
+    return sysio_default()->pread_nowait(fd, buf, len, off);
+}
+
+/* Finding an offset past the last index entry walks the batch headers from there: they are
+ * read a window at a time, not one read each, and a window whose end is not in the page
+ * cache is enough as long as the headers needed are in what was read. */
+TEST(log_read_nowait_finds_an_offset_a_window_of_headers_at_a_time)
+{
+    char dir[64];
+    struct log_config c;
+    struct log *l;
+    struct log_slice s;
+    int lg;
+
+    tmp_dir(dir);
+    tio();
+    test_sys.pread_nowait = partial_pread_nowait;
+    small_cfg(&c);
+    c.segment_bytes = 1 << 20;
+    c.index_interval_bytes = 1 << 20; /* no index entry: the find scans from the start */
+    REQUIRE((l = open_log(dir, &c, 0, true)) != NULL);
+    for (int i = 0; i < 100; i++) /* batches of 3 records, about 270 bytes each */
+        REQUIRE(append_i(l, i) == 0);
+    REQUIRE(log_read(l, 0, INT64_MAX, 1, &s) == 0); /* opens the .log */
+    log_slice_release(l, &s);
+
+    nowait_calls = 0;
+    REQUIRE(log_read_nowait(l, 270, INT64_MAX, 1, &s) == 0); /* batch 90 */
+    CHECK(!s.cold);
+    CHECK(s.len > 0);
+    CHECK(nowait_calls <= 12); /* about 27 KB of headers: 7 windows, not 91 reads */
+    int64_t after = (int64_t)s.pos + (int64_t)s.len; /* where batch 91 starts */
+    log_slice_release(l, &s);
+
+    /* Cold from just past batch 91's header (the read of batch 90 looks at it): served. */
+    lg = open_file(dir, 0, ".log");
+    REQUIRE(lg >= 0);
+    partial_fd = log_fd_of(lg);
+    REQUIRE(partial_fd >= 0);
+    partial_limit = (off_t)after + RECORD_BATCH_HEADER;
+    REQUIRE(log_read_nowait(l, 270, INT64_MAX, 1, &s) == 0);
+    CHECK(!s.cold);
+    CHECK_EQ_INT((int64_t)s.pos + (int64_t)s.len, after);
+    log_slice_release(l, &s);
+    /* One byte of that header cold: now the read must wait. */
+    partial_limit = (off_t)after + RECORD_BATCH_HEADER - 1;
+    REQUIRE(log_read_nowait(l, 270, INT64_MAX, 1, &s) == 0);
+    CHECK(s.cold);
+    CHECK_EQ_INT(s.len, 0);
+    log_slice_release(l, &s);
+
+    partial_fd = -2;
+    close(lg);
+    log_close(l, true);
+    rm_dir(dir);
+}
+
 TEST(log_read_bounds)
 {
     char dir[64];
