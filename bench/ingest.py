@@ -3,12 +3,13 @@
 """Ingest efficiency: tallyd's CPU seconds per GiB of 1 KiB-record Produce batches
 (acks=1) ÷ the same for bench/baseline_server, which only reads each frame, write()s
 it to a file on the same filesystem (one per connection, as a broker has one log per
-partition) and answers. Target <= 1.5.
+partition) and answers. Target <= 1.2 (issue 20; it was 1.5 before).
 
 Both servers take the same load from bench/loadgen in the same invocation, one after
 the other, BENCH_ROUNDS times (default 3), after an unmeasured warm-up run. Noise from other work on the machine only
 ever adds CPU time, so the figure is the ratio of each server's best (lowest) round.
-BENCH_INGEST_BYTES (default 2g) sets the bytes per run.
+BENCH_INGEST_BYTES (default 2g) sets the bytes per run, BENCH_INGEST_BATCH (default 512k) the
+batch size.
 
 Then the deterministic counters (bench/counters.py), each server in its own run: system
 calls per GiB by call (strace -c -f over BENCH_COUNT_BYTES, default 1g) with the minor
@@ -21,7 +22,10 @@ import lib
 
 BYTES = os.environ.get("BENCH_INGEST_BYTES", "2g")
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
-LOAD = ["--connections", 4, "--inflight", 4, "--batch-bytes", "512k", "--record-size", 1024,
+# BENCH_INGEST_BATCH (default 512k): the batch size, e.g. 64k for the mid-sized requests of
+# clients that send small batches (Java's batch.size is 16 KiB per partition).
+BATCH = os.environ.get("BENCH_INGEST_BATCH", "512k")
+LOAD = ["--connections", 4, "--inflight", 4, "--batch-bytes", BATCH, "--record-size", 1024,
         "--partitions", 4, "--bytes", BYTES]
 COUNT_BYTES = os.environ.get("BENCH_COUNT_BYTES", "1g")
 CG_BYTES = os.environ.get("BENCH_CALLGRIND_BYTES", "128m")
@@ -149,7 +153,7 @@ def main():
     pairs = sorted(t / b for t, b in zip(tally, base))
     median = pairs[len(pairs) // 2] if len(pairs) % 2 else \
         (pairs[len(pairs) // 2 - 1] + pairs[len(pairs) // 2]) / 2
-    lib.result("ingest_cpu_ratio", min(tally) / min(base), "x", "<=", 1.5,
+    lib.result("ingest_cpu_ratio", min(tally) / min(base), "x", "<=", 1.2,
                "best of %d: tallyd %.3f / baseline %.3f CPU s per GiB; median of the %d "
                "interleaved pairs %.3f" % (ROUNDS, min(tally), min(base), ROUNDS, median))
     if COUNTERS:
