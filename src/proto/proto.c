@@ -590,11 +590,24 @@ struct enc {
     struct proto_hole *hole; /* where to record holes; NULL: count them only */
     size_t n_holes;          /* holes met so far */
     size_t hole_bytes;       /* their total length */
+    /* p's room, 0 when p was sized by a count first; past it nothing more is written and
+     * `over` is set (the walk goes on counting). */
+    size_t cap;
+    bool over;
 };
+
+/* Whether len more bytes fit at the position (writing them is then up to the caller). */
+static bool room(struct enc *e, size_t len)
+{
+    if (e->cap == 0 || e->n + len <= e->cap)
+        return true;
+    e->over = true;
+    return false;
+}
 
 static void put(struct enc *e, const void *src, size_t len)
 {
-    if (e->p && len)
+    if (e->p && len && room(e, len))
         memcpy(e->p + e->n, src, len);
     e->n += len;
 }
@@ -718,7 +731,7 @@ static void encode_value(struct enc *e, uint8_t type, const struct proto_struct 
         } else if (b.data == NULL) {
             /* Only an ext-only field can get here (decoded bytes always have data): the
              * wire still needs its declared length, and zeros are better than a crash. */
-            if (e->p)
+            if (e->p && room(e, (size_t)b.len))
                 memset(e->p + e->n, 0, (size_t)b.len);
             e->n += (size_t)b.len;
         } else {
@@ -846,7 +859,7 @@ static void encode_struct(struct enc *e, const struct proto_struct *s, const uin
     put_uvarint(e, count);
     for (f = next_tagged(e, s, in, -1); f; f = next_tagged(e, s, in, f->tag)) {
         /* The size prefix needs the value's size first: count it with a dry run. */
-        struct enc dry = {NULL, 0, e->version, e->flexible, false, NULL, 0, 0};
+        struct enc dry = {NULL, 0, e->version, e->flexible, false, NULL, 0, 0, 0, false};
         encode_field(&dry, f, in);
         put_uvarint(e, (uint32_t)f->tag);
         put_uvarint(e, (uint32_t)dry.n);
@@ -856,7 +869,7 @@ static void encode_struct(struct enc *e, const struct proto_struct *s, const uin
 
 size_t proto_size(const struct proto_struct *s, int16_t version, bool flexible, const void *in)
 {
-    struct enc e = {NULL, 0, version, flexible, false, NULL, 0, 0};
+    struct enc e = {NULL, 0, version, flexible, false, NULL, 0, 0, 0, false};
     encode_struct(&e, s, in);
     return e.n;
 }
@@ -864,7 +877,7 @@ size_t proto_size(const struct proto_struct *s, int16_t version, bool flexible, 
 size_t proto_encode(const struct proto_struct *s, int16_t version, bool flexible, const void *in,
                     uint8_t *buf)
 {
-    struct enc e = {buf, 0, version, flexible, false, NULL, 0, 0};
+    struct enc e = {buf, 0, version, flexible, false, NULL, 0, 0, 0, false};
     encode_struct(&e, s, in);
     return e.n;
 }
@@ -957,22 +970,37 @@ static void put_response_header(uint8_t *f, size_t hdr, size_t wire_size, int32_
         f[8] = 0; /* empty tagged-field section */
 }
 
+/* Most answers (a Produce's, a heartbeat's) are far smaller: they are encoded in one walk
+ * into a buffer of this size; a larger one is counted by that walk and encoded again into a
+ * buffer of its size. */
+#define RESPONSE_GUESS 1024
+
 int proto_encode_response(const struct proto_api *api, int16_t version, int32_t correlation_id,
                           const void *resp, uint8_t **frame, size_t *frame_len)
 {
     bool flexible = proto_api_flexible(api, version);
     size_t hdr = response_header_size(api, version);
-    size_t body = proto_size(api->response, version, flexible, resp);
-    size_t total = 4 + hdr + body;
-    uint8_t *f;
+    size_t total;
+    uint8_t *f = malloc(RESPONSE_GUESS);
+    struct enc e = {f ? f + 4 + hdr : NULL,   0,    version, flexible, false, NULL, 0, 0,
+                    RESPONSE_GUESS - 4 - hdr, false};
 
-    if (total - 4 > INT32_MAX)
-        return ERR_NOMEM;
-    f = malloc(total);
     if (f == NULL)
         return ERR_NOMEM;
+    encode_struct(&e, api->response, resp);
+    total = 4 + hdr + e.n;
+    if (total - 4 > INT32_MAX) {
+        free(f);
+        return ERR_NOMEM;
+    }
+    if (e.over) {
+        free(f);
+        f = malloc(total);
+        if (f == NULL)
+            return ERR_NOMEM;
+        proto_encode(api->response, version, flexible, resp, f + 4 + hdr);
+    }
     put_response_header(f, hdr, total - 4, correlation_id);
-    proto_encode(api->response, version, flexible, resp, f + 4 + hdr);
     *frame = f;
     *frame_len = total;
     return 0;
@@ -987,7 +1015,7 @@ int proto_encode_response_holes(const struct proto_api *api, int16_t version,
 {
     bool flexible = proto_api_flexible(api, version);
     size_t hdr = response_header_size(api, version);
-    struct enc count = {NULL, 0, version, flexible, true, NULL, 0, 0};
+    struct enc count = {NULL, 0, version, flexible, true, NULL, 0, 0, 0, false};
     struct enc e;
     struct proto_hole *h = NULL;
     size_t total;
@@ -1006,7 +1034,7 @@ int proto_encode_response_holes(const struct proto_api *api, int16_t version,
             goto err_after_frame;
     }
     put_response_header(f, hdr, total - 4 + count.hole_bytes, correlation_id);
-    e = (struct enc){f + 4 + hdr, 0, version, flexible, true, h, 0, 0};
+    e = (struct enc){f + 4 + hdr, 0, version, flexible, true, h, 0, 0, 0, false};
     encode_struct(&e, api->response, resp);
     for (size_t i = 0; i < e.n_holes; i++)
         h[i].at += 4 + hdr;
@@ -1041,7 +1069,7 @@ int proto_encode_request(const struct proto_api *api, int16_t version, int32_t c
     if (f == NULL)
         return ERR_NOMEM;
 
-    e = (struct enc){f, 0, version, false, false, NULL, 0, 0};
+    e = (struct enc){f, 0, version, false, false, NULL, 0, 0, 0, false};
     put_be(&e, (uint64_t)(total - 4), 4);
     put_be(&e, (uint64_t)(uint16_t)api->key, 2);
     put_be(&e, (uint64_t)(uint16_t)version, 2);
