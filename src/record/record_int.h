@@ -48,6 +48,12 @@ static inline int get_varint(const uint8_t **pp, const uint8_t *end, int32_t *ou
         *out = (int32_t)((raw >> 1) ^ (0u - (raw & 1)));
         return 0;
     }
+    if (end - p >= 2 && p[1] < 0x80) { /* two bytes: a 1 KiB value's length */
+        raw = (uint32_t)(p[0] & 0x7f) | (uint32_t)p[1] << 7;
+        *pp = p + 2;
+        *out = (int32_t)((raw >> 1) ^ (0u - (raw & 1)));
+        return 0;
+    }
     for (unsigned shift = 0; shift < 35; shift += 7) {
         uint8_t byte;
         if (p == end)
@@ -69,6 +75,12 @@ static inline int get_varlong(const uint8_t **pp, const uint8_t *end, int64_t *o
     const uint8_t *p = *pp;
     uint64_t raw = 0;
 
+    if (p < end && *p < 0x80) { /* a timestamp delta below 64 ms */
+        raw = *p;
+        *pp = p + 1;
+        *out = (int64_t)((raw >> 1) ^ (0u - (raw & 1)));
+        return 0;
+    }
     for (unsigned shift = 0; shift < 70; shift += 7) {
         uint8_t byte;
         if (p == end)
