@@ -465,9 +465,10 @@ static int check_records(struct arena *ar, const struct partition_settings *set,
         return rc;
     }
     rc = check_records_run(*data, *len, max_size, set->compression, hdr, scan, &nb, &nlen);
-    if (pc != NULL && !pc->wanted && rc == 0 && nb == NULL && *data == pc->in->Records.data) {
+    if (pc != NULL && !pc->wanted && rc == 0 && nb == NULL && *data == pc->in->Records.data &&
+        (hdr->attributes & RECORD_ATTR_TRANSACTIONAL)) {
         /* A transactional batch may be parked for verification and come back (a CRC of its
-         * bytes again, otherwise). */
+         * bytes again, otherwise); no other batch is run twice. */
         *pc = (struct produce_precheck){.in = pc->in,
                                         .data = *data,
                                         .len = *len,

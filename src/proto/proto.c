@@ -982,8 +982,10 @@ int proto_encode_response(const struct proto_api *api, int16_t version, int32_t 
     size_t hdr = response_header_size(api, version);
     size_t total;
     uint8_t *f = malloc(RESPONSE_GUESS);
-    struct enc e = {f ? f + 4 + hdr : NULL,   0,    version, flexible, false, NULL, 0, 0,
-                    RESPONSE_GUESS - 4 - hdr, false};
+    struct enc e = {.p = f ? f + 4 + hdr : NULL,
+                    .version = version,
+                    .flexible = flexible,
+                    .cap = RESPONSE_GUESS - 4 - hdr};
 
     if (f == NULL)
         return ERR_NOMEM;
