@@ -308,14 +308,43 @@ def wait_for(what, cond, timeout=30.0, members=()):
         time.sleep(0.05)
 
 
-def stop_all(members):
+def stop_all(members, parts=None):
     """Stops the members one after the other (each close() is a rebalance for the
-    others) and fails on any error a member met."""
-    for m in members:
-        if m.is_alive():
-            m.stop()
+    others) and fails on any error a member met. With `parts` (the members share one
+    group on one topic of that many partitions), each next close() waits until the
+    rebalance the last one started has settled: a close() inside a rebalance, while the
+    closing member leads the new generation, commits from its revoke callback before its
+    client sends the SyncGroup that would end the rebalance, so every try is answered
+    REBALANCE_IN_PROGRESS (as Kafka answers in CompletingRebalance) and its last
+    positions go uncommitted with nobody left to read them."""
+    for i, m in enumerate(members):
+        if not m.is_alive():
+            continue
+        m.stop()
+        rest = [o for o in members[i + 1:] if o.is_alive()]
+        if parts and rest and not any(o.error for o in members):
+            wait_settled(rest, parts, "after %s left" % m.name)
     errors = [m.error for m in members if m.error]
     assert not errors, errors
+
+
+def wait_settled(members, parts, what, timeout=30.0, still=1.0):
+    """Waits until `members` own every one of `parts` partitions, each exactly once, and no
+    assignment or revocation has happened for `still` seconds."""
+    deadline = time.monotonic() + timeout
+    last, since = None, time.monotonic()
+    while True:
+        snaps = [m.snapshot() for m in members]
+        owned = [p for s in snaps for p in s[0]]
+        now = time.monotonic()
+        if snaps != last:
+            last, since = snaps, now
+        elif sorted(owned) == list(range(parts)) and now - since >= still:
+            return
+        for m in members:
+            assert m.error is None, m.error
+        assert now < deadline, "the group did not settle %s: %r" % (what, snaps)
+        time.sleep(0.05)
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
@@ -345,7 +374,7 @@ def test_every_record_once_while_a_member_joins_and_one_leaves(gbroker, strategy
         # A redelivery after a rebalance would come now: give it a moment to show.
         time.sleep(1.5)
     finally:
-        stop_all(members)
+        stop_all(members, parts)
 
     counts = collections.Counter(v for m in members for v in m.values)
     seen = collections.Counter(po for m in members for po in m.seen)
