@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* record internals: the two CRC32C implementations behind record_crc32c (exposed so the
- * unit tests can check that both give the same answers) and the varint readers that the
+/* record internals: the CRC32C implementations behind record_crc32c (exposed so the
+ * unit tests can check that they all give the same answers) and the varint readers that the
  * record walk and the timestamp look-ups share. Not for other modules. */
 #ifndef TALLY_RECORD_INT_H
 #define TALLY_RECORD_INT_H
@@ -17,6 +17,12 @@ uint32_t record_crc32c_hw(uint32_t crc, const void *buf, size_t len);
 
 /* Whether this CPU has the SSE4.2 crc32 instruction (always false off x86-64). */
 bool record_crc32c_hw_available(void);
+
+/* CRC32C folded with carry-less multiplication, 512 bits at a time (VPCLMULQDQ, AVX-512), the
+ * tail on the crc32 instruction; buffers under 256 bytes go to record_crc32c_hw. Only call
+ * when record_crc32c_clmul_available(). */
+uint32_t record_crc32c_clmul(uint32_t crc, const void *buf, size_t len);
+bool record_crc32c_clmul_available(void);
 
 struct record_batch;
 struct record_scan;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* record unit tests: CRC32C on both paths against known vectors and a bitwise reference,
+/* record unit tests: CRC32C on every path against known vectors and a bitwise reference,
  * build -> validate round trips decoded field by field, a byte-exact build, two batches
  * written by a real Kafka broker, every validation error, the in-place patches, control
  * batches, the header of a real gzip-compressed batch, and per-record timestamp look-ups
@@ -210,6 +210,8 @@ TEST(crc32c_known_vectors)
     } else {
         printf("    (no SSE4.2 on this CPU: hardware path not tested)\n");
     }
+    if (!record_crc32c_clmul_available())
+        printf("    (no VPCLMULQDQ with AVX-512 on this CPU: folding path not tested)\n");
 }
 
 TEST(crc32c_all_short_lengths_and_alignments)
@@ -229,14 +231,45 @@ TEST(crc32c_all_short_lengths_and_alignments)
     }
 }
 
-/* Lengths around the interleaved loops' thresholds (3 x 256 and 3 x 8192 bytes). */
+/* The fold's every length from 0 to 3,000 bytes (its 256-byte start, each count of 256- and
+ * 64-byte blocks, every tail under 64), at odd starts and from a non-zero CRC: each must
+ * equal the table's. And the bitwise reference at the lengths where its blocks change. */
+TEST(crc32c_fold_every_length_equals_table)
+{
+    size_t max = 3000 + 8;
+    uint8_t *buf = malloc(max);
+
+    if (!record_crc32c_clmul_available()) {
+        printf("    (no VPCLMULQDQ with AVX-512 on this CPU: folding path not tested)\n");
+        free(buf);
+        return;
+    }
+    REQUIRE(buf != NULL);
+    fill_random(buf, max, 17);
+    for (size_t start = 0; start < 8; start += 3) {
+        for (size_t len = 0; len <= 3000; len++) {
+            uint32_t seed = (uint32_t)(len * 2654435761u);
+            CHECK_EQ_INT(record_crc32c_clmul(seed, buf + start, len),
+                         record_crc32c_sw(seed, buf + start, len));
+        }
+    }
+    static const size_t edges[] = {255, 256, 257, 319, 320, 511, 512, 513, 1023, 1024, 1025};
+    for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) {
+        CHECK_EQ_INT(record_crc32c_clmul(0, buf + 1, edges[i]), crc_bitwise(buf + 1, edges[i]));
+        CHECK_EQ_INT(record_crc32c(0, buf + 1, edges[i]), crc_bitwise(buf + 1, edges[i]));
+    }
+    free(buf);
+}
+
+/* Lengths around the interleaved loops' thresholds (3 x 256 and 3 x 8192 bytes) and up to a
+ * MiB, on every path. */
 TEST(crc32c_long_buffers_hw_equals_table)
 {
     static const size_t lens[] = {255,   256,   767,   768,   769,   1000,  4096,   16384,
                                   24575, 24576, 24577, 24583, 49152, 65536, 100000, 1 << 20};
     size_t max = (1 << 20) + 8;
     uint8_t *buf = malloc(max);
-    bool hw = record_crc32c_hw_available();
+    bool hw = record_crc32c_hw_available(), clmul = record_crc32c_clmul_available();
 
     REQUIRE(buf != NULL);
     fill_random(buf, max, 99);
@@ -244,8 +277,11 @@ TEST(crc32c_long_buffers_hw_equals_table)
         for (size_t start = 0; start < 8; start += 3) {
             uint32_t want = crc_bitwise(buf + start, lens[i]);
             CHECK_EQ_INT(record_crc32c_sw(0, buf + start, lens[i]), want);
+            CHECK_EQ_INT(record_crc32c(0, buf + start, lens[i]), want);
             if (hw)
                 CHECK_EQ_INT(record_crc32c_hw(0, buf + start, lens[i]), want);
+            if (clmul)
+                CHECK_EQ_INT(record_crc32c_clmul(0, buf + start, lens[i]), want);
         }
     }
     free(buf);
