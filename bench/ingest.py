@@ -9,7 +9,11 @@ Both servers take the same load from bench/loadgen in the same invocation, one a
 the other, BENCH_ROUNDS times (default 3), after an unmeasured warm-up run. Noise from other work on the machine only
 ever adds CPU time, so the figure is the ratio of each server's best (lowest) round.
 BENCH_INGEST_BYTES (default 2g) sets the bytes per run, BENCH_INGEST_BATCH (default 512k) the
-batch size.
+batch size. Before each measured run a little more guest memory than the run's page cache is
+touched and freed (lib.warm_memory, BENCH_WARM bytes, default 5/4 of the run's; 0: off): on
+this VM the host takes back memory left free, the first touch of each page then costs about
+0.5 CPU-s per GiB, and without it the server that starts faster (the sink, in milliseconds;
+tallyd in seconds) would write onto pages still backed and the other not.
 
 Then the deterministic counters (bench/counters.py), each server in its own run: system
 calls per GiB by call (strace -c -f over BENCH_COUNT_BYTES, default 1g) with the minor
@@ -30,10 +34,13 @@ LOAD = ["--connections", 4, "--inflight", 4, "--batch-bytes", BATCH, "--record-s
 COUNT_BYTES = os.environ.get("BENCH_COUNT_BYTES", "1g")
 CG_BYTES = os.environ.get("BENCH_CALLGRIND_BYTES", "128m")
 COUNTERS = os.environ.get("BENCH_COUNTERS", "1") != "0"
+# The guest memory backed just before each measured run (lib.warm_memory): a little more
+# than the run's page cache. BENCH_WARM=0 turns it off.
+WARM = int(lib.parse_size(os.environ.get("BENCH_WARM", BYTES)) * 5 // 4)
 
 
 def measure(pid, port):
-    lib.settle()
+    lib.settle(warm=WARM)
     c0 = lib.cpu_seconds(pid)
     r = lib.loadgen("produce", "--port", port, "--topic", "ingest", *LOAD)
     cpu = lib.cpu_seconds(pid) - c0
