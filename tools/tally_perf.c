@@ -207,6 +207,10 @@ struct perf_run {
     int64_t start_us;
     int64_t last_event_us; /* last delivery report or message, for the stall check */
     char fatal[512];
+    /* --transactional: commit_transaction() calls (the flush of the transaction's records
+     * and EndTxn), their time in all and the longest */
+    int64_t commits;
+    int64_t commit_us, commit_max_us;
 };
 
 static void window_reset(struct perf_run *r, int64_t now)
@@ -313,6 +317,20 @@ static bool txn_check(rd_kafka_error_t *error, const char *what)
     return false;
 }
 
+/* commit_transaction(), timed into r. */
+static bool timed_commit(rd_kafka_t *rk, struct perf_run *r)
+{
+    int64_t t0 = now_us();
+    bool ok = txn_check(rd_kafka_commit_transaction(rk, -1), "commit_transaction");
+    int64_t us = now_us() - t0;
+
+    r->commits++;
+    r->commit_us += us;
+    if (us > r->commit_max_us)
+        r->commit_max_us = us;
+    return ok;
+}
+
 static int perf_produce(const struct tally_ctx *ctx, const struct produce_opts *o)
 {
     char errstr[512];
@@ -417,7 +435,7 @@ static int perf_produce(const struct tally_ctx *ctx, const struct produce_opts *
             }
         }
         if (o->transactional && now_us() - txn_start >= o->txn_duration_ms * 1000) {
-            if (!txn_check(rd_kafka_commit_transaction(rk, -1), "commit_transaction") ||
+            if (!timed_commit(rk, r) ||
                 !txn_check(rd_kafka_begin_transaction(rk), "begin_transaction"))
                 goto out;
             txn_start = now_us();
@@ -453,8 +471,7 @@ static int perf_produce(const struct tally_ctx *ctx, const struct produce_opts *
         if (!produce_poll(rk, r, 50, stall_ms))
             goto out;
     }
-    if (o->transactional && !perf_stop &&
-        !txn_check(rd_kafka_commit_transaction(rk, -1), "commit_transaction"))
+    if (o->transactional && !perf_stop && !timed_commit(rk, r))
         goto out;
     int64_t end = now_us();
     if (r->win_records > 0)
@@ -469,6 +486,12 @@ static int perf_produce(const struct tally_ctx *ctx, const struct produce_opts *
            r->hist.n ? r->hist.sum_us / (double)r->hist.n / 1000.0 : 0.0,
            hist_quantile(&r->hist, 0.50) / 1000.0, hist_quantile(&r->hist, 0.99) / 1000.0,
            hist_quantile(&r->hist, 0.999) / 1000.0, (double)r->hist.max_us / 1000.0);
+    if (o->transactional && r->commits > 0)
+        printf("%" PRId64 " transactions committed, %.2f ms per commit_transaction (flush and "
+               "EndTxn), %.2f ms max, %.1f%% of the run\n",
+               r->commits, (double)r->commit_us / (double)r->commits / 1000.0,
+               (double)r->commit_max_us / 1000.0,
+               100.0 * (double)r->commit_us / (double)(end - start));
     fflush(stdout);
     if (r->failed > 0) {
         tally_fail("%" PRId64 " records failed: %s", r->failed, r->first_error);

@@ -129,3 +129,33 @@ def test_find_hanging_and_abort(broker_factory):
     line = next(ln for ln in ok(b.tally("topics", "describe", t)).splitlines()
                 if "Partition: 0\t" in ln)
     assert re.search(r"\tHW: 7\tLSO: 7$", line), line
+
+
+def test_perf_produce_transactional_reports_its_commits(broker_factory):
+    """`tally perf produce --transactional` says how many transactions it committed and what
+    commit_transaction cost; the count is the broker's own count of EndTxn requests, and every
+    record is there, committed, for a read_committed reader."""
+    mport = harness.free_port()
+    b = broker_factory(settings=dict(TXN_SETTINGS, **{"metrics.listener": "127.0.0.1:%d" % mport}))
+    txn_lib.need_transactions(b)
+    t = "perf-txn"
+    harness.create_topics(b, [(t, 2, None)])
+    out = ok(b.tally("perf", "produce", "--topic", t, "--records", "20000", "--record-size", "100",
+                     "--throughput", "40000", "--transactional", "--transaction-duration-ms", "50",
+                     timeout=120))
+    lines = out.strip().splitlines()
+    assert re.match(r"20000 records sent, [\d.]+ records/sec", lines[-2]), out
+    m = re.match(r"(\d+) transactions committed, ([\d.]+) ms per commit_transaction \(flush and "
+                 r"EndTxn\), ([\d.]+) ms max, ([\d.]+)% of the run$", lines[-1])
+    assert m, out
+    commits, avg, longest, share = int(m.group(1)), float(m.group(2)), float(m.group(3)), \
+        float(m.group(4))
+    # 20,000 records at 40,000/s take about half a second: about ten 50 ms transactions.
+    assert 5 <= commits <= 12, out
+    assert 0 < avg <= longest and 0 < share < 100, out
+    endtxn = re.search(r'^tally_request_total_seconds_count\{api="EndTxn"\} (\d+)$',
+                       harness.metrics_text(mport), re.M)
+    assert endtxn and int(endtxn.group(1)) == commits, (out, endtxn and endtxn.group(0))
+    # The last transaction's markers follow its EndTxn answer: until then the LSO holds back.
+    txn_lib.eventually(lambda: sum(len(v) for v in txn_lib.read_to_eof(b, t, [0, 1]).values()),
+                       20000, what="records a read_committed reader sees")
