@@ -6,8 +6,10 @@ it to a file on the same filesystem (one per connection, as a broker has one log
 partition) and answers. Target <= 1.2 (issue 20; it was 1.5 before).
 
 Both servers take the same load from bench/loadgen in the same invocation, one after
-the other, BENCH_ROUNDS times (default 3), after an unmeasured warm-up run. Noise from other work on the machine only
-ever adds CPU time, so the figure is the ratio of each server's best (lowest) round.
+the other, BENCH_ROUNDS times (default 5, as issue 20 asks), after an unmeasured warm-up run.
+Noise from other work on the machine only ever adds CPU time, so the figure is the ratio of
+each server's best (lowest) round; ingest_cpu_ratio_median is the median of the rounds' own
+ratios (each tallyd run over the sink's run just before it), with the same target.
 BENCH_INGEST_BYTES (default 2g) sets the bytes per run, BENCH_INGEST_BATCH (default 512k) the
 batch size. Before each measured run a little more guest memory than the run's page cache is
 touched and freed (lib.warm_memory, BENCH_WARM bytes, default 5/4 of the run's; 0: off): on
@@ -25,7 +27,7 @@ import counters
 import lib
 
 BYTES = os.environ.get("BENCH_INGEST_BYTES", "2g")
-ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
 # BENCH_INGEST_BATCH (default 512k): the batch size, e.g. 64k for the mid-sized requests of
 # clients that send small batches (Java's batch.size is 16 KiB per partition).
 BATCH = os.environ.get("BENCH_INGEST_BATCH", "512k")
@@ -163,6 +165,9 @@ def main():
     lib.result("ingest_cpu_ratio", min(tally) / min(base), "x", "<=", 1.2,
                "best of %d: tallyd %.3f / baseline %.3f CPU s per GiB; median of the %d "
                "interleaved pairs %.3f" % (ROUNDS, min(tally), min(base), ROUNDS, median))
+    lib.result("ingest_cpu_ratio_median", median, "x", "<=", 1.2,
+               "median of %d rounds' tallyd / baseline: %s" % (
+                   ROUNDS, " ".join("%.3f" % r for r in pairs)))
     if COUNTERS:
         report_counters()
 
