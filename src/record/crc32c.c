@@ -249,6 +249,12 @@ fold512_step(__m512i x, __m512i k, __m512i d)
                                      _mm512_clmulepi64_epi128(x, k, 0x11), d, 0x96);
 }
 
+/* k as the {low, high} multipliers of each of a 512-bit register's four 128-bit lanes. */
+__attribute__((target("avx512f"))) static inline __m512i in_every_lane(const uint64_t k[2])
+{
+    return _mm512_broadcast_i32x4(_mm_set_epi64x((long long)k[1], (long long)k[0]));
+}
+
 /* Folds [p, p + len), len >= 256: four 512-bit registers over 256-byte blocks, then one over
  * 64-byte blocks, whose four 128-bit lanes are folded into the last. Returns the register
  * after the folded bytes, with *done the bytes taken (the rest, under 64, is the caller's). */
@@ -256,13 +262,7 @@ __attribute__((target("sse4.2,avx512f,avx512vl,vpclmulqdq"))) static uint32_t
 fold_by_512(uint32_t c, const uint8_t *p, size_t len, size_t *done)
 {
     const uint8_t *start = p;
-    __m512i k2048 =
-        _mm512_set_epi64((long long)fold2048[1], (long long)fold2048[0], (long long)fold2048[1],
-                         (long long)fold2048[0], (long long)fold2048[1], (long long)fold2048[0],
-                         (long long)fold2048[1], (long long)fold2048[0]);
-    __m512i k512 = _mm512_set_epi64(
-        (long long)fold512[1], (long long)fold512[0], (long long)fold512[1], (long long)fold512[0],
-        (long long)fold512[1], (long long)fold512[0], (long long)fold512[1], (long long)fold512[0]);
+    __m512i k2048 = in_every_lane(fold2048), k512 = in_every_lane(fold512);
     /* Lane i of the last register moves past the lanes after it: 384, 256, 128 bits. */
     __m512i klanes =
         _mm512_set_epi64(0, 0, (long long)fold128[1], (long long)fold128[0], (long long)fold256[1],
