@@ -112,6 +112,7 @@ def count_tallyd(cg=None):
     t = lib.Tallyd("ingest", pin=True, prefix=cg.prefix() if cg else (), ready_timeout=120)
     try:
         t.create_topic("ingest", 4)
+        t.wait_open("ingest", 4)
         return counted(t.pid, t.port, cg)
     finally:
         t.stop()

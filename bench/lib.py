@@ -281,6 +281,18 @@ class Tallyd:
             run(self.tally("topics", "delete", topic), check=False)
             time.sleep(1)
 
+    def wait_open(self, topic, partitions, timeout=60):
+        """Waits until this broker has opened every partition of `topic` (its first segment
+        is on disk). A created topic's partitions are opened by the broker's event loop when
+        it is next idle, after CreateTopics has been answered; a count that starts before
+        then counts the opening too."""
+        deadline = time.monotonic() + timeout
+        while not all(os.path.isdir(os.path.join(self.data, "%s-%d" % (topic, p))) and
+                      self.partition_logs(topic, p) for p in range(partitions)):
+            if time.monotonic() > deadline:
+                raise RuntimeError("%s: partitions not open after %d s" % (topic, timeout))
+            time.sleep(0.05)
+
     def partition_logs(self, topic, partition):
         d = os.path.join(self.data, "%s-%d" % (topic, partition))
         return sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith(".log"))

@@ -66,6 +66,7 @@ def loadgen_produce(t, topic, mode, extra=(), nbytes=BYTES, cg=None):
     with cg (t runs under it) (instructions, kv summary)."""
     t.create_topic(topic, PARTS)
     if cg:
+        t.wait_open(topic, PARTS)  # the opening is not the load's cost
         lib.settle()
         cg.zero(t.pid)
     cpu0 = lib.cpu_seconds(t.pid)
