@@ -68,13 +68,11 @@ static uint32_t multmodp(uint32_t a, uint32_t b)
     return prod;
 }
 
-/* x^(8 * nbytes) modulo the polynomial: the operator that moves a CRC register past nbytes
- * zero bytes. */
-static uint32_t zeros_operator(size_t nbytes)
+/* x^n modulo the polynomial, reflected (bit 31 = x^0). */
+static uint32_t xpow_mod(uint64_t n)
 {
     uint32_t result = 1u << 31; /* x^0 */
     uint32_t x2k = 1u << 30;    /* x^(2^k), starting at x^1 */
-    uint64_t n = (uint64_t)nbytes * 8;
 
     while (n) {
         if (n & 1)
@@ -85,18 +83,11 @@ static uint32_t zeros_operator(size_t nbytes)
     return result;
 }
 
-/* x^n modulo the polynomial, reflected (bit 31 = x^0). */
-static uint32_t xpow_mod(uint64_t n)
+/* x^(8 * nbytes) modulo the polynomial: the operator that moves a CRC register past nbytes
+ * zero bytes. */
+static uint32_t zeros_operator(size_t nbytes)
 {
-    uint32_t result = 1u << 31, x2k = 1u << 30;
-
-    while (n) {
-        if (n & 1)
-            result = multmodp(x2k, result);
-        x2k = multmodp(x2k, x2k);
-        n >>= 1;
-    }
-    return result;
+    return xpow_mod((uint64_t)nbytes * 8);
 }
 
 /* The multipliers that move a 128-bit value `bits` forward. Loaded little-endian, the value's
@@ -300,29 +291,17 @@ fold_by_512(uint32_t c, const uint8_t *p, size_t len, size_t *done)
     return crc_of_128(r);
 }
 
-/* The fold, then the tail on the crc32 instruction. */
-__attribute__((target("sse4.2"))) static uint32_t crc32c_folded(uint32_t crc, const void *buf,
-                                                                size_t len)
+/* The fold, then the tail (under 64 bytes) on the crc32 instruction, continuing from the
+ * fold's register (record_crc32c_hw inverts what it is given and what it returns). */
+static uint32_t crc32c_folded(uint32_t crc, const void *buf, size_t len)
 {
-    const uint8_t *p = buf;
     size_t done = 0;
-    uint64_t c;
+    uint32_t c;
 
     if (len < 256)
         return record_crc32c_hw(crc, buf, len);
-    c = fold_by_512(~crc, p, len, &done);
-    p += done;
-    len -= done;
-    while (len >= 8) {
-        c = _mm_crc32_u64(c, load_le64(p));
-        p += 8;
-        len -= 8;
-    }
-    while (len > 0) {
-        c = _mm_crc32_u8((uint32_t)c, *p++);
-        len--;
-    }
-    return ~(uint32_t)c;
+    c = fold_by_512(~crc, buf, len, &done);
+    return record_crc32c_hw(~c, (const uint8_t *)buf + done, len - done);
 }
 
 uint32_t record_crc32c_clmul(uint32_t crc, const void *buf, size_t len)
