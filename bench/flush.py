@@ -63,6 +63,7 @@ def mb_s_of(line):
 def main():
     t = lib.Tallyd("flush")
     try:
+        t.warm_up(RECORDS)
         rates = {"fsynced": [], "default": []}
         p99s = {"fsynced": [], "default": []}
         fsynced_mb, disk_mb = [], []

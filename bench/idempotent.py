@@ -18,6 +18,7 @@ ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
 def main():
     t = lib.Tallyd("idem")
     try:
+        t.warm_up(RECORDS, extra=["--idempotent"])
         idems, plains = [], []
         for i in range(ROUNDS):
             # Alternate which goes first, so that neither always meets a warmer machine.

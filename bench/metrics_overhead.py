@@ -48,6 +48,8 @@ def main():
     on = lib.Tallyd("metrics-on", settings={"metrics.partition.level": "true"})
     off = lib.Tallyd("metrics-off", metrics=False)
     try:
+        on.warm_up(RECORDS)
+        off.warm_up(RECORDS)
         ons, offs, scrapes = [], [], 0
         for i in range(ROUNDS):
             for kind in (("on", "off") if i % 2 == 0 else ("off", "on")):

@@ -131,6 +131,7 @@ def instr_ratio():
 
 
 def client_ratio(t):
+    t.warm_up(RECORDS, extra=["--transactional", "--transaction-duration-ms", "100"])
     txns, idems = [], []
     # Broker and client (tally perf, librdkafka) CPU-s per run, to tell which side a gap
     # in records/s comes from: the broker runs far below one CPU here, the client does not.
